@@ -1,0 +1,10 @@
+/* report.c - placeholder until the subcommand lands. */
+#include "cmd.h"
+#include "error.h"
+
+int cmd_report(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cmd_error(CP_EXIT_USAGE, "'report' is not built yet");
+}

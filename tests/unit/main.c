@@ -1,0 +1,90 @@
+/* main.c - runs the registered unit tests; see unit.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+static struct unit_test *tests;
+static int current_failed, current_skipped;
+
+void unit_register(struct unit_test *t)
+{
+	t->next = tests;
+	tests = t;
+}
+
+void unit_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	current_failed = 1;
+	fprintf(stderr, "  %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void unit_skip(const char *reason)
+{
+	current_skipped = 1;
+	fprintf(stderr, "  skipped: %s\n", reason);
+}
+
+const char *unit_build_dir(void)
+{
+	const char *dir = getenv("CP_TEST_BUILD");
+
+	return dir ? dir : "tests/build";
+}
+
+static int selected(const struct unit_test *t, int argc, char **argv)
+{
+	if (argc <= 1)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strstr(t->name, argv[i]) || strstr(t->file, argv[i]))
+			return 1;
+	return 0;
+}
+
+/* Registration prepends, so reverse to run tests in file order. */
+static struct unit_test *reversed(struct unit_test *t)
+{
+	struct unit_test *out = NULL;
+
+	while (t) {
+		struct unit_test *next = t->next;
+
+		t->next = out;
+		out = t;
+		t = next;
+	}
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0;
+
+	for (struct unit_test *t = reversed(tests); t; t = t->next) {
+		if (!selected(t, argc, argv))
+			continue;
+		current_failed = current_skipped = 0;
+		t->fn();
+		if (current_failed) {
+			failed++;
+			printf("FAIL %s (%s)\n", t->name, t->file);
+		} else if (current_skipped) {
+			skipped++;
+			printf("SKIP %s\n", t->name);
+		} else {
+			passed++;
+			printf("ok   %s\n", t->name);
+		}
+	}
+	printf("unit: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
+	return failed ? 1 : 0;
+}
