@@ -70,13 +70,19 @@ $(O)/vmlinux.h:
 
 $(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h
 	@mkdir -p $(@D)
-	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 		-I$(O) -Iprobes -c $< -o $@
 
 $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 # --- user side.
+UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
+$(O)/syscall_table.h: $(UNISTD_H)
+	@mkdir -p $(@D)
+	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
+
+$(O)/lib/syscall_names.o: $(O)/syscall_table.h
 $(O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@

@@ -1,0 +1,22 @@
+/* profile_command.h - the options `attach` and `run` share, and the part of
+ * both commands after the target is known: collect, print, write. */
+#ifndef CP_PROFILE_COMMAND_H
+#define CP_PROFILE_COMMAND_H
+
+#include "profile.h"
+
+struct profile_command {
+	struct cp_profile_options opts;
+	const char *output;	/* -o run.json */
+	const char *html;	/* --html report.html */
+	int quiet;
+};
+
+/* Parses the shared options; argv[optind] onwards is left to the caller.
+ * Returns -1 after --help (printed), or an exit code > 0 on error, or 0. */
+int profile_command_parse(struct profile_command *pc, int argc, char **argv,
+			  const char *usage);
+/* Profiles, prints the summary and writes the files; returns the exit code. */
+int profile_command_execute(struct profile_command *pc);
+
+#endif

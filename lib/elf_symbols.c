@@ -1,0 +1,252 @@
+/* elf_symbols.c - see elf_symbols.h. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "elf_symbols.h"
+#include "error.h"
+#include "suggest.h"
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_file_open(const char *path, struct elf_file *f)
+{
+	elf_version(EV_CURRENT);
+	f->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (f->fd < 0)
+		return -1;
+	f->elf = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+	if (!f->elf || elf_kind(f->elf) != ELF_K_ELF) {
+		if (f->elf)
+			elf_end(f->elf);
+		close(f->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void elf_file_close(struct elf_file *f)
+{
+	elf_end(f->elf);
+	close(f->fd);
+}
+
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*offset = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
+{
+	struct elf_file f;
+	int rc;
+
+	if (elf_file_open(path, &f))
+		return -1;
+	rc = vaddr_to_offset(f.elf, vaddr, offset);
+	elf_file_close(&f);
+	return rc;
+}
+
+/* Does symbol `sym` (mangled, maybe @versioned) answer to `wanted`? */
+static int name_matches(const char *sym, const char *wanted)
+{
+	size_t wlen = strlen(wanted);
+	char *dem;
+	int match = 0;
+
+	if (!strncmp(sym, wanted, wlen) && (sym[wlen] == '\0' || sym[wlen] == '@'))
+		return 1;
+	dem = cp_demangle(sym);
+	if (dem) {
+		match = !strcmp(dem, wanted) ||
+			(!strncmp(dem, wanted, wlen) && dem[wlen] == '(');
+		free(dem);
+	}
+	return match;
+}
+
+/* Names shown in suggestions: demangled, without parameters or version. */
+static char *display_name(const char *sym)
+{
+	char *dem = cp_demangle(sym), *cut;
+
+	if (!dem)
+		dem = strdup(sym);
+	if (dem && (cut = strchr(dem, '@')))
+		*cut = '\0';
+	if (dem && (cut = strchr(dem, '(')))
+		*cut = '\0';
+	return dem;
+}
+
+struct search {
+	const char *wanted;
+	struct cp_elf_function found[8];
+	int nfound;
+	char **names;		/* every function name, for suggestions */
+	size_t nnames, capnames;
+};
+
+static void add_name(struct search *s, const char *sym)
+{
+	char *name;
+
+	if (s->nnames == s->capnames) {
+		size_t cap = s->capnames ? 2 * s->capnames : 256;
+		char **grown = realloc(s->names, cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		s->names = grown;
+		s->capnames = cap;
+	}
+	name = display_name(sym);
+	if (name)
+		s->names[s->nnames++] = name;
+}
+
+static void consider(struct search *s, Elf *elf, const GElf_Sym *sym,
+		     const char *name)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+	uint64_t offset;
+
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+	    sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+		return;
+	add_name(s, name);
+	if (!name_matches(name, s->wanted) ||
+	    vaddr_to_offset(elf, sym->st_value, &offset))
+		return;
+	for (int i = 0; i < s->nfound; i++) {
+		if (s->found[i].offset == offset) {
+			s->found[i].aliases++;
+			return;
+		}
+	}
+	if (s->nfound == 8)
+		return;
+	struct cp_elf_function *f = &s->found[s->nfound++];
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->vaddr = sym->st_value;
+	f->offset = offset;
+	f->size = sym->st_size;
+	f->ifunc = type == STT_GNU_IFUNC;
+}
+
+static void scan_symbols(struct search *s, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && *name)
+				consider(s, elf, &sym, name);
+		}
+	}
+}
+
+int cp_elf_find_function(const char *path, const char *shown, const char *name,
+			 struct cp_elf_function *out, struct cp_error *err)
+{
+	struct search s = { .wanted = name };
+	struct elf_file f;
+	struct cp_suggest sug;
+	char hint[700];
+	int rc = 0;
+
+	if (elf_file_open(path, &f))
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read it as an ELF file",
+			       shown);
+	scan_symbols(&s, f.elf);
+	elf_file_close(&f);
+	if (s.nfound == 1) {
+		*out = s.found[0];
+	} else if (s.nfound == 0) {
+		cp_suggest_init(&sug, name);
+		for (size_t i = 0; i < s.nnames; i++)
+			cp_suggest_add(&sug, s.names[i]);
+		cp_suggest_format(&sug, hint, sizeof(hint));
+		rc = cp_fail(err, CP_EXIT_USAGE, "no function '%s' in %s%s", name,
+			     shown, s.nnames ? hint : " (it has no symbol table)");
+	} else {
+		rc = cp_fail(err, CP_EXIT_USAGE,
+			     "'%s' names %d different functions in %s (e.g. %s and %s); give the mangled name",
+			     name, s.nfound, shown, s.found[0].name, s.found[1].name);
+	}
+	for (size_t i = 0; i < s.nnames; i++)
+		free(s.names[i]);
+	free(s.names);
+	return rc;
+}
+
+void cp_elf_build_id(const char *path, char *hex, size_t size)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	snprintf(hex, size, "%s", "");
+	if (elf_file_open(path, &f))
+		return;
+	while ((scn = elf_nextscn(f.elf, scn))) {
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4))
+				continue;
+			for (size_t i = 0; i < nh.n_descsz && 2 * i + 2 < size; i++)
+				snprintf(hex + 2 * i, 3, "%02x", desc[i]);
+			elf_file_close(&f);
+			return;
+		}
+	}
+	elf_file_close(&f);
+}

@@ -1,0 +1,41 @@
+/* elf_symbols.h - finding a function's file offset in an ELF file, which is
+ * what a uprobe needs.
+ *
+ * We resolve offsets ourselves instead of letting libbpf look names up:
+ * glibc exports one address under several names (clock_gettime@@GLIBC_2.17,
+ * clock_gettime@GLIBC_2.2.5, __clock_gettime) and libbpf 1.1 refuses such a
+ * name as ambiguous. Matches are deduplicated by file offset, so aliases
+ * resolve to one probe, and one call counts once. */
+#ifndef CP_ELF_SYMBOLS_H
+#define CP_ELF_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cp_error;
+
+struct cp_elf_function {
+	char name[512];		/* the symbol's name as found (mangled) */
+	uint64_t vaddr;		/* st_value */
+	uint64_t offset;	/* file offset: what a uprobe takes */
+	uint64_t size;
+	bool ifunc;		/* STT_GNU_IFUNC: a resolver, not the function */
+	int aliases;		/* other names found at the same offset */
+};
+
+/* Finds function `name` in the ELF file at path (both .symtab and .dynsym).
+ * name matches a symbol exactly, without its @version, or its demangled
+ * form with or without the parameter list. Fails (CP_EXIT_USAGE) when there
+ * is no such function, suggesting close names, or when names match at
+ * different offsets. `shown` is the file name used in messages. */
+int cp_elf_find_function(const char *path, const char *shown, const char *name,
+			 struct cp_elf_function *out, struct cp_error *err);
+
+/* Converts a virtual address of the file to its file offset (via PT_LOAD). */
+int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
+
+/* Hex build-id of the file ("" when it has none). */
+void cp_elf_build_id(const char *path, char *hex, size_t size);
+
+#endif

@@ -1,0 +1,74 @@
+/* host.c - see host.h. */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "host.h"
+
+static void read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (fgets(buf, (int)size, f))
+			buf[strcspn(buf, "\n")] = '\0';
+		fclose(f);
+	}
+}
+
+static void read_cpu_model(char *buf, size_t size)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "re");
+
+	snprintf(buf, size, "%s", "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+
+		if (!strncmp(line, "model name", 10) && colon) {
+			colon += 2;
+			colon[strcspn(colon, "\n")] = '\0';
+			snprintf(buf, size, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* A PMU exists when a hardware event can be opened on ourselves. */
+static bool have_pmu(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+void cp_host_inspect(struct cp_host *h)
+{
+	struct utsname u;
+
+	memset(h, 0, sizeof(*h));
+	if (uname(&u) == 0)
+		snprintf(h->kernel, sizeof(h->kernel), "%s", u.release);
+	read_cpu_model(h->cpu, sizeof(h->cpu));
+	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  h->clocksource, sizeof(h->clocksource));
+	h->pmu = have_pmu();
+}

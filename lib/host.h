@@ -1,0 +1,17 @@
+/* host.h - the machine fingerprint written into run.json: compare refuses
+ * to trust timings across a different clocksource or PMU. */
+#ifndef CP_HOST_H
+#define CP_HOST_H
+
+#include <stdbool.h>
+
+struct cp_host {
+	char kernel[128];
+	char cpu[128];
+	char clocksource[64];
+	bool pmu;	/* a hardware PMU (cycles, instructions) is usable */
+};
+
+void cp_host_inspect(struct cp_host *h);
+
+#endif

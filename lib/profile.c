@@ -1,0 +1,335 @@
+/* profile.c - see profile.h. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "error.h"
+#include "launcher.h"
+#include "profile.h"
+#include "vdso.h"
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void rfc3339_now(char *buf, size_t size)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&now, &tm);
+	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void warn(struct cp_profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warn(struct cp_profile *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->nwarnings == CP_MAX_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->warnings[p->nwarnings++], sizeof(p->warnings[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* Target CPU time (user + system) from /proc/PID/stat, in seconds. */
+static double target_cpu_s(pid_t pid)
+{
+	char path[64], buf[2048], *s;
+	unsigned long utime = 0, stime = 0;
+	FILE *f;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	s = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!s)
+		return -1;
+	for (s += 2; s && *s; field++, s = strchr(s, ' '), s = s ? s + 1 : s) {
+		if (field == 14)
+			utime = strtoul(s, NULL, 10);
+		if (field == 15) {
+			stime = strtoul(s, NULL, 10);
+			break;
+		}
+	}
+	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Resolves a [FILE:]SYMBOL in the target to a uprobe point. */
+static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
+			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
+			const char *what, struct cp_error *err)
+{
+	struct cp_elf_function fn;
+
+	if (!f->file[0]) {
+		snprintf(pt->path, sizeof(pt->path), "%s", p->target.exe_access);
+		snprintf(shown, shown_size, "%s", p->target.exe);
+	} else if (cp_target_resolve_file(p->target.pid, f->file, pt->path,
+					  sizeof(pt->path), shown, shown_size, err)) {
+		return -1;
+	}
+	if (cp_elf_find_function(pt->path, shown, f->symbol, &fn, err))
+		return -1;
+	if (fn.ifunc)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
+			       what, f->symbol, shown);
+	pt->offset = fn.offset;
+	return 0;
+}
+
+struct window {
+	int sigfd, pidfd;
+	sigset_t old_mask;
+};
+
+static int window_open(struct window *w, pid_t pid, struct cp_error *err)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &w->old_mask);
+	w->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	w->pidfd = pidfd_open(pid, 0);
+	if (w->sigfd < 0 || w->pidfd < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot watch process %d: %s",
+			       pid, strerror(errno));
+	return 0;
+}
+
+static void window_close(struct window *w)
+{
+	if (w->sigfd >= 0)
+		close(w->sigfd);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+}
+
+/* Waits until the duration elapses, a signal arrives or the target exits;
+ * returns the signal number that ended it, or 0. */
+static int window_wait(struct window *w, struct cp_profile *p,
+		       const struct cp_profile_options *o, struct cp_session *s,
+		       double start)
+{
+	double next_tick = start + 1;
+
+	for (;;) {
+		struct pollfd fds[2] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 } };
+		double now = monotonic_s(), until = next_tick;
+		double cpu;
+		int timeout_ms, rc;
+
+		if (o->duration_s > 0 && start + o->duration_s < until)
+			until = start + o->duration_s;
+		timeout_ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
+		rc = poll(fds, 2, timeout_ms);
+		if (rc < 0 && errno != EINTR)
+			return 0;
+		if (rc > 0 && (fds[0].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(w->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				p->end_reason = "signal";
+				return (int)si.ssi_signo;
+			}
+		}
+		if (rc > 0 && (fds[1].revents & POLLIN)) {
+			p->end_reason = "target-exit";
+			p->target_exited = true;
+			return 0;
+		}
+		now = monotonic_s();
+		if (o->duration_s > 0 && now >= start + o->duration_s) {
+			p->end_reason = "duration";
+			return 0;
+		}
+		if (now >= next_tick) {
+			next_tick += 1;
+			cpu = target_cpu_s(p->target.pid);
+			if (cpu >= 0)
+				p->target_cpu_s = cpu;
+			if (o->tick && cp_session_read(s, &p->totals) == 0) {
+				p->duration_s = now - start;
+				o->tick(p, o->tick_arg);
+			}
+		}
+	}
+}
+
+/* A launched command outlives a window that ended by duration or signal;
+ * clockprof exits when it does, so it is asked to end (SIGTERM, then
+ * SIGKILL after two seconds) and its status is reported. */
+static void finish_launched(struct cp_profile *p, int end_signal)
+{
+	int status = 0;
+
+	if (!p->target_exited) {
+		kill(p->target.pid, end_signal ? end_signal : SIGTERM);
+		for (int i = 0; i < 200; i++) {
+			if (waitpid(p->target.pid, &status, WNOHANG) == p->target.pid)
+				goto reaped;
+			usleep(10000);
+		}
+		kill(p->target.pid, SIGKILL);
+	}
+	if (waitpid(p->target.pid, &status, 0) != p->target.pid)
+		return;
+reaped:
+	p->exit_status = status;
+}
+
+static void kill_held(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int prepare(const struct cp_profile_options *o, struct cp_profile *p,
+		   struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
+		   struct cp_uprobe_point *probes, struct cp_error *err)
+{
+	if (cp_target_inspect(cfg->pid, &p->target, err))
+		return -1;
+	cp_host_inspect(&p->host);
+	snprintf(p->request_text, sizeof(p->request_text), "%s",
+		 o->request.kind == CP_REQUEST_NONE ? "" : o->request.text);
+	cfg->boundary_syscall = -1;
+	if (o->request.kind == CP_REQUEST_SYSCALL)
+		cfg->boundary_syscall = o->request.syscall_nr;
+	if (o->request.kind == CP_REQUEST_FUNC) {
+		char shown[PATH_MAX];
+
+		if (resolve_func(p, &o->request.func, boundary, shown, sizeof(shown),
+				 "request boundary", err))
+			return -1;
+		cfg->boundary_func = boundary;
+	}
+	for (int i = 0; i < o->nprobes && i < CP_MAX_PROBES; i++) {
+		struct cp_probe_info *info = &p->probes[p->nprobes++];
+
+		snprintf(info->symbol, sizeof(info->symbol), "%s", o->probes[i].symbol);
+		if (resolve_func(p, &o->probes[i], &probes[i], info->file,
+				 sizeof(info->file), "--probe", err))
+			return -1;
+	}
+	cfg->probes = probes;
+	cfg->nprobes = p->nprobes;
+	cfg->verbose = o->verbose;
+	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
+}
+
+static void finish_figures(const struct cp_profile_options *o, struct cp_profile *p)
+{
+	double overhead_s;
+
+	if (o->ops > 0) {
+		p->ops = o->ops;
+		p->ops_source = "--ops";
+	} else if (p->request_text[0] && p->totals.requests > 0) {
+		p->ops = (double)p->totals.requests;
+		p->ops_source = "request";
+	}
+	if (p->request_text[0] && p->totals.requests == 0)
+		warn(p, "no complete request was seen: the boundary %s was hit %llu time(s)",
+		     p->request_text, (unsigned long long)p->totals.boundary_hits);
+	if (p->totals.all.reads == 0)
+		warn(p, "the target read no clock during the window");
+	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
+	if (p->cost_ns_per_hit > 0 && p->target_cpu_s > 0 &&
+	    overhead_s / p->target_cpu_s > 0.05)
+		warn(p, "probe overhead is about %.0f%% of the target's CPU time: per-request timings are inflated, counts are exact",
+		     100 * overhead_s / p->target_cpu_s);
+}
+
+int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_error *err)
+{
+	struct cp_session_config cfg = { 0 };
+	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
+	struct cp_session *s = NULL;
+	struct window w = { -1, -1, { { 0 } } };
+	double start, cpu0;
+	int end_signal;
+
+	memset(p, 0, sizeof(*p));
+	p->cost_ns_per_hit = -1;
+	cfg.pid = o->pid;
+	if (o->command) {
+		if (cp_launch_held(o->command, &cfg.pid, err))
+			return -1;
+		p->launched = true;
+	}
+	if (prepare(o, p, &cfg, &boundary, probes, err) ||
+	    cp_session_open(&s, &cfg, err) || window_open(&w, cfg.pid, err)) {
+		window_close(&w);
+		cp_session_close(s);
+		if (p->launched)
+			kill_held(cfg.pid);
+		cp_target_release(&p->target);
+		return -1;
+	}
+	cp_session_stats(s, &p->stats);
+	p->cost_ns_per_hit = cp_session_probe_cost_ns(s);
+	rfc3339_now(p->started_at, sizeof(p->started_at));
+	cpu0 = target_cpu_s(cfg.pid);
+	start = monotonic_s();
+	if (p->launched && cp_launch_release(cfg.pid, err)) {
+		window_close(&w);
+		cp_session_close(s);
+		kill_held(cfg.pid);
+		cp_target_release(&p->target);
+		return -1;
+	}
+	end_signal = window_wait(&w, p, o, s, start);
+	p->duration_s = monotonic_s() - start;
+	if (!p->target_exited) {
+		double cpu = target_cpu_s(cfg.pid);
+
+		if (cpu >= 0)
+			p->target_cpu_s = cpu;
+	}
+	p->target_cpu_s = cpu0 >= 0 && p->target_cpu_s > cpu0 ? p->target_cpu_s - cpu0 : 0;
+	cp_session_read(s, &p->totals);
+	cp_session_close(s);
+	window_close(&w);
+	p->complete = end_signal == 0;
+	if (p->launched)
+		finish_launched(p, end_signal == SIGINT ? SIGINT : 0);
+	finish_figures(o, p);
+	return 0;
+}
+
+void cp_profile_release(struct cp_profile *p)
+{
+	cp_target_release(&p->target);
+}
+
+double cp_profile_elapsed(const struct cp_profile *p)
+{
+	return p->duration_s;
+}

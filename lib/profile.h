@@ -1,0 +1,76 @@
+/* profile.h - one profiling window, start to finish: what `attach` and `run`
+ * share. Finds the target (or launches it held), resolves the boundary and
+ * extra probes, attaches the session, waits for the duration, a signal or
+ * the target's exit, and collects the counts. Nothing measured is lost: a
+ * window cut short by a signal is returned, marked incomplete. */
+#ifndef CP_PROFILE_H
+#define CP_PROFILE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "clockreads.h"
+#include "host.h"
+#include "request_spec.h"
+#include "session.h"
+#include "target.h"
+
+struct cp_error;
+struct cp_profile;
+
+struct cp_profile_options {
+	pid_t pid;			/* attach: the target */
+	char *const *command;		/* run: argv, NULL-terminated */
+	double duration_s;		/* 0: until a signal or the target exits */
+	struct cp_request_spec request;	/* kind CP_REQUEST_NONE: no boundary */
+	struct cp_func_spec probes[CP_MAX_PROBES];
+	int nprobes;
+	double ops;			/* --ops N; 0 when not given */
+	int verbose;
+	/* Called about once a second while the window is open (live view). */
+	void (*tick)(const struct cp_profile *p, void *arg);
+	void *tick_arg;
+};
+
+struct cp_probe_info {
+	char symbol[512];
+	char file[PATH_MAX];	/* as the target sees it */
+};
+
+#define CP_MAX_WARNINGS 8
+
+struct cp_profile {
+	struct cp_target target;
+	struct cp_host host;
+	struct cp_totals totals;
+	struct cp_session_stats stats;
+	char started_at[40];		/* RFC 3339, UTC */
+	double duration_s;		/* the window's length */
+	bool complete;			/* false when a signal cut it short */
+	const char *end_reason;		/* "duration", "signal", "target-exit" */
+	bool target_exited;
+	int exit_status;		/* wait status, when we launched it */
+	bool launched;
+	char request_text[1024];	/* "" without a boundary */
+	struct cp_probe_info probes[CP_MAX_PROBES];
+	int nprobes;
+	double ops;			/* 0: no divisor */
+	const char *ops_source;		/* "request", "--ops" or NULL */
+	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
+	double target_cpu_s;		/* target CPU time during the window */
+	char warnings[CP_MAX_WARNINGS][256];
+	int nwarnings;
+};
+
+/* Runs the whole window; on success *p holds the results (release with
+ * cp_profile_release). Errors before the window opens are returned with
+ * their exit code; a launched command is killed in that case. */
+int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_error *err);
+void cp_profile_release(struct cp_profile *p);
+
+/* Elapsed time of the window so far, for live views. */
+double cp_profile_elapsed(const struct cp_profile *p);
+
+#endif

@@ -1,0 +1,210 @@
+/* run_file.c - building run.json from a finished profile (the loader is
+ * run_file_load.c). The figures per op come from complete requests only:
+ * the partial intervals before a thread's first boundary and after its
+ * last one are counted in the totals but never divided by a request count
+ * they do not belong to, which is what keeps per-op counts exact. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock_names.h"
+#include "launcher.h"
+#include "profile.h"
+#include "run_file.h"
+#include "version.h"
+
+static json_t *counts_by(const __u64 *counts, int n, const char *(*name)(int))
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < n; i++)
+		if (counts[i])
+			json_object_set_new(o, name(i), json_integer((json_int_t)counts[i]));
+	return o;
+}
+
+/* The counts per-op figures divide: complete requests when the boundary
+ * gives ops, the whole window when --ops does. */
+static const struct cp_read_counts *per_op_basis(const struct cp_profile *p)
+{
+	return p->ops_source && !strcmp(p->ops_source, "request") ?
+		       &p->totals.in_requests : &p->totals.all;
+}
+
+static json_t *per_op(const struct cp_profile *p, __u64 count)
+{
+	return p->ops > 0 ? json_real((double)count / p->ops) : json_null();
+}
+
+static void add_measure(json_t *measures, const char *name, double value,
+			const char *unit, const char *kind)
+{
+	json_object_set_new(measures, name,
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
+				      unit, "kind", kind, "better", "lower"));
+}
+
+static json_t *build_measures(const struct cp_profile *p)
+{
+	const struct cp_read_counts *c = per_op_basis(p);
+	json_t *m = json_object();
+	char name[700];
+
+	if (p->ops <= 0) {
+		if (p->duration_s > 0)
+			add_measure(m, "clock_reads/s", (double)p->totals.all.reads /
+				    p->duration_s, "reads/s", "sampled");
+		return m;
+	}
+	add_measure(m, "clock_reads/op", (double)c->reads / p->ops, "reads/op", "exact");
+	for (int e = 0; e < CP_ENTRY_MAX; e++) {
+		snprintf(name, sizeof(name), "clock_reads.%s/op", cp_entry_name(e));
+		add_measure(m, name, (double)c->by_entry[e] / p->ops, "reads/op", "exact");
+	}
+	add_measure(m, "clock_reads.via_syscall/op",
+		    (double)c->by_path[CP_PATH_SYSCALL] / p->ops, "reads/op", "exact");
+	for (int i = 0; i < p->nprobes; i++) {
+		snprintf(name, sizeof(name), "calls.%s/op", p->probes[i].symbol);
+		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
+	}
+	return m;
+}
+
+/* Percentile of the reads-per-request histogram (nearest rank). */
+static __u64 hist_percentile(const struct cp_totals *t, double q)
+{
+	__u64 rank = (__u64)(q * (double)t->requests + 0.999999999), seen = 0;
+
+	if (rank == 0)
+		rank = 1;
+	for (int i = 0; i < CP_HIST_SLOTS; i++) {
+		seen += t->hist[i];
+		if (seen >= rank)
+			return i == CP_HIST_SLOTS - 1 ? t->max_reads_per_request : (__u64)i;
+	}
+	return t->max_reads_per_request;
+}
+
+static json_t *build_per_request(const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+	json_t *hist = json_array();
+	__u64 min = 0;
+	int found_min = 0;
+
+	if (!p->request_text[0])
+		return json_null();
+	for (int i = 0; i < CP_HIST_SLOTS; i++) {
+		if (!t->hist[i])
+			continue;
+		if (!found_min++)
+			min = (__u64)i;
+		json_array_append_new(hist, json_pack("[I, I]", (json_int_t)i,
+						      (json_int_t)t->hist[i]));
+	}
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+			 "count", (json_int_t)t->requests,
+			 "min", (json_int_t)min,
+			 "p50", (json_int_t)hist_percentile(t, 0.50),
+			 "p90", (json_int_t)hist_percentile(t, 0.90),
+			 "p99", (json_int_t)hist_percentile(t, 0.99),
+			 "max", (json_int_t)t->max_reads_per_request,
+			 "mean", t->requests ? json_real((double)t->in_requests.reads /
+							 (double)t->requests) : json_null(),
+			 "histogram", hist);
+}
+
+static json_t *build_target(const struct cp_profile *p)
+{
+	json_t *cmdline = json_array(), *exit_status = json_null();
+	char how[64];
+
+	for (int i = 0; i < p->target.argc; i++)
+		json_array_append_new(cmdline, json_string(p->target.argv[i]));
+	if (p->launched && WIFEXITED(p->exit_status))
+		exit_status = json_pack("{s:i}", "code", WEXITSTATUS(p->exit_status));
+	else if (p->launched && WIFSIGNALED(p->exit_status)) {
+		cp_describe_exit(p->exit_status, how, sizeof(how));
+		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
+	}
+	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o}", "pid", p->target.pid,
+			 "comm", p->target.comm, "exe", p->target.exe, "build_id",
+			 p->target.build_id, "cmdline", cmdline, "exit_status",
+			 exit_status);
+}
+
+static json_t *build_clock_reads(const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+
+	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+			 "total", (json_int_t)t->all.reads,
+			 "in_requests", (json_int_t)t->in_requests.reads,
+			 "per_op", per_op(p, per_op_basis(p)->reads),
+			 "per_second", p->duration_s > 0 ?
+				 json_real((double)t->all.reads / p->duration_s) : json_null(),
+			 "by_entry", counts_by(t->all.by_entry, CP_ENTRY_MAX, cp_entry_name),
+			 "by_clock", counts_by(t->all.by_clock, CP_CLOCK_SLOTS, cp_clock_name),
+			 "by_path", counts_by(t->all.by_path, CP_PATH_MAX, cp_path_name));
+}
+
+static json_t *build_probes(const struct cp_profile *p)
+{
+	json_t *a = json_array();
+
+	for (int i = 0; i < p->nprobes; i++)
+		json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:o}", "name",
+						   p->probes[i].symbol, "file",
+						   p->probes[i].file, "calls",
+						   (json_int_t)p->totals.all.probe_calls[i],
+						   "per_op", per_op(p, per_op_basis(p)->probe_calls[i])));
+	return a;
+}
+
+static json_t *build_probe_cost(const struct cp_profile *p)
+{
+	double hits = (double)p->totals.trap_hits;
+	json_t *cost = p->cost_ns_per_hit > 0 ? json_real(p->cost_ns_per_hit) : json_null();
+	json_t *pct = json_null();
+
+	if (p->cost_ns_per_hit > 0 && p->target_cpu_s > 0)
+		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->target_cpu_s);
+	return json_pack("{s:I, s:o, s:o, s:I, s:I}", "hits", (json_int_t)p->totals.trap_hits,
+			 "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
+			 "threads", (json_int_t)p->stats.threads,
+			 "threads_inherited_during_attach", (json_int_t)p->stats.inherited);
+}
+
+json_t *cp_run_file_build(const struct cp_profile *p)
+{
+	json_t *warnings = json_array();
+
+	for (int i = 0; i < p->nwarnings; i++)
+		json_array_append_new(warnings, json_string(p->warnings[i]));
+	return json_pack(
+		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
+		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
+		" s:[], s:{}, s:o, s:o, s:o}",
+		"schema", CP_RUN_SCHEMA,
+		"tool", "name", "clockprof", "version", CLOCKPROF_VERSION,
+		"complete", p->complete,
+		"end_reason", p->end_reason ? p->end_reason : "duration",
+		"started_at", p->started_at,
+		"duration_s", p->duration_s,
+		"target", build_target(p),
+		"host", "kernel", p->host.kernel, "cpu", p->host.cpu, "clocksource",
+		p->host.clocksource, "pmu", p->host.pmu, "tool_version", CLOCKPROF_VERSION,
+		"request", p->request_text[0] ?
+			json_pack("{s:s, s:I}", "spec", p->request_text, "count",
+				  (json_int_t)p->totals.requests) : json_null(),
+		"ops", p->ops > 0 ? json_real(p->ops) : json_null(),
+		"ops_source", p->ops_source ? json_string(p->ops_source) : json_null(),
+		"clock_reads", build_clock_reads(p),
+		"per_request", build_per_request(p),
+		"extra_probes", build_probes(p),
+		"call_sites",
+		"counters",
+		"probe", build_probe_cost(p),
+		"measures", build_measures(p),
+		"warnings", warnings);
+}

@@ -1,0 +1,236 @@
+/* session.c - see session.h. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breakpoints.h"
+#include "clockreads.skel.h"
+#include "error.h"
+#include "session.h"
+
+struct cp_session {
+	struct clockreads_bpf *skel;
+	struct cp_breakpoints breakpoints;
+	struct bpf_link *sys_enter;
+	struct bpf_link *boundary;
+	struct bpf_link *probes[CP_MAX_PROBES];
+	int ncpus;
+};
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int verbose_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int load_error(int e, struct cp_error *err)
+{
+	if (e == EPERM || e == EACCES)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "not permitted to load BPF programs: run as root, or grant CAP_BPF and CAP_PERFMON");
+	if (e == ENOSYS)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "this kernel has no BPF support (bpf() is not implemented)");
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "cannot load the BPF probes: %s (run with -v for the verifier's log)",
+		       strerror(e));
+}
+
+static struct bpf_link *attach_uprobe(struct bpf_program *prog, pid_t pid,
+				      const struct cp_uprobe_point *p,
+				      uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+
+	return bpf_program__attach_uprobe_opts(prog, pid, p->path,
+					       (size_t)p->offset, &opts);
+}
+
+static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
+		      struct cp_error *err)
+{
+	struct clockreads_bpf *skel = s->skel;
+	uint64_t addrs[CP_ENTRY_MAX];
+	int naddrs = 0;
+
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		if (cfg->vdso.entry[i])
+			addrs[naddrs++] = cfg->vdso.entry[i];
+	/* Syscalls first: the raw tracepoint is cheap and must be in place
+	 * before the first breakpoint can see a read that falls back. */
+	s->sys_enter = bpf_program__attach(skel->progs.on_sys_enter);
+	if (!s->sys_enter)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot attach to the sys_enter tracepoint: %s",
+			       strerror(errno));
+	if (cfg->boundary_func) {
+		s->boundary = attach_uprobe(skel->progs.on_boundary_func, cfg->pid,
+					    cfg->boundary_func, 0);
+		if (!s->boundary)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
+				       cfg->boundary_func->path,
+				       (unsigned long long)cfg->boundary_func->offset,
+				       strerror(errno));
+	}
+	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++) {
+		s->probes[i] = attach_uprobe(skel->progs.on_extra_probe, cfg->pid,
+					     &cfg->probes[i], (uint64_t)i);
+		if (!s->probes[i])
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place the --probe uprobe in %s at 0x%llx: %s",
+				       cfg->probes[i].path,
+				       (unsigned long long)cfg->probes[i].offset,
+				       strerror(errno));
+	}
+	return cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
+				     skel->progs.on_vdso_entry, err);
+}
+
+int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
+		    struct cp_error *err)
+{
+	struct cp_session *s = calloc(1, sizeof(*s));
+	struct clockreads_bpf *skel;
+
+	*out = NULL;
+	if (!s)
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
+	s->ncpus = libbpf_num_possible_cpus();
+	skel = s->skel = clockreads_bpf__open();
+	if (!skel || s->ncpus <= 0) {
+		free(s);
+		return load_error(errno, err);
+	}
+	skel->rodata->target_tgid = (__u32)cfg->pid;
+	skel->rodata->vdso_start = cfg->vdso.start;
+	skel->rodata->vdso_end = cfg->vdso.end;
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
+	skel->rodata->boundary_syscall = cfg->boundary_syscall;
+	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
+	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
+	skel->rodata->sys_time = SYS_time;
+	if (clockreads_bpf__load(skel)) {
+		int e = errno;
+
+		cp_session_close(s);
+		return load_error(e, err);
+	}
+	if (attach_all(s, cfg, err)) {
+		cp_session_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+int cp_session_read(struct cp_session *s, struct cp_totals *sum)
+{
+	size_t n = (size_t)s->ncpus;
+	struct cp_totals *percpu = calloc(n, sizeof(*percpu));
+	__u32 zero = 0;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -1;
+	rc = bpf_map__lookup_elem(s->skel->maps.totals, &zero, sizeof(zero),
+				  percpu, n * sizeof(*percpu), 0);
+	for (size_t c = 0; rc == 0 && c < n; c++) {
+		const __u64 *src = (const __u64 *)&percpu[c];
+		__u64 *dst = (__u64 *)sum;
+
+		for (size_t w = 0; w < sizeof(*sum) / sizeof(__u64); w++)
+			dst[w] += src[w];
+	}
+	/* max is a maximum over CPUs, not a sum: recompute it. */
+	sum->max_reads_per_request = 0;
+	for (size_t c = 0; rc == 0 && c < n; c++)
+		if (percpu[c].max_reads_per_request > sum->max_reads_per_request)
+			sum->max_reads_per_request = percpu[c].max_reads_per_request;
+	free(percpu);
+	return rc;
+}
+
+void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
+{
+	st->threads = s->breakpoints.threads;
+	st->inherited = s->breakpoints.inherited;
+}
+
+void cp_session_close(struct cp_session *s)
+{
+	if (!s)
+		return;
+	cp_breakpoints_detach(&s->breakpoints);
+	for (int i = 0; i < CP_MAX_PROBES; i++)
+		bpf_link__destroy(s->probes[i]);
+	bpf_link__destroy(s->boundary);
+	bpf_link__destroy(s->sys_enter);
+	clockreads_bpf__destroy(s->skel);
+	free(s);
+}
+
+/* The calibration target: a call the compiler must keep. */
+__attribute__((noinline)) static void calibration_point(volatile int *sink)
+{
+	__asm__ volatile("" ::: "memory");
+	(*sink)++;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double time_calls(int n)
+{
+	volatile int sink = 0;
+	double t0 = now_ns();
+
+	for (int i = 0; i < n; i++)
+		calibration_point(&sink);
+	return now_ns() - t0;
+}
+
+double cp_session_probe_cost_ns(struct cp_session *s)
+{
+	struct cp_breakpoints bp;
+	uint64_t addr = (uint64_t)(uintptr_t)calibration_point;
+	const int n = 2000;
+	double bare, probed;
+
+	bare = time_calls(n);
+	/* Our own thread, with the real program attached: it runs, finds a
+	 * pid that is not the target's and returns, like a hit would. */
+	if (cp_breakpoints_attach(&bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
+				  s->skel->progs.on_vdso_entry, NULL))
+		return -1;
+	probed = time_calls(n);
+	cp_breakpoints_detach(&bp);
+	double again = time_calls(n);
+
+	if (again < bare)
+		bare = again;
+	return (probed - bare) / n;
+}

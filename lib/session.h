@@ -1,0 +1,51 @@
+/* session.h - the probe session: the BPF object (probes/clockreads.bpf.c)
+ * loaded for one target and attached to it, and nothing attached anywhere
+ * else. Every attachment is a file descriptor (perf event or BPF link), so
+ * the kernel removes all of them when clockprof exits, even by SIGKILL. */
+#ifndef CP_SESSION_H
+#define CP_SESSION_H
+
+#include <linux/types.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clockreads.h"
+#include "vdso.h"
+
+struct cp_error;
+struct cp_session;
+
+/* A function to probe: a file we can open and the function's offset. */
+struct cp_uprobe_point {
+	char path[4096];
+	uint64_t offset;
+};
+
+struct cp_session_config {
+	pid_t pid;
+	struct cp_vdso vdso;
+	int boundary_syscall;			/* -1: none */
+	const struct cp_uprobe_point *boundary_func; /* NULL: none */
+	const struct cp_uprobe_point *probes;	/* --probe entry points */
+	int nprobes;
+	int verbose;				/* libbpf's messages to stderr */
+};
+
+struct cp_session_stats {
+	size_t threads;		/* threads given breakpoints at attach */
+	size_t inherited;	/* threads that were covered by inheritance */
+};
+
+int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
+		    struct cp_error *err);
+/* Sums the per-CPU totals into *sum. */
+int cp_session_read(struct cp_session *s, struct cp_totals *sum);
+void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
+/* Detaches everything and frees the session (NULL is fine). */
+void cp_session_close(struct cp_session *s);
+
+/* Measures what one breakpoint hit with the session's BPF program attached
+ * costs in this process, in ns (a short self-test, about 20 ms). */
+double cp_session_probe_cost_ns(struct cp_session *s);
+
+#endif

@@ -1,0 +1,119 @@
+/* summary.c - see summary.h. */
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock_names.h"
+#include "launcher.h"
+#include "profile.h"
+#include "summary.h"
+
+static void print_per_op(FILE *out, const char *label, unsigned long long count,
+			 double ops)
+{
+	if (ops > 0)
+		fprintf(out, "  %-28s %12llu  %10.3f/op\n", label, count, count / ops);
+	else
+		fprintf(out, "  %-28s %12llu\n", label, count);
+}
+
+/* Figures per op divide the complete requests' counts (see run_file.c). */
+static const struct cp_read_counts *basis(const struct cp_profile *p)
+{
+	return p->ops_source && !strcmp(p->ops_source, "request") ?
+		       &p->totals.in_requests : &p->totals.all;
+}
+
+static void print_histogram(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+	unsigned long long most = 0;
+	int shown = 0;
+
+	for (int i = 0; i < CP_HIST_SLOTS; i++)
+		if (t->hist[i] > most)
+			most = t->hist[i];
+	if (!most)
+		return;
+	fprintf(out, "\nreads per request (requests)\n");
+	for (int i = 0; i < CP_HIST_SLOTS && shown < 20; i++) {
+		int bar;
+
+		if (!t->hist[i])
+			continue;
+		bar = (int)(40.0 * (double)t->hist[i] / (double)most + 0.5);
+		fprintf(out, "  %4d%s %10llu  %.*s\n", i, i == CP_HIST_SLOTS - 1 ? "+" : " ",
+			(unsigned long long)t->hist[i], bar > 0 ? bar : 1,
+			"########################################");
+		shown++;
+	}
+}
+
+void cp_summary_print(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+	const struct cp_read_counts *c = basis(p);
+	char how[64];
+
+	fprintf(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
+		p->duration_s, p->complete ? "" : ", cut short by a signal (incomplete)");
+	if (p->launched) {
+		cp_describe_exit(p->exit_status, how, sizeof(how));
+		fprintf(out, "  command ended: %s\n", how);
+	}
+	if (p->request_text[0])
+		fprintf(out, "  requests (%s): %llu complete\n", p->request_text,
+			(unsigned long long)t->requests);
+	if (p->ops_source && !strcmp(p->ops_source, "--ops"))
+		fprintf(out, "  operations (--ops): %.0f\n", p->ops);
+	fprintf(out, "\nclock reads%s\n", p->ops > 0 ?
+		(c == &t->in_requests ? " (per op: inside complete requests)" : "") : "");
+	print_per_op(out, "total", c->reads, p->ops);
+	if (c != &t->all)
+		fprintf(out, "  %-28s %12llu  (%.1f/s)\n", "in the whole window",
+			(unsigned long long)t->all.reads,
+			p->duration_s > 0 ? t->all.reads / p->duration_s : 0);
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		if (c->by_entry[e])
+			print_per_op(out, cp_entry_name(e), c->by_entry[e], p->ops);
+	for (int i = 0; i < CP_PATH_MAX; i++)
+		if (c->by_path[i]) {
+			char label[64];
+
+			snprintf(label, sizeof(label), "path %s", cp_path_name(i));
+			print_per_op(out, label, c->by_path[i], p->ops);
+		}
+	for (int i = 0; i < CP_CLOCK_SLOTS; i++)
+		if (c->by_clock[i])
+			print_per_op(out, cp_clock_name(i), c->by_clock[i], p->ops);
+	for (int i = 0; i < p->nprobes; i++) {
+		char label[600];
+
+		snprintf(label, sizeof(label), "calls %s", p->probes[i].symbol);
+		print_per_op(out, label, c->probe_calls[i], p->ops);
+	}
+	print_histogram(out, p);
+	fprintf(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
+	if (p->cost_ns_per_hit > 0) {
+		fprintf(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
+		if (p->target_cpu_s > 0)
+			fprintf(out, " (%.1f%% of the target's %.2f s of CPU)",
+				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->target_cpu_s,
+				p->target_cpu_s);
+	}
+	fputc('\n', out);
+	for (int i = 0; i < p->nwarnings; i++)
+		fprintf(out, "warning: %s\n", p->warnings[i]);
+}
+
+void cp_summary_live(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+
+	fprintf(out, "\r\033[K%6.1fs  reads %llu", p->duration_s,
+		(unsigned long long)t->all.reads);
+	if (p->request_text[0] && t->requests)
+		fprintf(out, "  requests %llu  reads/request %.2f",
+			(unsigned long long)t->requests,
+			(double)t->in_requests.reads / (double)t->requests);
+	fflush(out);
+}

@@ -1,0 +1,236 @@
+/* target.c - see target.h. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "error.h"
+#include "target.h"
+
+#define PF_KTHREAD 0x00200000
+
+static ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 &&
+	       (n = read(fd, buf + total, size - 1 - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+/* Fields of /proc/PID/stat after the parenthesised comm, which may itself
+ * contain spaces and parentheses. */
+static int read_stat(pid_t pid, unsigned long *flags, unsigned long long *start)
+{
+	char path[64], buf[2048], *p;
+	int field = 3;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	for (p += 2; *p; field++) {
+		if (field == 9)
+			*flags = strtoul(p, NULL, 10);
+		if (field == 22) {
+			*start = strtoull(p, NULL, 10);
+			return 0;
+		}
+		p = strchr(p, ' ');
+		if (!p)
+			break;
+		p++;
+	}
+	return -1;
+}
+
+static void read_cmdline(pid_t pid, struct cp_target *t)
+{
+	char path[64], buf[65536];
+	ssize_t n;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	if (n < 0)
+		n = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			argc++;
+	t->argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!t->argv)
+		return;
+	for (ssize_t i = 0; i < n && t->argc < argc; i += (ssize_t)strlen(buf + i) + 1)
+		t->argv[t->argc++] = strdup(buf + i);
+}
+
+int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			*start = lo;
+			*end = hi;
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
+{
+	char path[64];
+	unsigned long flags = 0;
+	ssize_t n;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (pid <= 0)
+		return cp_fail(err, CP_EXIT_USAGE, "invalid pid %d", pid);
+	if (read_stat(pid, &flags, &t->start_time))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "no such process %d (check the pid with ps)", pid);
+	if (flags & PF_KTHREAD)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d is a kernel thread: it never reads the clock from user space",
+			       pid);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (read_small_file(path, t->comm, sizeof(t->comm)) > 0)
+		t->comm[strcspn(t->comm, "\n")] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n < 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       errno == EACCES || errno == EPERM ?
+				       "cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)" :
+				       "process %d has no executable (exited, or a zombie)",
+			       pid);
+	t->exe[n] = '\0';
+	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
+	cp_elf_build_id(t->exe_access, t->build_id, sizeof(t->build_id));
+	read_cmdline(pid, t);
+	if (cp_target_find_vdso(pid, &t->vdso_start, &t->vdso_end))
+		t->vdso_start = t->vdso_end = 0;
+	return 0;
+}
+
+void cp_target_release(struct cp_target *t)
+{
+	for (int i = 0; t->argv && i < t->argc; i++)
+		free(t->argv[i]);
+	free(t->argv);
+	t->argv = NULL;
+	t->argc = 0;
+}
+
+int cp_target_alive(const struct cp_target *t)
+{
+	unsigned long flags;
+	unsigned long long start;
+
+	return read_stat(t->pid, &flags, &start) == 0 && start == t->start_time;
+}
+
+static int module_matches(const char *mapped, const char *file)
+{
+	const char *base = strrchr(mapped, '/');
+	size_t len = strlen(file);
+
+	base = base ? base + 1 : mapped;
+	if (!strcmp(base, file))
+		return 1;
+	return !strncmp(base, file, len) && (base[len] == '.' || base[len] == '-');
+}
+
+int cp_target_resolve_file(pid_t pid, const char *file, char *path,
+			   size_t size, char *shown, size_t shown_size,
+			   struct cp_error *err)
+{
+	char maps[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	if (file[0] == '/') {
+		snprintf(path, size, "/proc/%d/root%s", pid, file);
+		snprintf(shown, shown_size, "%s", file);
+		if (access(path, R_OK) != 0)
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "%s: no such file in the target's file system", file);
+		return 0;
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s", maps);
+	while (fgets(line, sizeof(line), f)) {
+		char *mapped = strchr(line, '/');
+
+		if (!mapped)
+			continue;
+		mapped[strcspn(mapped, "\n")] = '\0';
+		if (module_matches(mapped, file)) {
+			snprintf(path, size, "/proc/%d/root%s", pid, mapped);
+			snprintf(shown, shown_size, "%s", mapped);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return cp_fail(err, CP_EXIT_USAGE,
+		       "no module '%s' is mapped by process %d; give an absolute path",
+		       file, pid);
+}
+
+int cp_target_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 16;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	*n = 0;
+	*tids = malloc(cap * sizeof(pid_t));
+	while (*tids && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (*n == cap) {
+			pid_t *grown = realloc(*tids, 2 * cap * sizeof(pid_t));
+
+			if (!grown)
+				break;
+			*tids = grown;
+			cap *= 2;
+		}
+		(*tids)[(*n)++] = atoi(e->d_name);
+	}
+	closedir(d);
+	return *tids ? 0 : -1;
+}
