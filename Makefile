@@ -100,7 +100,7 @@ $(O)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h lib/*.h) $(SKELS)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
 
 $(O)/libclockprof.a: $(LIB_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 clockprof: $(CMD_OBJS) $(O)/libclockprof.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -72,3 +72,9 @@ void cp_host_inspect(struct cp_host *h)
 		  h->clocksource, sizeof(h->clocksource));
 	h->pmu = have_pmu();
 }
+
+bool cp_clocksource_in_vdso(const char *clocksource)
+{
+	return !strcmp(clocksource, "tsc") || !strcmp(clocksource, "kvm-clock") ||
+	       !strcmp(clocksource, "hyperv_clocksource_tsc_page");
+}

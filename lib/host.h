@@ -14,4 +14,9 @@ struct cp_host {
 
 void cp_host_inspect(struct cp_host *h);
 
+/* Whether the vDSO reads this clocksource itself (tsc, kvm-clock, Hyper-V's
+ * TSC page). With any other clocksource, high-resolution clock reads fall
+ * back to the clock_gettime syscall inside the vDSO. */
+bool cp_clocksource_in_vdso(const char *clocksource);
+
 #endif

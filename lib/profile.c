@@ -99,6 +99,35 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 	return 0;
 }
 
+/* Adds the syscall() function of path, if it defines one. */
+static void add_syscall_func(struct cp_session_config *cfg, const char *path)
+{
+	struct cp_elf_function fn;
+	struct cp_uprobe_point *pt;
+
+	if (cfg->nsyscall_funcs == CP_MAX_SYSCALL_FUNCS ||
+	    cp_elf_find_function(path, path, "syscall", &fn, NULL))
+		return;
+	pt = &cfg->syscall_funcs[cfg->nsyscall_funcs++];
+	snprintf(pt->path, sizeof(pt->path), "%s", path);
+	pt->offset = fn.offset;
+}
+
+/* Direct clock syscalls go through syscall() of the C library, or of the
+ * executable itself when it is static. A command held at exec has not
+ * mapped its C library yet: it will map the one we run with, in the same
+ * mount namespace, unless its environment points elsewhere. */
+static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_config *cfg)
+{
+	char path[PATH_MAX], shown[PATH_MAX];
+	pid_t where = p->launched ? getpid() : p->target.pid;
+
+	add_syscall_func(cfg, p->target.exe_access);
+	if (cp_target_resolve_file(where, "libc", path, sizeof(path), shown,
+				   sizeof(shown), NULL) == 0)
+		add_syscall_func(cfg, path);
+}
+
 struct window {
 	int sigfd, pidfd;
 	sigset_t old_mask;
@@ -239,6 +268,8 @@ static int prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	}
 	cfg->probes = probes;
 	cfg->nprobes = p->nprobes;
+	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
+	find_syscall_funcs(p, cfg);
 	cfg->verbose = o->verbose;
 	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
 }
@@ -254,6 +285,8 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		p->ops = (double)p->totals.requests;
 		p->ops_source = "request";
 	}
+	if (o->request.kind == CP_REQUEST_SYSCALL)
+		warn(p, "a syscall boundary traces sys_enter, which slows every process's syscalls while attached; prefer func:SYMBOL");
 	if (p->request_text[0] && p->totals.requests == 0)
 		warn(p, "no complete request was seen: the boundary %s was hit %llu time(s)",
 		     p->request_text, (unsigned long long)p->totals.boundary_hits);

@@ -17,7 +17,7 @@
 struct cp_session {
 	struct clockreads_bpf *skel;
 	struct cp_breakpoints breakpoints;
-	struct bpf_link *sys_enter;
+	struct bpf_link *syscall_funcs[CP_MAX_SYSCALL_FUNCS];
 	struct bpf_link *boundary;
 	struct bpf_link *probes[CP_MAX_PROBES];
 	int ncpus;
@@ -71,13 +71,21 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		if (cfg->vdso.entry[i])
 			addrs[naddrs++] = cfg->vdso.entry[i];
-	/* Syscalls first: the raw tracepoint is cheap and must be in place
-	 * before the first breakpoint can see a read that falls back. */
-	s->sys_enter = bpf_program__attach(skel->progs.on_sys_enter);
-	if (!s->sys_enter)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot attach to the sys_enter tracepoint: %s",
-			       strerror(errno));
+	if (cfg->boundary_syscall >= 0) {
+		s->boundary = bpf_program__attach(skel->progs.on_boundary_syscall);
+		if (!s->boundary)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot attach to the sys_enter tracepoint: %s",
+				       strerror(errno));
+	}
+	for (int i = 0; i < cfg->nsyscall_funcs && i < CP_MAX_SYSCALL_FUNCS; i++) {
+		s->syscall_funcs[i] = attach_uprobe(skel->progs.on_syscall_func, cfg->pid,
+						    &cfg->syscall_funcs[i], 0);
+		if (!s->syscall_funcs[i])
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place a uprobe on syscall() in %s: %s",
+				       cfg->syscall_funcs[i].path, strerror(errno));
+	}
 	if (cfg->boundary_func) {
 		s->boundary = attach_uprobe(skel->progs.on_boundary_func, cfg->pid,
 					    cfg->boundary_func, 0);
@@ -119,14 +127,15 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		return load_error(errno, err);
 	}
 	skel->rodata->target_tgid = (__u32)cfg->pid;
-	skel->rodata->vdso_start = cfg->vdso.start;
-	skel->rodata->vdso_end = cfg->vdso.end;
-	for (int i = 0; i < CP_ENTRY_MAX; i++)
-		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
+	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;
 	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
 	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
 	skel->rodata->sys_time = SYS_time;
+	if (cfg->boundary_syscall < 0)
+		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	if (clockreads_bpf__load(skel)) {
 		int e = errno;
 
@@ -183,7 +192,8 @@ void cp_session_close(struct cp_session *s)
 	for (int i = 0; i < CP_MAX_PROBES; i++)
 		bpf_link__destroy(s->probes[i]);
 	bpf_link__destroy(s->boundary);
-	bpf_link__destroy(s->sys_enter);
+	for (int i = 0; i < CP_MAX_SYSCALL_FUNCS; i++)
+		bpf_link__destroy(s->syscall_funcs[i]);
 	clockreads_bpf__destroy(s->skel);
 	free(s);
 }

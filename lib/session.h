@@ -6,6 +6,7 @@
 #define CP_SESSION_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,13 +22,20 @@ struct cp_uprobe_point {
 	uint64_t offset;
 };
 
+#define CP_MAX_SYSCALL_FUNCS 2
+
 struct cp_session_config {
 	pid_t pid;
 	struct cp_vdso vdso;
-	int boundary_syscall;			/* -1: none */
+	bool vdso_hres;				/* see cp_clocksource_in_vdso */
+	int boundary_syscall;			/* -1: none (else sys_enter) */
 	const struct cp_uprobe_point *boundary_func; /* NULL: none */
 	const struct cp_uprobe_point *probes;	/* --probe entry points */
 	int nprobes;
+	/* syscall() of the C library (and of a static executable): where
+	 * direct clock syscalls are seen. */
+	struct cp_uprobe_point syscall_funcs[CP_MAX_SYSCALL_FUNCS];
+	int nsyscall_funcs;
 	int verbose;				/* libbpf's messages to stderr */
 };
 

@@ -15,3 +15,63 @@ $(T)/targets/reads_target: tests/targets/reads_target.c
 $(T)/targets/reads_target_static: tests/targets/reads_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
+
+test-targets: $(T)/targets/chrono_target $(T)/targets/clock_loop
+$(T)/targets/chrono_target: tests/targets/chrono_target.cpp
+	@mkdir -p $(@D)
+	$(CXX) $(TARGET_CFLAGS) -o $@ $<
+
+$(T)/targets/clock_loop: tests/targets/clock_loop.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<
+
+# Software-counter reference targets (page faults, blocking per request).
+test-targets: $(T)/targets/pagefault_target $(T)/targets/blocking_target
+$(T)/targets/pagefault_target: tests/targets/pagefault_target.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+$(T)/targets/blocking_target: tests/targets/blocking_target.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
+
+# Call-site targets (symbolization, unwind table): known call sites per
+# function; built into $(T)/targets for integration tests and $(T)/fixtures
+# for the unit tests. _stripped has its debug info in a separate file found
+# through .gnu_debuglink; _bare is stripped with only .dynsym (-rdynamic).
+CALLSITES_CFLAGS := -O2 -g -Wall -Wextra -Werror
+CALLSITES_NAMES := callsites_target callsites_target_nofp \
+	callsites_target_stripped callsites_target_bare callsites_cpp_target \
+	callsites_lib_target libcallsites.so
+test-targets: $(addprefix $(T)/targets/,$(CALLSITES_NAMES))
+test-fixtures: $(addprefix $(T)/fixtures/,$(CALLSITES_NAMES))
+
+define callsites_rules
+$(T)/$(1)/callsites_target: tests/targets/callsites_target.c tests/targets/callsites_common.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -fno-omit-frame-pointer -o $$@ $$<
+$(T)/$(1)/callsites_target_nofp: tests/targets/callsites_target.c tests/targets/callsites_common.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -fomit-frame-pointer -o $$@ $$<
+$(T)/$(1)/callsites_target_stripped: tests/targets/callsites_target.c tests/targets/callsites_common.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -o $$@.full $$<
+	objcopy --only-keep-debug $$@.full $$@.debug
+	objcopy --strip-all --add-gnu-debuglink=$$@.debug $$@.full $$@
+	rm -f $$@.full
+$(T)/$(1)/callsites_target_bare: tests/targets/callsites_target.c tests/targets/callsites_common.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -rdynamic -o $$@.full $$<
+	strip --strip-all -o $$@ $$@.full
+	rm -f $$@.full
+$(T)/$(1)/callsites_cpp_target: tests/targets/callsites_cpp_target.cpp tests/targets/callsites_common.h
+	@mkdir -p $$(@D)
+	$$(CXX) $$(CALLSITES_CFLAGS) -o $$@ $$<
+$(T)/$(1)/libcallsites.so: tests/targets/callsites_lib.c
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -shared -fPIC -o $$@ $$<
+$(T)/$(1)/callsites_lib_target: tests/targets/callsites_lib_target.c tests/targets/callsites_common.h $(T)/$(1)/libcallsites.so
+	@mkdir -p $$(@D)
+	$$(CC) $$(CALLSITES_CFLAGS) -o $$@ $$< -L$$(@D) -lcallsites -Wl,-rpath,'$$$$ORIGIN'
+endef
+$(foreach d,targets fixtures,$(eval $(call callsites_rules,$(d))))
