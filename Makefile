@@ -116,7 +116,7 @@ check-unit: deps $(O)/unit-tests test-fixtures
 	CP_TEST_BUILD=$(O)/tests $(O)/unit-tests
 
 check-integration: all test-targets
-	python3 tests/integration/run.py --clockprof ./clockprof --targets $(O)/tests
+	python3 tests/integration/run.py --clockprof ./clockprof --targets $(O)/tests/targets
 
 check-browser: all
 	$(MAKE) --no-print-directory -C tests/browser check CLOCKPROF=$(CURDIR)/clockprof
@@ -135,7 +135,7 @@ demo: all test-targets
 	@sh tests/demo.sh ./clockprof $(O)/tests
 
 bench: all test-targets
-	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests
+	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets
 
 install: all
 	install -D -m 0755 clockprof $(DESTDIR)$(PREFIX)/bin/clockprof

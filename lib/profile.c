@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,6 +76,15 @@ static double target_cpu_s(pid_t pid)
 	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* Where a library named without a path is looked up. A command held at
+ * exec has not mapped its libraries yet; it runs in our mount namespace and
+ * will map the ones we have mapped, unless its environment points it
+ * elsewhere (then an absolute FILE is needed). */
+static pid_t libraries_of(const struct cp_profile *p)
+{
+	return p->launched ? getpid() : p->target.pid;
+}
+
 /* Resolves a [FILE:]SYMBOL in the target to a uprobe point. */
 static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
 			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
@@ -85,7 +95,7 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 	if (!f->file[0]) {
 		snprintf(pt->path, sizeof(pt->path), "%s", p->target.exe_access);
 		snprintf(shown, shown_size, "%s", p->target.exe);
-	} else if (cp_target_resolve_file(p->target.pid, f->file, pt->path,
+	} else if (cp_target_resolve_file(libraries_of(p), f->file, pt->path,
 					  sizeof(pt->path), shown, shown_size, err)) {
 		return -1;
 	}
@@ -114,16 +124,13 @@ static void add_syscall_func(struct cp_session_config *cfg, const char *path)
 }
 
 /* Direct clock syscalls go through syscall() of the C library, or of the
- * executable itself when it is static. A command held at exec has not
- * mapped its C library yet: it will map the one we run with, in the same
- * mount namespace, unless its environment points elsewhere. */
+ * executable itself when it is static. */
 static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_config *cfg)
 {
 	char path[PATH_MAX], shown[PATH_MAX];
-	pid_t where = p->launched ? getpid() : p->target.pid;
 
 	add_syscall_func(cfg, p->target.exe_access);
-	if (cp_target_resolve_file(where, "libc", path, sizeof(path), shown,
+	if (cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path), shown,
 				   sizeof(shown), NULL) == 0)
 		add_syscall_func(cfg, path);
 }
@@ -215,21 +222,25 @@ static int window_wait(struct window *w, struct cp_profile *p,
  * SIGKILL after two seconds) and its status is reported. */
 static void finish_launched(struct cp_profile *p, int end_signal)
 {
+	struct rusage ru;
 	int status = 0;
 
 	if (!p->target_exited) {
 		kill(p->target.pid, end_signal ? end_signal : SIGTERM);
 		for (int i = 0; i < 200; i++) {
-			if (waitpid(p->target.pid, &status, WNOHANG) == p->target.pid)
+			if (wait4(p->target.pid, &status, WNOHANG, &ru) == p->target.pid)
 				goto reaped;
 			usleep(10000);
 		}
 		kill(p->target.pid, SIGKILL);
 	}
-	if (waitpid(p->target.pid, &status, 0) != p->target.pid)
+	if (wait4(p->target.pid, &status, 0, &ru) != p->target.pid)
 		return;
 reaped:
 	p->exit_status = status;
+	/* Its whole life was the window: rusage is its exact CPU time. */
+	p->target_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void kill_held(pid_t pid)

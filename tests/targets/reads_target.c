@@ -1,15 +1,15 @@
 /* reads_target.c - a reference target whose clock reads per request are
  * known by construction, one MODE per way a program can read the clock.
  *
- *   reads_target MODE K [REQUESTS [LATE_THREADS]]
+ *   reads_target MODE K [REQUESTS [LATE_THREADS [DELAY_MS]]]
  *
  * Each request is one call of handle_request(), which reads the clock K
  * times the MODE's way (mix: one read of every kind, K ignored). Requests
  * are served at a bounded rate (one per millisecond at most) so probe hits
- * stay cheap. REQUESTS = 0 serves until killed; otherwise the program exits
- * after that many requests of the main thread. LATE_THREADS extra threads
- * start 300 ms after start-up (after clockprof has attached) and serve
- * requests the same way. Reads per request by mode (all on every thread):
+ * stay cheap. Every thread serves REQUESTS requests (0: until killed); the
+ * program exits when all have. LATE_THREADS extra threads start DELAY_MS
+ * (default 300) after start-up, i.e. after clockprof has attached. Nothing
+ * else reads the clock. Reads per request by mode:
  *   clock_gettime   K  clock_gettime CLOCK_MONOTONIC, vdso
  *   clocks          6K clock_gettime REALTIME, MONOTONIC, MONOTONIC_RAW,
  *                      REALTIME_COARSE, MONOTONIC_COARSE, BOOTTIME, vdso
@@ -114,17 +114,20 @@ static void serve(long requests)
 	}
 }
 
+static long requests;
+
 static void *late_thread(void *arg)
 {
 	(void)arg;
-	serve(0);
+	serve(requests);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	const struct timespec delay = { 0, 300000000 };
-	long requests;
+	pthread_t threads[64];
+	struct timespec delay;
+	long delay_ms;
 	int late;
 
 	if (argc < 3) {
@@ -135,14 +138,18 @@ int main(int argc, char **argv)
 	k = atoi(argv[2]);
 	requests = argc > 3 ? atol(argv[3]) : 0;
 	late = argc > 4 ? atoi(argv[4]) : 0;
+	delay_ms = argc > 5 ? atol(argv[5]) : 300;
+	delay.tv_sec = delay_ms / 1000;
+	delay.tv_nsec = delay_ms % 1000 * 1000000;
+	if (late < 0 || late > 64)
+		return 2;
 	if (late > 0) {
 		nanosleep(&delay, NULL);
-		for (int i = 0; i < late; i++) {
-			pthread_t t;
-
-			pthread_create(&t, NULL, late_thread, NULL);
-		}
+		for (int i = 0; i < late; i++)
+			pthread_create(&threads[i], NULL, late_thread, NULL);
 	}
 	serve(requests);
+	for (int i = 0; i < late; i++)
+		pthread_join(threads[i], NULL);
 	return 0;
 }
