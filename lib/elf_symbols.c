@@ -69,10 +69,12 @@ int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
 	return rc;
 }
 
-/* Does symbol `sym` (mangled, maybe @versioned) answer to `wanted`? */
+/* Does symbol `sym` answer to `wanted`? A version the user wrote
+ * (clock_gettime@GLIBC_2.2.5) is not part of the symbol table's name, and
+ * all versions of one name found here are deduplicated by offset anyway. */
 static int name_matches(const char *sym, const char *wanted)
 {
-	size_t wlen = strlen(wanted);
+	size_t wlen = strcspn(wanted, "@");
 	char *dem;
 	int match = 0;
 
@@ -80,8 +82,8 @@ static int name_matches(const char *sym, const char *wanted)
 		return 1;
 	dem = cp_demangle(sym);
 	if (dem) {
-		match = !strcmp(dem, wanted) ||
-			(!strncmp(dem, wanted, wlen) && dem[wlen] == '(');
+		match = (!strncmp(dem, wanted, wlen) &&
+			 (dem[wlen] == '\0' || dem[wlen] == '('));
 		free(dem);
 	}
 	return match;

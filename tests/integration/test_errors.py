@@ -1,0 +1,89 @@
+"""Bad input and impossible profiling: one clear line on stderr and the
+DESIGN exit code (2 usage/input, 3 could not profile), nothing launched or
+attached when the input is wrong."""
+import os
+import subprocess
+import time
+
+
+def one_line_error(proc, code, *words):
+    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}: {proc.stderr}"
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("clockprof: "), lines[0]
+    for w in words:
+        assert w in lines[0], f"{w!r} not in {lines[0]!r}"
+
+
+def test_help_and_version(ctx):
+    for args in (["--help"], ["--version"], ["attach", "--help"], ["run", "--help"]):
+        proc = ctx.run(*args)
+        assert proc.returncode == 0 and proc.stdout and not proc.stderr, args
+
+
+def test_no_such_process(ctx):
+    one_line_error(ctx.run("attach", "-d", "1", 4194000), 3, "no such process")
+
+
+def test_kernel_thread(ctx):
+    one_line_error(ctx.run("attach", "-d", "1", 2), 3, "kernel thread")
+
+
+def test_bad_pid(ctx):
+    one_line_error(ctx.run("attach", "12abc"), 2, "invalid PID")
+
+
+def test_bad_duration(ctx):
+    one_line_error(ctx.run("run", "-d", "5x", "--", "true"), 2, "invalid duration", "500ms")
+
+
+def test_bad_spec(ctx):
+    one_line_error(ctx.run("run", "-r", "handle_request", "--", "true"), 2,
+                   "func:SYMBOL")
+    one_line_error(ctx.run("run", "-r", "syscall:sendtoo", "--", "true"), 2,
+                   "unknown syscall", "sendto")
+
+
+def test_unknown_symbol_suggests(ctx):
+    marker = os.path.join(ctx.tmp, "never")
+    proc = ctx.run("run", "-r", "func:handle_requets", "--", ctx.target("reads_target"),
+                   "time", 1, 5)
+    one_line_error(proc, 2, "no function 'handle_requets'", "did you mean handle_request")
+    assert not os.path.exists(marker)
+
+
+def test_unwritable_output_checked_before_launch(ctx):
+    marker = os.path.join(ctx.tmp, "launched")
+    proc = ctx.run("run", "-o", "/nonexistent/dir/run.json", "--", "touch", marker)
+    one_line_error(proc, 2, "/nonexistent/dir")
+    assert not os.path.exists(marker), "the command ran although the output is unwritable"
+
+
+def test_command_not_found(ctx):
+    one_line_error(ctx.run("run", "--", "/nonexistent/program"), 2, "cannot run")
+
+
+def test_unknown_command_and_option(ctx):
+    one_line_error(ctx.run("frobnicate"), 2, "unknown command")
+    one_line_error(ctx.run("attach", "--frob", "1"), 2, "--frob")
+
+
+def test_missing_privileges(ctx):
+    target = subprocess.Popen([ctx.target("reads_target"), "time", "1", "0"])
+    try:
+        time.sleep(0.1)
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                               ctx.clockprof, "attach", "-d", "1", str(target.pid)],
+                              capture_output=True, text=True, timeout=30)
+    finally:
+        target.kill()
+        target.wait()
+    one_line_error(proc, 3, "root")
+
+
+def test_run_reports_exit_status(ctx):
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-o", out, "--", "sh", "-c", "exit 7")
+    assert proc.returncode == 0, proc.stderr
+    assert "exit code 7" in proc.stdout
+    assert ctx.load_json(out)["target"]["exit_status"] == {"code": 7}

@@ -1,0 +1,122 @@
+/* test_elf_symbols.c - symbol resolution on real ELF files: glibc's
+ * versioned duplicates resolve to one offset, IFUNCs are recognised, C++
+ * names match demangled, and misses suggest close names. */
+#include <gelf.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "error.h"
+#include "unit.h"
+
+/* The C library this test runs with, found like a target's would be. */
+static int find_libc(char *path, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, size, "%s", p);
+			found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+TEST(glibc_aliases_resolve_to_one_offset)
+{
+	struct cp_elf_function a, b, c;
+	struct cp_error err;
+	char libc[4096];
+
+	CHECK(find_libc(libc, sizeof(libc)));
+	/* clock_gettime@@GLIBC_2.17, clock_gettime@GLIBC_2.2.5 and
+	 * __clock_gettime share one address. */
+	CHECK(cp_elf_find_function(libc, "libc", "clock_gettime", &a, &err) == 0);
+	CHECK(a.aliases >= 1);
+	CHECK(!a.ifunc);
+	CHECK(cp_elf_find_function(libc, "libc", "__clock_gettime", &b, &err) == 0);
+	CHECK(a.offset == b.offset);
+	CHECK(cp_elf_find_function(libc, "libc", "clock_gettime@GLIBC_2.2.5", &c, &err) == 0 ||
+	      c.offset == a.offset);
+}
+
+TEST(glibc_gettimeofday_is_an_ifunc)
+{
+	struct cp_elf_function f;
+	struct cp_error err;
+	char libc[4096];
+
+	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(cp_elf_find_function(libc, "libc", "gettimeofday", &f, &err) == 0);
+	CHECK(f.ifunc);
+	CHECK(cp_elf_find_function(libc, "libc", "time", &f, &err) == 0);
+	CHECK(f.ifunc);
+}
+
+TEST(offset_matches_program_headers)
+{
+	struct cp_elf_function f;
+	struct cp_error err;
+	char libc[4096];
+	uint64_t off;
+
+	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(cp_elf_find_function(libc, "libc", "nanosleep", &f, &err) == 0);
+	CHECK(cp_elf_vaddr_to_offset(libc, f.vaddr, &off) == 0);
+	CHECK(off == f.offset);
+	/* In a shared library the text segment maps at offset == vaddr - page
+	 * aligned delta; the function's bytes must lie inside the file. */
+	CHECK(f.offset > 0 && f.size > 0);
+}
+
+TEST(missing_symbol_suggests_close_names)
+{
+	struct cp_elf_function f;
+	struct cp_error err = { 0 };
+	char libc[4096];
+
+	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(cp_elf_find_function(libc, "libc", "clock_getime", &f, &err) == -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, "no function 'clock_getime'") != NULL);
+	CHECK(strstr(err.msg, "clock_gettime") != NULL);
+}
+
+TEST(demangled_cxx_names_match)
+{
+	struct cp_elf_function f;
+	struct cp_error err;
+	char path[4096];
+
+	/* The C++ reference target defines handle_request() with C++ linkage:
+	 * _Z14handle_requestv. */
+	snprintf(path, sizeof(path), "%s/targets/chrono_target", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("tests/build targets not built (make test-targets)");
+		return;
+	}
+	CHECK(cp_elf_find_function(path, "chrono_target", "handle_request", &f, &err) == 0);
+	CHECK_STR(f.name, "_Z14handle_requestv");
+	CHECK(cp_elf_find_function(path, "chrono_target", "handle_request()", &f, &err) == 0);
+	CHECK(cp_elf_find_function(path, "chrono_target", "_Z14handle_requestv", &f, &err) == 0);
+}
+
+TEST(non_elf_file_is_an_error)
+{
+	struct cp_elf_function f;
+	struct cp_error err = { 0 };
+
+	CHECK(cp_elf_find_function("/proc/self/status", "status", "x", &f, &err) == -1);
+	CHECK(strstr(err.msg, "ELF") != NULL);
+	CHECK(cp_elf_find_function("/nonexistent", "nonexistent", "x", &f, &err) == -1);
+}
