@@ -4,7 +4,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <elf.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +49,66 @@ int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 			       "'%s' did not stop after exec as expected", argv[0]);
 	}
 	*pid = child;
+	return 0;
+}
+
+static int read_entry_point(pid_t pid, unsigned long *entry)
+{
+	char path[64];
+	unsigned long aux[2];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fread(aux, sizeof(aux), 1, f) == 1 && aux[0] != AT_NULL) {
+		if (aux[0] == AT_ENTRY) {
+			*entry = aux[1];
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
+{
+	struct user_regs_struct regs;
+	unsigned long entry;
+	long orig;
+	int status;
+
+	if (read_entry_point(pid, &entry))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the entry point of process %d", pid);
+	errno = 0;
+	orig = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno ||
+	    ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((orig & ~0xffL) | 0xcc)) ||
+	    ptrace(PTRACE_CONT, pid, NULL, NULL))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot start process %d: %s", pid,
+			       strerror(errno));
+	for (;;) {
+		if (waitpid(pid, &status, 0) != pid)
+			return cp_fail(err, CP_EXIT_PROFILE, "lost process %d", pid);
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "the command ended before reaching its entry point (missing library?)");
+		if (WSTOPSIG(status) == SIGTRAP)
+			break;
+		/* Another signal on the way: deliver it and keep going. */
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(status)))
+			return cp_fail(err, CP_EXIT_PROFILE, "cannot continue process %d", pid);
+	}
+	/* Undo the int3 and step back onto the entry instruction. */
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)orig) ||
+	    ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot restore process %d", pid);
+	regs.rip = entry;
+	if (ptrace(PTRACE_SETREGS, pid, NULL, &regs))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot restore process %d", pid);
 	return 0;
 }
 

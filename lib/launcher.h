@@ -16,6 +16,13 @@ struct cp_error;
  * cannot be executed fails with CP_EXIT_USAGE and the reason. */
 int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err);
 
+/* Runs the held child on to its program entry point and holds it there:
+ * the dynamic loader has then mapped its libraries, so their clock
+ * wrappers can be found, while main() has not started. Reads made before
+ * (by library constructors) are still counted when the probes were
+ * attached at the exec stop. */
+int cp_launch_run_to_entry(pid_t pid, struct cp_error *err);
+
 /* Lets the held child run. */
 int cp_launch_release(pid_t pid, struct cp_error *err);
 

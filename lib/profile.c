@@ -17,6 +17,8 @@
 #include "error.h"
 #include "launcher.h"
 #include "profile.h"
+#include "symbolize.h"
+#include "unwind_table.h"
 #include "vdso.h"
 
 static double monotonic_s(void)
@@ -243,6 +245,60 @@ reaped:
 			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+/* What names call sites: the target's modules, captured once they are all
+ * mapped, and the rules for stepping out of their clock wrappers. Without
+ * them reads are still counted; their sites stay unnamed, with a warning. */
+struct naming {
+	struct cp_symbolizer *sym;
+	struct cp_unwind_table table;
+	bool have_table;
+};
+
+static void naming_open(struct naming *nm, struct cp_profile *p)
+{
+	struct cp_error err = { 0 };
+
+	nm->sym = cp_symbolizer_open(p->target.pid, &err);
+	if (!nm->sym) {
+		warn(p, "call sites cannot be named: %s", err.msg);
+		return;
+	}
+	if (cp_unwind_table_build_from(nm->sym, &nm->table, &err)) {
+		warn(p, "call sites stop at clock wrappers: %s", err.msg);
+		return;
+	}
+	nm->have_table = true;
+	if (nm->table.n_unsupported)
+		warn(p, "%s", nm->table.warning);
+}
+
+static void naming_collect(struct naming *nm, struct cp_profile *p, struct cp_session *s)
+{
+	struct cp_site_count *raw = NULL;
+	struct cp_error err = { 0 };
+	size_t n = 0;
+
+	if (!nm->sym)
+		return;
+	if (cp_session_read_sites(s, &raw, &n) == 0)
+		cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw, n,
+				      &p->call_sites);
+	free(raw);
+	if (cp_symbolizer_check_stale(nm->sym, &err))
+		warn(p, "%s", err.msg);
+	if (p->totals.site_overflow)
+		warn(p, "%llu reads in requests were not credited to a call site (over %d distinct sites per request, or %d in all)",
+		     (unsigned long long)p->totals.site_overflow, CP_PENDING_SITES, CP_MAX_SITES);
+}
+
+static void naming_close(struct naming *nm)
+{
+	if (nm->have_table)
+		cp_unwind_table_free(&nm->table);
+	cp_symbolizer_close(nm->sym);
+	memset(nm, 0, sizeof(*nm));
+}
+
 static void kill_held(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -316,6 +372,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_session_config cfg = { 0 };
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s = NULL;
+	struct naming nm = { 0 };
 	struct window w = { -1, -1, { { 0 } } };
 	double start, cpu0;
 	int end_signal;
@@ -328,27 +385,32 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 			return -1;
 		p->launched = true;
 	}
-	if (prepare(o, p, &cfg, &boundary, probes, err) ||
-	    cp_session_open(&s, &cfg, err) || window_open(&w, cfg.pid, err)) {
-		window_close(&w);
-		cp_session_close(s);
-		if (p->launched)
-			kill_held(cfg.pid);
-		cp_target_release(&p->target);
-		return -1;
+	if (prepare(o, p, &cfg, &boundary, probes, err))
+		goto fail;
+	/* A running target has mapped its libraries: name its wrappers before
+	 * the first read is seen. A launched one has not yet: it runs on to
+	 * its entry point (counted from exec on) and is named there. */
+	if (!p->launched)
+		naming_open(&nm, p);
+	if (cp_session_open(&s, &cfg, err) ||
+	    (nm.have_table && cp_session_set_unwind(s, &nm.table, err)))
+		goto fail;
+	if (p->launched) {
+		if (cp_launch_run_to_entry(cfg.pid, err))
+			goto fail;
+		naming_open(&nm, p);
+		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
+			goto fail;
 	}
+	if (window_open(&w, cfg.pid, err))
+		goto fail;
 	cp_session_stats(s, &p->stats);
 	p->cost_ns_per_hit = cp_session_probe_cost_ns(s);
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	cpu0 = target_cpu_s(cfg.pid);
 	start = monotonic_s();
-	if (p->launched && cp_launch_release(cfg.pid, err)) {
-		window_close(&w);
-		cp_session_close(s);
-		kill_held(cfg.pid);
-		cp_target_release(&p->target);
-		return -1;
-	}
+	if (p->launched && cp_launch_release(cfg.pid, err))
+		goto fail;
 	end_signal = window_wait(&w, p, o, s, start);
 	p->duration_s = monotonic_s() - start;
 	if (!p->target_exited) {
@@ -359,6 +421,8 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	}
 	p->target_cpu_s = cpu0 >= 0 && p->target_cpu_s > cpu0 ? p->target_cpu_s - cpu0 : 0;
 	cp_session_read(s, &p->totals);
+	naming_collect(&nm, p, s);
+	naming_close(&nm);
 	cp_session_close(s);
 	window_close(&w);
 	p->complete = end_signal == 0;
@@ -366,10 +430,20 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		finish_launched(p, end_signal == SIGINT ? SIGINT : 0);
 	finish_figures(o, p);
 	return 0;
+
+fail:
+	window_close(&w);
+	cp_session_close(s);
+	naming_close(&nm);
+	if (p->launched)
+		kill_held(cfg.pid);
+	cp_target_release(&p->target);
+	return -1;
 }
 
 void cp_profile_release(struct cp_profile *p)
 {
+	cp_call_sites_free(&p->call_sites);
 	cp_target_release(&p->target);
 }
 

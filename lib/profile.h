@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "call_sites.h"
 #include "clockreads.h"
 #include "host.h"
 #include "request_spec.h"
@@ -59,6 +60,7 @@ struct cp_profile {
 	const char *ops_source;		/* "request", "--ops" or NULL */
 	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
 	double target_cpu_s;		/* target CPU time during the window */
+	struct cp_call_sites call_sites;	/* where the reads were */
 	char warnings[CP_MAX_WARNINGS][256];
 	int nwarnings;
 };

@@ -44,6 +44,59 @@ static void add_measure(json_t *measures, const char *name, double value,
 				      unit, "kind", kind, "better", "lower"));
 }
 
+/* The count of a call site that per-op figures divide (see per_op_basis). */
+static uint64_t site_basis(const struct cp_profile *p, const struct cp_call_site *c)
+{
+	return per_op_basis(p) == &p->totals.in_requests ? c->in_requests : c->count;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *build_call_sites(const struct cp_profile *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->call_sites.n; i++) {
+		const struct cp_call_site *c = &p->call_sites.sites[i];
+		json_t *inl = json_array();
+
+		for (size_t j = 0; j < c->ninlined; j++)
+			json_array_append_new(inl, json_string(c->inlined[j]));
+		json_array_append_new(a, json_pack(
+			"{s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
+			"function", c->function, "file", str_or_null(c->file),
+			"line", c->line ? json_integer(c->line) : json_null(),
+			"inlined", inl, "via", c->via, "module", str_or_null(c->module),
+			"build_id", str_or_null(c->build_id),
+			"count", (json_int_t)c->count,
+			"in_requests", (json_int_t)c->in_requests,
+			"per_op", per_op(p, site_basis(p, c))));
+	}
+	return a;
+}
+
+/* clock_reads@FUNCTION/op: per function, not per line or address, so the
+ * name survives a rebuild; several sites in one function add up. */
+static void add_call_site_measures(json_t *m, const struct cp_profile *p)
+{
+	char name[700];
+
+	for (size_t i = 0; i < p->call_sites.n; i++) {
+		const struct cp_call_site *c = &p->call_sites.sites[i];
+		json_t *old;
+		double v = (double)site_basis(p, c) / p->ops;
+
+		snprintf(name, sizeof(name), "clock_reads@%s/op", c->function);
+		old = json_object_get(m, name);
+		if (old)
+			v += json_number_value(json_object_get(old, "value"));
+		add_measure(m, name, v, "reads/op", "exact");
+	}
+}
+
 static json_t *build_measures(const struct cp_profile *p)
 {
 	const struct cp_read_counts *c = per_op_basis(p);
@@ -67,6 +120,7 @@ static json_t *build_measures(const struct cp_profile *p)
 		snprintf(name, sizeof(name), "calls.%s/op", p->probes[i].symbol);
 		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
 	}
+	add_call_site_measures(m, p);
 	return m;
 }
 
@@ -184,7 +238,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 	return json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
 		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:[], s:{}, s:o, s:o, s:o}",
+		" s:o, s:{}, s:o, s:o, s:o}",
 		"schema", CP_RUN_SCHEMA,
 		"tool", "name", "clockprof", "version", CLOCKPROF_VERSION,
 		"complete", p->complete,
@@ -202,7 +256,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"clock_reads", build_clock_reads(p),
 		"per_request", build_per_request(p),
 		"extra_probes", build_probes(p),
-		"call_sites",
+		"call_sites", build_call_sites(p),
 		"counters",
 		"probe", build_probe_cost(p),
 		"measures", build_measures(p),

@@ -13,6 +13,7 @@
 #include "clockreads.skel.h"
 #include "error.h"
 #include "session.h"
+#include "unwind_table.h"
 
 struct cp_session {
 	struct clockreads_bpf *skel;
@@ -176,6 +177,59 @@ int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 			sum->max_reads_per_request = percpu[c].max_reads_per_request;
 	free(percpu);
 	return rc;
+}
+
+int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
+			  struct cp_error *err)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (bpf_map__update_elem(s->skel->maps.unwind_rules, &t->entries[i].pc,
+					 sizeof(t->entries[i].pc), &t->entries[i].rule,
+					 sizeof(t->entries[i].rule), BPF_ANY))
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot load the unwind rules: %s", strerror(errno));
+	return 0;
+}
+
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
+			  size_t *n)
+{
+	struct bpf_map *ids = s->skel->maps.site_ids;
+	struct cp_site_counts *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
+	struct cp_site_key key, next, *prev = NULL;
+	size_t cap = 0;
+	__u32 id;
+
+	*sites = NULL;
+	*n = 0;
+	if (!percpu)
+		return -1;
+	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
+		    bpf_map__lookup_elem(s->skel->maps.site_counts, &id, sizeof(id), percpu,
+					 (size_t)s->ncpus * sizeof(*percpu), 0))
+			continue;
+		if (*n == cap) {
+			struct cp_site_count *grown;
+
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(*sites, cap * sizeof(**sites));
+			if (!grown)
+				break;
+			*sites = grown;
+		}
+		memset(&(*sites)[*n], 0, sizeof(**sites));
+		(*sites)[*n].key = key;
+		for (int c = 0; c < s->ncpus; c++) {
+			(*sites)[*n].counts.all += percpu[c].all;
+			(*sites)[*n].counts.in_requests += percpu[c].in_requests;
+		}
+		(*n)++;
+	}
+	free(percpu);
+	return 0;
 }
 
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)

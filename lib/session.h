@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,6 +16,7 @@
 
 struct cp_error;
 struct cp_session;
+struct cp_unwind_table;
 
 /* A function to probe: a file we can open and the function's offset. */
 struct cp_uprobe_point {
@@ -46,6 +48,21 @@ struct cp_session_stats {
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err);
+
+/* Loads the rules for stepping out of clock wrappers (lib/unwind_table.h).
+ * Until they are loaded, a read's call site is the wrapper it went through. */
+int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
+			  struct cp_error *err);
+
+/* One call site as counted by the BPF program. */
+struct cp_site_count {
+	struct cp_site_key key;
+	struct cp_site_counts counts;
+};
+
+/* Reads every call site counted so far (malloc'd array). */
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
+			  size_t *n);
 /* Sums the per-CPU totals into *sum. */
 int cp_session_read(struct cp_session *s, struct cp_totals *sum);
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);

@@ -1,4 +1,5 @@
 /* summary.c - see summary.h. */
+#include <stdbool.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -48,6 +49,34 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 	}
 }
 
+static void print_call_sites(FILE *out, const struct cp_profile *p)
+{
+	bool in_req = basis(p) == &p->totals.in_requests;
+	size_t shown = p->call_sites.n < 10 ? p->call_sites.n : 10;
+
+	if (!shown)
+		return;
+	fprintf(out, "\ntop call sites%s\n", p->ops > 0 ? " (reads per op)" : " (reads)");
+	for (size_t i = 0; i < shown; i++) {
+		const struct cp_call_site *c = &p->call_sites.sites[i];
+		char where[600] = "";
+
+		if (c->file)
+			snprintf(where, sizeof(where), "  %s:%d", c->file, c->line);
+		if (p->ops > 0)
+			fprintf(out, "  %10.3f  %s%s%s%s  via %s%s\n",
+				(double)(in_req ? c->in_requests : c->count) / p->ops, c->function,
+				c->ninlined ? " > " : "", c->ninlined ? c->inlined[c->ninlined - 1] : "",
+				"", c->via, where);
+		else
+			fprintf(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
+				c->function, c->ninlined ? " > " : "",
+				c->ninlined ? c->inlined[c->ninlined - 1] : "", c->via, where);
+	}
+	if (p->call_sites.n > shown)
+		fprintf(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
+}
+
 void cp_summary_print(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
@@ -92,6 +121,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 		print_per_op(out, label, c->probe_calls[i], p->ops);
 	}
 	print_histogram(out, p);
+	print_call_sites(out, p);
 	fprintf(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
 	if (p->cost_ns_per_hit > 0) {
 		fprintf(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);

@@ -43,6 +43,31 @@ struct {
 	__type(value, struct cp_thread);
 } threads SEC(".maps");
 
+/* Return address -> how to step out of the wrapper holding it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, struct cp_unwind_rule);
+} unwind_rules SEC(".maps");
+
+/* Call site -> a small id; counts per id per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_MAX_SITES);
+	__type(key, struct cp_site_key);
+	__type(value, __u32);
+} site_ids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CP_MAX_SITES);
+	__type(key, __u32);
+	__type(value, struct cp_site_counts);
+} site_counts SEC(".maps");
+
+__u32 next_site_id;
+
 static __always_inline struct cp_totals *get_totals(void)
 {
 	__u32 zero = 0;
@@ -110,7 +135,100 @@ static __always_inline void count_read(struct cp_read_counts *c, int entry,
 		c->by_clock[clock]++;
 }
 
-static __always_inline void record_read(__u32 tid, int entry, int path, int clock)
+/* Steps out of clock wrappers (see clockreads.h): from the return address
+ * pc with the stack and frame pointers sp, bp, to the first return address
+ * that is not inside a wrapper: the call site. 0 when the stack could not
+ * be read. *via is the last wrapper crossed. */
+static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
+						__u16 *via)
+{
+	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
+		struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
+		__u64 cfa;
+
+		if (!r)
+			break;
+		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
+		if (r->bp_offset &&
+		    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)r->bp_offset)))
+			return 0;
+		if (bpf_probe_read_user(&pc, sizeof(pc), (void *)(cfa - 8)))
+			return 0;
+		sp = cfa;
+		*via = r->via;
+	}
+	return pc;
+}
+
+/* The call site of a read entered at a function's first instruction
+ * (vDSO entry, syscall()): the return address is at the top of the stack. */
+static __always_inline void site_at_entry(struct cp_site_key *key, __u64 sp,
+					  __u64 bp, int entry, int direct)
+{
+	__u64 ret = 0;
+
+	__builtin_memset(key, 0, sizeof(*key));
+	key->via = CP_VIA_NONE;
+	key->entry = (__u8)entry;
+	key->direct_syscall = (__u8)direct;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) == 0)
+		key->pc = walk_to_call_site(ret, sp + 8, bp, &key->via);
+}
+
+static __always_inline __u32 site_id(const struct cp_site_key *key)
+{
+	__u32 *id = bpf_map_lookup_elem(&site_ids, key);
+	__u32 fresh;
+
+	if (id)
+		return *id;
+	fresh = __sync_fetch_and_add(&next_site_id, 1);
+	if (fresh >= CP_MAX_SITES)
+		return CP_MAX_SITES;
+	/* A racing CPU may insert the key first: its id wins, ours is unused. */
+	bpf_map_update_elem(&site_ids, key, &fresh, BPF_NOEXIST);
+	id = bpf_map_lookup_elem(&site_ids, key);
+	return id ? *id : CP_MAX_SITES;
+}
+
+/* Counts the read at its site now, and remembers it in the thread's
+ * request, to be credited to the site's in-request count if the request
+ * completes. */
+static __always_inline void record_site(struct cp_thread *t, struct cp_totals *tot,
+					const struct cp_site_key *key)
+{
+	__u32 id = site_id(key), n;
+	struct cp_site_counts *c;
+
+	if (id >= CP_MAX_SITES) {
+		tot->site_overflow++;
+		return;
+	}
+	c = bpf_map_lookup_elem(&site_counts, &id);
+	if (c)
+		c->all++;
+	if (!t)
+		return;
+	n = t->npending;
+	for (__u32 i = 0; i < CP_PENDING_SITES; i++) {
+		if (i >= n)
+			break;
+		if (t->pending_site[i] == id) {
+			t->pending_count[i]++;
+			return;
+		}
+	}
+	if (n < CP_PENDING_SITES) {
+		t->pending_site[n] = id;
+		t->pending_count[n] = 1;
+		t->npending = n + 1;
+	} else {
+		t->pending_overflow++;
+	}
+}
+
+static __always_inline void record_read(__u32 tid, int entry, int path, int clock,
+					const struct cp_site_key *site)
 {
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread(tid);
@@ -120,6 +238,26 @@ static __always_inline void record_read(__u32 tid, int entry, int path, int cloc
 	count_read(&tot->all, entry, path, clock);
 	if (t)
 		count_read(&t->cur, entry, path, clock);
+	record_site(t, tot, site);
+}
+
+/* A request completed: its reads count as in-request at their sites. */
+static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *tot)
+{
+	__u32 n = t->npending;
+
+	for (__u32 i = 0; i < CP_PENDING_SITES; i++) {
+		__u32 id;
+		struct cp_site_counts *c;
+
+		if (i >= n)
+			break;
+		id = t->pending_site[i];
+		c = bpf_map_lookup_elem(&site_counts, &id);
+		if (c)
+			c->in_requests += t->pending_count[i];
+	}
+	tot->site_overflow += t->pending_overflow;
 }
 
 static __always_inline void close_request(__u32 tid)
@@ -139,12 +277,15 @@ static __always_inline void close_request(__u32 tid)
 			sum[i] += cur[i];
 		reads = t->cur.reads;
 		tot->requests++;
+		credit_sites(t, tot);
 		tot->hist[reads < CP_HIST_SLOTS - 1 ? reads : CP_HIST_SLOTS - 1]++;
 		if (reads > tot->max_reads_per_request)
 			tot->max_reads_per_request = reads;
 	}
 	t->seen_boundary = 1;
 	__builtin_memset(&t->cur, 0, sizeof(t->cur));
+	t->npending = 0;
+	t->pending_overflow = 0;
 }
 
 static __always_inline void count_trap(void)
@@ -160,19 +301,27 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 {
 	__u32 tid = target_tid();
 	__u64 ip = ctx->regs.ip;
+	struct cp_site_key site;
+	int entry, path, clock = CLOCK_REALTIME_ID;
 
 	if (!tid)
 		return 0;
 	count_trap();
-	if (ip == vdso_entry_addr[CP_ENTRY_CLOCK_GETTIME])
-		record_read(tid, CP_ENTRY_CLOCK_GETTIME,
-			    vdso_clock_path((__s32)ctx->regs.di),
-			    clock_slot((__s32)ctx->regs.di));
-	else if (ip == vdso_entry_addr[CP_ENTRY_GETTIMEOFDAY])
-		record_read(tid, CP_ENTRY_GETTIMEOFDAY,
-			    vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL, CLOCK_REALTIME_ID);
-	else if (ip == vdso_entry_addr[CP_ENTRY_TIME])
-		record_read(tid, CP_ENTRY_TIME, CP_PATH_VDSO, CLOCK_REALTIME_ID);
+	if (ip == vdso_entry_addr[CP_ENTRY_CLOCK_GETTIME]) {
+		entry = CP_ENTRY_CLOCK_GETTIME;
+		clock = clock_slot((__s32)ctx->regs.di);
+		path = vdso_clock_path((__s32)ctx->regs.di);
+	} else if (ip == vdso_entry_addr[CP_ENTRY_GETTIMEOFDAY]) {
+		entry = CP_ENTRY_GETTIMEOFDAY;
+		path = vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	} else if (ip == vdso_entry_addr[CP_ENTRY_TIME]) {
+		entry = CP_ENTRY_TIME;
+		path = CP_PATH_VDSO;
+	} else {
+		return 0;
+	}
+	site_at_entry(&site, ctx->regs.sp, ctx->regs.bp, entry, 0);
+	record_read(tid, entry, path, clock, &site);
 	return 0;
 }
 
@@ -186,17 +335,24 @@ SEC("uprobe")
 int BPF_KPROBE(on_syscall_func, long nr, long arg1)
 {
 	__u32 tid = target_tid();
+	struct cp_site_key site;
+	int entry, clock = CLOCK_REALTIME_ID;
 
 	if (!tid)
 		return 0;
 	count_trap();
-	if (nr == sys_clock_gettime)
-		record_read(tid, CP_ENTRY_CLOCK_GETTIME, CP_PATH_SYSCALL,
-			    clock_slot((__s32)arg1));
-	else if (nr == sys_gettimeofday)
-		record_read(tid, CP_ENTRY_GETTIMEOFDAY, CP_PATH_SYSCALL, CLOCK_REALTIME_ID);
-	else if (nr == sys_time)
-		record_read(tid, CP_ENTRY_TIME, CP_PATH_SYSCALL, CLOCK_REALTIME_ID);
+	if (nr == sys_clock_gettime) {
+		entry = CP_ENTRY_CLOCK_GETTIME;
+		clock = clock_slot((__s32)arg1);
+	} else if (nr == sys_gettimeofday) {
+		entry = CP_ENTRY_GETTIMEOFDAY;
+	} else if (nr == sys_time) {
+		entry = CP_ENTRY_TIME;
+	} else {
+		return 0;
+	}
+	site_at_entry(&site, PT_REGS_SP(ctx), PT_REGS_FP(ctx), entry, 1);
+	record_read(tid, entry, CP_PATH_SYSCALL, clock, &site);
 	return 0;
 }
 

@@ -57,13 +57,59 @@ struct cp_totals {
 	__u64 boundary_hits;	  /* boundary events, partial intervals too */
 	__u64 trap_hits;	  /* breakpoint and uprobe hits: what costs */
 	__u64 max_reads_per_request;
+	__u64 site_overflow;	  /* in-request reads not credited to a site */
 	__u64 hist[CP_HIST_SLOTS];
 };
 
-/* Per-thread state, keyed by tid: the reads of the request in progress. */
+/* Call sites. The BPF program steps out of clock wrappers (libc's
+ * clock_gettime, std::chrono::*::now, ...) with one rule per return address
+ * inside them, computed in user space from their CFI (lib/unwind_table.c),
+ * because Debian's libc has no frame pointers. */
+#define CP_UNWIND_MAX_HOPS 6
+
+enum cp_unwind_base {
+	CP_UNWIND_SP = 0,	/* CFA = sp + cfa_offset */
+	CP_UNWIND_BP = 1,	/* CFA = rbp + cfa_offset (frame-pointer code) */
+};
+
+struct cp_unwind_rule {
+	__s32 cfa_offset;
+	__s32 bp_offset;	/* caller's rbp saved at CFA + bp_offset;
+				 * 0: this frame left rbp alone */
+	__u16 via;		/* index into the table's wrapper names */
+	__u8 base_reg;		/* enum cp_unwind_base */
+	__u8 pad;
+};
+
+#define CP_VIA_NONE 0xffff	/* no wrapper crossed */
+
+/* One call site: the return address into the program, the wrapper it
+ * called (or CP_VIA_NONE) and how the read entered. */
+struct cp_site_key {
+	__u64 pc;
+	__u16 via;
+	__u8 entry;		/* enum cp_entry */
+	__u8 direct_syscall;	/* through syscall(), not the vDSO */
+	__u32 pad;
+};
+
+#define CP_MAX_SITES 8192	/* distinct call sites counted */
+#define CP_PENDING_SITES 16	/* distinct sites per request per thread */
+
+struct cp_site_counts {
+	__u64 all;		/* reads in the window */
+	__u64 in_requests;	/* reads inside complete requests */
+};
+
+/* Per-thread state, keyed by tid: the reads of the request in progress,
+ * and at which call sites they were, until the request completes. */
 struct cp_thread {
 	__u64 seen_boundary;
 	struct cp_read_counts cur;
+	__u32 pending_site[CP_PENDING_SITES];
+	__u32 pending_count[CP_PENDING_SITES];
+	__u32 npending;
+	__u32 pending_overflow;	/* reads whose site did not fit */
 };
 
 #endif

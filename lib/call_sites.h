@@ -1,0 +1,41 @@
+/* call_sites.h - from the BPF program's raw call sites (a return address,
+ * the wrapper it went through, counts) to what a person reads: function,
+ * file:line, inline chain, module. Sites that symbolize to the same place
+ * are merged, so counts per site add up to the total and stay exact. */
+#ifndef CP_CALL_SITES_H
+#define CP_CALL_SITES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session.h"
+
+struct cp_symbolizer;
+struct cp_unwind_table;
+
+struct cp_call_site {
+	char *function;		/* demangled; "module+0x..." without a symbol */
+	char *file;		/* NULL without debug info */
+	int line;
+	char **inlined;		/* functions inlined at the site, outermost first */
+	size_t ninlined;
+	char *module;
+	char *build_id;
+	char *via;		/* the wrapper called: "clock_gettime",
+				 * "std::chrono::_V2::steady_clock::now", ... */
+	uint64_t count;		/* reads in the window */
+	uint64_t in_requests;	/* reads inside complete requests */
+};
+
+struct cp_call_sites {
+	struct cp_call_site *sites;	/* most reads first */
+	size_t n;
+};
+
+/* Symbolizes and merges raw sites. t names the wrappers (may be NULL). */
+int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
+			  const struct cp_site_count *raw, size_t nraw,
+			  struct cp_call_sites *out);
+void cp_call_sites_free(struct cp_call_sites *cs);
+
+#endif
