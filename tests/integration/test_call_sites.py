@@ -1,0 +1,74 @@
+"""Call sites: every read attributed, exactly, to the first frame in the
+program's own code, past the vDSO, libc and libstdc++'s clock wrappers, in
+binaries with and without frame pointers, C++ templates, and a program's
+own shared library. Expected counts per function come from the targets'
+sources (tests/targets/callsites_*)."""
+import os
+
+N = 60  # requests; the targets exit after them
+
+
+def profile(ctx, name):
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-q", "-o", out, "-r", "func:handle_request", "--",
+                   ctx.target(name), N, 1000)
+    assert proc.returncode == 0, proc.stderr
+    return ctx.load_json(out)
+
+
+def by_function(run):
+    """{(function, via): count over the whole window}."""
+    sites = {}
+    for s in run["call_sites"]:
+        key = (s["function"], s["via"])
+        sites[key] = sites.get(key, 0) + s["count"]
+    return sites
+
+
+def check_sites_add_up(run):
+    assert sum(s["count"] for s in run["call_sites"]) == run["clock_reads"]["total"]
+    assert sum(s["in_requests"] for s in run["call_sites"]) == run["clock_reads"]["in_requests"]
+
+
+def check_c_target(run):
+    check_sites_add_up(run)
+    assert by_function(run) == {
+        ("handle_request", "clock_gettime"): 2 * N,
+        ("read_mono", "clock_gettime"): N,
+        ("read_wall_twice", "gettimeofday"): 2 * N,
+        ("read_time", "time"): N,
+        ("read_timespec", "timespec_get"): N,
+    }, by_function(run)
+    inlined = [s for s in run["call_sites"] if s["function"] == "handle_request"]
+    assert all(s["inlined"] == ["now_ns"] for s in inlined), inlined
+    for s in run["call_sites"]:
+        assert s["file"].endswith("callsites_target.c") and s["line"] > 0, s
+    m = run["measures"]
+    assert m["clock_reads@handle_request/op"]["value"] == 2
+    assert m["clock_reads@read_wall_twice/op"]["value"] == 2
+    assert m["clock_reads@read_timespec/op"]["value"] == 1
+
+
+def test_c_with_frame_pointers(ctx):
+    check_c_target(profile(ctx, "callsites_target"))
+
+
+def test_c_without_frame_pointers(ctx):
+    check_c_target(profile(ctx, "callsites_target_nofp"))
+
+
+def test_cxx_templates_demangled(ctx):
+    run = profile(ctx, "callsites_cpp_target")
+    check_sites_add_up(run)
+    sites = by_function(run)
+    assert sites[("app::wall_seconds()", "std::chrono::system_clock::now")] == N, sites
+    timers = {f: c for (f, via), c in sites.items() if f.startswith("app::Timer<")}
+    assert len(timers) == 2 and all(c == N for c in timers.values()), sites
+    assert any("std::vector<int, std::allocator<int> > const&" in f for f in timers), timers
+
+
+def test_program_own_library(ctx):
+    run = profile(ctx, "callsites_lib_target")
+    check_sites_add_up(run)
+    assert by_function(run) == {("lib_read_clock", "clock_gettime"): 2 * N}, by_function(run)
+    assert run["call_sites"][0]["module"].endswith("libcallsites.so")
