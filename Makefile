@@ -26,7 +26,7 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 chromium nodejs npm linux-perf
+TEST_PKGS  := python3 chromium linux-perf
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*.S))
@@ -50,6 +50,7 @@ deps:
 
 test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
+	@command -v npm >/dev/null || { $(call install_missing,nodejs npm); }
 	@$(MAKE) --no-print-directory -C tests/browser deps
 
 define install_missing
@@ -132,10 +133,14 @@ check-sanitize: deps
 
 # --- demo and benchmarks.
 demo: all test-targets
-	@sh tests/demo.sh ./clockprof $(O)/tests
+	@sh tests/demo.sh ./clockprof $(O)/tests/targets $(O)/demo
 
-bench: all test-targets
-	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets
+include tests/bench/bench.mk
+
+bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare
+	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
+	@$(O)/bench-compare
+	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
 install: all
 	install -D -m 0755 clockprof $(DESTDIR)$(PREFIX)/bin/clockprof

@@ -1,10 +1,272 @@
-/* compare.c - placeholder until the subcommand lands. */
+/* compare.c - `clockprof compare`: the gate. Loads the base and head run
+ * files and the bounds, judges every measure (lib/compare.h), writes
+ * verdict.json, markdown, the HTML report and GitHub annotations as asked,
+ * prints the table, and exits 0 (within bounds), 1 (regressed; or
+ * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "bounds.h"
 #include "cmd.h"
+#include "compare.h"
+#include "compare_markdown.h"
+#include "compare_table.h"
 #include "error.h"
+#include "github_annotations.h"
+#include "report.h"
+#include "run_file.h"
+#include "stats.h"
+#include "verdict_file.h"
+
+static const char usage_text[] =
+"usage: clockprof compare [OPTIONS] --base RUN.json... --head RUN.json...\n"
+"\n"
+"Judge head runs against base runs, measure by measure, and gate CI:\n"
+"exit 0 within bounds, 1 a measure regressed beyond its bound, 2 usage\n"
+"error or invalid input. Each side is one or more run files (repeated\n"
+"runs of one build); a shell glob after --base or --head is fine.\n"
+"\n"
+"  --base FILE...          base run files (clockprof.run/1)\n"
+"  --head FILE...          head run files\n"
+"  --bounds FILE           bounds file: 'GLOB +N%%' or 'GLOB +N' per line, first\n"
+"                          match wins, # comments; without it exact measures\n"
+"                          allow +%s and sampled measures +%s\n"
+"  -o, --output FILE       write verdict.json (clockprof.verdict/1); - is stdout\n"
+"  --markdown FILE         write a markdown summary (also appended to\n"
+"                          $GITHUB_STEP_SUMMARY when that is set)\n"
+"  --html FILE             write the HTML report of the comparison\n"
+"  --github                print GitHub Actions annotations for regressions\n"
+"  --fail-on-inconclusive  exit 1 when the verdict is inconclusive too\n"
+"  --color=WHEN            auto (default: on a TTY, unless NO_COLOR), always, never\n"
+"  -q, --quiet             do not print the table\n"
+"  -h, --help              this help\n"
+"\n"
+"Exact measures compare values; sampled ones need at least %zu runs per side\n"
+"and regress only when their whole 95%% interval (Hodges-Lehmann) lies beyond\n"
+"the bound after Holm correction over all sampled measures.\n";
+
+enum { OPT_BASE = 256, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML, OPT_GITHUB,
+       OPT_FAIL_INCONCLUSIVE, OPT_COLOR };
+
+struct side_files {
+	const char **names;
+	size_t n;
+	json_t **docs;
+};
+
+static int add_file(struct side_files *s, const char *name)
+{
+	const char **n = realloc(s->names, (s->n + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	s->names = n;
+	s->names[s->n++] = name;
+	return 0;
+}
+
+static int load_side(struct side_files *s, struct cp_error *err)
+{
+	s->docs = calloc(s->n + 1, sizeof(*s->docs));
+	if (!s->docs)
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
+	return cp_compare_load_runs(s->names, s->n, s->docs, err);
+}
+
+static void free_side(struct side_files *s)
+{
+	for (size_t i = 0; s->docs && i < s->n; i++)
+		json_decref(s->docs[i]);
+	free(s->docs);
+	free(s->names);
+}
+
+/* Writes the outputs; returns 0 or an exit code >= 2 with the message in err. */
+static int write_outputs(const json_t *verdict, struct side_files *base,
+			 struct side_files *head, const char *output,
+			 const char *markdown, const char *html, int github,
+			 struct cp_error *err)
+{
+	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	char *md = NULL;
+	int rc = 0;
+
+	if (output && cp_json_write_file(verdict, output, err))
+		return -1;
+	if (markdown || (github && summary && *summary)) {
+		md = cp_compare_markdown(verdict, 0);
+		if (!md)
+			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing markdown");
+	}
+	if (markdown && cp_write_file_atomic(markdown, md, strlen(md), err))
+		rc = -1;
+	if (!rc && md && summary && *summary &&
+	    cp_append_text_file(summary, md, err))
+		rc = -1;
+	free(md);
+	if (!rc && html) {
+		/* The verdict first, then the base runs, then the head runs:
+		 * lib/report.h splits them by the verdict's base.runs/head.runs. */
+		size_t n = 1 + base->n + head->n, k = 0;
+		json_t **docs = calloc(n, sizeof(*docs));
+
+		if (!docs)
+			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", html);
+		docs[k++] = (json_t *)verdict;
+		for (size_t i = 0; i < base->n; i++)
+			docs[k++] = base->docs[i];
+		for (size_t i = 0; i < head->n; i++)
+			docs[k++] = head->docs[i];
+		rc = cp_report_write(docs, n, html, err);
+		free(docs);
+	}
+	return rc;
+}
 
 int cmd_compare(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return cmd_error(CP_EXIT_USAGE, "'compare' is not built yet");
+	static const struct option longopts[] = {
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "head", required_argument, NULL, OPT_HEAD },
+		{ "bounds", required_argument, NULL, OPT_BOUNDS },
+		{ "output", required_argument, NULL, 'o' },
+		{ "markdown", required_argument, NULL, OPT_MARKDOWN },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "github", no_argument, NULL, OPT_GITHUB },
+		{ "fail-on-inconclusive", no_argument, NULL, OPT_FAIL_INCONCLUSIVE },
+		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "colour", required_argument, NULL, OPT_COLOR },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
+	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
+	const char *html = NULL, *color_mode = NULL;
+	int github = 0, quiet = 0, color, opt, code;
+	struct cp_compare_opts opts = { .alpha = 0.05 };
+	struct cp_bounds bounds;
+	struct cp_compare_result result;
+	struct cp_error err = { 0 };
+	json_t *verdict = NULL;
+	FILE *table_out = stdout;
+
+	cp_bounds_init_defaults(&bounds);
+	opterr = 0;
+	optind = 1;
+	/* Leading '-': non-option arguments come back in order as 1, so the
+	 * files of a glob after --base/--head join the side named last. */
+	while ((opt = getopt_long(argc, argv, "-:o:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_BASE:
+			current = &base;
+			if (add_file(current, optarg))
+				goto oom;
+			break;
+		case OPT_HEAD:
+			current = &head;
+			if (add_file(current, optarg))
+				goto oom;
+			break;
+		case 1:
+			if (!current) {
+				code = cmd_error(CP_EXIT_USAGE,
+						 "compare: '%s' is not an option; put run files after --base or --head",
+						 optarg);
+				goto out;
+			}
+			if (add_file(current, optarg))
+				goto oom;
+			break;
+		case OPT_BOUNDS: bounds_path = optarg; current = NULL; break;
+		case 'o': output = optarg; current = NULL; break;
+		case OPT_MARKDOWN: markdown = optarg; current = NULL; break;
+		case OPT_HTML: html = optarg; current = NULL; break;
+		case OPT_GITHUB: github = 1; current = NULL; break;
+		case OPT_FAIL_INCONCLUSIVE: opts.fail_on_inconclusive = 1; current = NULL; break;
+		case OPT_COLOR: color_mode = optarg; current = NULL; break;
+		case 'q': quiet = 1; current = NULL; break;
+		case 'h':
+			printf(usage_text, CP_BOUND_DEFAULT_EXACT,
+			       CP_BOUND_DEFAULT_SAMPLED, cp_hl_min_runs(CP_Z_975));
+			code = CP_EXIT_OK;
+			goto out;
+		case ':':
+			code = cmd_error(CP_EXIT_USAGE, "compare: %s needs a value; see 'clockprof compare --help'",
+					 argv[optind - 1]);
+			goto out;
+		default:
+			code = cmd_error(CP_EXIT_USAGE, "compare: unknown option '%s'; see 'clockprof compare --help'",
+					 argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (!base.n || !head.n) {
+		code = cmd_error(CP_EXIT_USAGE,
+				 "compare: give at least one run file after --base and one after --head");
+		goto out;
+	}
+	color = cp_color_wanted(color_mode, STDOUT_FILENO);
+	if (color < 0) {
+		code = cmd_error(CP_EXIT_USAGE,
+				 "compare: --color must be auto, always or never, not '%s'",
+				 color_mode);
+		goto out;
+	}
+	if (output && !strcmp(output, "-")) {
+		table_out = stderr;	/* stdout carries the JSON */
+		color = cp_color_wanted(color_mode, STDERR_FILENO);
+	}
+	if ((output && cp_check_writable(output, &err)) ||
+	    (markdown && cp_check_writable(markdown, &err)) ||
+	    (html && cp_check_writable(html, &err)) ||
+	    (bounds_path && cp_bounds_load(bounds_path, &bounds, &err)) ||
+	    load_side(&base, &err) || load_side(&head, &err))
+		goto fail;
+	{
+		struct cp_compare_side b = { base.docs, base.names, base.n };
+		struct cp_compare_side h = { head.docs, head.names, head.n };
+
+		if (cp_compare(&b, &h, &bounds, &opts, &result, &err))
+			goto fail;
+		verdict = cp_verdict_build(&result, &bounds, &b, &h);
+		code = result.exit_code;
+		cp_compare_result_free(&result);
+	}
+	if (!verdict)
+		goto oom;
+	if (write_outputs(verdict, &base, &head, output, markdown, html, github, &err))
+		goto fail;
+	if (!quiet || github) {
+		char token[33];
+
+		/* With --github the table (which prints names from the
+		 * target) runs with workflow commands off; the annotations
+		 * follow on the same stream (with -o -, stdout is JSON). */
+		if (!quiet) {
+			if (github)
+				cp_github_stop_commands(table_out, token);
+			cp_compare_table_write(table_out, verdict, color);
+			if (github)
+				cp_github_resume_commands(table_out, token);
+		}
+		if (github)
+			cp_github_annotations_write(table_out, verdict);
+	}
+	fflush(stdout);
+	goto out;
+oom:
+	cp_fail(&err, CP_EXIT_USAGE, "out of memory");
+fail:
+	code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
+out:
+	json_decref(verdict);
+	cp_bounds_free(&bounds);
+	free_side(&base);
+	free_side(&head);
+	return code;
 }

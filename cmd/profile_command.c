@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "error.h"
 #include "profile_command.h"
+#include "report.h"
 #include "run_file.h"
 #include "summary.h"
 
@@ -129,8 +130,8 @@ int profile_command_execute(struct profile_command *pc)
 	doc = cp_run_file_build(&p);
 	if (pc->output && cp_json_write_file(doc, pc->output, &err))
 		rc = cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->html)
-		rc = cmd_error(CP_EXIT_USAGE, "--html: the report writer is not built yet");
+	if (pc->html && cp_report_write(&doc, 1, pc->html, &err))
+		rc = cmd_error(err.exit_code, "%s", err.msg);
 	json_decref(doc);
 	cp_profile_release(&p);
 	return rc;

@@ -374,11 +374,12 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_session *s = NULL;
 	struct naming nm = { 0 };
 	struct window w = { -1, -1, { { 0 } } };
-	double start, cpu0;
+	double begin, start, cpu0;
 	int end_signal;
 
 	memset(p, 0, sizeof(*p));
 	p->cost_ns_per_hit = -1;
+	begin = monotonic_s();
 	cfg.pid = o->pid;
 	if (o->command) {
 		if (cp_launch_held(o->command, &cfg.pid, err))
@@ -404,6 +405,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	}
 	if (window_open(&w, cfg.pid, err))
 		goto fail;
+	p->attach_s = monotonic_s() - begin;
 	cp_session_stats(s, &p->stats);
 	p->cost_ns_per_hit = cp_session_probe_cost_ns(s);
 	rfc3339_now(p->started_at, sizeof(p->started_at));

@@ -47,6 +47,7 @@ struct cp_profile {
 	struct cp_totals totals;
 	struct cp_session_stats stats;
 	char started_at[40];		/* RFC 3339, UTC */
+	double attach_s;		/* from the start until probes were live */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
 	const char *end_reason;		/* "duration", "signal", "target-exit" */

@@ -223,8 +223,9 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 
 	if (p->cost_ns_per_hit > 0 && p->target_cpu_s > 0)
 		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->target_cpu_s);
-	return json_pack("{s:I, s:o, s:o, s:I, s:I}", "hits", (json_int_t)p->totals.trap_hits,
+	return json_pack("{s:I, s:o, s:o, s:f, s:I, s:I}", "hits", (json_int_t)p->totals.trap_hits,
 			 "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
+			 "attach_s", p->attach_s,
 			 "threads", (json_int_t)p->stats.threads,
 			 "threads_inherited_during_attach", (json_int_t)p->stats.inherited);
 }

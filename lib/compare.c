@@ -1,0 +1,829 @@
+/* compare.c - see compare.h for the rules; this file gathers the measures
+ * of every run, reads the runs' environment fingerprints and judges. */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "error.h"
+#include "run_file.h"
+#include "stats.h"
+
+/* A/A noise floor needs an interval between two halves of the base runs. */
+#define NOISE_FLOOR_MIN_RUNS 8
+
+static const char *const status_names[CP_MEASURE_NSTATUS] = {
+	"within", "regressed", "improved", "inconclusive", "added", "removed",
+};
+
+const char *cp_measure_status_name(enum cp_measure_status s)
+{
+	return s < CP_MEASURE_NSTATUS ? status_names[s] : "?";
+}
+
+const char *cp_verdict_status_name(enum cp_verdict_status s)
+{
+	return s == CP_VERDICT_FAIL ? "fail" :
+	       s == CP_VERDICT_INCONCLUSIVE ? "inconclusive" : "pass";
+}
+
+static void warnf(json_t *arr, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void warnf(json_t *arr, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(arr, json_string(buf));
+}
+
+/* --- environment fingerprint ------------------------------------------ */
+
+/* Fields compared across sides; "inconclusive" ones change what sampled
+ * measures mean (a different clocksource changes what a clock read costs;
+ * with or without a PMU the machine is not the same kind). build_id and exe
+ * are expected to differ between base and head and are only recorded. */
+static const struct {
+	const char *field;
+	const char *effect;	/* NULL: not compared */
+} env_fields[] = {
+	{ "kernel", "warning" },
+	{ "cpu", "warning" },
+	{ "clocksource", "inconclusive" },
+	{ "pmu", "inconclusive" },
+	{ "tool_version", "warning" },
+	{ "build_id", NULL },
+	{ "exe", NULL },
+};
+#define N_ENV_FIELDS (sizeof(env_fields) / sizeof(env_fields[0]))
+
+static json_t *copy_or_null(const json_t *v)
+{
+	return v && !json_is_null(v) ? json_deep_copy(v) : json_null();
+}
+
+json_t *cp_run_fingerprint(const json_t *run)
+{
+	const json_t *host = json_object_get(run, "host");
+	const json_t *target = json_object_get(run, "target");
+	const json_t *tool_version = json_object_get(host, "tool_version");
+	json_t *fp = json_object();
+
+	if (!tool_version)
+		tool_version = json_object_get(json_object_get(run, "tool"), "version");
+	json_object_set_new(fp, "kernel", copy_or_null(json_object_get(host, "kernel")));
+	json_object_set_new(fp, "cpu", copy_or_null(json_object_get(host, "cpu")));
+	json_object_set_new(fp, "clocksource",
+			    copy_or_null(json_object_get(host, "clocksource")));
+	json_object_set_new(fp, "pmu", copy_or_null(json_object_get(host, "pmu")));
+	json_object_set_new(fp, "tool_version", copy_or_null(tool_version));
+	json_object_set_new(fp, "build_id",
+			    copy_or_null(json_object_get(target, "build_id")));
+	json_object_set_new(fp, "exe", copy_or_null(json_object_get(target, "exe")));
+	return fp;
+}
+
+static int array_has(const json_t *arr, const json_t *v)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(arr, i, e)
+		if (json_equal(e, (json_t *)v))
+			return 1;
+	return 0;
+}
+
+static int same_set(const json_t *a, const json_t *b)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(a) != json_array_size(b))
+		return 0;
+	json_array_foreach(a, i, e)
+		if (!array_has(b, e))
+			return 0;
+	return 1;
+}
+
+/* {field: [distinct values over the side's runs]} */
+static json_t *side_env(const struct cp_compare_side *s)
+{
+	json_t *env = json_object();
+
+	for (size_t f = 0; f < N_ENV_FIELDS; f++)
+		json_object_set_new(env, env_fields[f].field, json_array());
+	for (size_t r = 0; r < s->n; r++) {
+		json_t *fp = cp_run_fingerprint(s->docs[r]);
+
+		for (size_t f = 0; f < N_ENV_FIELDS; f++) {
+			json_t *arr = json_object_get(env, env_fields[f].field);
+			json_t *v = json_object_get(fp, env_fields[f].field);
+
+			if (!array_has(arr, v))
+				json_array_append(arr, v);
+		}
+		json_decref(fp);
+	}
+	return env;
+}
+
+static void values_text(const json_t *arr, char *buf, size_t len)
+{
+	size_t i, used = 0;
+	json_t *e;
+
+	buf[0] = '\0';
+	json_array_foreach(arr, i, e) {
+		char *t = json_dumps(e, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+
+		if (used < len)
+			used += (size_t)snprintf(buf + used, len - used, "%s%.80s",
+						 i ? ", " : "", t ? t : "?");
+		free(t);
+	}
+}
+
+/* Fills base_env, head_env, env_mismatch; returns 1 when sampled measures
+ * must be inconclusive, and the field that says why in *why. */
+static int compare_env(const struct cp_compare_side *base,
+		       const struct cp_compare_side *head,
+		       struct cp_compare_result *r, const char **why)
+{
+	int inconclusive = 0;
+
+	r->base_env = side_env(base);
+	r->head_env = side_env(head);
+	r->env_mismatch = json_array();
+	*why = NULL;
+	for (size_t f = 0; f < N_ENV_FIELDS; f++) {
+		const char *field = env_fields[f].field;
+		json_t *b = json_object_get(r->base_env, field);
+		json_t *h = json_object_get(r->head_env, field);
+		char text[256];
+
+		if (!env_fields[f].effect)
+			continue;
+		if (json_array_size(b) > 1) {
+			values_text(b, text, sizeof(text));
+			warnf(r->warnings, "base runs differ in %s: %s", field, text);
+		}
+		if (json_array_size(h) > 1) {
+			values_text(h, text, sizeof(text));
+			warnf(r->warnings, "head runs differ in %s: %s", field, text);
+		}
+		if (same_set(b, h))
+			continue;
+		json_array_append_new(r->env_mismatch,
+			json_pack("{s:s, s:O, s:O, s:s}", "field", field, "base", b,
+				  "head", h, "effect", env_fields[f].effect));
+		if (!strcmp(env_fields[f].effect, "inconclusive") && !inconclusive) {
+			inconclusive = 1;
+			*why = field;
+		}
+	}
+	return inconclusive;
+}
+
+/* --- loading run files, in parallel ------------------------------------ */
+
+#define MAX_LOAD_THREADS 8
+
+struct load_job {
+	const char *const *paths;
+	json_t **docs;
+	struct cp_error *errs;
+	int *failed;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+static void *load_worker(void *arg)
+{
+	struct load_job *job = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&job->lock);
+		i = job->next++;
+		pthread_mutex_unlock(&job->lock);
+		if (i >= job->n)
+			return NULL;
+		job->failed[i] = cp_run_file_load(job->paths[i], &job->docs[i],
+						  &job->errs[i]) != 0;
+	}
+}
+
+int cp_compare_load_runs(const char *const *paths, size_t n, json_t **docs,
+			 struct cp_error *err)
+{
+	struct load_job job = { paths, docs, NULL, NULL, n, 0,
+				PTHREAD_MUTEX_INITIALIZER };
+	pthread_t threads[MAX_LOAD_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = cpus > 0 ? (size_t)cpus : 1, started = 0;
+	int rc = 0;
+
+	if (nthreads > MAX_LOAD_THREADS)
+		nthreads = MAX_LOAD_THREADS;
+	if (nthreads > n)
+		nthreads = n;
+	job.errs = calloc(n + 1, sizeof(*job.errs));
+	job.failed = calloc(n + 1, sizeof(*job.failed));
+	if (!job.errs || !job.failed) {
+		free(job.errs);
+		free(job.failed);
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory loading run files");
+	}
+	for (size_t i = 0; i < n; i++)
+		docs[i] = NULL;
+	/* This thread works too; helpers only when there is more than one
+	 * file and CPU. */
+	for (size_t t = 1; t < nthreads; t++)
+		if (pthread_create(&threads[started], NULL, load_worker, &job) == 0)
+			started++;
+	load_worker(&job);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	for (size_t i = 0; i < n; i++)
+		if (job.failed[i]) {
+			if (err)
+				*err = job.errs[i];
+			rc = -1;
+			break;
+		}
+	if (rc)
+		for (size_t i = 0; i < n; i++) {
+			json_decref(docs[i]);
+			docs[i] = NULL;
+		}
+	free(job.errs);
+	free(job.failed);
+	return rc;
+}
+
+/* --- gathering measures ------------------------------------------------ */
+
+struct gathered {
+	size_t nmeasures;
+	size_t nb, nh;		/* runs per side */
+	double *values;		/* [measure][nb + nh], NaN when absent */
+	const char **name;	/* per measure, points into a doc */
+	const json_t **base_meta, **head_meta;	/* first occurrence per side */
+	json_t *index;		/* name -> integer index */
+};
+
+static int gather_side(struct gathered *g, const struct cp_compare_side *s,
+		       int is_head, int fill)
+{
+	for (size_t r = 0; r < s->n; r++) {
+		const json_t *measures = json_object_get(s->docs[r], "measures");
+		const char *name;
+		json_t *m;
+
+		json_object_foreach((json_t *)measures, name, m) {
+			json_t *idx = json_object_get(g->index, name);
+			size_t i;
+
+			if (!fill) {
+				if (!idx) {
+					json_object_set_new(g->index, name,
+						json_integer((json_int_t)g->nmeasures));
+					g->nmeasures++;
+				}
+				continue;
+			}
+			i = (size_t)json_integer_value(idx);
+			if (!g->name[i])
+				g->name[i] = json_object_iter_key(
+					json_object_iter_at(g->index, name));
+			g->values[i * (g->nb + g->nh) + (is_head ? g->nb : 0) + r] =
+				json_number_value(json_object_get(m, "value"));
+			if (is_head && !g->head_meta[i])
+				g->head_meta[i] = m;
+			if (!is_head && !g->base_meta[i])
+				g->base_meta[i] = m;
+		}
+	}
+	return 0;
+}
+
+static int gather(struct gathered *g, const struct cp_compare_side *base,
+		  const struct cp_compare_side *head)
+{
+	size_t cells;
+
+	memset(g, 0, sizeof(*g));
+	g->nb = base->n;
+	g->nh = head->n;
+	g->index = json_object();
+	if (!g->index)
+		return -1;
+	gather_side(g, base, 0, 0);
+	gather_side(g, head, 1, 0);
+	cells = g->nmeasures * (g->nb + g->nh);
+	g->values = malloc((cells ? cells : 1) * sizeof(double));
+	g->name = calloc(g->nmeasures + 1, sizeof(*g->name));
+	g->base_meta = calloc(g->nmeasures + 1, sizeof(*g->base_meta));
+	g->head_meta = calloc(g->nmeasures + 1, sizeof(*g->head_meta));
+	if (!g->values || !g->name || !g->base_meta || !g->head_meta)
+		return -1;
+	for (size_t i = 0; i < cells; i++)
+		g->values[i] = NAN;
+	gather_side(g, base, 0, 1);
+	gather_side(g, head, 1, 1);
+	return 0;
+}
+
+static void gathered_free(struct gathered *g)
+{
+	free(g->values);
+	free(g->name);
+	free(g->base_meta);
+	free(g->head_meta);
+	json_decref(g->index);
+}
+
+/* Copies the present values of one side of measure i into out; returns
+ * their count. */
+static size_t side_values(const struct gathered *g, size_t i, int is_head,
+			  double *out)
+{
+	const double *row = g->values + i * (g->nb + g->nh) + (is_head ? g->nb : 0);
+	size_t n = is_head ? g->nh : g->nb, k = 0;
+
+	for (size_t r = 0; r < n; r++)
+		if (!isnan(row[r]))
+			out[k++] = row[r];
+	return k;
+}
+
+static const char *meta_str(const json_t *m, const char *key)
+{
+	const char *s = json_string_value(json_object_get(m, key));
+
+	return s ? s : "";
+}
+
+/* --- judging ----------------------------------------------------------- */
+
+static void side_stats(const double *v, size_t n, struct cp_side_stats *s)
+{
+	s->n = n;
+	s->median = cp_median(v, n);
+	s->lo = s->hi = v[0];
+	for (size_t i = 1; i < n; i++) {
+		if (v[i] < s->lo)
+			s->lo = v[i];
+		if (v[i] > s->hi)
+			s->hi = v[i];
+	}
+}
+
+static const char *g_fmt(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, "%.6g", v);
+	return buf;
+}
+
+/* The allowed change in the bad direction, in the unit of `pct` (percent,
+ * when the bound is relative and base is not 0) or of the measure. */
+static double allowed_abs(const struct cp_bound_rule *b, double base)
+{
+	return b->relative ? b->value / 100.0 * fabs(base) : b->value;
+}
+
+static void judge_exact(struct cp_measure_verdict *mv, const double *bv,
+			const double *hv)
+{
+	double delta = mv->head.median - mv->base.median;
+	double bad = mv->higher_is_better ? -delta : delta;
+	double eps = 1e-9 * fmax(fabs(mv->base.median), fabs(mv->head.median));
+	double allowed = allowed_abs(mv->bound, mv->base.median);
+	char b1[32], b2[32];
+
+	(void)bv;
+	(void)hv;
+	mv->change_abs = (struct cp_interval){ delta, delta, delta };
+	if (mv->base.median != 0) {
+		double pct = delta / fabs(mv->base.median) * 100.0;
+
+		mv->change_pct = (struct cp_interval){ pct, pct, pct };
+	}
+	mv->direction = bad > eps ? 1 : bad < -eps ? -1 : 0;
+	g_fmt(b1, sizeof(b1), mv->base.median);
+	g_fmt(b2, sizeof(b2), mv->head.median);
+	if (bad > allowed + eps) {
+		mv->status = CP_MEASURE_REGRESSED;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "%s -> %s %.60s, beyond bound %s", b1, b2, mv->unit,
+			 mv->bound->text);
+	} else if (bad < -eps) {
+		mv->status = CP_MEASURE_IMPROVED;
+		snprintf(mv->reason, sizeof(mv->reason), "%s -> %s %.60s", b1,
+			 b2, mv->unit);
+	} else {
+		mv->status = CP_MEASURE_WITHIN;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 bad > eps ? "%s -> %s %.60s, within bound %s" :
+				     "%s -> %s %.60s, unchanged%.0s",
+			 b1, b2, mv->unit, mv->bound->text);
+	}
+	if (mv->base.lo != mv->base.hi)
+		warnf(mv->warnings,
+		      "exact measure varies between base runs: %.6g .. %.6g (median used)",
+		      mv->base.lo, mv->base.hi);
+	if (mv->head.lo != mv->head.hi)
+		warnf(mv->warnings,
+		      "exact measure varies between head runs: %.6g .. %.6g (median used)",
+		      mv->head.lo, mv->head.hi);
+}
+
+/* Relative (percent) and absolute intervals of the change, head vs base.
+ * With all values positive the relative interval comes from the ratios
+ * (noise in these measures is multiplicative) and the absolute one is
+ * derived from it (times |base median|), unless need_abs asks for the
+ * absolute one directly (an absolute bound decides on it). Otherwise the
+ * absolute interval comes from the differences and the relative one is
+ * derived (none when base is 0). Computing one interval, not two, halves
+ * the work of a large gate. */
+static void change_intervals(const double *bv, size_t nb, const double *hv,
+			     size_t nh, double z, double base_median, int need_abs,
+			     double *scratch, struct cp_interval *pct,
+			     struct cp_interval *abs_, int *has_interval)
+{
+	struct cp_shift s, r;
+	double scale = fabs(base_median) / 100.0;
+
+	if (cp_hl_ratio(bv, nb, hv, nh, z, scratch, &r) == 0) {
+		*pct = (struct cp_interval){ (r.point - 1) * 100, (r.lo - 1) * 100,
+					     (r.hi - 1) * 100 };
+		*has_interval = r.has_interval;
+		if (!need_abs) {
+			*abs_ = (struct cp_interval){ pct->point * scale,
+						      pct->lo * scale, pct->hi * scale };
+			return;
+		}
+		cp_hl_shift(bv, nb, hv, nh, z, scratch, &s);
+		*abs_ = (struct cp_interval){ s.point, s.lo, s.hi };
+		return;
+	}
+	cp_hl_shift(bv, nb, hv, nh, z, scratch, &s);
+	*abs_ = (struct cp_interval){ s.point, s.lo, s.hi };
+	*has_interval = s.has_interval;
+	if (base_median != 0)
+		*pct = (struct cp_interval){ s.point / scale, s.lo / scale,
+					     s.hi / scale };
+	else
+		*pct = (struct cp_interval){ NAN, NAN, NAN };
+}
+
+/* Interval of the change in the "bad" direction, in the bound's unit:
+ * [*lo, *hi] and the allowed amount *allowed. */
+static void bad_interval(const struct cp_measure_verdict *mv, double *lo,
+			 double *hi, double *point, double *allowed)
+{
+	const struct cp_interval *c = &mv->change_abs;
+
+	*allowed = mv->bound->value;
+	if (mv->bound->relative) {
+		if (!isnan(mv->change_pct.point))
+			c = &mv->change_pct;
+		else
+			*allowed = 0;	/* base is 0: any increase is beyond */
+	}
+	if (mv->higher_is_better) {
+		*lo = -c->hi;
+		*hi = -c->lo;
+		*point = -c->point;
+	} else {
+		*lo = c->lo;
+		*hi = c->hi;
+		*point = c->point;
+	}
+}
+
+static void fmt_change(char *buf, size_t len, const struct cp_measure_verdict *mv,
+		       double v)
+{
+	if (mv->bound->relative && !isnan(mv->change_pct.point))
+		snprintf(buf, len, "%+.3g%%", v);
+	else
+		snprintf(buf, len, "%+.6g", v);
+}
+
+/* First pass over a sampled measure: statistics, no decision yet. */
+static void measure_sampled(struct cp_measure_verdict *mv, const double *bv,
+			    const double *hv, double z, double *scratch)
+{
+	struct cp_mann_whitney mw;
+	int has_interval;
+
+	change_intervals(bv, mv->base.n, hv, mv->head.n, z, mv->base.median,
+			 !mv->bound->relative, scratch, &mv->change_pct,
+			 &mv->change_abs, &has_interval);
+	cp_mann_whitney(bv, mv->base.n, hv, mv->head.n, &mw);
+	mv->p_value = mw.p;
+	if (!has_interval) {
+		mv->change_pct.lo = mv->change_pct.hi = NAN;
+		mv->change_abs.lo = mv->change_abs.hi = NAN;
+		mv->p_value = NAN;	/* not part of the corrected family */
+	}
+}
+
+static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
+			double z, double *scratch)
+{
+	double even[512], odd[512];
+	size_t ne = 0, no = 0, n = mv->base.n;
+	struct cp_interval pct, abs_;
+	int has;
+	double floor_pct, bound_pct;
+
+	if (n < NOISE_FLOOR_MIN_RUNS || n > 1024)
+		return;
+	/* Interleaved halves, so a drift over the base runs shows as noise. */
+	for (size_t i = 0; i < n; i++) {
+		if (i % 2)
+			odd[no++] = bv[i];
+		else
+			even[ne++] = bv[i];
+	}
+	change_intervals(even, ne, odd, no, z, cp_median(even, ne), 0, scratch,
+			 &pct, &abs_, &has);
+	if (!has || isnan(pct.lo))
+		return;
+	floor_pct = fmax(fabs(pct.lo), fabs(pct.hi));
+	mv->noise_floor_pct = floor_pct;
+	bound_pct = mv->bound->relative ? mv->bound->value :
+		    mv->base.median != 0 ?
+		    mv->bound->value / fabs(mv->base.median) * 100 : INFINITY;
+	if (bound_pct < floor_pct)
+		warnf(mv->warnings,
+		      "bound %s is tighter than the A/A noise floor %.2g%% seen between base runs; "
+		      "changes this small cannot be told from noise",
+		      mv->bound->text, floor_pct);
+}
+
+/* Second pass: the decision, once p-values are adjusted. */
+static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
+			   const char *env_why, size_t nfamily)
+{
+	double lo, hi, point, allowed;
+	char l[32], h[32];
+
+	if (mv->runs_needed) {
+		mv->status = CP_MEASURE_INCONCLUSIVE;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "too few runs: %zu base, %zu head; need at least %zu on each side",
+			 mv->base.n, mv->head.n, mv->runs_needed);
+		return;
+	}
+	bad_interval(mv, &lo, &hi, &point, &allowed);
+	mv->direction = point > 0 ? 1 : point < 0 ? -1 : 0;
+	fmt_change(l, sizeof(l), mv, mv->higher_is_better ? -hi : lo);
+	fmt_change(h, sizeof(h), mv, mv->higher_is_better ? -lo : hi);
+	if (env_why) {
+		mv->status = CP_MEASURE_INCONCLUSIVE;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "%s differs between base and head runs (see env_mismatch)",
+			 env_why);
+		return;
+	}
+	if (lo > allowed) {
+		if (mv->p_adjusted < alpha) {
+			mv->status = CP_MEASURE_REGRESSED;
+			snprintf(mv->reason, sizeof(mv->reason),
+				 "interval %s .. %s lies beyond bound %s (p = %.2g, Holm-adjusted %.2g)",
+				 l, h, mv->bound->text, mv->p_value, mv->p_adjusted);
+		} else {
+			mv->status = CP_MEASURE_INCONCLUSIVE;
+			snprintf(mv->reason, sizeof(mv->reason),
+				 "interval %s .. %s lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
+				 l, h, mv->bound->text, nfamily, mv->p_adjusted);
+		}
+	} else if (hi < 0 && mv->p_adjusted < alpha) {
+		mv->status = CP_MEASURE_IMPROVED;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "interval %s .. %s lies on the good side (adjusted p = %.2g)",
+			 l, h, mv->p_adjusted);
+	} else if (hi <= allowed) {
+		mv->status = CP_MEASURE_WITHIN;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "interval %s .. %s within bound %s", l, h, mv->bound->text);
+	} else {
+		mv->status = CP_MEASURE_INCONCLUSIVE;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "interval %s .. %s straddles bound %s; more runs may decide",
+			 l, h, mv->bound->text);
+	}
+}
+
+static int cmp_verdict_name(const void *a, const void *b)
+{
+	return strcmp(((const struct cp_measure_verdict *)a)->name,
+		      ((const struct cp_measure_verdict *)b)->name);
+}
+
+/* Kind, unit or direction disagreeing between sides cannot be judged. */
+static int meta_conflict(struct cp_measure_verdict *mv, const json_t *bm,
+			 const json_t *hm)
+{
+	static const char *const keys[] = { "kind", "unit", "better" };
+
+	for (size_t k = 0; k < 3; k++) {
+		const char *b = meta_str(bm, keys[k]), *h = meta_str(hm, keys[k]);
+
+		if (strcmp(b, h)) {
+			mv->status = CP_MEASURE_INCONCLUSIVE;
+			snprintf(mv->reason, sizeof(mv->reason),
+				 "%s differs: \"%.40s\" in base, \"%.40s\" in head",
+				 keys[k], b, h);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void run_warnings(const struct cp_compare_side *s, const char *side,
+			 json_t *warnings)
+{
+	for (size_t r = 0; r < s->n; r++) {
+		const json_t *c = json_object_get(s->docs[r], "complete");
+
+		if (json_is_false(c))
+			warnf(warnings, "%s run %.200s was cut short (complete: false)",
+			      side, s->names && s->names[r] ? s->names[r] : "?");
+	}
+}
+
+int cp_compare(const struct cp_compare_side *base,
+	       const struct cp_compare_side *head, struct cp_bounds *bounds,
+	       const struct cp_compare_opts *opts,
+	       struct cp_compare_result *out, struct cp_error *err)
+{
+	struct gathered g;
+	double alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
+	double z = -1, *bv = NULL, *hv = NULL, *scratch = NULL, *ps = NULL;
+	const char *env_why;
+	int env_inconclusive;
+	size_t nfamily = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!base->n || !head->n)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "compare needs at least one base and one head run file");
+	/* z for a two-sided (1 - alpha) interval: invert the normal tail by
+	 * bisection (alpha is user-tunable; CP_Z_975 for the default). */
+	if (alpha == 0.05) {
+		z = CP_Z_975;
+	} else {
+		double lo = 0, hi = 40;
+
+		for (int i = 0; i < 200; i++) {
+			double mid = (lo + hi) / 2;
+
+			if (cp_normal_sf(mid) > alpha / 2)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		z = (lo + hi) / 2;
+	}
+	out->alpha = alpha;
+	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
+	out->min_runs = cp_hl_min_runs(z);
+	out->warnings = json_array();
+	out->names = json_array();
+	env_inconclusive = compare_env(base, head, out, &env_why);
+	run_warnings(base, "base", out->warnings);
+	run_warnings(head, "head", out->warnings);
+
+	if (gather(&g, base, head))
+		goto oom;
+	out->n = g.nmeasures;
+	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
+	bv = malloc((g.nb + 1) * sizeof(double));
+	hv = malloc((g.nh + 1) * sizeof(double));
+	scratch = malloc((g.nb * g.nh + 1) * sizeof(double));
+	ps = malloc((g.nmeasures + 1) * sizeof(double));
+	if (!out->measures || !bv || !hv || !scratch || !ps)
+		goto oom;
+
+	for (size_t i = 0; i < g.nmeasures; i++) {
+		struct cp_measure_verdict *mv = &out->measures[i];
+		const json_t *meta = g.base_meta[i] ? g.base_meta[i] : g.head_meta[i];
+		size_t nb = side_values(&g, i, 0, bv), nh = side_values(&g, i, 1, hv);
+
+		json_array_append_new(out->names, json_string(g.name[i]));
+		mv->name = json_string_value(json_array_get(out->names,
+					     json_array_size(out->names) - 1));
+		mv->unit = meta_str(meta, "unit");
+		mv->exact = !strcmp(meta_str(meta, "kind"), "exact");
+		mv->higher_is_better = !strcmp(meta_str(meta, "better"), "higher");
+		mv->in_base = nb > 0;
+		mv->in_head = nh > 0;
+		mv->change_pct = mv->change_abs = (struct cp_interval){ NAN, NAN, NAN };
+		mv->p_value = mv->p_adjusted = mv->noise_floor_pct = NAN;
+		mv->warnings = json_array();
+		ps[i] = NAN;
+		if (nb)
+			side_stats(bv, nb, &mv->base);
+		if (nh)
+			side_stats(hv, nh, &mv->head);
+		if (!nb || !nh) {
+			mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
+			snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
+				 nb ? "base" : "head");
+			continue;
+		}
+		if (nb < g.nb)
+			warnf(mv->warnings, "present in %zu of %zu base runs", nb, g.nb);
+		if (nh < g.nh)
+			warnf(mv->warnings, "present in %zu of %zu head runs", nh, g.nh);
+		mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
+		if (meta_conflict(mv, g.base_meta[i], g.head_meta[i]))
+			continue;
+		if (mv->exact) {
+			judge_exact(mv, bv, hv);
+			continue;
+		}
+		if (cp_hl_rank(nb, nh, z) == 0) {
+			/* Raise the smaller side until an interval exists. */
+			size_t k = 1;
+
+			while (cp_hl_rank(nb > k ? nb : k, nh > k ? nh : k, z) == 0)
+				k++;
+			mv->runs_needed = k;
+		}
+		measure_sampled(mv, bv, hv, z, scratch);
+		noise_floor(mv, bv, z, scratch);
+		if (!env_inconclusive && !mv->runs_needed) {
+			ps[i] = mv->p_value;
+			nfamily++;
+		}
+	}
+	if (cp_holm(ps, g.nmeasures, ps))
+		goto oom;
+	for (size_t i = 0; i < g.nmeasures; i++) {
+		struct cp_measure_verdict *mv = &out->measures[i];
+
+		if (mv->exact || !mv->in_base || !mv->in_head || !mv->bound ||
+		    mv->reason[0])
+			continue;
+		mv->p_adjusted = ps[i];
+		decide_sampled(mv, alpha, env_inconclusive ? env_why : NULL, nfamily);
+	}
+	gathered_free(&g);
+	free(bv);
+	free(hv);
+	free(scratch);
+	free(ps);
+
+	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
+	for (size_t i = 0; i < out->n; i++)
+		out->counts[out->measures[i].status]++;
+	for (size_t r = 0; r < bounds->nrules; r++)
+		if (!bounds->rules[r].matched)
+			warnf(out->warnings, "bounds rule line %d '%.80s %s' matches no measure",
+			      bounds->rules[r].line, bounds->rules[r].pattern,
+			      bounds->rules[r].text);
+	out->status = out->counts[CP_MEASURE_REGRESSED] ? CP_VERDICT_FAIL :
+		      out->counts[CP_MEASURE_INCONCLUSIVE] ? CP_VERDICT_INCONCLUSIVE :
+		      CP_VERDICT_PASS;
+	out->exit_code = out->status == CP_VERDICT_FAIL ||
+			 (out->status == CP_VERDICT_INCONCLUSIVE &&
+			  out->fail_on_inconclusive) ? CP_EXIT_GATE : CP_EXIT_OK;
+	return 0;
+oom:
+	gathered_free(&g);
+	free(bv);
+	free(hv);
+	free(scratch);
+	free(ps);
+	cp_compare_result_free(out);
+	return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
+}
+
+void cp_compare_result_free(struct cp_compare_result *r)
+{
+	for (size_t i = 0; r->measures && i < r->n; i++)
+		json_decref(r->measures[i].warnings);
+	free(r->measures);
+	json_decref(r->base_env);
+	json_decref(r->head_env);
+	json_decref(r->env_mismatch);
+	json_decref(r->warnings);
+	json_decref(r->names);
+	memset(r, 0, sizeof(*r));
+}

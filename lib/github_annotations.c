@@ -1,0 +1,138 @@
+/* github_annotations.c - see github_annotations.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compare_table.h"
+#include "github_annotations.h"
+
+static void escape(char *buf, size_t len, const char *s, int property)
+{
+	size_t w = 0;
+
+	if (!len)
+		return;
+	for (; s && *s; s++) {
+		const char *rep = NULL;
+		size_t n;
+
+		switch (*s) {
+		case '%': rep = "%25"; break;
+		case '\r': rep = "%0D"; break;
+		case '\n': rep = "%0A"; break;
+		case ':': rep = property ? "%3A" : NULL; break;
+		case ',': rep = property ? "%2C" : NULL; break;
+		}
+		n = rep ? 3 : 1;
+		if (w + n + 1 > len) {
+			/* Never split a UTF-8 character. */
+			while (w > 0 && ((unsigned char)buf[w - 1] & 0xc0) == 0x80)
+				w--;
+			if (w > 0 && ((unsigned char)buf[w - 1] & 0xc0) == 0xc0)
+				w--;
+			break;
+		}
+		if (rep)
+			memcpy(buf + w, rep, 3);
+		else
+			buf[w] = *s;
+		w += n;
+	}
+	buf[w] = '\0';
+}
+
+void cp_github_escape_data(char *buf, size_t len, const char *s)
+{
+	escape(buf, len, s, 0);
+}
+
+void cp_github_escape_property(char *buf, size_t len, const char *s)
+{
+	escape(buf, len, s, 1);
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+int cp_github_annotations_write(FILE *out, const json_t *verdict)
+{
+	const json_t *measures = json_object_get(verdict, "measures"), *m;
+	size_t i, regressed = 0, shown = 0;
+	int lines = 0;
+
+	json_array_foreach(measures, i, m)
+		if (!strcmp(str(m, "status"), "regressed"))
+			regressed++;
+	json_array_foreach(measures, i, m) {
+		char name[1024], change[128], text[4096], title[4096], msg[16384];
+		char reason[1200];
+
+		if (strcmp(str(m, "status"), "regressed"))
+			continue;
+		if (shown == CP_GITHUB_MAX_ERRORS)
+			break;
+		shown++;
+		/* C-escape first (no control bytes at all), then the runner's
+		 * own escaping. */
+		cp_escape_display(name, sizeof(name), str(m, "name"), 200);
+		cp_escape_display(reason, sizeof(reason), str(m, "reason"), 300);
+		cp_format_change(change, sizeof(change), m);
+		snprintf(text, sizeof(text), "clockprof: %s regressed", name);
+		cp_github_escape_property(title, sizeof(title), text);
+		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s",
+			 name, change, str(m, "bound"), reason);
+		cp_github_escape_data(msg, sizeof(msg), text);
+		fprintf(out, "::error title=%s::%s\n", title, msg);
+		lines++;
+	}
+	if (regressed > shown) {
+		fprintf(out, "::notice title=clockprof::%zu more measures regressed "
+			     "beyond their bounds; see the job summary or verdict.json\n",
+			regressed - shown);
+		lines++;
+	}
+	return lines;
+}
+
+int cp_github_stop_commands(FILE *out, char token[33])
+{
+	unsigned char r[16];
+	size_t got = 0;
+
+	while (got < sizeof(r)) {
+		ssize_t n = getrandom(r + got, sizeof(r) - got, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < sizeof(r)) {
+		/* No entropy source: still unguessable by a name written
+		 * before this run. */
+		unsigned long long x = (unsigned long long)time(NULL) ^
+				       ((unsigned long long)getpid() << 32) ^
+				       (unsigned long long)(size_t)&r;
+
+		for (size_t i = 0; i < sizeof(r); i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
+			r[i] = (unsigned char)(x >> 56);
+	}
+	for (size_t i = 0; i < sizeof(r); i++)
+		snprintf(token + 2 * i, 3, "%02x", r[i]);
+	fprintf(out, "::stop-commands::%s\n", token);
+	return 0;
+}
+
+void cp_github_resume_commands(FILE *out, const char token[33])
+{
+	fprintf(out, "::%s::\n", token);
+}

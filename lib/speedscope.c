@@ -1,0 +1,140 @@
+/* speedscope.c - speedscope JSON file format; see speedscope.h. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "error.h"
+#include "speedscope.h"
+#include "version.h"
+
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
+/* A JSON string of name; bytes that are not UTF-8 become '?'. */
+static json_t *utf8_string(const char *name)
+{
+	json_t *s;
+	char *copy;
+
+	if (!name || !*name)
+		name = "[unknown]";
+	s = json_string(name);
+	if (s)
+		return s;
+	copy = strdup(name);
+	if (!copy)
+		return NULL;
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
+			*p = '?';
+	s = json_string(copy);
+	free(copy);
+	return s;
+}
+
+/* Index of name in frames, adding it when new. index maps names to
+ * indices (jansson objects hash their keys). */
+static json_int_t frame_index(json_t *frames, json_t *index, const char *name)
+{
+	json_t *str = utf8_string(name), *have, *frame;
+	const char *key;
+	json_int_t i;
+
+	if (!str)
+		return -1;
+	key = json_string_value(str);
+	have = json_object_get(index, key);
+	if (have) {
+		json_decref(str);
+		return json_integer_value(have);
+	}
+	i = (json_int_t)json_array_size(frames);
+	frame = json_object();
+	if (!frame || json_object_set_new(frame, "name", json_incref(str)) ||
+	    json_array_append_new(frames, frame) ||
+	    json_object_set_new(index, key, json_integer(i))) {
+		json_decref(str);
+		return -1;
+	}
+	json_decref(str);
+	return i;
+}
+
+char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
+			   const char *name)
+{
+	json_t *doc = json_object(), *frames = json_array(), *index = json_object();
+	json_t *samples = json_array(), *weights = json_array();
+	json_t *profile = json_object(), *profiles = json_array(), *shared = json_object();
+	uint64_t total = 0;
+	char *text = NULL;
+	int bad = !doc || !frames || !index || !samples || !weights || !profile ||
+		  !profiles || !shared;
+
+	for (size_t i = 0; i < n && !bad; i++) {
+		json_t *stack = json_array();
+
+		if (!stacks[i].count) {
+			json_decref(stack);
+			continue;
+		}
+		bad = !stack;
+		for (size_t k = 0; k < stacks[i].n_frames && !bad; k++) {
+			json_int_t f = frame_index(frames, index, stacks[i].frames[k]);
+
+			bad = f < 0 || json_array_append_new(stack, json_integer(f));
+		}
+		if (!bad && !stacks[i].n_frames) {
+			json_int_t f = frame_index(frames, index, NULL);
+
+			bad = f < 0 || json_array_append_new(stack, json_integer(f));
+		}
+		bad = bad || json_array_append_new(samples, stack) ||
+		      json_array_append_new(weights,
+					    json_integer((json_int_t)stacks[i].count));
+		total += stacks[i].count;
+	}
+	if (!bad) {
+		bad = json_object_set_new(profile, "type", json_string("sampled")) ||
+		      json_object_set_new(profile, "name", utf8_string(name ? name : "clock reads")) ||
+		      json_object_set_new(profile, "unit", json_string("none")) ||
+		      json_object_set_new(profile, "startValue", json_integer(0)) ||
+		      json_object_set_new(profile, "endValue", json_integer((json_int_t)total)) ||
+		      json_object_set(profile, "samples", samples) ||
+		      json_object_set(profile, "weights", weights) ||
+		      json_array_append(profiles, profile) ||
+		      json_object_set(shared, "frames", frames) ||
+		      json_object_set_new(doc, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
+		      json_object_set(doc, "shared", shared) ||
+		      json_object_set(doc, "profiles", profiles) ||
+		      json_object_set_new(doc, "name", utf8_string(name ? name : "clock reads")) ||
+		      json_object_set_new(doc, "activeProfileIndex", json_integer(0)) ||
+		      json_object_set_new(doc, "exporter", json_string("clockprof " CLOCKPROF_VERSION));
+	}
+	if (!bad)
+		text = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(doc);
+	json_decref(frames);
+	json_decref(index);
+	json_decref(samples);
+	json_decref(weights);
+	json_decref(profile);
+	json_decref(profiles);
+	json_decref(shared);
+	return text;
+}
+
+int cp_speedscope_write(const struct cp_stack *stacks, size_t n,
+			const char *name, const char *path,
+			struct cp_error *err)
+{
+	char *text = cp_speedscope_render(stacks, n, name);
+	int rc;
+
+	if (!text)
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory writing %s", path);
+	rc = cp_write_file_atomic(path, text, strlen(text), err);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,27 @@
+/* speedscope.h - call stacks in speedscope's own JSON file format.
+ *
+ * speedscope (https://www.speedscope.app) opens the file directly and shows
+ * the clock-reading stacks as a flame chart, left-heavy view and sandwich
+ * table: one "sampled" profile whose samples are the distinct stacks and
+ * whose weights are their read counts. */
+#ifndef CP_SPEEDSCOPE_H
+#define CP_SPEEDSCOPE_H
+
+#include <stddef.h>
+
+#include "folded.h"	/* struct cp_stack */
+
+struct cp_error;
+
+/* Renders the document (malloc'd JSON text). name titles the profile, e.g.
+ * "clock reads: server (pid 4242)". Frame names that are not valid UTF-8
+ * have the offending bytes replaced by '?'. */
+char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
+			   const char *name);
+
+/* Writes it atomically to path ("-" for standard output). */
+int cp_speedscope_write(const struct cp_stack *stacks, size_t n,
+			const char *name, const char *path,
+			struct cp_error *err);
+
+#endif

@@ -1,0 +1,81 @@
+/* stats.h - the statistics behind the gate.
+ *
+ * compare decides "regressed beyond the bound" for sampled measures (times,
+ * counters) from a handful of runs per side. Everything here is
+ * distribution-free (ranks, order statistics): run-to-run noise of
+ * performance measures is skewed and heavy-tailed, so means and t-tests
+ * would lie. Deterministic: no random numbers, the same input gives the
+ * same verdict on every machine.
+ *
+ * Methods (references: Hollander & Wolfe, "Nonparametric Statistical
+ * Methods", ch. 4; Holm 1979; Benjamini & Hochberg 1995):
+ *   - median and quantiles: linear interpolation between order statistics
+ *     (type 7, the default of R and numpy);
+ *   - Mann-Whitney U, two-sided p-value from the normal approximation with
+ *     tie correction of the variance and a continuity correction;
+ *   - Hodges-Lehmann shift: the median of all m*n pairwise differences
+ *     (or ratios), with the distribution-free confidence interval whose ends
+ *     are the C-th smallest and C-th largest of them, C from the normal
+ *     approximation of U's null distribution;
+ *   - Holm (family-wise error) and Benjamini-Hochberg (false discovery
+ *     rate) adjusted p-values. */
+#ifndef CP_STATS_H
+#define CP_STATS_H
+
+#include <stddef.h>
+
+/* Two-sided normal quantile for 95% confidence: Phi^-1(0.975). */
+#define CP_Z_975 1.959963984540054
+
+/* Median of n values (n >= 1); does not modify v. NaN for n == 0. */
+double cp_median(const double *v, size_t n);
+
+/* q-quantile (0 <= q <= 1), type 7 interpolation; does not modify v. */
+double cp_quantile(const double *v, size_t n, double q);
+
+/* Standard normal upper tail, P(Z > z). */
+double cp_normal_sf(double z);
+
+struct cp_mann_whitney {
+	double u;	/* U of the second sample (head): pairs with y > x, ties 1/2 */
+	double z;	/* standardised, continuity corrected; 0 when no variance */
+	double p;	/* two-sided p-value in [0, 1] */
+};
+
+/* Mann-Whitney U test of x (n_x values) against y (n_y values). Needs
+ * n_x, n_y >= 1; when every value is tied the p-value is 1. */
+int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+		    struct cp_mann_whitney *out);
+
+/* Rank C (1-based) of the Hodges-Lehmann confidence interval's lower end
+ * among the m*n sorted pairwise differences, for a two-sided interval at
+ * normal quantile z: floor(mn/2 - z*sqrt(mn(m+n+1)/12)). Returns 0 when no
+ * such interval exists (too few runs). */
+size_t cp_hl_rank(size_t m, size_t n, double z);
+
+/* Smallest k such that k runs on each side give an interval at quantile z. */
+size_t cp_hl_min_runs(double z);
+
+struct cp_shift {
+	double point, lo, hi;	/* estimate and interval ends */
+	int has_interval;	/* 0 when too few runs: lo/hi are NaN */
+};
+
+/* Hodges-Lehmann estimate of the shift y - x: the median of all y_j - x_i,
+ * with the interval at normal quantile z. scratch must hold nx*ny doubles. */
+int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
+		double z, double *scratch, struct cp_shift *out);
+
+/* The same on the ratio y / x (all values must be > 0; returns -1
+ * otherwise): the median of all y_j / x_i and its interval. Equivalent to
+ * the shift of log values, so it suits multiplicative noise and gives the
+ * relative change directly (ratio - 1). */
+int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny,
+		double z, double *scratch, struct cp_shift *out);
+
+/* Adjusted p-values for n simultaneous tests, written to adj (may alias p).
+ * NaN entries are ignored (left NaN) and not counted in n. */
+int cp_holm(const double *p, size_t n, double *adj);
+int cp_benjamini_hochberg(const double *p, size_t n, double *adj);
+
+#endif

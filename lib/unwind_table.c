@@ -1,0 +1,507 @@
+/* unwind_table.c - per-return-address CFI rules for the clock wrappers of a
+ * live process; see unwind_table.h.
+ *
+ * Which addresses get a rule: every address that can follow a call or a
+ * syscall inside a wrapper function. Rather than decode x86-64 (variable
+ * length, prefixes), each byte offset of the function is tried as the start
+ * of `call rel32` (E8), `call r/m64` (FF /2, length from ModRM/SIB) and
+ * `syscall` (0F 05). The real instructions are among the tries, so every
+ * real return address gets a rule; the extra addresses (inside other
+ * instructions) are never return addresses and are never looked up. The
+ * rule at an address comes from libdw's CFI for address - 1, the call
+ * itself, which is also right for a call that ends a function. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "symbolize.h"
+#include "unwind_table.h"
+
+#define DWARF_REG_RBP 6
+#define DWARF_REG_RSP 7
+#define DWARF_REG_RA 16
+
+/* C and Go names, matched exactly. */
+static const struct {
+	const char *name;
+	const char *via;
+	bool switches_stack;	/* CFI does not describe the frame */
+} exact_names[] = {
+	{ "clock_gettime", "clock_gettime", false },
+	{ "__clock_gettime", "clock_gettime", false },
+	{ "__clock_gettime64", "clock_gettime", false },
+	{ "timespec_get", "timespec_get", false },
+	{ "gettimeofday", "gettimeofday", false },
+	{ "__gettimeofday", "gettimeofday", false },
+	{ "time", "time", false },
+	/* Go: nanotime1 and walltime call the vDSO on the g0 stack */
+	{ "runtime.nanotime1", "runtime.nanotime", true },
+	{ "runtime.walltime", "time.now", true },
+	{ "runtime.walltime1", "time.now", true },
+	{ "runtime.nanotime", "runtime.nanotime", false },
+	{ "time.now", "time.now", false },
+};
+
+struct builder {
+	struct cp_unwind_table *t;
+	size_t cap_entries, cap_ranges;
+	struct cp_error *err;
+	int failed;
+};
+
+/* Returns the wrapper's display name (malloc'd) or NULL when name is not
+ * a wrapper. In the vDSO, the entries themselves are wrappers of the
+ * syscall fallback. */
+static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
+{
+	char name[512], *d, *p;
+	size_t len;
+
+	*switches = false;
+	/* drop a symbol version: clock_gettime@@GLIBC_2.17 */
+	snprintf(name, sizeof(name), "%s", versioned);
+	if ((p = strchr(name, '@')) && p != name)
+		*p = '\0';
+	if (in_vdso) {
+		if (strcmp(name, "__vdso_clock_gettime") == 0 ||
+		    strcmp(name, "__vdso_gettimeofday") == 0 ||
+		    strcmp(name, "__vdso_time") == 0)
+			return strdup(name);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(exact_names) / sizeof(exact_names[0]); i++)
+		if (strcmp(name, exact_names[i].name) == 0) {
+			*switches = exact_names[i].switches_stack;
+			return strdup(exact_names[i].via);
+		}
+	/* mangled C++/Rust: demangle only plausible candidates */
+	if (name[0] != '_' || name[1] != 'Z' || !strstr(name, "now"))
+		return NULL;
+	if (!strstr(name, "chrono") && !strstr(name, "time"))
+		return NULL;
+	d = cp_symbol_display_name(name);
+	if (!d)
+		return NULL;
+	len = strlen(d);
+	/* libstdc++: std::chrono::_V2::steady_clock::now() */
+	if (strncmp(d, "std::chrono::", 13) == 0 && len > 7 &&
+	    strcmp(d + len - 7, "::now()") == 0) {
+		d[len - 2] = '\0';
+		if ((p = strstr(d, "_V2::")))
+			memmove(p, p + 5, strlen(p + 5) + 1);
+		return d;
+	}
+	/* Rust: std::time::Instant::now, std::time::SystemTime::now,
+	 * std::sys::pal::unix::time::Timespec::now (paths vary by release) */
+	if (strncmp(d, "std::", 5) == 0 && strstr(d, "time::") && len > 5 &&
+	    strcmp(d + len - 5, "::now") == 0)
+		return d;
+	free(d);
+	return NULL;
+}
+
+static int via_id(struct builder *b, char *name)
+{
+	struct cp_unwind_table *t = b->t;
+	char **nv;
+
+	for (size_t i = 0; i < t->n_via; i++)
+		if (strcmp(t->via[i], name) == 0) {
+			free(name);
+			return (int)i;
+		}
+	nv = realloc(t->via, (t->n_via + 1) * sizeof(*nv));
+	if (!nv) {
+		free(name);
+		return -1;
+	}
+	t->via = nv;
+	t->via[t->n_via] = name;
+	return (int)t->n_via++;
+}
+
+static int push_entry(struct builder *b, uint64_t pc,
+		      const struct cp_unwind_rule *r)
+{
+	struct cp_unwind_table *t = b->t;
+
+	if (t->n == b->cap_entries) {
+		size_t cap = b->cap_entries ? b->cap_entries * 2 : 256;
+		struct cp_unwind_entry *ne = realloc(t->entries, cap * sizeof(*ne));
+
+		if (!ne)
+			return -1;
+		t->entries = ne;
+		b->cap_entries = cap;
+	}
+	memset(&t->entries[t->n], 0, sizeof(t->entries[0]));
+	t->entries[t->n].pc = pc;
+	t->entries[t->n].rule = *r;
+	t->n++;
+	return 0;
+}
+
+static bool have_range(struct builder *b, uint64_t start)
+{
+	for (size_t i = 0; i < b->t->n_ranges; i++)
+		if (b->t->ranges[i].start == start)
+			return true;
+	return false;
+}
+
+static int push_range(struct builder *b, uint64_t start, uint64_t end, int via)
+{
+	struct cp_unwind_table *t = b->t;
+
+	if (t->n_ranges == b->cap_ranges) {
+		size_t cap = b->cap_ranges ? b->cap_ranges * 2 : 16;
+		struct cp_plumbing_range *nr = realloc(t->ranges, cap * sizeof(*nr));
+
+		if (!nr)
+			return -1;
+		t->ranges = nr;
+		b->cap_ranges = cap;
+	}
+	t->ranges[t->n_ranges++] = (struct cp_plumbing_range){ start, end,
+							       (uint16_t)via };
+	return 0;
+}
+
+/* Length of a ModRM operand (ModRM byte, SIB, displacement). */
+static size_t modrm_len(const uint8_t *p, size_t avail)
+{
+	uint8_t mod, rm;
+	size_t len = 1;
+
+	if (avail < 1)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (rm == 4) {
+		if (avail < 2)
+			return 0;
+		len++;
+		if (mod == 0 && (p[1] & 7) == 5)
+			len += 4;
+	} else if (mod == 0 && rm == 5) {
+		len += 4;	/* rip-relative */
+	}
+	if (mod == 1)
+		len += 1;
+	else if (mod == 2)
+		len += 4;
+	return len;
+}
+
+/* The CFA rule at module-relative address rel. 0: ok, 1: a rule the walk
+ * cannot follow, -1: no CFI there. */
+static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
+{
+	Dwarf_Frame *f;
+	Dwarf_Op *ops, mem[3];
+	size_t nops;
+	int rc = 1;
+
+	if (dwarf_cfi_addrframe(cfi, rel, &f) != 0)
+		return -1;
+	memset(r, 0, sizeof(*r));
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 ||
+	    ops[0].atom != DW_OP_bregx ||
+	    (ops[0].number != DWARF_REG_RSP && ops[0].number != DWARF_REG_RBP))
+		goto out;
+	r->base_reg = ops[0].number == DWARF_REG_RSP ? CP_UNWIND_SP : CP_UNWIND_BP;
+	if ((int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
+		goto out;
+	r->cfa_offset = (int32_t)ops[0].number2;
+	/* the return address must sit at CFA - 8 */
+	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0 ||
+	    nops != 2 || ops[0].atom != DW_OP_call_frame_cfa ||
+	    ops[1].atom != DW_OP_plus_uconst || (int64_t)ops[1].number != -8)
+		goto out;
+	/* rbp: untouched, or saved at CFA + n */
+	if (dwarf_frame_register(f, DWARF_REG_RBP, mem, &ops, &nops) != 0)
+		goto out;
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+	    ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number != 0 &&
+	    (int64_t)ops[1].number >= INT32_MIN && (int64_t)ops[1].number <= INT32_MAX)
+		r->bp_offset = (int32_t)(int64_t)ops[1].number;
+	else if (nops != 0)
+		goto out;
+	rc = 0;
+out:
+	free(f);
+	return rc;
+}
+
+/* The bytes of [addr, addr+len) from the module's ELF file. */
+static const uint8_t *code_bytes(Dwfl_Module *mod, uint64_t addr, size_t len)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+
+	if (!elf)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		uint64_t rel = addr - bias;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || rel < sh.sh_addr ||
+		    rel + len > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || rel - sh.sh_addr + len > d->d_size)
+			return NULL;
+		return (const uint8_t *)d->d_buf + (rel - sh.sh_addr);
+	}
+	return NULL;
+}
+
+static void note_unsupported(struct builder *b, const char *what,
+			     const char *why)
+{
+	struct cp_unwind_table *t = b->t;
+
+	if (!t->n_unsupported++)
+		snprintf(t->warning, sizeof(t->warning),
+			 "cannot step out of %s (%s): clock reads through it are "
+			 "attributed to it", what, why);
+}
+
+static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
+			 Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
+			 char *via_name, bool switches)
+{
+	char what[160];
+	const uint8_t *code;
+	int via;
+
+	snprintf(what, sizeof(what), "%s", via_name);
+	via = via_id(b, via_name);
+	if (via < 0 || push_range(b, start, start + size, via) != 0) {
+		b->failed = 1;
+		return;
+	}
+	if (switches) {
+		note_unsupported(b, what, "it switches stacks");
+		return;
+	}
+	if (!cfi) {
+		note_unsupported(b, what, "its module has no CFI");
+		return;
+	}
+	code = code_bytes(mod, start, size);
+	if (!code) {
+		note_unsupported(b, what, "its code is not in its ELF file");
+		return;
+	}
+	for (size_t i = 0; i < size; i++) {
+		size_t next = 0;
+		struct cp_unwind_rule r;
+		int rc;
+
+		if (code[i] == 0xE8)
+			next = i + 5;
+		else if (code[i] == 0x0F && i + 1 < size && code[i + 1] == 0x05)
+			next = i + 2;
+		else if (code[i] == 0xFF && i + 1 < size &&
+			 ((code[i + 1] >> 3) & 7) == 2) {
+			size_t l = modrm_len(code + i + 1, size - i - 1);
+
+			if (l)
+				next = i + 1 + l;
+		}
+		if (!next || next > size)
+			continue;
+		rc = rule_at(cfi, start + next - 1 - cfi_bias, &r);
+		if (rc < 0)
+			continue;
+		if (rc > 0) {
+			note_unsupported(b, what, "its CFA rule is not sp/bp + offset");
+			continue;
+		}
+		r.via = (uint16_t)via;
+		if (push_entry(b, start + next, &r) != 0) {
+			b->failed = 1;
+			return;
+		}
+	}
+}
+
+static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
+		     Dwarf_Addr start, void *arg)
+{
+	struct builder *b = arg;
+	Dwarf_Addr cfi_bias = 0;
+	Dwarf_CFI *cfi;
+	bool in_vdso = strcmp(name, "[vdso]") == 0;
+	int n;
+
+	(void)ud;
+	(void)start;
+	n = dwfl_module_getsymtab(mod);
+	if (n <= 0)
+		return DWARF_CB_OK;
+	cfi = dwfl_module_eh_cfi(mod, &cfi_bias);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &cfi_bias);
+	for (int i = 1; i < n && !b->failed; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr,
+							    NULL, NULL, NULL);
+		bool switches;
+		char *via;
+
+		/* IFUNCs (glibc's gettimeofday, time) resolve straight to
+		 * the vDSO: their code is the resolver, not a wrapper */
+		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
+			continue;
+		via = plumbing_name(sname, in_vdso, &switches);
+		if (!via)
+			continue;
+		if (have_range(b, addr)) {
+			free(via);	/* an alias of one already added */
+			continue;
+		}
+		add_function(b, mod, cfi, cfi_bias, addr, sym.st_size, via,
+			     switches);
+	}
+	return b->failed ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct cp_unwind_entry *x = a, *y = b;
+
+	return x->pc < y->pc ? -1 : x->pc > y->pc;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cp_plumbing_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int cp_unwind_table_build_from(struct cp_symbolizer *s,
+			       struct cp_unwind_table *out,
+			       struct cp_error *err)
+{
+	struct builder b = { .t = out, .err = err };
+	size_t w = 0;
+
+	memset(out, 0, sizeof(*out));
+	dwfl_getmodules((Dwfl *)cp_symbolizer_dwfl(s), module_cb, &b, 0);
+	if (b.failed) {
+		cp_unwind_table_free(out);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "out of memory building the unwind table");
+	}
+	qsort(out->entries, out->n, sizeof(out->entries[0]), cmp_entry);
+	for (size_t i = 0; i < out->n; i++)
+		if (!w || out->entries[w - 1].pc != out->entries[i].pc)
+			out->entries[w++] = out->entries[i];
+	out->n = w;
+	qsort(out->ranges, out->n_ranges, sizeof(out->ranges[0]), cmp_range);
+	return 0;
+}
+
+int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out,
+			  struct cp_error *err)
+{
+	struct cp_symbolizer *s = cp_symbolizer_open(pid, err);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!s)
+		return -1;
+	rc = cp_unwind_table_build_from(s, out, err);
+	cp_symbolizer_close(s);
+	return rc;
+}
+
+const struct cp_unwind_rule *cp_unwind_table_lookup(
+	const struct cp_unwind_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->entries[mid].pc == pc)
+			return &t->entries[mid].rule;
+		if (t->entries[mid].pc < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const struct cp_plumbing_range *cp_unwind_table_range(
+	const struct cp_unwind_table *t, uint64_t pc)
+{
+	size_t lo = 0, hi = t->n_ranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pc < t->ranges[mid].start)
+			hi = mid;
+		else if (pc >= t->ranges[mid].end)
+			lo = mid + 1;
+		else
+			return &t->ranges[mid];
+	}
+	return NULL;
+}
+
+uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
+			uint64_t sp, uint64_t bp,
+			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+			void *ctx, int *via, int *hops)
+{
+	*via = -1;
+	*hops = 0;
+	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
+		const struct cp_unwind_rule *r = cp_unwind_table_lookup(t, pc);
+		uint64_t cfa;
+
+		if (!r)
+			break;
+		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) +
+		      (int64_t)r->cfa_offset;
+		if (r->bp_offset && read_u64(ctx, cfa + (int64_t)r->bp_offset, &bp) != 0)
+			return 0;
+		if (read_u64(ctx, cfa - 8, &pc) != 0)
+			return 0;
+		sp = cfa;
+		*via = r->via;
+		(*hops)++;
+	}
+	return pc;
+}
+
+void cp_unwind_table_free(struct cp_unwind_table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_via; i++)
+		free(t->via[i]);
+	free(t->via);
+	free(t->entries);
+	free(t->ranges);
+	memset(t, 0, sizeof(*t));
+}

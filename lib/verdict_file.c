@@ -1,0 +1,273 @@
+/* verdict_file.c - see verdict_file.h. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "error.h"
+#include "verdict_file.h"
+#include "version.h"
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *side_stats(const struct cp_side_stats *s, int present)
+{
+	if (!present)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o, s:I}", "median", num(s->median), "lo",
+			 num(s->lo), "hi", num(s->hi), "n", (json_int_t)s->n);
+}
+
+static json_t *interval(const struct cp_interval *c)
+{
+	if (isnan(c->point))
+		return json_null();
+	return json_pack("{s:o, s:o, s:o}", "point", num(c->point), "lo",
+			 num(c->lo), "hi", num(c->hi));
+}
+
+static json_t *rule_json(const struct cp_bound_rule *r)
+{
+	return json_pack("{s:o, s:s, s:s, s:I}", "line",
+			 r->line ? json_integer(r->line) : json_null(), "pattern",
+			 r->pattern, "bound", r->text, "matched",
+			 (json_int_t)r->matched);
+}
+
+static json_t *measure_json(const struct cp_measure_verdict *m)
+{
+	int judged = m->in_base && m->in_head;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "name", json_string(m->name));
+	json_object_set_new(o, "unit", json_string(m->unit));
+	json_object_set_new(o, "kind", json_string(m->exact ? "exact" : "sampled"));
+	json_object_set_new(o, "better",
+			    json_string(m->higher_is_better ? "higher" : "lower"));
+	json_object_set_new(o, "base", side_stats(&m->base, m->in_base));
+	json_object_set_new(o, "head", side_stats(&m->head, m->in_head));
+	json_object_set_new(o, "change_pct", judged ? interval(&m->change_pct) : json_null());
+	json_object_set_new(o, "change_abs", judged ? interval(&m->change_abs) : json_null());
+	json_object_set_new(o, "p_value", num(m->p_value));
+	json_object_set_new(o, "p_adjusted", num(m->p_adjusted));
+	json_object_set_new(o, "bound", m->bound ? json_string(m->bound->text) : json_null());
+	json_object_set_new(o, "bound_rule", m->bound ?
+		json_pack("{s:o, s:s}", "line",
+			  m->bound->line ? json_integer(m->bound->line) : json_null(),
+			  "pattern", m->bound->pattern) : json_null());
+	json_object_set_new(o, "status", json_string(cp_measure_status_name(m->status)));
+	json_object_set_new(o, "direction", !judged ? json_null() :
+			    json_string(m->direction > 0 ? "worse" :
+					m->direction < 0 ? "better" : "same"));
+	json_object_set_new(o, "reason", json_string(m->reason));
+	json_object_set_new(o, "noise_floor_pct", num(m->noise_floor_pct));
+	json_object_set_new(o, "runs_needed", m->runs_needed ?
+			    json_integer((json_int_t)m->runs_needed) : json_null());
+	json_object_set(o, "warnings", m->warnings ? m->warnings : json_array());
+	return o;
+}
+
+static json_t *side_json(const struct cp_compare_side *s, json_t *env)
+{
+	json_t *files = json_array();
+
+	for (size_t i = 0; i < s->n; i++)
+		json_array_append_new(files, s->names && s->names[i] ?
+				      json_string(s->names[i]) : json_null());
+	return json_pack("{s:I, s:o, s:O}", "runs", (json_int_t)s->n, "files",
+			 files, "env", env);
+}
+
+json_t *cp_verdict_build(const struct cp_compare_result *r,
+			 const struct cp_bounds *bounds,
+			 const struct cp_compare_side *base,
+			 const struct cp_compare_side *head)
+{
+	json_t *doc = json_object(), *rules = json_array(), *measures = json_array();
+	const size_t *c = r->counts;
+	char now[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (size_t i = 0; i < bounds->nrules; i++)
+		json_array_append_new(rules, rule_json(&bounds->rules[i]));
+	json_array_append_new(rules, rule_json(&bounds->default_exact));
+	json_array_append_new(rules, rule_json(&bounds->default_sampled));
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(measures, measure_json(&r->measures[i]));
+
+	json_object_set_new(doc, "schema", json_string(CP_VERDICT_SCHEMA));
+	json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "clockprof",
+						   "version", CLOCKPROF_VERSION));
+	json_object_set_new(doc, "created_at", json_string(now));
+	json_object_set_new(doc, "status", json_string(cp_verdict_status_name(r->status)));
+	json_object_set_new(doc, "exit_code", json_integer(r->exit_code));
+	json_object_set_new(doc, "summary", json_pack(
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"measures", (json_int_t)r->n,
+		"within", (json_int_t)c[CP_MEASURE_WITHIN],
+		"regressed", (json_int_t)c[CP_MEASURE_REGRESSED],
+		"improved", (json_int_t)c[CP_MEASURE_IMPROVED],
+		"inconclusive", (json_int_t)c[CP_MEASURE_INCONCLUSIVE],
+		"added", (json_int_t)c[CP_MEASURE_ADDED],
+		"removed", (json_int_t)c[CP_MEASURE_REMOVED],
+		"outside_bounds", (json_int_t)c[CP_MEASURE_REGRESSED],
+		"judged", (json_int_t)(r->n - c[CP_MEASURE_ADDED] - c[CP_MEASURE_REMOVED])));
+	json_object_set_new(doc, "method", json_pack(
+		"{s:f, s:f, s:s, s:s, s:s, s:I, s:b}",
+		"alpha", r->alpha, "confidence", 1 - r->alpha,
+		"interval", "hodges-lehmann",
+		"test", "mann-whitney-u (normal approximation, tie and continuity corrected)",
+		"correction", "holm",
+		"min_runs", (json_int_t)r->min_runs,
+		"fail_on_inconclusive", r->fail_on_inconclusive));
+	json_object_set_new(doc, "bounds", json_pack("{s:o, s:o, s:b, s:o}",
+		"file", bounds->file ? json_string(bounds->file) : json_null(),
+		"sha256", bounds->sha256[0] ? json_string(bounds->sha256) : json_null(),
+		"default", bounds->file == NULL, "rules", rules));
+	json_object_set_new(doc, "base", side_json(base, r->base_env));
+	json_object_set_new(doc, "head", side_json(head, r->head_env));
+	json_object_set(doc, "env_mismatch", r->env_mismatch);
+	json_object_set_new(doc, "measures", measures);
+	json_object_set(doc, "warnings", r->warnings);
+	return doc;
+}
+
+/* --- loading ----------------------------------------------------------- */
+
+static int need(const json_t *obj, const char *key, json_type type, int nullable,
+		const char *what, const char *where, struct cp_error *err)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!v)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: %s%s is missing", what,
+			       where, key);
+	if (nullable && json_is_null(v))
+		return 0;
+	if (type == JSON_REAL ? !json_is_number(v) :
+	    type == JSON_TRUE ? !json_is_boolean(v) : json_typeof(v) != type)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: %s%s has the wrong type",
+			       what, where, key);
+	return 0;
+}
+
+static int one_of(const json_t *v, const char *const *names)
+{
+	const char *s = json_string_value(v);
+
+	for (; s && *names; names++)
+		if (!strcmp(s, *names))
+			return 1;
+	return 0;
+}
+
+static int validate_measure(const json_t *m, size_t i, const char *what,
+			    struct cp_error *err)
+{
+	static const char *const statuses[] = { "within", "regressed", "improved",
+		"inconclusive", "added", "removed", NULL };
+	static const char *const kinds[] = { "exact", "sampled", NULL };
+	char where[64];
+
+	snprintf(where, sizeof(where), "measures[%zu].", i);
+	if (!json_is_object(m))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: measures[%zu] is not an object",
+			       what, i);
+	if (need(m, "name", JSON_STRING, 0, what, where, err) ||
+	    need(m, "unit", JSON_STRING, 0, what, where, err) ||
+	    need(m, "kind", JSON_STRING, 0, what, where, err) ||
+	    need(m, "base", JSON_OBJECT, 1, what, where, err) ||
+	    need(m, "head", JSON_OBJECT, 1, what, where, err) ||
+	    need(m, "change_pct", JSON_OBJECT, 1, what, where, err) ||
+	    need(m, "p_value", JSON_REAL, 1, what, where, err) ||
+	    need(m, "bound", JSON_STRING, 1, what, where, err) ||
+	    need(m, "status", JSON_STRING, 0, what, where, err))
+		return -1;
+	if (!one_of(json_object_get(m, "status"), statuses))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: %sstatus is not one of within, regressed, improved, inconclusive, added, removed",
+			       what, where);
+	if (!one_of(json_object_get(m, "kind"), kinds))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: %skind must be \"exact\" or \"sampled\"",
+			       what, where);
+	return 0;
+}
+
+int cp_verdict_file_validate(const json_t *doc, const char *what,
+			     struct cp_error *err)
+{
+	static const char *const statuses[] = { "pass", "fail", "inconclusive", NULL };
+	static const char *const counts[] = { "measures", "within", "regressed",
+		"improved", "inconclusive" };
+	const json_t *schema, *summary, *measures, *m;
+	size_t i;
+
+	if (!json_is_object(doc))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: not a JSON object", what);
+	schema = json_object_get(doc, "schema");
+	if (!json_is_string(schema) ||
+	    strcmp(json_string_value(schema), CP_VERDICT_SCHEMA) != 0)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: not a clockprof verdict file (schema must be \"%s\")",
+			       what, CP_VERDICT_SCHEMA);
+	if (need(doc, "status", JSON_STRING, 0, what, "", err) ||
+	    need(doc, "summary", JSON_OBJECT, 0, what, "", err) ||
+	    need(doc, "bounds", JSON_OBJECT, 0, what, "", err) ||
+	    need(doc, "base", JSON_OBJECT, 0, what, "", err) ||
+	    need(doc, "head", JSON_OBJECT, 0, what, "", err) ||
+	    need(doc, "env_mismatch", JSON_ARRAY, 0, what, "", err) ||
+	    need(doc, "measures", JSON_ARRAY, 0, what, "", err))
+		return -1;
+	if (!one_of(json_object_get(doc, "status"), statuses))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid verdict file: status must be pass, fail or inconclusive",
+			       what);
+	summary = json_object_get(doc, "summary");
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (need(summary, counts[i], JSON_INTEGER, 0, what, "summary.", err))
+			return -1;
+	if (need(json_object_get(doc, "bounds"), "file", JSON_STRING, 1, what,
+		 "bounds.", err) ||
+	    need(json_object_get(doc, "bounds"), "sha256", JSON_STRING, 1, what,
+		 "bounds.", err) ||
+	    need(json_object_get(doc, "base"), "runs", JSON_INTEGER, 0, what,
+		 "base.", err) ||
+	    need(json_object_get(doc, "head"), "runs", JSON_INTEGER, 0, what,
+		 "head.", err))
+		return -1;
+	measures = json_object_get(doc, "measures");
+	json_array_foreach(measures, i, m)
+		if (validate_measure(m, i, what, err))
+			return -1;
+	return 0;
+}
+
+int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err)
+{
+	json_error_t jerr;
+	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (!d)
+		return cp_fail(err, CP_EXIT_USAGE, "%s: %s%s (line %d)", path,
+			       jerr.line <= 0 ? "cannot read: " : "invalid JSON: ",
+			       jerr.text, jerr.line);
+	if (cp_verdict_file_validate(d, path, err)) {
+		json_decref(d);
+		return -1;
+	}
+	*doc = d;
+	return 0;
+}

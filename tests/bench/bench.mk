@@ -1,0 +1,18 @@
+# C benchmarks, included by the top-level Makefile (`include tests/bench/bench.mk`).
+# They print figures and ratios to a goal; they are not tests and never fail
+# on time.
+
+.PHONY: bench-compare
+
+# `clockprof compare` on 1,000 measures x 30 runs per side; goal 100 ms.
+$(O)/bench-compare: tests/bench/bench_compare.c $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+
+bench-compare: $(O)/bench-compare
+	$(O)/bench-compare
+
+# The bare-uprobe baseline for tests/bench/run.py.
+$(O)/bench-bare-uprobe: tests/bench/bare_uprobe.c $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)

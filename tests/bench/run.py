@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""make bench: what clockprof costs, measured side by side in one run on this
+machine (ratios, not absolute times, are what carry over to other machines).
+
+1. ns per clock_gettime read in a tight loop: with no probe, with a bare
+   kernel uprobe counter on libc's clock_gettime (perf_event_open, counting
+   mode, no BPF), and under `clockprof run` (breakpoint + BPF, call sites on).
+   Goal: clockprof / bare uprobe <= 1.10.
+2. Time from starting `clockprof attach` until its probes are live (the
+   first read after that is counted), from run.json probe.attach_s.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def sh(*cmd):
+    return subprocess.run(list(map(str, cmd)), capture_output=True, text=True, check=True).stdout
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clockprof", required=True)
+    ap.add_argument("--targets", required=True)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("-n", type=int, default=20000, help="reads per round")
+    args = ap.parse_args()
+    loop = os.path.join(args.targets, "clock_loop")
+    bare_bin = os.path.join(args.build, "bench-bare-uprobe")
+    tmp = tempfile.mkdtemp(prefix="clockprof-bench-")
+
+    rows = []
+    for _ in range(3):  # interleaved repetitions
+        bare, uprobe, hits = sh(bare_bin, args.n).split()
+        out = os.path.join(tmp, "loop.json")
+        ours = sh(args.clockprof, "run", "-q", "-o", out, "--", loop, "vdso", args.n).strip()
+        counted = json.load(open(out))["clock_reads"]["total"]
+        rows.append((float(bare), float(uprobe), float(ours)))
+        assert int(hits) >= 5 * args.n and counted >= 5 * args.n, (hits, counted)
+    bare = statistics.median(r[0] for r in rows)
+    uprobe = statistics.median(r[1] for r in rows)
+    ours = statistics.median(r[2] for r in rows)
+    print(f"per clock read ({args.n} reads x 5 rounds, best round, median of 3):")
+    print(f"  no probe                     {bare:10.1f} ns")
+    print(f"  bare kernel uprobe counter   {uprobe:10.1f} ns")
+    print(f"  clockprof (call sites on)    {ours:10.1f} ns")
+    print(f"  ratio clockprof / bare uprobe  {ours / uprobe:.3f}   (goal <= 1.10)")
+
+    target = subprocess.Popen([os.path.join(args.targets, "reads_target"), "clock_gettime", "1", "0"])
+    try:
+        time.sleep(0.2)
+        attach = []
+        for _ in range(5):
+            out = os.path.join(tmp, "attach.json")
+            t0 = time.monotonic()
+            sh(args.clockprof, "attach", "-q", "-d", "200ms", "-o", out, target.pid)
+            total = time.monotonic() - t0
+            attach.append((json.load(open(out))["probe"]["attach_s"], total))
+    finally:
+        target.kill()
+        target.wait()
+    print("attach (median of 5):")
+    print(f"  start of clockprof -> probes live   {statistics.median(a for a, _ in attach) * 1000:8.1f} ms")
+    print(f"  whole 'attach -d 200ms' command     {statistics.median(t for _, t in attach) * 1000:8.1f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,330 @@
+// test.js - opens generated clockprof HTML reports in Debian's headless
+// chromium and checks what a user would see: no console errors, no network
+// requests, hostile names shown literally, the flame graph's search, zoom
+// and tooltip, sortable tables, the verdict's headline, chart and
+// differential flame graph, and a readable page with JavaScript off.
+//
+//   node test.js OUTDIR [--bench]
+//
+// OUTDIR holds the reports made by the Makefile (run-hostile.html,
+// verdict.html, big.html). Prints one line per test and ends with
+// "browser: N passed, N failed, N skipped"; screenshots go to artifacts/.
+// With --bench it prints the 10,000-stack figures instead.
+"use strict";
+const fs = require("fs");
+const os = require("os");
+const path = require("path");
+const { chromium } = require("playwright-core");
+
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const HOSTILE = "</script><img src=x onerror=alert(1)>";
+const OP = "std::ostream& operator<<(std::ostream&, Foo const&)";
+
+const outDir = path.resolve(process.argv[2] || "out");
+const bench = process.argv.includes("--bench");
+const artifacts = path.join(__dirname, "artifacts");
+fs.mkdirSync(artifacts, { recursive: true });
+
+let passed = 0, failed = 0, skipped = 0;
+
+function check(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function launch(opts) {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "clockprof-chromium-"));
+  const context = await chromium.launchPersistentContext(userDataDir, Object.assign({
+    executablePath: CHROMIUM, headless: true, args: ARGS,
+    viewport: { width: 1360, height: 900 }, offline: true
+  }, opts || {}));
+  context.on("close", () => {
+    try { fs.rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }); }
+    catch (e) { /* chromium may still be writing its profile; it lives in the temp dir */ }
+  });
+  return context;
+}
+
+// Opens file in a new page, recording console errors, page errors, dialogs
+// and every request other than the report itself.
+async function open(context, file) {
+  const page = await context.newPage();
+  const url = "file://" + path.join(outDir, file);
+  const problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push("console " + m.type() + ": " + m.text());
+  });
+  page.on("pageerror", (e) => problems.push("page error: " + e.message));
+  page.on("dialog", (d) => { problems.push("dialog: " + d.message()); d.dismiss(); });
+  page.on("request", (r) => { if (r.url() !== url) problems.push("request: " + r.url()); });
+  const t0 = Date.now();
+  await page.goto(url, { waitUntil: "load" });
+  await page.waitForFunction(() => !document.querySelector("script[src]") &&
+    (document.documentElement.hasAttribute("data-rendered-ms") ||
+     !document.documentElement.classList.contains("js")), null, { timeout: 10000 }).catch(() => {});
+  const wall = Date.now() - t0;
+  return { page, problems, wall };
+}
+
+async function test(name, fn) {
+  try {
+    const r = await fn();
+    if (r === "skip") {
+      skipped++;
+      console.log("SKIP " + name);
+      return;
+    }
+    passed++;
+    console.log("ok   " + name);
+  } catch (e) {
+    failed++;
+    console.log("FAIL " + name + ": " + (e && e.message ? e.message.split("\n")[0] : e));
+  }
+}
+
+function staticChecks(html, name) {
+  check(!/(https?|ftp|wss?):|\/\/[a-z0-9-]+\.[a-z]/i.test(html), name + ": contains a URL");
+  check(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-[A-Za-z0-9+/=]+'; style-src 'sha256-/.test(html),
+    name + ": no CSP meta with hashes");
+  check(!/unsafe-inline|unsafe-eval/.test(html), name + ": CSP allows unsafe-*");
+  check(!/<[a-z][^>]*\son[a-z]+\s*=/i.test(html.replace(/<script[\s\S]*?<\/script>/g, "")),
+    name + ": inline event-handler attribute in markup");
+  const scripts = html.match(/<script\b[^>]*>/g) || [];
+  check(scripts.length === 2, name + ": expected exactly 2 script elements, found " + scripts.length);
+}
+
+async function noHandlersInDom(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    document.querySelectorAll("*").forEach((e) => {
+      for (const a of e.attributes) {
+        if (/^on/i.test(a.name)) bad.push(e.tagName + "@" + a.name);
+        if (/^(src|srcset|action|formaction|xlink:href|data|poster|background)$/i.test(a.name) ||
+            (a.name === "href" && !a.value.startsWith("#")))
+          bad.push(e.tagName + "@" + a.name + "=" + a.value);
+      }
+    });
+    return bad.concat(Array.from(document.images).map((i) => "img " + i.src));
+  });
+}
+
+async function runTests() {
+  const context = await launch();
+
+  await test("static: no URL, CSP with hashes, no inline handlers", async () => {
+    for (const f of ["run-hostile.html", "verdict.html", "big.html"])
+      staticChecks(fs.readFileSync(path.join(outDir, f), "utf8"), f);
+  });
+
+  // ---- run report with hostile names.
+  const { page, problems } = await open(context, "run-hostile.html");
+
+  await test("run: opens with no console errors, no requests, no dialogs", async () => {
+    check(problems.length === 0, problems.join("; "));
+    check(await page.evaluate(() => document.documentElement.classList.contains("js")), "script did not run");
+  });
+
+  await test("run: hostile names render literally", async () => {
+    const text = await page.evaluate(() => document.body.innerText);
+    check(text.includes(HOSTILE), "the </script><img ...> symbol is not shown as text");
+    check(text.includes(OP), "operator<< is not shown as text");
+    check(text.includes("--name=</title><script>alert(4)</script>"), "command line not literal");
+    check(text.includes("now_ns<&amp;>"), "'&amp;' inside a name was decoded");
+    check(text.includes("symbol <b>not bold</b> could not be resolved"), "warning text not literal");
+    const title = await page.title();
+    check(title.includes("<i>srv</i>"), "title not literal: " + title);
+    const bad = await noHandlersInDom(page);
+    check(bad.length === 0, "handlers, links or images in the DOM: " + bad.join(", "));
+    check(await page.evaluate(() => document.querySelectorAll("b, i:not(.x), svg[onload]").length === 0),
+      "a name became an element");
+  });
+
+  await test("run: warnings, unsupported counters shown as such", async () => {
+    const w = await page.locator(".warnings").first().innerText();
+    check(w.includes("probe overhead is 7.2%"), "probe overhead warning missing");
+    check(w.includes("cut short"), "cut-short warning missing");
+    const counters = await page.locator("table.counters").innerText();
+    check(/instructions:u\s+unsupported: no hardware PMU/.test(counters), "unsupported counter not shown: " + counters);
+  });
+
+  await test("run: histogram chart has a title and a table", async () => {
+    const t = await page.locator("#hist-0 svg > title").textContent();
+    check(/6 distinct values over 200 requests/.test(t), "histogram title: " + t);
+    check(await page.locator("#hist-0 svg rect.bar").count() === 6, "expected 6 bars");
+    check(await page.locator("#hist-0 table tbody tr").count() === 6, "expected 6 table rows");
+  });
+
+  await test("run: call-site table sorts on header click", async () => {
+    const table = page.locator("table.sites").first();
+    const first = async () => (await table.locator("tbody tr").first().locator("td").first().innerText()).trim();
+    check((await first()) === "handle_request inlined: now_ns" || (await first()).startsWith("handle_request"),
+      "default order is by count: " + await first());
+    await table.locator("th", { hasText: "count" }).locator("button").click();
+    check((await first()).startsWith("log_line"), "ascending count should start with log_line: " + await first());
+    await table.locator("th", { hasText: "count" }).locator("button").click();
+    check((await first()).startsWith("handle_request"), "descending again: " + await first());
+  });
+
+  await test("run: flame graph search highlights a known frame and shows its share", async () => {
+    const fig = page.locator("#flame-0");
+    await fig.locator("input.flame-search").fill("operator<<");
+    await fig.locator("input.flame-search").press("Enter");
+    const names = await fig.locator(".frame.match").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-name")));
+    check(names.length === 1 && names[0] === OP, "matched frames: " + JSON.stringify(names));
+    const status = await fig.locator(".flame-status").innerText();
+    check(status.includes("matched: 16.2% of reads (200 reads"), "status: " + status);
+    await fig.screenshot({ path: path.join(artifacts, "run-search.png") });
+    await fig.locator("input.flame-search").fill("");
+    await fig.locator("input.flame-search").press("Enter");
+    check(await fig.locator(".frame.match").count() === 0, "clearing the search left matches");
+  });
+
+  await test("run: hover shows count and share; click zooms; reset restores", async () => {
+    const fig = page.locator("#flame-0");
+    const frame = fig.locator(".frame[data-name='handle_request']");
+    await frame.hover();
+    const tipText = await page.locator("#tooltip").innerText();
+    check(await page.locator("#tooltip").isVisible(), "tooltip hidden");
+    check(tipText.includes("handle_request") && tipText.includes("1,000 reads, 81.0% of all"), "tooltip: " + tipText);
+    const before = await frame.getAttribute("width");
+    await frame.click();
+    check(await fig.locator("svg.flame").getAttribute("data-zoom") === "handle_request", "zoom not applied");
+    const svgWidth = Number(await fig.locator("svg.flame").getAttribute("width"));
+    const after = Number(await fig.locator(".frame[data-name='handle_request']:not(.ancestor)").getAttribute("width"));
+    check(after > Number(before) && Math.abs(after - svgWidth) < 2, "zoomed frame is not full width: " + before + " -> " + after);
+    check(await fig.locator(".frame[data-name='log_line']").count() === 0, "frames outside the zoom still drawn");
+    const labels = await fig.locator("svg.flame text").allTextContents();
+    check(labels.includes(HOSTILE), "hostile frame label missing in zoom: " + JSON.stringify(labels));
+    await fig.screenshot({ path: path.join(artifacts, "run-zoom.png") });
+    await fig.locator("button.flame-reset").click();
+    check(await fig.locator("svg.flame").getAttribute("data-zoom") === "all", "reset did not restore");
+  });
+
+  await test("run: full-page screenshot", async () => {
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: path.join(artifacts, "run.png"), fullPage: true });
+  });
+  await page.close();
+
+  // ---- verdict report.
+  const v = await open(context, "verdict.html");
+  await test("verdict: opens with no console errors, no requests, no dialogs", async () => {
+    check(v.problems.length === 0, v.problems.join("; "));
+  });
+  await test("verdict: headline, measures table with marks, dumbbell chart", async () => {
+    const h = (await v.page.locator("#verdict-headline").innerText()).trim();
+    check(h.startsWith("fail: 3 of 41 measures outside bounds"), "headline: " + h);
+    check(await v.page.locator("table.verdict-measures tbody tr").count() === 41, "expected 41 rows");
+    const regressed = await v.page.locator("table.verdict-measures td.status.st-regressed").allInnerTexts();
+    check(regressed.length === 3 && regressed.every((t) => t.includes("▲")), "regressed marks: " + regressed);
+    const improved = await v.page.locator("table.verdict-measures td.status.st-improved").allInnerTexts();
+    check(improved.length === 2 && improved.every((t) => t.includes("▼")), "improved marks: " + improved);
+    check(await v.page.locator("#dumbbell svg g.row").count() === 40, "dumbbell rows (the 0 -> 2 measure has no ratio)");
+    check((await v.page.locator("#dumbbell svg title").first().textContent()).startsWith("Before and after"), "dumbbell title");
+    const text = await v.page.evaluate(() => document.body.innerText);
+    check(text.includes("clock_reads@" + HOSTILE + "/op"), "hostile measure name not literal");
+  });
+  await test("verdict: differential flame graph marks more and less without colour", async () => {
+    const fig = v.page.locator("#flame-diff");
+    const more = await fig.locator(".frame.more").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-name")));
+    const less = await fig.locator(".frame.less").evaluateAll((gs) => gs.map((g) => g.getAttribute("data-name")));
+    check(more.includes(HOSTILE), "hostile frame should be more in head: " + JSON.stringify(more));
+    check(less.includes("handle_request"), "handle_request should be less in head: " + JSON.stringify(less));
+    const fills = await fig.locator(".frame.more").evaluateAll((rs) => rs.map((r) => r.getAttribute("fill")));
+    check(fills.every((f) => /^url\(#fp-more\d\)$/.test(f)), "more frames not hatched: " + fills);
+    const labels = await fig.locator("text").allTextContents();
+    check(labels.some((l) => l.startsWith("▼")), "less frames lack ▼: " + labels);
+    await fig.locator("select.flame-side").selectOption("0");
+    check(await fig.locator(".frame[data-name='stats_update']").count() === 1, "base view lacks the vanished frame");
+    await fig.locator("select.flame-side").selectOption("1");
+    check(await fig.locator(".frame[data-name='stats_update']").count() === 0, "head view shows a frame with no head reads");
+  });
+  await test("verdict: call sites that appeared or disappeared", async () => {
+    const tables = v.page.locator("table.sites");
+    const appeared = await tables.nth(0).innerText(), gone = await tables.nth(1).innerText();
+    check(appeared.includes("appeared") && appeared.includes(HOSTILE), "appeared: " + appeared);
+    check(gone.includes("disappeared") && gone.includes("stats_update"), "disappeared: " + gone);
+    check(!appeared.includes("Pool::get") && !gone.includes("Pool::get"), "Pool::get is on both sides");
+  });
+  await test("verdict: no handlers, links or images in the DOM", async () => {
+    const bad = await noHandlersInDom(v.page);
+    check(bad.length === 0, bad.join(", "));
+  });
+  await test("verdict: full-page screenshot", async () => {
+    await v.page.screenshot({ path: path.join(artifacts, "verdict.png"), fullPage: true });
+  });
+  await v.page.close();
+
+  // ---- 10,000 stacks.
+  const big = await open(context, "big.html");
+  await test("big: 10,000 stacks render in <= 1 s, file < 3 MB, no errors", async () => {
+    check(big.problems.length === 0, big.problems.join("; "));
+    const size = fs.statSync(path.join(outDir, "big.html")).size;
+    const ms = Number(await big.page.evaluate(() => document.documentElement.getAttribute("data-rendered-ms")));
+    check(size < 3 * 1024 * 1024, "size " + size);
+    check(ms > 0 && ms <= 1000, "rendered in " + ms + " ms");
+    check(await big.page.locator("#flame-0 .frame").count() > 100, "few frames drawn");
+    await big.page.locator("#flame-0 .plot").screenshot({ path: path.join(artifacts, "big-flame.png") });
+  });
+  await test("big: search and zoom stay responsive", async () => {
+    const fig = big.page.locator("#flame-0");
+    const t0 = Date.now();
+    await fig.locator("input.flame-search").fill("handle_event_7(");
+    await fig.locator("input.flame-search").press("Enter");
+    const status = await fig.locator(".flame-status").innerText();
+    check(/^matched: [0-9.]+% of reads/.test(status), "status: " + status);
+    await fig.locator(".frame[data-name='event_loop']").click();
+    check(await fig.locator("svg.flame").getAttribute("data-zoom") === "event_loop", "zoom");
+    check(Date.now() - t0 < 3000, "took " + (Date.now() - t0) + " ms");
+    await fig.locator(".plot").screenshot({ path: path.join(artifacts, "big-search-zoom.png") });
+  });
+  await big.page.close();
+  await context.close();
+
+  // ---- JavaScript disabled: the tables still carry the report.
+  const nojs = await launch({ javaScriptEnabled: false });
+  await test("no JavaScript: tables readable, names literal, no charts", async () => {
+    const { page: p, problems: pr } = await open(nojs, "run-hostile.html");
+    check(pr.length === 0, pr.join("; "));
+    const text = await p.evaluate(() => document.body.innerText);
+    check(text.includes(HOSTILE) && text.includes(OP), "names not literal");
+    check(text.includes("JavaScript is off"), "no noscript note");
+    check(await p.locator("table.sites tbody tr").count() === 4, "call-site table missing");
+    check(await p.locator("table.functions tbody tr").count() > 0, "function table missing");
+    check(await p.locator("svg").count() === 0, "an SVG appeared without JavaScript");
+    await p.screenshot({ path: path.join(artifacts, "run-nojs.png"), fullPage: true });
+    const q = await open(nojs, "verdict.html");
+    check(q.problems.length === 0, q.problems.join("; "));
+    check((await q.page.locator("#verdict-headline").innerText()).startsWith("fail: 3 of 41"), "headline");
+  });
+  await nojs.close();
+}
+
+async function runBench() {
+  const context = await launch();
+  const times = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await open(context, "big.html");
+    if (r.problems.length) throw new Error(r.problems.join("; "));
+    const ms = Number(await r.page.evaluate(() => document.documentElement.getAttribute("data-rendered-ms")));
+    const frames = await r.page.locator("#flame-0 .frame").count();
+    times.push({ ms, wall: r.wall, frames });
+    await r.page.close();
+  }
+  await context.close();
+  times.sort((a, b) => a.ms - b.ms);
+  const med = times[Math.floor(times.length / 2)];
+  console.log("render: " + med.ms.toFixed(0) + " ms median of 5 (navigation to first frame drawn; " +
+    "min " + times[0].ms.toFixed(0) + ", max " + times[times.length - 1].ms.toFixed(0) +
+    "; " + med.frames + " flame frames drawn; load as seen by the test driver " + med.wall + " ms)");
+}
+
+(bench ? runBench() : runTests()).then(() => {
+  if (!bench) console.log("browser: " + passed + " passed, " + failed + " failed, " + skipped + " skipped");
+  process.exit(failed ? 1 : 0);
+}, (e) => {
+  console.log("FAIL harness: " + (e && e.stack ? e.stack : e));
+  if (!bench) console.log("browser: " + passed + " passed, " + (failed + 1) + " failed, " + skipped + " skipped");
+  process.exit(1);
+});

@@ -1,0 +1,296 @@
+"""`clockprof compare` at the command line, on synthetic run files written
+into ctx.tmp (no privileges or BPF needed): exit codes 0/1/2, the bounds
+file's line numbers in errors, markdown and annotation escaping, and the
+$GITHUB_STEP_SUMMARY append."""
+import hashlib
+import json
+import os
+import random
+
+HOSTILE = ["tick`s", "pi|pe", "new\nline", "::error::pwned", "100%", "cr\rlf",
+           "<b>html</b>", "@mention"]
+
+
+def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True):
+    doc = {
+        "schema": "clockprof.run/1",
+        "tool": {"name": "clockprof", "version": "0.1.0"},
+        "complete": complete, "duration_s": 2.0,
+        "started_at": "2026-11-29T21:00:00Z",
+        "target": {"pid": 42, "comm": "srv", "exe": "/usr/bin/srv",
+                   "build_id": build_id, "cmdline": ["srv"]},
+        "host": {"kernel": "6.1.0", "cpu": "test cpu", "clocksource": clocksource,
+                 "pmu": False, "tool_version": "0.1.0"},
+        "request": None, "ops": 100,
+        "clock_reads": {"total": 300},
+        "measures": {},
+    }
+    for name, (value, kind, better) in measures.items():
+        doc["measures"][name] = {"value": value, "unit": "reads/op" if kind == "exact" else "ns/op",
+                                 "kind": kind, "better": better}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def make_side(ctx, side, n, reads=3, time_scale=1.0, seed=1, extra=None):
+    rng = random.Random(seed)
+    paths = []
+    for i in range(n):
+        m = {"clock_reads/op": (reads, "exact", "lower"),
+             "task-clock/op": (1e6 * time_scale * rng.lognormvariate(0, 0.01), "sampled", "lower")}
+        m.update(extra or {})
+        paths.append(write_run(os.path.join(ctx.tmp, f"{side}-{i}.json"), m))
+    return paths
+
+
+def compare(ctx, base, head, *args, **kw):
+    return ctx.run("compare", "--base", *base, "--head", *head, *args, **kw)
+
+
+def test_within_bounds_exits_0(ctx):
+    base = make_side(ctx, "base", 6, seed=1)
+    head = make_side(ctx, "head", 6, seed=2)
+    out = os.path.join(ctx.tmp, "verdict.json")
+    p = compare(ctx, base, head, "-o", out, "--color=never")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert v["schema"] == "clockprof.verdict/1"
+    assert v["status"] == "pass"
+    assert v["base"]["runs"] == 6 and v["head"]["runs"] == 6
+    assert v["summary"]["measures"] == 2 and v["summary"]["regressed"] == 0
+    assert v["bounds"]["file"] is None
+    assert "pass: 0 of 2 measures outside bounds" in p.stdout
+    assert "\033[" not in p.stdout
+
+
+def test_exact_regression_exits_1(ctx):
+    base = make_side(ctx, "base", 1, reads=3)
+    head = make_side(ctx, "head", 1, reads=4)
+    out = os.path.join(ctx.tmp, "verdict.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 1, (p.returncode, p.stderr)
+    v = ctx.load_json(out)
+    assert v["status"] == "fail"
+    m = {x["name"]: x for x in v["measures"]}["clock_reads/op"]
+    assert m["status"] == "regressed" and m["bound"] == "+0"
+    assert m["base"]["median"] == 3 and m["head"]["median"] == 4
+    assert "REGRESSED" in p.stdout and "\u25b2" in p.stdout
+
+
+def test_sampled_regression_and_bounds_file(ctx):
+    base = make_side(ctx, "base", 10, seed=1)
+    head = make_side(ctx, "head", 10, time_scale=1.2, seed=2)
+    bounds = os.path.join(ctx.tmp, ".clockprof-bounds")
+    text = "# test bounds\nclock_reads/op +0\ntask-clock/op +10%\nunused* +1%\n* +5%\n"
+    with open(bounds, "w") as f:
+        f.write(text)
+    out = os.path.join(ctx.tmp, "verdict.json")
+    p = compare(ctx, base, head, "--bounds", bounds, "-o", out)
+    assert p.returncode == 1, p.stderr
+    v = ctx.load_json(out)
+    assert v["bounds"]["file"] == bounds
+    assert v["bounds"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["status"] == "regressed"
+    assert m["bound_rule"]["line"] == 3
+    assert 15 < m["change_pct"]["point"] < 25
+    assert m["p_value"] < 0.001 and m["p_adjusted"] is not None
+    assert any("line 4 'unused* +1%' matches no measure" in w for w in v["warnings"])
+
+
+def test_bad_bounds_line_exits_2(ctx):
+    base = make_side(ctx, "base", 1)
+    head = make_side(ctx, "head", 1)
+    bounds = os.path.join(ctx.tmp, "bounds")
+    with open(bounds, "w") as f:
+        f.write("# ok\nclock_reads/op +0\ntask-clock/op 5%\n")
+    out = os.path.join(ctx.tmp, "verdict.json")
+    p = compare(ctx, base, head, "--bounds", bounds, "-o", out)
+    assert p.returncode == 2
+    assert f"{bounds}:3: bad bound '5%'" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1
+    assert not os.path.exists(out)
+
+
+def test_invalid_input_exits_2(ctx):
+    base = make_side(ctx, "base", 1)
+    head = make_side(ctx, "head", 1)
+    bad = os.path.join(ctx.tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write("{not json")
+    p = compare(ctx, base, [bad])
+    assert p.returncode == 2 and "bad.json: invalid JSON" in p.stderr, p.stderr
+    p = compare(ctx, base, [os.path.join(ctx.tmp, "missing.json")])
+    assert p.returncode == 2 and "missing.json" in p.stderr
+    other = os.path.join(ctx.tmp, "other.json")
+    with open(other, "w") as f:
+        json.dump({"schema": "something/1"}, f)
+    p = compare(ctx, base, [other])
+    assert p.returncode == 2 and "not a clockprof run file" in p.stderr
+    p = compare(ctx, base, head, "--bounds", os.path.join(ctx.tmp, "nope"))
+    assert p.returncode == 2 and "cannot read bounds file" in p.stderr
+    p = compare(ctx, base, head, "-o", os.path.join(ctx.tmp, "no/such/dir/v.json"))
+    assert p.returncode == 2
+
+
+def test_usage_errors_and_help(ctx):
+    base = make_side(ctx, "base", 1)
+    p = ctx.run("compare", "--base", *base)
+    assert p.returncode == 2 and "--head" in p.stderr
+    p = ctx.run("compare", base[0])
+    assert p.returncode == 2 and "not an option" in p.stderr
+    p = ctx.run("compare", "--frobnicate")
+    assert p.returncode == 2 and "unknown option" in p.stderr
+    p = compare(ctx, base, base, "--color=sometimes")
+    assert p.returncode == 2 and "--color" in p.stderr
+    for p in (ctx.run("compare", "--help"), ctx.run("compare", "-h")):
+        assert p.returncode == 0 and p.stdout.startswith("usage: clockprof compare")
+        assert p.stderr == ""
+
+
+def test_base_equals_form_and_globbed_files(ctx):
+    base = make_side(ctx, "base", 3)
+    head = make_side(ctx, "head", 3)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = ctx.run("compare", f"--base={base[0]}", base[1], base[2], "--head", *head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert ctx.load_json(out)["base"]["runs"] == 3
+
+
+def test_inconclusive_and_fail_on_inconclusive(ctx):
+    # 3 runs a side cannot give an interval: inconclusive, says 4 are needed.
+    base = make_side(ctx, "base", 3, seed=1)
+    head = make_side(ctx, "head", 3, time_scale=1.3, seed=2)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert v["status"] == "inconclusive"
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["status"] == "inconclusive" and m["runs_needed"] == 4
+    p = compare(ctx, base, head, "--fail-on-inconclusive")
+    assert p.returncode == 1
+
+
+def test_clocksource_mismatch(ctx):
+    base = make_side(ctx, "base", 5)
+    head = [write_run(os.path.join(ctx.tmp, f"h{i}.json"),
+                      {"clock_reads/op": (3, "exact", "lower"),
+                       "task-clock/op": (1e6, "sampled", "lower")}, clocksource="hpet")
+            for i in range(5)]
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    v = ctx.load_json(out)
+    assert p.returncode == 0
+    assert v["env_mismatch"][0]["field"] == "clocksource"
+    assert v["env_mismatch"][0]["base"] == ["tsc"] and v["env_mismatch"][0]["head"] == ["hpet"]
+    m = {x["name"]: x for x in v["measures"]}
+    assert m["task-clock/op"]["status"] == "inconclusive"
+    assert m["clock_reads/op"]["status"] == "within"
+
+
+def hostile_sides(ctx):
+    extra_b = {n: (1, "exact", "lower") for n in HOSTILE}
+    extra_h = {n: (2, "exact", "lower") for n in HOSTILE}
+    base = make_side(ctx, "base", 1, extra=extra_b)
+    head = make_side(ctx, "head", 1, extra=extra_h)
+    return base, head
+
+
+def test_markdown_escaping_and_step_summary(ctx):
+    base, head = hostile_sides(ctx)
+    md = os.path.join(ctx.tmp, "summary.md")
+    summary = os.path.join(ctx.tmp, "step_summary.md")
+    with open(summary, "w") as f:
+        f.write("previous step\n")
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=summary)
+    p = compare(ctx, base, head, "--markdown", md, env=env)
+    assert p.returncode == 1, p.stderr
+    text = open(md).read()
+    assert text.startswith("### clockprof: **FAIL**")
+    # judged: the hostile names, clock_reads/op and task-clock/op (1 run: inconclusive)
+    assert f"{len(HOSTILE)} of {len(HOSTILE) + 2} measures outside bounds" in text
+    assert "\r" not in text
+    assert "``tick`s``" in text
+    assert "`pi\\|pe`" in text
+    assert "`new\\nline`" in text
+    assert "`<b>html</b>`" in text and "`@mention`" in text
+    assert "<details><summary>All" in text
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("| measure"):
+            cells, i = 0, 0
+            while i < len(line):
+                if line[i] == "\\":
+                    i += 2
+                    continue
+                cells += line[i] == "|"
+                i += 1
+            assert cells in (7, 8), line
+    assert len(text.encode()) < 1 << 20
+    appended = open(summary).read()
+    assert appended == "previous step\n" + text
+
+
+def test_github_annotations_cannot_inject(ctx):
+    base, head = hostile_sides(ctx)
+    p = compare(ctx, base, head, "--github")
+    assert p.returncode == 1
+    lines = p.stdout.split("\n")
+    assert lines[0].startswith("::stop-commands::")
+    token = lines[0][len("::stop-commands::"):]
+    assert len(token) == 32
+    end = lines.index(f"::{token}::")
+    after = [x for x in lines[end + 1:] if x]
+    # Outside the stop-commands block, only our own commands start a line.
+    assert all(x.startswith("::error title=clockprof%3A ") for x in after), after
+    assert len(after) == len(HOSTILE) + 0  # clock_reads/op is within
+    # Even inside the block the table never starts a line with "::".
+    assert not any(x.lstrip().startswith("::error::pwned") for x in lines)
+    assert "\\x3a:error::pwned" in p.stdout
+    joined = "\n".join(after)
+    assert "%3A%3Aerror%3A%3Apwned" in joined     # ':' escaped in the title
+    assert "Measure '100%25'" in joined            # '%' escaped in the message
+    assert "\r" not in p.stdout
+
+
+def test_many_regressions_capped_at_ten(ctx):
+    names = {f"m{i:02d}/op": (1, "exact", "lower") for i in range(13)}
+    worse = {k: (2, "exact", "lower") for k in names}
+    base = make_side(ctx, "base", 1, extra=names)
+    head = make_side(ctx, "head", 1, extra=worse)
+    p = compare(ctx, base, head, "--github", "-q")
+    assert p.returncode == 1
+    errors = [x for x in p.stdout.splitlines() if x.startswith("::error ")]
+    notices = [x for x in p.stdout.splitlines() if x.startswith("::notice ")]
+    assert len(errors) == 10 and len(notices) == 1
+    assert "3 more measures regressed" in notices[0]
+
+
+def test_added_and_removed_reported(ctx):
+    base = make_side(ctx, "base", 1, extra={"gone/op": (1, "exact", "lower")})
+    head = make_side(ctx, "head", 1, extra={"new/op": (1, "exact", "lower")})
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    m = {x["name"]: x["status"] for x in ctx.load_json(out)["measures"]}
+    assert m["gone/op"] == "removed" and m["new/op"] == "added"
+
+
+def test_verdict_to_stdout(ctx):
+    base = make_side(ctx, "base", 1)
+    head = make_side(ctx, "head", 1)
+    p = compare(ctx, base, head, "-o", "-")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["schema"] == "clockprof.verdict/1"
+    assert "measures outside bounds" in p.stderr
+
+
+def test_html_report(ctx):
+    base = make_side(ctx, "base", 4, seed=1)
+    head = make_side(ctx, "head", 4, seed=2)
+    html = os.path.join(ctx.tmp, "report.html")
+    p = compare(ctx, base, head, "--html", html)
+    assert p.returncode == 0, p.stderr
+    with open(html) as f:
+        assert "<html" in f.read(4096).lower()

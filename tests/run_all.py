@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""make check: runs every suite (unit, integration, browser) even when one
+fails, shows their output, and ends with one line summing them all:
+"N passed, N failed, N skipped"."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+SUMMARY = re.compile(r"^(\w+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
+
+
+def run_suite(name, cmd, env=None):
+    print(f"=== {name}: {' '.join(cmd)}", flush=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+    counts = None
+    for line in proc.stdout:
+        sys.stdout.write(line)
+        m = SUMMARY.match(line.strip())
+        if m:
+            counts = [int(m.group(2)), int(m.group(3)), int(m.group(4) or 0)]
+    proc.wait()
+    if counts is None:
+        print(f"{name}: no summary line (exit {proc.returncode}); counted as 1 failure")
+        return [0, 1, 0]
+    if proc.returncode != 0 and counts[1] == 0:
+        print(f"{name}: exited {proc.returncode}; counted as 1 failure")
+        counts[1] += 1
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    env = dict(os.environ, CP_TEST_BUILD=os.path.join(args.build, "tests"))
+    total = [0, 0, 0]
+    suites = [
+        ("unit", [os.path.join(args.build, "unit-tests")]),
+        ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
+                         "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
+    ]
+    if os.path.exists("tests/browser/Makefile"):
+        suites.append(("browser", ["make", "--no-print-directory", "-C", "tests/browser",
+                                   "check", f"CLOCKPROF={os.path.abspath('clockprof')}"]))
+    if os.geteuid() != 0:
+        print("integration and browser tests need root (BPF): skipped")
+        suites = suites[:1]
+    for name, cmd in suites:
+        for i, n in enumerate(run_suite(name, cmd, env)):
+            total[i] += n
+    print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
+    return 1 if total[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,531 @@
+/* test_compare.c - judging measures (lib/compare.c) and verdict.json
+ * (lib/verdict_file.c) on synthetic run documents. Random samples come
+ * from a fixed-seed generator, so every run of the test sees the same
+ * numbers. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "error.h"
+#include "run_file.h"
+#include "unit.h"
+#include "verdict_file.h"
+
+#define MAX_RUNS 64
+
+struct side {
+	json_t *docs[MAX_RUNS];
+	const char *names[MAX_RUNS];
+	size_t n;
+};
+
+static json_t *new_run(const char *clocksource, const char *kernel)
+{
+	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
+			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
+			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
+			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
+			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
+			 "build_id", "b1", "host", "kernel", kernel, "cpu", "x",
+			 "clocksource", clocksource, "pmu", 0, "tool_version",
+			 "0.1.0", "clock_reads", "total", 1, "measures");
+}
+
+static void add_runs(struct side *s, size_t n, const char *clocksource)
+{
+	for (size_t i = 0; i < n; i++) {
+		s->docs[s->n] = new_run(clocksource, "6.1.0");
+		s->names[s->n] = "run.json";
+		s->n++;
+	}
+}
+
+static void set_measure(struct side *s, size_t run, const char *name,
+			double value, const char *kind, const char *better)
+{
+	json_object_set_new(json_object_get(s->docs[run], "measures"), name,
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
+				      !strcmp(kind, "exact") ? "reads/op" : "ns/op",
+				      "kind", kind, "better", better));
+}
+
+static void free_side(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		json_decref(s->docs[i]);
+	s->n = 0;
+}
+
+/* xorshift64* with a fixed seed; normal deviates by Box-Muller. */
+static unsigned long long rng_state;
+
+static double uniform(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return ((rng_state * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double normal(void)
+{
+	double u1 = uniform(), u2 = uniform();
+
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+}
+
+static int judge(struct side *b, struct side *h, struct cp_bounds *bounds,
+		 struct cp_compare_result *r)
+{
+	struct cp_compare_side bs = { b->docs, b->names, b->n };
+	struct cp_compare_side hs = { h->docs, h->names, h->n };
+	struct cp_compare_opts opts = { .alpha = 0.05 };
+	struct cp_error err = { 0 };
+	int rc = cp_compare(&bs, &hs, bounds, &opts, r, &err);
+
+	if (rc)
+		fprintf(stderr, "  cp_compare: %s\n", err.msg);
+	return rc;
+}
+
+static const struct cp_measure_verdict *find(const struct cp_compare_result *r,
+					     const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->measures[i].name, name))
+			return &r->measures[i];
+	return NULL;
+}
+
+static int has_warning(const json_t *arr, const char *needle)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(arr, i, w)
+		if (strstr(json_string_value(w), needle))
+			return 1;
+	return 0;
+}
+
+TEST(compare_exact_single_run_each)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 1, "tsc");
+	add_runs(&h, 1, "tsc");
+	set_measure(&b, 0, "clock_reads/op", 3, "exact", "lower");
+	set_measure(&h, 0, "clock_reads/op", 4, "exact", "lower");
+	set_measure(&b, 0, "calls.a/op", 3, "exact", "lower");
+	set_measure(&h, 0, "calls.a/op", 2, "exact", "lower");
+	set_measure(&b, 0, "calls.b/op", 6, "exact", "lower");
+	set_measure(&h, 0, "calls.b/op", 6, "exact", "lower");
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "clock_reads/op");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK_NEAR(m->change_pct.point, 100.0 / 3, 1e-9);
+	CHECK_NEAR(m->change_abs.point, 1, 0);
+	CHECK(isnan(m->p_value));
+	CHECK_INT(m->direction, 1);
+	m = find(&r, "calls.a/op");
+	CHECK(m && m->status == CP_MEASURE_IMPROVED);
+	m = find(&r, "calls.b/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	CHECK_INT(r.exit_code, CP_EXIT_GATE);
+	CHECK_INT(r.counts[CP_MEASURE_REGRESSED], 1);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_exact_bound_and_variation_warning)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	struct cp_error err = { 0 };
+	const struct cp_measure_verdict *m;
+
+	CHECK_INT(cp_bounds_parse("clock_reads/op +1\nfps +10%\n", 26, "b", &bounds, &err), 0);
+	add_runs(&b, 3, "tsc");
+	add_runs(&h, 3, "tsc");
+	for (size_t i = 0; i < 3; i++) {
+		set_measure(&b, i, "clock_reads/op", i == 1 ? 4 : 3, "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", 4, "exact", "lower");
+		/* Higher is better: a 20% drop regresses past +10%. */
+		set_measure(&b, i, "fps", 100, "exact", "higher");
+		set_measure(&h, i, "fps", 80, "exact", "higher");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "clock_reads/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);	/* 3 -> 4 within +1 */
+	CHECK_NEAR(m->base.median, 3, 0);
+	CHECK_NEAR(m->base.hi, 4, 0);
+	CHECK(has_warning(m->warnings, "varies between base runs: 3 .. 4"));
+	m = find(&r, "fps");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK_INT(m->direction, 1);
+	CHECK_INT(m->bound->line, 2);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+/* 500 sampled measures, 30 runs a side, all drawn from the same
+ * distribution: with 500 tests at 0.05 about 25 would look "significant";
+ * Holm keeps the false alarms at zero. */
+TEST(compare_aa_many_measures_no_false_alarm)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	struct cp_error err = { 0 };
+	char name[64];
+	size_t raw_significant = 0;
+
+	/* +0% makes any significant increase a regression: the hardest case. */
+	CHECK_INT(cp_bounds_parse("* +0%\n", 6, "b", &bounds, &err), 0);
+	rng_state = 0x9e3779b97f4a7c15ULL;
+	add_runs(&b, 30, "tsc");
+	add_runs(&h, 30, "tsc");
+	for (int k = 0; k < 500; k++) {
+		snprintf(name, sizeof(name), "m%03d/op", k);
+		for (size_t i = 0; i < 30; i++) {
+			set_measure(&b, i, name, 1000 * exp(0.05 * normal()), "sampled", "lower");
+			set_measure(&h, i, name, 1000 * exp(0.05 * normal()), "sampled", "lower");
+		}
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	for (size_t i = 0; i < r.n; i++)
+		if (r.measures[i].p_value < 0.05)
+			raw_significant++;
+	fprintf(stderr, "  A/A: %zu of 500 measures have p < 0.05 before correction\n",
+		raw_significant);
+	CHECK(raw_significant >= 10);	/* the problem is real... */
+	CHECK_INT(r.counts[CP_MEASURE_REGRESSED], 0);	/* ...and corrected */
+	CHECK_INT(r.counts[CP_MEASURE_IMPROVED], 0);
+	CHECK_INT(r.n, 500);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_aa_identical_samples_pass)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 10, "tsc");
+	add_runs(&h, 10, "tsc");
+	for (size_t i = 0; i < 10; i++) {
+		set_measure(&b, i, "task-clock/op", 1000 + 10.0 * (double)i, "sampled", "lower");
+		set_measure(&h, i, "task-clock/op", 1000 + 10.0 * (double)i, "sampled", "lower");
+		set_measure(&b, i, "clock_reads/op", 3, "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", 3, "exact", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.status, CP_VERDICT_PASS);
+	CHECK_INT(r.exit_code, 0);
+	m = find(&r, "task-clock/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK_NEAR(m->change_pct.point, 0, 1e-12);
+	CHECK_NEAR(m->p_value, 1, 1e-12);
+	CHECK(m->change_pct.lo < 0 && m->change_pct.hi > 0);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_seeded_shift_detected)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);	/* sampled +5% */
+	rng_state = 12345;
+	add_runs(&b, 20, "tsc");
+	add_runs(&h, 20, "tsc");
+	for (size_t i = 0; i < 20; i++) {
+		set_measure(&b, i, "task-clock/op", 1000 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&h, i, "task-clock/op", 1100 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&b, i, "req/s", 500 * exp(0.01 * normal()), "sampled", "higher");
+		set_measure(&h, i, "req/s", 400 * exp(0.01 * normal()), "sampled", "higher");
+		set_measure(&b, i, "faster/op", 1000 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&h, i, "faster/op", 800 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&b, i, "small/op", 1000 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&h, i, "small/op", 1020 * exp(0.01 * normal()), "sampled", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "task-clock/op");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK(m->change_pct.lo > 5 && m->change_pct.point > 8 && m->change_pct.point < 12);
+	CHECK(m->p_adjusted < 0.05);
+	m = find(&r, "req/s");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK(m->change_pct.hi < -5);
+	m = find(&r, "faster/op");
+	CHECK(m && m->status == CP_MEASURE_IMPROVED);
+	m = find(&r, "small/op");	/* +2%, significant but within +5% */
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK(m->change_pct.lo > 0);
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_straddling_interval_inconclusive)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 10, "tsc");
+	add_runs(&h, 10, "tsc");
+	/* Head is base * 1.05 exactly, with 9% spread: the interval on the
+	 * change is centred on the +5% bound. */
+	for (size_t i = 0; i < 10; i++) {
+		double v = 1000 + 10.0 * (double)i;
+
+		set_measure(&b, i, "task-clock/op", v, "sampled", "lower");
+		set_measure(&h, i, "task-clock/op", v * 1.05, "sampled", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "task-clock/op");
+	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
+	CHECK(m->change_pct.lo < 5 && m->change_pct.hi > 5);
+	CHECK(strstr(m->reason, "straddles") != NULL);
+	CHECK_INT(r.status, CP_VERDICT_INCONCLUSIVE);
+	CHECK_INT(r.exit_code, 0);
+	cp_compare_result_free(&r);
+	free_side(&b);
+	free_side(&h);
+	cp_bounds_free(&bounds);
+}
+
+TEST(compare_too_few_runs_says_how_many)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 3, "tsc");
+	add_runs(&h, 2, "tsc");
+	for (size_t i = 0; i < 3; i++)
+		set_measure(&b, i, "task-clock/op", 1000 + (double)i, "sampled", "lower");
+	for (size_t i = 0; i < 2; i++)
+		set_measure(&h, i, "task-clock/op", 2000 + (double)i, "sampled", "lower");
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "task-clock/op");
+	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
+	CHECK_INT(m->runs_needed, 4);
+	CHECK(strstr(m->reason, "need at least 4") != NULL);
+	CHECK(isnan(m->p_value));
+	CHECK_NEAR(m->base.median, 1001, 0);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_added_removed_and_unmatched_rule)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	struct cp_error err = { 0 };
+
+	CHECK_INT(cp_bounds_parse("nothing* +1%\n", 13, "b", &bounds, &err), 0);
+	add_runs(&b, 1, "tsc");
+	add_runs(&h, 1, "tsc");
+	set_measure(&b, 0, "old/op", 1, "exact", "lower");
+	set_measure(&h, 0, "new/op", 1, "exact", "lower");
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.n, 2);
+	CHECK_INT(find(&r, "old/op")->status, CP_MEASURE_REMOVED);
+	CHECK_INT(find(&r, "new/op")->status, CP_MEASURE_ADDED);
+	CHECK_INT(r.status, CP_VERDICT_PASS);
+	CHECK(has_warning(r.warnings, "line 1 'nothing* +1%' matches no measure"));
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_env_mismatch)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+	json_t *e;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 5, "tsc");
+	add_runs(&h, 5, "hpet");
+	json_object_set_new(json_object_get(h.docs[0], "host"), "kernel",
+			    json_string("6.2.0"));
+	for (size_t i = 0; i < 5; i++) {
+		set_measure(&b, i, "task-clock/op", 1000 + (double)i, "sampled", "lower");
+		set_measure(&h, i, "task-clock/op", 2000 + (double)i, "sampled", "lower");
+		set_measure(&b, i, "clock_reads/op", 3, "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", 4, "exact", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "task-clock/op");
+	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
+	CHECK(strstr(m->reason, "clocksource") != NULL);
+	/* Exact counts do not depend on the clocksource: still judged. */
+	CHECK_INT(find(&r, "clock_reads/op")->status, CP_MEASURE_REGRESSED);
+	CHECK_INT(json_array_size(r.env_mismatch), 2);
+	e = json_array_get(r.env_mismatch, 0);
+	CHECK_STR(json_string_value(json_object_get(e, "field")), "kernel");
+	CHECK_STR(json_string_value(json_object_get(e, "effect")), "warning");
+	e = json_array_get(r.env_mismatch, 1);
+	CHECK_STR(json_string_value(json_object_get(e, "field")), "clocksource");
+	CHECK_STR(json_string_value(json_object_get(e, "effect")), "inconclusive");
+	CHECK(has_warning(r.warnings, "head runs differ in kernel"));
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_noise_floor_warns_on_tight_bound)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	struct cp_error err = { 0 };
+	const struct cp_measure_verdict *m;
+
+	CHECK_INT(cp_bounds_parse("* +0.5%\n", 8, "b", &bounds, &err), 0);
+	rng_state = 777;
+	add_runs(&b, 16, "tsc");
+	add_runs(&h, 16, "tsc");
+	for (size_t i = 0; i < 16; i++) {
+		set_measure(&b, i, "noisy/op", 1000 * exp(0.1 * normal()), "sampled", "lower");
+		set_measure(&h, i, "noisy/op", 1000 * exp(0.1 * normal()), "sampled", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "noisy/op");
+	CHECK(m && !isnan(m->noise_floor_pct));
+	CHECK(m->noise_floor_pct > 2);
+	CHECK(has_warning(m->warnings, "tighter than the A/A noise floor"));
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(compare_zero_base_and_kind_conflict)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 6, "tsc");
+	add_runs(&h, 6, "tsc");
+	for (size_t i = 0; i < 6; i++) {
+		set_measure(&b, i, "context-switches/op", 0, "sampled", "lower");
+		set_measure(&h, i, "context-switches/op", 1 + (double)i, "sampled", "lower");
+		set_measure(&b, i, "k/op", 1, "exact", "lower");
+		set_measure(&h, i, "k/op", 1, "sampled", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "context-switches/op");
+	CHECK(m != NULL);
+	CHECK(isnan(m->change_pct.point));	/* no percentage of zero */
+	CHECK_INT(m->status, CP_MEASURE_REGRESSED);
+	m = find(&r, "k/op");
+	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
+	CHECK(strstr(m->reason, "kind differs") != NULL);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+TEST(verdict_build_validates_and_round_trips)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	struct cp_compare_side bs, hs;
+	struct cp_error err = { 0 };
+	json_t *v, *m;
+	char *text;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 4, "tsc");
+	add_runs(&h, 4, "tsc");
+	for (size_t i = 0; i < 4; i++) {
+		set_measure(&b, i, "task-clock/op", 1000 + (double)i, "sampled", "lower");
+		set_measure(&h, i, "task-clock/op", 1000 + (double)i, "sampled", "lower");
+	}
+	set_measure(&h, 0, "added/op", 1, "exact", "lower");
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	bs = (struct cp_compare_side){ b.docs, b.names, b.n };
+	hs = (struct cp_compare_side){ h.docs, h.names, h.n };
+	v = cp_verdict_build(&r, &bounds, &bs, &hs);
+	CHECK(v != NULL);
+	CHECK_INT(cp_verdict_file_validate(v, "v", &err), 0);
+	CHECK_STR(json_string_value(json_object_get(v, "schema")), "clockprof.verdict/1");
+	CHECK_STR(json_string_value(json_object_get(v, "status")), "pass");
+	CHECK(json_is_null(json_object_get(json_object_get(v, "bounds"), "file")));
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(v, "summary"), "added")), 1);
+	m = json_array_get(json_object_get(v, "measures"), 0);
+	CHECK_STR(json_string_value(json_object_get(m, "name")), "added/op");
+	CHECK(json_is_null(json_object_get(m, "base")));
+	CHECK(json_is_null(json_object_get(m, "p_value")));
+	/* Serialised and parsed again it still validates. */
+	text = json_dumps(v, 0);
+	json_decref(v);
+	v = json_loads(text, 0, NULL);
+	free(text);
+	CHECK_INT(cp_verdict_file_validate(v, "v", &err), 0);
+	/* Broken documents fail with a message naming the member. */
+	json_object_set_new(json_array_get(json_object_get(v, "measures"), 1),
+			    "status", json_string("great"));
+	CHECK_INT(cp_verdict_file_validate(v, "v.json", &err), -1);
+	CHECK(strstr(err.msg, "v.json: invalid verdict file: measures[1].status") != NULL);
+	json_object_del(v, "summary");
+	CHECK_INT(cp_verdict_file_validate(v, "v.json", &err), -1);
+	CHECK(strstr(err.msg, "summary is missing") != NULL);
+	json_object_set_new(v, "schema", json_string("clockprof.run/1"));
+	CHECK_INT(cp_verdict_file_validate(v, "v.json", &err), -1);
+	CHECK(strstr(err.msg, "not a clockprof verdict file") != NULL);
+	json_decref(v);
+	CHECK_INT(cp_verdict_file_load("/nonexistent/v.json", &v, &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}

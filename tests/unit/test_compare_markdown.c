@@ -1,0 +1,244 @@
+/* test_compare_markdown.c - the markdown summary (lib/compare_markdown.c)
+ * and the terminal table (lib/compare_table.c) with hostile measure names:
+ * nothing a name contains may break a table row, open HTML or start a
+ * new line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "compare_markdown.h"
+#include "compare_table.h"
+#include "error.h"
+#include "run_file.h"
+#include "unit.h"
+#include "verdict_file.h"
+
+static const char *const hostile[] = {
+	"a`b", "``x``", "`", "p|q", "line1\nline2", "::error::pwn", "100%",
+	"cr\rlf", "back\\|slash", "<script>alert(1)</script>", " lead", "@someone",
+	"tab\there", "esc\033[31mred", "c1\xc2\x9bx", "\xe2\x96\xb2 arrow",
+};
+#define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
+
+static json_t *run_doc(void)
+{
+	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
+			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
+			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
+			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
+			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
+			 "build_id", "b1", "host", "kernel", "6.1", "cpu", "x",
+			 "clocksource", "tsc", "pmu", 0, "tool_version", "0.1.0",
+			 "clock_reads", "total", 1, "measures");
+}
+
+/* A verdict where every name in names[] regressed (exact 1 -> 2), plus a
+ * within measure per name when `within` is set. */
+static json_t *verdict_for(const char *const *names, size_t n, int within)
+{
+	json_t *b = run_doc(), *h = run_doc();
+	json_t *bm = json_object_get(b, "measures"), *hm = json_object_get(h, "measures");
+	const char *fnames[] = { "base.json", "head.json" };
+	struct cp_compare_side bs = { &b, fnames, 1 }, hs = { &h, fnames + 1, 1 };
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+	struct cp_error err = { 0 };
+	json_t *v = NULL;
+	char name[600];
+
+	cp_bounds_init_defaults(&bounds);
+	for (size_t i = 0; i < n; i++) {
+		json_object_set_new(bm, names[i], json_pack("{s:f, s:s, s:s, s:s}",
+			"value", 1.0, "unit", "reads/op", "kind", "exact", "better", "lower"));
+		json_object_set_new(hm, names[i], json_pack("{s:f, s:s, s:s, s:s}",
+			"value", 2.0, "unit", "reads/op", "kind", "exact", "better", "lower"));
+		if (within) {
+			snprintf(name, sizeof(name), "%s.same", names[i]);
+			json_object_set_new(bm, name, json_pack("{s:f, s:s, s:s, s:s}",
+				"value", 1.0, "unit", "u", "kind", "exact", "better", "lower"));
+			json_object_set_new(hm, name, json_pack("{s:f, s:s, s:s, s:s}",
+				"value", 1.0, "unit", "u", "kind", "exact", "better", "lower"));
+		}
+	}
+	if (cp_compare(&bs, &hs, &bounds, NULL, &r, &err) == 0) {
+		v = cp_verdict_build(&r, &bounds, &bs, &hs);
+		cp_compare_result_free(&r);
+	}
+	cp_bounds_free(&bounds);
+	json_decref(b);
+	json_decref(h);
+	return v;
+}
+
+/* Cell delimiters of a GFM table row, the way the table extension scans
+ * it: a backslash escapes the next character, other pipes split cells. */
+static int row_pipes(const char *line, size_t len)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == '\\') {
+			i++;
+			continue;
+		}
+		if (line[i] == '|')
+			n++;
+	}
+	return n;
+}
+
+TEST(markdown_code_span_escaping)
+{
+	char buf[256];
+
+	cp_markdown_code(buf, sizeof(buf), "clock_reads/op", 100);
+	CHECK_STR(buf, "`clock_reads/op`");
+	cp_markdown_code(buf, sizeof(buf), "a`b", 100);
+	CHECK_STR(buf, "``a`b``");
+	cp_markdown_code(buf, sizeof(buf), "``x``", 100);
+	CHECK_STR(buf, "``` ``x`` ```");
+	cp_markdown_code(buf, sizeof(buf), "`", 100);
+	CHECK_STR(buf, "`` ` ``");
+	cp_markdown_code(buf, sizeof(buf), "p|q", 100);
+	CHECK_STR(buf, "`p\\|q`");
+	cp_markdown_code(buf, sizeof(buf), "line1\nline2\r", 100);
+	CHECK_STR(buf, "`line1\\nline2\\r`");
+	cp_markdown_code(buf, sizeof(buf), "back\\|slash", 100);
+	CHECK_STR(buf, "`back\\\\\\|slash`");
+	cp_markdown_code(buf, sizeof(buf), "", 100);
+	CHECK_STR(buf, "(empty)");
+	cp_markdown_code(buf, sizeof(buf), "abcdefgh", 3);
+	CHECK_STR(buf, "`abc\xe2\x80\xa6`");
+}
+
+TEST(markdown_hostile_names_keep_tables_intact)
+{
+	json_t *v = verdict_for(hostile, NHOSTILE, 1);
+	char *md, *line, *next;
+	size_t top_rows = 0, all_rows = 0;
+
+	CHECK(v != NULL);
+	md = cp_compare_markdown(v, 0);
+	CHECK(md != NULL);
+	CHECK(strchr(md, '\r') == NULL);
+	CHECK(strchr(md, '\033') == NULL);
+	CHECK(strstr(md, "<script>") == NULL || strstr(md, "`<script>") != NULL);
+	CHECK(strstr(md, "### clockprof: **FAIL** \xe2\x80\x94 16 of 32 measures outside bounds") != NULL);
+	for (line = md; *line; line = next) {
+		size_t len;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		len = (size_t)(next - line);
+		/* Every line either is a table row or has no raw pipe from a
+		 * name; rows have exactly 7 (6 columns) or 8 (7) pipes. */
+		if (line[0] != '|')
+			continue;
+		if (!strncmp(line, "|:--", 4) || !strncmp(line, "| measure", 9))
+			continue;
+		if (row_pipes(line, len) == 8) {
+			top_rows++;
+		} else if (row_pipes(line, len) == 7) {
+			all_rows++;
+		} else {
+			unit_fail(__FILE__, __LINE__, "broken row: %.*s", (int)len, line);
+			break;
+		}
+	}
+	CHECK_INT(top_rows, NHOSTILE);
+	CHECK_INT(all_rows, 2 * NHOSTILE);
+	/* Names are code spans, so @mentions and HTML stay text. */
+	CHECK(strstr(md, "`@someone`") != NULL);
+	CHECK(strstr(md, "`<script>alert(1)</script>`") != NULL);
+	CHECK(strstr(md, "`::error::pwn`") != NULL);
+	CHECK(strstr(md, "`100%`") != NULL);
+	CHECK(strstr(md, "<details><summary>All 32 measures</summary>") != NULL);
+	free(md);
+	json_decref(v);
+}
+
+TEST(markdown_size_capped_with_note)
+{
+	enum { N = 3000 };
+	char **names = calloc(N, sizeof(*names));
+	json_t *v;
+	char *md;
+
+	CHECK(names != NULL);
+	for (size_t i = 0; i < N; i++) {
+		names[i] = malloc(320);
+		snprintf(names[i], 320, "%04zu/%0300d", i, 0);
+	}
+	v = verdict_for((const char *const *)names, N, 0);
+	CHECK(v != NULL);
+	md = cp_compare_markdown(v, 64 * 1024);
+	CHECK(md != NULL);
+	CHECK(strlen(md) < 64 * 1024);
+	CHECK(strstr(md, "more measures not shown") != NULL);
+	CHECK(strstr(md, "more regressed or inconclusive measures not shown") != NULL);
+	CHECK(strstr(md, "</details>") != NULL);
+	free(md);
+	/* The default budget is GitHub's 1 MiB. */
+	md = cp_compare_markdown(v, 0);
+	CHECK(md != NULL);
+	CHECK(strlen(md) < CP_MARKDOWN_MAX_BYTES);
+	free(md);
+	json_decref(v);
+	for (size_t i = 0; i < N; i++)
+		free(names[i]);
+	free(names);
+}
+
+TEST(table_escapes_names_and_marks_without_colour)
+{
+	json_t *v = verdict_for(hostile, NHOSTILE, 0);
+	char *t;
+
+	CHECK(v != NULL);
+	t = cp_compare_table_string(v, 0);
+	CHECK(t != NULL);
+	CHECK(strchr(t, '\r') == NULL);
+	CHECK(strchr(t, '\033') == NULL);	/* no colour, no escapes from names */
+	CHECK(strstr(t, "esc\\x1b[31mred") != NULL);
+	CHECK(strstr(t, "c1\\u009bx") != NULL);
+	CHECK(strstr(t, "line1\\nline2") != NULL);
+	CHECK(strstr(t, "\xe2\x96\xb2 +1 (+100%)") != NULL);	/* ▲ without colour */
+	CHECK(strstr(t, "REGRESSED") != NULL);
+	CHECK(strstr(t, "fail: 16 of 16 measures outside bounds") != NULL);
+	free(t);
+	t = cp_compare_table_string(v, 1);
+	CHECK(t && strstr(t, "\033[1;31mREGRESSED") != NULL);
+	free(t);
+	json_decref(v);
+}
+
+TEST(table_colour_modes)
+{
+	CHECK_INT(cp_color_wanted("always", -1), 1);
+	CHECK_INT(cp_color_wanted("never", 1), 0);
+	CHECK_INT(cp_color_wanted("auto", -1), 0);	/* not a TTY */
+	CHECK_INT(cp_color_wanted("sometimes", 1), -1);
+}
+
+TEST(table_value_formatting)
+{
+	char buf[64];
+	json_t *v = json_real(19196.4);
+
+	cp_format_value(buf, sizeof(buf), v);
+	CHECK_STR(buf, "19,196");
+	json_real_set(v, 1234567.0);
+	cp_format_value(buf, sizeof(buf), v);
+	CHECK_STR(buf, "1,234,567");
+	json_real_set(v, 0.16994);
+	cp_format_value(buf, sizeof(buf), v);
+	CHECK_STR(buf, "0.1699");
+	json_real_set(v, -25.981);
+	cp_format_value(buf, sizeof(buf), v);
+	CHECK_STR(buf, "-25.98");
+	cp_format_value(buf, sizeof(buf), json_null());
+	CHECK_STR(buf, "-");
+	json_decref(v);
+}

@@ -1,0 +1,156 @@
+/* test_github_annotations.c - workflow commands (lib/github_annotations.c):
+ * escaping per GitHub's documented rules, the 10-error cap, and names
+ * that try to inject commands. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "error.h"
+#include "github_annotations.h"
+#include "run_file.h"
+#include "unit.h"
+#include "verdict_file.h"
+
+static json_t *run_doc(void)
+{
+	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
+			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
+			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
+			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
+			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
+			 "build_id", "b1", "host", "kernel", "6.1", "cpu", "x",
+			 "clocksource", "tsc", "pmu", 0, "tool_version", "0.1.0",
+			 "clock_reads", "total", 1, "measures");
+}
+
+static json_t *regressed_verdict(const char *const *names, size_t n)
+{
+	json_t *b = run_doc(), *h = run_doc(), *v = NULL;
+	struct cp_compare_side bs = { &b, NULL, 1 }, hs = { &h, NULL, 1 };
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+
+	cp_bounds_init_defaults(&bounds);
+	for (size_t i = 0; i < n; i++) {
+		json_object_set_new(json_object_get(b, "measures"), names[i],
+			json_pack("{s:f, s:s, s:s, s:s}", "value", 1.0, "unit",
+				  "reads/op", "kind", "exact", "better", "lower"));
+		json_object_set_new(json_object_get(h, "measures"), names[i],
+			json_pack("{s:f, s:s, s:s, s:s}", "value", 2.0, "unit",
+				  "reads/op", "kind", "exact", "better", "lower"));
+	}
+	if (cp_compare(&bs, &hs, &bounds, NULL, &r, NULL) == 0) {
+		v = cp_verdict_build(&r, &bounds, &bs, &hs);
+		cp_compare_result_free(&r);
+	}
+	cp_bounds_free(&bounds);
+	json_decref(b);
+	json_decref(h);
+	return v;
+}
+
+static char *annotations(const json_t *v, int *lines)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	*lines = cp_github_annotations_write(f, v);
+	fclose(f);
+	return buf;
+}
+
+TEST(github_escape_rules)
+{
+	char buf[128];
+
+	cp_github_escape_data(buf, sizeof(buf), "a%b\r\nc:d,e");
+	CHECK_STR(buf, "a%25b%0D%0Ac:d,e");
+	cp_github_escape_property(buf, sizeof(buf), "a%b\r\nc:d,e");
+	CHECK_STR(buf, "a%25b%0D%0Ac%3Ad%2Ce");
+	cp_github_escape_data(buf, 6, "%%%");	/* never half an escape */
+	CHECK_STR(buf, "%25");
+}
+
+TEST(github_at_most_ten_errors_then_a_notice)
+{
+	const char *names[12];
+	char storage[12][16], *out, *line;
+	json_t *v;
+	int lines, errors = 0, notices = 0;
+
+	for (int i = 0; i < 12; i++) {
+		snprintf(storage[i], sizeof(storage[i]), "m%02d/op", i);
+		names[i] = storage[i];
+	}
+	v = regressed_verdict(names, 12);
+	CHECK(v != NULL);
+	out = annotations(v, &lines);
+	CHECK_INT(lines, 11);
+	for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (!strncmp(line, "::error title=", 14))
+			errors++;
+		else if (!strncmp(line, "::notice title=clockprof::2 more measures regressed", 51))
+			notices++;
+		else
+			unit_fail(__FILE__, __LINE__, "unexpected line: %.80s", line);
+	}
+	CHECK_INT(errors, 10);
+	CHECK_INT(notices, 1);
+	free(out);
+	json_decref(v);
+}
+
+TEST(github_hostile_names_cannot_inject)
+{
+	static const char *const names[] = {
+		"x\n::error::pwned", "y\r\n::add-mask::secret", "100%0A", "a::b,c",
+		"`tick`|pipe", "::stop-commands::abc",
+	};
+	json_t *v = regressed_verdict(names, 6);
+	char *out, *line;
+	int lines, n = 0;
+
+	CHECK(v != NULL);
+	out = annotations(v, &lines);
+	CHECK_INT(lines, 6);
+	CHECK(strchr(out, '\r') == NULL);
+	for (line = out; *line; line = strchr(line, '\n') + 1) {
+		/* Every line is one of ours. */
+		CHECK(!strncmp(line, "::error title=clockprof%3A ", 27));
+		n++;
+	}
+	CHECK_INT(n, 6);
+	CHECK(strstr(out, "\n::add-mask") == NULL);
+	CHECK(strstr(out, "\n::stop-commands") == NULL);
+	CHECK(strstr(out, "\n::error::pwned") == NULL);
+	/* Titles escape ':' and ','; messages escape '%'. */
+	CHECK(strstr(out, "title=clockprof%3A a%3A%3Ab%2Cc regressed::") != NULL);
+	CHECK(strstr(out, "Measure '100%250A'") != NULL);
+	CHECK(strstr(out, "Measure 'x\\n::error::pwned'") != NULL);
+	free(out);
+	json_decref(v);
+}
+
+TEST(github_stop_commands_token)
+{
+	char *buf = NULL, token[33], token2[33];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	char want[128];
+
+	cp_github_stop_commands(f, token);
+	cp_github_resume_commands(f, token);
+	fclose(f);
+	CHECK_INT(strlen(token), 32);
+	CHECK(strspn(token, "0123456789abcdef") == 32);
+	snprintf(want, sizeof(want), "::stop-commands::%s\n::%s::\n", token, token);
+	CHECK_STR(buf, want);
+	free(buf);
+	f = fopen("/dev/null", "w");
+	cp_github_stop_commands(f, token2);
+	fclose(f);
+	CHECK(strcmp(token, token2) != 0);
+}

@@ -1,0 +1,67 @@
+/* test_speedscope.c - lib/speedscope: speedscope's JSON file format. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "speedscope.h"
+#include "unit.h"
+
+TEST(speedscope_frames_samples_weights)
+{
+	const char *a[] = { "main", "handle_request", "now_ns" };
+	const char *b[] = { "main", "std::vector<int>::at(int const&)" };
+	const char *bad[] = { "main", "\xff\xfe" };
+	struct cp_stack st[] = { { a, 3, 200 }, { b, 2, 5 }, { bad, 2, 1 }, { a, 1, 0 } };
+	char *text = cp_speedscope_render(st, 4, "clock reads: server (pid 1)");
+	json_error_t jerr;
+	json_t *doc, *frames, *prof, *samples, *weights;
+
+	CHECK(text);
+	doc = json_loads(text, 0, &jerr);
+	free(text);
+	CHECK(doc);
+	CHECK_STR(json_string_value(json_object_get(doc, "$schema")),
+		  "https://www.speedscope.app/file-format-schema.json");
+	frames = json_object_get(json_object_get(doc, "shared"), "frames");
+	CHECK_INT(json_array_size(frames), 5);	/* main, handle_request, now_ns, at, ?? */
+	CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 0), "name")), "main");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 3), "name")),
+		  "std::vector<int>::at(int const&)");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 4), "name")), "??");
+	prof = json_array_get(json_object_get(doc, "profiles"), 0);
+	CHECK_STR(json_string_value(json_object_get(prof, "type")), "sampled");
+	CHECK_STR(json_string_value(json_object_get(prof, "unit")), "none");
+	CHECK_INT(json_integer_value(json_object_get(prof, "endValue")), 206);
+	samples = json_object_get(prof, "samples");
+	weights = json_object_get(prof, "weights");
+	CHECK_INT(json_array_size(samples), 3);	/* the zero-count stack is dropped */
+	CHECK_INT(json_array_size(weights), 3);
+	CHECK_INT(json_integer_value(json_array_get(weights, 0)), 200);
+	/* root first: main, handle_request, now_ns */
+	CHECK_INT(json_integer_value(json_array_get(json_array_get(samples, 0), 0)), 0);
+	CHECK_INT(json_integer_value(json_array_get(json_array_get(samples, 0), 2)), 2);
+	CHECK_INT(json_integer_value(json_array_get(json_array_get(samples, 1), 1)), 3);
+	json_decref(doc);
+}
+
+TEST(speedscope_write_file)
+{
+	const char *a[] = { "main" };
+	struct cp_stack st[] = { { a, 1, 2 } };
+	char dir[] = "/tmp/cp-speedscope-XXXXXX", path[80];
+	struct cp_error err = { 0 };
+	json_error_t jerr;
+	json_t *doc;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.speedscope.json", dir);
+	CHECK_INT(cp_speedscope_write(st, 1, "x", path, &err), 0);
+	doc = json_load_file(path, 0, &jerr);
+	unlink(path);
+	rmdir(dir);
+	CHECK(doc);
+	CHECK_STR(json_string_value(json_object_get(doc, "name")), "x");
+	json_decref(doc);
+}
