@@ -62,6 +62,9 @@ static struct bpf_link *attach_uprobe(struct bpf_program *prog, pid_t pid,
 					       (size_t)p->offset, &opts);
 }
 
+/* Counting probes first, the boundary last: a request is only counted from
+ * a boundary seen with every counting probe already in place, so the first
+ * complete request is never missing reads that happened during attach. */
 static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -72,13 +75,6 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		if (cfg->vdso.entry[i])
 			addrs[naddrs++] = cfg->vdso.entry[i];
-	if (cfg->boundary_syscall >= 0) {
-		s->boundary = bpf_program__attach(skel->progs.on_boundary_syscall);
-		if (!s->boundary)
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot attach to the sys_enter tracepoint: %s",
-				       strerror(errno));
-	}
 	for (int i = 0; i < cfg->nsyscall_funcs && i < CP_MAX_SYSCALL_FUNCS; i++) {
 		s->syscall_funcs[i] = attach_uprobe(skel->progs.on_syscall_func, cfg->pid,
 						    &cfg->syscall_funcs[i], 0);
@@ -86,16 +82,6 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place a uprobe on syscall() in %s: %s",
 				       cfg->syscall_funcs[i].path, strerror(errno));
-	}
-	if (cfg->boundary_func) {
-		s->boundary = attach_uprobe(skel->progs.on_boundary_func, cfg->pid,
-					    cfg->boundary_func, 0);
-		if (!s->boundary)
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
-				       cfg->boundary_func->path,
-				       (unsigned long long)cfg->boundary_func->offset,
-				       strerror(errno));
 	}
 	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++) {
 		s->probes[i] = attach_uprobe(skel->progs.on_extra_probe, cfg->pid,
@@ -107,8 +93,27 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       (unsigned long long)cfg->probes[i].offset,
 				       strerror(errno));
 	}
-	return cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
-				     skel->progs.on_vdso_entry, err);
+	if (cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
+				  skel->progs.on_vdso_entry, err))
+		return -1;
+	if (cfg->boundary_syscall >= 0) {
+		s->boundary = bpf_program__attach(skel->progs.on_boundary_syscall);
+		if (!s->boundary)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot attach to the sys_enter tracepoint: %s",
+				       strerror(errno));
+	}
+	if (cfg->boundary_func) {
+		s->boundary = attach_uprobe(skel->progs.on_boundary_func, cfg->pid,
+					    cfg->boundary_func, 0);
+		if (!s->boundary)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
+				       cfg->boundary_func->path,
+				       (unsigned long long)cfg->boundary_func->offset,
+				       strerror(errno));
+	}
+	return 0;
 }
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,

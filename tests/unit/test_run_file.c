@@ -1,0 +1,169 @@
+/* test_run_file.c - the run.json writer (figures per op from complete
+ * requests, measures, histogram percentiles) and the loader's rejection of
+ * malformed files. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "profile.h"
+#include "run_file.h"
+#include "unit.h"
+
+/* 10 complete requests of 3 reads (2 clock_gettime MONOTONIC via the vDSO,
+ * 1 time), plus 5 reads in partial intervals. */
+static void synthetic_profile(struct cp_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->target.pid = 42;
+	snprintf(p->target.comm, sizeof(p->target.comm), "server");
+	snprintf(p->target.exe, sizeof(p->target.exe), "/srv/server");
+	snprintf(p->started_at, sizeof(p->started_at), "2026-11-29T21:00:00Z");
+	snprintf(p->request_text, sizeof(p->request_text), "func:handle_request");
+	p->complete = true;
+	p->end_reason = "duration";
+	p->duration_s = 2;
+	p->totals.requests = 10;
+	p->totals.boundary_hits = 11;
+	p->totals.in_requests.reads = 30;
+	p->totals.in_requests.by_entry[CP_ENTRY_CLOCK_GETTIME] = 20;
+	p->totals.in_requests.by_entry[CP_ENTRY_TIME] = 10;
+	p->totals.in_requests.by_path[CP_PATH_VDSO] = 30;
+	p->totals.all = p->totals.in_requests;
+	p->totals.all.reads = 35;
+	p->totals.all.by_entry[CP_ENTRY_CLOCK_GETTIME] = 25;
+	p->totals.all.by_path[CP_PATH_VDSO] = 35;
+	p->totals.all.by_clock[1] = 25;
+	p->totals.all.by_clock[0] = 10;
+	p->totals.hist[3] = 9;
+	p->totals.hist[4] = 1;
+	p->totals.max_reads_per_request = 4;
+	p->ops = 10;
+	p->ops_source = "request";
+	p->cost_ns_per_hit = 1000;
+	p->target_cpu_s = 0.5;
+	p->totals.trap_hits = 45;
+}
+
+static double number_at(json_t *doc, const char *a, const char *b)
+{
+	return json_number_value(json_object_get(json_object_get(doc, a), b));
+}
+
+TEST(run_file_per_op_from_complete_requests)
+{
+	struct cp_profile p;
+	struct cp_error err;
+	json_t *doc, *m, *hist;
+
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	CHECK(cp_run_file_validate(doc, "built", &err) == 0);
+	CHECK_STR(json_string_value(json_object_get(doc, "schema")), "clockprof.run/1");
+	CHECK_INT(number_at(doc, "clock_reads", "total"), 35);
+	CHECK_INT(number_at(doc, "clock_reads", "in_requests"), 30);
+	CHECK_NEAR(number_at(doc, "clock_reads", "per_op"), 3.0, 1e-12);
+	CHECK_NEAR(number_at(doc, "clock_reads", "per_second"), 17.5, 1e-12);
+	CHECK_INT(number_at(doc, "request", "count"), 10);
+	m = json_object_get(doc, "measures");
+	CHECK_NEAR(number_at(m, "clock_reads/op", "value"), 3.0, 1e-12);
+	CHECK_NEAR(number_at(m, "clock_reads.clock_gettime/op", "value"), 2.0, 1e-12);
+	CHECK_NEAR(number_at(m, "clock_reads.time/op", "value"), 1.0, 1e-12);
+	CHECK_NEAR(number_at(m, "clock_reads.gettimeofday/op", "value"), 0.0, 1e-12);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(m, "clock_reads/op"), "kind")),
+		  "exact");
+	hist = json_object_get(json_object_get(doc, "per_request"), "histogram");
+	CHECK_INT(json_array_size(hist), 2);
+	CHECK_INT(json_integer_value(json_array_get(json_array_get(hist, 0), 0)), 3);
+	CHECK_INT(json_integer_value(json_array_get(json_array_get(hist, 0), 1)), 9);
+	CHECK_INT(number_at(doc, "per_request", "p50"), 3);
+	CHECK_INT(number_at(doc, "per_request", "p90"), 3);
+	CHECK_INT(number_at(doc, "per_request", "p99"), 4);
+	CHECK_INT(number_at(doc, "per_request", "max"), 4);
+	CHECK_NEAR(number_at(doc, "probe", "estimated_overhead_pct"), 100 * 45 * 1e-6 / 0.5, 1e-9);
+	json_decref(doc);
+}
+
+TEST(run_file_without_boundary_has_no_per_op)
+{
+	struct cp_profile p;
+	json_t *doc;
+
+	synthetic_profile(&p);
+	p.request_text[0] = '\0';
+	p.ops = 0;
+	p.ops_source = NULL;
+	doc = cp_run_file_build(&p);
+	CHECK(json_is_null(json_object_get(doc, "request")));
+	CHECK(json_is_null(json_object_get(doc, "per_request")));
+	CHECK(json_is_null(json_object_get(json_object_get(doc, "clock_reads"), "per_op")));
+	CHECK(json_object_get(json_object_get(doc, "measures"), "clock_reads/op") == NULL);
+	CHECK_NEAR(number_at(json_object_get(doc, "measures"), "clock_reads/s", "value"), 17.5, 1e-12);
+	json_decref(doc);
+}
+
+TEST(run_file_round_trip_is_atomic_and_loadable)
+{
+	char dir[] = "/tmp/cp-unit-XXXXXX", path[128];
+	struct cp_profile p;
+	struct cp_error err;
+	json_t *doc, *back;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/run.json", dir);
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	CHECK(cp_json_write_file(doc, path, &err) == 0);
+	CHECK(cp_run_file_load(path, &back, &err) == 0);
+	CHECK(json_equal(doc, back));
+	json_decref(doc);
+	json_decref(back);
+	unlink(path);
+	rmdir(dir);
+}
+
+static int load_text(const char *text, struct cp_error *err)
+{
+	char path[] = "/tmp/cp-unit-run-XXXXXX";
+	int fd = mkstemp(path), rc;
+	json_t *doc = NULL;
+
+	if (fd < 0 || write(fd, text, strlen(text)) < 0)
+		return 0;
+	close(fd);
+	rc = cp_run_file_load(path, &doc, err);
+	json_decref(doc);
+	unlink(path);
+	return rc;
+}
+
+TEST(run_file_loader_rejects_malformed_files)
+{
+	static const char *const bad[] = {
+		"", "{", "[]", "{\"schema\": \"clockprof.verdict/1\"}",
+		"{\"schema\": \"clockprof.run/1\"}",
+		"{\"schema\": \"clockprof.run/1\", \"schema\": \"clockprof.run/1\"}",
+	};
+	struct cp_profile p;
+	struct cp_error err = { 0 };
+	char *text;
+	json_t *doc;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (load_text(bad[i], &err) != -1)
+			unit_fail(__FILE__, __LINE__, "accepted %s", bad[i]);
+		CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	}
+	/* A valid document with one measure spoiled. */
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	json_object_set_new(json_object_get(json_object_get(doc, "measures"), "clock_reads/op"),
+			    "kind", json_string("guessed"));
+	text = json_dumps(doc, 0);
+	CHECK(load_text(text, &err) == -1);
+	CHECK(strstr(err.msg, "kind") != NULL);
+	free(text);
+	json_decref(doc);
+}
