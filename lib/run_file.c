@@ -142,12 +142,13 @@ static __u64 hist_percentile(const struct cp_totals *t, double q)
 static json_t *build_per_request(const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
-	json_t *hist = json_array();
+	json_t *hist;
 	__u64 min = 0;
 	int found_min = 0;
 
 	if (!p->request_text[0])
 		return json_null();
+	hist = json_array();
 	for (int i = 0; i < CP_HIST_SLOTS; i++) {
 		if (!t->hist[i])
 			continue;
