@@ -23,6 +23,12 @@ static const char options_help[] =
 	"      --probe FILE:SYMBOL  also count calls of this function (an own clock\n"
 	"                         wrapper), reported as calls.SYMBOL/op; repeatable\n"
 	"      --ops N            operations done in the window (divisor per op)\n"
+	"  -e, --events LIST      perf counters, perf-style names with :u/:k (default:\n"
+	"                         instructions, branches, branch-misses, cycles, each\n"
+	"                         :u and :k, task-clock, context-switches,\n"
+	"                         cpu-migrations, page-faults); 'none' for no counters.\n"
+	"                         With -d and -r they get the second half of the\n"
+	"                         window, with only the boundary probe installed\n"
 	"  -o, --output FILE      write run.json (clockprof.run/1) to FILE, - for stdout\n"
 	"      --html FILE        write the HTML report to FILE\n"
 	"  -q, --quiet            no summary, no live view\n"
@@ -44,6 +50,7 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 		{ "request", required_argument, NULL, 'r' },
 		{ "probe", required_argument, NULL, 'P' },
 		{ "ops", required_argument, NULL, 'O' },
+		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "html", required_argument, NULL, 'H' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -58,7 +65,7 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 	memset(pc, 0, sizeof(*pc));
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:r:o:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:r:e:o:qvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cp_parse_duration(optarg, &pc->opts.duration_s, &err))
@@ -81,6 +88,9 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 			if (*end || end == optarg || !(pc->opts.ops > 0))
 				return cmd_error(CP_EXIT_USAGE,
 						 "invalid --ops '%s': give a positive number", optarg);
+			break;
+		case 'e':
+			pc->opts.events = optarg;
 			break;
 		case 'o':
 			pc->output = optarg;

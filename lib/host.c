@@ -1,11 +1,10 @@
 /* host.c - see host.h. */
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "host.h"
 
 static void read_line(const char *path, char *buf, size_t size)
@@ -41,25 +40,6 @@ static void read_cpu_model(char *buf, size_t size)
 	fclose(f);
 }
 
-/* A PMU exists when a hardware event can be opened on ourselves. */
-static bool have_pmu(void)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 void cp_host_inspect(struct cp_host *h)
 {
 	struct utsname u;
@@ -70,7 +50,7 @@ void cp_host_inspect(struct cp_host *h)
 	read_cpu_model(h->cpu, sizeof(h->cpu));
 	read_line("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		  h->clocksource, sizeof(h->clocksource));
-	h->pmu = have_pmu();
+	h->pmu = cp_host_has_pmu();
 }
 
 bool cp_clocksource_in_vdso(const char *clocksource)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "elf_symbols.h"
 #include "error.h"
 #include "launcher.h"
@@ -168,11 +169,11 @@ static void window_close(struct window *w)
 	sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
 }
 
-/* Waits until the duration elapses, a signal arrives or the target exits;
+/* Waits until deadline (0: none), a signal arrives or the target exits;
  * returns the signal number that ended it, or 0. */
 static int window_wait(struct window *w, struct cp_profile *p,
 		       const struct cp_profile_options *o, struct cp_session *s,
-		       double start)
+		       double start, double deadline)
 {
 	double next_tick = start + 1;
 
@@ -182,8 +183,8 @@ static int window_wait(struct window *w, struct cp_profile *p,
 		double cpu;
 		int timeout_ms, rc;
 
-		if (o->duration_s > 0 && start + o->duration_s < until)
-			until = start + o->duration_s;
+		if (deadline > 0 && deadline < until)
+			until = deadline;
 		timeout_ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
 		rc = poll(fds, 2, timeout_ms);
 		if (rc < 0 && errno != EINTR)
@@ -202,7 +203,7 @@ static int window_wait(struct window *w, struct cp_profile *p,
 			return 0;
 		}
 		now = monotonic_s();
-		if (o->duration_s > 0 && now >= start + o->duration_s) {
+		if (deadline > 0 && now >= deadline) {
 			p->end_reason = "duration";
 			return 0;
 		}
@@ -211,7 +212,7 @@ static int window_wait(struct window *w, struct cp_profile *p,
 			cpu = target_cpu_s(p->target.pid);
 			if (cpu >= 0)
 				p->target_cpu_s = cpu;
-			if (o->tick && cp_session_read(s, &p->totals) == 0) {
+			if (o->tick && !p->counter_phase && cp_session_read(s, &p->totals) == 0) {
 				p->duration_s = now - start;
 				o->tick(p, o->tick_arg);
 			}
@@ -272,18 +273,16 @@ static void naming_open(struct naming *nm, struct cp_profile *p)
 		warn(p, "%s", nm->table.warning);
 }
 
-static void naming_collect(struct naming *nm, struct cp_profile *p, struct cp_session *s)
+/* Names the raw sites read at the end of the clock window. */
+static void naming_collect(struct naming *nm, struct cp_profile *p,
+			   const struct cp_site_count *raw, size_t n)
 {
-	struct cp_site_count *raw = NULL;
 	struct cp_error err = { 0 };
-	size_t n = 0;
 
 	if (!nm->sym)
 		return;
-	if (cp_session_read_sites(s, &raw, &n) == 0)
-		cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw, n,
-				      &p->call_sites);
-	free(raw);
+	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw, n,
+			      &p->call_sites);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		warn(p, "%s", err.msg);
 	if (p->totals.site_overflow)
@@ -366,12 +365,62 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		     100 * overhead_s / p->target_cpu_s);
 }
 
+/* Counters are opened (disabled) on every thread once the target is held
+ * or attached. They are split off into a window of their own when that can
+ * be divided fairly: a duration to halve and a boundary to count the
+ * requests of each half. Otherwise they share the probed window and say so. */
+static int open_counters(const struct cp_profile_options *o, struct cp_profile *p,
+			 pid_t pid, struct cp_counters **ctr, struct cp_error *err)
+{
+	struct cp_counters_info info;
+
+	if (!p->nevents)
+		return 0;
+	p->counters = calloc(p->nevents, sizeof(*p->counters));
+	if (!p->counters || cp_counters_open(ctr, pid, p->event_specs, p->nevents, err))
+		return -1;
+	cp_counters_info(*ctr, &info);
+	if (info.uncertain_threads)
+		warn(p, "%zu threads were born while counters were opened: their counts may be missing",
+		     info.uncertain_threads);
+	p->counters_split = o->duration_s > 0 && o->request.kind != CP_REQUEST_NONE &&
+			    o->ops <= 0;
+	return 0;
+}
+
+/* The second half of a split window: every clock probe is removed but the
+ * request boundary, whose one hit per request is all that the counters
+ * then also measure. The clock figures were taken at the switch. */
+static int counter_phase(struct window *w, struct cp_profile *p,
+			 const struct cp_profile_options *o, struct cp_session *s,
+			 struct cp_counters *ctr, double start)
+{
+	struct cp_totals begin, end;
+	double t0;
+	int sig;
+
+	p->counter_phase = true;
+	cp_session_detach_clock_probes(s);
+	cp_session_read(s, &begin);
+	cp_counters_enable(ctr);
+	t0 = monotonic_s();
+	sig = window_wait(w, p, o, s, start, start + o->duration_s);
+	cp_counters_disable(ctr);
+	p->counter_window_s = monotonic_s() - t0;
+	if (cp_session_read(s, &end) == 0)
+		p->counter_requests = end.requests - begin.requests;
+	return sig;
+}
+
 int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err)
 {
 	struct cp_session_config cfg = { 0 };
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s = NULL;
+	struct cp_counters *ctr = NULL;
+	struct cp_site_count *raw_sites = NULL;
+	size_t nraw_sites = 0;
 	struct naming nm = { 0 };
 	struct window w = { -1, -1, { { 0 } } };
 	double begin, start, cpu0;
@@ -380,6 +429,12 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	memset(p, 0, sizeof(*p));
 	p->cost_ns_per_hit = -1;
 	begin = monotonic_s();
+	if (o->events && strcmp(o->events, "none") &&
+	    cp_events_parse(o->events, &p->event_specs, &p->nevents, err))
+		return -1;
+	if (!o->events && cp_events_parse(cp_events_default_list(), &p->event_specs,
+					  &p->nevents, err))
+		return -1;
 	cfg.pid = o->pid;
 	if (o->command) {
 		if (cp_launch_held(o->command, &cfg.pid, err))
@@ -403,7 +458,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
 			goto fail;
 	}
-	if (window_open(&w, cfg.pid, err))
+	if (open_counters(o, p, cfg.pid, &ctr, err) || window_open(&w, cfg.pid, err))
 		goto fail;
 	p->attach_s = monotonic_s() - begin;
 	cp_session_stats(s, &p->stats);
@@ -413,7 +468,28 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	start = monotonic_s();
 	if (p->launched && cp_launch_release(cfg.pid, err))
 		goto fail;
-	end_signal = window_wait(&w, p, o, s, start);
+	if (ctr && !p->counters_split)
+		cp_counters_enable(ctr);
+	end_signal = window_wait(&w, p, o, s, start,
+				 o->duration_s > 0 ? start + o->duration_s *
+					 (p->counters_split ? 0.5 : 1) : 0);
+	/* The clock window's figures, all read at one moment. */
+	p->clock_window_s = monotonic_s() - start;
+	cp_session_read(s, &p->totals);
+	cp_session_read_sites(s, &raw_sites, &nraw_sites);
+	if (p->counters_split && !end_signal && !p->target_exited)
+		end_signal = counter_phase(&w, p, o, s, ctr, start);
+	else if (p->counters_split)
+		warn(p, "counters were not measured: the window ended before its counter half");
+	if (ctr) {
+		cp_counters_disable(ctr);
+		if (p->counters_split ? p->counter_window_s > 0 : true) {
+			p->counters_measured = true;
+			cp_counters_read(ctr, p->counters);
+			if (!p->counters_split)
+				p->counter_window_s = p->clock_window_s;
+		}
+	}
 	p->duration_s = monotonic_s() - start;
 	if (!p->target_exited) {
 		double cpu = target_cpu_s(cfg.pid);
@@ -422,10 +498,11 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 			p->target_cpu_s = cpu;
 	}
 	p->target_cpu_s = cpu0 >= 0 && p->target_cpu_s > cpu0 ? p->target_cpu_s - cpu0 : 0;
-	cp_session_read(s, &p->totals);
-	naming_collect(&nm, p, s);
-	naming_close(&nm);
+	cp_counters_close(ctr);
 	cp_session_close(s);
+	naming_collect(&nm, p, raw_sites, nraw_sites);
+	naming_close(&nm);
+	free(raw_sites);
 	window_close(&w);
 	p->complete = end_signal == 0;
 	if (p->launched)
@@ -435,6 +512,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 
 fail:
 	window_close(&w);
+	cp_counters_close(ctr);
 	cp_session_close(s);
 	naming_close(&nm);
 	if (p->launched)
@@ -445,6 +523,8 @@ fail:
 
 void cp_profile_release(struct cp_profile *p)
 {
+	free(p->event_specs);
+	free(p->counters);
 	cp_call_sites_free(&p->call_sites);
 	cp_target_release(&p->target);
 }

@@ -12,6 +12,7 @@
 
 #include "call_sites.h"
 #include "clockreads.h"
+#include "counters.h"
 #include "host.h"
 #include "request_spec.h"
 #include "session.h"
@@ -28,6 +29,7 @@ struct cp_profile_options {
 	struct cp_func_spec probes[CP_MAX_PROBES];
 	int nprobes;
 	double ops;			/* --ops N; 0 when not given */
+	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	int verbose;
 	/* Called about once a second while the window is open (live view). */
 	void (*tick)(const struct cp_profile *p, void *arg);
@@ -62,6 +64,15 @@ struct cp_profile {
 	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
 	double target_cpu_s;		/* target CPU time during the window */
 	struct cp_call_sites call_sites;	/* where the reads were */
+	/* Counters (lib/counters.h): specs and values in -e order. */
+	struct cp_event_spec *event_specs;
+	size_t nevents;
+	struct cp_counter_value *counters;
+	bool counters_measured;
+	bool counters_split;		/* their own window, boundary probe only */
+	bool counter_phase;		/* in that window now */
+	double clock_window_s, counter_window_s;
+	unsigned long long counter_requests; /* requests in the counter window */
 	char warnings[CP_MAX_WARNINGS][256];
 	int nwarnings;
 };

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "clock_names.h"
+#include "counters_json.h"
 #include "launcher.h"
 #include "profile.h"
 #include "run_file.h"
@@ -42,6 +43,35 @@ static void add_measure(json_t *measures, const char *name, double value,
 	json_object_set_new(measures, name,
 			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
 				      unit, "kind", kind, "better", "lower"));
+}
+
+/* Operations in the window the counters were read in: the requests of the
+ * counter half when it had its own, else the run's ops. */
+static double counter_ops(const struct cp_profile *p)
+{
+	return p->counters_split ? (double)p->counter_requests : p->ops;
+}
+
+/* Which window each figure came from (DESIGN: counters must not describe
+ * the probes). */
+static json_t *build_windows(const struct cp_profile *p)
+{
+	json_t *counters = json_null();
+
+	if (p->nevents)
+		counters = json_pack("{s:b, s:f, s:s, s:o}", "measured", p->counters_measured,
+				     "duration_s", p->counter_window_s, "probes",
+				     p->counters_split ? "request boundary only" : "all (shared with clock reads)",
+				     "ops", counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
+	return json_pack("{s:{s:f, s:s}, s:o}", "clock_reads", "duration_s", p->clock_window_s,
+			 "probes", "all", "counters", counters);
+}
+
+static json_t *build_counters(const struct cp_profile *p)
+{
+	if (!p->counters_measured)
+		return json_object();
+	return cp_counters_json(p->event_specs, p->counters, p->nevents, counter_ops(p));
 }
 
 /* The count of a call site that per-op figures divide (see per_op_basis). */
@@ -104,9 +134,9 @@ static json_t *build_measures(const struct cp_profile *p)
 	char name[700];
 
 	if (p->ops <= 0) {
-		if (p->duration_s > 0)
+		if (p->clock_window_s > 0)
 			add_measure(m, "clock_reads/s", (double)p->totals.all.reads /
-				    p->duration_s, "reads/s", "sampled");
+				    p->clock_window_s, "reads/s", "sampled");
 		return m;
 	}
 	add_measure(m, "clock_reads/op", (double)c->reads / p->ops, "reads/op", "exact");
@@ -121,6 +151,9 @@ static json_t *build_measures(const struct cp_profile *p)
 		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
 	}
 	add_call_site_measures(m, p);
+	if (p->counters_measured)
+		cp_counters_add_measures(m, p->event_specs, p->counters, p->nevents,
+					 counter_ops(p));
 	return m;
 }
 
@@ -196,8 +229,8 @@ static json_t *build_clock_reads(const struct cp_profile *p)
 			 "total", (json_int_t)t->all.reads,
 			 "in_requests", (json_int_t)t->in_requests.reads,
 			 "per_op", per_op(p, per_op_basis(p)->reads),
-			 "per_second", p->duration_s > 0 ?
-				 json_real((double)t->all.reads / p->duration_s) : json_null(),
+			 "per_second", p->clock_window_s > 0 ?
+				 json_real((double)t->all.reads / p->clock_window_s) : json_null(),
 			 "by_entry", counts_by(t->all.by_entry, CP_ENTRY_MAX, cp_entry_name),
 			 "by_clock", counts_by(t->all.by_clock, CP_CLOCK_SLOTS, cp_clock_name),
 			 "by_path", counts_by(t->all.by_path, CP_PATH_MAX, cp_path_name));
@@ -240,7 +273,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 	return json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
 		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
-		" s:o, s:{}, s:o, s:o, s:o}",
+		" s:o, s:o, s:o, s:o, s:o, s:o}",
 		"schema", CP_RUN_SCHEMA,
 		"tool", "name", "clockprof", "version", CLOCKPROF_VERSION,
 		"complete", p->complete,
@@ -259,7 +292,8 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"per_request", build_per_request(p),
 		"extra_probes", build_probes(p),
 		"call_sites", build_call_sites(p),
-		"counters",
+		"counters", build_counters(p),
+		"windows", build_windows(p),
 		"probe", build_probe_cost(p),
 		"measures", build_measures(p),
 		"warnings", warnings);

@@ -243,16 +243,25 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 	st->inherited = s->breakpoints.inherited;
 }
 
+void cp_session_detach_clock_probes(struct cp_session *s)
+{
+	cp_breakpoints_detach(&s->breakpoints);
+	for (int i = 0; i < CP_MAX_PROBES; i++) {
+		bpf_link__destroy(s->probes[i]);
+		s->probes[i] = NULL;
+	}
+	for (int i = 0; i < CP_MAX_SYSCALL_FUNCS; i++) {
+		bpf_link__destroy(s->syscall_funcs[i]);
+		s->syscall_funcs[i] = NULL;
+	}
+}
+
 void cp_session_close(struct cp_session *s)
 {
 	if (!s)
 		return;
-	cp_breakpoints_detach(&s->breakpoints);
-	for (int i = 0; i < CP_MAX_PROBES; i++)
-		bpf_link__destroy(s->probes[i]);
+	cp_session_detach_clock_probes(s);
 	bpf_link__destroy(s->boundary);
-	for (int i = 0; i < CP_MAX_SYSCALL_FUNCS; i++)
-		bpf_link__destroy(s->syscall_funcs[i]);
 	clockreads_bpf__destroy(s->skel);
 	free(s);
 }

@@ -63,6 +63,10 @@ struct cp_site_count {
 /* Reads every call site counted so far (malloc'd array). */
 int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n);
+/* Removes every clock probe (breakpoints, syscall() and --probe uprobes),
+ * keeping only the request boundary: the counter window. */
+void cp_session_detach_clock_probes(struct cp_session *s);
+
 /* Sums the per-CPU totals into *sum. */
 int cp_session_read(struct cp_session *s, struct cp_totals *sum);
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);

@@ -77,6 +77,39 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 		fprintf(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
 }
 
+static void print_counters(FILE *out, const struct cp_profile *p)
+{
+	double ops = p->counters_split ? (double)p->counter_requests : p->ops;
+
+	if (!p->nevents)
+		return;
+	if (!p->counters_measured) {
+		fprintf(out, "\ncounters: not measured\n");
+		return;
+	}
+	fprintf(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
+		p->counters_split ? "only the request boundary probe installed" :
+				    "shared with the clock probes: includes their cost");
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct cp_counter_value *v = &p->counters[i];
+
+		if (!v->supported) {
+			fprintf(out, "  %-24s unsupported: %s\n", p->event_specs[i].name, v->reason);
+			continue;
+		}
+		fprintf(out, "  %-24s %16.0f %s", p->event_specs[i].name, v->value,
+			p->event_specs[i].unit);
+		if (ops > 0)
+			fprintf(out, "  %14.1f/op", v->value / ops);
+		if (v->scaled)
+			fprintf(out, "  (scaled, ran %.0f%%)", 100 * v->running_ratio);
+		fputc('\n', out);
+	}
+	if (p->counters_split && p->cost_ns_per_hit > 0)
+		fprintf(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
+			p->cost_ns_per_hit / 1000);
+}
+
 void cp_summary_print(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
@@ -122,6 +155,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	}
 	print_histogram(out, p);
 	print_call_sites(out, p);
+	print_counters(out, p);
 	fprintf(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
 	if (p->cost_ns_per_hit > 0) {
 		fprintf(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);

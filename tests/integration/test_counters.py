@@ -1,0 +1,74 @@
+"""perf counters per operation, on software events whose per-request values
+are known by construction (tests/targets/pagefault_target.c touches K new
+pages per request, blocking_target.c sleeps once per request); hardware
+events are reported unsupported where there is no PMU, never as numbers."""
+import os
+
+from common import Skip
+
+
+def profile(ctx, command, *opts):
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-q", "-o", out, *opts, "--", *command)
+    assert proc.returncode == 0, proc.stderr
+    return ctx.load_json(out)
+
+
+def test_page_faults_per_request(ctx):
+    k = 7
+    run = profile(ctx, [ctx.target("pagefault_target"), k], "-d", "2", "-r",
+                  "func:handle_request", "-e", "page-faults:u,task-clock")
+    w = run["windows"]["counters"]
+    assert w["measured"] and w["probes"] == "request boundary only", w
+    faults = run["counters"]["page-faults:u"]
+    requests = w["ops"]
+    assert requests > 200, w
+    # Exact up to the window's two edges, each inside one request.
+    assert abs(faults["value"] - k * requests) <= 2 * k, (faults, requests)
+    assert abs(run["measures"]["page-faults:u/op"]["value"] - k) <= 2 * k / requests
+    assert run["measures"]["page-faults:u/op"]["kind"] == "sampled"
+    assert run["counters"]["task-clock"]["per_op"] > 0
+
+
+def test_context_switch_per_blocking_request(ctx):
+    run = profile(ctx, [ctx.target("blocking_target")], "-d", "2", "-r",
+                  "func:handle_request", "-e", "context-switches,task-clock")
+    requests = run["windows"]["counters"]["ops"]
+    cs = run["counters"]["context-switches"]["value"]
+    assert cs >= requests - 1, (cs, requests)
+    assert run["measures"]["context-switches/op"]["value"] >= 1 - 1 / requests
+    assert run["measures"]["task-clock/op"]["value"] > 0
+
+
+def test_counters_share_window_without_duration(ctx):
+    run = profile(ctx, [ctx.target("blocking_target"), 300], "-r", "func:handle_request",
+                  "-e", "context-switches")
+    w = run["windows"]["counters"]
+    assert w["probes"].startswith("all"), w
+    assert run["counters"]["context-switches"]["value"] >= 299
+
+
+def test_no_pmu_is_said_not_zeroed(ctx):
+    run = profile(ctx, [ctx.target("blocking_target"), 50], "-r", "func:handle_request",
+                  "-e", "instructions:u,cycles:k,task-clock")
+    if run["host"]["pmu"]:
+        raise Skip("this machine has a hardware PMU; see test_hardware_counters")
+    for event in ("instructions:u", "cycles:k"):
+        c = run["counters"][event]
+        assert c["supported"] is False and "PMU" in c["reason"] and "value" not in c, c
+        assert f"{event}/op" not in run["measures"]
+    assert run["counters"]["task-clock"]["value"] > 0
+
+
+def test_hardware_counters(ctx):
+    run = profile(ctx, [ctx.target("blocking_target"), 50], "-r", "func:handle_request",
+                  "-e", "instructions:u,branches:u")
+    if not run["host"]["pmu"]:
+        raise Skip("no hardware PMU on this machine (instructions/branches not countable)")
+    assert run["counters"]["instructions:u"]["value"] > 0
+    assert run["measures"]["instructions:u/op"]["value"] > 0
+
+
+def test_bad_event_list(ctx):
+    proc = ctx.run("run", "-e", "instructoins:u", "--", "true")
+    assert proc.returncode == 2 and "instructions" in proc.stderr, proc.stderr
