@@ -9,7 +9,9 @@
 #include "cmd.h"
 #include "duration.h"
 #include "error.h"
+#include "folded.h"
 #include "profile_command.h"
+#include "speedscope.h"
 #include "report.h"
 #include "run_file.h"
 #include "summary.h"
@@ -31,6 +33,9 @@ static const char options_help[] =
 	"                         window, with only the boundary probe installed\n"
 	"  -o, --output FILE      write run.json (clockprof.run/1) to FILE, - for stdout\n"
 	"      --html FILE        write the HTML report to FILE\n"
+	"      --stacks           also record whole user stacks of clock reads\n"
+	"      --folded FILE      write them in FlameGraph's folded format (implies --stacks)\n"
+	"      --speedscope FILE  write them in speedscope's format (implies --stacks)\n"
 	"  -q, --quiet            no summary, no live view\n"
 	"  -v, --verbose          show libbpf's messages\n"
 	"  -h, --help             this help\n"
@@ -53,6 +58,9 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "html", required_argument, NULL, 'H' },
+		{ "stacks", no_argument, NULL, 'S' },
+		{ "folded", required_argument, NULL, 'F' },
+		{ "speedscope", required_argument, NULL, 'X' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -98,6 +106,17 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 		case 'H':
 			pc->html = optarg;
 			break;
+		case 'S':
+			pc->opts.stacks = true;
+			break;
+		case 'F':
+			pc->folded = optarg;
+			pc->opts.stacks = true;
+			break;
+		case 'X':
+			pc->speedscope = optarg;
+			pc->opts.stacks = true;
+			break;
 		case 'q':
 			pc->quiet = 1;
 			break;
@@ -114,7 +133,9 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 	}
 	if (pc->output && cp_check_writable(pc->output, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->html && cp_check_writable(pc->html, &err))
+	if ((pc->html && cp_check_writable(pc->html, &err)) ||
+	    (pc->folded && cp_check_writable(pc->folded, &err)) ||
+	    (pc->speedscope && cp_check_writable(pc->speedscope, &err)))
 		return cmd_error(err.exit_code, "%s", err.msg);
 	return 0;
 }
@@ -141,6 +162,11 @@ int profile_command_execute(struct profile_command *pc)
 	if (pc->output && cp_json_write_file(doc, pc->output, &err))
 		rc = cmd_error(err.exit_code, "%s", err.msg);
 	if (pc->html && cp_report_write(&doc, 1, pc->html, &err))
+		rc = cmd_error(err.exit_code, "%s", err.msg);
+	if (pc->folded && cp_folded_write(p.stacks.stacks, p.stacks.n, pc->folded, &err))
+		rc = cmd_error(err.exit_code, "%s", err.msg);
+	if (pc->speedscope &&
+	    cp_speedscope_write(p.stacks.stacks, p.stacks.n, p.target.comm, pc->speedscope, &err))
 		rc = cmd_error(err.exit_code, "%s", err.msg);
 	json_decref(doc);
 	cp_profile_release(&p);

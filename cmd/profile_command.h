@@ -9,6 +9,8 @@ struct profile_command {
 	struct cp_profile_options opts;
 	const char *output;	/* -o run.json */
 	const char *html;	/* --html report.html */
+	const char *folded;	/* --folded stacks.folded */
+	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	int quiet;
 };
 

@@ -273,16 +273,26 @@ static void naming_open(struct naming *nm, struct cp_profile *p)
 		warn(p, "%s", nm->table.warning);
 }
 
-/* Names the raw sites read at the end of the clock window. */
+/* What the clock window saw of where reads were, read at its end and
+ * named after the probes are gone. */
+struct raw_places {
+	struct cp_site_count *sites;
+	size_t nsites;
+	struct cp_stack_count *stacks;
+	size_t nstacks;
+};
+
 static void naming_collect(struct naming *nm, struct cp_profile *p,
-			   const struct cp_site_count *raw, size_t n)
+			   const struct raw_places *raw)
 {
 	struct cp_error err = { 0 };
 
 	if (!nm->sym)
 		return;
-	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw, n,
-			      &p->call_sites);
+	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites,
+			      raw->nsites, &p->call_sites);
+	if (raw->nstacks)
+		cp_named_stacks_build(nm->sym, raw->stacks, raw->nstacks, &p->stacks);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		warn(p, "%s", err.msg);
 	if (p->totals.site_overflow)
@@ -335,6 +345,7 @@ static int prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->probes = probes;
 	cfg->nprobes = p->nprobes;
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
+	cfg->stacks = o->stacks;
 	find_syscall_funcs(p, cfg);
 	cfg->verbose = o->verbose;
 	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
@@ -419,8 +430,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s = NULL;
 	struct cp_counters *ctr = NULL;
-	struct cp_site_count *raw_sites = NULL;
-	size_t nraw_sites = 0;
+	struct raw_places raw = { 0 };
 	struct naming nm = { 0 };
 	struct window w = { -1, -1, { { 0 } } };
 	double begin, start, cpu0;
@@ -476,7 +486,9 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	/* The clock window's figures, all read at one moment. */
 	p->clock_window_s = monotonic_s() - start;
 	cp_session_read(s, &p->totals);
-	cp_session_read_sites(s, &raw_sites, &nraw_sites);
+	cp_session_read_sites(s, &raw.sites, &raw.nsites);
+	if (o->stacks)
+		cp_session_read_stacks(s, &raw.stacks, &raw.nstacks);
 	if (p->counters_split && !end_signal && !p->target_exited)
 		end_signal = counter_phase(&w, p, o, s, ctr, start);
 	else if (p->counters_split)
@@ -500,9 +512,10 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	p->target_cpu_s = cpu0 >= 0 && p->target_cpu_s > cpu0 ? p->target_cpu_s - cpu0 : 0;
 	cp_counters_close(ctr);
 	cp_session_close(s);
-	naming_collect(&nm, p, raw_sites, nraw_sites);
+	naming_collect(&nm, p, &raw);
 	naming_close(&nm);
-	free(raw_sites);
+	free(raw.sites);
+	free(raw.stacks);
 	window_close(&w);
 	p->complete = end_signal == 0;
 	if (p->launched)
@@ -526,6 +539,7 @@ void cp_profile_release(struct cp_profile *p)
 	free(p->event_specs);
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);
+	cp_named_stacks_free(&p->stacks);
 	cp_target_release(&p->target);
 }
 

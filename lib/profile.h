@@ -15,6 +15,7 @@
 #include "counters.h"
 #include "host.h"
 #include "request_spec.h"
+#include "stacks.h"
 #include "session.h"
 #include "target.h"
 
@@ -30,6 +31,7 @@ struct cp_profile_options {
 	int nprobes;
 	double ops;			/* --ops N; 0 when not given */
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
+	bool stacks;			/* --stacks: whole user stacks */
 	int verbose;
 	/* Called about once a second while the window is open (live view). */
 	void (*tick)(const struct cp_profile *p, void *arg);
@@ -64,6 +66,7 @@ struct cp_profile {
 	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
 	double target_cpu_s;		/* target CPU time during the window */
 	struct cp_call_sites call_sites;	/* where the reads were */
+	struct cp_named_stacks stacks;		/* with --stacks */
 	/* Counters (lib/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;

@@ -54,6 +54,21 @@ static double counter_ops(const struct cp_profile *p)
 
 /* Which window each figure came from (DESIGN: counters must not describe
  * the probes). */
+static json_t *build_stacks(const struct cp_profile *p)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < p->stacks.n; i++) {
+		json_t *frames = json_array();
+
+		for (size_t j = 0; j < p->stacks.stacks[i].n_frames; j++)
+			json_array_append_new(frames, json_string(p->stacks.stacks[i].frames[j]));
+		json_array_append_new(a, json_pack("{s:o, s:I}", "frames", frames, "count",
+						   (json_int_t)p->stacks.stacks[i].count));
+	}
+	return a;
+}
+
 static json_t *build_windows(const struct cp_profile *p)
 {
 	json_t *counters = json_null();
@@ -266,11 +281,11 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 
 json_t *cp_run_file_build(const struct cp_profile *p)
 {
-	json_t *warnings = json_array();
+	json_t *warnings = json_array(), *doc;
 
 	for (int i = 0; i < p->nwarnings; i++)
 		json_array_append_new(warnings, json_string(p->warnings[i]));
-	return json_pack(
+	doc = json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
 		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
 		" s:o, s:o, s:o, s:o, s:o, s:o}",
@@ -297,4 +312,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"probe", build_probe_cost(p),
 		"measures", build_measures(p),
 		"warnings", warnings);
+	if (doc && p->stacks.n)
+		json_object_set_new(doc, "stacks", build_stacks(p));
+	return doc;
 }

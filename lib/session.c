@@ -134,6 +134,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	}
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->vdso_hres = cfg->vdso_hres;
+	skel->rodata->capture_stacks = cfg->stacks;
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;
 	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
 	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
@@ -234,6 +235,37 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 		(*n)++;
 	}
 	free(percpu);
+	return 0;
+}
+
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
+			   size_t *n)
+{
+	struct bpf_map *map = s->skel->maps.stacks;
+	struct cp_stack_key key, next, *prev = NULL;
+	size_t cap = 0;
+
+	*stacks = NULL;
+	*n = 0;
+	while (bpf_map__get_next_key(map, prev, &next, sizeof(next)) == 0) {
+		__u64 count;
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
+			continue;
+		if (*n == cap) {
+			struct cp_stack_count *grown;
+
+			cap = cap ? 2 * cap : 64;
+			grown = realloc(*stacks, cap * sizeof(**stacks));
+			if (!grown)
+				return -1;
+			*stacks = grown;
+		}
+		(*stacks)[*n].key = key;
+		(*stacks)[(*n)++].count = count;
+	}
 	return 0;
 }
 

@@ -38,6 +38,7 @@ struct cp_session_config {
 	 * direct clock syscalls are seen. */
 	struct cp_uprobe_point syscall_funcs[CP_MAX_SYSCALL_FUNCS];
 	int nsyscall_funcs;
+	bool stacks;				/* --stacks: whole user stacks */
 	int verbose;				/* libbpf's messages to stderr */
 };
 
@@ -59,6 +60,16 @@ struct cp_site_count {
 	struct cp_site_key key;
 	struct cp_site_counts counts;
 };
+
+/* One distinct user stack (leaf first) and how many reads it had. */
+struct cp_stack_count {
+	struct cp_stack_key key;
+	__u64 count;
+};
+
+/* Reads every stack counted so far (malloc'd array), with --stacks. */
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
+			   size_t *n);
 
 /* Reads every call site counted so far (malloc'd array). */
 int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,

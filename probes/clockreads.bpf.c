@@ -68,6 +68,22 @@ struct {
 
 __u32 next_site_id;
 
+const volatile bool capture_stacks;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_stack_key);
+} stack_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_MAX_STACKS);
+	__type(key, struct cp_stack_key);
+	__type(value, __u64);
+} stacks SEC(".maps");
+
 static __always_inline struct cp_totals *get_totals(void)
 {
 	__u32 zero = 0;
@@ -158,6 +174,57 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 		*via = r->via;
 	}
 	return pc;
+}
+
+/* Records the whole stack of a read entered at a function's first
+ * instruction at ip: ip, each return address while stepping out of clock
+ * wrappers (as walk_to_call_site does), then the frame-pointer chain from
+ * the call site's frame. Code without frame pointers ends the chain early
+ * (or, rarely, adds a bogus frame): call sites never depend on it. */
+static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
+{
+	__u32 zero = 0;
+	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
+	__u64 one = 1, *count, pc = 0, fp[2];
+	__u32 n = 1;
+
+	if (!k)
+		return;
+	__builtin_memset(k, 0, sizeof(*k));
+	k->pc[0] = ip;
+	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)sp) == 0) {
+		sp += 8;
+		for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
+			struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
+			__u64 cfa;
+
+			if (n < CP_STACK_DEPTH)
+				k->pc[n++] = pc;
+			if (!r)
+				break;
+			cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
+			if ((r->bp_offset &&
+			     bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)r->bp_offset))) ||
+			    bpf_probe_read_user(&pc, sizeof(pc), (void *)(cfa - 8)))
+				break;
+			sp = cfa;
+		}
+		for (int i = 0; i < CP_STACK_DEPTH; i++) {
+			if (n >= CP_STACK_DEPTH || !bp ||
+			    bpf_probe_read_user(fp, sizeof(fp), (void *)bp) || !fp[1])
+				break;
+			k->pc[n++] = fp[1];
+			if (fp[0] <= bp)
+				break;
+			bp = fp[0];
+		}
+	}
+	count = bpf_map_lookup_elem(&stacks, k);
+	if (count)
+		__sync_fetch_and_add(count, 1);
+	else if (bpf_map_update_elem(&stacks, k, &one, BPF_NOEXIST) &&
+		 (count = bpf_map_lookup_elem(&stacks, k)))
+		__sync_fetch_and_add(count, 1);
 }
 
 /* The call site of a read entered at a function's first instruction
@@ -322,6 +389,8 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 	}
 	site_at_entry(&site, ctx->regs.sp, ctx->regs.bp, entry, 0);
 	record_read(tid, entry, path, clock, &site);
+	if (capture_stacks)
+		record_stack(ip, ctx->regs.sp, ctx->regs.bp);
 	return 0;
 }
 
@@ -353,6 +422,8 @@ int BPF_KPROBE(on_syscall_func, long nr, long arg1)
 	}
 	site_at_entry(&site, PT_REGS_SP(ctx), PT_REGS_FP(ctx), entry, 1);
 	record_read(tid, entry, CP_PATH_SYSCALL, clock, &site);
+	if (capture_stacks)
+		record_stack(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 	return 0;
 }
 

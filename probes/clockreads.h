@@ -93,6 +93,16 @@ struct cp_site_key {
 	__u32 pad;
 };
 
+/* --stacks: whole user stacks, leaf first (the vDSO entry, the wrappers
+ * stepped out of, the call site, then the frame-pointer chain), counted per
+ * distinct stack. Unused slots are 0. */
+#define CP_STACK_DEPTH 32
+#define CP_MAX_STACKS 16384
+
+struct cp_stack_key {
+	__u64 pc[CP_STACK_DEPTH];
+};
+
 #define CP_MAX_SITES 8192	/* distinct call sites counted */
 #define CP_PENDING_SITES 16	/* distinct sites per request per thread */
 

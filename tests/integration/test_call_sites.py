@@ -72,3 +72,35 @@ def test_program_own_library(ctx):
     check_sites_add_up(run)
     assert by_function(run) == {("lib_read_clock", "clock_gettime"): 2 * N}, by_function(run)
     assert run["call_sites"][0]["module"].endswith("libcallsites.so")
+
+
+def test_stacks_folded_and_speedscope(ctx):
+    folded = os.path.join(ctx.tmp, "clock.folded")
+    speed = os.path.join(ctx.tmp, "clock.speedscope.json")
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-q", "-o", out, "-r", "func:handle_request", "--folded", folded,
+                   "--speedscope", speed, "--", ctx.target("callsites_target"), N, 1000)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    lines = open(folded).read().splitlines()
+    assert lines == sorted(lines), lines
+    stacks = {}
+    for line in lines:
+        frames, count = line.rsplit(" ", 1)
+        stacks[frames] = int(count)
+    assert sum(stacks.values()) == run["clock_reads"]["total"] == 7 * N
+    # Frame pointers give the whole path, root first; the vDSO entry is the leaf.
+    expect = {
+        "main;callsites_main;handle_request;now_ns;clock_gettime;__vdso_clock_gettime": 2 * N,
+        "main;callsites_main;handle_request;read_mono;clock_gettime;__vdso_clock_gettime": N,
+        "main;callsites_main;handle_request;read_time;__vdso_time": N,
+        "main;callsites_main;handle_request;read_timespec;timespec_get;clock_gettime;__vdso_clock_gettime": N,
+        "main;callsites_main;handle_request;read_wall_twice;__vdso_gettimeofday": 2 * N,
+    }
+    got = {";".join(f.split(";")[f.split(";").index("main"):]): c for f, c in stacks.items()}
+    assert got == expect, got
+    doc = ctx.load_json(speed)
+    assert doc["$schema"].endswith("file-format-schema.json")
+    profile = doc["profiles"][0]
+    assert sum(profile["weights"]) == 7 * N
+    assert sum(s["count"] for s in run["stacks"]) == 7 * N

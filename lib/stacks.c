@@ -1,0 +1,101 @@
+/* stacks.c - see stacks.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "stacks.h"
+#include "symbolize.h"
+
+struct frames {
+	char **v;
+	size_t n, cap;
+};
+
+static void push(struct frames *f, const char *name)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 16;
+		char **grown = realloc(f->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return;
+		f->v = grown;
+		f->cap = cap;
+	}
+	f->v[f->n++] = strdup(name ? name : "?");
+}
+
+/* The frames of one address, outermost first: the function, then the
+ * functions inlined into it down to the one holding addr. */
+static void name_address(struct cp_symbolizer *sym, __u64 addr, struct frames *f)
+{
+	struct cp_frame_info info;
+	char label[512];
+
+	cp_symbolize(sym, addr, &info);
+	cp_frame_label(&info, false, label, sizeof(label));
+	push(f, label);
+	for (size_t i = 0; i < info.n_inlined; i++)
+		push(f, info.inlined[i].function);
+}
+
+static int same_frames(const struct cp_stack *a, const struct frames *f)
+{
+	if (a->n_frames != f->n)
+		return 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (strcmp(a->frames[i], f->v[i]))
+			return 0;
+	return 1;
+}
+
+static void free_frames(struct frames *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i]);
+	free(f->v);
+}
+
+int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
+		   size_t nraw, struct cp_named_stacks *out)
+{
+	out->n = 0;
+	out->stacks = calloc(nraw ? nraw : 1, sizeof(*out->stacks));
+	if (!out->stacks)
+		return -1;
+	for (size_t i = 0; i < nraw; i++) {
+		struct frames f = { 0 };
+		int depth = 0;
+		size_t j;
+
+		while (depth < CP_STACK_DEPTH && raw[i].key.pc[depth])
+			depth++;
+		/* Root first. Every frame but the leaf is a return address:
+		 * name the call instruction before it. */
+		for (int d = depth - 1; d >= 0; d--)
+			name_address(sym, d == 0 ? raw[i].key.pc[d] : raw[i].key.pc[d] - 1, &f);
+		for (j = 0; j < out->n; j++)
+			if (same_frames(&out->stacks[j], &f))
+				break;
+		if (j < out->n) {
+			out->stacks[j].count += raw[i].count;
+			free_frames(&f);
+			continue;
+		}
+		out->stacks[out->n].frames = (const char *const *)f.v;
+		out->stacks[out->n].n_frames = f.n;
+		out->stacks[out->n++].count = raw[i].count;
+	}
+	return 0;
+}
+
+void cp_named_stacks_free(struct cp_named_stacks *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		for (size_t j = 0; j < st->stacks[i].n_frames; j++)
+			free((char *)st->stacks[i].frames[j]);
+		free((void *)st->stacks[i].frames);
+	}
+	free(st->stacks);
+	st->stacks = NULL;
+	st->n = 0;
+}
