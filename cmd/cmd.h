@@ -6,6 +6,7 @@
 
 int cmd_attach(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_ab(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

@@ -16,6 +16,7 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{ "attach", cmd_attach, "attach [OPTIONS] PID          count clock reads of a running process" },
 	{ "run", cmd_run, "run [OPTIONS] -- CMD [ARG...]  launch CMD and count its clock reads" },
+	{ "ab", cmd_ab, "ab N DIR [OPTIONS] -- BASE_CMD... -- HEAD_CMD...  interleaved base/head runs" },
 	{ "compare", cmd_compare, "compare [OPTIONS] --base RUN.json... --head RUN.json...  gate base vs head" },
 	{ "report", cmd_report, "report [OPTIONS] FILE.json... -o report.html  one self-contained HTML report" },
 };

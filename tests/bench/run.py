@@ -38,18 +38,22 @@ def main():
     for _ in range(3):  # interleaved repetitions
         bare, uprobe, hits = sh(bare_bin, args.n).split()
         out = os.path.join(tmp, "loop.json")
-        ours = sh(args.clockprof, "run", "-q", "-o", out, "--", loop, "vdso", args.n).strip()
+        ours = sh(args.clockprof, "run", "-q", "-e", "none", "-o", out, "--", loop, "vdso", args.n).strip()
         counted = json.load(open(out))["clock_reads"]["total"]
-        rows.append((float(bare), float(uprobe), float(ours)))
+        stacks = sh(args.clockprof, "run", "-q", "-e", "none", "--stacks", "--", loop, "vdso", args.n).strip()
+        rows.append((float(bare), float(uprobe), float(ours), float(stacks)))
         assert int(hits) >= 5 * args.n and counted >= 5 * args.n, (hits, counted)
     bare = statistics.median(r[0] for r in rows)
     uprobe = statistics.median(r[1] for r in rows)
     ours = statistics.median(r[2] for r in rows)
+    stacks = statistics.median(r[3] for r in rows)
     print(f"per clock read ({args.n} reads x 5 rounds, best round, median of 3):")
     print(f"  no probe                     {bare:10.1f} ns")
     print(f"  bare kernel uprobe counter   {uprobe:10.1f} ns")
     print(f"  clockprof (call sites on)    {ours:10.1f} ns")
+    print(f"  clockprof --stacks             {stacks:10.1f} ns")
     print(f"  ratio clockprof / bare uprobe  {ours / uprobe:.3f}   (goal <= 1.10)")
+    print(f"  ratio --stacks / clockprof     {stacks / ours:.3f}   (call sites are always on)")
 
     target = subprocess.Popen([os.path.join(args.targets, "reads_target"), "clock_gettime", "1", "0"])
     try:

@@ -1,0 +1,42 @@
+"""End to end: real runs of a reference target under `clockprof ab`, judged by
+`clockprof compare`. k reads per request against k+1 must fail naming
+clock_reads/op; the same build on both sides must pass."""
+import glob
+import os
+
+
+def ab(ctx, base_k, head_k, runs=2):
+    d = os.path.join(ctx.tmp, "runs")
+    t = ctx.target("reads_target")
+    proc = ctx.run("ab", runs, d, "-r", "func:handle_request", "-e", "none",
+                   "--", t, "clock_gettime", base_k, 80, "--", t, "clock_gettime", head_k, 80)
+    assert proc.returncode == 0, proc.stderr
+    assert len(glob.glob(os.path.join(d, "base-*.json"))) == runs
+    return d
+
+
+def compare(ctx, d):
+    verdict = os.path.join(ctx.tmp, "verdict.json")
+    md = os.path.join(ctx.tmp, "summary.md")
+    html = os.path.join(ctx.tmp, "report.html")
+    proc = ctx.run("compare", "--base", *sorted(glob.glob(os.path.join(d, "base-*.json"))),
+                   "--head", *sorted(glob.glob(os.path.join(d, "head-*.json"))),
+                   "-o", verdict, "--markdown", md, "--html", html)
+    assert os.path.getsize(html) > 0
+    return proc, ctx.load_json(verdict), open(md).read()
+
+
+def test_one_more_read_per_request_fails_the_gate(ctx):
+    proc, verdict, md = compare(ctx, ab(ctx, 2, 3))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert verdict["status"] == "fail"
+    bad = {m["name"] for m in verdict["measures"] if m["status"] == "regressed"}
+    assert "clock_reads/op" in bad and "clock_reads.clock_gettime/op" in bad, bad
+    assert "clock_reads/op" in md
+
+
+def test_same_build_passes(ctx):
+    proc, verdict, _ = compare(ctx, ab(ctx, 2, 2))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert verdict["status"] == "pass"
+    assert verdict["summary"]["regressed"] == 0
