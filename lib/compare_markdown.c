@@ -10,6 +10,7 @@
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "error.h"
+#include "verdict_file.h"
 
 #define NAME_CHARS 200
 /* Room kept for closing the <details> and the "rows left out" note. */
@@ -110,25 +111,6 @@ static long long integer(const json_t *o, const char *key)
 	return (long long)json_integer_value(json_object_get(o, key));
 }
 
-static int status_rank(const char *s)
-{
-	static const char *const order[] = { "regressed", "inconclusive", "improved",
-		"removed", "added", "within" };
-
-	for (int i = 0; i < 6; i++)
-		if (!strcmp(s, order[i]))
-			return i;
-	return 6;
-}
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	int d = status_rank(str(x, "status")) - status_rank(str(y, "status"));
-
-	return d ? d : strcmp(str(x, "name"), str(y, "name"));
-}
-
 /* One table row into row (a fixed buffer). */
 static void format_row(char *row, size_t len, const json_t *m, int with_reason)
 {
@@ -205,7 +187,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	limit = max_bytes > TAIL_RESERVE ? max_bytes - TAIL_RESERVE : 0;
 	for (i = 0; i < n; i++)
 		rows[i] = json_array_get(measures, i);
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	qsort(rows, n, sizeof(*rows), cp_verdict_measure_order);
 
 	sb_add(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
 	       !strcmp(status, "fail") ? "**FAIL**" :

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "compare_table.h"
+#include "verdict_file.h"
 
 #define NAME_COLUMNS 60
 
@@ -200,25 +201,6 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 	snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
 }
 
-static int status_rank(const char *s)
-{
-	static const char *const order[] = { "regressed", "inconclusive", "improved",
-		"removed", "added", "within" };
-
-	for (int i = 0; i < 6; i++)
-		if (!strcmp(s, order[i]))
-			return i;
-	return 6;
-}
-
-static int cmp_rows(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	int d = status_rank(str(x, "status")) - status_rank(str(y, "status"));
-
-	return d ? d : strcmp(str(x, "name"), str(y, "name"));
-}
-
 enum { COL_NAME, COL_BASE, COL_HEAD, COL_CHANGE, COL_BOUND, COL_STATUS, NCOLS };
 
 struct row {
@@ -326,7 +308,7 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
 	}
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = json_array_get(measures, i);
-	qsort(sorted, n, sizeof(*sorted), cmp_rows);
+	qsort(sorted, n, sizeof(*sorted), cp_verdict_measure_order);
 	/* Two passes (widths, then print) keep memory flat for big tables. */
 	for (int c = 0; c < NCOLS; c++)
 		width[c] = columns(head[c]);

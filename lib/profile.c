@@ -55,28 +55,11 @@ static void warn(struct cp_profile *p, const char *fmt, ...)
 /* Target CPU time (user + system) from /proc/PID/stat, in seconds. */
 static double target_cpu_s(pid_t pid)
 {
-	char path[64], buf[2048], *s;
-	unsigned long utime = 0, stime = 0;
-	FILE *f;
-	int field = 3;
+	struct cp_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (cp_proc_stat_read(pid, &st))
 		return -1;
-	s = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!s)
-		return -1;
-	for (s += 2; s && *s; field++, s = strchr(s, ' '), s = s ? s + 1 : s) {
-		if (field == 14)
-			utime = strtoul(s, NULL, 10);
-		if (field == 15) {
-			stime = strtoul(s, NULL, 10);
-			break;
-		}
-	}
-	return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Where a library named without a path is looked up. A command held at
@@ -543,7 +526,8 @@ void cp_profile_release(struct cp_profile *p)
 	cp_target_release(&p->target);
 }
 
-double cp_profile_elapsed(const struct cp_profile *p)
+const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p)
 {
-	return p->duration_s;
+	return p->ops_source && !strcmp(p->ops_source, "request") ?
+		       &p->totals.in_requests : &p->totals.all;
 }

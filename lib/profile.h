@@ -87,7 +87,9 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err);
 void cp_profile_release(struct cp_profile *p);
 
-/* Elapsed time of the window so far, for live views. */
-double cp_profile_elapsed(const struct cp_profile *p);
+/* The counts that figures per op divide: those of complete requests when
+ * the boundary gives the ops (exact, no partial interval), else the whole
+ * window's (--ops). */
+const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p);
 
 #endif

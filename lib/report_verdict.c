@@ -11,6 +11,7 @@
 
 #include "report_html.h"
 #include "report_sections.h"
+#include "verdict_file.h"
 
 static double summary_num(const json_t *summary, const char *key,
 			  const char *fallback)
@@ -158,18 +159,6 @@ static void warnings(struct cp_buf *b, const json_t *v)
 	cp_buf_puts(b, "</ul></div>\n");
 }
 
-/* The sort rank of a status: the ones needing attention first. */
-static int status_rank(const char *s)
-{
-	static const char *const order[] = { "regressed", "inconclusive", "improved",
-					     "added", "removed", "within" };
-
-	for (int i = 0; i < 6; i++)
-		if (s && !strcmp(s, order[i]))
-			return i;
-	return 6;
-}
-
 static void side_cell(struct cp_buf *b, const json_t *side)
 {
 	double med, lo, hi, n;
@@ -244,7 +233,7 @@ static void status_cell(struct cp_buf *b, const json_t *m)
 	else if (st && !strcmp(st, "within"))
 		mark = "= ";
 	cp_buf_printf(b, "<td class=\"status st-%s\" data-v=\"%d\">%s",
-		      st && status_rank(st) < 6 ? st : "unknown", status_rank(st), mark);
+		      st && cp_verdict_status_rank(st) < 6 ? st : "unknown", cp_verdict_status_rank(st), mark);
 	cp_buf_text(b, st ? st : "unknown");
 	if (st && !strcmp(st, "inconclusive"))
 		cp_buf_puts(b, " ?");
@@ -272,7 +261,7 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		if (!json_is_number(p))
 			p = json_object_get(m, "p_value");
 		cp_buf_printf(b, "<tr class=\"st-%s\"><td><code>",
-			      status_rank(cp_rj_str(m, "status")) < 6 ? cp_rj_str(m, "status") : "unknown");
+			      cp_verdict_status_rank(cp_rj_str(m, "status")) < 6 ? cp_rj_str(m, "status") : "unknown");
 		cp_buf_text(b, cp_rj_str(m, "name"));
 		cp_buf_puts(b, "</code></td>");
 		cp_html_td_json(b, json_object_get(m, "unit"));

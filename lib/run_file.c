@@ -24,14 +24,6 @@ static json_t *counts_by(const __u64 *counts, int n, const char *(*name)(int))
 	return o;
 }
 
-/* The counts per-op figures divide: complete requests when the boundary
- * gives ops, the whole window when --ops does. */
-static const struct cp_read_counts *per_op_basis(const struct cp_profile *p)
-{
-	return p->ops_source && !strcmp(p->ops_source, "request") ?
-		       &p->totals.in_requests : &p->totals.all;
-}
-
 static json_t *per_op(const struct cp_profile *p, __u64 count)
 {
 	return p->ops > 0 ? json_real((double)count / p->ops) : json_null();
@@ -92,7 +84,7 @@ static json_t *build_counters(const struct cp_profile *p)
 /* The count of a call site that per-op figures divide (see per_op_basis). */
 static uint64_t site_basis(const struct cp_profile *p, const struct cp_call_site *c)
 {
-	return per_op_basis(p) == &p->totals.in_requests ? c->in_requests : c->count;
+	return cp_profile_per_op_counts(p) == &p->totals.in_requests ? c->in_requests : c->count;
 }
 
 static json_t *str_or_null(const char *s)
@@ -144,7 +136,7 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 
 static json_t *build_measures(const struct cp_profile *p)
 {
-	const struct cp_read_counts *c = per_op_basis(p);
+	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
 	json_t *m = json_object();
 	char name[700];
 
@@ -243,7 +235,7 @@ static json_t *build_clock_reads(const struct cp_profile *p)
 	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
 			 "total", (json_int_t)t->all.reads,
 			 "in_requests", (json_int_t)t->in_requests.reads,
-			 "per_op", per_op(p, per_op_basis(p)->reads),
+			 "per_op", per_op(p, cp_profile_per_op_counts(p)->reads),
 			 "per_second", p->clock_window_s > 0 ?
 				 json_real((double)t->all.reads / p->clock_window_s) : json_null(),
 			 "by_entry", counts_by(t->all.by_entry, CP_ENTRY_MAX, cp_entry_name),
@@ -260,7 +252,7 @@ static json_t *build_probes(const struct cp_profile *p)
 						   p->probes[i].symbol, "file",
 						   p->probes[i].file, "calls",
 						   (json_int_t)p->totals.all.probe_calls[i],
-						   "per_op", per_op(p, per_op_basis(p)->probe_calls[i])));
+						   "per_op", per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
 	return a;
 }
 

@@ -7,6 +7,8 @@
 
 #include <jansson.h>
 
+#include "json_file.h"
+
 struct cp_error;
 struct cp_profile;
 
@@ -25,9 +27,5 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 
 /* Builds the run.json document of a finished profile (new reference). */
 json_t *cp_run_file_build(const struct cp_profile *profile);
-
-/* Serialises doc and writes it atomically to path. */
-int cp_json_write_file(const json_t *doc, const char *path,
-		       struct cp_error *err);
 
 #endif

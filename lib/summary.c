@@ -17,13 +17,6 @@ static void print_per_op(FILE *out, const char *label, unsigned long long count,
 		fprintf(out, "  %-28s %12llu\n", label, count);
 }
 
-/* Figures per op divide the complete requests' counts (see run_file.c). */
-static const struct cp_read_counts *basis(const struct cp_profile *p)
-{
-	return p->ops_source && !strcmp(p->ops_source, "request") ?
-		       &p->totals.in_requests : &p->totals.all;
-}
-
 static void print_histogram(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
@@ -51,7 +44,7 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 
 static void print_call_sites(FILE *out, const struct cp_profile *p)
 {
-	bool in_req = basis(p) == &p->totals.in_requests;
+	bool in_req = cp_profile_per_op_counts(p) == &p->totals.in_requests;
 	size_t shown = p->call_sites.n < 10 ? p->call_sites.n : 10;
 
 	if (!shown)
@@ -113,7 +106,7 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 void cp_summary_print(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
-	const struct cp_read_counts *c = basis(p);
+	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
 	char how[64];
 
 	fprintf(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,

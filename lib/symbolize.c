@@ -29,6 +29,7 @@
 #include "demangle.h"
 #include "error.h"
 #include "symbolize.h"
+#include "target.h"
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
 
@@ -127,31 +128,11 @@ char *cp_symbol_display_name(const char *name)
 
 /* ---- /proc ------------------------------------------------------------- */
 
-uint64_t cp_proc_start_time(pid_t pid)
+static uint64_t proc_start_time(pid_t pid)
 {
-	char path[64], buf[4096], *p;
-	unsigned long long start = 0;
-	ssize_t n;
-	int fd;
+	struct cp_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may hold spaces and parentheses: fields resume after the last ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	/* p+2 is field 3 (state); start time is field 22 */
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
-		   "%*d %*d %*d %*d %*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
+	return cp_proc_stat_read(pid, &st) ? 0 : st.start_time;
 }
 
 static int parse_maps_line(const char *line, struct vma *v)
@@ -595,7 +576,7 @@ struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err)
 		return NULL;
 	}
 	s->pid = pid;
-	s->start_time = cp_proc_start_time(pid);
+	s->start_time = proc_start_time(pid);
 	if (!s->start_time) {
 		free(s);
 		cp_fail(err, CP_EXIT_PROFILE, "no such process: %d", (int)pid);
@@ -637,7 +618,7 @@ static void maybe_refresh(struct cp_symbolizer *s)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	ms = (now.tv_sec - s->last_refresh.tv_sec) * 1000 +
 	     (now.tv_nsec - s->last_refresh.tv_nsec) / 1000000;
-	if (ms < 20 || cp_proc_start_time(s->pid) != s->start_time)
+	if (ms < 20 || proc_start_time(s->pid) != s->start_time)
 		return;
 	report_maps(s, true, NULL);
 }
@@ -976,7 +957,7 @@ void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
 
 int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 {
-	uint64_t now = cp_proc_start_time(s->pid);
+	uint64_t now = proc_start_time(s->pid);
 	int rc = 0;
 
 	if (now && now != s->start_time)

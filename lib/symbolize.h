@@ -87,6 +87,5 @@ char *cp_symbol_display_name(const char *name);
 
 /* Start time of pid (field 22 of /proc/PID/stat, clock ticks since boot), or
  * 0 when the process does not exist: two processes with one pid differ. */
-uint64_t cp_proc_start_time(pid_t pid);
 
 #endif

@@ -30,32 +30,21 @@ static ssize_t read_small_file(const char *path, char *buf, size_t size)
 	return total;
 }
 
-/* Fields of /proc/PID/stat after the parenthesised comm, which may itself
- * contain spaces and parentheses. */
-static int read_stat(pid_t pid, unsigned long *flags, unsigned long long *start)
+int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 {
-	char path[64], buf[2048], *p;
-	int field = 3;
+	char path[64], buf[4096], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (read_small_file(path, buf, sizeof(buf)) <= 0)
 		return -1;
+	/* comm may hold spaces and parentheses: fields resume after the
+	 * last ')'; p + 2 is field 3 (state). */
 	p = strrchr(buf, ')');
-	if (!p)
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
+			 "%*d %*d %*d %*d %*d %*d %llu", &st->flags, &st->utime,
+			 &st->stime, &st->start_time) != 4)
 		return -1;
-	for (p += 2; *p; field++) {
-		if (field == 9)
-			*flags = strtoul(p, NULL, 10);
-		if (field == 22) {
-			*start = strtoull(p, NULL, 10);
-			return 0;
-		}
-		p = strchr(p, ' ');
-		if (!p)
-			break;
-		p++;
-	}
-	return -1;
+	return 0;
 }
 
 static void read_cmdline(pid_t pid, struct cp_target *t)
@@ -105,17 +94,18 @@ int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 {
 	char path[64];
-	unsigned long flags = 0;
+	struct cp_proc_stat st;
 	ssize_t n;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (pid <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "invalid pid %d", pid);
-	if (read_stat(pid, &flags, &t->start_time))
+	if (cp_proc_stat_read(pid, &st))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "no such process %d (check the pid with ps)", pid);
-	if (flags & PF_KTHREAD)
+	t->start_time = st.start_time;
+	if (st.flags & PF_KTHREAD)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is a kernel thread: it never reads the clock from user space",
 			       pid);
@@ -150,10 +140,9 @@ void cp_target_release(struct cp_target *t)
 
 int cp_target_alive(const struct cp_target *t)
 {
-	unsigned long flags;
-	unsigned long long start;
+	struct cp_proc_stat st;
 
-	return read_stat(t->pid, &flags, &start) == 0 && start == t->start_time;
+	return cp_proc_stat_read(t->pid, &st) == 0 && st.start_time == t->start_time;
 }
 
 static int module_matches(const char *mapped, const char *file)

@@ -25,6 +25,17 @@ struct cp_target {
 	uint64_t vdso_start, vdso_end;
 };
 
+/* The fields of /proc/PID/stat that clockprof uses. */
+struct cp_proc_stat {
+	unsigned long flags;		/* PF_* (PF_KTHREAD: a kernel thread) */
+	unsigned long utime, stime;	/* CPU time, clock ticks */
+	unsigned long long start_time;	/* ticks after boot: with the pid, the
+					 * process's identity */
+};
+
+/* Reads /proc/PID/stat; -1 when the process does not exist. */
+int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
+
 /* Fails with CP_EXIT_PROFILE for no such process, a kernel thread, or a
  * process that exited. */
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err);

@@ -7,6 +7,7 @@
 #include "bounds.h"
 #include "compare.h"
 #include "error.h"
+#include "json_file.h"
 #include "verdict_file.h"
 #include "version.h"
 
@@ -257,17 +258,31 @@ int cp_verdict_file_validate(const json_t *doc, const char *what,
 
 int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err)
 {
-	json_error_t jerr;
-	json_t *d = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	return cp_json_load_file(path, cp_verdict_file_validate, doc, err);
+}
 
-	if (!d)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: %s%s (line %d)", path,
-			       jerr.line <= 0 ? "cannot read: " : "invalid JSON: ",
-			       jerr.text, jerr.line);
-	if (cp_verdict_file_validate(d, path, err)) {
-		json_decref(d);
-		return -1;
-	}
-	*doc = d;
-	return 0;
+int cp_verdict_status_rank(const char *status)
+{
+	static const char *const order[] = { "regressed", "inconclusive", "improved",
+					     "removed", "added", "within" };
+
+	for (int i = 0; i < 6; i++)
+		if (status && !strcmp(status, order[i]))
+			return i;
+	return 6;
+}
+
+static const char *status_of(const json_t *m)
+{
+	return json_string_value(json_object_get(m, "status"));
+}
+
+int cp_verdict_measure_order(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	const char *nx = json_string_value(json_object_get(x, "name"));
+	const char *ny = json_string_value(json_object_get(y, "name"));
+	int d = cp_verdict_status_rank(status_of(x)) - cp_verdict_status_rank(status_of(y));
+
+	return d ? d : strcmp(nx ? nx : "", ny ? ny : "");
 }

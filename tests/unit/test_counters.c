@@ -765,7 +765,9 @@ TEST(counters_open_while_threads_are_born)
 		info.threads, info.attempts, info.uncertain_threads, v[0].value / 1e6);
 	CHECK(info.threads >= 1);
 	CHECK(info.attempts >= 1);
-	CHECK(v[0].supported && v[0].raw > 0);
+	/* Whether any spawned thread ran on a CPU in those 50 ms is up to the
+	 * scheduler: the count itself is not asserted, its presence is. */
+	CHECK(v[0].supported);
 }
 
 /* --- the reference targets, run under counters from exec --------------- */

@@ -24,6 +24,7 @@ static void synthetic_profile(struct cp_profile *p)
 	p->complete = true;
 	p->end_reason = "duration";
 	p->duration_s = 2;
+	p->clock_window_s = 2;
 	p->totals.requests = 10;
 	p->totals.boundary_hits = 11;
 	p->totals.in_requests.reads = 30;

@@ -10,6 +10,7 @@
 
 #include "error.h"
 #include "symbolize.h"
+#include "target.h"
 #include "unit.h"
 
 #include "callsites_fixture.h"
@@ -74,13 +75,14 @@ TEST(demangle_cpp_and_rust)
 
 TEST(proc_start_time_tells_processes_apart)
 {
+	struct cp_proc_stat st;
 	pid_t pid = fork();
 
 	if (pid == 0)
 		_exit(0);
 	waitpid(pid, NULL, 0);
-	CHECK(cp_proc_start_time(getpid()) > 0);
-	CHECK_INT(cp_proc_start_time(pid), 0);
+	CHECK(cp_proc_stat_read(getpid(), &st) == 0 && st.start_time > 0);
+	CHECK(cp_proc_stat_read(pid, &st) == -1);
 }
 
 TEST(symbolize_function_file_line_module)

@@ -1,0 +1,24 @@
+/* json_file.h - reading and writing clockprof's JSON files (run.json,
+ * verdict.json) with jansson: duplicate keys rejected, a validator run on
+ * what was read, one clear line on failure, atomic writes. */
+#ifndef CP_JSON_FILE_H
+#define CP_JSON_FILE_H
+
+#include <jansson.h>
+
+struct cp_error;
+
+/* Checks a parsed document; `what` names it in messages. */
+typedef int (*cp_json_validator)(const json_t *doc, const char *what,
+				 struct cp_error *err);
+
+/* Loads path and validates it; on success *doc holds a new reference.
+ * Unreadable, invalid or rejected files fail with CP_EXIT_USAGE. */
+int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc,
+		      struct cp_error *err);
+
+/* Serialises doc (indented, sorted keys, ASCII) and writes it atomically to
+ * path ("-": standard output). */
+int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err);
+
+#endif
