@@ -1,4 +1,5 @@
 /* elf_symbols.c - see elf_symbols.h. */
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -129,7 +130,10 @@ static void add_name(struct search *s, const char *sym)
 		s->names[s->nnames++] = name;
 }
 
-static void consider(struct search *s, Elf *elf, const GElf_Sym *sym,
+/* layout: the file the probe goes into, whose program headers turn an
+ * address into a file offset (a separate debug file has the same addresses
+ * but not the same layout). */
+static void consider(struct search *s, Elf *layout, const GElf_Sym *sym,
 		     const char *name)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
@@ -140,7 +144,7 @@ static void consider(struct search *s, Elf *elf, const GElf_Sym *sym,
 		return;
 	add_name(s, name);
 	if (!name_matches(name, s->wanted) ||
-	    vaddr_to_offset(elf, sym->st_value, &offset))
+	    vaddr_to_offset(layout, sym->st_value, &offset))
 		return;
 	for (int i = 0; i < s->nfound; i++) {
 		if (s->found[i].offset == offset) {
@@ -160,7 +164,7 @@ static void consider(struct search *s, Elf *elf, const GElf_Sym *sym,
 	f->ifunc = type == STT_GNU_IFUNC;
 }
 
-static void scan_symbols(struct search *s, Elf *elf)
+static void scan_symbols(struct search *s, Elf *elf, Elf *layout)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -182,9 +186,38 @@ static void scan_symbols(struct search *s, Elf *elf)
 				continue;
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (name && *name)
-				consider(s, elf, &sym, name);
+				consider(s, layout, &sym, name);
 		}
 	}
+}
+
+/* A stripped file's full symbol table lives in its separate debug file:
+ * found by libdwfl the standard way (build-id under /usr/lib/debug, then
+ * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug). */
+static void scan_debug_file(struct search *s, const char *path, Elf *layout)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	Dwfl_Module *mod = dwfl ? dwfl_report_offline(dwfl, "", path, -1) : NULL;
+	const char *debug = NULL;
+	struct elf_file f;
+	Dwarf_Addr bias;
+
+	if (mod) {
+		dwfl_report_end(dwfl, NULL, NULL);
+		dwfl_module_getdwarf(mod, &bias);
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	}
+	if (debug && elf_file_open(debug, &f) == 0) {
+		scan_symbols(s, f.elf, layout);
+		elf_file_close(&f);
+	}
+	if (dwfl)
+		dwfl_end(dwfl);
 }
 
 int cp_elf_find_function(const char *path, const char *shown, const char *name,
@@ -199,7 +232,9 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 	if (elf_file_open(path, &f))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read it as an ELF file",
 			       shown);
-	scan_symbols(&s, f.elf);
+	scan_symbols(&s, f.elf, f.elf);
+	if (s.nfound == 0)
+		scan_debug_file(&s, path, f.elf);
 	elf_file_close(&f);
 	if (s.nfound == 1) {
 		*out = s.found[0];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -71,6 +72,19 @@ static pid_t libraries_of(const struct cp_profile *p)
 	return p->launched ? getpid() : p->target.pid;
 }
 
+/* The main executable as a path that names its directory too (where a
+ * separate debug file may sit): /proc/PID/root/EXE, when that is still the
+ * file the target runs, else /proc/PID/exe (deleted or replaced on disk). */
+static void main_executable_path(const struct cp_profile *p, char *path, size_t size)
+{
+	struct stat via_root, running;
+
+	if (snprintf(path, size, "/proc/%d/root%s", p->target.pid, p->target.exe) >= (int)size ||
+	    stat(path, &via_root) || stat(p->target.exe_access, &running) ||
+	    via_root.st_ino != running.st_ino || via_root.st_dev != running.st_dev)
+		snprintf(path, size, "%s", p->target.exe_access);
+}
+
 /* Resolves a [FILE:]SYMBOL in the target to a uprobe point. */
 static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
 			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
@@ -79,7 +93,7 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 	struct cp_elf_function fn;
 
 	if (!f->file[0]) {
-		snprintf(pt->path, sizeof(pt->path), "%s", p->target.exe_access);
+		main_executable_path(p, pt->path, sizeof(pt->path));
 		snprintf(shown, shown_size, "%s", p->target.exe);
 	} else if (cp_target_resolve_file(libraries_of(p), f->file, pt->path,
 					  sizeof(pt->path), shown, shown_size, err)) {

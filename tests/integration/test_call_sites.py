@@ -104,3 +104,9 @@ def test_stacks_folded_and_speedscope(ctx):
     profile = doc["profiles"][0]
     assert sum(profile["weights"]) == 7 * N
     assert sum(s["count"] for s in run["stacks"]) == 7 * N
+
+
+def test_stripped_binary_with_separate_debug_file(ctx):
+    # The boundary symbol and the call sites both come from the debug file
+    # found through .gnu_debuglink.
+    check_c_target(profile(ctx, "callsites_target_stripped"))

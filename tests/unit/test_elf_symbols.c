@@ -120,3 +120,21 @@ TEST(non_elf_file_is_an_error)
 	CHECK(strstr(err.msg, "ELF") != NULL);
 	CHECK(cp_elf_find_function("/nonexistent", "nonexistent", "x", &f, &err) == -1);
 }
+
+TEST(stripped_binary_resolves_through_its_debug_file)
+{
+	struct cp_elf_function stripped, full;
+	struct cp_error err;
+	char path[4096], plain[4096];
+
+	snprintf(path, sizeof(path), "%s/targets/callsites_target_stripped", unit_build_dir());
+	snprintf(plain, sizeof(plain), "%s/targets/callsites_target", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("tests/build targets not built (make test-targets)");
+		return;
+	}
+	CHECK(cp_elf_find_function(path, "stripped", "read_mono", &stripped, &err) == 0);
+	CHECK(cp_elf_find_function(plain, "plain", "read_mono", &full, &err) == 0);
+	/* Same source, same flags: the same place in both files. */
+	CHECK(stripped.offset == full.offset);
+}
