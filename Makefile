@@ -113,7 +113,7 @@ $(O)/unit-tests: $(UNIT_OBJS) $(O)/libclockprof.a
 include tests/targets/targets.mk
 
 # --- tests.
-check-unit: deps $(O)/unit-tests test-fixtures
+check-unit: deps $(O)/unit-tests test-fixtures test-targets
 	CP_TEST_BUILD=$(O)/tests $(O)/unit-tests
 
 check-integration: all test-targets

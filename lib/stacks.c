@@ -1,4 +1,5 @@
 /* stacks.c - see stacks.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,14 +39,33 @@ static void name_address(struct cp_symbolizer *sym, __u64 addr, struct frames *f
 		push(f, info.inlined[i].function);
 }
 
-static int same_frames(const struct cp_stack *a, const struct frames *f)
+/* The frames joined by a separator no name contains: stacks that name the
+ * same path have the same key, and are merged by sorting on it. */
+static char *frames_key(const struct frames *f)
 {
-	if (a->n_frames != f->n)
-		return 0;
+	size_t len = 1;
+	char *key, *p;
+
 	for (size_t i = 0; i < f->n; i++)
-		if (strcmp(a->frames[i], f->v[i]))
-			return 0;
-	return 1;
+		len += strlen(f->v[i]) + 1;
+	key = p = malloc(len);
+	if (!key)
+		return NULL;
+	*p = '\0';
+	for (size_t i = 0; i < f->n; i++)
+		p += sprintf(p, "%s\x1f", f->v[i]);
+	return key;
+}
+
+struct keyed {
+	char *key;
+	struct frames frames;
+	__u64 count;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
 }
 
 static void free_frames(struct frames *f)
@@ -56,16 +76,20 @@ static void free_frames(struct frames *f)
 }
 
 int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
-		   size_t nraw, struct cp_named_stacks *out)
+			  size_t nraw, struct cp_named_stacks *out)
 {
+	struct keyed *all = calloc(nraw ? nraw : 1, sizeof(*all));
+	size_t n = 0;
+
 	out->n = 0;
 	out->stacks = calloc(nraw ? nraw : 1, sizeof(*out->stacks));
-	if (!out->stacks)
+	if (!out->stacks || !all) {
+		free(all);
 		return -1;
+	}
 	for (size_t i = 0; i < nraw; i++) {
 		struct frames f = { 0 };
 		int depth = 0;
-		size_t j;
 
 		while (depth < CP_STACK_DEPTH && raw[i].key.pc[depth])
 			depth++;
@@ -73,18 +97,29 @@ int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count
 		 * name the call instruction before it. */
 		for (int d = depth - 1; d >= 0; d--)
 			name_address(sym, d == 0 ? raw[i].key.pc[d] : raw[i].key.pc[d] - 1, &f);
-		for (j = 0; j < out->n; j++)
-			if (same_frames(&out->stacks[j], &f))
-				break;
-		if (j < out->n) {
-			out->stacks[j].count += raw[i].count;
+		all[n].key = frames_key(&f);
+		all[n].frames = f;
+		all[n].count = raw[i].count;
+		if (!all[n].key) {
 			free_frames(&f);
 			continue;
 		}
-		out->stacks[out->n].frames = (const char *const *)f.v;
-		out->stacks[out->n].n_frames = f.n;
-		out->stacks[out->n++].count = raw[i].count;
+		n++;
 	}
+	qsort(all, n, sizeof(*all), by_key);
+	for (size_t i = 0; i < n; i++) {
+		if (out->n && !strcmp(all[i].key, all[i - 1].key)) {
+			out->stacks[out->n - 1].count += all[i].count;
+			free_frames(&all[i].frames);
+			continue;
+		}
+		out->stacks[out->n].frames = (const char *const *)all[i].frames.v;
+		out->stacks[out->n].n_frames = all[i].frames.n;
+		out->stacks[out->n++].count = all[i].count;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(all[i].key);
+	free(all);
 	return 0;
 }
 
