@@ -252,7 +252,7 @@ struct naming {
 	bool have_table;
 };
 
-static void naming_open(struct naming *nm, struct cp_profile *p)
+static void naming_open(struct naming *nm, struct cp_profile *p, bool all_code)
 {
 	struct cp_error err = { 0 };
 
@@ -261,7 +261,7 @@ static void naming_open(struct naming *nm, struct cp_profile *p)
 		warn(p, "call sites cannot be named: %s", err.msg);
 		return;
 	}
-	if (cp_unwind_table_build_from(nm->sym, &nm->table, &err)) {
+	if (cp_unwind_table_build_all(nm->sym, all_code, &nm->table, &err)) {
 		warn(p, "call sites stop at clock wrappers: %s", err.msg);
 		return;
 	}
@@ -454,14 +454,14 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	 * the first read is seen. A launched one has not yet: it runs on to
 	 * its entry point (counted from exec on) and is named there. */
 	if (!p->launched)
-		naming_open(&nm, p);
+		naming_open(&nm, p, o->stacks);
 	if (cp_session_open(&s, &cfg, err) ||
 	    (nm.have_table && cp_session_set_unwind(s, &nm.table, err)))
 		goto fail;
 	if (p->launched) {
 		if (cp_launch_run_to_entry(cfg.pid, err))
 			goto fail;
-		naming_open(&nm, p);
+		naming_open(&nm, p, o->stacks);
 		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
 			goto fail;
 	}

@@ -1,4 +1,5 @@
 /* session.c - see session.h. */
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -135,6 +136,14 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
+	/* --stacks loads a rule for every return address of every module:
+	 * room for them, allocated as they come. */
+	if (cfg->stacks &&
+	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
+	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC))) {
+		cp_session_close(s);
+		return load_error(errno, err);
+	}
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;
 	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
 	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
@@ -188,6 +197,24 @@ int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
 			  struct cp_error *err)
 {
+	int fd = bpf_map__fd(s->skel->maps.unwind_rules);
+	__u64 *keys = malloc(t->n * sizeof(*keys) + 1);
+	struct cp_unwind_rule *values = malloc(t->n * sizeof(*values) + 1);
+	__u32 count = (__u32)t->n;
+	int rc = -1;
+
+	/* One syscall for all rules where the kernel batches, else one each. */
+	if (keys && values) {
+		for (size_t i = 0; i < t->n; i++) {
+			keys[i] = t->entries[i].pc;
+			values[i] = t->entries[i].rule;
+		}
+		rc = bpf_map_update_batch(fd, keys, values, &count, NULL);
+	}
+	free(keys);
+	free(values);
+	if (rc == 0)
+		return 0;
 	for (size_t i = 0; i < t->n; i++)
 		if (bpf_map__update_elem(s->skel->maps.unwind_rules, &t->entries[i].pc,
 					 sizeof(t->entries[i].pc), &t->entries[i].rule,

@@ -50,6 +50,7 @@ static const struct {
 
 struct builder {
 	struct cp_unwind_table *t;
+	bool all_code;		/* rules for ordinary code too (--stacks) */
 	size_t cap_entries, cap_ranges;
 	struct cp_error *err;
 	int failed;
@@ -278,31 +279,18 @@ static void note_unsupported(struct builder *b, const char *what,
 			 "attributed to it", what, why);
 }
 
-static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
-			 Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
-			 char *via_name, bool switches)
+/* Adds a rule for every return address in [start, start + size): via for
+ * a wrapper, CP_VIA_NONE for ordinary code (--stacks). what names the code
+ * in warnings, NULL to stay quiet (ordinary code is best effort). */
+static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
+		      Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
+		      int via, const char *what)
 {
-	char what[160];
-	const uint8_t *code;
-	int via;
+	const uint8_t *code = code_bytes(mod, start, size);
 
-	snprintf(what, sizeof(what), "%s", via_name);
-	via = via_id(b, via_name);
-	if (via < 0 || push_range(b, start, start + size, via) != 0) {
-		b->failed = 1;
-		return;
-	}
-	if (switches) {
-		note_unsupported(b, what, "it switches stacks");
-		return;
-	}
-	if (!cfi) {
-		note_unsupported(b, what, "its module has no CFI");
-		return;
-	}
-	code = code_bytes(mod, start, size);
 	if (!code) {
-		note_unsupported(b, what, "its code is not in its ELF file");
+		if (what)
+			note_unsupported(b, what, "its code is not in its ELF file");
 		return;
 	}
 	for (size_t i = 0; i < size; i++) {
@@ -327,7 +315,8 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		if (rc < 0)
 			continue;
 		if (rc > 0) {
-			note_unsupported(b, what, "its CFA rule is not sp/bp + offset");
+			if (what)
+				note_unsupported(b, what, "its CFA rule is not sp/bp + offset");
 			continue;
 		}
 		r.via = (uint16_t)via;
@@ -336,6 +325,30 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 			return;
 		}
 	}
+}
+
+static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
+			 Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
+			 char *via_name, bool switches)
+{
+	char what[160];
+	int via;
+
+	snprintf(what, sizeof(what), "%s", via_name);
+	via = via_id(b, via_name);
+	if (via < 0 || push_range(b, start, start + size, via) != 0) {
+		b->failed = 1;
+		return;
+	}
+	if (switches) {
+		note_unsupported(b, what, "it switches stacks");
+		return;
+	}
+	if (!cfi) {
+		note_unsupported(b, what, "its module has no CFI");
+		return;
+	}
+	add_rules(b, mod, cfi, cfi_bias, start, size, via, what);
 }
 
 static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
@@ -369,8 +382,12 @@ static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
 		    sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
 			continue;
 		via = plumbing_name(sname, in_vdso, &switches);
-		if (!via)
+		if (!via) {
+			if (b->all_code && cfi && !in_vdso && !have_range(b, addr))
+				add_rules(b, mod, cfi, cfi_bias, addr, sym.st_size,
+					  CP_VIA_NONE, NULL);
 			continue;
+		}
 		if (have_range(b, addr)) {
 			free(via);	/* an alias of one already added */
 			continue;
@@ -399,7 +416,13 @@ int cp_unwind_table_build_from(struct cp_symbolizer *s,
 			       struct cp_unwind_table *out,
 			       struct cp_error *err)
 {
-	struct builder b = { .t = out, .err = err };
+	return cp_unwind_table_build_all(s, false, out, err);
+}
+
+int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
+			      struct cp_unwind_table *out, struct cp_error *err)
+{
+	struct builder b = { .t = out, .err = err, .all_code = all_code };
 	size_t w = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -479,7 +502,7 @@ uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
 		const struct cp_unwind_rule *r = cp_unwind_table_lookup(t, pc);
 		uint64_t cfa;
 
-		if (!r)
+		if (!r || r->via == CP_VIA_NONE)
 			break;
 		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) +
 		      (int64_t)r->cfa_offset;

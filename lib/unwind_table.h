@@ -24,6 +24,7 @@
 #ifndef CP_UNWIND_TABLE_H
 #define CP_UNWIND_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -70,6 +71,13 @@ int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out,
 int cp_unwind_table_build_from(struct cp_symbolizer *s,
 			       struct cp_unwind_table *out,
 			       struct cp_error *err);
+
+/* The same, with all_code: also a rule (via CP_VIA_NONE) for every return
+ * address in every function of every module, so that --stacks can step
+ * through code built without frame pointers. The call-site walk stops at
+ * those: they are not wrappers. */
+int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
+			      struct cp_unwind_table *out, struct cp_error *err);
 
 /* The rule for return address pc, or NULL (binary search). */
 const struct cp_unwind_rule *cp_unwind_table_lookup(

@@ -162,7 +162,7 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 		struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
 		__u64 cfa;
 
-		if (!r)
+		if (!r || r->via == CP_VIA_NONE)
 			break;
 		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
 		if (r->bp_offset &&
@@ -177,48 +177,46 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 }
 
 /* Records the whole stack of a read entered at a function's first
- * instruction at ip: ip, each return address while stepping out of clock
- * wrappers (as walk_to_call_site does), then the frame-pointer chain from
- * the call site's frame. Code without frame pointers ends the chain early
- * (or, rarely, adds a bogus frame): call sites never depend on it. */
+ * instruction at ip: ip, then one return address per frame, stepping by
+ * the CFI rules user space loaded (every function with --stacks) and by the
+ * frame-pointer chain where there is no rule. */
 static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
 	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 one = 1, *count, pc = 0, fp[2];
-	__u32 n = 1;
+	__u64 one = 1, *count, pc = 0, fp[2], cfa;
 
 	if (!k)
 		return;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pc[0] = ip;
-	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)sp) == 0) {
-		sp += 8;
-		for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
-			struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
-			__u64 cfa;
+	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)sp))
+		goto count;
+	sp += 8;
+	for (int n = 1; n < CP_STACK_DEPTH; n++) {
+		struct cp_unwind_rule *r;
 
-			if (n < CP_STACK_DEPTH)
-				k->pc[n++] = pc;
-			if (!r)
-				break;
+		if (!pc)
+			break;
+		k->pc[n] = pc;
+		r = bpf_map_lookup_elem(&unwind_rules, &pc);
+		if (r) {
 			cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
 			if ((r->bp_offset &&
 			     bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)r->bp_offset))) ||
 			    bpf_probe_read_user(&pc, sizeof(pc), (void *)(cfa - 8)))
 				break;
 			sp = cfa;
+			continue;
 		}
-		for (int i = 0; i < CP_STACK_DEPTH; i++) {
-			if (n >= CP_STACK_DEPTH || !bp ||
-			    bpf_probe_read_user(fp, sizeof(fp), (void *)bp) || !fp[1])
-				break;
-			k->pc[n++] = fp[1];
-			if (fp[0] <= bp)
-				break;
-			bp = fp[0];
-		}
+		/* No rule: the frame pointer chain. */
+		if (!bp || bpf_probe_read_user(fp, sizeof(fp), (void *)bp) || fp[0] <= bp)
+			break;
+		pc = fp[1];
+		sp = bp + 16;
+		bp = fp[0];
 	}
+count:
 	count = bpf_map_lookup_elem(&stacks, k);
 	if (count)
 		__sync_fetch_and_add(count, 1);

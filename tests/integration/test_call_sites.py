@@ -74,6 +74,32 @@ def test_program_own_library(ctx):
     assert run["call_sites"][0]["module"].endswith("libcallsites.so")
 
 
+STACKS = {
+    "main;callsites_main;handle_request;now_ns;clock_gettime;__vdso_clock_gettime": 2 * N,
+    "main;callsites_main;handle_request;read_mono;clock_gettime;__vdso_clock_gettime": N,
+    "main;callsites_main;handle_request;read_time;__vdso_time": N,
+    "main;callsites_main;handle_request;read_timespec;timespec_get;clock_gettime;__vdso_clock_gettime": N,
+    "main;callsites_main;handle_request;read_wall_twice;__vdso_gettimeofday": 2 * N,
+}
+
+
+def folded_from_main(path):
+    stacks = {}
+    for line in open(path).read().splitlines():
+        frames, count = line.rsplit(" ", 1)
+        frames = frames.split(";")
+        stacks[";".join(frames[frames.index("main"):])] = int(count)
+    return stacks
+
+
+def test_stacks_without_frame_pointers_by_cfi(ctx):
+    folded = os.path.join(ctx.tmp, "clock.folded")
+    proc = ctx.run("run", "-q", "--folded", folded, "--", ctx.target("callsites_target_nofp"),
+                   N, 1000)
+    assert proc.returncode == 0, proc.stderr
+    assert folded_from_main(folded) == STACKS
+
+
 def test_stacks_folded_and_speedscope(ctx):
     folded = os.path.join(ctx.tmp, "clock.folded")
     speed = os.path.join(ctx.tmp, "clock.speedscope.json")
@@ -84,21 +110,10 @@ def test_stacks_folded_and_speedscope(ctx):
     run = ctx.load_json(out)
     lines = open(folded).read().splitlines()
     assert lines == sorted(lines), lines
-    stacks = {}
-    for line in lines:
-        frames, count = line.rsplit(" ", 1)
-        stacks[frames] = int(count)
+    stacks = folded_from_main(folded)
     assert sum(stacks.values()) == run["clock_reads"]["total"] == 7 * N
-    # Frame pointers give the whole path, root first; the vDSO entry is the leaf.
-    expect = {
-        "main;callsites_main;handle_request;now_ns;clock_gettime;__vdso_clock_gettime": 2 * N,
-        "main;callsites_main;handle_request;read_mono;clock_gettime;__vdso_clock_gettime": N,
-        "main;callsites_main;handle_request;read_time;__vdso_time": N,
-        "main;callsites_main;handle_request;read_timespec;timespec_get;clock_gettime;__vdso_clock_gettime": N,
-        "main;callsites_main;handle_request;read_wall_twice;__vdso_gettimeofday": 2 * N,
-    }
-    got = {";".join(f.split(";")[f.split(";").index("main"):]): c for f, c in stacks.items()}
-    assert got == expect, got
+    # The whole path, root first; the vDSO entry is the leaf.
+    assert stacks == STACKS, stacks
     doc = ctx.load_json(speed)
     assert doc["$schema"].endswith("file-format-schema.json")
     profile = doc["profiles"][0]
