@@ -366,11 +366,13 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		     p->request_text, (unsigned long long)p->totals.boundary_hits);
 	if (p->totals.all.reads == 0)
 		warn(p, "the target read no clock during the window");
+	if (p->clock_window_cpu_s <= 0 || !p->counters_split)
+		p->clock_window_cpu_s = p->target_cpu_s;
 	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
-	if (p->cost_ns_per_hit > 0 && p->target_cpu_s > 0 &&
-	    overhead_s / p->target_cpu_s > 0.05)
-		warn(p, "probe overhead is about %.0f%% of the target's CPU time: per-request timings are inflated, counts are exact",
-		     100 * overhead_s / p->target_cpu_s);
+	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0 &&
+	    overhead_s / p->clock_window_cpu_s > 0.05)
+		warn(p, "probe overhead is about %.0f%% of the target's CPU time in the clock window: timings there are inflated, counts are exact",
+		     100 * overhead_s / p->clock_window_cpu_s);
 }
 
 /* Counters are opened (disabled) on every thread once the target is held
@@ -482,6 +484,8 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 					 (p->counters_split ? 0.5 : 1) : 0);
 	/* The clock window's figures, all read at one moment. */
 	p->clock_window_s = monotonic_s() - start;
+	if (cpu0 >= 0 && !p->target_exited && target_cpu_s(cfg.pid) >= cpu0)
+		p->clock_window_cpu_s = target_cpu_s(cfg.pid) - cpu0;
 	cp_session_read(s, &p->totals);
 	cp_session_read_sites(s, &raw.sites, &raw.nsites);
 	if (o->stacks)

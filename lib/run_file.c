@@ -262,8 +262,8 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 	json_t *cost = p->cost_ns_per_hit > 0 ? json_real(p->cost_ns_per_hit) : json_null();
 	json_t *pct = json_null();
 
-	if (p->cost_ns_per_hit > 0 && p->target_cpu_s > 0)
-		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->target_cpu_s);
+	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0)
+		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s);
 	return json_pack("{s:I, s:o, s:o, s:f, s:I, s:I}", "hits", (json_int_t)p->totals.trap_hits,
 			 "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
 			 "attach_s", p->attach_s,

@@ -152,10 +152,10 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	fprintf(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
 	if (p->cost_ns_per_hit > 0) {
 		fprintf(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
-		if (p->target_cpu_s > 0)
-			fprintf(out, " (%.1f%% of the target's %.2f s of CPU)",
-				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->target_cpu_s,
-				p->target_cpu_s);
+		if (p->clock_window_cpu_s > 0)
+			fprintf(out, " (%.1f%% of the target's %.2f s of CPU in that window)",
+				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s,
+				p->clock_window_cpu_s);
 	}
 	fputc('\n', out);
 	for (int i = 0; i < p->nwarnings; i++)
