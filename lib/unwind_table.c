@@ -433,9 +433,15 @@ int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
 			       "out of memory building the unwind table");
 	}
 	qsort(out->entries, out->n, sizeof(out->entries[0]), cmp_entry);
-	for (size_t i = 0; i < out->n; i++)
+	/* One rule per pc. A wrapper's code can also be reached under an
+	 * alias that is not a wrapper name (all_code): the wrapper's rule,
+	 * which carries its via, wins. */
+	for (size_t i = 0; i < out->n; i++) {
 		if (!w || out->entries[w - 1].pc != out->entries[i].pc)
 			out->entries[w++] = out->entries[i];
+		else if (out->entries[w - 1].rule.via == CP_VIA_NONE)
+			out->entries[w - 1] = out->entries[i];
+	}
 	out->n = w;
 	qsort(out->ranges, out->n_ranges, sizeof(out->ranges[0]), cmp_range);
 	return 0;

@@ -110,6 +110,7 @@ def test_stacks_folded_and_speedscope(ctx):
     run = ctx.load_json(out)
     lines = open(folded).read().splitlines()
     assert lines == sorted(lines), lines
+    check_c_target(run)  # call sites unchanged by --stacks
     stacks = folded_from_main(folded)
     assert sum(stacks.values()) == run["clock_reads"]["total"] == 7 * N
     # The whole path, root first; the vDSO entry is the leaf.
