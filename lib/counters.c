@@ -787,3 +787,17 @@ void cp_counters_close(struct cp_counters *c)
 	free(c->reason);
 	free(c);
 }
+
+int cp_counter_open_own(const struct cp_event_spec *spec, pid_t tid)
+{
+	struct perf_event_attr attr = {
+		.type = spec->type,
+		.size = sizeof(attr),
+		.config = spec->config,
+		.exclude_user = spec->exclude_user,
+		.exclude_kernel = spec->exclude_kernel,
+		.exclude_hv = spec->exclude_hv,
+	};
+
+	return perf_open(&attr, tid, -1);
+}

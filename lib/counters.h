@@ -73,6 +73,11 @@ int cp_counters_read(struct cp_counters *c, struct cp_counter_value *values);
 void cp_counters_info(const struct cp_counters *c, struct cp_counters_info *info);
 void cp_counters_close(struct cp_counters *c);
 
+/* Opens spec on thread tid alone (no inheritance), enabled: a counter a
+ * BPF program running on that thread may read (bpf_perf_event_read_value
+ * reads only the current task's own events). Returns the fd or -1. */
+int cp_counter_open_own(const struct cp_event_spec *spec, pid_t tid);
+
 /* Computes value, scaled and running_ratio from raw and the times, and turns
  * "enabled but never running" into unsupported (never scheduled). Used by
  * read and by the window difference below; exposed for tests. */

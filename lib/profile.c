@@ -398,6 +398,44 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 	return 0;
 }
 
+/* Per-request distribution of one counter, read by the BPF program at each
+ * boundary from the thread's own counter: the first of instructions:u,
+ * cycles:u, task-clock (in that order of interest) among the events asked
+ * for that can be opened here. It covers the threads that exist when the
+ * counter window opens. */
+static void open_distribution(struct cp_profile *p, struct cp_session *s)
+{
+	static const char *const preferred[] = { "instructions:u", "cycles:u", "task-clock" };
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+
+	p->dist_event = -1;
+	if (cp_target_threads(p->target.pid, &tids, &ntids))
+		return;
+	for (size_t k = 0; k < 3 && p->dist_event < 0; k++) {
+		for (size_t i = 0; i < p->nevents; i++) {
+			int fd;
+
+			if (strcmp(p->event_specs[i].name, preferred[k]) ||
+			    (fd = cp_counter_open_own(&p->event_specs[i], tids[0])) < 0)
+				continue;
+			p->dist_event = (int)i;
+			if (cp_session_dist_add_thread(s, tids[0], fd) == 0)
+				p->dist_threads++;
+			break;
+		}
+	}
+	for (size_t t = 1; p->dist_event >= 0 && t < ntids; t++) {
+		int fd = cp_counter_open_own(&p->event_specs[p->dist_event], tids[t]);
+
+		if (fd >= 0 && cp_session_dist_add_thread(s, tids[t], fd) == 0)
+			p->dist_threads++;
+	}
+	free(tids);
+	if (p->dist_event >= 0)
+		cp_session_dist_enable(s, true);
+}
+
 /* The second half of a split window: every clock probe is removed but the
  * request boundary, whose one hit per request is all that the counters
  * then also measure. The clock figures were taken at the switch. */
@@ -411,11 +449,15 @@ static int counter_phase(struct window *w, struct cp_profile *p,
 
 	p->counter_phase = true;
 	cp_session_detach_clock_probes(s);
+	open_distribution(p, s);
 	cp_session_read(s, &begin);
 	cp_counters_enable(ctr);
 	t0 = monotonic_s();
 	sig = window_wait(w, p, o, s, start, start + o->duration_s);
 	cp_counters_disable(ctr);
+	cp_session_dist_enable(s, false);
+	if (p->dist_event >= 0)
+		cp_session_read_dist(s, &p->dist);
 	p->counter_window_s = monotonic_s() - t0;
 	if (cp_session_read(s, &end) == 0)
 		p->counter_requests = end.requests - begin.requests;
@@ -437,6 +479,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 
 	memset(p, 0, sizeof(*p));
 	p->cost_ns_per_hit = -1;
+	p->dist_event = -1;
 	begin = monotonic_s();
 	if (o->events && strcmp(o->events, "none") &&
 	    cp_events_parse(o->events, &p->event_specs, &p->nevents, err))

@@ -77,6 +77,10 @@ struct cp_profile {
 	bool counter_phase;		/* in that window now */
 	double clock_window_s, counter_window_s;
 	unsigned long long counter_requests; /* requests in the counter window */
+	int dist_event;			/* event_specs index of the per-request
+					 * distribution, -1: none */
+	size_t dist_threads;		/* threads it covers */
+	struct cp_dist dist;
 	char warnings[CP_MAX_WARNINGS][256];
 	int nwarnings;
 };

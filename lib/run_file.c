@@ -9,6 +9,7 @@
 
 #include "clock_names.h"
 #include "counters_json.h"
+#include "distribution.h"
 #include "launcher.h"
 #include "profile.h"
 #include "run_file.h"
@@ -59,6 +60,26 @@ static json_t *build_stacks(const struct cp_profile *p)
 						   (json_int_t)p->stacks.stacks[i].count));
 	}
 	return a;
+}
+
+/* Per-request counter distribution (counter window): percentiles from the
+ * BPF program's log-linear histogram, within 6.25%; count and max exact. */
+static json_t *build_per_request_counters(const struct cp_profile *p)
+{
+	const struct cp_event_spec *e;
+
+	if (p->dist_event < 0 || !p->dist.count)
+		return json_object();
+	e = &p->event_specs[p->dist_event];
+	return json_pack("{s:{s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:s}}", e->name,
+			 "unit", e->unit, "count", (json_int_t)p->dist.count,
+			 "mean", (double)p->dist.sum / (double)p->dist.count,
+			 "p50", cp_dist_percentile(&p->dist, 0.50),
+			 "p90", cp_dist_percentile(&p->dist, 0.90),
+			 "p99", cp_dist_percentile(&p->dist, 0.99),
+			 "max", (json_int_t)p->dist.max,
+			 "threads", (json_int_t)p->dist_threads,
+			 "resolution", "percentiles within 6.25% (8 buckets per power of two); count, mean and max exact");
 }
 
 static json_t *build_windows(const struct cp_profile *p)
@@ -306,5 +327,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"warnings", warnings);
 	if (doc && p->stacks.n)
 		json_object_set_new(doc, "stacks", build_stacks(p));
+	if (doc)
+		json_object_set_new(doc, "per_request_counters", build_per_request_counters(p));
 	return doc;
 }

@@ -23,6 +23,8 @@ struct cp_session {
 	struct bpf_link *boundary;
 	struct bpf_link *probes[CP_MAX_PROBES];
 	int ncpus;
+	__u32 dist_threads;
+	int dist_fds[CP_DIST_MAX_THREADS];
 };
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -296,6 +298,50 @@ int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
 	return 0;
 }
 
+int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
+{
+	__u32 slot = s->dist_threads, key = (__u32)tid;
+
+	if (slot >= CP_DIST_MAX_THREADS ||
+	    bpf_map__update_elem(s->skel->maps.dist_events, &slot, sizeof(slot), &fd,
+				 sizeof(fd), BPF_ANY) ||
+	    bpf_map__update_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
+				 sizeof(slot), BPF_ANY)) {
+		close(fd);
+		return -1;
+	}
+	s->dist_fds[s->dist_threads++] = fd;
+	return 0;
+}
+
+void cp_session_dist_enable(struct cp_session *s, bool on)
+{
+	s->skel->bss->dist_enabled = on;
+}
+
+int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
+{
+	struct cp_dist *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
+	__u32 zero = 0;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!percpu)
+		return -1;
+	rc = bpf_map__lookup_elem(s->skel->maps.dist, &zero, sizeof(zero), percpu,
+				  (size_t)s->ncpus * sizeof(*percpu), 0);
+	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
+		sum->count += percpu[c].count;
+		sum->sum += percpu[c].sum;
+		if (percpu[c].max > sum->max)
+			sum->max = percpu[c].max;
+		for (int b = 0; b < CP_DIST_BUCKETS; b++)
+			sum->bucket[b] += percpu[c].bucket[b];
+	}
+	free(percpu);
+	return rc;
+}
+
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 {
 	st->threads = s->breakpoints.threads;
@@ -322,6 +368,8 @@ void cp_session_close(struct cp_session *s)
 	cp_session_detach_clock_probes(s);
 	bpf_link__destroy(s->boundary);
 	clockreads_bpf__destroy(s->skel);
+	for (__u32 i = 0; i < s->dist_threads; i++)
+		close(s->dist_fds[i]);
 	free(s);
 }
 

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include "clock_names.h"
+#include "distribution.h"
 #include "launcher.h"
 #include "profile.h"
 #include "summary.h"
@@ -98,6 +99,12 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 			fprintf(out, "  (scaled, ran %.0f%%)", 100 * v->running_ratio);
 		fputc('\n', out);
 	}
+	if (p->dist_event >= 0 && p->dist.count)
+		fprintf(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
+			p->event_specs[p->dist_event].name, cp_dist_percentile(&p->dist, 0.5),
+			cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
+			(unsigned long long)p->dist.max, p->event_specs[p->dist_event].unit,
+			(unsigned long long)p->dist.count);
 	if (p->counters_split && p->cost_ns_per_hit > 0)
 		fprintf(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
 			p->cost_ns_per_hit / 1000);

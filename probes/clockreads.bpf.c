@@ -70,6 +70,32 @@ __u32 next_site_id;
 
 const volatile bool capture_stacks;
 
+/* Per-request counter distribution: set by user space when the counter
+ * window opens (a counter read in the clock window would count traps). */
+bool dist_enabled;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(max_entries, CP_DIST_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __u32);
+} dist_events SEC(".maps");
+
+/* tid -> its slot in dist_events (one counter per thread, its own). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_DIST_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, __u32);
+} dist_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_dist);
+} dist SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -325,6 +351,56 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 	tot->site_overflow += t->pending_overflow;
 }
 
+/* floor(log2(v)) for v > 0, by halving: BPF has no count-leading-zeros
+ * (and clang 14 crashes on __builtin_clzll for it). */
+static __always_inline __u32 log2_floor(__u64 v)
+{
+	__u32 e = 0;
+
+	if (v >> 32) { v >>= 32; e += 32; }
+	if (v >> 16) { v >>= 16; e += 16; }
+	if (v >> 8) { v >>= 8; e += 8; }
+	if (v >> 4) { v >>= 4; e += 4; }
+	if (v >> 2) { v >>= 2; e += 2; }
+	if (v >> 1) e += 1;
+	return e;
+}
+
+static __always_inline __u32 dist_bucket(__u64 v)
+{
+	__u32 e;
+
+	if (v < CP_DIST_SUB)
+		return (__u32)v;
+	e = log2_floor(v);	/* 2^e <= v < 2^(e+1), e >= 3 */
+	return e * CP_DIST_SUB + (__u32)((v >> (e - 3)) & (CP_DIST_SUB - 1));
+}
+
+/* The thread's counter now against its previous boundary. */
+static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
+{
+	struct bpf_perf_event_value v;
+	__u32 *slot = bpf_map_lookup_elem(&dist_slots, &tid), zero = 0, b;
+	struct cp_dist *d;
+	__u64 delta;
+
+	if (!slot || bpf_perf_event_read_value(&dist_events, *slot, &v, sizeof(v)))
+		return;
+	if (t->dist_valid && v.counter >= t->dist_last &&
+	    (d = bpf_map_lookup_elem(&dist, &zero))) {
+		delta = v.counter - t->dist_last;
+		b = dist_bucket(delta);
+		if (b < CP_DIST_BUCKETS)
+			d->bucket[b]++;
+		d->count++;
+		d->sum += delta;
+		if (delta > d->max)
+			d->max = delta;
+	}
+	t->dist_last = v.counter;
+	t->dist_valid = 1;
+}
+
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
@@ -347,6 +423,8 @@ static __always_inline void close_request(__u32 tid)
 		if (reads > tot->max_reads_per_request)
 			tot->max_reads_per_request = reads;
 	}
+	if (dist_enabled)
+		record_dist(tid, t);
 	t->seen_boundary = 1;
 	__builtin_memset(&t->cur, 0, sizeof(t->cur));
 	t->npending = 0;

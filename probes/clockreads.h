@@ -120,6 +120,25 @@ struct cp_thread {
 	__u32 pending_count[CP_PENDING_SITES];
 	__u32 npending;
 	__u32 pending_overflow;	/* reads whose site did not fit */
+	__u64 dist_last;	/* the per-request counter at the last boundary */
+	__u64 dist_valid;
+};
+
+/* Per-request counter distribution (the counter window): at each boundary
+ * the BPF program reads the thread's own counter and files the difference
+ * since the thread's previous boundary in a log-linear histogram: bucket
+ * (e, m) holds values in [2^e + m 2^(e-3), 2^e + (m+1) 2^(e-3)), i.e. 8
+ * sub-buckets per power of two (relative error under 12.5%); values below
+ * 8 have buckets of their own. */
+#define CP_DIST_SUB 8
+#define CP_DIST_BUCKETS (64 * CP_DIST_SUB)
+#define CP_DIST_MAX_THREADS 4096
+
+struct cp_dist {
+	__u64 count;
+	__u64 max;
+	__u64 sum;
+	__u64 bucket[CP_DIST_BUCKETS];
 };
 
 #endif

@@ -72,3 +72,17 @@ def test_hardware_counters(ctx):
 def test_bad_event_list(ctx):
     proc = ctx.run("run", "-e", "instructoins:u", "--", "true")
     assert proc.returncode == 2 and "instructions" in proc.stderr, proc.stderr
+
+
+def test_per_request_distribution(ctx):
+    run = profile(ctx, [ctx.target("pagefault_target"), 7], "-d", "2", "-r",
+                  "func:handle_request", "-e", "task-clock,page-faults:u")
+    dist = run["per_request_counters"]["task-clock"]
+    requests = run["windows"]["counters"]["ops"]
+    # Every request of the counter window but the first (its start is the
+    # thread's baseline) is in the distribution.
+    assert requests - 2 <= dist["count"] <= requests, (dist, requests)
+    assert 0 < dist["p50"] <= dist["p90"] <= dist["p99"] <= dist["max"], dist
+    # Its mean is the same CPU time as the counter's per-op figure.
+    per_op = run["counters"]["task-clock"]["per_op"]
+    assert abs(dist["mean"] - per_op) <= 0.05 * per_op, (dist["mean"], per_op)
