@@ -1,4 +1,5 @@
 /* summary.c - see summary.h. */
+#include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -9,13 +10,34 @@
 #include "profile.h"
 #include "summary.h"
 
+/* Everything printed here may carry names from the target (comm, symbols,
+ * paths, the request spec): a control character in them could drive the
+ * terminal, so each one (C0, DEL, C1) is shown as '?'. */
+static void say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *out, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	for (unsigned char *c = (unsigned char *)line; *c; c++) {
+		if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
+			*c = '?';
+		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			c[0] = c[1] = '?';	/* C1 controls: U+009B is a CSI */
+	}
+	fputs(line, out);
+}
+
 static void print_per_op(FILE *out, const char *label, unsigned long long count,
 			 double ops)
 {
 	if (ops > 0)
-		fprintf(out, "  %-28s %12llu  %10.3f/op\n", label, count, count / ops);
+		say(out, "  %-28s %12llu  %10.3f/op\n", label, count, count / ops);
 	else
-		fprintf(out, "  %-28s %12llu\n", label, count);
+		say(out, "  %-28s %12llu\n", label, count);
 }
 
 static void print_histogram(FILE *out, const struct cp_profile *p)
@@ -29,14 +51,14 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 			most = t->hist[i];
 	if (!most)
 		return;
-	fprintf(out, "\nreads per request (requests)\n");
+	say(out, "\nreads per request (requests)\n");
 	for (int i = 0; i < CP_HIST_SLOTS && shown < 20; i++) {
 		int bar;
 
 		if (!t->hist[i])
 			continue;
 		bar = (int)(40.0 * (double)t->hist[i] / (double)most + 0.5);
-		fprintf(out, "  %4d%s %10llu  %.*s\n", i, i == CP_HIST_SLOTS - 1 ? "+" : " ",
+		say(out, "  %4d%s %10llu  %.*s\n", i, i == CP_HIST_SLOTS - 1 ? "+" : " ",
 			(unsigned long long)t->hist[i], bar > 0 ? bar : 1,
 			"########################################");
 		shown++;
@@ -50,7 +72,7 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 
 	if (!shown)
 		return;
-	fprintf(out, "\ntop call sites%s\n", p->ops > 0 ? " (reads per op)" : " (reads)");
+	say(out, "\ntop call sites%s\n", p->ops > 0 ? " (reads per op)" : " (reads)");
 	for (size_t i = 0; i < shown; i++) {
 		const struct cp_call_site *c = &p->call_sites.sites[i];
 		char where[600] = "";
@@ -58,17 +80,17 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 		if (c->file)
 			snprintf(where, sizeof(where), "  %s:%d", c->file, c->line);
 		if (p->ops > 0)
-			fprintf(out, "  %10.3f  %s%s%s%s  via %s%s\n",
+			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
 				(double)(in_req ? c->in_requests : c->count) / p->ops, c->function,
 				c->ninlined ? " > " : "", c->ninlined ? c->inlined[c->ninlined - 1] : "",
 				"", c->via, where);
 		else
-			fprintf(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
+			say(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
 				c->function, c->ninlined ? " > " : "",
 				c->ninlined ? c->inlined[c->ninlined - 1] : "", c->via, where);
 	}
 	if (p->call_sites.n > shown)
-		fprintf(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
+		say(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
 }
 
 static void print_counters(FILE *out, const struct cp_profile *p)
@@ -78,35 +100,35 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 	if (!p->nevents)
 		return;
 	if (!p->counters_measured) {
-		fprintf(out, "\ncounters: not measured\n");
+		say(out, "\ncounters: not measured\n");
 		return;
 	}
-	fprintf(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
+	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
 		p->counters_split ? "only the request boundary probe installed" :
 				    "shared with the clock probes: includes their cost");
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct cp_counter_value *v = &p->counters[i];
 
 		if (!v->supported) {
-			fprintf(out, "  %-24s unsupported: %s\n", p->event_specs[i].name, v->reason);
+			say(out, "  %-24s unsupported: %s\n", p->event_specs[i].name, v->reason);
 			continue;
 		}
-		fprintf(out, "  %-24s %16.0f %s", p->event_specs[i].name, v->value,
+		say(out, "  %-24s %16.0f %s", p->event_specs[i].name, v->value,
 			p->event_specs[i].unit);
 		if (ops > 0)
-			fprintf(out, "  %14.1f/op", v->value / ops);
+			say(out, "  %14.1f/op", v->value / ops);
 		if (v->scaled)
-			fprintf(out, "  (scaled, ran %.0f%%)", 100 * v->running_ratio);
-		fputc('\n', out);
+			say(out, "  (scaled, ran %.0f%%)", 100 * v->running_ratio);
+		say(out, "\n");
 	}
 	if (p->dist_event >= 0 && p->dist.count)
-		fprintf(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
+		say(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
 			p->event_specs[p->dist_event].name, cp_dist_percentile(&p->dist, 0.5),
 			cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
 			(unsigned long long)p->dist.max, p->event_specs[p->dist_event].unit,
 			(unsigned long long)p->dist.count);
 	if (p->counters_split && p->cost_ns_per_hit > 0)
-		fprintf(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
+		say(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
 			p->cost_ns_per_hit / 1000);
 }
 
@@ -116,22 +138,22 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
 	char how[64];
 
-	fprintf(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
+	say(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
 		p->duration_s, p->complete ? "" : ", cut short by a signal (incomplete)");
 	if (p->launched) {
 		cp_describe_exit(p->exit_status, how, sizeof(how));
-		fprintf(out, "  command ended: %s\n", how);
+		say(out, "  command ended: %s\n", how);
 	}
 	if (p->request_text[0])
-		fprintf(out, "  requests (%s): %llu complete\n", p->request_text,
+		say(out, "  requests (%s): %llu complete\n", p->request_text,
 			(unsigned long long)t->requests);
 	if (p->ops_source && !strcmp(p->ops_source, "--ops"))
-		fprintf(out, "  operations (--ops): %.0f\n", p->ops);
-	fprintf(out, "\nclock reads%s\n", p->ops > 0 ?
+		say(out, "  operations (--ops): %.0f\n", p->ops);
+	say(out, "\nclock reads%s\n", p->ops > 0 ?
 		(c == &t->in_requests ? " (per op: inside complete requests)" : "") : "");
 	print_per_op(out, "total", c->reads, p->ops);
 	if (c != &t->all)
-		fprintf(out, "  %-28s %12llu  (%.1f/s)\n", "in the whole window",
+		say(out, "  %-28s %12llu  (%.1f/s)\n", "in the whole window",
 			(unsigned long long)t->all.reads,
 			p->duration_s > 0 ? t->all.reads / p->duration_s : 0);
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
@@ -156,17 +178,17 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	print_histogram(out, p);
 	print_call_sites(out, p);
 	print_counters(out, p);
-	fprintf(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
+	say(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
 	if (p->cost_ns_per_hit > 0) {
-		fprintf(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
+		say(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
 		if (p->clock_window_cpu_s > 0)
-			fprintf(out, " (%.1f%% of the target's %.2f s of CPU in that window)",
+			say(out, " (%.1f%% of the target's %.2f s of CPU in that window)",
 				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s,
 				p->clock_window_cpu_s);
 	}
-	fputc('\n', out);
+	say(out, "\n");
 	for (int i = 0; i < p->nwarnings; i++)
-		fprintf(out, "warning: %s\n", p->warnings[i]);
+		say(out, "warning: %s\n", p->warnings[i]);
 }
 
 void cp_summary_live(FILE *out, const struct cp_profile *p)
