@@ -87,3 +87,13 @@ def test_run_reports_exit_status(ctx):
     assert proc.returncode == 0, proc.stderr
     assert "exit code 7" in proc.stdout
     assert ctx.load_json(out)["target"]["exit_status"] == {"code": 7}
+
+
+def test_hostile_names_never_reach_the_terminal(ctx):
+    # The command's name (comm) is the target's to choose: an escape
+    # sequence in it must not be printed raw.
+    evil = os.path.join(ctx.tmp, "\x1b]0;pwn\x07\x1b[31mx")
+    os.symlink(ctx.target("reads_target"), evil)
+    proc = ctx.run("run", "-e", "none", "--", evil, "time", 1, 20)
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout, repr(proc.stdout[:200])
