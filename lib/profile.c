@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -53,14 +52,29 @@ static void warn(struct cp_profile *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Target CPU time (user + system) from /proc/PID/stat, in seconds. */
-static double target_cpu_s(pid_t pid)
+/* The target's CPU time in the clock window comes from its own task-clock
+ * counter (every thread, those born later too; readable after it exits):
+ * probe overhead is estimated as a share of it. */
+static struct cp_counters *open_window_clock(pid_t pid)
 {
-	struct cp_proc_stat st;
+	struct cp_event_spec *spec = NULL;
+	struct cp_counters *c = NULL;
+	size_t n;
 
-	if (cp_proc_stat_read(pid, &st))
-		return -1;
-	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
+	if (cp_events_parse("task-clock", &spec, &n, NULL) == 0 &&
+	    cp_counters_open(&c, pid, spec, n, NULL))
+		c = NULL;
+	free(spec);
+	return c;
+}
+
+static double window_clock_s(struct cp_counters *c)
+{
+	struct cp_counter_value v;
+
+	if (!c || cp_counters_disable(c) || cp_counters_read(c, &v) || !v.supported)
+		return 0;
+	return v.value / 1e9;
 }
 
 /* Where a library named without a path is looked up. A command held at
@@ -177,7 +191,6 @@ static int window_wait(struct window *w, struct cp_profile *p,
 	for (;;) {
 		struct pollfd fds[2] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 } };
 		double now = monotonic_s(), until = next_tick;
-		double cpu;
 		int timeout_ms, rc;
 
 		if (deadline > 0 && deadline < until)
@@ -206,9 +219,6 @@ static int window_wait(struct window *w, struct cp_profile *p,
 		}
 		if (now >= next_tick) {
 			next_tick += 1;
-			cpu = target_cpu_s(p->target.pid);
-			if (cpu >= 0)
-				p->target_cpu_s = cpu;
 			if (o->tick && !p->counter_phase && cp_session_read(s, &p->totals) == 0) {
 				p->duration_s = now - start;
 				o->tick(p, o->tick_arg);
@@ -222,25 +232,21 @@ static int window_wait(struct window *w, struct cp_profile *p,
  * SIGKILL after two seconds) and its status is reported. */
 static void finish_launched(struct cp_profile *p, int end_signal)
 {
-	struct rusage ru;
 	int status = 0;
 
 	if (!p->target_exited) {
 		kill(p->target.pid, end_signal ? end_signal : SIGTERM);
 		for (int i = 0; i < 200; i++) {
-			if (wait4(p->target.pid, &status, WNOHANG, &ru) == p->target.pid)
+			if (waitpid(p->target.pid, &status, WNOHANG) == p->target.pid)
 				goto reaped;
 			usleep(10000);
 		}
 		kill(p->target.pid, SIGKILL);
 	}
-	if (wait4(p->target.pid, &status, 0, &ru) != p->target.pid)
+	if (waitpid(p->target.pid, &status, 0) != p->target.pid)
 		return;
 reaped:
 	p->exit_status = status;
-	/* Its whole life was the window: rusage is its exact CPU time. */
-	p->target_cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-			  (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* What names call sites: the target's modules, captured once they are all
@@ -366,8 +372,6 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		     p->request_text, (unsigned long long)p->totals.boundary_hits);
 	if (p->totals.all.reads == 0)
 		warn(p, "the target read no clock during the window");
-	if (p->clock_window_cpu_s <= 0 || !p->counters_split)
-		p->clock_window_cpu_s = p->target_cpu_s;
 	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
 	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0 &&
 	    overhead_s / p->clock_window_cpu_s > 0.05)
@@ -470,11 +474,11 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_session_config cfg = { 0 };
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s = NULL;
-	struct cp_counters *ctr = NULL;
+	struct cp_counters *ctr = NULL, *cpu_clock = NULL;
 	struct raw_places raw = { 0 };
 	struct naming nm = { 0 };
 	struct window w = { -1, -1, { { 0 } } };
-	double begin, start, cpu0;
+	double begin, start;
 	int end_signal;
 
 	memset(p, 0, sizeof(*p));
@@ -512,11 +516,13 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	}
 	if (open_counters(o, p, cfg.pid, &ctr, err) || window_open(&w, cfg.pid, err))
 		goto fail;
+	cpu_clock = open_window_clock(cfg.pid);
 	p->attach_s = monotonic_s() - begin;
 	cp_session_stats(s, &p->stats);
 	p->cost_ns_per_hit = cp_session_probe_cost_ns(s);
 	rfc3339_now(p->started_at, sizeof(p->started_at));
-	cpu0 = target_cpu_s(cfg.pid);
+	if (cpu_clock)
+		cp_counters_enable(cpu_clock);
 	start = monotonic_s();
 	if (p->launched && cp_launch_release(cfg.pid, err))
 		goto fail;
@@ -527,8 +533,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 					 (p->counters_split ? 0.5 : 1) : 0);
 	/* The clock window's figures, all read at one moment. */
 	p->clock_window_s = monotonic_s() - start;
-	if (cpu0 >= 0 && !p->target_exited && target_cpu_s(cfg.pid) >= cpu0)
-		p->clock_window_cpu_s = target_cpu_s(cfg.pid) - cpu0;
+	p->clock_window_cpu_s = window_clock_s(cpu_clock);
 	cp_session_read(s, &p->totals);
 	cp_session_read_sites(s, &raw.sites, &raw.nsites);
 	if (o->stacks)
@@ -547,14 +552,8 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		}
 	}
 	p->duration_s = monotonic_s() - start;
-	if (!p->target_exited) {
-		double cpu = target_cpu_s(cfg.pid);
-
-		if (cpu >= 0)
-			p->target_cpu_s = cpu;
-	}
-	p->target_cpu_s = cpu0 >= 0 && p->target_cpu_s > cpu0 ? p->target_cpu_s - cpu0 : 0;
 	cp_counters_close(ctr);
+	cp_counters_close(cpu_clock);
 	cp_session_close(s);
 	naming_collect(&nm, p, &raw);
 	naming_close(&nm);
@@ -570,6 +569,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 fail:
 	window_close(&w);
 	cp_counters_close(ctr);
+	cp_counters_close(cpu_clock);
 	cp_session_close(s);
 	naming_close(&nm);
 	if (p->launched)

@@ -64,8 +64,8 @@ struct cp_profile {
 	double ops;			/* 0: no divisor */
 	const char *ops_source;		/* "request", "--ops" or NULL */
 	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
-	double target_cpu_s;		/* target CPU time during the window */
-	double clock_window_cpu_s;	/* ... during the clock window alone */
+	double clock_window_cpu_s;	/* the target's task-clock in the clock
+					 * window, s (0: unknown) */
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	/* Counters (lib/counters.h): specs and values in -e order. */

@@ -43,7 +43,6 @@ static void synthetic_profile(struct cp_profile *p)
 	p->ops = 10;
 	p->ops_source = "request";
 	p->cost_ns_per_hit = 1000;
-	p->target_cpu_s = 0.5;
 	p->clock_window_cpu_s = 0.5;
 	p->totals.trap_hits = 45;
 }
