@@ -298,9 +298,15 @@ static void naming_collect(struct naming *nm, struct cp_profile *p,
 		cp_named_stacks_build(nm->sym, raw->stacks, raw->nstacks, &p->stacks);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		warn(p, "%s", err.msg);
-	if (p->totals.site_overflow)
-		warn(p, "%llu reads in requests were not credited to a call site (over %d distinct sites per request, or %d in all)",
-		     (unsigned long long)p->totals.site_overflow, CP_PENDING_SITES, CP_MAX_SITES);
+	if (p->totals.site_unnamed)
+		warn(p, "%llu reads have no call site: over %d distinct sites",
+		     (unsigned long long)p->totals.site_unnamed, CP_MAX_SITES);
+	if (p->totals.site_uncredited)
+		warn(p, "%llu reads inside requests are missing from their call site's per-op figure: over %d distinct sites in one request",
+		     (unsigned long long)p->totals.site_uncredited, CP_PENDING_SITES);
+	if (p->totals.stack_drops)
+		warn(p, "%llu reads have no stack: over %d distinct stacks",
+		     (unsigned long long)p->totals.stack_drops, CP_MAX_STACKS);
 }
 
 static void naming_close(struct naming *nm)
@@ -436,8 +442,6 @@ static void open_distribution(struct cp_profile *p, struct cp_session *s)
 			p->dist_threads++;
 	}
 	free(tids);
-	if (p->dist_event >= 0)
-		cp_session_dist_enable(s, true);
 }
 
 /* The second half of a split window: every clock probe is removed but the
@@ -459,12 +463,12 @@ static int counter_phase(struct window *w, struct cp_profile *p,
 	t0 = monotonic_s();
 	sig = window_wait(w, p, o, s, start, start + o->duration_s);
 	cp_counters_disable(ctr);
-	cp_session_dist_enable(s, false);
+	cp_session_set_phase(s, CP_PHASE_IDLE);
 	if (p->dist_event >= 0)
 		cp_session_read_dist(s, &p->dist);
 	p->counter_window_s = monotonic_s() - t0;
 	if (cp_session_read(s, &end) == 0)
-		p->counter_requests = end.requests - begin.requests;
+		p->counter_requests = end.counter_boundaries - begin.counter_boundaries;
 	return sig;
 }
 
@@ -523,6 +527,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (cpu_clock)
 		cp_counters_enable(cpu_clock);
+	cp_session_set_phase(s, CP_PHASE_CLOCK);
 	start = monotonic_s();
 	if (p->launched && cp_launch_release(cfg.pid, err))
 		goto fail;
@@ -531,7 +536,10 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	end_signal = window_wait(&w, p, o, s, start,
 				 o->duration_s > 0 ? start + o->duration_s *
 					 (p->counters_split ? 0.5 : 1) : 0);
-	/* The clock window's figures, all read at one moment. */
+	/* The clock window's figures: the phase moves on first, so nothing
+	 * changes them while they are read. */
+	cp_session_set_phase(s, p->counters_split && !end_signal && !p->target_exited ?
+				     CP_PHASE_COUNTERS : CP_PHASE_IDLE);
 	p->clock_window_s = monotonic_s() - start;
 	p->clock_window_cpu_s = window_clock_s(cpu_clock);
 	cp_session_read(s, &p->totals);

@@ -314,9 +314,11 @@ int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 	return 0;
 }
 
-void cp_session_dist_enable(struct cp_session *s, bool on)
+void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 {
-	s->skel->bss->dist_enabled = on;
+	/* A plain store the programs read on their next run; one still
+	 * running on another CPU finishes in the phase it started in. */
+	__atomic_store_n(&s->skel->bss->phase, (__u32)phase, __ATOMIC_SEQ_CST);
 }
 
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)

@@ -78,11 +78,14 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
  * keeping only the request boundary: the counter window. */
 void cp_session_detach_clock_probes(struct cp_session *s);
 
+/* Moves the BPF program to phase (enum cp_phase in clockreads.h): what it
+ * counts from now on. */
+void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
+
 /* Per-request counter distribution: gives thread tid its own counter fd
- * (lib/counters.h cp_counter_open_own), then starts or stops filing the
- * counter's difference between a thread's boundaries. */
+ * (lib/counters.h cp_counter_open_own), read at its boundaries in the
+ * counter window. */
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);
-void cp_session_dist_enable(struct cp_session *s, bool on);
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 
 /* Sums the per-CPU totals into *sum. */

@@ -70,9 +70,8 @@ __u32 next_site_id;
 
 const volatile bool capture_stacks;
 
-/* Per-request counter distribution: set by user space when the counter
- * window opens (a counter read in the clock window would count traps). */
-bool dist_enabled;
+/* enum cp_phase, set by user space. */
+__u32 phase;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -211,6 +210,7 @@ static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 	__u32 zero = 0;
 	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
 	__u64 one = 1, *count, pc = 0, fp[2], cfa;
+	struct cp_totals *tot;
 
 	if (!k)
 		return;
@@ -244,11 +244,16 @@ static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 	}
 count:
 	count = bpf_map_lookup_elem(&stacks, k);
-	if (count)
+	if (count) {
 		__sync_fetch_and_add(count, 1);
-	else if (bpf_map_update_elem(&stacks, k, &one, BPF_NOEXIST) &&
-		 (count = bpf_map_lookup_elem(&stacks, k)))
-		__sync_fetch_and_add(count, 1);
+	} else if (bpf_map_update_elem(&stacks, k, &one, BPF_NOEXIST)) {
+		/* Another CPU stored it first, or the map is full. */
+		count = bpf_map_lookup_elem(&stacks, k);
+		if (count)
+			__sync_fetch_and_add(count, 1);
+		else if ((tot = get_totals()))
+			tot->stack_drops++;
+	}
 }
 
 /* The call site of a read entered at a function's first instruction
@@ -292,7 +297,7 @@ static __always_inline void record_site(struct cp_thread *t, struct cp_totals *t
 	struct cp_site_counts *c;
 
 	if (id >= CP_MAX_SITES) {
-		tot->site_overflow++;
+		tot->site_unnamed++;
 		return;
 	}
 	c = bpf_map_lookup_elem(&site_counts, &id);
@@ -348,7 +353,7 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 		if (c)
 			c->in_requests += t->pending_count[i];
 	}
-	tot->site_overflow += t->pending_overflow;
+	tot->site_uncredited += t->pending_overflow;
 }
 
 /* floor(log2(v)) for v > 0, by halving: BPF has no count-leading-zeros
@@ -410,8 +415,15 @@ static __always_inline void close_request(__u32 tid)
 
 	if (!tot || !t)
 		return;
-	tot->boundary_hits++;
-	if (t->seen_boundary) {
+	if (phase == CP_PHASE_COUNTERS) {
+		tot->counter_boundaries++;
+		if (t->boundary_phase != CP_PHASE_COUNTERS)
+			t->dist_valid = 0;
+		record_dist(tid, t);
+	}
+	if (phase == CP_PHASE_CLOCK)
+		tot->boundary_hits++;
+	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK) {
 		sum = (__u64 *)&tot->in_requests;
 		cur = (__u64 *)&t->cur;
 		for (unsigned int i = 0; i < CP_READ_COUNTS_WORDS; i++)
@@ -423,9 +435,7 @@ static __always_inline void close_request(__u32 tid)
 		if (reads > tot->max_reads_per_request)
 			tot->max_reads_per_request = reads;
 	}
-	if (dist_enabled)
-		record_dist(tid, t);
-	t->seen_boundary = 1;
+	t->boundary_phase = phase;
 	__builtin_memset(&t->cur, 0, sizeof(t->cur));
 	t->npending = 0;
 	t->pending_overflow = 0;
@@ -435,14 +445,21 @@ static __always_inline void count_trap(void)
 {
 	struct cp_totals *tot = get_totals();
 
-	if (tot)
+	if (tot && phase == CP_PHASE_CLOCK)
 		tot->trap_hits++;
+}
+
+/* The tid of a target thread in the clock window, else 0: the counting
+ * programs do nothing outside it. */
+static __always_inline __u32 counting_tid(void)
+{
+	return phase == CP_PHASE_CLOCK ? target_tid() : 0;
 }
 
 SEC("perf_event")
 int on_vdso_entry(struct bpf_perf_event_data *ctx)
 {
-	__u32 tid = target_tid();
+	__u32 tid = counting_tid();
 	__u64 ip = ctx->regs.ip;
 	struct cp_site_key site;
 	int entry, path, clock = CLOCK_REALTIME_ID;
@@ -479,7 +496,7 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 SEC("uprobe")
 int BPF_KPROBE(on_syscall_func, long nr, long arg1)
 {
-	__u32 tid = target_tid();
+	__u32 tid = counting_tid();
 	struct cp_site_key site;
 	int entry, clock = CLOCK_REALTIME_ID;
 
@@ -535,7 +552,7 @@ int on_boundary_func(struct pt_regs *ctx)
 SEC("uprobe")
 int on_extra_probe(struct pt_regs *ctx)
 {
-	__u32 tid = target_tid();
+	__u32 tid = counting_tid();
 	__u64 idx = bpf_get_attach_cookie(ctx);
 	struct cp_totals *tot;
 	struct cp_thread *t;

@@ -48,6 +48,16 @@ struct cp_read_counts {
 };
 #define CP_READ_COUNTS_WORDS (sizeof(struct cp_read_counts) / sizeof(__u64))
 
+/* What the program counts now; user space moves it along. Reads, call
+ * sites and stacks count only in the clock window, and a request only when
+ * it began and ended in it, so figures never mix a partial interval at
+ * either edge of a window. */
+enum cp_phase {
+	CP_PHASE_IDLE = 0,	/* attached, window not open (or closed) */
+	CP_PHASE_CLOCK = 1,	/* the clock window: every probe counts */
+	CP_PHASE_COUNTERS = 2,	/* the counter window: boundaries only */
+};
+
 /* Per-CPU totals (a BPF_MAP_TYPE_PERCPU_ARRAY with one element); user space
  * sums the CPUs. */
 struct cp_totals {
@@ -57,7 +67,10 @@ struct cp_totals {
 	__u64 boundary_hits;	  /* boundary events, partial intervals too */
 	__u64 trap_hits;	  /* breakpoint and uprobe hits: what costs */
 	__u64 max_reads_per_request;
-	__u64 site_overflow;	  /* in-request reads not credited to a site */
+	__u64 site_unnamed;	  /* reads with no site id left (CP_MAX_SITES) */
+	__u64 site_uncredited;	  /* in-request reads beyond CP_PENDING_SITES */
+	__u64 stack_drops;	  /* --stacks: stacks not stored, map full */
+	__u64 counter_boundaries; /* boundaries in the counter window */
 	__u64 hist[CP_HIST_SLOTS];
 };
 
@@ -114,7 +127,7 @@ struct cp_site_counts {
 /* Per-thread state, keyed by tid: the reads of the request in progress,
  * and at which call sites they were, until the request completes. */
 struct cp_thread {
-	__u64 seen_boundary;
+	__u64 boundary_phase;	/* phase at its last boundary, 0: none yet */
 	struct cp_read_counts cur;
 	__u32 pending_site[CP_PENDING_SITES];
 	__u32 pending_count[CP_PENDING_SITES];
