@@ -4,11 +4,10 @@
  * One perf event per (thread, address), opened for each thread that exists
  * at attach time with inherit=1 (and inherit_thread=1), so threads created
  * later get their own copy and forked children do not. A thread created
- * while we enumerate may already hold inherited copies; opening ours as
- * well would count its reads twice. x86 has four debug registers and we use
- * at most three, so such a thread has no room left: ENOSPC on a thread we
- * found in a rescan means it is covered already, and what we opened on it
- * is closed again. */
+ * while we enumerate may already hold inherited copies, all or some: the
+ * sequence of breakpoints fills all four x86 debug registers (a guard that
+ * never fires, then the entries), so how far our own opens get before
+ * ENOSPC tells exactly which ones it holds (see attach_thread). */
 #ifndef CP_BREAKPOINTS_H
 #define CP_BREAKPOINTS_H
 
@@ -20,18 +19,24 @@ struct bpf_link;
 struct bpf_program;
 struct cp_error;
 
+/* Debug registers per thread on x86, all of which one thread's sequence
+ * uses. */
+#define CP_BP_SLOTS 4
+
 struct cp_breakpoints {
-	struct bpf_link **links;
-	size_t nlinks, cap;
+	void *slots;		/* struct bp_slot, breakpoints.c */
+	size_t nslots, cap;
 	size_t threads;		/* threads given breakpoints explicitly */
 	size_t inherited;	/* threads found already covered */
 };
 
-/* Opens a breakpoint at each of addrs on every thread of pid (tid == 0) or
- * on one thread (tid != 0, e.g. clockprof's own for calibration), attaching
- * prog to each. Errors: CP_EXIT_PROFILE with what is missing. */
+/* Opens a breakpoint at each of addrs (at most 3) on every thread of pid
+ * (tid == 0) or on one thread (tid != 0, e.g. clockprof's own for
+ * calibration), attaching prog to each, plus guards at guard: an address
+ * of the target that is never executed (the vDSO's ELF header). Errors:
+ * CP_EXIT_PROFILE with what is missing. */
 int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
-			  const uint64_t *addrs, int naddrs,
+			  const uint64_t *addrs, int naddrs, uint64_t guard,
 			  struct bpf_program *prog, struct cp_error *err);
 
 /* Closes every breakpoint (the kernel also drops inherited copies). */

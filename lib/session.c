@@ -97,7 +97,7 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       strerror(errno));
 	}
 	if (cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
-				  skel->progs.on_vdso_entry, err))
+				  cfg->vdso.start, skel->progs.on_vdso_entry, err))
 		return -1;
 	if (cfg->boundary_syscall >= 0) {
 		s->boundary = bpf_program__attach(skel->progs.on_boundary_syscall);
@@ -411,6 +411,7 @@ double cp_session_probe_cost_ns(struct cp_session *s)
 	/* Our own thread, with the real program attached: it runs, finds a
 	 * pid that is not the target's and returns, like a hit would. */
 	if (cp_breakpoints_attach(&bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
+				  (uint64_t)(uintptr_t)cp_session_probe_cost_ns,
 				  s->skel->progs.on_vdso_entry, NULL))
 		return -1;
 	probed = time_calls(n);
