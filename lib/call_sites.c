@@ -6,11 +6,13 @@
 #include "call_sites.h"
 #include "clock_names.h"
 #include "symbolize.h"
+#include "utf8.h"
 #include "unwind_table.h"
 
+/* Copies a name for run.json: valid UTF-8 whatever the target's bytes. */
 static char *dup_or_null(const char *s)
 {
-	return s ? strdup(s) : NULL;
+	return s ? cp_utf8_sanitize(strdup(s)) : NULL;
 }
 
 /* What makes two sites one: every named field. Sites are merged by
@@ -49,7 +51,7 @@ static char *via_name(const struct cp_unwind_table *t, const struct cp_site_key 
 	char buf[64];
 
 	if (k->via != CP_VIA_NONE && t && k->via < t->n_via)
-		return strdup(t->via[k->via]);
+		return dup_or_null(t->via[k->via]);
 	if (k->direct_syscall)
 		snprintf(buf, sizeof(buf), "syscall(SYS_%s)", cp_entry_name(k->entry));
 	else
@@ -74,7 +76,7 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 	/* A return address follows the call: pc - 1 is inside the call. */
 	cp_symbolize(sym, raw->key.pc - 1, &f);
 	cp_frame_label(&f, false, label, sizeof(label));
-	site->function = strdup(label);
+	site->function = dup_or_null(label);
 	site->file = dup_or_null(f.file);
 	site->line = f.line;
 	site->module = dup_or_null(f.module);

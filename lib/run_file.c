@@ -4,6 +4,7 @@
  * last one are counted in the totals but never divided by a request count
  * they do not belong to, which is what keeps per-op counts exact. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -13,6 +14,7 @@
 #include "launcher.h"
 #include "profile.h"
 #include "run_file.h"
+#include "utf8.h"
 #include "version.h"
 
 static json_t *counts_by(const __u64 *counts, int n, const char *(*name)(int))
@@ -108,9 +110,24 @@ static uint64_t site_basis(const struct cp_profile *p, const struct cp_call_site
 	return cp_profile_per_op_counts(p) == &p->totals.in_requests ? c->in_requests : c->count;
 }
 
+/* A string from outside (the target, the command line) as JSON: valid
+ * UTF-8 whatever its bytes, or jansson would refuse it. */
+static json_t *text(const char *s)
+{
+	char *copy;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	copy = cp_utf8_sanitize(strdup(s));
+	j = copy ? json_string(copy) : json_null();
+	free(copy);
+	return j;
+}
+
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return text(s);
 }
 
 static json_t *build_call_sites(const struct cp_profile *p)
@@ -176,6 +193,7 @@ static json_t *build_measures(const struct cp_profile *p)
 		    (double)c->by_path[CP_PATH_SYSCALL] / p->ops, "reads/op", "exact");
 	for (int i = 0; i < p->nprobes; i++) {
 		snprintf(name, sizeof(name), "calls.%s/op", p->probes[i].symbol);
+		cp_utf8_sanitize(name);
 		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
 	}
 	add_call_site_measures(m, p);
@@ -236,15 +254,15 @@ static json_t *build_target(const struct cp_profile *p)
 	char how[64];
 
 	for (int i = 0; i < p->target.argc; i++)
-		json_array_append_new(cmdline, json_string(p->target.argv[i]));
+		json_array_append_new(cmdline, text(p->target.argv[i]));
 	if (p->launched && WIFEXITED(p->exit_status))
 		exit_status = json_pack("{s:i}", "code", WEXITSTATUS(p->exit_status));
 	else if (p->launched && WIFSIGNALED(p->exit_status)) {
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
 	}
-	return json_pack("{s:i, s:s, s:s, s:s, s:o, s:o}", "pid", p->target.pid,
-			 "comm", p->target.comm, "exe", p->target.exe, "build_id",
+	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:o}", "pid", p->target.pid,
+			 "comm", text(p->target.comm), "exe", text(p->target.exe), "build_id",
 			 p->target.build_id, "cmdline", cmdline, "exit_status",
 			 exit_status);
 }
@@ -269,9 +287,9 @@ static json_t *build_probes(const struct cp_profile *p)
 	json_t *a = json_array();
 
 	for (int i = 0; i < p->nprobes; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:o}", "name",
-						   p->probes[i].symbol, "file",
-						   p->probes[i].file, "calls",
+		json_array_append_new(a, json_pack("{s:o, s:o, s:I, s:o}", "name",
+						   text(p->probes[i].symbol), "file",
+						   text(p->probes[i].file), "calls",
 						   (json_int_t)p->totals.all.probe_calls[i],
 						   "per_op", per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
 	return a;
@@ -297,7 +315,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 	json_t *warnings = json_array(), *doc;
 
 	for (int i = 0; i < p->nwarnings; i++)
-		json_array_append_new(warnings, json_string(p->warnings[i]));
+		json_array_append_new(warnings, text(p->warnings[i]));
 	doc = json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
 		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
@@ -312,7 +330,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"host", "kernel", p->host.kernel, "cpu", p->host.cpu, "clocksource",
 		p->host.clocksource, "pmu", p->host.pmu, "tool_version", CLOCKPROF_VERSION,
 		"request", p->request_text[0] ?
-			json_pack("{s:s, s:I}", "spec", p->request_text, "count",
+			json_pack("{s:o, s:I}", "spec", text(p->request_text), "count",
 				  (json_int_t)p->totals.requests) : json_null(),
 		"ops", p->ops > 0 ? json_real(p->ops) : json_null(),
 		"ops_source", p->ops_source ? json_string(p->ops_source) : json_null(),

@@ -5,6 +5,7 @@
 
 #include "stacks.h"
 #include "symbolize.h"
+#include "utf8.h"
 
 struct frames {
 	char **v;
@@ -22,7 +23,7 @@ static void push(struct frames *f, const char *name)
 		f->v = grown;
 		f->cap = cap;
 	}
-	f->v[f->n++] = strdup(name ? name : "?");
+	f->v[f->n++] = cp_utf8_sanitize(strdup(name ? name : "?"));
 }
 
 /* The frames of one address, outermost first: the function, then the

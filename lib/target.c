@@ -12,6 +12,7 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "target.h"
+#include "utf8.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -64,7 +65,7 @@ static void read_cmdline(pid_t pid, struct cp_target *t)
 	if (!t->argv)
 		return;
 	for (ssize_t i = 0; i < n && t->argc < argc; i += (ssize_t)strlen(buf + i) + 1)
-		t->argv[t->argc++] = strdup(buf + i);
+		t->argv[t->argc++] = cp_utf8_sanitize(strdup(buf + i));
 }
 
 int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
@@ -112,6 +113,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (read_small_file(path, t->comm, sizeof(t->comm)) > 0)
 		t->comm[strcspn(t->comm, "\n")] = '\0';
+	cp_utf8_sanitize(t->comm);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0)

@@ -97,3 +97,14 @@ def test_hostile_names_never_reach_the_terminal(ctx):
     proc = ctx.run("run", "-e", "none", "--", evil, "time", 1, 20)
     assert proc.returncode == 0, proc.stderr
     assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout, repr(proc.stdout[:200])
+
+
+def test_names_that_are_not_utf8_still_give_a_run_file(ctx):
+    evil = os.path.join(ctx.tmp.encode(), b"h\xffx")
+    os.symlink(ctx.target("reads_target"), evil)
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = subprocess.run([ctx.clockprof.encode(), b"run", b"-q", b"-e", b"none", b"-o", out.encode(),
+                           b"--", evil, b"time", b"1", b"10", b"arg\xfe"], capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+    target = ctx.load_json(out)["target"]
+    assert target["comm"] == "h?x" and target["cmdline"][-1] == "arg?", target

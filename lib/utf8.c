@@ -1,0 +1,48 @@
+/* utf8.c - see utf8.h. */
+#include <stddef.h>
+
+#include "utf8.h"
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, at most U+10FFFF), or 0. */
+static size_t valid_sequence(const unsigned char *p)
+{
+	size_t n;
+	unsigned int min, cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		n = 2, min = 0x80, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, min = 0x800, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		n = 4, min = 0x10000, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+char *cp_utf8_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (p && *p) {
+		size_t n = valid_sequence(p);
+
+		if (n) {
+			p += n;
+		} else {
+			*p = '?';
+			p++;
+		}
+	}
+	return s;
+}

@@ -1,0 +1,11 @@
+/* utf8.h - names from the target (comm, paths, command lines, symbols) are
+ * bytes, not text: JSON and HTML need valid UTF-8, and jansson refuses a
+ * string that is not (the whole run.json would be lost). Each invalid byte
+ * becomes '?', in place, so the length never changes. */
+#ifndef CP_UTF8_H
+#define CP_UTF8_H
+
+/* Makes s valid UTF-8 in place; returns s. NULL is fine. */
+char *cp_utf8_sanitize(char *s);
+
+#endif
