@@ -63,6 +63,10 @@ int cmd_ab(int argc, char **argv)
 			rc = profile_command_execute(&pc);
 			if (rc)
 				return rc;
+			if (pc.interrupted)
+				return cmd_error(CP_EXIT_PROFILE,
+						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
+						 name, i, runs);
 		}
 	}
 	return CP_EXIT_OK;

@@ -156,6 +156,7 @@ int profile_command_execute(struct profile_command *pc)
 		return cmd_error(err.exit_code, "%s", err.msg);
 	if (live)
 		fputs("\r\033[K", stdout);
+	pc->interrupted = !p.complete && p.end_reason && !strcmp(p.end_reason, "signal");
 	if (!pc->quiet)
 		cp_summary_print(text, &p);
 	doc = cp_run_file_build(&p);

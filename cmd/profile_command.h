@@ -12,6 +12,7 @@ struct profile_command {
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	int quiet;
+	int interrupted;	/* set by execute: a signal ended the window */
 };
 
 /* Parses the shared options; argv[optind] onwards is left to the caller.

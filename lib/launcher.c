@@ -22,9 +22,21 @@ int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 	if (pipe2(pipefd, O_CLOEXEC))
 		return cp_fail(err, CP_EXIT_PROFILE, "pipe: %s", strerror(errno));
 	child = fork();
-	if (child < 0)
+	if (child < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
 		return cp_fail(err, CP_EXIT_PROFILE, "fork: %s", strerror(errno));
+	}
 	if (child == 0) {
+		sigset_t ours;
+
+		/* clockprof blocks these to end its window on them (profile.c);
+		 * the command must get them as usual. */
+		sigemptyset(&ours);
+		sigaddset(&ours, SIGINT);
+		sigaddset(&ours, SIGTERM);
+		sigaddset(&ours, SIGHUP);
+		sigprocmask(SIG_UNBLOCK, &ours, NULL);
 		close(pipefd[0]);
 		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
 			execvp(argv[0], argv);

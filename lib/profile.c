@@ -151,10 +151,20 @@ static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_con
 
 struct window {
 	int sigfd, pidfd;
-	sigset_t old_mask;
 };
 
-static int window_open(struct window *w, pid_t pid, struct cp_error *err)
+static void restore_signals(struct cp_profile *p)
+{
+	if (p->mask_saved)
+		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
+	p->mask_saved = false;
+}
+
+/* Ctrl-C, SIGTERM and SIGHUP end the window instead of clockprof: they are
+ * blocked from the very start (a signal during set-up ends the window as
+ * soon as it opens, and a launched command is never left behind) until
+ * the results are written (cp_profile_release restores the mask). */
+static int signals_block(struct window *w, struct cp_profile *p, struct cp_error *err)
 {
 	sigset_t mask;
 
@@ -162,10 +172,18 @@ static int window_open(struct window *w, pid_t pid, struct cp_error *err)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &w->old_mask);
+	sigprocmask(SIG_BLOCK, &mask, &p->saved_mask);
+	p->mask_saved = true;
 	w->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (w->sigfd < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "signalfd: %s", strerror(errno));
+	return 0;
+}
+
+static int window_watch(struct window *w, pid_t pid, struct cp_error *err)
+{
 	w->pidfd = pidfd_open(pid, 0);
-	if (w->sigfd < 0 || w->pidfd < 0)
+	if (w->pidfd < 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot watch process %d: %s",
 			       pid, strerror(errno));
 	return 0;
@@ -177,11 +195,9 @@ static void window_close(struct window *w)
 		close(w->sigfd);
 	if (w->pidfd >= 0)
 		close(w->pidfd);
-	sigprocmask(SIG_SETMASK, &w->old_mask, NULL);
+	w->sigfd = w->pidfd = -1;
 }
 
-/* Waits until deadline (0: none), a signal arrives or the target exits;
- * returns the signal number that ended it, or 0. */
 static int window_wait(struct window *w, struct cp_profile *p,
 		       const struct cp_profile_options *o, struct cp_session *s,
 		       double start, double deadline)
@@ -197,8 +213,10 @@ static int window_wait(struct window *w, struct cp_profile *p,
 			until = deadline;
 		timeout_ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
 		rc = poll(fds, 2, timeout_ms);
-		if (rc < 0 && errno != EINTR)
-			return 0;
+		if (rc < 0 && errno != EINTR) {
+			p->end_reason = "error";
+			return -1;
+		}
 		if (rc > 0 && (fds[0].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
@@ -481,7 +499,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_counters *ctr = NULL, *cpu_clock = NULL;
 	struct raw_places raw = { 0 };
 	struct naming nm = { 0 };
-	struct window w = { -1, -1, { { 0 } } };
+	struct window w = { -1, -1 };
 	double begin, start;
 	int end_signal;
 
@@ -496,9 +514,11 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 					  &p->nevents, err))
 		return -1;
 	cfg.pid = o->pid;
+	if (signals_block(&w, p, err))
+		goto fail;
 	if (o->command) {
 		if (cp_launch_held(o->command, &cfg.pid, err))
-			return -1;
+			goto fail;
 		p->launched = true;
 	}
 	if (prepare(o, p, &cfg, &boundary, probes, err))
@@ -518,7 +538,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
 			goto fail;
 	}
-	if (open_counters(o, p, cfg.pid, &ctr, err) || window_open(&w, cfg.pid, err))
+	if (open_counters(o, p, cfg.pid, &ctr, err) || window_watch(&w, cfg.pid, err))
 		goto fail;
 	cpu_clock = open_window_clock(cfg.pid);
 	p->attach_s = monotonic_s() - begin;
@@ -576,6 +596,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 
 fail:
 	window_close(&w);
+	restore_signals(p);
 	cp_counters_close(ctr);
 	cp_counters_close(cpu_clock);
 	cp_session_close(s);
@@ -588,6 +609,7 @@ fail:
 
 void cp_profile_release(struct cp_profile *p)
 {
+	restore_signals(p);
 	free(p->event_specs);
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);

@@ -7,6 +7,7 @@
 #define CP_PROFILE_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -54,7 +55,7 @@ struct cp_profile {
 	double attach_s;		/* from the start until probes were live */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
-	const char *end_reason;		/* "duration", "signal", "target-exit" */
+	const char *end_reason;		/* "duration", "signal", "target-exit", "error" */
 	bool target_exited;
 	int exit_status;		/* wait status, when we launched it */
 	bool launched;
@@ -83,6 +84,9 @@ struct cp_profile {
 	struct cp_dist dist;
 	char warnings[CP_MAX_WARNINGS][256];
 	int nwarnings;
+	/* private: the signal mask to restore once the results are out */
+	sigset_t saved_mask;
+	bool mask_saved;
 };
 
 /* Runs the whole window; on success *p holds the results (release with

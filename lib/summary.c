@@ -9,6 +9,7 @@
 #include "launcher.h"
 #include "profile.h"
 #include "summary.h"
+#include "utf8.h"
 
 /* Everything printed here may carry names from the target (comm, symbols,
  * paths, the request spec): a control character in them could drive the
@@ -22,6 +23,7 @@ static void say(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	cp_utf8_sanitize(line);
 	for (unsigned char *c = (unsigned char *)line; *c; c++) {
 		if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
 			*c = '?';
@@ -139,7 +141,12 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	char how[64];
 
 	say(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
-		p->duration_s, p->complete ? "" : ", cut short by a signal (incomplete)");
+		p->duration_s, p->complete ? "" :
+		!strcmp(p->end_reason ? p->end_reason : "", "signal") ?
+		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
+	if (p->counters_split && p->counter_window_s > 0)
+		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
+		    p->clock_window_s, p->counter_window_s);
 	if (p->launched) {
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 		say(out, "  command ended: %s\n", how);
@@ -155,7 +162,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	if (c != &t->all)
 		say(out, "  %-28s %12llu  (%.1f/s)\n", "in the whole window",
 			(unsigned long long)t->all.reads,
-			p->duration_s > 0 ? t->all.reads / p->duration_s : 0);
+			p->clock_window_s > 0 ? t->all.reads / p->clock_window_s : 0);
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		if (c->by_entry[e])
 			print_per_op(out, cp_entry_name(e), c->by_entry[e], p->ops);

@@ -108,3 +108,14 @@ def test_names_that_are_not_utf8_still_give_a_run_file(ctx):
     assert proc.returncode == 0, proc.stderr
     target = ctx.load_json(out)["target"]
     assert target["comm"] == "h?x" and target["cmdline"][-1] == "arg?", target
+
+
+def test_run_ends_the_command_with_sigterm(ctx):
+    import time
+    out = os.path.join(ctx.tmp, "run.json")
+    t0 = time.monotonic()
+    proc = ctx.run("run", "-q", "-e", "none", "-d", "500ms", "-o", out, "--",
+                   ctx.target("reads_target"), "time", 1, 0)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < 1.9, "the command did not end on SIGTERM"
+    assert ctx.load_json(out)["target"]["exit_status"] == {"signal": "TERM"}
