@@ -118,4 +118,4 @@ def test_run_ends_the_command_with_sigterm(ctx):
                    ctx.target("reads_target"), "time", 1, 0)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < 1.9, "the command did not end on SIGTERM"
-    assert ctx.load_json(out)["target"]["exit_status"] == {"signal": "TERM"}
+    assert ctx.load_json(out)["target"]["exit_status"] == {"signal": "SIGTERM"}
