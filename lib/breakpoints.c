@@ -154,14 +154,6 @@ static int attach_thread(struct cp_breakpoints *bp, pid_t tid, int rescan,
 	return inherited == CP_BP_SLOTS ? 0 : 1;
 }
 
-static int seen_before(const pid_t *seen, size_t n, pid_t tid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (seen[i] == tid)
-			return 1;
-	return 0;
-}
-
 int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 			  const uint64_t *addrs, int naddrs, uint64_t guard,
 			  struct bpf_program *prog, struct cp_error *err)
@@ -194,7 +186,7 @@ int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 		seen = grown;
 		added = 0;
 		for (size_t i = 0; i < ntids && rc == 0; i++) {
-			if (seen_before(seen, nseen, tids[i]))
+			if (cp_tid_in(seen, nseen, tids[i]))
 				continue;
 			seen[nseen++] = tids[i];
 			added++;

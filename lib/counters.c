@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "target.h"
 #include "error.h"
 
 #define HW_GROUP_MAX 3
@@ -403,52 +404,6 @@ static int open_thread(struct cp_counters *c, struct thread_events *t)
 	return 0;
 }
 
-/* Thread ids of pid, sorted. Fails with errno when /proc/PID/task cannot be
- * read (ENOENT: no such process). */
-static int list_tids(pid_t pid, pid_t **out, size_t *n)
-{
-	char path[64];
-	DIR *d;
-	struct dirent *de;
-	pid_t *tids = NULL;
-	size_t count = 0, cap = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || tid <= 0)
-			continue;
-		if (count == cap) {
-			pid_t *grown = realloc(tids, (cap = cap ? 2 * cap : 64) * sizeof(*tids));
-
-			if (!grown) {
-				free(tids);
-				closedir(d);
-				errno = ENOMEM;
-				return -1;
-			}
-			tids = grown;
-		}
-		tids[count++] = (pid_t)tid;
-	}
-	closedir(d);
-	*out = tids;
-	*n = count;
-	return 0;
-}
-
-static bool has_tid(const pid_t *tids, size_t n, pid_t tid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (tids[i] == tid)
-			return true;
-	return false;
-}
 
 /* Threads in a fresh listing (taken twice) that `known` does not hold. */
 static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
@@ -461,10 +416,10 @@ static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
 		pid_t *tids;
 		size_t n;
 
-		if (list_tids(pid, &tids, &n))
+		if (cp_target_threads(pid, &tids, &n))
 			break;
 		for (size_t i = 0; i < n; i++) {
-			if (has_tid(known, nknown, tids[i]) || has_tid(seen, nseen, tids[i]))
+			if (cp_tid_in(known, nknown, tids[i]) || cp_tid_in(seen, nseen, tids[i]))
 				continue;
 			pid_t *grown = realloc(seen, (nseen + 1) * sizeof(*seen));
 
@@ -516,7 +471,7 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 	pid_t *tids;
 	size_t n;
 
-	if (list_tids(c->pid, &tids, &n)) {
+	if (cp_target_threads(c->pid, &tids, &n)) {
 		if (errno == ENOENT || errno == ESRCH)
 			return cp_fail(err, CP_EXIT_PROFILE, "no such process: %d",
 				       (int)c->pid);
@@ -666,27 +621,6 @@ void cp_counter_value_finish(struct cp_counter_value *v)
 		v->running_ratio = (double)v->time_running / (double)v->time_enabled;
 		v->value = (double)v->raw * ((double)v->time_enabled /
 					     (double)v->time_running);
-	}
-}
-
-void cp_counter_values_diff(const struct cp_counter_value *end,
-			    const struct cp_counter_value *start,
-			    struct cp_counter_value *out, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct cp_counter_value *o = &out[i];
-
-		memset(o, 0, sizeof(*o));
-		if (!end[i].supported || !start[i].supported) {
-			snprintf(o->reason, sizeof(o->reason), "%s",
-				 !end[i].supported ? end[i].reason : start[i].reason);
-			continue;
-		}
-		o->supported = true;
-		o->raw = end[i].raw - start[i].raw;
-		o->time_enabled = end[i].time_enabled - start[i].time_enabled;
-		o->time_running = end[i].time_running - start[i].time_running;
-		cp_counter_value_finish(o);
 	}
 }
 

@@ -80,14 +80,8 @@ int cp_counter_open_own(const struct cp_event_spec *spec, pid_t tid);
 
 /* Computes value, scaled and running_ratio from raw and the times, and turns
  * "enabled but never running" into unsupported (never scheduled). Used by
- * read and by the window difference below; exposed for tests. */
+ * read; exposed for tests. */
 void cp_counter_value_finish(struct cp_counter_value *v);
-
-/* out = end - start for a window inside a longer open (counts, times), then
- * finished. An event unsupported in either is unsupported in out. */
-void cp_counter_values_diff(const struct cp_counter_value *end,
-			    const struct cp_counter_value *start,
-			    struct cp_counter_value *out, size_t n);
 
 /* Sums one synthetic or real group read (PERF_FORMAT_GROUP with
  * TOTAL_TIME_ENABLED|RUNNING: nr, enabled, running, value[nr]) into

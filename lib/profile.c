@@ -597,6 +597,10 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 fail:
 	window_close(&w);
 	restore_signals(p);
+	free(p->event_specs);
+	free(p->counters);
+	p->event_specs = NULL;
+	p->counters = NULL;
 	cp_counters_close(ctr);
 	cp_counters_close(cpu_clock);
 	cp_session_close(s);

@@ -206,16 +206,10 @@ static json_t *build_measures(const struct cp_profile *p)
 /* Percentile of the reads-per-request histogram (nearest rank). */
 static __u64 hist_percentile(const struct cp_totals *t, double q)
 {
-	__u64 rank = (__u64)(q * (double)t->requests + 0.999999999), seen = 0;
+	unsigned int b = cp_rank_bucket(t->hist, CP_HIST_SLOTS, t->requests, q);
 
-	if (rank == 0)
-		rank = 1;
-	for (int i = 0; i < CP_HIST_SLOTS; i++) {
-		seen += t->hist[i];
-		if (seen >= rank)
-			return i == CP_HIST_SLOTS - 1 ? t->max_reads_per_request : (__u64)i;
-	}
-	return t->max_reads_per_request;
+	/* The last slot holds every larger count: its exact maximum is kept. */
+	return b >= CP_HIST_SLOTS - 1 ? t->max_reads_per_request : (__u64)b;
 }
 
 static json_t *build_per_request(const struct cp_profile *p)

@@ -132,8 +132,10 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	s->ncpus = libbpf_num_possible_cpus();
 	skel = s->skel = clockreads_bpf__open();
 	if (!skel || s->ncpus <= 0) {
-		free(s);
-		return load_error(errno, err);
+		int e = errno;
+
+		cp_session_close(s);
+		return load_error(e, err);
 	}
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->vdso_hres = cfg->vdso_hres;
@@ -251,8 +253,10 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 
 			cap = cap ? 2 * cap : 64;
 			grown = realloc(*sites, cap * sizeof(**sites));
-			if (!grown)
-				break;
+			if (!grown) {
+				free(percpu);
+				return -1;
+			}
 			*sites = grown;
 		}
 		memset(&(*sites)[*n], 0, sizeof(**sites));

@@ -140,11 +140,12 @@ void cp_target_release(struct cp_target *t)
 	t->argc = 0;
 }
 
-int cp_target_alive(const struct cp_target *t)
+bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 {
-	struct cp_proc_stat st;
-
-	return cp_proc_stat_read(t->pid, &st) == 0 && st.start_time == t->start_time;
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
 }
 
 static int module_matches(const char *mapped, const char *file)

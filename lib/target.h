@@ -7,6 +7,7 @@
 #define CP_TARGET_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,7 +56,7 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 /* Lists the target's thread ids (malloc'd). */
 int cp_target_threads(pid_t pid, pid_t **tids, size_t *n);
 
-/* Whether pid still names the process inspected (not exited, not reused). */
-int cp_target_alive(const struct cp_target *t);
+/* Whether tid is among tids[0..n). */
+bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid);
 
 #endif

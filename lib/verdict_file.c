@@ -69,7 +69,7 @@ static json_t *measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "noise_floor_pct", num(m->noise_floor_pct));
 	json_object_set_new(o, "runs_needed", m->runs_needed ?
 			    json_integer((json_int_t)m->runs_needed) : json_null());
-	json_object_set(o, "warnings", m->warnings ? m->warnings : json_array());
+	json_object_set_new(o, "warnings", m->warnings ? json_incref(m->warnings) : json_array());
 	return o;
 }
 

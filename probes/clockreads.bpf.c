@@ -116,14 +116,17 @@ static __always_inline struct cp_totals *get_totals(void)
 	return bpf_map_lookup_elem(&totals, &zero);
 }
 
+/* The state of the current thread. A tid the kernel reused for a new
+ * thread starts afresh: its first interval is partial like any other. */
 static __always_inline struct cp_thread *get_thread(__u32 tid)
 {
+	__u64 start = bpf_get_current_task_btf()->start_time;
 	struct cp_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	struct cp_thread fresh = {};
+	struct cp_thread fresh = { .task_start = start };
 
-	if (t)
+	if (t && t->task_start == start)
 		return t;
-	bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST);
+	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 

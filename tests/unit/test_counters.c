@@ -126,25 +126,6 @@ TEST(counters_group_read_malformed)
 	CHECK_INT(v[0].raw, 0);
 }
 
-TEST(counters_window_diff)
-{
-	struct cp_counter_value start[2] = { fresh(), fresh() }, end[2], out[2];
-
-	start[0].raw = 100, start[0].time_enabled = 1000, start[0].time_running = 1000;
-	end[0] = start[0];
-	end[0].raw = 700, end[0].time_enabled = 3000, end[0].time_running = 2000;
-	start[1].supported = false;
-	snprintf(start[1].reason, sizeof(start[1].reason), "no hardware PMU on this machine");
-	end[1] = start[1];
-	cp_counter_values_diff(end, start, out, 2);
-	CHECK(out[0].supported);
-	CHECK_INT(out[0].raw, 600);
-	CHECK_NEAR(out[0].value, 600.0 * 2000 / 1000, 1e-9);
-	CHECK_NEAR(out[0].running_ratio, 0.5, 1e-12);
-	CHECK(!out[1].supported);
-	CHECK_STR(out[1].reason, "no hardware PMU on this machine");
-}
-
 TEST(counters_hybrid_variants_merge)
 {
 	/* A thread that ran 600 ns on a P-core and 400 ns on an E-core: each
