@@ -179,6 +179,22 @@ static __always_inline void count_read(struct cp_read_counts *c, int entry,
 		c->by_clock[clock]++;
 }
 
+/* One frame out by a CFI rule: the caller's pc, sp and bp from this
+ * frame's. 0, or -1 when the stack cannot be read. */
+static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
+				    __u64 *sp, __u64 *bp)
+{
+	__u64 cfa = (r->base_reg == CP_UNWIND_BP ? *bp : *sp) + (__s64)r->cfa_offset;
+
+	if (r->bp_offset &&
+	    bpf_probe_read_user(bp, sizeof(*bp), (void *)(cfa + (__s64)r->bp_offset)))
+		return -1;
+	if (bpf_probe_read_user(pc, sizeof(*pc), (void *)(cfa - 8)))
+		return -1;
+	*sp = cfa;
+	return 0;
+}
+
 /* Steps out of clock wrappers (see clockreads.h): from the return address
  * pc with the stack and frame pointers sp, bp, to the first return address
  * that is not inside a wrapper: the call site. 0 when the stack could not
@@ -188,17 +204,11 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 {
 	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
 		struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
-		__u64 cfa;
 
 		if (!r || r->via == CP_VIA_NONE)
 			break;
-		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
-		if (r->bp_offset &&
-		    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)r->bp_offset)))
+		if (cfi_step(r, &pc, &sp, &bp))
 			return 0;
-		if (bpf_probe_read_user(&pc, sizeof(pc), (void *)(cfa - 8)))
-			return 0;
-		sp = cfa;
 		*via = r->via;
 	}
 	return pc;
@@ -212,7 +222,7 @@ static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
 	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 one = 1, *count, pc = 0, fp[2], cfa;
+	__u64 one = 1, *count, pc = 0, fp[2];
 	struct cp_totals *tot;
 
 	if (!k)
@@ -230,12 +240,8 @@ static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 		k->pc[n] = pc;
 		r = bpf_map_lookup_elem(&unwind_rules, &pc);
 		if (r) {
-			cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) + (__s64)r->cfa_offset;
-			if ((r->bp_offset &&
-			     bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + (__s64)r->bp_offset))) ||
-			    bpf_probe_read_user(&pc, sizeof(pc), (void *)(cfa - 8)))
+			if (cfi_step(r, &pc, &sp, &bp))
 				break;
-			sp = cfa;
 			continue;
 		}
 		/* No rule: the frame pointer chain. */
