@@ -109,12 +109,59 @@ static void facts(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</dl></div>\n");
 }
 
+/* One warning per reason, naming every counter it applies to: a VM without
+ * a PMU has eight unsupported hardware events, one fact. */
+static size_t unsupported_counter_warnings(struct cp_buf *list, const json_t *counters)
+{
+	const char *reasons[8];
+	size_t nreasons = 0;
+	const char *name;
+	const json_t *v;
+
+	json_object_foreach((json_t *)counters, name, v) {
+		const char *r = cp_rj_str(v, "reason");
+		size_t k;
+
+		if (!json_is_false(json_object_get(v, "supported")))
+			continue;
+		r = r ? r : "";
+		for (k = 0; k < nreasons && strcmp(reasons[k], r); k++)
+			;
+		if (k == nreasons && nreasons < 8)
+			reasons[nreasons++] = r;
+	}
+	for (size_t k = 0; k < nreasons; k++) {
+		const char *sep = "";
+
+		cp_buf_puts(list, "<li>Not supported here");
+		if (*reasons[k]) {
+			cp_buf_puts(list, " (");
+			cp_buf_text(list, reasons[k]);
+			cp_buf_puts(list, ")");
+		}
+		cp_buf_puts(list, ": ");
+		json_object_foreach((json_t *)counters, name, v) {
+			const char *r = cp_rj_str(v, "reason");
+
+			if (!json_is_false(json_object_get(v, "supported")) ||
+			    strcmp(r ? r : "", reasons[k]))
+				continue;
+			cp_buf_puts(list, sep);
+			cp_buf_puts(list, "<code>");
+			cp_buf_text(list, name);
+			cp_buf_puts(list, "</code>");
+			sep = ", ";
+		}
+		cp_buf_puts(list, ". They are shown as unsupported, never as 0.</li>");
+	}
+	return nreasons;
+}
+
 static void warnings(struct cp_buf *b, const json_t *run)
 {
 	const json_t *w = json_object_get(run, "warnings");
 	const json_t *counters = json_object_get(run, "counters");
 	const json_t *v;
-	const char *name;
 	size_t i, n = 0;
 	struct cp_buf list = { 0 };
 
@@ -138,19 +185,7 @@ static void warnings(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(&list, "<li>No request boundary and no --ops: per-op figures are not available.</li>");
 		n++;
 	}
-	json_object_foreach((json_t *)counters, name, v) {
-		if (!json_is_false(json_object_get(v, "supported")))
-			continue;
-		cp_buf_puts(&list, "<li>Counter <code>");
-		cp_buf_text(&list, name);
-		cp_buf_puts(&list, "</code> is not supported here");
-		if (cp_rj_str(v, "reason")) {
-			cp_buf_puts(&list, ": ");
-			cp_buf_text(&list, cp_rj_str(v, "reason"));
-		}
-		cp_buf_puts(&list, "; it is shown as unsupported, not as 0.</li>");
-		n++;
-	}
+	n += unsupported_counter_warnings(&list, counters);
 	if (n) {
 		cp_buf_puts(b, "<div class=\"warnings\" role=\"note\"><h3>Warnings</h3><ul>");
 		if (list.data)
