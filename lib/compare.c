@@ -10,6 +10,7 @@
 
 #include "bounds.h"
 #include "compare.h"
+#include "utf8.h"
 #include "error.h"
 #include "run_file.h"
 #include "stats.h"
@@ -42,7 +43,8 @@ static void warnf(json_t *arr, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_array_append_new(arr, json_string(buf));
+	/* A long measure name cut mid-character must not lose the warning. */
+	json_array_append_new(arr, json_string(cp_utf8_sanitize(buf)));
 }
 
 /* --- environment fingerprint ------------------------------------------ */

@@ -135,3 +135,15 @@ void cp_html_fact(struct cp_buf *b, const char *term, const char *text)
 	cp_buf_text(b, text);
 	cp_buf_puts(b, "</dd>");
 }
+
+void cp_html_json_join(struct cp_buf *b, const json_t *array, const char *sep)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach((json_t *)array, i, v) {
+		if (i)
+			cp_buf_puts(b, sep);
+		cp_html_json_text(b, v);
+	}
+}

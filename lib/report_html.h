@@ -25,6 +25,8 @@ void cp_html_td_num(struct cp_buf *b, double v);
 void cp_html_td_json(struct cp_buf *b, const json_t *v);
 /* Any JSON value as text: strings as themselves, others serialised. */
 void cp_html_json_text(struct cp_buf *b, const json_t *v);
+/* The items of a JSON array as text, sep between them. */
+void cp_html_json_join(struct cp_buf *b, const json_t *array, const char *sep);
 /* <dt>term</dt><dd>text</dd>, skipped when text is NULL. */
 void cp_html_fact(struct cp_buf *b, const char *term, const char *text);
 

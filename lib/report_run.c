@@ -41,7 +41,6 @@ static void facts(struct cp_buf *b, const json_t *run)
 	const json_t *cmdline = json_object_get(target, "cmdline");
 	const json_t *exit_status = json_object_get(target, "exit_status");
 	const json_t *v;
-	size_t i;
 
 	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
 	cp_html_fact(b, "command", cp_rj_str(target, "comm"));
@@ -49,11 +48,7 @@ static void facts(struct cp_buf *b, const json_t *run)
 	cp_html_fact(b, "executable", cp_rj_str(target, "exe"));
 	if (json_array_size(cmdline)) {
 		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
-		json_array_foreach(cmdline, i, v) {
-			if (i)
-				cp_buf_puts(b, " ");
-			cp_html_json_text(b, v);
-		}
+		cp_html_json_join(b, cmdline, " ");
 		cp_buf_puts(b, "</code></dd>");
 	}
 	cp_html_fact(b, "build id", cp_rj_str(target, "build_id"));
@@ -371,21 +366,16 @@ static int by_count_desc(const void *a, const void *b)
 
 void cp_report_site_cells(struct cp_buf *b, const json_t *s)
 {
-	const json_t *inl = json_object_get(s, "inlined"), *v;
+	const json_t *inl = json_object_get(s, "inlined");
 	const char *file = cp_rj_str(s, "file");
 	double line;
-	size_t i;
 
 	cp_buf_puts(b, "<td><code>");
 	cp_buf_text(b, cp_rj_str(s, "function") ? cp_rj_str(s, "function") : "??");
 	cp_buf_puts(b, "</code>");
 	if (json_array_size(inl)) {
 		cp_buf_puts(b, "<small> inlined: ");
-		json_array_foreach(inl, i, v) {
-			if (i)
-				cp_buf_puts(b, ", ");
-			cp_html_json_text(b, v);
-		}
+		cp_html_json_join(b, inl, ", ");
 		cp_buf_puts(b, "</small>");
 	}
 	cp_buf_puts(b, "</td><td><code>");

@@ -125,10 +125,6 @@ static json_t *text(const char *s)
 	return j;
 }
 
-static json_t *str_or_null(const char *s)
-{
-	return text(s);
-}
 
 static json_t *build_call_sites(const struct cp_profile *p)
 {
@@ -142,10 +138,10 @@ static json_t *build_call_sites(const struct cp_profile *p)
 			json_array_append_new(inl, json_string(c->inlined[j]));
 		json_array_append_new(a, json_pack(
 			"{s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
-			"function", c->function, "file", str_or_null(c->file),
+			"function", c->function, "file", text(c->file),
 			"line", c->line ? json_integer(c->line) : json_null(),
-			"inlined", inl, "via", c->via, "module", str_or_null(c->module),
-			"build_id", str_or_null(c->build_id),
+			"inlined", inl, "via", c->via, "module", text(c->module),
+			"build_id", text(c->build_id),
 			"count", (json_int_t)c->count,
 			"in_requests", (json_int_t)c->in_requests,
 			"per_op", per_op(p, site_basis(p, c))));
