@@ -139,7 +139,7 @@ include tests/bench/bench.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
-	@$(O)/bench-compare
+	@$(O)/bench-compare ./clockprof
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
 install: all

@@ -55,7 +55,7 @@ enum { OPT_BASE = 256, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML, OPT_GITHUB,
 struct side_files {
 	const char **names;
 	size_t n;
-	json_t **docs;
+	struct cp_compare_run *runs;
 };
 
 static int add_file(struct side_files *s, const char *name)
@@ -69,19 +69,20 @@ static int add_file(struct side_files *s, const char *name)
 	return 0;
 }
 
-static int load_side(struct side_files *s, struct cp_error *err)
+/* whole: keep every run's whole document, for the HTML report. */
+static int load_side(struct side_files *s, int whole, struct cp_error *err)
 {
-	s->docs = calloc(s->n + 1, sizeof(*s->docs));
-	if (!s->docs)
+	s->runs = calloc(s->n + 1, sizeof(*s->runs));
+	if (!s->runs)
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	return cp_compare_load_runs(s->names, s->n, s->docs, err);
+	return cp_compare_load_runs(s->names, s->n, whole, s->runs, err);
 }
 
 static void free_side(struct side_files *s)
 {
-	for (size_t i = 0; s->docs && i < s->n; i++)
-		json_decref(s->docs[i]);
-	free(s->docs);
+	for (size_t i = 0; s->runs && i < s->n; i++)
+		cp_compare_run_free(&s->runs[i]);
+	free(s->runs);
 	free(s->names);
 }
 
@@ -118,9 +119,9 @@ static int write_outputs(const json_t *verdict, struct side_files *base,
 			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", html);
 		docs[k++] = (json_t *)verdict;
 		for (size_t i = 0; i < base->n; i++)
-			docs[k++] = base->docs[i];
+			docs[k++] = base->runs[i].doc;
 		for (size_t i = 0; i < head->n; i++)
-			docs[k++] = head->docs[i];
+			docs[k++] = head->runs[i].doc;
 		rc = cp_report_write(docs, n, html, err);
 		free(docs);
 	}
@@ -225,11 +226,12 @@ int cmd_compare(int argc, char **argv)
 	    (markdown && cp_check_writable(markdown, &err)) ||
 	    (html && cp_check_writable(html, &err)) ||
 	    (bounds_path && cp_bounds_load(bounds_path, &bounds, &err)) ||
-	    load_side(&base, &err) || load_side(&head, &err))
+	    load_side(&base, html != NULL, &err) ||
+	    load_side(&head, html != NULL, &err))
 		goto fail;
 	{
-		struct cp_compare_side b = { base.docs, base.names, base.n };
-		struct cp_compare_side h = { head.docs, head.names, head.n };
+		struct cp_compare_side b = { base.runs, base.names, base.n };
+		struct cp_compare_side h = { head.runs, head.names, head.n };
 
 		if (cp_compare(&b, &h, &bounds, &opts, &result, &err))
 			goto fail;

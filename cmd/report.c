@@ -8,6 +8,7 @@
 #include "atomic_file.h"
 #include "cmd.h"
 #include "error.h"
+#include "json_file.h"
 #include "report.h"
 #include "run_file.h"
 #include "verdict_file.h"
@@ -54,16 +55,12 @@ struct input {
 static int load(struct input *in, const char *path, enum side side,
 		struct cp_error *err)
 {
-	json_error_t jerr;
-	json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+	json_t *doc;
 	const char *schema;
 	void *p;
 
-	if (!doc && jerr.line <= 0)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: %s", path, jerr.text);
-	if (!doc)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)", path,
-			       jerr.text, jerr.line);
+	if (cp_json_load_file(path, NULL, &doc, err))
+		return -1;
 	schema = json_string_value(json_object_get(doc, "schema"));
 	if (!schema || (strcmp(schema, CP_VERDICT_SCHEMA) && strcmp(schema, CP_RUN_SCHEMA))) {
 		cp_fail(err, CP_EXIT_USAGE,

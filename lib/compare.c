@@ -1,17 +1,16 @@
 /* compare.c - see compare.h for the rules; this file gathers the measures
  * of every run, reads the runs' environment fingerprints and judges. */
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bounds.h"
 #include "compare.h"
 #include "utf8.h"
 #include "error.h"
+#include "parallel.h"
 #include "run_file.h"
 #include "stats.h"
 
@@ -125,7 +124,7 @@ static json_t *side_env(const struct cp_compare_side *s)
 	for (size_t f = 0; f < N_ENV_FIELDS; f++)
 		json_object_set_new(env, env_fields[f].field, json_array());
 	for (size_t r = 0; r < s->n; r++) {
-		json_t *fp = cp_run_fingerprint(s->docs[r]);
+		json_t *fp = cp_run_fingerprint(s->runs[r].doc);
 
 		for (size_t f = 0; f < N_ENV_FIELDS; f++) {
 			json_t *arr = json_object_get(env, env_fields[f].field);
@@ -196,154 +195,116 @@ static int compare_env(const struct cp_compare_side *base,
 	return inconclusive;
 }
 
-/* --- loading run files, in parallel ------------------------------------ */
-
-#define MAX_LOAD_THREADS 8
-
-struct load_job {
-	const char *const *paths;
-	json_t **docs;
-	struct cp_error *errs;
-	int *failed;
-	size_t n, next;
-	pthread_mutex_t lock;
-};
-
-static void *load_worker(void *arg)
-{
-	struct load_job *job = arg;
-
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&job->lock);
-		i = job->next++;
-		pthread_mutex_unlock(&job->lock);
-		if (i >= job->n)
-			return NULL;
-		job->failed[i] = cp_run_file_load(job->paths[i], &job->docs[i],
-						  &job->errs[i]) != 0;
-	}
-}
-
-int cp_compare_load_runs(const char *const *paths, size_t n, json_t **docs,
-			 struct cp_error *err)
-{
-	struct load_job job = { paths, docs, NULL, NULL, n, 0,
-				PTHREAD_MUTEX_INITIALIZER };
-	pthread_t threads[MAX_LOAD_THREADS];
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nthreads = cpus > 0 ? (size_t)cpus : 1, started = 0;
-	int rc = 0;
-
-	if (nthreads > MAX_LOAD_THREADS)
-		nthreads = MAX_LOAD_THREADS;
-	if (nthreads > n)
-		nthreads = n;
-	job.errs = calloc(n + 1, sizeof(*job.errs));
-	job.failed = calloc(n + 1, sizeof(*job.failed));
-	if (!job.errs || !job.failed) {
-		free(job.errs);
-		free(job.failed);
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory loading run files");
-	}
-	for (size_t i = 0; i < n; i++)
-		docs[i] = NULL;
-	/* This thread works too; helpers only when there is more than one
-	 * file and CPU. */
-	for (size_t t = 1; t < nthreads; t++)
-		if (pthread_create(&threads[started], NULL, load_worker, &job) == 0)
-			started++;
-	load_worker(&job);
-	for (size_t t = 0; t < started; t++)
-		pthread_join(threads[t], NULL);
-	for (size_t i = 0; i < n; i++)
-		if (job.failed[i]) {
-			if (err)
-				*err = job.errs[i];
-			rc = -1;
-			break;
-		}
-	if (rc)
-		for (size_t i = 0; i < n; i++) {
-			json_decref(docs[i]);
-			docs[i] = NULL;
-		}
-	free(job.errs);
-	free(job.failed);
-	return rc;
-}
-
 /* --- gathering measures ------------------------------------------------ */
 
 struct gathered {
-	size_t nmeasures;
+	size_t nmeasures, cap;
 	size_t nb, nh;		/* runs per side */
 	double *values;		/* [measure][nb + nh], NaN when absent */
-	const char **name;	/* per measure, points into a doc */
-	const json_t **base_meta, **head_meta;	/* first occurrence per side */
+	const char **name;	/* per measure, points into a run's pool */
+	/* The first occurrence on each side: kind, unit, better. */
+	const struct cp_run_measure **base_meta, **head_meta;
 	json_t *index;		/* name -> integer index */
+	size_t *by_position;	/* the previous run's measure indices, in order */
+	size_t npositions, positions_cap;
 };
 
-static int gather_side(struct gathered *g, const struct cp_compare_side *s,
-		       int is_head, int fill)
+/* A new measure: a row of NaN (absent from every run so far). */
+static long add_measure(struct gathered *g, const char *name)
 {
-	for (size_t r = 0; r < s->n; r++) {
-		const json_t *measures = json_object_get(s->docs[r], "measures");
-		const char *name;
-		json_t *m;
+	size_t width = g->nb + g->nh, i = g->nmeasures;
+	void *p;
 
-		json_object_foreach((json_t *)measures, name, m) {
-			json_t *idx = json_object_get(g->index, name);
-			size_t i;
+	if (g->nmeasures == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 256;
 
-			if (!fill) {
-				if (!idx) {
-					json_object_set_new(g->index, name,
-						json_integer((json_int_t)g->nmeasures));
-					g->nmeasures++;
-				}
-				continue;
-			}
-			i = (size_t)json_integer_value(idx);
-			if (!g->name[i])
-				g->name[i] = json_object_iter_key(
-					json_object_iter_at(g->index, name));
-			g->values[i * (g->nb + g->nh) + (is_head ? g->nb : 0) + r] =
-				json_number_value(json_object_get(m, "value"));
-			if (is_head && !g->head_meta[i])
-				g->head_meta[i] = m;
-			if (!is_head && !g->base_meta[i])
-				g->base_meta[i] = m;
-		}
+		if (!(p = realloc(g->values, cap * width * sizeof(double))))
+			return -1;
+		g->values = p;
+		if (!(p = realloc(g->name, cap * sizeof(*g->name))))
+			return -1;
+		g->name = p;
+		if (!(p = realloc(g->base_meta, cap * sizeof(*g->base_meta))))
+			return -1;
+		g->base_meta = p;
+		if (!(p = realloc(g->head_meta, cap * sizeof(*g->head_meta))))
+			return -1;
+		g->head_meta = p;
+		g->cap = cap;
 	}
+	if (json_object_set_new(g->index, name, json_integer((json_int_t)i)))
+		return -1;
+	for (size_t c = 0; c < width; c++)
+		g->values[i * width + c] = NAN;
+	g->name[i] = name;
+	g->base_meta[i] = g->head_meta[i] = NULL;
+	g->nmeasures++;
+	return (long)i;
+}
+
+/* The index of the measure at position k of a run. Run files list their
+ * measures in the same order, so the previous run's measure at k is
+ * almost always the one: a string compare instead of a hash lookup, for
+ * each of the 60,000 values of a 1,000-measure, 60-run gate. */
+static long measure_index(struct gathered *g, size_t k, const char *name)
+{
+	json_t *idx;
+	long i;
+
+	if (k < g->npositions && !strcmp(g->name[g->by_position[k]], name))
+		return (long)g->by_position[k];
+	idx = json_object_get(g->index, name);
+	i = idx ? (long)json_integer_value(idx) : add_measure(g, name);
+	if (i < 0)
+		return -1;
+	if (k >= g->positions_cap) {
+		size_t cap = g->positions_cap ? 2 * g->positions_cap : 256;
+		void *p = realloc(g->by_position, cap * sizeof(*g->by_position));
+
+		if (!p)
+			return -1;
+		g->by_position = p;
+		g->positions_cap = cap;
+	}
+	g->by_position[k] = (size_t)i;
+	return i;
+}
+
+static int gather_run(struct gathered *g, const struct cp_compare_run *run,
+		      size_t column, int is_head)
+{
+	for (size_t k = 0; k < run->nmeasures; k++) {
+		const struct cp_run_measure *m = &run->measures[k];
+		long i = measure_index(g, k, m->name);
+
+		if (i < 0)
+			return -1;
+		g->values[(size_t)i * (g->nb + g->nh) + column] = m->value;
+		if (is_head && !g->head_meta[i])
+			g->head_meta[i] = m;
+		if (!is_head && !g->base_meta[i])
+			g->base_meta[i] = m;
+	}
+	/* Positions past this run's end belong to an older run. */
+	g->npositions = run->nmeasures;
 	return 0;
 }
 
 static int gather(struct gathered *g, const struct cp_compare_side *base,
 		  const struct cp_compare_side *head)
 {
-	size_t cells;
-
 	memset(g, 0, sizeof(*g));
 	g->nb = base->n;
 	g->nh = head->n;
 	g->index = json_object();
 	if (!g->index)
 		return -1;
-	gather_side(g, base, 0, 0);
-	gather_side(g, head, 1, 0);
-	cells = g->nmeasures * (g->nb + g->nh);
-	g->values = malloc((cells ? cells : 1) * sizeof(double));
-	g->name = calloc(g->nmeasures + 1, sizeof(*g->name));
-	g->base_meta = calloc(g->nmeasures + 1, sizeof(*g->base_meta));
-	g->head_meta = calloc(g->nmeasures + 1, sizeof(*g->head_meta));
-	if (!g->values || !g->name || !g->base_meta || !g->head_meta)
-		return -1;
-	for (size_t i = 0; i < cells; i++)
-		g->values[i] = NAN;
-	gather_side(g, base, 0, 1);
-	gather_side(g, head, 1, 1);
+	for (size_t r = 0; r < base->n; r++)
+		if (gather_run(g, &base->runs[r], r, 0))
+			return -1;
+	for (size_t r = 0; r < head->n; r++)
+		if (gather_run(g, &head->runs[r], g->nb + r, 1))
+			return -1;
 	return 0;
 }
 
@@ -353,7 +314,19 @@ static void gathered_free(struct gathered *g)
 	free(g->name);
 	free(g->base_meta);
 	free(g->head_meta);
+	free(g->by_position);
 	json_decref(g->index);
+}
+
+/* How many runs of one side have measure i. */
+static size_t side_count(const struct gathered *g, size_t i, int is_head)
+{
+	const double *row = g->values + i * (g->nb + g->nh) + (is_head ? g->nb : 0);
+	size_t n = is_head ? g->nh : g->nb, k = 0;
+
+	for (size_t r = 0; r < n; r++)
+		k += !isnan(row[r]);
+	return k;
 }
 
 /* Copies the present values of one side of measure i into out; returns
@@ -368,13 +341,6 @@ static size_t side_values(const struct gathered *g, size_t i, int is_head,
 		if (!isnan(row[r]))
 			out[k++] = row[r];
 	return k;
-}
-
-static const char *meta_str(const json_t *m, const char *key)
-{
-	const char *s = json_string_value(json_object_get(m, key));
-
-	return s ? s : "";
 }
 
 /* --- judging ----------------------------------------------------------- */
@@ -638,35 +604,137 @@ static int cmp_verdict_name(const void *a, const void *b)
 }
 
 /* Kind, unit or direction disagreeing between sides cannot be judged. */
-static int meta_conflict(struct cp_measure_verdict *mv, const json_t *bm,
-			 const json_t *hm)
+static int meta_conflict(struct cp_measure_verdict *mv,
+			 const struct cp_run_measure *bm,
+			 const struct cp_run_measure *hm)
 {
-	static const char *const keys[] = { "kind", "unit", "better" };
+	const char *key = NULL, *b = NULL, *h = NULL;
 
-	for (size_t k = 0; k < 3; k++) {
-		const char *b = meta_str(bm, keys[k]), *h = meta_str(hm, keys[k]);
-
-		if (strcmp(b, h)) {
-			mv->status = CP_MEASURE_INCONCLUSIVE;
-			snprintf(mv->reason, sizeof(mv->reason),
-				 "%s differs: \"%.40s\" in base, \"%.40s\" in head",
-				 keys[k], b, h);
-			return 1;
-		}
+	if (bm->exact != hm->exact) {
+		key = "kind";
+		b = bm->exact ? "exact" : "sampled";
+		h = hm->exact ? "exact" : "sampled";
+	} else if (strcmp(bm->unit, hm->unit)) {
+		key = "unit";
+		b = bm->unit;
+		h = hm->unit;
+	} else if (bm->higher_is_better != hm->higher_is_better) {
+		key = "better";
+		b = bm->higher_is_better ? "higher" : "lower";
+		h = hm->higher_is_better ? "higher" : "lower";
 	}
-	return 0;
+	if (!key)
+		return 0;
+	mv->status = CP_MEASURE_INCONCLUSIVE;
+	snprintf(mv->reason, sizeof(mv->reason),
+		 "%s differs: \"%.40s\" in base, \"%.40s\" in head", key, b, h);
+	return 1;
 }
 
 static void run_warnings(const struct cp_compare_side *s, const char *side,
 			 json_t *warnings)
 {
 	for (size_t r = 0; r < s->n; r++) {
-		const json_t *c = json_object_get(s->docs[r], "complete");
+		const json_t *c = json_object_get(s->runs[r].doc, "complete");
 
 		if (json_is_false(c))
 			warnf(warnings, "%s run %.200s was cut short (complete: false)",
 			      side, s->names && s->names[r] ? s->names[r] : "?");
 	}
+}
+
+/* Serial first pass over measure i: what it is, whether both sides have
+ * it, its bound, and the decisions that need no statistics. */
+static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered *g,
+			   size_t i, struct cp_bounds *bounds, json_t *names)
+{
+	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] :
+					    g->head_meta[i];
+	size_t nb = side_count(g, i, 0), nh = side_count(g, i, 1);
+
+	json_array_append_new(names, json_string(g->name[i]));
+	mv->name = json_string_value(json_array_get(names, json_array_size(names) - 1));
+	mv->unit = meta->unit;
+	mv->exact = meta->exact;
+	mv->higher_is_better = meta->higher_is_better;
+	mv->in_base = nb > 0;
+	mv->in_head = nh > 0;
+	mv->change_pct = mv->change_abs = (struct cp_interval){ NAN, NAN, NAN };
+	mv->p_value = mv->p_adjusted = mv->noise_floor_pct = NAN;
+	mv->warnings = json_array();
+	if (!nb || !nh) {
+		mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
+		snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
+			 nb ? "base" : "head");
+		return;
+	}
+	if (nb < g->nb)
+		warnf(mv->warnings, "present in %zu of %zu base runs", nb, g->nb);
+	if (nh < g->nh)
+		warnf(mv->warnings, "present in %zu of %zu head runs", nh, g->nh);
+	mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
+	meta_conflict(mv, g->base_meta[i], g->head_meta[i]);
+}
+
+/* The statistics of every measure, spread over the CPUs: a 1,000-measure
+ * gate computes 2,000 Hodges-Lehmann intervals of 900 pairs each. Each
+ * worker has its own value and pair buffers; each measure its own
+ * verdict and warnings array. */
+struct stats_job {
+	const struct gathered *g;
+	struct cp_measure_verdict *measures;
+	double z;
+	double *buffers;	/* per worker: base values, head values, pairs */
+	size_t buffer_len;
+};
+
+static void measure_stats(void *ctx, size_t i, size_t worker)
+{
+	struct stats_job *job = ctx;
+	struct cp_measure_verdict *mv = &job->measures[i];
+	double *bv = job->buffers + worker * job->buffer_len;
+	double *hv = bv + job->g->nb, *scratch = hv + job->g->nh;
+	size_t nb = side_values(job->g, i, 0, bv), nh = side_values(job->g, i, 1, hv);
+
+	if (nb)
+		side_stats(bv, nb, &mv->base);
+	if (nh)
+		side_stats(hv, nh, &mv->head);
+	if (!nb || !nh || mv->reason[0])
+		return;		/* added, removed or conflicting: decided */
+	if (mv->exact) {
+		judge_exact(mv, bv, hv);
+		return;
+	}
+	if (cp_hl_rank(nb, nh, job->z) == 0) {
+		/* Raise the smaller side until an interval exists. */
+		size_t k = 1;
+
+		while (cp_hl_rank(nb > k ? nb : k, nh > k ? nh : k, job->z) == 0)
+			k++;
+		mv->runs_needed = k;
+	}
+	measure_sampled(mv, bv, hv, job->z, scratch);
+	noise_floor(mv, bv, job->z, scratch);
+}
+
+/* z for a two-sided (1 - alpha) interval: CP_Z_975 for the default alpha,
+ * else the normal tail inverted by bisection. */
+static double z_for_alpha(double alpha)
+{
+	double lo = 0, hi = 40;
+
+	if (alpha == 0.05)
+		return CP_Z_975;
+	for (int i = 0; i < 200; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (cp_normal_sf(mid) > alpha / 2)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
 }
 
 int cp_compare(const struct cp_compare_side *base,
@@ -676,7 +744,8 @@ int cp_compare(const struct cp_compare_side *base,
 {
 	struct gathered g;
 	double alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
-	double z = -1, *bv = NULL, *hv = NULL, *scratch = NULL, *ps = NULL;
+	struct stats_job job = { &g, NULL, z_for_alpha(alpha), NULL, 0 };
+	double *ps = NULL;
 	const char *env_why;
 	int env_inconclusive;
 	size_t nfamily = 0;
@@ -685,26 +754,9 @@ int cp_compare(const struct cp_compare_side *base,
 	if (!base->n || !head->n)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "compare needs at least one base and one head run file");
-	/* z for a two-sided (1 - alpha) interval: invert the normal tail by
-	 * bisection (alpha is user-tunable; CP_Z_975 for the default). */
-	if (alpha == 0.05) {
-		z = CP_Z_975;
-	} else {
-		double lo = 0, hi = 40;
-
-		for (int i = 0; i < 200; i++) {
-			double mid = (lo + hi) / 2;
-
-			if (cp_normal_sf(mid) > alpha / 2)
-				lo = mid;
-			else
-				hi = mid;
-		}
-		z = (lo + hi) / 2;
-	}
 	out->alpha = alpha;
 	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
-	out->min_runs = cp_hl_min_runs(z);
+	out->min_runs = cp_hl_min_runs(job.z);
 	out->warnings = json_array();
 	out->names = json_array();
 	env_inconclusive = compare_env(base, head, out, &env_why);
@@ -715,65 +767,25 @@ int cp_compare(const struct cp_compare_side *base,
 		goto oom;
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
-	bv = malloc((g.nb + 1) * sizeof(double));
-	hv = malloc((g.nh + 1) * sizeof(double));
-	scratch = malloc((g.nb * g.nh + 1) * sizeof(double));
+	job.measures = out->measures;
+	job.buffer_len = g.nb + g.nh + g.nb * g.nh + 1;
+	job.buffers = malloc(cp_parallel_workers(g.nmeasures) * job.buffer_len *
+			     sizeof(double));
 	ps = malloc((g.nmeasures + 1) * sizeof(double));
-	if (!out->measures || !bv || !hv || !scratch || !ps)
+	if (!out->measures || !job.buffers || !ps)
 		goto oom;
 
+	for (size_t i = 0; i < g.nmeasures; i++)
+		prepare_measure(&out->measures[i], &g, i, bounds, out->names);
+	cp_parallel_for(g.nmeasures, measure_stats, &job);
+	/* Only sampled measures with an interval form the corrected family. */
 	for (size_t i = 0; i < g.nmeasures; i++) {
-		struct cp_measure_verdict *mv = &out->measures[i];
-		const json_t *meta = g.base_meta[i] ? g.base_meta[i] : g.head_meta[i];
-		size_t nb = side_values(&g, i, 0, bv), nh = side_values(&g, i, 1, hv);
+		const struct cp_measure_verdict *mv = &out->measures[i];
+		int tested = !mv->exact && mv->in_base && mv->in_head &&
+			     !mv->reason[0] && !mv->runs_needed && !env_inconclusive;
 
-		json_array_append_new(out->names, json_string(g.name[i]));
-		mv->name = json_string_value(json_array_get(out->names,
-					     json_array_size(out->names) - 1));
-		mv->unit = meta_str(meta, "unit");
-		mv->exact = !strcmp(meta_str(meta, "kind"), "exact");
-		mv->higher_is_better = !strcmp(meta_str(meta, "better"), "higher");
-		mv->in_base = nb > 0;
-		mv->in_head = nh > 0;
-		mv->change_pct = mv->change_abs = (struct cp_interval){ NAN, NAN, NAN };
-		mv->p_value = mv->p_adjusted = mv->noise_floor_pct = NAN;
-		mv->warnings = json_array();
-		ps[i] = NAN;
-		if (nb)
-			side_stats(bv, nb, &mv->base);
-		if (nh)
-			side_stats(hv, nh, &mv->head);
-		if (!nb || !nh) {
-			mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
-			snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
-				 nb ? "base" : "head");
-			continue;
-		}
-		if (nb < g.nb)
-			warnf(mv->warnings, "present in %zu of %zu base runs", nb, g.nb);
-		if (nh < g.nh)
-			warnf(mv->warnings, "present in %zu of %zu head runs", nh, g.nh);
-		mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
-		if (meta_conflict(mv, g.base_meta[i], g.head_meta[i]))
-			continue;
-		if (mv->exact) {
-			judge_exact(mv, bv, hv);
-			continue;
-		}
-		if (cp_hl_rank(nb, nh, z) == 0) {
-			/* Raise the smaller side until an interval exists. */
-			size_t k = 1;
-
-			while (cp_hl_rank(nb > k ? nb : k, nh > k ? nh : k, z) == 0)
-				k++;
-			mv->runs_needed = k;
-		}
-		measure_sampled(mv, bv, hv, z, scratch);
-		noise_floor(mv, bv, z, scratch);
-		if (!env_inconclusive && !mv->runs_needed) {
-			ps[i] = mv->p_value;
-			nfamily++;
-		}
+		ps[i] = tested ? mv->p_value : NAN;
+		nfamily += tested;
 	}
 	if (cp_holm(ps, g.nmeasures, ps))
 		goto oom;
@@ -787,9 +799,7 @@ int cp_compare(const struct cp_compare_side *base,
 		decide_sampled(mv, alpha, env_inconclusive ? env_why : NULL, nfamily);
 	}
 	gathered_free(&g);
-	free(bv);
-	free(hv);
-	free(scratch);
+	free(job.buffers);
 	free(ps);
 
 	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
@@ -809,9 +819,7 @@ int cp_compare(const struct cp_compare_side *base,
 	return 0;
 oom:
 	gathered_free(&g);
-	free(bv);
-	free(hv);
-	free(scratch);
+	free(job.buffers);
 	free(ps);
 	cp_compare_result_free(out);
 	return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");

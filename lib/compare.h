@@ -1,7 +1,7 @@
 /* compare.h - the gate: judge every measure of base runs against head runs.
  *
- * Input is what cp_run_file_load() returns: one json_t per run file, each
- * side being repeated runs of one build. Every measure (run.json
+ * Input is runs as lib/compare_run.h reads them, each side being
+ * repeated runs of one build. Every measure (run.json
  * "measures") is judged against its bound (lib/bounds.h):
  *
  *  - exact measures (counts known to be deterministic: clock reads per
@@ -28,6 +28,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "compare_run.h"
+
 struct cp_error;
 struct cp_bounds;
 struct cp_bound_rule;
@@ -48,10 +50,10 @@ enum cp_verdict_status { CP_VERDICT_PASS, CP_VERDICT_FAIL, CP_VERDICT_INCONCLUSI
 const char *cp_measure_status_name(enum cp_measure_status s);
 const char *cp_verdict_status_name(enum cp_verdict_status s);
 
-/* One side of a comparison: the loaded run documents and their file names
- * (names are used in messages and verdict.json; may be NULL). */
+/* One side of a comparison: the loaded runs and their file names (names
+ * are used in messages and verdict.json; may be NULL). */
 struct cp_compare_side {
-	json_t *const *docs;
+	const struct cp_compare_run *runs;
 	const char *const *names;
 	size_t n;
 };
@@ -107,14 +109,6 @@ struct cp_compare_result {
 /* The fingerprint of one run: {kernel, cpu, clocksource, pmu, tool_version,
  * build_id, exe}, each the run's value or null (new reference). */
 json_t *cp_run_fingerprint(const json_t *run);
-
-/* Loads n run files with cp_run_file_load(), several at a time (parsing
- * dominates a large gate: 60 files of 1,000 measures are ~7 MB of JSON).
- * docs[i] receives the document of paths[i]. On failure every document is
- * released and err holds the message of the first bad file in order, the
- * same one a sequential load would report. */
-int cp_compare_load_runs(const char *const *paths, size_t n, json_t **docs,
-			 struct cp_error *err);
 
 /* Judges head against base. bounds records which rules matched. On success
  * fills *out (free with cp_compare_result_free). Fails (CP_EXIT_USAGE) when

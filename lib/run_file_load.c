@@ -8,48 +8,68 @@
 #include "error.h"
 #include "run_file.h"
 
-static int need(const json_t *obj, const char *key, json_type type,
-		const char *what, const char *where, struct cp_error *err)
+/* What is wrong with obj[key] for the given type, or NULL when nothing. */
+static const char *member_problem(const json_t *obj, const char *key, json_type type)
 {
 	const json_t *v = json_object_get(obj, key);
 
 	if (!v)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid run file: %s%s is missing",
-			       what, where, key);
+		return "is missing";
 	if (type == JSON_REAL ? !json_is_number(v) :
 	    type == JSON_TRUE ? !json_is_boolean(v) : json_typeof(v) != type)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: %s%s has the wrong type", what,
-			       where, key);
+		return "has the wrong type";
+	return NULL;
+}
+
+static int need(const json_t *obj, const char *key, json_type type,
+		const char *what, struct cp_error *err)
+{
+	const char *problem = member_problem(obj, key, type);
+
+	if (problem)
+		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid run file: %s %s", what,
+			       key, problem);
 	return 0;
 }
 
+/* Called for each of thousands of measures: the message with the
+ * measure's name is only formatted when something is wrong. */
 static int validate_measure(const char *name, const json_t *m, const char *what,
 			    struct cp_error *err)
 {
-	char where[300];
+	static const struct {
+		const char *key;
+		json_type type;
+	} members[] = {
+		{ "value", JSON_REAL },
+		{ "unit", JSON_STRING },
+		{ "kind", JSON_STRING },
+		{ "better", JSON_STRING },
+	};
 	const char *kind, *better;
 
-	snprintf(where, sizeof(where), "measures[\"%.200s\"].", name);
 	if (!json_is_object(m))
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s: invalid run file: measure \"%.200s\" is not an object",
 			       what, name);
-	if (need(m, "value", JSON_REAL, what, where, err) ||
-	    need(m, "unit", JSON_STRING, what, where, err) ||
-	    need(m, "kind", JSON_STRING, what, where, err) ||
-	    need(m, "better", JSON_STRING, what, where, err))
-		return -1;
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		const char *problem = member_problem(m, members[i].key, members[i].type);
+
+		if (problem)
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "%s: invalid run file: measures[\"%.200s\"].%s %s",
+				       what, name, members[i].key, problem);
+	}
 	kind = json_string_value(json_object_get(m, "kind"));
 	better = json_string_value(json_object_get(m, "better"));
 	if (strcmp(kind, "exact") && strcmp(kind, "sampled"))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: %skind must be \"exact\" or \"sampled\"",
-			       what, where);
+			       "%s: invalid run file: measures[\"%.200s\"].kind must be \"exact\" or \"sampled\"",
+			       what, name);
 	if (strcmp(better, "lower") && strcmp(better, "higher"))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: %sbetter must be \"lower\" or \"higher\"",
-			       what, where);
+			       "%s: invalid run file: measures[\"%.200s\"].better must be \"lower\" or \"higher\"",
+			       what, name);
 	return 0;
 }
 
@@ -68,13 +88,13 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s: not a clockprof run file (schema must be \"%s\")",
 			       what, CP_RUN_SCHEMA);
-	if (need(doc, "tool", JSON_OBJECT, what, "", err) ||
-	    need(doc, "complete", JSON_TRUE, what, "", err) ||
-	    need(doc, "duration_s", JSON_REAL, what, "", err) ||
-	    need(doc, "target", JSON_OBJECT, what, "", err) ||
-	    need(doc, "host", JSON_OBJECT, what, "", err) ||
-	    need(doc, "clock_reads", JSON_OBJECT, what, "", err) ||
-	    need(doc, "measures", JSON_OBJECT, what, "", err))
+	if (need(doc, "tool", JSON_OBJECT, what, err) ||
+	    need(doc, "complete", JSON_TRUE, what, err) ||
+	    need(doc, "duration_s", JSON_REAL, what, err) ||
+	    need(doc, "target", JSON_OBJECT, what, err) ||
+	    need(doc, "host", JSON_OBJECT, what, err) ||
+	    need(doc, "clock_reads", JSON_OBJECT, what, err) ||
+	    need(doc, "measures", JSON_OBJECT, what, err))
 		return -1;
 	measures = json_object_get(doc, "measures");
 	json_object_foreach((json_t *)measures, name, m)

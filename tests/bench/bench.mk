@@ -9,8 +9,8 @@ $(O)/bench-compare: tests/bench/bench_compare.c $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
 
-bench-compare: $(O)/bench-compare
-	$(O)/bench-compare
+bench-compare: $(O)/bench-compare clockprof
+	$(O)/bench-compare ./clockprof
 
 # The bare-uprobe baseline for tests/bench/run.py.
 $(O)/bench-bare-uprobe: tests/bench/bare_uprobe.c $(O)/libclockprof.a

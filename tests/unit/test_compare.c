@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bounds.h"
 #include "compare.h"
 #include "error.h"
+#include "json_file.h"
 #include "run_file.h"
 #include "unit.h"
 #include "verdict_file.h"
@@ -18,6 +20,7 @@
 
 struct side {
 	json_t *docs[MAX_RUNS];
+	struct cp_compare_run runs[MAX_RUNS];	/* read from docs by judge() */
 	const char *names[MAX_RUNS];
 	size_t n;
 };
@@ -54,9 +57,21 @@ static void set_measure(struct side *s, size_t run, const char *name,
 
 static void free_side(struct side *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		json_decref(s->docs[i]);
+		cp_compare_run_free(&s->runs[i]);
+	}
 	s->n = 0;
+}
+
+/* The docs as compare reads them (again, after changes). */
+static void read_runs(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		cp_compare_run_free(&s->runs[i]);
+		if (cp_compare_run_from_doc(s->docs[i], 0, &s->runs[i]))
+			abort();
+	}
 }
 
 /* xorshift64* with a fixed seed; normal deviates by Box-Muller. */
@@ -82,12 +97,15 @@ static double normal(void)
 static int judge(struct side *b, struct side *h, struct cp_bounds *bounds,
 		 struct cp_compare_result *r)
 {
-	struct cp_compare_side bs = { b->docs, b->names, b->n };
-	struct cp_compare_side hs = { h->docs, h->names, h->n };
+	struct cp_compare_side bs = { b->runs, b->names, b->n };
+	struct cp_compare_side hs = { h->runs, h->names, h->n };
 	struct cp_compare_opts opts = { .alpha = 0.05 };
 	struct cp_error err = { 0 };
-	int rc = cp_compare(&bs, &hs, bounds, &opts, r, &err);
+	int rc;
 
+	read_runs(b);
+	read_runs(h);
+	rc = cp_compare(&bs, &hs, bounds, &opts, r, &err);
 	if (rc)
 		fprintf(stderr, "  cp_compare: %s\n", err.msg);
 	return rc;
@@ -376,6 +394,112 @@ TEST(compare_added_removed_and_unmatched_rule)
 	free_side(&h);
 }
 
+/* Runs may list their measures in any order and miss some: each value
+ * must still land on its own measure (the gather reuses the previous
+ * run's order as a guess). 300 measures also outgrow the first table. */
+TEST(compare_measures_in_any_order)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *mv;
+	char name[32];
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 3, "tsc");
+	add_runs(&h, 2, "tsc");
+	for (size_t run = 0; run < 3; run++)
+		for (int k = 0; k < 300; k++) {
+			/* Run 1 goes backwards and lacks m007; run 2 is rotated. */
+			int i = run == 1 ? 299 - k : run == 2 ? (k + 100) % 300 : k;
+
+			if (run == 1 && i == 7)
+				continue;
+			snprintf(name, sizeof(name), "m%03d/op", i);
+			set_measure(&b, run, name, i + 1000 * (double)run, "exact", "lower");
+			if (run < 2)
+				set_measure(&h, run, name, i, "exact", "lower");
+		}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.n, 300);
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "m%03d/op", i);
+		mv = find(&r, name);
+		CHECK(mv != NULL);
+		CHECK_INT(mv->base.n, i == 7 ? 2 : 3);
+		CHECK(mv->base.lo == i);
+		CHECK(mv->base.hi == i + 2000);
+		CHECK_INT(mv->head.n, i == 7 ? 1 : 2);
+		CHECK(mv->head.lo == i && mv->head.hi == i);
+	}
+	CHECK(has_warning(find(&r, "m007/op")->warnings, "present in 2 of 3 base runs"));
+	CHECK(!has_warning(find(&r, "m008/op")->warnings, "present in"));
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
+/* Loading run files: each into its measure table and a document without
+ * the bulky members (or the whole one); the first bad file in order is
+ * the one reported, whichever thread met it first. */
+TEST(compare_load_runs_tables_and_first_error)
+{
+	char dir[] = "/tmp/cp-unit-load-XXXXXX";
+	static char paths[6][64];
+	const char *names[6];
+	struct cp_compare_run runs[6];
+	struct cp_error err = { 0 };
+	struct side s = { 0 };
+	char name[32];
+
+	CHECK(mkdtemp(dir) != NULL);
+	add_runs(&s, 6, "tsc");
+	for (size_t r = 0; r < 6; r++) {
+		for (int i = 0; i < 50; i++) {
+			snprintf(name, sizeof(name), "m%02d/op", i);
+			set_measure(&s, r, name, 100 * (double)r + i,
+				    i % 2 ? "exact" : "sampled", i % 3 ? "lower" : "higher");
+		}
+		json_object_set_new(s.docs[r], "call_sites", json_pack("[{s:s}]", "function", "f"));
+		snprintf(paths[r], sizeof(paths[r]), "%s/run-%zu.json", dir, r);
+		names[r] = paths[r];
+		CHECK_INT(cp_json_write_file(s.docs[r], paths[r], &err), 0);
+	}
+	for (int whole = 0; whole < 2; whole++) {
+		CHECK_INT(cp_compare_load_runs(names, 6, whole, runs, &err), 0);
+		for (size_t r = 0; r < 6; r++) {
+			const struct cp_compare_run *run = &runs[r];
+
+			CHECK_INT(run->nmeasures, 50);
+			CHECK_STR(run->measures[7].name, "m07/op");
+			CHECK(run->measures[7].value == 100 * (double)r + 7);
+			CHECK_STR(run->measures[7].unit, "reads/op");
+			CHECK(run->measures[7].exact && !run->measures[7].higher_is_better);
+			CHECK(!run->measures[6].exact && run->measures[6].higher_is_better);
+			CHECK_STR(json_string_value(json_object_get(
+				json_object_get(run->doc, "host"), "clocksource")), "tsc");
+			CHECK(json_is_true(json_object_get(run->doc, "complete")));
+			CHECK_INT(json_object_get(run->doc, "measures") != NULL, whole);
+			CHECK_INT(json_object_get(run->doc, "call_sites") != NULL, whole);
+		}
+		for (size_t r = 0; r < 6; r++)
+			cp_compare_run_free(&runs[r]);
+	}
+	/* Files 2 and 4 are bad: file 2 is reported, and nothing is kept. */
+	json_object_del(s.docs[2], "host");
+	CHECK_INT(cp_json_write_file(s.docs[2], paths[2], &err), 0);
+	unlink(paths[4]);
+	CHECK(cp_compare_load_runs(names, 6, 0, runs, &err) != 0);
+	CHECK(strstr(err.msg, "run-2.json: invalid run file: host is missing") != NULL);
+	for (size_t r = 0; r < 6; r++)
+		CHECK(runs[r].doc == NULL && runs[r].measures == NULL);
+	for (size_t r = 0; r < 6; r++)
+		unlink(paths[r]);
+	rmdir(dir);
+	free_side(&s);
+}
+
 TEST(compare_env_mismatch)
 {
 	struct side b = { 0 }, h = { 0 };
@@ -491,8 +615,8 @@ TEST(verdict_build_validates_and_round_trips)
 	}
 	set_measure(&h, 0, "added/op", 1, "exact", "lower");
 	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
-	bs = (struct cp_compare_side){ b.docs, b.names, b.n };
-	hs = (struct cp_compare_side){ h.docs, h.names, h.n };
+	bs = (struct cp_compare_side){ b.runs, b.names, b.n };
+	hs = (struct cp_compare_side){ h.runs, h.names, h.n };
 	v = cp_verdict_build(&r, &bounds, &bs, &hs);
 	CHECK(v != NULL);
 	CHECK_INT(cp_verdict_file_validate(v, "v", &err), 0);

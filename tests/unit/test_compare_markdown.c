@@ -41,7 +41,8 @@ static json_t *verdict_for(const char *const *names, size_t n, int within)
 	json_t *b = run_doc(), *h = run_doc();
 	json_t *bm = json_object_get(b, "measures"), *hm = json_object_get(h, "measures");
 	const char *fnames[] = { "base.json", "head.json" };
-	struct cp_compare_side bs = { &b, fnames, 1 }, hs = { &h, fnames + 1, 1 };
+	struct cp_compare_run br, hr;
+	struct cp_compare_side bs = { &br, fnames, 1 }, hs = { &hr, fnames + 1, 1 };
 	struct cp_compare_result r;
 	struct cp_bounds bounds;
 	struct cp_error err = { 0 };
@@ -62,11 +63,15 @@ static json_t *verdict_for(const char *const *names, size_t n, int within)
 				"value", 1.0, "unit", "u", "kind", "exact", "better", "lower"));
 		}
 	}
+	if (cp_compare_run_from_doc(b, 0, &br) || cp_compare_run_from_doc(h, 0, &hr))
+		abort();
 	if (cp_compare(&bs, &hs, &bounds, NULL, &r, &err) == 0) {
 		v = cp_verdict_build(&r, &bounds, &bs, &hs);
 		cp_compare_result_free(&r);
 	}
 	cp_bounds_free(&bounds);
+	cp_compare_run_free(&br);
+	cp_compare_run_free(&hr);
 	json_decref(b);
 	json_decref(h);
 	return v;

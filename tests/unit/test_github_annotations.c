@@ -28,7 +28,8 @@ static json_t *run_doc(void)
 static json_t *regressed_verdict(const char *const *names, size_t n)
 {
 	json_t *b = run_doc(), *h = run_doc(), *v = NULL;
-	struct cp_compare_side bs = { &b, NULL, 1 }, hs = { &h, NULL, 1 };
+	struct cp_compare_run br, hr;
+	struct cp_compare_side bs = { &br, NULL, 1 }, hs = { &hr, NULL, 1 };
 	struct cp_compare_result r;
 	struct cp_bounds bounds;
 
@@ -41,11 +42,15 @@ static json_t *regressed_verdict(const char *const *names, size_t n)
 			json_pack("{s:f, s:s, s:s, s:s}", "value", 2.0, "unit",
 				  "reads/op", "kind", "exact", "better", "lower"));
 	}
+	if (cp_compare_run_from_doc(b, 0, &br) || cp_compare_run_from_doc(h, 0, &hr))
+		abort();
 	if (cp_compare(&bs, &hs, &bounds, NULL, &r, NULL) == 0) {
 		v = cp_verdict_build(&r, &bounds, &bs, &hs);
 		cp_compare_result_free(&r);
 	}
 	cp_bounds_free(&bounds);
+	cp_compare_run_free(&br);
+	cp_compare_run_free(&hr);
 	json_decref(b);
 	json_decref(h);
 	return v;

@@ -1,0 +1,51 @@
+/* compare_run.h - a run file as the gate keeps it.
+ *
+ * compare needs three things of a run: its measures, its environment
+ * fingerprint and whether it is complete. A run of 1,000 measures parses
+ * into ~1 MB of JSON values; holding all 60 runs of a gate as whole
+ * documents, then freeing them value by value, cost more than judging them.
+ * So each run is read into a flat table of measures plus the document
+ * without its bulky members, and the parsed document is released at once,
+ * on the thread that parsed it. */
+#ifndef CP_COMPARE_RUN_H
+#define CP_COMPARE_RUN_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct cp_error;
+
+/* One entry of run.json "measures". */
+struct cp_run_measure {
+	const char *name;	/* in the run's pool */
+	const char *unit;	/* in the run's pool */
+	double value;
+	int exact;		/* kind "exact" (else "sampled") */
+	int higher_is_better;	/* better "higher" (else "lower") */
+};
+
+struct cp_compare_run {
+	/* The run document; without "measures", "call_sites" and "stacks"
+	 * unless it was read whole (a report needs those). */
+	json_t *doc;
+	struct cp_run_measure *measures;	/* in document order */
+	size_t nmeasures;
+	char *pool;		/* names and units */
+};
+
+/* Reads doc (a validated run document) into run; doc keeps its reference.
+ * whole: run->doc is doc itself, not the trimmed copy. -1 when out of
+ * memory. */
+int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run *run);
+
+void cp_compare_run_free(struct cp_compare_run *run);
+
+/* Loads and validates n run files with cp_run_file_load(), several at a
+ * time (parsing dominates a large gate: 60 files of 1,000 measures are
+ * ~8 MB of JSON), into runs[i] for paths[i]; whole as above. On failure
+ * every run is released and err holds the message of the first bad file
+ * in order, the same one a sequential load would report. */
+int cp_compare_load_runs(const char *const *paths, size_t n, int whole,
+			 struct cp_compare_run *runs, struct cp_error *err);
+
+#endif

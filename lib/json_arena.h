@@ -1,0 +1,40 @@
+/* json_arena.h - parsing throwaway JSON documents without malloc.
+ *
+ * compare parses 60 run files, copies out the few things it judges and
+ * drops each document: tens of thousands of small jansson allocations per
+ * file, each freed one by one a moment later. jansson lets its allocator be
+ * replaced (json_set_alloc_funcs); while an arena is entered on a thread,
+ * that thread's jansson allocations are carved from the arena's blocks,
+ * frees of them do nothing, and cp_json_arena_reset() drops them all at
+ * once, keeping the blocks warm for the next file. Other threads, and
+ * this one outside the arena, keep using malloc.
+ *
+ * The rule that makes it safe: no JSON value allocated inside an arena may
+ * be used, or released, after the arena is reset; copy what must survive
+ * (json_deep_copy) after cp_json_arena_leave(). */
+#ifndef CP_JSON_ARENA_H
+#define CP_JSON_ARENA_H
+
+#include <stddef.h>
+
+struct cp_json_arena_block;
+
+struct cp_json_arena {
+	struct cp_json_arena_block *blocks;	/* in use first, then spare */
+	struct cp_json_arena_block *current;
+};
+
+/* Makes this thread's jansson allocations come from arena (zeroed before
+ * first use: struct cp_json_arena a = { 0 }). Not nested. */
+void cp_json_arena_enter(struct cp_json_arena *arena);
+
+/* Back to malloc on this thread; the arena's values stay readable. */
+void cp_json_arena_leave(void);
+
+/* Forgets every value allocated from arena; keeps its memory for reuse. */
+void cp_json_arena_reset(struct cp_json_arena *arena);
+
+/* Gives the arena's memory back (after a reset or leave). */
+void cp_json_arena_release(struct cp_json_arena *arena);
+
+#endif
