@@ -15,8 +15,10 @@
 #include "compare.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
+#include "compare_texts.h"
 #include "error.h"
 #include "github_annotations.h"
+#include "json_file.h"
 #include "report.h"
 #include "run_file.h"
 #include "stats.h"
@@ -86,30 +88,25 @@ static void free_side(struct side_files *s)
 	free(s->names);
 }
 
-/* Writes the outputs; returns 0 or an exit code >= 2 with the message in err. */
-static int write_outputs(const json_t *verdict, struct side_files *base,
-			 struct side_files *head, const char *output,
-			 const char *markdown, const char *html, int github,
+/* Writes the outputs from the rendered texts; returns 0 or -1 with the
+ * message in err. */
+static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t,
+			 struct side_files *base, struct side_files *head,
+			 const char *output, const char *markdown, const char *html,
 			 struct cp_error *err)
 {
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
-	char *md = NULL;
 	int rc = 0;
 
-	if (output && cp_json_write_file(verdict, output, err))
+	if (output && cp_json_write_text(t->json, output, err))
 		return -1;
-	if (markdown || (github && summary && *summary)) {
-		md = cp_compare_markdown(verdict, 0);
-		if (!md)
-			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing markdown");
-	}
-	if (markdown && cp_write_file_atomic(markdown, md, strlen(md), err))
-		rc = -1;
-	if (!rc && md && summary && *summary &&
-	    cp_append_text_file(summary, md, err))
-		rc = -1;
-	free(md);
-	if (!rc && html) {
+	if (markdown && cp_write_file_atomic(markdown, t->markdown,
+					     strlen(t->markdown), err))
+		return -1;
+	if (t->markdown && summary && *summary &&
+	    cp_append_text_file(summary, t->markdown, err))
+		return -1;
+	if (html) {
 		/* The verdict first, then the base runs, then the head runs:
 		 * lib/report.h splits them by the verdict's base.runs/head.runs. */
 		size_t n = 1 + base->n + head->n, k = 0;
@@ -155,6 +152,7 @@ int cmd_compare(int argc, char **argv)
 	struct cp_error err = { 0 };
 	json_t *verdict = NULL;
 	FILE *table_out = stdout;
+	struct cp_compare_texts texts = { 0 };
 
 	cp_bounds_init_defaults(&bounds);
 	opterr = 0;
@@ -241,7 +239,15 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (!verdict)
 		goto oom;
-	if (write_outputs(verdict, &base, &head, output, markdown, html, github, &err))
+	{
+		const char *summary = getenv("GITHUB_STEP_SUMMARY");
+		int want_md = markdown || (github && summary && *summary);
+
+		if (cp_compare_texts_render(verdict, output != NULL, want_md, !quiet,
+					    color, &texts))
+			goto oom;
+	}
+	if (write_outputs(verdict, &texts, &base, &head, output, markdown, html, &err))
 		goto fail;
 	if (!quiet || github) {
 		char token[33];
@@ -252,7 +258,7 @@ int cmd_compare(int argc, char **argv)
 		if (!quiet) {
 			if (github)
 				cp_github_stop_commands(table_out, token);
-			cp_compare_table_write(table_out, verdict, color);
+			fputs(texts.table, table_out);
 			if (github)
 				cp_github_resume_commands(table_out, token);
 		}
@@ -266,6 +272,7 @@ oom:
 fail:
 	code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
 out:
+	cp_compare_texts_free(&texts);
 	json_decref(verdict);
 	cp_bounds_free(&bounds);
 	free_side(&base);

@@ -88,16 +88,28 @@ int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc
 	return 0;
 }
 
+char *cp_json_text(const json_t *doc)
+{
+	return json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+}
+
+int cp_json_write_text(const char *text, const char *path, struct cp_error *err)
+{
+	int rc = cp_write_file_atomic(path, text, strlen(text), err);
+
+	if (rc == 0 && strcmp(path, "-") == 0)
+		rc = cp_write_file_atomic(path, "\n", 1, err);
+	return rc;
+}
+
 int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err)
 {
-	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+	char *text = cp_json_text(doc);
 	int rc;
 
 	if (!text)
 		return cp_fail(err, CP_EXIT_USAGE, "cannot serialise %s", path);
-	rc = cp_write_file_atomic(path, text, strlen(text), err);
-	if (rc == 0 && strcmp(path, "-") == 0)
-		rc = cp_write_file_atomic(path, "\n", 1, err);
+	rc = cp_json_write_text(text, path, err);
 	free(text);
 	return rc;
 }

@@ -21,4 +21,9 @@ int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc
  * path ("-": standard output). */
 int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err);
 
+/* The two halves of cp_json_write_file: the text (malloc'ed; NULL when
+ * out of memory), and writing a text made by it. */
+char *cp_json_text(const json_t *doc);
+int cp_json_write_text(const char *text, const char *path, struct cp_error *err);
+
 #endif

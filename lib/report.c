@@ -164,7 +164,7 @@ int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
 	json_t *data = json_pack("{s[]}", "runs");
 	struct cp_buf page = { 0 }, tcsp = { 0 }, ttitle = { 0 }, tbody = { 0 };
 	struct cp_buf tdata = { 0 }, tstyle = { 0 }, tscript = { 0 };
-	size_t nruns = 0, nbase, nhead;
+	size_t nruns = 0, nbase = 0, nhead = 0;
 	char *json = NULL;
 	int rc = -1;
 

@@ -17,9 +17,9 @@
 
 #include "bounds.h"
 #include "compare.h"
-#include "compare_markdown.h"
-#include "compare_table.h"
+#include "compare_texts.h"
 #include "error.h"
+#include "json_file.h"
 #include "run_file.h"
 #include "verdict_file.h"
 
@@ -105,7 +105,7 @@ static double one_round(const char *dir, double t[4])
 	struct cp_compare_opts opts = { .alpha = 0.05 };
 	double t0 = now_ms(), t1, t2, t3;
 	json_t *v;
-	char *md, *table;
+	struct cp_compare_texts texts;
 
 	for (int i = 0; i < 2 * RUNS; i++) {
 		snprintf(namebuf[i], sizeof(namebuf[i]), "%s/%s-%02d.json", dir,
@@ -132,17 +132,15 @@ static double one_round(const char *dir, double t[4])
 		v = cp_verdict_build(&r, &bounds, &b, &h);
 	}
 	snprintf(path, sizeof(path), "%s/verdict.json", dir);
-	if (!v || cp_json_write_file(v, path, &err))
+	if (!v || cp_compare_texts_render(v, 1, 1, 1, 0, &texts) ||
+	    cp_json_write_text(texts.json, path, &err))
 		exit(2);
-	md = cp_compare_markdown(v, 0);
-	table = cp_compare_table_string(v, 0);
 	t3 = now_ms();
 	t[0] = t1 - t0;
 	t[1] = t2 - t1;
 	t[2] = t3 - t2;
 	t[3] = (double)r.counts[CP_MEASURE_REGRESSED];
-	free(md);
-	free(table);
+	cp_compare_texts_free(&texts);
 	json_decref(v);
 	cp_compare_result_free(&r);
 	cp_bounds_free(&bounds);

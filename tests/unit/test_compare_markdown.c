@@ -10,7 +10,9 @@
 #include "compare.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
+#include "compare_texts.h"
 #include "error.h"
+#include "json_file.h"
 #include "run_file.h"
 #include "unit.h"
 #include "verdict_file.h"
@@ -245,5 +247,33 @@ TEST(table_value_formatting)
 	CHECK_STR(buf, "-25.98");
 	cp_format_value(buf, sizeof(buf), json_null());
 	CHECK_STR(buf, "-");
+	json_decref(v);
+}
+
+/* The texts rendered side by side are the ones each renderer makes alone,
+ * and only those asked for. */
+TEST(texts_rendered_side_by_side_match_each_renderer)
+{
+	static const char *const names[] = { "a/op", "b/op", "c/op" };
+	json_t *v = verdict_for(names, 3, 1);
+	struct cp_compare_texts t;
+	char *json, *md, *table;
+
+	CHECK(v != NULL);
+	json = cp_json_text(v);
+	md = cp_compare_markdown(v, 0);
+	table = cp_compare_table_string(v, 1);
+	CHECK_INT(cp_compare_texts_render(v, 1, 1, 1, 1, &t), 0);
+	CHECK_STR(t.json, json);
+	CHECK_STR(t.markdown, md);
+	CHECK_STR(t.table, table);
+	cp_compare_texts_free(&t);
+	CHECK_INT(cp_compare_texts_render(v, 0, 1, 0, 0, &t), 0);
+	CHECK(t.json == NULL && t.table == NULL);
+	CHECK_STR(t.markdown, md);
+	cp_compare_texts_free(&t);
+	free(json);
+	free(md);
+	free(table);
 	json_decref(v);
 }
