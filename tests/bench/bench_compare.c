@@ -112,9 +112,8 @@ static double one_round(const char *dir, double t[4])
 			 i < RUNS ? "base" : "head", i % RUNS);
 		names[i] = namebuf[i];
 	}
-	/* As cmd/compare.c loads them: base, then head, each in parallel. */
-	if (cp_compare_load_runs(names, RUNS, 0, runs, &err) ||
-	    cp_compare_load_runs(names + RUNS, RUNS, 0, runs + RUNS, &err)) {
+	/* As cmd/compare.c loads them: both sides in one parallel batch. */
+	if (cp_compare_load_runs(names, 2 * RUNS, 0, runs, &err)) {
 		fprintf(stderr, "bench-compare: %s\n", err.msg);
 		exit(2);
 	}
