@@ -14,6 +14,7 @@
 #include "json_file.h"
 #include "run_file.h"
 #include "unit.h"
+#include "verdict_fixture.h"
 #include "verdict_file.h"
 
 #define MAX_RUNS 64
@@ -25,22 +26,10 @@ struct side {
 	size_t n;
 };
 
-static json_t *new_run(const char *clocksource, const char *kernel)
-{
-	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
-			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
-			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
-			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
-			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
-			 "build_id", "b1", "host", "kernel", kernel, "cpu", "x",
-			 "clocksource", clocksource, "pmu", 0, "tool_version",
-			 "0.1.0", "clock_reads", "total", 1, "measures");
-}
-
 static void add_runs(struct side *s, size_t n, const char *clocksource)
 {
 	for (size_t i = 0; i < n; i++) {
-		s->docs[s->n] = new_run(clocksource, "6.1.0");
+		s->docs[s->n] = fixture_run_doc(clocksource, "6.1.0");
 		s->names[s->n] = "run.json";
 		s->n++;
 	}

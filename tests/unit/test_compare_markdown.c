@@ -6,16 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "compare.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "compare_texts.h"
-#include "error.h"
 #include "json_file.h"
-#include "run_file.h"
 #include "unit.h"
-#include "verdict_file.h"
+#include "verdict_fixture.h"
 
 static const char *const hostile[] = {
 	"a`b", "``x``", "`", "p|q", "line1\nline2", "::error::pwn", "100%",
@@ -23,61 +19,6 @@ static const char *const hostile[] = {
 	"tab\there", "esc\033[31mred", "c1\xc2\x9bx", "\xe2\x96\xb2 arrow",
 };
 #define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
-
-static json_t *run_doc(void)
-{
-	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
-			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
-			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
-			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
-			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
-			 "build_id", "b1", "host", "kernel", "6.1", "cpu", "x",
-			 "clocksource", "tsc", "pmu", 0, "tool_version", "0.1.0",
-			 "clock_reads", "total", 1, "measures");
-}
-
-/* A verdict where every name in names[] regressed (exact 1 -> 2), plus a
- * within measure per name when `within` is set. */
-static json_t *verdict_for(const char *const *names, size_t n, int within)
-{
-	json_t *b = run_doc(), *h = run_doc();
-	json_t *bm = json_object_get(b, "measures"), *hm = json_object_get(h, "measures");
-	const char *fnames[] = { "base.json", "head.json" };
-	struct cp_compare_run br, hr;
-	struct cp_compare_side bs = { &br, fnames, 1 }, hs = { &hr, fnames + 1, 1 };
-	struct cp_compare_result r;
-	struct cp_bounds bounds;
-	struct cp_error err = { 0 };
-	json_t *v = NULL;
-	char name[600];
-
-	cp_bounds_init_defaults(&bounds);
-	for (size_t i = 0; i < n; i++) {
-		json_object_set_new(bm, names[i], json_pack("{s:f, s:s, s:s, s:s}",
-			"value", 1.0, "unit", "reads/op", "kind", "exact", "better", "lower"));
-		json_object_set_new(hm, names[i], json_pack("{s:f, s:s, s:s, s:s}",
-			"value", 2.0, "unit", "reads/op", "kind", "exact", "better", "lower"));
-		if (within) {
-			snprintf(name, sizeof(name), "%s.same", names[i]);
-			json_object_set_new(bm, name, json_pack("{s:f, s:s, s:s, s:s}",
-				"value", 1.0, "unit", "u", "kind", "exact", "better", "lower"));
-			json_object_set_new(hm, name, json_pack("{s:f, s:s, s:s, s:s}",
-				"value", 1.0, "unit", "u", "kind", "exact", "better", "lower"));
-		}
-	}
-	if (cp_compare_run_from_doc(b, 0, &br) || cp_compare_run_from_doc(h, 0, &hr))
-		abort();
-	if (cp_compare(&bs, &hs, &bounds, NULL, &r, &err) == 0) {
-		v = cp_verdict_build(&r, &bounds, &bs, &hs);
-		cp_compare_result_free(&r);
-	}
-	cp_bounds_free(&bounds);
-	cp_compare_run_free(&br);
-	cp_compare_run_free(&hr);
-	json_decref(b);
-	json_decref(h);
-	return v;
-}
 
 /* Cell delimiters of a GFM table row, the way the table extension scans
  * it: a backslash escapes the next character, other pipes split cells. */
@@ -122,7 +63,7 @@ TEST(markdown_code_span_escaping)
 
 TEST(markdown_hostile_names_keep_tables_intact)
 {
-	json_t *v = verdict_for(hostile, NHOSTILE, 1);
+	json_t *v = fixture_regressed_verdict(hostile, NHOSTILE, 1);
 	char *md, *line, *next;
 	size_t top_rows = 0, all_rows = 0;
 
@@ -178,7 +119,7 @@ TEST(markdown_size_capped_with_note)
 		names[i] = malloc(320);
 		snprintf(names[i], 320, "%04zu/%0300d", i, 0);
 	}
-	v = verdict_for((const char *const *)names, N, 0);
+	v = fixture_regressed_verdict((const char *const *)names, N, 0);
 	CHECK(v != NULL);
 	md = cp_compare_markdown(v, 64 * 1024);
 	CHECK(md != NULL);
@@ -200,7 +141,7 @@ TEST(markdown_size_capped_with_note)
 
 TEST(table_escapes_names_and_marks_without_colour)
 {
-	json_t *v = verdict_for(hostile, NHOSTILE, 0);
+	json_t *v = fixture_regressed_verdict(hostile, NHOSTILE, 0);
 	char *t;
 
 	CHECK(v != NULL);
@@ -255,7 +196,7 @@ TEST(table_value_formatting)
 TEST(texts_rendered_side_by_side_match_each_renderer)
 {
 	static const char *const names[] = { "a/op", "b/op", "c/op" };
-	json_t *v = verdict_for(names, 3, 1);
+	json_t *v = fixture_regressed_verdict(names, 3, 1);
 	struct cp_compare_texts t;
 	char *json, *md, *table;
 

@@ -5,56 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounds.h"
-#include "compare.h"
-#include "error.h"
 #include "github_annotations.h"
-#include "run_file.h"
 #include "unit.h"
-#include "verdict_file.h"
-
-static json_t *run_doc(void)
-{
-	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
-			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
-			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
-			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
-			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
-			 "build_id", "b1", "host", "kernel", "6.1", "cpu", "x",
-			 "clocksource", "tsc", "pmu", 0, "tool_version", "0.1.0",
-			 "clock_reads", "total", 1, "measures");
-}
-
-static json_t *regressed_verdict(const char *const *names, size_t n)
-{
-	json_t *b = run_doc(), *h = run_doc(), *v = NULL;
-	struct cp_compare_run br, hr;
-	struct cp_compare_side bs = { &br, NULL, 1 }, hs = { &hr, NULL, 1 };
-	struct cp_compare_result r;
-	struct cp_bounds bounds;
-
-	cp_bounds_init_defaults(&bounds);
-	for (size_t i = 0; i < n; i++) {
-		json_object_set_new(json_object_get(b, "measures"), names[i],
-			json_pack("{s:f, s:s, s:s, s:s}", "value", 1.0, "unit",
-				  "reads/op", "kind", "exact", "better", "lower"));
-		json_object_set_new(json_object_get(h, "measures"), names[i],
-			json_pack("{s:f, s:s, s:s, s:s}", "value", 2.0, "unit",
-				  "reads/op", "kind", "exact", "better", "lower"));
-	}
-	if (cp_compare_run_from_doc(b, 0, &br) || cp_compare_run_from_doc(h, 0, &hr))
-		abort();
-	if (cp_compare(&bs, &hs, &bounds, NULL, &r, NULL) == 0) {
-		v = cp_verdict_build(&r, &bounds, &bs, &hs);
-		cp_compare_result_free(&r);
-	}
-	cp_bounds_free(&bounds);
-	cp_compare_run_free(&br);
-	cp_compare_run_free(&hr);
-	json_decref(b);
-	json_decref(h);
-	return v;
-}
+#include "verdict_fixture.h"
 
 static char *annotations(const json_t *v, int *lines)
 {
@@ -90,7 +43,7 @@ TEST(github_at_most_ten_errors_then_a_notice)
 		snprintf(storage[i], sizeof(storage[i]), "m%02d/op", i);
 		names[i] = storage[i];
 	}
-	v = regressed_verdict(names, 12);
+	v = fixture_regressed_verdict(names, 12, 0);
 	CHECK(v != NULL);
 	out = annotations(v, &lines);
 	CHECK_INT(lines, 11);
@@ -114,7 +67,7 @@ TEST(github_hostile_names_cannot_inject)
 		"x\n::error::pwned", "y\r\n::add-mask::secret", "100%0A", "a::b,c",
 		"`tick`|pipe", "::stop-commands::abc",
 	};
-	json_t *v = regressed_verdict(names, 6);
+	json_t *v = fixture_regressed_verdict(names, 6, 0);
 	char *out, *line;
 	int lines, n = 0;
 

@@ -1,0 +1,63 @@
+/* verdict_fixture.c - see verdict_fixture.h. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bounds.h"
+#include "compare.h"
+#include "run_file.h"
+#include "verdict_file.h"
+#include "verdict_fixture.h"
+
+json_t *fixture_run_doc(const char *clocksource, const char *kernel)
+{
+	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
+			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
+			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
+			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
+			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
+			 "build_id", "b1", "host", "kernel", kernel, "cpu", "x",
+			 "clocksource", clocksource, "pmu", 0, "tool_version",
+			 "0.1.0", "clock_reads", "total", 1, "measures");
+}
+
+static void set_exact(json_t *doc, const char *name, double value, const char *unit)
+{
+	json_object_set_new(json_object_get(doc, "measures"), name,
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
+				      unit, "kind", "exact", "better", "lower"));
+}
+
+json_t *fixture_regressed_verdict(const char *const *names, size_t n, int within)
+{
+	static const char *const files[] = { "base.json", "head.json" };
+	json_t *b = fixture_run_doc("tsc", "6.1"), *h = fixture_run_doc("tsc", "6.1");
+	struct cp_compare_run br = { 0 }, hr = { 0 };
+	struct cp_compare_side bs = { &br, files, 1 }, hs = { &hr, files + 1, 1 };
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+	json_t *v = NULL;
+	char name[600];
+
+	cp_bounds_init_defaults(&bounds);
+	for (size_t i = 0; i < n; i++) {
+		set_exact(b, names[i], 1, "reads/op");
+		set_exact(h, names[i], 2, "reads/op");
+		if (within) {
+			snprintf(name, sizeof(name), "%s.same", names[i]);
+			set_exact(b, name, 1, "u");
+			set_exact(h, name, 1, "u");
+		}
+	}
+	if (cp_compare_run_from_doc(b, 0, &br) == 0 &&
+	    cp_compare_run_from_doc(h, 0, &hr) == 0 &&
+	    cp_compare(&bs, &hs, &bounds, NULL, &r, NULL) == 0) {
+		v = cp_verdict_build(&r, &bounds, &bs, &hs);
+		cp_compare_result_free(&r);
+	}
+	cp_bounds_free(&bounds);
+	cp_compare_run_free(&br);
+	cp_compare_run_free(&hr);
+	json_decref(b);
+	json_decref(h);
+	return v;
+}
