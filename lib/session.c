@@ -170,28 +170,45 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	return 0;
 }
 
+/* Reads the per-CPU values of one entry of a per-CPU map into buf (ncpus
+ * values of `size` bytes) and adds them up into sum, a struct of __u64
+ * counters. Fields that are maxima, not counts, are the caller's to
+ * recompute from buf. */
+_Static_assert(sizeof(struct cp_totals) % sizeof(__u64) == 0 &&
+	       sizeof(struct cp_site_counts) % sizeof(__u64) == 0 &&
+	       sizeof(struct cp_dist) % sizeof(__u64) == 0,
+	       "per-CPU map values are made of __u64 counters only");
+static int read_percpu_sum(struct cp_session *s, const struct bpf_map *map,
+			   const void *key, size_t key_size, void *buf, void *sum,
+			   size_t size)
+{
+	size_t words = size / sizeof(__u64);
+	int rc;
+
+	memset(sum, 0, size);
+	rc = bpf_map__lookup_elem(map, key, key_size, buf, (size_t)s->ncpus * size, 0);
+	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
+		const __u64 *src = (const __u64 *)((const char *)buf + (size_t)c * size);
+
+		for (size_t w = 0; w < words; w++)
+			((__u64 *)sum)[w] += src[w];
+	}
+	return rc;
+}
+
 int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 {
-	size_t n = (size_t)s->ncpus;
-	struct cp_totals *percpu = calloc(n, sizeof(*percpu));
+	struct cp_totals *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
 	__u32 zero = 0;
 	int rc;
 
 	memset(sum, 0, sizeof(*sum));
 	if (!percpu)
 		return -1;
-	rc = bpf_map__lookup_elem(s->skel->maps.totals, &zero, sizeof(zero),
-				  percpu, n * sizeof(*percpu), 0);
-	for (size_t c = 0; rc == 0 && c < n; c++) {
-		const __u64 *src = (const __u64 *)&percpu[c];
-		__u64 *dst = (__u64 *)sum;
-
-		for (size_t w = 0; w < sizeof(*sum) / sizeof(__u64); w++)
-			dst[w] += src[w];
-	}
-	/* max is a maximum over CPUs, not a sum: recompute it. */
+	rc = read_percpu_sum(s, s->skel->maps.totals, &zero, sizeof(zero), percpu,
+			     sum, sizeof(*sum));
 	sum->max_reads_per_request = 0;
-	for (size_t c = 0; rc == 0 && c < n; c++)
+	for (int c = 0; rc == 0 && c < s->ncpus; c++)
 		if (percpu[c].max_reads_per_request > sum->max_reads_per_request)
 			sum->max_reads_per_request = percpu[c].max_reads_per_request;
 	free(percpu);
@@ -232,7 +249,7 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n)
 {
 	struct bpf_map *ids = s->skel->maps.site_ids;
-	struct cp_site_counts *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
+	struct cp_site_counts *percpu = calloc((size_t)s->ncpus, sizeof(*percpu)), counts;
 	struct cp_site_key key, next, *prev = NULL;
 	size_t cap = 0;
 	__u32 id;
@@ -245,8 +262,8 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    bpf_map__lookup_elem(s->skel->maps.site_counts, &id, sizeof(id), percpu,
-					 (size_t)s->ncpus * sizeof(*percpu), 0))
+		    read_percpu_sum(s, s->skel->maps.site_counts, &id, sizeof(id), percpu,
+				    &counts, sizeof(counts)))
 			continue;
 		if (*n == cap) {
 			struct cp_site_count *grown;
@@ -259,13 +276,8 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			}
 			*sites = grown;
 		}
-		memset(&(*sites)[*n], 0, sizeof(**sites));
 		(*sites)[*n].key = key;
-		for (int c = 0; c < s->ncpus; c++) {
-			(*sites)[*n].counts.all += percpu[c].all;
-			(*sites)[*n].counts.in_requests += percpu[c].in_requests;
-		}
-		(*n)++;
+		(*sites)[(*n)++].counts = counts;
 	}
 	free(percpu);
 	return 0;
@@ -334,16 +346,12 @@ int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
 	memset(sum, 0, sizeof(*sum));
 	if (!percpu)
 		return -1;
-	rc = bpf_map__lookup_elem(s->skel->maps.dist, &zero, sizeof(zero), percpu,
-				  (size_t)s->ncpus * sizeof(*percpu), 0);
-	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
-		sum->count += percpu[c].count;
-		sum->sum += percpu[c].sum;
+	rc = read_percpu_sum(s, s->skel->maps.dist, &zero, sizeof(zero), percpu, sum,
+			     sizeof(*sum));
+	sum->max = 0;
+	for (int c = 0; rc == 0 && c < s->ncpus; c++)
 		if (percpu[c].max > sum->max)
 			sum->max = percpu[c].max;
-		for (int b = 0; b < CP_DIST_BUCKETS; b++)
-			sum->bucket[b] += percpu[c].bucket[b];
-	}
 	free(percpu);
 	return rc;
 }
