@@ -14,8 +14,10 @@
 #include "run_file.h"
 #include "stats.h"
 
-/* A/A noise floor needs an interval between two halves of the base runs. */
+/* A/A noise floor needs an interval between two halves of the base runs;
+ * beyond the maximum it is not computed (the halves live on the stack). */
 #define NOISE_FLOOR_MIN_RUNS 8
+#define NOISE_FLOOR_MAX_RUNS 1024
 
 static const char *const status_names[CP_MEASURE_NSTATUS] = {
 	"within", "regressed", "improved", "inconclusive", "added", "removed",
@@ -512,13 +514,13 @@ static void measure_sampled(struct cp_measure_verdict *mv, const double *bv,
 static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 			double z, double *scratch)
 {
-	double even[512], odd[512];
+	double even[NOISE_FLOOR_MAX_RUNS / 2], odd[NOISE_FLOOR_MAX_RUNS / 2];
 	size_t ne = 0, no = 0, n = mv->base.n;
 	struct cp_interval pct, abs_;
 	int has;
 	double floor_pct, bound_pct;
 
-	if (n < NOISE_FLOOR_MIN_RUNS || n > 1024)
+	if (n < NOISE_FLOOR_MIN_RUNS || n > NOISE_FLOOR_MAX_RUNS)
 		return;
 	/* Interleaved halves, so a drift over the base runs shows as noise. */
 	for (size_t i = 0; i < n; i++) {
@@ -677,9 +679,9 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 }
 
 /* The statistics of every measure, spread over the CPUs: a 1,000-measure
- * gate computes 2,000 Hodges-Lehmann intervals of 900 pairs each. Each
- * worker has its own value and pair buffers; each measure its own
- * verdict and warnings array. */
+ * gate computes 2,000 Hodges-Lehmann intervals of up to 900 pairs each.
+ * Each worker has its own value and pair buffers (sized by
+ * pair_buffer_len()); each measure its own verdict and warnings array. */
 struct stats_job {
 	const struct gathered *g;
 	struct cp_measure_verdict *measures;
@@ -687,6 +689,16 @@ struct stats_job {
 	double *buffers;	/* per worker: base values, head values, pairs */
 	size_t buffer_len;
 };
+
+/* Pairs one worker may need at once: base x head for the change, or the
+ * two halves of the base runs for the noise floor, whichever is more. */
+static size_t pair_buffer_len(size_t nb, size_t nh)
+{
+	size_t halves = nb >= NOISE_FLOOR_MIN_RUNS && nb <= NOISE_FLOOR_MAX_RUNS ?
+			((nb + 1) / 2) * (nb / 2) : 0;
+
+	return nb * nh > halves ? nb * nh : halves;
+}
 
 static void measure_stats(void *ctx, size_t i, size_t worker)
 {
@@ -748,7 +760,7 @@ int cp_compare(const struct cp_compare_side *base,
 	double *ps = NULL;
 	const char *env_why;
 	int env_inconclusive;
-	size_t nfamily = 0;
+	size_t nfamily = 0, workers;
 
 	memset(out, 0, sizeof(*out));
 	if (!base->n || !head->n)
@@ -768,16 +780,16 @@ int cp_compare(const struct cp_compare_side *base,
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
 	job.measures = out->measures;
-	job.buffer_len = g.nb + g.nh + g.nb * g.nh + 1;
-	job.buffers = malloc(cp_parallel_workers(g.nmeasures) * job.buffer_len *
-			     sizeof(double));
+	workers = cp_parallel_workers(g.nmeasures);
+	job.buffer_len = g.nb + g.nh + pair_buffer_len(g.nb, g.nh) + 1;
+	job.buffers = calloc(workers, job.buffer_len * sizeof(double));
 	ps = malloc((g.nmeasures + 1) * sizeof(double));
 	if (!out->measures || !job.buffers || !ps)
 		goto oom;
 
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds, out->names);
-	cp_parallel_for(g.nmeasures, measure_stats, &job);
+	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
 	/* Only sampled measures with an interval form the corrected family. */
 	for (size_t i = 0; i < g.nmeasures; i++) {
 		const struct cp_measure_verdict *mv = &out->measures[i];

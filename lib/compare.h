@@ -74,7 +74,7 @@ struct cp_interval {
 
 struct cp_measure_verdict {
 	const char *name;	/* owned by the result */
-	const char *unit;
+	const char *unit;	/* in a run's pool: the runs must outlive the result */
 	int exact;		/* kind "exact" (else "sampled") */
 	int higher_is_better;
 	int in_base, in_head;
@@ -103,7 +103,7 @@ struct cp_compare_result {
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
 	json_t *env_mismatch;		/* [{field, base, head, effect}] */
 	json_t *warnings;		/* array of strings */
-	json_t *names;			/* owns the name/unit strings */
+	json_t *names;			/* owns the measure names */
 };
 
 /* The fingerprint of one run: {kernel, cpu, clocksource, pmu, tool_version,

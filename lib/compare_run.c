@@ -137,7 +137,7 @@ int cp_compare_load_runs(const char *const *paths, size_t n, int whole,
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory loading run files");
 	}
 	memset(runs, 0, n * sizeof(*runs));
-	cp_parallel_for(n, load_one, &job);
+	cp_parallel_for(n, cp_parallel_workers(n), load_one, &job);
 	for (size_t w = 0; w < CP_PARALLEL_MAX_WORKERS; w++)
 		cp_json_arena_release(&job.arenas[w]);
 	for (size_t i = 0; i < n; i++)

@@ -49,7 +49,7 @@ int cp_compare_texts_render(const json_t *verdict, int want_json,
 				  { want_json, want_markdown, want_table },
 				  { NULL, NULL, NULL } };
 
-	cp_parallel_for(NTEXTS, render_one, &job);
+	cp_parallel_for(NTEXTS, cp_parallel_workers(NTEXTS), render_one, &job);
 	out->json = job.text[TEXT_JSON];
 	out->markdown = job.text[TEXT_MARKDOWN];
 	out->table = job.text[TEXT_TABLE];

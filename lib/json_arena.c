@@ -50,6 +50,8 @@ static void *arena_alloc(struct cp_json_arena *arena, size_t n)
 {
 	struct cp_json_arena_block *b = arena->current, *fresh;
 
+	if (n > SIZE_MAX - sizeof(*b) - ALIGNMENT)
+		return NULL;	/* rounding or the block header would wrap */
 	n = (n + ALIGNMENT - 1) & ~(size_t)(ALIGNMENT - 1);
 	/* Spare blocks after the current one are reused in order. */
 	while (b && b->used + n > b->size && b->next) {

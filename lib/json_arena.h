@@ -9,9 +9,10 @@
  * once, keeping the blocks warm for the next file. Other threads, and
  * this one outside the arena, keep using malloc.
  *
- * The rule that makes it safe: no JSON value allocated inside an arena may
- * be used, or released, after the arena is reset; copy what must survive
- * (json_deep_copy) after cp_json_arena_leave(). */
+ * The rules that make it safe: a JSON value allocated inside an arena is
+ * released (json_decref) only while that arena is entered on this thread,
+ * or not at all, and is never used after the arena is reset; copy what
+ * must survive (json_deep_copy) after cp_json_arena_leave(). */
 #ifndef CP_JSON_ARENA_H
 #define CP_JSON_ARENA_H
 
@@ -28,7 +29,8 @@ struct cp_json_arena {
  * first use: struct cp_json_arena a = { 0 }). Not nested. */
 void cp_json_arena_enter(struct cp_json_arena *arena);
 
-/* Back to malloc on this thread; the arena's values stay readable. */
+/* Back to malloc on this thread; the arena's values stay readable (but
+ * must not be released: free() would get a pointer it never gave). */
 void cp_json_arena_leave(void);
 
 /* Forgets every value allocated from arena; keeps its memory for reuse. */

@@ -1,5 +1,6 @@
 /* parallel.c - see parallel.h. */
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "parallel.h"
@@ -35,8 +36,14 @@ static void *run_worker(void *arg)
 
 size_t cp_parallel_workers(size_t n)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t workers = cpus > 0 ? (size_t)cpus : 1;
+	cpu_set_t allowed;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t workers = online > 0 ? (size_t)online : 1;
+
+	/* A CI container pinned to fewer CPUs than the host has must not
+	 * get more threads than it can run. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+		workers = (size_t)CPU_COUNT(&allowed);
 
 	if (workers > CP_PARALLEL_MAX_WORKERS)
 		workers = CP_PARALLEL_MAX_WORKERS;
@@ -45,12 +52,19 @@ size_t cp_parallel_workers(size_t n)
 	return workers ? workers : 1;
 }
 
-void cp_parallel_for(size_t n, cp_parallel_fn fn, void *ctx)
+void cp_parallel_for(size_t n, size_t nworkers, cp_parallel_fn fn, void *ctx)
 {
 	struct parallel_job job = { fn, ctx, n, 0, PTHREAD_MUTEX_INITIALIZER };
 	struct parallel_worker workers[CP_PARALLEL_MAX_WORKERS];
 	pthread_t threads[CP_PARALLEL_MAX_WORKERS];
-	size_t nworkers = cp_parallel_workers(n), started = 0;
+	size_t started = 0;
+
+	if (nworkers > CP_PARALLEL_MAX_WORKERS)
+		nworkers = CP_PARALLEL_MAX_WORKERS;
+	if (nworkers > n)
+		nworkers = n;
+	if (nworkers == 0)
+		nworkers = 1;
 
 	for (size_t w = 0; w < nworkers; w++)
 		workers[w] = (struct parallel_worker){ &job, w };

@@ -182,8 +182,8 @@ static void select_kth(double *d, size_t lo, size_t hi, size_t k)
 			continue;
 		}
 		equal = move_to_front(d, below, end, pivot, 0);
-		if (k < equal)
-			return;	/* d[k] == pivot, in place */
+		if (k < equal || equal == below)
+			return;	/* d[k] == pivot, in place (or NaN: no order) */
 		lo = equal;
 	}
 }
@@ -235,6 +235,12 @@ int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
 
 	if (nx == 0 || ny == 0)
 		return errno = EINVAL, -1;
+	for (size_t i = 0; i < nx; i++)
+		if (isnan(x[i]))
+			return errno = EDOM, -1;
+	for (size_t j = 0; j < ny; j++)
+		if (isnan(y[j]))
+			return errno = EDOM, -1;
 	for (size_t i = 0; i < nx; i++)
 		for (size_t j = 0; j < ny; j++)
 			scratch[k++] = y[j] - x[i];

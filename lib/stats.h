@@ -62,7 +62,8 @@ struct cp_shift {
 };
 
 /* Hodges-Lehmann estimate of the shift y - x: the median of all y_j - x_i,
- * with the interval at normal quantile z. scratch must hold nx*ny doubles. */
+ * with the interval at normal quantile z. scratch must hold nx*ny doubles.
+ * Returns -1 on an empty side (EINVAL) or a NaN value (EDOM). */
 int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
 		double z, double *scratch, struct cp_shift *out);
 

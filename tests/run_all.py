@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""make check: runs every suite (unit, integration, browser) even when one
-fails, shows their output, and ends with one line summing them all:
-"N passed, N failed, N skipped"."""
+"""make check: runs every suite (unit, unit under AddressSanitizer and
+UBSan, integration, browser) even when one fails, shows their output, and
+ends with one line summing them all: "N passed, N failed, N skipped"."""
 import argparse
 import os
 import re
@@ -39,6 +39,10 @@ def main():
     total = [0, 0, 0]
     suites = [
         ("unit", [os.path.join(args.build, "unit-tests")]),
+        # The same tests again, built with sanitizers (~15 s): memory and
+        # threading mistakes in the parallel code fail here, not in users'
+        # CI runs.
+        ("sanitize", ["make", "--no-print-directory", "-s", "check-sanitize"]),
         ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
                          "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
     ]
@@ -47,7 +51,7 @@ def main():
                                    "check", f"CLOCKPROF={os.path.abspath('clockprof')}"]))
     if os.geteuid() != 0:
         print("integration and browser tests need root (BPF): skipped")
-        suites = suites[:1]
+        suites = suites[:2]
     for name, cmd in suites:
         for i, n in enumerate(run_suite(name, cmd, env)):
             total[i] += n

@@ -489,6 +489,49 @@ TEST(compare_load_runs_tables_and_first_error)
 	free_side(&s);
 }
 
+/* Many base runs against few head runs: the A/A noise floor over the base
+ * halves (20 x 20 pairs) needs more room than base x head (40 x 3). Every
+ * measure has the same values, so every verdict must come out the same,
+ * whichever worker computed it (and ASan sees no overflow). */
+TEST(compare_many_base_runs_few_head_runs)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *first;
+	char name[32];
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 40, "tsc");
+	add_runs(&h, 3, "tsc");
+	for (int m = 0; m < 200; m++) {
+		snprintf(name, sizeof(name), "m%03d/op", m);
+		for (size_t i = 0; i < 40; i++)
+			set_measure(&b, i, name, 1000 + (double)(i % 7), "sampled", "lower");
+		for (size_t i = 0; i < 3; i++)
+			set_measure(&h, i, name, 1001 + (double)i, "sampled", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.n, 200);
+	first = &r.measures[0];
+	CHECK(!isnan(first->noise_floor_pct));
+	CHECK(!isnan(first->change_pct.lo));
+	for (size_t i = 1; i < r.n; i++) {
+		const struct cp_measure_verdict *mv = &r.measures[i];
+
+		CHECK_INT(mv->status, first->status);
+		CHECK(mv->change_pct.point == first->change_pct.point);
+		CHECK(mv->change_pct.lo == first->change_pct.lo);
+		CHECK(mv->change_pct.hi == first->change_pct.hi);
+		CHECK(mv->noise_floor_pct == first->noise_floor_pct);
+		CHECK(mv->base.median == first->base.median);
+	}
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
 TEST(compare_env_mismatch)
 {
 	struct side b = { 0 }, h = { 0 };

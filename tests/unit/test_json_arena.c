@@ -87,12 +87,12 @@ TEST(parallel_for_visits_each_item_once)
 	CHECK(workers >= 1 && workers <= CP_PARALLEL_MAX_WORKERS);
 	CHECK_INT(cp_parallel_workers(0), 1);
 	CHECK_INT(cp_parallel_workers(1), 1);
-	cp_parallel_for(1000, visit, &v);
+	cp_parallel_for(1000, workers, visit, &v);
 	for (int i = 0; i < 1000; i++) {
 		CHECK_INT(v.count[i], 1);
 		CHECK(v.worker[i] < workers);
 	}
-	cp_parallel_for(0, visit, &v);	/* nothing to do, nothing done */
+	cp_parallel_for(0, workers, visit, &v);	/* nothing to do, nothing done */
 	for (int i = 0; i < 1000; i++)
 		CHECK_INT(v.count[i], 1);
 }
