@@ -198,17 +198,46 @@ static void window_close(struct window *w)
 	w->sigfd = w->pidfd = -1;
 }
 
+/* Gives each thread of the target that has none yet its own counter of
+ * the distribution's event. Called when the counter window opens and
+ * every DIST_RESCAN_S in it, so that threads born in the window count too,
+ * from their second request on (the first one's start was not seen). */
+static void dist_cover_threads(struct cp_profile *p, struct cp_session *s)
+{
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+
+	if (p->dist_event < 0 || cp_target_threads(p->target.pid, &tids, &ntids))
+		return;
+	for (size_t t = 0; t < ntids; t++) {
+		int fd;
+
+		if (cp_session_dist_has_thread(s, tids[t]))
+			continue;
+		fd = cp_counter_open_own(&p->event_specs[p->dist_event], tids[t]);
+		if (fd >= 0 && cp_session_dist_add_thread(s, tids[t], fd) == 0)
+			p->dist_threads++;
+	}
+	free(tids);
+}
+
+/* How often the counter window looks for threads born in it. */
+#define DIST_RESCAN_S 0.1
+
 static int window_wait(struct window *w, struct cp_profile *p,
 		       const struct cp_profile_options *o, struct cp_session *s,
 		       double start, double deadline)
 {
-	double next_tick = start + 1;
+	double next_tick = start + 1, next_rescan = start + DIST_RESCAN_S;
 
 	for (;;) {
 		struct pollfd fds[2] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 } };
+		bool rescan = p->counter_phase && p->dist_event >= 0;
 		double now = monotonic_s(), until = next_tick;
 		int timeout_ms, rc;
 
+		if (rescan && next_rescan < until)
+			until = next_rescan;
 		if (deadline > 0 && deadline < until)
 			until = deadline;
 		timeout_ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
@@ -234,6 +263,10 @@ static int window_wait(struct window *w, struct cp_profile *p,
 		if (deadline > 0 && now >= deadline) {
 			p->end_reason = "duration";
 			return 0;
+		}
+		if (rescan && now >= next_rescan) {
+			next_rescan = now + DIST_RESCAN_S;
+			dist_cover_threads(p, s);
 		}
 		if (now >= next_tick) {
 			next_tick += 1;
@@ -429,8 +462,7 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 /* Per-request distribution of one counter, read by the BPF program at each
  * boundary from the thread's own counter: the first of instructions:u,
  * cycles:u, task-clock (in that order of interest) among the events asked
- * for that can be opened here. It covers the threads that exist when the
- * counter window opens. */
+ * for that can be opened here, tried on the target's first thread. */
 static void open_distribution(struct cp_profile *p, struct cp_session *s)
 {
 	static const char *const preferred[] = { "instructions:u", "cycles:u", "task-clock" };
@@ -453,13 +485,8 @@ static void open_distribution(struct cp_profile *p, struct cp_session *s)
 			break;
 		}
 	}
-	for (size_t t = 1; p->dist_event >= 0 && t < ntids; t++) {
-		int fd = cp_counter_open_own(&p->event_specs[p->dist_event], tids[t]);
-
-		if (fd >= 0 && cp_session_dist_add_thread(s, tids[t], fd) == 0)
-			p->dist_threads++;
-	}
 	free(tids);
+	dist_cover_threads(p, s);
 }
 
 /* The second half of a split window: every clock probe is removed but the

@@ -330,6 +330,14 @@ int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 	return 0;
 }
 
+bool cp_session_dist_has_thread(struct cp_session *s, pid_t tid)
+{
+	__u32 key = (__u32)tid, slot;
+
+	return bpf_map__lookup_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
+				    sizeof(slot), 0) == 0;
+}
+
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 {
 	/* A plain store the programs read on their next run; one still

@@ -86,6 +86,8 @@ void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
  * (lib/counters.h cp_counter_open_own), read at its boundaries in the
  * counter window. */
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);
+/* Whether thread tid already has its counter there. */
+bool cp_session_dist_has_thread(struct cp_session *s, pid_t tid);
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 
 /* Sums the per-CPU totals into *sum. */
