@@ -1,10 +1,12 @@
-/* demangle.h - C++ (Itanium ABI, which Rust's legacy mangling also follows)
- * symbol demangling through libstdc++'s abi::__cxa_demangle, which the C++
- * runtime already ships: no demangler of our own. */
+/* demangle.h - symbol names for people. C++ (Itanium ABI, which Rust's
+ * legacy mangling also follows) through libstdc++'s abi::__cxa_demangle,
+ * which the C++ runtime already ships; Rust's v0 mangling ("_R...") through
+ * lib/rust_demangle.h, since no library we use knows it. */
 #ifndef CP_DEMANGLE_H
 #define CP_DEMANGLE_H
 
-/* Returns a malloc'd demangled name, or NULL when name is not mangled. */
+/* Returns a malloc'd demangled name, or NULL when name is not mangled (or
+ * not readable). Rust legacy names lose their "::h<hash>" suffix. */
 char *cp_demangle(const char *name);
 
 #endif

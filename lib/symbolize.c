@@ -92,22 +92,10 @@ struct cp_symbolizer {
 
 /* ---- names ------------------------------------------------------------ */
 
-static bool is_rust_hash(const char *s)
-{
-	/* "::h" followed by exactly 16 hex digits at the end of the name */
-	if (strncmp(s, "::h", 3) != 0 || strlen(s) != 19)
-		return false;
-	for (int i = 3; i < 19; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return false;
-	return true;
-}
-
 char *cp_symbol_display_name(const char *name)
 {
 	const char *at;
 	char *bare, *out;
-	size_t len;
 
 	if (!name)
 		return NULL;
@@ -120,19 +108,20 @@ char *cp_symbol_display_name(const char *name)
 	if (!out)
 		return bare;
 	free(bare);
-	len = strlen(out);
-	if (len > 19 && is_rust_hash(out + len - 19))
-		out[len - 19] = '\0';
 	return out;
 }
 
 /* ---- /proc ------------------------------------------------------------- */
 
+/* The process's start time, or 0 once it has exited: a zombie still has
+ * its /proc/PID/stat, but no longer its files (/proc/PID/root). */
 static uint64_t proc_start_time(pid_t pid)
 {
 	struct cp_proc_stat st;
 
-	return cp_proc_stat_read(pid, &st) ? 0 : st.start_time;
+	if (cp_proc_stat_read(pid, &st) || st.state == 'Z' || st.state == 'X')
+		return 0;
+	return st.start_time;
 }
 
 static int parse_maps_line(const char *line, struct vma *v)

@@ -81,8 +81,9 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 			*switches = exact_names[i].switches_stack;
 			return strdup(exact_names[i].via);
 		}
-	/* mangled C++/Rust: demangle only plausible candidates */
-	if (name[0] != '_' || name[1] != 'Z' || !strstr(name, "now"))
+	/* mangled C++/Rust (legacy _Z, v0 _R): demangle only plausible
+	 * candidates */
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || !strstr(name, "now"))
 		return NULL;
 	if (!strstr(name, "chrono") && !strstr(name, "time"))
 		return NULL;
@@ -97,6 +98,14 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 		if ((p = strstr(d, "_V2::")))
 			memmove(p, p + 5, strlen(p + 5) + 1);
 		return d;
+	}
+	/* Rust v0 names an inherent method <std::time::Instant>::now; the
+	 * legacy scheme, std::time::Instant::now. Shown the legacy way. */
+	if (d[0] == '<' && len > 7 && strcmp(d + len - 6, ">::now") == 0 &&
+	    !strstr(d, " as ")) {
+		memmove(d + len - 6, d + len - 5, 6);
+		memmove(d, d + 1, len - 1);
+		len -= 2;
 	}
 	/* Rust: std::time::Instant::now, std::time::SystemTime::now,
 	 * std::sys::pal::unix::time::Timespec::now (paths vary by release) */

@@ -4,6 +4,9 @@ binaries with and without frame pointers, C++ templates, and a program's
 own shared library. Expected counts per function come from the targets'
 sources (tests/targets/callsites_*)."""
 import os
+import re
+
+from common import rust_target
 
 N = 60  # requests; the targets exit after them
 
@@ -126,3 +129,35 @@ def test_stripped_binary_with_separate_debug_file(ctx):
     # The boundary symbol and the call sites both come from the debug file
     # found through .gnu_debuglink.
     check_c_target(profile(ctx, "callsites_target_stripped"))
+
+
+# Left-overs of mangling: a v0 symbol, a legacy hash, a legacy $...$ escape.
+MANGLED = re.compile(r"(^|;)_R|::h[0-9a-f]{16}|\$[A-Za-z0-9]+\$")
+
+
+def test_rust_sites_and_stacks(ctx):
+    # Rust's std is compiled with v0 mangling, the program with the legacy
+    # scheme: the std clock wrappers are stepped out of by name either way,
+    # and every frame reads as Rust prints it.
+    out = os.path.join(ctx.tmp, "run.json")
+    folded = os.path.join(ctx.tmp, "clock.folded")
+    proc = ctx.run("run", "-q", "-o", out, "--folded", folded, "-r",
+                   "func:rust_target::handle_request", "--", rust_target(ctx), 2, N)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    check_sites_add_up(run)
+    sites = {f: c for (f, via), c in by_function(run).items()}
+    assert sites == {"rust_target::read_instant": 2 * N,
+                     "rust_target::handle_request": N}, by_function(run)
+    for s in run["call_sites"]:
+        # Which std function the program called (Instant::now may be a tail
+        # call into the platform's Timespec::now) depends on the release.
+        assert s["via"].startswith("std::") and s["via"].endswith("::now"), s
+        assert not MANGLED.search(s["via"]), s
+        assert s["file"].endswith("rust_target.rs") and s["line"] > 0, s
+    assert run["measures"]["clock_reads@rust_target::read_instant/op"]["value"] == 2
+    stacks = folded_from_main(folded)
+    assert sum(stacks.values()) == 3 * N, stacks
+    for frames in stacks:
+        assert "rust_target::main;rust_target::handle_request" in frames, frames
+        assert not MANGLED.search(frames), frames

@@ -8,6 +8,8 @@ requests per thread (a thread's first interval is not a request).
 """
 import os
 
+from common import rust_target
+
 N = 120  # requests per thread
 
 # mode, K, reads per request by entry, by path, by clock
@@ -84,6 +86,14 @@ def test_cxx_chrono(ctx):
     run = profile(ctx, [ctx.target("chrono_target"), 2, N], "-r", "func:handle_request")
     check_exact(run, 4, {"clock_gettime": 4}, {"vdso": 4},
                 {"CLOCK_MONOTONIC": 2, "CLOCK_REALTIME": 2})
+
+
+def test_rust_std_time(ctx):
+    # Per request: 2 Instant::now() and 1 SystemTime::now(), through Rust's
+    # std and libc; the boundary is a Rust path, not a C symbol.
+    run = profile(ctx, [rust_target(ctx), 2, N], "-r", "func:rust_target::handle_request")
+    check_exact(run, 3, {"clock_gettime": 3}, {"vdso": 3},
+                {"CLOCK_MONOTONIC": 2, "CLOCK_REALTIME": 1})
 
 
 def test_threads_started_after_launch(ctx):

@@ -75,3 +75,14 @@ $(T)/$(1)/callsites_lib_target: tests/targets/callsites_lib_target.c tests/targe
 	$$(CC) $$(CALLSITES_CFLAGS) -o $$@ $$< -L$$(@D) -lcallsites -Wl,-rpath,'$$$$ORIGIN'
 endef
 $(foreach d,targets fixtures,$(eval $(call callsites_rules,$(d))))
+
+# Rust reference target, built when a Rust compiler is around (rustup's in
+# ~/.cargo/bin or Debian's rustc; `make test-deps` installs the latter when
+# there is neither). Without one its tests are skipped, saying so.
+RUSTC ?= $(firstword $(shell command -v rustc 2>/dev/null) $(wildcard $(HOME)/.cargo/bin/rustc))
+ifneq ($(RUSTC),)
+test-targets: $(T)/targets/rust_target
+$(T)/targets/rust_target: tests/targets/rust_target.rs
+	@mkdir -p $(@D)
+	$(RUSTC) -C opt-level=2 -g -o $@ $<
+endif
