@@ -12,16 +12,31 @@
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
 			    int *status);
 
-/* Rust's legacy names end in "::h" and 16 hex digits: a hash of the crate
- * and signature, noise to a reader. */
-static bool ends_with_rust_hash(const char *s, size_t len)
+/* Rust's legacy names are Itanium names whose last component is "h" and
+ * 16 hex digits (17h...E): a hash of the crate and signature, noise to a
+ * reader. Told from C++ on the mangled name, which C++ never ends so.
+ * Compilers may append a suffix after it (".0", ThinLTO's ".llvm.N"), not
+ * part of the name. Returns the length up to the final 'E', or 0 when
+ * name is not such a name. */
+static size_t rust_legacy_length(const char *name)
 {
-	if (len < 19 || strncmp(s + len - 19, "::h", 3) != 0)
-		return false;
-	for (size_t i = len - 16; i < len; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return false;
-	return true;
+	size_t len = strlen(name);
+
+	if (strncmp(name, "_ZN", 3) != 0)
+		return 0;
+	for (size_t end = len; end >= 24; end--) {
+		bool hex = true;
+
+		if (end < len && name[end] != '.')
+			continue;
+		if (name[end - 1] != 'E' || strncmp(name + end - 20, "17h", 3) != 0)
+			continue;
+		for (size_t i = end - 17; i < end - 1 && hex; i++)
+			hex = isxdigit((unsigned char)name[i]) && !isupper((unsigned char)name[i]);
+		if (hex)
+			return end;
+	}
+	return 0;
 }
 
 static int hex_digit(char c)
@@ -85,37 +100,29 @@ static void unescape_rust_legacy(char *s)
 	*out = '\0';
 }
 
-/* LLVM's ThinLTO renames a local symbol it exports across units by
- * appending ".llvm." and a number (seen in Debian's Rust std): not part of
- * the name, and no demangler reads past it. Returns the length before it. */
-static size_t without_llvm_suffix(const char *name)
-{
-	const char *dot = strstr(name, ".llvm.");
-
-	if (!dot || !dot[6])
-		return strlen(name);
-	for (const char *p = dot + 6; *p; p++)
-		if (!isxdigit((unsigned char)*p) && *p != '@')
-			return strlen(name);
-	return (size_t)(dot - name);
-}
-
 char *cp_demangle(const char *name)
 {
 	int status = 0;
-	char *out, *bare = NULL;
-	size_t len;
+	char *out, *bare;
+	size_t len, out_len;
 
-	if (!name || name[0] != '_' || (name[1] != 'R' && name[1] != 'Z'))
+	if (!name || name[0] != '_')
 		return NULL;
-	len = without_llvm_suffix(name);
-	if (name[len] && !(name = bare = strndup(name, len)))
+	/* v0 names end where their grammar does: a suffix is ignored there. */
+	if (name[1] == 'R')
+		return cp_rust_demangle(name);
+	if (name[1] != 'Z')
 		return NULL;
-	out = name[1] == 'R' ? cp_rust_demangle(name) :
-	      __cxa_demangle(name, NULL, NULL, &status);
+	len = rust_legacy_length(name);
+	if (!len)	/* C++: libstdc++ shows suffixes as "[clone .N]" */
+		return __cxa_demangle(name, NULL, NULL, &status);
+	if (!(bare = strndup(name, len)))
+		return NULL;
+	out = __cxa_demangle(bare, NULL, NULL, &status);
 	free(bare);
-	if (out && ends_with_rust_hash(out, (len = strlen(out)))) {
-		out[len - 19] = '\0';
+	if (out && (out_len = strlen(out)) > 19 &&
+	    strncmp(out + out_len - 19, "::h", 3) == 0) {
+		out[out_len - 19] = '\0';
 		unescape_rust_legacy(out);
 	}
 	return out;

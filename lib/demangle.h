@@ -6,7 +6,9 @@
 #define CP_DEMANGLE_H
 
 /* Returns a malloc'd demangled name, or NULL when name is not mangled (or
- * not readable). Rust legacy names lose their "::h<hash>" suffix. */
+ * not readable). Rust legacy names lose their "::h<hash>" suffix and have
+ * their $...$ escapes decoded; suffixes compilers add to Rust names
+ * (".0", ThinLTO's ".llvm.N") are not part of them. */
 char *cp_demangle(const char *name);
 
 #endif

@@ -149,8 +149,16 @@ static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_con
 		add_syscall_func(cfg, path);
 }
 
+/* Threads whose distribution counter could not be opened: not tried
+ * again at every rescan. */
+struct dist_failed {
+	pid_t *tids;		/* sorted */
+	size_t n;
+};
+
 struct window {
 	int sigfd, pidfd;
+	struct dist_failed dist_failed;
 };
 
 static void restore_signals(struct cp_profile *p)
@@ -196,39 +204,88 @@ static void window_close(struct window *w)
 	if (w->pidfd >= 0)
 		close(w->pidfd);
 	w->sigfd = w->pidfd = -1;
+	free(w->dist_failed.tids);
+	w->dist_failed = (struct dist_failed){ 0 };
 }
 
-/* Gives each thread of the target that has none yet its own counter of
- * the distribution's event. Called when the counter window opens and
- * every DIST_RESCAN_S in it, so that threads born in the window count too,
- * from their second request on (the first one's start was not seen). */
-static void dist_cover_threads(struct cp_profile *p, struct cp_session *s)
+static int cmp_pid(const void *a, const void *b)
 {
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool pid_in(const pid_t *sorted, size_t n, pid_t tid)
+{
+	return n && bsearch(&tid, sorted, n, sizeof(*sorted), cmp_pid);
+}
+
+static void dist_remember_failed(struct dist_failed *f, pid_t tid)
+{
+	pid_t *grown = realloc(f->tids, (f->n + 1) * sizeof(*f->tids));
+
+	if (!grown)
+		return;
+	f->tids = grown;
+	f->tids[f->n++] = tid;
+	qsort(f->tids, f->n, sizeof(*f->tids), cmp_pid);
+}
+
+/* Keeps one counter of the distribution's event on each thread of the
+ * target: threads that exited give their slot back (a later thread may
+ * take their tid), threads born since the last look get one and count
+ * from their second request on (the first one's start was not seen).
+ * Called when the counter window opens and then every so often in it
+ * (window_wait). Returns whether anything changed. */
+static bool dist_cover_threads(struct cp_profile *p, struct cp_session *s,
+			       struct dist_failed *failed)
+{
+	static pid_t covered[CP_DIST_MAX_THREADS];
 	pid_t *tids = NULL;
-	size_t ntids = 0;
+	size_t ntids = 0, ncovered;
+	bool changed = false;
 
 	if (p->dist_event < 0 || cp_target_threads(p->target.pid, &tids, &ntids))
-		return;
-	for (size_t t = 0; t < ntids; t++) {
+		return false;
+	qsort(tids, ntids, sizeof(*tids), cmp_pid);
+	ncovered = cp_session_dist_tids(s, covered);
+	for (size_t c = 0; c < ncovered; c++)
+		if (!pid_in(tids, ntids, covered[c])) {
+			cp_session_dist_remove_thread(s, covered[c]);
+			changed = true;
+		}
+	qsort(covered, ncovered, sizeof(*covered), cmp_pid);
+	for (size_t t = 0; t < ntids && !cp_session_dist_full(s); t++) {
 		int fd;
 
-		if (cp_session_dist_has_thread(s, tids[t]))
+		if (pid_in(covered, ncovered, tids[t]) ||
+		    pid_in(failed->tids, failed->n, tids[t]))
 			continue;
+		changed = true;
 		fd = cp_counter_open_own(&p->event_specs[p->dist_event], tids[t]);
-		if (fd >= 0 && cp_session_dist_add_thread(s, tids[t], fd) == 0)
+		if (fd < 0) {
+			dist_remember_failed(failed, tids[t]);
+			continue;
+		}
+		if (cp_session_dist_add_thread(s, tids[t], fd) == 0)
 			p->dist_threads++;
 	}
 	free(tids);
+	return changed;
 }
 
-/* How often the counter window looks for threads born in it. */
-#define DIST_RESCAN_S 0.1
+/* How often the counter window looks for threads born or gone: every
+ * 0.1 s after a change, backing off to every 1.6 s while none comes (a
+ * look lists /proc/PID/task, ~1 us per thread). */
+#define DIST_RESCAN_MIN_S 0.1
+#define DIST_RESCAN_MAX_S 1.6
 
 static int window_wait(struct window *w, struct cp_profile *p,
 		       const struct cp_profile_options *o, struct cp_session *s,
 		       double start, double deadline)
 {
-	double next_tick = start + 1, next_rescan = start + DIST_RESCAN_S;
+	double next_tick = start + 1, rescan_every = DIST_RESCAN_MIN_S;
+	double next_rescan = start + rescan_every;
 
 	for (;;) {
 		struct pollfd fds[2] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 } };
@@ -265,8 +322,11 @@ static int window_wait(struct window *w, struct cp_profile *p,
 			return 0;
 		}
 		if (rescan && now >= next_rescan) {
-			next_rescan = now + DIST_RESCAN_S;
-			dist_cover_threads(p, s);
+			if (dist_cover_threads(p, s, &w->dist_failed))
+				rescan_every = DIST_RESCAN_MIN_S;
+			else if (rescan_every < DIST_RESCAN_MAX_S)
+				rescan_every *= 2;
+			next_rescan = now + rescan_every;
 		}
 		if (now >= next_tick) {
 			next_tick += 1;
@@ -463,7 +523,8 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
  * boundary from the thread's own counter: the first of instructions:u,
  * cycles:u, task-clock (in that order of interest) among the events asked
  * for that can be opened here, tried on the target's first thread. */
-static void open_distribution(struct cp_profile *p, struct cp_session *s)
+static void open_distribution(struct cp_profile *p, struct cp_session *s,
+			      struct window *w)
 {
 	static const char *const preferred[] = { "instructions:u", "cycles:u", "task-clock" };
 	pid_t *tids = NULL;
@@ -486,7 +547,7 @@ static void open_distribution(struct cp_profile *p, struct cp_session *s)
 		}
 	}
 	free(tids);
-	dist_cover_threads(p, s);
+	dist_cover_threads(p, s, &w->dist_failed);
 }
 
 /* The second half of a split window: every clock probe is removed but the
@@ -502,7 +563,7 @@ static int counter_phase(struct window *w, struct cp_profile *p,
 
 	p->counter_phase = true;
 	cp_session_detach_clock_probes(s);
-	open_distribution(p, s);
+	open_distribution(p, s, w);
 	cp_session_read(s, &begin);
 	cp_counters_enable(ctr);
 	t0 = monotonic_s();
@@ -514,6 +575,15 @@ static int counter_phase(struct window *w, struct cp_profile *p,
 	p->counter_window_s = monotonic_s() - t0;
 	if (cp_session_read(s, &end) == 0)
 		p->counter_requests = end.counter_boundaries - begin.counter_boundaries;
+	/* Each thread's first request has no start reading, and a thread that
+	 * comes and goes between two looks has no counter at all: say so when
+	 * that leaves out more than a tenth of the requests. */
+	if (p->dist_event >= 0 && p->counter_requests >= 10 &&
+	    (double)p->dist.count < 0.9 * (double)p->counter_requests)
+		warn(p, "per_request_counters covers %llu of %llu requests: threads that "
+		     "live less than 0.1 s, or serve a single request, are not in it",
+		     (unsigned long long)p->dist.count,
+		     (unsigned long long)p->counter_requests);
 	return sig;
 }
 
@@ -526,7 +596,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_counters *ctr = NULL, *cpu_clock = NULL;
 	struct raw_places raw = { 0 };
 	struct naming nm = { 0 };
-	struct window w = { -1, -1 };
+	struct window w = { .sigfd = -1, .pidfd = -1 };
 	double begin, start;
 	int end_signal;
 

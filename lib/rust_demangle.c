@@ -23,6 +23,9 @@
 
 #define MAX_DEPTH 100
 #define MAX_OUTPUT 8192
+/* Backrefs let a short symbol name a huge tree; real ones expand to a few
+ * thousand nodes at most. Past this, give up rather than spend seconds. */
+#define MAX_STEPS 200000
 
 struct demangler {
 	const char *s;		/* the symbol after "_R" */
@@ -30,8 +33,10 @@ struct demangler {
 	char out[MAX_OUTPUT];
 	size_t out_len;
 	int depth;
+	unsigned long steps;
 	uint64_t bound_lifetimes;	/* lifetimes bound by enclosing binders */
 	bool quiet;		/* parsing without printing (an impl's path) */
+	bool generics_open;	/* trait_path_open left a "<" to close */
 	bool failed;
 };
 
@@ -135,6 +140,10 @@ static bool identifier(struct demangler *d, const char **name, size_t *n)
 	eat(d, '_');
 	if (len > d->len - d->pos)
 		return fail(d);
+	/* Non-ASCII names come punycoded: anything else is not a symbol. */
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)d->s[d->pos + i]) && d->s[d->pos + i] != '_')
+			return fail(d);
 	*name = d->s + d->pos;
 	*n = len;
 	d->pos += len;
@@ -143,7 +152,7 @@ static bool identifier(struct demangler *d, const char **name, size_t *n)
 
 static bool enter(struct demangler *d)
 {
-	return ++d->depth <= MAX_DEPTH || fail(d);
+	return (++d->depth <= MAX_DEPTH && ++d->steps <= MAX_STEPS) || fail(d);
 }
 
 static bool leave(struct demangler *d, bool ok)
@@ -152,19 +161,38 @@ static bool leave(struct demangler *d, bool ok)
 	return ok && !d->failed;
 }
 
-/* "B" <base-62-number>, the "B" eaten: runs fn at that earlier position
- * (never this one or later, so parsing cannot loop) and comes back. */
+/* "B" <base-62-number>, the "B" eaten: the earlier position it names
+ * (never this one or later, so parsing cannot loop). *follow is false
+ * while nothing is printed (an impl's own path): the backref is then only
+ * skipped, since walking it could take time exponential in the symbol's
+ * length. */
+static bool backref_target(struct demangler *d, size_t *target, bool *follow)
+{
+	size_t here = d->pos - 1;
+	uint64_t t = base62(d);
+
+	if (d->failed || t >= here)
+		return fail(d);
+	*target = (size_t)t;
+	*follow = !d->quiet;
+	return true;
+}
+
+/* Runs fn at a backref's target and comes back. */
 static bool backref(struct demangler *d, bool (*fn)(struct demangler *, bool),
 		    bool arg)
 {
-	size_t here = d->pos - 1;
-	uint64_t target = base62(d);
-	size_t resume = d->pos;
-	bool ok;
+	size_t target, resume;
+	bool follow, ok;
 
-	if (d->failed || target >= here || !enter(d))
-		return fail(d);
-	d->pos = (size_t)target;
+	if (!backref_target(d, &target, &follow))
+		return false;
+	if (!follow)
+		return true;
+	if (!enter(d))
+		return false;
+	resume = d->pos;
+	d->pos = target;
 	ok = fn(d, arg);
 	d->pos = resume;
 	return leave(d, ok);
@@ -327,31 +355,26 @@ static bool fn_signature(struct demangler *d)
 }
 
 /* A dyn trait's path, leaving its generic arguments' "<" open for the
- * associated-type bindings that may follow (Iterator<Item = u8>). */
-static bool trait_path_open(struct demangler *d, bool *open)
+ * associated-type bindings that may follow (Iterator<Item = u8>):
+ * d->generics_open says whether it did. Set last, as the arguments may
+ * hold dyn traits of their own. */
+static bool trait_path_open(struct demangler *d, bool unused)
 {
-	*open = false;
-	if (eat(d, 'B')) {
-		size_t here = d->pos - 1, resume;
-		uint64_t target = base62(d);
-		bool ok;
+	bool ok;
 
-		if (d->failed || target >= here || !enter(d))
-			return fail(d);
-		resume = d->pos;
-		d->pos = (size_t)target;
-		ok = trait_path_open(d, open);
-		d->pos = resume;
-		return leave(d, ok);
-	}
+	(void)unused;
+	if (eat(d, 'B'))
+		return backref(d, trait_path_open, false);
 	if (eat(d, 'I')) {
-		if (!path(d, false))
-			return false;
+		ok = path(d, false);
 		print(d, "<");
-		*open = true;
-		return generic_args(d) || fail(d);
+		ok = ok && generic_args(d);
+		d->generics_open = true;
+		return ok;
 	}
-	return path(d, false);
+	ok = path(d, false);
+	d->generics_open = false;
+	return ok;
 }
 
 static bool dyn_bounds(struct demangler *d)
@@ -370,7 +393,8 @@ static bool dyn_bounds(struct demangler *d)
 		}
 		if (i)
 			print(d, " + ");
-		ok = trait_path_open(d, &open);
+		ok = trait_path_open(d, false);
+		open = d->generics_open;
 		while (ok && eat(d, 'p')) {
 			const char *name;
 			size_t n;
@@ -615,12 +639,17 @@ char *cp_rust_demangle(const char *name)
 		return NULL;
 	d->s = name + 2;
 	d->len = strlen(d->s);
-	/* An optional encoding version, then the path; what may follow (the
-	 * instantiating crate, a vendor suffix) is not part of the name. */
-	while (isdigit((unsigned char)peek(d)))
-		d->pos++;
-	if (isupper((unsigned char)peek(d)) && path(d, true) && d->out_len)
-		out = strdup(d->out);
+	/* The path (an encoding version would come first: none is defined
+	 * yet); what may follow it, the instantiating crate and a vendor
+	 * suffix, is not part of the name. */
+	if (isupper((unsigned char)peek(d)) && path(d, true) && d->out_len) {
+		if (isupper((unsigned char)peek(d))) {
+			d->quiet = true;	/* the instantiating crate */
+			path(d, false);
+		}
+		if (!d->failed && (!peek(d) || peek(d) == '.' || peek(d) == '$'))
+			out = strdup(d->out);
+	}
 	free(d);
 	return out;
 }

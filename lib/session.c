@@ -23,7 +23,10 @@ struct cp_session {
 	struct bpf_link *boundary;
 	struct bpf_link *probes[CP_MAX_PROBES];
 	int ncpus;
-	__u32 dist_threads;
+	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
+	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
+	__u32 dist_slots_used;
+	pid_t dist_tids[CP_DIST_MAX_THREADS];
 	int dist_fds[CP_DIST_MAX_THREADS];
 };
 
@@ -314,11 +317,29 @@ int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
 	return 0;
 }
 
+static bool dist_free_slot(const struct cp_session *s, __u32 *slot)
+{
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (!s->dist_tids[i]) {
+			*slot = i;
+			return true;
+		}
+	*slot = s->dist_slots_used;
+	return s->dist_slots_used < CP_DIST_MAX_THREADS;
+}
+
+bool cp_session_dist_full(const struct cp_session *s)
+{
+	__u32 slot;
+
+	return !dist_free_slot(s, &slot);
+}
+
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 {
-	__u32 slot = s->dist_threads, key = (__u32)tid;
+	__u32 slot, key = (__u32)tid;
 
-	if (slot >= CP_DIST_MAX_THREADS ||
+	if (!dist_free_slot(s, &slot) ||
 	    bpf_map__update_elem(s->skel->maps.dist_events, &slot, sizeof(slot), &fd,
 				 sizeof(fd), BPF_ANY) ||
 	    bpf_map__update_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
@@ -326,16 +347,36 @@ int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 		close(fd);
 		return -1;
 	}
-	s->dist_fds[s->dist_threads++] = fd;
+	s->dist_tids[slot] = tid;
+	s->dist_fds[slot] = fd;
+	if (slot == s->dist_slots_used)
+		s->dist_slots_used++;
 	return 0;
 }
 
-bool cp_session_dist_has_thread(struct cp_session *s, pid_t tid)
+void cp_session_dist_remove_thread(struct cp_session *s, pid_t tid)
 {
-	__u32 key = (__u32)tid, slot;
+	__u32 key = (__u32)tid;
 
-	return bpf_map__lookup_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
-				    sizeof(slot), 0) == 0;
+	for (__u32 i = 0; i < s->dist_slots_used; i++) {
+		if (s->dist_tids[i] != tid)
+			continue;
+		bpf_map__delete_elem(s->skel->maps.dist_slots, &key, sizeof(key), 0);
+		bpf_map__delete_elem(s->skel->maps.dist_events, &i, sizeof(i), 0);
+		close(s->dist_fds[i]);
+		s->dist_tids[i] = 0;
+		return;
+	}
+}
+
+size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids)
+{
+	size_t n = 0;
+
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (s->dist_tids[i])
+			tids[n++] = s->dist_tids[i];
+	return n;
 }
 
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
@@ -390,8 +431,9 @@ void cp_session_close(struct cp_session *s)
 	cp_session_detach_clock_probes(s);
 	bpf_link__destroy(s->boundary);
 	clockreads_bpf__destroy(s->skel);
-	for (__u32 i = 0; i < s->dist_threads; i++)
-		close(s->dist_fds[i]);
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (s->dist_tids[i])
+			close(s->dist_fds[i]);
 	free(s);
 }
 

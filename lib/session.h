@@ -84,10 +84,13 @@ void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
 
 /* Per-request counter distribution: gives thread tid its own counter fd
  * (lib/counters.h cp_counter_open_own), read at its boundaries in the
- * counter window. */
+ * counter window; -1 (fd closed) when all CP_DIST_MAX_THREADS slots are
+ * taken. A thread that has exited gives its slot back with remove. */
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);
-/* Whether thread tid already has its counter there. */
-bool cp_session_dist_has_thread(struct cp_session *s, pid_t tid);
+void cp_session_dist_remove_thread(struct cp_session *s, pid_t tid);
+bool cp_session_dist_full(const struct cp_session *s);
+/* The threads that have a counter now, into tids[CP_DIST_MAX_THREADS]. */
+size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids);
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 
 /* Sums the per-CPU totals into *sum. */

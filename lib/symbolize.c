@@ -114,13 +114,24 @@ char *cp_symbol_display_name(const char *name)
 /* ---- /proc ------------------------------------------------------------- */
 
 /* The process's start time, or 0 once it has exited: a zombie still has
- * its /proc/PID/stat, but no longer its files (/proc/PID/root). */
+ * its /proc/PID/stat, but no longer its files (/proc/PID/root). Its main
+ * thread alone may be a zombie (it called pthread_exit) while the others
+ * run on: that process is alive. */
 static uint64_t proc_start_time(pid_t pid)
 {
 	struct cp_proc_stat st;
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+	bool others = false;
 
-	if (cp_proc_stat_read(pid, &st) || st.state == 'Z' || st.state == 'X')
+	if (cp_proc_stat_read(pid, &st))
 		return 0;
+	if (st.state == 'Z' || st.state == 'X') {
+		others = cp_target_threads(pid, &tids, &ntids) == 0 && ntids > 1;
+		free(tids);
+		if (!others)
+			return 0;
+	}
 	return st.start_time;
 }
 

@@ -118,6 +118,9 @@ TEST(demangle_rust_both_schemes_and_cxx)
 		  "std::chrono::_V2::steady_clock::now()" },
 		{ "_ZN3foo6a$LT$b17h0123456789abcdefE", "foo::a<b" },
 		{ "_ZN3foo6a$LT$b3barE", "foo::a$LT$b::bar" },
+		/* C++ that merely looks similar is left as libstdc++ prints it. */
+		{ "_ZL6helperv.llvm.123", "helper() [clone .llvm.123]" },
+		{ "_ZN3foo17h0123456789ABCDEFE", "foo::h0123456789ABCDEF" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
