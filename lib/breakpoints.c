@@ -10,6 +10,7 @@
 
 #include "breakpoints.h"
 #include "error.h"
+#include "grow.h"
 #include "target.h"
 
 static int open_breakpoint(pid_t tid, uint64_t addr)
@@ -51,15 +52,8 @@ static void close_slot(struct bp_slot *slot)
 
 static int keep_slot(struct cp_breakpoints *bp, const struct bp_slot *slot)
 {
-	if (bp->nslots == bp->cap) {
-		size_t cap = bp->cap ? 2 * bp->cap : 64;
-		struct bp_slot *grown = realloc(bp->slots, cap * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		bp->slots = grown;
-		bp->cap = cap;
-	}
+	if (cp_grow(&bp->slots, &bp->cap, bp->nslots + 1, sizeof(struct bp_slot)))
+		return -1;
 	((struct bp_slot *)bp->slots)[bp->nslots++] = *slot;
 	return 0;
 }
@@ -159,7 +153,7 @@ int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 			  struct bpf_program *prog, struct cp_error *err)
 {
 	pid_t *seen = NULL, *tids = NULL;
-	size_t nseen = 0, ntids, added;
+	size_t nseen = 0, seen_cap = 0, ntids, added;
 	uint64_t sequence[CP_BP_SLOTS];
 	int rc = 0;
 
@@ -176,14 +170,11 @@ int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 	for (int round = 0;; round++) {
 		if (cp_target_threads(pid, &tids, &ntids))
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d exited", pid);
-		pid_t *grown = realloc(seen, (nseen + ntids) * sizeof(pid_t));
-
-		if (!grown) {
+		if (cp_grow(&seen, &seen_cap, nseen + ntids, sizeof(*seen))) {
 			free(tids);
 			rc = cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 			break;
 		}
-		seen = grown;
 		added = 0;
 		for (size_t i = 0; i < ntids && rc == 0; i++) {
 			if (cp_tid_in(seen, nseen, tids[i]))

@@ -8,6 +8,7 @@
 
 #include "bounds.h"
 #include "compare.h"
+#include "grow.h"
 #include "utf8.h"
 #include "error.h"
 #include "parallel.h"
@@ -259,15 +260,8 @@ static long measure_index(struct gathered *g, size_t k, const char *name)
 	i = idx ? (long)json_integer_value(idx) : add_measure(g, name);
 	if (i < 0)
 		return -1;
-	if (k >= g->positions_cap) {
-		size_t cap = g->positions_cap ? 2 * g->positions_cap : 256;
-		void *p = realloc(g->by_position, cap * sizeof(*g->by_position));
-
-		if (!p)
-			return -1;
-		g->by_position = p;
-		g->positions_cap = cap;
-	}
+	if (cp_grow(&g->by_position, &g->positions_cap, k + 1, sizeof(*g->by_position)))
+		return -1;
 	g->by_position[k] = (size_t)i;
 	return i;
 }

@@ -1,7 +1,6 @@
 /* compare_markdown.c - see compare_markdown.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "error.h"
+#include "report_buf.h"
 #include "verdict_file.h"
 
 #define NAME_CHARS 200
@@ -60,45 +60,6 @@ void cp_markdown_code(char *buf, size_t len, const char *s, size_t max_chars)
 	buf[w] = '\0';
 }
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = 1;
-		return;
-	}
-	if (b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-		char *s = realloc(b->s, cap);
-
-		if (!s) {
-			b->oom = 1;
-			return;
-		}
-		b->s = s;
-		b->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
 static const char *str(const json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));
@@ -143,7 +104,7 @@ static const char TABLE_HEAD_REASON[] =
 
 /* Adds rows of `rows` (n of them, filtered by `only_bad`) while they fit
  * under limit; returns how many eligible rows were left out. */
-static size_t add_rows(struct sbuf *b, const json_t **rows, size_t n,
+static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 		       int only_bad, size_t limit)
 {
 	char row[16384];
@@ -163,7 +124,7 @@ static size_t add_rows(struct sbuf *b, const json_t **rows, size_t n,
 			left_out++;
 			continue;
 		}
-		sb_add(b, "%s", row);
+		cp_buf_printf(b, "%s", row);
 	}
 	return left_out;
 }
@@ -176,7 +137,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	const char *status = str(verdict, "status");
 	size_t n = json_array_size(measures), limit, left, i;
 	const json_t **rows = malloc((n + 1) * sizeof(*rows));
-	struct sbuf b = { 0 };
+	struct cp_buf b = { 0 };
 	char code[4096];
 	const json_t *e;
 
@@ -189,11 +150,11 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		rows[i] = json_array_get(measures, i);
 	qsort(rows, n, sizeof(*rows), cp_verdict_measure_order);
 
-	sb_add(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
+	cp_buf_printf(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
 	       !strcmp(status, "fail") ? "**FAIL**" :
 	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
 	       integer(summary, "regressed"), integer(summary, "judged"));
-	sb_add(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
+	cp_buf_printf(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
 		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
 	       integer(summary, "regressed"), integer(summary, "inconclusive"),
 	       integer(summary, "improved"), integer(summary, "within"),
@@ -202,9 +163,9 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	       integer(json_object_get(verdict, "head"), "runs"));
 	if (json_is_string(json_object_get(bounds, "file"))) {
 		cp_markdown_code(code, sizeof(code), str(bounds, "file"), 120);
-		sb_add(&b, "bounds %s (sha256 `%.12s`).\n\n", code, str(bounds, "sha256"));
+		cp_buf_printf(&b, "bounds %s (sha256 `%.12s`).\n\n", code, str(bounds, "sha256"));
 	} else {
-		sb_add(&b, "built-in bounds (exact +0, sampled +5%%).\n\n");
+		cp_buf_printf(&b, "built-in bounds (exact +0, sampled +5%%).\n\n");
 	}
 	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
 		char *bv = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
@@ -213,7 +174,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 
 		cp_markdown_code(cb, sizeof(cb), bv ? bv : "?", 120);
 		cp_markdown_code(ch, sizeof(ch), hv ? hv : "?", 120);
-		sb_add(&b, "- Environment differs: %s base %s, head %s%s\n",
+		cp_buf_printf(&b, "- Environment differs: %s base %s, head %s%s\n",
 		       str(e, "field"), cb, ch,
 		       !strcmp(str(e, "effect"), "inconclusive") ?
 		       " (sampled measures inconclusive)" : "");
@@ -221,46 +182,46 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		free(hv);
 	}
 	if (json_array_size(json_object_get(verdict, "env_mismatch")))
-		sb_add(&b, "\n");
+		cp_buf_printf(&b, "\n");
 
 	if (integer(summary, "regressed") + integer(summary, "inconclusive") > 0) {
-		sb_add(&b, "%s", TABLE_HEAD_REASON);
+		cp_buf_printf(&b, "%s", TABLE_HEAD_REASON);
 		/* Keep half the budget for the full table. */
 		left = add_rows(&b, rows, n, 1, limit / 2 > b.len ? limit / 2 : b.len);
 		if (left)
-			sb_add(&b, "\n_%zu more regressed or inconclusive measures not shown "
+			cp_buf_printf(&b, "\n_%zu more regressed or inconclusive measures not shown "
 				   "(size limit); see verdict.json._\n", left);
-		sb_add(&b, "\n");
+		cp_buf_printf(&b, "\n");
 	} else {
-		sb_add(&b, "All measures present on both sides are within their bounds.\n\n");
+		cp_buf_printf(&b, "All measures present on both sides are within their bounds.\n\n");
 	}
 
-	sb_add(&b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
+	cp_buf_printf(&b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
 	left = add_rows(&b, rows, n, 0, limit);
 	if (left)
-		sb_add(&b, "\n_%zu more measures not shown: the summary is capped at "
+		cp_buf_printf(&b, "\n_%zu more measures not shown: the summary is capped at "
 			   "1 MiB; see verdict.json._\n", left);
-	sb_add(&b, "\n</details>\n\n");
+	cp_buf_printf(&b, "\n</details>\n\n");
 	if (json_array_size(json_object_get(verdict, "warnings")) && b.len < limit) {
-		sb_add(&b, "<details><summary>Warnings</summary>\n\n");
+		cp_buf_printf(&b, "<details><summary>Warnings</summary>\n\n");
 		json_array_foreach(json_object_get(verdict, "warnings"), i, e) {
 			cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 			if (b.len + strlen(code) + 8 > limit) {
-				sb_add(&b, "- _more warnings in verdict.json_\n");
+				cp_buf_printf(&b, "- _more warnings in verdict.json_\n");
 				break;
 			}
-			sb_add(&b, "- %s\n", code);
+			cp_buf_printf(&b, "- %s\n", code);
 		}
-		sb_add(&b, "\n</details>\n\n");
+		cp_buf_printf(&b, "\n</details>\n\n");
 	}
-	sb_add(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; \xc2\xb1 is the 95%% interval "
+	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; \xc2\xb1 is the 95%% interval "
 		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
 	free(rows);
-	if (b.oom) {
-		free(b.s);
+	if (b.failed) {
+		free(b.data);
 		return NULL;
 	}
-	return b.s;
+	return b.data;
 }
 
 int cp_append_text_file(const char *path, const char *text,

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "grow.h"
 #include "target.h"
 #include "error.h"
 
@@ -410,7 +411,7 @@ static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
 {
 	size_t born = 0;
 	pid_t *seen = NULL;
-	size_t nseen = 0;
+	size_t nseen = 0, seen_cap = 0;
 
 	for (int pass = 0; pass < 2; pass++) {
 		pid_t *tids;
@@ -421,11 +422,8 @@ static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
 		for (size_t i = 0; i < n; i++) {
 			if (cp_tid_in(known, nknown, tids[i]) || cp_tid_in(seen, nseen, tids[i]))
 				continue;
-			pid_t *grown = realloc(seen, (nseen + 1) * sizeof(*seen));
-
-			if (!grown)
+			if (cp_grow(&seen, &seen_cap, nseen + 1, sizeof(*seen)))
 				break;
-			seen = grown;
 			seen[nseen++] = tids[i];
 			born++;
 		}
@@ -439,15 +437,8 @@ static int add_thread(struct cp_counters *c, pid_t tid, struct thread_events **t
 {
 	struct thread_events *th;
 
-	if (c->nthreads == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct thread_events *grown = realloc(c->threads, cap * sizeof(*grown));
-
-		if (!grown)
-			return -1;
-		c->threads = grown;
-		c->cap = cap;
-	}
+	if (cp_grow(&c->threads, &c->cap, c->nthreads + 1, sizeof(*c->threads)))
+		return -1;
 	th = &c->threads[c->nthreads];
 	th->tid = tid;
 	th->fd = malloc(c->nslots * sizeof(*th->fd));

@@ -11,6 +11,7 @@
 #include "demangle.h"
 #include "elf_symbols.h"
 #include "error.h"
+#include "grow.h"
 #include "suggest.h"
 
 struct elf_file {
@@ -116,15 +117,8 @@ static void add_name(struct search *s, const char *sym)
 {
 	char *name;
 
-	if (s->nnames == s->capnames) {
-		size_t cap = s->capnames ? 2 * s->capnames : 256;
-		char **grown = realloc(s->names, cap * sizeof(*grown));
-
-		if (!grown)
-			return;
-		s->names = grown;
-		s->capnames = cap;
-	}
+	if (cp_grow(&s->names, &s->capnames, s->nnames + 1, sizeof(*s->names)))
+		return;
 	name = display_name(sym);
 	if (name)
 		s->names[s->nnames++] = name;

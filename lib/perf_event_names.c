@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "error.h"
+#include "grow.h"
 #include "perf_event_names.h"
 #include "suggest.h"
 
@@ -268,16 +269,9 @@ int cp_events_parse(const char *list, struct cp_event_spec **specs, size_t *n,
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
-		if (count == cap) {
-			struct cp_event_spec *grown;
-
-			cap = cap ? 2 * cap : 16;
-			grown = realloc(out, cap * sizeof(*out));
-			if (!grown) {
-				free(out);
-				return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-			}
-			out = grown;
+		if (cp_grow(&out, &cap, count + 1, sizeof(*out))) {
+			free(out);
+			return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 		}
 		if (parse_item(item, &out[count], err)) {
 			free(out);

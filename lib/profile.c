@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "elf_symbols.h"
 #include "error.h"
+#include "grow.h"
 #include "launcher.h"
 #include "profile.h"
 #include "symbolize.h"
@@ -153,7 +154,7 @@ static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_con
  * again at every rescan. */
 struct dist_failed {
 	pid_t *tids;		/* sorted */
-	size_t n;
+	size_t n, cap;
 };
 
 struct window {
@@ -222,11 +223,8 @@ static bool pid_in(const pid_t *sorted, size_t n, pid_t tid)
 
 static void dist_remember_failed(struct dist_failed *f, pid_t tid)
 {
-	pid_t *grown = realloc(f->tids, (f->n + 1) * sizeof(*f->tids));
-
-	if (!grown)
+	if (cp_grow(&f->tids, &f->cap, f->n + 1, sizeof(*f->tids)))
 		return;
-	f->tids = grown;
 	f->tids[f->n++] = tid;
 	qsort(f->tids, f->n, sizeof(*f->tids), cmp_pid);
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report_stacks.h"
 
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
@@ -14,23 +15,6 @@ static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 }
 
 #define HASH_SEED 0xcbf29ce484222325ULL
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 /* Rebuilds a slot table of cap slots from items' hashes. */
 static int rehash(uint32_t **slots, size_t *slots_cap, size_t n,
@@ -77,7 +61,7 @@ static long intern(struct cp_stacks *s, const char *name)
 	for (; s->name_slots[j]; j = (j + 1) & (s->name_slots_cap - 1))
 		if (!strcmp(s->names[s->name_slots[j] - 1], name))
 			return s->name_slots[j] - 1;
-	if (grow((void **)&s->names, &s->names_cap, s->nnames + 1,
+	if (cp_grow(&s->names, &s->names_cap, s->nnames + 1,
 		 sizeof(*s->names)))
 		return -1;
 	s->names[s->nnames] = name;
@@ -106,7 +90,7 @@ static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
 			return 0;
 		}
 	}
-	if (grow((void **)&s->stacks, &s->stacks_cap, s->nstacks + 1,
+	if (cp_grow(&s->stacks, &s->stacks_cap, s->nstacks + 1,
 		 sizeof(*s->stacks)))
 		return -1;
 	s->stacks[s->nstacks] = (struct cp_stack){ .frames = frames, .n = n };

@@ -13,6 +13,7 @@
 #include "breakpoints.h"
 #include "clockreads.skel.h"
 #include "error.h"
+#include "grow.h"
 #include "session.h"
 #include "unwind_table.h"
 
@@ -25,7 +26,7 @@ struct cp_session {
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
-	__u32 dist_slots_used;
+	__u32 dist_slots_used, dist_live;
 	pid_t dist_tids[CP_DIST_MAX_THREADS];
 	int dist_fds[CP_DIST_MAX_THREADS];
 };
@@ -173,49 +174,47 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	return 0;
 }
 
-/* Reads the per-CPU values of one entry of a per-CPU map into buf (ncpus
- * values of `size` bytes) and adds them up into sum, a struct of __u64
- * counters. Fields that are maxima, not counts, are the caller's to
- * recompute from buf. */
+/* No field of the value is a maximum. */
+#define NO_MAX_FIELD ((size_t)-1)
+
+/* Reads one entry of a per-CPU map and adds up its CPUs' values into sum,
+ * a struct of __u64 counters of `size` bytes; the field at offset
+ * max_field, a maximum rather than a count, gets the largest instead. */
 _Static_assert(sizeof(struct cp_totals) % sizeof(__u64) == 0 &&
 	       sizeof(struct cp_site_counts) % sizeof(__u64) == 0 &&
 	       sizeof(struct cp_dist) % sizeof(__u64) == 0,
 	       "per-CPU map values are made of __u64 counters only");
 static int read_percpu_sum(struct cp_session *s, const struct bpf_map *map,
-			   const void *key, size_t key_size, void *buf, void *sum,
-			   size_t size)
+			   const void *key, size_t key_size, void *sum, size_t size,
+			   size_t max_field)
 {
-	size_t words = size / sizeof(__u64);
+	size_t words = size / sizeof(__u64), max_word = max_field / sizeof(__u64);
+	__u64 *percpu = calloc((size_t)s->ncpus, size), *total = sum;
 	int rc;
 
 	memset(sum, 0, size);
-	rc = bpf_map__lookup_elem(map, key, key_size, buf, (size_t)s->ncpus * size, 0);
+	if (!percpu)
+		return -1;
+	rc = bpf_map__lookup_elem(map, key, key_size, percpu, (size_t)s->ncpus * size, 0);
 	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
-		const __u64 *src = (const __u64 *)((const char *)buf + (size_t)c * size);
+		const __u64 *v = percpu + (size_t)c * words;
 
 		for (size_t w = 0; w < words; w++)
-			((__u64 *)sum)[w] += src[w];
+			if (w != max_word)
+				total[w] += v[w];
+			else if (v[w] > total[w])
+				total[w] = v[w];
 	}
+	free(percpu);
 	return rc;
 }
 
 int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 {
-	struct cp_totals *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
 	__u32 zero = 0;
-	int rc;
 
-	memset(sum, 0, sizeof(*sum));
-	if (!percpu)
-		return -1;
-	rc = read_percpu_sum(s, s->skel->maps.totals, &zero, sizeof(zero), percpu,
-			     sum, sizeof(*sum));
-	sum->max_reads_per_request = 0;
-	for (int c = 0; rc == 0 && c < s->ncpus; c++)
-		if (percpu[c].max_reads_per_request > sum->max_reads_per_request)
-			sum->max_reads_per_request = percpu[c].max_reads_per_request;
-	free(percpu);
-	return rc;
+	return read_percpu_sum(s, s->skel->maps.totals, &zero, sizeof(zero), sum,
+			       sizeof(*sum), offsetof(struct cp_totals, max_reads_per_request));
 }
 
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
@@ -252,37 +251,25 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n)
 {
 	struct bpf_map *ids = s->skel->maps.site_ids;
-	struct cp_site_counts *percpu = calloc((size_t)s->ncpus, sizeof(*percpu)), counts;
+	struct cp_site_counts counts;
 	struct cp_site_key key, next, *prev = NULL;
 	size_t cap = 0;
 	__u32 id;
 
 	*sites = NULL;
 	*n = 0;
-	if (!percpu)
-		return -1;
 	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    read_percpu_sum(s, s->skel->maps.site_counts, &id, sizeof(id), percpu,
-				    &counts, sizeof(counts)))
+		    read_percpu_sum(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
+				    sizeof(counts), NO_MAX_FIELD))
 			continue;
-		if (*n == cap) {
-			struct cp_site_count *grown;
-
-			cap = cap ? 2 * cap : 64;
-			grown = realloc(*sites, cap * sizeof(**sites));
-			if (!grown) {
-				free(percpu);
-				return -1;
-			}
-			*sites = grown;
-		}
+		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
+			return -1;
 		(*sites)[*n].key = key;
 		(*sites)[(*n)++].counts = counts;
 	}
-	free(percpu);
 	return 0;
 }
 
@@ -302,15 +289,8 @@ int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
 		prev = &key;
 		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
 			continue;
-		if (*n == cap) {
-			struct cp_stack_count *grown;
-
-			cap = cap ? 2 * cap : 64;
-			grown = realloc(*stacks, cap * sizeof(**stacks));
-			if (!grown)
-				return -1;
-			*stacks = grown;
-		}
+		if (cp_grow(stacks, &cap, *n + 1, sizeof(**stacks)))
+			return -1;
 		(*stacks)[*n].key = key;
 		(*stacks)[(*n)++].count = count;
 	}
@@ -330,9 +310,7 @@ static bool dist_free_slot(const struct cp_session *s, __u32 *slot)
 
 bool cp_session_dist_full(const struct cp_session *s)
 {
-	__u32 slot;
-
-	return !dist_free_slot(s, &slot);
+	return s->dist_live == CP_DIST_MAX_THREADS;
 }
 
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
@@ -349,6 +327,7 @@ int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 	}
 	s->dist_tids[slot] = tid;
 	s->dist_fds[slot] = fd;
+	s->dist_live++;
 	if (slot == s->dist_slots_used)
 		s->dist_slots_used++;
 	return 0;
@@ -365,6 +344,7 @@ void cp_session_dist_remove_thread(struct cp_session *s, pid_t tid)
 		bpf_map__delete_elem(s->skel->maps.dist_events, &i, sizeof(i), 0);
 		close(s->dist_fds[i]);
 		s->dist_tids[i] = 0;
+		s->dist_live--;
 		return;
 	}
 }
@@ -388,21 +368,10 @@ void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
 {
-	struct cp_dist *percpu = calloc((size_t)s->ncpus, sizeof(*percpu));
 	__u32 zero = 0;
-	int rc;
 
-	memset(sum, 0, sizeof(*sum));
-	if (!percpu)
-		return -1;
-	rc = read_percpu_sum(s, s->skel->maps.dist, &zero, sizeof(zero), percpu, sum,
-			     sizeof(*sum));
-	sum->max = 0;
-	for (int c = 0; rc == 0 && c < s->ncpus; c++)
-		if (percpu[c].max > sum->max)
-			sum->max = percpu[c].max;
-	free(percpu);
-	return rc;
+	return read_percpu_sum(s, s->skel->maps.dist, &zero, sizeof(zero), sum,
+			       sizeof(*sum), offsetof(struct cp_dist, max));
 }
 
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "stacks.h"
 #include "symbolize.h"
 #include "utf8.h"
@@ -14,15 +15,8 @@ struct frames {
 
 static void push(struct frames *f, const char *name)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 16;
-		char **grown = realloc(f->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return;
-		f->v = grown;
-		f->cap = cap;
-	}
+	if (cp_grow(&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+		return;
 	f->v[f->n++] = cp_utf8_sanitize(strdup(name ? name : "?"));
 }
 

@@ -1,6 +1,7 @@
 /* stats.c - see stats.h for what and why. */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,44 +229,39 @@ static void hl_from_pairs(double *d, size_t m, size_t n, double z,
 	out->has_interval = 1;
 }
 
-int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
-		double z, double *scratch, struct cp_shift *out)
+/* The pairwise values y_j - x_i (or y_j / x_i) and their estimate. Shift
+ * needs numbers, ratio positive numbers (a ratio of a sign change or of 0
+ * means nothing). */
+static int hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny,
+			  double z, bool ratio, double *scratch, struct cp_shift *out)
 {
 	size_t k = 0;
 
 	if (nx == 0 || ny == 0)
 		return errno = EINVAL, -1;
-	for (size_t i = 0; i < nx; i++)
-		if (isnan(x[i]))
+	for (size_t i = 0; i < nx + ny; i++) {
+		double v = i < nx ? x[i] : y[i - nx];
+
+		if (ratio ? !(v > 0) : isnan(v))
 			return errno = EDOM, -1;
-	for (size_t j = 0; j < ny; j++)
-		if (isnan(y[j]))
-			return errno = EDOM, -1;
+	}
 	for (size_t i = 0; i < nx; i++)
 		for (size_t j = 0; j < ny; j++)
-			scratch[k++] = y[j] - x[i];
+			scratch[k++] = ratio ? y[j] / x[i] : y[j] - x[i];
 	hl_from_pairs(scratch, nx, ny, z, out);
 	return 0;
+}
+
+int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
+		double z, double *scratch, struct cp_shift *out)
+{
+	return hodges_lehmann(x, nx, y, ny, z, false, scratch, out);
 }
 
 int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny,
 		double z, double *scratch, struct cp_shift *out)
 {
-	size_t k = 0;
-
-	if (nx == 0 || ny == 0)
-		return errno = EINVAL, -1;
-	for (size_t i = 0; i < nx; i++)
-		if (!(x[i] > 0))
-			return errno = EDOM, -1;
-	for (size_t j = 0; j < ny; j++)
-		if (!(y[j] > 0))
-			return errno = EDOM, -1;
-	for (size_t i = 0; i < nx; i++)
-		for (size_t j = 0; j < ny; j++)
-			scratch[k++] = y[j] / x[i];
-	hl_from_pairs(scratch, nx, ny, z, out);
-	return 0;
+	return hodges_lehmann(x, nx, y, ny, z, true, scratch, out);
 }
 
 struct indexed_p {

@@ -28,6 +28,7 @@
 
 #include "demangle.h"
 #include "error.h"
+#include "grow.h"
 #include "symbolize.h"
 #include "target.h"
 
@@ -175,17 +176,10 @@ static struct vma *read_maps(pid_t pid, size_t *count)
 	if (!f)
 		return NULL;
 	while (getline(&line, &linecap, f) > 0) {
-		if (n == cap) {
-			struct vma *nv;
-
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				v = NULL;
-				break;
-			}
-			v = nv;
+		if (cp_grow(&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			v = NULL;
+			break;
 		}
 		if (parse_maps_line(line, &v[n]) == 0)
 			n++;
@@ -370,15 +364,8 @@ static bool module_known(struct cp_symbolizer *s, const char *path,
 
 static int add_module(struct cp_symbolizer *s, struct sym_module *m)
 {
-	if (s->n_mods == s->cap_mods) {
-		size_t cap = s->cap_mods ? s->cap_mods * 2 : 32;
-		struct sym_module **nm = realloc(s->mods, cap * sizeof(*nm));
-
-		if (!nm)
-			return -1;
-		s->mods = nm;
-		s->cap_mods = cap;
-	}
+	if (cp_grow(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods)))
+		return -1;
 	s->mods[s->n_mods++] = m;
 	return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "elf_symbols.h"
 #include "error.h"
+#include "grow.h"
 #include "target.h"
 #include "utf8.h"
 
@@ -213,14 +214,8 @@ int cp_target_threads(pid_t pid, pid_t **tids, size_t *n)
 	while (*tids && (e = readdir(d))) {
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
-		if (*n == cap) {
-			pid_t *grown = realloc(*tids, 2 * cap * sizeof(pid_t));
-
-			if (!grown)
-				break;
-			*tids = grown;
-			cap *= 2;
-		}
+		if (cp_grow(tids, &cap, *n + 1, sizeof(**tids)))
+			break;
 		(*tids)[(*n)++] = atoi(e->d_name);
 	}
 	closedir(d);

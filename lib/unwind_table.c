@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "grow.h"
 #include "symbolize.h"
 #include "unwind_table.h"
 
@@ -141,15 +142,8 @@ static int push_entry(struct builder *b, uint64_t pc,
 {
 	struct cp_unwind_table *t = b->t;
 
-	if (t->n == b->cap_entries) {
-		size_t cap = b->cap_entries ? b->cap_entries * 2 : 256;
-		struct cp_unwind_entry *ne = realloc(t->entries, cap * sizeof(*ne));
-
-		if (!ne)
-			return -1;
-		t->entries = ne;
-		b->cap_entries = cap;
-	}
+	if (cp_grow(&t->entries, &b->cap_entries, t->n + 1, sizeof(*t->entries)))
+		return -1;
 	memset(&t->entries[t->n], 0, sizeof(t->entries[0]));
 	t->entries[t->n].pc = pc;
 	t->entries[t->n].rule = *r;
@@ -169,15 +163,8 @@ static int push_range(struct builder *b, uint64_t start, uint64_t end, int via)
 {
 	struct cp_unwind_table *t = b->t;
 
-	if (t->n_ranges == b->cap_ranges) {
-		size_t cap = b->cap_ranges ? b->cap_ranges * 2 : 16;
-		struct cp_plumbing_range *nr = realloc(t->ranges, cap * sizeof(*nr));
-
-		if (!nr)
-			return -1;
-		t->ranges = nr;
-		b->cap_ranges = cap;
-	}
+	if (cp_grow(&t->ranges, &b->cap_ranges, t->n_ranges + 1, sizeof(*t->ranges)))
+		return -1;
 	t->ranges[t->n_ranges++] = (struct cp_plumbing_range){ start, end,
 							       (uint16_t)via };
 	return 0;
