@@ -30,6 +30,28 @@ enum cp_path {
 #define CP_CLOCK_OTHER 12
 #define CP_CLOCK_SLOTS 13
 
+/* The uprobe mechanism (lib/clock_points.h): each probed place carries a
+ * BPF cookie saying what kind of read it is. */
+#define CP_CLOCK_FROM_ARG (-1)	/* clock id in the first argument (rdi) */
+
+/* Where the read's return address is at the probed instruction. */
+enum cp_site_mode {
+	/* A function's first instruction or a PLT stub: at the top of the
+	 * stack (the caller's `call` pushed it). */
+	CP_SITE_STACK_TOP = 0,
+	/* An indirect `call` inside a function that keeps a frame pointer
+	 * and may have switched stacks (Go's time.now on g0): the function's
+	 * own return address is at rbp + 8. */
+	CP_SITE_FRAME = 1,
+};
+
+/* cookie = entry | site << 8 | (clock + 1) << 16 (clock + 1 = 0: from rdi) */
+#define CP_COOKIE(entry, site, clock) \
+	((__u64)(entry) | (__u64)(site) << 8 | (__u64)((clock) + 1) << 16)
+#define CP_COOKIE_ENTRY(c) ((int)((c) & 0xff))
+#define CP_COOKIE_SITE(c) ((int)(((c) >> 8) & 0xff))
+#define CP_COOKIE_CLOCK(c) ((int)(((c) >> 16) & 0xffff) - 1)
+
 /* --probe FILE:SYMBOL extra entry points, counted apart from clock reads. */
 #define CP_MAX_PROBES 8
 
