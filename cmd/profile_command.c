@@ -25,6 +25,10 @@ static const char options_help[] =
 	"      --probe FILE:SYMBOL  also count calls of this function (an own clock\n"
 	"                         wrapper), reported as calls.SYMBOL/op; repeatable\n"
 	"      --ops N            operations done in the window (divisor per op)\n"
+	"      --mechanism M      how reads are seen: uprobe (default; every host) or\n"
+	"                         breakpoint (vDSO hardware breakpoints: also sees\n"
+	"                         calls that pass no PLT stub, where the host fires\n"
+	"                         them); either proves itself at start-up\n"
 	"  -e, --events LIST      perf counters, perf-style names with :u/:k (default:\n"
 	"                         instructions, branches, branch-misses, cycles, each\n"
 	"                         :u and :k, task-clock, context-switches,\n"
@@ -55,6 +59,7 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 		{ "request", required_argument, NULL, 'r' },
 		{ "probe", required_argument, NULL, 'P' },
 		{ "ops", required_argument, NULL, 'O' },
+		{ "mechanism", required_argument, NULL, 'M' },
 		{ "events", required_argument, NULL, 'e' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "html", required_argument, NULL, 'H' },
@@ -96,6 +101,10 @@ int profile_command_parse(struct profile_command *pc, int argc, char **argv,
 			if (*end || end == optarg || !(pc->opts.ops > 0))
 				return cmd_error(CP_EXIT_USAGE,
 						 "invalid --ops '%s': give a positive number", optarg);
+			break;
+		case 'M':
+			if (cp_mechanism_parse(optarg, &pc->opts.mechanism, &err))
+				return cmd_error(err.exit_code, "%s", err.msg);
 			break;
 		case 'e':
 			pc->opts.events = optarg;

@@ -38,6 +38,9 @@ struct cp_clock_point {
 struct cp_clock_points {
 	struct cp_clock_point *points;
 	size_t n, cap;
+	/* The file's syscall() (a C library's, a static executable's): where
+	 * direct clock syscalls are seen, with either mechanism. 0: none. */
+	uint64_t syscall_offset;
 	/* Imports of gettimeofday/time that pass no PLT stub (-fno-plt
 	 * GOT-indirect calls, function pointers): reads through them reach
 	 * the vDSO unseen. "" when there are none. */

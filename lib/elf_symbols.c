@@ -41,7 +41,7 @@ static void elf_file_close(struct elf_file *f)
 	close(f->fd);
 }
 
-static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *offset)
+int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset)
 {
 	size_t n;
 	GElf_Phdr ph;
@@ -66,7 +66,7 @@ int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
 
 	if (elf_file_open(path, &f))
 		return -1;
-	rc = vaddr_to_offset(f.elf, vaddr, offset);
+	rc = cp_elf_vaddr_to_offset_in(f.elf, vaddr, offset);
 	elf_file_close(&f);
 	return rc;
 }
@@ -138,7 +138,7 @@ static void consider(struct search *s, Elf *layout, const GElf_Sym *sym,
 		return;
 	add_name(s, name);
 	if (!name_matches(name, s->wanted) ||
-	    vaddr_to_offset(layout, sym->st_value, &offset))
+	    cp_elf_vaddr_to_offset_in(layout, sym->st_value, &offset))
 		return;
 	for (int i = 0; i < s->nfound; i++) {
 		if (s->found[i].offset == offset) {

@@ -34,6 +34,9 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 
 /* Converts a virtual address of the file to its file offset (via PT_LOAD). */
 int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
+/* The same for an ELF file already open. */
+typedef struct Elf Elf;
+int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset);
 
 /* Hex build-id of the file ("" when it has none). */
 void cp_elf_build_id(const char *path, char *hex, size_t size);

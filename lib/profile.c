@@ -18,6 +18,7 @@
 #include "error.h"
 #include "grow.h"
 #include "launcher.h"
+#include "module_probes.h"
 #include "profile.h"
 #include "symbolize.h"
 #include "unwind_table.h"
@@ -124,32 +125,6 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 	return 0;
 }
 
-/* Adds the syscall() function of path, if it defines one. */
-static void add_syscall_func(struct cp_session_config *cfg, const char *path)
-{
-	struct cp_elf_function fn;
-	struct cp_uprobe_point *pt;
-
-	if (cfg->nsyscall_funcs == CP_MAX_SYSCALL_FUNCS ||
-	    cp_elf_find_function(path, path, "syscall", &fn, NULL))
-		return;
-	pt = &cfg->syscall_funcs[cfg->nsyscall_funcs++];
-	snprintf(pt->path, sizeof(pt->path), "%s", path);
-	pt->offset = fn.offset;
-}
-
-/* Direct clock syscalls go through syscall() of the C library, or of the
- * executable itself when it is static. */
-static void find_syscall_funcs(const struct cp_profile *p, struct cp_session_config *cfg)
-{
-	char path[PATH_MAX], shown[PATH_MAX];
-
-	add_syscall_func(cfg, p->target.exe_access);
-	if (cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path), shown,
-				   sizeof(shown), NULL) == 0)
-		add_syscall_func(cfg, path);
-}
-
 /* Threads whose distribution counter could not be opened: not tried
  * again at every rescan. */
 struct dist_failed {
@@ -157,9 +132,14 @@ struct dist_failed {
 	size_t n, cap;
 };
 
+struct naming;
+
 struct window {
 	int sigfd, pidfd;
 	struct dist_failed dist_failed;
+	struct cp_module_probes modules;	/* files probed so far */
+	struct naming *naming;
+	bool stacks;
 };
 
 static void restore_signals(struct cp_profile *p)
@@ -207,7 +187,24 @@ static void window_close(struct window *w)
 	w->sigfd = w->pidfd = -1;
 	free(w->dist_failed.tids);
 	w->dist_failed = (struct dist_failed){ 0 };
+	cp_module_probes_free(&w->modules);
 }
+
+static void warn_cb(void *arg, const char *msg)
+{
+	warn(arg, "%s", msg);
+}
+
+/* Probes the files the target maps now that are not probed yet. */
+static int probe_files(struct window *w, struct cp_profile *p, struct cp_session *s,
+		       pid_t pid, struct cp_error *err)
+{
+	w->modules.warn = warn_cb;
+	w->modules.warn_arg = p;
+	return cp_module_probes_sync(&w->modules, s, pid, err);
+}
+
+static void libraries_changed(struct window *w, struct cp_profile *p, struct cp_session *s);
 
 static int cmp_pid(const void *a, const void *b)
 {
@@ -281,7 +278,8 @@ static int window_wait(struct window *w, struct cp_profile *p,
 	double next_tick = start + 1, next_rescan = start + DIST_RESCAN_S;
 
 	for (;;) {
-		struct pollfd fds[2] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 } };
+		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },
+					 { cp_session_dl_fd(s), POLLIN, 0 } };
 		bool rescan = p->counter_phase && p->dist_event >= 0;
 		double now = monotonic_s(), until = next_tick;
 		int timeout_ms, rc;
@@ -291,7 +289,7 @@ static int window_wait(struct window *w, struct cp_profile *p,
 		if (deadline > 0 && deadline < until)
 			until = deadline;
 		timeout_ms = until > now ? (int)((until - now) * 1000) + 1 : 0;
-		rc = poll(fds, 2, timeout_ms);
+		rc = poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout_ms);
 		if (rc < 0 && errno != EINTR) {
 			p->end_reason = "error";
 			return -1;
@@ -304,6 +302,8 @@ static int window_wait(struct window *w, struct cp_profile *p,
 				return (int)si.ssi_signo;
 			}
 		}
+		if (rc > 0 && (fds[2].revents & POLLIN))
+			libraries_changed(w, p, s);
 		if (rc > 0 && (fds[1].revents & POLLIN)) {
 			p->end_reason = "target-exit";
 			p->target_exited = true;
@@ -418,6 +418,29 @@ static void naming_close(struct naming *nm)
 	memset(nm, 0, sizeof(*nm));
 }
 
+/* dlopen or dlclose in the target: new files get their probes, and the
+ * wrappers in them their unwind rules. Reads a new library makes before
+ * its probes are placed (a few ms after dlopen returns) are not seen. */
+static void libraries_changed(struct window *w, struct cp_profile *p, struct cp_session *s)
+{
+	struct cp_error err = { 0 };
+	int added;
+
+	if (!cp_session_dl_consume(s) || p->counter_phase)
+		return;
+	added = probe_files(w, p, s, p->target.pid, &err);
+	if (added < 0) {
+		warn(p, "a library loaded in the window could not be probed: %s", err.msg);
+		return;
+	}
+	if (!added || !w->naming)
+		return;
+	naming_close(w->naming);
+	naming_open(w->naming, p, w->stacks);
+	if (w->naming->have_table && cp_session_set_unwind(s, &w->naming->table, &err))
+		warn(p, "%s", err.msg);
+}
+
 static void kill_held(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -456,8 +479,10 @@ static int prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->nprobes = p->nprobes;
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
 	cfg->stacks = o->stacks;
-	find_syscall_funcs(p, cfg);
 	cfg->verbose = o->verbose;
+	cfg->mechanism = p->mechanism = o->mechanism;
+	if (o->mechanism != CP_MECHANISM_BREAKPOINT)
+		return 0;
 	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
 }
 
@@ -586,7 +611,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct cp_counters *ctr = NULL, *cpu_clock = NULL;
 	struct raw_places raw = { 0 };
 	struct naming nm = { 0 };
-	struct window w = { .sigfd = -1, .pidfd = -1 };
+	struct window w = { .sigfd = -1, .pidfd = -1, .naming = &nm, .stacks = o->stacks };
 	double begin, start;
 	int end_signal;
 
@@ -615,12 +640,14 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	 * its entry point (counted from exec on) and is named there. */
 	if (!p->launched)
 		naming_open(&nm, p, o->stacks);
-	if (cp_session_open(&s, &cfg, err) ||
+	if (cp_session_open(&s, &cfg, err) || probe_files(&w, p, s, cfg.pid, err) < 0 ||
 	    (nm.have_table && cp_session_set_unwind(s, &nm.table, err)))
 		goto fail;
 	if (p->launched) {
-		if (cp_launch_run_to_entry(cfg.pid, err))
+		if (cp_launch_run_to_entry(cfg.pid, err) ||
+		    probe_files(&w, p, s, cfg.pid, err) < 0)
 			goto fail;
+		w.modules.new_since_start = 0;
 		naming_open(&nm, p, o->stacks);
 		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
 			goto fail;
@@ -630,7 +657,9 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	cpu_clock = open_window_clock(cfg.pid);
 	p->attach_s = monotonic_s() - begin;
 	cp_session_stats(s, &p->stats);
-	p->cost_ns_per_hit = cp_session_probe_cost_ns(s);
+	cp_session_selftest(s, &p->selftest);
+	p->cost_ns_per_hit = p->selftest.cost_ns;
+	p->breakpoints_fire = o->mechanism == CP_MECHANISM_BREAKPOINT ? 1 : -1;
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (cpu_clock)
 		cp_counters_enable(cpu_clock);
@@ -667,6 +696,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		}
 	}
 	p->duration_s = monotonic_s() - start;
+	p->modules_loaded = w.modules.new_since_start;
 	cp_counters_close(ctr);
 	cp_counters_close(cpu_clock);
 	cp_session_close(s);

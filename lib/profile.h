@@ -33,6 +33,7 @@ struct cp_profile_options {
 	double ops;			/* --ops N; 0 when not given */
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	bool stacks;			/* --stacks: whole user stacks */
+	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
 	int verbose;
 	/* Called about once a second while the window is open (live view). */
 	void (*tick)(const struct cp_profile *p, void *arg);
@@ -51,6 +52,10 @@ struct cp_profile {
 	struct cp_host host;
 	struct cp_totals totals;
 	struct cp_session_stats stats;
+	enum cp_mechanism mechanism;
+	struct cp_selftest selftest;	/* the mechanism's start-up proof */
+	int breakpoints_fire;		/* 1, 0, or -1: not tested */
+	size_t modules_loaded;		/* files first probed in the window */
 	char started_at[40];		/* RFC 3339, UTC */
 	double attach_s;		/* from the start until probes were live */
 	double duration_s;		/* the window's length */
@@ -64,7 +69,7 @@ struct cp_profile {
 	int nprobes;
 	double ops;			/* 0: no divisor */
 	const char *ops_source;		/* "request", "--ops" or NULL */
-	double cost_ns_per_hit;		/* measured at start; < 0 unknown */
+	double cost_ns_per_hit;		/* the self-test's; < 0 unknown */
 	double clock_window_cpu_s;	/* the target's task-clock in the clock
 					 * window, s (0: unknown) */
 	struct cp_call_sites call_sites;	/* where the reads were */

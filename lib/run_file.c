@@ -261,12 +261,13 @@ static json_t *build_clock_reads(const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
 
-	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:o, s:o, s:o}",
 			 "total", (json_int_t)t->all.reads,
 			 "in_requests", (json_int_t)t->in_requests.reads,
 			 "per_op", per_op(p, cp_profile_per_op_counts(p)->reads),
 			 "per_second", p->clock_window_s > 0 ?
 				 json_real((double)t->all.reads / p->clock_window_s) : json_null(),
+			 "mechanism", cp_mechanism_name(p->mechanism),
 			 "by_entry", counts_by(t->all.by_entry, CP_ENTRY_MAX, cp_entry_name),
 			 "by_clock", counts_by(t->all.by_clock, CP_CLOCK_SLOTS, cp_clock_name),
 			 "by_path", counts_by(t->all.by_path, CP_PATH_MAX, cp_path_name));
@@ -293,11 +294,15 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 
 	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0)
 		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s);
-	return json_pack("{s:I, s:o, s:o, s:f, s:I, s:I}", "hits", (json_int_t)p->totals.trap_hits,
+	return json_pack("{s:I, s:o, s:o, s:f, s:I, s:I, s:I, s:{s:I, s:I}}",
+			 "hits", (json_int_t)p->totals.trap_hits,
 			 "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
 			 "attach_s", p->attach_s,
 			 "threads", (json_int_t)p->stats.threads,
-			 "threads_inherited_during_attach", (json_int_t)p->stats.inherited);
+			 "threads_inherited_during_attach", (json_int_t)p->stats.inherited,
+			 "uprobes", (json_int_t)p->stats.uprobes,
+			 "selftest", "calls", (json_int_t)p->selftest.calls,
+			 "hits", (json_int_t)p->selftest.hits);
 }
 
 json_t *cp_run_file_build(const struct cp_profile *p)
@@ -308,7 +313,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		json_array_append_new(warnings, text(p->warnings[i]));
 	doc = json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
-		" s:{s:s, s:s, s:s, s:b, s:s}, s:o, s:o, s:o, s:o, s:o, s:o,"
+		" s:{s:s, s:s, s:s, s:b, s:s, s:o}, s:o, s:o, s:o, s:o, s:o, s:o,"
 		" s:o, s:o, s:o, s:o, s:o, s:o}",
 		"schema", CP_RUN_SCHEMA,
 		"tool", "name", "clockprof", "version", CLOCKPROF_VERSION,
@@ -319,6 +324,8 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"target", build_target(p),
 		"host", "kernel", p->host.kernel, "cpu", p->host.cpu, "clocksource",
 		p->host.clocksource, "pmu", p->host.pmu, "tool_version", CLOCKPROF_VERSION,
+		"breakpoints_fire", p->breakpoints_fire < 0 ? json_null() :
+							     json_boolean(p->breakpoints_fire),
 		"request", p->request_text[0] ?
 			json_pack("{s:o, s:I}", "spec", text(p->request_text), "count",
 				  (json_int_t)p->totals.requests) : json_null(),

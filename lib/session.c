@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "breakpoints.h"
+#include "clock_points.h"
 #include "clockreads.skel.h"
 #include "error.h"
 #include "grow.h"
@@ -19,8 +20,16 @@
 
 struct cp_session {
 	struct clockreads_bpf *skel;
+	pid_t pid;
+	enum cp_mechanism mechanism;
+	struct cp_selftest selftest;
 	struct cp_breakpoints breakpoints;
-	struct bpf_link *syscall_funcs[CP_MAX_SYSCALL_FUNCS];
+	/* uprobes in the target's files: clock points and syscall() */
+	struct bpf_link **file_links;
+	size_t nfile_links, cap_file_links, nclock_uprobes;
+	struct bpf_link *dl_hook;
+	struct ring_buffer *dl_events;
+	int dl_pending;
 	struct bpf_link *boundary;
 	struct bpf_link *probes[CP_MAX_PROBES];
 	int ncpus;
@@ -69,9 +78,29 @@ static struct bpf_link *attach_uprobe(struct bpf_program *prog, pid_t pid,
 					       (size_t)p->offset, &opts);
 }
 
+static int self_test(struct cp_session *s, struct cp_error *err);
+
+const char *cp_mechanism_name(enum cp_mechanism m)
+{
+	return m == CP_MECHANISM_BREAKPOINT ? "breakpoint" : "uprobe";
+}
+
+int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err)
+{
+	if (!strcmp(name, "uprobe"))
+		*m = CP_MECHANISM_UPROBE;
+	else if (!strcmp(name, "breakpoint"))
+		*m = CP_MECHANISM_BREAKPOINT;
+	else
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "unknown --mechanism '%s': give uprobe or breakpoint", name);
+	return 0;
+}
+
 /* Counting probes first, the boundary last: a request is only counted from
  * a boundary seen with every counting probe already in place, so the first
- * complete request is never missing reads that happened during attach. */
+ * complete request is never missing reads that happened during attach.
+ * The clock points in files come before this (cp_session_attach_file). */
 static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -82,14 +111,6 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		if (cfg->vdso.entry[i])
 			addrs[naddrs++] = cfg->vdso.entry[i];
-	for (int i = 0; i < cfg->nsyscall_funcs && i < CP_MAX_SYSCALL_FUNCS; i++) {
-		s->syscall_funcs[i] = attach_uprobe(skel->progs.on_syscall_func, cfg->pid,
-						    &cfg->syscall_funcs[i], 0);
-		if (!s->syscall_funcs[i])
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot place a uprobe on syscall() in %s: %s",
-				       cfg->syscall_funcs[i].path, strerror(errno));
-	}
 	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++) {
 		s->probes[i] = attach_uprobe(skel->progs.on_extra_probe, cfg->pid,
 					     &cfg->probes[i], (uint64_t)i);
@@ -100,7 +121,8 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       (unsigned long long)cfg->probes[i].offset,
 				       strerror(errno));
 	}
-	if (cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
+	if (cfg->mechanism == CP_MECHANISM_BREAKPOINT &&
+	    cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
 				  cfg->vdso.start, skel->progs.on_vdso_entry, err))
 		return -1;
 	if (cfg->boundary_syscall >= 0) {
@@ -121,6 +143,95 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       strerror(errno));
 	}
 	return 0;
+}
+
+static int keep_link(struct cp_session *s, struct bpf_link *link)
+{
+	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + 1,
+		    sizeof(*s->file_links))) {
+		bpf_link__destroy(link);
+		return -1;
+	}
+	s->file_links[s->nfile_links++] = link;
+	return 0;
+}
+
+static int attach_file_probe(struct cp_session *s, struct bpf_program *prog,
+			     const char *path, uint64_t offset, uint64_t cookie,
+			     const char *what, struct cp_error *err)
+{
+	struct cp_uprobe_point pt = { .offset = offset };
+	struct bpf_link *link;
+
+	snprintf(pt.path, sizeof(pt.path), "%s", path);
+	link = attach_uprobe(prog, s->pid, &pt, cookie);
+	if (!link)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot place a uprobe on %s in %s at 0x%llx: %s",
+			       what, path, (unsigned long long)offset, strerror(errno));
+	return keep_link(s, link) ? cp_fail(err, CP_EXIT_PROFILE, "out of memory") : 0;
+}
+
+int cp_session_attach_file(struct cp_session *s, const char *path,
+			   const struct cp_clock_points *pts, struct cp_error *err)
+{
+	if (pts->syscall_offset &&
+	    attach_file_probe(s, s->skel->progs.on_syscall_func, path, pts->syscall_offset,
+			      0, "syscall()", err))
+		return -1;
+	if (s->mechanism != CP_MECHANISM_UPROBE)
+		return 0;
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct cp_clock_point *p = &pts->points[i];
+
+		if (attach_file_probe(s, s->skel->progs.on_clock_func, path, p->offset,
+				      CP_COOKIE(p->entry, p->site, p->clock), p->what, err))
+			return -1;
+		s->nclock_uprobes++;
+	}
+	return 0;
+}
+
+static int dl_event(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	((struct cp_session *)ctx)->dl_pending++;
+	return 0;
+}
+
+int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
+			struct cp_error *err)
+{
+	struct cp_uprobe_point pt = { .offset = offset };
+
+	snprintf(pt.path, sizeof(pt.path), "%s", path);
+	if (s->dl_hook)
+		return 0;
+	s->dl_events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
+	s->dl_hook = s->dl_events ? attach_uprobe(s->skel->progs.on_dl_change, s->pid, &pt, 0)
+				  : NULL;
+	if (!s->dl_hook)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot watch the dynamic linker (%s at 0x%llx): %s", path,
+			       (unsigned long long)offset, strerror(errno));
+	return 0;
+}
+
+int cp_session_dl_fd(const struct cp_session *s)
+{
+	return s->dl_events ? ring_buffer__epoll_fd(s->dl_events) : -1;
+}
+
+int cp_session_dl_consume(struct cp_session *s)
+{
+	int n;
+
+	if (!s->dl_events)
+		return 0;
+	ring_buffer__consume(s->dl_events);
+	n = s->dl_pending;
+	s->dl_pending = 0;
+	return n;
 }
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
@@ -160,13 +271,16 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
+	skel->rodata->selftest_tgid = (__u32)getpid();
+	s->pid = cfg->pid;
+	s->mechanism = cfg->mechanism;
 	if (clockreads_bpf__load(skel)) {
 		int e = errno;
 
 		cp_session_close(s);
 		return load_error(e, err);
 	}
-	if (attach_all(s, cfg, err)) {
+	if (self_test(s, err) || attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
 	}
@@ -378,6 +492,7 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 {
 	st->threads = s->breakpoints.threads;
 	st->inherited = s->breakpoints.inherited;
+	st->uprobes = s->nclock_uprobes;
 }
 
 void cp_session_detach_clock_probes(struct cp_session *s)
@@ -387,10 +502,9 @@ void cp_session_detach_clock_probes(struct cp_session *s)
 		bpf_link__destroy(s->probes[i]);
 		s->probes[i] = NULL;
 	}
-	for (int i = 0; i < CP_MAX_SYSCALL_FUNCS; i++) {
-		bpf_link__destroy(s->syscall_funcs[i]);
-		s->syscall_funcs[i] = NULL;
-	}
+	for (size_t i = 0; i < s->nfile_links; i++)
+		bpf_link__destroy(s->file_links[i]);
+	s->nfile_links = 0;
 }
 
 void cp_session_close(struct cp_session *s)
@@ -398,6 +512,9 @@ void cp_session_close(struct cp_session *s)
 	if (!s)
 		return;
 	cp_session_detach_clock_probes(s);
+	free(s->file_links);
+	bpf_link__destroy(s->dl_hook);
+	ring_buffer__free(s->dl_events);
 	bpf_link__destroy(s->boundary);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
@@ -406,7 +523,7 @@ void cp_session_close(struct cp_session *s)
 	free(s);
 }
 
-/* The calibration target: a call the compiler must keep. */
+/* The self-test's probed function: a call the compiler must keep. */
 __attribute__((noinline)) static void calibration_point(volatile int *sink)
 {
 	__asm__ volatile("" ::: "memory");
@@ -431,25 +548,91 @@ static double time_calls(int n)
 	return now_ns() - t0;
 }
 
-double cp_session_probe_cost_ns(struct cp_session *s)
+/* The file offset of one of clockprof's own functions, and a path to the
+ * file, from /proc/self/maps: what a uprobe on it takes. */
+static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
 {
-	struct cp_breakpoints bp;
+	uintptr_t addr = (uintptr_t)fn;
+	char line[4200];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int rc = -1;
+
+	while (f && rc && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 &&
+		    addr >= lo && addr < hi) {
+			snprintf(path, size, "/proc/self/map_files/%lx-%lx", lo, hi);
+			*offset = addr - lo + off;
+			rc = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* Places the mechanism's probe on calibration_point in this process,
+ * with the real program attached; returns the detach handle's owner. */
+static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
+			      struct bpf_link **link)
+{
+	struct cp_uprobe_point pt;
 	uint64_t addr = (uint64_t)(uintptr_t)calibration_point;
-	const int n = 2000;
-	double bare, probed;
 
-	bare = time_calls(n);
-	/* Our own thread, with the real program attached: it runs, finds a
-	 * pid that is not the target's and returns, like a hit would. */
-	if (cp_breakpoints_attach(&bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
-				  (uint64_t)(uintptr_t)cp_session_probe_cost_ns,
-				  s->skel->progs.on_vdso_entry, NULL))
+	if (s->mechanism == CP_MECHANISM_BREAKPOINT)
+		return cp_breakpoints_attach(bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
+					     (uint64_t)(uintptr_t)probe_own_function,
+					     s->skel->progs.on_vdso_entry, NULL);
+	if (own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
-	probed = time_calls(n);
-	cp_breakpoints_detach(&bp);
-	double again = time_calls(n);
+	*link = attach_uprobe(s->skel->progs.on_clock_func, getpid(), &pt,
+			      CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1));
+	return *link ? 0 : -1;
+}
 
+/* The mechanism proves it fires before anything is attached to the
+ * target: every call of a probed function of our own must be counted (a
+ * count, not a timing guess: a breakpoint the kernel accepted may never
+ * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
+static int self_test(struct cp_session *s, struct cp_error *err)
+{
+	const int n = 1000;
+	struct cp_breakpoints bp = { 0 };
+	struct bpf_link *link = NULL;
+	const char *name = cp_mechanism_name(s->mechanism);
+	double bare, probed, again;
+
+	s->selftest = (struct cp_selftest){ .calls = n, .cost_ns = -1 };
+	bare = time_calls(n);
+	if (probe_own_function(s, &bp, &link))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot place a %s on clockprof's own code for the self-test: %s",
+			       name, strerror(errno));
+	s->skel->bss->selftest_hits = 0;
+	probed = time_calls(n);
+	s->selftest.hits = (unsigned long)__atomic_load_n(&s->skel->bss->selftest_hits,
+							  __ATOMIC_SEQ_CST);
+	cp_breakpoints_detach(&bp);
+	bpf_link__destroy(link);
+	again = time_calls(n);
 	if (again < bare)
 		bare = again;
-	return (probed - bare) / n;
+	if (s->selftest.hits == 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       s->mechanism == CP_MECHANISM_BREAKPOINT ?
+			       "hardware breakpoints do not fire on this host (the self-test counted 0 of %d calls); use --mechanism uprobe" :
+			       "uprobes do not fire on this host (the self-test counted 0 of %d calls)",
+			       n);
+	if (s->selftest.hits != (unsigned long)n)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
+			       name, s->selftest.hits, n);
+	s->selftest.cost_ns = (probed - bare) / n;
+	return 0;
+}
+
+void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st)
+{
+	*st = s->selftest;
 }

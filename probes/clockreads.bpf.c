@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /* clockreads.bpf.c - counts every clock read of one process, per request.
  *
- * Three ways in, each counted exactly once:
- *  - on_vdso_entry: a per-thread hardware execute breakpoint on each vDSO
- *    clock entry (the vDSO cannot be uprobed, and glibc's gettimeofday/time
- *    are IFUNCs that jump straight into it, so this is the one place every
- *    libc, static, Go or JIT read passes through).
- *    The path (vdso, or a syscall the vDSO falls back to) follows from the
- *    clock id, by the vDSO's own rule (vdso_clock_path);
+ * Ways in, each counted exactly once (user space attaches one mechanism):
+ *  - on_clock_func (the uprobe mechanism, the default): a uprobe on each
+ *    place a read passes in an ordinary file of the target: the C
+ *    library's real clock_gettime, the PLT stubs of gettimeofday/time
+ *    (IFUNCs that jump straight into the vDSO), a static or Go executable's
+ *    own vDSO callers (lib/clock_points.h). The attach cookie says which
+ *    read it is (CP_COOKIE);
+ *  - on_vdso_entry (the breakpoint mechanism): a per-thread hardware
+ *    execute breakpoint on each vDSO clock entry, the one place every read
+ *    passes through, on hosts where such breakpoints fire;
  *  - on_syscall_func: direct syscall(SYS_clock_gettime, ...) calls;
  *  - on_boundary_*: the request boundary (a uprobe or a syscall) closes the
- *    thread's current request.
+ *    thread's current request;
+ *  - on_dl_change: the dynamic linker's debugger hook, so user space
+ *    probes libraries loaded after attach.
+ * The path of a vDSO read (vdso, or a syscall the vDSO falls back to)
+ * follows from the clock id, by the vDSO's own rule (vdso_clock_path).
+ * Every program first counts clockprof's own start-up self-test calls
+ * (selftest_tgid): a mechanism proves it fires before a run is trusted.
  * Configuration is set by user space before load (const volatile). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,6 +28,8 @@
 #include "clockreads.h"
 
 const volatile __u32 target_tgid;
+/* clockprof itself: hits from it are the self-test's, counted apart. */
+const volatile __u32 selftest_tgid;
 const volatile __u64 vdso_entry_addr[CP_ENTRY_MAX];
 /* The clocksource can be read from user space (tsc, kvm-clock, ...): the
  * vDSO serves high-resolution clocks itself instead of falling back. */
@@ -67,6 +78,14 @@ struct {
 } site_counts SEC(".maps");
 
 __u32 next_site_id;
+
+/* Self-test hits, and dynamic-linker events user space has not seen. */
+__u64 selftest_hits;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} dl_events SEC(".maps");
 
 const volatile bool capture_stacks;
 
@@ -214,11 +233,36 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 	return pc;
 }
 
-/* Records the whole stack of a read entered at a function's first
- * instruction at ip: ip, then one return address per frame, stepping by
+/* Where a read returns to, seen at the probed instruction: the return
+ * address pc and the stack and frame pointers of the frame it returns to.
+ * 0 when the stack cannot be read. */
+static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
+				       __u64 *ret_sp, __u64 *ret_bp)
+{
+	__u64 fp[2];
+
+	if (mode == CP_SITE_FRAME) {
+		/* inside a frame-pointer function that may be on another stack:
+		 * its caller's frame is found from rbp alone */
+		if (bpf_probe_read_user(fp, sizeof(fp), (void *)bp))
+			return -1;
+		*pc = fp[1];
+		*ret_sp = bp + 16;
+		*ret_bp = fp[0];
+		return 0;
+	}
+	if (bpf_probe_read_user(pc, sizeof(*pc), (void *)sp))
+		return -1;
+	*ret_sp = sp + 8;
+	*ret_bp = bp;
+	return 0;
+}
+
+/* Records the whole stack of a read seen at ip: ip, then one return
+ * address per frame from the return address read_return found, stepping by
  * the CFI rules user space loaded (every function with --stacks) and by the
  * frame-pointer chain where there is no rule. */
-static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
+static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
 	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
@@ -229,9 +273,8 @@ static __always_inline void record_stack(__u64 ip, __u64 sp, __u64 bp)
 		return;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pc[0] = ip;
-	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)sp))
+	if (read_return(mode, sp, bp, &pc, &sp, &bp))
 		goto count;
-	sp += 8;
 	for (int n = 1; n < CP_STACK_DEPTH; n++) {
 		struct cp_unwind_rule *r;
 
@@ -265,10 +308,10 @@ count:
 	}
 }
 
-/* The call site of a read entered at a function's first instruction
- * (vDSO entry, syscall()): the return address is at the top of the stack. */
-static __always_inline void site_at_entry(struct cp_site_key *key, __u64 sp,
-					  __u64 bp, int entry, int direct)
+/* The call site of a read: from its return address (read_return), out
+ * of the clock wrappers. */
+static __always_inline void find_site(struct cp_site_key *key, int mode, __u64 sp,
+				      __u64 bp, int entry, int direct)
 {
 	__u64 ret = 0;
 
@@ -276,8 +319,8 @@ static __always_inline void site_at_entry(struct cp_site_key *key, __u64 sp,
 	key->via = CP_VIA_NONE;
 	key->entry = (__u8)entry;
 	key->direct_syscall = (__u8)direct;
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)sp) == 0)
-		key->pc = walk_to_call_site(ret, sp + 8, bp, &key->via);
+	if (read_return(mode, sp, bp, &ret, &sp, &bp) == 0)
+		key->pc = walk_to_call_site(ret, sp, bp, &key->via);
 }
 
 static __always_inline __u32 site_id(const struct cp_site_key *key)
@@ -459,40 +502,82 @@ static __always_inline void count_trap(void)
 }
 
 /* The tid of a target thread in the clock window, else 0: the counting
- * programs do nothing outside it. */
+ * programs do nothing outside it. A hit of clockprof's own self-test is
+ * counted apart (and is never the target's). */
 static __always_inline __u32 counting_tid(void)
 {
+	if (selftest_tgid && bpf_get_current_pid_tgid() >> 32 == selftest_tgid) {
+		__sync_fetch_and_add(&selftest_hits, 1);
+		return 0;
+	}
 	return phase == CP_PHASE_CLOCK ? target_tid() : 0;
 }
 
+/* The path a read through one of the vDSO entries takes. */
+static __always_inline int entry_path(int entry, __s64 clock_id)
+{
+	if (entry == CP_ENTRY_CLOCK_GETTIME)
+		return vdso_clock_path(clock_id);
+	if (entry == CP_ENTRY_GETTIMEOFDAY)
+		return vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	return CP_PATH_VDSO;
+}
+
+/* One clock read seen at ip by any mechanism: counted, its call site and
+ * (--stacks) its stack recorded. mode tells where its return address is. */
+static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
+				      __s64 clock_id, int mode, __u64 sp, __u64 bp,
+				      int direct)
+{
+	struct cp_site_key site;
+
+	count_trap();
+	find_site(&site, mode, sp, bp, entry, direct);
+	record_read(tid, entry, path, clock_slot(clock_id), &site);
+	if (capture_stacks)
+		record_stack(ip, mode, sp, bp);
+}
+
+/* The uprobe mechanism: the cookie says which read this place is. */
+SEC("uprobe")
+int on_clock_func(struct pt_regs *ctx)
+{
+	__u32 tid = counting_tid();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	int entry = CP_COOKIE_ENTRY(cookie), clock = CP_COOKIE_CLOCK(cookie);
+	__s64 clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
+
+	if (!tid || entry >= CP_ENTRY_MAX)
+		return 0;
+	seen_read(tid, PT_REGS_IP(ctx), entry, entry_path(entry, clock_id), clock_id,
+		  CP_COOKIE_SITE(cookie), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
+	return 0;
+}
+
+/* The breakpoint mechanism: which entry follows from the address. */
 SEC("perf_event")
 int on_vdso_entry(struct bpf_perf_event_data *ctx)
 {
 	__u32 tid = counting_tid();
 	__u64 ip = ctx->regs.ip;
-	struct cp_site_key site;
-	int entry, path, clock = CLOCK_REALTIME_ID;
+	__s64 clock_id = CLOCK_REALTIME_ID;
+	int entry;
 
 	if (!tid)
 		return 0;
-	count_trap();
 	if (ip == vdso_entry_addr[CP_ENTRY_CLOCK_GETTIME]) {
 		entry = CP_ENTRY_CLOCK_GETTIME;
-		clock = clock_slot((__s32)ctx->regs.di);
-		path = vdso_clock_path((__s32)ctx->regs.di);
+		clock_id = (__s32)ctx->regs.di;
 	} else if (ip == vdso_entry_addr[CP_ENTRY_GETTIMEOFDAY]) {
 		entry = CP_ENTRY_GETTIMEOFDAY;
-		path = vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
 	} else if (ip == vdso_entry_addr[CP_ENTRY_TIME]) {
 		entry = CP_ENTRY_TIME;
-		path = CP_PATH_VDSO;
 	} else {
+		count_trap();	/* a guard: costs like a hit, counts nothing */
 		return 0;
 	}
-	site_at_entry(&site, ctx->regs.sp, ctx->regs.bp, entry, 0);
-	record_read(tid, entry, path, clock, &site);
-	if (capture_stacks)
-		record_stack(ip, ctx->regs.sp, ctx->regs.bp);
+	seen_read(tid, ip, entry, entry_path(entry, clock_id), clock_id,
+		  CP_SITE_STACK_TOP, ctx->regs.sp, ctx->regs.bp, 0);
 	return 0;
 }
 
@@ -506,26 +591,37 @@ SEC("uprobe")
 int BPF_KPROBE(on_syscall_func, long nr, long arg1)
 {
 	__u32 tid = counting_tid();
-	struct cp_site_key site;
-	int entry, clock = CLOCK_REALTIME_ID;
+	__s64 clock_id = CLOCK_REALTIME_ID;
+	int entry;
 
 	if (!tid)
 		return 0;
-	count_trap();
 	if (nr == sys_clock_gettime) {
 		entry = CP_ENTRY_CLOCK_GETTIME;
-		clock = clock_slot((__s32)arg1);
+		clock_id = (__s32)arg1;
 	} else if (nr == sys_gettimeofday) {
 		entry = CP_ENTRY_GETTIMEOFDAY;
 	} else if (nr == sys_time) {
 		entry = CP_ENTRY_TIME;
 	} else {
+		count_trap();
 		return 0;
 	}
-	site_at_entry(&site, PT_REGS_SP(ctx), PT_REGS_FP(ctx), entry, 1);
-	record_read(tid, entry, CP_PATH_SYSCALL, clock, &site);
-	if (capture_stacks)
-		record_stack(PT_REGS_IP(ctx), PT_REGS_SP(ctx), PT_REGS_FP(ctx));
+	seen_read(tid, PT_REGS_IP(ctx), entry, CP_PATH_SYSCALL, clock_id,
+		  CP_SITE_STACK_TOP, PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+	return 0;
+}
+
+/* The dynamic linker calls its debugger hook (_dl_debug_state, r_brk)
+ * before and after it maps or unmaps libraries: user space is woken to
+ * probe the new ones. Any target thread, any phase. */
+SEC("uprobe")
+int on_dl_change(struct pt_regs *ctx)
+{
+	__u32 tid = target_tid();
+
+	if (tid)
+		bpf_ringbuf_output(&dl_events, &tid, sizeof(tid), 0);
 	return 0;
 }
 

@@ -1,0 +1,139 @@
+/* module_probes.c - see module_probes.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_points.h"
+#include "elf_symbols.h"
+#include "error.h"
+#include "grow.h"
+#include "module_probes.h"
+#include "session.h"
+
+struct cp_module_seen {
+	unsigned long dev_major, dev_minor, inode;
+};
+
+/* One line of /proc/PID/maps that maps a file with code. */
+struct mapping {
+	unsigned long lo, hi, dev_major, dev_minor, inode;
+	char file[4096];	/* as the target names it */
+};
+
+static bool parse_mapping(const char *line, struct mapping *m)
+{
+	char perms[8];
+	int file_at = 0;
+
+	if (sscanf(line, "%lx-%lx %7s %*x %lx:%lx %lu %n", &m->lo, &m->hi, perms,
+		   &m->dev_major, &m->dev_minor, &m->inode, &file_at) < 6 ||
+	    perms[2] != 'x' || !m->inode || line[file_at] != '/')
+		return false;
+	snprintf(m->file, sizeof(m->file), "%s", line + file_at);
+	m->file[strcspn(m->file, "\n")] = '\0';
+	return true;
+}
+
+static bool seen_before(struct cp_module_probes *mp, const struct mapping *m)
+{
+	for (size_t i = 0; i < mp->n; i++)
+		if (mp->seen[i].inode == m->inode && mp->seen[i].dev_major == m->dev_major &&
+		    mp->seen[i].dev_minor == m->dev_minor)
+			return true;
+	return false;
+}
+
+static void say(struct cp_module_probes *mp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void say(struct cp_module_probes *mp, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!mp->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	mp->warn(mp->warn_arg, msg);
+}
+
+/* The dynamic linker announces every change of the loaded set by calling
+ * _dl_debug_state (the r_brk debuggers break on): where to look again. */
+static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session *s,
+				 const char *path, const char *file)
+{
+	struct cp_elf_function fn;
+	const char *base = strrchr(file, '/');
+
+	if (mp->dl_watched || !base || strncmp(base + 1, "ld-", 3) ||
+	    cp_elf_find_function(path, file, "_dl_debug_state", &fn, NULL))
+		return;
+	if (cp_session_watch_dl(s, path, fn.offset, NULL) == 0)
+		mp->dl_watched = true;
+	else
+		say(mp, "%s: cannot watch _dl_debug_state: libraries loaded later are not probed",
+		    file);
+}
+
+static int probe_module(struct cp_module_probes *mp, struct cp_session *s, pid_t pid,
+			const struct mapping *m, struct cp_error *err)
+{
+	char path[96];
+	struct cp_clock_points pts;
+	struct cp_error why = { 0 };
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, m->lo, m->hi);
+	if (cp_clock_points_find(path, &pts, &why)) {
+		say(mp, "%s cannot be read (%s): clock reads it makes itself are not counted",
+		    m->file, why.msg);
+		return 0;
+	}
+	if (pts.unseen[0])
+		say(mp, "%s calls %s without a PLT stub (-fno-plt or a function pointer): those reads are not seen by uprobes; --mechanism breakpoint sees them where the host supports it",
+		    m->file, pts.unseen);
+	rc = cp_session_attach_file(s, path, &pts, err);
+	cp_clock_points_free(&pts);
+	if (!rc)
+		watch_dynamic_linker(mp, s, path, m->file);
+	return rc;
+}
+
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
+			  pid_t pid, struct cp_error *err)
+{
+	char maps[64], line[4200];
+	struct mapping m;
+	FILE *f;
+	int added = 0;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s (exited?)", maps);
+	while (fgets(line, sizeof(line), f)) {
+		if (!parse_mapping(line, &m) || seen_before(mp, &m))
+			continue;
+		if (cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
+		    probe_module(mp, s, pid, &m, err)) {
+			fclose(f);
+			return -1;
+		}
+		mp->seen[mp->n++] = (struct cp_module_seen){ m.dev_major, m.dev_minor, m.inode };
+		added++;
+	}
+	fclose(f);
+	if (mp->synced_once)
+		mp->new_since_start += (size_t)added;
+	mp->synced_once = true;
+	return added;
+}
+
+void cp_module_probes_free(struct cp_module_probes *mp)
+{
+	free(mp->seen);
+	mp->seen = NULL;
+	mp->n = mp->cap = 0;
+}
