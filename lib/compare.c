@@ -54,7 +54,9 @@ static void warnf(json_t *arr, const char *fmt, ...)
 /* Fields compared across sides; "inconclusive" ones change what sampled
  * measures mean (a different clocksource changes what a clock read costs;
  * with or without a PMU the machine is not the same kind). build_id and exe
- * are expected to differ between base and head and are only recorded. */
+ * are expected to differ between base and head and are only recorded; so
+ * is mechanism, because different mechanisms never get this far
+ * (check_mechanisms refuses them). */
 static const struct {
 	const char *field;
 	const char *effect;	/* NULL: not compared */
@@ -63,6 +65,7 @@ static const struct {
 	{ "cpu", "warning" },
 	{ "clocksource", "inconclusive" },
 	{ "pmu", "inconclusive" },
+	{ "mechanism", NULL },
 	{ "tool_version", "warning" },
 	{ "build_id", NULL },
 	{ "exe", NULL },
@@ -88,6 +91,8 @@ json_t *cp_run_fingerprint(const json_t *run)
 	json_object_set_new(fp, "clocksource",
 			    copy_or_null(json_object_get(host, "clocksource")));
 	json_object_set_new(fp, "pmu", copy_or_null(json_object_get(host, "pmu")));
+	/* Never null: a file without one was counted with breakpoints. */
+	json_object_set_new(fp, "mechanism", json_string(cp_run_mechanism(run)));
 	json_object_set_new(fp, "tool_version", copy_or_null(tool_version));
 	json_object_set_new(fp, "build_id",
 			    copy_or_null(json_object_get(target, "build_id")));
@@ -196,6 +201,60 @@ static int compare_env(const struct cp_compare_side *base,
 		}
 	}
 	return inconclusive;
+}
+
+/* --- counting mechanism ------------------------------------------------ */
+
+/* uprobe is the one suggested: it needs no hardware breakpoint to fire,
+ * which the start-up self-test finds false on some hosts
+ * (host.breakpoints_fire). */
+#define RERUN_HINT \
+	"rerun both sides with one --mechanism (clockprof run --mechanism uprobe ...)"
+
+static const char *run_name(const struct cp_compare_side *s, size_t r)
+{
+	return s->names && s->names[r] ? s->names[r] : "?";
+}
+
+/* Fails naming the first run of s counted otherwise than its first run. */
+static int mixed_side(const struct cp_compare_side *s, const char *side,
+		      struct cp_error *err)
+{
+	const char *first = cp_run_mechanism(s->runs[0].doc);
+
+	for (size_t r = 1; r < s->n; r++) {
+		const char *m = cp_run_mechanism(s->runs[r].doc);
+
+		if (strcmp(m, first))
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "%s runs were counted with %.40s (%.120s) and %.40s (%.120s): " RERUN_HINT,
+				       side, first, run_name(s, 0), m, run_name(s, r));
+	}
+	return 0;
+}
+
+/* Exact clock counts from different mechanisms need not be the same
+ * quantity (a breakpoint sits on the vDSO entry; a uprobe one step before
+ * it, where calls that skip the PLT go unseen), so a change between them
+ * would be judged as a regression or an improvement of the code. Refused
+ * whatever the measures: every run has clock measures (clock_reads/op is
+ * always written), and even sampled ones (times, counters) carry the
+ * probe's cost per hit, which differs between a trap and a uprobe. */
+static int check_mechanisms(const struct cp_compare_side *base,
+			    const struct cp_compare_side *head,
+			    struct cp_error *err)
+{
+	const char *b, *h;
+
+	if (mixed_side(base, "base", err) || mixed_side(head, "head", err))
+		return -1;
+	b = cp_run_mechanism(base->runs[0].doc);
+	h = cp_run_mechanism(head->runs[0].doc);
+	if (strcmp(b, h))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "base runs were counted with %.40s, head runs with %.40s: " RERUN_HINT,
+			       b, h);
+	return 0;
 }
 
 /* --- gathering measures ------------------------------------------------ */
@@ -635,7 +694,7 @@ static void run_warnings(const struct cp_compare_side *s, const char *side,
 
 		if (json_is_false(c))
 			warnf(warnings, "%s run %.200s was cut short (complete: false)",
-			      side, s->names && s->names[r] ? s->names[r] : "?");
+			      side, run_name(s, r));
 	}
 }
 
@@ -760,6 +819,8 @@ int cp_compare(const struct cp_compare_side *base,
 	if (!base->n || !head->n)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "compare needs at least one base and one head run file");
+	if (check_mechanisms(base, head, err))
+		return -1;
 	out->alpha = alpha;
 	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
 	out->min_runs = cp_hl_min_runs(job.z);

@@ -20,6 +20,8 @@
  *    are needed) and sampled measures when the clocksource or the PMU
  *    differs between sides.
  *  - a measure on one side only is "added" or "removed", never dropped.
+ *  - runs counted by different mechanisms (uprobe, breakpoint) are not
+ *    judged at all: the comparison fails.
  *
  * The result is turned into verdict.json by lib/verdict_file.h. */
 #ifndef CP_COMPARE_H
@@ -106,13 +108,16 @@ struct cp_compare_result {
 	json_t *names;			/* owns the measure names */
 };
 
-/* The fingerprint of one run: {kernel, cpu, clocksource, pmu, tool_version,
- * build_id, exe}, each the run's value or null (new reference). */
+/* The fingerprint of one run: {kernel, cpu, clocksource, pmu, mechanism,
+ * tool_version, build_id, exe}, each the run's value or null (new
+ * reference); mechanism is never null ("breakpoint" for files that name
+ * none, see cp_run_mechanism). */
 json_t *cp_run_fingerprint(const json_t *run);
 
 /* Judges head against base. bounds records which rules matched. On success
  * fills *out (free with cp_compare_result_free). Fails (CP_EXIT_USAGE) when
- * a side is empty. */
+ * a side is empty or when the runs were not all counted with the same
+ * mechanism (clock_reads.mechanism). */
 int cp_compare(const struct cp_compare_side *base,
 	       const struct cp_compare_side *head, struct cp_bounds *bounds,
 	       const struct cp_compare_opts *opts,

@@ -73,6 +73,49 @@ static int validate_measure(const char *name, const json_t *m, const char *what,
 	return 0;
 }
 
+/* Is s a counting mechanism this version knows? */
+static int known_mechanism(const char *s)
+{
+	return !strcmp(s, "uprobe") || !strcmp(s, "breakpoint");
+}
+
+const char *cp_run_mechanism(const json_t *doc)
+{
+	const json_t *m = json_object_get(json_object_get(doc, "clock_reads"),
+					  "mechanism");
+
+	/* Files of earlier versions name none: all were counted with
+	 * hardware breakpoints, the only mechanism those versions had. */
+	return json_is_string(m) ? json_string_value(m) : "breakpoint";
+}
+
+/* The members that came with the uprobe mechanism are optional (files of
+ * earlier versions lack them) but, when present, compare relies on them:
+ * a mechanism it does not know could not be told apart from another. */
+static int validate_mechanism(const json_t *doc, const char *what,
+			      struct cp_error *err)
+{
+	const json_t *mech = json_object_get(json_object_get(doc, "clock_reads"),
+					     "mechanism");
+	const json_t *fire = json_object_get(json_object_get(doc, "host"),
+					     "breakpoints_fire");
+
+	if (mech && !json_is_string(mech))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid run file: clock_reads.mechanism has the wrong type",
+			       what);
+	if (mech && !known_mechanism(json_string_value(mech)))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid run file: clock_reads.mechanism must be \"uprobe\" or \"breakpoint\"",
+			       what);
+	/* null: the start-up self-test did not run. */
+	if (fire && !json_is_boolean(fire) && !json_is_null(fire))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid run file: host.breakpoints_fire must be true, false or null",
+			       what);
+	return 0;
+}
+
 int cp_run_file_validate(const json_t *doc, const char *what,
 			 struct cp_error *err)
 {
@@ -94,7 +137,8 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 	    need(doc, "target", JSON_OBJECT, what, err) ||
 	    need(doc, "host", JSON_OBJECT, what, err) ||
 	    need(doc, "clock_reads", JSON_OBJECT, what, err) ||
-	    need(doc, "measures", JSON_OBJECT, what, err))
+	    need(doc, "measures", JSON_OBJECT, what, err) ||
+	    validate_mechanism(doc, what, err))
 		return -1;
 	measures = json_object_get(doc, "measures");
 	json_object_foreach((json_t *)measures, name, m)
