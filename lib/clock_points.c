@@ -13,6 +13,7 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "grow.h"
+#include "plt_stubs.h"
 
 /* Names of real clock functions (not IFUNCs) a C library or a static
  * executable defines, and the read each one is. */
@@ -81,30 +82,13 @@ struct elf_view {
 	int nclock_gettime;
 };
 
-static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
-		    !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /* Whether the function at [addr, addr + size) calls or jumps (rel32) to
  * the file's own clock_gettime: musl's gettimeofday and time do, and are
  * then counted there, once. */
 static bool calls_clock_gettime(const struct elf_view *v, GElf_Addr addr, GElf_Xword size)
 {
 	GElf_Shdr sh;
-	Elf_Scn *text = section_named(v->elf, ".text", &sh);
+	Elf_Scn *text = cp_elf_section_named(v->elf, ".text", &sh);
 	Elf_Data *d = text ? elf_getdata(text, NULL) : NULL;
 
 	if (!d || addr < sh.sh_addr || addr + size > sh.sh_addr + d->d_size)
@@ -187,116 +171,38 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 	return 0;
 }
 
-/* The GOT slot a PLT stub jumps through: `jmp *disp32(%rip)` (ff 25),
- * possibly after endbr64 and a bnd prefix. 0 when the stub has none. */
-static GElf_Addr stub_got_slot(const uint8_t *stub, size_t len, GElf_Addr at)
-{
-	for (size_t i = 0; i + 6 <= len; i++) {
-		int32_t disp;
-
-		if (stub[i] != 0xFF || stub[i + 1] != 0x25)
-			continue;
-		memcpy(&disp, stub + i + 2, sizeof(disp));
-		return at + i + 6 + (int64_t)disp;
-	}
-	return 0;
-}
-
-/* A relocation of gettimeofday/time: its GOT slot and the read it is. */
-struct import {
-	GElf_Addr got;
-	int entry;
-	bool via_stub;		/* JUMP_SLOT: calls go through a PLT stub */
-	bool matched;
-};
-
-static int collect_imports(Elf *elf, struct import *imp, int max)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int n = 0;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *d;
-		GElf_Shdr symsh;
-		Elf_Scn *symscn;
-		Elf_Data *symd;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)) || !(symscn = elf_getscn(elf, sh.sh_link)) ||
-		    !gelf_getshdr(symscn, &symsh) || !(symd = elf_getdata(symscn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && n < max; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			const char *name;
-			int type;
-
-			if (!gelf_getrela(d, (int)i, &r))
-				continue;
-			type = (int)GELF_R_TYPE(r.r_info);
-			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
-			    !gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym) ||
-			    sym.st_shndx != SHN_UNDEF ||
-			    !(name = elf_strptr(elf, symsh.sh_link, sym.st_name)))
-				continue;
-			for (size_t k = 0; k < sizeof(vdso_imports) / sizeof(vdso_imports[0]); k++)
-				if (same_name(name, vdso_imports[k].name))
-					imp[n++] = (struct import){ r.r_offset, vdso_imports[k].entry,
-								    type == R_X86_64_JUMP_SLOT, false };
-		}
-	}
-	return n;
-}
-
-/* Every stub of one PLT section that jumps through an imported slot. */
-static int add_stubs(Elf *elf, const char *section, struct import *imp, int nimp,
-		     struct cp_clock_points *out)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = section_named(elf, section, &sh);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	size_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
-
-	if (!d || !d->d_buf)
-		return 0;
-	for (size_t at = 0; at + step <= d->d_size; at += step) {
-		GElf_Addr got = stub_got_slot((const uint8_t *)d->d_buf + at, step,
-					      sh.sh_addr + at);
-		uint64_t off;
-		char what[96];
-
-		for (int k = 0; got && k < nimp; k++) {
-			if (imp[k].got != got || cp_elf_vaddr_to_offset_in(elf, sh.sh_addr + at, &off))
-				continue;
-			imp[k].matched = true;
-			snprintf(what, sizeof(what), "%s@plt", cp_entry_name(imp[k].entry));
-			if (cp_clock_points_add(out, off, imp[k].entry, 0, CP_SITE_STACK_TOP, what))
-				return -1;
-		}
-	}
-	return 0;
-}
-
-/* PLT stubs of gettimeofday/time, matched to their relocations by the GOT
- * slot each stub jumps through (the layout differs between .plt with and
- * without .plt.sec, and .plt.got). A GLOB_DAT import with no stub is
- * reached by GOT-indirect calls or function pointers: not seen. */
+/* The PLT stubs of gettimeofday/time (lib/plt_stubs.h). An import that
+ * is also reached without a stub (GLOB_DAT: -fno-plt GOT-indirect calls,
+ * a function pointer in position-independent code) is named in unseen. */
 static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 {
-	static const char *const sections[] = { ".plt.sec", ".plt", ".plt.got" };
-	struct import imp[16];
-	int nimp = collect_imports(elf, imp, 16);
+	struct cp_plt_import *imp;
+	size_t nimp;
+	int rc = 0;
 
-	for (size_t s = 0; s < 3 && nimp; s++)
-		if (add_stubs(elf, sections[s], imp, nimp, out))
-			return -1;
-	for (int k = 0; k < nimp; k++)
-		if (!imp[k].via_stub && !strstr(out->unseen, cp_entry_name(imp[k].entry)))
-			snprintf(out->unseen + strlen(out->unseen),
-				 sizeof(out->unseen) - strlen(out->unseen), "%s%s",
-				 out->unseen[0] ? ", " : "", cp_entry_name(imp[k].entry));
-	return 0;
+	if (cp_plt_imports(elf, &imp, &nimp))
+		return -1;
+	for (size_t i = 0; i < nimp && !rc; i++) {
+		for (size_t k = 0; k < sizeof(vdso_imports) / sizeof(vdso_imports[0]); k++) {
+			const char *name = vdso_imports[k].name;
+			uint64_t off;
+			char what[96];
+			size_t used = strlen(out->unseen);
+
+			if (strcmp(imp[i].name, name))
+				continue;
+			if (!imp[i].jump_slot && !strstr(out->unseen, name))
+				snprintf(out->unseen + used, sizeof(out->unseen) - used, "%s%s",
+					 used ? ", " : "", name);
+			if (!imp[i].stub || cp_elf_vaddr_to_offset_in(elf, imp[i].stub, &off))
+				continue;
+			snprintf(what, sizeof(what), "%s@plt", name);
+			rc = cp_clock_points_add(out, off, vdso_imports[k].entry, 0,
+						 CP_SITE_STACK_TOP, what);
+		}
+	}
+	free(imp);
+	return rc;
 }
 
 int cp_clock_points_find(const char *path, struct cp_clock_points *out,

@@ -59,6 +59,23 @@ int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset)
 	return -1;
 }
 
+Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
 int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
 {
 	struct elf_file f;

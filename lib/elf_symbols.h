@@ -9,6 +9,7 @@
 #ifndef CP_ELF_SYMBOLS_H
 #define CP_ELF_SYMBOLS_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,8 +36,10 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 /* Converts a virtual address of the file to its file offset (via PT_LOAD). */
 int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
 /* The same for an ELF file already open. */
-typedef struct Elf Elf;
 int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset);
+
+/* The section called name (and its header in *sh), or NULL. */
+Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
 /* Hex build-id of the file ("" when it has none). */
 void cp_elf_build_id(const char *path, char *hex, size_t size);

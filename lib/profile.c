@@ -567,7 +567,9 @@ static void open_distribution(struct cp_profile *p, struct cp_session *s,
 
 /* The second half of a split window: every clock probe is removed but the
  * request boundary, whose one hit per request is all that the counters
- * then also measure. The clock figures were taken at the switch. */
+ * then also measure. The clock figures were taken at the switch. It lasts
+ * as long as the first half from when the probes are gone (removing a
+ * uprobe waits for a grace period, ~0.1 s each in these VMs). */
 static int counter_phase(struct window *w, struct cp_profile *p,
 			 const struct cp_profile_options *o, struct cp_session *s,
 			 struct cp_counters *ctr, double start)
@@ -582,7 +584,7 @@ static int counter_phase(struct window *w, struct cp_profile *p,
 	cp_session_read(s, &begin);
 	cp_counters_enable(ctr);
 	t0 = monotonic_s();
-	sig = window_wait(w, p, o, s, start, start + o->duration_s);
+	sig = window_wait(w, p, o, s, start, t0 + o->duration_s / 2);
 	cp_counters_disable(ctr);
 	cp_session_set_phase(s, CP_PHASE_IDLE);
 	if (p->dist_event >= 0)

@@ -29,6 +29,7 @@
 #include "demangle.h"
 #include "error.h"
 #include "grow.h"
+#include "plt_stubs.h"
 #include "symbolize.h"
 #include "target.h"
 
@@ -834,6 +835,22 @@ static const struct sym_entry *lookup_symbol(struct sym_module *m, uint64_t addr
 	return NULL;
 }
 
+/* A PLT stub has no symbol (the one before it, often _init, would be a
+ * wrong name): it is "name@plt", as objdump shows it. */
+static bool plt_stub_name(struct cache_entry *e, Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Addr bias, stub;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	char name[160];
+
+	if (!elf || !cp_plt_stub_at(elf, addr - bias, name, sizeof(name) - 4, &stub))
+		return false;
+	strcat(name, "@plt");
+	e->info.function = strdup(name);
+	e->info.function_offset = addr - bias - stub;
+	return e->info.function != NULL;
+}
+
 static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
 				uint64_t addr)
 {
@@ -843,7 +860,7 @@ static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
 	Dwarf_Addr dwbias = 0;
 	Dwfl_Line *line;
 
-	if (sym) {
+	if (!plt_stub_name(e, mod, addr) && sym) {
 		e->info.function = cp_symbol_display_name(sym->name);
 		e->info.function_offset = addr - sym->addr;
 	}

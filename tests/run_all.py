@@ -45,6 +45,12 @@ def main():
         ("sanitize", ["make", "--no-print-directory", "-s", "check-sanitize"]),
         ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
                          "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
+        # The exact-count modules again with hardware breakpoints: skipped,
+        # with the reason, on hosts where they do not fire.
+        ("integration-breakpoint", [sys.executable, "tests/integration/run.py", "--clockprof",
+                                    "./clockprof", "--targets",
+                                    os.path.join(args.build, "tests", "targets"),
+                                    "--mechanism", "breakpoint"]),
     ]
     if os.path.exists("tests/browser/Makefile"):
         suites.append(("browser", ["make", "--no-print-directory", "-C", "tests/browser",

@@ -5,9 +5,15 @@ reference targets whose clock reads are known by construction.
 Each tests/integration/test_*.py defines functions named test_*(ctx). A test
 fails by raising (assert), skips by raising Skip(reason). ctx gives:
   ctx.clockprof  path of the binary          ctx.targets  dir of built targets
+  ctx.mechanism  "uprobe" or "breakpoint": what run/attach/ab count with
   ctx.tmp        a fresh temporary directory  ctx.run(*args, **kw) -> CompletedProcess
   ctx.target(name) path of a built target     ctx.load_json(path)
 Prints one line per test and ends with "integration: N passed, N failed, N skipped".
+
+With --mechanism breakpoint only the modules that set BOTH_MECHANISMS = True
+run, through a wrapper that adds the option to every run/attach/ab; on a
+host where hardware breakpoints do not fire, each of their tests is skipped
+with clockprof's own reason (its start-up self-test).
 """
 import argparse
 import importlib.util
@@ -25,10 +31,11 @@ from common import Skip  # noqa: E402
 
 
 class Context:
-    def __init__(self, clockprof, targets, tmp):
+    def __init__(self, clockprof, targets, tmp, mechanism="uprobe"):
         self.clockprof = os.path.abspath(clockprof)
         self.targets = os.path.abspath(targets)
         self.tmp = tmp
+        self.mechanism = mechanism
 
     def target(self, name):
         path = os.path.join(self.targets, name)
@@ -60,28 +67,62 @@ def load_module(path):
     return mod
 
 
+def mechanism_wrapper(clockprof, mechanism, directory):
+    """A clockprof that counts with `mechanism`, for tests that call it."""
+    path = os.path.join(directory, "clockprof")
+    real = os.path.abspath(clockprof)
+    with open(path, "w") as f:
+        f.write("#!/bin/bash\n"
+                f'case "$1" in\n'
+                f'run|attach) sub=$1; shift; exec {real} "$sub" --mechanism {mechanism} "$@" ;;\n'
+                f'ab) n=$2; dir=$3; shift 3; exec {real} ab "$n" "$dir" --mechanism {mechanism} "$@" ;;\n'
+                f'esac\nexec {real} "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+def mechanism_unavailable(clockprof, mechanism):
+    """clockprof's own start-up self-test: None when the mechanism fires
+    here, else the one-line reason it gave."""
+    proc = subprocess.run([clockprof, "run", "-q", "-e", "none", "--mechanism", mechanism,
+                           "--", "true"], capture_output=True, text=True, timeout=60)
+    return None if proc.returncode == 0 else proc.stderr.strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
     ap.add_argument("--targets", required=True)
+    ap.add_argument("--mechanism", default="uprobe", choices=("uprobe", "breakpoint"))
     ap.add_argument("filters", nargs="*", help="run only tests whose names contain one of these")
     args = ap.parse_args()
 
     here = os.path.dirname(os.path.abspath(__file__))
     passed = failed = skipped = 0
+    clockprof, unavailable = args.clockprof, None
+    if args.mechanism != "uprobe":
+        wrapdir = tempfile.mkdtemp(prefix="clockprof-mech-")
+        clockprof = mechanism_wrapper(args.clockprof, args.mechanism, wrapdir)
+        unavailable = mechanism_unavailable(args.clockprof, args.mechanism)
+        print(f"mechanism {args.mechanism}: "
+              f"{unavailable or 'fires on this host (self-test passed)'}", flush=True)
     for fname in sorted(os.listdir(here)):
         if not (fname.startswith("test_") and fname.endswith(".py")):
             continue
         mod = load_module(os.path.join(here, fname))
+        if args.mechanism != "uprobe" and not getattr(mod, "BOTH_MECHANISMS", False):
+            continue
         for name in sorted(n for n in dir(mod) if n.startswith("test_")):
             fn = getattr(mod, name)
             full = f"{fname[:-3]}.{name}"
             if args.filters and not any(f in full for f in args.filters):
                 continue
             tmp = tempfile.mkdtemp(prefix="clockprof-it-")
-            ctx = Context(args.clockprof, args.targets, tmp)
+            ctx = Context(clockprof, args.targets, tmp, args.mechanism)
             start = time.monotonic()
             try:
+                if unavailable:
+                    raise Skip(unavailable)
                 fn(ctx)
             except Skip as e:
                 skipped += 1
@@ -95,7 +136,8 @@ def main():
                 print(f"ok   {full} ({time.monotonic() - start:.1f}s)", flush=True)
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
-    print(f"integration: {passed} passed, {failed} failed, {skipped} skipped")
+    suite = "integration" if args.mechanism == "uprobe" else f"integration-{args.mechanism}"
+    print(f"{suite}: {passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 
