@@ -52,6 +52,7 @@ test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
 	@command -v npm >/dev/null || { $(call install_missing,nodejs npm); }
 	@command -v rustc >/dev/null || [ -x "$(HOME)/.cargo/bin/rustc" ] || { $(call install_missing,rustc); }
+	@command -v go >/dev/null || { $(call install_missing,golang-go); }
 	@$(MAKE) --no-print-directory -C tests/browser deps
 
 define install_missing

@@ -86,3 +86,21 @@ $(T)/targets/rust_target: tests/targets/rust_target.rs
 	@mkdir -p $(@D)
 	$(RUSTC) -C opt-level=2 -g -o $@ $<
 endif
+
+# Go reference target, built when `go` is around (`make test-deps` installs
+# Debian's golang-go otherwise). Offline and root-safe: GOPATH, the build
+# cache and GOFLAGS are set here, modules off (it imports only the standard
+# library); symbols are kept (no -s/-w), which lib/go_clock_points.c needs.
+# The empty .s file lets its go:linkname body-less declarations build.
+GO ?= $(shell command -v go 2>/dev/null)
+ifneq ($(GO),)
+test-targets: $(T)/targets/go_target
+test-fixtures: $(T)/fixtures/go_target
+GO_ENV := GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local \
+	GOPATH=$(abspath $(O))/go GOCACHE=$(abspath $(O))/go/cache
+$(T)/%/go_target: tests/targets/go_target.go
+	@mkdir -p $(@D) $(O)/go/src/$*/go_target
+	cp $< $(O)/go/src/$*/go_target/go_target.go
+	: > $(O)/go/src/$*/go_target/linkname.s
+	cd $(O)/go/src/$*/go_target && $(GO_ENV) $(GO) build -trimpath -o $(abspath $@) .
+endif
