@@ -2,7 +2,7 @@
 # They print figures and ratios to a goal; they are not tests and never fail
 # on time.
 
-.PHONY: bench-compare
+.PHONY: bench-compare bench-symbolize
 
 # `clockprof compare` on 1,000 measures x 30 runs per side; goal 100 ms.
 $(O)/bench-compare: tests/bench/bench_compare.c $(O)/libclockprof.a
@@ -16,3 +16,12 @@ bench-compare: $(O)/bench-compare clockprof
 $(O)/bench-bare-uprobe: tests/bench/bare_uprobe.c $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+
+# Symbolizing 10,000 libc addresses in a running target; goal 1 s (the
+# figure the unit test symbolize_10000_sites no longer asserts).
+$(O)/bench-symbolize: tests/bench/bench_symbolize.c tests/unit/callsites_fixture.h $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+
+bench-symbolize: $(O)/bench-symbolize test-targets
+	$(O)/bench-symbolize $(O)/tests/targets

@@ -10,6 +10,10 @@ machine (ratios, not absolute times, are what carry over to other machines).
    <= 3x plain counting.
 2. Time from starting `clockprof attach` until its probes are live (the
    first read after that is counted), from run.json probe.attach_s.
+3. How soon a window ends: from the target's exit to `clockprof attach`'s
+   (the integration test only asserts that the exit is noticed), and how far
+   `clockprof run -d 500ms` of a command that never ends runs past 500 ms
+   (SIGTERM, not the SIGKILL 2 s later, ends it).
 """
 import argparse
 import json
@@ -19,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from readiness import wait_attached, wait_serving  # noqa: E402
 
 
 def sh(*cmd):
@@ -58,9 +65,10 @@ def main():
     print(f"  ratio --stacks / bare uprobe   {stacks / uprobe:.3f}   (goal <= 3)")
     print(f"  ratio --stacks / clockprof     {stacks / ours:.3f}")
 
-    target = subprocess.Popen([os.path.join(args.targets, "reads_target"), "clock_gettime", "1", "0"])
+    reads_target = os.path.join(args.targets, "reads_target")
+    target = subprocess.Popen([reads_target, "clock_gettime", "1", "0"])
     try:
-        time.sleep(0.2)
+        wait_serving(target)
         attach = []
         for _ in range(5):
             out = os.path.join(tmp, "attach.json")
@@ -74,6 +82,32 @@ def main():
     print("attach (median of 5):")
     print(f"  start of clockprof -> probes live   {statistics.median(a for a, _ in attach) * 1000:8.1f} ms")
     print(f"  whole 'attach -d 200ms' command     {statistics.median(t for _, t in attach) * 1000:8.1f} ms")
+
+    noticed, overrun = [], []
+    for _ in range(5):  # interleaved repetitions
+        target = subprocess.Popen([reads_target, "mix", "1", "500"])
+        try:
+            wait_serving(target)
+            proc = subprocess.Popen([args.clockprof, "attach", "-q", "-d", "30", "-o",
+                                     os.path.join(tmp, "exit.json"), str(target.pid)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            wait_attached(proc)
+            target.wait()
+            exited = time.monotonic()
+            proc.wait(timeout=60)
+            noticed.append(time.monotonic() - exited)
+            assert json.load(open(os.path.join(tmp, "exit.json")))["end_reason"] == "target-exit"
+        finally:
+            target.kill()
+            target.wait()
+        t0 = time.monotonic()
+        sh(args.clockprof, "run", "-q", "-e", "none", "-d", "500ms", "-o", os.path.join(tmp, "term.json"),
+           "--", reads_target, "time", 1, 0)
+        overrun.append(time.monotonic() - t0 - 0.5)
+    print("end of the window (median of 5):")
+    print(f"  target exits -> 'attach' exits      {statistics.median(noticed) * 1000:8.1f} ms")
+    print(f"  'run -d 500ms', endless command:    {statistics.median(overrun) * 1000:8.1f} ms past 500 ms "
+          "(start-up and write-out included; SIGKILL would come 2000 ms after SIGTERM)")
     return 0
 
 

@@ -4,10 +4,12 @@ marked incomplete), SIGKILL (no probe left behind), and processes that are
 not the target are not slowed."""
 import os
 import signal
+import statistics
 import subprocess
 import time
 
 from common import Skip  # noqa: F401
+from readiness import wait_attached, wait_for, wait_serving
 
 N = 150
 
@@ -39,7 +41,7 @@ def uniform(run, reads):
 def test_threads_before_attach(ctx):
     target = start_target(ctx, "clock_gettime", 2, 0, 2, 0)
     try:
-        time.sleep(0.5)  # all three threads are serving
+        wait_serving(target, threads=3)
         proc, out = start_attach(ctx, target.pid, "-d", "1", "-r", "func:handle_request")
         wait_ok(proc)
     finally:
@@ -57,7 +59,7 @@ def test_threads_created_after_attach(ctx):
     # serves N requests; the target then exits by itself.
     target = start_target(ctx, "clock_gettime", 2, 2 * N, 2, 1500)
     try:
-        time.sleep(0.2)
+        wait_serving(target)
         proc, out = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_ok(proc)
     finally:
@@ -72,13 +74,15 @@ def test_threads_created_after_attach(ctx):
 
 
 def test_target_exits_while_attached(ctx):
-    target = start_target(ctx, "mix", 1, 400)
-    time.sleep(0.1)
-    start = time.monotonic()
+    # 1000 requests (over 1 s): the target outlives the attach (~0.1 s here)
+    # on a host several times slower. Had clockprof not noticed the exit,
+    # its window would have ended at -d 30 with end_reason "duration"; how
+    # soon it notices is a figure of `make bench`, not asserted here.
+    target = start_target(ctx, "mix", 1, 1000)
+    wait_serving(target)
     proc, out = start_attach(ctx, target.pid, "-d", "30", "-r", "func:handle_request")
     wait_ok(proc)
     target.wait()
-    assert time.monotonic() - start < 10, "clockprof did not notice the exit"
     run = ctx.load_json(out)
     assert run["end_reason"] == "target-exit" and run["complete"] is True
     uniform(run, 6)
@@ -87,9 +91,11 @@ def test_target_exits_while_attached(ctx):
 def _interrupted(ctx, sig):
     target = start_target(ctx, "time", 1, 0)
     try:
-        time.sleep(0.1)
+        wait_serving(target)
         proc, out = start_attach(ctx, target.pid, "-r", "func:handle_request")
-        time.sleep(1.5)
+        wait_attached(proc)
+        # The window to interrupt: ~900 requests at <= 1000/s (> 100 asserted).
+        time.sleep(1)
         proc.send_signal(sig)
         wait_ok(proc)
     finally:
@@ -118,17 +124,15 @@ def our_bpf_programs():
 def test_sigkill_leaves_no_probe(ctx):
     target = start_target(ctx, "clock_gettime", 1, 0)
     try:
-        time.sleep(0.1)
+        wait_serving(target)
         proc, _ = start_attach(ctx, target.pid, "-r", "func:handle_request")
-        time.sleep(1.5)
+        wait_attached(proc)
         assert our_bpf_programs(), "expected clockprof's programs while attached"
         proc.kill()
         proc.wait()
-        for _ in range(50):
-            if not our_bpf_programs():
-                break
-            time.sleep(0.1)
-        assert not our_bpf_programs(), our_bpf_programs()
+        # The kernel frees a killed process's programs asynchronously.
+        wait_for(lambda: not our_bpf_programs(),
+                 "clockprof's BPF programs to be unloaded after its SIGKILL", interval=0.1)
         # Stale breakpoints would hold the target's debug registers (a new
         # attach would fail) or double its counts: attach again, exactly.
         proc, out = start_attach(ctx, target.pid, "-d", "1", "-r", "func:handle_request")
@@ -147,21 +151,34 @@ def loop_ns(ctx, kind):
 
 
 def test_other_processes_not_slowed(ctx):
+    # Alone, attached, alone, ... over `cycles` attach cycles: each attached
+    # measurement has an unattached one seconds before and after it. The
+    # median of the cycles' ratios is asserted, so one cycle disturbed by
+    # other load on the host cannot fail the test, while a probe that slowed
+    # every process (a uprobe trap costs ~100x a vDSO read) shows in every
+    # cycle.
+    cycles = 3
+    kinds = ("vdso", "syscall")
     target = start_target(ctx, "mix", 1, 0)
     try:
-        before = {k: loop_ns(ctx, k) for k in ("vdso", "syscall")}
-        proc, _ = start_attach(ctx, target.pid, "-d", "30", "-r", "func:handle_request")
-        time.sleep(1)
-        during = {k: loop_ns(ctx, k) for k in ("vdso", "syscall")}
-        proc.send_signal(signal.SIGINT)
-        wait_ok(proc)
-        after = {k: loop_ns(ctx, k) for k in ("vdso", "syscall")}
+        wait_serving(target)
+        alone = [{k: loop_ns(ctx, k) for k in kinds}]
+        during = []
+        for _ in range(cycles):
+            proc, _ = start_attach(ctx, target.pid, "-d", "30", "-r", "func:handle_request")
+            wait_attached(proc)
+            during.append({k: loop_ns(ctx, k) for k in kinds})
+            proc.send_signal(signal.SIGINT)
+            wait_ok(proc)
+            alone.append({k: loop_ns(ctx, k) for k in kinds})
     finally:
         target.kill()
         target.wait()
-    for k in before:
-        base = min(before[k], after[k])
-        ratio = during[k] / base
-        print(f"    unrelated {k} loop: {base:.1f} ns/call alone, {during[k]:.1f} "
-              f"while clockprof is attached elsewhere (x{ratio:.2f})")
-        assert ratio < 1.25, f"{k}: x{ratio:.2f}"
+    for k in kinds:
+        ratios = [during[i][k] / min(alone[i][k], alone[i + 1][k]) for i in range(cycles)]
+        ratio = statistics.median(ratios)
+        print(f"    unrelated {k} loop: {statistics.median(a[k] for a in alone):.1f} ns/call "
+              f"alone, {statistics.median(d[k] for d in during):.1f} while clockprof is "
+              f"attached elsewhere (x{ratio:.2f} median of "
+              f"{', '.join(f'x{r:.2f}' for r in ratios)})")
+        assert ratio < 1.25, f"{k}: x{ratio:.2f} (cycles: {ratios})"

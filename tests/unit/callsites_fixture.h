@@ -26,7 +26,9 @@ static __attribute__((unused)) void fixture_path(const char *name, char *buf, si
 }
 
 /* Starts fixture `path` serving requests forever at 200/s and waits for its
- * "ready" line. Returns the pid, or -1. */
+ * "ready" line. Returns the pid, or -1: a fixture that was not built is for
+ * the caller to skip; one that does not become ready fails the test here
+ * (after a generous 60 s: a slow host is not a missing fixture). */
 static __attribute__((unused)) pid_t fixture_spawn_path(const char *path)
 {
 	int fds[2];
@@ -50,9 +52,12 @@ static __attribute__((unused)) pid_t fixture_spawn_path(const char *path)
 	close(fds[1]);
 	p.fd = fds[0];
 	p.events = POLLIN;
-	n = poll(&p, 1, 5000) == 1 ? read(fds[0], buf, sizeof(buf) - 1) : -1;
+	n = poll(&p, 1, 60000) == 1 ? read(fds[0], buf, sizeof(buf) - 1) : -1;
 	close(fds[0]);
 	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
+		unit_fail(__FILE__, __LINE__, "fixture %s %s", path,
+			  n < 0 ? "printed no \"ready\" line within 60 s" :
+			  "exited or wrote something else before its \"ready\" line");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return -1;

@@ -697,6 +697,10 @@ static void *short_thread(void *arg)
 	return arg;
 }
 
+/* Threads the spawner has created so far, in memory shared with the test
+ * (MAP_SHARED, inherited across fork): what the test polls for readiness. */
+static unsigned long *spawned;
+
 static void spawner_body(long arg)
 {
 	if (arg < 0)
@@ -704,8 +708,10 @@ static void spawner_body(long arg)
 	for (;;) {
 		pthread_t t;
 
-		if (pthread_create(&t, NULL, short_thread, NULL) == 0)
+		if (pthread_create(&t, NULL, short_thread, NULL) == 0) {
 			pthread_join(t, NULL);
+			__atomic_fetch_add(spawned, 1, __ATOMIC_RELAXED);
+		}
 	}
 }
 
@@ -723,16 +729,34 @@ TEST(counters_open_while_threads_are_born)
 	if (!perf_usable())
 		return;
 	CHECK_INT(parse_specs("task-clock:u,page-faults:u", &s, &n), 0);
+	spawned = mmap(NULL, sizeof(*spawned), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(spawned != MAP_FAILED);
+	*spawned = 0;
 	CHECK_INT(start_child(&ch, spawner_body, 0), 0);
 	/* Let it run: child_step would wait forever, so just release it. */
 	char g = 'g';
 	CHECK(write(ch.go, &g, 1) == 1);
-	usleep(20000);
+	/* Open only once threads are being born: poll the child's count (a
+	 * fixed sleep is too short on a slow or loaded host), for up to 60 s. */
+	for (int i = 0; i < 60000 && __atomic_load_n(spawned, __ATOMIC_RELAXED) < 10; i++)
+		usleep(1000);
+	if (__atomic_load_n(spawned, __ATOMIC_RELAXED) < 10) {
+		kill(ch.pid, SIGKILL);
+		close(ch.go);
+		close(ch.ready);
+		waitpid(ch.pid, NULL, 0);
+		unit_fail(__FILE__, __LINE__, "the spawner child created %lu threads in 60 s, "
+			  "expected 10 before opening", *spawned);
+		munmap(spawned, sizeof(*spawned));
+		free(s);
+		return;
+	}
 	rc = cp_counters_open(&c, ch.pid, s, n, &err);
 	if (rc == 0) {
 		cp_counters_info(c, &info);
 		cp_counters_enable(c);
-		usleep(50000);
+		usleep(50000);	/* the window counted, not a wait for readiness */
 		cp_counters_read(c, v);
 		cp_counters_close(c);
 	}
@@ -740,6 +764,7 @@ TEST(counters_open_while_threads_are_born)
 	close(ch.go);
 	close(ch.ready);
 	waitpid(ch.pid, NULL, 0);
+	munmap(spawned, sizeof(*spawned));
 	free(s);
 	CHECK_INT(rc, 0);
 	fprintf(stderr, "  spawner: %zu threads opened in %u attempt(s), %zu uncertain, task-clock:u %.1f ms\n",

@@ -482,17 +482,17 @@ TEST(symbolize_never_misnames_binary_replaced_before_open)
 }
 
 /* 10,000 distinct addresses across libc's code (with its separate debug
- * info when libc6-dbg is installed) must symbolize in under a second. */
-TEST(symbolize_10000_sites_under_a_second)
+ * info when libc6-dbg is installed) all symbolize, and nearly all to a
+ * name. How long that takes is a figure of `make bench`
+ * (tests/bench/bench_symbolize.c), never asserted: hosts differ in speed. */
+TEST(symbolize_10000_sites)
 {
 	char path[64], line[PATH_MAX + 128];
 	unsigned long long lo = 0, hi = 0;
 	struct cp_symbolizer *s;
 	struct cp_frame_info f;
-	struct timespec t0, t1, t2;
 	pid_t pid = fixture_spawn("callsites_target");
-	size_t named = 0, with_line = 0;
-	double first, cached;
+	size_t named = 0, with_line = 0, named_again = 0;
 	FILE *m;
 
 	if (pid < 0) {
@@ -510,7 +510,6 @@ TEST(symbolize_10000_sites_under_a_second)
 	CHECK(hi > lo + 10000);
 	s = cp_symbolizer_open(pid, NULL);
 	CHECK(s);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint64_t i = 0; i < 10000; i++) {
 		uint64_t a = lo + i * ((hi - lo) / 10000);
 
@@ -519,16 +518,13 @@ TEST(symbolize_10000_sites_under_a_second)
 		if (f.line)
 			with_line++;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* Again, from the symbolizer's caches: the same answers. */
 	for (uint64_t i = 0; i < 10000; i++)
-		cp_symbolize(s, lo + i * ((hi - lo) / 10000), &f);
-	clock_gettime(CLOCK_MONOTONIC, &t2);
+		if (cp_symbolize(s, lo + i * ((hi - lo) / 10000), &f) == 0 && f.function)
+			named_again++;
 	cp_symbolizer_close(s);
 	fixture_kill(pid);
-	first = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	cached = (double)(t2.tv_sec - t1.tv_sec) + (t2.tv_nsec - t1.tv_nsec) / 1e9;
-	fprintf(stderr, "  10000 libc sites: %.3f s (%zu named, %zu with file:line); "
-		"cached: %.4f s\n", first, named, with_line, cached);
+	fprintf(stderr, "  10000 libc sites: %zu named, %zu with file:line\n", named, with_line);
 	CHECK(named > 9000);
-	CHECK(first < 1.0);
+	CHECK_INT(named_again, named);
 }
