@@ -178,30 +178,34 @@ static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 {
 	struct cp_plt_import *imp;
 	size_t nimp;
+	bool unseen[sizeof(vdso_imports) / sizeof(vdso_imports[0])] = { false };
 	int rc = 0;
 
 	if (cp_plt_imports(elf, &imp, &nimp))
 		return -1;
 	for (size_t i = 0; i < nimp && !rc; i++) {
 		for (size_t k = 0; k < sizeof(vdso_imports) / sizeof(vdso_imports[0]); k++) {
-			const char *name = vdso_imports[k].name;
 			uint64_t off;
 			char what[96];
-			size_t used = strlen(out->unseen);
 
-			if (strcmp(imp[i].name, name))
+			if (strcmp(imp[i].name, vdso_imports[k].name))
 				continue;
-			if (!imp[i].jump_slot && !strstr(out->unseen, name))
-				snprintf(out->unseen + used, sizeof(out->unseen) - used, "%s%s",
-					 used ? ", " : "", name);
+			unseen[k] |= !imp[i].jump_slot;
 			if (!imp[i].stub || cp_elf_vaddr_to_offset_in(elf, imp[i].stub, &off))
 				continue;
-			snprintf(what, sizeof(what), "%s@plt", name);
+			snprintf(what, sizeof(what), "%s@plt", vdso_imports[k].name);
 			rc = cp_clock_points_add(out, off, vdso_imports[k].entry, 0,
 						 CP_SITE_STACK_TOP, what);
 		}
 	}
 	free(imp);
+	for (size_t k = 0; k < sizeof(unseen) / sizeof(unseen[0]); k++) {
+		size_t used = strlen(out->unseen);
+
+		if (unseen[k])
+			snprintf(out->unseen + used, sizeof(out->unseen) - used, "%s%s",
+				 used ? " and " : "", vdso_imports[k].name);
+	}
 	return rc;
 }
 

@@ -3,6 +3,8 @@ program's own code, past the vDSO, libc and libstdc++'s clock wrappers, in
 binaries with and without frame pointers, C++ templates, and a program's
 own shared library. Expected counts per function come from the targets'
 sources (tests/targets/callsites_*)."""
+
+BOTH_MECHANISMS = True  # run again with --mechanism breakpoint where it fires
 import os
 import re
 
@@ -77,13 +79,26 @@ def test_program_own_library(ctx):
     assert run["call_sites"][0]["module"].endswith("libcallsites.so")
 
 
-STACKS = {
-    "main;callsites_main;handle_request;now_ns;clock_gettime;__vdso_clock_gettime": 2 * N,
-    "main;callsites_main;handle_request;read_mono;clock_gettime;__vdso_clock_gettime": N,
-    "main;callsites_main;handle_request;read_time;__vdso_time": N,
-    "main;callsites_main;handle_request;read_timespec;timespec_get;clock_gettime;__vdso_clock_gettime": N,
-    "main;callsites_main;handle_request;read_wall_twice;__vdso_gettimeofday": 2 * N,
+# The leaf is where the mechanism saw the read: the vDSO entry for a
+# breakpoint; for a uprobe, libc's clock_gettime itself or the caller's PLT
+# stub of gettimeofday/time (their IFUNCs jump straight into the vDSO).
+LEAVES = {
+    "breakpoint": {"clock_gettime": "clock_gettime;__vdso_clock_gettime",
+                   "time": "__vdso_time", "gettimeofday": "__vdso_gettimeofday"},
+    "uprobe": {"clock_gettime": "clock_gettime", "time": "time@plt",
+               "gettimeofday": "gettimeofday@plt"},
 }
+
+
+def expected_stacks(mechanism):
+    leaf = LEAVES[mechanism]
+    return {
+        f"main;callsites_main;handle_request;now_ns;{leaf['clock_gettime']}": 2 * N,
+        f"main;callsites_main;handle_request;read_mono;{leaf['clock_gettime']}": N,
+        f"main;callsites_main;handle_request;read_time;{leaf['time']}": N,
+        f"main;callsites_main;handle_request;read_timespec;timespec_get;{leaf['clock_gettime']}": N,
+        f"main;callsites_main;handle_request;read_wall_twice;{leaf['gettimeofday']}": 2 * N,
+    }
 
 
 def folded_from_main(path):
@@ -100,7 +115,7 @@ def test_stacks_without_frame_pointers_by_cfi(ctx):
     proc = ctx.run("run", "-q", "--folded", folded, "--", ctx.target("callsites_target_nofp"),
                    N, 1000)
     assert proc.returncode == 0, proc.stderr
-    assert folded_from_main(folded) == STACKS
+    assert folded_from_main(folded) == expected_stacks(ctx.mechanism)
 
 
 def test_stacks_folded_and_speedscope(ctx):
@@ -117,7 +132,7 @@ def test_stacks_folded_and_speedscope(ctx):
     stacks = folded_from_main(folded)
     assert sum(stacks.values()) == run["clock_reads"]["total"] == 7 * N
     # The whole path, root first; the vDSO entry is the leaf.
-    assert stacks == STACKS, stacks
+    assert stacks == expected_stacks(ctx.mechanism), stacks
     doc = ctx.load_json(speed)
     assert doc["$schema"].endswith("file-format-schema.json")
     profile = doc["profiles"][0]

@@ -6,6 +6,8 @@ the probes are in place and the target exits by itself after N requests per
 thread, so even whole-window totals are exact: N * reads, and N - 1 complete
 requests per thread (a thread's first interval is not a request).
 """
+
+BOTH_MECHANISMS = True  # run again with --mechanism breakpoint where it fires
 import os
 
 from common import rust_target

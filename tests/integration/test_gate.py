@@ -1,6 +1,8 @@
 """End to end: real runs of a reference target under `clockprof ab`, judged by
 `clockprof compare`. k reads per request against k+1 must fail naming
 clock_reads/op; the same build on both sides must pass."""
+
+BOTH_MECHANISMS = True  # run again with --mechanism breakpoint where it fires
 import glob
 import os
 

@@ -104,3 +104,20 @@ $(T)/%/go_target: tests/targets/go_target.go
 	: > $(O)/go/src/$*/go_target/linkname.s
 	cd $(O)/go/src/$*/go_target && $(GO_ENV) $(GO) build -trimpath -o $(abspath $@) .
 endif
+
+# Libraries loaded after attach (dlopen): the probes must follow them.
+test-targets: $(T)/targets/dlopen_target $(T)/targets/libdl_clock.so
+$(T)/targets/dlopen_target: tests/targets/dlopen_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -ldl
+
+$(T)/targets/libdl_clock.so: tests/targets/dl_clock.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
+
+# Calls of gettimeofday/time that pass no PLT stub (-fno-plt): uprobes do not
+# see them, and say so; breakpoints do where they fire.
+test-targets: $(T)/targets/reads_target_noplt
+$(T)/targets/reads_target_noplt: tests/targets/reads_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -fno-plt -o $@ $<

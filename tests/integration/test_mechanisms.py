@@ -1,0 +1,152 @@
+"""The two ways clockprof sees reads: uprobes (the default, every host) and
+hardware breakpoints on the vDSO entries (hosts where they fire). Each
+proves itself at start-up; where both fire they agree on every bundled
+target; uprobes follow libraries loaded later, reach files deleted since
+they were mapped, count Go's runtime reads, and name the calls they cannot
+see."""
+import os
+import shutil
+import subprocess
+
+from common import Skip, require_breakpoints, rust_target
+from readiness import wait_serving
+
+N = 80
+
+
+def profile(ctx, command, *opts, mechanism="uprobe"):
+    out = os.path.join(ctx.tmp, f"run-{mechanism}.json")
+    proc = ctx.run("run", "-q", "--mechanism", mechanism, "-e", "none", "-o", out, *opts,
+                   "--", *command)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    return ctx.load_json(out)
+
+
+def test_self_test_proves_the_mechanism(ctx):
+    run = profile(ctx, [ctx.target("reads_target"), "mix", 1, 20], "-r", "func:handle_request")
+    assert run["clock_reads"]["mechanism"] == "uprobe"
+    assert run["host"]["breakpoints_fire"] is None  # not tested
+    st = run["probe"]["selftest"]
+    assert st["hits"] == st["calls"] > 0, st
+    out = os.path.join(ctx.tmp, "bp.json")
+    proc = ctx.run("run", "-q", "--mechanism", "breakpoint", "-e", "none", "-o", out, "--",
+                   ctx.target("reads_target"), "mix", 1, 20)
+    if proc.returncode == 0:
+        bp = ctx.load_json(out)
+        assert bp["host"]["breakpoints_fire"] is True
+        assert bp["clock_reads"]["mechanism"] == "breakpoint"
+    else:
+        # A host where the kernel accepts breakpoints that never fire: one
+        # line naming the mechanism and what to do, exit 3, no run written.
+        assert proc.returncode == 3, proc.stderr
+        assert "hardware breakpoints do not fire on this host" in proc.stderr, proc.stderr
+        assert "--mechanism uprobe" in proc.stderr and proc.stderr.count("\n") == 1
+        assert not os.path.exists(out)
+
+
+def test_unknown_mechanism_is_a_usage_error(ctx):
+    proc = ctx.run("run", "--mechanism", "kprobe", "--", "true")
+    assert proc.returncode == 2 and "uprobe or breakpoint" in proc.stderr, proc.stderr
+
+
+def bundled(ctx):
+    """(name, command, boundary) for every bundled reference target."""
+    t = ctx.target
+    cases = [(f"reads_target {m}", [t("reads_target"), m, 2, N], "func:handle_request")
+             for m in ("clock_gettime", "clocks", "gettimeofday", "time", "timespec_get",
+                       "syscall", "cputime", "wrapper", "mix")]
+    cases += [
+        ("static mix", [t("reads_target_static"), "mix", 1, N], "func:handle_request"),
+        ("chrono", [t("chrono_target"), 2, N], "func:handle_request"),
+        ("callsites", [t("callsites_target"), N, 1000], "func:handle_request"),
+        ("callsites nofp", [t("callsites_target_nofp"), N, 1000], "func:handle_request"),
+        ("callsites cpp", [t("callsites_cpp_target"), N, 1000], "func:handle_request"),
+        ("callsites lib", [t("callsites_lib_target"), N, 1000], "func:handle_request"),
+    ]
+    try:
+        cases.append(("rust", [rust_target(ctx), 2, N], "func:rust_target::handle_request"))
+    except Skip:
+        pass
+    if os.path.exists(os.path.join(ctx.targets, "go_target")):
+        cases.append(("go", [t("go_target"), "mix", 0, N], "func:main.handleRequest"))
+    return cases
+
+
+def per_request(run):
+    cr = run["clock_reads"]
+    sites = sorted((s["function"], s["file"], s["line"], s["via"], s["in_requests"])
+                   for s in run["call_sites"] if s["in_requests"])
+    return {"per_op": cr["per_op"], "requests": run["request"]["count"],
+            "histogram": run["per_request"]["histogram"], "sites": sites}
+
+
+def test_mechanisms_agree_on_every_bundled_target(ctx):
+    require_breakpoints(ctx)
+    for name, command, boundary in bundled(ctx):
+        up = profile(ctx, command, "-r", boundary)
+        bp = profile(ctx, command, "-r", boundary, mechanism="breakpoint")
+        a, b = per_request(up), per_request(bp)
+        if name == "go":  # its runtime's own reads outside requests vary
+            a.pop("sites"), b.pop("sites")
+        else:  # whole-life totals: every read of the target, both ways
+            for key in ("total", "by_entry", "by_clock", "by_path"):
+                assert up["clock_reads"][key] == bp["clock_reads"][key], (name, key)
+        assert a == b, (name, a, b)
+        print(f"    {name}: {a['per_op']} reads/request both ways")
+
+
+def test_go_runtime_reads_counted_exactly(ctx):
+    if not os.path.exists(os.path.join(ctx.targets, "go_target")):
+        raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
+    # go_target.go: `now K` reads 2K (REALTIME + MONOTONIC per time.Now),
+    # `since K` K MONOTONIC, `mix` 3 per request, on its one serving thread.
+    for mode, k, reads in (("now", 2, 4), ("since", 3, 3), ("mix", 0, 3)):
+        run = profile(ctx, [ctx.target("go_target"), mode, k, N], "-r", "func:main.handleRequest")
+        assert run["request"]["count"] == N - 1, run["request"]
+        assert run["per_request"]["histogram"] == [[reads, N - 1]], (mode, run["per_request"])
+        sites = {s["function"]: s["in_requests"] for s in run["call_sites"] if s["in_requests"]}
+        assert sum(sites.values()) == reads * (N - 1), sites
+    # REALTIME is read only by time.Now: exact over the whole life too.
+    run = profile(ctx, [ctx.target("go_target"), "now", 1, N], "-r", "func:main.handleRequest")
+    assert run["clock_reads"]["by_clock"]["CLOCK_REALTIME"] == N + 1  # + start-up's Now
+
+
+def test_library_loaded_after_attach_is_followed(ctx):
+    lib = ctx.target("libdl_clock.so")
+    run = profile(ctx, [ctx.target("dlopen_target"), lib, 200, 200], "-r", "func:handle_request")
+    # 1 read per request before the dlopen, 4 after (two of them through
+    # the new library's own gettimeofday PLT stub).
+    assert run["per_request"]["histogram"] == [[1, 200], [4, 199]], run["per_request"]
+    assert run["clock_reads"]["by_entry"] == {"clock_gettime": 600, "gettimeofday": 400}
+    in_lib = [s for s in run["call_sites"] if s["module"] == lib]
+    assert sorted((s["function"], s["line"], s["count"]) for s in in_lib) == [
+        ("dl_clock_read", 14, 200), ("dl_clock_read", 15, 200), ("dl_clock_read", 16, 200)]
+
+
+def test_calls_without_plt_stub_are_named(ctx):
+    run = profile(ctx, [ctx.target("reads_target_noplt"), "mix", 1, N], "-r",
+                  "func:handle_request")
+    warned = [w for w in run["warnings"] if "without a PLT stub" in w]
+    assert len(warned) == 1 and "gettimeofday and time" in warned[0], run["warnings"]
+    assert "reads_target_noplt" in warned[0] and "--mechanism breakpoint" in warned[0]
+    # What uprobes do see is still exact: the 4 clock_gettime-family reads.
+    assert run["clock_reads"]["per_op"] == 4, run["clock_reads"]
+
+
+def test_executable_deleted_after_start_is_still_probed(ctx):
+    exe = os.path.join(ctx.tmp, "gone_target")
+    shutil.copy(ctx.target("reads_target"), exe)
+    target = subprocess.Popen([exe, "mix", "1", "0"], stdout=subprocess.DEVNULL)
+    try:
+        wait_serving(target)
+        os.unlink(exe)
+        out = os.path.join(ctx.tmp, "run.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.5", "-o", out,
+                       "-r", "func:handle_request", target.pid)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        target.kill()
+        target.wait()
+    run = ctx.load_json(out)
+    hist = run["per_request"]["histogram"]
+    assert len(hist) == 1 and hist[0][0] == 6, hist

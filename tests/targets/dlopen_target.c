@@ -1,0 +1,61 @@
+/* dlopen_target.c - a reference target that loads a library that reads the
+ * clock only after it has served for a while (after clockprof attached).
+ *
+ *   dlopen_target LIBRARY REQUESTS_BEFORE REQUESTS_AFTER
+ *
+ * Each request is one call of handle_request(): one clock_gettime
+ * (MONOTONIC) in the program, plus, once LIBRARY is loaded, the library's
+ * dl_clock_read(): two gettimeofday through the library's own PLT stub and
+ * one clock_gettime (REALTIME). So requests read 1 clock before the
+ * dlopen and 4 after. It prints "loaded" once the library is in and then
+ * pauses 300 ms (its requests are paced anyway) before using it: a profiler
+ * that follows dlopen has that long to probe it. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static void (*lib_read)(void);
+static volatile long sink;
+
+__attribute__((noinline)) void handle_request(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink += ts.tv_nsec;
+	if (lib_read)
+		lib_read();
+}
+
+static void serve(long n)
+{
+	struct timespec pace = { 0, 1000000 };
+
+	for (long i = 0; i < n; i++) {
+		handle_request();
+		nanosleep(&pace, NULL);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	void *h;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: dlopen_target LIBRARY REQUESTS_BEFORE REQUESTS_AFTER\n");
+		return 2;
+	}
+	serve(atol(argv[2]));
+	h = dlopen(argv[1], RTLD_NOW);
+	if (!h || !(*(void **)&lib_read = dlsym(h, "dl_clock_read"))) {
+		fprintf(stderr, "dlopen_target: %s\n", dlerror());
+		return 1;
+	}
+	printf("loaded\n");
+	fflush(stdout);
+	usleep(300000);
+	serve(atol(argv[3]));
+	return 0;
+}
