@@ -185,7 +185,8 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	print_histogram(out, p);
 	print_call_sites(out, p);
 	print_counters(out, p);
-	say(out, "\nprobe hits %llu", (unsigned long long)t->trap_hits);
+	say(out, "\nprobe hits %llu (%s, self-test %lu of %lu)", (unsigned long long)t->trap_hits,
+	    cp_mechanism_name(p->mechanism), p->selftest.hits, p->selftest.calls);
 	if (p->cost_ns_per_hit > 0) {
 		say(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
 		if (p->clock_window_cpu_s > 0)
