@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-SUMMARY = re.compile(r"^(\w+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
+SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
 def run_suite(name, cmd, env=None):
