@@ -504,6 +504,9 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		     p->request_text, (unsigned long long)p->totals.boundary_hits);
 	if (p->totals.all.reads == 0)
 		warn(p, "the target read no clock during the window");
+	if (p->modules_loaded && p->mechanism == CP_MECHANISM_UPROBE)
+		warn(p, "%zu file(s) were mapped during the window (dlopen) and probed when the dynamic linker said so: reads they made before that (a few ms) are not counted",
+		     p->modules_loaded);
 	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
 	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0 &&
 	    overhead_s / p->clock_window_cpu_s > 0.05)
