@@ -5,9 +5,11 @@
  * at attach time with inherit=1 (and inherit_thread=1), so threads created
  * later get their own copy and forked children do not. A thread created
  * while we enumerate may already hold inherited copies, all or some: the
- * sequence of breakpoints fills all four x86 debug registers (a guard that
- * never fires, then the entries), so how far our own opens get before
- * ENOSPC tells exactly which ones it holds (see attach_thread). */
+ * sequence of breakpoints fills all four x86 debug registers (the entries,
+ * then a guard that never fires, opened last), so whether our own opens
+ * on it fail with ENOSPC at once tells whether it holds the whole set.
+ * Only a whole set, found after the first scan, is proven ours and
+ * complete; anything else starts the attach again (see attach_once). */
 #ifndef CP_BREAKPOINTS_H
 #define CP_BREAKPOINTS_H
 
@@ -33,8 +35,9 @@ struct cp_breakpoints {
 /* Opens a breakpoint at each of addrs (at most 3) on every thread of pid
  * (tid == 0) or on one thread (tid != 0, e.g. clockprof's own for
  * calibration), attaching prog to each, plus guards at guard: an address
- * of the target that is never executed (the vDSO's ELF header). Errors:
- * CP_EXIT_PROFILE with what is missing. */
+ * of the target that is never executed (the vDSO's ELF header). Threads
+ * that exit meanwhile are skipped. Errors: CP_EXIT_PROFILE with what is
+ * missing (registers still taken after every attempt: someone else's). */
 int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 			  const uint64_t *addrs, int naddrs, uint64_t guard,
 			  struct bpf_program *prog, struct cp_error *err);

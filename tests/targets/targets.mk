@@ -25,6 +25,12 @@ $(T)/targets/clock_loop: tests/targets/clock_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
 
+# A thread every 10 ms, each with known reads: attach while threads are born.
+test-targets: $(T)/targets/thread_spawner
+$(T)/targets/thread_spawner: tests/targets/thread_spawner.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
 # Software-counter reference targets (page faults, blocking per request).
 test-targets: $(T)/targets/pagefault_target $(T)/targets/blocking_target
 $(T)/targets/pagefault_target: tests/targets/pagefault_target.c
