@@ -10,15 +10,9 @@ import subprocess
 import threading
 import time
 
-from common import Skip  # noqa: F401
+from common import require_breakpoints
 
-try:
-    from common import require_breakpoints
-except ImportError:  # provided by the branch adding --mechanism
-    def require_breakpoints(ctx):
-        pass
-
-# The mechanism under test; uprobe becomes the default elsewhere.
+# The mechanism under test (uprobe is the default).
 MECH = ["--mechanism", "breakpoint"]
 
 K = 3            # clock reads per request, by construction
