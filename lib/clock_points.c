@@ -77,7 +77,6 @@ static bool same_name(const char *sym, const char *name)
 /* What the finders need of one file. */
 struct elf_view {
 	Elf *elf;
-	const char *path;
 	GElf_Addr clock_gettime_at[4];	/* defined clock_gettime aliases */
 	int nclock_gettime;
 };
@@ -142,8 +141,9 @@ static int note_clock_gettime(struct elf_view *v, const GElf_Sym *sym, const cha
 			      struct cp_clock_points *out)
 {
 	(void)out;
-	for (size_t i = 0; i < 3; i++)	/* the clock_gettime names */
-		if (same_name(name, clock_functions[i].name) && v->nclock_gettime < 4)
+	for (size_t i = 0; i < sizeof(clock_functions) / sizeof(clock_functions[0]); i++)
+		if (clock_functions[i].entry == CP_ENTRY_CLOCK_GETTIME &&
+		    same_name(name, clock_functions[i].name) && v->nclock_gettime < 4)
 			v->clock_gettime_at[v->nclock_gettime++] = sym->st_value;
 	return 0;
 }
@@ -212,7 +212,7 @@ static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 int cp_clock_points_find(const char *path, struct cp_clock_points *out,
 			 struct cp_error *err)
 {
-	struct elf_view v = { .path = path };
+	struct elf_view v = { 0 };
 	int fd, rc;
 
 	memset(out, 0, sizeof(*out));

@@ -125,9 +125,6 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
 		added++;
 	}
 	fclose(f);
-	if (mp->synced_once)
-		mp->new_since_start += (size_t)added;
-	mp->synced_once = true;
 	return added;
 }
 

@@ -22,8 +22,6 @@ struct cp_module_probes {
 	struct cp_module_seen *seen;	/* module_probes.c */
 	size_t n, cap;
 	bool dl_watched;		/* the dynamic linker's hook is probed */
-	size_t new_since_start;		/* modules first seen after the first sync */
-	bool synced_once;
 	/* Says what a file means for the counts (not readable, calls that
 	 * pass no PLT stub); called with a one-line message. */
 	void (*warn)(void *arg, const char *msg);

@@ -433,6 +433,7 @@ static void libraries_changed(struct window *w, struct cp_profile *p, struct cp_
 		warn(p, "a library loaded in the window could not be probed: %s", err.msg);
 		return;
 	}
+	p->modules_loaded += (size_t)added;
 	if (!added || !w->naming)
 		return;
 	naming_close(w->naming);
@@ -652,7 +653,6 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		if (cp_launch_run_to_entry(cfg.pid, err) ||
 		    probe_files(&w, p, s, cfg.pid, err) < 0)
 			goto fail;
-		w.modules.new_since_start = 0;
 		naming_open(&nm, p, o->stacks);
 		if (nm.have_table && cp_session_set_unwind(s, &nm.table, err))
 			goto fail;
@@ -701,7 +701,6 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		}
 	}
 	p->duration_s = monotonic_s() - start;
-	p->modules_loaded = w.modules.new_since_start;
 	cp_counters_close(ctr);
 	cp_counters_close(cpu_clock);
 	cp_session_close(s);
