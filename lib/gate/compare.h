@@ -1,8 +1,8 @@
 /* compare.h - the gate: judge every measure of base runs against head runs.
  *
- * Input is runs as lib/compare_run.h reads them, each side being
+ * Input is runs as lib/gate/compare_run.h reads them, each side being
  * repeated runs of one build. Every measure (run.json
- * "measures") is judged against its bound (lib/bounds.h):
+ * "measures") is judged against its bound (lib/gate/bounds.h):
  *
  *  - exact measures (counts known to be deterministic: clock reads per
  *    request and per call site) compare the per-side median value to value,
@@ -11,7 +11,7 @@
  *    reported as a warning, never hidden.
  *  - sampled measures (times, counters) get a Hodges-Lehmann estimate and
  *    95% confidence interval of the relative change and a Mann-Whitney U
- *    p-value (lib/stats.h). A measure regresses only when the whole
+ *    p-value (lib/gate/stats.h). A measure regresses only when the whole
  *    interval lies beyond the bound AND its Holm-adjusted p-value (over all
  *    sampled measures of the comparison) is below alpha, so that 500
  *    measures of identical code do not raise ~25 false alarms. Improved
@@ -23,7 +23,7 @@
  *  - runs counted by different mechanisms (uprobe, breakpoint) are not
  *    judged at all: the comparison fails.
  *
- * The result is turned into verdict.json by lib/verdict_file.h. */
+ * The result is turned into verdict.json by lib/gate/verdict_file.h. */
 #ifndef CP_COMPARE_H
 #define CP_COMPARE_H
 
