@@ -165,7 +165,7 @@ int profile_command_execute(struct profile_command *pc)
 		return cmd_error(err.exit_code, "%s", err.msg);
 	if (live)
 		fputs("\r\033[K", stdout);
-	pc->interrupted = !p.complete && p.end_reason && !strcmp(p.end_reason, "signal");
+	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
 	if (!pc->quiet)
 		cp_summary_print(text, &p);
 	doc = cp_run_file_build(&p);

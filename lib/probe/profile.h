@@ -47,6 +47,25 @@ struct cp_probe_info {
 
 #define CP_MAX_WARNINGS 8
 
+/* What ended the window; run.json's end_reason is cp_end_reason_name's. */
+enum cp_end_reason {
+	CP_END_DURATION,	/* "duration": it ran its length */
+	CP_END_SIGNAL,		/* "signal": Ctrl-C, SIGTERM or SIGHUP */
+	CP_END_TARGET_EXIT,	/* "target-exit" */
+	CP_END_ERROR,		/* "error": waiting failed */
+};
+
+/* Where the ops divisor came from; run.json's ops_source is
+ * cp_ops_source_name's (null for CP_OPS_NONE). */
+enum cp_ops_source {
+	CP_OPS_NONE,		/* no divisor */
+	CP_OPS_REQUEST,		/* "request": complete requests counted */
+	CP_OPS_FLAG,		/* "--ops": given on the command line */
+};
+
+const char *cp_end_reason_name(enum cp_end_reason r);
+const char *cp_ops_source_name(enum cp_ops_source s);
+
 struct cp_profile {
 	struct cp_target target;
 	struct cp_host host;
@@ -60,7 +79,7 @@ struct cp_profile {
 	double attach_s;		/* from the start until probes were live */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
-	const char *end_reason;		/* "duration", "signal", "target-exit", "error" */
+	enum cp_end_reason end_reason;
 	bool target_exited;
 	int exit_status;		/* wait status, when we launched it */
 	bool launched;
@@ -68,7 +87,7 @@ struct cp_profile {
 	struct cp_probe_info probes[CP_MAX_PROBES];
 	int nprobes;
 	double ops;			/* 0: no divisor */
-	const char *ops_source;		/* "request", "--ops" or NULL */
+	enum cp_ops_source ops_source;
 	double cost_ns_per_hit;		/* the self-test's; < 0 unknown */
 	double clock_window_cpu_s;	/* the target's task-clock in the clock
 					 * window, s (0: unknown) */

@@ -318,7 +318,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"schema", CP_RUN_SCHEMA,
 		"tool", "name", "clockprof", "version", CLOCKPROF_VERSION,
 		"complete", p->complete,
-		"end_reason", p->end_reason ? p->end_reason : "duration",
+		"end_reason", cp_end_reason_name(p->end_reason),
 		"started_at", p->started_at,
 		"duration_s", p->duration_s,
 		"target", build_target(p),
@@ -330,7 +330,8 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 			json_pack("{s:o, s:I}", "spec", text(p->request_text), "count",
 				  (json_int_t)p->totals.requests) : json_null(),
 		"ops", p->ops > 0 ? json_real(p->ops) : json_null(),
-		"ops_source", p->ops_source ? json_string(p->ops_source) : json_null(),
+		"ops_source", p->ops_source != CP_OPS_NONE ?
+			json_string(cp_ops_source_name(p->ops_source)) : json_null(),
 		"clock_reads", build_clock_reads(p),
 		"per_request", build_per_request(p),
 		"extra_probes", build_probes(p),

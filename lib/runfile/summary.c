@@ -142,7 +142,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 
 	say(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
 		p->duration_s, p->complete ? "" :
-		!strcmp(p->end_reason ? p->end_reason : "", "signal") ?
+		p->end_reason == CP_END_SIGNAL ?
 		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
 	if (p->counters_split && p->counter_window_s > 0)
 		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
@@ -154,7 +154,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 	if (p->request_text[0])
 		say(out, "  requests (%s): %llu complete\n", p->request_text,
 			(unsigned long long)t->requests);
-	if (p->ops_source && !strcmp(p->ops_source, "--ops"))
+	if (p->ops_source == CP_OPS_FLAG)
 		say(out, "  operations (--ops): %.0f\n", p->ops);
 	say(out, "\nclock reads%s\n", p->ops > 0 ?
 		(c == &t->in_requests ? " (per op: inside complete requests)" : "") : "");

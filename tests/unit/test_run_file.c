@@ -22,7 +22,7 @@ static void synthetic_profile(struct cp_profile *p)
 	snprintf(p->started_at, sizeof(p->started_at), "2026-11-29T21:00:00Z");
 	snprintf(p->request_text, sizeof(p->request_text), "func:handle_request");
 	p->complete = true;
-	p->end_reason = "duration";
+	p->end_reason = CP_END_DURATION;
 	p->duration_s = 2;
 	p->clock_window_s = 2;
 	p->totals.requests = 10;
@@ -41,7 +41,7 @@ static void synthetic_profile(struct cp_profile *p)
 	p->totals.hist[4] = 1;
 	p->totals.max_reads_per_request = 4;
 	p->ops = 10;
-	p->ops_source = "request";
+	p->ops_source = CP_OPS_REQUEST;
 	p->cost_ns_per_hit = 1000;
 	p->clock_window_cpu_s = 0.5;
 	p->totals.trap_hits = 45;
@@ -95,7 +95,7 @@ TEST(run_file_without_boundary_has_no_per_op)
 	synthetic_profile(&p);
 	p.request_text[0] = '\0';
 	p.ops = 0;
-	p.ops_source = NULL;
+	p.ops_source = CP_OPS_NONE;
 	doc = cp_run_file_build(&p);
 	CHECK(json_is_null(json_object_get(doc, "request")));
 	CHECK(json_is_null(json_object_get(doc, "per_request")));

@@ -1,0 +1,96 @@
+/* profile_prepare.c - before the window opens: the target inspected, the
+ * request boundary and --probe functions resolved to uprobe points, and
+ * the session's configuration filled in. See profile_window.h. */
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "error.h"
+#include "profile_window.h"
+#include "vdso.h"
+
+/* Where a library named without a path is looked up. A command held at
+ * exec has not mapped its libraries yet; it runs in our mount namespace and
+ * will map the ones we have mapped, unless its environment points it
+ * elsewhere (then an absolute FILE is needed). */
+static pid_t libraries_of(const struct cp_profile *p)
+{
+	return p->launched ? getpid() : p->target.pid;
+}
+
+/* The main executable as a path that names its directory too (where a
+ * separate debug file may sit): /proc/PID/root/EXE, when that is still the
+ * file the target runs, else /proc/PID/exe (deleted or replaced on disk). */
+static void main_executable_path(const struct cp_profile *p, char *path, size_t size)
+{
+	struct stat via_root, running;
+
+	if (snprintf(path, size, "/proc/%d/root%s", p->target.pid, p->target.exe) >= (int)size ||
+	    stat(path, &via_root) || stat(p->target.exe_access, &running) ||
+	    via_root.st_ino != running.st_ino || via_root.st_dev != running.st_dev)
+		snprintf(path, size, "%s", p->target.exe_access);
+}
+
+/* Resolves a [FILE:]SYMBOL in the target to a uprobe point. */
+static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
+			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
+			const char *what, struct cp_error *err)
+{
+	struct cp_elf_function fn;
+
+	if (!f->file[0]) {
+		main_executable_path(p, pt->path, sizeof(pt->path));
+		snprintf(shown, shown_size, "%s", p->target.exe);
+	} else if (cp_target_resolve_file(libraries_of(p), f->file, pt->path,
+					  sizeof(pt->path), shown, shown_size, err)) {
+		return -1;
+	}
+	if (cp_elf_find_function(pt->path, shown, f->symbol, &fn, err))
+		return -1;
+	if (fn.ifunc)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
+			       what, f->symbol, shown);
+	pt->offset = fn.offset;
+	return 0;
+}
+
+int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
+		       struct cp_uprobe_point *probes, struct cp_error *err)
+{
+	if (cp_target_inspect(cfg->pid, &p->target, err))
+		return -1;
+	cp_host_inspect(&p->host);
+	snprintf(p->request_text, sizeof(p->request_text), "%s",
+		 o->request.kind == CP_REQUEST_NONE ? "" : o->request.text);
+	cfg->boundary_syscall = -1;
+	if (o->request.kind == CP_REQUEST_SYSCALL)
+		cfg->boundary_syscall = o->request.syscall_nr;
+	if (o->request.kind == CP_REQUEST_FUNC) {
+		char shown[PATH_MAX];
+
+		if (resolve_func(p, &o->request.func, boundary, shown, sizeof(shown),
+				 "request boundary", err))
+			return -1;
+		cfg->boundary_func = boundary;
+	}
+	for (int i = 0; i < o->nprobes && i < CP_MAX_PROBES; i++) {
+		struct cp_probe_info *info = &p->probes[p->nprobes++];
+
+		snprintf(info->symbol, sizeof(info->symbol), "%s", o->probes[i].symbol);
+		if (resolve_func(p, &o->probes[i], &probes[i], info->file,
+				 sizeof(info->file), "--probe", err))
+			return -1;
+	}
+	cfg->probes = probes;
+	cfg->nprobes = p->nprobes;
+	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
+	cfg->stacks = o->stacks;
+	cfg->verbose = o->verbose;
+	cfg->mechanism = p->mechanism = o->mechanism;
+	if (o->mechanism != CP_MECHANISM_BREAKPOINT)
+		return 0;
+	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
+}

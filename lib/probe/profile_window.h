@@ -1,0 +1,101 @@
+/* profile_window.h - what the parts of one profiling window share, inside
+ * lib/probe: the window's descriptors, the files probed so far and what
+ * names their call sites. profile.c opens and closes the window;
+ * window_wait.c waits in it; dist_threads.c keeps per-thread counters on
+ * its threads; child_reap.c ends a launched command. Not for other stages. */
+#ifndef CP_PROFILE_WINDOW_H
+#define CP_PROFILE_WINDOW_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "module_probes.h"
+#include "profile.h"
+#include "unwind_table.h"
+
+struct cp_session;
+struct cp_symbolizer;
+
+/* What names call sites: the target's modules, captured once they are all
+ * mapped, and the rules for stepping out of their clock wrappers. Without
+ * them reads are still counted; their sites stay unnamed, with a warning. */
+struct cp_naming {
+	struct cp_symbolizer *sym;
+	struct cp_unwind_table table;
+	bool have_table;
+};
+
+/* Threads whose distribution counter could not be opened: not tried
+ * again at every rescan. */
+struct cp_dist_failed {
+	pid_t *tids;		/* sorted */
+	size_t n, cap;
+};
+
+struct cp_window {
+	int sigfd, pidfd;
+	struct cp_dist_failed dist_failed;
+	struct cp_module_probes modules;	/* files probed so far */
+	struct cp_naming naming;
+	bool stacks;				/* --stacks: name whole stacks */
+};
+
+/* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
+void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+double cp_monotonic_s(void);
+
+/* Inspects the target, resolves the boundary and --probe functions into
+ * boundary and probes[], and fills cfg in (profile_prepare.c). */
+int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
+		       struct cp_uprobe_point *probes, struct cp_error *err);
+
+/* Window set-up and tear-down (window_wait.c). */
+int cp_window_block_signals(struct cp_window *w, struct cp_profile *p,
+			    struct cp_error *err);
+void cp_window_restore_signals(struct cp_profile *p);
+int cp_window_watch(struct cp_window *w, pid_t pid, struct cp_error *err);
+void cp_window_close(struct cp_window *w);
+
+/* Probes the files the target maps now that are not probed yet; returns
+ * how many were new, or -1 with err set. */
+int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
+			  struct cp_session *s, pid_t pid, struct cp_error *err);
+
+/* Waits until the deadline (0: none), a signal or the target's exit,
+ * answering dlopen, the live view's tick and the counter window's thread
+ * rescans meanwhile. Sets p->end_reason; returns the signal that ended
+ * the window, 0, or -1 when waiting failed. */
+int cp_window_wait(struct cp_window *w, struct cp_profile *p,
+		   const struct cp_profile_options *o, struct cp_session *s,
+		   double start, double deadline);
+
+/* Call-site naming (window_naming.c). */
+void cp_naming_open(struct cp_naming *nm, struct cp_profile *p, bool all_code);
+void cp_naming_close(struct cp_naming *nm);
+
+/* What the clock window saw of where reads were, read at its end and
+ * named after the probes are gone. */
+struct cp_raw_places {
+	struct cp_site_count *sites;
+	size_t nsites;
+	struct cp_stack_count *stacks;
+	size_t nstacks;
+};
+
+void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
+		       const struct cp_raw_places *raw);
+
+/* Per-request counter distribution over the target's threads
+ * (dist_threads.c). */
+void cp_dist_open(struct cp_profile *p, struct cp_session *s, struct cp_window *w);
+void cp_dist_cover_threads(struct cp_profile *p, struct cp_session *s,
+			   struct cp_dist_failed *failed);
+
+/* A launched command (child_reap.c). */
+void cp_child_finish(struct cp_profile *p, int end_signal);
+void cp_child_kill_held(pid_t pid);
+
+#endif

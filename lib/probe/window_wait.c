@@ -1,0 +1,197 @@
+/* window_wait.c - the profiling window's poll loop and the descriptors it
+ * polls: blocked signals as a signalfd, the target as a pidfd, and the
+ * dynamic linker's hook from the session. See profile_window.h. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "profile_window.h"
+#include "session.h"
+
+void cp_window_restore_signals(struct cp_profile *p)
+{
+	if (p->mask_saved)
+		sigprocmask(SIG_SETMASK, &p->saved_mask, NULL);
+	p->mask_saved = false;
+}
+
+/* Ctrl-C, SIGTERM and SIGHUP end the window instead of clockprof: they are
+ * blocked from the very start (a signal during set-up ends the window as
+ * soon as it opens, and a launched command is never left behind) until
+ * the results are written (cp_profile_release restores the mask). */
+int cp_window_block_signals(struct cp_window *w, struct cp_profile *p,
+			    struct cp_error *err)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &p->saved_mask);
+	p->mask_saved = true;
+	w->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (w->sigfd < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "signalfd: %s", strerror(errno));
+	return 0;
+}
+
+int cp_window_watch(struct cp_window *w, pid_t pid, struct cp_error *err)
+{
+	w->pidfd = pidfd_open(pid, 0);
+	if (w->pidfd < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot watch process %d: %s",
+			       pid, strerror(errno));
+	return 0;
+}
+
+void cp_window_close(struct cp_window *w)
+{
+	if (w->sigfd >= 0)
+		close(w->sigfd);
+	if (w->pidfd >= 0)
+		close(w->pidfd);
+	w->sigfd = w->pidfd = -1;
+	free(w->dist_failed.tids);
+	w->dist_failed = (struct cp_dist_failed){ 0 };
+	cp_module_probes_free(&w->modules);
+}
+
+static void warn_cb(void *arg, const char *msg)
+{
+	cp_profile_warn(arg, "%s", msg);
+}
+
+int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
+			  struct cp_session *s, pid_t pid, struct cp_error *err)
+{
+	w->modules.warn = warn_cb;
+	w->modules.warn_arg = p;
+	return cp_module_probes_sync(&w->modules, s, pid, err);
+}
+
+/* dlopen or dlclose in the target: new files get their probes, and the
+ * wrappers in them their unwind rules. Reads a new library makes before
+ * its probes are placed (a few ms after dlopen returns) are not seen. */
+static void libraries_changed(struct cp_window *w, struct cp_profile *p,
+			      struct cp_session *s)
+{
+	struct cp_error err = { 0 };
+	int added;
+
+	if (!cp_session_dl_consume(s) || p->counter_phase)
+		return;
+	added = cp_window_probe_files(w, p, s, p->target.pid, &err);
+	if (added < 0) {
+		cp_profile_warn(p, "a library loaded in the window could not be probed: %s",
+				err.msg);
+		return;
+	}
+	p->modules_loaded += (size_t)added;
+	if (!added)
+		return;
+	cp_naming_close(&w->naming);
+	cp_naming_open(&w->naming, p, w->stacks);
+	if (w->naming.have_table && cp_session_set_unwind(s, &w->naming.table, &err))
+		cp_profile_warn(p, "%s", err.msg);
+}
+
+/* How often the counter window looks for threads born or gone. A look
+ * lists /proc/PID/task, about 1 us per thread: 5% of a core for a target
+ * of 5,000 threads, and only while per-request counters are measured. A
+ * longer or backed-off interval was measured to leave threads born in the
+ * window uncovered for a third of it. */
+#define DIST_RESCAN_S 0.1
+
+/* The loop's timers: the live view's tick, the thread rescan, the end. */
+struct timers {
+	double start, deadline;		/* deadline 0: none */
+	double next_tick, next_rescan;
+	bool rescan;
+};
+
+static int timeout_ms(const struct timers *t)
+{
+	double now = cp_monotonic_s(), until = t->next_tick;
+
+	if (t->rescan && t->next_rescan < until)
+		until = t->next_rescan;
+	if (t->deadline > 0 && t->deadline < until)
+		until = t->deadline;
+	return until > now ? (int)((until - now) * 1000) + 1 : 0;
+}
+
+/* What one poll said: the signal or exit that ends the window (returns 1,
+ * with *sig set), or 0 to go on. */
+static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
+		       const struct pollfd fds[3], int *sig)
+{
+	struct signalfd_siginfo si;
+
+	if ((fds[0].revents & POLLIN) && read(w->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		p->end_reason = CP_END_SIGNAL;
+		*sig = (int)si.ssi_signo;
+		return 1;
+	}
+	if (fds[2].revents & POLLIN)
+		libraries_changed(w, p, s);
+	if (fds[1].revents & POLLIN) {
+		p->end_reason = CP_END_TARGET_EXIT;
+		p->target_exited = true;
+		*sig = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* The timers that came due: the thread rescan and the live view. */
+static void run_timers(struct timers *t, struct cp_profile *p,
+		       const struct cp_profile_options *o, struct cp_session *s,
+		       struct cp_window *w, double now)
+{
+	if (t->rescan && now >= t->next_rescan) {
+		cp_dist_cover_threads(p, s, &w->dist_failed);
+		t->next_rescan = now + DIST_RESCAN_S;
+	}
+	if (now < t->next_tick)
+		return;
+	t->next_tick += 1;
+	if (o->tick && !p->counter_phase && cp_session_read(s, &p->totals) == 0) {
+		p->duration_s = now - t->start;
+		o->tick(p, o->tick_arg);
+	}
+}
+
+int cp_window_wait(struct cp_window *w, struct cp_profile *p,
+		   const struct cp_profile_options *o, struct cp_session *s,
+		   double start, double deadline)
+{
+	struct timers t = { start, deadline, start + 1, start + DIST_RESCAN_S,
+			    p->counter_phase && p->dist_event >= 0 };
+
+	for (;;) {
+		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },
+					 { cp_session_dl_fd(s), POLLIN, 0 } };
+		int rc = poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout_ms(&t)), sig;
+		double now;
+
+		if (rc < 0 && errno != EINTR) {
+			p->end_reason = CP_END_ERROR;
+			return -1;
+		}
+		if (rc > 0 && answer_poll(w, p, s, fds, &sig))
+			return sig;
+		now = cp_monotonic_s();
+		if (deadline > 0 && now >= deadline) {
+			p->end_reason = CP_END_DURATION;
+			return 0;
+		}
+		run_timers(&t, p, o, s, w, now);
+	}
+}
