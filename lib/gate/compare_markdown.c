@@ -10,6 +10,7 @@
 #include "compare_table.h"
 #include "error.h"
 #include "buf.h"
+#include "json_file.h"
 #include "verdict_file.h"
 
 #define NAME_CHARS 200
@@ -60,13 +61,6 @@ void cp_markdown_code(char *buf, size_t len, const char *s, size_t max_chars)
 	buf[w] = '\0';
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 static long long integer(const json_t *o, const char *key)
 {
 	return (long long)json_integer_value(json_object_get(o, key));
@@ -77,9 +71,9 @@ static void format_row(char *row, size_t len, const json_t *m, int with_reason)
 {
 	char name[4096], base[48], head[48], change[96], bound[128], reason[4096];
 	const json_t *bnd = json_object_get(m, "bound");
-	const char *status = str(m, "status");
+	const char *status = cp_json_str(m, "status", "");
 
-	cp_markdown_code(name, sizeof(name), str(m, "name"), NAME_CHARS);
+	cp_markdown_code(name, sizeof(name), cp_json_str(m, "name", ""), NAME_CHARS);
 	cp_format_value(base, sizeof(base), json_object_get(json_object_get(m, "base"), "median"));
 	cp_format_value(head, sizeof(head), json_object_get(json_object_get(m, "head"), "median"));
 	cp_format_change(change, sizeof(change), m);
@@ -88,7 +82,7 @@ static void format_row(char *row, size_t len, const json_t *m, int with_reason)
 	else
 		snprintf(bound, sizeof(bound), "-");
 	if (with_reason)
-		cp_markdown_code(reason, sizeof(reason), str(m, "reason"), 300);
+		cp_markdown_code(reason, sizeof(reason), cp_json_str(m, "reason", ""), 300);
 	snprintf(row, len, "| %s | %s | %s | %s | %s | %s%s%s |\n", name, base,
 		 head, change[0] ? change : "-", bound,
 		 !strcmp(status, "regressed") ? "**regressed**" : status,
@@ -111,7 +105,7 @@ static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 	size_t left_out = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const char *s = str(rows[i], "status");
+		const char *s = cp_json_str(rows[i], "status", "");
 
 		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive"))
 			continue;
@@ -134,7 +128,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	const json_t *summary = json_object_get(verdict, "summary");
 	const json_t *bounds = json_object_get(verdict, "bounds");
 	const json_t *measures = json_object_get(verdict, "measures");
-	const char *status = str(verdict, "status");
+	const char *status = cp_json_str(verdict, "status", "");
 	size_t n = json_array_size(measures), limit, left, i;
 	const json_t **rows = malloc((n + 1) * sizeof(*rows));
 	struct cp_buf b = { 0 };
@@ -162,8 +156,8 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	       integer(json_object_get(verdict, "base"), "runs"),
 	       integer(json_object_get(verdict, "head"), "runs"));
 	if (json_is_string(json_object_get(bounds, "file"))) {
-		cp_markdown_code(code, sizeof(code), str(bounds, "file"), 120);
-		cp_buf_printf(&b, "bounds %s (sha256 `%.12s`).\n\n", code, str(bounds, "sha256"));
+		cp_markdown_code(code, sizeof(code), cp_json_str(bounds, "file", ""), 120);
+		cp_buf_printf(&b, "bounds %s (sha256 `%.12s`).\n\n", code, cp_json_str(bounds, "sha256", ""));
 	} else {
 		cp_buf_printf(&b, "built-in bounds (exact +0, sampled +5%%).\n\n");
 	}
@@ -175,8 +169,8 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		cp_markdown_code(cb, sizeof(cb), bv ? bv : "?", 120);
 		cp_markdown_code(ch, sizeof(ch), hv ? hv : "?", 120);
 		cp_buf_printf(&b, "- Environment differs: %s base %s, head %s%s\n",
-		       str(e, "field"), cb, ch,
-		       !strcmp(str(e, "effect"), "inconclusive") ?
+		       cp_json_str(e, "field", ""), cb, ch,
+		       !strcmp(cp_json_str(e, "effect", ""), "inconclusive") ?
 		       " (sampled measures inconclusive)" : "");
 		free(bv);
 		free(hv);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "compare_table.h"
+#include "json_file.h"
 #include "verdict_file.h"
 
 #define NAME_COLUMNS 60
@@ -130,13 +131,6 @@ static double num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* "+5.3%", "-0.41%", "+12" with 2-3 significant digits. */
 static void signed_pct(char *buf, size_t len, double v)
 {
@@ -154,7 +148,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 {
 	const json_t *pct = json_object_get(m, "change_pct");
 	const json_t *abs_ = json_object_get(m, "change_abs");
-	const char *dir = str(m, "direction");
+	const char *dir = cp_json_str(m, "direction", "");
 	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " :	/* ▲ */
 			   !strcmp(dir, "better") ? "\xe2\x96\xbc " : "";	/* ▼ */
 	double p = num(pct, "point"), lo = num(pct, "lo"), hi = num(pct, "hi");
@@ -164,7 +158,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		snprintf(buf, len, "%s", "");
 		return;
 	}
-	if (!strcmp(str(m, "kind"), "exact")) {
+	if (!strcmp(cp_json_str(m, "kind", ""), "exact")) {
 		double d = num(abs_, "point");
 
 		if (d == 0) {
@@ -210,9 +204,9 @@ struct row {
 
 static void fill_row(struct row *r, const json_t *m)
 {
-	const char *status = str(m, "status");
+	const char *status = cp_json_str(m, "status", "");
 	const json_t *bound = json_object_get(m, "bound");
-	const char *name = str(m, "name");
+	const char *name = cp_json_str(m, "name", "");
 
 	/* The name starts the line: a CI runner reading stdout would take a
 	 * leading "::" or "##[" (after spaces) as a workflow command, so such
@@ -253,7 +247,7 @@ static void put_cell(FILE *out, const char *s, size_t width, int right)
 static void summary_lines(FILE *out, const json_t *v, int color)
 {
 	const json_t *s = json_object_get(v, "summary");
-	const char *status = str(v, "status");
+	const char *status = cp_json_str(v, "status", "");
 	const json_t *e;
 	size_t i;
 	char text[400];
@@ -282,7 +276,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		cp_escape_display(eb, sizeof(eb), b ? b : "?", 80);
 		cp_escape_display(eh, sizeof(eh), h ? h : "?", 80);
 		fprintf(out, "environment differs: %s base %s, head %s (%s)\n",
-			str(e, "field"), eb, eh, str(e, "effect"));
+			cp_json_str(e, "field", ""), eb, eh, cp_json_str(e, "effect", ""));
 		free(b);
 		free(h);
 	}

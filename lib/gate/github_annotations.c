@@ -9,6 +9,7 @@
 
 #include "compare_table.h"
 #include "github_annotations.h"
+#include "json_file.h"
 
 static void escape(char *buf, size_t len, const char *s, int property)
 {
@@ -55,13 +56,6 @@ void cp_github_escape_property(char *buf, size_t len, const char *s)
 	escape(buf, len, s, 1);
 }
 
-static const char *str(const json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 int cp_github_annotations_write(FILE *out, const json_t *verdict)
 {
 	const json_t *measures = json_object_get(verdict, "measures"), *m;
@@ -69,26 +63,26 @@ int cp_github_annotations_write(FILE *out, const json_t *verdict)
 	int lines = 0;
 
 	json_array_foreach(measures, i, m)
-		if (!strcmp(str(m, "status"), "regressed"))
+		if (!strcmp(cp_json_str(m, "status", ""), "regressed"))
 			regressed++;
 	json_array_foreach(measures, i, m) {
 		char name[1024], change[128], text[4096], title[4096], msg[16384];
 		char reason[1200];
 
-		if (strcmp(str(m, "status"), "regressed"))
+		if (strcmp(cp_json_str(m, "status", ""), "regressed"))
 			continue;
 		if (shown == CP_GITHUB_MAX_ERRORS)
 			break;
 		shown++;
 		/* C-escape first (no control bytes at all), then the runner's
 		 * own escaping. */
-		cp_escape_display(name, sizeof(name), str(m, "name"), 200);
-		cp_escape_display(reason, sizeof(reason), str(m, "reason"), 300);
+		cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 200);
+		cp_escape_display(reason, sizeof(reason), cp_json_str(m, "reason", ""), 300);
 		cp_format_change(change, sizeof(change), m);
 		snprintf(text, sizeof(text), "clockprof: %s regressed", name);
 		cp_github_escape_property(title, sizeof(title), text);
 		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s",
-			 name, change, str(m, "bound"), reason);
+			 name, change, cp_json_str(m, "bound", ""), reason);
 		cp_github_escape_data(msg, sizeof(msg), text);
 		fprintf(out, "::error title=%s::%s\n", title, msg);
 		lines++;

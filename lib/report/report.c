@@ -71,14 +71,14 @@ static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs,
 
 	cp_buf_puts(b, "clockprof: ");
 	if (verdict) {
-		cp_buf_text(b, cp_rj_str(verdict, "status"));
+		cp_buf_text(b, cp_json_str(verdict, "status", NULL));
 		if (cp_rj_num(sum, "judged", &judged) &&
 		    (cp_rj_num(sum, "outside_bounds", &outside) ||
 		     cp_rj_num(sum, "regressed", &outside)))
 			cp_buf_printf(b, ", %.0f of %.0f measures outside bounds",
 				      outside, judged);
 	} else if (target) {
-		cp_buf_text(b, cp_rj_str(target, "comm"));
+		cp_buf_text(b, cp_json_str(target, "comm", NULL));
 		if (nruns > 1)
 			cp_buf_printf(b, " and %zu more runs", nruns - 1);
 	}
@@ -177,7 +177,7 @@ int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
 		goto out;
 	}
 	for (size_t i = 0; i < ndocs; i++) {
-		const char *schema = cp_rj_str(docs[i], "schema");
+		const char *schema = cp_json_str(docs[i], "schema", NULL);
 
 		if (schema && !strcmp(schema, RUN_SCHEMA)) {
 			runs[nruns++] = docs[i];

@@ -6,11 +6,6 @@
 
 #include "report_html.h"
 
-const char *cp_rj_str(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(obj, key));
-}
-
 int cp_rj_num(const json_t *obj, const char *key, double *out)
 {
 	const json_t *v = json_object_get(obj, key);

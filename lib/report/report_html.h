@@ -8,9 +8,8 @@
 #include <jansson.h>
 
 #include "buf.h"
+#include "json_file.h"
 
-/* obj[key] as a string, or NULL when absent or not a string. */
-const char *cp_rj_str(const json_t *obj, const char *key);
 /* obj[key] as a number: 1 and *out set, or 0 when absent or not a number. */
 int cp_rj_num(const json_t *obj, const char *key, double *out);
 /* A number as people read it: integers with thousands separators, others

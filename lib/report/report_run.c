@@ -43,20 +43,20 @@ static void facts(struct cp_buf *b, const json_t *run)
 	const json_t *v;
 
 	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
-	cp_html_fact(b, "command", cp_rj_str(target, "comm"));
+	cp_html_fact(b, "command", cp_json_str(target, "comm", NULL));
 	fact_num(b, "pid", target, "pid", "");
-	cp_html_fact(b, "executable", cp_rj_str(target, "exe"));
+	cp_html_fact(b, "executable", cp_json_str(target, "exe", NULL));
 	if (json_array_size(cmdline)) {
 		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
 		cp_html_json_join(b, cmdline, " ");
 		cp_buf_puts(b, "</code></dd>");
 	}
-	cp_html_fact(b, "build id", cp_rj_str(target, "build_id"));
+	cp_html_fact(b, "build id", cp_json_str(target, "build_id", NULL));
 	if (json_is_object(exit_status)) {
 		cp_buf_puts(b, "<dt>exit</dt><dd>");
-		if (cp_rj_str(exit_status, "signal")) {
+		if (cp_json_str(exit_status, "signal", NULL)) {
 			cp_buf_puts(b, "killed by ");
-			cp_buf_text(b, cp_rj_str(exit_status, "signal"));
+			cp_buf_text(b, cp_json_str(exit_status, "signal", NULL));
 		} else if (json_is_number(json_object_get(exit_status, "code"))) {
 			cp_buf_puts(b, "exit code ");
 			cp_html_num(b, json_number_value(json_object_get(exit_status, "code")));
@@ -66,27 +66,27 @@ static void facts(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "</dd>");
 	}
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Host</dt><dd class=\"group\"></dd>");
-	cp_html_fact(b, "kernel", cp_rj_str(host, "kernel"));
-	cp_html_fact(b, "cpu", cp_rj_str(host, "cpu"));
-	cp_html_fact(b, "clocksource", cp_rj_str(host, "clocksource"));
+	cp_html_fact(b, "kernel", cp_json_str(host, "kernel", NULL));
+	cp_html_fact(b, "cpu", cp_json_str(host, "cpu", NULL));
+	cp_html_fact(b, "clocksource", cp_json_str(host, "clocksource", NULL));
 	v = json_object_get(host, "pmu");
 	if (json_is_boolean(v))
 		cp_html_fact(b, "hardware PMU", json_is_true(v) ? "yes" : "no");
-	cp_html_fact(b, "clockprof", cp_rj_str(json_object_get(run, "tool"), "version"));
+	cp_html_fact(b, "clockprof", cp_json_str(json_object_get(run, "tool"), "version", NULL));
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Window</dt><dd class=\"group\"></dd>");
-	cp_html_fact(b, "started", cp_rj_str(run, "started_at"));
+	cp_html_fact(b, "started", cp_json_str(run, "started_at", NULL));
 	fact_num(b, "duration", run, "duration_s", " s");
 	v = json_object_get(run, "complete");
 	cp_buf_puts(b, "<dt>complete</dt><dd>");
 	cp_buf_puts(b, json_is_true(v) ? "yes" : "no");
-	if (cp_rj_str(run, "end_reason")) {
+	if (cp_json_str(run, "end_reason", NULL)) {
 		cp_buf_puts(b, " (");
-		cp_buf_text(b, cp_rj_str(run, "end_reason"));
+		cp_buf_text(b, cp_json_str(run, "end_reason", NULL));
 		cp_buf_puts(b, ")");
 	}
 	cp_buf_puts(b, "</dd>");
 	if (json_is_object(req)) {
-		cp_html_fact(b, "request", cp_rj_str(req, "spec"));
+		cp_html_fact(b, "request", cp_json_str(req, "spec", NULL));
 		fact_num(b, "requests", req, "count", "");
 	} else {
 		cp_html_fact(b, "request", "none (no request boundary)");
@@ -94,9 +94,9 @@ static void facts(struct cp_buf *b, const json_t *run)
 	if (json_is_number(json_object_get(run, "ops"))) {
 		cp_buf_puts(b, "<dt>ops</dt><dd>");
 		cp_html_num(b, json_number_value(json_object_get(run, "ops")));
-		if (cp_rj_str(run, "ops_source")) {
+		if (cp_json_str(run, "ops_source", NULL)) {
 			cp_buf_puts(b, " (from ");
-			cp_buf_text(b, cp_rj_str(run, "ops_source"));
+			cp_buf_text(b, cp_json_str(run, "ops_source", NULL));
 			cp_buf_puts(b, ")");
 		}
 		cp_buf_puts(b, "</dd>");
@@ -114,7 +114,7 @@ static size_t unsupported_counter_warnings(struct cp_buf *list, const json_t *co
 	const json_t *v;
 
 	json_object_foreach((json_t *)counters, name, v) {
-		const char *r = cp_rj_str(v, "reason");
+		const char *r = cp_json_str(v, "reason", NULL);
 		size_t k;
 
 		if (!json_is_false(json_object_get(v, "supported")))
@@ -136,7 +136,7 @@ static size_t unsupported_counter_warnings(struct cp_buf *list, const json_t *co
 		}
 		cp_buf_puts(list, ": ");
 		json_object_foreach((json_t *)counters, name, v) {
-			const char *r = cp_rj_str(v, "reason");
+			const char *r = cp_json_str(v, "reason", NULL);
 
 			if (!json_is_false(json_object_get(v, "supported")) ||
 			    strcmp(r ? r : "", reasons[k]))
@@ -168,9 +168,9 @@ static void warnings(struct cp_buf *b, const json_t *run)
 	}
 	if (!json_is_true(json_object_get(run, "complete"))) {
 		cp_buf_puts(&list, "<li>The run was cut short");
-		if (cp_rj_str(run, "end_reason")) {
+		if (cp_json_str(run, "end_reason", NULL)) {
 			cp_buf_puts(&list, " (");
-			cp_buf_text(&list, cp_rj_str(run, "end_reason"));
+			cp_buf_text(&list, cp_json_str(run, "end_reason", NULL));
 			cp_buf_puts(&list, ")");
 		}
 		cp_buf_puts(&list, "): its figures cover only the part that was profiled.</li>");
@@ -367,11 +367,11 @@ static int by_count_desc(const void *a, const void *b)
 void cp_report_site_cells(struct cp_buf *b, const json_t *s)
 {
 	const json_t *inl = json_object_get(s, "inlined");
-	const char *file = cp_rj_str(s, "file");
+	const char *file = cp_json_str(s, "file", NULL);
 	double line;
 
 	cp_buf_puts(b, "<td><code>");
-	cp_buf_text(b, cp_rj_str(s, "function") ? cp_rj_str(s, "function") : "??");
+	cp_buf_text(b, cp_json_str(s, "function", NULL) ? cp_json_str(s, "function", NULL) : "??");
 	cp_buf_puts(b, "</code>");
 	if (json_array_size(inl)) {
 		cp_buf_puts(b, "<small> inlined: ");
@@ -385,7 +385,7 @@ void cp_report_site_cells(struct cp_buf *b, const json_t *s)
 	cp_buf_puts(b, "</code></td>");
 	cp_html_td_json(b, json_object_get(s, "via"));
 	cp_buf_puts(b, "<td class=\"module\">");
-	cp_buf_text(b, cp_rj_str(s, "module"));
+	cp_buf_text(b, cp_json_str(s, "module", NULL));
 	cp_buf_puts(b, "</td>");
 }
 
@@ -437,7 +437,7 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 		       "<th class=\"num\">calls</th><th class=\"num\">per op</th></tr></thead><tbody>");
 	json_array_foreach(probes, i, p) {
 		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, cp_rj_str(p, "name"));
+		cp_buf_text(b, cp_json_str(p, "name", NULL));
 		cp_buf_puts(b, "</code></td>");
 		cp_html_td_json(b, json_object_get(p, "file"));
 		cp_html_td_json(b, json_object_get(p, "calls"));
@@ -467,9 +467,9 @@ static void counters(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "</code></td>");
 		if (json_is_false(json_object_get(c, "supported"))) {
 			cp_buf_puts(b, "<td colspan=\"5\" class=\"unsupported\" data-v=\"\">unsupported");
-			if (cp_rj_str(c, "reason")) {
+			if (cp_json_str(c, "reason", NULL)) {
 				cp_buf_puts(b, ": ");
-				cp_buf_text(b, cp_rj_str(c, "reason"));
+				cp_buf_text(b, cp_json_str(c, "reason", NULL));
 			}
 			cp_buf_puts(b, "</td></tr>");
 			continue;
@@ -544,7 +544,7 @@ int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
 	else
 		cp_buf_puts(b, "Run: ");
 	cp_buf_puts(b, "<code>");
-	cp_buf_text(b, cp_rj_str(target, "comm") ? cp_rj_str(target, "comm") : "?");
+	cp_buf_text(b, cp_json_str(target, "comm", NULL) ? cp_json_str(target, "comm", NULL) : "?");
 	cp_buf_puts(b, "</code>");
 	if (cp_rj_num(target, "pid", &pid))
 		cp_buf_printf(b, " (pid %.0f)", pid);

@@ -28,7 +28,7 @@ static double summary_num(const json_t *summary, const char *key,
 static void headline(struct cp_buf *b, const json_t *v)
 {
 	const json_t *sum = json_object_get(v, "summary");
-	const char *status = cp_rj_str(v, "status");
+	const char *status = cp_json_str(v, "status", NULL);
 	double outside = summary_num(sum, "outside_bounds", "regressed");
 	double judged = summary_num(sum, "judged", "measures");
 	double inconclusive = summary_num(sum, "inconclusive", NULL);
@@ -107,20 +107,20 @@ static void facts(struct cp_buf *b, const json_t *v)
 	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Comparison</dt><dd class=\"group\"></dd>");
 	file_list(b, "base", json_object_get(v, "base"));
 	file_list(b, "head", json_object_get(v, "head"));
-	cp_html_fact(b, "created", cp_rj_str(v, "created_at"));
-	cp_html_fact(b, "clockprof", cp_rj_str(json_object_get(v, "tool"), "version"));
+	cp_html_fact(b, "created", cp_json_str(v, "created_at", NULL));
+	cp_html_fact(b, "clockprof", cp_json_str(json_object_get(v, "tool"), "version", NULL));
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Bounds</dt><dd class=\"group\"></dd>");
-	cp_html_fact(b, "file", cp_rj_str(bounds, "file") ? cp_rj_str(bounds, "file") :
+	cp_html_fact(b, "file", cp_json_str(bounds, "file", NULL) ? cp_json_str(bounds, "file", NULL) :
 				"none: built-in defaults");
-	cp_html_fact(b, "sha256", cp_rj_str(bounds, "sha256"));
+	cp_html_fact(b, "sha256", cp_json_str(bounds, "sha256", NULL));
 	if (json_is_object(method)) {
 		cp_buf_puts(b, "</dl><dl><dt class=\"group\">Method</dt><dd class=\"group\"></dd>");
 		if (cp_rj_num(method, "confidence", &conf)) {
 			cp_buf_printf(b, "<dt>confidence</dt><dd>%.0f%%</dd>", 100 * conf);
 		}
-		cp_html_fact(b, "interval", cp_rj_str(method, "interval"));
-		cp_html_fact(b, "test", cp_rj_str(method, "test"));
-		cp_html_fact(b, "correction", cp_rj_str(method, "correction"));
+		cp_html_fact(b, "interval", cp_json_str(method, "interval", NULL));
+		cp_html_fact(b, "test", cp_json_str(method, "test", NULL));
+		cp_html_fact(b, "correction", cp_json_str(method, "correction", NULL));
 	}
 	cp_buf_puts(b, "</dl></div>\n");
 }
@@ -142,12 +142,12 @@ static void warnings(struct cp_buf *b, const json_t *v)
 			continue;
 		}
 		cp_buf_puts(b, "<li>Environment differs in <code>");
-		cp_buf_text(b, cp_rj_str(x, "field"));
+		cp_buf_text(b, cp_json_str(x, "field", NULL));
 		cp_buf_puts(b, "</code>: base ");
 		cp_html_json_text(b, json_object_get(x, "base"));
 		cp_buf_puts(b, ", head ");
 		cp_html_json_text(b, json_object_get(x, "head"));
-		if (cp_rj_str(x, "effect") && !strcmp(cp_rj_str(x, "effect"), "inconclusive"))
+		if (cp_json_str(x, "effect", NULL) && !strcmp(cp_json_str(x, "effect", NULL), "inconclusive"))
 			cp_buf_puts(b, " (sampled measures are judged inconclusive)");
 		cp_buf_puts(b, "</li>");
 	}
@@ -185,7 +185,7 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 {
 	const json_t *pct = json_object_get(m, "change_pct");
 	const json_t *abs = json_object_get(m, "change_abs");
-	const char *dir = cp_rj_str(m, "direction");
+	const char *dir = cp_json_str(m, "direction", NULL);
 	const char *mark = !dir ? "" : !strcmp(dir, "worse") ? "▲ " :
 			   !strcmp(dir, "better") ? "▼ " : "";
 	double p, lo, hi;
@@ -209,7 +209,7 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 			      p > 0 ? "+" : "");
 		cp_html_num(b, p);
 		cp_buf_puts(b, " ");
-		cp_buf_text(b, cp_rj_str(m, "unit"));
+		cp_buf_text(b, cp_json_str(m, "unit", NULL));
 		cp_buf_puts(b, "</td>");
 	} else {
 		cp_buf_puts(b, "<td class=\"num na\" data-v=\"\">n/a</td>");
@@ -218,8 +218,8 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 
 static void status_cell(struct cp_buf *b, const json_t *m)
 {
-	const char *st = cp_rj_str(m, "status");
-	const char *dir = cp_rj_str(m, "direction");
+	const char *st = cp_json_str(m, "status", NULL);
+	const char *dir = cp_json_str(m, "direction", NULL);
 	const char *mark = "";
 
 	if (st && !strcmp(st, "added"))
@@ -261,8 +261,9 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		if (!json_is_number(p))
 			p = json_object_get(m, "p_value");
 		cp_buf_printf(b, "<tr class=\"st-%s\"><td><code>",
-			      cp_verdict_status_rank(cp_rj_str(m, "status")) < 6 ? cp_rj_str(m, "status") : "unknown");
-		cp_buf_text(b, cp_rj_str(m, "name"));
+			      cp_verdict_status_rank(cp_json_str(m, "status", NULL)) < 6 ?
+				      cp_json_str(m, "status", NULL) : "unknown");
+		cp_buf_text(b, cp_json_str(m, "name", NULL));
 		cp_buf_puts(b, "</code></td>");
 		cp_html_td_json(b, json_object_get(m, "unit"));
 		cp_html_td_json(b, json_object_get(m, "kind"));
@@ -277,7 +278,7 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 			cp_buf_puts(b, "<td class=\"num na\" data-v=\"\">–</td>");
 		status_cell(b, m);
 		cp_buf_puts(b, "<td class=\"why\">");
-		cp_buf_text(b, cp_rj_str(m, "reason"));
+		cp_buf_text(b, cp_json_str(m, "reason", NULL));
 		json_array_foreach(w, k, x) {
 			cp_buf_puts(b, "<br><small>⚠ ");
 			cp_html_json_text(b, x);

@@ -113,3 +113,10 @@ int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err
 	free(text);
 	return rc;
 }
+
+const char *cp_json_str(const json_t *o, const char *key, const char *absent)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : absent;
+}

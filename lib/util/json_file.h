@@ -26,4 +26,9 @@ int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err
 char *cp_json_text(const json_t *doc);
 int cp_json_write_text(const char *text, const char *path, struct cp_error *err);
 
+/* The string at key in object o, or absent when there is none (no such
+ * member, or not a string): documents read back are not trusted to hold
+ * the types they should. */
+const char *cp_json_str(const json_t *o, const char *key, const char *absent);
+
 #endif
