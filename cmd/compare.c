@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "append_file.h"
 #include "atomic_file.h"
 #include "bounds.h"
 #include "cmd.h"

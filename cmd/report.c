@@ -8,6 +8,7 @@
 #include "atomic_file.h"
 #include "cmd.h"
 #include "error.h"
+#include "grow.h"
 #include "json_file.h"
 #include "report.h"
 #include "run_file.h"
@@ -48,7 +49,7 @@ enum side { SIDE_NONE, SIDE_BASE, SIDE_HEAD };
 
 struct input {
 	json_t **docs;
-	size_t n;
+	size_t n, docs_cap, side_cap;
 	enum side *side;
 };
 
@@ -57,7 +58,6 @@ static int load(struct input *in, const char *path, enum side side,
 {
 	json_t *doc;
 	const char *schema;
-	void *p;
 
 	if (cp_json_load_file(path, NULL, &doc, err))
 		return -1;
@@ -75,12 +75,9 @@ static int load(struct input *in, const char *path, enum side side,
 	} else if (cp_run_file_validate(doc, path, err)) {
 		goto fail;
 	}
-	if (!(p = realloc(in->docs, (in->n + 1) * sizeof(*in->docs))))
+	if (cp_grow(&in->docs, &in->docs_cap, in->n + 1, sizeof(*in->docs)) ||
+	    cp_grow(&in->side, &in->side_cap, in->n + 1, sizeof(*in->side)))
 		goto oom;
-	in->docs = p;
-	if (!(p = realloc(in->side, (in->n + 1) * sizeof(*in->side))))
-		goto oom;
-	in->side = p;
 	in->docs[in->n] = doc;
 	in->side[in->n++] = side;
 	return 0;

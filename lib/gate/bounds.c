@@ -9,6 +9,7 @@
 
 #include "bounds.h"
 #include "error.h"
+#include "grow.h"
 #include "sha256.h"
 
 /* A bounds file is a few dozen lines; refuse anything absurd. */
@@ -115,10 +116,8 @@ static int parse_line(char *line, int lineno, const char *name,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s:%d: too many fields; a rule is 'GLOB +N%%' or 'GLOB +N' (comments start with #)",
 			       name, lineno);
-	r = realloc(b->rules, (b->nrules + 1) * sizeof(*b->rules));
-	if (!r)
+	if (cp_grow(&b->rules, &b->rules_cap, b->nrules + 1, sizeof(*b->rules)))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
-	b->rules = r;
 	r = &b->rules[b->nrules];
 	memset(r, 0, sizeof(*r));
 	if (cp_bound_parse_value(tok[1], r))

@@ -31,7 +31,7 @@ struct cp_bounds {
 	char *file;		/* path as given, NULL for built-in defaults */
 	char sha256[65];	/* hex digest of the file bytes, "" without */
 	struct cp_bound_rule *rules;
-	size_t nrules;
+	size_t nrules, rules_cap;
 	struct cp_bound_rule default_exact, default_sampled;
 };
 

@@ -260,7 +260,8 @@ static int check_mechanisms(const struct cp_compare_side *base,
 /* --- gathering measures ------------------------------------------------ */
 
 struct gathered {
-	size_t nmeasures, cap;
+	size_t nmeasures;
+	size_t values_cap, name_cap, base_meta_cap, head_meta_cap;
 	size_t nb, nh;		/* runs per side */
 	double *values;		/* [measure][nb + nh], NaN when absent */
 	const char **name;	/* per measure, points into a run's pool */
@@ -275,25 +276,12 @@ struct gathered {
 static long add_measure(struct gathered *g, const char *name)
 {
 	size_t width = g->nb + g->nh, i = g->nmeasures;
-	void *p;
 
-	if (g->nmeasures == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 256;
-
-		if (!(p = realloc(g->values, cap * width * sizeof(double))))
-			return -1;
-		g->values = p;
-		if (!(p = realloc(g->name, cap * sizeof(*g->name))))
-			return -1;
-		g->name = p;
-		if (!(p = realloc(g->base_meta, cap * sizeof(*g->base_meta))))
-			return -1;
-		g->base_meta = p;
-		if (!(p = realloc(g->head_meta, cap * sizeof(*g->head_meta))))
-			return -1;
-		g->head_meta = p;
-		g->cap = cap;
-	}
+	if (cp_grow(&g->values, &g->values_cap, (i + 1) * width, sizeof(*g->values)) ||
+	    cp_grow(&g->name, &g->name_cap, i + 1, sizeof(*g->name)) ||
+	    cp_grow(&g->base_meta, &g->base_meta_cap, i + 1, sizeof(*g->base_meta)) ||
+	    cp_grow(&g->head_meta, &g->head_meta_cap, i + 1, sizeof(*g->head_meta)))
+		return -1;
 	if (json_object_set_new(g->index, name, json_integer((json_int_t)i)))
 		return -1;
 	for (size_t c = 0; c < width; c++)

@@ -1,10 +1,7 @@
 /* compare_markdown.c - see compare_markdown.h. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "compare_markdown.h"
 #include "compare_table.h"
@@ -216,33 +213,4 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		return NULL;
 	}
 	return b.data;
-}
-
-int cp_append_text_file(const char *path, const char *text,
-			struct cp_error *err)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	size_t len = strlen(text), off = 0;
-
-	if (fd < 0)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s", path,
-			       strerror(errno));
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = errno;
-
-			close(fd);
-			return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s",
-				       path, strerror(e));
-		}
-		off += (size_t)n;
-	}
-	if (close(fd))
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s", path,
-			       strerror(errno));
-	return 0;
 }

@@ -28,9 +28,4 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes);
  * (NUL-terminated, cut at max_chars characters of s with "…"). */
 void cp_markdown_code(char *buf, size_t len, const char *s, size_t max_chars);
 
-/* Appends text to path (created if missing), as $GITHUB_STEP_SUMMARY wants;
- * not atomic by nature. Fails with CP_EXIT_USAGE. */
-int cp_append_text_file(const char *path, const char *text,
-			struct cp_error *err);
-
 #endif

@@ -58,6 +58,7 @@
 #include "counters.h"
 #include "procfs.h"
 #include "grow.h"
+#include "host.h"
 #include "target.h"
 #include "error.h"
 
@@ -112,30 +113,6 @@ int cp_perf_event_paranoid(void)
 	return v;
 }
 
-static bool sysfs_has_cpu_pmu(void)
-{
-	static const char *const fixed[] = { "cpu", "cpu_core", "cpu_atom" };
-	char path[300];
-	DIR *d;
-	struct dirent *de;
-	bool found = false;
-
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s",
-			 fixed[i]);
-		if (access(path, F_OK) == 0)
-			return true;
-	}
-	/* arm64 names its core PMUs armv8_pmuv3_0, armv8_cortex_a72, ... */
-	d = opendir("/sys/bus/event_source/devices");
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d)))
-		found = !strncmp(de->d_name, "armv", 4);
-	closedir(d);
-	return found;
-}
-
 size_t cp_hybrid_pmus(const char *devices, struct cp_pmu *out, size_t max)
 {
 	struct dirent **names = NULL;
@@ -167,29 +144,6 @@ size_t cp_hybrid_pmus(const char *devices, struct cp_pmu *out, size_t max)
 	}
 	free(names);
 	return found;
-}
-
-bool cp_host_has_pmu(void)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	int fd = perf_open(&attr, 0, -1);
-
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	if (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP)
-		return false;
-	/* Not permitted (or another refusal): the trial says nothing about
-	 * the hardware, the PMU device in sysfs does. */
-	return sysfs_has_cpu_pmu();
 }
 
 /* Does this kernel take PERF_FORMAT_GROUP on inherited counting events?

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "host.h"		/* cp_host_has_pmu: whether hardware events count here */
 #include "perf_event_names.h"
 
 struct cp_error;
@@ -108,10 +109,6 @@ size_t cp_hybrid_pmus(const char *devices, struct cp_pmu *out, size_t max);
  * tests. */
 void cp_counters_merge_variants(const struct cp_counter_value *slots,
 				size_t variants, struct cp_counter_value *v);
-
-/* A hardware PMU is present and usable: the sysfs PMU device (cpu, cpu_core,
- * cpu_atom, armv*) or a trial "instructions:u" on ourselves. */
-bool cp_host_has_pmu(void);
 
 /* kernel.perf_event_paranoid, or INT32_MIN when unreadable. */
 int cp_perf_event_paranoid(void);

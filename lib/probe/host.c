@@ -1,10 +1,13 @@
 /* host.c - see host.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "counters.h"
 #include "host.h"
 
 static void read_line(const char *path, char *buf, size_t size)
@@ -38,6 +41,53 @@ static void read_cpu_model(char *buf, size_t size)
 		}
 	}
 	fclose(f);
+}
+
+static bool sysfs_has_cpu_pmu(void)
+{
+	static const char *const fixed[] = { "cpu", "cpu_core", "cpu_atom" };
+	char path[300];
+	DIR *d;
+	struct dirent *de;
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s",
+			 fixed[i]);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	/* arm64 names its core PMUs armv8_pmuv3_0, armv8_cortex_a72, ... */
+	d = opendir("/sys/bus/event_source/devices");
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = !strncmp(de->d_name, "armv", 4);
+	closedir(d);
+	return found;
+}
+
+bool cp_host_has_pmu(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	if (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP)
+		return false;
+	/* Not permitted (or another refusal): the trial says nothing about
+	 * the hardware, the PMU device in sysfs does. */
+	return sysfs_has_cpu_pmu();
 }
 
 void cp_host_inspect(struct cp_host *h)

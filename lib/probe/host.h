@@ -14,6 +14,10 @@ struct cp_host {
 
 void cp_host_inspect(struct cp_host *h);
 
+/* A hardware PMU is present and usable: the sysfs PMU device (cpu, cpu_core,
+ * cpu_atom, armv*) or a trial "instructions:u" on ourselves. */
+bool cp_host_has_pmu(void);
+
 /* Whether the vDSO reads this clocksource itself (tsc, kvm-clock, Hyper-V's
  * TSC page). With any other clocksource, high-resolution clock reads fall
  * back to the clock_gettime syscall inside the vDSO. */

@@ -131,14 +131,3 @@ int cp_launch_release(pid_t pid, struct cp_error *err)
 			       pid, strerror(errno));
 	return 0;
 }
-
-void cp_describe_exit(int status, char *buf, size_t size)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, size, "exit code %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, size, "killed by SIG%s", sigabbrev_np(WTERMSIG(status)) ?
-			 sigabbrev_np(WTERMSIG(status)) : "?");
-	else
-		snprintf(buf, size, "status 0x%x", status);
-}

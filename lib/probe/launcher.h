@@ -26,7 +26,4 @@ int cp_launch_run_to_entry(pid_t pid, struct cp_error *err);
 /* Lets the held child run. */
 int cp_launch_release(pid_t pid, struct cp_error *err);
 
-/* Describes a wait status ("exit code 3", "killed by SIGKILL"). */
-void cp_describe_exit(int status, char *buf, size_t size);
-
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report_html.h"
 #include "report_sections.h"
 #include "verdict_file.h"
@@ -352,6 +353,11 @@ struct site {
 	double count[2];
 };
 
+struct sites {
+	struct site *v;
+	size_t n, cap;
+};
+
 static int same_site(const json_t *a, const json_t *b)
 {
 	static const char *const keys[] = { "function", "file", "line", "via" };
@@ -363,8 +369,7 @@ static int same_site(const json_t *a, const json_t *b)
 	return 1;
 }
 
-static int gather_sites(struct site **sites, size_t *n, json_t *const *runs,
-			size_t nruns, int side)
+static int gather_sites(struct sites *all, json_t *const *runs, size_t nruns, int side)
 {
 	for (size_t r = 0; r < nruns; r++) {
 		const json_t *cs = json_object_get(runs[r], "call_sites"), *s;
@@ -374,19 +379,15 @@ static int gather_sites(struct site **sites, size_t *n, json_t *const *runs,
 			double c = 0;
 
 			cp_rj_num(s, "count", &c);
-			for (k = 0; k < *n; k++)
-				if (same_site((*sites)[k].json, s))
+			for (k = 0; k < all->n; k++)
+				if (same_site(all->v[k].json, s))
 					break;
-			if (k == *n) {
-				struct site *p = realloc(*sites, (*n + 1) * sizeof(**sites));
-
-				if (!p)
+			if (k == all->n) {
+				if (cp_grow(&all->v, &all->cap, all->n + 1, sizeof(*all->v)))
 					return -1;
-				*sites = p;
-				p[k] = (struct site){ .json = s };
-				(*n)++;
+				all->v[all->n++] = (struct site){ .json = s };
 			}
-			(*sites)[k].count[side] += c;
+			all->v[k].count[side] += c;
 		}
 	}
 	return 0;
@@ -421,14 +422,16 @@ static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase
 			     json_t *const *head, size_t nhead,
 			     const double div[2], const char *unit)
 {
-	struct site *sites = NULL;
-	size_t n = 0, both = 0;
+	struct sites all = { 0 };
+	struct site *sites;
+	size_t n, both = 0;
 
-	if (gather_sites(&sites, &n, base, nbase, 0) ||
-	    gather_sites(&sites, &n, head, nhead, 1)) {
-		free(sites);
+	if (gather_sites(&all, base, nbase, 0) || gather_sites(&all, head, nhead, 1)) {
+		free(all.v);
 		return -1;
 	}
+	sites = all.v;
+	n = all.n;
 	for (size_t i = 0; i < n; i++)
 		both += sites[i].count[0] > 0 && sites[i].count[1] > 0;
 	cp_buf_printf(b, "<h3>Call sites that appeared or disappeared</h3><p>%zu call sites read the clock on both sides.</p><div class=\"row\">", both);

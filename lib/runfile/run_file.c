@@ -11,11 +11,11 @@
 #include "clock_names.h"
 #include "counters_json.h"
 #include "distribution.h"
-#include "launcher.h"
 #include "profile.h"
 #include "run_file.h"
 #include "utf8.h"
 #include "version.h"
+#include "wait_status.h"
 
 static json_t *counts_by(const __u64 *counts, int n, const char *(*name)(int))
 {

@@ -6,10 +6,10 @@
 
 #include "clock_names.h"
 #include "distribution.h"
-#include "launcher.h"
 #include "profile.h"
 #include "summary.h"
 #include "utf8.h"
+#include "wait_status.h"
 
 /* Everything printed here may carry names from the target (comm, symbols,
  * paths, the request spec): a control character in them could drive the

@@ -120,19 +120,15 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 static int via_id(struct builder *b, char *name)
 {
 	struct cp_unwind_table *t = b->t;
-	char **nv;
-
 	for (size_t i = 0; i < t->n_via; i++)
 		if (strcmp(t->via[i], name) == 0) {
 			free(name);
 			return (int)i;
 		}
-	nv = realloc(t->via, (t->n_via + 1) * sizeof(*nv));
-	if (!nv) {
+	if (cp_grow(&t->via, &t->via_cap, t->n_via + 1, sizeof(*t->via))) {
 		free(name);
 		return -1;
 	}
-	t->via = nv;
 	t->via[t->n_via] = name;
 	return (int)t->n_via++;
 }

@@ -56,7 +56,7 @@ struct cp_unwind_table {
 	char **via;				/* display names, e.g.
 						 * "clock_gettime",
 						 * "std::chrono::steady_clock::now" */
-	size_t n_via;
+	size_t n_via, via_cap;
 	struct cp_plumbing_range *ranges;	/* sorted by start */
 	size_t n_ranges;
 	size_t n_unsupported;	/* return addresses with a CFA rule the walk

@@ -6,25 +6,16 @@
 
 #include "html_escape.h"
 #include "buf.h"
+#include "grow.h"
 
 /* Makes room for n more bytes plus a NUL; returns the write position. */
 static char *reserve(struct cp_buf *b, size_t n)
 {
 	if (b->failed)
 		return NULL;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->data, cap);
-		if (!p) {
-			b->failed = 1;
-			return NULL;
-		}
-		b->data = p;
-		b->cap = cap;
+	if (cp_grow(&b->data, &b->cap, b->len + n + 1, 1)) {
+		b->failed = 1;
+		return NULL;
 	}
 	return b->data + b->len;
 }

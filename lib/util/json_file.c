@@ -8,6 +8,7 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "grow.h"
 #include "json_file.h"
 
 /* Far beyond any run file or verdict; a bigger input is a mistake. */
@@ -20,8 +21,8 @@ static char *read_whole_file(const char *path, size_t *len, struct cp_error *err
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	size_t cap, n = 0;
-	char *buf = NULL, *p;
+	size_t hint, cap = 0, n = 0;
+	char *buf = NULL;
 	ssize_t got;
 
 	if (fd < 0) {
@@ -29,21 +30,20 @@ static char *read_whole_file(const char *path, size_t *len, struct cp_error *err
 		return NULL;
 	}
 	/* The size is a hint only: /proc files and pipes report 0. */
-	cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	hint = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
 	for (;;) {
-		if (n == cap || !buf) {
-			if (buf)
-				cap *= 2;
-			if (cap > MAX_JSON_FILE_BYTES) {
+		if (n == cap) {
+			size_t need = buf ? cap + 1 : hint;
+
+			if (need > MAX_JSON_FILE_BYTES) {
 				cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
 					path, MAX_JSON_FILE_BYTES >> 20);
 				goto fail;
 			}
-			if (!(p = realloc(buf, cap))) {
+			if (cp_grow(&buf, &cap, need, 1)) {
 				cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: out of memory", path);
 				goto fail;
 			}
-			buf = p;
 		}
 		got = read(fd, buf + n, cap - n);
 		if (got < 0 && errno == EINTR)
