@@ -82,7 +82,7 @@ static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
 		return -1;
 	j = h & (s->stack_slots_cap - 1);
 	for (; s->stack_slots[j]; j = (j + 1) & (s->stack_slots_cap - 1)) {
-		struct cp_stack *st = &s->stacks[s->stack_slots[j] - 1];
+		struct cp_report_stack *st = &s->stacks[s->stack_slots[j] - 1];
 
 		if (st->n == n && !memcmp(st->frames, frames, n * sizeof(*frames))) {
 			st->count[side] += count;
@@ -93,7 +93,7 @@ static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
 	if (cp_grow(&s->stacks, &s->stacks_cap, s->nstacks + 1,
 		 sizeof(*s->stacks)))
 		return -1;
-	s->stacks[s->nstacks] = (struct cp_stack){ .frames = frames, .n = n };
+	s->stacks[s->nstacks] = (struct cp_report_stack){ .frames = frames, .n = n };
 	s->stacks[s->nstacks].count[side] = count;
 	s->stack_slots[j] = (uint32_t)s->nstacks + 1;
 	s->nstacks++;
@@ -150,8 +150,8 @@ size_t cp_stacks_add(struct cp_stacks *s, const json_t *stacks, int side)
  * adjacent: report.js then builds the tree without lookups. */
 static int by_frames(const void *pa, const void *pb)
 {
-	const struct cp_stack *a = *(const struct cp_stack *const *)pa;
-	const struct cp_stack *b = *(const struct cp_stack *const *)pb;
+	const struct cp_report_stack *a = *(const struct cp_report_stack *const *)pa;
+	const struct cp_report_stack *b = *(const struct cp_report_stack *const *)pb;
 
 	for (uint32_t i = 0; i < a->n && i < b->n; i++)
 		if (a->frames[i] != b->frames[i])
@@ -170,7 +170,7 @@ static json_t *count_json(double c)
 json_t *cp_stacks_to_json(const struct cp_stacks *s, int sides)
 {
 	json_t *doc = json_object(), *names = json_array(), *stacks = json_array();
-	const struct cp_stack **order = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*order));
+	const struct cp_report_stack **order = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*order));
 
 	if (!doc || !names || !stacks || !order)
 		goto fail;
@@ -183,7 +183,7 @@ json_t *cp_stacks_to_json(const struct cp_stacks *s, int sides)
 		if (json_array_append_new(names, json_string(s->names[i])))
 			goto fail_doc;
 	for (size_t i = 0; i < s->nstacks; i++) {
-		const struct cp_stack *st = order[i];
+		const struct cp_report_stack *st = order[i];
 		json_t *row = json_array();
 
 		if (!row || json_array_append_new(stacks, row))
@@ -220,7 +220,7 @@ size_t cp_stacks_functions(const struct cp_stacks *s,
 	for (size_t i = 0; i < s->nnames; i++)
 		f[i].name = (uint32_t)i;
 	for (size_t i = 0; i < s->nstacks; i++) {
-		const struct cp_stack *st = &s->stacks[i];
+		const struct cp_report_stack *st = &s->stacks[i];
 
 		for (uint32_t k = 0; k < st->n; k++) {
 			uint32_t id = st->frames[k];

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct cp_stack {
+/* One merged stack (named report_stack: probe/stacks.h has struct cp_stack). */
+struct cp_report_stack {
 	uint32_t *frames;	/* name indices, root first */
 	uint32_t n;
 	double count[2];
@@ -23,7 +24,7 @@ struct cp_stacks {
 	size_t nnames, names_cap;
 	uint32_t *name_slots;	/* open addressing: index + 1, 0 = empty */
 	size_t name_slots_cap;
-	struct cp_stack *stacks;
+	struct cp_report_stack *stacks;
 	size_t nstacks, stacks_cap;
 	uint32_t *stack_slots;
 	size_t stack_slots_cap;
