@@ -1,4 +1,5 @@
 /* module_probes.c - see module_probes.h. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "error.h"
 #include "grow.h"
 #include "module_probes.h"
+#include "proc_maps.h"
 #include "session.h"
 
 struct cp_module_seen {
@@ -21,17 +23,17 @@ struct mapping {
 	char file[4096];	/* as the target names it */
 };
 
-static bool parse_mapping(const char *line, struct mapping *m)
+/* A file mapped with code, as this file wants it. */
+static bool file_with_code(const struct cp_proc_map *pm, struct mapping *m)
 {
-	char perms[8];
-	int file_at = 0;
-
-	if (sscanf(line, "%lx-%lx %7s %*x %lx:%lx %lu %n", &m->lo, &m->hi, perms,
-		   &m->dev_major, &m->dev_minor, &m->inode, &file_at) < 6 ||
-	    perms[2] != 'x' || !m->inode || line[file_at] != '/')
+	if (pm->perms[2] != 'x' || !pm->ino || pm->path[0] != '/')
 		return false;
-	snprintf(m->file, sizeof(m->file), "%s", line + file_at);
-	m->file[strcspn(m->file, "\n")] = '\0';
+	m->lo = pm->start;
+	m->hi = pm->end;
+	m->dev_major = pm->dev_major;
+	m->dev_minor = pm->dev_minor;
+	m->inode = pm->ino;
+	cp_proc_map_shown_path(pm, m->file, sizeof(m->file));
 	return true;
 }
 
@@ -104,27 +106,26 @@ static int probe_module(struct cp_module_probes *mp, struct cp_session *s, pid_t
 int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
 			  pid_t pid, struct cp_error *err)
 {
-	char maps[64], line[4200];
+	struct cp_proc_map *maps;
 	struct mapping m;
-	FILE *f;
+	size_t n;
 	int added = 0;
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s (exited?)", maps);
-	while (fgets(line, sizeof(line), f)) {
-		if (!parse_mapping(line, &m) || seen_before(mp, &m))
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return errno == ESRCH ? 0 : cp_fail(err, CP_EXIT_PROFILE,
+						    "cannot read /proc/%d/maps (exited?)", pid);
+	for (size_t i = 0; i < n; i++) {
+		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;
 		if (cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
 		    probe_module(mp, s, pid, &m, err)) {
-			fclose(f);
+			free(maps);
 			return -1;
 		}
 		mp->seen[mp->n++] = (struct cp_module_seen){ m.dev_major, m.dev_minor, m.inode };
 		added++;
 	}
-	fclose(f);
+	free(maps);
 	return added;
 }
 

@@ -9,9 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_symbols.h"
+#include "build_id.h"
 #include "error.h"
 #include "grow.h"
+#include "proc_maps.h"
 #include "procfs.h"
 #include "target.h"
 #include "utf8.h"
@@ -36,30 +37,6 @@ static void read_cmdline(pid_t pid, struct cp_target *t)
 		return;
 	for (ssize_t i = 0; i < n && t->argc < argc; i += (ssize_t)strlen(buf + i) + 1)
 		t->argv[t->argc++] = cp_utf8_sanitize(strdup(buf + i));
-}
-
-int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
-{
-	char path[64], line[PATH_MAX + 128];
-	FILE *f;
-	int rc = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-			*start = lo;
-			*end = hi;
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
 }
 
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
@@ -94,9 +71,9 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 			       pid);
 	t->exe[n] = '\0';
 	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
-	cp_elf_build_id(t->exe_access, t->build_id, sizeof(t->build_id));
+	cp_build_id_of_path(t->exe_access, t->build_id, sizeof(t->build_id));
 	read_cmdline(pid, t);
-	if (cp_target_find_vdso(pid, &t->vdso_start, &t->vdso_end))
+	if (cp_proc_maps_find_vdso(pid, &t->vdso_start, &t->vdso_end))
 		t->vdso_start = t->vdso_end = 0;
 	return 0;
 }
@@ -125,8 +102,8 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 			   size_t size, char *shown, size_t shown_size,
 			   struct cp_error *err)
 {
-	char maps[64], line[PATH_MAX + 128];
-	FILE *f;
+	struct cp_proc_map *maps;
+	size_t n;
 
 	if (file[0] == '/') {
 		snprintf(path, size, "/proc/%d/root%s", pid, file);
@@ -136,24 +113,22 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 				       "%s: no such file in the target's file system", file);
 		return 0;
 	}
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s", maps);
-	while (fgets(line, sizeof(line), f)) {
-		char *mapped = strchr(line, '/');
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read /proc/%d/maps", pid);
+	for (size_t i = 0; i < n; i++) {
+		char mapped[sizeof(maps[i].path) + 16];
 
-		if (!mapped)
+		if (maps[i].path[0] != '/')
 			continue;
-		mapped[strcspn(mapped, "\n")] = '\0';
+		cp_proc_map_shown_path(&maps[i], mapped, sizeof(mapped));
 		if (module_matches(mapped, file)) {
 			snprintf(path, size, "/proc/%d/root%s", pid, mapped);
 			snprintf(shown, shown_size, "%s", mapped);
-			fclose(f);
+			free(maps);
 			return 0;
 		}
 	}
-	fclose(f);
+	free(maps);
 	return cp_fail(err, CP_EXIT_USAGE,
 		       "no module '%s' is mapped by process %d; give an absolute path",
 		       file, pid);

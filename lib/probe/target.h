@@ -33,9 +33,6 @@ struct cp_target {
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err);
 void cp_target_release(struct cp_target *t);
 
-/* Re-reads the vDSO location (it moves on exec). */
-int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
-
 /* Resolves FILE of a func:FILE:SYMBOL spec to a path we can open: an
  * absolute FILE through /proc/PID/root, else the mapped module whose base
  * name is FILE or starts with FILE followed by '.' or '-' ("libc" finds

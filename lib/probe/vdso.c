@@ -9,7 +9,8 @@
 
 #include "clock_names.h"
 #include "error.h"
-#include "target.h"
+#include "proc_maps.h"
+#include "procfs.h"
 #include "vdso.h"
 
 /* The vDSO exports each entry twice (clock_gettime and __vdso_clock_gettime)
@@ -72,29 +73,22 @@ static int parse_image(char *image, size_t size, struct cp_vdso *vdso)
 
 int cp_vdso_locate(pid_t pid, struct cp_vdso *vdso, struct cp_error *err)
 {
-	char path[64];
 	char *image;
 	size_t size;
-	int fd, rc;
+	int rc;
 
 	memset(vdso, 0, sizeof(*vdso));
-	if (cp_target_find_vdso(pid, &vdso->start, &vdso->end))
+	if (cp_proc_maps_find_vdso(pid, &vdso->start, &vdso->end))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d has no vDSO mapped (exited?)", pid);
 	size = vdso->end - vdso->start;
 	image = malloc(size);
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!image || fd < 0 ||
-	    pread(fd, image, size, (off_t)vdso->start) != (ssize_t)size) {
-		if (fd >= 0)
-			close(fd);
+	if (!image || cp_proc_mem_read(pid, vdso->start, image, size)) {
 		free(image);
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot read the vDSO of process %d from %s (needs root or CAP_SYS_PTRACE)",
-			       pid, path);
+			       "cannot read the vDSO of process %d from /proc/%d/mem (needs root or CAP_SYS_PTRACE)",
+			       pid, pid);
 	}
-	close(fd);
 	rc = parse_image(image, size, vdso);
 	free(image);
 	if (rc)

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The fields of /proc/PID/stat that clockprof uses. */
@@ -24,6 +25,10 @@ ssize_t cp_proc_read_text(const char *path, char *buf, size_t size);
 
 /* Reads /proc/PID/stat; -1 when the process does not exist. */
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
+
+/* Reads len bytes at addr of pid's memory (/proc/PID/mem); 0, or -1 when
+ * they cannot all be read. */
+int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);

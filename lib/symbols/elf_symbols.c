@@ -266,35 +266,3 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 	free(s.names);
 	return rc;
 }
-
-void cp_elf_build_id(const char *path, char *hex, size_t size)
-{
-	struct elf_file f;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	snprintf(hex, size, "%s", "");
-	if (elf_file_open(path, &f))
-		return;
-	while ((scn = elf_nextscn(f.elf, scn))) {
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)data->d_buf + name_off, "GNU", 4))
-				continue;
-			for (size_t i = 0; i < nh.n_descsz && 2 * i + 2 < size; i++)
-				snprintf(hex + 2 * i, 3, "%02x", desc[i]);
-			elf_file_close(&f);
-			return;
-		}
-	}
-	elf_file_close(&f);
-}

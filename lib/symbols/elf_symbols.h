@@ -41,7 +41,4 @@ int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset);
 /* The section called name (and its header in *sh), or NULL. */
 Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
-/* Hex build-id of the file ("" when it has none). */
-void cp_elf_build_id(const char *path, char *hex, size_t size);
-
 #endif

@@ -26,24 +26,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_id.h"
 #include "demangle.h"
 #include "error.h"
 #include "grow.h"
 #include "plt_stubs.h"
-#include "symbolize.h"
+#include "proc_maps.h"
 #include "procfs.h"
+#include "symbolize.h"
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
-
-/* One line of /proc/PID/maps. */
-struct vma {
-	uint64_t start, end, offset;
-	char perms[5];
-	unsigned dev_major, dev_minor;
-	uint64_t ino;
-	bool deleted;
-	char path[PATH_MAX];
-};
 
 /* A function symbol, for lookup by address (libdwfl's own lookup scans the
  * whole table on every call: too slow for thousands of sites in libc). */
@@ -137,176 +129,6 @@ static uint64_t proc_start_time(pid_t pid)
 	return st.start_time;
 }
 
-static int parse_maps_line(const char *line, struct vma *v)
-{
-	unsigned long long start, end, off, ino;
-	int n = 0;
-	size_t len;
-	const char *path;
-
-	memset(v, 0, sizeof(*v));
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
-		   v->perms, &off, &v->dev_major, &v->dev_minor, &ino, &n) < 7)
-		return -1;
-	v->start = start;
-	v->end = end;
-	v->offset = off;
-	v->ino = ino;
-	path = line + n;
-	snprintf(v->path, sizeof(v->path), "%s", path);
-	len = strlen(v->path);
-	while (len && (v->path[len - 1] == '\n' || v->path[len - 1] == ' '))
-		v->path[--len] = '\0';
-	if (len > 10 && strcmp(v->path + len - 10, " (deleted)") == 0) {
-		v->path[len - 10] = '\0';
-		v->deleted = true;
-	}
-	return 0;
-}
-
-/* Reads /proc/PID/maps into a malloc'd array. */
-static struct vma *read_maps(pid_t pid, size_t *count)
-{
-	char path[64], *line = NULL;
-	size_t cap = 0, n = 0, linecap = 0;
-	struct vma *v = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while (getline(&line, &linecap, f) > 0) {
-		if (cp_grow(&v, &cap, n + 1, sizeof(*v))) {
-			free(v);
-			v = NULL;
-			break;
-		}
-		if (parse_maps_line(line, &v[n]) == 0)
-			n++;
-	}
-	free(line);
-	fclose(f);
-	if (v && n == 0) {
-		free(v);
-		v = NULL;
-		errno = ESRCH;
-	}
-	*count = n;
-	return v;
-}
-
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-static void hexify(const unsigned char *b, size_t n, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* Finds the GNU build-id in a block of ELF notes. */
-static int notes_build_id(const unsigned char *p, size_t len, char *hex,
-			  size_t hexsize)
-{
-	size_t off = 0;
-
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-
-		memcpy(&namesz, p + off, 4);
-		memcpy(&descsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		off += 12;
-		size_t name_at = off, desc_at = off + ((namesz + 3) & ~3u);
-		size_t next = desc_at + ((descsz + 3) & ~3u);
-
-		if (next > len || desc_at > len)
-			return -1;
-		if (type == 3 && namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
-		    descsz * 2 + 1 <= hexsize && descsz > 0) {
-			hexify(p + desc_at, descsz, hex);
-			return 0;
-		}
-		off = next;
-	}
-	return -1;
-}
-
-/* The build-id of the ELF image mapped at map0 (file offset 0) in the
- * target's memory: the ground truth a file on disk is checked against. */
-static int mem_build_id(pid_t pid, uint64_t map0, char *hex, size_t hexsize)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[64];
-	uint64_t first_load = UINT64_MAX;
-
-	if (read_mem(pid, map0, &eh, sizeof(eh)) != 0 ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 ||
-	    eh.e_phnum > 64 || eh.e_phentsize != sizeof(Elf64_Phdr))
-		return -1;
-	if (read_mem(pid, map0 + eh.e_phoff, ph, eh.e_phnum * sizeof(ph[0])) != 0)
-		return -1;
-	for (int i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < first_load)
-			first_load = ph[i].p_vaddr & PAGE_MASK_4K;
-	if (first_load == UINT64_MAX)
-		return -1;
-	for (int i = 0; i < eh.e_phnum; i++) {
-		unsigned char buf[1024];
-
-		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > sizeof(buf))
-			continue;
-		if (read_mem(pid, map0 - first_load + ph[i].p_vaddr, buf,
-			     ph[i].p_filesz) != 0)
-			continue;
-		if (notes_build_id(buf, ph[i].p_filesz, hex, hexsize) == 0)
-			return 0;
-	}
-	return -1;
-}
-
-static int elf_build_id_hex(Elf *elf, char *hex, size_t hexsize)
-{
-	const void *id;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-
-	if (n <= 0 || (size_t)n * 2 + 1 > hexsize)
-		return -1;
-	hexify(id, (size_t)n, hex);
-	return 0;
-}
-
-static int fd_build_id_hex(int fd, char *hex, size_t hexsize)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int rc;
-
-	if (!elf)
-		return -1;
-	rc = elf_build_id_hex(elf, hex, hexsize);
-	elf_end(elf);
-	return rc;
-}
-
 /* Load bias of the file open on fd when its offset map_off is mapped at
  * map_start. Returns -1 when fd is not a usable ELF file. */
 static int compute_bias(int fd, uint64_t map_start, uint64_t map_off,
@@ -373,7 +195,7 @@ static int add_module(struct cp_symbolizer *s, struct sym_module *m)
 
 /* Opens the file behind a module so that it is the one mapped. */
 static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
-			 const struct vma *map0, char *file_name, size_t size)
+			 const struct cp_proc_map *map0, char *file_name, size_t size)
 {
 	struct stat st;
 	int fd;
@@ -390,8 +212,8 @@ static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
 				return fd;
 			/* overlayfs reports other device numbers: the
 			 * build-id in memory decides */
-			if (fd_build_id_hex(fd, a, sizeof(a)) == 0 &&
-			    mem_build_id(s->pid, map0->start, b, sizeof(b)) == 0 &&
+			if (cp_build_id_of_fd(fd, a, sizeof(a)) == 0 &&
+			    cp_build_id_in_memory(s->pid, map0->start, b, sizeof(b)) == 0 &&
 			    strcmp(a, b) == 0)
 				return fd;
 		}
@@ -408,7 +230,7 @@ static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
 	return fd;
 }
 
-static int vdso_memfd(pid_t pid, const struct vma *v)
+static int vdso_memfd(pid_t pid, const struct cp_proc_map *v)
 {
 	size_t len = v->end - v->start;
 	void *buf = malloc(len);
@@ -416,7 +238,7 @@ static int vdso_memfd(pid_t pid, const struct vma *v)
 
 	if (!buf)
 		return -1;
-	if (read_mem(pid, v->start, buf, len) == 0) {
+	if (cp_proc_mem_read(pid, v->start, buf, len) == 0) {
 		fd = memfd_create("clockprof-vdso", MFD_CLOEXEC);
 		if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
 			close(fd);
@@ -436,10 +258,10 @@ static void set_module_userdata(struct sym_module *m)
 }
 
 /* Reports the modules of one path (all its vmas in v[]). */
-static void capture_module(struct cp_symbolizer *s, const struct vma *v,
+static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
 			   size_t n, size_t first)
 {
-	const struct vma *map0 = NULL;
+	const struct cp_proc_map *map0 = NULL;
 	struct sym_module *m;
 	char file_name[PATH_MAX + 64];
 	bool has_exec = false, is_exec = false;
@@ -490,7 +312,7 @@ static void capture_module(struct cp_symbolizer *s, const struct vma *v,
 			m->file_dev = st.st_dev;
 			m->file_ino = st.st_ino;
 		}
-		if (fd_build_id_hex(fd, hex, sizeof(hex)) == 0)
+		if (cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0)
 			m->build_id = strdup(hex);
 		if (compute_bias(fd, map0->start, map0->offset, &m->bias,
 				 &is_exec) != 0) {
@@ -523,9 +345,9 @@ static int report_maps(struct cp_symbolizer *s, bool adding,
 		       struct cp_error *err)
 {
 	size_t n = 0;
-	struct vma *v = read_maps(s->pid, &n);
+	struct cp_proc_map *v;
 
-	if (!v)
+	if (cp_proc_maps_read(s->pid, &v, &n))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "cannot read the memory map of process %d: %s",
 			       (int)s->pid, strerror(errno));
@@ -993,7 +815,7 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		hex[0] = '\0';
 		if (fd >= 0) {
-			fd_build_id_hex(fd, hex, sizeof(hex));
+			cp_build_id_of_fd(fd, hex, sizeof(hex));
 			close(fd);
 		}
 		if (m->build_id && strcmp(hex, m->build_id) == 0)

@@ -1,0 +1,92 @@
+/* proc_maps.c - see proc_maps.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "proc_maps.h"
+
+int cp_proc_map_parse(const char *line, struct cp_proc_map *m)
+{
+	unsigned long long start, end, off, ino;
+	int n = 0;
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
+		   m->perms, &off, &m->dev_major, &m->dev_minor, &ino, &n) < 7)
+		return -1;
+	m->start = start;
+	m->end = end;
+	m->offset = off;
+	m->ino = ino;
+	snprintf(m->path, sizeof(m->path), "%s", line + n);
+	len = strlen(m->path);
+	while (len && (m->path[len - 1] == '\n' || m->path[len - 1] == ' '))
+		m->path[--len] = '\0';
+	if (len > 10 && strcmp(m->path + len - 10, " (deleted)") == 0) {
+		m->path[len - 10] = '\0';
+		m->deleted = true;
+	}
+	return 0;
+}
+
+int cp_proc_maps_read(pid_t pid, struct cp_proc_map **maps, size_t *count)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, n = 0, linecap = 0;
+	struct cp_proc_map *v = NULL;
+	FILE *f;
+
+	*maps = NULL;
+	*count = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &linecap, f) > 0) {
+		if (cp_grow(&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			v = NULL;
+			break;
+		}
+		if (cp_proc_map_parse(line, &v[n]) == 0)
+			n++;
+	}
+	free(line);
+	fclose(f);
+	if (v && n == 0) {
+		free(v);
+		v = NULL;
+		errno = ESRCH;
+	}
+	if (!v)
+		return -1;
+	*maps = v;
+	*count = n;
+	return 0;
+}
+
+void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s", m->path, m->deleted ? " (deleted)" : "");
+}
+
+int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	struct cp_proc_map *maps;
+	size_t n;
+	int rc = -1;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return -1;
+	for (size_t i = 0; i < n && rc; i++)
+		if (!strcmp(maps[i].path, "[vdso]")) {
+			*start = maps[i].start;
+			*end = maps[i].end;
+			rc = 0;
+		}
+	free(maps);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* test_procfs.c - the /proc and build-id layer (lib/procfs): maps lines as
+ * the kernel writes them, this process's own map, and the build-id of its
+ * executable read from the file and from its memory alike. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build_id.h"
+#include "json_file.h"
+#include "proc_maps.h"
+#include "unit.h"
+
+TEST(proc_map_parse_file_deleted_and_anonymous)
+{
+	struct cp_proc_map m;
+	char shown[PATH_MAX + 16];
+
+	CHECK(cp_proc_map_parse("7f12a000-7f12c000 r-xp 00002000 fd:01 1234   /usr/lib/libc.so.6\n",
+				&m) == 0);
+	CHECK(m.start == 0x7f12a000 && m.end == 0x7f12c000 && m.offset == 0x2000);
+	CHECK_STR(m.perms, "r-xp");
+	CHECK(m.dev_major == 0xfd && m.dev_minor == 1 && m.ino == 1234 && !m.deleted);
+	CHECK_STR(m.path, "/usr/lib/libc.so.6");
+	CHECK(cp_proc_map_parse("400000-401000 r-xp 00000000 08:02 77 /srv/a b (deleted)\n",
+				&m) == 0);
+	CHECK(m.deleted);
+	CHECK_STR(m.path, "/srv/a b");
+	cp_proc_map_shown_path(&m, shown, sizeof(shown));
+	CHECK_STR(shown, "/srv/a b (deleted)");
+	CHECK(cp_proc_map_parse("7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]\n", &m) == 0);
+	CHECK(m.ino == 0);
+	CHECK_STR(m.path, "[vdso]");
+	CHECK(cp_proc_map_parse("not a maps line\n", &m) == -1);
+}
+
+TEST(proc_maps_of_this_process_hold_its_code_and_vdso)
+{
+	struct cp_proc_map *maps;
+	size_t n;
+	uint64_t here = (uint64_t)(uintptr_t)&cp_proc_map_parse, lo, hi;
+	int found = 0;
+
+	CHECK(cp_proc_maps_read(getpid(), &maps, &n) == 0);
+	for (size_t i = 0; i < n; i++)
+		found += here >= maps[i].start && here < maps[i].end && maps[i].perms[2] == 'x';
+	free(maps);
+	CHECK_INT(found, 1);
+	CHECK(cp_proc_maps_find_vdso(getpid(), &lo, &hi) == 0);
+	CHECK(lo < hi);
+}
+
+TEST(build_id_of_file_and_of_memory_agree)
+{
+	struct cp_proc_map *maps;
+	char file[128], mem[128], exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t n;
+	int rc = -1;
+
+	CHECK(len > 0);
+	exe[len] = '\0';
+	cp_build_id_of_path("/proc/self/exe", file, sizeof(file));
+	if (!file[0]) {
+		unit_skip("the unit-test binary has no build-id");
+		return;
+	}
+	CHECK(cp_proc_maps_read(getpid(), &maps, &n) == 0);
+	for (size_t i = 0; i < n && rc; i++)
+		if (!strcmp(maps[i].path, exe) && maps[i].offset == 0)
+			rc = cp_build_id_in_memory(getpid(), maps[i].start, mem, sizeof(mem));
+	free(maps);
+	CHECK(rc == 0);
+	CHECK_STR(mem, file);
+	CHECK(cp_build_id_in_memory(getpid(), 0, mem, sizeof(mem)) == -1);
+}
+
+TEST(json_str_gives_the_string_or_the_stand_in)
+{
+	json_t *o = json_pack("{s:s, s:i, s:n}", "name", "clock", "count", 3, "none");
+
+	CHECK_STR(cp_json_str(o, "name", NULL), "clock");
+	CHECK(cp_json_str(o, "count", NULL) == NULL);
+	CHECK_STR(cp_json_str(o, "none", ""), "");
+	CHECK_STR(cp_json_str(o, "missing", "?"), "?");
+	json_decref(o);
+}
