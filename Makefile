@@ -172,10 +172,12 @@ demo: all test-targets
 
 include tests/bench/bench.mk
 
-bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
+bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize \
+	$(O)/bench-shared-counter
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-symbolize $(O)/tests/targets
+	@$(O)/bench-shared-counter
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
 install: all

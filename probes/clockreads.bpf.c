@@ -20,12 +20,16 @@
  * follows from the clock id, by the vDSO's own rule (vdso_clock_path).
  * Every program first counts clockprof's own start-up self-test calls
  * (selftest_tgid): a mechanism proves it fires before a run is trusted.
- * Configuration is set by user space before load (const volatile). */
+ * Configuration is set by user space before load (const volatile, at the
+ * top); helpers shared by the hooks are in helpers.bpf.h. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
 #include "clockreads.h"
+#include "helpers.bpf.h"
+
+/* ---- Configuration: set by user space before load (lib/probe/session.c) */
 
 const volatile __u32 target_tgid;
 /* clockprof itself: hits from it are the self-test's, counted apart. */
@@ -34,9 +38,35 @@ const volatile __u64 vdso_entry_addr[CP_ENTRY_MAX];
 /* The clocksource can be read from user space (tsc, kvm-clock, ...): the
  * vDSO serves high-resolution clocks itself instead of falling back. */
 const volatile bool vdso_hres = true;
+/* --stacks: record each read's whole user stack. */
+const volatile bool capture_stacks;
+/* The syscall that ends a request (syscall:NAME), -1: none. */
 const volatile __s32 boundary_syscall = -1;
-const volatile __s32 sys_clock_gettime = 228, sys_gettimeofday = 96,
-		     sys_time = 201;
+/* The clock syscalls' numbers. User space sets them from <sys/syscall.h>,
+ * the one place they are defined: -1 matches no syscall. */
+const volatile __s32 sys_clock_gettime = -1, sys_gettimeofday = -1, sys_time = -1;
+
+/* ---- State shared with user space while attached ----------------------- */
+
+/* enum cp_phase, moved along by user space. */
+__u32 phase;
+/* The next free call-site id (site_ids). */
+__u32 next_site_id;
+/* Hits of clockprof's own start-up self-test. */
+__u64 selftest_hits;
+
+/* ---- How the program counts --------------------------------------------
+ * Counts that every read adds to (totals, site_counts, dist) are per-CPU
+ * arrays, added without atomics and summed by user space. Three counters
+ * are shared by all CPUs and added atomically instead: a stack's count
+ * (stacks is keyed by the whole stack; per-CPU values would multiply its
+ * memory by the CPUs for a count user space reads once), the next call-site
+ * id (once per new site) and the self-test's hits (clockprof's own calls).
+ * Their cost stays small against a probe hit: an atomic add on one shared
+ * counter measured 6-8 ns alone and 15-21 ns with two CPUs contending for
+ * it, against 1-2 ns for a per-CPU add (make bench, shared_counter), on a
+ * 2-CPU VM where one uprobe hit cost 17-30 us (run.json's
+ * probe.cost_ns_per_hit): under 0.2% of a hit. */
 
 #define CLOCK_REALTIME_ID 0
 
@@ -77,20 +107,11 @@ struct {
 	__type(value, struct cp_site_counts);
 } site_counts SEC(".maps");
 
-__u32 next_site_id;
-
-/* Self-test hits, and dynamic-linker events user space has not seen. */
-__u64 selftest_hits;
-
+/* Dynamic-linker events user space has not seen. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } dl_events SEC(".maps");
-
-const volatile bool capture_stacks;
-
-/* enum cp_phase, set by user space. */
-__u32 phase;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -135,26 +156,16 @@ static __always_inline struct cp_totals *get_totals(void)
 	return bpf_map_lookup_elem(&totals, &zero);
 }
 
-/* The state of the current thread. A tid the kernel reused for a new
- * thread starts afresh: its first interval is partial like any other. */
+/* The state of the current thread. */
 static __always_inline struct cp_thread *get_thread(__u32 tid)
 {
-	__u64 start = bpf_get_current_task_btf()->start_time;
-	struct cp_thread *t = bpf_map_lookup_elem(&threads, &tid);
-	struct cp_thread fresh = { .task_start = start };
-
-	if (t && t->task_start == start)
-		return t;
-	bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
-	return bpf_map_lookup_elem(&threads, &tid);
+	return thread_lookup(&threads, tid);
 }
 
 /* Returns the tid when the current task belongs to the target, else 0. */
 static __always_inline __u32 target_tid(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-
-	return (id >> 32) == target_tgid ? (__u32)id : 0;
+	return current_tid_in(target_tgid);
 }
 
 static __always_inline int clock_slot(__s64 clock_id)
@@ -266,7 +277,7 @@ static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
 	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 one = 1, *count, pc = 0, fp[2];
+	__u64 pc = 0, fp[2];
 	struct cp_totals *tot;
 
 	if (!k)
@@ -295,17 +306,8 @@ static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 		bp = fp[0];
 	}
 count:
-	count = bpf_map_lookup_elem(&stacks, k);
-	if (count) {
-		__sync_fetch_and_add(count, 1);
-	} else if (bpf_map_update_elem(&stacks, k, &one, BPF_NOEXIST)) {
-		/* Another CPU stored it first, or the map is full. */
-		count = bpf_map_lookup_elem(&stacks, k);
-		if (count)
-			__sync_fetch_and_add(count, 1);
-		else if ((tot = get_totals()))
-			tot->stack_drops++;
-	}
+	if (map_count_one(&stacks, k) && (tot = get_totals()))
+		tot->stack_drops++;
 }
 
 /* The call site of a read: from its return address (read_return), out
@@ -408,21 +410,6 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 	tot->site_uncredited += t->pending_overflow;
 }
 
-/* floor(log2(v)) for v > 0, by halving: BPF has no count-leading-zeros
- * (and clang 14 crashes on __builtin_clzll for it). */
-static __always_inline __u32 log2_floor(__u64 v)
-{
-	__u32 e = 0;
-
-	if (v >> 32) { v >>= 32; e += 32; }
-	if (v >> 16) { v >>= 16; e += 16; }
-	if (v >> 8) { v >>= 8; e += 8; }
-	if (v >> 4) { v >>= 4; e += 4; }
-	if (v >> 2) { v >>= 2; e += 2; }
-	if (v >> 1) e += 1;
-	return e;
-}
-
 static __always_inline __u32 dist_bucket(__u64 v)
 {
 	__u32 e;
@@ -462,7 +449,6 @@ static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread(tid);
-	__u64 *sum, *cur;
 	__u64 reads;
 
 	if (!tot || !t)
@@ -476,10 +462,7 @@ static __always_inline void close_request(__u32 tid)
 	if (phase == CP_PHASE_CLOCK)
 		tot->boundary_hits++;
 	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK) {
-		sum = (__u64 *)&tot->in_requests;
-		cur = (__u64 *)&t->cur;
-		for (unsigned int i = 0; i < CP_READ_COUNTS_WORDS; i++)
-			sum[i] += cur[i];
+		cp_read_counts_add(&tot->in_requests, &t->cur);
 		reads = t->cur.reads;
 		tot->requests++;
 		credit_sites(t, tot);

@@ -59,8 +59,7 @@ enum cp_site_mode {
  * slot holds requests with more (their exact maximum is kept too). */
 #define CP_HIST_SLOTS 512
 
-/* One set of counts; a union so BPF and user space can add sets field by
- * field without naming every field. */
+/* One set of counts. */
 struct cp_read_counts {
 	__u64 reads;
 	__u64 by_entry[CP_ENTRY_MAX];
@@ -68,7 +67,22 @@ struct cp_read_counts {
 	__u64 by_clock[CP_CLOCK_SLOTS];
 	__u64 probe_calls[CP_MAX_PROBES];
 };
-#define CP_READ_COUNTS_WORDS (sizeof(struct cp_read_counts) / sizeof(__u64))
+
+/* Adds the counts b to a, field by field: the BPF program at each complete
+ * request, user space over the CPUs of a per-CPU map. */
+static inline __attribute__((always_inline)) void
+cp_read_counts_add(struct cp_read_counts *a, const struct cp_read_counts *b)
+{
+	a->reads += b->reads;
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		a->by_entry[i] += b->by_entry[i];
+	for (int i = 0; i < CP_PATH_MAX; i++)
+		a->by_path[i] += b->by_path[i];
+	for (int i = 0; i < CP_CLOCK_SLOTS; i++)
+		a->by_clock[i] += b->by_clock[i];
+	for (int i = 0; i < CP_MAX_PROBES; i++)
+		a->probe_calls[i] += b->probe_calls[i];
+}
 
 /* What the program counts now; user space moves it along. Reads, call
  * sites and stacks count only in the clock window, and a request only when

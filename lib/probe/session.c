@@ -289,47 +289,100 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	return 0;
 }
 
-/* No field of the value is a maximum. */
-#define NO_MAX_FIELD ((size_t)-1)
-
-/* Reads one entry of a per-CPU map and adds up its CPUs' values into sum,
- * a struct of __u64 counters of `size` bytes; the field at offset
- * max_field, a maximum rather than a count, gets the largest instead. */
-_Static_assert(sizeof(struct cp_totals) % sizeof(__u64) == 0 &&
-	       sizeof(struct cp_site_counts) % sizeof(__u64) == 0 &&
-	       sizeof(struct cp_dist) % sizeof(__u64) == 0,
-	       "per-CPU map values are made of __u64 counters only");
-static int read_percpu_sum(struct cp_session *s, const struct bpf_map *map,
-			   const void *key, size_t key_size, void *sum, size_t size,
-			   size_t max_field)
+/* Reads one entry of a per-CPU map: s->ncpus values of size bytes, one
+ * per CPU, into *percpu (malloc'd; free() it). */
+static int read_percpu(struct cp_session *s, const struct bpf_map *map, const void *key,
+		       size_t key_size, size_t size, void **percpu)
 {
-	size_t words = size / sizeof(__u64), max_word = max_field / sizeof(__u64);
-	__u64 *percpu = calloc((size_t)s->ncpus, size), *total = sum;
+	void *v = calloc((size_t)s->ncpus, size);
 	int rc;
 
-	memset(sum, 0, size);
-	if (!percpu)
+	*percpu = NULL;
+	if (!v)
 		return -1;
-	rc = bpf_map__lookup_elem(map, key, key_size, percpu, (size_t)s->ncpus * size, 0);
-	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
-		const __u64 *v = percpu + (size_t)c * words;
-
-		for (size_t w = 0; w < words; w++)
-			if (w != max_word)
-				total[w] += v[w];
-			else if (v[w] > total[w])
-				total[w] = v[w];
+	rc = bpf_map__lookup_elem(map, key, key_size, v, (size_t)s->ncpus * size, 0);
+	if (rc) {
+		free(v);
+		return rc;
 	}
-	free(percpu);
-	return rc;
+	*percpu = v;
+	return 0;
+}
+
+/* The per-CPU values' reducers, one per type: counts add up, a maximum
+ * takes the largest. A field added to one of these types needs its line
+ * here; the sizes below fail to compile until it has one. */
+_Static_assert(sizeof(struct cp_totals) ==
+	       2 * sizeof(struct cp_read_counts) + (8 + CP_HIST_SLOTS) * sizeof(__u64),
+	       "every field of struct cp_totals has its line in totals_add");
+_Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
+	       "every field of struct cp_dist has its line in dist_add");
+_Static_assert(sizeof(struct cp_site_counts) == 2 * sizeof(__u64),
+	       "every field of struct cp_site_counts has its line in read_site_counts");
+
+static void max_into(__u64 *max, __u64 v)
+{
+	if (v > *max)
+		*max = v;
+}
+
+static void totals_add(struct cp_totals *sum, const struct cp_totals *v)
+{
+	cp_read_counts_add(&sum->all, &v->all);
+	cp_read_counts_add(&sum->in_requests, &v->in_requests);
+	sum->requests += v->requests;
+	sum->boundary_hits += v->boundary_hits;
+	sum->trap_hits += v->trap_hits;
+	max_into(&sum->max_reads_per_request, v->max_reads_per_request);
+	sum->site_unnamed += v->site_unnamed;
+	sum->site_uncredited += v->site_uncredited;
+	sum->stack_drops += v->stack_drops;
+	sum->counter_boundaries += v->counter_boundaries;
+	for (int i = 0; i < CP_HIST_SLOTS; i++)
+		sum->hist[i] += v->hist[i];
+}
+
+static void dist_add(struct cp_dist *sum, const struct cp_dist *v)
+{
+	sum->count += v->count;
+	max_into(&sum->max, v->max);
+	sum->sum += v->sum;
+	for (int i = 0; i < CP_DIST_BUCKETS; i++)
+		sum->bucket[i] += v->bucket[i];
 }
 
 int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 {
+	struct cp_totals *v;
+	void *raw;
 	__u32 zero = 0;
+	int rc;
 
-	return read_percpu_sum(s, s->skel->maps.totals, &zero, sizeof(zero), sum,
-			       sizeof(*sum), offsetof(struct cp_totals, max_reads_per_request));
+	memset(sum, 0, sizeof(*sum));
+	rc = read_percpu(s, s->skel->maps.totals, &zero, sizeof(zero), sizeof(*v), &raw);
+	v = raw;
+	for (int c = 0; rc == 0 && c < s->ncpus; c++)
+		totals_add(sum, &v[c]);
+	free(v);
+	return rc;
+}
+
+/* One call site's counts, over the CPUs. */
+static int read_site_counts(struct cp_session *s, __u32 id, struct cp_site_counts *sum)
+{
+	struct cp_site_counts *v;
+	void *raw;
+	int rc;
+
+	memset(sum, 0, sizeof(*sum));
+	rc = read_percpu(s, s->skel->maps.site_counts, &id, sizeof(id), sizeof(*v), &raw);
+	v = raw;
+	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
+		sum->all += v[c].all;
+		sum->in_requests += v[c].in_requests;
+	}
+	free(v);
+	return rc;
 }
 
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
@@ -377,8 +430,7 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    read_percpu_sum(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
-				    sizeof(counts), NO_MAX_FIELD))
+		    read_site_counts(s, id, &counts))
 			continue;
 		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
 			return -1;
@@ -483,10 +535,18 @@ void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
 {
+	struct cp_dist *v;
+	void *raw;
 	__u32 zero = 0;
+	int rc;
 
-	return read_percpu_sum(s, s->skel->maps.dist, &zero, sizeof(zero), sum,
-			       sizeof(*sum), offsetof(struct cp_dist, max));
+	memset(sum, 0, sizeof(*sum));
+	rc = read_percpu(s, s->skel->maps.dist, &zero, sizeof(zero), sizeof(*v), &raw);
+	v = raw;
+	for (int c = 0; rc == 0 && c < s->ncpus; c++)
+		dist_add(sum, &v[c]);
+	free(v);
+	return rc;
 }
 
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)

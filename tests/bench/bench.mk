@@ -25,3 +25,9 @@ $(O)/bench-symbolize: tests/bench/bench_symbolize.c tests/unit/callsites_fixture
 
 bench-symbolize: $(O)/bench-symbolize test-targets
 	$(O)/bench-symbolize $(O)/tests/targets
+
+# The cost of an atomic add on a counter shared by the CPUs against a
+# per-CPU one: the figure quoted in probes/clockreads.bpf.c.
+$(O)/bench-shared-counter: tests/bench/shared_counter.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<

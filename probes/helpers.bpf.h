@@ -1,0 +1,66 @@
+/* helpers.bpf.h - the small helpers clockreads.bpf.c's hooks share, apart
+ * from what they count (as libbpf-tools keeps bits.bpf.h and maps.bpf.h):
+ * log2, one counter in a shared hash map, and the current thread's
+ * identity and state. BPF only; include after vmlinux.h and clockreads.h. */
+#ifndef CP_HELPERS_BPF_H
+#define CP_HELPERS_BPF_H
+
+/* floor(log2(v)) for v > 0, by halving: BPF has no count-leading-zeros
+ * (and clang 14 crashes on __builtin_clzll for it). */
+static __always_inline __u32 log2_floor(__u64 v)
+{
+	__u32 e = 0;
+
+	if (v >> 32) { v >>= 32; e += 32; }
+	if (v >> 16) { v >>= 16; e += 16; }
+	if (v >> 8) { v >>= 8; e += 8; }
+	if (v >> 4) { v >>= 4; e += 4; }
+	if (v >> 2) { v >>= 2; e += 2; }
+	if (v >> 1) e += 1;
+	return e;
+}
+
+/* Adds one to the __u64 counter at key of a hash map shared by every CPU,
+ * creating it when missing. -1 when the map is full. */
+static __always_inline int map_count_one(void *map, const void *key)
+{
+	__u64 one = 1, *count = bpf_map_lookup_elem(map, key);
+
+	if (count) {
+		__sync_fetch_and_add(count, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST) == 0)
+		return 0;
+	/* Another CPU stored it first, or the map is full. */
+	count = bpf_map_lookup_elem(map, key);
+	if (!count)
+		return -1;
+	__sync_fetch_and_add(count, 1);
+	return 0;
+}
+
+/* The current task's tid when it belongs to process tgid, else 0. */
+static __always_inline __u32 current_tid_in(__u32 tgid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	return (id >> 32) == tgid ? (__u32)id : 0;
+}
+
+/* The state of the current thread (tid) in threads, a map keyed by tid. A
+ * tid the kernel reused for a new thread starts afresh: its first interval
+ * is partial like any other. */
+static __always_inline struct cp_thread *thread_lookup(void *threads, __u32 tid)
+{
+	__u64 start = bpf_get_current_task_btf()->start_time;
+	struct cp_thread *t = bpf_map_lookup_elem(threads, &tid);
+	struct cp_thread fresh = { .task_start = start };
+
+	if (t && t->task_start == start)
+		return t;
+	bpf_map_update_elem(threads, &tid, &fresh, BPF_ANY);
+	return bpf_map_lookup_elem(threads, &tid);
+}
+
+#endif
