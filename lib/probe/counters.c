@@ -171,12 +171,64 @@ static bool kernel_groups_inherit(void)
 	return errno != EINVAL;
 }
 
+/* Why an event the kernel does not know (ENOENT, ENODEV, EOPNOTSUPP)
+ * cannot count here. */
+static void why_unknown(struct cp_counters *c, size_t e, const char *pmu)
+{
+	char *why = c->reason[e];
+	size_t size = sizeof(c->reason[e]);
+
+	if (!cp_event_is_hardware(&c->specs[e])) {
+		snprintf(why, size, "not supported by this kernel");
+		return;
+	}
+	if (c->has_pmu < 0)
+		c->has_pmu = cp_host_has_pmu();
+	if (!c->has_pmu)
+		snprintf(why, size, "no hardware PMU on this machine");
+	else if (pmu)
+		snprintf(why, size, "not supported by this CPU's %.16s PMU", pmu);
+	else
+		snprintf(why, size, "not supported by this CPU's PMU");
+}
+
+/* Software events that count in the kernel only. */
+static bool kernel_only_software(const struct cp_event_spec *s)
+{
+	return s->type == PERF_TYPE_SOFTWARE &&
+	       (s->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+		s->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
+		s->config == PERF_COUNT_SW_CGROUP_SWITCHES);
+}
+
+/* Why an event was refused (EACCES, EPERM): what perf_event_paranoid
+ * allows, and what to do about it. */
+static void why_refused(struct cp_counters *c, size_t e)
+{
+	const struct cp_event_spec *s = &c->specs[e];
+	int paranoid = cp_perf_event_paranoid();
+	char *why = c->reason[e];
+	size_t size = sizeof(c->reason[e]);
+
+	if (!s->exclude_kernel && paranoid >= 2 && kernel_only_software(s))
+		snprintf(why, size,
+			 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON, and %.40s are counted in the kernel (run as root)",
+			 paranoid, s->name);
+	else if (!s->exclude_kernel && paranoid >= 2)
+		snprintf(why, size,
+			 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON (run as root, or count %.60s:u)",
+			 paranoid, s->name);
+	else if (paranoid != INT32_MIN)
+		snprintf(why, size,
+			 "not permitted with kernel.perf_event_paranoid=%d (run as root or with CAP_PERFMON, or the target belongs to another user)",
+			 paranoid);
+	else
+		snprintf(why, size, "not permitted (run as root or with CAP_PERFMON)");
+}
+
 static void set_unsupported(struct cp_counters *c, size_t e, int errnum,
 			    const char *pmu)
 {
-	const struct cp_event_spec *s = &c->specs[e];
-	int paranoid;
-
 	if (c->unsupported[e])
 		return;
 	c->unsupported[e] = true;
@@ -184,44 +236,11 @@ static void set_unsupported(struct cp_counters *c, size_t e, int errnum,
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		if (!cp_event_is_hardware(s)) {
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not supported by this kernel");
-			break;
-		}
-		if (c->has_pmu < 0)
-			c->has_pmu = cp_host_has_pmu();
-		if (!c->has_pmu)
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "no hardware PMU on this machine");
-		else if (pmu)
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not supported by this CPU's %.16s PMU", pmu);
-		else
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not supported by this CPU's PMU");
+		why_unknown(c, e, pmu);
 		break;
 	case EACCES:
 	case EPERM:
-		paranoid = cp_perf_event_paranoid();
-		if (!s->exclude_kernel && paranoid >= 2 && s->type == PERF_TYPE_SOFTWARE &&
-		    (s->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
-		     s->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
-		     s->config == PERF_COUNT_SW_CGROUP_SWITCHES))
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON, and %.40s are counted in the kernel (run as root)",
-				 paranoid, s->name);
-		else if (!s->exclude_kernel && paranoid >= 2)
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON (run as root, or count %.60s:u)",
-				 paranoid, s->name);
-		else if (paranoid != INT32_MIN)
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not permitted with kernel.perf_event_paranoid=%d (run as root or with CAP_PERFMON, or the target belongs to another user)",
-				 paranoid);
-		else
-			snprintf(c->reason[e], sizeof(c->reason[e]),
-				 "not permitted (run as root or with CAP_PERFMON)");
+		why_refused(c, e);
 		break;
 	case EINVAL:
 		snprintf(c->reason[e], sizeof(c->reason[e]),
@@ -300,47 +319,65 @@ static void slot_attr(const struct cp_counters *c, size_t sl,
 	}
 }
 
+/* The groups being filled on one thread: the current leader's slot per
+ * class (software, then one per core PMU) and how many it leads. */
+struct groups {
+	int leader[1 + CP_MAX_HYBRID_PMUS];
+	size_t members[1 + CP_MAX_HYBRID_PMUS];
+};
+
+/* Opens one slot on the thread: in the class's current group when it has
+ * room and takes it, else as the leader of a new one (*leader). Out of
+ * descriptors, the soft limit is raised once and the slot tried again.
+ * Returns the fd, or -1 with *errnum. */
+static int open_slot(struct cp_counters *c, const struct thread_events *t,
+		     const struct groups *g, size_t sl, size_t k, size_t max,
+		     int *leader, int *errnum)
+{
+	struct perf_event_attr attr;
+	int fd = -1;
+
+	slot_attr(c, sl, &attr);
+	for (int tries = 0; tries < 2; tries++) {
+		bool sibling = g->leader[k] >= 0 && g->members[k] < max;
+
+		if (sibling) {
+			attr.disabled = 0;	/* follows its leader */
+			fd = perf_open(&attr, t->tid, t->fd[g->leader[k]]);
+			*leader = g->leader[k];
+			/* The group cannot take it: start a new one. */
+			if (fd < 0 && (errno == EINVAL || errno == ENOSPC))
+				sibling = false;
+		}
+		if (!sibling) {
+			attr.disabled = 1;
+			fd = perf_open(&attr, t->tid, -1);
+			*leader = (int)sl;
+		}
+		*errnum = fd < 0 ? errno : 0;
+		if (!((*errnum == EMFILE || *errnum == ENFILE) && raise_nofile(c)))
+			break;
+	}
+	return fd;
+}
+
 /* Opens all events on one thread. Returns 0, ESRCH when the thread is gone,
  * or EMFILE/ENFILE/ENOMEM when we are out of resources. */
 static int open_thread(struct cp_counters *c, struct thread_events *t)
 {
-	/* Current group leader per class: software, then one per core PMU. */
-	int group[1 + CP_MAX_HYBRID_PMUS];
-	size_t members[1 + CP_MAX_HYBRID_PMUS] = { 0 };
+	struct groups g = { .members = { 0 } };
 
 	for (size_t k = 0; k < 1 + CP_MAX_HYBRID_PMUS; k++)
-		group[k] = -1;
+		g.leader[k] = -1;
 	for (size_t sl = 0; sl < c->nslots; sl++) {
 		size_t e = sl / c->variants, v = sl % c->variants;
 		bool hw = cp_event_is_hardware(&c->specs[e]);
 		size_t k = hw ? 1 + v : 0;
-		size_t max = hw ? HW_GROUP_MAX : GROUP_MAX;
-		struct perf_event_attr attr;
-		int fd = -1, leader = -1, errnum = 0;
+		int fd, leader = -1, errnum = 0;
 
 		if (c->unsupported[e] || (!hw && v > 0))
 			continue;
-		slot_attr(c, sl, &attr);
-		for (int tries = 0; tries < 2; tries++) {
-			bool sibling = group[k] >= 0 && members[k] < max;
-
-			if (sibling) {
-				attr.disabled = 0;	/* follows its leader */
-				fd = perf_open(&attr, t->tid, t->fd[group[k]]);
-				leader = group[k];
-				/* The group cannot take it: start a new one. */
-				if (fd < 0 && (errno == EINVAL || errno == ENOSPC))
-					sibling = false;
-			}
-			if (!sibling) {
-				attr.disabled = 1;
-				fd = perf_open(&attr, t->tid, -1);
-				leader = (int)sl;
-			}
-			errnum = fd < 0 ? errno : 0;
-			if (!((errnum == EMFILE || errnum == ENFILE) && raise_nofile(c)))
-				break;
-		}
+		fd = open_slot(c, t, &g, sl, k, hw ? HW_GROUP_MAX : GROUP_MAX, &leader, &errnum);
 		if (fd < 0) {
 			if (errnum == ESRCH || errnum == EMFILE ||
 			    errnum == ENFILE || errnum == ENOMEM)
@@ -351,15 +388,14 @@ static int open_thread(struct cp_counters *c, struct thread_events *t)
 		t->fd[sl] = fd;
 		t->leader[sl] = leader;
 		if (leader == (int)sl) {
-			group[k] = (int)sl;
-			members[k] = 1;
+			g.leader[k] = (int)sl;
+			g.members[k] = 1;
 		} else {
-			members[k]++;
+			g.members[k]++;
 		}
 	}
 	return 0;
 }
-
 
 /* Threads in a fresh listing (taken twice) that `known` does not hold. */
 static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)

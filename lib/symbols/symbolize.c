@@ -257,27 +257,28 @@ static void set_module_userdata(struct sym_module *m)
 	*ud = m;
 }
 
-/* Reports the modules of one path (all its vmas in v[]). */
-static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
-			   size_t n, size_t first)
+static void module_free(struct sym_module *m)
+{
+	free(m->build_id);
+	free(m->path);
+	free(m);
+}
+
+/* The mappings of one loaded file are adjacent in the maps: the run of
+ * entries from first with its path and inode. Sets m's span and returns
+ * the mapping of its lowest file offset; *has_exec when one is code. */
+static const struct cp_proc_map *module_span(struct sym_module *m,
+					     const struct cp_proc_map *v, size_t n,
+					     size_t first, bool *has_exec)
 {
 	const struct cp_proc_map *map0 = NULL;
-	struct sym_module *m;
-	char file_name[PATH_MAX + 64];
-	bool has_exec = false, is_exec = false;
-	int fd;
 
-	m = calloc(1, sizeof(*m));
-	if (!m)
-		return;
 	m->start = UINT64_MAX;
-	/* The mappings of one loaded file are adjacent in the maps: take the
-	 * run of entries with this path and inode. */
 	for (size_t i = first; i < n; i++) {
 		if (strcmp(v[i].path, v[first].path) != 0 || v[i].ino != v[first].ino)
 			break;
 		if (v[i].perms[2] == 'x')
-			has_exec = true;
+			*has_exec = true;
 		if (!map0 || v[i].offset < map0->offset)
 			map0 = &v[i];
 		if (v[i].start < m->start)
@@ -285,6 +286,54 @@ static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
 		if (v[i].end > m->end)
 			m->end = v[i].end;
 	}
+	return map0;
+}
+
+/* Reports the module's file, open on fd, to libdwfl (which then owns fd).
+ * -1 when it is not ELF (a mapped data file with exec rights). */
+static int report_file(struct cp_symbolizer *s, struct sym_module *m,
+		       const struct cp_proc_map *map0, int fd, const char *file_name)
+{
+	struct stat st;
+	char hex[128];
+	bool is_exec = false;
+
+	if (fstat(fd, &st) == 0) {
+		m->file_dev = st.st_dev;
+		m->file_ino = st.st_ino;
+	}
+	if (cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0)
+		m->build_id = strdup(hex);
+	if (compute_bias(fd, map0->start, map0->offset, &m->bias, &is_exec) != 0) {
+		close(fd);
+		return -1;
+	}
+	if (is_exec)
+		m->bias = 0;
+	m->mod = dwfl_report_elf(s->dwfl, m->path, file_name, fd, m->bias, true);
+	if (m->mod) {
+		m->verified = true;
+		set_module_userdata(m);
+	} else {
+		close(fd);
+	}
+	return 0;
+}
+
+/* Reports the modules of one path (all its vmas in v[]). */
+static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
+			   size_t n, size_t first)
+{
+	const struct cp_proc_map *map0;
+	struct sym_module *m;
+	char file_name[PATH_MAX + 64];
+	bool has_exec = false;
+	int fd;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return;
+	map0 = module_span(m, v, n, first, &has_exec);
 	if (!has_exec || module_known(s, v[first].path, map0->start)) {
 		free(m);
 		return;
@@ -293,52 +342,19 @@ static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
 	m->map0_start = map0->start;
 	m->map0_end = map0->end;
 	m->ino = map0->ino;
-	m->is_vdso = strcmp(m->path, "[vdso]") == 0;
 	if (!m->path) {
 		free(m);
 		return;
 	}
+	m->is_vdso = strcmp(m->path, "[vdso]") == 0;
 	if (m->is_vdso) {
 		fd = vdso_memfd(s->pid, map0);
 		snprintf(file_name, sizeof(file_name), "[vdso]");
 	} else {
 		fd = open_verified(s, m, map0, file_name, sizeof(file_name));
 	}
-	if (fd >= 0) {
-		struct stat st;
-		char hex[128];
-
-		if (fstat(fd, &st) == 0) {
-			m->file_dev = st.st_dev;
-			m->file_ino = st.st_ino;
-		}
-		if (cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0)
-			m->build_id = strdup(hex);
-		if (compute_bias(fd, map0->start, map0->offset, &m->bias,
-				 &is_exec) != 0) {
-			/* not ELF (a mapped data file with exec rights) */
-			close(fd);
-			free(m->build_id);
-			free(m->path);
-			free(m);
-			return;
-		}
-		if (is_exec)
-			m->bias = 0;
-		m->mod = dwfl_report_elf(s->dwfl, m->path, file_name, fd,
-					 m->bias, true);
-		if (m->mod) {
-			m->verified = true;
-			set_module_userdata(m);
-		} else {
-			close(fd);
-		}
-	}
-	if (add_module(s, m) != 0) {
-		free(m->build_id);
-		free(m->path);
-		free(m);
-	}
+	if ((fd >= 0 && report_file(s, m, map0, fd, file_name)) || add_module(s, m))
+		module_free(m);
 }
 
 static int report_maps(struct cp_symbolizer *s, bool adding,
@@ -512,14 +528,12 @@ static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
 }
 
 /* Fills the inline chain of addr (module-relative address pc). */
-static void fill_inlines(struct cache_entry *e, Dwarf_Die *cu, Dwarf_Addr pc)
+/* Inlined calls among the scopes around an address, innermost first, up
+ * to their subprogram. */
+static size_t count_inlined(Dwarf_Die *scopes, int n)
 {
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, pc, &scopes);
 	size_t count = 0;
 
-	if (n <= 0)
-		return;
 	for (int i = 0; i < n; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 
@@ -528,44 +542,61 @@ static void fill_inlines(struct cache_entry *e, Dwarf_Die *cu, Dwarf_Addr pc)
 		if (tag == DW_TAG_inlined_subroutine)
 			count++;
 	}
+	return count;
+}
+
+/* One inlined call: the function inlined and where it was called from. */
+static void inline_frame(struct cp_inline_frame *f, Dwarf_Die *scope, Dwarf_Die *cu)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+
+	f->function = die_function_name(scope);
+	if (dwarf_attr(scope, DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0) {
+		const char *file = cu_file(cu, w);
+
+		f->call_file = file ? strdup(file) : NULL;
+	}
+	if (dwarf_attr(scope, DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+		f->call_line = (int)w;
+}
+
+/* Without an ELF symbol, the enclosing subprogram names the function. */
+static void enclosing_function(struct cache_entry *e, Dwarf_Die *scopes, int n,
+			       Dwarf_Addr pc)
+{
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			Dwarf_Addr lo;
+
+			e->info.function = die_function_name(&scopes[i]);
+			if (dwarf_lowpc(&scopes[i], &lo) == 0)
+				e->info.function_offset = pc - lo;
+			return;
+		}
+}
+
+static void fill_inlines(struct cache_entry *e, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, pc, &scopes);
+	size_t count;
+
+	if (n <= 0)
+		return;
+	count = count_inlined(scopes, n);
 	if (count && (e->inl = calloc(count, sizeof(*e->inl)))) {
 		/* scopes run innermost first; the chain is stored outermost first */
 		size_t k = count;
 
-		for (int i = 0; i < n && k > 0; i++) {
-			Dwarf_Attribute attr;
-			Dwarf_Word w;
-			struct cp_inline_frame *f;
-
-			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-				continue;
-			f = &e->inl[--k];
-			f->function = die_function_name(&scopes[i]);
-			if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) &&
-			    dwarf_formudata(&attr, &w) == 0) {
-				const char *file = cu_file(cu, w);
-
-				f->call_file = file ? strdup(file) : NULL;
-			}
-			if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) &&
-			    dwarf_formudata(&attr, &w) == 0)
-				f->call_line = (int)w;
-		}
+		for (int i = 0; i < n && k > 0; i++)
+			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+				inline_frame(&e->inl[--k], &scopes[i], cu);
 		e->info.inlined = e->inl;
 		e->info.n_inlined = count;
 	}
-	/* without an ELF symbol, the enclosing subprogram names the function */
-	if (!e->info.function) {
-		for (int i = 0; i < n; i++)
-			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-				Dwarf_Addr lo;
-
-				e->info.function = die_function_name(&scopes[i]);
-				if (dwarf_lowpc(&scopes[i], &lo) == 0)
-					e->info.function_offset = pc - lo;
-				break;
-			}
-	}
+	if (!e->info.function)
+		enclosing_function(e, scopes, n, pc);
 	free(scopes);
 }
 
@@ -781,6 +812,27 @@ void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
 
 /* ---- staleness ----------------------------------------------------------- */
 
+/* Whether the file behind m was replaced on disk since it was opened: a
+ * new inode with other contents (*hex: its build-id now, "" unreadable). */
+static bool module_replaced(const struct cp_symbolizer *s, const struct sym_module *m,
+			    char *hex, size_t size)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path);
+	if (stat(path, &st) == 0 && st.st_dev == m->file_dev && st.st_ino == m->file_ino)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	hex[0] = '\0';
+	if (fd >= 0) {
+		cp_build_id_of_fd(fd, hex, size);
+		close(fd);
+	}
+	return !(m->build_id && strcmp(hex, m->build_id) == 0);	/* same contents */
+}
+
 int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 {
 	uint64_t now = proc_start_time(s->pid);
@@ -802,24 +854,10 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 		return 0;	/* exited: what was captured is all there is */
 	for (size_t i = 0; i < s->n_mods; i++) {
 		struct sym_module *m = s->mods[i];
-		char path[PATH_MAX + 64], hex[128];
-		struct stat st;
-		int fd;
+		char hex[128];
 
-		if (m->is_vdso || m->via_map_files)
+		if (m->is_vdso || m->via_map_files || !module_replaced(s, m, hex, sizeof(hex)))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path);
-		if (stat(path, &st) == 0 && st.st_dev == m->file_dev &&
-		    st.st_ino == m->file_ino)
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		hex[0] = '\0';
-		if (fd >= 0) {
-			cp_build_id_of_fd(fd, hex, sizeof(hex));
-			close(fd);
-		}
-		if (m->build_id && strcmp(hex, m->build_id) == 0)
-			continue;	/* same contents, new inode */
 		cp_fail(err, CP_EXIT_OK,
 			"%s was replaced on disk after attach (build-id %s, now %s); "
 			"call sites are named from the copy opened at attach",

@@ -57,13 +57,68 @@ struct builder {
 	int failed;
 };
 
+/* libstdc++: std::chrono::_V2::steady_clock::now() is shown as
+ * std::chrono::steady_clock::now. d is malloc'd; NULL when it is not. */
+static char *chrono_now(char *d, size_t len)
+{
+	char *p;
+
+	if (strncmp(d, "std::chrono::", 13) != 0 || len <= 7 ||
+	    strcmp(d + len - 7, "::now()") != 0)
+		return NULL;
+	d[len - 2] = '\0';
+	if ((p = strstr(d, "_V2::")))
+		memmove(p, p + 5, strlen(p + 5) + 1);
+	return d;
+}
+
+/* Rust: std::time::Instant::now, std::time::SystemTime::now,
+ * std::sys::pal::unix::time::Timespec::now (paths vary by release). v0
+ * names an inherent method <std::time::Instant>::now, the legacy scheme
+ * std::time::Instant::now: shown the legacy way. NULL when it is not. */
+static char *rust_now(char *d, size_t len)
+{
+	if (d[0] == '<' && len > 7 && strcmp(d + len - 6, ">::now") == 0 &&
+	    !strstr(d, " as ")) {
+		memmove(d + len - 6, d + len - 5, 6);
+		memmove(d, d + 1, len - 1);
+		len -= 2;
+	}
+	if (strncmp(d, "std::", 5) == 0 && strstr(d, "time::") && len > 5 &&
+	    strcmp(d + len - 5, "::now") == 0)
+		return d;
+	return NULL;
+}
+
+/* A mangled C++ or Rust (legacy _Z, v0 _R) clock wrapper's display name;
+ * only plausible candidates are demangled. */
+static char *mangled_wrapper(const char *name)
+{
+	char *d, *shown;
+	size_t len;
+
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || !strstr(name, "now"))
+		return NULL;
+	if (!strstr(name, "chrono") && !strstr(name, "time"))
+		return NULL;
+	d = cp_symbol_display_name(name);
+	if (!d)
+		return NULL;
+	len = strlen(d);
+	shown = chrono_now(d, len);
+	if (!shown)
+		shown = rust_now(d, len);
+	if (!shown)
+		free(d);
+	return shown;
+}
+
 /* Returns the wrapper's display name (malloc'd) or NULL when name is not
  * a wrapper. In the vDSO, the entries themselves are wrappers of the
  * syscall fallback. */
 static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 {
-	char name[512], *d, *p;
-	size_t len;
+	char name[512], *p;
 
 	*switches = false;
 	/* drop a symbol version: clock_gettime@@GLIBC_2.17 */
@@ -82,39 +137,7 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 			*switches = exact_names[i].switches_stack;
 			return strdup(exact_names[i].via);
 		}
-	/* mangled C++/Rust (legacy _Z, v0 _R): demangle only plausible
-	 * candidates */
-	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || !strstr(name, "now"))
-		return NULL;
-	if (!strstr(name, "chrono") && !strstr(name, "time"))
-		return NULL;
-	d = cp_symbol_display_name(name);
-	if (!d)
-		return NULL;
-	len = strlen(d);
-	/* libstdc++: std::chrono::_V2::steady_clock::now() */
-	if (strncmp(d, "std::chrono::", 13) == 0 && len > 7 &&
-	    strcmp(d + len - 7, "::now()") == 0) {
-		d[len - 2] = '\0';
-		if ((p = strstr(d, "_V2::")))
-			memmove(p, p + 5, strlen(p + 5) + 1);
-		return d;
-	}
-	/* Rust v0 names an inherent method <std::time::Instant>::now; the
-	 * legacy scheme, std::time::Instant::now. Shown the legacy way. */
-	if (d[0] == '<' && len > 7 && strcmp(d + len - 6, ">::now") == 0 &&
-	    !strstr(d, " as ")) {
-		memmove(d + len - 6, d + len - 5, 6);
-		memmove(d, d + 1, len - 1);
-		len -= 2;
-	}
-	/* Rust: std::time::Instant::now, std::time::SystemTime::now,
-	 * std::sys::pal::unix::time::Timespec::now (paths vary by release) */
-	if (strncmp(d, "std::", 5) == 0 && strstr(d, "time::") && len > 5 &&
-	    strcmp(d + len - 5, "::now") == 0)
-		return d;
-	free(d);
-	return NULL;
+	return mangled_wrapper(name);
 }
 
 static int via_id(struct builder *b, char *name)
@@ -194,6 +217,33 @@ static size_t modrm_len(const uint8_t *p, size_t avail)
 	return len;
 }
 
+/* An expression "CFA + n" of two operations: n, or 0 when it is not one. */
+static int64_t cfa_plus(const Dwarf_Op *ops, size_t nops)
+{
+	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa ||
+	    ops[1].atom != DW_OP_plus_uconst)
+		return 0;
+	return (int64_t)ops[1].number;
+}
+
+/* The CFA as rsp or rbp plus an offset that fits 32 bits. 0, or 1 when it
+ * is any other expression. */
+static int cfa_rule(Dwarf_Frame *f, struct cp_unwind_rule *r)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 ||
+	    ops[0].atom != DW_OP_bregx ||
+	    (ops[0].number != DWARF_REG_RSP && ops[0].number != DWARF_REG_RBP))
+		return 1;
+	r->base_reg = ops[0].number == DWARF_REG_RSP ? CP_UNWIND_SP : CP_UNWIND_BP;
+	if ((int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
+		return 1;
+	r->cfa_offset = (int32_t)ops[0].number2;
+	return 0;
+}
+
 /* The CFA rule at module-relative address rel. 0: ok, 1: a rule the walk
  * cannot follow, -1: no CFI there. */
 static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
@@ -201,31 +251,24 @@ static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
 	Dwarf_Frame *f;
 	Dwarf_Op *ops, mem[3];
 	size_t nops;
+	int64_t bp_at;
 	int rc = 1;
 
 	if (dwarf_cfi_addrframe(cfi, rel, &f) != 0)
 		return -1;
 	memset(r, 0, sizeof(*r));
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 ||
-	    ops[0].atom != DW_OP_bregx ||
-	    (ops[0].number != DWARF_REG_RSP && ops[0].number != DWARF_REG_RBP))
+	if (cfa_rule(f, r))
 		goto out;
-	r->base_reg = ops[0].number == DWARF_REG_RSP ? CP_UNWIND_SP : CP_UNWIND_BP;
-	if ((int64_t)ops[0].number2 < INT32_MIN || (int64_t)ops[0].number2 > INT32_MAX)
-		goto out;
-	r->cfa_offset = (int32_t)ops[0].number2;
 	/* the return address must sit at CFA - 8 */
 	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0 ||
-	    nops != 2 || ops[0].atom != DW_OP_call_frame_cfa ||
-	    ops[1].atom != DW_OP_plus_uconst || (int64_t)ops[1].number != -8)
+	    nops != 2 || cfa_plus(ops, nops) != -8)
 		goto out;
 	/* rbp: untouched, or saved at CFA + n */
 	if (dwarf_frame_register(f, DWARF_REG_RBP, mem, &ops, &nops) != 0)
 		goto out;
-	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
-	    ops[1].atom == DW_OP_plus_uconst && (int64_t)ops[1].number != 0 &&
-	    (int64_t)ops[1].number >= INT32_MIN && (int64_t)ops[1].number <= INT32_MAX)
-		r->bp_offset = (int32_t)(int64_t)ops[1].number;
+	bp_at = cfa_plus(ops, nops);
+	if (bp_at != 0 && bp_at >= INT32_MIN && bp_at <= INT32_MAX)
+		r->bp_offset = (int32_t)bp_at;
 	else if (nops != 0)
 		goto out;
 	rc = 0;
