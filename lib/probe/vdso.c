@@ -25,47 +25,63 @@ static int entry_of_symbol(const char *name)
 	return -1;
 }
 
+/* The image's link-time base: its lowest PT_LOAD address (0: none). */
+static uint64_t link_base_of(Elf *elf)
+{
+	uint64_t base = UINT64_MAX;
+	GElf_Phdr ph;
+	size_t nph;
+
+	if (elf_getphdrnum(elf, &nph) == 0)
+		for (size_t i = 0; i < nph; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    ph.p_vaddr < base)
+				base = ph.p_vaddr;
+	return base == UINT64_MAX ? 0 : base;
+}
+
+/* The clock entries among one dynamic symbol table; how many. */
+static int dynsym_entries(Elf *elf, Elf_Data *data, const GElf_Shdr *sh,
+			  uint64_t link_base, struct cp_vdso *vdso)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *name;
+		int e;
+
+		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || (e = entry_of_symbol(name)) < 0)
+			continue;
+		vdso->entry[e] = vdso->start + sym.st_value - link_base;
+		found++;
+	}
+	return found;
+}
+
 static int parse_image(char *image, size_t size, struct cp_vdso *vdso)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	GElf_Phdr ph;
-	size_t nph;
-	uint64_t link_base = UINT64_MAX;
+	uint64_t link_base;
 	int found = 0;
 
 	elf_version(EV_CURRENT);
 	elf = elf_memory(image, size);
 	if (!elf)
 		return -1;
-	if (elf_getphdrnum(elf, &nph) == 0)
-		for (size_t i = 0; i < nph; i++)
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    ph.p_vaddr < link_base)
-				link_base = ph.p_vaddr;
-	if (link_base == UINT64_MAX)
-		link_base = 0;
+	link_base = link_base_of(elf);
 	while ((scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-			int e;
-
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!name || (e = entry_of_symbol(name)) < 0)
-				continue;
-			vdso->entry[e] = vdso->start + sym.st_value - link_base;
-			found++;
-		}
+		found += dynsym_entries(elf, data, &sh, link_base, vdso);
 	}
 	elf_end(elf);
 	return found ? 0 : -1;

@@ -317,6 +317,22 @@ static void note_unsupported(struct builder *b, const char *what,
 /* Adds a rule for every return address in [start, start + size): via for
  * a wrapper, CP_VIA_NONE for ordinary code (--stacks). what names the code
  * in warnings, NULL to stay quiet (ordinary code is best effort). */
+/* Where a call (call rel32, call r/m64) or a syscall starting at code[i]
+ * returns to; 0 when none starts there. */
+static size_t call_end(const uint8_t *code, size_t size, size_t i)
+{
+	if (code[i] == 0xE8)
+		return i + 5;
+	if (code[i] == 0x0F && i + 1 < size && code[i + 1] == 0x05)
+		return i + 2;
+	if (code[i] == 0xFF && i + 1 < size && ((code[i + 1] >> 3) & 7) == 2) {
+		size_t l = modrm_len(code + i + 1, size - i - 1);
+
+		return l ? i + 1 + l : 0;
+	}
+	return 0;
+}
+
 static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		      Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
 		      int via, const char *what)
@@ -329,21 +345,10 @@ static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		return;
 	}
 	for (size_t i = 0; i < size; i++) {
-		size_t next = 0;
+		size_t next = call_end(code, size, i);
 		struct cp_unwind_rule r;
 		int rc;
 
-		if (code[i] == 0xE8)
-			next = i + 5;
-		else if (code[i] == 0x0F && i + 1 < size && code[i + 1] == 0x05)
-			next = i + 2;
-		else if (code[i] == 0xFF && i + 1 < size &&
-			 ((code[i + 1] >> 3) & 7) == 2) {
-			size_t l = modrm_len(code + i + 1, size - i - 1);
-
-			if (l)
-				next = i + 1 + l;
-		}
 		if (!next || next > size)
 			continue;
 		rc = rule_at(cfi, start + next - 1 - cfi_bias, &r);
@@ -386,6 +391,35 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 	add_rules(b, mod, cfi, cfi_bias, start, size, via, what);
 }
 
+/* One function symbol of a module: a clock wrapper gets its rules and
+ * name; with all_code, any other function gets plain rules. */
+static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
+		       Dwarf_Addr cfi_bias, int i, bool in_vdso)
+{
+	GElf_Sym sym;
+	GElf_Addr addr;
+	const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+	bool switches;
+	char *via;
+
+	/* IFUNCs (glibc's gettimeofday, time) resolve straight to the vDSO:
+	 * their code is the resolver, not a wrapper */
+	if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+	    sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
+		return;
+	via = plumbing_name(sname, in_vdso, &switches);
+	if (!via) {
+		if (b->all_code && cfi && !in_vdso && !have_range(b, addr))
+			add_rules(b, mod, cfi, cfi_bias, addr, sym.st_size, CP_VIA_NONE, NULL);
+		return;
+	}
+	if (have_range(b, addr)) {
+		free(via);	/* an alias of one already added */
+		return;
+	}
+	add_function(b, mod, cfi, cfi_bias, addr, sym.st_size, via, switches);
+}
+
 static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
 		     Dwarf_Addr start, void *arg)
 {
@@ -403,33 +437,8 @@ static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
 	cfi = dwfl_module_eh_cfi(mod, &cfi_bias);
 	if (!cfi)
 		cfi = dwfl_module_dwarf_cfi(mod, &cfi_bias);
-	for (int i = 1; i < n && !b->failed; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr,
-							    NULL, NULL, NULL);
-		bool switches;
-		char *via;
-
-		/* IFUNCs (glibc's gettimeofday, time) resolve straight to
-		 * the vDSO: their code is the resolver, not a wrapper */
-		if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
-			continue;
-		via = plumbing_name(sname, in_vdso, &switches);
-		if (!via) {
-			if (b->all_code && cfi && !in_vdso && !have_range(b, addr))
-				add_rules(b, mod, cfi, cfi_bias, addr, sym.st_size,
-					  CP_VIA_NONE, NULL);
-			continue;
-		}
-		if (have_range(b, addr)) {
-			free(via);	/* an alias of one already added */
-			continue;
-		}
-		add_function(b, mod, cfi, cfi_bias, addr, sym.st_size, via,
-			     switches);
-	}
+	for (int i = 1; i < n && !b->failed; i++)
+		add_symbol(b, mod, cfi, cfi_bias, i, in_vdso);
 	return b->failed ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 
