@@ -45,30 +45,25 @@ void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 
 const char *cp_end_reason_name(enum cp_end_reason r)
 {
-	switch (r) {
-	case CP_END_SIGNAL:
-		return "signal";
-	case CP_END_TARGET_EXIT:
-		return "target-exit";
-	case CP_END_ERROR:
-		return "error";
-	case CP_END_DURATION:
-		break;
-	}
-	return "duration";
+	static const char *const names[] = {
+		[CP_END_DURATION] = "duration",
+		[CP_END_SIGNAL] = "signal",
+		[CP_END_TARGET_EXIT] = "target-exit",
+		[CP_END_ERROR] = "error",
+	};
+
+	return (unsigned)r < sizeof(names) / sizeof(names[0]) ? names[r] : "duration";
 }
 
 const char *cp_ops_source_name(enum cp_ops_source s)
 {
-	switch (s) {
-	case CP_OPS_REQUEST:
-		return "request";
-	case CP_OPS_FLAG:
-		return "--ops";
-	case CP_OPS_NONE:
-		break;
-	}
-	return NULL;
+	static const char *const names[] = {
+		[CP_OPS_NONE] = NULL,
+		[CP_OPS_REQUEST] = "request",
+		[CP_OPS_FLAG] = "--ops",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : NULL;
 }
 
 /* Everything the window holds from start to close. */

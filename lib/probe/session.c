@@ -318,7 +318,7 @@ _Static_assert(sizeof(struct cp_totals) ==
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
 _Static_assert(sizeof(struct cp_site_counts) == 2 * sizeof(__u64),
-	       "every field of struct cp_site_counts has its line in read_site_counts");
+	       "every field of struct cp_site_counts has its line in site_counts_add");
 
 static void max_into(__u64 *max, __u64 v)
 {
@@ -326,8 +326,11 @@ static void max_into(__u64 *max, __u64 v)
 		*max = v;
 }
 
-static void totals_add(struct cp_totals *sum, const struct cp_totals *v)
+static void totals_add(void *total, const void *one)
 {
+	struct cp_totals *sum = total;
+	const struct cp_totals *v = one;
+
 	cp_read_counts_add(&sum->all, &v->all);
 	cp_read_counts_add(&sum->in_requests, &v->in_requests);
 	sum->requests += v->requests;
@@ -342,8 +345,11 @@ static void totals_add(struct cp_totals *sum, const struct cp_totals *v)
 		sum->hist[i] += v->hist[i];
 }
 
-static void dist_add(struct cp_dist *sum, const struct cp_dist *v)
+static void dist_add(void *total, const void *one)
 {
+	struct cp_dist *sum = total;
+	const struct cp_dist *v = one;
+
 	sum->count += v->count;
 	max_into(&sum->max, v->max);
 	sum->sum += v->sum;
@@ -351,38 +357,38 @@ static void dist_add(struct cp_dist *sum, const struct cp_dist *v)
 		sum->bucket[i] += v->bucket[i];
 }
 
-int cp_session_read(struct cp_session *s, struct cp_totals *sum)
+static void site_counts_add(void *total, const void *one)
 {
-	struct cp_totals *v;
+	struct cp_site_counts *sum = total;
+	const struct cp_site_counts *v = one;
+
+	sum->all += v->all;
+	sum->in_requests += v->in_requests;
+}
+
+/* Reads one entry of a per-CPU map into sum (size bytes), its CPUs'
+ * values reduced by add, the reducer of its type. */
+static int read_reduced(struct cp_session *s, const struct bpf_map *map, const void *key,
+			size_t key_size, void *sum, size_t size,
+			void (*add)(void *sum, const void *one))
+{
 	void *raw;
-	__u32 zero = 0;
 	int rc;
 
-	memset(sum, 0, sizeof(*sum));
-	rc = read_percpu(s, s->skel->maps.totals, &zero, sizeof(zero), sizeof(*v), &raw);
-	v = raw;
+	memset(sum, 0, size);
+	rc = read_percpu(s, map, key, key_size, size, &raw);
 	for (int c = 0; rc == 0 && c < s->ncpus; c++)
-		totals_add(sum, &v[c]);
-	free(v);
+		add(sum, (const char *)raw + (size_t)c * size);
+	free(raw);
 	return rc;
 }
 
-/* One call site's counts, over the CPUs. */
-static int read_site_counts(struct cp_session *s, __u32 id, struct cp_site_counts *sum)
+int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 {
-	struct cp_site_counts *v;
-	void *raw;
-	int rc;
+	__u32 zero = 0;
 
-	memset(sum, 0, sizeof(*sum));
-	rc = read_percpu(s, s->skel->maps.site_counts, &id, sizeof(id), sizeof(*v), &raw);
-	v = raw;
-	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
-		sum->all += v[c].all;
-		sum->in_requests += v[c].in_requests;
-	}
-	free(v);
-	return rc;
+	return read_reduced(s, s->skel->maps.totals, &zero, sizeof(zero), sum, sizeof(*sum),
+			    totals_add);
 }
 
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
@@ -430,7 +436,8 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    read_site_counts(s, id, &counts))
+		    read_reduced(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
+				 sizeof(counts), site_counts_add))
 			continue;
 		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
 			return -1;
@@ -535,18 +542,10 @@ void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 
 int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
 {
-	struct cp_dist *v;
-	void *raw;
 	__u32 zero = 0;
-	int rc;
 
-	memset(sum, 0, sizeof(*sum));
-	rc = read_percpu(s, s->skel->maps.dist, &zero, sizeof(zero), sizeof(*v), &raw);
-	v = raw;
-	for (int c = 0; rc == 0 && c < s->ncpus; c++)
-		dist_add(sum, &v[c]);
-	free(v);
-	return rc;
+	return read_reduced(s, s->skel->maps.dist, &zero, sizeof(zero), sum, sizeof(*sum),
+			    dist_add);
 }
 
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
