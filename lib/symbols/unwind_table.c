@@ -505,40 +505,36 @@ int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out,
 	return rc;
 }
 
+static int cmp_entry_pc(const void *key, const void *elem)
+{
+	uint64_t pc = *(const uint64_t *)key, at = ((const struct cp_unwind_entry *)elem)->pc;
+
+	return (pc > at) - (pc < at);
+}
+
 const struct cp_unwind_rule *cp_unwind_table_lookup(
 	const struct cp_unwind_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->n;
+	const struct cp_unwind_entry *e =
+		t->n ? bsearch(&pc, t->entries, t->n, sizeof(*t->entries), cmp_entry_pc) : NULL;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return e ? &e->rule : NULL;
+}
 
-		if (t->entries[mid].pc == pc)
-			return &t->entries[mid].rule;
-		if (t->entries[mid].pc < pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+/* Ranges do not overlap: pc is before, inside or after each. */
+static int cmp_range_pc(const void *key, const void *elem)
+{
+	uint64_t pc = *(const uint64_t *)key;
+	const struct cp_plumbing_range *r = elem;
+
+	return pc < r->start ? -1 : pc >= r->end ? 1 : 0;
 }
 
 const struct cp_plumbing_range *cp_unwind_table_range(
 	const struct cp_unwind_table *t, uint64_t pc)
 {
-	size_t lo = 0, hi = t->n_ranges;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pc < t->ranges[mid].start)
-			hi = mid;
-		else if (pc >= t->ranges[mid].end)
-			lo = mid + 1;
-		else
-			return &t->ranges[mid];
-	}
-	return NULL;
+	return t->n_ranges ? bsearch(&pc, t->ranges, t->n_ranges, sizeof(*t->ranges),
+				     cmp_range_pc) : NULL;
 }
 
 uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
