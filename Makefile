@@ -46,7 +46,7 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lz -lm
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 chromium linux-perf
+TEST_PKGS  := python3 python3-yaml chromium linux-perf
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
