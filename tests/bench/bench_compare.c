@@ -280,10 +280,9 @@ static void remove_files(const char *dir)
 }
 
 static void report(double command, double floor, double fastest, double slowest,
-		   const double stage[3], size_t regressed)
+		   const double stage[3], double rest, size_t regressed)
 {
 	double ratio = command / floor;
-	double rest = command - stage[0] - stage[1] - stage[2];
 
 	printf("bench-compare: %d measures x %d runs per side (all sampled), median of %d\n",
 	       MEASURES, RUNS, REPEAT);
@@ -295,7 +294,8 @@ static void report(double command, double floor, double fastest, double slowest,
 	       ratio <= GOAL_RATIO ? "within goal" : "OVER goal");
 	printf("  where it goes: parse+validate+table %.1f ms (%ld CPUs), "
 	       "judge (statistics) %.1f ms, write (verdict+markdown+table) %.1f ms, "
-	       "the rest (exec, start, exit) %.1f ms\n", stage[0],
+	       "the rest (exec, loading, exit: end to end minus the stages, paired) %.1f ms\n",
+	       stage[0],
 	       sysconf(_SC_NPROCESSORS_ONLN), stage[1], stage[2], rest);
 	printf("  sanity: %zu of %d seeded +10%% shifts regressed\n", regressed,
 	       MEASURES / 100);
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
 {
 	char dir[] = "/tmp/clockprof-bench-XXXXXX";
 	static double command[1 + MAX_OTHERS][REPEAT];
-	double floor[REPEAT], load[REPEAT], judge[REPEAT], out[REPEAT], t[5];
+	double floor[REPEAT], load[REPEAT], judge[REPEAT], out[REPEAT], rest[REPEAT], t[5];
 	double stage[3], fastest, slowest;
 	size_t regressed = 0;
 	int nbin = argc - 1;
@@ -331,6 +331,7 @@ int main(int argc, char **argv)
 		load[k] = t[1];
 		judge[k] = t[2];
 		out[k] = t[3];
+		rest[k] = command[0][k] - t[0];
 		regressed = (size_t)t[4];
 	}
 	stage[0] = median_of(load);
@@ -340,7 +341,7 @@ int main(int argc, char **argv)
 	fastest = command[0][0];
 	slowest = command[0][REPEAT - 1];
 	report(command[0][REPEAT / 2], median_of(floor), fastest, slowest, stage,
-	       regressed);
+	       median_of(rest), regressed);
 	for (int b = 1; b < nbin; b++) {
 		double m = median_of(command[b]);
 
