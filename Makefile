@@ -20,12 +20,12 @@ ARCH    := x86
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 CPPFLAGS += -D_GNU_SOURCE -Ilib -Iprobes -I$(O)
-LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
+LDLIBS  := -lbpf -ldw -lelf -ljansson -lgcrypt -lz -lm -lstdc++
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
+	libjansson-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev python3
 TEST_PKGS  := python3 chromium linux-perf
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c))
@@ -42,6 +42,8 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .PHONY: all deps test-deps demo check check-unit check-integration \
 	check-browser check-sanitize bench install clean
 .DELETE_ON_ERROR:
+# Kept, so that a rebuild of one file does not rebuild the skeleton and with it every object.
+.SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
 
 all: deps clockprof
 
@@ -86,6 +88,14 @@ $(O)/syscall_table.h: $(UNISTD_H)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 
 $(O)/lib/syscall_names.o: $(O)/syscall_table.h
+
+# The report's Content-Security-Policy allows its script and style by their
+# sha256 hashes: those of the files compiled in, so they are known here.
+$(O)/report_csp.h: reports/report.js reports/report.css
+	@mkdir -p $(@D)
+	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
+		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
+$(O)/lib/report.o: $(O)/report_csp.h
 $(O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
@@ -140,6 +150,7 @@ demo: all test-targets
 include tests/bench/bench.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
+	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-symbolize $(O)/tests/targets

@@ -12,8 +12,11 @@ machine (ratios, not absolute times, are what carry over to other machines).
    (vdso and syscall) alone and while clockprof is attached to another
    process, interleaved, medians: goal attached / alone <= 1.05x.
    A goal missed prints OVER; nothing here fails on time.
-2. Time from starting `clockprof attach` until its probes are live (the
-   first read after that is counted), from run.json probe.attach_s.
+2. Start-up against bpftrace, interleaved in one run: `clockprof attach
+   -d 100ms -e none PID` against bpftrace counting one libc uprobe in the
+   same target with a 100 ms interval exit: time from start until the
+   probes are live, whole-command time beyond the window, and maxrss.
+   Goals: live and beyond-the-window <= 0.25x bpftrace's, memory <= 0.3x.
 3. How soon a window ends: from the target's exit to `clockprof attach`'s
    (the integration test only asserts that the exit is noticed), and how far
    `clockprof run -d 500ms` of a command that never ends runs past 500 ms
@@ -22,6 +25,7 @@ machine (ratios, not absolute times, are what carry over to other machines).
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -93,6 +97,89 @@ def other_process(args, tmp, reads_target, mech):
     return alone, during
 
 
+def timed(cmd, live_line=None):
+    """Runs cmd; returns (wall s, s until live_line appeared on its stdout
+    or None, its maxrss in KiB, stdout)."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    live, out = None, b""
+    if live_line:
+        for line in proc.stdout:
+            out += line
+            if line.strip() == live_line:
+                live = time.monotonic() - t0
+                break
+    out += proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))}: exit {proc.returncode}: {err.decode()}")
+    return wall, live, usage.ru_maxrss, out.decode()
+
+
+def libc_of(pid):
+    for line in open(f"/proc/{pid}/maps"):
+        if line.rstrip().endswith("/libc.so.6"):
+            return line.split()[-1]
+    raise RuntimeError(f"pid {pid} maps no libc.so.6")
+
+
+WINDOW_S = 0.1
+
+
+def startup_against_bpftrace(args, tmp, reads_target):
+    """`clockprof attach -d 100ms -e none PID` against bpftrace counting one
+    libc uprobe in the same target with a 100 ms interval exit, interleaved.
+    bpftrace's probes are live when its BEGIN probe prints (bpftrace fires
+    BEGIN after attaching every other probe); clockprof's when run.json's
+    probe.attach_s says (its own clock, from before it opens anything)."""
+    bpftrace = shutil.which("bpftrace")
+    target = subprocess.Popen([reads_target, "clock_gettime", "1", "0"])
+    ours, theirs = [], []
+    try:
+        wait_serving(target)
+        script = (f'BEGIN {{ printf("live\\n"); }} uprobe:{libc_of(target.pid)}:clock_gettime '
+                  f'{{ @n = count(); }} interval:ms:{int(WINDOW_S * 1000)} {{ exit(); }}')
+        out = os.path.join(tmp, "attach.json")
+        for _ in range(7):
+            wall, _, rss, _ = timed([args.clockprof, "attach", "-q", "-d", f"{int(WINDOW_S * 1000)}ms",
+                                     "-e", "none", "-o", out, target.pid])
+            ours.append((json.load(open(out))["probe"]["attach_s"], wall, rss))
+            if bpftrace:
+                wall, live, rss, text = timed([bpftrace, "-B", "none", "-q", "-p", target.pid, "-e", script],
+                                              live_line=b"live")
+                if live is None or "@n:" not in text:
+                    raise RuntimeError(f"bpftrace printed no 'live' line or count: {text!r}")
+                theirs.append((live, wall, rss))
+    finally:
+        target.kill()
+        target.wait()
+
+    def med(rows, i):
+        return statistics.median(r[i] for r in rows)
+
+    print(f"start-up and end of a {int(WINDOW_S * 1000)} ms window, one target "
+          f"(median of {len(ours)}, interleaved):")
+    live, wall, rss = med(ours, 0), med(ours, 1), med(ours, 2)
+    print(f"  clockprof attach -d 100ms -e none: probes live {live * 1000:7.1f} ms, "
+          f"whole command {wall * 1000:7.1f} ms (beyond the window {(wall - WINDOW_S) * 1000:7.1f} ms), "
+          f"maxrss {rss / 1024:6.1f} MiB")
+    if not bpftrace:
+        print("  bpftrace: skipped: not installed (make test-deps installs it)")
+        return
+    blive, bwall, brss = med(theirs, 0), med(theirs, 1), med(theirs, 2)
+    print(f"  bpftrace, one libc uprobe:         probes live {blive * 1000:7.1f} ms, "
+          f"whole command {bwall * 1000:7.1f} ms (beyond the window {(bwall - WINDOW_S) * 1000:7.1f} ms), "
+          f"maxrss {brss / 1024:6.1f} MiB")
+    for what, a, b, goal in (("start -> probes live", live, blive, 0.25),
+                             ("overhead beyond the window", wall - WINDOW_S, bwall - WINDOW_S, 0.25),
+                             ("memory (maxrss)", rss, brss, 0.3)):
+        print(f"  {what + ', clockprof / bpftrace':<48} ratio {a / b:6.3f}  "
+              f"goal <= {goal}x: {verdict(a / b, goal)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
@@ -156,22 +243,7 @@ def main():
             print(f"  {mech + ': ' + k:<20} {a:8.1f} ns/call alone, {d:8.1f} attached   "
                   f"ratio {d / a:6.3f}  goal <= 1.05x: {verdict(d / a, 1.05)}")
 
-    target = subprocess.Popen([reads_target, "clock_gettime", "1", "0"])
-    try:
-        wait_serving(target)
-        attach = []
-        for _ in range(5):
-            out = os.path.join(tmp, "attach.json")
-            t0 = time.monotonic()
-            sh(args.clockprof, "attach", "-q", "-d", "200ms", "-o", out, target.pid)
-            total = time.monotonic() - t0
-            attach.append((json.load(open(out))["probe"]["attach_s"], total))
-    finally:
-        target.kill()
-        target.wait()
-    print("attach (median of 5):")
-    print(f"  start of clockprof -> probes live   {statistics.median(a for a, _ in attach) * 1000:8.1f} ms")
-    print(f"  whole 'attach -d 200ms' command     {statistics.median(t for _, t in attach) * 1000:8.1f} ms")
+    startup_against_bpftrace(args, tmp, reads_target)
 
     noticed, overrun = [], []
     for _ in range(5):  # interleaved repetitions

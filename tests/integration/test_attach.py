@@ -127,6 +127,25 @@ def our_bpf_programs():
                                              "on_syscall_func", "on_dl_change"))]
 
 
+def program_ids_of(pid):
+    """The ids of the BPF programs process pid holds (from its fds' fdinfo):
+    other clockprof processes on the machine are not mistaken for it."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            for line in open(f"/proc/{pid}/fdinfo/{fd}"):
+                if line.startswith("prog_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def loaded_program_ids():
+    out = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True).stdout
+    return {int(line.split(":")[0]) for line in out.splitlines() if line[:1].isdigit()}
+
+
 def test_sigkill_leaves_no_probe(ctx):
     target = start_target(ctx, "clock_gettime", 1, 0)
     try:
@@ -134,10 +153,12 @@ def test_sigkill_leaves_no_probe(ctx):
         proc, _ = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_attached(proc)
         assert our_bpf_programs(), "expected clockprof's programs while attached"
+        ours = program_ids_of(proc.pid)
+        assert ours, "expected clockprof to hold its programs while attached"
         proc.kill()
         proc.wait()
         # The kernel frees a killed process's programs asynchronously.
-        wait_for(lambda: not our_bpf_programs(),
+        wait_for(lambda: not (ours & loaded_program_ids()),
                  "clockprof's BPF programs to be unloaded after its SIGKILL", interval=0.1)
         # Stale breakpoints would hold the target's debug registers (a new
         # attach would fail) or double its counts: attach again, exactly.
