@@ -659,6 +659,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	int end_signal;
 
 	memset(p, 0, sizeof(*p));
+	p->stacks_recorded = o->stacks;
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	begin = monotonic_s();

@@ -152,7 +152,11 @@
     titled(root, fig.id + "-title",
       "Histogram of clock reads per request: " + hist.length +
       " distinct values over " + fmt(total) + " requests");
-    var band = (W - L - R) / hist.length, gap = band > 6 ? 2 : 0;
+    /* A few distinct values would make bars hundreds of pixels wide (one
+     * value: one bar across the whole chart); they are capped and the
+     * group is centred. */
+    var band = Math.min((W - L - R) / hist.length, 44), gap = band > 6 ? 2 : 0;
+    var x0 = L + ((W - L - R) - band * hist.length) / 2;
     var y = function (n) { return T + (H - T - B) * (1 - n / (maxN || 1)); };
     [0, 0.5, 1].forEach(function (f) {
       var yy = y(maxN * f);
@@ -162,7 +166,7 @@
     });
     var step = Math.ceil(hist.length / 12);
     hist.forEach(function (p, i) {
-      var x = L + i * band;
+      var x = x0 + i * band;
       var bar = svg("rect", {
         x: x + gap / 2, y: y(p[1]), width: Math.max(band - gap, 0.5),
         height: Math.max(H - B - y(p[1]), p[1] > 0 ? 1 : 0), class: "bar"
@@ -196,8 +200,9 @@
     return r > 0 ? r : null;
   }
 
-  var STATUS_MARK = { regressed: "▲", improved: "▼", within: "=", inconclusive: "?",
-    added: "+", removed: "−" };
+  /* Words where a sign could be mistaken for a missing glyph ("?"). */
+  var STATUS_MARK = { regressed: "▲ ", improved: "▼ ", within: "", inconclusive: "unsure: ",
+    added: "new: ", removed: "gone: " };
 
   function dumbbell(fig, measures) {
     var plot = fig.querySelector(".plot");
@@ -224,19 +229,33 @@
     var l0 = mid - span * 0.55, l1 = mid + span * 0.55;
     var W = 900, LBL = 300, RT = 170, ROW = 20, T = 34, B = 14;
     var H = T + rows.length * ROW + B;
-    var X = function (r) { return LBL + (W - LBL - RT) * (Math.log(r) - l0) / (l1 - l0); };
-    var root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "dumbbell" });
+    /* Everything is drawn inside the plot area [LBL, W - RT]: an interval
+     * or a mark beyond it is cut at its edge, not drawn over the names. */
+    var X = function (r) {
+      var x = LBL + (W - LBL - RT) * (Math.log(r) - l0) / (l1 - l0);
+      return Math.min(Math.max(x, LBL), W - RT);
+    };
+    var root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "dumbbell",
+      "data-plot-x0": LBL, "data-plot-x1": W - RT });
     titled(root, "dumbbell-title", "Before and after: head median relative to base median for " +
       rows.length + " measures" + (skipped ? " (" + skipped + " without both sides not drawn)" : ""));
-    var ticks = [1, 0.95, 1.05, 0.9, 1.1, 0.8, 1.25, 0.5, 1.5, 2, 3, 5, 10], drawn = [];
+    /* Ticks: near 1 the percentages, farther out the powers of ten and
+     * their halves and fifths, so a wide range still gets several. */
+    var ticks = [1, 0.95, 1.05, 0.9, 1.1, 0.8, 1.25, 0.5, 1.5, 2, 3], drawn = [];
+    for (var e = -6; e <= 6; e++)
+      [1, 2, 5].forEach(function (k) { ticks.push(k * Math.pow(10, e)); });
+    function tickLabel(t) {
+      if (t === 1) return "base";
+      if (t >= 0.5 && t <= 3) return (t > 1 ? "+" : "") + Math.round((t - 1) * 100) + "%";
+      return "×" + (t >= 1 ? fmt(t) : String(Number(t.toPrecision(2))));
+    }
     ticks.forEach(function (t) {
-      var x = X(t);
-      if (x < LBL || x > W - RT) return;
-      if (drawn.some(function (d) { return Math.abs(d - x) < 34; })) return;
-      drawn.push(x);
-      root.appendChild(svg("line", { x1: x, x2: x, y1: T - 6, y2: H - B, class: t === 1 ? "one" : "grid" }));
-      root.appendChild(svg("text", { x: x, y: T - 10, class: "tick", "text-anchor": "middle" },
-        t === 1 ? "base" : (t > 1 ? "+" : "") + Math.round((t - 1) * 100) + "%"));
+      var raw = LBL + (W - LBL - RT) * (Math.log(t) - l0) / (l1 - l0);
+      if (raw < LBL || raw > W - RT) return;
+      if (drawn.some(function (d) { return Math.abs(d - raw) < 40; })) return;
+      drawn.push(raw);
+      root.appendChild(svg("line", { x1: raw, x2: raw, y1: T - 6, y2: H - B, class: t === 1 ? "one" : "grid" }));
+      root.appendChild(svg("text", { x: raw, y: T - 10, class: "tick", "text-anchor": "middle" }, tickLabel(t)));
     });
     rows.forEach(function (m, i) {
       var y = T + i * ROW + ROW / 2, st = m.status || "unknown";
@@ -257,7 +276,7 @@
         mark = svg("circle", { cx: hx, cy: y, r: 4.5, class: "head" });
       g.appendChild(mark);
       g.appendChild(svg("text", { x: W - RT + 8, y: y + 4, class: "val" },
-        (STATUS_MARK[st] || "") + " " + fmt(m.base.median) + " → " + fmt(m.head.median)));
+        (STATUS_MARK[st] || "") + fmt(m.base.median) + " → " + fmt(m.head.median)));
       var lines = [m.name, st + (m.bound ? " (bound " + m.bound + ")" : ""),
         "base " + fmt(m.base.median) + " → head " + fmt(m.head.median) + " " + (m.unit || ""),
         "change " + (m.change_pct ? signedPct(m.change_pct.point) + " [" +

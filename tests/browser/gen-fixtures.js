@@ -122,6 +122,31 @@ write("verdict.json", {
   warnings: ["base run base-1.json has <b>1</b> run only"]
 });
 
+// --- Edge cases the report once drew badly at 1,400 px: a --stacks run
+// whose stacks are empty, one value of reads per request for every
+// request, a tiny probe overhead; a verdict whose changes span a wide range
+// (a 500x improvement, a 40x regression, an interval past -100%), with a
+// long reason.
+write("run-edge.json", run({
+  clock_reads: { total: 600, per_op: 3, per_second: 300, by_entry: { clock_gettime: 600 }, by_clock: {}, by_path: { vdso: 600 } },
+  per_request: { count: 200, min: 3, p50: 3, p90: 3, p99: 3, max: 3, mean: 3, histogram: [[3, 200]] },
+  stacks: [],
+  probe: { hits: 600, cost_ns_per_hit: 900, estimated_overhead_pct: 2.14e-05 }
+}));
+const wide = JSON.parse(JSON.stringify(measures.slice(0, 6)));
+wide[0] = m("clock_reads/op", "reads/op", "exact", 500, 1, "improved", "better");
+wide[1] = m("task-clock/op", "ns/op", "sampled", 1000, 40000, "regressed", "worse",
+  { change_pct: { point: 3900, lo: 3500, hi: 4300 } });
+wide[2] = m("context-switches/op", "switches/op", "sampled", 10, 9, "inconclusive", "better",
+  { change_pct: { point: -10, lo: -140, hi: 25 },
+    reason: "interval -140% .. +25% straddles bound +5%: too few runs (4 per side) to tell a change this size " +
+      "from noise on this machine; add runs with --runs or widen the bound in .clockprof-bounds" });
+write("verdict-wide.json", Object.assign(JSON.parse(JSON.stringify(require(path.resolve(out, "verdict.json")))), {
+  measures: wide,
+  summary: { measures: 6, within: 3, regressed: 1, improved: 1, inconclusive: 1, added: 0, removed: 0,
+    outside_bounds: 1, judged: 6 }
+}));
+
 // --- Big profiles: N distinct stacks of realistic depth and name length
 // (10,000 and 100,000 for the render figures), and a base/head pair of
 // 10,000 stacks each with its verdict for the differential flame graph.

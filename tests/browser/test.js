@@ -115,6 +115,43 @@ async function noHandlersInDom(page) {
   });
 }
 
+// Runs in the page: what sticks out at the current width. The page must
+// not scroll sideways; no scrolling box may hide columns; histogram and
+// before/after chart draw inside their viewBox, the chart's marks and
+// intervals inside its plot area; the histogram's table sits next to it.
+function overflows() {
+  const bad = [], W = window.innerWidth;
+  if (document.documentElement.scrollWidth > W) bad.push("page is " + document.documentElement.scrollWidth + " px wide");
+  document.querySelectorAll(".scroll, main *").forEach((e) => {
+    const st = getComputedStyle(e);
+    if ((st.overflowX === "auto" || st.overflowX === "scroll" || st.overflowX === "hidden") &&
+        e.scrollWidth > e.clientWidth + 1 && !e.classList.contains("flame-svg"))
+      bad.push((e.className || e.tagName) + " hides " + (e.scrollWidth - e.clientWidth) + " px of its content");
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > W + 0.5) bad.push(e.tagName + "." + e.className + " ends at " + Math.round(r.right));
+  });
+  document.querySelectorAll("svg.hist, svg.dumbbell").forEach((svg) => {
+    const box = svg.getBoundingClientRect(), k = box.width / svg.viewBox.baseVal.width;
+    const x0 = box.left + k * Number(svg.getAttribute("data-plot-x0")) - 7;
+    const x1 = box.left + k * Number(svg.getAttribute("data-plot-x1")) + 7;
+    svg.querySelectorAll("line, rect, circle, path, text").forEach((g) => {
+      const b = g.getBoundingClientRect(), what = svg.getAttribute("class") + " " + g.tagName + "." + g.getAttribute("class");
+      if (!b.width && !b.height) return;
+      if (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5)
+        bad.push(what + " outside its chart");
+      if (svg.classList.contains("dumbbell") && g.closest("g.row") &&
+          !/hit|name|val/.test(g.getAttribute("class") || "") && (b.left < x0 || b.right > x1))
+        bad.push(what + " outside the plot area: " + Math.round(b.left) + ".." + Math.round(b.right));
+    });
+  });
+  document.querySelectorAll("figure[data-chart=hist]").forEach((fig) => {
+    const s = fig.querySelector("svg"), t = fig.querySelector("table");
+    if (s && t && t.getBoundingClientRect().left - s.getBoundingClientRect().right > 60)
+      bad.push("histogram table " + Math.round(t.getBoundingClientRect().left - s.getBoundingClientRect().right) + " px away from its chart");
+  });
+  return bad;
+}
+
 // On big.html: searches a frame name, then zooms into event_loop; checks
 // both took effect.
 async function searchAndZoom(fig) {
@@ -308,6 +345,40 @@ async function runTests() {
   });
   await big.page.close();
   await context.close();
+
+  // ---- 1,400 px wide: nothing overflows (#16's fixes), screenshots kept.
+  const wide = await launch({ viewport: { width: 1400, height: 900 } });
+  for (const file of ["run-hostile.html", "verdict.html", "run-edge.html", "verdict-wide.html"]) {
+    await test("1400px: " + file + ": nothing overflows, charts inside their bounds", async () => {
+      const r = await open(wide, file);
+      check(r.problems.length === 0, r.problems.join("; "));
+      const bad = await r.page.evaluate(overflows);
+      await r.page.screenshot({ path: path.join(artifacts, file.replace(".html", "-1400.png")), fullPage: true });
+      check(bad.length === 0, bad.slice(0, 5).join("; "));
+      await r.page.close();
+    });
+  }
+  await test("1400px: run-edge.html: overhead tile, one-value histogram, empty --stacks said as such", async () => {
+    const r = await open(wide, "run-edge.html");
+    const tile = (await r.page.locator(".card.overhead dd").innerText()).replace(/\s+/g, " ");
+    check(/^< 0\.01 % of the target's CPU 600 probe hits × 0\.9 µs each$/.test(tile), "overhead tile: " + tile);
+    const bar = Number(await r.page.locator("#hist-0 svg rect.bar").getAttribute("width"));
+    check(bar <= 44, "the one bar is " + bar + " wide");
+    const na = await r.page.locator("#stacks-0 + p.na").innerText();
+    check(/profiled with --stacks, but none of its 600 clock reads/.test(na), "stacks note: " + na);
+    await r.page.close();
+  });
+  await test("1400px: verdict-wide.html: a wide range gets ticks, no '?' marks", async () => {
+    const r = await open(wide, "verdict-wide.html");
+    const ticks = await r.page.locator("#dumbbell svg text.tick").allTextContents();
+    check(ticks.length >= 5, "ticks: " + JSON.stringify(ticks));
+    const marks = await r.page.locator("#dumbbell svg text.val").allTextContents();
+    const status = await r.page.locator("table.verdict-measures td.status").allInnerTexts();
+    check(!marks.concat(status).some((t) => /^\?|\?$/.test(t.trim())), "a '?' mark: " + marks.concat(status));
+    check(marks.some((t) => t.startsWith("unsure: ")), "inconclusive not worded: " + marks);
+    await r.page.close();
+  });
+  await wide.close();
 
   // ---- JavaScript disabled: the tables still carry the report.
   const nojs = await launch({ javaScriptEnabled: false });
