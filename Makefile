@@ -81,6 +81,19 @@ $(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h
 $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
+# The kernel types the programs' CO-RE relocations use, cut from this
+# kernel's BTF, and what identifies this kernel (lib/core_btf.h). A bpftool
+# without min_core_btf leaves it empty: libbpf then reads the kernel's BTF.
+$(O)/clockreads.min.btf: $(O)/clockreads.bpf.o
+	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $< 2>/dev/null || : > $@
+$(O)/core_btf_kernel.h: $(O)/vmlinux.h
+	printf '#define CP_CORE_BTF_RELEASE "%s"\n#define CP_CORE_BTF_VERSION "%s"\n#define CP_CORE_BTF_SIZE %s\n' \
+		"$$(uname -r)" "$$(uname -v | sed 's/[\\"]/\\&/g')" "$$(stat -c %s /sys/kernel/btf/vmlinux)" > $@
+$(O)/lib/core_btf_data.o: lib/core_btf_data.S $(O)/clockreads.min.btf
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(O) -c $< -o $@
+$(O)/lib/core_btf.o: $(O)/core_btf_kernel.h
+
 # --- user side.
 UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
 $(O)/syscall_table.h: $(UNISTD_H)

@@ -13,6 +13,7 @@
 #include "breakpoints.h"
 #include "clock_points.h"
 #include "clockreads.skel.h"
+#include "core_btf.h"
 #include "error.h"
 #include "grow.h"
 #include "session.h"
@@ -313,11 +314,24 @@ int cp_session_dl_consume(struct cp_session *s)
 	return n;
 }
 
+/* Opens the BPF object, with the build's cut of the kernel types for its
+ * relocations when this is the build's kernel (lib/core_btf.h). */
+static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
+{
+	char path[64];
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+
+	if (cp_core_btf_open(path, sizeof(path), core_btf_fd) == 0)
+		opts.btf_custom_path = path;
+	return clockreads_bpf__open_opts(&opts);
+}
+
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err)
 {
 	struct cp_session *s = calloc(1, sizeof(*s));
 	struct clockreads_bpf *skel;
+	int core_btf_fd = -1;
 
 	*out = NULL;
 	if (!s)
@@ -327,10 +341,11 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
 	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
 	s->ncpus = libbpf_num_possible_cpus();
-	skel = s->skel = clockreads_bpf__open();
+	skel = s->skel = open_skeleton(&core_btf_fd);
 	if (!skel || s->ncpus <= 0) {
 		int e = errno;
 
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(e, err);
 	}
@@ -342,11 +357,13 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	if (cfg->stacks &&
 	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
 	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC))) {
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(errno, err);
 	}
 	/* Without --stacks the stack map is never written: no room for it. */
 	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1)) {
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(errno, err);
 	}
@@ -375,9 +392,11 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	if (clockreads_bpf__load(skel)) {
 		int e = errno;
 
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(e, err);
 	}
+	cp_core_btf_close(core_btf_fd);
 	if (self_test(s, err) || attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -710,7 +729,7 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
  * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
 static int self_test(struct cp_session *s, struct cp_error *err)
 {
-	const int n = 300;
+	const int n = 200;
 	struct cp_breakpoints bp = { 0 };
 	struct ulink link = { .fd = -1 };
 	const char *name = cp_mechanism_name(s->mechanism);
