@@ -540,10 +540,10 @@
 
   /* Frames narrower than MIN_PX are not drawn one by one: a run of them
    * side by side is drawn as one grey block (hover says how many; a click
-   * zooms to their parent, where they are wider). Below a pixel they could
-   * not be told apart anyway, and drawing tens of thousands of them made
-   * every zoom as slow as opening the report. */
-  var MIN_PX = 1;
+   * zooms to their parent, where they are wider). That narrow, they could
+   * not be told apart or pointed at anyway, and drawing tens of thousands
+   * of them made every zoom as slow as opening the report. */
+  var MIN_PX = 2;
 
   Flame.prototype.render = function () {
     var self = this, side = this.side, H = 18;

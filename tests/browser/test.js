@@ -330,7 +330,7 @@ async function runTests() {
     await searchAndZoom(fig);
     await fig.locator(".plot").screenshot({ path: path.join(artifacts, "big-search-zoom.png") });
   });
-  await test("big: frames under a pixel drawn as blocks; a click zooms to their parent", async () => {
+  await test("big: frames under two pixels drawn as blocks; a click zooms to their parent", async () => {
     const fig = big.page.locator("#flame-0");
     await fig.locator("button.flame-reset").click();
     const blocks = fig.locator(".frame.rest");
