@@ -19,17 +19,38 @@ ARCH    := x86
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Iprobes -I$(O)
-LDLIBS  := -lbpf -ldw -lelf -ljansson -lgcrypt -lz -lm -lstdc++
+# lib/ is one small library per pipeline stage, bottom to top. A stage's
+# sources see only its own headers and those of the stages it may use
+# (LAYER_*), so an include that reaches the wrong way fails to compile:
+# the gate and the report never see the probe. cmd/, tests and benchmarks
+# see every stage. docs/ARCHITECTURE.md explains the stages.
+STAGES        := util procfs symbols probe runfile gate report
+LAYER_util    := util
+LAYER_procfs  := procfs util
+LAYER_symbols := symbols procfs util
+LAYER_probe   := probe symbols procfs util
+LAYER_runfile := runfile probe symbols procfs util
+LAYER_gate    := gate runfile util
+LAYER_report  := report gate runfile util
+stage_of       = $(word 2,$(subst /, ,$(1)))
+# The BPF side's shared header (probes/) and generated headers ($(O)) are
+# for the stages that talk to the BPF program or read its layouts.
+BPF_STAGES    := symbols probe runfile
+layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))) \
+	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
+DEPFLAGS := -MMD -MP
+LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lz -lm
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev python3
-TEST_PKGS  := python3 chromium linux-perf
+	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
+	python3
+TEST_PKGS  := python3 python3-yaml chromium linux-perf
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c))
-LIB_ASMS  := $(sort $(wildcard lib/*.S))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
+LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -42,8 +63,9 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .PHONY: all deps test-deps demo check check-unit check-integration \
 	check-browser check-sanitize bench install clean
 .DELETE_ON_ERROR:
-# Kept, so that a rebuild of one file does not rebuild the skeleton and with it every object.
-.SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
+# The BPF object is an intermediate of the skeleton: keep it, so that a
+# rebuild does not redo it.
+.SECONDARY:
 
 all: deps clockprof
 
@@ -82,17 +104,17 @@ $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 # The kernel types the programs' CO-RE relocations use, cut from this
-# kernel's BTF, and what identifies this kernel (lib/core_btf.h). A bpftool
+# kernel's BTF, and what identifies this kernel (lib/probe/core_btf.h). A bpftool
 # without min_core_btf leaves it empty: libbpf then reads the kernel's BTF.
 $(O)/clockreads.min.btf: $(O)/clockreads.bpf.o
 	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $< 2>/dev/null || : > $@
 $(O)/core_btf_kernel.h: $(O)/vmlinux.h
 	printf '#define CP_CORE_BTF_RELEASE "%s"\n#define CP_CORE_BTF_VERSION "%s"\n#define CP_CORE_BTF_SIZE %s\n' \
 		"$$(uname -r)" "$$(uname -v | sed 's/[\\"]/\\&/g')" "$$(stat -c %s /sys/kernel/btf/vmlinux)" > $@
-$(O)/lib/core_btf_data.o: lib/core_btf_data.S $(O)/clockreads.min.btf
+$(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.btf
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(O) -c $< -o $@
-$(O)/lib/core_btf.o: $(O)/core_btf_kernel.h
+	$(CC) -I$(O) -c $< -o $@
+$(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
 
 # --- user side.
 UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
@@ -100,30 +122,41 @@ $(O)/syscall_table.h: $(UNISTD_H)
 	@mkdir -p $(@D)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 
-$(O)/lib/syscall_names.o: $(O)/syscall_table.h
+# Generated headers: only the files that include them wait for them.
+$(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
+$(O)/lib/probe/session.o: $(SKELS)
 
 # The report's Content-Security-Policy allows its script and style by their
 # sha256 hashes: those of the files compiled in, so they are known here.
-$(O)/report_csp.h: reports/report.js reports/report.css
+$(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 	@mkdir -p $(@D)
 	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
-$(O)/lib/report.o: $(O)/report_csp.h
-$(O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
+$(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
+$(O)/lib/report/report.o: CFLAGS += -I$(O)/gen/report
+
+$(O)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ireports -c $< -o $@
+	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c $(wildcard cmd/*.h lib/*.h)
+$(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h lib/*.h) $(SKELS)
+$(O)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+# The include flags a stage's sources get (tests/check_layers.py reads them).
+layer-flags-%:
+	@echo $(call layer_flags,lib/$*/x.c)
+
+# Header dependencies as the compiler saw them (-MMD -MP).
+-include $(wildcard $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d))
 
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^

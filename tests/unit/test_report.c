@@ -12,7 +12,7 @@
 
 #include "error.h"
 #include "report.h"
-#include "report_buf.h"
+#include "buf.h"
 #include "report_html.h"
 #include "report_stacks.h"
 #include "unit.h"
