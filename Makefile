@@ -133,11 +133,11 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
-$(O)/lib/report/report.o: CFLAGS += -I$(O)/gen/report
+$(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
 
 $(O)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
