@@ -366,6 +366,7 @@
     this.unit = fd.unit || "reads";
     this.plot = fig.querySelector(".plot");
     this.controls();
+    this.reserved = 0;
     this.render();
   }
 
@@ -620,6 +621,14 @@
       }
       flush();
     })(zoom, 0, base);
+    /* The holder never shrinks; a redraw that needs no more room than the
+     * tallest so far does not move the rest of the page, so nothing
+     * outside the flame graph is laid out again. */
+    var need = (maxDepth + 1) * H + 2 + 2;
+    if (need > this.reserved) {
+      this.reserved = need;
+      this.holder.style.height = need + "px";
+    }
     root.setAttribute("height", (maxDepth + 1) * H + 2);
     root.setAttribute("viewBox", "0 0 " + W + " " + ((maxDepth + 1) * H + 2));
     root.appendChild(frames);

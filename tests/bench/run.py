@@ -7,10 +7,12 @@ machine (ratios, not absolute times, are what carry over to other machines).
    mode, no BPF: plain counting at its cheapest), and, for each mechanism
    (uprobe; breakpoint where this host fires hardware breakpoints, else
    "skipped" with clockprof's reason), under `clockprof run --mechanism M`
-   and with --stacks. Goals: clockprof / bare uprobe <= 1.10x, --stacks /
-   plain clockprof <= 1.5x. Then, per mechanism, an unrelated clock_loop
-   (vdso and syscall) alone and while clockprof is attached to another
-   process, interleaved, medians: goal attached / alone <= 1.05x.
+   and with --stacks, each paired with a bare baseline taken just before it
+   (medians of the paired ratios over 5 rounds). Goals: clockprof / bare
+   uprobe <= 1.10x, --stacks / plain clockprof <= 1.5x. Then, per
+   mechanism, an unrelated clock_loop (vdso and syscall) alone and while
+   clockprof is attached to another process, interleaved, medians: goal
+   attached / alone <= 1.05x.
    A goal missed prints OVER; nothing here fails on time.
 2. Start-up against bpftrace, interleaved in one run: `clockprof attach
    -d 100ms -e none PID` against bpftrace counting one libc uprobe in the
@@ -192,17 +194,22 @@ def main():
     tmp = tempfile.mkdtemp(prefix="clockprof-bench-")
 
     reads_target = os.path.join(args.targets, "reads_target")
-    # Section 1: a round is the bare baseline, then each mechanism plain and
-    # with --stacks, so every figure in a round is taken minutes apart at most.
+    # Section 1: in a round, each mechanism is measured right after its own
+    # bare baseline, then with --stacks; the ratios are taken within the
+    # round (paired) and their median over the rounds is the figure, so a
+    # load change on this shared host between rounds cancels out.
     skipped = {}  # mechanism -> clockprof's one-line reason
+    ROUNDS = 5
     rows = []
-    for _ in range(3):  # interleaved repetitions
-        bare, uprobe, hits = sh(bare_bin, args.n).split()
-        row = {"none": float(bare), "bare": float(uprobe)}
-        assert int(hits) >= 5 * args.n, hits
+    for _ in range(ROUNDS):  # interleaved repetitions
+        row = {}
         for mech in MECHANISMS:
             if mech in skipped:
                 continue
+            bare, uprobe, hits = sh(bare_bin, args.n).split()
+            assert int(hits) >= 5 * args.n, hits
+            row.setdefault("none", []).append(float(bare))
+            row.setdefault("bare", []).append(float(uprobe))
             for stacks in (False, True):
                 ns, counted = under_clockprof(args, tmp, loop, mech, stacks)
                 if ns is None:
@@ -210,24 +217,28 @@ def main():
                     break
                 assert counted >= 5 * args.n, (mech, stacks, counted)
                 row[(mech, stacks)] = ns
+            if mech not in skipped:
+                row[(mech, "ratio")] = row[(mech, False)] / float(uprobe)
+                row[(mech, "stacks ratio")] = row[(mech, True)] / row[(mech, False)]
         rows.append(row)
 
     def med(key):
         return statistics.median(r[key] for r in rows)
 
-    uprobe = med("bare")
-    print(f"per clock read ({args.n} reads x 5 rounds, best round, median of 3; one bare uprobe baseline):")
-    print(f"  no probe                           {med('none'):10.1f} ns")
-    print(f"  bare kernel uprobe counter         {uprobe:10.1f} ns")
+    print(f"per clock read ({args.n} reads x 5 rounds, best round; {ROUNDS} rounds, each mechanism paired "
+          "with a bare uprobe baseline taken just before it; medians):")
+    print(f"  no probe                           {statistics.median(x for r in rows for x in r['none']):10.1f} ns")
+    print(f"  bare kernel uprobe counter         {statistics.median(x for r in rows for x in r['bare']):10.1f} ns")
     for mech in MECHANISMS:
         if mech in skipped:
             print(f"  {mech}: skipped: {skipped[mech]}")
             continue
         ours, stacks = med((mech, False)), med((mech, True))
+        ratio, sratio = med((mech, "ratio")), med((mech, "stacks ratio"))
         print(f"  {mech + ': clockprof':<34} {ours:10.1f} ns   "
-              f"ratio / bare uprobe {ours / uprobe:6.3f}  goal <= 1.10x: {verdict(ours / uprobe, 1.10)}")
+              f"ratio / bare uprobe {ratio:6.3f}  goal <= 1.10x: {verdict(ratio, 1.10)}")
         print(f"  {mech + ': clockprof --stacks':<34} {stacks:10.1f} ns   "
-              f"ratio / plain       {stacks / ours:6.3f}  goal <= 1.5x: {verdict(stacks / ours, 1.5)}")
+              f"ratio / plain       {sratio:6.3f}  goal <= 1.5x: {verdict(sratio, 1.5)}")
 
     # Section 1b: an unrelated process (clock_loop) while clockprof is
     # attached to reads_target: alone, attached, alone, ... per mechanism.
