@@ -14,7 +14,8 @@ const struct cp_option cp_common_options[] = {
 	{ .id = CP_OPT_QUIET, .short_name = 'q', .long_name = "quiet",
 	  .help = "print nothing but errors (no summary, table or progress)" },
 	{ .id = CP_OPT_VERBOSE, .short_name = 'v', .long_name = "verbose",
-	  .help = "say more on stderr: each step, and libbpf's messages when probing" },
+	  .help = "say more on stderr: libbpf's messages when probing, the files "
+		  "compare and report read" },
 	{ .id = CP_OPT_COLOR, .long_name = "color", .value = "WHEN",
 	  .help = "colour terminal output: auto (default: on a TTY, unless NO_COLOR is "
 	  "set), always or never",
