@@ -89,13 +89,16 @@ int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err
 
 static int usage(FILE *out)
 {
+	char codes[512];
+
 	fprintf(out, "usage: clockprof COMMAND [OPTIONS]\n\n"
 		     "How many times a program reads the clock, from where, at what cost.\n\n");
 	for (size_t i = 0; i < NSUB; i++)
 		fprintf(out, "  %-9s %s\n", specs[i]->name, specs[i]->summary);
 	fprintf(out, "\n'clockprof help COMMAND' or 'clockprof COMMAND --help' describes each\n"
-		     "command; 'man clockprof' all of them.\n"
-		     "Exit codes: %s\n", program.exit_status);
+		     "command; 'man clockprof' all of them.\n\n");
+	snprintf(codes, sizeof(codes), "Exit codes: %s", program.exit_status);
+	cp_cli_wrap(out, codes);
 	return CP_EXIT_OK;
 }
 

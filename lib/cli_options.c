@@ -112,11 +112,18 @@ static int bad_option(struct cp_cli *cli, int c, struct cp_error *err)
 int cp_cli_next(struct cp_cli *cli, struct cp_error *err)
 {
 	for (;;) {
-		int c = getopt_long(cli->argc, cli->argv, cli->shortopts, cli->longopts, NULL);
+		int c = cli->ended ? -1 :
+			getopt_long(cli->argc, cli->argv, cli->shortopts, cli->longopts, NULL);
 
 		cli->value = optarg;
 		switch (c) {
 		case -1:
+			/* In order, what follows "--" is operands too, not dropped. */
+			cli->ended = 1;
+			if (cli->spec->order == CP_ORDER_IN_ORDER && optind < cli->argc) {
+				cli->value = cli->argv[optind++];
+				return CP_OPT_OPERAND;
+			}
 			return CP_OPT_END;
 		case ':':
 		case '?':
@@ -198,6 +205,11 @@ static void wrap(FILE *out, const char *s, size_t len, int col, int indent)
 		s += w;
 	}
 	fputc('\n', out);
+}
+
+void cp_cli_wrap(FILE *out, const char *text)
+{
+	wrap(out, text, strlen(text), 0, 0);
 }
 
 static void help_paragraph(const char *p, size_t len, int literal, void *arg)

@@ -96,6 +96,7 @@ struct cp_cli {
 	const char *value;	/* the last option's value, or the operand */
 	int quiet, verbose;	/* -q, -v (counted) */
 	int color;		/* --color: 1 always, 0 never, -1 auto (default) */
+	int ended;		/* getopt_long has returned -1 */
 	struct option longopts[2 * CP_CLI_MAX_OPTIONS + 1];
 	char shortopts[3 * CP_CLI_MAX_OPTIONS + 4];
 };
@@ -120,6 +121,9 @@ int cp_cli_color(const struct cp_cli *cli, int fd);
 
 /* `clockprof NAME --help`: usage, description, options, notes, exit codes. */
 void cp_cli_help(FILE *out, const struct cp_command_spec *spec);
+
+/* Prints text filled to 79 columns, then a newline. */
+void cp_cli_wrap(FILE *out, const char *text);
 
 /* Calls fn for each paragraph of text (split at blank lines), telling
  * whether it is shown as it is (its lines start with two spaces). */
