@@ -94,7 +94,7 @@ static int usage(FILE *out)
 	fprintf(out, "usage: clockprof COMMAND [OPTIONS]\n\n"
 		     "How many times a program reads the clock, from where, at what cost.\n\n");
 	for (size_t i = 0; i < NSUB; i++)
-		fprintf(out, "  %-9s %s\n", specs[i]->name, specs[i]->summary);
+		fprintf(out, "  clockprof %-8s %s\n", specs[i]->name, specs[i]->summary);
 	fprintf(out, "\n'clockprof help COMMAND' or 'clockprof COMMAND --help' describes each\n"
 		     "command; 'man clockprof' all of them.\n\n");
 	snprintf(codes, sizeof(codes), "Exit codes: %s", program.exit_status);
