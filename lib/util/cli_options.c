@@ -33,7 +33,8 @@ const struct cp_option cp_common_options[] = {
 static void add_options(struct cp_cli *cli, const struct cp_option *o,
 			size_t *nl, size_t *ns)
 {
-	for (; o->long_name && *nl < 2 * CP_CLI_MAX_OPTIONS; o++) {
+	for (; o->long_name && *nl < 2 * CP_CLI_MAX_OPTIONS &&
+	       *ns + 3 < sizeof(cli->shortopts); o++) {
 		cli->longopts[(*nl)++] = (struct option){
 			o->long_name, o->value ? required_argument : no_argument,
 			NULL, o->id };
