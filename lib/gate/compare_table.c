@@ -144,6 +144,18 @@ static void signed_pct(char *buf, size_t len, double v)
 		snprintf(buf, len, "%+.2g%%", v);
 }
 
+/* About two significant digits, never in e-notation ("160", not
+ * "1.6e+02"; "0.00", not "2.1e-05"): people read these. */
+static void plain_2g(char *buf, size_t len, double x)
+{
+	if (fabs(x) >= 10)
+		snprintf(buf, len, "%.0f", x);
+	else if (fabs(x) >= 0.01 || x == 0)
+		snprintf(buf, len, "%.2g", x);
+	else
+		snprintf(buf, len, "%.2f", x);
+}
+
 void cp_format_change(char *buf, size_t len, const json_t *m)
 {
 	const json_t *pct = json_object_get(m, "change_pct");
@@ -178,12 +190,12 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		p = num(abs_, "point");
 		lo = num(abs_, "lo");
 		hi = num(abs_, "hi");
-		snprintf(a, sizeof(a), "%+.4g", p);
+		snprintf(a, sizeof(a), fabs(p) >= 1e4 ? "%+.0f" : "%+.4g", p);
+		plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
 		if (isnan(lo))
 			snprintf(buf, len, "%s%s (no interval)", mark, a);
 		else
-			snprintf(buf, len, "%s%s \xc2\xb1 %.2g", mark, a,
-				 fmax(p - lo, hi - p));
+			snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
 		return;
 	}
 	signed_pct(a, sizeof(a), p);
@@ -191,8 +203,8 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		snprintf(buf, len, "%s%s (no interval)", mark, a);
 		return;
 	}
-	snprintf(b, sizeof(b), "%.2g%%", fmax(p - lo, hi - p));
-	snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
+	plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
+	snprintf(buf, len, "%s%s \xc2\xb1 %s%%", mark, a, b);
 }
 
 enum { COL_NAME, COL_BASE, COL_HEAD, COL_CHANGE, COL_BOUND, COL_STATUS, NCOLS };

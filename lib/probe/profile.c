@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "error.h"
 #include "launcher.h"
+#include "parallel.h"
 #include "profile_window.h"
 
 double cp_monotonic_s(void)
@@ -155,6 +156,43 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 	return 0;
 }
 
+/* Loading the BPF programs is the kernel's work (the verifier), naming a
+ * running target's modules is ours (libdw): on two CPUs they overlap. */
+struct session_job {
+	struct cp_session **s;
+	const struct cp_session_config *cfg;
+	struct cp_naming *nm;
+	struct cp_profile *p;
+	bool all_code;
+	int rc;
+	struct cp_error err;
+};
+
+static void session_job_run(void *ctx, size_t i, size_t worker)
+{
+	struct session_job *job = ctx;
+
+	(void)worker;
+	if (i == 0)
+		job->rc = cp_session_open(job->s, job->cfg, &job->err);
+	else
+		cp_naming_open(job->nm, job->p, job->all_code);
+}
+
+/* Opens the session and, given nm, names the modules at the same time. */
+static int open_session(struct cp_session **s, const struct cp_session_config *cfg,
+			struct cp_naming *nm, struct cp_profile *p, bool all_code,
+			struct cp_error *err)
+{
+	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p, .all_code = all_code };
+	size_t n = nm ? 2 : 1;
+
+	cp_parallel_for(n, cp_parallel_workers(n), session_job_run, &job);
+	if (job.rc)
+		*err = job.err;
+	return job.rc;
+}
+
 /* Names the wrappers of the modules mapped now, for the session's
  * unwinding. */
 static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
@@ -176,9 +214,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 {
 	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
 		return -1;
-	if (!p->launched)
-		cp_naming_open(&r->w.naming, p, o->stacks);
-	if (cp_session_open(&r->s, &r->cfg, err) ||
+	if (open_session(&r->s, &r->cfg, p->launched ? NULL : &r->w.naming, p, o->stacks, err) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	    (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err)))
 		return -1;
@@ -362,6 +398,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
 
 	memset(p, 0, sizeof(*p));
+	p->stacks_recorded = o->stacks;
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	r.begin = cp_monotonic_s();
