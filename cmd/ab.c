@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "cmd.h"
 #include "error.h"
 #include "profile_command.h"
@@ -21,6 +22,7 @@ static const char usage[] =
 int cmd_ab(int argc, char **argv)
 {
 	struct profile_command pc;
+	struct cp_error err = { 0 };
 	char path[PATH_MAX], *end, **head = NULL;
 	long runs;
 	int rc;
@@ -51,6 +53,10 @@ int cmd_ab(int argc, char **argv)
 		}
 	if (optind + 2 >= argc || !head || !*head || !argv[optind + 2])
 		return cmd_error(CP_EXIT_USAGE, "ab needs two commands: %s", usage);
+	/* DIR may be somewhere no file can be made (/proc): say so now. */
+	snprintf(path, sizeof(path), "%s/base-1.json", argv[2]);
+	if (cp_check_writable(path, &err))
+		return cmd_error(err.exit_code, "%s", err.msg);
 	pc.quiet = 1;
 	for (long i = 1; i <= runs; i++) {
 		for (int side = 0; side < 2; side++) {
