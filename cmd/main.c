@@ -1,10 +1,12 @@
 /* main.c - the clockprof command: one dispatch table, no logic. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "error.h"
+#include "escape_display.h"
 #include "version.h"
 
 struct subcommand {
@@ -21,15 +23,19 @@ static const struct subcommand subcommands[] = {
 	{ "report", cmd_report, "report [OPTIONS] FILE.json... -o report.html  one self-contained HTML report" },
 };
 
+/* An error is one line; what it quotes (a measure name from a run file, a
+ * path from the target) may hold newlines or escape sequences: shown
+ * escaped, so stderr and CI logs get exactly that one line. */
 int cmd_error(int code, const char *fmt, ...)
 {
+	char msg[2048], shown[4096];
 	va_list ap;
 
-	fputs("clockprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	cp_escape_display(shown, sizeof(shown), msg, sizeof(shown));
+	fprintf(stderr, "clockprof: %s\n", shown);
 	return code;
 }
 
