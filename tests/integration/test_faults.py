@@ -84,3 +84,55 @@ def test_run_killed_while_held(ctx):
             assert os.WTERMSIG(status) == signal.SIGKILL, \
                 f"trial {trial}: held command died of {signal.Signals(os.WTERMSIG(status)).name}"
     assert killed >= 6, f"only {killed} of 12 kills landed while the command was held"
+
+
+def own_children():
+    out = []
+    for tid in os.listdir("/proc/self/task"):
+        out += children_of_task(os.getpid(), int(tid))
+    return out
+
+
+def children_of_task(pid, tid):
+    try:
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_stop_signal_at_random_early_moments(ctx):
+    # SIGINT/SIGTERM in clockprof's first moments (parsing, BPF loading,
+    # launching): never a silent death; the window cut short is written
+    # (marked incomplete) or the failure is reported, and the command does
+    # not survive.
+    rng = random.Random(5)
+    out = os.path.join(ctx.tmp, "run.json")
+    with Subreaper():
+        for trial in range(16):
+            if os.path.exists(out):
+                os.unlink(out)
+            sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+            # from 5 ms on: before that the dynamic loader may not be done
+            # with clockprof (main has not begun; nothing can block yet)
+            delay = 0.005 + rng.random() * 0.12
+            cp = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
+                                   "sleep", "3"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+            time.sleep(delay)
+            cp.send_signal(sig)
+            _, err = cp.communicate(timeout=30)
+            what = f"trial {trial}: {sig.name} after {delay * 1000:.0f} ms"
+            assert cp.returncode >= 0, f"{what}: clockprof died of it silently"
+            if cp.returncode == 0:
+                doc = ctx.load_json(out)
+                assert doc["complete"] is False and doc["end_reason"] == "signal", \
+                    f"{what}: {doc['complete']} {doc.get('end_reason')}"
+            else:
+                assert err.startswith("clockprof: "), f"{what}: exit {cp.returncode}, no message"
+            time.sleep(0.05)
+            left = [c for c in own_children() if c != cp.pid]
+            for c in left:
+                os.kill(c, signal.SIGKILL)
+                os.waitpid(c, 0)
+            assert not left, f"{what}: the command outlived clockprof"
