@@ -5,6 +5,7 @@
 #   make check      unit + integration (root, BPF) + browser tests
 #   make check-unit unit tests only (no privileges)
 #   make check-sanitize  unit tests under AddressSanitizer + UBSan
+#   make fuzz FUZZ_S=N   libFuzzer harnesses, N seconds each (tests/fuzz/)
 #   make bench      benchmarks (ratios measured side by side; not tests)
 #   make install PREFIX=/usr/local DESTDIR=
 
@@ -26,7 +27,7 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 chromium linux-perf
+TEST_PKGS  := python3 chromium linux-perf libclang-rt-dev
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*.S))
@@ -138,6 +139,7 @@ demo: all test-targets
 	@sh tests/demo.sh ./clockprof $(O)/tests/targets $(O)/demo
 
 include tests/bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)

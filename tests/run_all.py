@@ -43,6 +43,9 @@ def main():
         # threading mistakes in the parallel code fail here, not in users'
         # CI runs.
         ("sanitize", ["make", "--no-print-directory", "-s", "check-sanitize"]),
+        # Every libFuzzer harness over its seed corpus once (seconds): a
+        # reader of untrusted input that now crashes on a known input.
+        ("fuzz", ["make", "--no-print-directory", "-s", "check-fuzz"]),
         ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
                          "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
         # The exact-count modules again with hardware breakpoints: skipped,
@@ -57,7 +60,7 @@ def main():
                                    "check", f"CLOCKPROF={os.path.abspath('clockprof')}"]))
     if os.geteuid() != 0:
         print("integration and browser tests need root (BPF): skipped")
-        suites = suites[:2]
+        suites = suites[:3]
     for name, cmd in suites:
         for i, n in enumerate(run_suite(name, cmd, env)):
             total[i] += n
