@@ -109,7 +109,7 @@ def test_stop_signal_at_random_early_moments(ctx):
     rng = random.Random(5)
     out = os.path.join(ctx.tmp, "run.json")
     with Subreaper():
-        for trial in range(16):
+        for trial in range(10):
             if os.path.exists(out):
                 os.unlink(out)
             sig = rng.choice([signal.SIGINT, signal.SIGTERM])
@@ -136,3 +136,167 @@ def test_stop_signal_at_random_early_moments(ctx):
                 os.kill(c, signal.SIGKILL)
                 os.waitpid(c, 0)
             assert not left, f"{what}: the command outlived clockprof"
+
+
+def bpf_ids(pid):
+    """The BPF programs and links process pid holds (from its fdinfo), so
+    that another clockprof running meanwhile is not mistaken for it."""
+    progs, links = set(), set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return progs, links
+    for fd in fds:
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        progs.add(int(line.split()[1]))
+                    elif line.startswith("link_id:"):
+                        links.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return progs, links
+
+
+def live_bpf_ids(kind):
+    out = subprocess.run(["bpftool", kind, "show"], capture_output=True, text=True).stdout
+    return {int(line.split(":")[0]) for line in out.splitlines()
+            if line and line[0].isdigit()}
+
+
+def no_temp_files(directory):
+    left = [f for f in os.listdir(directory) if f.startswith(".clockprof")]
+    assert not left, f"temp files left in {directory}: {left}"
+
+
+def whole_or_absent(path):
+    """An output is either not there or a whole JSON document."""
+    import json
+    if os.path.exists(path):
+        with open(path) as f:
+            json.load(f)
+
+
+def wait_bpf_gone(ids, what):
+    from readiness import wait_for
+    progs, links = ids
+    wait_for(lambda: not (progs & live_bpf_ids("prog")) and not (links & live_bpf_ids("link")),
+             f"clockprof's BPF programs {sorted(progs)} and links {sorted(links)} to go "
+             f"({what})", interval=0.1)
+
+
+def test_sigkill_at_random_moments(ctx):
+    # attach and run, SIGKILLed anywhere from start-up to mid-window: no BPF
+    # program or link left, no held or orphaned command, no temp file, no
+    # half-written run.json; an attached target keeps running untouched.
+    from readiness import wait_serving
+    rng = random.Random(7)
+    killed_with_bpf = 0
+    out = os.path.join(ctx.tmp, "run.json")
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
+    try:
+        wait_serving(target)
+        with Subreaper():
+            for trial in range(10):
+                delay = rng.random() * 0.6
+                if trial % 2:
+                    cmd = ["attach", "-q", "-r", "func:handle_request", "-o", out,
+                           str(target.pid)]
+                else:
+                    cmd = ["run", "-q", "-e", "none", "-o", out, "--",
+                           ctx.target("reads_target"), "clock_gettime", "1", "0"]
+                cp = subprocess.Popen([ctx.clockprof, *cmd], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+                time.sleep(delay)
+                launched = children(cp.pid)
+                ids = bpf_ids(cp.pid)
+                os.kill(cp.pid, signal.SIGKILL)
+                cp.wait()
+                what = f"trial {trial}: {cmd[0]} killed after {delay * 1000:.0f} ms"
+                for c in launched:
+                    # Released commands run on (a `run` after its start-up
+                    # is a normal process); held ones must be gone.
+                    state = open(f"/proc/{c}/stat").read().split()[2] \
+                        if os.path.exists(f"/proc/{c}/stat") else "gone"
+                    assert state not in ("t", "T"), f"{what}: command {c} left stopped"
+                    assert tracer_of(c) <= 0, f"{what}: command {c} still traced"
+                    os.kill(c, signal.SIGKILL)
+                    os.waitpid(c, 0)
+                wait_bpf_gone(ids, what)
+                killed_with_bpf += bool(ids[0])
+                no_temp_files(ctx.tmp)
+                whole_or_absent(out)
+                assert target.poll() is None, f"{what}: the attached target died"
+                with open(f"/proc/{target.pid}/stat") as f:
+                    assert f.read().split()[2] not in ("t", "T"), f"{what}: target stopped"
+        assert killed_with_bpf >= 3, f"only {killed_with_bpf} kills came with programs loaded"
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_disk_full(ctx):
+    # Outputs on a filesystem with no room: a one-line error and exit 2,
+    # nothing half-written, no temp file.
+    mnt = os.path.join(ctx.tmp, "full")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", mnt],
+                      capture_output=True).returncode != 0:
+        raise Skip("cannot mount a small tmpfs here")
+    try:
+        out, html = os.path.join(mnt, "run.json"), os.path.join(mnt, "report.html")
+        proc = ctx.run("run", "-q", "-e", "none", "-o", out, "--html", html, "--",
+                       ctx.target("reads_target"), "clock_gettime", "1", "5")
+        assert proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}"
+        assert "No space left on device" in proc.stderr, proc.stderr
+        assert all(l.startswith("clockprof: ") for l in proc.stderr.splitlines()), proc.stderr
+        whole_or_absent(out)
+        assert not os.path.exists(html), "a half-written report was left"
+        no_temp_files(mnt)
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def test_output_directory_removed_mid_run(ctx):
+    # The directory checked at start-up is gone when the window ends: the
+    # failure is reported (exit 2), the command does not survive clockprof.
+    from readiness import wait_attached
+    outdir = os.path.join(ctx.tmp, "out")
+    os.mkdir(outdir)
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-d", "1", "-o",
+                             os.path.join(outdir, "run.json"), "--",
+                             ctx.target("reads_target"), "clock_gettime", "1", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_attached(proc)
+    os.rmdir(outdir)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, f"exit {proc.returncode}: {err}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "run.json" in lines[0], err
+
+
+def test_target_killed_mid_window(ctx):
+    # SIGKILL to the target: the window ends as the target's, the run is
+    # written whole with the reads seen, the exit named.
+    from readiness import wait_serving, wait_attached
+    out = os.path.join(ctx.tmp, "run.json")
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
+    try:
+        wait_serving(target)
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-d", "30", "-r",
+                                 "func:handle_request", "-o", out, str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        time.sleep(0.3)
+        target.kill()
+        target.wait()
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+    run = ctx.load_json(out)
+    assert run["end_reason"] == "target-exit", run["end_reason"]
+    assert run["request"]["count"] > 0 and run["clock_reads"]["per_op"] == 1
