@@ -32,6 +32,7 @@ struct cp_session {
 	struct ring_buffer *dl_events;
 	int dl_pending;
 	struct bpf_link *boundary;
+	struct bpf_link *exec_watch, *fork_watch;	/* NULL where tp_btf is missing */
 	struct bpf_link *probes[CP_MAX_PROBES];
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
@@ -281,6 +282,9 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		cp_session_close(s);
 		return load_error(e, err);
 	}
+	/* Best effort: without them an exec is counted on and forks unsaid. */
+	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
+	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
 	if (self_test(s, err) || attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -496,6 +500,12 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 	st->uprobes = s->nclock_uprobes;
 }
 
+void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks)
+{
+	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED);
+	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
+}
+
 void cp_session_detach_clock_probes(struct cp_session *s)
 {
 	cp_breakpoints_detach(&s->breakpoints);
@@ -520,6 +530,8 @@ void cp_session_close(struct cp_session *s)
 	bpf_link__destroy(s->selftest_link);
 	ring_buffer__free(s->dl_events);
 	bpf_link__destroy(s->boundary);
+	bpf_link__destroy(s->exec_watch);
+	bpf_link__destroy(s->fork_watch);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
 		if (s->dist_tids[i])

@@ -300,3 +300,27 @@ def test_target_killed_mid_window(ctx):
     run = ctx.load_json(out)
     assert run["end_reason"] == "target-exit", run["end_reason"]
     assert run["request"]["count"] > 0 and run["clock_reads"]["per_op"] == 1
+
+
+def test_target_execs_mid_window(ctx):
+    # 7 reads, then exec of a program that reads 5 + 5 more (and starts a
+    # process): counting stops at the exec, with a warning that says so.
+    target = ctx.target("lifecycle_target")
+    out = os.path.join(ctx.tmp, "run.json")
+    ctx.run("run", "-q", "-e", "none", "-o", out, "--", target, "exec", 7,
+            target, "fork", 5, 3, check=True)
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["total"] == 7, run["clock_reads"]
+    assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
+
+
+def test_target_forks_mid_window(ctx):
+    # 5 reads, a child process reading 30 times, 5 reads: the child is not
+    # the target (not counted), and the run says a process was started.
+    out = os.path.join(ctx.tmp, "run.json")
+    ctx.run("run", "-q", "-e", "none", "-o", out, "--", ctx.target("lifecycle_target"),
+            "fork", 5, 30, check=True)
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["total"] == 10, run["clock_reads"]
+    assert any("started 1 process " in w for w in run["warnings"]), run["warnings"]
+    assert not any("exec()ed" in w for w in run["warnings"]), run["warnings"]
