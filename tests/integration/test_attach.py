@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import time
 
-from common import Skip  # noqa: F401
+from common import Skip, bpf_ids, live_bpf_ids  # noqa: F401
 
 BOTH_MECHANISMS = True
 from readiness import wait_attached, wait_for, wait_serving
@@ -134,10 +134,13 @@ def test_sigkill_leaves_no_probe(ctx):
         proc, _ = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_attached(proc)
         assert our_bpf_programs(), "expected clockprof's programs while attached"
+        # Its own programs, by id: other clockprofs may run on this host.
+        progs, _ = bpf_ids(proc.pid)
+        assert progs, "expected clockprof to hold BPF programs while attached"
         proc.kill()
         proc.wait()
         # The kernel frees a killed process's programs asynchronously.
-        wait_for(lambda: not our_bpf_programs(),
+        wait_for(lambda: not (progs & live_bpf_ids("prog")),
                  "clockprof's BPF programs to be unloaded after its SIGKILL", interval=0.1)
         # Stale breakpoints would hold the target's debug registers (a new
         # attach would fail) or double its counts: attach again, exactly.

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip
+from common import Skip, bpf_ids, live_bpf_ids
 
 PR_SET_CHILD_SUBREAPER = 36
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -136,33 +136,6 @@ def test_stop_signal_at_random_early_moments(ctx):
                 os.kill(c, signal.SIGKILL)
                 os.waitpid(c, 0)
             assert not left, f"{what}: the command outlived clockprof"
-
-
-def bpf_ids(pid):
-    """The BPF programs and links process pid holds (from its fdinfo), so
-    that another clockprof running meanwhile is not mistaken for it."""
-    progs, links = set(), set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fdinfo")
-    except OSError:
-        return progs, links
-    for fd in fds:
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        progs.add(int(line.split()[1]))
-                    elif line.startswith("link_id:"):
-                        links.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return progs, links
-
-
-def live_bpf_ids(kind):
-    out = subprocess.run(["bpftool", kind, "show"], capture_output=True, text=True).stdout
-    return {int(line.split(":")[0]) for line in out.splitlines()
-            if line and line[0].isdigit()}
 
 
 def no_temp_files(directory):
