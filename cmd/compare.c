@@ -1,5 +1,5 @@
 /* compare.c - `clockprof compare`: the gate. Loads the base and head run
- * files and the bounds, judges every measure (lib/compare.h), writes
+ * files and the bounds, judges every measure (lib/gate/compare.h), writes
  * verdict.json, markdown, the HTML report and GitHub annotations as asked,
  * prints the table, and exits 0 (within bounds), 1 (regressed; or
  * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
@@ -117,7 +117,7 @@ static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t
 		return -1;
 	if (html) {
 		/* The verdict first, then the base runs, then the head runs:
-		 * lib/report.h splits them by the verdict's base.runs/head.runs. */
+		 * lib/report/report.h splits them by the verdict's base.runs/head.runs. */
 		size_t n = 1 + base->n + head->n, k = 0;
 		json_t **docs = calloc(n, sizeof(*docs));
 

@@ -18,14 +18,14 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/%.o) $(LIB_ASMS:%.S=$(FUZZ_O)/%.o)
 
 .PHONY: fuzz fuzz-build check-fuzz
 
-$(FUZZ_O)/lib/syscall_names.o: $(O)/syscall_table.h
-$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
+$(FUZZ_O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
+$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h probes/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
+	$(FUZZ_CC) $(call layer_flags,$<) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
 
 $(FUZZ_O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CPPFLAGS) -Ireports -c $< -o $@
+	$(FUZZ_CC) $(call layer_flags,$<) -Ireports -c $< -o $@
 
 $(FUZZ_O)/libclockprof.a: $(FUZZ_LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
