@@ -55,13 +55,22 @@ __u32 next_site_id;
 /* Hits of clockprof's own start-up self-test. */
 __u64 selftest_hits;
 
+/* Set when the target exec()s: the new image is not the one probed (other
+ * addresses, perhaps other files), so from then on nothing is counted and
+ * user space warns. */
+__u32 target_execed;
+/* Processes the target started (fork, or clone without CLONE_THREAD):
+ * they are not the target and are not counted; user space says so. */
+__u32 target_forks;
+
 /* ---- How the program counts --------------------------------------------
  * Counts that every read adds to (totals, site_counts, dist) are per-CPU
- * arrays, added without atomics and summed by user space. Three counters
+ * arrays, added without atomics and summed by user space. Four counters
  * are shared by all CPUs and added atomically instead: a stack's count
  * (stacks is keyed by the whole stack; per-CPU values would multiply its
  * memory by the CPUs for a count user space reads once), the next call-site
- * id (once per new site) and the self-test's hits (clockprof's own calls).
+ * id (once per new site), the self-test's hits (clockprof's own calls)
+ * and the processes the target started (once per fork).
  * Their cost stays small against a probe hit: an atomic add on one shared
  * counter measured 6-8 ns alone and 15-21 ns with two CPUs contending for
  * it, against 1-2 ns for a per-CPU add (make bench, shared_counter), on a
@@ -165,7 +174,7 @@ static __always_inline struct cp_thread *get_thread(__u32 tid)
 /* Returns the tid when the current task belongs to the target, else 0. */
 static __always_inline __u32 target_tid(void)
 {
-	return current_tid_in(target_tgid);
+	return target_execed ? 0 : current_tid_in(target_tgid);
 }
 
 static __always_inline int clock_slot(__s64 clock_id)
@@ -605,6 +614,22 @@ int on_dl_change(struct pt_regs *ctx)
 
 	if (tid)
 		bpf_ringbuf_output(&dl_events, &tid, sizeof(tid), 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_target_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if ((__u32)p->tgid == target_tgid)
+		target_execed = 1;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if ((__u32)parent->tgid == target_tgid && child->tgid != parent->tgid)
+		__sync_fetch_and_add(&target_forks, 1);
 	return 0;
 }
 

@@ -325,12 +325,31 @@ static void read_counters(struct run *r, struct cp_profile *p)
 		p->counter_window_s = p->clock_window_s;
 }
 
+/* An exec mid-window ends the counting (the probes were placed in the old
+ * image); processes the target started are not the target. Both are said,
+ * so that a count lower than expected is explained. */
+static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
+{
+	unsigned forks;
+	bool execed;
+
+	cp_session_lifecycle(s, &execed, &forks);
+	if (execed)
+		cp_profile_warn(p, "the target exec()ed a new program during the window: its clock "
+				"reads from the exec on are not counted (the probes were in the old image)");
+	if (forks)
+		cp_profile_warn(p, "the target started %u process%s during the window: %s clock reads "
+				"are not counted (only the target's own threads are)", forks,
+				forks == 1 ? "" : "es", forks == 1 ? "its" : "their");
+}
+
 /* Everything released, the call sites named (the probes are gone), and a
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
 {
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
+	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
 	cp_session_close(r->s);
