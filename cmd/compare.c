@@ -1,7 +1,7 @@
-/* compare.c - `clockprof compare`: the gate. Loads the base and head run
- * files and the bounds, judges every measure (lib/compare.h), writes
- * verdict.json, markdown, the HTML report and GitHub annotations as asked,
- * prints the table, and exits 0 (within bounds), 1 (regressed; or
+/* compare.c - `clockprof compare`: the gate's options. The gate itself
+ * (loading, judging, verdict.json, markdown, HTML) is cp_gate_run()
+ * (lib/gate.h); this prints the table and the GitHub annotations and
+ * exits 0 (within bounds), 1 (regressed; or
  * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,20 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
 #include "bounds.h"
 #include "cmd.h"
 #include "compare.h"
-#include "compare_markdown.h"
 #include "compare_table.h"
-#include "compare_texts.h"
 #include "error.h"
+#include "gate.h"
 #include "github_annotations.h"
-#include "json_file.h"
-#include "report.h"
-#include "run_file.h"
 #include "stats.h"
-#include "verdict_file.h"
 
 static const char usage_text[] =
 "usage: clockprof compare [OPTIONS] --base RUN.json... --head RUN.json...\n"
@@ -57,7 +51,6 @@ enum { OPT_BASE = 256, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML, OPT_GITHUB,
 struct side_files {
 	const char **names;
 	size_t n;
-	struct cp_compare_run *runs;
 };
 
 static int add_file(struct side_files *s, const char *name)
@@ -69,69 +62,6 @@ static int add_file(struct side_files *s, const char *name)
 	s->names = n;
 	s->names[s->n++] = name;
 	return 0;
-}
-
-/* Loads both sides in one batch, base files first: the loader's threads
- * then never wait for the last file of one side before starting the
- * other (8 ms of a 1,000-measure, 60-run gate). base->runs and
- * head->runs point into *all. whole: keep every run's whole document,
- * for the HTML report. */
-static int load_sides(struct side_files *base, struct side_files *head, int whole,
-		      struct cp_compare_run **all, struct cp_error *err)
-{
-	size_t n = base->n + head->n;
-	const char **names = calloc(n + 1, sizeof(*names));
-	int rc;
-
-	*all = calloc(n + 1, sizeof(**all));
-	if (!names || !*all) {
-		free(names);
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	}
-	memcpy(names, base->names, base->n * sizeof(*names));
-	memcpy(names + base->n, head->names, head->n * sizeof(*names));
-	rc = cp_compare_load_runs(names, n, whole, *all, err);
-	free(names);
-	base->runs = *all;
-	head->runs = *all + base->n;
-	return rc;
-}
-
-/* Writes the outputs from the rendered texts; returns 0 or -1 with the
- * message in err. */
-static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t,
-			 struct side_files *base, struct side_files *head,
-			 const char *output, const char *markdown, const char *html,
-			 struct cp_error *err)
-{
-	const char *summary = getenv("GITHUB_STEP_SUMMARY");
-	int rc = 0;
-
-	if (output && cp_json_write_text(t->json, output, err))
-		return -1;
-	if (markdown && cp_write_file_atomic(markdown, t->markdown,
-					     strlen(t->markdown), err))
-		return -1;
-	if (t->markdown && summary && *summary &&
-	    cp_append_text_file(summary, t->markdown, err))
-		return -1;
-	if (html) {
-		/* The verdict first, then the base runs, then the head runs:
-		 * lib/report.h splits them by the verdict's base.runs/head.runs. */
-		size_t n = 1 + base->n + head->n, k = 0;
-		json_t **docs = calloc(n, sizeof(*docs));
-
-		if (!docs)
-			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", html);
-		docs[k++] = (json_t *)verdict;
-		for (size_t i = 0; i < base->n; i++)
-			docs[k++] = base->runs[i].doc;
-		for (size_t i = 0; i < head->n; i++)
-			docs[k++] = head->runs[i].doc;
-		rc = cp_report_write(docs, n, html, err);
-		free(docs);
-	}
-	return rc;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -152,19 +82,14 @@ int cmd_compare(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
-	struct cp_compare_run *runs = NULL;	/* both sides' */
 	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
 	const char *html = NULL, *color_mode = NULL;
 	int github = 0, quiet = 0, color, opt, code;
 	struct cp_compare_opts opts = { .alpha = 0.05 };
-	struct cp_bounds bounds;
-	struct cp_compare_result result;
 	struct cp_error err = { 0 };
-	json_t *verdict = NULL;
 	FILE *table_out = stdout;
-	struct cp_compare_texts texts = { 0 };
+	struct cp_gate_outcome gate = { 0 };
 
-	cp_bounds_init_defaults(&bounds);
 	opterr = 0;
 	optind = 1;
 	/* Leading '-': non-option arguments come back in order as 1, so the
@@ -230,34 +155,19 @@ int cmd_compare(int argc, char **argv)
 		table_out = stderr;	/* stdout carries the JSON */
 		color = cp_color_wanted(color_mode, STDERR_FILENO);
 	}
-	if ((output && cp_check_writable(output, &err)) ||
-	    (markdown && cp_check_writable(markdown, &err)) ||
-	    (html && cp_check_writable(html, &err)) ||
-	    (bounds_path && cp_bounds_load(bounds_path, &bounds, &err)) ||
-	    load_sides(&base, &head, html != NULL, &runs, &err))
-		goto fail;
 	{
-		struct cp_compare_side b = { base.runs, base.names, base.n };
-		struct cp_compare_side h = { head.runs, head.names, head.n };
+		struct cp_gate_request rq = {
+			base.names, base.n, head.names, head.n, bounds_path,
+			output, markdown, html, github, !quiet, color,
+			opts.fail_on_inconclusive,
+		};
 
-		if (cp_compare(&b, &h, &bounds, &opts, &result, &err))
+		if (cp_gate_run(&rq, &gate, &err))
 			goto fail;
-		verdict = cp_verdict_build(&result, &bounds, &b, &h);
-		code = result.exit_code;
-		cp_compare_result_free(&result);
+		code = gate.exit_code;
 	}
-	if (!verdict)
-		goto oom;
-	{
-		const char *summary = getenv("GITHUB_STEP_SUMMARY");
-		int want_md = markdown || (github && summary && *summary);
-
-		if (cp_compare_texts_render(verdict, output != NULL, want_md, !quiet,
-					    color, &texts))
-			goto oom;
-	}
-	if (write_outputs(verdict, &texts, &base, &head, output, markdown, html, &err))
-		goto fail;
+	if (gate.warning[0])
+		fprintf(stderr, "clockprof: warning: %s\n", gate.warning);
 	if (!quiet || github) {
 		char token[33];
 
@@ -267,12 +177,12 @@ int cmd_compare(int argc, char **argv)
 		if (!quiet) {
 			if (github)
 				cp_github_stop_commands(table_out, token);
-			fputs(texts.table, table_out);
+			fputs(gate.texts.table, table_out);
 			if (github)
 				cp_github_resume_commands(table_out, token);
 		}
 		if (github)
-			cp_github_annotations_write(table_out, verdict);
+			cp_github_annotations_write(table_out, gate.verdict);
 	}
 	fflush(stdout);
 	goto out;
@@ -281,12 +191,7 @@ oom:
 fail:
 	code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
 out:
-	cp_compare_texts_free(&texts);
-	json_decref(verdict);
-	cp_bounds_free(&bounds);
-	for (size_t i = 0; runs && i < base.n + head.n; i++)
-		cp_compare_run_free(&runs[i]);
-	free(runs);
+	cp_gate_outcome_free(&gate);
 	free(base.names);
 	free(head.names);
 	return code;
