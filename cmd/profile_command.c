@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "error.h"
 #include "folded.h"
+#include "launcher.h"
 #include "profile_command.h"
 #include "speedscope.h"
 #include "report.h"
@@ -166,6 +167,10 @@ int profile_command_execute(struct profile_command *pc)
 	if (live)
 		fputs("\r\033[K", stdout);
 	pc->interrupted = !p.complete && p.end_reason && !strcmp(p.end_reason, "signal");
+	pc->command_status = cp_profile_command_status(&p);
+	pc->command_how[0] = '\0';
+	if (pc->command_status)
+		cp_describe_exit(p.exit_status, pc->command_how, sizeof(pc->command_how));
 	if (!pc->quiet)
 		cp_summary_print(text, &p);
 	doc = cp_run_file_build(&p);
@@ -180,5 +185,11 @@ int profile_command_execute(struct profile_command *pc)
 		rc = cmd_error(err.exit_code, "%s", err.msg);
 	json_decref(doc);
 	cp_profile_release(&p);
+	if (rc == CP_EXIT_OK && pc->command_status) {
+		/* Measured and written, but a failing command must not pass
+		 * for a good run in a script or CI step. */
+		fprintf(stderr, "clockprof: the command failed (%s)\n", pc->command_how);
+		rc = pc->command_status;
+	}
 	return rc;
 }

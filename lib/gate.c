@@ -75,9 +75,16 @@ static int write_outputs(const struct cp_gate_request *rq, struct cp_gate_outcom
 	if (rq->markdown && cp_write_file_atomic(rq->markdown, t->markdown,
 						 strlen(t->markdown), err))
 		return -1;
-	if (t->markdown && summary && *summary &&
-	    cp_append_text_file(summary, t->markdown, err))
-		return -1;
+	if (t->markdown && summary && *summary) {
+		struct cp_error e = { 0 };
+
+		/* The step summary is a courtesy: a full disk there must not
+		 * turn a failing gate into a usage error, or a passing one
+		 * into a failure, nor stop the annotations. */
+		if (cp_append_text_file(summary, t->markdown, &e))
+			snprintf(out->warning, sizeof(out->warning),
+				 "GITHUB_STEP_SUMMARY not written: %.400s", e.msg);
+	}
 	if (rq->html && write_html(out->verdict, runs, rq->nbase + rq->nhead,
 				   rq->html, err))
 		return -1;

@@ -350,6 +350,17 @@ reaped:
 	p->exit_status = status;
 }
 
+int cp_profile_command_status(const struct cp_profile *p)
+{
+	if (!p->launched || !p->target_exited)
+		return 0;
+	if (WIFEXITED(p->exit_status))
+		return WEXITSTATUS(p->exit_status);
+	if (WIFSIGNALED(p->exit_status))
+		return 128 + WTERMSIG(p->exit_status);
+	return 0;
+}
+
 /* What names call sites: the target's modules, captured once they are all
  * mapped, and the rules for stepping out of their clock wrappers. Without
  * them reads are still counted; their sites stay unnamed, with a warning. */
