@@ -177,7 +177,7 @@ def test_clocksource_mismatch(ctx):
     base = make_side(ctx, "base", 5)
     head = [write_run(os.path.join(ctx.tmp, f"h{i}.json"),
                       {"clock_reads/op": (3, "exact", "lower"),
-                       "task-clock/op": (1e6, "sampled", "lower")}, clocksource="hpet")
+                       "task-clock/op": (1e6 + i, "sampled", "lower")}, clocksource="hpet")
             for i in range(5)]
     out = os.path.join(ctx.tmp, "v.json")
     p = compare(ctx, base, head, "-o", out)
@@ -271,10 +271,22 @@ def test_added_and_removed_reported(ctx):
     base = make_side(ctx, "base", 1, extra={"gone/op": (1, "exact", "lower")})
     head = make_side(ctx, "head", 1, extra={"new/op": (1, "exact", "lower")})
     out = os.path.join(ctx.tmp, "v.json")
+    # A measure every base run had is gone from the head: a broken head
+    # fails the gate unless the bounds file allows it by name.
     p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 1, p.stderr
+    v = ctx.load_json(out)
+    m = {x["name"]: x for x in v["measures"]}
+    assert m["gone/op"]["status"] == "removed" and m["new/op"]["status"] == "added"
+    assert m["gone/op"]["fails_gate"] and v["summary"]["removed_not_allowed"] == 1
+    assert "removed-ok gone/op" in m["gone/op"]["reason"]
+    bounds = os.path.join(ctx.tmp, "bounds")
+    with open(bounds, "w") as f:
+        f.write("removed-ok gone/*\nnew/* +1\n")
+    p = compare(ctx, base, head, "-o", out, "--bounds", bounds)
     assert p.returncode == 0, p.stderr
-    m = {x["name"]: x["status"] for x in ctx.load_json(out)["measures"]}
-    assert m["gone/op"] == "removed" and m["new/op"] == "added"
+    v = ctx.load_json(out)
+    assert v["summary"]["outside_bounds"] == 0 and not v["warnings"], v["warnings"]
 
 
 def test_verdict_to_stdout(ctx):
