@@ -113,7 +113,8 @@ static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const char *s = str(rows[i], "status");
 
-		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive"))
+		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive") &&
+		    !json_is_true(json_object_get(rows[i], "fails_gate")))
 			continue;
 		if (left_out) {
 			left_out++;
@@ -153,7 +154,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	cp_buf_printf(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
 	       !strcmp(status, "fail") ? "**FAIL**" :
 	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
-	       integer(summary, "regressed"), integer(summary, "judged"));
+	       integer(summary, "outside_bounds"), integer(summary, "judged"));
 	cp_buf_printf(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
 		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
 	       integer(summary, "regressed"), integer(summary, "inconclusive"),
@@ -181,10 +182,15 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		free(bv);
 		free(hv);
 	}
-	if (json_array_size(json_object_get(verdict, "env_mismatch")))
+	json_array_foreach(json_object_get(verdict, "inconclusive_reasons"), i, e) {
+		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
+		cp_buf_printf(&b, "- **Inconclusive**: %s\n", code);
+	}
+	if (json_array_size(json_object_get(verdict, "env_mismatch")) ||
+	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(&b, "\n");
 
-	if (integer(summary, "regressed") + integer(summary, "inconclusive") > 0) {
+	if (integer(summary, "outside_bounds") + integer(summary, "inconclusive") > 0) {
 		cp_buf_printf(&b, "%s", TABLE_HEAD_REASON);
 		/* Keep half the budget for the full table. */
 		left = add_rows(&b, rows, n, 1, limit / 2 > b.len ? limit / 2 : b.len);
@@ -214,7 +220,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		}
 		cp_buf_printf(&b, "\n</details>\n\n");
 	}
-	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; \xc2\xb1 is the 95%% interval "
+	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; [lo, hi] is the 95%% interval "
 		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
 	free(rows);
 	if (b.failed) {

@@ -137,17 +137,41 @@ static const char *str(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* "+5.3%", "-0.41%", "+12" with 2-3 significant digits. */
+/* "+5.3", "-0.41", "+25.2", "+120" with 2-3 significant digits, then
+ * suffix; "?" for a number that is not one (never "+nan"). */
+static void signed_num(char *buf, size_t len, double v, const char *suffix)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "?");
+	else if (v == 0)
+		snprintf(buf, len, "0%s", suffix);
+	else if (fabs(v) >= 100)
+		snprintf(buf, len, "%+.0f%s", v, suffix);
+	else if (fabs(v) >= 10)
+		snprintf(buf, len, "%+.1f%s", v, suffix);
+	else
+		snprintf(buf, len, "%+.2g%s", v, suffix);
+}
+
 static void signed_pct(char *buf, size_t len, double v)
 {
-	if (v == 0)
-		snprintf(buf, len, "0%%");
-	else if (fabs(v) >= 100)
-		snprintf(buf, len, "%+.0f%%", v);
-	else if (fabs(v) >= 10)
-		snprintf(buf, len, "%+.1f%%", v);
-	else
-		snprintf(buf, len, "%+.2g%%", v);
+	signed_num(buf, len, v, "%");
+}
+
+/* " [+23.2, +33.2]": the interval's own ends, not a ± of its larger
+ * half (Hodges-Lehmann intervals are rarely symmetric). */
+static void interval_text(char *buf, size_t len, double lo, double hi, int pct)
+{
+	char l[40], h[40];
+
+	if (pct) {
+		signed_num(l, sizeof(l), lo, "");
+		signed_num(h, sizeof(h), hi, "");
+	} else {
+		snprintf(l, sizeof(l), isfinite(lo) ? "%+.4g" : "?", lo);
+		snprintf(h, sizeof(h), isfinite(hi) ? "%+.4g" : "?", hi);
+	}
+	snprintf(buf, len, " [%.30s, %.30s]", l, h);
 }
 
 void cp_format_change(char *buf, size_t len, const json_t *m)
@@ -158,7 +182,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " :	/* ▲ */
 			   !strcmp(dir, "better") ? "\xe2\x96\xbc " : "";	/* ▼ */
 	double p = num(pct, "point"), lo = num(pct, "lo"), hi = num(pct, "hi");
-	char a[48], b[48];
+	char a[48], b[80];
 
 	if (!json_is_object(pct) && !json_is_object(abs_)) {
 		snprintf(buf, len, "%s", "");
@@ -171,7 +195,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 			snprintf(buf, len, "0");
 			return;
 		}
-		snprintf(a, sizeof(a), "%+.6g", d);
+		snprintf(a, sizeof(a), isfinite(d) ? "%+.6g" : "?", d);
 		if (isnan(p)) {
 			snprintf(buf, len, "%s%s", mark, a);
 		} else {
@@ -184,12 +208,13 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		p = num(abs_, "point");
 		lo = num(abs_, "lo");
 		hi = num(abs_, "hi");
-		snprintf(a, sizeof(a), "%+.4g", p);
+		snprintf(a, sizeof(a), isfinite(p) ? "%+.4g" : "?", p);
 		if (isnan(lo))
 			snprintf(buf, len, "%s%s (no interval)", mark, a);
-		else
-			snprintf(buf, len, "%s%s \xc2\xb1 %.2g", mark, a,
-				 fmax(p - lo, hi - p));
+		else {
+			interval_text(b, sizeof(b), lo, hi, 0);
+			snprintf(buf, len, "%s%s%s", mark, a, b);
+		}
 		return;
 	}
 	signed_pct(a, sizeof(a), p);
@@ -197,8 +222,8 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		snprintf(buf, len, "%s%s (no interval)", mark, a);
 		return;
 	}
-	snprintf(b, sizeof(b), "%.2g%%", fmax(p - lo, hi - p));
-	snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
+	interval_text(b, sizeof(b), lo, hi, 1);
+	snprintf(buf, len, "%s%s%s", mark, a, b);
 }
 
 enum { COL_NAME, COL_BASE, COL_HEAD, COL_CHANGE, COL_BOUND, COL_STATUS, NCOLS };
@@ -262,7 +287,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		color ? (!strcmp(status, "fail") ? "\033[1;31m" :
 			 !strcmp(status, "pass") ? "\033[1;32m" : "\033[1;33m") : "",
 		status, color ? "\033[0m" : "",
-		(long long)json_integer_value(json_object_get(s, "regressed")),
+		(long long)json_integer_value(json_object_get(s, "outside_bounds")),
 		(long long)json_integer_value(json_object_get(s, "judged")));
 	fprintf(out, " (%lld inconclusive, %lld improved, %lld within, %lld added, %lld removed)\n",
 		(long long)json_integer_value(json_object_get(s, "inconclusive")),
@@ -271,7 +296,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		(long long)json_integer_value(json_object_get(s, "added")),
 		(long long)json_integer_value(json_object_get(s, "removed")));
 	fprintf(out, "base: %lld runs, head: %lld runs; \xe2\x96\xb2 worse, \xe2\x96\xbc better, "
-		     "\xc2\xb1 95%% interval (Hodges-Lehmann), Holm-corrected\n",
+		     "[95%% interval] (Hodges-Lehmann), Holm-corrected\n",
 		(long long)json_integer_value(json_object_get(json_object_get(v, "base"), "runs")),
 		(long long)json_integer_value(json_object_get(json_object_get(v, "head"), "runs")));
 	json_array_foreach(json_object_get(v, "env_mismatch"), i, e) {
@@ -285,6 +310,10 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 			str(e, "field"), eb, eh, str(e, "effect"));
 		free(b);
 		free(h);
+	}
+	json_array_foreach(json_object_get(v, "inconclusive_reasons"), i, e) {
+		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
+		fprintf(out, "inconclusive: %s\n", text);
 	}
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);

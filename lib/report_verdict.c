@@ -195,9 +195,8 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 		cp_html_pct(b, p);
 		if (cp_rj_num(pct, "lo", &lo) && cp_rj_num(pct, "hi", &hi) &&
 		    (lo != p || hi != p)) {
-			double pm = fmax(fabs(p - lo), fabs(hi - p));
-
-			cp_buf_printf(b, " ± %.2f%%<small> [", pm);
+			/* The interval's own ends: it is rarely symmetric. */
+			cp_buf_puts(b, "<small> [");
 			cp_html_pct(b, lo);
 			cp_buf_puts(b, ", ");
 			cp_html_pct(b, hi);
@@ -252,7 +251,7 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		       "<div class=\"plot\"></div>"
 		       "<div class=\"scroll full\"><table class=\"sortable measures verdict-measures\"><caption>Every measure, base vs head</caption>"
 		       "<thead><tr><th>measure</th><th>unit</th><th>kind</th><th class=\"num\">base</th><th class=\"num\">head</th>"
-		       "<th class=\"num\">change ± interval</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
+		       "<th class=\"num\">change [interval]</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
 	json_array_foreach(ms, i, m) {
 		const json_t *w = json_object_get(m, "warnings"), *x;
 		const json_t *p = json_object_get(m, "p_adjusted");
