@@ -139,9 +139,10 @@ demo: all test-targets
 
 include tests/bench/bench.mk
 
-bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
+bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@$(O)/bench-compare ./clockprof
+	@$(O)/bench-gate-stats
 	@$(O)/bench-symbolize $(O)/tests/targets
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 

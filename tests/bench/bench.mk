@@ -25,3 +25,9 @@ $(O)/bench-symbolize: tests/bench/bench_symbolize.c tests/unit/callsites_fixture
 
 bench-symbolize: $(O)/bench-symbolize test-targets
 	$(O)/bench-symbolize $(O)/tests/targets
+
+# The gate's error rates and power by seeded Monte Carlo through the
+# library (tests/bench/bench_gate_stats.c); goals printed beside them.
+$(O)/bench-gate-stats: tests/bench/bench_gate_stats.c $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)

@@ -724,3 +724,132 @@ TEST(verdict_build_validates_and_round_trips)
 	free_side(&b);
 	free_side(&h);
 }
+
+/* n runs a side of nm sampled measures "mNN/op" at 3% CV; measure k of
+ * head scaled by shift[k]. Returns the verdict's status. */
+static int judge_family(size_t n, size_t nm, const double *shift,
+			struct cp_compare_result *r)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	char name[32];
+	int rc;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, n, "tsc");
+	add_runs(&h, n, "tsc");
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < nm; k++) {
+			snprintf(name, sizeof(name), "m%02zu/op", k);
+			set_measure(&b, i, name, 1000 * exp(0.03 * normal()), "sampled", "lower");
+			set_measure(&h, i, name, 1000 * shift[k] * exp(0.03 * normal()),
+				    "sampled", "lower");
+		}
+	rc = judge(&b, &h, &bounds, r);
+	free_side(&b);
+	free_side(&h);
+	cp_bounds_free(&bounds);
+	return rc;
+}
+
+/* 5 runs a side, 20 measures, one +50%: the exact U test can show it
+ * (2/252 before correction); the normal approximation never could. */
+TEST(compare_small_n_detects_a_regression_among_20)
+{
+	double shift[20];
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	for (size_t k = 0; k < 20; k++)
+		shift[k] = k == 7 ? 1.5 : 1.0;
+	rng_state = 4242;
+	CHECK_INT(judge_family(5, 20, shift, &r), 0);
+	m = find(&r, "m07/op");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK_INT(m->test_exact, 1);
+	CHECK(m->in_family);
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	cp_compare_result_free(&r);
+}
+
+/* 4 runs a side cannot reach p < 0.05 over 20 measures (2/70 x 20): the
+ * message says how many would, from that family's size. */
+TEST(compare_runs_needed_from_the_family_size)
+{
+	double shift[20];
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	for (size_t k = 0; k < 20; k++)
+		shift[k] = 1.5;
+	rng_state = 99;
+	CHECK_INT(judge_family(4, 20, shift, &r), 0);
+	CHECK_INT(r.holm_family, 20);
+	m = find(&r, "m00/op");
+	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
+	CHECK_INT(m->runs_needed, 6);	/* C(12, 6) = 924 > 20 x 2 / 0.05 */
+	CHECK(strstr(m->reason, "20 measures judged together; need at least 6") != NULL);
+	cp_compare_result_free(&r);
+}
+
+/* 20 measures all truly at +5% under the +5% bound, 30 runs a side: the
+ * old gate (Holm on "no change", 95% intervals on the bound) failed 39%
+ * of such comparisons; correcting the hypothesis decided keeps the
+ * family-wise rate at alpha. 40 seeded comparisons. */
+TEST(compare_holm_on_the_bound_keeps_false_fails_rare)
+{
+	double shift[20];
+	size_t fails = 0;
+
+	for (size_t k = 0; k < 20; k++)
+		shift[k] = 1.05;
+	rng_state = 2026;
+	for (int t = 0; t < 40; t++) {
+		struct cp_compare_result r;
+
+		CHECK_INT(judge_family(30, 20, shift, &r), 0);
+		fails += r.status == CP_VERDICT_FAIL;
+		cp_compare_result_free(&r);
+	}
+	if (fails > 4)
+		unit_fail(__FILE__, __LINE__, "%zu of 40 comparisons at the bound failed", fails);
+}
+
+/* Reads per request that depend on the data (1% of requests read once
+ * more): an exact measure varying within a side is judged as sampled, so
+ * A/A comparisons do not fail (the old gate failed 45% at N=10). */
+TEST(compare_data_dependent_exact_measure_aa)
+{
+	size_t fails = 0;
+
+	rng_state = 31337;
+	for (int t = 0; t < 20; t++) {
+		struct side b = { 0 }, h = { 0 };
+		struct cp_bounds bounds;
+		struct cp_compare_result r;
+
+		cp_bounds_init_defaults(&bounds);
+		add_runs(&b, 10, "tsc");
+		add_runs(&h, 10, "tsc");
+		for (size_t i = 0; i < 10; i++) {
+			/* 1,000 requests, each reading once more with p = 1%. */
+			double extra_b = 0, extra_h = 0;
+
+			for (int q = 0; q < 1000; q++) {
+				extra_b += uniform() < 0.01;
+				extra_h += uniform() < 0.01;
+			}
+			set_measure(&b, i, "clock_reads/op", 3 + extra_b / 1000, "exact", "lower");
+			set_measure(&h, i, "clock_reads/op", 3 + extra_h / 1000, "exact", "lower");
+		}
+		CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+		CHECK(find(&r, "clock_reads/op")->judged_sampled);
+		fails += r.status == CP_VERDICT_FAIL;
+		cp_compare_result_free(&r);
+		free_side(&b);
+		free_side(&h);
+		cp_bounds_free(&bounds);
+	}
+	if (fails > 1)
+		unit_fail(__FILE__, __LINE__, "%zu of 20 A/A comparisons failed", fails);
+}
