@@ -28,8 +28,9 @@ static const char usage_text[] =
 "\n"
 "  --base FILE...          base run files (clockprof.run/1)\n"
 "  --head FILE...          head run files\n"
-"  --bounds FILE           bounds file: 'GLOB +N%%' or 'GLOB +N' per line, first\n"
-"                          match wins, # comments; without it exact measures\n"
+"  --bounds FILE           bounds file: 'GLOB +N%%' or 'GLOB +N' per line (-N%%/-N:\n"
+"                          an improvement required; 'removed-ok GLOB': may vanish),\n"
+"                          first match wins, # comments; without it exact measures\n"
 "                          allow +%s and sampled measures +%s\n"
 "  -o, --output FILE       write verdict.json (clockprof.verdict/1); - is stdout\n"
 "  --markdown FILE         write a markdown summary (also appended to\n"
@@ -43,7 +44,9 @@ static const char usage_text[] =
 "\n"
 "Exact measures compare values; sampled ones need at least %zu runs per side\n"
 "and regress only when their whole 95%% interval (Hodges-Lehmann) lies beyond\n"
-"the bound after Holm correction over all sampled measures.\n";
+"the bound and the test of 'beyond the bound' holds after Holm correction\n"
+"over the measures whose estimate is beyond theirs. A measure every base run\n"
+"has that the head lacks fails the gate; duplicate runs exit 2.\n";
 
 enum { OPT_BASE = 256, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML, OPT_GITHUB,
        OPT_FAIL_INCONCLUSIVE, OPT_COLOR };
