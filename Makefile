@@ -19,7 +19,27 @@ ARCH    := x86
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Iprobes -I$(O)
+# lib/ is one small library per pipeline stage, bottom to top. A stage's
+# sources see only its own headers and those of the stages it may use
+# (LAYER_*), so an include that reaches the wrong way fails to compile:
+# the gate and the report never see the probe. cmd/, tests and benchmarks
+# see every stage. docs/ARCHITECTURE.md explains the stages.
+STAGES        := util procfs symbols probe runfile gate report
+LAYER_util    := util
+LAYER_procfs  := procfs util
+LAYER_symbols := symbols procfs util
+LAYER_probe   := probe symbols procfs util
+LAYER_runfile := runfile probe symbols procfs util
+LAYER_gate    := gate runfile util
+LAYER_report  := report gate runfile util
+stage_of       = $(word 2,$(subst /, ,$(1)))
+# The BPF side's shared header (probes/) and generated headers ($(O)) are
+# for the stages that talk to the BPF program or read its layouts.
+BPF_STAGES    := symbols probe runfile
+layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))) \
+	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
+DEPFLAGS := -MMD -MP
 LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
 
 # Debian packages the build, the tests and the demo need; `make deps`
@@ -28,8 +48,8 @@ BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
 TEST_PKGS  := python3 chromium linux-perf
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c))
-LIB_ASMS  := $(sort $(wildcard lib/*.S))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
+LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -42,6 +62,9 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .PHONY: all deps test-deps demo check check-unit check-integration \
 	check-browser check-sanitize bench install clean
 .DELETE_ON_ERROR:
+# The BPF object is an intermediate of the skeleton: keep it, so that a
+# rebuild does not redo it.
+.SECONDARY:
 
 all: deps clockprof
 
@@ -85,22 +108,32 @@ $(O)/syscall_table.h: $(UNISTD_H)
 	@mkdir -p $(@D)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 
-$(O)/lib/syscall_names.o: $(O)/syscall_table.h
-$(O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
+# Generated headers: only the files that include them wait for them.
+$(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
+$(O)/lib/probe/session.o: $(SKELS)
+
+$(O)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ireports -c $< -o $@
+	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c $(wildcard cmd/*.h lib/*.h)
+$(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h lib/*.h) $(SKELS)
+$(O)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+# The include flags a stage's sources get (tests/check_layers.py reads them).
+layer-flags-%:
+	@echo $(call layer_flags,lib/$*/x.c)
+
+# Header dependencies as the compiler saw them (-MMD -MP).
+-include $(wildcard $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d))
 
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^

@@ -1,6 +1,6 @@
 /* cmd.h - the clockprof subcommands. Each cmd_*() parses its own options,
  * calls the library and prints; it returns the process exit code
- * (enum cp_exit in lib/error.h). main.c only dispatches. */
+ * (enum cp_exit in lib/util/error.h). main.c only dispatches. */
 #ifndef CP_CMD_H
 #define CP_CMD_H
 

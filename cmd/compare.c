@@ -1,7 +1,7 @@
 /* compare.c - `clockprof compare`: the gate's options. The gate itself
  * (loading, judging, verdict.json, markdown, HTML) is cp_gate_run()
- * (lib/gate.h); this prints the table and the GitHub annotations and
- * exits 0 (within bounds), 1 (regressed; or
+ * (lib/report/gate_run.h); this prints the table and the GitHub
+ * annotations and exits 0 (within bounds), 1 (regressed; or
  * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include "compare.h"
 #include "compare_table.h"
 #include "error.h"
-#include "gate.h"
+#include "gate_run.h"
 #include "github_annotations.h"
 #include "stats.h"
 

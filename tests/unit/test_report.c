@@ -11,7 +11,7 @@
 
 #include "error.h"
 #include "report.h"
-#include "report_buf.h"
+#include "buf.h"
 #include "report_html.h"
 #include "report_stacks.h"
 #include "sha256.h"

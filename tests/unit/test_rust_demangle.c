@@ -1,4 +1,4 @@
-/* test_rust_demangle.c - Rust v0 names (lib/rust_demangle.c). The
+/* test_rust_demangle.c - Rust v0 names (lib/symbols/rust_demangle.c). The
  * expected names were checked against binutils 2.40's c++filt (its own
  * Rust v0 demangler) with the crate hashes it prints ([c1f1a4ba...])
  * removed; the one place the two differ on purpose is an integer constant

@@ -31,7 +31,7 @@
 #include "grow.h"
 #include "plt_stubs.h"
 #include "symbolize.h"
-#include "target.h"
+#include "procfs.h"
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
 
@@ -129,7 +129,7 @@ static uint64_t proc_start_time(pid_t pid)
 	if (cp_proc_stat_read(pid, &st))
 		return 0;
 	if (st.state == 'Z' || st.state == 'X') {
-		others = cp_target_threads(pid, &tids, &ntids) == 0 && ntids > 1;
+		others = cp_proc_threads(pid, &tids, &ntids) == 0 && ntids > 1;
 		free(tids);
 		if (!others)
 			return 0;
@@ -1046,7 +1046,3 @@ struct Dwfl *cp_symbolizer_dwfl(struct cp_symbolizer *s)
 	return s->dwfl;
 }
 
-pid_t cp_symbolizer_pid(const struct cp_symbolizer *s)
-{
-	return s->pid;
-}

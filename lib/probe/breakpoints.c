@@ -10,6 +10,7 @@
 
 #include "breakpoints.h"
 #include "error.h"
+#include "procfs.h"
 #include "grow.h"
 #include "target.h"
 
@@ -204,7 +205,7 @@ static int attach_own_thread(struct cp_breakpoints *bp, pid_t tid,
 static int list_threads(pid_t pid, pid_t **tids, size_t *n)
 {
 	for (int tries = 0;; tries++) {
-		if (cp_target_threads(pid, tids, n))
+		if (cp_proc_threads(pid, tids, n))
 			return -1;
 		if (*n == 0 || tries == 100 ||
 		    syscall(SYS_tgkill, pid, (*tids)[*n - 1], 0) == 0 || errno != ESRCH)

@@ -9,7 +9,7 @@
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "error.h"
-#include "report_buf.h"
+#include "buf.h"
 #include "verdict_file.h"
 
 #define NAME_CHARS 200

@@ -7,7 +7,7 @@
 
 #include <jansson.h>
 
-#include "report_buf.h"
+#include "buf.h"
 
 /* obj[key] as a string, or NULL when absent or not a string. */
 const char *cp_rj_str(const json_t *obj, const char *key);

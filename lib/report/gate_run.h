@@ -1,10 +1,12 @@
-/* gate.h - `clockprof compare` as one call: load the runs and the bounds,
- * judge (lib/compare.h), build verdict.json and write the files asked for.
+/* gate_run.h - `clockprof compare` as one call: load the runs and the
+ * bounds, judge (lib/gate/compare.h), build verdict.json and write the
+ * files asked for, the HTML report among them (which is why this sits in
+ * the report stage, above the gate).
  *
  * cmd/compare.c only parses options and prints what this returns, so the
  * whole gate can be driven from a test or a benchmark without a process. */
-#ifndef CP_GATE_H
-#define CP_GATE_H
+#ifndef CP_GATE_RUN_H
+#define CP_GATE_RUN_H
 
 #include <jansson.h>
 #include <stddef.h>

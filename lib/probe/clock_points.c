@@ -171,7 +171,7 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 	return 0;
 }
 
-/* The PLT stubs of gettimeofday/time (lib/plt_stubs.h). An import that
+/* The PLT stubs of gettimeofday/time (lib/symbols/plt_stubs.h). An import that
  * is also reached without a stub (GLOB_DAT: -fno-plt GOT-indirect calls,
  * a function pointer in position-independent code) is named in unseen. */
 static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)

@@ -8,7 +8,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "report_buf.h"
+#include "buf.h"
 #include "report_stacks.h"
 
 /* How many functions the flame graphs' tables list (the rest are counted). */

@@ -1,7 +1,7 @@
 /* demangle.h - symbol names for people. C++ (Itanium ABI, which Rust's
  * legacy mangling also follows) through libstdc++'s abi::__cxa_demangle,
  * which the C++ runtime already ships; Rust's v0 mangling ("_R...") through
- * lib/rust_demangle.h, since no library we use knows it. */
+ * lib/symbols/rust_demangle.h, since no library we use knows it. */
 #ifndef CP_DEMANGLE_H
 #define CP_DEMANGLE_H
 

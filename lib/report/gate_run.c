@@ -1,4 +1,4 @@
-/* gate.c - see gate.h. The orchestration of `clockprof compare`, out of
+/* gate_run.c - see gate_run.h. The orchestration of `clockprof compare`, out of
  * cmd/ so that the gate is one library call. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "compare.h"
 #include "compare_markdown.h"
 #include "error.h"
-#include "gate.h"
+#include "gate_run.h"
 #include "json_file.h"
 #include "report.h"
 #include "verdict_file.h"

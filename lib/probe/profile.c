@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "procfs.h"
 #include "elf_symbols.h"
 #include "error.h"
 #include "grow.h"
@@ -239,7 +240,7 @@ static void dist_cover_threads(struct cp_profile *p, struct cp_session *s,
 	pid_t *tids = NULL;
 	size_t ntids = 0, ncovered;
 
-	if (p->dist_event < 0 || cp_target_threads(p->target.pid, &tids, &ntids))
+	if (p->dist_event < 0 || cp_proc_threads(p->target.pid, &tids, &ntids))
 		return;
 	qsort(tids, ntids, sizeof(*tids), cmp_pid);
 	ncovered = cp_session_dist_tids(s, covered);
@@ -561,7 +562,7 @@ static void open_distribution(struct cp_profile *p, struct cp_session *s,
 	size_t ntids = 0;
 
 	p->dist_event = -1;
-	if (cp_target_threads(p->target.pid, &tids, &ntids))
+	if (cp_proc_threads(p->target.pid, &tids, &ntids))
 		return;
 	for (size_t k = 0; k < 3 && p->dist_event < 0; k++) {
 		for (size_t i = 0; i < p->nevents; i++) {

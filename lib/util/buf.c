@@ -1,11 +1,11 @@
-/* report_buf.c - see report_buf.h. */
+/* buf.c - see buf.h. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "html_escape.h"
-#include "report_buf.h"
+#include "buf.h"
 
 /* Makes room for n more bytes plus a NUL; returns the write position. */
 static char *reserve(struct cp_buf *b, size_t n)

@@ -10,14 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct cp_error;
+#include "stacks.h"
 
-/* One distinct stack and how many clock reads it made. */
-struct cp_stack {
-	const char *const *frames;	/* root first; names from the target */
-	size_t n_frames;
-	uint64_t count;
-};
+struct cp_error;
 
 /* Renders stacks as folded text (malloc'd, NUL-terminated; *len without
  * the NUL). Names are made safe for the format: ';' becomes ':', line

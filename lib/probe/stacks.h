@@ -6,11 +6,18 @@
 #define CP_STACKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-#include "folded.h"
 #include "session.h"
 
 struct cp_symbolizer;
+
+/* One distinct stack and how many clock reads it made. */
+struct cp_stack {
+	const char *const *frames;	/* root first; names from the target */
+	size_t n_frames;
+	uint64_t count;
+};
 
 struct cp_named_stacks {
 	struct cp_stack *stacks;	/* frames root first */

@@ -12,42 +12,11 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "grow.h"
+#include "procfs.h"
 #include "target.h"
 #include "utf8.h"
 
 #define PF_KTHREAD 0x00200000
-
-static ssize_t read_small_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n, total = 0;
-
-	if (fd < 0)
-		return -1;
-	while ((size_t)total < size - 1 &&
-	       (n = read(fd, buf + total, size - 1 - (size_t)total)) > 0)
-		total += n;
-	close(fd);
-	buf[total] = '\0';
-	return total;
-}
-
-int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
-{
-	char path[64], buf[4096], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	/* comm may hold spaces and parentheses: fields resume after the
-	 * last ')'; p + 2 is field 3 (state). */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
-			 "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->flags,
-			 &st->utime, &st->stime, &st->start_time) != 5)
-		return -1;
-	return 0;
-}
 
 static void read_cmdline(pid_t pid, struct cp_target *t)
 {
@@ -56,7 +25,7 @@ static void read_cmdline(pid_t pid, struct cp_target *t)
 	int argc = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	n = read_small_file(path, buf, sizeof(buf));
+	n = cp_proc_read_text(path, buf, sizeof(buf));
 	if (n < 0)
 		n = 0;
 	for (ssize_t i = 0; i < n; i++)
@@ -112,7 +81,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 			       "process %d is a kernel thread: it never reads the clock from user space",
 			       pid);
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	if (read_small_file(path, t->comm, sizeof(t->comm)) > 0)
+	if (cp_proc_read_text(path, t->comm, sizeof(t->comm)) > 0)
 		t->comm[strcspn(t->comm, "\n")] = '\0';
 	cp_utf8_sanitize(t->comm);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
@@ -139,14 +108,6 @@ void cp_target_release(struct cp_target *t)
 	free(t->argv);
 	t->argv = NULL;
 	t->argc = 0;
-}
-
-bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (tids[i] == tid)
-			return true;
-	return false;
 }
 
 static int module_matches(const char *mapped, const char *file)
@@ -198,26 +159,3 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 		       file, pid);
 }
 
-int cp_target_threads(pid_t pid, pid_t **tids, size_t *n)
-{
-	char path[64];
-	DIR *d;
-	struct dirent *e;
-	size_t cap = 16;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -1;
-	*n = 0;
-	*tids = malloc(cap * sizeof(pid_t));
-	while (*tids && (e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		if (cp_grow(tids, &cap, *n + 1, sizeof(**tids)))
-			break;
-		(*tids)[(*n)++] = atoi(e->d_name);
-	}
-	closedir(d);
-	return *tids ? 0 : -1;
-}

@@ -75,13 +75,12 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err);
 
 void cp_symbolizer_close(struct cp_symbolizer *s);
 
-/* The libdwfl session holding the captured modules (for lib/unwind_table.c).
+/* The libdwfl session holding the captured modules (for lib/symbols/unwind_table.c).
  * Valid until cp_symbolizer_close. */
 struct Dwfl *cp_symbolizer_dwfl(struct cp_symbolizer *s);
-pid_t cp_symbolizer_pid(const struct cp_symbolizer *s);
 
 /* The name to show for a symbol: demangled C++ or Rust (legacy mangling,
- * through lib/demangle.h) without Rust's "::h<hash>" suffix, or a copy of
+ * through lib/symbols/demangle.h) without Rust's "::h<hash>" suffix, or a copy of
  * name when it is not mangled. malloc'd. */
 char *cp_symbol_display_name(const char *name);
 

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "procfs.h"
 #include "grow.h"
 #include "target.h"
 #include "error.h"
@@ -417,7 +418,7 @@ static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
 		pid_t *tids;
 		size_t n;
 
-		if (cp_target_threads(pid, &tids, &n))
+		if (cp_proc_threads(pid, &tids, &n))
 			break;
 		for (size_t i = 0; i < n; i++) {
 			if (cp_tid_in(known, nknown, tids[i]) || cp_tid_in(seen, nseen, tids[i]))
@@ -462,7 +463,7 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 	pid_t *tids;
 	size_t n;
 
-	if (cp_target_threads(c->pid, &tids, &n)) {
+	if (cp_proc_threads(c->pid, &tids, &n)) {
 		if (errno == ENOENT || errno == ESRCH)
 			return cp_fail(err, CP_EXIT_PROFILE, "no such process: %d",
 				       (int)c->pid);

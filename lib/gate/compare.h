@@ -1,8 +1,8 @@
 /* compare.h - the gate: judge every measure of base runs against head runs.
  *
- * Input is runs as lib/compare_run.h reads them, each side being
+ * Input is runs as lib/gate/compare_run.h reads them, each side being
  * repeated runs of one build. Every measure (run.json
- * "measures") is judged against its bound (lib/bounds.h):
+ * "measures") is judged against its bound (lib/gate/bounds.h):
  *
  *  - exact measures (counts known to be deterministic: clock reads per
  *    request and per call site) that are constant within each side compare
@@ -12,7 +12,7 @@
  *    sampled one, with a note.
  *  - sampled measures (times, counters) get a Hodges-Lehmann estimate and
  *    95% confidence interval of the relative change and Mann-Whitney U
- *    tests (lib/stats.h; exact for small samples). The hypothesis decided
+ *    tests (lib/gate/stats.h; exact for small samples). The hypothesis decided
  *    is "the change is beyond the bound", so that is what is tested (head
  *    against base moved to the bound) and corrected (Holm) over the family
  *    of measures whose point estimate lies beyond their bound: a measure

@@ -1,7 +1,7 @@
 /* target.h - what we learn about the target process from /proc before and
  * while profiling it: identity (for run.json and for noticing a reused pid),
  * its executable and libraries (read through /proc/PID/root, so a target in
- * a container resolves in its own mount namespace), its threads and where
+ * a container resolves in its own mount namespace) and where
  * its vDSO is mapped. */
 #ifndef CP_TARGET_H
 #define CP_TARGET_H
@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "procfs.h"
 
 struct cp_error;
 
@@ -25,18 +27,6 @@ struct cp_target {
 	unsigned long long start_time; /* clock ticks after boot: pid identity */
 	uint64_t vdso_start, vdso_end;
 };
-
-/* The fields of /proc/PID/stat that clockprof uses. */
-struct cp_proc_stat {
-	char state;			/* R, S, D, ...; Z once it has exited */
-	unsigned long flags;		/* PF_* (PF_KTHREAD: a kernel thread) */
-	unsigned long utime, stime;	/* CPU time, clock ticks */
-	unsigned long long start_time;	/* ticks after boot: with the pid, the
-					 * process's identity */
-};
-
-/* Reads /proc/PID/stat; -1 when the process does not exist. */
-int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 
 /* Fails with CP_EXIT_PROFILE for no such process, a kernel thread, or a
  * process that exited. */
@@ -53,11 +43,5 @@ int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
 int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 			   size_t size, char *shown, size_t shown_size,
 			   struct cp_error *err);
-
-/* Lists the target's thread ids (malloc'd). */
-int cp_target_threads(pid_t pid, pid_t **tids, size_t *n);
-
-/* Whether tid is among tids[0..n). */
-bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid);
 
 #endif
