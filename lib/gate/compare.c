@@ -737,7 +737,8 @@ static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
 	snprintf(mv->reason, sizeof(mv->reason),
 		 "%s [%s, %s] within bound %s; not enough runs to exclude %s",
 		 pt, l, h, mv->bound->text, mv->higher_is_better ? l : h);
-	warnf(mv->warnings, "not enough runs to exclude %s", mv->higher_is_better ? l : h);
+	snprintf(mv->not_excluded, sizeof(mv->not_excluded), "%s",
+		 mv->higher_is_better ? l : h);
 }
 
 static int cmp_verdict_name(const void *a, const void *b)

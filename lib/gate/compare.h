@@ -102,6 +102,8 @@ struct cp_measure_verdict {
 	int test_exact;			/* -1 not tested, 0 approximate, 1 exact U */
 	int interval_ratio;		/* -1 none, 0 shift, 1 ratio */
 	int blocking;			/* removed and not allowed: fails */
+	char not_excluded[32];		/* within, but the interval reaches
+					 * this far past the bound ("+7.1%") */
 	const struct cp_bound_rule *bound;	/* NULL for added/removed */
 	enum cp_measure_status status;
 	int direction;			/* +1 worse, -1 better, 0 same */

@@ -102,6 +102,28 @@ static const char TABLE_HEAD_REASON[] =
 	"| measure | base | head | change | bound | status | why |\n"
 	"|:--|--:|--:|--:|--:|:--|:--|\n";
 
+/* Measures within their bound whose interval still reaches past it: one
+ * bullet each (at most 10), without changing the status. */
+static size_t not_excluded_lines(struct cp_buf *b, const json_t **rows, size_t n)
+{
+	char code[600], ne[100];
+	size_t shown = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += json_is_string(json_object_get(rows[i], "not_excluded"));
+	for (size_t i = 0; i < n && shown < 10; i++) {
+		if (!json_is_string(json_object_get(rows[i], "not_excluded")))
+			continue;
+		cp_markdown_code(code, sizeof(code), str(rows[i], "name"), 120);
+		cp_markdown_code(ne, sizeof(ne), str(rows[i], "not_excluded"), 20);
+		cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n", code, ne);
+		shown++;
+	}
+	if (total > shown)
+		cp_buf_printf(b, "- _%zu more not shown; see verdict.json_\n", total - shown);
+	return total;
+}
+
 /* Adds rows of `rows` (n of them, filtered by `only_bad`) while they fit
  * under limit; returns how many eligible rows were left out. */
 static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
@@ -186,7 +208,8 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(&b, "- **Inconclusive**: %s\n", code);
 	}
-	if (json_array_size(json_object_get(verdict, "env_mismatch")) ||
+	if (not_excluded_lines(&b, rows, n) ||
+	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(&b, "\n");
 

@@ -275,6 +275,33 @@ static void put_cell(FILE *out, const char *s, size_t width, int right)
 		fprintf(out, "%s%*s", s, (int)(width > c ? width - c : 0), "");
 }
 
+/* Measures within their bound whose interval still reaches past it:
+ * listed, without changing the status (at most 10 named). */
+static void not_excluded_line(FILE *out, const json_t *v)
+{
+	const json_t *m;
+	size_t i, shown = 0, total = 0;
+	char name[300], ne[64];
+
+	json_array_foreach(json_object_get(v, "measures"), i, m)
+		total += json_is_string(json_object_get(m, "not_excluded"));
+	if (!total)
+		return;
+	fprintf(out, "not enough runs to exclude:");
+	json_array_foreach(json_object_get(v, "measures"), i, m) {
+		if (!json_is_string(json_object_get(m, "not_excluded")))
+			continue;
+		if (shown++ == 10) {
+			fprintf(out, " and %zu more", total - 10);
+			break;
+		}
+		cp_escape_display(name, sizeof(name), str(m, "name"), 60);
+		cp_escape_display(ne, sizeof(ne), str(m, "not_excluded"), 20);
+		fprintf(out, "%s %s %s", shown > 1 ? "," : "", name, ne);
+	}
+	fprintf(out, "\n");
+}
+
 static void summary_lines(FILE *out, const json_t *v, int color)
 {
 	const json_t *s = json_object_get(v, "summary");
@@ -315,6 +342,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "inconclusive: %s\n", text);
 	}
+	not_excluded_line(out, v);
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "warning: %s\n", text);

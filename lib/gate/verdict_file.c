@@ -65,6 +65,8 @@ static json_t *measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "in_holm_family", json_boolean(m->in_family));
 	json_object_set_new(o, "p_beyond_bound", num(m->p_beyond));
 	json_object_set_new(o, "p_beyond_bound_adjusted", num(m->p_beyond_adjusted));
+	json_object_set_new(o, "not_excluded", m->not_excluded[0] ?
+			    json_string(m->not_excluded) : json_null());
 	json_object_set_new(o, "fails_gate", json_boolean(m->status == CP_MEASURE_REGRESSED ||
 							 m->blocking));
 	json_object_set_new(o, "bound", m->bound ? json_string(m->bound->text) : json_null());

@@ -425,3 +425,20 @@ def test_negative_bound_demands_an_improvement(ctx):
     faster = make_side(ctx, "fast", 10, seed=3, reads=2, time_scale=0.8)
     p = compare(ctx, base, faster, "--bounds", bounds, "-o", out)
     assert p.returncode == 0, p.stderr
+
+
+def test_straddler_within_bound_is_listed_not_inconclusive(ctx):
+    # Estimate about +3% under the +5% bound; 6 noisy runs cannot rule
+    # out more than +5%: listed, and the verdict still passes.
+    base = sampled_runs(ctx, "b", 6, seed=11, cv=0.03)
+    head = sampled_runs(ctx, "h", 6, scale=1.03, seed=12, cv=0.03)
+    out = os.path.join(ctx.tmp, "v.json")
+    md = os.path.join(ctx.tmp, "v.md")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--color=never")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["status"] == "within" and m["not_excluded"].startswith("+"), m
+    assert v["status"] == "pass", v["status"]
+    assert "not enough runs to exclude: task-clock/op +" in p.stdout
+    assert "not enough runs to exclude" in open(md).read()
