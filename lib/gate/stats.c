@@ -1,6 +1,7 @@
 /* stats.c - see stats.h for what and why. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,39 +110,90 @@ static long doubled_ranks(const double *x, size_t nx, const double *y, size_t ny
 	return sum_y;
 }
 
-/* Exact tails of the doubled rank sum S of k values drawn from the n
- * doubled ranks r2 (every split equally likely under "no difference"):
- * counts of subsets by size and sum, one value at a time. */
-static int exact_tails(const long *r2, size_t n, size_t k, long s_obs,
-		       double *p_ge, double *p_le)
+/* The counts of subsets of size k of the n doubled ranks r2, by sum
+ * (0 .. *smax): one value at a time. NULL when out of memory. */
+static double *subset_sums(const long *r2, size_t n, size_t k, long *smax)
 {
-	long smax = 0;
-	double *f, total = 0, ge = 0, le = 0;
+	double *f;
 
+	*smax = 0;
 	for (size_t i = 0; i < n; i++)
-		smax += r2[i];
-	f = calloc((k + 1) * (size_t)(smax + 1), sizeof(*f));
+		*smax += r2[i];
+	f = calloc((k + 1) * (size_t)(*smax + 1), sizeof(*f));
 	if (!f)
-		return -1;
+		return NULL;
 	f[0] = 1;
 	for (size_t e = 0; e < n; e++)
 		for (size_t j = (e + 1 < k ? e + 1 : k); j >= 1; j--) {
-			double *to = f + j * (size_t)(smax + 1);
-			const double *from = f + (j - 1) * (size_t)(smax + 1);
+			double *to = f + j * (size_t)(*smax + 1);
+			const double *from = f + (j - 1) * (size_t)(*smax + 1);
 
-			for (long s = smax; s >= r2[e]; s--)
+			for (long s = *smax; s >= r2[e]; s--)
 				to[s] += from[s - r2[e]];
 		}
-	for (long s = 0; s <= smax; s++) {
-		double c = f[k * (size_t)(smax + 1) + (size_t)s];
+	/* Only the row of size k is wanted. */
+	memmove(f, f + k * (size_t)(*smax + 1), (size_t)(*smax + 1) * sizeof(*f));
+	return f;
+}
 
-		total += c;
-		if (s >= s_obs)
-			ge += c;
-		if (s <= s_obs)
-			le += c;
+/* Without ties the distribution depends only on (n, k): a gate of 1,000
+ * measures with the same run counts computes it once, not 2,000 times. */
+#define NO_TIE_CACHE 32
+static struct {
+	size_t n, k;
+	long smax;
+	double *counts;
+} no_tie[NO_TIE_CACHE];
+static pthread_mutex_t no_tie_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The counts for r2 (owned by the caller, free it) or, without ties, the
+ * cached ones (*cached set, do not free). */
+static const double *rank_sum_counts(const long *r2, size_t n, size_t k, int ties,
+				     long *smax, int *cached)
+{
+	const double *counts = NULL;
+
+	*cached = 0;
+	if (ties)
+		return subset_sums(r2, n, k, smax);
+	pthread_mutex_lock(&no_tie_lock);
+	for (size_t i = 0; i < NO_TIE_CACHE && !counts; i++) {
+		if (!no_tie[i].counts) {
+			no_tie[i].counts = subset_sums(r2, n, k, &no_tie[i].smax);
+			no_tie[i].n = n;
+			no_tie[i].k = k;
+		}
+		if (no_tie[i].counts && no_tie[i].n == n && no_tie[i].k == k) {
+			counts = no_tie[i].counts;
+			*smax = no_tie[i].smax;
+			*cached = 1;
+		}
 	}
-	free(f);
+	pthread_mutex_unlock(&no_tie_lock);
+	return counts ? counts : subset_sums(r2, n, k, smax);
+}
+
+/* Exact tails of the doubled rank sum S of k values drawn from the n
+ * doubled ranks r2 (every split equally likely under "no difference"). */
+static int exact_tails(const long *r2, size_t n, size_t k, long s_obs, int ties,
+		       double *p_ge, double *p_le)
+{
+	long smax;
+	int cached;
+	const double *f = rank_sum_counts(r2, n, k, ties, &smax, &cached);
+	double total = 0, ge = 0, le = 0;
+
+	if (!f)
+		return -1;
+	for (long s = 0; s <= smax; s++) {
+		total += f[s];
+		if (s >= s_obs)
+			ge += f[s];
+		if (s <= s_obs)
+			le += f[s];
+	}
+	if (!cached)
+		free((void *)f);
 	*p_ge = ge / total;
 	*p_le = le / total;
 	return 0;
@@ -191,7 +243,7 @@ static int mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 	/* All values tied: no split differs from another; p stays 1. */
 	if (allow_exact && nx * ny <= CP_MW_EXACT_MAX_PAIRS &&
 	    ties < (double)n * n * n - (double)n) {
-		if (exact_tails(r2, n, ny, sum_y, &out->p_greater, &out->p_less)) {
+		if (exact_tails(r2, n, ny, sum_y, ties > 0, &out->p_greater, &out->p_less)) {
 			free(r2);
 			return -1;
 		}

@@ -100,6 +100,15 @@ TEST(stats_mann_whitney_exact_small_samples)
 	CHECK_NEAR(mw.p_greater, 1.0 / 252, 1e-12);
 	CHECK_NEAR(mw.p_less, 1, 1e-12);
 	CHECK_NEAR(cp_mann_whitney_min_p(5, 5), 2.0 / 252, 1e-12);
+	/* Without ties the distribution is shared by every 5 x 5 test. */
+	{
+		double odd[] = { 1, 3, 5, 7, 9 }, even[] = { 2, 4, 6, 8, 10 };
+
+		brute_force_p(odd, 5, even, 5, &ge, &le);
+		CHECK_INT(cp_mann_whitney(odd, 5, even, 5, &mw), 0);
+		CHECK_NEAR(mw.p_greater, ge, 1e-12);
+		CHECK_NEAR(mw.p_less, le, 1e-12);
+	}
 	CHECK_NEAR(cp_mann_whitney_min_p(4, 4), 2.0 / 70, 1e-12);
 	/* With ties: the distribution given the tie pattern. */
 	CHECK_INT(cp_mann_whitney(a, 7, b, 6, &mw), 0);
