@@ -40,13 +40,13 @@ layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
 DEPFLAGS := -MMD -MP
-LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
+LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lz -lm
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 chromium linux-perf
+	libjansson-dev libiberty-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
+TEST_PKGS  := python3 python3-yaml chromium linux-perf
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))

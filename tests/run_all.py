@@ -40,6 +40,9 @@ def main():
     suites = [
         # lib/'s stages include only the stages beneath them.
         ("layers", [sys.executable, "tests/check_layers.py"]),
+        # The shipped CI workflow: valid YAML, and every clockprof option
+        # in it exists in the built binary's --help.
+        ("examples", [sys.executable, "tests/check_examples.py", "--clockprof", "./clockprof"]),
         ("unit", [os.path.join(args.build, "unit-tests")]),
         # The same tests again, built with sanitizers (~15 s): memory and
         # threading mistakes in the parallel code fail here, not in users'
@@ -60,10 +63,10 @@ def main():
     if os.geteuid() != 0:
         # Counted, never dropped: a suite that cannot run here is one skip
         # in the summary, with its reason.
-        for name, _ in suites[3:]:
+        for name, _ in suites[4:]:
             print(f"{name}: skipped: needs root (BPF)")
             total[2] += 1
-        suites = suites[:3]
+        suites = suites[:4]
     for name, cmd in suites:
         for i, n in enumerate(run_suite(name, cmd, env)):
             total[i] += n

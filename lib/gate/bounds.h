@@ -1,7 +1,7 @@
 /* bounds.h - the bounds file: how much worse each measure may get.
  *
- * The user keeps a `.clockprof-bounds` file in their repository (contract:
- * DESIGN.md "Bounds file"): one rule per line, `GLOB BOUND`, first match
+ * The user keeps a `.clockprof-bounds` file in their repository (grammar:
+ * docs/bounds.md): one rule per line, `GLOB BOUND`, first match
  * wins, `#` starts a comment, BOUND is `+N%` (relative) or `+N` (absolute,
  * in the measure's unit), an allowed change in the measure's bad
  * direction; `-N%` or `-N` demands an improvement of at least N. A line

@@ -1,8 +1,8 @@
-/* verdict_file.h - verdict.json (contract "clockprof.verdict/1", DESIGN.md;
- * the concrete shape is documented in the README): what `clockprof compare`
- * decided and why, for CI scripts, the HTML report and people. The builder
- * turns a struct cp_compare_result into the document; the loader validates
- * a document for `clockprof report`. */
+/* verdict_file.h - verdict.json (contract "clockprof.verdict/1", every
+ * member in docs/verdict-json.md): what `clockprof compare` decided and
+ * why, for CI scripts, the HTML report and people. The builder turns a
+ * struct cp_compare_result into the document; the loader validates a
+ * document for `clockprof report`. */
 #ifndef CP_VERDICT_FILE_H
 #define CP_VERDICT_FILE_H
 

@@ -1,7 +1,7 @@
 /* counters_json.h - perf counters into run.json: the `counters` member
  * ({event: {value, unit, per_op, scaled, running_ratio, time_enabled_ns,
  * time_running_ns}} or {event: {supported: false, reason}}) and the
- * `EVENT/op` entries of `measures` that compare reads (DESIGN.md contract).
+ * `EVENT/op` entries of `measures` that compare reads (docs/run-json.md).
  * An unsupported event is never written as a number, and gets no measure. */
 #ifndef CP_COUNTERS_JSON_H
 #define CP_COUNTERS_JSON_H

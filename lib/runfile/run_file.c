@@ -47,8 +47,6 @@ static double counter_ops(const struct cp_profile *p)
 	return p->counters_split ? (double)p->counter_requests : p->ops;
 }
 
-/* Which window each figure came from (DESIGN: counters must not describe
- * the probes). */
 static json_t *build_stacks(const struct cp_profile *p)
 {
 	json_t *a = json_array();
@@ -84,6 +82,8 @@ static json_t *build_per_request_counters(const struct cp_profile *p)
 			 "resolution", "percentiles within 6.25% (8 buckets per power of two); count, mean and max exact");
 }
 
+/* Which window each figure came from: counters must not describe the
+ * probes (docs/run-json.md, "Phases of a window"). */
 static json_t *build_windows(const struct cp_profile *p)
 {
 	json_t *counters = json_null();

@@ -1,4 +1,4 @@
-/* run_file.h - run.json (contract "clockprof.run/1", DESIGN.md and README):
+/* run_file.h - run.json (contract "clockprof.run/1", docs/run-json.md):
  * one profiling window of one process. The writer turns a finished
  * struct cp_profile into the document; the loader validates a document for
  * compare and report. Both use jansson. */

@@ -1,12 +1,12 @@
 /* error.h - how the library reports failure to its callers.
  *
  * Library functions never print and never exit: they return -1 and fill a
- * struct cp_error with a one-line message and the process exit code that the
- * DESIGN contract assigns to that kind of failure. cmd/ prints and exits. */
+ * struct cp_error with a one-line message and the process exit code that
+ * docs/exit-codes.md assigns to that kind of failure. cmd/ prints and exits. */
 #ifndef CP_ERROR_H
 #define CP_ERROR_H
 
-/* Exit codes (contract, DESIGN.md "Command line"). */
+/* Exit codes (contract: docs/exit-codes.md). */
 enum cp_exit {
 	CP_EXIT_OK = 0,		/* success, or gate passed */
 	CP_EXIT_GATE = 1,	/* a measure regressed beyond its bound */
