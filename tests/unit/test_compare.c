@@ -854,3 +854,40 @@ TEST(compare_data_dependent_exact_measure_aa)
 	if (fails > 1)
 		unit_fail(__FILE__, __LINE__, "%zu of 20 A/A comparisons failed", fails);
 }
+
+/* verdict.json says how each measure was tested and corrected. */
+TEST(verdict_records_test_interval_and_family)
+{
+	double shift[20];
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+	struct cp_compare_side none = { NULL, NULL, 0 };
+	json_t *v, *m = NULL, *e;
+	size_t i;
+
+	for (size_t k = 0; k < 20; k++)
+		shift[k] = k == 7 ? 1.5 : 1.0;
+	rng_state = 4242;
+	CHECK_INT(judge_family(5, 20, shift, &r), 0);
+	cp_bounds_init_defaults(&bounds);
+	v = cp_verdict_build(&r, &bounds, &none, &none);
+	CHECK(v != NULL);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(v, "method"), "holm_family")),
+		  (long long)r.holm_family);
+	json_array_foreach(json_object_get(v, "measures"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), "m07/op"))
+			m = e;
+	CHECK(m != NULL);
+	CHECK_STR(json_string_value(json_object_get(m, "test")), "exact-u");
+	CHECK_STR(json_string_value(json_object_get(m, "interval")), "ratio");
+	CHECK_STR(json_string_value(json_object_get(m, "judged_as")), "sampled");
+	CHECK(json_is_true(json_object_get(m, "in_holm_family")));
+	CHECK(json_is_true(json_object_get(m, "fails_gate")));
+	CHECK(json_number_value(json_object_get(m, "p_beyond_bound_adjusted")) < 0.05);
+	CHECK(json_is_array(json_object_get(v, "excluded_runs")));
+	CHECK(json_is_array(json_object_get(v, "inconclusive_reasons")));
+	CHECK_INT(cp_verdict_file_validate(v, "v", NULL), 0);
+	json_decref(v);
+	cp_bounds_free(&bounds);
+	cp_compare_result_free(&r);
+}
