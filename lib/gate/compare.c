@@ -971,32 +971,43 @@ static int refuse_duplicates(const struct cp_compare_side *s, const char *side,
 	return 0;
 }
 
+static int is_complete(const struct cp_compare_run *run)
+{
+	return !json_is_false(json_object_get(run->doc, "complete"));
+}
+
 /* The complete runs of s (a cut-short window measured something else),
  * into keep; the others are listed in excluded. When none is complete,
- * keep is all of s and the verdict is inconclusive. */
+ * keep is all of s (their numbers are still shown) and the verdict is
+ * inconclusive. */
 static void complete_runs(const struct cp_compare_side *s, const char *side,
 			  struct cp_compare_run *runs, const char **names,
 			  struct cp_compare_side *keep, struct cp_compare_result *r)
 {
 	size_t k = 0;
 
+	for (size_t i = 0; i < s->n; i++)
+		k += is_complete(&s->runs[i]);
+	if (!k) {
+		warnf(r->inconclusive_reasons, "no complete %s run: all %zu were cut short",
+		      side, s->n);
+		*keep = *s;
+		return;
+	}
+	k = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		if (json_is_false(json_object_get(s->runs[i].doc, "complete"))) {
-			json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
-				"side", side, "file", run_name(s, i),
-				"reason", "incomplete (complete: false)"));
-			warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
-			      side, run_name(s, i));
+		if (is_complete(&s->runs[i])) {
+			runs[k] = s->runs[i];
+			names[k++] = run_name(s, i);
 			continue;
 		}
-		runs[k] = s->runs[i];
-		names[k++] = run_name(s, i);
+		json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
+			"side", side, "file", run_name(s, i),
+			"reason", "incomplete (complete: false)"));
+		warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
+		      side, run_name(s, i));
 	}
 	*keep = (struct cp_compare_side){ runs, names, k };
-	if (k)
-		return;
-	warnf(r->inconclusive_reasons, "no complete %s run: all %zu were cut short", side, s->n);
-	*keep = *s;
 }
 
 /* Every run without a clock read although requests were counted: the

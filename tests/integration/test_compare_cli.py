@@ -349,6 +349,7 @@ def test_incomplete_runs_left_out(ctx):
     v = ctx.load_json(out)
     assert v["status"] == "inconclusive", v["status"]
     assert any("no complete head run" in r for r in v["inconclusive_reasons"])
+    assert v["excluded_runs"] == []   # nothing else to judge: shown, not left out
 
 
 def test_blind_runs_are_inconclusive_and_say_why(ctx):
