@@ -1113,41 +1113,20 @@ static void headline(struct cp_compare_result *out, struct cp_bounds *bounds)
 			  out->fail_on_inconclusive) ? CP_EXIT_GATE : CP_EXIT_OK;
 }
 
-int cp_compare(const struct cp_compare_side *base_in,
-	       const struct cp_compare_side *head_in, struct cp_bounds *bounds,
-	       const struct cp_compare_opts *opts,
-	       struct cp_compare_result *out, struct cp_error *err)
+/* Gathers the measures of the admitted runs, computes their statistics on
+ * every CPU, corrects and decides. -1 when out of memory. */
+static int judge_measures(struct cp_compare_result *out, const struct cp_compare_side *base,
+			  const struct cp_compare_side *head, struct cp_bounds *bounds,
+			  const char *env_why)
 {
 	struct gathered g = { 0 };
-	double alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
-	struct stats_job job = { &g, NULL, z_for_alpha(alpha), NULL, 0 };
-	struct cp_compare_side base_side, head_side, *base = &base_side, *head = &head_side;
+	struct stats_job job = { &g, NULL, z_for_alpha(out->alpha), NULL, 0 };
 	double *ps = NULL;
-	void *mem = NULL;
-	char env_why[160];
-	int env_inconclusive;
 	size_t workers;
-
-	memset(out, 0, sizeof(*out));
-	if (!base_in->n || !head_in->n)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "compare needs at least one base and one head run file");
-	out->alpha = alpha;
-	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
-	out->min_runs = cp_hl_min_runs(job.z);
-	out->warnings = json_array();
-	out->names = json_array();
-	out->excluded = json_array();
-	out->inconclusive_reasons = json_array();
-	if (check_runs(base_in, head_in, base, head, &mem, out, env_why,
-		       sizeof(env_why), err)) {
-		cp_compare_result_free(out);
-		return -1;
-	}
-	env_inconclusive = env_why[0] != '\0';
+	int rc = -1;
 
 	if (gather(&g, base, head))
-		goto oom;
+		goto out;
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
 	job.measures = out->measures;
@@ -1156,37 +1135,64 @@ int cp_compare(const struct cp_compare_side *base_in,
 	job.buffers = calloc(workers, job.buffer_len * sizeof(double));
 	ps = malloc((g.nmeasures + 1) * sizeof(double));
 	if (!out->measures || !job.buffers || !ps)
-		goto oom;
-
+		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds, out->names);
 	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
-	if (adjust(out, ps, env_inconclusive))
-		goto oom;
+	if (adjust(out, ps, env_why[0] != '\0'))
+		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++) {
 		struct cp_measure_verdict *mv = &out->measures[i];
 
 		if ((mv->exact && !mv->judged_sampled) || !mv->in_base || !mv->in_head ||
 		    !mv->bound || mv->reason[0])
 			continue;
-		decide_sampled(mv, alpha, env_inconclusive ? env_why : NULL,
+		decide_sampled(mv, out->alpha, env_why[0] ? env_why : NULL,
 			       out->holm_family, out->min_runs);
 	}
+	rc = 0;
+out:
 	gathered_free(&g);
 	free(job.buffers);
 	free(ps);
-	free(mem);
+	return rc;
+}
 
+int cp_compare(const struct cp_compare_side *base_in,
+	       const struct cp_compare_side *head_in, struct cp_bounds *bounds,
+	       const struct cp_compare_opts *opts,
+	       struct cp_compare_result *out, struct cp_error *err)
+{
+	struct cp_compare_side base, head;
+	void *mem = NULL;
+	char env_why[160];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!base_in->n || !head_in->n)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "compare needs at least one base and one head run file");
+	out->alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
+	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
+	out->min_runs = cp_hl_min_runs(z_for_alpha(out->alpha));
+	out->warnings = json_array();
+	out->names = json_array();
+	out->excluded = json_array();
+	out->inconclusive_reasons = json_array();
+	if (check_runs(base_in, head_in, &base, &head, &mem, out, env_why,
+		       sizeof(env_why), err)) {
+		cp_compare_result_free(out);
+		return -1;
+	}
+	rc = judge_measures(out, &base, &head, bounds, env_why);
+	free(mem);
+	if (rc) {
+		cp_compare_result_free(out);
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
+	}
 	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
 	headline(out, bounds);
 	return 0;
-oom:
-	gathered_free(&g);
-	free(job.buffers);
-	free(ps);
-	free(mem);
-	cp_compare_result_free(out);
-	return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
 }
 
 void cp_compare_result_free(struct cp_compare_result *r)
