@@ -727,9 +727,10 @@ TEST(verdict_build_validates_and_round_trips)
 }
 
 /* n runs a side of nm sampled measures "mNN/op" at 3% CV; measure k of
- * head scaled by shift[k]. Returns the verdict's status. */
-static int judge_family(size_t n, size_t nm, const double *shift,
-			struct cp_compare_result *r)
+ * head scaled by shift[k], judged into r; with verdict, also the
+ * verdict document (built while the runs, which hold the units, live). */
+static int judge_family_verdict(size_t n, size_t nm, const double *shift,
+				struct cp_compare_result *r, json_t **verdict)
 {
 	struct side b = { 0 }, h = { 0 };
 	struct cp_bounds bounds;
@@ -747,10 +748,22 @@ static int judge_family(size_t n, size_t nm, const double *shift,
 				    "sampled", "lower");
 		}
 	rc = judge(&b, &h, &bounds, r);
+	if (!rc && verdict) {
+		struct cp_compare_side bs = { b.runs, b.names, b.n };
+		struct cp_compare_side hs = { h.runs, h.names, h.n };
+
+		*verdict = cp_verdict_build(r, &bounds, &bs, &hs);
+	}
 	free_side(&b);
 	free_side(&h);
 	cp_bounds_free(&bounds);
 	return rc;
+}
+
+static int judge_family(size_t n, size_t nm, const double *shift,
+			struct cp_compare_result *r)
+{
+	return judge_family_verdict(n, nm, shift, r, NULL);
 }
 
 /* 5 runs a side, 20 measures, one +50%: the exact U test can show it
@@ -860,17 +873,13 @@ TEST(verdict_records_test_interval_and_family)
 {
 	double shift[20];
 	struct cp_compare_result r;
-	struct cp_bounds bounds;
-	struct cp_compare_side none = { NULL, NULL, 0 };
-	json_t *v, *m = NULL, *e;
+	json_t *v = NULL, *m = NULL, *e;
 	size_t i;
 
 	for (size_t k = 0; k < 20; k++)
 		shift[k] = k == 7 ? 1.5 : 1.0;
 	rng_state = 4242;
-	CHECK_INT(judge_family(5, 20, shift, &r), 0);
-	cp_bounds_init_defaults(&bounds);
-	v = cp_verdict_build(&r, &bounds, &none, &none);
+	CHECK_INT(judge_family_verdict(5, 20, shift, &r, &v), 0);
 	CHECK(v != NULL);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(v, "method"), "holm_family")),
 		  (long long)r.holm_family);
@@ -888,6 +897,5 @@ TEST(verdict_records_test_interval_and_family)
 	CHECK(json_is_array(json_object_get(v, "inconclusive_reasons")));
 	CHECK_INT(cp_verdict_file_validate(v, "v", NULL), 0);
 	json_decref(v);
-	cp_bounds_free(&bounds);
 	cp_compare_result_free(&r);
 }
