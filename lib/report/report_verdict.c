@@ -129,9 +129,10 @@ static void warnings(struct cp_buf *b, const json_t *v)
 {
 	const json_t *mm = json_object_get(v, "env_mismatch");
 	const json_t *w = json_object_get(v, "warnings"), *x;
+	const json_t *why = json_object_get(v, "inconclusive_reasons");
 	size_t i;
 
-	if (!json_array_size(mm) && !json_array_size(w))
+	if (!json_array_size(mm) && !json_array_size(w) && !json_array_size(why))
 		return;
 	cp_buf_puts(b, "<div class=\"warnings\" role=\"note\"><h3>Warnings</h3><ul>");
 	json_array_foreach(mm, i, x) {
@@ -149,6 +150,13 @@ static void warnings(struct cp_buf *b, const json_t *v)
 		cp_html_json_text(b, json_object_get(x, "head"));
 		if (cp_rj_str(x, "effect") && !strcmp(cp_rj_str(x, "effect"), "inconclusive"))
 			cp_buf_puts(b, " (sampled measures are judged inconclusive)");
+		cp_buf_puts(b, "</li>");
+	}
+	/* Run-level reasons the verdict is inconclusive (blind or cut-short
+	 * runs), first: they say the numbers below may mean nothing. */
+	json_array_foreach(why, i, x) {
+		cp_buf_puts(b, "<li><strong>Inconclusive:</strong> ");
+		cp_html_json_text(b, x);
 		cp_buf_puts(b, "</li>");
 	}
 	json_array_foreach(w, i, x) {

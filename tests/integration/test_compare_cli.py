@@ -358,10 +358,12 @@ def test_blind_runs_are_inconclusive_and_say_why(ctx):
     head = sampled_runs(ctx, "h", 5, seed=2, reads=0, requests=50, warnings=warn)
     out = os.path.join(ctx.tmp, "v.json")
     md = os.path.join(ctx.tmp, "v.md")
-    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--github")
+    html = os.path.join(ctx.tmp, "v.html")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--github", "--html", html)
     assert p.returncode == 0, p.stderr
     v = ctx.load_json(out)
     assert v["status"] == "inconclusive"
+    assert "<strong>Inconclusive:</strong> no clock read" in open(html).read()
     assert any("no clock read" in r for r in v["inconclusive_reasons"])
     assert "head runs (5 of 5): the target read no clock during the window" in v["warnings"]
     text = open(md).read()
