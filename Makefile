@@ -6,7 +6,8 @@
 #   make check-unit unit tests only (no privileges)
 #   make check-sanitize  unit tests under AddressSanitizer + UBSan
 #   make bench      benchmarks (ratios measured side by side; not tests)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (binary, man page, bash completion)
+#   make uninstall PREFIX=/usr/local DESTDIR=
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -46,7 +47,7 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lz -lm
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 python3-yaml chromium linux-perf
+TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
@@ -60,13 +61,18 @@ SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
 REPORT_ASSETS := $(sort $(wildcard reports/*))
 
 .PHONY: all deps test-deps demo check check-unit check-integration \
-	check-browser check-sanitize bench install clean
+	check-browser check-sanitize bench install uninstall clean
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
 # rebuild does not redo it.
 .SECONDARY:
 
-all: deps clockprof
+# The man page and bash completion are printed by clockprof itself from
+# the option tables its parser uses (lib/cli_options.h): they cannot drift.
+MAN_PAGE   := $(O)/clockprof.1
+COMPLETION := $(O)/clockprof.bash
+
+all: deps clockprof $(MAN_PAGE) $(COMPLETION)
 
 deps:
 	@$(call install_missing,$(BUILD_PKGS))
@@ -141,6 +147,12 @@ $(O)/libclockprof.a: $(LIB_OBJS)
 clockprof: $(CMD_OBJS) $(O)/libclockprof.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+$(MAN_PAGE): clockprof
+	./clockprof --man > $@
+
+$(COMPLETION): clockprof
+	./clockprof --completion bash > $@
+
 $(O)/unit-tests: $(UNIT_OBJS) $(O)/libclockprof.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -179,8 +191,16 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@$(O)/bench-symbolize $(O)/tests/targets
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
-install: all
+# No `deps` here: installing never runs apt-get.
+install: clockprof $(MAN_PAGE) $(COMPLETION)
 	install -D -m 0755 clockprof $(DESTDIR)$(PREFIX)/bin/clockprof
+	install -D -m 0644 $(MAN_PAGE) $(DESTDIR)$(PREFIX)/share/man/man1/clockprof.1
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/clockprof
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/clockprof \
+		$(DESTDIR)$(PREFIX)/share/man/man1/clockprof.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/clockprof
 
 clean:
 	rm -rf $(O) build-sanitize clockprof

@@ -26,8 +26,7 @@ def subcommands(clockprof):
 
 
 def options_of(clockprof, sub):
-    # ab passes its options to run; its own help points there.
-    text = help_text(clockprof, "run" if sub == "ab" else sub)
+    text = help_text(clockprof, sub)
     return set(OPTION.findall(text)) | {"-h", "--help"}
 
 

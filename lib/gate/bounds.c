@@ -202,13 +202,14 @@ int cp_bounds_parse(const char *text, size_t len, const char *name,
 int cp_bounds_load(const char *path, struct cp_bounds *b, struct cp_error *err)
 {
 	FILE *f = fopen(path, "rb");
+	int open_errno = errno;	/* before anything else can change it */
 	char *buf;
 	size_t len;
 
 	cp_bounds_init_defaults(b);
 	if (!f)
 		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read bounds file: %s",
-			       path, strerror(errno));
+			       path, strerror(open_errno));
 	buf = malloc(MAX_BOUNDS_FILE + 1);
 	if (!buf) {
 		fclose(f);

@@ -138,7 +138,8 @@ static const char *str(const json_t *o, const char *key)
 }
 
 /* "+5.3", "-0.41", "+25.2", "+120" with 2-3 significant digits, then
- * suffix; "?" for a number that is not one (never "+nan"). */
+ * suffix, never in e-notation; "?" for a number that is not one (never
+ * "+nan"). */
 static void signed_num(char *buf, size_t len, double v, const char *suffix)
 {
 	if (!isfinite(v))
@@ -149,8 +150,10 @@ static void signed_num(char *buf, size_t len, double v, const char *suffix)
 		snprintf(buf, len, "%+.0f%s", v, suffix);
 	else if (fabs(v) >= 10)
 		snprintf(buf, len, "%+.1f%s", v, suffix);
-	else
+	else if (fabs(v) >= 0.01)
 		snprintf(buf, len, "%+.2g%s", v, suffix);
+	else
+		snprintf(buf, len, "%+.2f%s", v, suffix);	/* never e-notation */
 }
 
 static void signed_pct(char *buf, size_t len, double v)
@@ -168,8 +171,8 @@ static void interval_text(char *buf, size_t len, double lo, double hi, int pct)
 		signed_num(l, sizeof(l), lo, "");
 		signed_num(h, sizeof(h), hi, "");
 	} else {
-		snprintf(l, sizeof(l), isfinite(lo) ? "%+.4g" : "?", lo);
-		snprintf(h, sizeof(h), isfinite(hi) ? "%+.4g" : "?", hi);
+		snprintf(l, sizeof(l), !isfinite(lo) ? "?" : fabs(lo) >= 1e4 ? "%+.0f" : "%+.4g", lo);
+		snprintf(h, sizeof(h), !isfinite(hi) ? "?" : fabs(hi) >= 1e4 ? "%+.0f" : "%+.4g", hi);
 	}
 	snprintf(buf, len, " [%.30s, %.30s]", l, h);
 }
@@ -208,7 +211,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		p = num(abs_, "point");
 		lo = num(abs_, "lo");
 		hi = num(abs_, "hi");
-		snprintf(a, sizeof(a), isfinite(p) ? "%+.4g" : "?", p);
+		snprintf(a, sizeof(a), !isfinite(p) ? "?" : fabs(p) >= 1e4 ? "%+.0f" : "%+.4g", p);
 		if (isnan(lo))
 			snprintf(buf, len, "%s%s (no interval)", mark, a);
 		else {

@@ -149,10 +149,18 @@ static bool lookup_raw(const char *base, struct cp_event_spec *s)
 	return true;
 }
 
-static int unknown_event(const char *base, struct cp_error *err)
+static int unknown_event(const char *base, const char *item, struct cp_error *err)
 {
+	const char *colon = strchr(item, ':');
+
 	struct cp_suggest sg;
 	char hint[200];
+
+	/* "sched:sched_switch": after the colon a name, not modifiers. */
+	if (colon && colon[1 + strspn(colon + 1, "ukhpPGHI")] != '\0')
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--events: \"%.80s\" looks like a tracepoint; clockprof counts hardware and software events only (e.g. instructions:u, task-clock, cs)",
+			       item);
 
 	cp_suggest_init(&sg, base);
 	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
@@ -220,7 +228,7 @@ static int parse_item(const char *item, struct cp_event_spec *s,
 	memcpy(base, item, len);
 	base[len] = '\0';
 	if (!lookup_named(base, s) && !lookup_cache(base, s) && !lookup_raw(base, s))
-		return unknown_event(base, err);
+		return unknown_event(base, item, err);
 	if (colon && parse_modifiers(item, colon + 1, s, err))
 		return -1;
 	/* The scheduler counts these in kernel context: user-only they read

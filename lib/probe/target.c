@@ -62,6 +62,45 @@ int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 	return rc;
 }
 
+/* Permitted capabilities of pid (self for 0) from /proc/PID/status. */
+static int cap_permitted(pid_t pid, unsigned long long *caps)
+{
+	char path[64], line[256];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), pid ? "/proc/%d/status" : "/proc/self/status", pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapPrm: %llx", caps) == 1) {
+			rc = 0;
+			break;
+		}
+	fclose(f);
+	return rc;
+}
+
+/* /proc/PID/exe was refused: say why. Root is refused too when the
+ * target holds capabilities that clockprof lacks (the kernel's ptrace
+ * access check), as a container's init often does. */
+static int access_denied(pid_t pid, struct cp_error *err)
+{
+	unsigned long long theirs, ours;
+
+	if (geteuid() != 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)",
+			       pid);
+	if (!cap_permitted(pid, &theirs) && !cap_permitted(0, &ours) && (theirs & ~ours))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot inspect process %d even as root: it holds capabilities clockprof lacks (CapPrm %llx, clockprof's %llx), so the kernel refuses access; run clockprof with at least the same capabilities",
+			       pid, theirs, ours);
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "cannot inspect process %d even as root: the kernel refuses access (a security module such as AppArmor or SELinux, or a process of another user namespace)",
+		       pid);
+}
+
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 {
 	char path[64];
@@ -86,12 +125,11 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	cp_utf8_sanitize(t->comm);
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n < 0 && (errno == EACCES || errno == EPERM))
+		return access_denied(pid, err);
 	if (n < 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       errno == EACCES || errno == EPERM ?
-				       "cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)" :
-				       "process %d has no executable (exited, or a zombie)",
-			       pid);
+			       "process %d has no executable (exited, or a zombie)", pid);
 	t->exe[n] = '\0';
 	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
 	cp_elf_build_id(t->exe_access, t->build_id, sizeof(t->build_id));

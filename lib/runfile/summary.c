@@ -98,6 +98,7 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 static void print_counters(FILE *out, const struct cp_profile *p)
 {
 	double ops = p->counters_split ? (double)p->counter_requests : p->ops;
+	size_t name_w = 24, unit_w = 0;
 
 	if (!p->nevents)
 		return;
@@ -109,14 +110,21 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 		p->counters_split ? "only the request boundary probe installed" :
 				    "shared with the clock probes: includes their cost");
 	for (size_t i = 0; i < p->nevents; i++) {
+		if (strlen(p->event_specs[i].name) > name_w)
+			name_w = strlen(p->event_specs[i].name);
+		if (p->counters[i].supported && strlen(p->event_specs[i].unit) > unit_w)
+			unit_w = strlen(p->event_specs[i].unit);
+	}
+	for (size_t i = 0; i < p->nevents; i++) {
 		const struct cp_counter_value *v = &p->counters[i];
 
 		if (!v->supported) {
-			say(out, "  %-24s unsupported: %s\n", p->event_specs[i].name, v->reason);
+			say(out, "  %-*s unsupported: %s\n", (int)name_w, p->event_specs[i].name,
+			    v->reason);
 			continue;
 		}
-		say(out, "  %-24s %16.0f %s", p->event_specs[i].name, v->value,
-			p->event_specs[i].unit);
+		say(out, "  %-*s %16.0f %-*s", (int)name_w, p->event_specs[i].name, v->value,
+			(int)unit_w, p->event_specs[i].unit);
 		if (ops > 0)
 			say(out, "  %14.1f/op", v->value / ops);
 		if (v->scaled)
@@ -134,23 +142,48 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 			p->cost_ns_per_hit / 1000);
 }
 
-void cp_summary_print(FILE *out, const struct cp_profile *p)
+/* The program as people call it: its executable's name, not the
+ * 15-character comm the kernel keeps ("callsites_targe"). */
+static const char *program_name(const struct cp_profile *p)
+{
+	const char *path = p->target.argv && p->target.argv[0] ? p->target.argv[0] :
+			   p->target.exe;
+	const char *slash = strrchr(path, '/');
+
+	if (!*path)
+		return p->target.comm;
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static void print_exit(FILE *out, const struct cp_profile *p)
+{
+	char how[64];
+
+	/* A window that ended by duration or signal ends the command itself. */
+	if (WIFSIGNALED(p->exit_status) && p->end_reason &&
+	    (!strcmp(p->end_reason, "duration") || !strcmp(p->end_reason, "signal")))
+		snprintf(how, sizeof(how), "ended by clockprof (SIG%s)",
+			 sigabbrev_np(WTERMSIG(p->exit_status)) ?
+			 sigabbrev_np(WTERMSIG(p->exit_status)) : "?");
+	else
+		cp_describe_exit(p->exit_status, how, sizeof(how));
+	say(out, "  command ended: %s\n", how);
+}
+
+void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 {
 	const struct cp_totals *t = &p->totals;
 	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
-	char how[64];
 
-	say(out, "clockprof: %s (pid %d), %.2f s%s\n", p->target.comm, p->target.pid,
+	say(out, "clockprof: %s (pid %d), %.2f s%s\n", program_name(p), p->target.pid,
 		p->duration_s, p->complete ? "" :
 		!strcmp(p->end_reason ? p->end_reason : "", "signal") ?
 		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
 	if (p->counters_split && p->counter_window_s > 0)
 		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
 		    p->clock_window_s, p->counter_window_s);
-	if (p->launched) {
-		cp_describe_exit(p->exit_status, how, sizeof(how));
-		say(out, "  command ended: %s\n", how);
-	}
+	if (p->launched)
+		print_exit(out, p);
 	if (p->request_text[0])
 		say(out, "  requests (%s): %llu complete\n", p->request_text,
 			(unsigned long long)t->requests);
@@ -195,8 +228,10 @@ void cp_summary_print(FILE *out, const struct cp_profile *p)
 				p->clock_window_cpu_s);
 	}
 	say(out, "\n");
-	for (int i = 0; i < p->nwarnings; i++)
-		say(out, "warning: %s\n", p->warnings[i]);
+	for (int i = 0; i < p->nwarnings; i++) {
+		fputs(color ? "\033[1;33mwarning:\033[0m " : "warning: ", out);
+		say(out, "%s\n", p->warnings[i]);
+	}
 }
 
 void cp_summary_live(FILE *out, const struct cp_profile *p)

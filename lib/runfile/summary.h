@@ -7,7 +7,8 @@
 
 struct cp_profile;
 
-void cp_summary_print(FILE *out, const struct cp_profile *p);
+/* color: mark warnings in colour (for a terminal that wants it). */
+void cp_summary_print(FILE *out, const struct cp_profile *p, int color);
 /* One line, no newline, for a refreshing TTY display. */
 void cp_summary_live(FILE *out, const struct cp_profile *p);
 

@@ -40,7 +40,9 @@ void cp_suggest_init(struct cp_suggest *s, const char *wanted)
 
 void cp_suggest_add(struct cp_suggest *s, const char *candidate)
 {
-	size_t limit = strlen(s->wanted) / 3 + 2, d;
+	/* About one edit in three letters: "sendtoo" finds sendto, while
+	 * "nosuch" (6 letters) is 4 edits from mount and finds nothing. */
+	size_t limit = (strlen(s->wanted) + 2) / 3, d;
 	int i;
 
 	/* A name that contains the wanted one ("handle" in "handle_request")

@@ -183,6 +183,7 @@ TEST(bounds_load_records_path_and_sha256)
 	unlink(path);
 	CHECK_INT(cp_bounds_load(path, &b, &err), -1);
 	CHECK(strstr(err.msg, "cannot read bounds file") != NULL);
+	CHECK(strstr(err.msg, "No such file or directory") != NULL);	/* not "Success" */
 }
 
 TEST(sha256_known_digests)
