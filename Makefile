@@ -41,12 +41,13 @@ layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
 DEPFLAGS := -MMD -MP
-LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lz -lm
+LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lz -lm
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev libiberty-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
+	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
+	python3
 TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
@@ -108,6 +109,19 @@ $(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h
 $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
+# The kernel types the programs' CO-RE relocations use, cut from this
+# kernel's BTF, and what identifies this kernel (lib/probe/core_btf.h). A bpftool
+# without min_core_btf leaves it empty: libbpf then reads the kernel's BTF.
+$(O)/clockreads.min.btf: $(O)/clockreads.bpf.o
+	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $< 2>/dev/null || : > $@
+$(O)/core_btf_kernel.h: $(O)/vmlinux.h
+	printf '#define CP_CORE_BTF_RELEASE "%s"\n#define CP_CORE_BTF_VERSION "%s"\n#define CP_CORE_BTF_SIZE %s\n' \
+		"$$(uname -r)" "$$(uname -v | sed 's/[\\"]/\\&/g')" "$$(stat -c %s /sys/kernel/btf/vmlinux)" > $@
+$(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.btf
+	@mkdir -p $(@D)
+	$(CC) -I$(O) -c $< -o $@
+$(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
+
 # --- user side.
 UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
 $(O)/syscall_table.h: $(UNISTD_H)
@@ -118,9 +132,18 @@ $(O)/syscall_table.h: $(UNISTD_H)
 $(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
 $(O)/lib/probe/session.o: $(SKELS)
 
+# The report's Content-Security-Policy allows its script and style by their
+# sha256 hashes: those of the files compiled in, so they are known here.
+$(O)/gen/report/report_csp.h: reports/report.js reports/report.css
+	@mkdir -p $(@D)
+	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
+		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
+$(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
+$(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
+
 $(O)/lib/%.o: lib/%.c
 	@mkdir -p $(@D)
-	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
@@ -185,6 +208,7 @@ demo: all test-targets
 include tests/bench/bench.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats
+	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-gate-stats

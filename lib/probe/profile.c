@@ -20,6 +20,7 @@
 #include "grow.h"
 #include "launcher.h"
 #include "module_probes.h"
+#include "parallel.h"
 #include "profile.h"
 #include "symbolize.h"
 #include "unwind_table.h"
@@ -454,6 +455,42 @@ static void libraries_changed(struct window *w, struct cp_profile *p, struct cp_
 		warn(p, "%s", err.msg);
 }
 
+/* Loading the BPF programs is the kernel's work (the verifier), naming a
+ * running target's modules is ours (libdw): on two CPUs they overlap. */
+struct session_job {
+	struct cp_session **s;
+	const struct cp_session_config *cfg;
+	struct naming *nm;
+	struct cp_profile *p;
+	bool all_code;
+	int rc;
+	struct cp_error err;
+};
+
+static void session_job_run(void *ctx, size_t i, size_t worker)
+{
+	struct session_job *job = ctx;
+
+	(void)worker;
+	if (i == 0)
+		job->rc = cp_session_open(job->s, job->cfg, &job->err);
+	else
+		naming_open(job->nm, job->p, job->all_code);
+}
+
+static int open_session(struct cp_session **s, const struct cp_session_config *cfg,
+			struct naming *nm, struct cp_profile *p, bool all_code,
+			struct cp_error *err)
+{
+	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p, .all_code = all_code };
+	size_t n = nm ? 2 : 1;
+
+	cp_parallel_for(n, cp_parallel_workers(n), session_job_run, &job);
+	if (job.rc)
+		*err = job.err;
+	return job.rc;
+}
+
 static void kill_held(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -634,6 +671,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	int end_signal;
 
 	memset(p, 0, sizeof(*p));
+	p->stacks_recorded = o->stacks;
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	begin = monotonic_s();
@@ -656,9 +694,8 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	/* A running target has mapped its libraries: name its wrappers before
 	 * the first read is seen. A launched one has not yet: it runs on to
 	 * its entry point (counted from exec on) and is named there. */
-	if (!p->launched)
-		naming_open(&nm, p, o->stacks);
-	if (cp_session_open(&s, &cfg, err) || probe_files(&w, p, s, cfg.pid, err) < 0 ||
+	if (open_session(&s, &cfg, p->launched ? NULL : &nm, p, o->stacks, err) ||
+	    probe_files(&w, p, s, cfg.pid, err) < 0 ||
 	    (nm.have_table && cp_session_set_unwind(s, &nm.table, err)))
 		goto fail;
 	if (p->launched) {

@@ -74,6 +74,7 @@ struct cp_profile {
 					 * window, s (0: unknown) */
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
+	bool stacks_recorded;			/* --stacks was given */
 	/* Counters (lib/probe/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;

@@ -13,10 +13,18 @@
 #include "breakpoints.h"
 #include "clock_points.h"
 #include "clockreads.skel.h"
+#include "core_btf.h"
 #include "error.h"
 #include "grow.h"
 #include "session.h"
 #include "unwind_table.h"
+#include "uprobe_multi.h"
+
+/* One attachment: a libbpf link, or the fd of a uprobe_multi link. */
+struct ulink {
+	struct bpf_link *link;
+	int fd;
+};
 
 struct cp_session {
 	struct clockreads_bpf *skel;
@@ -24,15 +32,16 @@ struct cp_session {
 	enum cp_mechanism mechanism;
 	struct cp_selftest selftest;
 	struct cp_breakpoints breakpoints;
+	bool multi;			/* uprobes as uprobe_multi links */
 	/* uprobes in the target's files: clock points and syscall() */
-	struct bpf_link **file_links;
+	struct ulink *file_links;
 	size_t nfile_links, cap_file_links, nclock_uprobes;
-	struct bpf_link *dl_hook;
-	struct bpf_link *selftest_link;	/* kept: removing it costs a grace period */
+	struct ulink dl_hook;
+	struct ulink selftest_link;	/* kept: removing it costs a grace period */
 	struct ring_buffer *dl_events;
 	int dl_pending;
-	struct bpf_link *boundary;
-	struct bpf_link *probes[CP_MAX_PROBES];
+	struct ulink boundary;
+	struct ulink probes[CP_MAX_PROBES];
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
@@ -69,14 +78,78 @@ static int load_error(int e, struct cp_error *err)
 		       strerror(e));
 }
 
-static struct bpf_link *attach_uprobe(struct bpf_program *prog, pid_t pid,
-				      const struct cp_uprobe_point *p,
-				      uint64_t cookie)
+/* Places uprobes at offsets[0..n) of path for pid: one uprobe_multi link
+ * where the kernel has them, else one libbpf link per offset (n of out's
+ * entries). Returns the number of entries of out filled, -1 with errno. */
+static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t n, struct ulink *out)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie);
+	if (s->multi) {
+		out[0].link = NULL;
+		out[0].fd = cp_uprobe_multi_attach(bpf_program__fd(prog), pid, path, offsets,
+						   cookies, n);
+		return out[0].fd < 0 ? -1 : 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies ? cookies[i] : 0);
 
-	return bpf_program__attach_uprobe_opts(prog, pid, p->path,
-					       (size_t)p->offset, &opts);
+		out[i].fd = -1;
+		out[i].link = bpf_program__attach_uprobe_opts(prog, pid, path,
+							      (size_t)offsets[i], &opts);
+		if (!out[i].link) {
+			int e = errno;
+
+			for (size_t j = 0; j < i; j++)
+				bpf_link__destroy(out[j].link);
+			errno = e;
+			return -1;
+		}
+	}
+	return (int)n;
+}
+
+static int attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
+			 const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out)
+{
+	return attach_uprobes(s, prog, pid, p->path, &p->offset, &cookie, 1, out) < 0 ? -1 : 0;
+}
+
+static bool ulink_set(const struct ulink *u)
+{
+	return u->link || u->fd >= 0;
+}
+
+/* Removes the links: uprobe_multi ones together (their grace periods
+ * overlap), libbpf ones in turn (the kernel serializes them anyway).
+ * wait: return only once the uprobe_multi links are gone. */
+static void ulinks_destroy(struct ulink *u, size_t n, bool wait)
+{
+	int *fds = calloc(n, sizeof(*fds));
+	size_t nfds = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bpf_link__destroy(u[i].link);
+		if (u[i].fd >= 0 && fds)
+			fds[nfds++] = u[i].fd;
+		else if (u[i].fd >= 0)
+			close(u[i].fd);
+		u[i] = (struct ulink){ .fd = -1 };
+	}
+	cp_close_together(fds, nfds, wait);
+	free(fds);
+}
+
+/* The programs that go on uprobes take the uprobe_multi attach type. */
+static void use_uprobe_multi(struct clockreads_bpf *skel)
+{
+	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_syscall_func,
+					skel->progs.on_dl_change, skel->progs.on_boundary_func,
+					skel->progs.on_extra_probe };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_expected_attach_type(
+			progs[i], (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
 }
 
 static int self_test(struct cp_session *s, struct cp_error *err);
@@ -112,31 +185,28 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		if (cfg->vdso.entry[i])
 			addrs[naddrs++] = cfg->vdso.entry[i];
-	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++) {
-		s->probes[i] = attach_uprobe(skel->progs.on_extra_probe, cfg->pid,
-					     &cfg->probes[i], (uint64_t)i);
-		if (!s->probes[i])
+	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++)
+		if (attach_uprobe(s, skel->progs.on_extra_probe, cfg->pid, &cfg->probes[i],
+				  (uint64_t)i, &s->probes[i]))
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place the --probe uprobe in %s at 0x%llx: %s",
 				       cfg->probes[i].path,
 				       (unsigned long long)cfg->probes[i].offset,
 				       strerror(errno));
-	}
 	if (cfg->mechanism == CP_MECHANISM_BREAKPOINT &&
 	    cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
 				  cfg->vdso.start, skel->progs.on_vdso_entry, err))
 		return -1;
 	if (cfg->boundary_syscall >= 0) {
-		s->boundary = bpf_program__attach(skel->progs.on_boundary_syscall);
-		if (!s->boundary)
+		s->boundary.link = bpf_program__attach(skel->progs.on_boundary_syscall);
+		if (!s->boundary.link)
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot attach to the sys_enter tracepoint: %s",
 				       strerror(errno));
 	}
 	if (cfg->boundary_func) {
-		s->boundary = attach_uprobe(skel->progs.on_boundary_func, cfg->pid,
-					    cfg->boundary_func, 0);
-		if (!s->boundary)
+		if (attach_uprobe(s, skel->progs.on_boundary_func, cfg->pid,
+				  cfg->boundary_func, 0, &s->boundary))
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
 				       cfg->boundary_func->path,
@@ -146,50 +216,60 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	return 0;
 }
 
-static int keep_link(struct cp_session *s, struct bpf_link *link)
+/* Probes offsets[0..n) of one file with prog, kept until the clock probes
+ * are detached. */
+static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, const char *path,
+			      const uint64_t *offsets, const uint64_t *cookies, size_t n,
+			      const char *what, struct cp_error *err)
 {
-	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + 1,
-		    sizeof(*s->file_links))) {
-		bpf_link__destroy(link);
-		return -1;
-	}
-	s->file_links[s->nfile_links++] = link;
-	return 0;
-}
+	int added;
 
-static int attach_file_probe(struct cp_session *s, struct bpf_program *prog,
-			     const char *path, uint64_t offset, uint64_t cookie,
-			     const char *what, struct cp_error *err)
-{
-	struct cp_uprobe_point pt = { .offset = offset };
-	struct bpf_link *link;
-
-	snprintf(pt.path, sizeof(pt.path), "%s", path);
-	link = attach_uprobe(prog, s->pid, &pt, cookie);
-	if (!link)
+	if (!n)
+		return 0;
+	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + n,
+		    sizeof(*s->file_links)))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	added = attach_uprobes(s, prog, s->pid, path, offsets, cookies, n,
+			       s->file_links + s->nfile_links);
+	if (added < 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot place a uprobe on %s in %s at 0x%llx: %s",
-			       what, path, (unsigned long long)offset, strerror(errno));
-	return keep_link(s, link) ? cp_fail(err, CP_EXIT_PROFILE, "out of memory") : 0;
+			       what, path, (unsigned long long)offsets[0], strerror(errno));
+	s->nfile_links += (size_t)added;
+	return 0;
 }
 
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
+	uint64_t *offsets, *cookies;
+	int rc;
+
 	if (pts->syscall_offset &&
-	    attach_file_probe(s, s->skel->progs.on_syscall_func, path, pts->syscall_offset,
-			      0, "syscall()", err))
+	    attach_file_probes(s, s->skel->progs.on_syscall_func, path, &pts->syscall_offset,
+			       NULL, 1, "syscall()", err))
 		return -1;
-	if (s->mechanism != CP_MECHANISM_UPROBE)
+	if (s->mechanism != CP_MECHANISM_UPROBE || !pts->n)
 		return 0;
+	offsets = calloc(pts->n, sizeof(*offsets));
+	cookies = calloc(pts->n, sizeof(*cookies));
+	if (!offsets || !cookies) {
+		free(offsets);
+		free(cookies);
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	}
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct cp_clock_point *p = &pts->points[i];
 
-		if (attach_file_probe(s, s->skel->progs.on_clock_func, path, p->offset,
-				      CP_COOKIE(p->entry, p->site, p->clock), p->what, err))
-			return -1;
-		s->nclock_uprobes++;
+		offsets[i] = p->offset;
+		cookies[i] = CP_COOKIE(p->entry, p->site, p->clock);
 	}
-	return 0;
+	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, pts->n,
+				pts->n == 1 ? pts->points[0].what : "its clock points", err);
+	if (rc == 0)
+		s->nclock_uprobes += pts->n;
+	free(offsets);
+	free(cookies);
+	return rc;
 }
 
 static int dl_event(void *ctx, void *data, size_t size)
@@ -206,12 +286,11 @@ int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 	struct cp_uprobe_point pt = { .offset = offset };
 
 	snprintf(pt.path, sizeof(pt.path), "%s", path);
-	if (s->dl_hook)
+	if (ulink_set(&s->dl_hook))
 		return 0;
 	s->dl_events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
-	s->dl_hook = s->dl_events ? attach_uprobe(s->skel->progs.on_dl_change, s->pid, &pt, 0)
-				  : NULL;
-	if (!s->dl_hook)
+	if (!s->dl_events ||
+	    attach_uprobe(s, s->skel->progs.on_dl_change, s->pid, &pt, 0, &s->dl_hook))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "cannot watch the dynamic linker (%s at 0x%llx): %s", path,
 			       (unsigned long long)offset, strerror(errno));
@@ -235,21 +314,38 @@ int cp_session_dl_consume(struct cp_session *s)
 	return n;
 }
 
+/* Opens the BPF object, with the build's cut of the kernel types for its
+ * relocations when this is the build's kernel (lib/core_btf.h). */
+static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
+{
+	char path[64];
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+
+	if (cp_core_btf_open(path, sizeof(path), core_btf_fd) == 0)
+		opts.btf_custom_path = path;
+	return clockreads_bpf__open_opts(&opts);
+}
+
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err)
 {
 	struct cp_session *s = calloc(1, sizeof(*s));
 	struct clockreads_bpf *skel;
+	int core_btf_fd = -1;
 
 	*out = NULL;
 	if (!s)
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	for (int i = 0; i < CP_MAX_PROBES; i++)
+		s->probes[i].fd = -1;
+	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
 	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
 	s->ncpus = libbpf_num_possible_cpus();
-	skel = s->skel = clockreads_bpf__open();
+	skel = s->skel = open_skeleton(&core_btf_fd);
 	if (!skel || s->ncpus <= 0) {
 		int e = errno;
 
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(e, err);
 	}
@@ -261,6 +357,13 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	if (cfg->stacks &&
 	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
 	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC))) {
+		cp_core_btf_close(core_btf_fd);
+		cp_session_close(s);
+		return load_error(errno, err);
+	}
+	/* Without --stacks the stack map is never written: no room for it. */
+	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1)) {
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(errno, err);
 	}
@@ -268,19 +371,32 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
 	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
 	skel->rodata->sys_time = SYS_time;
+	/* Only the programs this session attaches are loaded: each costs the
+	 * verifier a few ms before the window can open. */
 	if (cfg->boundary_syscall < 0)
 		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
+	if (!cfg->boundary_func)
+		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
+	if (cfg->nprobes <= 0)
+		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
+	if (cfg->mechanism != CP_MECHANISM_BREAKPOINT)
+		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	s->pid = cfg->pid;
 	s->mechanism = cfg->mechanism;
+	s->multi = cp_uprobe_multi_supported();
+	if (s->multi)
+		use_uprobe_multi(skel);
 	if (clockreads_bpf__load(skel)) {
 		int e = errno;
 
+		cp_core_btf_close(core_btf_fd);
 		cp_session_close(s);
 		return load_error(e, err);
 	}
+	cp_core_btf_close(core_btf_fd);
 	if (self_test(s, err) || attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -499,14 +615,10 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 void cp_session_detach_clock_probes(struct cp_session *s)
 {
 	cp_breakpoints_detach(&s->breakpoints);
-	for (int i = 0; i < CP_MAX_PROBES; i++) {
-		bpf_link__destroy(s->probes[i]);
-		s->probes[i] = NULL;
-	}
-	/* Each uprobe's removal waits for a grace period (~0.1 s here); the
-	 * kernel serializes them, so closing them from threads saves nothing. */
-	for (size_t i = 0; i < s->nfile_links; i++)
-		bpf_link__destroy(s->file_links[i]);
+	ulinks_destroy(s->probes, CP_MAX_PROBES, true);
+	/* Each uprobe's removal waits for a grace period (~0.1 s here): the
+	 * uprobe_multi links are closed together so that they share one. */
+	ulinks_destroy(s->file_links, s->nfile_links, true);
 	s->nfile_links = 0;
 }
 
@@ -514,12 +626,29 @@ void cp_session_close(struct cp_session *s)
 {
 	if (!s)
 		return;
-	cp_session_detach_clock_probes(s);
+	cp_breakpoints_detach(&s->breakpoints);
+	/* Everything at once, so the removals' grace periods overlap, and
+	 * without waiting: the window is over and the programs count nothing
+	 * outside it, so clockprof writes its results meanwhile (its exit
+	 * waits for the removals to finish). */
+	if (!cp_grow(&s->file_links, &s->cap_file_links,
+		     s->nfile_links + CP_MAX_PROBES + 3, sizeof(*s->file_links))) {
+		struct ulink *u = s->file_links + s->nfile_links;
+
+		memcpy(u, s->probes, sizeof(s->probes));
+		u[CP_MAX_PROBES] = s->dl_hook;
+		u[CP_MAX_PROBES + 1] = s->selftest_link;
+		u[CP_MAX_PROBES + 2] = s->boundary;
+		s->nfile_links += CP_MAX_PROBES + 3;
+	} else {
+		ulinks_destroy(s->probes, CP_MAX_PROBES, false);
+		ulinks_destroy(&s->dl_hook, 1, false);
+		ulinks_destroy(&s->selftest_link, 1, false);
+		ulinks_destroy(&s->boundary, 1, false);
+	}
+	ulinks_destroy(s->file_links, s->nfile_links, false);
 	free(s->file_links);
-	bpf_link__destroy(s->dl_hook);
-	bpf_link__destroy(s->selftest_link);
 	ring_buffer__free(s->dl_events);
-	bpf_link__destroy(s->boundary);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
 		if (s->dist_tids[i])
@@ -579,7 +708,7 @@ static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *of
 /* Places the mechanism's probe on calibration_point in this process,
  * with the real program attached; returns the detach handle's owner. */
 static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
-			      struct bpf_link **link)
+			      struct ulink *link)
 {
 	struct cp_uprobe_point pt;
 	uint64_t addr = (uint64_t)(uintptr_t)calibration_point;
@@ -590,9 +719,8 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
 					     s->skel->progs.on_vdso_entry, NULL);
 	if (own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
-	*link = attach_uprobe(s->skel->progs.on_clock_func, getpid(), &pt,
-			      CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1));
-	return *link ? 0 : -1;
+	return attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
+			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
 }
 
 /* The mechanism proves it fires before anything is attached to the
@@ -601,9 +729,9 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
  * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
 static int self_test(struct cp_session *s, struct cp_error *err)
 {
-	const int n = 1000;
+	const int n = 200;
 	struct cp_breakpoints bp = { 0 };
-	struct bpf_link *link = NULL;
+	struct ulink link = { .fd = -1 };
 	const char *name = cp_mechanism_name(s->mechanism);
 	double bare, probed;
 

@@ -1,8 +1,8 @@
 /* report.c - assembles the HTML report (see report.h): classifies the
  * documents, has report_run.c and report_verdict.c write the sections,
  * fills the template from reports/report.html with the page, the data
- * block and the hashes that the Content-Security-Policy allows, and writes
- * the file atomically. */
+ * block and the hashes that the Content-Security-Policy allows (computed
+ * at build time), and writes the file atomically. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,52 +14,18 @@
 #include "report_assets.h"
 #include "report_html.h"
 #include "report_sections.h"
-#include "sha256.h"
+#include "report_csp.h"
 #include "version.h"
 
 #define VERDICT_SCHEMA "clockprof.verdict/1"
 #define RUN_SCHEMA "clockprof.run/1"
 
-static void base64(const uint8_t *data, size_t len, char *out)
-{
-	static const char abc[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t o = 0;
-
-	for (size_t i = 0; i < len; i += 3) {
-		uint32_t v = (uint32_t)data[i] << 16;
-
-		if (i + 1 < len)
-			v |= (uint32_t)data[i + 1] << 8;
-		if (i + 2 < len)
-			v |= data[i + 2];
-		out[o++] = abc[(v >> 18) & 63];
-		out[o++] = abc[(v >> 12) & 63];
-		out[o++] = i + 1 < len ? abc[(v >> 6) & 63] : '=';
-		out[o++] = i + 2 < len ? abc[v & 63] : '=';
-	}
-	out[o] = '\0';
-}
-
-/* 'sha256-<base64>' of an inline element's exact contents. */
-static void csp_hash(const char *text, size_t len, char out[64])
-{
-	uint8_t digest[32];
-
-	cp_sha256(text, len, digest);
-	memcpy(out, "'sha256-", 8);
-	base64(digest, sizeof(digest), out + 8);
-	strcat(out, "'");
-}
-
+/* The hashes of the compiled-in script and style, computed by the build
+ * from the same files (Makefile: report_csp.h). */
 static void csp(struct cp_buf *b)
 {
-	char js[64], css[64];
-
-	csp_hash(cp_report_asset_js, cp_report_asset_js_len, js);
-	csp_hash(cp_report_asset_css, cp_report_asset_css_len, css);
-	cp_buf_printf(b, "default-src 'none'; script-src %s; style-src %s; "
-			 "base-uri 'none'; form-action 'none'", js, css);
+	cp_buf_puts(b, "default-src 'none'; script-src " CP_REPORT_CSP_SCRIPT "; style-src "
+		       CP_REPORT_CSP_STYLE "; base-uri 'none'; form-action 'none'");
 }
 
 static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs,

@@ -208,6 +208,28 @@ static void card(struct cp_buf *b, const char *label, double v,
 	cp_buf_puts(b, "</dd></div>");
 }
 
+/* The probes' estimated cost as a share of the target's CPU time: a
+ * plain decimal however small or large (never 2.14e-05), and the hits and
+ * cost per hit it comes from when both are known. */
+static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
+{
+	double hits = -1, cost = -1;
+
+	cp_buf_puts(b, "<div class=\"card overhead\"><dt>probe overhead (estimated)</dt><dd><span class=\"big\">");
+	if (!isfinite(pct) || pct < 0)
+		cp_buf_puts(b, "n/a");
+	else if (pct > 0 && pct < 0.01)
+		cp_buf_puts(b, "&lt; 0.01");
+	else
+		cp_buf_printf(b, "%.*f", pct >= 10 ? 0 : pct >= 1 ? 1 : 2, pct);
+	cp_buf_puts(b, "</span> % of the target's CPU");
+	cp_rj_num(probe, "hits", &hits);
+	cp_rj_num(probe, "cost_ns_per_hit", &cost);
+	if (hits >= 0 && cost > 0)
+		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits, cost / 1000);
+	cp_buf_puts(b, "</dd></div>");
+}
+
 static void headline(struct cp_buf *b, const json_t *run)
 {
 	const json_t *cr = json_object_get(run, "clock_reads");
@@ -229,14 +251,8 @@ static void headline(struct cp_buf *b, const json_t *run)
 		snprintf(note, sizeof(note), "p99 %.17g", w);
 		card(b, "reads per request (p50)", v, "reads", note);
 	}
-	if (cp_rj_num(probe, "estimated_overhead_pct", &v)) {
-		double hits = 0, cost = 0;
-
-		cp_rj_num(probe, "hits", &hits);
-		cp_rj_num(probe, "cost_ns_per_hit", &cost);
-		snprintf(note, sizeof(note), "%.0f hits × %.1f µs", hits, cost / 1000);
-		card(b, "probe overhead (estimated)", v, "% of CPU", note);
-	}
+	if (cp_rj_num(probe, "estimated_overhead_pct", &v))
+		overhead_card(b, probe, v);
 	cp_buf_puts(b, "</dl>\n");
 }
 
@@ -488,6 +504,25 @@ static void counters(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</tbody></table>\n");
 }
 
+/* Why a run has no flame graph: it was profiled without --stacks (no
+ * "stacks" member), or with it and no read had a stack to record. */
+static void no_stacks(struct cp_buf *b, const json_t *run)
+{
+	double total = 0;
+
+	cp_rj_num(json_object_get(run, "clock_reads"), "total", &total);
+	if (!json_is_array(json_object_get(run, "stacks")))
+		cp_buf_puts(b, "<p class=\"na\">This run was profiled without --stacks, so it has no "
+			       "stacks (profile with --stacks to record them).</p>\n");
+	else if (total <= 0)
+		cp_buf_puts(b, "<p class=\"na\">This run was profiled with --stacks, but no clock read "
+			       "was seen in its window: there is no stack to show.</p>\n");
+	else
+		cp_buf_printf(b, "<p class=\"na\">This run was profiled with --stacks, but none of its "
+				 "%.0f clock reads had a user stack that could be recorded%s.</p>\n", total,
+			      json_array_size(json_object_get(run, "warnings")) ? " (see the warnings)" : "");
+}
+
 static int flame(struct cp_buf *b, const json_t *run, size_t index,
 		 json_t *entry)
 {
@@ -503,7 +538,7 @@ static int flame(struct cp_buf *b, const json_t *run, size_t index,
 		return -1;
 	}
 	if (!st.nstacks) {
-		cp_buf_puts(b, "<p class=\"na\">This run has no stacks (profile with --stacks to record them).</p>\n");
+		no_stacks(b, run);
 		cp_stacks_free(&st);
 		return 0;
 	}

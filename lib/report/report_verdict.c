@@ -242,8 +242,6 @@ static void status_cell(struct cp_buf *b, const json_t *m)
 	cp_buf_printf(b, "<td class=\"status st-%s\" data-v=\"%d\">%s",
 		      st && cp_verdict_status_rank(st) < 6 ? st : "unknown", cp_verdict_status_rank(st), mark);
 	cp_buf_text(b, st ? st : "unknown");
-	if (st && !strcmp(st, "inconclusive"))
-		cp_buf_puts(b, " ?");
 	cp_buf_puts(b, "</td>");
 }
 

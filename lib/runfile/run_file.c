@@ -340,7 +340,9 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"probe", build_probe_cost(p),
 		"measures", build_measures(p),
 		"warnings", warnings);
-	if (doc && p->stacks.n)
+	/* With --stacks, "stacks" is there even when empty: the report can
+	 * then tell "none recorded" from "not asked for". */
+	if (doc && (p->stacks.n || p->stacks_recorded))
 		json_object_set_new(doc, "stacks", build_stacks(p));
 	if (doc)
 		json_object_set_new(doc, "per_request_counters", build_per_request_counters(p));

@@ -1,5 +1,6 @@
-/* test_bounds.c - the bounds file grammar (lib/gate/bounds.c) and SHA-256
- * (lib/util/sha256.c; digests from FIPS 180-4's examples and python3 hashlib). */
+/* test_bounds.c - the bounds file grammar (lib/gate/bounds.c) and its
+ * SHA-256 fingerprint (lib/util/sha256.c over libgcrypt; digests from FIPS
+ * 180-4's examples and python3 hashlib). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
