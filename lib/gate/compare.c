@@ -964,7 +964,8 @@ static int refuse_duplicates(const struct cp_compare_side *s, const char *side,
 {
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t j = 0; j < i; j++)
-			if (!strcmp(s->runs[i].digest, s->runs[j].digest))
+			if (s->runs[i].digest[0] &&
+			    !strcmp(s->runs[i].digest, s->runs[j].digest))
 				return cp_fail(err, CP_EXIT_USAGE,
 					       "%s runs %.200s and %.200s are the same run (same content); give each run once",
 					       side, run_name(s, j), run_name(s, i));
