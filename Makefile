@@ -5,6 +5,7 @@
 #   make check      unit + integration (root, BPF) + browser tests
 #   make check-unit unit tests only (no privileges)
 #   make check-sanitize  unit tests under AddressSanitizer + UBSan
+#   make fuzz FUZZ_S=N   libFuzzer harnesses, N seconds each (tests/fuzz/)
 #   make bench      benchmarks (ratios measured side by side; not tests)
 #   make install PREFIX=/usr/local DESTDIR=   (binary, man page, bash completion)
 #   make uninstall PREFIX=/usr/local DESTDIR=
@@ -48,7 +49,7 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lz -lm
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
 	python3
-TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base
+TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
@@ -206,6 +207,7 @@ demo: all test-targets
 	@sh tests/demo.sh ./clockprof $(O)/tests/targets $(O)/demo
 
 include tests/bench/bench.mk
+include tests/fuzz/fuzz.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic_file.h"
 #include "cmd.h"
 #include "error.h"
 #include "profile_command.h"
@@ -84,7 +85,8 @@ static int run_sides(struct profile_command *pc, long runs, const char *dir,
 int cmd_ab(int argc, char **argv)
 {
 	struct profile_command pc;
-	char *end, **head = NULL;
+	struct cp_error err = { 0 };
+	char path[PATH_MAX], *end, **head = NULL;
 	long runs;
 	int rc, quiet;
 
@@ -109,6 +111,10 @@ int cmd_ab(int argc, char **argv)
 		}
 	if (pc.rest + 2 >= argc || !head || !*head || !argv[pc.rest + 2])
 		return cmd_error(CP_EXIT_USAGE, "ab needs two commands: %s", usage);
+	/* DIR may be somewhere no file can be made (/proc): say so now. */
+	snprintf(path, sizeof(path), "%s/base-1.json", argv[2]);
+	if (cp_check_writable(path, &err))
+		return cmd_error(err.exit_code, "%s", err.msg);
 	quiet = pc.quiet;
 	pc.quiet = 1;	/* the runs' summaries: the run files hold them */
 	return run_sides(&pc, runs, argv[2], argv + pc.rest + 2, head, quiet);

@@ -1,7 +1,10 @@
 /* main.c - the clockprof command: one dispatch table, no logic. The
  * subcommands' option tables (cmd.h) also make the man page (`--man`) and
  * bash completion (`--completion bash`), which the build saves. */
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,19 +12,21 @@
 #include "cli_man.h"
 #include "cmd.h"
 #include "error.h"
+#include "escape_display.h"
 #include "version.h"
 
 struct subcommand {
 	const struct cp_command_spec *spec;
 	int (*fn)(int argc, char **argv);
+	bool window;	/* profiles: stop signals stay blocked for its signalfd */
 };
 
 static const struct subcommand subcommands[] = {
-	{ &cmd_attach_spec, cmd_attach },
-	{ &cmd_run_spec, cmd_run },
-	{ &cmd_ab_spec, cmd_ab },
-	{ &cmd_compare_spec, cmd_compare },
-	{ &cmd_report_spec, cmd_report },
+	{ &cmd_attach_spec, cmd_attach, true },
+	{ &cmd_run_spec, cmd_run, true },
+	{ &cmd_ab_spec, cmd_ab, true },
+	{ &cmd_compare_spec, cmd_compare, false },
+	{ &cmd_report_spec, cmd_report, false },
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
 
@@ -55,15 +60,19 @@ static const struct cp_program_spec program = {
 	.see_also = "perf-stat(1), bpftrace(8)",
 };
 
+/* An error is one line; what it quotes (a measure name from a run file, a
+ * path from the target) may hold newlines or escape sequences: shown
+ * escaped, so stderr and CI logs get exactly that one line. */
 int cmd_error(int code, const char *fmt, ...)
 {
+	char msg[2048], shown[4096];
 	va_list ap;
 
-	fputs("clockprof: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	cp_escape_display(shown, sizeof(shown), msg, sizeof(shown));
+	fprintf(stderr, "clockprof: %s\n", shown);
 	return code;
 }
 
@@ -129,10 +138,34 @@ static int help(int argc, char **argv)
 	return CP_EXIT_OK;
 }
 
+/* Ctrl-C, SIGTERM and SIGHUP end a profiling window, never clockprof
+ * midway: blocked from main's first instruction, so one that comes while
+ * clockprof starts up stays pending until the window's signalfd takes it
+ * (profile.c), and the window cut short is written or reported. Commands
+ * with no window (compare, report) get them back at once. */
+static void block_stop_signals(sigset_t *saved)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, saved);
+}
+
 int main(int argc, char **argv)
 {
 	const struct subcommand *s;
+	sigset_t saved;
 
+	block_stop_signals(&saved);
+	if (argc >= 2 && (s = find(argv[1]))) {
+		if (!s->window)
+			sigprocmask(SIG_SETMASK, &saved, NULL);
+		return s->fn(argc - 1, argv + 1);
+	}
+	sigprocmask(SIG_SETMASK, &saved, NULL);
 	if (argc < 2)
 		return usage(stderr), CP_EXIT_USAGE;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
@@ -146,7 +179,5 @@ int main(int argc, char **argv)
 		return cp_cli_man(stdout, &program), CP_EXIT_OK;
 	if (!strcmp(argv[1], "--completion") && argc > 2 && !strcmp(argv[2], "bash"))
 		return cp_cli_bash_completion(stdout, &program), CP_EXIT_OK;
-	if (!(s = find(argv[1])))
-		return unknown(argv[1]);
-	return s->fn(argc - 1, argv + 1);
+	return unknown(argv[1]);
 }

@@ -149,12 +149,20 @@ static __always_inline struct cp_thread *get_thread(__u32 tid)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/* Set when the target exec()s: the new image is not the one probed (other
+ * addresses, perhaps other files), so from then on nothing is counted and
+ * user space warns. */
+__u32 target_execed;
+/* Processes the target started (fork, or clone without CLONE_THREAD):
+ * they are not the target and are not counted; user space says so. */
+__u32 target_forks;
+
 /* Returns the tid when the current task belongs to the target, else 0. */
 static __always_inline __u32 target_tid(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	return (id >> 32) == target_tgid ? (__u32)id : 0;
+	return (id >> 32) == target_tgid && !target_execed ? (__u32)id : 0;
 }
 
 static __always_inline int clock_slot(__s64 clock_id)
@@ -622,6 +630,22 @@ int on_dl_change(struct pt_regs *ctx)
 
 	if (tid)
 		bpf_ringbuf_output(&dl_events, &tid, sizeof(tid), 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_target_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if ((__u32)p->tgid == target_tgid)
+		target_execed = 1;
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *child)
+{
+	if ((__u32)parent->tgid == target_tgid && child->tgid != parent->tgid)
+		__sync_fetch_and_add(&target_forks, 1);
 	return 0;
 }
 

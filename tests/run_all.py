@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+# Suites that profile (BPF, perf_event) or drive a browser as root.
+NEEDS_ROOT = {"integration", "integration-breakpoint", "browser"}
 SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
@@ -48,6 +50,9 @@ def main():
         # threading mistakes in the parallel code fail here, not in users'
         # CI runs.
         ("sanitize", ["make", "--no-print-directory", "-s", "check-sanitize"]),
+        # Every libFuzzer harness over its seed corpus once (seconds): a
+        # reader of untrusted input that now crashes on a known input.
+        ("fuzz", ["make", "--no-print-directory", "-s", "check-fuzz"]),
         ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
                          "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
         # The exact-count modules again with hardware breakpoints: skipped,
@@ -63,10 +68,11 @@ def main():
     if os.geteuid() != 0:
         # Counted, never dropped: a suite that cannot run here is one skip
         # in the summary, with its reason.
-        for name, _ in suites[4:]:
-            print(f"{name}: skipped: needs root (BPF)")
-            total[2] += 1
-        suites = suites[:4]
+        for name, _ in suites:
+            if name in NEEDS_ROOT:
+                print(f"{name}: skipped: needs root (BPF)")
+                total[2] += 1
+        suites = [suite for suite in suites if suite[0] not in NEEDS_ROOT]
     for name, cmd in suites:
         for i, n in enumerate(run_suite(name, cmd, env)):
             total[i] += n

@@ -23,65 +23,6 @@ int cp_color_wanted(const char *mode, int fd)
 	return -1;
 }
 
-/* Drops the last whole UTF-8 character of buf[0..*w). */
-static void back_one_char(const char *buf, size_t *w)
-{
-	if (*w == 0)
-		return;
-	(*w)--;
-	while (*w > 0 && ((unsigned char)buf[*w] & 0xc0) == 0x80)
-		(*w)--;
-}
-
-void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars)
-{
-	size_t w = 0, chars = 0;
-
-	if (!len)
-		return;
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		char tmp[8];
-		size_t n;
-
-		if ((*p & 0xc0) != 0x80 && chars++ == max_chars) {
-			while (w > 0 && w + 4 > len)
-				back_one_char(buf, &w);
-			if (w + 4 <= len) {
-				memcpy(buf + w, "\xe2\x80\xa6", 3);	/* … */
-				w += 3;
-			}
-			break;
-		}
-		if (*p == '\\')
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\\\");
-		else if (*p == '\n')
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\n");
-		else if (*p == '\r')
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\r");
-		else if (*p == '\t')
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\t");
-		else if (*p < 0x20 || *p == 0x7f)
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", *p);
-		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
-			/* C1 controls (U+0080..U+009F): some terminals take
-			 * U+009B as CSI. */
-			n = (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", p[1]);
-		else
-			tmp[0] = (char)*p, n = 1;
-		if (w + n + 1 > len) {
-			/* Out of room: never leave half a UTF-8 sequence. */
-			if ((*p & 0xc0) == 0x80)
-				back_one_char(buf, &w);
-			break;
-		}
-		memcpy(buf + w, tmp, n);
-		w += n;
-		if (n == 6 && tmp[1] == 'u')
-			p++;	/* consumed the C1 control's second byte */
-	}
-	buf[w] = '\0';
-}
-
 /* Characters on screen (UTF-8 code points; the marks are one column). */
 static size_t columns(const char *s)
 {

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include "escape_display.h"
 
 /* Writes the table and the summary lines for verdict to out. */
 int cp_compare_table_write(FILE *out, const json_t *verdict, int color);
@@ -34,9 +35,5 @@ void cp_format_value(char *buf, size_t len, const json_t *v);
  * for added/removed; "?" where a number is unknown, never "nan". */
 void cp_format_change(char *buf, size_t len, const json_t *m);
 
-/* C-escapes s for display into buf: backslash as \\, control bytes and DEL
- * as \n, \r, \t or \xNN; other bytes (UTF-8) as they are. Truncates to at
- * most max_chars characters, ending with "…" when cut. */
-void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <elf.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -13,11 +14,53 @@
 #include "error.h"
 #include "launcher.h"
 
+/* In the child, between fork and exec. Until clockprof holds it through
+ * ptrace with PTRACE_O_EXITKILL, the parent's death kills it (PDEATHSIG,
+ * with the check for a parent already gone); once held, EXITKILL does, and
+ * PDEATHSIG is dropped so that a released command may outlive clockprof. */
+static void child_exec(char *const argv[], pid_t parent, int errfd)
+{
+	sigset_t ours;
+	int child_errno;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	/* clockprof blocks these to end its window on them (profile.c);
+	 * the command must get them as usual. */
+	sigemptyset(&ours);
+	sigaddset(&ours, SIGINT);
+	sigaddset(&ours, SIGTERM);
+	sigaddset(&ours, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &ours, NULL);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0 && raise(SIGSTOP) == 0 &&
+	    prctl(PR_SET_PDEATHSIG, 0) == 0)
+		execvp(argv[0], argv);
+	child_errno = errno;
+	if (write(errfd, &child_errno, sizeof(child_errno)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The child stops itself before exec: from here on it dies with us. */
+static int hold_child(pid_t child)
+{
+	int status;
+
+	if (waitpid(child, &status, 0) != child || !WIFSTOPPED(status) ||
+	    ptrace(PTRACE_SETOPTIONS, child, NULL, (void *)(long)PTRACE_O_EXITKILL) ||
+	    ptrace(PTRACE_CONT, child, NULL, NULL)) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
 int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 {
 	int pipefd[2], child_errno = 0, status;
+	pid_t child, parent = getpid();
 	ssize_t n;
-	pid_t child;
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return cp_fail(err, CP_EXIT_PROFILE, "pipe: %s", strerror(errno));
@@ -28,24 +71,14 @@ int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE, "fork: %s", strerror(errno));
 	}
 	if (child == 0) {
-		sigset_t ours;
-
-		/* clockprof blocks these to end its window on them (profile.c);
-		 * the command must get them as usual. */
-		sigemptyset(&ours);
-		sigaddset(&ours, SIGINT);
-		sigaddset(&ours, SIGTERM);
-		sigaddset(&ours, SIGHUP);
-		sigprocmask(SIG_UNBLOCK, &ours, NULL);
 		close(pipefd[0]);
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
-			execvp(argv[0], argv);
-		child_errno = errno;
-		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
-			_exit(127);
-		_exit(127);
+		child_exec(argv, parent, pipefd[1]);
 	}
 	close(pipefd[1]);
+	if (hold_child(child)) {
+		close(pipefd[0]);
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot hold '%s' before exec", argv[0]);
+	}
 	/* EOF: exec succeeded (the pipe closed on exec); data: it failed. */
 	do
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));

@@ -4,7 +4,9 @@
  * The child asks to be traced and execs; the kernel stops it right after
  * exec, when its new vDSO and executable are mapped (their addresses are
  * only known then). Once the probes are attached we detach and it runs
- * untraced. */
+ * untraced. While held it never outlives clockprof, even a SIGKILLed one
+ * (PTRACE_O_EXITKILL; PR_SET_PDEATHSIG before the trace begins), so it is
+ * never left stopped, orphaned, or with the entry breakpoint planted. */
 #ifndef CP_LAUNCHER_H
 #define CP_LAUNCHER_H
 

@@ -491,6 +491,24 @@ static int open_session(struct cp_session **s, const struct cp_session_config *c
 	return job.rc;
 }
 
+/* An exec mid-window ends the counting (the probes were placed in the old
+ * image); processes the target started are not the target. Both are said,
+ * so that a count lower than expected is explained. */
+static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
+{
+	unsigned forks;
+	bool execed;
+
+	cp_session_lifecycle(s, &execed, &forks);
+	if (execed)
+		warn(p, "the target exec()ed a new program during the window: its clock "
+		     "reads from the exec on are not counted (the probes were in the old image)");
+	if (forks)
+		warn(p, "the target started %u process%s during the window: %s clock reads "
+		     "are not counted (only the target's own threads are)", forks,
+		     forks == 1 ? "" : "es", forks == 1 ? "its" : "their");
+}
+
 static void kill_held(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -750,6 +768,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		}
 	}
 	p->duration_s = monotonic_s() - start;
+	warn_lifecycle(p, s);
 	cp_counters_close(ctr);
 	cp_counters_close(cpu_clock);
 	cp_session_close(s);

@@ -42,6 +42,7 @@ struct cp_session {
 	int dl_pending;
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
+	struct bpf_link *exec_watch, *fork_watch;	/* NULL where tp_btf is missing */
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
@@ -397,6 +398,9 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		return load_error(e, err);
 	}
 	cp_core_btf_close(core_btf_fd);
+	/* Best effort: without them an exec is counted on and forks unsaid. */
+	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
+	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
 	if (self_test(s, err) || attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -612,6 +616,12 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 	st->uprobes = s->nclock_uprobes;
 }
 
+void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks)
+{
+	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED);
+	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
+}
+
 void cp_session_detach_clock_probes(struct cp_session *s)
 {
 	cp_breakpoints_detach(&s->breakpoints);
@@ -649,6 +659,8 @@ void cp_session_close(struct cp_session *s)
 	ulinks_destroy(s->file_links, s->nfile_links, false);
 	free(s->file_links);
 	ring_buffer__free(s->dl_events);
+	bpf_link__destroy(s->exec_watch);
+	bpf_link__destroy(s->fork_watch);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
 		if (s->dist_tids[i])

@@ -75,6 +75,11 @@ struct cp_selftest {
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err);
 
+/* Whether the target exec()ed since the session opened (nothing is counted
+ * after that: the probes were placed in the old image), and how many
+ * processes it started (not counted: only the target's threads are). */
+void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks);
+
 /* What the self-test measured. */
 void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st);
 

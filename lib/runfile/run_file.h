@@ -14,6 +14,11 @@ struct cp_profile;
 
 #define CP_RUN_SCHEMA "clockprof.run/1"
 
+/* The most measures a run file may hold (a real run has one per counter and
+ * clock, tens to a few thousand): beyond it compare and report would need
+ * memory and time out of proportion, so the file is refused (exit 2). */
+#define CP_RUN_MAX_MEASURES 200000
+
 /* Loads path and checks the members that compare and report rely on
  * (schema, tool, complete, target, host, clock_reads, measures with value,
  * unit, kind, better; clock_reads.mechanism and host.breakpoints_fire when

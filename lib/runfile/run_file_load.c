@@ -141,6 +141,10 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 	    validate_mechanism(doc, what, err))
 		return -1;
 	measures = json_object_get(doc, "measures");
+	if (json_object_size(measures) > CP_RUN_MAX_MEASURES)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: %zu measures; clockprof reads at most %d per run file",
+			       what, json_object_size(measures), CP_RUN_MAX_MEASURES);
 	json_object_foreach((json_t *)measures, name, m)
 		if (validate_measure(name, m, what, err))
 			return -1;

@@ -9,11 +9,22 @@
 #include "launcher.h"
 #include "profile.h"
 #include "summary.h"
+#include "escape_display.h"
 #include "utf8.h"
 
-/* Everything printed here may carry names from the target (comm, symbols,
- * paths, the request spec): a control character in them could drive the
- * terminal, so each one (C0, DEL, C1) is shown as '?'. */
+/* Names from the target (comm, symbols, paths, the request spec) go
+ * through esc(): a newline in one would start a line of its own (a forged
+ * "::error" in a CI log), other controls could drive the terminal. say()
+ * then shows any control left in a line (C0 but newline, DEL, C1) as '?'. */
+#define ESC_SIZE 1100
+#define esc(s) escaped((char[ESC_SIZE]){ 0 }, (s))
+
+static const char *escaped(char *buf, const char *s)
+{
+	cp_escape_display(buf, ESC_SIZE, s, ESC_SIZE);
+	return buf;
+}
+
 static void say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(FILE *out, const char *fmt, ...)
 {
@@ -80,16 +91,17 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 		char where[600] = "";
 
 		if (c->file)
-			snprintf(where, sizeof(where), "  %s:%d", c->file, c->line);
+			snprintf(where, sizeof(where), "  %s:%d", esc(c->file), c->line);
 		if (p->ops > 0)
 			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
-				(double)(in_req ? c->in_requests : c->count) / p->ops, c->function,
-				c->ninlined ? " > " : "", c->ninlined ? c->inlined[c->ninlined - 1] : "",
-				"", c->via, where);
+				(double)(in_req ? c->in_requests : c->count) / p->ops, esc(c->function),
+				c->ninlined ? " > " : "",
+				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), "", esc(c->via),
+				where);
 		else
 			say(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
-				c->function, c->ninlined ? " > " : "",
-				c->ninlined ? c->inlined[c->ninlined - 1] : "", c->via, where);
+				esc(c->function), c->ninlined ? " > " : "",
+				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), esc(c->via), where);
 	}
 	if (p->call_sites.n > shown)
 		say(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
@@ -119,8 +131,8 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 		const struct cp_counter_value *v = &p->counters[i];
 
 		if (!v->supported) {
-			say(out, "  %-*s unsupported: %s\n", (int)name_w, p->event_specs[i].name,
-			    v->reason);
+			say(out, "  %-*s unsupported: %s\n", (int)name_w,
+			    esc(p->event_specs[i].name), esc(v->reason));
 			continue;
 		}
 		say(out, "  %-*s %16.0f %-*s", (int)name_w, p->event_specs[i].name, v->value,
@@ -175,7 +187,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	const struct cp_totals *t = &p->totals;
 	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
 
-	say(out, "clockprof: %s (pid %d), %.2f s%s\n", program_name(p), p->target.pid,
+	say(out, "clockprof: %s (pid %d), %.2f s%s\n", esc(program_name(p)), p->target.pid,
 		p->duration_s, p->complete ? "" :
 		!strcmp(p->end_reason ? p->end_reason : "", "signal") ?
 		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
@@ -185,7 +197,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	if (p->launched)
 		print_exit(out, p);
 	if (p->request_text[0])
-		say(out, "  requests (%s): %llu complete\n", p->request_text,
+		say(out, "  requests (%s): %llu complete\n", esc(p->request_text),
 			(unsigned long long)t->requests);
 	if (p->ops_source && !strcmp(p->ops_source, "--ops"))
 		say(out, "  operations (--ops): %.0f\n", p->ops);
@@ -212,7 +224,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	for (int i = 0; i < p->nprobes; i++) {
 		char label[600];
 
-		snprintf(label, sizeof(label), "calls %s", p->probes[i].symbol);
+		snprintf(label, sizeof(label), "calls %s", esc(p->probes[i].symbol));
 		print_per_op(out, label, c->probe_calls[i], p->ops);
 	}
 	print_histogram(out, p);
@@ -230,7 +242,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	say(out, "\n");
 	for (int i = 0; i < p->nwarnings; i++) {
 		fputs(color ? "\033[1;33mwarning:\033[0m " : "warning: ", out);
-		say(out, "%s\n", p->warnings[i]);
+		say(out, "%s\n", esc(p->warnings[i]));
 	}
 }
 

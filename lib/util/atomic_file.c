@@ -2,15 +2,32 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
 #include "error.h"
+
+/* Where the bytes of an output path go. */
+enum out_kind {
+	OUT_STDOUT,	/* "-" */
+	OUT_IN_PLACE,	/* device, FIFO, socket, /dev/fd/N, /proc: opened and written */
+	OUT_REPLACE,	/* regular or new file: temp file renamed over it */
+};
+
+struct out_target {
+	enum out_kind kind;
+	char path[PATH_MAX];	/* for OUT_REPLACE: the file a symlink points to */
+	char dir[PATH_MAX];	/* for OUT_REPLACE: its directory */
+	bool exists;
+	mode_t mode;		/* of the existing file */
+};
 
 static int write_all(int fd, const void *buf, size_t len)
 {
@@ -39,63 +56,244 @@ static void dir_of(const char *path, char *dir, size_t size)
 	snprintf(dir, size, "%s", dirname(copy));
 }
 
-int cp_check_writable(const char *path, struct cp_error *err)
+/* Paths that name an already open file (the shell's >(...), /dev/stdout,
+ * /proc/self/fd/N) or a kernel file: they cannot be replaced, only written. */
+static bool names_open_file(const char *path)
 {
-	char dir[PATH_MAX];
+	return !strncmp(path, "/proc/", 6) || !strncmp(path, "/dev/fd/", 8) ||
+	       !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr");
+}
+
+/* Follows the symlinks of the last component (not through /proc's magic
+ * links, which name open files), so a link to a regular file keeps being a
+ * link and the file it points to is replaced. */
+static int resolve_links(const char *path, char *out, bool *in_place)
+{
+	char link[PATH_MAX], dir[PATH_MAX], next[PATH_MAX];
 	struct stat st;
 
-	if (strcmp(path, "-") == 0)
-		return 0;
+	snprintf(out, PATH_MAX, "%s", path);
+	for (int hops = 0; hops < 40; hops++) {
+		if (names_open_file(out)) {
+			*in_place = true;
+			return 0;
+		}
+		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
+			return 0;
+		ssize_t n = readlink(out, link, sizeof(link) - 1);
+
+		if (n < 0)
+			return -1;
+		link[n] = '\0';
+		dir_of(out, dir, sizeof(dir));
+		if (link[0] == '/')
+			snprintf(next, sizeof(next), "%s", link);
+		else if (snprintf(next, sizeof(next), "%s/%s", dir, link) >= (int)sizeof(next))
+			return errno = ENAMETOOLONG, -1;
+		memcpy(out, next, sizeof(next));
+	}
+	return errno = ELOOP, -1;
+}
+
+static int classify(const char *path, struct out_target *t, struct cp_error *err)
+{
+	bool in_place = false;
+	struct stat st;
+
+	memset(t, 0, sizeof(*t));
+	if (!strcmp(path, "-"))
+		return t->kind = OUT_STDOUT, 0;
 	if (!*path)
 		return cp_fail(err, CP_EXIT_USAGE, "output path is empty");
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "cannot write %s: it is a directory; give a file name",
-			       path);
-	dir_of(path, dir, sizeof(dir));
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "cannot write %s: directory %s does not exist",
-			       path, dir);
-	if (access(dir, W_OK) != 0)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "cannot write %s: directory %s is not writable (%s)",
-			       path, dir, strerror(errno));
+	if (resolve_links(path, t->path, &in_place))
+		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(errno));
+	if (stat(t->path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "cannot write %s: it is a directory; give a file name", path);
+		t->exists = true;
+		t->mode = st.st_mode & 07777;
+		if (!S_ISREG(st.st_mode))
+			in_place = true;
+	}
+	t->kind = in_place ? OUT_IN_PLACE : OUT_REPLACE;
+	if (in_place)
+		snprintf(t->path, sizeof(t->path), "%s", path);
+	dir_of(t->path, t->dir, sizeof(t->dir));
 	return 0;
+}
+
+/* A temporary file in dir that no kill can leave behind: O_TMPFILE has no
+ * name until it is linked. Where the filesystem lacks it, a named file,
+ * created with 0666 so that the umask applies as for any new file. */
+static int open_temp(const char *dir, mode_t mode, char *name, size_t size)
+{
+	int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+
+	name[0] = '\0';
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd;
+	for (int tries = 0; tries < 100; tries++) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(name, size, "%s/.clockprof.%d.%lx", dir, (int)getpid(),
+			 (unsigned long)ts.tv_nsec ^ ((unsigned long)tries << 20));
+		fd = open(name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		name[0] = '\0';
+	return fd;
+}
+
+/* Gives an O_TMPFILE file its name; a named temp file is just renamed. */
+static int publish(int fd, const char *tmp, const struct out_target *t)
+{
+	char proc[64], name[PATH_MAX + 32];
+
+	if (tmp[0])
+		return rename(tmp, t->path);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (!t->exists &&
+	    (linkat(fd, "", AT_FDCWD, t->path, AT_EMPTY_PATH) == 0 ||
+	     linkat(AT_FDCWD, proc, AT_FDCWD, t->path, AT_SYMLINK_FOLLOW) == 0))
+		return 0;
+	/* linkat cannot replace: link under a fresh name, then rename over. */
+	for (int tries = 0; tries < 100; tries++) {
+		snprintf(name, sizeof(name), "%s/.clockprof.%d.%d", t->dir, (int)getpid(), tries);
+		if (linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) == 0 ||
+		    linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0) {
+			if (rename(name, t->path) == 0)
+				return 0;
+			int saved = errno;
+
+			unlink(name);
+			return errno = saved, -1;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+static void fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+static int write_replace(const struct out_target *t, const void *buf, size_t len)
+{
+	char tmp[PATH_MAX + 32];
+	int fd = open_temp(t->dir, 0666, tmp, sizeof(tmp)), saved;
+
+	if (fd < 0)
+		return -1;
+	/* An existing file keeps its mode; a new one gets 0666 less the umask. */
+	if (write_all(fd, buf, len) != 0 || (t->exists && fchmod(fd, t->mode) != 0) ||
+	    fsync(fd) != 0 || publish(fd, tmp, t) != 0) {
+		saved = errno;
+		close(fd);
+		if (tmp[0])
+			unlink(tmp);
+		return errno = saved, -1;
+	}
+	close(fd);
+	fsync_dir(t->dir);
+	return 0;
+}
+
+static int write_in_place(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc, saved;
+
+	if (fd < 0)
+		return -1;
+	rc = write_all(fd, buf, len);
+	saved = errno;
+	close(fd);
+	return errno = saved, rc;
 }
 
 int cp_write_file_atomic(const char *path, const void *buf, size_t len,
 			 struct cp_error *err)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 32];
-	int fd, saved;
+	struct out_target t;
+	int rc;
 
-	if (strcmp(path, "-") == 0) {
+	if (classify(path, &t, err))
+		return -1;
+	if (t.kind == OUT_STDOUT) {
 		if (write_all(STDOUT_FILENO, buf, len) != 0)
 			return cp_fail(err, CP_EXIT_USAGE,
 				       "cannot write to standard output: %s",
 				       strerror(errno));
 		return 0;
 	}
-	dir_of(path, dir, sizeof(dir));
-	snprintf(tmp, sizeof(tmp), "%s/.clockprof.XXXXXX", dir);
-	fd = mkstemp(tmp);
-	if (fd < 0)
+	rc = t.kind == OUT_IN_PLACE ? write_in_place(t.path, buf, len) :
+				      write_replace(&t, buf, len);
+	if (rc)
 		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
 			       strerror(errno));
-	if (write_all(fd, buf, len) != 0 || fchmod(fd, 0644) != 0 ||
-	    fsync(fd) != 0) {
-		saved = errno;
-		close(fd);
+	return 0;
+}
+
+/* Proves the directory takes a new file by making one (which vanishes). */
+static int try_create_in(const char *dir)
+{
+	char tmp[PATH_MAX + 32];
+	int fd = open_temp(dir, 0600, tmp, sizeof(tmp));
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (tmp[0])
 		unlink(tmp);
-		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
-			       strerror(saved));
+	return 0;
+}
+
+int cp_check_writable(const char *path, struct cp_error *err)
+{
+	struct out_target t;
+	struct stat st;
+	int fd;
+
+	if (classify(path, &t, err))
+		return -1;
+	if (t.kind == OUT_STDOUT)
+		return 0;
+	if (t.kind == OUT_IN_PLACE) {
+		/* Opening a FIFO for writing waits for its reader: only ask. */
+		if (stat(t.path, &st) != 0)
+			fd = -1;
+		else if (S_ISFIFO(st.st_mode))
+			fd = access(t.path, W_OK) ? -1 : INT_MAX;
+		/* Root may open any kernel file for writing; its mode says
+		 * whether it takes writes at all. */
+		else if (S_ISREG(st.st_mode) && !(st.st_mode & 0222))
+			fd = -1, errno = EACCES;
+		else
+			fd = open(t.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
+				       strerror(errno));
+		if (fd != INT_MAX)
+			close(fd);
+		return 0;
 	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
-		saved = errno;
-		unlink(tmp);
-		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
-			       strerror(saved));
-	}
+	if (stat(t.dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "cannot write %s: directory %s does not exist",
+			       path, t.dir);
+	if (try_create_in(t.dir) != 0)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "cannot write %s: cannot create a file in %s (%s)",
+			       path, t.dir, strerror(errno));
 	return 0;
 }

@@ -1,9 +1,14 @@
 /* atomic_file.h - output files appear whole or not at all.
  *
  * Every file clockprof writes (run.json, verdict.json, reports) goes through
- * here: the bytes go to a temporary file in the same directory, are flushed,
- * and are renamed over the destination, so a reader (or a CI step after a
- * crash) never sees half a file. */
+ * here: the bytes go to a temporary file in the same directory (O_TMPFILE,
+ * so a kill leaves nothing behind, where the filesystem has it), are
+ * flushed, and are renamed over the destination, the directory flushed
+ * after, so a reader (or a CI step after a crash) never sees half a file.
+ * Only regular files are replaced so: a symlink keeps pointing where it did
+ * (the file it points to is replaced), and devices, FIFOs, sockets and open
+ * descriptors (/dev/stdout, /dev/fd/N, >(...)) are written in place. A new
+ * file gets 0666 less the umask, an existing one keeps its mode. */
 #ifndef CP_ATOMIC_FILE_H
 #define CP_ATOMIC_FILE_H
 
@@ -15,9 +20,10 @@ struct cp_error;
 int cp_write_file_atomic(const char *path, const void *buf, size_t len,
 			 struct cp_error *err);
 
-/* Checks, before any work is done, that path could be written: its directory
- * exists and is writable and path is not a directory. Fails with
- * CP_EXIT_USAGE. "-" (standard output) always passes. */
+/* Checks, before any work is done, that path could be written: a file can
+ * be made in its directory (tried, not just asked: /proc passes access()),
+ * or the existing device or FIFO takes writes; path is not a directory.
+ * Fails with CP_EXIT_USAGE. "-" (standard output) always passes. */
 int cp_check_writable(const char *path, struct cp_error *err);
 
 #endif

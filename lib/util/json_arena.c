@@ -26,11 +26,44 @@ static int in_block(const struct cp_json_arena_block *b, const void *p)
 	return a >= start && a < start + b->size;
 }
 
+/* jansson frees as it parses (grown buffers, rehashed tables): a lookup
+ * per free. The blocks' start addresses are kept sorted, so a document of a
+ * million values costs a binary search per free, not a walk of hundreds of
+ * blocks (which made parsing quadratic in the file's size). */
 static int owned(const struct cp_json_arena *arena, const void *p)
 {
-	for (const struct cp_json_arena_block *b = arena->blocks; b; b = b->next)
-		if (in_block(b, p))
-			return 1;
+	size_t lo = 0, hi = arena->nsorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if ((uintptr_t)arena->sorted[mid]->data <= (uintptr_t)p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && in_block(arena->sorted[lo - 1], p);
+}
+
+static int remember_block(struct cp_json_arena *arena, struct cp_json_arena_block *b)
+{
+	size_t i = arena->nsorted;
+
+	if (arena->nsorted == arena->cap) {
+		size_t cap = arena->cap ? 2 * arena->cap : 16;
+		struct cp_json_arena_block **s = realloc(arena->sorted, cap * sizeof(*s));
+
+		if (!s)
+			return -1;
+		arena->sorted = s;
+		arena->cap = cap;
+	}
+	while (i > 0 && (uintptr_t)arena->sorted[i - 1] > (uintptr_t)b) {
+		arena->sorted[i] = arena->sorted[i - 1];
+		i--;
+	}
+	arena->sorted[i] = b;
+	arena->nsorted++;
 	return 0;
 }
 
@@ -66,6 +99,10 @@ static void *arena_alloc(struct cp_json_arena *arena, size_t n)
 	fresh = new_block(n > BLOCK_BYTES ? n : BLOCK_BYTES);
 	if (!fresh)
 		return NULL;
+	if (remember_block(arena, fresh)) {
+		free(fresh);
+		return NULL;
+	}
 	/* Appended after the current block: the list stays in use order. */
 	if (b) {
 		fresh->next = b->next;
@@ -127,4 +164,7 @@ void cp_json_arena_release(struct cp_json_arena *arena)
 		free(b);
 	}
 	arena->blocks = arena->current = NULL;
+	free(arena->sorted);
+	arena->sorted = NULL;
+	arena->nsorted = arena->cap = 0;
 }

@@ -29,6 +29,8 @@ struct cp_json_arena_block;
 struct cp_json_arena {
 	struct cp_json_arena_block *blocks;	/* in use first, then spare */
 	struct cp_json_arena_block *current;
+	struct cp_json_arena_block **sorted;	/* by address, for frees */
+	size_t nsorted, cap;
 };
 
 /* Makes this thread's jansson allocations come from arena (zeroed before

@@ -30,6 +30,11 @@ static size_t valid_sequence(const unsigned char *p)
 	return n;
 }
 
+size_t cp_utf8_char_len(const char *s)
+{
+	return *s ? valid_sequence((const unsigned char *)s) : 0;
+}
+
 char *cp_utf8_sanitize(char *s)
 {
 	unsigned char *p = (unsigned char *)s;

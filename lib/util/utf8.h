@@ -5,6 +5,12 @@
 #ifndef CP_UTF8_H
 #define CP_UTF8_H
 
+#include <stddef.h>
+
+/* Length in bytes of the valid UTF-8 character at s, or 0 when it is not
+ * one (or s is at its end). */
+size_t cp_utf8_char_len(const char *s);
+
 /* Makes s valid UTF-8 in place; returns s. NULL is fine. */
 char *cp_utf8_sanitize(char *s);
 

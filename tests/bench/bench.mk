@@ -2,7 +2,7 @@
 # They print figures and ratios to a goal; they are not tests and never fail
 # on time.
 
-.PHONY: bench-compare bench-symbolize
+.PHONY: bench-compare bench-symbolize bench-big
 
 # `clockprof compare` on 1,000 measures x 30 runs per side; goal: within
 # 1.5x the time jansson alone takes to parse the same files.
@@ -32,3 +32,8 @@ bench-symbolize: $(O)/bench-symbolize test-targets
 $(O)/bench-gate-stats: tests/bench/bench_gate_stats.c $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+
+# compare and report on huge run files: peak RSS and time per size, and
+# the measure limit's refusal (issue 12). Minutes; not part of `make bench`.
+bench-big: clockprof
+	sh tests/bench/big_run.sh ./clockprof

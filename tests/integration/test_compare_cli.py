@@ -311,6 +311,22 @@ def test_html_report(ctx):
         assert "<html" in f.read(4096).lower()
 
 
+def test_validator_errors_are_one_escaped_line(ctx):
+    # A measure name from a run file is quoted in the validator's error:
+    # a newline or a bidi override in it must not reach stderr raw.
+    path = write_run(os.path.join(ctx.tmp, "bad.json"), {})
+    with open(path) as f:
+        doc = json.load(f)
+    doc["measures"]["a\n::error title=INJ::x\u202e\x1b[2J"] = 5
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    proc = ctx.run("compare", "--base", path, "--head", path)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("clockprof: "), proc.stderr
+    assert "a\\n::error title=INJ::x\\u202e\\x1b[2J" in lines[0], lines[0]
+
+
 def sampled_runs(ctx, prefix, n, scale=1.0, seed=1, cv=0.01, **kw):
     rng = random.Random(seed)
     return [write_run(os.path.join(ctx.tmp, f"{prefix}-{i}.json"),

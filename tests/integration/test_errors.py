@@ -127,3 +127,27 @@ def test_run_ends_the_command_with_sigterm(ctx):
                              "the command was not ended") from None
     assert proc.returncode == 0, proc.stderr
     assert ctx.load_json(out)["target"]["exit_status"] == {"signal": "SIGTERM"}
+
+
+def test_output_under_proc_checked_before_launch(ctx):
+    # /proc takes no new file even for root: said before the command runs,
+    # not after the whole window.
+    marker = os.path.join(ctx.tmp, "launched")
+    proc = ctx.run("run", "-o", "/proc/clockprof-run.json", "--", "touch", marker)
+    one_line_error(proc, 2, "/proc/clockprof-run.json")
+    assert not os.path.exists(marker), "the command ran although the output is unwritable"
+
+
+def test_output_to_open_descriptor(ctx):
+    # `-o >(gzip > x)` and /dev/stdout name an open pipe: written, not replaced.
+    proc = ctx.run("run", "-q", "-e", "none", "-o", "/dev/stdout", "--", "true")
+    assert proc.returncode == 0, proc.stderr
+    assert '"clockprof.run/1"' in proc.stdout, proc.stdout[:200]
+    r, w = os.pipe()
+    child = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", f"/dev/fd/{w}",
+                              "--", "true"], pass_fds=(w,), stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    with os.fdopen(r) as f:
+        data = f.read()
+    assert child.wait(timeout=60) == 0, child.stderr.read()
+    assert '"clockprof.run/1"' in data, data[:200]

@@ -127,3 +127,9 @@ test-targets: $(T)/targets/reads_target_noplt
 $(T)/targets/reads_target_noplt: tests/targets/reads_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fno-plt -o $@ $<
+
+# Leaves the window by exec, or starts a process: known reads before/after.
+test-targets: $(T)/targets/lifecycle_target
+$(T)/targets/lifecycle_target: tests/targets/lifecycle_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

@@ -168,3 +168,30 @@ TEST(run_file_loader_rejects_malformed_files)
 	free(text);
 	json_decref(doc);
 }
+
+/* Past CP_RUN_MAX_MEASURES a run file is refused with exit 2 and a message
+ * that names the limit, before compare or report spend memory on it. */
+TEST(run_file_too_many_measures_refused)
+{
+	struct cp_profile p;
+	struct cp_error err = { 0 };
+	json_t *doc, *measures;
+	char name[32];
+
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	CHECK_INT(cp_run_file_validate(doc, "big.json", &err), 0);
+	measures = json_object_get(doc, "measures");
+	for (int i = (int)json_object_size(measures); i <= CP_RUN_MAX_MEASURES; i++) {
+		snprintf(name, sizeof(name), "m%d/op", i);
+		json_object_set_new(measures, name,
+				    json_pack("{s:i, s:s, s:s, s:s}", "value", 1, "unit",
+					      "reads/op", "kind", "exact", "better", "lower"));
+	}
+	CHECK_INT(json_object_size(measures), CP_RUN_MAX_MEASURES + 1);
+	CHECK_INT(cp_run_file_validate(doc, "big.json", &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, "big.json") && strstr(err.msg, "at most 200000"));
+	json_decref(doc);
+}

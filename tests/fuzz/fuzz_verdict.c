@@ -1,0 +1,30 @@
+/* fuzz_verdict.c - a verdict.json given to `clockprof report`: the
+ * validator, then the report, the table, markdown and annotations it
+ * vouches for. */
+#include <stdio.h>
+
+#include "compare_texts.h"
+#include "error.h"
+#include "fuzz_common.h"
+#include "github_annotations.h"
+#include "report.h"
+#include "verdict_file.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static FILE *sink;
+	struct cp_compare_texts texts = { 0 };
+	struct cp_error err;
+	json_t *doc = fuzz_json(data, size);
+
+	if (!sink)
+		sink = fopen(FUZZ_SINK, "w");
+	if (doc && cp_verdict_file_validate(doc, "fuzz.json", &err) == 0) {
+		cp_report_write(&doc, 1, FUZZ_SINK, &err);
+		cp_compare_texts_render(doc, 1, 1, 1, 0, &texts);
+		cp_compare_texts_free(&texts);
+		cp_github_annotations_write(sink, doc);
+	}
+	json_decref(doc);
+	return 0;
+}

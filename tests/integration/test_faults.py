@@ -1,0 +1,299 @@
+"""Faults: clockprof killed at bad moments, a target that dies, execs or
+forks mid-window, a disk that fills, an output directory that vanishes.
+clockprof must never harm the target or the system: no held or orphaned
+command, no command killed by a planted breakpoint, no BPF program left
+behind, no temp file, no half-written output."""
+import ctypes
+import os
+import random
+import signal
+import subprocess
+import time
+
+from common import Skip, bpf_ids, live_bpf_ids
+
+PR_SET_CHILD_SUBREAPER = 36
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class Subreaper:
+    """Makes this process the reaper of orphans, so that a command whose
+    clockprof was killed becomes our child and its end can be seen."""
+
+    def __enter__(self):
+        if _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            raise Skip("prctl(PR_SET_CHILD_SUBREAPER) failed")
+        return self
+
+    def __exit__(self, *exc):
+        _libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def tracer_of(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("TracerPid:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def wait_held(cp, deadline):
+    """The pid of cp's command once cp holds it (traces it), else None."""
+    while time.monotonic() < deadline and cp.poll() is None:
+        for c in children(cp.pid):
+            if tracer_of(c) == cp.pid:
+                return c
+        time.sleep(0.0005)
+    return None
+
+
+def test_run_killed_while_held(ctx):
+    # SIGKILL to clockprof while it holds its command (exec stop, entry
+    # point with the int3 planted, probes attaching): the command must die
+    # with it (SIGKILL), never of SIGTRAP, never run on orphaned.
+    rng = random.Random(12)
+    killed = 0
+    with Subreaper():
+        for trial in range(12):
+            cp = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "--",
+                                   "sleep", "2"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            cmd = wait_held(cp, time.monotonic() + 20)
+            assert cmd, f"trial {trial}: never saw the command held"
+            time.sleep(rng.random() * 0.02)
+            still_held = tracer_of(cmd) == cp.pid
+            os.kill(cp.pid, signal.SIGKILL)
+            cp.wait()
+            _, status = os.waitpid(cmd, 0)
+            if not still_held:
+                continue        # released just before the kill: may run on
+            killed += 1
+            assert os.WIFSIGNALED(status), \
+                f"trial {trial}: held command outlived clockprof (status {status:#x})"
+            assert os.WTERMSIG(status) == signal.SIGKILL, \
+                f"trial {trial}: held command died of {signal.Signals(os.WTERMSIG(status)).name}"
+    assert killed >= 6, f"only {killed} of 12 kills landed while the command was held"
+
+
+def own_children():
+    out = []
+    for tid in os.listdir("/proc/self/task"):
+        out += children_of_task(os.getpid(), int(tid))
+    return out
+
+
+def children_of_task(pid, tid):
+    try:
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def test_stop_signal_at_random_early_moments(ctx):
+    # SIGINT/SIGTERM in clockprof's first moments (parsing, BPF loading,
+    # launching): never a silent death; the window cut short is written
+    # (marked incomplete) or the failure is reported, and the command does
+    # not survive.
+    rng = random.Random(5)
+    out = os.path.join(ctx.tmp, "run.json")
+    with Subreaper():
+        for trial in range(10):
+            if os.path.exists(out):
+                os.unlink(out)
+            sig = rng.choice([signal.SIGINT, signal.SIGTERM])
+            # from 5 ms on: before that the dynamic loader may not be done
+            # with clockprof (main has not begun; nothing can block yet)
+            delay = 0.005 + rng.random() * 0.12
+            cp = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
+                                   "sleep", "3"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, text=True)
+            time.sleep(delay)
+            cp.send_signal(sig)
+            _, err = cp.communicate(timeout=30)
+            what = f"trial {trial}: {sig.name} after {delay * 1000:.0f} ms"
+            assert cp.returncode >= 0, f"{what}: clockprof died of it silently"
+            if cp.returncode == 0:
+                doc = ctx.load_json(out)
+                assert doc["complete"] is False and doc["end_reason"] == "signal", \
+                    f"{what}: {doc['complete']} {doc.get('end_reason')}"
+            else:
+                assert err.startswith("clockprof: "), f"{what}: exit {cp.returncode}, no message"
+            time.sleep(0.05)
+            left = [c for c in own_children() if c != cp.pid]
+            for c in left:
+                os.kill(c, signal.SIGKILL)
+                os.waitpid(c, 0)
+            assert not left, f"{what}: the command outlived clockprof"
+
+
+def no_temp_files(directory):
+    left = [f for f in os.listdir(directory) if f.startswith(".clockprof")]
+    assert not left, f"temp files left in {directory}: {left}"
+
+
+def whole_or_absent(path):
+    """An output is either not there or a whole JSON document."""
+    import json
+    if os.path.exists(path):
+        with open(path) as f:
+            json.load(f)
+
+
+def wait_bpf_gone(ids, what):
+    from readiness import wait_for
+    progs, links = ids
+    wait_for(lambda: not (progs & live_bpf_ids("prog")) and not (links & live_bpf_ids("link")),
+             f"clockprof's BPF programs {sorted(progs)} and links {sorted(links)} to go "
+             f"({what})", interval=0.1)
+
+
+def test_sigkill_at_random_moments(ctx):
+    # attach and run, SIGKILLed anywhere from start-up to mid-window: no BPF
+    # program or link left, no held or orphaned command, no temp file, no
+    # half-written run.json; an attached target keeps running untouched.
+    from readiness import wait_serving
+    rng = random.Random(7)
+    killed_with_bpf = 0
+    out = os.path.join(ctx.tmp, "run.json")
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
+    try:
+        wait_serving(target)
+        with Subreaper():
+            for trial in range(10):
+                delay = rng.random() * 0.6
+                if trial % 2:
+                    cmd = ["attach", "-q", "-r", "func:handle_request", "-o", out,
+                           str(target.pid)]
+                else:
+                    cmd = ["run", "-q", "-e", "none", "-o", out, "--",
+                           ctx.target("reads_target"), "clock_gettime", "1", "0"]
+                cp = subprocess.Popen([ctx.clockprof, *cmd], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+                time.sleep(delay)
+                launched = children(cp.pid)
+                ids = bpf_ids(cp.pid)
+                os.kill(cp.pid, signal.SIGKILL)
+                cp.wait()
+                what = f"trial {trial}: {cmd[0]} killed after {delay * 1000:.0f} ms"
+                for c in launched:
+                    # Released commands run on (a `run` after its start-up
+                    # is a normal process); held ones must be gone.
+                    state = open(f"/proc/{c}/stat").read().split()[2] \
+                        if os.path.exists(f"/proc/{c}/stat") else "gone"
+                    assert state not in ("t", "T"), f"{what}: command {c} left stopped"
+                    assert tracer_of(c) <= 0, f"{what}: command {c} still traced"
+                    os.kill(c, signal.SIGKILL)
+                    os.waitpid(c, 0)
+                wait_bpf_gone(ids, what)
+                killed_with_bpf += bool(ids[0])
+                no_temp_files(ctx.tmp)
+                whole_or_absent(out)
+                assert target.poll() is None, f"{what}: the attached target died"
+                with open(f"/proc/{target.pid}/stat") as f:
+                    assert f.read().split()[2] not in ("t", "T"), f"{what}: target stopped"
+        assert killed_with_bpf >= 3, f"only {killed_with_bpf} kills came with programs loaded"
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_disk_full(ctx):
+    # Outputs on a filesystem with no room: a one-line error and exit 2,
+    # nothing half-written, no temp file.
+    mnt = os.path.join(ctx.tmp, "full")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", mnt],
+                      capture_output=True).returncode != 0:
+        raise Skip("cannot mount a small tmpfs here")
+    try:
+        out, html = os.path.join(mnt, "run.json"), os.path.join(mnt, "report.html")
+        proc = ctx.run("run", "-q", "-e", "none", "-o", out, "--html", html, "--",
+                       ctx.target("reads_target"), "clock_gettime", "1", "5")
+        assert proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr}"
+        assert "No space left on device" in proc.stderr, proc.stderr
+        assert all(l.startswith("clockprof: ") for l in proc.stderr.splitlines()), proc.stderr
+        whole_or_absent(out)
+        assert not os.path.exists(html), "a half-written report was left"
+        no_temp_files(mnt)
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def test_output_directory_removed_mid_run(ctx):
+    # The directory checked at start-up is gone when the window ends: the
+    # failure is reported (exit 2), the command does not survive clockprof.
+    from readiness import wait_attached
+    outdir = os.path.join(ctx.tmp, "out")
+    os.mkdir(outdir)
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-d", "1", "-o",
+                             os.path.join(outdir, "run.json"), "--",
+                             ctx.target("reads_target"), "clock_gettime", "1", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_attached(proc)
+    os.rmdir(outdir)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2, f"exit {proc.returncode}: {err}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "run.json" in lines[0], err
+
+
+def test_target_killed_mid_window(ctx):
+    # SIGKILL to the target: the window ends as the target's, the run is
+    # written whole with the reads seen, the exit named.
+    from readiness import wait_serving, wait_attached
+    out = os.path.join(ctx.tmp, "run.json")
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
+    try:
+        wait_serving(target)
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-d", "30", "-r",
+                                 "func:handle_request", "-o", out, str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        time.sleep(0.3)
+        target.kill()
+        target.wait()
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+    run = ctx.load_json(out)
+    assert run["end_reason"] == "target-exit", run["end_reason"]
+    assert run["request"]["count"] > 0 and run["clock_reads"]["per_op"] == 1
+
+
+def test_target_execs_mid_window(ctx):
+    # 7 reads, then exec of a program that reads 5 + 5 more (and starts a
+    # process): counting stops at the exec, with a warning that says so.
+    target = ctx.target("lifecycle_target")
+    out = os.path.join(ctx.tmp, "run.json")
+    ctx.run("run", "-q", "-e", "none", "-o", out, "--", target, "exec", 7,
+            target, "fork", 5, 3, check=True)
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["total"] == 7, run["clock_reads"]
+    assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
+
+
+def test_target_forks_mid_window(ctx):
+    # 5 reads, a child process reading 30 times, 5 reads: the child is not
+    # the target (not counted), and the run says a process was started.
+    out = os.path.join(ctx.tmp, "run.json")
+    ctx.run("run", "-q", "-e", "none", "-o", out, "--", ctx.target("lifecycle_target"),
+            "fork", 5, 30, check=True)
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["total"] == 10, run["clock_reads"]
+    assert any("started 1 process " in w for w in run["warnings"]), run["warnings"]
+    assert not any("exec()ed" in w for w in run["warnings"]), run["warnings"]
