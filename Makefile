@@ -67,7 +67,7 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
 # rebuild does not redo it.
-.SECONDARY:
+.SECONDARY: $(BPF_SRCS:probes/%.bpf.c=$(O)/%.bpf.o)
 
 # The man page and bash completion are printed by clockprof itself from
 # the option tables its parser uses (lib/cli_options.h): they cannot drift.
@@ -142,19 +142,19 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 $(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
 
-$(O)/lib/%.o: lib/%.c
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
+$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c
+$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c
+$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
@@ -163,7 +163,11 @@ layer-flags-%:
 	@echo $(call layer_flags,lib/$*/x.c)
 
 # Header dependencies as the compiler saw them (-MMD -MP).
--include $(wildcard $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d))
+# An object without its .d (built before, or by hand) is rebuilt: the
+# missing .d counts as changed.
+DEPS := $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+$(DEPS):
+-include $(wildcard $(DEPS))
 
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
