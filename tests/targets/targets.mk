@@ -127,3 +127,11 @@ test-targets: $(T)/targets/reads_target_noplt
 $(T)/targets/reads_target_noplt: tests/targets/reads_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -fno-plt -o $@ $<
+
+# The server tests' ground truth (tests/truth): an LD_PRELOAD library that
+# counts the clock calls and reply syscalls of the process it is loaded into,
+# independently of clockprof's mechanisms.
+test-targets: $(T)/targets/clock_truth.so
+$(T)/targets/clock_truth.so: tests/truth/clock_truth.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
