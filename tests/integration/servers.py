@@ -69,12 +69,12 @@ class Server:
         env.update(truth.env(self.truth.path, self.truth_boundary))
         return env
 
-    def launch(self, cmd, **kw):
+    def launch(self, cmd, ready=None, **kw):
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         self.proc = subprocess.Popen(cmd, env=self.env(), stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True, **kw)
         wait_for(self._listening, f"{self.name} to listen on 127.0.0.1:{self.port}")
-        wait_for(self.truth.ready, f"{self.name} to load the truth library")
+        wait_for(ready or self.truth.ready, f"{self.name} to load the truth library")
         self.pid = self.serving_pid()
 
     def _listening(self):
@@ -244,4 +244,62 @@ class Node(Server):
         self.launch([exe, script, str(self.port)])
 
 
-ALL = {"redis": Redis, "nginx": Nginx, "python": Python, "node": Node}
+JAVA_SERVER = r"""
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+
+public class Server {
+    public static void main(String[] args) throws Exception {
+        HttpServer server = HttpServer.create(
+            new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])), 64);
+        server.createContext("/", exchange -> {
+            long t0 = System.nanoTime();
+            long now = System.currentTimeMillis();
+            byte[] body = String.format("%d %12d\n", now, System.nanoTime() - t0)
+                .getBytes(StandardCharsets.US_ASCII);
+            exchange.sendResponseHeaders(200, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+        });
+        server.start();  // no executor: the dispatcher thread runs the handler
+    }
+}
+"""
+
+
+class Java(Server):
+    """OpenJDK's com.sun.net.httpserver, run from source (java Server.java).
+    HotSpot reads the clock through libjvm's PLT (os::javaTimeNanos,
+    javaTimeMillis), also from JIT-compiled code, so the preloaded truth
+    sees it. One exchange is three writes (headers, body, the end), so a
+    "request" of both counts is one write of the dispatcher thread."""
+    name = "java"
+    truth_boundary = "write"
+    request = "syscall:write"
+
+    def start(self):
+        exe = need("java", "openjdk-17-jdk-headless")
+        script = os.path.join(self.dir, "Server.java")
+        with open(script, "w") as f:
+            f.write(JAVA_SERVER)
+        self.launch([exe, "-Xshare:auto", script, str(self.port)])
+
+
+class GoServer(Server):
+    """tests/targets/go_http_server.go: no truth library (Go calls the
+    vDSO itself); its reads per request are known by construction."""
+    name = "go"
+
+    def env(self):
+        return dict(os.environ)
+
+    def start(self):
+        path = os.path.join(self.ctx.targets, "go_http_server")
+        if not os.path.exists(path):
+            raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
+        self.launch([path, str(self.port)], ready=lambda: True)
+
+
+ALL = {"redis": Redis, "nginx": Nginx, "python": Python, "node": Node, "java": Java,
+       "go": GoServer}

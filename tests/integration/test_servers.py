@@ -33,24 +33,25 @@ REQUESTS = 2000
 TOLERANCE = 0.01  # the goal: clockprof within 1% of the truth
 
 
-def profile(ctx, server, requests=REQUESTS):
+def profile(ctx, server, requests=REQUESTS, opts=None):
     """Attach, drive, sample the truth; (run.json, truth delta, req/s)."""
     out = os.path.join(ctx.tmp, f"{server.name}.json")
-    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-r", server.request,
+    opts = ["-r", server.request] if opts is None else opts
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", *opts,
                              "-o", out, str(server.pid)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_attached(proc)
         server.one_request()
-        before = server.truth.snapshot(server.pid)
+        before = server.truth.snapshot(server.pid) if server.truth_boundary else None
         rate = server.load(requests)
-        after = server.truth.snapshot(server.pid)
+        after = server.truth.snapshot(server.pid) if server.truth_boundary else None
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {stderr}"
-    return ctx.load_json(out), after - before, rate
+    return ctx.load_json(out), after - before if after else None, rate
 
 
 def within(measured, truth, what):
@@ -105,3 +106,35 @@ def test_node_http(ctx):
     # The handler: 2 x process.hrtime.bigint(), 1 x Date.now(); libuv's
     # loop reads its clock (uv_update_time) at each wake-up.
     check_against_truth(ctx, "node", 3)
+
+
+def test_java_httpserver(ctx):
+    # The handler: 2 x System.nanoTime(), 1 x currentTimeMillis(); the
+    # server adds its own (Date header, idle-connection clock). The JVM's
+    # own threads (GC, JIT compiler, VM thread) read the clock too but send
+    # nothing: no request of theirs is complete, for either count.
+    run, truth = check_against_truth(ctx, "java", 0)
+    # Per exchange (three writes), the handler's 3 reads at least.
+    assert truth.reads_in_requests >= 3 * REQUESTS, truth.reads_in_requests
+
+
+def test_go_net_http(ctx):
+    # Go's goroutines move between threads, so no per-thread boundary
+    # delimits a request; the truth is by construction (go_http_server.go):
+    # main.stamp reads 6 times per request, and the requests are the load
+    # generator's count plus the delimiting one. clockprof names these reads
+    # by their whole stack (--stacks: time.Now is the call site, main.stamp
+    # a frame above it). net/http's own time.Now calls (Date header,
+    # deadlines) and the scheduler's reads are the rest, not checked.
+    server = servers.ALL["go"](ctx)
+    try:
+        server.start()
+        run, _, _ = profile(ctx, server, opts=["--stacks", "--ops", str(REQUESTS + 1)])
+    finally:
+        server.stop()
+    stamp = sum(s["count"] for s in run["stacks"]
+                if any("main.stamp" in str(f) for f in s["frames"]))
+    print(f"     go: clockprof {stamp} reads under main.stamp, truth {6 * (REQUESTS + 1)}; "
+          f"{run['clock_reads']['total']} reads in all ({run['clock_reads']['per_op']:.3f}/op "
+          f"with --ops)", flush=True)
+    within(stamp, 6 * (REQUESTS + 1), "go: reads under main.stamp")

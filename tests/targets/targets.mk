@@ -132,6 +132,16 @@ $(T)/targets/reads_target_noplt: tests/targets/reads_target.c
 # counts the clock calls and reply syscalls of the process it is loaded into,
 # independently of clockprof's mechanisms.
 test-targets: $(T)/targets/clock_truth.so
-$(T)/targets/clock_truth.so: tests/truth/clock_truth.c
+test-fixtures: $(T)/fixtures/clock_truth.so
+$(T)/%/clock_truth.so: tests/truth/clock_truth.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
+# A Go net/http server with known reads per request (tests/integration/test_servers.py).
+ifneq ($(GO),)
+test-targets: $(T)/targets/go_http_server
+$(T)/targets/go_http_server: tests/targets/go_http_server.go
+	@mkdir -p $(@D) $(O)/go/src/go_http_server
+	cp $< $(O)/go/src/go_http_server/go_http_server.go
+	cd $(O)/go/src/go_http_server && $(GO_ENV) $(GO) build -trimpath -o $(abspath $@) .
+endif
