@@ -27,6 +27,9 @@ LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
 TEST_PKGS  := python3 chromium linux-perf
+# Real servers and runtimes of tests/integration/test_servers.py and their
+# load generators (ab, redis-benchmark); Node and Go come with the lines below.
+SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*.S))
@@ -50,6 +53,7 @@ deps:
 
 test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
+	@$(call install_missing,$(SERVER_PKGS))
 	@command -v npm >/dev/null || { $(call install_missing,nodejs npm); }
 	@command -v rustc >/dev/null || [ -x "$(HOME)/.cargo/bin/rustc" ] || { $(call install_missing,rustc); }
 	@command -v go >/dev/null || { $(call install_missing,golang-go); }
