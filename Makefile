@@ -145,6 +145,7 @@ include tests/bench/bench.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
+	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-symbolize $(O)/tests/targets
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof

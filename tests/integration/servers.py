@@ -57,14 +57,18 @@ class Server:
     name = ""
     truth_boundary = ""     # the reply syscall the truth library delimits by
     request = ""            # clockprof's -r SPEC for the same boundary
+    function = None         # a func: boundary in the server's binary, if any
 
-    def __init__(self, ctx):
-        self.ctx, self.port, self.proc = ctx, free_port(), None
+    def __init__(self, ctx, preload=True):
+        """preload=False: without the truth library (make bench)."""
+        self.ctx, self.port, self.proc, self.preload = ctx, free_port(), None, preload
         self.dir = os.path.join(ctx.tmp, self.name)
         os.makedirs(self.dir, exist_ok=True)
         self.truth = truth.Truth(os.path.join(self.dir, "truth"))
 
     def env(self):
+        if not self.preload:
+            return dict(os.environ)
         env = dict(os.environ, LD_PRELOAD=self.ctx.target("clock_truth.so"))
         env.update(truth.env(self.truth.path, self.truth_boundary))
         return env
@@ -74,7 +78,8 @@ class Server:
         self.proc = subprocess.Popen(cmd, env=self.env(), stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True, **kw)
         wait_for(self._listening, f"{self.name} to listen on 127.0.0.1:{self.port}")
-        wait_for(ready or self.truth.ready, f"{self.name} to load the truth library")
+        if self.preload:
+            wait_for(ready or self.truth.ready, f"{self.name} to load the truth library")
         self.pid = self.serving_pid()
 
     def _listening(self):
@@ -110,6 +115,7 @@ class Redis(Server):
     name = "redis"
     truth_boundary = "write"
     request = "syscall:write"
+    function = "func:processCommand"
 
     def start(self):
         exe = need("redis-server", "redis-server")
@@ -161,6 +167,7 @@ class Nginx(Server):
     name = "nginx"
     truth_boundary = "writev"
     request = "syscall:writev"
+    function = "func:ngx_http_finalize_request"
 
     def start(self):
         exe = need("/usr/sbin/nginx", "nginx-light")
@@ -175,7 +182,9 @@ class Nginx(Server):
     def serving_pid(self):
         def worker():
             kids = open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read().split()
-            return int(kids[0]) if kids and int(kids[0]) in self.truth.pids() else None
+            if not kids or (self.preload and int(kids[0]) not in self.truth.pids()):
+                return None
+            return int(kids[0])
         return wait_for(worker, "the nginx worker process")
 
     def load(self, n):
