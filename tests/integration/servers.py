@@ -48,6 +48,7 @@ def ab(port, n, path="/", keepalive=False):
     out = subprocess.run(cmd + [f"http://127.0.0.1:{port}{path}"], capture_output=True,
                          text=True, timeout=LOAD_TIMEOUT, check=True).stdout
     assert f"Complete requests:      {n}" in out and "Failed requests:        0" in out, out
+    assert "Non-2xx responses" not in out, out
     return float(out.split("Requests per second:")[1].split()[0])
 
 
@@ -172,6 +173,9 @@ class Nginx(Server):
     def start(self):
         exe = need("/usr/sbin/nginx", "nginx-light")
         os.makedirs(os.path.join(self.dir, "www"), exist_ok=True)
+        # nginx's worker runs as nobody: it must reach the file (mkdtemp: 0700)
+        for d in (self.ctx.tmp, self.dir, os.path.join(self.dir, "www")):
+            os.chmod(d, 0o755)
         with open(os.path.join(self.dir, "www", "index.html"), "w") as f:
             f.write("<p>" + "clockprof " * 100 + "</p>\n")
         conf = os.path.join(self.dir, "nginx.conf")
