@@ -6,7 +6,8 @@
 #   make check-unit unit tests only (no privileges)
 #   make check-sanitize  unit tests under AddressSanitizer + UBSan
 #   make bench      benchmarks (ratios measured side by side; not tests)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (binary, man page, bash completion)
+#   make uninstall PREFIX=/usr/local DESTDIR=
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -19,20 +20,41 @@ ARCH    := x86
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-CPPFLAGS += -D_GNU_SOURCE -Ilib -Iprobes -I$(O)
-LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lm -lstdc++
+# lib/ is one small library per pipeline stage, bottom to top. A stage's
+# sources see only its own headers and those of the stages it may use
+# (LAYER_*), so an include that reaches the wrong way fails to compile:
+# the gate and the report never see the probe. cmd/, tests and benchmarks
+# see every stage. docs/ARCHITECTURE.md explains the stages.
+STAGES        := util procfs symbols probe runfile gate report
+LAYER_util    := util
+LAYER_procfs  := procfs util
+LAYER_symbols := symbols procfs util
+LAYER_probe   := probe symbols procfs util
+LAYER_runfile := runfile probe symbols procfs util
+LAYER_gate    := gate runfile util
+LAYER_report  := report gate runfile util
+stage_of       = $(word 2,$(subst /, ,$(1)))
+# The BPF side's shared header (probes/) and generated headers ($(O)) are
+# for the stages that talk to the BPF program or read its layouts.
+BPF_STAGES    := symbols probe runfile
+layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))) \
+	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
+DEPFLAGS := -MMD -MP
+LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lz -lm
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev
-TEST_PKGS  := python3 chromium linux-perf
+	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
+	python3
+TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base
 # Real servers and runtimes of tests/integration/test_servers.py and their
-# load generators (ab, redis-benchmark); Node and Go come with the lines below.
+# load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c))
-LIB_ASMS  := $(sort $(wildcard lib/*.S))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
+LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -43,10 +65,18 @@ SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
 REPORT_ASSETS := $(sort $(wildcard reports/*))
 
 .PHONY: all deps test-deps demo check check-unit check-integration \
-	check-browser check-sanitize bench install clean
+	check-browser check-sanitize bench install uninstall clean
 .DELETE_ON_ERROR:
+# The BPF object is an intermediate of the skeleton: keep it, so that a
+# rebuild does not redo it.
+.SECONDARY:
 
-all: deps clockprof
+# The man page and bash completion are printed by clockprof itself from
+# the option tables its parser uses (lib/cli_options.h): they cannot drift.
+MAN_PAGE   := $(O)/clockprof.1
+COMPLETION := $(O)/clockprof.bash
+
+all: deps clockprof $(MAN_PAGE) $(COMPLETION)
 
 deps:
 	@$(call install_missing,$(BUILD_PKGS))
@@ -83,34 +113,72 @@ $(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h
 $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
+# The kernel types the programs' CO-RE relocations use, cut from this
+# kernel's BTF, and what identifies this kernel (lib/probe/core_btf.h). A bpftool
+# without min_core_btf leaves it empty: libbpf then reads the kernel's BTF.
+$(O)/clockreads.min.btf: $(O)/clockreads.bpf.o
+	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $< 2>/dev/null || : > $@
+$(O)/core_btf_kernel.h: $(O)/vmlinux.h
+	printf '#define CP_CORE_BTF_RELEASE "%s"\n#define CP_CORE_BTF_VERSION "%s"\n#define CP_CORE_BTF_SIZE %s\n' \
+		"$$(uname -r)" "$$(uname -v | sed 's/[\\"]/\\&/g')" "$$(stat -c %s /sys/kernel/btf/vmlinux)" > $@
+$(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.btf
+	@mkdir -p $(@D)
+	$(CC) -I$(O) -c $< -o $@
+$(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
+
 # --- user side.
 UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
 $(O)/syscall_table.h: $(UNISTD_H)
 	@mkdir -p $(@D)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
 
-$(O)/lib/syscall_names.o: $(O)/syscall_table.h
-$(O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*.h probes/*.h)
+# Generated headers: only the files that include them wait for them.
+$(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
+$(O)/lib/probe/session.o: $(SKELS)
+
+# The report's Content-Security-Policy allows its script and style by their
+# sha256 hashes: those of the files compiled in, so they are known here.
+$(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
+		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
+$(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
+$(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
+
+$(O)/lib/%.o: lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ireports -c $< -o $@
+	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c $(wildcard cmd/*.h lib/*.h)
+$(O)/cmd/%.o: cmd/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c $(wildcard tests/unit/*.h lib/*.h) $(SKELS)
+$(O)/tests/unit/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+
+# The include flags a stage's sources get (tests/check_layers.py reads them).
+layer-flags-%:
+	@echo $(call layer_flags,lib/$*/x.c)
+
+# Header dependencies as the compiler saw them (-MMD -MP).
+-include $(wildcard $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d))
 
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
 clockprof: $(CMD_OBJS) $(O)/libclockprof.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(MAN_PAGE): clockprof
+	./clockprof --man > $@
+
+$(COMPLETION): clockprof
+	./clockprof --completion bash > $@
 
 $(O)/unit-tests: $(UNIT_OBJS) $(O)/libclockprof.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -144,14 +212,23 @@ demo: all test-targets
 include tests/bench/bench.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize
+	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-symbolize $(O)/tests/targets
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
-install: all
+# No `deps` here: installing never runs apt-get.
+install: clockprof $(MAN_PAGE) $(COMPLETION)
 	install -D -m 0755 clockprof $(DESTDIR)$(PREFIX)/bin/clockprof
+	install -D -m 0644 $(MAN_PAGE) $(DESTDIR)$(PREFIX)/share/man/man1/clockprof.1
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/clockprof
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/clockprof \
+		$(DESTDIR)$(PREFIX)/share/man/man1/clockprof.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/clockprof
 
 clean:
 	rm -rf $(O) build-sanitize clockprof

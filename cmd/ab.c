@@ -3,7 +3,6 @@
  * (base, head, base, head, ...) so that drift of the machine hits both sides
  * alike, under `clockprof run OPTIONS`, writing DIR/base-I.json and
  * DIR/head-I.json for `clockprof compare`. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,23 +14,79 @@
 #include "error.h"
 #include "profile_command.h"
 
-static const char usage[] =
-	"clockprof ab N DIR [RUN OPTIONS] -- BASE_CMD [ARG...] -- HEAD_CMD [ARG...]";
+static const struct cp_option options[] = {
+	PROFILE_WINDOW_OPTIONS,
+	{ 0 },
+};
+
+const struct cp_command_spec cmd_ab_spec = {
+	.name = "ab",
+	.synopsis = { "N DIR [OPTIONS] -- BASE_CMD [ARG...] -- HEAD_CMD [ARG...]" },
+	.summary = "run base and head builds in turn, N times each",
+	.description =
+		"Runs BASE_CMD and HEAD_CMD N times each (1 to 1000), interleaved (base, "
+		"head, base, head, ...) so that drift of the machine hits both sides "
+		"alike, each as 'clockprof run OPTIONS', writing DIR/base-I.json and "
+		"DIR/head-I.json (DIR is created if needed). Then:\n\n"
+		"  clockprof compare --base DIR/base-*.json --head DIR/head-*.json",
+	.options = options,
+	.exit_codes = "Exit codes: 0 all runs profiled, 2 usage or bad input, 3 could not "
+		      "profile (or interrupted).",
+	.order = CP_ORDER_STOP,
+	.operands = CP_COMPLETE_COMMAND,
+};
+
+static const char usage[] = "clockprof ab N DIR [OPTIONS] -- BASE_CMD... -- HEAD_CMD...";
+
+/* `ab --help`, `ab --version` or an option before N DIR. */
+static int options_first(int argc, char **argv)
+{
+	struct profile_command pc;
+	int rc = profile_command_parse(&pc, &cmd_ab_spec, argc, argv);
+
+	if (rc)
+		return rc < 0 ? CP_EXIT_OK : rc;
+	return cmd_error(CP_EXIT_USAGE, "ab needs N and DIR before the options: %s", usage);
+}
+
+/* Runs base and head in turn; returns the exit code. */
+static int run_sides(struct profile_command *pc, long runs, const char *dir,
+		     char **base, char **head, int quiet)
+{
+	char path[PATH_MAX];
+
+	for (long i = 1; i <= runs; i++) {
+		for (int side = 0; side < 2; side++) {
+			const char *name = side ? "head" : "base";
+			int rc;
+
+			snprintf(path, sizeof(path), "%s/%s-%ld.json", dir, name, i);
+			pc->output = path;
+			pc->opts.command = side ? head : base;
+			if (!quiet)
+				fprintf(stderr, "clockprof ab: %s run %ld of %ld -> %s\n", name,
+					i, runs, path);
+			rc = profile_command_execute(pc);
+			if (rc)
+				return rc;
+			if (pc->interrupted)
+				return cmd_error(CP_EXIT_PROFILE,
+						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
+						 name, i, runs);
+		}
+	}
+	return CP_EXIT_OK;
+}
 
 int cmd_ab(int argc, char **argv)
 {
 	struct profile_command pc;
-	char path[PATH_MAX], *end, **head = NULL;
+	char *end, **head = NULL;
 	long runs;
-	int rc;
+	int rc, quiet;
 
-	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		printf("usage: %s\n\nRuns BASE_CMD and HEAD_CMD N times each, interleaved, under\n"
-		       "'clockprof run RUN OPTIONS' (see clockprof run --help), writing\n"
-		       "DIR/base-I.json and DIR/head-I.json; then:\n"
-		       "  clockprof compare --base DIR/base-*.json --head DIR/head-*.json\n", usage);
-		return CP_EXIT_OK;
-	}
+	if (argc > 1 && argv[1][0] == '-')
+		return options_first(argc, argv);
 	if (argc < 3)
 		return cmd_error(CP_EXIT_USAGE, "usage: %s", usage);
 	runs = strtol(argv[1], &end, 10);
@@ -39,35 +94,19 @@ int cmd_ab(int argc, char **argv)
 		return cmd_error(CP_EXIT_USAGE, "invalid run count '%s': give 1 to 1000", argv[1]);
 	if (mkdir(argv[2], 0755) && access(argv[2], W_OK))
 		return cmd_error(CP_EXIT_USAGE, "cannot write to directory %s", argv[2]);
-	rc = profile_command_parse(&pc, argc - 2, argv + 2, usage);
+	rc = profile_command_parse(&pc, &cmd_ab_spec, argc - 2, argv + 2);
 	if (rc)
 		return rc < 0 ? CP_EXIT_OK : rc;
 	/* argv after the options: BASE... -- HEAD... (getopt consumed the first --). */
-	for (int i = optind + 2; i < argc; i++)
+	for (int i = pc.rest + 2; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
 			argv[i] = NULL;
 			head = argv + i + 1;
 			break;
 		}
-	if (optind + 2 >= argc || !head || !*head || !argv[optind + 2])
+	if (pc.rest + 2 >= argc || !head || !*head || !argv[pc.rest + 2])
 		return cmd_error(CP_EXIT_USAGE, "ab needs two commands: %s", usage);
-	pc.quiet = 1;
-	for (long i = 1; i <= runs; i++) {
-		for (int side = 0; side < 2; side++) {
-			const char *name = side ? "head" : "base";
-
-			snprintf(path, sizeof(path), "%s/%s-%ld.json", argv[2], name, i);
-			pc.output = path;
-			pc.opts.command = side ? head : argv + optind + 2;
-			fprintf(stderr, "clockprof ab: %s run %ld of %ld -> %s\n", name, i, runs, path);
-			rc = profile_command_execute(&pc);
-			if (rc)
-				return rc;
-			if (pc.interrupted)
-				return cmd_error(CP_EXIT_PROFILE,
-						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
-						 name, i, runs);
-		}
-	}
-	return CP_EXIT_OK;
+	quiet = pc.quiet;
+	pc.quiet = 1;	/* the runs' summaries: the run files hold them */
+	return run_sides(&pc, runs, argv[2], argv + pc.rest + 2, head, quiet);
 }

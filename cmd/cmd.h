@@ -1,8 +1,12 @@
 /* cmd.h - the clockprof subcommands. Each cmd_*() parses its own options,
- * calls the library and prints; it returns the process exit code
- * (enum cp_exit in lib/error.h). main.c only dispatches. */
+ * from its own table (a struct cp_command_spec, lib/util/cli_options.h, which
+ * also makes its --help, its part of the man page and its completion),
+ * calls the library and prints; it returns the process exit code (enum
+ * cp_exit in lib/util/error.h). main.c only dispatches. */
 #ifndef CP_CMD_H
 #define CP_CMD_H
+
+#include "cli_options.h"
 
 int cmd_attach(int argc, char **argv);
 int cmd_run(int argc, char **argv);
@@ -10,9 +14,17 @@ int cmd_ab(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+extern const struct cp_command_spec cmd_attach_spec, cmd_run_spec, cmd_ab_spec,
+	cmd_compare_spec, cmd_report_spec;
+
 /* Prints "clockprof: <msg>" on stderr and returns code, for error paths:
  * `return cmd_error(CP_EXIT_USAGE, "...")`. */
 int cmd_error(int code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* For an id that cp_cli_next returned and the subcommand does not take
+ * itself: --help and --version print (exit 0), CP_OPT_ERROR prints the
+ * message in err (exit 2). Returns the exit code. */
+int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err);
 
 #endif

@@ -1,9 +1,8 @@
 /* compare.c - `clockprof compare`: the gate. Loads the base and head run
- * files and the bounds, judges every measure (lib/compare.h), writes
+ * files and the bounds, judges every measure (lib/gate/compare.h), writes
  * verdict.json, markdown, the HTML report and GitHub annotations as asked,
  * prints the table, and exits 0 (within bounds), 1 (regressed; or
  * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,35 +23,61 @@
 #include "stats.h"
 #include "verdict_file.h"
 
-static const char usage_text[] =
-"usage: clockprof compare [OPTIONS] --base RUN.json... --head RUN.json...\n"
-"\n"
-"Judge head runs against base runs, measure by measure, and gate CI:\n"
-"exit 0 within bounds, 1 a measure regressed beyond its bound, 2 usage\n"
-"error or invalid input. Each side is one or more run files (repeated\n"
-"runs of one build); a shell glob after --base or --head is fine.\n"
-"\n"
-"  --base FILE...          base run files (clockprof.run/1)\n"
-"  --head FILE...          head run files\n"
-"  --bounds FILE           bounds file: 'GLOB +N%%' or 'GLOB +N' per line, first\n"
-"                          match wins, # comments; without it exact measures\n"
-"                          allow +%s and sampled measures +%s\n"
-"  -o, --output FILE       write verdict.json (clockprof.verdict/1); - is stdout\n"
-"  --markdown FILE         write a markdown summary (also appended to\n"
-"                          $GITHUB_STEP_SUMMARY when that is set)\n"
-"  --html FILE             write the HTML report of the comparison\n"
-"  --github                print GitHub Actions annotations for regressions\n"
-"  --fail-on-inconclusive  exit 1 when the verdict is inconclusive too\n"
-"  --color=WHEN            auto (default: on a TTY, unless NO_COLOR), always, never\n"
-"  -q, --quiet             do not print the table\n"
-"  -h, --help              this help\n"
-"\n"
-"Exact measures compare values; sampled ones need at least %zu runs per side\n"
-"and regress only when their whole 95%% interval (Hodges-Lehmann) lies beyond\n"
-"the bound after Holm correction over all sampled measures.\n";
+enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
+       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE };
 
-enum { OPT_BASE = 256, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML, OPT_GITHUB,
-       OPT_FAIL_INCONCLUSIVE, OPT_COLOR };
+static const struct cp_option options[] = {
+	{ .id = OPT_BASE, .long_name = "base", .value = "FILE...",
+	  .help = "base run files (clockprof.run/1): FILE and "
+	  "the files after it",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_HEAD, .long_name = "head", .value = "FILE...",
+	  .help = "head run files: FILE and the files after it",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_BOUNDS, .long_name = "bounds", .value = "FILE",
+	  .help = "bounds file: 'GLOB +N%' or 'GLOB +N' per "
+	  "line, first match wins, # comments; without it exact measures allow "
+	  CP_BOUND_DEFAULT_EXACT " and sampled measures " CP_BOUND_DEFAULT_SAMPLED,
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
+	  .help = "write verdict.json (clockprof.verdict/1); - for "
+	  "stdout (the table then goes to stderr)",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_MARKDOWN, .long_name = "markdown", .value = "FILE",
+	  .help = "write a markdown summary (also appended "
+	  "to $GITHUB_STEP_SUMMARY when that is set)",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_HTML, .long_name = "html", .value = "FILE",
+	  .help = "write the HTML report of the comparison",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_GITHUB, .long_name = "github",
+	  .help = "print GitHub Actions annotations for regressions" },
+	{ .id = OPT_FAIL_INCONCLUSIVE, .long_name = "fail-on-inconclusive",
+	  .help = "exit 1 when the verdict is inconclusive too" },
+	{ 0 },
+};
+
+const struct cp_command_spec cmd_compare_spec = {
+	.name = "compare",
+	.synopsis = { "[OPTIONS] --base RUN.json... --head RUN.json..." },
+	.summary = "judge head runs against base runs and gate CI",
+	.description =
+		"Judges head runs against base runs, measure by measure. Each side is "
+		"one or more run files (repeated runs of one build); a shell glob after "
+		"--base or --head is fine.\n\n"
+		"  clockprof compare --base ab/base-*.json --head ab/head-*.json --bounds clockprof.bounds",
+	.options = options,
+	.notes =
+		"Exact measures compare values; sampled ones need enough runs per side "
+		"for a 95% interval (Hodges-Lehmann; too few are reported with the "
+		"number needed) and regress only when that whole interval lies beyond "
+		"the bound after Holm correction over all sampled measures.",
+	.exit_codes = "Exit codes: 0 within bounds, 1 a measure regressed beyond its bound "
+		      "(or inconclusive, with --fail-on-inconclusive), 2 usage error or "
+		      "invalid input.",
+	.order = CP_ORDER_IN_ORDER,
+	.operands = CP_COMPLETE_FILE,
+};
 
 struct side_files {
 	const char **names;
@@ -117,7 +142,7 @@ static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t
 		return -1;
 	if (html) {
 		/* The verdict first, then the base runs, then the head runs:
-		 * lib/report.h splits them by the verdict's base.runs/head.runs. */
+		 * lib/report/report.h splits them by the verdict's base.runs/head.runs. */
 		size_t n = 1 + base->n + head->n, k = 0;
 		json_t **docs = calloc(n, sizeof(*docs));
 
@@ -136,26 +161,12 @@ static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t
 
 int cmd_compare(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "base", required_argument, NULL, OPT_BASE },
-		{ "head", required_argument, NULL, OPT_HEAD },
-		{ "bounds", required_argument, NULL, OPT_BOUNDS },
-		{ "output", required_argument, NULL, 'o' },
-		{ "markdown", required_argument, NULL, OPT_MARKDOWN },
-		{ "html", required_argument, NULL, OPT_HTML },
-		{ "github", no_argument, NULL, OPT_GITHUB },
-		{ "fail-on-inconclusive", no_argument, NULL, OPT_FAIL_INCONCLUSIVE },
-		{ "color", required_argument, NULL, OPT_COLOR },
-		{ "colour", required_argument, NULL, OPT_COLOR },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
 	struct cp_compare_run *runs = NULL;	/* both sides' */
 	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
-	const char *html = NULL, *color_mode = NULL;
-	int github = 0, quiet = 0, color, opt, code;
+	const char *html = NULL;
+	int github = 0, quiet, color, opt, code;
+	struct cp_cli cli;
 	struct cp_compare_opts opts = { .alpha = 0.05 };
 	struct cp_bounds bounds;
 	struct cp_compare_result result;
@@ -165,11 +176,12 @@ int cmd_compare(int argc, char **argv)
 	struct cp_compare_texts texts = { 0 };
 
 	cp_bounds_init_defaults(&bounds);
-	opterr = 0;
-	optind = 1;
-	/* Leading '-': non-option arguments come back in order as 1, so the
-	 * files of a glob after --base/--head join the side named last. */
-	while ((opt = getopt_long(argc, argv, "-:o:qh", longopts, NULL)) != -1) {
+	cp_cli_init(&cli, &cmd_compare_spec, argc, argv);
+	/* In order: the files of a glob after --base/--head come back one by
+	 * one as operands and join the side named last. */
+	while ((opt = cp_cli_next(&cli, &err)) != CP_OPT_END) {
+		const char *optarg = cli.value;
+
 		switch (opt) {
 		case OPT_BASE:
 			current = &base;
@@ -181,7 +193,7 @@ int cmd_compare(int argc, char **argv)
 			if (add_file(current, optarg))
 				goto oom;
 			break;
-		case 1:
+		case CP_OPT_OPERAND:
 			if (!current) {
 				code = cmd_error(CP_EXIT_USAGE,
 						 "compare: '%s' is not an option; put run files after --base or --head",
@@ -197,38 +209,21 @@ int cmd_compare(int argc, char **argv)
 		case OPT_HTML: html = optarg; current = NULL; break;
 		case OPT_GITHUB: github = 1; current = NULL; break;
 		case OPT_FAIL_INCONCLUSIVE: opts.fail_on_inconclusive = 1; current = NULL; break;
-		case OPT_COLOR: color_mode = optarg; current = NULL; break;
-		case 'q': quiet = 1; current = NULL; break;
-		case 'h':
-			printf(usage_text, CP_BOUND_DEFAULT_EXACT,
-			       CP_BOUND_DEFAULT_SAMPLED, cp_hl_min_runs(CP_Z_975));
-			code = CP_EXIT_OK;
-			goto out;
-		case ':':
-			code = cmd_error(CP_EXIT_USAGE, "compare: %s needs a value; see 'clockprof compare --help'",
-					 argv[optind - 1]);
-			goto out;
 		default:
-			code = cmd_error(CP_EXIT_USAGE, "compare: unknown option '%s'; see 'clockprof compare --help'",
-					 argv[optind - 1]);
+			code = cmd_option_exit(&cli, opt, &err);
 			goto out;
 		}
 	}
+	quiet = cli.quiet;
 	if (!base.n || !head.n) {
 		code = cmd_error(CP_EXIT_USAGE,
 				 "compare: give at least one run file after --base and one after --head");
 		goto out;
 	}
-	color = cp_color_wanted(color_mode, STDOUT_FILENO);
-	if (color < 0) {
-		code = cmd_error(CP_EXIT_USAGE,
-				 "compare: --color must be auto, always or never, not '%s'",
-				 color_mode);
-		goto out;
-	}
+	color = cp_cli_color(&cli, STDOUT_FILENO);
 	if (output && !strcmp(output, "-")) {
 		table_out = stderr;	/* stdout carries the JSON */
-		color = cp_color_wanted(color_mode, STDERR_FILENO);
+		color = cp_cli_color(&cli, STDERR_FILENO);
 	}
 	if ((output && cp_check_writable(output, &err)) ||
 	    (markdown && cp_check_writable(markdown, &err)) ||
@@ -239,6 +234,10 @@ int cmd_compare(int argc, char **argv)
 	{
 		struct cp_compare_side b = { base.runs, base.names, base.n };
 		struct cp_compare_side h = { head.runs, head.names, head.n };
+
+		if (cli.verbose)
+			fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
+				base.n, head.n, bounds_path ? bounds_path : "(defaults)");
 
 		if (cp_compare(&b, &h, &bounds, &opts, &result, &err))
 			goto fail;

@@ -1,24 +1,58 @@
-/* main.c - the clockprof command: one dispatch table, no logic. */
+/* main.c - the clockprof command: one dispatch table, no logic. The
+ * subcommands' option tables (cmd.h) also make the man page (`--man`) and
+ * bash completion (`--completion bash`), which the build saves. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_completion.h"
+#include "cli_man.h"
 #include "cmd.h"
 #include "error.h"
 #include "version.h"
 
 struct subcommand {
-	const char *name;
+	const struct cp_command_spec *spec;
 	int (*fn)(int argc, char **argv);
-	const char *usage;
 };
 
 static const struct subcommand subcommands[] = {
-	{ "attach", cmd_attach, "attach [OPTIONS] PID          count clock reads of a running process" },
-	{ "run", cmd_run, "run [OPTIONS] -- CMD [ARG...]  launch CMD and count its clock reads" },
-	{ "ab", cmd_ab, "ab N DIR [OPTIONS] -- BASE_CMD... -- HEAD_CMD...  interleaved base/head runs" },
-	{ "compare", cmd_compare, "compare [OPTIONS] --base RUN.json... --head RUN.json...  gate base vs head" },
-	{ "report", cmd_report, "report [OPTIONS] FILE.json... -o report.html  one self-contained HTML report" },
+	{ &cmd_attach_spec, cmd_attach },
+	{ &cmd_run_spec, cmd_run },
+	{ &cmd_ab_spec, cmd_ab },
+	{ &cmd_compare_spec, cmd_compare },
+	{ &cmd_report_spec, cmd_report },
+};
+#define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
+
+static const struct cp_command_spec *const specs[NSUB] = {
+	&cmd_attach_spec, &cmd_run_spec, &cmd_ab_spec, &cmd_compare_spec, &cmd_report_spec,
+};
+
+static const struct cp_program_spec program = {
+	.name = "clockprof",
+	.version = CLOCKPROF_VERSION,
+	.summary = "how many times a program reads the clock, from where, at what cost",
+	.description =
+		"clockprof counts a program's clock reads (clock_gettime, gettimeofday, "
+		"time and the vDSO paths behind them) per request, with eBPF uprobes or "
+		"hardware breakpoints, names their call sites, and gates CI on "
+		"regressions: 'run' or 'attach' writes a run file (run.json), 'ab' "
+		"measures base and head builds in turn, 'compare' judges head against "
+		"base within bounds and 'report' renders one self-contained HTML file.\n\n"
+		"Profiling needs root (or CAP_BPF and CAP_PERFMON).",
+	.commands = specs,
+	.ncommands = NSUB,
+	.exit_status =
+		"0 success, or the gate passed; 1 the gate failed (a measure regressed "
+		"beyond its bound, or inconclusive with --fail-on-inconclusive); 2 usage "
+		"error, or unreadable or invalid input; 3 could not profile (no such "
+		"process, missing privileges, kernel without BPF).",
+	.environment =
+		"NO_COLOR: when set and not empty, --color=auto means no colour.\n\n"
+		"GITHUB_STEP_SUMMARY: compare appends its markdown summary to this file "
+		"when it writes markdown (--markdown, or --github).",
+	.see_also = "perf-stat(1), bpftrace(8)",
 };
 
 int cmd_error(int code, const char *fmt, ...)
@@ -33,33 +67,86 @@ int cmd_error(int code, const char *fmt, ...)
 	return code;
 }
 
+static int version(void)
+{
+	printf("clockprof %s\n", CLOCKPROF_VERSION);
+	return CP_EXIT_OK;
+}
+
+int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err)
+{
+	if (id == CP_OPT_HELP) {
+		cp_cli_help(stdout, cli->spec);
+		return CP_EXIT_OK;
+	}
+	if (id == CP_OPT_VERSION)
+		return version();
+	if (id == CP_OPT_ERROR)
+		return cmd_error(err->exit_code ? err->exit_code : CP_EXIT_USAGE, "%s", err->msg);
+	return cmd_error(CP_EXIT_USAGE, "clockprof %s: option %d not handled",
+			 cli->spec->name, id);
+}
+
 static int usage(FILE *out)
 {
+	char codes[512];
+
 	fprintf(out, "usage: clockprof COMMAND [OPTIONS]\n\n"
 		     "How many times a program reads the clock, from where, at what cost.\n\n");
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(out, "  clockprof %s\n", subcommands[i].usage);
-	fprintf(out, "\n'clockprof COMMAND --help' describes each command's options.\n"
-		     "Exit codes: 0 success or gate passed, 1 gate failed, 2 usage or\n"
-		     "invalid input, 3 could not profile.\n");
+	for (size_t i = 0; i < NSUB; i++)
+		fprintf(out, "  clockprof %-8s %s\n", specs[i]->name, specs[i]->summary);
+	fprintf(out, "\n'clockprof help COMMAND' or 'clockprof COMMAND --help' describes each\n"
+		     "command; 'man clockprof' all of them.\n\n");
+	snprintf(codes, sizeof(codes), "Exit codes: %s", program.exit_status);
+	cp_cli_wrap(out, codes);
+	return CP_EXIT_OK;
+}
+
+static const struct subcommand *find(const char *name)
+{
+	for (size_t i = 0; i < NSUB; i++)
+		if (!strcmp(name, specs[i]->name))
+			return &subcommands[i];
+	return NULL;
+}
+
+static int unknown(const char *name)
+{
+	return cmd_error(CP_EXIT_USAGE,
+			 "unknown command '%s'; run 'clockprof --help' for the list", name);
+}
+
+/* `clockprof help [COMMAND]`. */
+static int help(int argc, char **argv)
+{
+	const struct subcommand *s;
+
+	if (argc < 3)
+		return usage(stdout);
+	if (!(s = find(argv[2])))
+		return unknown(argv[2]);
+	cp_cli_help(stdout, s->spec);
 	return CP_EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
+	const struct subcommand *s;
+
 	if (argc < 2)
 		return usage(stderr), CP_EXIT_USAGE;
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help"))
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
 		return usage(stdout);
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("clockprof %s\n", CLOCKPROF_VERSION);
-		return CP_EXIT_OK;
-	}
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (!strcmp(argv[1], subcommands[i].name))
-			return subcommands[i].fn(argc - 1, argv + 1);
-	return cmd_error(CP_EXIT_USAGE,
-			 "unknown command '%s'; run 'clockprof --help' for the list",
-			 argv[1]);
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return version();
+	/* Hidden: what the build saves as clockprof.1 and the completion. */
+	if (!strcmp(argv[1], "--man"))
+		return cp_cli_man(stdout, &program), CP_EXIT_OK;
+	if (!strcmp(argv[1], "--completion") && argc > 2 && !strcmp(argv[2], "bash"))
+		return cp_cli_bash_completion(stdout, &program), CP_EXIT_OK;
+	if (!(s = find(argv[1])))
+		return unknown(argv[1]);
+	return s->fn(argc - 1, argv + 1);
 }

@@ -1,5 +1,4 @@
 /* profile_command.c - see profile_command.h. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,158 +15,156 @@
 #include "run_file.h"
 #include "summary.h"
 
-static const char options_help[] =
-	"  -d, --duration TIME    window length: 10, 2.5s, 500ms, 1m (default: until\n"
-	"                         Ctrl-C or the target exits)\n"
-	"  -r, --request SPEC     request boundary: func:SYMBOL, func:FILE:SYMBOL,\n"
-	"                         syscall:NAME; reads between two boundaries on a\n"
-	"                         thread are one request\n"
-	"      --probe FILE:SYMBOL  also count calls of this function (an own clock\n"
-	"                         wrapper), reported as calls.SYMBOL/op; repeatable\n"
-	"      --ops N            operations done in the window (divisor per op)\n"
-	"      --mechanism M      how reads are seen: uprobe (default; every host) or\n"
-	"                         breakpoint (vDSO hardware breakpoints: also sees\n"
-	"                         calls that pass no PLT stub, where the host fires\n"
-	"                         them); either proves itself at start-up\n"
-	"  -e, --events LIST      perf counters, perf-style names with :u/:k (default:\n"
-	"                         instructions, branches, branch-misses, cycles, each\n"
-	"                         :u and :k, task-clock, context-switches,\n"
-	"                         cpu-migrations, page-faults); 'none' for no counters.\n"
-	"                         With -d and -r they get the second half of the\n"
-	"                         window, with only the boundary probe installed\n"
-	"  -o, --output FILE      write run.json (clockprof.run/1) to FILE, - for stdout\n"
-	"      --html FILE        write the HTML report to FILE\n"
-	"      --stacks           also record whole user stacks of clock reads\n"
-	"      --folded FILE      write them in FlameGraph's folded format (implies --stacks)\n"
-	"      --speedscope FILE  write them in speedscope's format (implies --stacks)\n"
-	"  -q, --quiet            no summary, no live view\n"
-	"  -v, --verbose          show libbpf's messages\n"
-	"  -h, --help             this help\n"
-	"\nExit codes: 0 profiled, 2 usage or bad input, 3 could not profile.\n";
-
 static void tick(const struct cp_profile *p, void *arg)
 {
 	(void)arg;
 	cp_summary_live(stdout, p);
 }
 
-int profile_command_parse(struct profile_command *pc, int argc, char **argv,
-			  const char *usage)
+/* Takes one option of the profile table; 0, or -1 with err filled. */
+static int take_option(struct profile_command *pc, int id, const char *value,
+		       struct cp_error *err)
 {
-	static const struct option longopts[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "request", required_argument, NULL, 'r' },
-		{ "probe", required_argument, NULL, 'P' },
-		{ "ops", required_argument, NULL, 'O' },
-		{ "mechanism", required_argument, NULL, 'M' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "stacks", no_argument, NULL, 'S' },
-		{ "folded", required_argument, NULL, 'F' },
-		{ "speedscope", required_argument, NULL, 'X' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct cp_error err = { 0 };
+	struct cp_profile_options *o = &pc->opts;
 	char *end;
-	int c;
+
+	switch (id) {
+	case 'p': pc->pid = value; return 0;
+	case 'd': return cp_parse_duration(value, &o->duration_s, err);
+	case 'r': return cp_request_spec_parse(value, &o->request, err);
+	case PC_OPT_PROBE:
+		if (o->nprobes == CP_MAX_PROBES)
+			return cp_fail(err, CP_EXIT_USAGE, "at most %d --probe options",
+				       CP_MAX_PROBES);
+		return cp_func_spec_parse(value, &o->probes[o->nprobes++], "--probe", err);
+	case PC_OPT_OPS:
+		o->ops = strtod(value, &end);
+		if (*end || end == value || !(o->ops > 0))
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "invalid --ops '%s': give a positive number", value);
+		return 0;
+	case PC_OPT_MECHANISM: return cp_mechanism_parse(value, &o->mechanism, err);
+	case 'e': o->events = value; return 0;
+	case 'o': pc->output = value; return 0;
+	case PC_OPT_HTML: pc->html = value; return 0;
+	case PC_OPT_STACKS: o->stacks = true; return 0;
+	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
+	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
+	}
+	return 1;	/* not a profile option */
+}
+
+/* Output paths are checked before anything is attached or launched; at
+ * most one of them may be stdout. */
+static int check_outputs(const struct profile_command *pc, struct cp_error *err)
+{
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope };
+	int dash = 0;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i])
+			continue;
+		if (!strcmp(paths[i], "-") && dash++)
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "only one output can be '-' (stdout); give the others a file");
+		if (cp_check_writable(paths[i], err))
+			return -1;
+	}
+	return 0;
+}
+
+static int writes_stdout(const struct profile_command *pc)
+{
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (paths[i] && !strcmp(paths[i], "-"))
+			return 1;
+	return 0;
+}
+
+int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
+			  int argc, char **argv)
+{
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	int id;
 
 	memset(pc, 0, sizeof(*pc));
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:r:e:o:qvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (cp_parse_duration(optarg, &pc->opts.duration_s, &err))
-				return cmd_error(err.exit_code, "%s", err.msg);
-			break;
-		case 'r':
-			if (cp_request_spec_parse(optarg, &pc->opts.request, &err))
-				return cmd_error(err.exit_code, "%s", err.msg);
-			break;
-		case 'P':
-			if (pc->opts.nprobes == CP_MAX_PROBES)
-				return cmd_error(CP_EXIT_USAGE, "at most %d --probe options",
-						 CP_MAX_PROBES);
-			if (cp_func_spec_parse(optarg, &pc->opts.probes[pc->opts.nprobes++],
-					       "--probe", &err))
-				return cmd_error(err.exit_code, "%s", err.msg);
-			break;
-		case 'O':
-			pc->opts.ops = strtod(optarg, &end);
-			if (*end || end == optarg || !(pc->opts.ops > 0))
-				return cmd_error(CP_EXIT_USAGE,
-						 "invalid --ops '%s': give a positive number", optarg);
-			break;
-		case 'M':
-			if (cp_mechanism_parse(optarg, &pc->opts.mechanism, &err))
-				return cmd_error(err.exit_code, "%s", err.msg);
-			break;
-		case 'e':
-			pc->opts.events = optarg;
-			break;
-		case 'o':
-			pc->output = optarg;
-			break;
-		case 'H':
-			pc->html = optarg;
-			break;
-		case 'S':
-			pc->opts.stacks = true;
-			break;
-		case 'F':
-			pc->folded = optarg;
-			pc->opts.stacks = true;
-			break;
-		case 'X':
-			pc->speedscope = optarg;
-			pc->opts.stacks = true;
-			break;
-		case 'q':
-			pc->quiet = 1;
-			break;
-		case 'v':
-			pc->opts.verbose = 1;
-			break;
-		case 'h':
-			printf("usage: %s\n\n%s", usage, options_help);
-			return -1;
-		default:
-			return cmd_error(CP_EXIT_USAGE, "unknown or incomplete option '%s'; see --help",
-					 argv[optind - 1]);
-		}
+	cp_cli_init(&cli, spec, argc, argv);
+	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
+		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);
+
+		if (rc < 0)
+			return cmd_error(err.exit_code, "%s", err.msg);
+		if (rc > 0)
+			return cmd_option_exit(&cli, id, &err) ?: -1;
 	}
-	if (pc->output && cp_check_writable(pc->output, &err))
-		return cmd_error(err.exit_code, "%s", err.msg);
-	if ((pc->html && cp_check_writable(pc->html, &err)) ||
-	    (pc->folded && cp_check_writable(pc->folded, &err)) ||
-	    (pc->speedscope && cp_check_writable(pc->speedscope, &err)))
+	pc->rest = cp_cli_rest(&cli);
+	pc->quiet = cli.quiet;
+	pc->opts.verbose = cli.verbose;
+	pc->color = cp_cli_color(&cli, writes_stdout(pc) ? STDERR_FILENO : STDOUT_FILENO);
+	if (check_outputs(pc, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
 	return 0;
+}
+
+/* With an output on stdout, a launched command's stdout would land in
+ * front of it: the command gets clockprof's stderr as its stdout, and
+ * clockprof keeps the real stdout (returned, or -1) to write to. */
+static int divert_stdout(void)
+{
+	int saved;
+
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		close(saved);
+		return -1;
+	}
+	return saved;
+}
+
+static void restore_stdout(int saved)
+{
+	if (saved < 0)
+		return;
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+}
+
+static int collect(struct profile_command *pc, struct cp_profile *p, int live,
+		   struct cp_error *err)
+{
+	int saved = pc->opts.command && writes_stdout(pc) ? divert_stdout() : -1;
+	int rc;
+
+	if (live) {
+		pc->opts.tick = tick;
+		pc->opts.tick_arg = pc;
+	}
+	rc = cp_profile_collect(&pc->opts, p, err);
+	restore_stdout(saved);
+	if (!rc && live)
+		fputs("\r\033[K", stdout);
+	return rc;
 }
 
 int profile_command_execute(struct profile_command *pc)
 {
 	struct cp_profile p;
 	struct cp_error err = { 0 };
-	FILE *text = pc->output && !strcmp(pc->output, "-") ? stderr : stdout;
+	/* The summary is for people: never mixed into an output on stdout. */
+	FILE *text = writes_stdout(pc) ? stderr : stdout;
 	json_t *doc;
-	int rc = CP_EXIT_OK, live = !pc->quiet && isatty(fileno(text)) && text == stdout;
+	int rc = CP_EXIT_OK, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 
-	if (live) {
-		pc->opts.tick = tick;
-		pc->opts.tick_arg = pc;
-	}
-	if (cp_profile_collect(&pc->opts, &p, &err))
+	if (collect(pc, &p, live, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
-	if (live)
-		fputs("\r\033[K", stdout);
 	pc->interrupted = !p.complete && p.end_reason && !strcmp(p.end_reason, "signal");
 	if (!pc->quiet)
-		cp_summary_print(text, &p);
+		cp_summary_print(text, &p, pc->color);
 	doc = cp_run_file_build(&p);
 	if (pc->output && cp_json_write_file(doc, pc->output, &err))
 		rc = cmd_error(err.exit_code, "%s", err.msg);

@@ -1,24 +1,83 @@
-/* profile_command.h - the options `attach` and `run` share, and the part of
- * both commands after the target is known: collect, print, write. */
+/* profile_command.h - the options `attach`, `run` and `ab` share (table
+ * entries for their cp_command_spec), and the part of these commands after
+ * the target is known: collect, print, write. */
 #ifndef CP_PROFILE_COMMAND_H
 #define CP_PROFILE_COMMAND_H
 
+#include "cli_options.h"
 #include "profile.h"
+
+enum {
+	PC_OPT_PROBE = CP_OPT_FIRST_LONG,
+	PC_OPT_OPS,
+	PC_OPT_MECHANISM,
+	PC_OPT_HTML,
+	PC_OPT_STACKS,
+	PC_OPT_FOLDED,
+	PC_OPT_SPEEDSCOPE,
+};
+
+/* What is measured and how: every profiling command takes these. */
+#define PROFILE_WINDOW_OPTIONS \
+	{ .id = 'd', .short_name = 'd', .long_name = "duration", .value = "TIME", \
+	  .help = "window length: 10, 2.5s, 500ms, 1m (default: until Ctrl-C or the target exits)" }, \
+	{ .id = 'r', .short_name = 'r', .long_name = "request", .value = "SPEC", \
+	  .help = "request boundary: func:SYMBOL, func:FILE:SYMBOL or syscall:NAME; reads " \
+	  "between two boundaries on a thread are one request" }, \
+	{ .id = PC_OPT_PROBE, .long_name = "probe", .value = "FILE:SYMBOL", \
+	  .help = "also count calls of this function (an own clock wrapper), reported as " \
+	  "calls.SYMBOL/op; repeatable" }, \
+	{ .id = PC_OPT_OPS, .long_name = "ops", .value = "N", \
+	  .help = "operations done in the window (divisor per op)" }, \
+	{ .id = PC_OPT_MECHANISM, .long_name = "mechanism", .value = "M", \
+	  .help = "how reads are seen: uprobe (default; every host) or breakpoint (vDSO " \
+	  "hardware breakpoints: also sees calls that pass no PLT stub, where the " \
+	  "host fires them); either proves itself at start-up", \
+	  .complete = CP_COMPLETE_WORDS, .words = "uprobe breakpoint" }, \
+	{ .id = 'e', .short_name = 'e', .long_name = "events", .value = "LIST", \
+	  .help = "perf counters, perf-style names with :u/:k (default: instructions, " \
+	  "branches, branch-misses, cycles, each :u and :k, task-clock, " \
+	  "context-switches, cpu-migrations, page-faults); 'none' for no counters. " \
+	  "With -d and -r they get the second half of the window, with only the " \
+	  "boundary probe installed. Hardware and software events only: " \
+	  "tracepoints (sched:sched_switch) are not supported" }, \
+	{ .id = PC_OPT_STACKS, .long_name = "stacks", \
+	  .help = "also record whole user stacks of clock reads" }
+
+/* Where the results go: attach and run (ab names its files itself). */
+#define PROFILE_OUTPUT_OPTIONS \
+	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE", \
+	  .help = "write run.json (clockprof.run/1) to FILE; - for stdout (the summary " \
+	  "then goes to stderr, and so does a launched command's stdout)", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_HTML, .long_name = "html", .value = "FILE", \
+	  .help = "write the HTML report to FILE", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_FOLDED, .long_name = "folded", .value = "FILE", \
+	  .help = "write the stacks in FlameGraph's folded format (implies --stacks)", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_SPEEDSCOPE, .long_name = "speedscope", .value = "FILE", \
+	  .help = "write the stacks in speedscope's format (implies --stacks)", \
+	  .complete = CP_COMPLETE_FILE }
 
 struct profile_command {
 	struct cp_profile_options opts;
+	const char *pid;	/* attach -p PID */
 	const char *output;	/* -o run.json */
 	const char *html;	/* --html report.html */
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	int quiet;
+	int color;		/* the summary's colour: 1 or 0 */
+	int rest;		/* argv index of the first operand left */
 	int interrupted;	/* set by execute: a signal ended the window */
 };
 
-/* Parses the shared options; argv[optind] onwards is left to the caller.
- * Returns -1 after --help (printed), or an exit code > 0 on error, or 0. */
-int profile_command_parse(struct profile_command *pc, int argc, char **argv,
-			  const char *usage);
+/* Parses argv (argv[0] is the subcommand) by spec; argv[pc->rest]
+ * onwards is left to the caller. Returns -1 after --help or --version
+ * (printed), an exit code > 0 after an error (printed), or 0. */
+int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
+			  int argc, char **argv);
 /* Profiles, prints the summary and writes the files; returns the exit code. */
 int profile_command_execute(struct profile_command *pc);
 

@@ -1,6 +1,5 @@
 /* report.c - `clockprof report`: one self-contained HTML file from run
- * files and/or a verdict (lib/report.h does the work). */
-#include <getopt.h>
+ * files and/or a verdict (lib/report/report.h does the work). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,36 +12,48 @@
 #include "run_file.h"
 #include "verdict_file.h"
 
-static void usage(FILE *out)
-{
-	fputs("usage: clockprof report [OPTIONS] RUN.json... -o report.html\n"
-	      "       clockprof report [OPTIONS] VERDICT.json [--base RUN.json... --head RUN.json...] -o report.html\n"
-	      "\n"
-	      "Writes one self-contained HTML file to open in a browser: it loads\n"
-	      "nothing from the network and reads without JavaScript (tables), with\n"
-	      "charts and an interactive flame graph when JavaScript runs.\n"
-	      "\n"
-	      "  Run files (clockprof.run/1): a run report each: target, host, window,\n"
-	      "  warnings, headline, clock reads by entry, path and clock, reads per\n"
-	      "  request, call sites, counters, flame graph of clock-read stacks.\n"
-	      "  A verdict (clockprof.verdict/1, from 'clockprof compare'): the verdict,\n"
-	      "  every measure base vs head, a before/after chart; with the base and\n"
-	      "  head run files of that comparison also a differential flame graph and\n"
-	      "  the call sites that appeared or disappeared.\n"
-	      "\n"
-	      "Options:\n"
-	      "  -o, --output FILE   write the report to FILE ('-' for standard output); required\n"
-	      "      --base RUN...   the verdict's base run files: RUN and the files after it\n"
-	      "      --head RUN...   the verdict's head run files: RUN and the files after it\n"
-	      "  -h, --help          show this help\n"
-	      "\n"
-	      "With a verdict, give as many base and head runs as the verdict compared\n"
-	      "(its base.runs and head.runs); run files given without --base/--head\n"
-	      "after a verdict are taken in order, base runs first.\n"
-	      "\n"
-	      "Exit codes: 0 written, 2 usage error or unreadable/invalid input.\n",
-	      out);
-}
+enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD };
+
+static const struct cp_option options[] = {
+	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
+	  .help = "write the report to FILE ('-' for stdout); required",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_BASE, .long_name = "base", .value = "RUN...",
+	  .help = "the verdict's base run files: RUN and the files "
+	  "after it",
+	  .complete = CP_COMPLETE_FILE },
+	{ .id = OPT_HEAD, .long_name = "head", .value = "RUN...",
+	  .help = "the verdict's head run files: RUN and the files "
+	  "after it",
+	  .complete = CP_COMPLETE_FILE },
+	{ 0 },
+};
+
+const struct cp_command_spec cmd_report_spec = {
+	.name = "report",
+	.synopsis = { "[OPTIONS] RUN.json... -o report.html",
+		      "[OPTIONS] VERDICT.json [--base RUN.json... --head RUN.json...] -o report.html" },
+	.summary = "write one self-contained HTML report of runs or a verdict",
+	.description =
+		"Writes one self-contained HTML file to open in a browser: it loads "
+		"nothing from the network and reads without JavaScript (tables), with "
+		"charts and an interactive flame graph when JavaScript runs.\n\n"
+		"Run files (clockprof.run/1): a run report each: target, host, window, "
+		"warnings, headline, clock reads by entry, path and clock, reads per "
+		"request, call sites, counters, flame graph of clock-read stacks.\n\n"
+		"A verdict (clockprof.verdict/1, from 'clockprof compare'): the verdict, "
+		"every measure base vs head, a before/after chart; with the base and "
+		"head run files of that comparison also a differential flame graph and "
+		"the call sites that appeared or disappeared.",
+	.options = options,
+	.notes =
+		"With a verdict, give as many base and head runs as the verdict compared "
+		"(its base.runs and head.runs); run files given without --base/--head "
+		"after a verdict are taken in order, base runs first.",
+	.exit_codes = "Exit codes: 0 written, 2 usage error or unreadable/invalid input.",
+	.order = CP_ORDER_IN_ORDER,
+	.operands = CP_COMPLETE_FILE,
+};
 
 enum side { SIDE_NONE, SIDE_BASE, SIDE_HEAD };
 
@@ -133,48 +144,33 @@ static int order(const struct input *in, json_t **out, struct cp_error *err)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "base", required_argument, NULL, 'b' },
-		{ "head", required_argument, NULL, 'H' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct input in = { 0 };
 	struct cp_error err = { 0 };
 	enum side side = SIDE_NONE;
 	const char *output = NULL;
 	json_t **ordered = NULL;
 	int c, rc = CP_EXIT_USAGE;
+	struct cp_cli cli;
 
-	opterr = 0;
-	optind = 1;
-	/* A leading '-' hands files to us in order (c == 1), so that the files
-	 * after --base or --head belong to that side. */
-	while ((c = getopt_long(argc, argv, "-:o:h", opts, NULL)) != -1) {
+	cp_cli_init(&cli, &cmd_report_spec, argc, argv);
+	/* In order: the files after --base or --head belong to that side. */
+	while ((c = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		switch (c) {
 		case 'o':
-			output = optarg;
+			output = cli.value;
 			break;
-		case 'b':
-		case 'H':
-			side = c == 'b' ? SIDE_BASE : SIDE_HEAD;
+		case OPT_BASE:
+		case OPT_HEAD:
+			side = c == OPT_BASE ? SIDE_BASE : SIDE_HEAD;
 			/* fall through */
-		case 1:
-			if (load(&in, optarg, side, &err))
+		case CP_OPT_OPERAND:
+			if (load(&in, cli.value, side, &err))
 				goto fail;
+			if (cli.verbose)
+				fprintf(stderr, "clockprof: report: read %s\n", cli.value);
 			break;
-		case 'h':
-			usage(stdout);
-			rc = CP_EXIT_OK;
-			goto out;
-		case ':':
-			cmd_error(CP_EXIT_USAGE, "option %s needs a value; see 'clockprof report --help'",
-				  argv[optind - 1]);
-			goto out;
 		default:
-			cmd_error(CP_EXIT_USAGE, "unknown option %s; see 'clockprof report --help'",
-				  argv[optind - 1]);
+			rc = cmd_option_exit(&cli, c, &err);
 			goto out;
 		}
 	}
@@ -195,7 +191,7 @@ int cmd_report(int argc, char **argv)
 	if (order(&in, ordered, &err) ||
 	    cp_report_write(ordered, in.n, output, &err))
 		goto fail;
-	if (strcmp(output, "-"))
+	if (strcmp(output, "-") && !cli.quiet)
 		fprintf(stderr, "clockprof: wrote %s\n", output);
 	rc = CP_EXIT_OK;
 	goto out;

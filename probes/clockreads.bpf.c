@@ -6,7 +6,7 @@
  *    place a read passes in an ordinary file of the target: the C
  *    library's real clock_gettime, the PLT stubs of gettimeofday/time
  *    (IFUNCs that jump straight into the vDSO), a static or Go executable's
- *    own vDSO callers (lib/clock_points.h). The attach cookie says which
+ *    own vDSO callers (lib/probe/clock_points.h). The attach cookie says which
  *    read it is (CP_COOKIE);
  *  - on_vdso_entry (the breakpoint mechanism): a per-thread hardware
  *    execute breakpoint on each vDSO clock entry, the one place every read

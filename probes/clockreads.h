@@ -30,7 +30,7 @@ enum cp_path {
 #define CP_CLOCK_OTHER 12
 #define CP_CLOCK_SLOTS 13
 
-/* The uprobe mechanism (lib/clock_points.h): each probed place carries a
+/* The uprobe mechanism (lib/probe/clock_points.h): each probed place carries a
  * BPF cookie saying what kind of read it is. */
 #define CP_CLOCK_FROM_ARG (-1)	/* clock id in the first argument (rdi) */
 
@@ -98,7 +98,7 @@ struct cp_totals {
 
 /* Call sites. The BPF program steps out of clock wrappers (libc's
  * clock_gettime, std::chrono::*::now, ...) with one rule per return address
- * inside them, computed in user space from their CFI (lib/unwind_table.c),
+ * inside them, computed in user space from their CFI (lib/symbols/unwind_table.c),
  * because Debian's libc has no frame pointers. */
 #define CP_UNWIND_MAX_HOPS 6
 

@@ -44,8 +44,8 @@
     if (v === null || v === undefined || !isFinite(v)) return "n/a";
     var a = Math.abs(v);
     if (a >= 1e15 || (a > 0 && a < 0.001)) return v.toPrecision(3);
-    if (a >= 1000 || Number.isInteger(v))
-      return Math.round(v).toLocaleString("en-US");
+    if (a >= 1000 || Number.isInteger(v)) /* toLocaleString's first call costs ~15 ms */
+      return String(Math.round(v)).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
     return String(Number(v.toFixed(a >= 100 ? 1 : a >= 10 ? 2 : 3)));
   }
 
@@ -152,7 +152,11 @@
     titled(root, fig.id + "-title",
       "Histogram of clock reads per request: " + hist.length +
       " distinct values over " + fmt(total) + " requests");
-    var band = (W - L - R) / hist.length, gap = band > 6 ? 2 : 0;
+    /* A few distinct values would make bars hundreds of pixels wide (one
+     * value: one bar across the whole chart); they are capped and the
+     * group is centred. */
+    var band = Math.min((W - L - R) / hist.length, 44), gap = band > 6 ? 2 : 0;
+    var x0 = L + ((W - L - R) - band * hist.length) / 2;
     var y = function (n) { return T + (H - T - B) * (1 - n / (maxN || 1)); };
     [0, 0.5, 1].forEach(function (f) {
       var yy = y(maxN * f);
@@ -162,7 +166,7 @@
     });
     var step = Math.ceil(hist.length / 12);
     hist.forEach(function (p, i) {
-      var x = L + i * band;
+      var x = x0 + i * band;
       var bar = svg("rect", {
         x: x + gap / 2, y: y(p[1]), width: Math.max(band - gap, 0.5),
         height: Math.max(H - B - y(p[1]), p[1] > 0 ? 1 : 0), class: "bar"
@@ -196,8 +200,9 @@
     return r > 0 ? r : null;
   }
 
-  var STATUS_MARK = { regressed: "▲", improved: "▼", within: "=", inconclusive: "?",
-    added: "+", removed: "−" };
+  /* Words where a sign could be mistaken for a missing glyph ("?"). */
+  var STATUS_MARK = { regressed: "▲ ", improved: "▼ ", within: "", inconclusive: "unsure: ",
+    added: "new: ", removed: "gone: " };
 
   function dumbbell(fig, measures) {
     var plot = fig.querySelector(".plot");
@@ -224,19 +229,33 @@
     var l0 = mid - span * 0.55, l1 = mid + span * 0.55;
     var W = 900, LBL = 300, RT = 170, ROW = 20, T = 34, B = 14;
     var H = T + rows.length * ROW + B;
-    var X = function (r) { return LBL + (W - LBL - RT) * (Math.log(r) - l0) / (l1 - l0); };
-    var root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "dumbbell" });
+    /* Everything is drawn inside the plot area [LBL, W - RT]: an interval
+     * or a mark beyond it is cut at its edge, not drawn over the names. */
+    var X = function (r) {
+      var x = LBL + (W - LBL - RT) * (Math.log(r) - l0) / (l1 - l0);
+      return Math.min(Math.max(x, LBL), W - RT);
+    };
+    var root = svg("svg", { viewBox: "0 0 " + W + " " + H, class: "dumbbell",
+      "data-plot-x0": LBL, "data-plot-x1": W - RT });
     titled(root, "dumbbell-title", "Before and after: head median relative to base median for " +
       rows.length + " measures" + (skipped ? " (" + skipped + " without both sides not drawn)" : ""));
-    var ticks = [1, 0.95, 1.05, 0.9, 1.1, 0.8, 1.25, 0.5, 1.5, 2, 3, 5, 10], drawn = [];
+    /* Ticks: near 1 the percentages, farther out the powers of ten and
+     * their halves and fifths, so a wide range still gets several. */
+    var ticks = [1, 0.95, 1.05, 0.9, 1.1, 0.8, 1.25, 0.5, 1.5, 2, 3], drawn = [];
+    for (var e = -6; e <= 6; e++)
+      [1, 2, 5].forEach(function (k) { ticks.push(k * Math.pow(10, e)); });
+    function tickLabel(t) {
+      if (t === 1) return "base";
+      if (t >= 0.5 && t <= 3) return (t > 1 ? "+" : "") + Math.round((t - 1) * 100) + "%";
+      return "×" + (t >= 1 ? fmt(t) : String(Number(t.toPrecision(2))));
+    }
     ticks.forEach(function (t) {
-      var x = X(t);
-      if (x < LBL || x > W - RT) return;
-      if (drawn.some(function (d) { return Math.abs(d - x) < 34; })) return;
-      drawn.push(x);
-      root.appendChild(svg("line", { x1: x, x2: x, y1: T - 6, y2: H - B, class: t === 1 ? "one" : "grid" }));
-      root.appendChild(svg("text", { x: x, y: T - 10, class: "tick", "text-anchor": "middle" },
-        t === 1 ? "base" : (t > 1 ? "+" : "") + Math.round((t - 1) * 100) + "%"));
+      var raw = LBL + (W - LBL - RT) * (Math.log(t) - l0) / (l1 - l0);
+      if (raw < LBL || raw > W - RT) return;
+      if (drawn.some(function (d) { return Math.abs(d - raw) < 40; })) return;
+      drawn.push(raw);
+      root.appendChild(svg("line", { x1: raw, x2: raw, y1: T - 6, y2: H - B, class: t === 1 ? "one" : "grid" }));
+      root.appendChild(svg("text", { x: raw, y: T - 10, class: "tick", "text-anchor": "middle" }, tickLabel(t)));
     });
     rows.forEach(function (m, i) {
       var y = T + i * ROW + ROW / 2, st = m.status || "unknown";
@@ -257,7 +276,7 @@
         mark = svg("circle", { cx: hx, cy: y, r: 4.5, class: "head" });
       g.appendChild(mark);
       g.appendChild(svg("text", { x: W - RT + 8, y: y + 4, class: "val" },
-        (STATUS_MARK[st] || "") + " " + fmt(m.base.median) + " → " + fmt(m.head.median)));
+        (STATUS_MARK[st] || "") + fmt(m.base.median) + " → " + fmt(m.head.median)));
       var lines = [m.name, st + (m.bound ? " (bound " + m.bound + ")" : ""),
         "base " + fmt(m.base.median) + " → head " + fmt(m.head.median) + " " + (m.unit || ""),
         "change " + (m.change_pct ? signedPct(m.change_pct.point) + " [" +
@@ -300,22 +319,38 @@
     var rows = fd.stacks, order = rowOrder(sides);
     for (var r = 1; r < rows.length; r++)
       if (order(rows[r - 1], rows[r]) > 0) { rows = rows.slice().sort(order); break; }
-    var root = { name: "all", lname: "all", v: [0, 0], children: [], parent: null, depth: 0 };
-    var path = [root], prev = null;
+    var root = { name: "all", lname: "all", id: -1, v: [0, 0], children: [], parent: null, depth: 0 };
+    var path = [root], prev = null, order = [root];
     rows.forEach(function (row) {
       var c0 = row[0], c1 = sides === 2 ? row[1] : 0, n = row.length - sides, k = 0, i;
       while (prev && k < n && k + sides < prev.length && prev[k + sides] === row[k + sides]) k++;
       path.length = k + 1;
       for (i = k; i < n; i++) {
         var id = row[i + sides], parent = path[i];
-        var kid = { name: names[id], lname: lnames[id], v: [0, 0], children: [], parent: parent,
-          depth: i + 1 };
+        var kid = { name: names[id], lname: lnames[id], id: id, v: [0, 0], children: [],
+          parent: parent, depth: i + 1 };
         parent.children.push(kid);
         path.push(kid);
+        order.push(kid);
       }
       for (i = 0; i <= n; i++) { path[i].v[0] += c0; path[i].v[1] += c1; }
       prev = row;
     });
+    /* The rows are in order, so the nodes were made in preorder: each
+     * subtree is the run order[i] .. order[end[i] - 1]. Searches scan
+     * these arrays instead of walking the tree. */
+    var ids = new Int32Array(order.length), end = new Int32Array(order.length);
+    for (var j = order.length - 1; j >= 0; j--) {
+      var o = order[j];
+      o.idx = j;
+      ids[j] = o.id;
+      if (end[j] < j + 1) end[j] = j + 1;
+    }
+    for (j = order.length - 1; j > 0; j--) {
+      var up = order[j].parent.idx;
+      if (end[up] < end[j]) end[up] = end[j];
+    }
+    root.flat = { order: order, ids: ids, end: end };
     return root;
   }
 
@@ -331,6 +366,7 @@
     this.unit = fd.unit || "reads";
     this.plot = fig.querySelector(".plot");
     this.controls();
+    this.reserved = 0;
     this.render();
   }
 
@@ -370,49 +406,52 @@
     this.plot.appendChild(bar);
     this.holder = el("div", { class: "flame-svg" });
     this.plot.appendChild(this.holder);
+    /* A search changes only which drawn frames are marked: no redraw. */
     var timer = null;
     this.search.addEventListener("input", function () {
       clearTimeout(timer);
       timer = setTimeout(function () {
         self.term = self.search.value.trim().toLowerCase();
-        self.render();
+        self.applySearch();
       }, 120);
     });
     this.search.addEventListener("keydown", function (ev) {
       if (ev.key === "Enter") {
         clearTimeout(timer);
         self.term = self.search.value.trim().toLowerCase();
-        self.render();
+        self.applySearch();
       }
     });
     this.reset.addEventListener("click", function () {
       self.zoom = self.root;
       self.render();
     });
-    onResize(function () { self.render(); });
+    onResize(function () { self.width = 0; self.render(); });
   };
 
   Flame.prototype.value = function (n) { return n.v[this.side]; };
 
   Flame.prototype.perUnit = function (n, side) { return n.v[side] / this.div[side]; };
 
-  /* Sum of the top-most matching frames, so nested matches count once. */
+  /* Sum of the top-most matching frames, so nested matches count once,
+   * and how many frames match: one pass over the tree in preorder,
+   * remembered for the last term and side. */
   Flame.prototype.matched = function () {
     var term = this.term, side = this.side, total = 0, frames = 0;
     if (!term) return null;
-    (function walk(n) {
-      if (n.parent && n.lname.indexOf(term) >= 0) {
-        total += n.v[side];
-        frames++;
-        (function count(k) { k.children.forEach(function (c) {
-          if (c.lname.indexOf(term) >= 0) frames++;
-          count(c);
-        }); })(n);
-        return;
+    var key = side + "\u0000" + term;
+    if (this.memo && this.memo.key === key) return this.memo.m;
+    var hits = this.nameHits(), flat = this.root.flat, ids = flat.ids, end = flat.end, skip = 0;
+    for (var i = 1; i < ids.length; i++) {
+      if (hits[ids[i]] !== 1) continue;
+      frames++;
+      if (i >= skip) {
+        total += flat.order[i].v[side];
+        skip = end[i];
       }
-      n.children.forEach(walk);
-    })(this.root);
-    return { value: total, frames: frames };
+    }
+    this.memo = { key: key, m: { value: total, frames: frames } };
+    return this.memo.m;
   };
 
   Flame.prototype.fill = function (n) {
@@ -450,96 +489,183 @@
     root.appendChild(defs);
   };
 
-  Flame.prototype.render = function () {
-    var self = this, side = this.side, H = 18;
-    var W = Math.max(this.holder.clientWidth || this.plot.clientWidth || 960, 320);
-    var zoom = this.zoom, zv = zoom.v[side];
-    if (!(zv > 0)) { zoom = this.zoom = this.root; zv = zoom.v[side]; }
-    var term = this.term, total = this.root.v[side];
-    var root = svg("svg", { width: W, class: "flame" + (this.diff ? " diff" : ""),
-      "data-zoom": zoom.parent ? zoom.name : "all" });
-    titled(root, this.fig.id + "-title", (this.diff ? "Differential flame graph" : "Flame graph") +
-      " of clock-read stacks" + (zoom.parent ? ", zoomed to " + zoom.name : ""));
-    if (this.diff) this.defs(root);
-    var frames = svg("g", {});
-    var nodes = [], maxDepth = 0;
-    /* One <rect class="frame"> per drawn frame, followed by its label
-     * when there is room; frames under `min` px are not drawn. */
-    function draw(n, x, w, depth, ancestor) {
-      var y = depth * H, f = self.fill(n);
-      var cls = "frame" + (f.cls ? " " + f.cls : "") + (ancestor ? " ancestor" : "");
-      var match = term && n.parent && n.lname.indexOf(term) >= 0;
-      if (match) cls += " match";
-      var r = document.createElementNS(SVGNS, "rect");
-      r.setAttribute("class", cls);
-      r.setAttribute("data-i", nodes.length);
-      r.setAttribute("data-name", n.name);
-      nodes.push(n);
-      r.setAttribute("x", x.toFixed(1));
-      r.setAttribute("y", y);
-      r.setAttribute("width", Math.max(w - 0.5, 0.3).toFixed(1));
-      r.setAttribute("height", H - 1);
-      r.setAttribute("fill", match ? "#c43bd1" : ancestor ? "#d8d8d4" : f.fill);
-      frames.appendChild(r);
-      var fit = Math.floor((w - 6) / 6.6);
-      if (fit >= 3) {
-        var label = f.mark + n.name;
-        if (label.length > fit) label = label.slice(0, fit - 1) + "…";
-        var t = document.createElementNS(SVGNS, "text");
-        t.setAttribute("class", match ? "match" : ancestor ? "ancestor" : "");
-        t.setAttribute("x", (x + 3).toFixed(1));
-        t.setAttribute("y", y + 13);
-        t.textContent = label;
-        frames.appendChild(t);
-      }
-      if (depth > maxDepth) maxDepth = depth;
+  /* For each distinct name, 1 when it contains the search term: names
+   * repeat across the tree, so each is searched once per term. */
+  Flame.prototype.nameHits = function () {
+    if (this.hitsTerm !== this.term) {
+      var lnames = this.lnames || (this.lnames = this.fd.names.map(function (x) { return x.toLowerCase(); }));
+      var term = this.term, hits = new Uint8Array(lnames.length);
+      for (var i = 0; i < lnames.length; i++) hits[i] = lnames[i].indexOf(term) >= 0 ? 1 : 0;
+      this.hits = hits;
+      this.hitsTerm = term;
     }
-    var chain = [], a = zoom;
-    while (a) { chain.unshift(a); a = a.parent; }
-    chain.forEach(function (n, d) { if (n !== zoom) draw(n, 0, W, d, true); });
-    var base = chain.length - 1, scale = W / zv, min = 0.3;
-    (function walk(n, x, depth) {
-      var w = n.v[side] * scale;
-      draw(n, x, w, depth, false);
-      var cx = x, kids = self.kids(n);
-      for (var i = 0; i < kids.length; i++) {
-        var c = kids[i], cw = c.v[side] * scale;
-        if (cw >= min) walk(c, cx, depth + 1);
-        cx += cw;
-      }
-    })(zoom, 0, base);
-    root.setAttribute("height", (maxDepth + 1) * H + 2);
-    root.setAttribute("viewBox", "0 0 " + W + " " + ((maxDepth + 1) * H + 2));
-    root.appendChild(frames);
-    this.nodes = nodes;
-    root.addEventListener("mousemove", function (ev) {
-      var g = ev.target;
-      if (!g.classList || !g.classList.contains("frame")) { hideTip(); return; }
-      showTip(ev, self.describe(nodes[Number(g.getAttribute("data-i"))]));
-    });
-    root.addEventListener("mouseleave", hideTip);
-    root.addEventListener("click", function (ev) {
-      var g = ev.target;
-      if (!g.classList || !g.classList.contains("frame")) return;
-      self.zoom = nodes[Number(g.getAttribute("data-i"))];
-      hideTip();
-      self.render();
-    });
-    this.holder.textContent = "";
-    this.holder.appendChild(root);
-    this.reset.disabled = zoom === this.root;
+    return this.hits;
+  };
+
+  /* Whether a drawn frame (or a block of frames too narrow to draw) has
+   * a name containing the search term. */
+  Flame.prototype.isMatch = function (n) {
+    if (!this.term) return false;
+    var hits = this.nameHits();
+    if (n.rest) return n.rest.some(function (k) { return hits[k.id] === 1; });
+    return n.id >= 0 && hits[n.id] === 1;
+  };
+
+  /* Marks the drawn frames that match the search, touching only those
+   * whose mark changes, and says what matched. */
+  Flame.prototype.applySearch = function () {
+    var nodes = this.nodes || [];
+    for (var i = 0; i < nodes.length; i++) {
+      var m = this.isMatch(nodes[i]);
+      if (m === this.marked[i]) continue;
+      this.marked[i] = m;
+      var r = this.rects[i], t = this.texts[i];
+      r.classList.toggle("match", m);
+      r.setAttribute("fill", m ? "#c43bd1" : this.fills[i]);
+      if (t) t.classList.toggle("match", m);
+    }
+    this.say();
+  };
+
+  Flame.prototype.say = function () {
+    var side = this.side, total = this.root.v[side], zoom = this.zoom;
     var m = this.matched(), unitTotal = this.diff ? "" : " reads";
     if (m)
       this.status.textContent = "matched: " + pct(total ? m.value / total : 0) + " of " +
         (this.diff ? (side ? "head" : "base") + " reads" : "reads") + " (" + fmt(m.value) +
         unitTotal + " in " + m.frames + " frames)";
     else
-      this.status.textContent = nodes.length + " frames drawn" + (zoom.parent ? "; zoomed to " +
+      this.status.textContent = this.nodes.length + " frames drawn" + (zoom.parent ? "; zoomed to " +
         zoom.name : "") + "; click a frame to zoom";
+  };
+
+  /* Frames narrower than MIN_PX are not drawn one by one: a run of them
+   * side by side is drawn as one grey block (hover says how many; a click
+   * zooms to their parent, where they are wider). That narrow, they could
+   * not be told apart or pointed at anyway, and drawing tens of thousands
+   * of them made every zoom as slow as opening the report. */
+  var MIN_PX = 2;
+
+  Flame.prototype.render = function () {
+    var self = this, side = this.side, H = 18;
+    /* Read once (and again after a resize): reading it makes the browser
+     * lay out the whole page, which took longer than drawing. */
+    if (!this.width) this.width = Math.max(this.holder.clientWidth || this.plot.clientWidth || 960, 320);
+    var W = this.width;
+    var zoom = this.zoom, zv = zoom.v[side];
+    if (!(zv > 0)) { zoom = this.zoom = this.root; zv = zoom.v[side]; }
+    var root = svg("svg", { width: W, class: "flame" + (this.diff ? " diff" : ""),
+      "data-zoom": zoom.parent ? zoom.name : "all" });
+    titled(root, this.fig.id + "-title", (this.diff ? "Differential flame graph" : "Flame graph") +
+      " of clock-read stacks" + (zoom.parent ? ", zoomed to " + zoom.name : ""));
+    if (this.diff) this.defs(root);
+    var frames = svg("g", {});
+    var nodes = [], rects = [], texts = [], fills = [], maxDepth = 0;
+    /* One <rect class="frame"> per drawn frame, followed by its label
+     * when there is room. Its height comes from the style sheet, its
+     * index into nodes is a property: fewer attributes to set. */
+    function draw(n, x, w, depth, ancestor) {
+      var y = depth * H, f = n.rest ? { fill: "#c9c9c4", cls: "rest", mark: "" } : self.fill(n);
+      var r = document.createElementNS(SVGNS, "rect");
+      r.setAttribute("class", "frame" + (f.cls ? " " + f.cls : "") + (ancestor ? " ancestor" : ""));
+      r.cpIndex = nodes.length;
+      if (!n.rest) r.setAttribute("data-name", n.name);
+      r.setAttribute("x", x.toFixed(1));
+      r.setAttribute("y", y);
+      r.setAttribute("width", Math.max(w - 0.5, 0.5).toFixed(1));
+      var fill = ancestor ? "#d8d8d4" : f.fill;
+      r.setAttribute("fill", fill);
+      fills.push(fill);
+      frames.appendChild(r);
+      var fit = Math.floor((w - 6) / 6.6), t = null;
+      if (fit >= 3 && !n.rest) {
+        var label = f.mark + n.name;
+        if (label.length > fit) label = label.slice(0, fit - 1) + "…";
+        t = document.createElementNS(SVGNS, "text");
+        if (ancestor) t.setAttribute("class", "ancestor");
+        t.setAttribute("x", (x + 3).toFixed(1));
+        t.setAttribute("y", y + 13);
+        t.textContent = label;
+        frames.appendChild(t);
+      }
+      nodes.push(n);
+      rects.push(r);
+      texts.push(t);
+      if (depth > maxDepth) maxDepth = depth;
+    }
+    var chain = [], a = zoom;
+    while (a) { chain.unshift(a); a = a.parent; }
+    chain.forEach(function (n, d) { if (n !== zoom) draw(n, 0, W, d, true); });
+    var base = chain.length - 1, scale = W / zv;
+    (function walk(n, x, depth) {
+      draw(n, x, n.v[side] * scale, depth, false);
+      var cx = x, kids = self.kids(n), rest = null, restX = 0, restV = [0, 0];
+      function flush() {
+        if (rest && (cx - restX) >= MIN_PX)
+          draw({ rest: rest, parent: n, v: restV, name: rest.length + " narrow frames" },
+               restX, cx - restX, depth + 1, false);
+        rest = null;
+      }
+      for (var i = 0; i < kids.length; i++) {
+        var c = kids[i], cw = c.v[side] * scale;
+        if (!(cw > 0)) continue;
+        if (cw >= MIN_PX) {
+          flush();
+          walk(c, cx, depth + 1);
+        } else {
+          if (!rest) { rest = []; restX = cx; restV = [0, 0]; }
+          rest.push(c);
+          restV[0] += c.v[0]; restV[1] += c.v[1];
+        }
+        cx += cw;
+      }
+      flush();
+    })(zoom, 0, base);
+    /* The holder never shrinks; a redraw that needs no more room than the
+     * tallest so far does not move the rest of the page, so nothing
+     * outside the flame graph is laid out again. */
+    var need = (maxDepth + 1) * H + 2 + 2;
+    if (need > this.reserved) {
+      this.reserved = need;
+      this.holder.style.height = need + "px";
+    }
+    root.setAttribute("height", (maxDepth + 1) * H + 2);
+    root.setAttribute("viewBox", "0 0 " + W + " " + ((maxDepth + 1) * H + 2));
+    root.appendChild(frames);
+    this.nodes = nodes;
+    this.rects = rects;
+    this.texts = texts;
+    this.fills = fills;
+    this.marked = [];
+    root.addEventListener("mousemove", function (ev) {
+      var g = ev.target;
+      if (!g.classList || !g.classList.contains("frame")) { hideTip(); return; }
+      showTip(ev, self.describe(nodes[g.cpIndex]));
+    });
+    root.addEventListener("mouseleave", hideTip);
+    root.addEventListener("click", function (ev) {
+      var g = ev.target;
+      if (!g.classList || !g.classList.contains("frame")) return;
+      var n = nodes[g.cpIndex];
+      self.zoom = n.rest ? n.parent : n;
+      hideTip();
+      self.render();
+    });
+    this.holder.textContent = "";
+    this.holder.appendChild(root);
+    this.reset.disabled = zoom === this.root;
+    this.applySearch();
   };
 
   Flame.prototype.describe = function (n) {
     var total = this.root.v[this.side], lines = [n.parent ? n.name : "all clock reads"];
+    if (n.rest) {
+      lines.push(fmt(n.v[this.side]) + " reads, " + pct(total ? n.v[this.side] / total : 0) +
+        " of " + (this.diff ? (this.side ? "head" : "base") + " reads" : "all"));
+      lines.push("each under " + MIN_PX + " px wide; click to zoom into " +
+        (n.parent.parent ? n.parent.name : "all"));
+      return lines;
+    }
     if (this.diff) {
       var b = this.perUnit(n, 0), h = this.perUnit(n, 1), d = h - b;
       lines.push("base " + fmt(b) + " " + this.unit + " (" + fmt(n.v[0]) + " reads)");

@@ -1,8 +1,10 @@
 // gen-fixtures.js - writes the generated fixtures of the browser tests into
 // OUT (argument 1): a verdict with 41 measures (3 regressed, hostile
 // names), its base and head runs (stacks that grew, shrank, appeared and
-// disappeared), and a run with 10,000 distinct stacks for the size and
-// speed figures. Deterministic: the same files every time.
+// disappeared), and a run with 10,000 distinct stacks; with --bench also a
+// run with 100,000 and a verdict over two runs of 10,000 stacks, for the
+// render and interaction figures of `make bench`. Deterministic: the same
+// files every time.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -120,32 +122,87 @@ write("verdict.json", {
   warnings: ["base run base-1.json has <b>1</b> run only"]
 });
 
-// --- 10,000 distinct stacks of realistic depth and name length.
+// --- Edge cases the report once drew badly at 1,400 px: a --stacks run
+// whose stacks are empty, one value of reads per request for every
+// request, a tiny probe overhead; a verdict whose changes span a wide range
+// (a 500x improvement, a 40x regression, an interval past -100%), with a
+// long reason.
+write("run-edge.json", run({
+  clock_reads: { total: 600, per_op: 3, per_second: 300, by_entry: { clock_gettime: 600 }, by_clock: {}, by_path: { vdso: 600 } },
+  per_request: { count: 200, min: 3, p50: 3, p90: 3, p99: 3, max: 3, mean: 3, histogram: [[3, 200]] },
+  stacks: [],
+  probe: { hits: 600, cost_ns_per_hit: 900, estimated_overhead_pct: 2.14e-05 }
+}));
+const wide = JSON.parse(JSON.stringify(measures.slice(0, 6)));
+wide[0] = m("clock_reads/op", "reads/op", "exact", 500, 1, "improved", "better");
+wide[1] = m("task-clock/op", "ns/op", "sampled", 1000, 40000, "regressed", "worse",
+  { change_pct: { point: 3900, lo: 3500, hi: 4300 } });
+wide[2] = m("context-switches/op", "switches/op", "sampled", 10, 9, "inconclusive", "better",
+  { change_pct: { point: -10, lo: -140, hi: 25 },
+    reason: "interval -140% .. +25% straddles bound +5%: too few runs (4 per side) to tell a change this size " +
+      "from noise on this machine; add runs with --runs or widen the bound in .clockprof-bounds" });
+write("verdict-wide.json", Object.assign(JSON.parse(JSON.stringify(require(path.resolve(out, "verdict.json")))), {
+  measures: wide,
+  summary: { measures: 6, within: 3, regressed: 1, improved: 1, inconclusive: 1, added: 0, removed: 0,
+    outside_bounds: 1, judged: 6 }
+}));
+
+// --- Big profiles: N distinct stacks of realistic depth and name length
+// (10,000 and 100,000 for the render figures), and a base/head pair of
+// 10,000 stacks each with its verdict for the differential flame graph.
 const fns = [];
 for (let i = 0; i < 2500; i++)
   fns.push("app::module" + (i % 40) + "::Component" + (i % 97) + "::handle_event_" + i + "(Request const&, Context&)");
 const entries = ["clock_gettime", "gettimeofday", "time", "__vdso_clock_gettime"];
-const seen = new Set(), stacks = [];
-let total = 0;
-while (stacks.length < 10000) {
-  const depth = 6 + Math.floor(rand() * 14), frames = ["main", "event_loop"];
-  let prev = Math.floor(rand() * 40);
-  for (let d = 0; d < depth; d++) {
-    prev = (prev * 7 + Math.floor(rand() * (d < 3 ? 8 : 200)) + d * 37) % fns.length;
-    frames.push(fns[prev]);
+
+function bigStacks(n) {
+  const seen = new Set(), stacks = [];
+  let total = 0;
+  while (stacks.length < n) {
+    const depth = 6 + Math.floor(rand() * 14), frames = ["main", "event_loop"];
+    let prev = Math.floor(rand() * 40);
+    for (let d = 0; d < depth; d++) {
+      prev = (prev * 7 + Math.floor(rand() * (d < 3 ? 8 : 200)) + d * 37) % fns.length;
+      frames.push(fns[prev]);
+    }
+    frames.push(entries[Math.floor(rand() * entries.length)]);
+    const key = frames.join(";");
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const count = 1 + Math.floor(Math.pow(rand(), 4) * 5000);
+    total += count;
+    stacks.push({ frames, count });
   }
-  frames.push(entries[Math.floor(rand() * entries.length)]);
-  const key = frames.join(";");
-  if (seen.has(key)) continue;
-  seen.add(key);
-  const count = 1 + Math.floor(Math.pow(rand(), 4) * 5000);
-  total += count;
-  stacks.push({ frames, count });
+  return { stacks, total };
 }
-const big = run({
-  target: { pid: 31337, comm: "bigserver", exe: "/usr/bin/bigserver", build_id: "cafe", cmdline: ["./bigserver", "--threads=64"] },
-  clock_reads: { total, per_op: total / 200, per_second: total / 2, by_entry: { clock_gettime: total }, by_clock: {}, by_path: { vdso: total } },
-  stacks,
-  call_sites: stacks.slice(0, 500).map((s, i) => site(s.frames[s.frames.length - 2], "src/file" + i + ".cc", i + 1, "clock_gettime", s.count))
+
+function bigRun(stacks, total) {
+  return run({
+    target: { pid: 31337, comm: "bigserver", exe: "/usr/bin/bigserver", build_id: "cafe", cmdline: ["./bigserver", "--threads=64"] },
+    clock_reads: { total, per_op: total / 200, per_second: total / 2, by_entry: { clock_gettime: total }, by_clock: {}, by_path: { vdso: total } },
+    stacks,
+    call_sites: stacks.slice(0, 500).map((s, i) => site(s.frames[s.frames.length - 2], "src/file" + i + ".cc", i + 1, "clock_gettime", s.count))
+  });
+}
+
+const b10k = bigStacks(10000);
+write("big-10000.json", bigRun(b10k.stacks, b10k.total));
+if (!process.argv.includes("--bench")) process.exit(0);
+const b100k = bigStacks(100000);
+fs.writeFileSync(path.join(out, "big-100000.json"), JSON.stringify(bigRun(b100k.stacks, b100k.total)));
+
+// Head: the same stacks, a quarter of them with other counts, some gone.
+const headStacks = [];
+let headTotal = 0;
+b10k.stacks.forEach((s, i) => {
+  if (i % 50 === 7) return;
+  const count = i % 4 === 1 ? 1 + Math.floor(s.count * (0.2 + rand() * 2)) : s.count;
+  headTotal += count;
+  headStacks.push({ frames: s.frames, count });
 });
-write("big-10000.json", big);
+write("bigbase-1.json", bigRun(b10k.stacks, b10k.total));
+write("bighead-1.json", bigRun(headStacks, headTotal));
+const bigVerdict = JSON.parse(fs.readFileSync(path.join(out, "verdict.json"), "utf8"));
+bigVerdict.base.files = ["bigbase-1.json"];
+bigVerdict.head.files = ["bighead-1.json"];
+write("bigverdict.json", bigVerdict);

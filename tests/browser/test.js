@@ -115,6 +115,43 @@ async function noHandlersInDom(page) {
   });
 }
 
+// Runs in the page: what sticks out at the current width. The page must
+// not scroll sideways; no scrolling box may hide columns; histogram and
+// before/after chart draw inside their viewBox, the chart's marks and
+// intervals inside its plot area; the histogram's table sits next to it.
+function overflows() {
+  const bad = [], W = window.innerWidth;
+  if (document.documentElement.scrollWidth > W) bad.push("page is " + document.documentElement.scrollWidth + " px wide");
+  document.querySelectorAll(".scroll, main *").forEach((e) => {
+    const st = getComputedStyle(e);
+    if ((st.overflowX === "auto" || st.overflowX === "scroll" || st.overflowX === "hidden") &&
+        e.scrollWidth > e.clientWidth + 1 && !e.classList.contains("flame-svg"))
+      bad.push((e.className || e.tagName) + " hides " + (e.scrollWidth - e.clientWidth) + " px of its content");
+    const r = e.getBoundingClientRect();
+    if (r.width && r.right > W + 0.5) bad.push(e.tagName + "." + e.className + " ends at " + Math.round(r.right));
+  });
+  document.querySelectorAll("svg.hist, svg.dumbbell").forEach((svg) => {
+    const box = svg.getBoundingClientRect(), k = box.width / svg.viewBox.baseVal.width;
+    const x0 = box.left + k * Number(svg.getAttribute("data-plot-x0")) - 7;
+    const x1 = box.left + k * Number(svg.getAttribute("data-plot-x1")) + 7;
+    svg.querySelectorAll("line, rect, circle, path, text").forEach((g) => {
+      const b = g.getBoundingClientRect(), what = svg.getAttribute("class") + " " + g.tagName + "." + g.getAttribute("class");
+      if (!b.width && !b.height) return;
+      if (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 || b.bottom > box.bottom + 0.5)
+        bad.push(what + " outside its chart");
+      if (svg.classList.contains("dumbbell") && g.closest("g.row") &&
+          !/hit|name|val/.test(g.getAttribute("class") || "") && (b.left < x0 || b.right > x1))
+        bad.push(what + " outside the plot area: " + Math.round(b.left) + ".." + Math.round(b.right));
+    });
+  });
+  document.querySelectorAll("figure[data-chart=hist]").forEach((fig) => {
+    const s = fig.querySelector("svg"), t = fig.querySelector("table");
+    if (s && t && t.getBoundingClientRect().left - s.getBoundingClientRect().right > 60)
+      bad.push("histogram table " + Math.round(t.getBoundingClientRect().left - s.getBoundingClientRect().right) + " px away from its chart");
+  });
+  return bad;
+}
+
 // On big.html: searches a frame name, then zooms into event_loop; checks
 // both took effect.
 async function searchAndZoom(fig) {
@@ -293,8 +330,55 @@ async function runTests() {
     await searchAndZoom(fig);
     await fig.locator(".plot").screenshot({ path: path.join(artifacts, "big-search-zoom.png") });
   });
+  await test("big: frames under two pixels drawn as blocks; a click zooms to their parent", async () => {
+    const fig = big.page.locator("#flame-0");
+    await fig.locator("button.flame-reset").click();
+    const blocks = fig.locator(".frame.rest");
+    check(await blocks.count() > 0, "no block of narrow frames");
+    const block = blocks.last();
+    check(await block.getAttribute("data-name") === null, "a block carries a function name");
+    await block.hover({ force: true });
+    const tip = await big.page.locator("#tooltip").innerText();
+    check(/narrow frames/.test(tip) && /click to zoom into/.test(tip), "tooltip: " + tip);
+    await block.click({ force: true });
+    check(await fig.locator("svg.flame").getAttribute("data-zoom") !== "all", "click did not zoom");
+  });
   await big.page.close();
   await context.close();
+
+  // ---- 1,400 px wide: nothing overflows (#16's fixes), screenshots kept.
+  const wide = await launch({ viewport: { width: 1400, height: 900 } });
+  for (const file of ["run-hostile.html", "verdict.html", "run-edge.html", "verdict-wide.html"]) {
+    await test("1400px: " + file + ": nothing overflows, charts inside their bounds", async () => {
+      const r = await open(wide, file);
+      check(r.problems.length === 0, r.problems.join("; "));
+      const bad = await r.page.evaluate(overflows);
+      await r.page.screenshot({ path: path.join(artifacts, file.replace(".html", "-1400.png")), fullPage: true });
+      check(bad.length === 0, bad.slice(0, 5).join("; "));
+      await r.page.close();
+    });
+  }
+  await test("1400px: run-edge.html: overhead tile, one-value histogram, empty --stacks said as such", async () => {
+    const r = await open(wide, "run-edge.html");
+    const tile = (await r.page.locator(".card.overhead dd").innerText()).replace(/\s+/g, " ");
+    check(/^< 0\.01 % of the target's CPU 600 probe hits × 0\.9 µs each$/.test(tile), "overhead tile: " + tile);
+    const bar = Number(await r.page.locator("#hist-0 svg rect.bar").getAttribute("width"));
+    check(bar <= 44, "the one bar is " + bar + " wide");
+    const na = await r.page.locator("#stacks-0 + p.na").innerText();
+    check(/profiled with --stacks, but none of its 600 clock reads/.test(na), "stacks note: " + na);
+    await r.page.close();
+  });
+  await test("1400px: verdict-wide.html: a wide range gets ticks, no '?' marks", async () => {
+    const r = await open(wide, "verdict-wide.html");
+    const ticks = await r.page.locator("#dumbbell svg text.tick").allTextContents();
+    check(ticks.length >= 5, "ticks: " + JSON.stringify(ticks));
+    const marks = await r.page.locator("#dumbbell svg text.val").allTextContents();
+    const status = await r.page.locator("table.verdict-measures td.status").allInnerTexts();
+    check(!marks.concat(status).some((t) => /^\?|\?$/.test(t.trim())), "a '?' mark: " + marks.concat(status));
+    check(marks.some((t) => t.startsWith("unsure: ")), "inconclusive not worded: " + marks);
+    await r.page.close();
+  });
+  await wide.close();
 
   // ---- JavaScript disabled: the tables still carry the report.
   const nojs = await launch({ javaScriptEnabled: false });
@@ -315,31 +399,89 @@ async function runTests() {
   await nojs.close();
 }
 
-async function runBench() {
-  const context = await launch();
-  const times = [];
+// One interaction, timed inside the page from the event to the first frame
+// drawn after it (as data-rendered-ms is for the initial render), so the
+// test driver's own latency is not in it.
+async function timedAction(page, kind, arg) {
+  return page.evaluate(([kind, arg]) => new Promise((done) => {
+    const fig = document.querySelector(arg.fig);
+    const t0 = performance.now();
+    if (kind === "search") {
+      const input = fig.querySelector("input.flame-search");
+      input.value = arg.term;
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    } else if (kind === "zoom") {
+      fig.querySelector(".frame[data-name='" + arg.name + "']").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    } else if (kind === "reset") {
+      fig.querySelector("button.flame-reset").click();
+    } else if (kind === "side") {
+      const sel = fig.querySelector("select.flame-side");
+      sel.value = arg.value;
+      sel.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    requestAnimationFrame(() => setTimeout(() => done(performance.now() - t0), 0));
+  }), [kind, arg]);
+}
+
+// Each report: the initial render, then search, zoom, reset (and for the
+// verdict, switching the width between base and head), five times each in
+// fresh pages; medians. Checks that each interaction took effect.
+async function benchReport(context, file, fig, actions) {
+  const rows = [];
   for (let i = 0; i < 5; i++) {
-    const r = await open(context, "big.html");
-    if (r.problems.length) throw new Error(r.problems.join("; "));
-    const ms = Number(await r.page.evaluate(() => document.documentElement.getAttribute("data-rendered-ms")));
-    const frames = await r.page.locator("#flame-0 .frame").count();
-    const t0 = Date.now();
-    await searchAndZoom(r.page.locator("#flame-0"));
-    times.push({ ms, wall: r.wall, frames, interact: Date.now() - t0 });
+    const r = await open(context, file);
+    if (r.problems.length) throw new Error(file + ": " + r.problems.join("; "));
+    if (!r.rendered) throw new Error(file + ": not drawn within " + RENDER_WAIT_MS / 1000 + " s");
+    const row = { render: Number(await r.page.evaluate(() => document.documentElement.getAttribute("data-rendered-ms"))),
+      frames: await r.page.locator(fig + " .frame").count() };
+    for (const [label, kind, arg, ok] of actions) {
+      row[label] = await timedAction(r.page, kind, Object.assign({ fig }, arg));
+      check(await ok(r.page.locator(fig)), file + ": " + label + " did not take effect");
+    }
+    rows.push(row);
     await r.page.close();
   }
+  const med = (k) => rows.map((x) => x[k]).sort((a, b) => a - b)[Math.floor(rows.length / 2)];
+  const out = { render: med("render"), frames: med("frames") };
+  for (const [label] of actions) out[label] = med(label);
+  return out;
+}
+
+const zoomedTo = (name) => async (f) => (await f.locator("svg.flame").getAttribute("data-zoom")) === name;
+const RUN_ACTIONS = [
+  ["search", "search", { term: "handle_event_7(" },
+    async (f) => /^matched: /.test(await f.locator(".flame-status").innerText())],
+  ["search cleared", "search", { term: "" }, async (f) => (await f.locator(".frame.match").count()) === 0],
+  ["zoom", "zoom", { name: "event_loop" }, zoomedTo("event_loop")],
+  ["reset", "reset", {}, zoomedTo("all")]
+];
+const DIFF_ACTIONS = RUN_ACTIONS.concat([
+  ["width: base", "side", { value: "0" }, async (f) => (await f.locator("select.flame-side").inputValue()) === "0"],
+  ["width: head", "side", { value: "1" }, async (f) => (await f.locator("select.flame-side").inputValue()) === "1"]
+]);
+
+function verdictOf(ratio, goal) { return ratio <= goal ? "within" : "OVER"; }
+
+async function runBench() {
+  const context = await launch();
+  const small = await benchReport(context, "big-10000.html", "#flame-0", RUN_ACTIONS);
+  const large = await benchReport(context, "big-100000.html", "#flame-0", RUN_ACTIONS);
+  const diff = await benchReport(context, "bigdiff.html", "#flame-diff", DIFF_ACTIONS);
   await context.close();
-  const median = (key) => times.map((t) => t[key]).sort((a, b) => a - b)[Math.floor(times.length / 2)];
-  times.sort((a, b) => a.ms - b.ms);
-  const med = times[Math.floor(times.length / 2)];
-  console.log("render: " + med.ms.toFixed(0) + " ms median of 5 (navigation to first frame drawn; " +
-    "min " + times[0].ms.toFixed(0) + ", max " + times[times.length - 1].ms.toFixed(0) +
-    "; " + med.frames + " flame frames drawn; load as seen by the test driver " + med.wall + " ms)" +
-    "; goal 1000 ms, ratio " + (med.ms / 1000).toFixed(2));
-  const interact = median("interact");
-  console.log("search + zoom: " + interact + " ms median of 5 (type a name, Enter, click a frame, " +
-    "as driven by the test driver; goal 3000 ms, ratio " + (interact / 3000).toFixed(2) +
-    "; " + (interact / med.wall).toFixed(2) + "x the page load)");
+  console.log("report in headless Chromium (medians of 5 fresh pages; render: navigation to the first frame " +
+    "drawn; interactions: event to the next frame drawn):");
+  for (const [name, r] of [["10,000 stacks", small], ["100,000 stacks", large], ["base vs head, 10,000 stacks", diff]]) {
+    console.log("  " + name + ": render " + r.render.toFixed(0) + " ms, " + r.frames + " flame frames drawn");
+    for (const k of Object.keys(r)) {
+      if (k === "render" || k === "frames") continue;
+      const ratio = r[k] / r.render;
+      console.log("    " + (k + ":").padEnd(16) + r[k].toFixed(1).padStart(8) + " ms   ratio / render " +
+        ratio.toFixed(3) + "  goal <= 0.1x: " + verdictOf(ratio, 0.1));
+    }
+  }
+  const growth = large.render / small.render;
+  console.log("  render growth 100,000 / 10,000 stacks: ratio " + growth.toFixed(2) + "  goal <= 12x: " +
+    verdictOf(growth, 12));
 }
 
 (bench ? runBench() : runTests()).then(() => {

@@ -120,11 +120,26 @@ def test_sigterm_writes_incomplete_run(ctx):
     _interrupted(ctx, signal.SIGTERM)
 
 
-def our_bpf_programs():
-    out = subprocess.run(["bpftool", "prog", "show"], capture_output=True, text=True).stdout
-    return [line for line in out.splitlines()
-            if any(name in line for name in ("on_vdso_entry", "on_clock_func", "on_boundary_fun",
-                                             "on_syscall_func", "on_dl_change"))]
+def bpf_program_ids(pid):
+    """The ids of the BPF programs process pid holds, from its fdinfo: only
+    this clockprof's, whatever else runs on the host."""
+    ids = set()
+    fd_dir = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fd_dir):
+        try:
+            with open(os.path.join(fd_dir, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def loaded_programs(ids):
+    """Those of ids that the kernel still has loaded."""
+    return {i for i in ids if subprocess.run(["bpftool", "prog", "show", "id", str(i)],
+                                             capture_output=True).returncode == 0}
 
 
 def test_sigkill_leaves_no_probe(ctx):
@@ -133,11 +148,12 @@ def test_sigkill_leaves_no_probe(ctx):
         wait_serving(target)
         proc, _ = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_attached(proc)
-        assert our_bpf_programs(), "expected clockprof's programs while attached"
+        ids = bpf_program_ids(proc.pid)
+        assert loaded_programs(ids), "expected clockprof's programs while attached"
         proc.kill()
         proc.wait()
         # The kernel frees a killed process's programs asynchronously.
-        wait_for(lambda: not our_bpf_programs(),
+        wait_for(lambda: not loaded_programs(ids),
                  "clockprof's BPF programs to be unloaded after its SIGKILL", interval=0.1)
         # Stale breakpoints would hold the target's debug registers (a new
         # attach would fail) or double its counts: attach again, exactly.
@@ -162,7 +178,9 @@ def test_other_processes_not_slowed(ctx):
     # median of the cycles' ratios is asserted, so one cycle disturbed by
     # other load on the host cannot fail the test, while a probe that slowed
     # every process (a uprobe trap costs ~100x a vDSO read) shows in every
-    # cycle.
+    # cycle. The bound is x2: far below what a leaked probe costs, far above
+    # what a busy 2-core host does to a 300,000-call loop (x1.36 was seen
+    # with parallel builds running).
     cycles = 3
     kinds = ("vdso", "syscall")
     target = start_target(ctx, "mix", 1, 0)
@@ -187,4 +205,4 @@ def test_other_processes_not_slowed(ctx):
               f"alone, {statistics.median(d[k] for d in during):.1f} while clockprof is "
               f"attached elsewhere (x{ratio:.2f} median of "
               f"{', '.join(f'x{r:.2f}' for r in ratios)})")
-        assert ratio < 1.25, f"{k}: x{ratio:.2f} (cycles: {ratios})"
+        assert ratio < 2.0, f"{k}: x{ratio:.2f} (cycles: {ratios})"

@@ -1,5 +1,5 @@
 """Bad input and impossible profiling: one clear line on stderr and the
-DESIGN exit code (2 usage/input, 3 could not profile), nothing launched or
+documented exit code (docs/exit-codes.md: 2 usage/input, 3 could not profile), nothing launched or
 attached when the input is wrong."""
 import os
 import subprocess

@@ -150,3 +150,18 @@ def test_executable_deleted_after_start_is_still_probed(ctx):
     run = ctx.load_json(out)
     hist = run["per_request"]["histogram"]
     assert len(hist) == 1 and hist[0][0] == 6, hist
+
+
+def test_per_offset_uprobes_count_exactly(ctx):
+    # Kernels before 6.6 have no uprobe_multi links: clockprof then places
+    # one uprobe per offset. CLOCKPROF_UPROBE_MULTI=0 takes that path here;
+    # the self-test and the counts must be the same either way.
+    env = dict(os.environ, CLOCKPROF_UPROBE_MULTI="0")
+    for name, command, boundary in bundled(ctx)[:3] + [b for b in bundled(ctx) if b[0] == "callsites lib"]:
+        out = os.path.join(ctx.tmp, "per-offset.json")
+        proc = ctx.run("run", "-q", "-e", "none", "-o", out, "-r", boundary, "--", *command, env=env)
+        assert proc.returncode == 0, (name, proc.stderr)
+        old, new = ctx.load_json(out), profile(ctx, command, "-r", boundary)
+        assert old["probe"]["selftest"]["hits"] == old["probe"]["selftest"]["calls"] > 0
+        assert per_request(old) == per_request(new), (name, per_request(old), per_request(new))
+        assert old["clock_reads"]["total"] == new["clock_reads"]["total"], name

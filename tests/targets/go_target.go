@@ -1,7 +1,7 @@
 // go_target.go - a Go reference target whose clock reads per request are
 // known by construction: the Go runtime calls the vDSO itself (never
 // libc), from time.now and runtime.nanotime1, which is what clockprof's
-// Go probe points (lib/go_clock_points.c) must see.
+// Go probe points (lib/probe/go_clock_points.c) must see.
 //
 //	go_target MODE K [REQUESTS [SPIN]]
 //

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include "unit.h"
 
@@ -33,11 +35,27 @@ void unit_skip(const char *reason)
 	fprintf(stderr, "  skipped: %s\n", reason);
 }
 
+/* Fixtures and targets are built beside this binary ($(O)/tests next to
+ * $(O)/unit-tests), so running it directly finds them; $CP_TEST_BUILD
+ * points elsewhere. */
 const char *unit_build_dir(void)
 {
-	const char *dir = getenv("CP_TEST_BUILD");
+	static char dir[PATH_MAX];
+	const char *env = getenv("CP_TEST_BUILD");
+	ssize_t n;
+	char *slash;
 
-	return dir ? dir : "tests/build";
+	if (env)
+		return env;
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - sizeof("/tests"));
+	if (n <= 0)
+		return "build/tests";
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	strcpy(slash ? slash : dir, "/tests");
+	return dir;
 }
 
 static int selected(const struct unit_test *t, int argc, char **argv)

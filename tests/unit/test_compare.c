@@ -1,5 +1,5 @@
-/* test_compare.c - judging measures (lib/compare.c) and verdict.json
- * (lib/verdict_file.c) on synthetic run documents. Random samples come
+/* test_compare.c - judging measures (lib/gate/compare.c) and verdict.json
+ * (lib/gate/verdict_file.c) on synthetic run documents. Random samples come
  * from a fixed-seed generator, so every run of the test sees the same
  * numbers. */
 #include <math.h>

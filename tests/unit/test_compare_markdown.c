@@ -1,5 +1,5 @@
-/* test_compare_markdown.c - the markdown summary (lib/compare_markdown.c)
- * and the terminal table (lib/compare_table.c) with hostile measure names:
+/* test_compare_markdown.c - the markdown summary (lib/gate/compare_markdown.c)
+ * and the terminal table (lib/gate/compare_table.c) with hostile measure names:
  * nothing a name contains may break a table row, open HTML or start a
  * new line. */
 #include <stdio.h>

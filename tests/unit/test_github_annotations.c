@@ -1,4 +1,4 @@
-/* test_github_annotations.c - workflow commands (lib/github_annotations.c):
+/* test_github_annotations.c - workflow commands (lib/gate/github_annotations.c):
  * escaping per GitHub's documented rules, the 10-error cap, and names
  * that try to inject commands. */
 #include <stdio.h>

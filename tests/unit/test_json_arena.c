@@ -1,5 +1,5 @@
 /* test_json_arena.c - jansson allocations inside a JSON arena
- * (lib/json_arena.c), and the parallel work queue (lib/parallel.c) that
+ * (lib/util/json_arena.c), and the parallel work queue (lib/util/parallel.c) that
  * loads run files with them. Under AddressSanitizer (make check-sanitize)
  * a value freed to the wrong allocator, or leaked, fails the run. */
 #include <jansson.h>

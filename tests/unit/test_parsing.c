@@ -103,3 +103,21 @@ TEST(suggestions_rank_closest_first)
 	CHECK(strstr(buf, "unrelated_function") == NULL);
 	CHECK_INT(cp_edit_distance("kitten", "sitting"), 3);
 }
+
+TEST(suggestions_skip_names_that_share_nothing)
+{
+	static const char *const names[] = { "mount", "umount2", "sendto", "read" };
+	struct cp_suggest s;
+	char buf[256];
+
+	cp_suggest_init(&s, "nosuch");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cp_suggest_add(&s, names[i]);
+	cp_suggest_format(&s, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	cp_suggest_init(&s, "raed");	/* a short name still finds its typo */
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		cp_suggest_add(&s, names[i]);
+	CHECK(s.n >= 1);
+	CHECK_STR(s.best[0], "read");
+}

@@ -137,6 +137,8 @@ TEST(events_unknown_name_suggests)
 	CHECK(strstr(msg, "did you mean instructions"));
 	msg = parse_err("context-switch", &err);
 	CHECK(msg && strstr(msg, "context-switches"));
+	msg = parse_err("sched:sched_switch", &err);
+	CHECK(msg && strstr(msg, "tracepoint") && !strstr(msg, "unknown event"));
 	msg = parse_err("zzzzzzzzzz", &err);
 	CHECK(msg && strstr(msg, "unknown event") && !strstr(msg, "did you mean"));
 	msg = parse_err("r", &err);

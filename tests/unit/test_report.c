@@ -2,6 +2,7 @@
  * every name, the CSP's hashes, the verdict headline, base/head splitting,
  * unsupported counters and the stack merging behind the flame graphs.
  * (tests/browser opens the same reports in chromium.) */
+#include <gcrypt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,10 +12,9 @@
 
 #include "error.h"
 #include "report.h"
-#include "report_buf.h"
+#include "buf.h"
 #include "report_html.h"
 #include "report_stacks.h"
-#include "sha256.h"
 #include "unit.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)>"
@@ -117,7 +117,9 @@ static int csp_matches(const char *html, const char *open_tag, const char *close
 	end = strstr(start, close_tag);
 	if (!end)
 		return 0;
-	cp_sha256(start, (size_t)(end - start), d);
+	/* Computed here independently of the build's report_csp.h. */
+	gcry_check_version(NULL);
+	gcry_md_hash_buffer(GCRY_MD_SHA256, d, start, (size_t)(end - start));
 	for (int i = 0; i < 32; i += 3) {
 		uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < 32 ? (uint32_t)d[i + 1] << 8 : 0) |
 			     (i + 2 < 32 ? d[i + 2] : 0);

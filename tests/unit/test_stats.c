@@ -1,4 +1,4 @@
-/* test_stats.c - lib/stats.c against reference values.
+/* test_stats.c - lib/gate/stats.c against reference values.
  *
  * The reference values were computed independently with python3 from
  * hand-written formulas that do not share code or method with stats.c:

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "procfs.h"
 #include "symbolize.h"
 #include "target.h"
 #include "unit.h"

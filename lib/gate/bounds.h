@@ -1,0 +1,61 @@
+/* bounds.h - the bounds file: how much worse each measure may get.
+ *
+ * The user keeps a `.clockprof-bounds` file in their repository (grammar:
+ * docs/bounds.md): one rule per line, `GLOB BOUND`, first match
+ * wins, `#` starts a comment, BOUND is `+N%` (relative) or `+N` (absolute,
+ * in the measure's unit), always an allowed change in the measure's bad
+ * direction. Measures no rule matches fall back to the built-in defaults,
+ * which are also what applies without a file: exact measures +0 (any
+ * increase fails), sampled measures +5%. */
+#ifndef CP_BOUNDS_H
+#define CP_BOUNDS_H
+
+#include <stddef.h>
+
+struct cp_error;
+
+/* Built-in defaults (documented in the README). */
+#define CP_BOUND_DEFAULT_EXACT "+0"
+#define CP_BOUND_DEFAULT_SAMPLED "+5%"
+
+struct cp_bound_rule {
+	char *pattern;		/* fnmatch(3) glob, flags 0: '*' crosses '/' */
+	int relative;		/* 1: value is a percentage; 0: absolute */
+	double value;		/* >= 0 */
+	char text[40];		/* as written, normalised: "+5%", "+0" */
+	int line;		/* 1-based line in the file; 0 for a default */
+	size_t matched;		/* measures this rule was chosen for */
+};
+
+struct cp_bounds {
+	char *file;		/* path as given, NULL for built-in defaults */
+	char sha256[65];	/* hex digest of the file bytes, "" without */
+	struct cp_bound_rule *rules;
+	size_t nrules;
+	struct cp_bound_rule default_exact, default_sampled;
+};
+
+/* Fills b with no rules, only the built-in defaults. */
+void cp_bounds_init_defaults(struct cp_bounds *b);
+
+/* Parses text (len bytes, need not be NUL-terminated); name is used in
+ * error messages ("NAME:LINE: ..."). On error b is left empty and the
+ * failure is CP_EXIT_USAGE. */
+int cp_bounds_parse(const char *text, size_t len, const char *name,
+		    struct cp_bounds *b, struct cp_error *err);
+
+/* Reads and parses path, and records its path and sha256. */
+int cp_bounds_load(const char *path, struct cp_bounds *b,
+		   struct cp_error *err);
+
+/* Parses one bound ("+5%", "+0.5", "+3") into rule->relative/value/text. */
+int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule);
+
+/* The rule for measure name (first match wins, then the default for its
+ * kind); counts the match in rule->matched. Never NULL. */
+struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
+				      int exact);
+
+void cp_bounds_free(struct cp_bounds *b);
+
+#endif

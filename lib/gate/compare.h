@@ -1,0 +1,128 @@
+/* compare.h - the gate: judge every measure of base runs against head runs.
+ *
+ * Input is runs as lib/gate/compare_run.h reads them, each side being
+ * repeated runs of one build. Every measure (run.json
+ * "measures") is judged against its bound (lib/gate/bounds.h):
+ *
+ *  - exact measures (counts known to be deterministic: clock reads per
+ *    request and per call site) compare the per-side median value to value,
+ *    with a single run allowed; any change in the bad direction beyond the
+ *    bound regresses. Different values between runs of one side are
+ *    reported as a warning, never hidden.
+ *  - sampled measures (times, counters) get a Hodges-Lehmann estimate and
+ *    95% confidence interval of the relative change and a Mann-Whitney U
+ *    p-value (lib/gate/stats.h). A measure regresses only when the whole
+ *    interval lies beyond the bound AND its Holm-adjusted p-value (over all
+ *    sampled measures of the comparison) is below alpha, so that 500
+ *    measures of identical code do not raise ~25 false alarms. Improved
+ *    likewise on the good side of zero; an interval that straddles the
+ *    bound is inconclusive; so are too few runs (the result says how many
+ *    are needed) and sampled measures when the clocksource or the PMU
+ *    differs between sides.
+ *  - a measure on one side only is "added" or "removed", never dropped.
+ *  - runs counted by different mechanisms (uprobe, breakpoint) are not
+ *    judged at all: the comparison fails.
+ *
+ * The result is turned into verdict.json by lib/gate/verdict_file.h. */
+#ifndef CP_COMPARE_H
+#define CP_COMPARE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "compare_run.h"
+
+struct cp_error;
+struct cp_bounds;
+struct cp_bound_rule;
+
+enum cp_measure_status {
+	CP_MEASURE_WITHIN,
+	CP_MEASURE_REGRESSED,
+	CP_MEASURE_IMPROVED,
+	CP_MEASURE_INCONCLUSIVE,
+	CP_MEASURE_ADDED,
+	CP_MEASURE_REMOVED,
+	CP_MEASURE_NSTATUS
+};
+
+enum cp_verdict_status { CP_VERDICT_PASS, CP_VERDICT_FAIL, CP_VERDICT_INCONCLUSIVE };
+
+/* "within", "regressed", ...; "pass", "fail", "inconclusive". */
+const char *cp_measure_status_name(enum cp_measure_status s);
+const char *cp_verdict_status_name(enum cp_verdict_status s);
+
+/* One side of a comparison: the loaded runs and their file names (names
+ * are used in messages and verdict.json; may be NULL). */
+struct cp_compare_side {
+	const struct cp_compare_run *runs;
+	const char *const *names;
+	size_t n;
+};
+
+struct cp_compare_opts {
+	double alpha;		/* 0.05; also sets the interval: 1 - alpha */
+	int fail_on_inconclusive;
+};
+
+struct cp_side_stats {
+	double median, lo, hi;	/* lo/hi: min and max over runs */
+	size_t n;		/* runs in which the measure is present */
+};
+
+struct cp_interval {
+	double point, lo, hi;	/* NaN when unknown */
+};
+
+struct cp_measure_verdict {
+	const char *name;	/* owned by the result */
+	const char *unit;	/* in a run's pool: the runs must outlive the result */
+	int exact;		/* kind "exact" (else "sampled") */
+	int higher_is_better;
+	int in_base, in_head;
+	struct cp_side_stats base, head;
+	struct cp_interval change_pct;	/* NaN point when base is 0 */
+	struct cp_interval change_abs;	/* head - base, in unit */
+	double p_value, p_adjusted;	/* NaN when not tested */
+	const struct cp_bound_rule *bound;	/* NULL for added/removed */
+	enum cp_measure_status status;
+	int direction;			/* +1 worse, -1 better, 0 same */
+	double noise_floor_pct;		/* NaN when not computed */
+	size_t runs_needed;		/* per side; 0 unless too few runs */
+	char reason[320];
+	json_t *warnings;		/* array of strings */
+};
+
+struct cp_compare_result {
+	struct cp_measure_verdict *measures;	/* sorted by name */
+	size_t n;
+	size_t counts[CP_MEASURE_NSTATUS];
+	enum cp_verdict_status status;
+	int exit_code;			/* 0 or 1 (CP_EXIT_GATE) */
+	size_t min_runs;		/* per side, for a sampled interval */
+	double alpha;
+	int fail_on_inconclusive;
+	json_t *base_env, *head_env;	/* {field: [distinct values]} */
+	json_t *env_mismatch;		/* [{field, base, head, effect}] */
+	json_t *warnings;		/* array of strings */
+	json_t *names;			/* owns the measure names */
+};
+
+/* The fingerprint of one run: {kernel, cpu, clocksource, pmu, mechanism,
+ * tool_version, build_id, exe}, each the run's value or null (new
+ * reference); mechanism is never null ("breakpoint" for files that name
+ * none, see cp_run_mechanism). */
+json_t *cp_run_fingerprint(const json_t *run);
+
+/* Judges head against base. bounds records which rules matched. On success
+ * fills *out (free with cp_compare_result_free). Fails (CP_EXIT_USAGE) when
+ * a side is empty or when the runs were not all counted with the same
+ * mechanism (clock_reads.mechanism). */
+int cp_compare(const struct cp_compare_side *base,
+	       const struct cp_compare_side *head, struct cp_bounds *bounds,
+	       const struct cp_compare_opts *opts,
+	       struct cp_compare_result *out, struct cp_error *err);
+
+void cp_compare_result_free(struct cp_compare_result *r);
+
+#endif

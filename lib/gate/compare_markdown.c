@@ -1,0 +1,254 @@
+/* compare_markdown.c - see compare_markdown.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare_markdown.h"
+#include "compare_table.h"
+#include "error.h"
+#include "buf.h"
+#include "verdict_file.h"
+
+#define NAME_CHARS 200
+/* Room kept for closing the <details> and the "rows left out" note. */
+#define TAIL_RESERVE 512
+
+void cp_markdown_code(char *buf, size_t len, const char *s, size_t max_chars)
+{
+	char esc[2048], piped[sizeof(esc) * 2];
+	size_t run = 0, longest = 0, w = 0, plen;
+	int pad;
+
+	if (!len)
+		return;
+	cp_escape_display(esc, sizeof(esc), s ? s : "", max_chars);
+	for (const char *p = esc; *p; p++) {
+		if (*p == '|')
+			piped[w++] = '\\';	/* GFM table cell escape */
+		piped[w++] = *p;
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	piped[w] = '\0';
+	plen = w;
+	if (!plen) {
+		snprintf(buf, len, "(empty)");
+		return;
+	}
+	/* A fence one longer than any backtick run; pad with spaces when the
+	 * content starts or ends with a backtick or a space (CommonMark strips
+	 * exactly one space from each side when both are there). */
+	pad = piped[0] == '`' || piped[0] == ' ' || piped[plen - 1] == '`' ||
+	      piped[plen - 1] == ' ';
+	w = 0;
+	for (size_t i = 0; i <= longest && w + 1 < len; i++)
+		buf[w++] = '`';
+	if (pad && w + 1 < len)
+		buf[w++] = ' ';
+	if (w + plen + longest + 3 < len) {
+		memcpy(buf + w, piped, plen);
+		w += plen;
+	}
+	if (pad && w + 1 < len)
+		buf[w++] = ' ';
+	for (size_t i = 0; i <= longest && w + 1 < len; i++)
+		buf[w++] = '`';
+	buf[w] = '\0';
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+static long long integer(const json_t *o, const char *key)
+{
+	return (long long)json_integer_value(json_object_get(o, key));
+}
+
+/* One table row into row (a fixed buffer). */
+static void format_row(char *row, size_t len, const json_t *m, int with_reason)
+{
+	char name[4096], base[48], head[48], change[96], bound[128], reason[4096];
+	const json_t *bnd = json_object_get(m, "bound");
+	const char *status = str(m, "status");
+
+	cp_markdown_code(name, sizeof(name), str(m, "name"), NAME_CHARS);
+	cp_format_value(base, sizeof(base), json_object_get(json_object_get(m, "base"), "median"));
+	cp_format_value(head, sizeof(head), json_object_get(json_object_get(m, "head"), "median"));
+	cp_format_change(change, sizeof(change), m);
+	if (json_is_string(bnd))
+		cp_markdown_code(bound, sizeof(bound), json_string_value(bnd), 20);
+	else
+		snprintf(bound, sizeof(bound), "-");
+	if (with_reason)
+		cp_markdown_code(reason, sizeof(reason), str(m, "reason"), 300);
+	snprintf(row, len, "| %s | %s | %s | %s | %s | %s%s%s |\n", name, base,
+		 head, change[0] ? change : "-", bound,
+		 !strcmp(status, "regressed") ? "**regressed**" : status,
+		 with_reason ? " | " : "", with_reason ? reason : "");
+}
+
+static const char TABLE_HEAD[] =
+	"| measure | base | head | change | bound | status |\n"
+	"|:--|--:|--:|--:|--:|:--|\n";
+static const char TABLE_HEAD_REASON[] =
+	"| measure | base | head | change | bound | status | why |\n"
+	"|:--|--:|--:|--:|--:|:--|:--|\n";
+
+/* Adds rows of `rows` (n of them, filtered by `only_bad`) while they fit
+ * under limit; returns how many eligible rows were left out. */
+static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
+		       int only_bad, size_t limit)
+{
+	char row[16384];
+	size_t left_out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *s = str(rows[i], "status");
+
+		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive"))
+			continue;
+		if (left_out) {
+			left_out++;
+			continue;
+		}
+		format_row(row, sizeof(row), rows[i], only_bad);
+		if (b->len + strlen(row) > limit) {
+			left_out++;
+			continue;
+		}
+		cp_buf_printf(b, "%s", row);
+	}
+	return left_out;
+}
+
+char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
+{
+	const json_t *summary = json_object_get(verdict, "summary");
+	const json_t *bounds = json_object_get(verdict, "bounds");
+	const json_t *measures = json_object_get(verdict, "measures");
+	const char *status = str(verdict, "status");
+	size_t n = json_array_size(measures), limit, left, i;
+	const json_t **rows = malloc((n + 1) * sizeof(*rows));
+	struct cp_buf b = { 0 };
+	char code[4096];
+	const json_t *e;
+
+	if (!rows)
+		return NULL;
+	if (!max_bytes)
+		max_bytes = CP_MARKDOWN_MAX_BYTES - 1;
+	limit = max_bytes > TAIL_RESERVE ? max_bytes - TAIL_RESERVE : 0;
+	for (i = 0; i < n; i++)
+		rows[i] = json_array_get(measures, i);
+	qsort(rows, n, sizeof(*rows), cp_verdict_measure_order);
+
+	cp_buf_printf(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
+	       !strcmp(status, "fail") ? "**FAIL**" :
+	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
+	       integer(summary, "regressed"), integer(summary, "judged"));
+	cp_buf_printf(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
+		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
+	       integer(summary, "regressed"), integer(summary, "inconclusive"),
+	       integer(summary, "improved"), integer(summary, "within"),
+	       integer(summary, "added"), integer(summary, "removed"),
+	       integer(json_object_get(verdict, "base"), "runs"),
+	       integer(json_object_get(verdict, "head"), "runs"));
+	if (json_is_string(json_object_get(bounds, "file"))) {
+		cp_markdown_code(code, sizeof(code), str(bounds, "file"), 120);
+		cp_buf_printf(&b, "bounds %s (sha256 `%.12s`).\n\n", code, str(bounds, "sha256"));
+	} else {
+		cp_buf_printf(&b, "built-in bounds (exact +0, sampled +5%%).\n\n");
+	}
+	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
+		char *bv = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
+		char *hv = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
+		char cb[600], ch[600];
+
+		cp_markdown_code(cb, sizeof(cb), bv ? bv : "?", 120);
+		cp_markdown_code(ch, sizeof(ch), hv ? hv : "?", 120);
+		cp_buf_printf(&b, "- Environment differs: %s base %s, head %s%s\n",
+		       str(e, "field"), cb, ch,
+		       !strcmp(str(e, "effect"), "inconclusive") ?
+		       " (sampled measures inconclusive)" : "");
+		free(bv);
+		free(hv);
+	}
+	if (json_array_size(json_object_get(verdict, "env_mismatch")))
+		cp_buf_printf(&b, "\n");
+
+	if (integer(summary, "regressed") + integer(summary, "inconclusive") > 0) {
+		cp_buf_printf(&b, "%s", TABLE_HEAD_REASON);
+		/* Keep half the budget for the full table. */
+		left = add_rows(&b, rows, n, 1, limit / 2 > b.len ? limit / 2 : b.len);
+		if (left)
+			cp_buf_printf(&b, "\n_%zu more regressed or inconclusive measures not shown "
+				   "(size limit); see verdict.json._\n", left);
+		cp_buf_printf(&b, "\n");
+	} else {
+		cp_buf_printf(&b, "All measures present on both sides are within their bounds.\n\n");
+	}
+
+	cp_buf_printf(&b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
+	left = add_rows(&b, rows, n, 0, limit);
+	if (left)
+		cp_buf_printf(&b, "\n_%zu more measures not shown: the summary is capped at "
+			   "1 MiB; see verdict.json._\n", left);
+	cp_buf_printf(&b, "\n</details>\n\n");
+	if (json_array_size(json_object_get(verdict, "warnings")) && b.len < limit) {
+		cp_buf_printf(&b, "<details><summary>Warnings</summary>\n\n");
+		json_array_foreach(json_object_get(verdict, "warnings"), i, e) {
+			cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
+			if (b.len + strlen(code) + 8 > limit) {
+				cp_buf_printf(&b, "- _more warnings in verdict.json_\n");
+				break;
+			}
+			cp_buf_printf(&b, "- %s\n", code);
+		}
+		cp_buf_printf(&b, "\n</details>\n\n");
+	}
+	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; \xc2\xb1 is the 95%% interval "
+		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
+	free(rows);
+	if (b.failed) {
+		free(b.data);
+		return NULL;
+	}
+	return b.data;
+}
+
+int cp_append_text_file(const char *path, const char *text,
+			struct cp_error *err)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	size_t len = strlen(text), off = 0;
+
+	if (fd < 0)
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s", path,
+			       strerror(errno));
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = errno;
+
+			close(fd);
+			return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s",
+				       path, strerror(e));
+		}
+		off += (size_t)n;
+	}
+	if (close(fd))
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot append: %s", path,
+			       strerror(errno));
+	return 0;
+}

@@ -1,0 +1,373 @@
+/* compare_table.c - see compare_table.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare_table.h"
+#include "verdict_file.h"
+
+#define NAME_COLUMNS 60
+
+int cp_color_wanted(const char *mode, int fd)
+{
+	const char *no_color = getenv("NO_COLOR");
+
+	if (!mode || !strcmp(mode, "auto"))
+		return isatty(fd) && !(no_color && *no_color);
+	if (!strcmp(mode, "always"))
+		return 1;
+	if (!strcmp(mode, "never"))
+		return 0;
+	return -1;
+}
+
+/* Drops the last whole UTF-8 character of buf[0..*w). */
+static void back_one_char(const char *buf, size_t *w)
+{
+	if (*w == 0)
+		return;
+	(*w)--;
+	while (*w > 0 && ((unsigned char)buf[*w] & 0xc0) == 0x80)
+		(*w)--;
+}
+
+void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars)
+{
+	size_t w = 0, chars = 0;
+
+	if (!len)
+		return;
+	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+		char tmp[8];
+		size_t n;
+
+		if ((*p & 0xc0) != 0x80 && chars++ == max_chars) {
+			while (w > 0 && w + 4 > len)
+				back_one_char(buf, &w);
+			if (w + 4 <= len) {
+				memcpy(buf + w, "\xe2\x80\xa6", 3);	/* … */
+				w += 3;
+			}
+			break;
+		}
+		if (*p == '\\')
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\\\");
+		else if (*p == '\n')
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\n");
+		else if (*p == '\r')
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\r");
+		else if (*p == '\t')
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\t");
+		else if (*p < 0x20 || *p == 0x7f)
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			/* C1 controls (U+0080..U+009F): some terminals take
+			 * U+009B as CSI. */
+			n = (size_t)snprintf(tmp, sizeof(tmp), "\\u%04x", p[1]);
+		else
+			tmp[0] = (char)*p, n = 1;
+		if (w + n + 1 > len) {
+			/* Out of room: never leave half a UTF-8 sequence. */
+			if ((*p & 0xc0) == 0x80)
+				back_one_char(buf, &w);
+			break;
+		}
+		memcpy(buf + w, tmp, n);
+		w += n;
+		if (n == 6 && tmp[1] == 'u')
+			p++;	/* consumed the C1 control's second byte */
+	}
+	buf[w] = '\0';
+}
+
+/* Characters on screen (UTF-8 code points; the marks are one column). */
+static size_t columns(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+void cp_format_value(char *buf, size_t len, const json_t *v)
+{
+	double x, a;
+
+	if (!json_is_number(v)) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	x = json_number_value(v);
+	a = fabs(x);
+	if (a >= 1e4 && a < 1e15) {
+		/* Integer with thousands separators. */
+		char digits[32], out[48];
+		long long ll = llround(a);
+		int n = snprintf(digits, sizeof(digits), "%lld", ll), o = 0;
+
+		if (x < 0)
+			out[o++] = '-';
+		for (int i = 0; i < n; i++) {
+			if (i && (n - i) % 3 == 0)
+				out[o++] = ',';
+			out[o++] = digits[i];
+		}
+		out[o] = '\0';
+		snprintf(buf, len, "%s", out);
+	} else {
+		snprintf(buf, len, "%.4g", x);
+	}
+}
+
+static double num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static const char *str(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
+/* "+5.3%", "-0.41%", "+12" with 2-3 significant digits. */
+static void signed_pct(char *buf, size_t len, double v)
+{
+	if (v == 0)
+		snprintf(buf, len, "0%%");
+	else if (fabs(v) >= 100)
+		snprintf(buf, len, "%+.0f%%", v);
+	else if (fabs(v) >= 10)
+		snprintf(buf, len, "%+.1f%%", v);
+	else
+		snprintf(buf, len, "%+.2g%%", v);
+}
+
+/* About two significant digits, never in e-notation ("160", not
+ * "1.6e+02"; "0.00", not "2.1e-05"): people read these. */
+static void plain_2g(char *buf, size_t len, double x)
+{
+	if (fabs(x) >= 10)
+		snprintf(buf, len, "%.0f", x);
+	else if (fabs(x) >= 0.01 || x == 0)
+		snprintf(buf, len, "%.2g", x);
+	else
+		snprintf(buf, len, "%.2f", x);
+}
+
+void cp_format_change(char *buf, size_t len, const json_t *m)
+{
+	const json_t *pct = json_object_get(m, "change_pct");
+	const json_t *abs_ = json_object_get(m, "change_abs");
+	const char *dir = str(m, "direction");
+	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " :	/* ▲ */
+			   !strcmp(dir, "better") ? "\xe2\x96\xbc " : "";	/* ▼ */
+	double p = num(pct, "point"), lo = num(pct, "lo"), hi = num(pct, "hi");
+	char a[48], b[48];
+
+	if (!json_is_object(pct) && !json_is_object(abs_)) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	if (!strcmp(str(m, "kind"), "exact")) {
+		double d = num(abs_, "point");
+
+		if (d == 0) {
+			snprintf(buf, len, "0");
+			return;
+		}
+		snprintf(a, sizeof(a), "%+.6g", d);
+		if (isnan(p)) {
+			snprintf(buf, len, "%s%s", mark, a);
+		} else {
+			signed_pct(b, sizeof(b), p);
+			snprintf(buf, len, "%s%s (%s)", mark, a, b);
+		}
+		return;
+	}
+	if (isnan(p)) {	/* base median 0: absolute change */
+		p = num(abs_, "point");
+		lo = num(abs_, "lo");
+		hi = num(abs_, "hi");
+		snprintf(a, sizeof(a), fabs(p) >= 1e4 ? "%+.0f" : "%+.4g", p);
+		plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
+		if (isnan(lo))
+			snprintf(buf, len, "%s%s (no interval)", mark, a);
+		else
+			snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
+		return;
+	}
+	signed_pct(a, sizeof(a), p);
+	if (isnan(lo) || isnan(hi)) {
+		snprintf(buf, len, "%s%s (no interval)", mark, a);
+		return;
+	}
+	plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
+	snprintf(buf, len, "%s%s \xc2\xb1 %s%%", mark, a, b);
+}
+
+enum { COL_NAME, COL_BASE, COL_HEAD, COL_CHANGE, COL_BOUND, COL_STATUS, NCOLS };
+
+struct row {
+	char cell[NCOLS][300];
+	const char *color;
+};
+
+static void fill_row(struct row *r, const json_t *m)
+{
+	const char *status = str(m, "status");
+	const json_t *bound = json_object_get(m, "bound");
+	const char *name = str(m, "name");
+
+	/* The name starts the line: a CI runner reading stdout would take a
+	 * leading "::" or "##[" (after spaces) as a workflow command, so such
+	 * a first character is shown escaped too. */
+	if (*name == ' ' || *name == ':' || *name == '#') {
+		snprintf(r->cell[COL_NAME], sizeof(r->cell[0]), "\\x%02x", *name);
+		cp_escape_display(r->cell[COL_NAME] + 4, sizeof(r->cell[0]) - 4,
+				  name + 1, NAME_COLUMNS - 1);
+	} else {
+		cp_escape_display(r->cell[COL_NAME], sizeof(r->cell[0]), name,
+				  NAME_COLUMNS);
+	}
+	cp_format_value(r->cell[COL_BASE], sizeof(r->cell[0]),
+			json_object_get(json_object_get(m, "base"), "median"));
+	cp_format_value(r->cell[COL_HEAD], sizeof(r->cell[0]),
+			json_object_get(json_object_get(m, "head"), "median"));
+	cp_format_change(r->cell[COL_CHANGE], sizeof(r->cell[0]), m);
+	cp_escape_display(r->cell[COL_BOUND], sizeof(r->cell[0]),
+			  json_is_string(bound) ? json_string_value(bound) : "-", 20);
+	snprintf(r->cell[COL_STATUS], sizeof(r->cell[0]), "%s",
+		 !strcmp(status, "regressed") ? "REGRESSED" : status);
+	r->color = !strcmp(status, "regressed") ? "\033[1;31m" :
+		   !strcmp(status, "inconclusive") ? "\033[33m" :
+		   !strcmp(status, "improved") ? "\033[32m" :
+		   !strcmp(status, "within") ? NULL : "\033[36m";
+}
+
+static void put_cell(FILE *out, const char *s, size_t width, int right)
+{
+	size_t c = columns(s);
+
+	if (right)
+		fprintf(out, "%*s%s", (int)(width > c ? width - c : 0), "", s);
+	else
+		fprintf(out, "%s%*s", s, (int)(width > c ? width - c : 0), "");
+}
+
+static void summary_lines(FILE *out, const json_t *v, int color)
+{
+	const json_t *s = json_object_get(v, "summary");
+	const char *status = str(v, "status");
+	const json_t *e;
+	size_t i;
+	char text[400];
+
+	fprintf(out, "%s%s%s: %lld of %lld measures outside bounds",
+		color ? (!strcmp(status, "fail") ? "\033[1;31m" :
+			 !strcmp(status, "pass") ? "\033[1;32m" : "\033[1;33m") : "",
+		status, color ? "\033[0m" : "",
+		(long long)json_integer_value(json_object_get(s, "regressed")),
+		(long long)json_integer_value(json_object_get(s, "judged")));
+	fprintf(out, " (%lld inconclusive, %lld improved, %lld within, %lld added, %lld removed)\n",
+		(long long)json_integer_value(json_object_get(s, "inconclusive")),
+		(long long)json_integer_value(json_object_get(s, "improved")),
+		(long long)json_integer_value(json_object_get(s, "within")),
+		(long long)json_integer_value(json_object_get(s, "added")),
+		(long long)json_integer_value(json_object_get(s, "removed")));
+	fprintf(out, "base: %lld runs, head: %lld runs; \xe2\x96\xb2 worse, \xe2\x96\xbc better, "
+		     "\xc2\xb1 95%% interval (Hodges-Lehmann), Holm-corrected\n",
+		(long long)json_integer_value(json_object_get(json_object_get(v, "base"), "runs")),
+		(long long)json_integer_value(json_object_get(json_object_get(v, "head"), "runs")));
+	json_array_foreach(json_object_get(v, "env_mismatch"), i, e) {
+		char *b = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
+		char *h = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
+		char eb[200], eh[200];
+
+		cp_escape_display(eb, sizeof(eb), b ? b : "?", 80);
+		cp_escape_display(eh, sizeof(eh), h ? h : "?", 80);
+		fprintf(out, "environment differs: %s base %s, head %s (%s)\n",
+			str(e, "field"), eb, eh, str(e, "effect"));
+		free(b);
+		free(h);
+	}
+	json_array_foreach(json_object_get(v, "warnings"), i, e) {
+		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
+		fprintf(out, "warning: %s\n", text);
+	}
+}
+
+int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
+{
+	static const char *const head[NCOLS] = { "measure", "base", "head",
+		"change", "bound", "status" };
+	const json_t *measures = json_object_get(verdict, "measures");
+	size_t n = json_array_size(measures), width[NCOLS];
+	const json_t **sorted = malloc((n + 1) * sizeof(*sorted));
+	struct row *r = malloc(sizeof(*r));
+
+	if (!sorted || !r) {
+		free(sorted);
+		free(r);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = json_array_get(measures, i);
+	qsort(sorted, n, sizeof(*sorted), cp_verdict_measure_order);
+	/* Two passes (widths, then print) keep memory flat for big tables. */
+	for (int c = 0; c < NCOLS; c++)
+		width[c] = columns(head[c]);
+	for (size_t i = 0; i < n; i++) {
+		fill_row(r, sorted[i]);
+		for (int c = 0; c < NCOLS; c++)
+			if (columns(r->cell[c]) > width[c])
+				width[c] = columns(r->cell[c]);
+	}
+	for (int c = 0; c < NCOLS; c++) {
+		put_cell(out, head[c], c + 1 < NCOLS ? width[c] : 0,
+			 c > COL_NAME && c < COL_STATUS);
+		fputs(c + 1 < NCOLS ? "  " : "\n", out);
+	}
+	for (size_t i = 0; i < n; i++) {
+		fill_row(r, sorted[i]);
+		for (int c = 0; c < NCOLS; c++) {
+			int colored = color && r->color && c == COL_STATUS;
+
+			if (colored)
+				fputs(r->color, out);
+			put_cell(out, r->cell[c], c + 1 < NCOLS ? width[c] : 0,
+				 c > COL_NAME && c < COL_STATUS);
+			if (colored)
+				fputs("\033[0m", out);
+			fputs(c + 1 < NCOLS ? "  " : "\n", out);
+		}
+	}
+	summary_lines(out, verdict, color);
+	free(sorted);
+	free(r);
+	return ferror(out) ? -1 : 0;
+}
+
+char *cp_compare_table_string(const json_t *verdict, int color)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc;
+
+	if (!f)
+		return NULL;
+	rc = cp_compare_table_write(f, verdict, color);
+	if (fclose(f) || rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}

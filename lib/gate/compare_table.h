@@ -1,0 +1,42 @@
+/* compare_table.h - the terminal table of a verdict, like a bench bot's:
+ * measure, base, head, change ± interval, bound, status.
+ *
+ * Works from the verdict document (lib/gate/verdict_file.h) so it can render a
+ * verdict loaded from disk as well as a fresh one. Marks never rely on
+ * colour: ▲ is a change in the measure's worse direction, ▼ in its better
+ * one, and the status is a word. Colour (optional) only adds emphasis.
+ * Names and other strings from the target are shown C-escaped (control
+ * bytes as \n, \r, \xNN) so they cannot move the cursor or forge lines.
+ * The formatting helpers are shared with the markdown writer. */
+#ifndef CP_COMPARE_TABLE_H
+#define CP_COMPARE_TABLE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Writes the table and the summary lines for verdict to out. */
+int cp_compare_table_write(FILE *out, const json_t *verdict, int color);
+
+/* The same as a malloc'ed string (NULL when out of memory). */
+char *cp_compare_table_string(const json_t *verdict, int color);
+
+/* Colour decision for --color=MODE ("auto", "always", "never"; NULL means
+ * auto): auto is colour only when fd is a TTY and NO_COLOR is unset or
+ * empty. Returns 1 or 0, or -1 for an unknown mode. */
+int cp_color_wanted(const char *mode, int fd);
+
+/* A value for people: 4 significant digits, thousands separators for
+ * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
+void cp_format_value(char *buf, size_t len, const json_t *v);
+
+/* The change column of measure m, e.g. "▲ +5.3% ± 1.3%" (± is the larger
+ * distance from the point to an end of the 95% interval), "▲ +1 (+33%)"
+ * for exact measures, "" for added/removed. */
+void cp_format_change(char *buf, size_t len, const json_t *m);
+
+/* C-escapes s for display into buf: backslash as \\, control bytes and DEL
+ * as \n, \r, \t or \xNN; other bytes (UTF-8) as they are. Truncates to at
+ * most max_chars characters, ending with "…" when cut. */
+void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars);
+
+#endif

@@ -1,0 +1,277 @@
+/* clock_points.c - see clock_points.h: the C library functions and PLT
+ * stubs of one ELF file where its clock reads can be uprobed. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock_names.h"
+#include "clock_points.h"
+#include "elf_symbols.h"
+#include "error.h"
+#include "grow.h"
+#include "plt_stubs.h"
+
+/* Names of real clock functions (not IFUNCs) a C library or a static
+ * executable defines, and the read each one is. */
+static const struct {
+	const char *name;
+	int entry;
+	int clock;
+} clock_functions[] = {
+	{ "clock_gettime", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
+	{ "__clock_gettime", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
+	{ "__clock_gettime64", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
+	{ "gettimeofday", CP_ENTRY_GETTIMEOFDAY, 0 },
+	{ "__gettimeofday", CP_ENTRY_GETTIMEOFDAY, 0 },
+	{ "time", CP_ENTRY_TIME, 0 },
+};
+
+/* Imports whose calls go straight to the vDSO (glibc IFUNCs): seen at the
+ * importer's PLT stub. clock_gettime is seen in the C library itself. */
+static const struct {
+	const char *name;
+	int entry;
+} vdso_imports[] = {
+	{ "gettimeofday", CP_ENTRY_GETTIMEOFDAY },
+	{ "time", CP_ENTRY_TIME },
+};
+
+int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry,
+			int clock, int site, const char *what)
+{
+	struct cp_clock_point *pt;
+
+	for (size_t i = 0; i < cp->n; i++)
+		if (cp->points[i].offset == offset)
+			return 0;	/* an alias: one probe, one count */
+	if (cp_grow(&cp->points, &cp->cap, cp->n + 1, sizeof(*cp->points)))
+		return -1;
+	pt = &cp->points[cp->n++];
+	memset(pt, 0, sizeof(*pt));
+	pt->offset = offset;
+	pt->entry = (uint8_t)entry;
+	pt->clock = (int8_t)clock;
+	pt->site = (uint8_t)site;
+	snprintf(pt->what, sizeof(pt->what), "%s", what);
+	return 0;
+}
+
+void cp_clock_points_free(struct cp_clock_points *cp)
+{
+	free(cp->points);
+	memset(cp, 0, sizeof(*cp));
+}
+
+/* A symbol's name without its version: clock_gettime@@GLIBC_2.17. */
+static bool same_name(const char *sym, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(sym, name, n) && (sym[n] == '\0' || sym[n] == '@');
+}
+
+/* What the finders need of one file. */
+struct elf_view {
+	Elf *elf;
+	bool wrapper;	/* links against a C library: its clock functions wrap it */
+	GElf_Addr clock_gettime_at[4];	/* defined clock_gettime aliases */
+	int nclock_gettime;
+};
+
+/* Whether the function at [addr, addr + size) calls or jumps (rel32) to
+ * the file's own clock_gettime: musl's gettimeofday and time do, and are
+ * then counted there, once. */
+static bool calls_clock_gettime(const struct elf_view *v, GElf_Addr addr, GElf_Xword size)
+{
+	GElf_Shdr sh;
+	Elf_Scn *text = cp_elf_section_named(v->elf, ".text", &sh);
+	Elf_Data *d = text ? elf_getdata(text, NULL) : NULL;
+
+	if (!d || addr < sh.sh_addr || addr + size > sh.sh_addr + d->d_size)
+		return false;
+	const uint8_t *code = (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
+
+	for (GElf_Xword i = 0; i + 5 <= size; i++) {
+		int32_t rel;
+
+		if (code[i] != 0xE8 && code[i] != 0xE9)
+			continue;
+		memcpy(&rel, code + i + 1, sizeof(rel));
+		for (int k = 0; k < v->nclock_gettime; k++)
+			if (addr + i + 5 + (int64_t)rel == v->clock_gettime_at[k])
+				return true;
+	}
+	return false;
+}
+
+/* Calls fn for every defined function symbol of .symtab and .dynsym. */
+static int for_each_function(struct elf_view *v, struct cp_clock_points *out,
+			     int (*fn)(struct elf_view *, const GElf_Sym *, const char *,
+				       struct cp_clock_points *))
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(v->elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value ||
+			    !(name = elf_strptr(v->elf, sh.sh_link, sym.st_name)))
+				continue;
+			if (fn(v, &sym, name, out))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int note_clock_gettime(struct elf_view *v, const GElf_Sym *sym, const char *name,
+			      struct cp_clock_points *out)
+{
+	(void)out;
+	for (size_t i = 0; i < sizeof(clock_functions) / sizeof(clock_functions[0]); i++)
+		if (clock_functions[i].entry == CP_ENTRY_CLOCK_GETTIME &&
+		    same_name(name, clock_functions[i].name) && v->nclock_gettime < 4)
+			v->clock_gettime_at[v->nclock_gettime++] = sym->st_value;
+	return 0;
+}
+
+static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *name,
+			struct cp_clock_points *out)
+{
+	uint64_t off;
+
+	if (v->wrapper)
+		return 0;
+	if (same_name(name, "syscall") &&
+	    !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
+		out->syscall_offset = off;
+
+	for (size_t i = 0; i < sizeof(clock_functions) / sizeof(clock_functions[0]); i++) {
+		if (!same_name(name, clock_functions[i].name) ||
+		    cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
+			continue;
+		if (clock_functions[i].entry != CP_ENTRY_CLOCK_GETTIME &&
+		    calls_clock_gettime(v, sym->st_value, sym->st_size))
+			return 0;
+		return cp_clock_points_add(out, off, clock_functions[i].entry,
+					   clock_functions[i].clock, CP_SITE_STACK_TOP,
+					   clock_functions[i].name);
+	}
+	return 0;
+}
+
+/* Whether the file needs a C library (DT_NEEDED libc.so.6, musl's libc.so).
+ * The C library itself and static executables do not. A file that does and
+ * still defines clock_gettime, gettimeofday, time or syscall is an
+ * interposer (LD_PRELOAD wrappers such as libfaketime) that forwards to the
+ * real function: probing its definitions too would count each call twice. */
+static bool needs_c_library(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
+				continue;
+			if (!strncmp(name, "libc.so", 7))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The PLT stubs of gettimeofday/time (lib/symbols/plt_stubs.h). An import that
+ * is also reached without a stub (GLOB_DAT: -fno-plt GOT-indirect calls,
+ * a function pointer in position-independent code) is named in unseen. */
+static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
+{
+	struct cp_plt_import *imp;
+	size_t nimp;
+	bool unseen[sizeof(vdso_imports) / sizeof(vdso_imports[0])] = { false };
+	int rc = 0;
+
+	if (cp_plt_imports(elf, &imp, &nimp))
+		return -1;
+	for (size_t i = 0; i < nimp && !rc; i++) {
+		for (size_t k = 0; k < sizeof(vdso_imports) / sizeof(vdso_imports[0]); k++) {
+			uint64_t off;
+			char what[96];
+
+			if (strcmp(imp[i].name, vdso_imports[k].name))
+				continue;
+			unseen[k] |= !imp[i].jump_slot;
+			if (!imp[i].stub || cp_elf_vaddr_to_offset_in(elf, imp[i].stub, &off))
+				continue;
+			snprintf(what, sizeof(what), "%s@plt", vdso_imports[k].name);
+			rc = cp_clock_points_add(out, off, vdso_imports[k].entry, 0,
+						 CP_SITE_STACK_TOP, what);
+		}
+	}
+	free(imp);
+	for (size_t k = 0; k < sizeof(unseen) / sizeof(unseen[0]); k++) {
+		size_t used = strlen(out->unseen);
+
+		if (unseen[k])
+			snprintf(out->unseen + used, sizeof(out->unseen) - used, "%s%s",
+				 used ? " and " : "", vdso_imports[k].name);
+	}
+	return rc;
+}
+
+int cp_clock_points_find(const char *path, struct cp_clock_points *out,
+			 struct cp_error *err)
+{
+	struct elf_view v = { 0 };
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	v.elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!v.elf || elf_kind(v.elf) != ELF_K_ELF) {
+		if (v.elf)
+			elf_end(v.elf);
+		if (fd >= 0)
+			close(fd);
+		return cp_fail(err, CP_EXIT_PROFILE, "%s: cannot read it as an ELF file", path);
+	}
+	v.wrapper = needs_c_library(v.elf);
+	rc = for_each_function(&v, out, note_clock_gettime);
+	if (!rc)
+		rc = for_each_function(&v, out, add_function);
+	if (!rc)
+		rc = add_plt_stubs(v.elf, out);
+	elf_end(v.elf);
+	close(fd);
+	if (!rc)
+		rc = cp_go_clock_points_find(path, out);
+	if (rc) {
+		cp_clock_points_free(out);
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	}
+	return 0;
+}

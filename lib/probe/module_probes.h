@@ -1,0 +1,38 @@
+/* module_probes.h - the target's files, each probed once where its clock
+ * reads pass (lib/probe/clock_points.h).
+ *
+ * A process maps its executable, the dynamic linker and its libraries at
+ * start, and more later with dlopen. Every file with code is looked at the
+ * first time it is seen mapped (by device and inode, so a library mapped
+ * twice, or under two names, is probed once) and opened through
+ * /proc/PID/map_files, which reaches a file deleted since it was mapped and
+ * one in another mount namespace alike. The dynamic linker's debugger hook
+ * tells when to look again. */
+#ifndef CP_MODULE_PROBES_H
+#define CP_MODULE_PROBES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cp_error;
+struct cp_session;
+
+struct cp_module_probes {
+	struct cp_module_seen *seen;	/* module_probes.c */
+	size_t n, cap;
+	bool dl_watched;		/* the dynamic linker's hook is probed */
+	/* Says what a file means for the counts (not readable, calls that
+	 * pass no PLT stub); called with a one-line message. */
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
+};
+
+/* Probes every file pid maps now that was not probed yet. Returns the
+ * number of files newly probed (0: nothing new), or -1 with err set when a
+ * probe could not be placed. */
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
+			  pid_t pid, struct cp_error *err);
+void cp_module_probes_free(struct cp_module_probes *mp);
+
+#endif

@@ -1,0 +1,110 @@
+/* profile.h - one profiling window, start to finish: what `attach` and `run`
+ * share. Finds the target (or launches it held), resolves the boundary and
+ * extra probes, attaches the session, waits for the duration, a signal or
+ * the target's exit, and collects the counts. Nothing measured is lost: a
+ * window cut short by a signal is returned, marked incomplete. */
+#ifndef CP_PROFILE_H
+#define CP_PROFILE_H
+
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "call_sites.h"
+#include "clockreads.h"
+#include "counters.h"
+#include "host.h"
+#include "request_spec.h"
+#include "stacks.h"
+#include "session.h"
+#include "target.h"
+
+struct cp_error;
+struct cp_profile;
+
+struct cp_profile_options {
+	pid_t pid;			/* attach: the target */
+	char *const *command;		/* run: argv, NULL-terminated */
+	double duration_s;		/* 0: until a signal or the target exits */
+	struct cp_request_spec request;	/* kind CP_REQUEST_NONE: no boundary */
+	struct cp_func_spec probes[CP_MAX_PROBES];
+	int nprobes;
+	double ops;			/* --ops N; 0 when not given */
+	const char *events;		/* -e LIST; NULL: the default set; "none" */
+	bool stacks;			/* --stacks: whole user stacks */
+	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
+	int verbose;
+	/* Called about once a second while the window is open (live view). */
+	void (*tick)(const struct cp_profile *p, void *arg);
+	void *tick_arg;
+};
+
+struct cp_probe_info {
+	char symbol[512];
+	char file[PATH_MAX];	/* as the target sees it */
+};
+
+#define CP_MAX_WARNINGS 8
+
+struct cp_profile {
+	struct cp_target target;
+	struct cp_host host;
+	struct cp_totals totals;
+	struct cp_session_stats stats;
+	enum cp_mechanism mechanism;
+	struct cp_selftest selftest;	/* the mechanism's start-up proof */
+	int breakpoints_fire;		/* 1, 0, or -1: not tested */
+	size_t modules_loaded;		/* files first probed in the window */
+	char started_at[40];		/* RFC 3339, UTC */
+	double attach_s;		/* from the start until probes were live */
+	double duration_s;		/* the window's length */
+	bool complete;			/* false when a signal cut it short */
+	const char *end_reason;		/* "duration", "signal", "target-exit", "error" */
+	bool target_exited;
+	int exit_status;		/* wait status, when we launched it */
+	bool launched;
+	char request_text[1024];	/* "" without a boundary */
+	struct cp_probe_info probes[CP_MAX_PROBES];
+	int nprobes;
+	double ops;			/* 0: no divisor */
+	const char *ops_source;		/* "request", "--ops" or NULL */
+	double cost_ns_per_hit;		/* the self-test's; < 0 unknown */
+	double clock_window_cpu_s;	/* the target's task-clock in the clock
+					 * window, s (0: unknown) */
+	struct cp_call_sites call_sites;	/* where the reads were */
+	struct cp_named_stacks stacks;		/* with --stacks */
+	bool stacks_recorded;			/* --stacks was given */
+	/* Counters (lib/probe/counters.h): specs and values in -e order. */
+	struct cp_event_spec *event_specs;
+	size_t nevents;
+	struct cp_counter_value *counters;
+	bool counters_measured;
+	bool counters_split;		/* their own window, boundary probe only */
+	bool counter_phase;		/* in that window now */
+	double clock_window_s, counter_window_s;
+	unsigned long long counter_requests; /* requests in the counter window */
+	int dist_event;			/* event_specs index of the per-request
+					 * distribution, -1: none */
+	size_t dist_threads;		/* threads it covers */
+	struct cp_dist dist;
+	char warnings[CP_MAX_WARNINGS][256];
+	int nwarnings;
+	/* private: the signal mask to restore once the results are out */
+	sigset_t saved_mask;
+	bool mask_saved;
+};
+
+/* Runs the whole window; on success *p holds the results (release with
+ * cp_profile_release). Errors before the window opens are returned with
+ * their exit code; a launched command is killed in that case. */
+int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_error *err);
+void cp_profile_release(struct cp_profile *p);
+
+/* The counts that figures per op divide: those of complete requests when
+ * the boundary gives the ops (exact, no partial interval), else the whole
+ * window's (--ops). */
+const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p);
+
+#endif

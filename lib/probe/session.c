@@ -1,0 +1,785 @@
+/* session.c - see session.h. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "breakpoints.h"
+#include "clock_points.h"
+#include "clockreads.skel.h"
+#include "core_btf.h"
+#include "error.h"
+#include "grow.h"
+#include "session.h"
+#include "unwind_table.h"
+#include "uprobe_multi.h"
+
+/* One attachment: a libbpf link, or the fd of a uprobe_multi link. */
+struct ulink {
+	struct bpf_link *link;
+	int fd;
+};
+
+struct cp_session {
+	struct clockreads_bpf *skel;
+	pid_t pid;
+	enum cp_mechanism mechanism;
+	struct cp_selftest selftest;
+	struct cp_breakpoints breakpoints;
+	bool multi;			/* uprobes as uprobe_multi links */
+	/* uprobes in the target's files: clock points and syscall() */
+	struct ulink *file_links;
+	size_t nfile_links, cap_file_links, nclock_uprobes;
+	struct ulink dl_hook;
+	struct ulink selftest_link;	/* kept: removing it costs a grace period */
+	struct ring_buffer *dl_events;
+	int dl_pending;
+	struct ulink boundary;
+	struct ulink probes[CP_MAX_PROBES];
+	int ncpus;
+	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
+	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
+	__u32 dist_slots_used, dist_live;
+	pid_t dist_tids[CP_DIST_MAX_THREADS];
+	int dist_fds[CP_DIST_MAX_THREADS];
+};
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int verbose_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int load_error(int e, struct cp_error *err)
+{
+	if (e == EPERM || e == EACCES)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "not permitted to load BPF programs: run as root, or grant CAP_BPF and CAP_PERFMON");
+	if (e == ENOSYS)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "this kernel has no BPF support (bpf() is not implemented)");
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "cannot load the BPF probes: %s (run with -v for the verifier's log)",
+		       strerror(e));
+}
+
+/* Places uprobes at offsets[0..n) of path for pid: one uprobe_multi link
+ * where the kernel has them, else one libbpf link per offset (n of out's
+ * entries). Returns the number of entries of out filled, -1 with errno. */
+static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t n, struct ulink *out)
+{
+	if (s->multi) {
+		out[0].link = NULL;
+		out[0].fd = cp_uprobe_multi_attach(bpf_program__fd(prog), pid, path, offsets,
+						   cookies, n);
+		return out[0].fd < 0 ? -1 : 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies ? cookies[i] : 0);
+
+		out[i].fd = -1;
+		out[i].link = bpf_program__attach_uprobe_opts(prog, pid, path,
+							      (size_t)offsets[i], &opts);
+		if (!out[i].link) {
+			int e = errno;
+
+			for (size_t j = 0; j < i; j++)
+				bpf_link__destroy(out[j].link);
+			errno = e;
+			return -1;
+		}
+	}
+	return (int)n;
+}
+
+static int attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
+			 const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out)
+{
+	return attach_uprobes(s, prog, pid, p->path, &p->offset, &cookie, 1, out) < 0 ? -1 : 0;
+}
+
+static bool ulink_set(const struct ulink *u)
+{
+	return u->link || u->fd >= 0;
+}
+
+/* Removes the links: uprobe_multi ones together (their grace periods
+ * overlap), libbpf ones in turn (the kernel serializes them anyway).
+ * wait: return only once the uprobe_multi links are gone. */
+static void ulinks_destroy(struct ulink *u, size_t n, bool wait)
+{
+	int *fds = calloc(n, sizeof(*fds));
+	size_t nfds = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bpf_link__destroy(u[i].link);
+		if (u[i].fd >= 0 && fds)
+			fds[nfds++] = u[i].fd;
+		else if (u[i].fd >= 0)
+			close(u[i].fd);
+		u[i] = (struct ulink){ .fd = -1 };
+	}
+	cp_close_together(fds, nfds, wait);
+	free(fds);
+}
+
+/* The programs that go on uprobes take the uprobe_multi attach type. */
+static void use_uprobe_multi(struct clockreads_bpf *skel)
+{
+	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_syscall_func,
+					skel->progs.on_dl_change, skel->progs.on_boundary_func,
+					skel->progs.on_extra_probe };
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+		bpf_program__set_expected_attach_type(
+			progs[i], (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
+}
+
+static int self_test(struct cp_session *s, struct cp_error *err);
+
+const char *cp_mechanism_name(enum cp_mechanism m)
+{
+	return m == CP_MECHANISM_BREAKPOINT ? "breakpoint" : "uprobe";
+}
+
+int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err)
+{
+	if (!strcmp(name, "uprobe"))
+		*m = CP_MECHANISM_UPROBE;
+	else if (!strcmp(name, "breakpoint"))
+		*m = CP_MECHANISM_BREAKPOINT;
+	else
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "unknown --mechanism '%s': give uprobe or breakpoint", name);
+	return 0;
+}
+
+/* Counting probes first, the boundary last: a request is only counted from
+ * a boundary seen with every counting probe already in place, so the first
+ * complete request is never missing reads that happened during attach.
+ * The clock points in files come before this (cp_session_attach_file). */
+static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
+		      struct cp_error *err)
+{
+	struct clockreads_bpf *skel = s->skel;
+	uint64_t addrs[CP_ENTRY_MAX];
+	int naddrs = 0;
+
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		if (cfg->vdso.entry[i])
+			addrs[naddrs++] = cfg->vdso.entry[i];
+	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++)
+		if (attach_uprobe(s, skel->progs.on_extra_probe, cfg->pid, &cfg->probes[i],
+				  (uint64_t)i, &s->probes[i]))
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place the --probe uprobe in %s at 0x%llx: %s",
+				       cfg->probes[i].path,
+				       (unsigned long long)cfg->probes[i].offset,
+				       strerror(errno));
+	if (cfg->mechanism == CP_MECHANISM_BREAKPOINT &&
+	    cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
+				  cfg->vdso.start, skel->progs.on_vdso_entry, err))
+		return -1;
+	if (cfg->boundary_syscall >= 0) {
+		s->boundary.link = bpf_program__attach(skel->progs.on_boundary_syscall);
+		if (!s->boundary.link)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot attach to the sys_enter tracepoint: %s",
+				       strerror(errno));
+	}
+	if (cfg->boundary_func) {
+		if (attach_uprobe(s, skel->progs.on_boundary_func, cfg->pid,
+				  cfg->boundary_func, 0, &s->boundary))
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
+				       cfg->boundary_func->path,
+				       (unsigned long long)cfg->boundary_func->offset,
+				       strerror(errno));
+	}
+	return 0;
+}
+
+/* Probes offsets[0..n) of one file with prog, kept until the clock probes
+ * are detached. */
+static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, const char *path,
+			      const uint64_t *offsets, const uint64_t *cookies, size_t n,
+			      const char *what, struct cp_error *err)
+{
+	int added;
+
+	if (!n)
+		return 0;
+	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + n,
+		    sizeof(*s->file_links)))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	added = attach_uprobes(s, prog, s->pid, path, offsets, cookies, n,
+			       s->file_links + s->nfile_links);
+	if (added < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot place a uprobe on %s in %s at 0x%llx: %s",
+			       what, path, (unsigned long long)offsets[0], strerror(errno));
+	s->nfile_links += (size_t)added;
+	return 0;
+}
+
+int cp_session_attach_file(struct cp_session *s, const char *path,
+			   const struct cp_clock_points *pts, struct cp_error *err)
+{
+	uint64_t *offsets, *cookies;
+	int rc;
+
+	if (pts->syscall_offset &&
+	    attach_file_probes(s, s->skel->progs.on_syscall_func, path, &pts->syscall_offset,
+			       NULL, 1, "syscall()", err))
+		return -1;
+	if (s->mechanism != CP_MECHANISM_UPROBE || !pts->n)
+		return 0;
+	offsets = calloc(pts->n, sizeof(*offsets));
+	cookies = calloc(pts->n, sizeof(*cookies));
+	if (!offsets || !cookies) {
+		free(offsets);
+		free(cookies);
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	}
+	for (size_t i = 0; i < pts->n; i++) {
+		const struct cp_clock_point *p = &pts->points[i];
+
+		offsets[i] = p->offset;
+		cookies[i] = CP_COOKIE(p->entry, p->site, p->clock);
+	}
+	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, pts->n,
+				pts->n == 1 ? pts->points[0].what : "its clock points", err);
+	if (rc == 0)
+		s->nclock_uprobes += pts->n;
+	free(offsets);
+	free(cookies);
+	return rc;
+}
+
+static int dl_event(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	((struct cp_session *)ctx)->dl_pending++;
+	return 0;
+}
+
+int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
+			struct cp_error *err)
+{
+	struct cp_uprobe_point pt = { .offset = offset };
+
+	snprintf(pt.path, sizeof(pt.path), "%s", path);
+	if (ulink_set(&s->dl_hook))
+		return 0;
+	s->dl_events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
+	if (!s->dl_events ||
+	    attach_uprobe(s, s->skel->progs.on_dl_change, s->pid, &pt, 0, &s->dl_hook))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot watch the dynamic linker (%s at 0x%llx): %s", path,
+			       (unsigned long long)offset, strerror(errno));
+	return 0;
+}
+
+int cp_session_dl_fd(const struct cp_session *s)
+{
+	return s->dl_events ? ring_buffer__epoll_fd(s->dl_events) : -1;
+}
+
+int cp_session_dl_consume(struct cp_session *s)
+{
+	int n;
+
+	if (!s->dl_events)
+		return 0;
+	ring_buffer__consume(s->dl_events);
+	n = s->dl_pending;
+	s->dl_pending = 0;
+	return n;
+}
+
+/* Opens the BPF object, with the build's cut of the kernel types for its
+ * relocations when this is the build's kernel (lib/core_btf.h). */
+static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
+{
+	char path[64];
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+
+	if (cp_core_btf_open(path, sizeof(path), core_btf_fd) == 0)
+		opts.btf_custom_path = path;
+	return clockreads_bpf__open_opts(&opts);
+}
+
+int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
+		    struct cp_error *err)
+{
+	struct cp_session *s = calloc(1, sizeof(*s));
+	struct clockreads_bpf *skel;
+	int core_btf_fd = -1;
+
+	*out = NULL;
+	if (!s)
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	for (int i = 0; i < CP_MAX_PROBES; i++)
+		s->probes[i].fd = -1;
+	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
+	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
+	s->ncpus = libbpf_num_possible_cpus();
+	skel = s->skel = open_skeleton(&core_btf_fd);
+	if (!skel || s->ncpus <= 0) {
+		int e = errno;
+
+		cp_core_btf_close(core_btf_fd);
+		cp_session_close(s);
+		return load_error(e, err);
+	}
+	skel->rodata->target_tgid = (__u32)cfg->pid;
+	skel->rodata->vdso_hres = cfg->vdso_hres;
+	skel->rodata->capture_stacks = cfg->stacks;
+	/* --stacks loads a rule for every return address of every module:
+	 * room for them, allocated as they come. */
+	if (cfg->stacks &&
+	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
+	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC))) {
+		cp_core_btf_close(core_btf_fd);
+		cp_session_close(s);
+		return load_error(errno, err);
+	}
+	/* Without --stacks the stack map is never written: no room for it. */
+	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1)) {
+		cp_core_btf_close(core_btf_fd);
+		cp_session_close(s);
+		return load_error(errno, err);
+	}
+	skel->rodata->boundary_syscall = cfg->boundary_syscall;
+	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
+	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
+	skel->rodata->sys_time = SYS_time;
+	/* Only the programs this session attaches are loaded: each costs the
+	 * verifier a few ms before the window can open. */
+	if (cfg->boundary_syscall < 0)
+		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
+	if (!cfg->boundary_func)
+		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
+	if (cfg->nprobes <= 0)
+		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
+	if (cfg->mechanism != CP_MECHANISM_BREAKPOINT)
+		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
+	skel->rodata->selftest_tgid = (__u32)getpid();
+	s->pid = cfg->pid;
+	s->mechanism = cfg->mechanism;
+	s->multi = cp_uprobe_multi_supported();
+	if (s->multi)
+		use_uprobe_multi(skel);
+	if (clockreads_bpf__load(skel)) {
+		int e = errno;
+
+		cp_core_btf_close(core_btf_fd);
+		cp_session_close(s);
+		return load_error(e, err);
+	}
+	cp_core_btf_close(core_btf_fd);
+	if (self_test(s, err) || attach_all(s, cfg, err)) {
+		cp_session_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* No field of the value is a maximum. */
+#define NO_MAX_FIELD ((size_t)-1)
+
+/* Reads one entry of a per-CPU map and adds up its CPUs' values into sum,
+ * a struct of __u64 counters of `size` bytes; the field at offset
+ * max_field, a maximum rather than a count, gets the largest instead. */
+_Static_assert(sizeof(struct cp_totals) % sizeof(__u64) == 0 &&
+	       sizeof(struct cp_site_counts) % sizeof(__u64) == 0 &&
+	       sizeof(struct cp_dist) % sizeof(__u64) == 0,
+	       "per-CPU map values are made of __u64 counters only");
+static int read_percpu_sum(struct cp_session *s, const struct bpf_map *map,
+			   const void *key, size_t key_size, void *sum, size_t size,
+			   size_t max_field)
+{
+	size_t words = size / sizeof(__u64), max_word = max_field / sizeof(__u64);
+	__u64 *percpu = calloc((size_t)s->ncpus, size), *total = sum;
+	int rc;
+
+	memset(sum, 0, size);
+	if (!percpu)
+		return -1;
+	rc = bpf_map__lookup_elem(map, key, key_size, percpu, (size_t)s->ncpus * size, 0);
+	for (int c = 0; rc == 0 && c < s->ncpus; c++) {
+		const __u64 *v = percpu + (size_t)c * words;
+
+		for (size_t w = 0; w < words; w++)
+			if (w != max_word)
+				total[w] += v[w];
+			else if (v[w] > total[w])
+				total[w] = v[w];
+	}
+	free(percpu);
+	return rc;
+}
+
+int cp_session_read(struct cp_session *s, struct cp_totals *sum)
+{
+	__u32 zero = 0;
+
+	return read_percpu_sum(s, s->skel->maps.totals, &zero, sizeof(zero), sum,
+			       sizeof(*sum), offsetof(struct cp_totals, max_reads_per_request));
+}
+
+int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
+			  struct cp_error *err)
+{
+	int fd = bpf_map__fd(s->skel->maps.unwind_rules);
+	__u64 *keys = malloc(t->n * sizeof(*keys) + 1);
+	struct cp_unwind_rule *values = malloc(t->n * sizeof(*values) + 1);
+	__u32 count = (__u32)t->n;
+	int rc = -1;
+
+	/* One syscall for all rules where the kernel batches, else one each. */
+	if (keys && values) {
+		for (size_t i = 0; i < t->n; i++) {
+			keys[i] = t->entries[i].pc;
+			values[i] = t->entries[i].rule;
+		}
+		rc = bpf_map_update_batch(fd, keys, values, &count, NULL);
+	}
+	free(keys);
+	free(values);
+	if (rc == 0)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (bpf_map__update_elem(s->skel->maps.unwind_rules, &t->entries[i].pc,
+					 sizeof(t->entries[i].pc), &t->entries[i].rule,
+					 sizeof(t->entries[i].rule), BPF_ANY))
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "cannot load the unwind rules: %s", strerror(errno));
+	return 0;
+}
+
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
+			  size_t *n)
+{
+	struct bpf_map *ids = s->skel->maps.site_ids;
+	struct cp_site_counts counts;
+	struct cp_site_key key, next, *prev = NULL;
+	size_t cap = 0;
+	__u32 id;
+
+	*sites = NULL;
+	*n = 0;
+	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
+		    read_percpu_sum(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
+				    sizeof(counts), NO_MAX_FIELD))
+			continue;
+		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
+			return -1;
+		(*sites)[*n].key = key;
+		(*sites)[(*n)++].counts = counts;
+	}
+	return 0;
+}
+
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
+			   size_t *n)
+{
+	struct bpf_map *map = s->skel->maps.stacks;
+	struct cp_stack_key key, next, *prev = NULL;
+	size_t cap = 0;
+
+	*stacks = NULL;
+	*n = 0;
+	while (bpf_map__get_next_key(map, prev, &next, sizeof(next)) == 0) {
+		__u64 count;
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
+			continue;
+		if (cp_grow(stacks, &cap, *n + 1, sizeof(**stacks)))
+			return -1;
+		(*stacks)[*n].key = key;
+		(*stacks)[(*n)++].count = count;
+	}
+	return 0;
+}
+
+static bool dist_free_slot(const struct cp_session *s, __u32 *slot)
+{
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (!s->dist_tids[i]) {
+			*slot = i;
+			return true;
+		}
+	*slot = s->dist_slots_used;
+	return s->dist_slots_used < CP_DIST_MAX_THREADS;
+}
+
+bool cp_session_dist_full(const struct cp_session *s)
+{
+	return s->dist_live == CP_DIST_MAX_THREADS;
+}
+
+int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
+{
+	__u32 slot, key = (__u32)tid;
+
+	if (!dist_free_slot(s, &slot) ||
+	    bpf_map__update_elem(s->skel->maps.dist_events, &slot, sizeof(slot), &fd,
+				 sizeof(fd), BPF_ANY) ||
+	    bpf_map__update_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
+				 sizeof(slot), BPF_ANY)) {
+		close(fd);
+		return -1;
+	}
+	s->dist_tids[slot] = tid;
+	s->dist_fds[slot] = fd;
+	s->dist_live++;
+	if (slot == s->dist_slots_used)
+		s->dist_slots_used++;
+	return 0;
+}
+
+void cp_session_dist_remove_thread(struct cp_session *s, pid_t tid)
+{
+	__u32 key = (__u32)tid;
+
+	for (__u32 i = 0; i < s->dist_slots_used; i++) {
+		if (s->dist_tids[i] != tid)
+			continue;
+		bpf_map__delete_elem(s->skel->maps.dist_slots, &key, sizeof(key), 0);
+		bpf_map__delete_elem(s->skel->maps.dist_events, &i, sizeof(i), 0);
+		close(s->dist_fds[i]);
+		s->dist_tids[i] = 0;
+		s->dist_live--;
+		return;
+	}
+}
+
+size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids)
+{
+	size_t n = 0;
+
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (s->dist_tids[i])
+			tids[n++] = s->dist_tids[i];
+	return n;
+}
+
+void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
+{
+	/* A plain store the programs read on their next run; one still
+	 * running on another CPU finishes in the phase it started in. */
+	__atomic_store_n(&s->skel->bss->phase, (__u32)phase, __ATOMIC_SEQ_CST);
+}
+
+int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
+{
+	__u32 zero = 0;
+
+	return read_percpu_sum(s, s->skel->maps.dist, &zero, sizeof(zero), sum,
+			       sizeof(*sum), offsetof(struct cp_dist, max));
+}
+
+void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
+{
+	st->threads = s->breakpoints.threads;
+	st->inherited = s->breakpoints.inherited;
+	st->uprobes = s->nclock_uprobes;
+}
+
+void cp_session_detach_clock_probes(struct cp_session *s)
+{
+	cp_breakpoints_detach(&s->breakpoints);
+	ulinks_destroy(s->probes, CP_MAX_PROBES, true);
+	/* Each uprobe's removal waits for a grace period (~0.1 s here): the
+	 * uprobe_multi links are closed together so that they share one. */
+	ulinks_destroy(s->file_links, s->nfile_links, true);
+	s->nfile_links = 0;
+}
+
+void cp_session_close(struct cp_session *s)
+{
+	if (!s)
+		return;
+	cp_breakpoints_detach(&s->breakpoints);
+	/* Everything at once, so the removals' grace periods overlap, and
+	 * without waiting: the window is over and the programs count nothing
+	 * outside it, so clockprof writes its results meanwhile (its exit
+	 * waits for the removals to finish). */
+	if (!cp_grow(&s->file_links, &s->cap_file_links,
+		     s->nfile_links + CP_MAX_PROBES + 3, sizeof(*s->file_links))) {
+		struct ulink *u = s->file_links + s->nfile_links;
+
+		memcpy(u, s->probes, sizeof(s->probes));
+		u[CP_MAX_PROBES] = s->dl_hook;
+		u[CP_MAX_PROBES + 1] = s->selftest_link;
+		u[CP_MAX_PROBES + 2] = s->boundary;
+		s->nfile_links += CP_MAX_PROBES + 3;
+	} else {
+		ulinks_destroy(s->probes, CP_MAX_PROBES, false);
+		ulinks_destroy(&s->dl_hook, 1, false);
+		ulinks_destroy(&s->selftest_link, 1, false);
+		ulinks_destroy(&s->boundary, 1, false);
+	}
+	ulinks_destroy(s->file_links, s->nfile_links, false);
+	free(s->file_links);
+	ring_buffer__free(s->dl_events);
+	clockreads_bpf__destroy(s->skel);
+	for (__u32 i = 0; i < s->dist_slots_used; i++)
+		if (s->dist_tids[i])
+			close(s->dist_fds[i]);
+	free(s);
+}
+
+/* The self-test's probed function: a call the compiler must keep. */
+__attribute__((noinline)) static void calibration_point(volatile int *sink)
+{
+	__asm__ volatile("" ::: "memory");
+	(*sink)++;
+}
+
+/* This thread's CPU time: a hit's trap is spent on the thread that hits,
+ * so this is what a probe costs the target, as its task-clock (the
+ * estimate's denominator) sees it; wall time would add whatever else ran
+ * on the CPU meanwhile. */
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static double time_calls(int n)
+{
+	volatile int sink = 0;
+	double t0 = now_ns();
+
+	for (int i = 0; i < n; i++)
+		calibration_point(&sink);
+	return now_ns() - t0;
+}
+
+/* The file offset of one of clockprof's own functions, and a path to the
+ * file, from /proc/self/maps: what a uprobe on it takes. */
+static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
+{
+	uintptr_t addr = (uintptr_t)fn;
+	char line[4200];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int rc = -1;
+
+	while (f && rc && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off;
+
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 &&
+		    addr >= lo && addr < hi) {
+			snprintf(path, size, "/proc/self/map_files/%lx-%lx", lo, hi);
+			*offset = addr - lo + off;
+			rc = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* Places the mechanism's probe on calibration_point in this process,
+ * with the real program attached; returns the detach handle's owner. */
+static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
+			      struct ulink *link)
+{
+	struct cp_uprobe_point pt;
+	uint64_t addr = (uint64_t)(uintptr_t)calibration_point;
+
+	if (s->mechanism == CP_MECHANISM_BREAKPOINT)
+		return cp_breakpoints_attach(bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
+					     (uint64_t)(uintptr_t)probe_own_function,
+					     s->skel->progs.on_vdso_entry, NULL);
+	if (own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
+		return -1;
+	return attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
+			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
+}
+
+/* The mechanism proves it fires before anything is attached to the
+ * target: every call of a probed function of our own must be counted (a
+ * count, not a timing guess: a breakpoint the kernel accepted may never
+ * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
+static int self_test(struct cp_session *s, struct cp_error *err)
+{
+	const int n = 200;
+	struct cp_breakpoints bp = { 0 };
+	struct ulink link = { .fd = -1 };
+	const char *name = cp_mechanism_name(s->mechanism);
+	double bare, probed;
+
+	s->selftest = (struct cp_selftest){ .calls = n, .cost_ns = -1 };
+	bare = time_calls(n);
+	probed = time_calls(n);	/* the faster of two: a warm cache */
+	if (probed < bare)
+		bare = probed;
+	if (probe_own_function(s, &bp, &link))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot place a %s on clockprof's own code for the self-test: %s",
+			       name, strerror(errno));
+	s->skel->bss->selftest_hits = 0;
+	probed = time_calls(n);
+	s->selftest.hits = (unsigned long)__atomic_load_n(&s->skel->bss->selftest_hits,
+							  __ATOMIC_SEQ_CST);
+	/* The cost: the faster of two rounds, as for the bare calls. The first
+	 * round pays the probe's one-time set-up (the first hits of a fresh
+	 * uprobe map its out-of-line page) and, on a busy host, any
+	 * preemption: taken alone it overstated the steady cost per hit by
+	 * 1.5-2x against the extra CPU time real servers showed (make bench). */
+	if (s->selftest.hits == (unsigned long)n) {
+		double again = time_calls(n);
+
+		if (again < probed)
+			probed = again;
+	}
+	cp_breakpoints_detach(&bp);
+	s->selftest_link = link;	/* our own code only; removed at close */
+	if (s->selftest.hits == 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       s->mechanism == CP_MECHANISM_BREAKPOINT ?
+			       "hardware breakpoints do not fire on this host (the self-test counted 0 of %d calls); use --mechanism uprobe" :
+			       "uprobes do not fire on this host (the self-test counted 0 of %d calls)",
+			       n);
+	if (s->selftest.hits != (unsigned long)n)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
+			       name, s->selftest.hits, n);
+	s->selftest.cost_ns = (probed - bare) / n;
+	return 0;
+}
+
+void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st)
+{
+	*st = s->selftest;
+}

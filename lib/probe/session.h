@@ -1,0 +1,146 @@
+/* session.h - the probe session: the BPF object (probes/clockreads.bpf.c)
+ * loaded for one target and attached to it, and nothing attached anywhere
+ * else. Every attachment is a file descriptor (perf event or BPF link), so
+ * the kernel removes all of them when clockprof exits, even by SIGKILL.
+ *
+ * Two mechanisms see clock reads (the README's "How a clock read is seen"):
+ * uprobes at the places reads pass in the target's files (the default: they
+ * fire on every host), or hardware breakpoints on the vDSO entries (they see
+ * reads no file holds, but on some hosts the kernel accepts them and they
+ * never fire). Whichever is chosen proves itself when the session opens:
+ * clockprof probes a function of its own, calls it, and checks that the BPF
+ * program counted every call, before anything is attached to the target. */
+#ifndef CP_SESSION_H
+#define CP_SESSION_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clockreads.h"
+#include "vdso.h"
+
+struct cp_clock_points;
+struct cp_error;
+struct cp_session;
+struct cp_unwind_table;
+
+enum cp_mechanism {
+	CP_MECHANISM_UPROBE,
+	CP_MECHANISM_BREAKPOINT,
+};
+
+/* "uprobe", "breakpoint": the names of --mechanism and run.json. */
+const char *cp_mechanism_name(enum cp_mechanism m);
+int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err);
+
+/* A function to probe: a file we can open and the function's offset. */
+struct cp_uprobe_point {
+	char path[4096];
+	uint64_t offset;
+};
+
+struct cp_session_config {
+	pid_t pid;
+	enum cp_mechanism mechanism;
+	struct cp_vdso vdso;			/* breakpoints: the entries */
+	bool vdso_hres;				/* see cp_clocksource_in_vdso */
+	int boundary_syscall;			/* -1: none (else sys_enter) */
+	const struct cp_uprobe_point *boundary_func; /* NULL: none */
+	const struct cp_uprobe_point *probes;	/* --probe entry points */
+	int nprobes;
+	bool stacks;				/* --stacks: whole user stacks */
+	int verbose;				/* libbpf's messages to stderr */
+};
+
+struct cp_session_stats {
+	size_t threads;		/* threads given breakpoints at attach */
+	size_t inherited;	/* threads that were covered by inheritance */
+	size_t uprobes;		/* clock uprobes placed in the target's files */
+};
+
+/* The start-up self-test of the mechanism. */
+struct cp_selftest {
+	unsigned long calls;	/* calls of clockprof's own probed function */
+	unsigned long hits;	/* of them, counted by the BPF program */
+	double cost_ns;		/* what one hit cost; < 0 unknown */
+};
+
+/* Loads the program, proves the mechanism (CP_EXIT_PROFILE when it does
+ * not fire: nothing is attached to the target then), and attaches the
+ * vDSO breakpoints (breakpoint mechanism), --probe and the boundary. The
+ * clock points in the target's files come with cp_session_attach_file. */
+int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
+		    struct cp_error *err);
+
+/* What the self-test measured. */
+void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st);
+
+/* Probes one file the target maps (path: one we can open, e.g. through
+ * /proc/PID/map_files): its syscall() function with either mechanism, its
+ * clock points with uprobes. CP_EXIT_PROFILE names the file and offset of
+ * a probe that cannot be placed. */
+int cp_session_attach_file(struct cp_session *s, const char *path,
+			   const struct cp_clock_points *pts, struct cp_error *err);
+
+/* Watches the dynamic linker's debugger hook (_dl_debug_state at offset
+ * of the file at path) of the target; cp_session_dl_fd then becomes
+ * readable when libraries were loaded or unloaded. */
+int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
+			struct cp_error *err);
+/* The fd to poll, -1 without a watch; consume returns the events seen. */
+int cp_session_dl_fd(const struct cp_session *s);
+int cp_session_dl_consume(struct cp_session *s);
+
+/* Loads the rules for stepping out of clock wrappers (lib/symbols/unwind_table.h).
+ * Until they are loaded, a read's call site is the wrapper it went through. */
+int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
+			  struct cp_error *err);
+
+/* One call site as counted by the BPF program. */
+struct cp_site_count {
+	struct cp_site_key key;
+	struct cp_site_counts counts;
+};
+
+/* One distinct user stack (leaf first) and how many reads it had. */
+struct cp_stack_count {
+	struct cp_stack_key key;
+	__u64 count;
+};
+
+/* Reads every stack counted so far (malloc'd array), with --stacks. */
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
+			   size_t *n);
+
+/* Reads every call site counted so far (malloc'd array). */
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
+			  size_t *n);
+/* Removes every clock probe (uprobes, breakpoints, syscall() and --probe),
+ * keeping only the request boundary: the counter window. */
+void cp_session_detach_clock_probes(struct cp_session *s);
+
+/* Moves the BPF program to phase (enum cp_phase in clockreads.h): what it
+ * counts from now on. */
+void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
+
+/* Per-request counter distribution: gives thread tid its own counter fd
+ * (lib/probe/counters.h cp_counter_open_own), read at its boundaries in the
+ * counter window; -1 (fd closed) when all CP_DIST_MAX_THREADS slots are
+ * taken. A thread that has exited gives its slot back with remove. */
+int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);
+void cp_session_dist_remove_thread(struct cp_session *s, pid_t tid);
+bool cp_session_dist_full(const struct cp_session *s);
+/* The threads that have a counter now, into tids[CP_DIST_MAX_THREADS]. */
+size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids);
+int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
+
+/* Sums the per-CPU totals into *sum. */
+int cp_session_read(struct cp_session *s, struct cp_totals *sum);
+void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
+/* Detaches everything and frees the session (NULL is fine). */
+void cp_session_close(struct cp_session *s);
+
+#endif

@@ -1,0 +1,199 @@
+/* target.c - see target.h. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "error.h"
+#include "grow.h"
+#include "procfs.h"
+#include "target.h"
+#include "utf8.h"
+
+#define PF_KTHREAD 0x00200000
+
+static void read_cmdline(pid_t pid, struct cp_target *t)
+{
+	char path[64], buf[65536];
+	ssize_t n;
+	int argc = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	n = cp_proc_read_text(path, buf, sizeof(buf));
+	if (n < 0)
+		n = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			argc++;
+	t->argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!t->argv)
+		return;
+	for (ssize_t i = 0; i < n && t->argc < argc; i += (ssize_t)strlen(buf + i) + 1)
+		t->argv[t->argc++] = cp_utf8_sanitize(strdup(buf + i));
+}
+
+int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			*start = lo;
+			*end = hi;
+			rc = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+/* Permitted capabilities of pid (self for 0) from /proc/PID/status. */
+static int cap_permitted(pid_t pid, unsigned long long *caps)
+{
+	char path[64], line[256];
+	FILE *f;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), pid ? "/proc/%d/status" : "/proc/self/status", pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapPrm: %llx", caps) == 1) {
+			rc = 0;
+			break;
+		}
+	fclose(f);
+	return rc;
+}
+
+/* /proc/PID/exe was refused: say why. Root is refused too when the
+ * target holds capabilities that clockprof lacks (the kernel's ptrace
+ * access check), as a container's init often does. */
+static int access_denied(pid_t pid, struct cp_error *err)
+{
+	unsigned long long theirs, ours;
+
+	if (geteuid() != 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)",
+			       pid);
+	if (!cap_permitted(pid, &theirs) && !cap_permitted(0, &ours) && (theirs & ~ours))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot inspect process %d even as root: it holds capabilities clockprof lacks (CapPrm %llx, clockprof's %llx), so the kernel refuses access; run clockprof with at least the same capabilities",
+			       pid, theirs, ours);
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "cannot inspect process %d even as root: the kernel refuses access (a security module such as AppArmor or SELinux, or a process of another user namespace)",
+		       pid);
+}
+
+int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
+{
+	char path[64];
+	struct cp_proc_stat st;
+	ssize_t n;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (pid <= 0)
+		return cp_fail(err, CP_EXIT_USAGE, "invalid pid %d", pid);
+	if (cp_proc_stat_read(pid, &st))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "no such process %d (check the pid with ps)", pid);
+	t->start_time = st.start_time;
+	if (st.flags & PF_KTHREAD)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d is a kernel thread: it never reads the clock from user space",
+			       pid);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (cp_proc_read_text(path, t->comm, sizeof(t->comm)) > 0)
+		t->comm[strcspn(t->comm, "\n")] = '\0';
+	cp_utf8_sanitize(t->comm);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, t->exe, sizeof(t->exe) - 1);
+	if (n < 0 && (errno == EACCES || errno == EPERM))
+		return access_denied(pid, err);
+	if (n < 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d has no executable (exited, or a zombie)", pid);
+	t->exe[n] = '\0';
+	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
+	cp_elf_build_id(t->exe_access, t->build_id, sizeof(t->build_id));
+	read_cmdline(pid, t);
+	if (cp_target_find_vdso(pid, &t->vdso_start, &t->vdso_end))
+		t->vdso_start = t->vdso_end = 0;
+	return 0;
+}
+
+void cp_target_release(struct cp_target *t)
+{
+	for (int i = 0; t->argv && i < t->argc; i++)
+		free(t->argv[i]);
+	free(t->argv);
+	t->argv = NULL;
+	t->argc = 0;
+}
+
+static int module_matches(const char *mapped, const char *file)
+{
+	const char *base = strrchr(mapped, '/');
+	size_t len = strlen(file);
+
+	base = base ? base + 1 : mapped;
+	if (!strcmp(base, file))
+		return 1;
+	return !strncmp(base, file, len) && (base[len] == '.' || base[len] == '-');
+}
+
+int cp_target_resolve_file(pid_t pid, const char *file, char *path,
+			   size_t size, char *shown, size_t shown_size,
+			   struct cp_error *err)
+{
+	char maps[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	if (file[0] == '/') {
+		snprintf(path, size, "/proc/%d/root%s", pid, file);
+		snprintf(shown, shown_size, "%s", file);
+		if (access(path, R_OK) != 0)
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "%s: no such file in the target's file system", file);
+		return 0;
+	}
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s", maps);
+	while (fgets(line, sizeof(line), f)) {
+		char *mapped = strchr(line, '/');
+
+		if (!mapped)
+			continue;
+		mapped[strcspn(mapped, "\n")] = '\0';
+		if (module_matches(mapped, file)) {
+			snprintf(path, size, "/proc/%d/root%s", pid, mapped);
+			snprintf(shown, shown_size, "%s", mapped);
+			fclose(f);
+			return 0;
+		}
+	}
+	fclose(f);
+	return cp_fail(err, CP_EXIT_USAGE,
+		       "no module '%s' is mapped by process %d; give an absolute path",
+		       file, pid);
+}
+

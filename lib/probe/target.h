@@ -1,0 +1,47 @@
+/* target.h - what we learn about the target process from /proc before and
+ * while profiling it: identity (for run.json and for noticing a reused pid),
+ * its executable and libraries (read through /proc/PID/root, so a target in
+ * a container resolves in its own mount namespace) and where
+ * its vDSO is mapped. */
+#ifndef CP_TARGET_H
+#define CP_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "procfs.h"
+
+struct cp_error;
+
+struct cp_target {
+	pid_t pid;
+	char comm[64];
+	char exe[PATH_MAX];	/* as the target sees it */
+	char exe_access[64];	/* a path we can open and uprobe: /proc/PID/exe */
+	char build_id[130];
+	char **argv;		/* command line, NULL-terminated */
+	int argc;
+	unsigned long long start_time; /* clock ticks after boot: pid identity */
+	uint64_t vdso_start, vdso_end;
+};
+
+/* Fails with CP_EXIT_PROFILE for no such process, a kernel thread, or a
+ * process that exited. */
+int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err);
+void cp_target_release(struct cp_target *t);
+
+/* Re-reads the vDSO location (it moves on exec). */
+int cp_target_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
+
+/* Resolves FILE of a func:FILE:SYMBOL spec to a path we can open: an
+ * absolute FILE through /proc/PID/root, else the mapped module whose base
+ * name is FILE or starts with FILE followed by '.' or '-' ("libc" finds
+ * libc.so.6). shown receives the path as the target sees it. */
+int cp_target_resolve_file(pid_t pid, const char *file, char *path,
+			   size_t size, char *shown, size_t shown_size,
+			   struct cp_error *err);
+
+#endif

@@ -1,0 +1,120 @@
+/* uprobe_multi.c - see uprobe_multi.h. */
+#include <errno.h>
+#include <linux/bpf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "uprobe_multi.h"
+
+/* BPF_LINK_CREATE's attributes for a uprobe_multi link: the layout of
+ * union bpf_attr's link_create (include/uapi/linux/bpf.h, Linux 6.6+),
+ * which the installed kernel headers predate. */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t multi_flags;
+	uint32_t pid;
+};
+
+static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+		       const uint64_t *cookies, size_t n)
+{
+	/* The kernel checks that the bytes past the fields it knows are zero. */
+	union {
+		struct link_create_uprobe_multi a;
+		union bpf_attr whole;
+	} attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.a.prog_fd = (uint32_t)prog_fd;
+	attr.a.attach_type = CP_BPF_TRACE_UPROBE_MULTI;
+	attr.a.path = (uint64_t)(uintptr_t)path;
+	attr.a.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.a.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.a.cnt = (uint32_t)n;
+	attr.a.pid = (uint32_t)pid;
+	return (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+}
+
+int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
+			   const uint64_t *offsets, const uint64_t *cookies, size_t n)
+{
+	return link_create(prog_fd, pid, path, offsets, cookies, n);
+}
+
+/* A kernel with uprobe_multi refuses a directory as the probed file
+ * (EBADF); one without refuses the attach type itself (EINVAL). */
+static bool probe_kernel(void)
+{
+	struct bpf_insn ret0[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
+	uint64_t offset = 0;
+	int prog, link, e;
+
+	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &opts);
+	if (prog < 0)
+		return false;
+	link = link_create(prog, 0, "/", &offset, NULL, 1);
+	e = errno;
+	if (link >= 0)
+		close(link);
+	close(prog);
+	return link < 0 && e == EBADF;
+}
+
+bool cp_uprobe_multi_supported(void)
+{
+	static int known = -1;
+	const char *env = getenv("CLOCKPROF_UPROBE_MULTI");
+
+	if (known < 0)
+		known = (env && !strcmp(env, "0")) ? 0 : probe_kernel();
+	return known;
+}
+
+static void *close_one(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+void cp_close_together(const int *fds, size_t n, bool wait)
+{
+	pthread_t *threads = calloc(n ? n : 1, sizeof(*threads));
+	pthread_attr_t attr;
+	size_t started = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, wait ? PTHREAD_CREATE_JOINABLE : PTHREAD_CREATE_DETACHED);
+	/* close() needs little stack. */
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	for (size_t i = 0; i < n; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (threads && pthread_create(&threads[started], &attr, close_one,
+					      (void *)(intptr_t)fds[i]) == 0)
+			started++;
+		else
+			close(fds[i]);
+	}
+	pthread_attr_destroy(&attr);
+	for (size_t i = 0; wait && i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+}

@@ -1,0 +1,42 @@
+/* uprobe_multi.h - many uprobes in one file as one BPF link (Linux 6.6+).
+ *
+ * Removing a uprobe waits for an RCU grace period (~0.1 s on the VMs this
+ * runs on), and uprobes made through perf events are removed one after the
+ * other under a global mutex: a handful of them cost most of a short
+ * window's wall time. A uprobe_multi link places every offset of one file
+ * with one syscall and removes them all with one grace period; links closed
+ * together share it. libbpf 1.1 (Debian 12) has no API for it, so the link
+ * is made with the bpf() syscall directly. Kernels without it keep the
+ * per-offset uprobes (lib/probe/session.c). */
+#ifndef CP_UPROBE_MULTI_H
+#define CP_UPROBE_MULTI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The attach type the programs must be loaded with (enum bpf_attach_type's
+ * BPF_TRACE_UPROBE_MULTI, newer than the kernel headers of Debian 12). */
+#define CP_BPF_TRACE_UPROBE_MULTI 48
+
+/* Whether this kernel makes uprobe_multi links (asked once; a small test
+ * program is loaded). CLOCKPROF_UPROBE_MULTI=0 in the environment says no,
+ * so the per-offset fallback can be tested on kernels that have it. */
+bool cp_uprobe_multi_supported(void);
+
+/* Places uprobes at offsets[0..n) of the file at path for process pid only,
+ * each with its cookie (cookies may be NULL), all running prog_fd (loaded
+ * with CP_BPF_TRACE_UPROBE_MULTI). Returns the link's fd, or -1 with errno
+ * set. */
+int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
+			   const uint64_t *offsets, const uint64_t *cookies, size_t n);
+
+/* Closes fds[0..n), each from a thread of its own so that the grace periods
+ * their removal waits for overlap (falls back to closing them in turn).
+ * wait: returns when all are closed; else returns at once and the threads
+ * finish on their own (the process's exit waits for them: a thread in
+ * close() ends only when its close does). */
+void cp_close_together(const int *fds, size_t n, bool wait);
+
+#endif

@@ -1,0 +1,75 @@
+/* procfs.c - see procfs.h. */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "procfs.h"
+
+ssize_t cp_proc_read_text(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n, total = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total < size - 1 &&
+	       (n = read(fd, buf + total, size - 1 - (size_t)total)) > 0)
+		total += n;
+	close(fd);
+	buf[total] = '\0';
+	return total;
+}
+
+int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	/* comm may hold spaces and parentheses: fields resume after the
+	 * last ')'; p + 2 is field 3 (state). */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
+			 "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->flags,
+			 &st->utime, &st->stime, &st->start_time) != 5)
+		return -1;
+	return 0;
+}
+
+int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 16;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	*n = 0;
+	*tids = malloc(cap * sizeof(pid_t));
+	while (*tids && (e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (cp_grow(tids, &cap, *n + 1, sizeof(**tids)))
+			break;
+		(*tids)[(*n)++] = atoi(e->d_name);
+	}
+	closedir(d);
+	return *tids ? 0 : -1;
+}
+
+bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tids[i] == tid)
+			return true;
+	return false;
+}

@@ -1,0 +1,34 @@
+/* procfs.h - the few facts clockprof reads from /proc about a process
+ * (its stat line, its threads, small text files), in one place so the
+ * probe and the symbolizer share one reading of them. It sits under
+ * both stages and knows nothing about profiling. */
+#ifndef CP_PROCFS_H
+#define CP_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The fields of /proc/PID/stat that clockprof uses. */
+struct cp_proc_stat {
+	char state;			/* R, S, D, ...; Z once it has exited */
+	unsigned long flags;		/* PF_* (PF_KTHREAD: a kernel thread) */
+	unsigned long utime, stime;	/* CPU time, clock ticks */
+	unsigned long long start_time;	/* ticks after boot: with the pid, the
+					 * process's identity */
+};
+
+/* Reads a small text file whole into buf (NUL-terminated, at most size-1
+ * bytes); returns the length or -1 when it cannot be opened. */
+ssize_t cp_proc_read_text(const char *path, char *buf, size_t size);
+
+/* Reads /proc/PID/stat; -1 when the process does not exist. */
+int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
+
+/* Lists the process's thread ids (malloc'd). */
+int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);
+
+/* Whether tid is among tids[0..n). */
+bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid);
+
+#endif

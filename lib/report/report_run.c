@@ -1,0 +1,600 @@
+/* report_run.c - the run section of the HTML report: what one profiling
+ * window of one process saw (run.json, "clockprof.run/1"). Tables are
+ * written here, escaped, so the page reads without JavaScript; the
+ * histogram and the flame graph also get their data for report.js. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_html.h"
+#include "report_sections.h"
+
+/* The per-op divisor of a run, or NAN when the run has none. */
+static double run_ops(const json_t *run)
+{
+	double ops;
+
+	return cp_rj_num(run, "ops", &ops) && ops > 0 ? ops : NAN;
+}
+
+static void fact_num(struct cp_buf *b, const char *term, const json_t *obj,
+		     const char *key, const char *suffix)
+{
+	double v;
+
+	if (!cp_rj_num(obj, key, &v))
+		return;
+	cp_buf_puts(b, "<dt>");
+	cp_buf_text(b, term);
+	cp_buf_puts(b, "</dt><dd>");
+	cp_html_num(b, v);
+	cp_buf_text(b, suffix);
+	cp_buf_puts(b, "</dd>");
+}
+
+static void facts(struct cp_buf *b, const json_t *run)
+{
+	const json_t *target = json_object_get(run, "target");
+	const json_t *host = json_object_get(run, "host");
+	const json_t *req = json_object_get(run, "request");
+	const json_t *cmdline = json_object_get(target, "cmdline");
+	const json_t *exit_status = json_object_get(target, "exit_status");
+	const json_t *v;
+
+	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
+	cp_html_fact(b, "command", cp_rj_str(target, "comm"));
+	fact_num(b, "pid", target, "pid", "");
+	cp_html_fact(b, "executable", cp_rj_str(target, "exe"));
+	if (json_array_size(cmdline)) {
+		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
+		cp_html_json_join(b, cmdline, " ");
+		cp_buf_puts(b, "</code></dd>");
+	}
+	cp_html_fact(b, "build id", cp_rj_str(target, "build_id"));
+	if (json_is_object(exit_status)) {
+		cp_buf_puts(b, "<dt>exit</dt><dd>");
+		if (cp_rj_str(exit_status, "signal")) {
+			cp_buf_puts(b, "killed by ");
+			cp_buf_text(b, cp_rj_str(exit_status, "signal"));
+		} else if (json_is_number(json_object_get(exit_status, "code"))) {
+			cp_buf_puts(b, "exit code ");
+			cp_html_num(b, json_number_value(json_object_get(exit_status, "code")));
+		} else {
+			cp_html_json_text(b, exit_status);
+		}
+		cp_buf_puts(b, "</dd>");
+	}
+	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Host</dt><dd class=\"group\"></dd>");
+	cp_html_fact(b, "kernel", cp_rj_str(host, "kernel"));
+	cp_html_fact(b, "cpu", cp_rj_str(host, "cpu"));
+	cp_html_fact(b, "clocksource", cp_rj_str(host, "clocksource"));
+	v = json_object_get(host, "pmu");
+	if (json_is_boolean(v))
+		cp_html_fact(b, "hardware PMU", json_is_true(v) ? "yes" : "no");
+	cp_html_fact(b, "clockprof", cp_rj_str(json_object_get(run, "tool"), "version"));
+	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Window</dt><dd class=\"group\"></dd>");
+	cp_html_fact(b, "started", cp_rj_str(run, "started_at"));
+	fact_num(b, "duration", run, "duration_s", " s");
+	v = json_object_get(run, "complete");
+	cp_buf_puts(b, "<dt>complete</dt><dd>");
+	cp_buf_puts(b, json_is_true(v) ? "yes" : "no");
+	if (cp_rj_str(run, "end_reason")) {
+		cp_buf_puts(b, " (");
+		cp_buf_text(b, cp_rj_str(run, "end_reason"));
+		cp_buf_puts(b, ")");
+	}
+	cp_buf_puts(b, "</dd>");
+	if (json_is_object(req)) {
+		cp_html_fact(b, "request", cp_rj_str(req, "spec"));
+		fact_num(b, "requests", req, "count", "");
+	} else {
+		cp_html_fact(b, "request", "none (no request boundary)");
+	}
+	if (json_is_number(json_object_get(run, "ops"))) {
+		cp_buf_puts(b, "<dt>ops</dt><dd>");
+		cp_html_num(b, json_number_value(json_object_get(run, "ops")));
+		if (cp_rj_str(run, "ops_source")) {
+			cp_buf_puts(b, " (from ");
+			cp_buf_text(b, cp_rj_str(run, "ops_source"));
+			cp_buf_puts(b, ")");
+		}
+		cp_buf_puts(b, "</dd>");
+	}
+	cp_buf_puts(b, "</dl></div>\n");
+}
+
+/* One warning per reason, naming every counter it applies to: a VM without
+ * a PMU has eight unsupported hardware events, one fact. */
+static size_t unsupported_counter_warnings(struct cp_buf *list, const json_t *counters)
+{
+	const char *reasons[8];
+	size_t nreasons = 0;
+	const char *name;
+	const json_t *v;
+
+	json_object_foreach((json_t *)counters, name, v) {
+		const char *r = cp_rj_str(v, "reason");
+		size_t k;
+
+		if (!json_is_false(json_object_get(v, "supported")))
+			continue;
+		r = r ? r : "";
+		for (k = 0; k < nreasons && strcmp(reasons[k], r); k++)
+			;
+		if (k == nreasons && nreasons < 8)
+			reasons[nreasons++] = r;
+	}
+	for (size_t k = 0; k < nreasons; k++) {
+		const char *sep = "";
+
+		cp_buf_puts(list, "<li>Not supported here");
+		if (*reasons[k]) {
+			cp_buf_puts(list, " (");
+			cp_buf_text(list, reasons[k]);
+			cp_buf_puts(list, ")");
+		}
+		cp_buf_puts(list, ": ");
+		json_object_foreach((json_t *)counters, name, v) {
+			const char *r = cp_rj_str(v, "reason");
+
+			if (!json_is_false(json_object_get(v, "supported")) ||
+			    strcmp(r ? r : "", reasons[k]))
+				continue;
+			cp_buf_puts(list, sep);
+			cp_buf_puts(list, "<code>");
+			cp_buf_text(list, name);
+			cp_buf_puts(list, "</code>");
+			sep = ", ";
+		}
+		cp_buf_puts(list, ". They are shown as unsupported, never as 0.</li>");
+	}
+	return nreasons;
+}
+
+static void warnings(struct cp_buf *b, const json_t *run)
+{
+	const json_t *w = json_object_get(run, "warnings");
+	const json_t *counters = json_object_get(run, "counters");
+	const json_t *v;
+	size_t i, n = 0;
+	struct cp_buf list = { 0 };
+
+	json_array_foreach(w, i, v) {
+		cp_buf_puts(&list, "<li>");
+		cp_html_json_text(&list, v);
+		cp_buf_puts(&list, "</li>");
+		n++;
+	}
+	if (!json_is_true(json_object_get(run, "complete"))) {
+		cp_buf_puts(&list, "<li>The run was cut short");
+		if (cp_rj_str(run, "end_reason")) {
+			cp_buf_puts(&list, " (");
+			cp_buf_text(&list, cp_rj_str(run, "end_reason"));
+			cp_buf_puts(&list, ")");
+		}
+		cp_buf_puts(&list, "): its figures cover only the part that was profiled.</li>");
+		n++;
+	}
+	if (isnan(run_ops(run))) {
+		cp_buf_puts(&list, "<li>No request boundary and no --ops: per-op figures are not available.</li>");
+		n++;
+	}
+	n += unsupported_counter_warnings(&list, counters);
+	if (n) {
+		cp_buf_puts(b, "<div class=\"warnings\" role=\"note\"><h3>Warnings</h3><ul>");
+		if (list.data)
+			cp_buf_add(b, list.data, list.len);
+		cp_buf_puts(b, "</ul></div>\n");
+	}
+	b->failed |= list.failed;
+	cp_buf_free(&list);
+}
+
+static void card(struct cp_buf *b, const char *label, double v,
+		 const char *unit, const char *note)
+{
+	cp_buf_puts(b, "<div class=\"card\"><dt>");
+	cp_buf_text(b, label);
+	cp_buf_puts(b, "</dt><dd><span class=\"big\">");
+	cp_html_num(b, v);
+	cp_buf_puts(b, "</span> ");
+	cp_buf_text(b, unit);
+	if (note) {
+		cp_buf_puts(b, "<small>");
+		cp_buf_text(b, note);
+		cp_buf_puts(b, "</small>");
+	}
+	cp_buf_puts(b, "</dd></div>");
+}
+
+/* The probes' estimated cost as a share of the target's CPU time: a
+ * plain decimal however small or large (never 2.14e-05), and the hits and
+ * cost per hit it comes from when both are known. */
+static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
+{
+	double hits = -1, cost = -1;
+
+	cp_buf_puts(b, "<div class=\"card overhead\"><dt>probe overhead (estimated)</dt><dd><span class=\"big\">");
+	if (!isfinite(pct) || pct < 0)
+		cp_buf_puts(b, "n/a");
+	else if (pct > 0 && pct < 0.01)
+		cp_buf_puts(b, "&lt; 0.01");
+	else
+		cp_buf_printf(b, "%.*f", pct >= 10 ? 0 : pct >= 1 ? 1 : 2, pct);
+	cp_buf_puts(b, "</span> % of the target's CPU");
+	cp_rj_num(probe, "hits", &hits);
+	cp_rj_num(probe, "cost_ns_per_hit", &cost);
+	if (hits >= 0 && cost > 0)
+		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits, cost / 1000);
+	cp_buf_puts(b, "</dd></div>");
+}
+
+static void headline(struct cp_buf *b, const json_t *run)
+{
+	const json_t *cr = json_object_get(run, "clock_reads");
+	const json_t *pr = json_object_get(run, "per_request");
+	const json_t *probe = json_object_get(run, "probe");
+	double v, w;
+	char note[128];
+
+	cp_buf_puts(b, "<h3>Headline</h3><dl class=\"cards\">");
+	if (cp_rj_num(cr, "per_op", &v))
+		card(b, "clock reads per op", v, "reads/op", NULL);
+	else
+		card(b, "clock reads per op", NAN, "", "no request boundary or --ops");
+	if (cp_rj_num(cr, "total", &v))
+		card(b, "clock reads in the window", v, "reads", NULL);
+	if (cp_rj_num(cr, "per_second", &v))
+		card(b, "clock reads per second", v, "reads/s", NULL);
+	if (cp_rj_num(pr, "p50", &v) && cp_rj_num(pr, "p99", &w)) {
+		snprintf(note, sizeof(note), "p99 %.17g", w);
+		card(b, "reads per request (p50)", v, "reads", note);
+	}
+	if (cp_rj_num(probe, "estimated_overhead_pct", &v))
+		overhead_card(b, probe, v);
+	cp_buf_puts(b, "</dl>\n");
+}
+
+static void measures_table(struct cp_buf *b, const json_t *run)
+{
+	const json_t *ms = json_object_get(run, "measures"), *m;
+	const char *name;
+
+	cp_buf_puts(b, "<h3>Measures</h3><table class=\"sortable measures\"><caption>The measures that clockprof compare judges</caption>"
+		       "<thead><tr><th>measure</th><th class=\"num\">value</th><th>unit</th><th>kind</th><th>better</th></tr></thead><tbody>");
+	json_object_foreach((json_t *)ms, name, m) {
+		cp_buf_puts(b, "<tr><td><code>");
+		cp_buf_text(b, name);
+		cp_buf_puts(b, "</code></td>");
+		cp_html_td_json(b, json_object_get(m, "value"));
+		cp_html_td_json(b, json_object_get(m, "unit"));
+		cp_html_td_json(b, json_object_get(m, "kind"));
+		cp_html_td_json(b, json_object_get(m, "better"));
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>\n");
+}
+
+/* A {name: count} breakdown as a table with share and per op. */
+static void breakdown(struct cp_buf *b, const char *title, const char *col,
+		      const json_t *counts, double total, double ops)
+{
+	const json_t *v;
+	const char *name;
+
+	cp_buf_puts(b, "<table class=\"sortable breakdown\"><caption>");
+	cp_buf_text(b, title);
+	cp_buf_puts(b, "</caption><thead><tr><th>");
+	cp_buf_text(b, col);
+	cp_buf_puts(b, "</th><th class=\"num\">reads</th><th class=\"num\">share</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	if (!json_object_size(counts))
+		cp_buf_puts(b, "<tr><td colspan=\"4\" class=\"na\">not recorded</td></tr>");
+	json_object_foreach((json_t *)counts, name, v) {
+		double c = json_is_number(v) ? json_number_value(v) : NAN;
+
+		cp_buf_puts(b, "<tr><td><code>");
+		cp_buf_text(b, name);
+		cp_buf_puts(b, "</code></td>");
+		cp_html_td_num(b, c);
+		if (total > 0 && isfinite(c))
+			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.1f%%</td>",
+				      c / total, 100 * c / total);
+		else
+			cp_buf_puts(b, "<td class=\"num na\" data-v=\"\">n/a</td>");
+		cp_html_td_num(b, c / ops);
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>");
+}
+
+static void clock_reads(struct cp_buf *b, const json_t *run)
+{
+	const json_t *cr = json_object_get(run, "clock_reads");
+	double total = 0, ops = run_ops(run);
+
+	cp_rj_num(cr, "total", &total);
+	cp_buf_puts(b, "<h3>Clock reads by entry, path and clock</h3><div class=\"row\">");
+	breakdown(b, "by entry point", "entry", json_object_get(cr, "by_entry"), total, ops);
+	breakdown(b, "by path", "path", json_object_get(cr, "by_path"), total, ops);
+	breakdown(b, "by clock id", "clock", json_object_get(cr, "by_clock"), total, ops);
+	cp_buf_puts(b, "</div>\n");
+}
+
+static void histogram(struct cp_buf *b, const json_t *run, size_t index)
+{
+	const json_t *pr = json_object_get(run, "per_request");
+	const json_t *hist = json_object_get(pr, "histogram"), *pair;
+	double requests = 0;
+	size_t i;
+	static const char *const pct[] = { "count", "min", "p50", "p90", "p99", "max", "mean" };
+
+	cp_buf_puts(b, "<h3>Reads per request</h3>");
+	if (!json_is_object(pr)) {
+		cp_buf_puts(b, "<p class=\"na\">No request boundary was given (--request), so reads per request are not known.</p>\n");
+		return;
+	}
+	cp_buf_puts(b, "<table class=\"pcts\"><caption>Clock reads per request</caption><thead><tr>");
+	for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
+		cp_buf_printf(b, "<th class=\"num\">%s</th>", pct[i]);
+	cp_buf_puts(b, "</tr></thead><tbody><tr>");
+	for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
+		cp_html_td_json(b, json_object_get(pr, pct[i]));
+	cp_buf_puts(b, "</tr></tbody></table>");
+	if (!json_array_size(hist))
+		return;
+	json_array_foreach(hist, i, pair)
+		requests += json_number_value(json_array_get(pair, 1));
+	cp_buf_printf(b, "<figure class=\"chart\" id=\"hist-%zu\" data-chart=\"hist\" data-run=\"%zu\">"
+			 "<figcaption>Histogram: how many requests read the clock how many times</figcaption>"
+			 "<div class=\"plot\"></div>", index, index);
+	cp_buf_puts(b, "<div class=\"scroll\"><table class=\"sortable\"><caption>Requests by clock reads per request</caption>"
+		       "<thead><tr><th class=\"num\">reads in the request</th><th class=\"num\">requests</th><th class=\"num\">share</th></tr></thead><tbody>");
+	json_array_foreach(hist, i, pair) {
+		double n = json_number_value(json_array_get(pair, 1));
+
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_json(b, json_array_get(pair, 0));
+		cp_html_td_json(b, json_array_get(pair, 1));
+		if (requests > 0)
+			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.1f%%</td>",
+				      n / requests, 100 * n / requests);
+		else
+			cp_buf_puts(b, "<td class=\"na\">n/a</td>");
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table></div></figure>\n");
+}
+
+static double site_count(const json_t *s)
+{
+	double c;
+
+	return cp_rj_num(s, "count", &c) ? c : 0;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	double x = site_count(*(json_t *const *)a), y = site_count(*(json_t *const *)b);
+
+	return (x < y) - (x > y);
+}
+
+void cp_report_site_cells(struct cp_buf *b, const json_t *s)
+{
+	const json_t *inl = json_object_get(s, "inlined");
+	const char *file = cp_rj_str(s, "file");
+	double line;
+
+	cp_buf_puts(b, "<td><code>");
+	cp_buf_text(b, cp_rj_str(s, "function") ? cp_rj_str(s, "function") : "??");
+	cp_buf_puts(b, "</code>");
+	if (json_array_size(inl)) {
+		cp_buf_puts(b, "<small> inlined: ");
+		cp_html_json_join(b, inl, ", ");
+		cp_buf_puts(b, "</small>");
+	}
+	cp_buf_puts(b, "</td><td><code>");
+	cp_buf_text(b, file ? file : "??");
+	if (cp_rj_num(s, "line", &line) && line > 0)
+		cp_buf_printf(b, ":%.0f", line);
+	cp_buf_puts(b, "</code></td>");
+	cp_html_td_json(b, json_object_get(s, "via"));
+	cp_buf_puts(b, "<td class=\"module\">");
+	cp_buf_text(b, cp_rj_str(s, "module"));
+	cp_buf_puts(b, "</td>");
+}
+
+static void call_sites(struct cp_buf *b, const json_t *run)
+{
+	const json_t *sites = json_object_get(run, "call_sites");
+	size_t n = json_array_size(sites), i;
+	json_t **sorted;
+	double ops = run_ops(run);
+
+	cp_buf_puts(b, "<h3>Call sites</h3>");
+	if (!n) {
+		cp_buf_puts(b, "<p class=\"na\">No call sites were recorded.</p>\n");
+		return;
+	}
+	sorted = malloc(n * sizeof(*sorted));
+	if (!sorted) {
+		b->failed = 1;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		sorted[i] = json_array_get(sites, i);
+	qsort(sorted, n, sizeof(*sorted), by_count_desc);
+	cp_buf_puts(b, "<div class=\"scroll\"><table class=\"sortable sites\"><caption>Where the program's own code reads the clock (first frame past libc and the vDSO)</caption>"
+		       "<thead><tr><th>function</th><th>file:line</th><th>via</th><th>module</th><th class=\"num\">count</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	for (i = 0; i < n; i++) {
+		double per_op;
+
+		cp_buf_puts(b, "<tr>");
+		cp_report_site_cells(b, sorted[i]);
+		cp_html_td_json(b, json_object_get(sorted[i], "count"));
+		if (!cp_rj_num(sorted[i], "per_op", &per_op))
+			per_op = site_count(sorted[i]) / ops;
+		cp_html_td_num(b, per_op);
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table></div>\n");
+	free(sorted);
+}
+
+static void extra_probes(struct cp_buf *b, const json_t *run)
+{
+	const json_t *probes = json_object_get(run, "extra_probes"), *p;
+	size_t i;
+
+	if (!json_array_size(probes))
+		return;
+	cp_buf_puts(b, "<h3>Extra probes</h3><table class=\"sortable\"><thead><tr><th>probe</th><th>file</th>"
+		       "<th class=\"num\">calls</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	json_array_foreach(probes, i, p) {
+		cp_buf_puts(b, "<tr><td><code>");
+		cp_buf_text(b, cp_rj_str(p, "name"));
+		cp_buf_puts(b, "</code></td>");
+		cp_html_td_json(b, json_object_get(p, "file"));
+		cp_html_td_json(b, json_object_get(p, "calls"));
+		cp_html_td_json(b, json_object_get(p, "per_op"));
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>\n");
+}
+
+static void counters(struct cp_buf *b, const json_t *run)
+{
+	const json_t *cs = json_object_get(run, "counters"), *c;
+	const char *name;
+
+	cp_buf_puts(b, "<h3>Counters per op</h3>");
+	if (!json_object_size(cs)) {
+		cp_buf_puts(b, "<p class=\"na\">No counters were recorded.</p>\n");
+		return;
+	}
+	cp_buf_puts(b, "<table class=\"sortable counters\"><thead><tr><th>event</th><th class=\"num\">value</th><th>unit</th>"
+		       "<th class=\"num\">per op</th><th>scaled</th><th class=\"num\">running</th></tr></thead><tbody>");
+	json_object_foreach((json_t *)cs, name, c) {
+		double ratio;
+
+		cp_buf_puts(b, "<tr><td><code>");
+		cp_buf_text(b, name);
+		cp_buf_puts(b, "</code></td>");
+		if (json_is_false(json_object_get(c, "supported"))) {
+			cp_buf_puts(b, "<td colspan=\"5\" class=\"unsupported\" data-v=\"\">unsupported");
+			if (cp_rj_str(c, "reason")) {
+				cp_buf_puts(b, ": ");
+				cp_buf_text(b, cp_rj_str(c, "reason"));
+			}
+			cp_buf_puts(b, "</td></tr>");
+			continue;
+		}
+		cp_html_td_json(b, json_object_get(c, "value"));
+		cp_html_td_json(b, json_object_get(c, "unit"));
+		cp_html_td_json(b, json_object_get(c, "per_op"));
+		cp_html_td_json(b, json_object_get(c, "scaled"));
+		if (cp_rj_num(c, "running_ratio", &ratio))
+			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.0f%%</td>",
+				      ratio, 100 * ratio);
+		else
+			cp_buf_puts(b, "<td class=\"na\">n/a</td>");
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>\n");
+}
+
+/* Why a run has no flame graph: it was profiled without --stacks (no
+ * "stacks" member), or with it and no read had a stack to record. */
+static void no_stacks(struct cp_buf *b, const json_t *run)
+{
+	double total = 0;
+
+	cp_rj_num(json_object_get(run, "clock_reads"), "total", &total);
+	if (!json_is_array(json_object_get(run, "stacks")))
+		cp_buf_puts(b, "<p class=\"na\">This run was profiled without --stacks, so it has no "
+			       "stacks (profile with --stacks to record them).</p>\n");
+	else if (total <= 0)
+		cp_buf_puts(b, "<p class=\"na\">This run was profiled with --stacks, but no clock read "
+			       "was seen in its window: there is no stack to show.</p>\n");
+	else
+		cp_buf_printf(b, "<p class=\"na\">This run was profiled with --stacks, but none of its "
+				 "%.0f clock reads had a user stack that could be recorded%s.</p>\n", total,
+			      json_array_size(json_object_get(run, "warnings")) ? " (see the warnings)" : "");
+}
+
+static int flame(struct cp_buf *b, const json_t *run, size_t index,
+		 json_t *entry)
+{
+	struct cp_stacks st = { 0 };
+	double ops = run_ops(run);
+	double div[2] = { isnan(ops) ? 1 : ops, 1 };
+	json_t *fj;
+
+	cp_buf_printf(b, "<h3 id=\"stacks-%zu\">Clock-read stacks</h3>", index);
+	cp_stacks_add(&st, json_object_get(run, "stacks"), 0);
+	if (st.failed) {
+		cp_stacks_free(&st);
+		return -1;
+	}
+	if (!st.nstacks) {
+		no_stacks(b, run);
+		cp_stacks_free(&st);
+		return 0;
+	}
+	fj = cp_stacks_to_json(&st, 1);
+	if (!fj) {
+		cp_stacks_free(&st);
+		return -1;
+	}
+	json_object_set_new(fj, "total", json_real(st.total[0]));
+	json_object_set_new(fj, "div", json_real(div[0]));
+	json_object_set_new(fj, "unit", json_string(isnan(ops) ? "reads" : "reads/op"));
+	json_object_set_new(entry, "flame", fj);
+	cp_buf_printf(b, "<figure class=\"flamegraph\" id=\"flame-%zu\" data-flame=\"run\" data-run=\"%zu\">"
+			 "<figcaption>Flame graph of ", index, index);
+	cp_html_num(b, st.total[0]);
+	cp_buf_printf(b, " clock reads in %zu distinct stacks (root at top; width is the share of reads)</figcaption>"
+			 "<div class=\"plot\"></div>", st.nstacks);
+	cp_report_function_table(b, &st, 1, div, isnan(ops) ? "reads" : "per op");
+	cp_buf_puts(b, "</figure>\n");
+	cp_stacks_free(&st);
+	return 0;
+}
+
+int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
+			  size_t nruns, json_t *data)
+{
+	const json_t *target = json_object_get(run, "target");
+	json_t *runs = json_object_get(data, "runs"), *entry = json_object();
+	const json_t *hist = json_object_get(json_object_get(run, "per_request"), "histogram");
+	double pid;
+
+	if (!entry || json_array_append_new(runs, entry))
+		return -1;
+	json_object_set_new(entry, "hist", json_is_array(hist) ? json_deep_copy(hist) : json_null());
+	cp_buf_printf(b, "<section class=\"run\" id=\"run-%zu\"><h2>", index);
+	if (nruns > 1)
+		cp_buf_printf(b, "Run %zu of %zu: ", index + 1, nruns);
+	else
+		cp_buf_puts(b, "Run: ");
+	cp_buf_puts(b, "<code>");
+	cp_buf_text(b, cp_rj_str(target, "comm") ? cp_rj_str(target, "comm") : "?");
+	cp_buf_puts(b, "</code>");
+	if (cp_rj_num(target, "pid", &pid))
+		cp_buf_printf(b, " (pid %.0f)", pid);
+	cp_buf_puts(b, "</h2>\n");
+	facts(b, run);
+	warnings(b, run);
+	headline(b, run);
+	measures_table(b, run);
+	clock_reads(b, run);
+	histogram(b, run, index);
+	call_sites(b, run);
+	extra_probes(b, run);
+	counters(b, run);
+	if (flame(b, run, index, entry))
+		return -1;
+	cp_buf_puts(b, "</section>\n");
+	return b->failed ? -1 : 0;
+}

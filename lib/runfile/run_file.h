@@ -1,0 +1,37 @@
+/* run_file.h - run.json (contract "clockprof.run/1", docs/run-json.md):
+ * one profiling window of one process. The writer turns a finished
+ * struct cp_profile into the document; the loader validates a document for
+ * compare and report. Both use jansson. */
+#ifndef CP_RUN_FILE_H
+#define CP_RUN_FILE_H
+
+#include <jansson.h>
+
+#include "json_file.h"
+
+struct cp_error;
+struct cp_profile;
+
+#define CP_RUN_SCHEMA "clockprof.run/1"
+
+/* Loads path and checks the members that compare and report rely on
+ * (schema, tool, complete, target, host, clock_reads, measures with value,
+ * unit, kind, better; clock_reads.mechanism and host.breakpoints_fire when
+ * present). On success *doc holds a new reference. Invalid or
+ * unreadable input fails with CP_EXIT_USAGE and a message naming the file
+ * and the member. */
+int cp_run_file_load(const char *path, json_t **doc, struct cp_error *err);
+
+/* Checks an already parsed document; `what` names it in messages. */
+int cp_run_file_validate(const json_t *doc, const char *what,
+			 struct cp_error *err);
+
+/* How the clock reads of a valid document were counted: its
+ * clock_reads.mechanism ("uprobe" or "breakpoint"), or "breakpoint" when
+ * it has none (written before there was a choice). */
+const char *cp_run_mechanism(const json_t *doc);
+
+/* Builds the run.json document of a finished profile (new reference). */
+json_t *cp_run_file_build(const struct cp_profile *profile);
+
+#endif

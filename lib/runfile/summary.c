@@ -1,0 +1,248 @@
+/* summary.c - see summary.h. */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "clock_names.h"
+#include "distribution.h"
+#include "launcher.h"
+#include "profile.h"
+#include "summary.h"
+#include "utf8.h"
+
+/* Everything printed here may carry names from the target (comm, symbols,
+ * paths, the request spec): a control character in them could drive the
+ * terminal, so each one (C0, DEL, C1) is shown as '?'. */
+static void say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *out, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cp_utf8_sanitize(line);
+	for (unsigned char *c = (unsigned char *)line; *c; c++) {
+		if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
+			*c = '?';
+		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
+			c[0] = c[1] = '?';	/* C1 controls: U+009B is a CSI */
+	}
+	fputs(line, out);
+}
+
+static void print_per_op(FILE *out, const char *label, unsigned long long count,
+			 double ops)
+{
+	if (ops > 0)
+		say(out, "  %-28s %12llu  %10.3f/op\n", label, count, count / ops);
+	else
+		say(out, "  %-28s %12llu\n", label, count);
+}
+
+static void print_histogram(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+	unsigned long long most = 0;
+	int shown = 0;
+
+	for (int i = 0; i < CP_HIST_SLOTS; i++)
+		if (t->hist[i] > most)
+			most = t->hist[i];
+	if (!most)
+		return;
+	say(out, "\nreads per request (requests)\n");
+	for (int i = 0; i < CP_HIST_SLOTS && shown < 20; i++) {
+		int bar;
+
+		if (!t->hist[i])
+			continue;
+		bar = (int)(40.0 * (double)t->hist[i] / (double)most + 0.5);
+		say(out, "  %4d%s %10llu  %.*s\n", i, i == CP_HIST_SLOTS - 1 ? "+" : " ",
+			(unsigned long long)t->hist[i], bar > 0 ? bar : 1,
+			"########################################");
+		shown++;
+	}
+}
+
+static void print_call_sites(FILE *out, const struct cp_profile *p)
+{
+	bool in_req = cp_profile_per_op_counts(p) == &p->totals.in_requests;
+	size_t shown = p->call_sites.n < 10 ? p->call_sites.n : 10;
+
+	if (!shown)
+		return;
+	say(out, "\ntop call sites%s\n", p->ops > 0 ? " (reads per op)" : " (reads)");
+	for (size_t i = 0; i < shown; i++) {
+		const struct cp_call_site *c = &p->call_sites.sites[i];
+		char where[600] = "";
+
+		if (c->file)
+			snprintf(where, sizeof(where), "  %s:%d", c->file, c->line);
+		if (p->ops > 0)
+			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
+				(double)(in_req ? c->in_requests : c->count) / p->ops, c->function,
+				c->ninlined ? " > " : "", c->ninlined ? c->inlined[c->ninlined - 1] : "",
+				"", c->via, where);
+		else
+			say(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
+				c->function, c->ninlined ? " > " : "",
+				c->ninlined ? c->inlined[c->ninlined - 1] : "", c->via, where);
+	}
+	if (p->call_sites.n > shown)
+		say(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
+}
+
+static void print_counters(FILE *out, const struct cp_profile *p)
+{
+	double ops = p->counters_split ? (double)p->counter_requests : p->ops;
+	size_t name_w = 24, unit_w = 0;
+
+	if (!p->nevents)
+		return;
+	if (!p->counters_measured) {
+		say(out, "\ncounters: not measured\n");
+		return;
+	}
+	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
+		p->counters_split ? "only the request boundary probe installed" :
+				    "shared with the clock probes: includes their cost");
+	for (size_t i = 0; i < p->nevents; i++) {
+		if (strlen(p->event_specs[i].name) > name_w)
+			name_w = strlen(p->event_specs[i].name);
+		if (p->counters[i].supported && strlen(p->event_specs[i].unit) > unit_w)
+			unit_w = strlen(p->event_specs[i].unit);
+	}
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct cp_counter_value *v = &p->counters[i];
+
+		if (!v->supported) {
+			say(out, "  %-*s unsupported: %s\n", (int)name_w, p->event_specs[i].name,
+			    v->reason);
+			continue;
+		}
+		say(out, "  %-*s %16.0f %-*s", (int)name_w, p->event_specs[i].name, v->value,
+			(int)unit_w, p->event_specs[i].unit);
+		if (ops > 0)
+			say(out, "  %14.1f/op", v->value / ops);
+		if (v->scaled)
+			say(out, "  (scaled, ran %.0f%%)", 100 * v->running_ratio);
+		say(out, "\n");
+	}
+	if (p->dist_event >= 0 && p->dist.count)
+		say(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
+			p->event_specs[p->dist_event].name, cp_dist_percentile(&p->dist, 0.5),
+			cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
+			(unsigned long long)p->dist.max, p->event_specs[p->dist_event].unit,
+			(unsigned long long)p->dist.count);
+	if (p->counters_split && p->cost_ns_per_hit > 0)
+		say(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
+			p->cost_ns_per_hit / 1000);
+}
+
+/* The program as people call it: its executable's name, not the
+ * 15-character comm the kernel keeps ("callsites_targe"). */
+static const char *program_name(const struct cp_profile *p)
+{
+	const char *path = p->target.argv && p->target.argv[0] ? p->target.argv[0] :
+			   p->target.exe;
+	const char *slash = strrchr(path, '/');
+
+	if (!*path)
+		return p->target.comm;
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static void print_exit(FILE *out, const struct cp_profile *p)
+{
+	char how[64];
+
+	/* A window that ended by duration or signal ends the command itself. */
+	if (WIFSIGNALED(p->exit_status) && p->end_reason &&
+	    (!strcmp(p->end_reason, "duration") || !strcmp(p->end_reason, "signal")))
+		snprintf(how, sizeof(how), "ended by clockprof (SIG%s)",
+			 sigabbrev_np(WTERMSIG(p->exit_status)) ?
+			 sigabbrev_np(WTERMSIG(p->exit_status)) : "?");
+	else
+		cp_describe_exit(p->exit_status, how, sizeof(how));
+	say(out, "  command ended: %s\n", how);
+}
+
+void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
+{
+	const struct cp_totals *t = &p->totals;
+	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
+
+	say(out, "clockprof: %s (pid %d), %.2f s%s\n", program_name(p), p->target.pid,
+		p->duration_s, p->complete ? "" :
+		!strcmp(p->end_reason ? p->end_reason : "", "signal") ?
+		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
+	if (p->counters_split && p->counter_window_s > 0)
+		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
+		    p->clock_window_s, p->counter_window_s);
+	if (p->launched)
+		print_exit(out, p);
+	if (p->request_text[0])
+		say(out, "  requests (%s): %llu complete\n", p->request_text,
+			(unsigned long long)t->requests);
+	if (p->ops_source && !strcmp(p->ops_source, "--ops"))
+		say(out, "  operations (--ops): %.0f\n", p->ops);
+	say(out, "\nclock reads%s\n", p->ops > 0 ?
+		(c == &t->in_requests ? " (per op: inside complete requests)" : "") : "");
+	print_per_op(out, "total", c->reads, p->ops);
+	if (c != &t->all)
+		say(out, "  %-28s %12llu  (%.1f/s)\n", "in the whole window",
+			(unsigned long long)t->all.reads,
+			p->clock_window_s > 0 ? t->all.reads / p->clock_window_s : 0);
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		if (c->by_entry[e])
+			print_per_op(out, cp_entry_name(e), c->by_entry[e], p->ops);
+	for (int i = 0; i < CP_PATH_MAX; i++)
+		if (c->by_path[i]) {
+			char label[64];
+
+			snprintf(label, sizeof(label), "path %s", cp_path_name(i));
+			print_per_op(out, label, c->by_path[i], p->ops);
+		}
+	for (int i = 0; i < CP_CLOCK_SLOTS; i++)
+		if (c->by_clock[i])
+			print_per_op(out, cp_clock_name(i), c->by_clock[i], p->ops);
+	for (int i = 0; i < p->nprobes; i++) {
+		char label[600];
+
+		snprintf(label, sizeof(label), "calls %s", p->probes[i].symbol);
+		print_per_op(out, label, c->probe_calls[i], p->ops);
+	}
+	print_histogram(out, p);
+	print_call_sites(out, p);
+	print_counters(out, p);
+	say(out, "\nprobe hits %llu (%s, self-test %lu of %lu)", (unsigned long long)t->trap_hits,
+	    cp_mechanism_name(p->mechanism), p->selftest.hits, p->selftest.calls);
+	if (p->cost_ns_per_hit > 0) {
+		say(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
+		if (p->clock_window_cpu_s > 0)
+			say(out, " (%.1f%% of the target's %.2f s of CPU in that window)",
+				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s,
+				p->clock_window_cpu_s);
+	}
+	say(out, "\n");
+	for (int i = 0; i < p->nwarnings; i++) {
+		fputs(color ? "\033[1;33mwarning:\033[0m " : "warning: ", out);
+		say(out, "%s\n", p->warnings[i]);
+	}
+}
+
+void cp_summary_live(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+
+	fprintf(out, "\r\033[K%6.1fs  reads %llu", p->duration_s,
+		(unsigned long long)t->all.reads);
+	if (p->request_text[0] && t->requests)
+		fprintf(out, "  requests %llu  reads/request %.2f",
+			(unsigned long long)t->requests,
+			(double)t->in_requests.reads / (double)t->requests);
+	fflush(out);
+}

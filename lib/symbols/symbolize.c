@@ -1,0 +1,1072 @@
+/* symbolize.c - addresses of a live process to names, with libdwfl; see
+ * symbolize.h.
+ *
+ * Modules are reported to libdwfl one by one (dwfl_report_elf with a file
+ * descriptor we opened) rather than with dwfl_linux_proc_report, because we
+ * must choose how each file is opened: through /proc/PID/root (containers),
+ * checked against the inode in /proc/PID/maps or the build-id in the
+ * target's memory, or through /proc/PID/map_files when the file on disk is
+ * no longer the one mapped. The vDSO image is copied from /proc/PID/mem
+ * into a memfd. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "demangle.h"
+#include "error.h"
+#include "grow.h"
+#include "plt_stubs.h"
+#include "symbolize.h"
+#include "procfs.h"
+
+#define PAGE_MASK_4K (~(uint64_t)4095)
+
+/* One line of /proc/PID/maps. */
+struct vma {
+	uint64_t start, end, offset;
+	char perms[5];
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	bool deleted;
+	char path[PATH_MAX];
+};
+
+/* A function symbol, for lookup by address (libdwfl's own lookup scans the
+ * whole table on every call: too slow for thousands of sites in libc). */
+struct sym_entry {
+	uint64_t addr, size;
+	const char *name;	/* owned by libdwfl's module */
+	int rank;		/* among aliases, lower is preferred */
+};
+
+/* One mapped ELF file (or the vDSO). */
+struct sym_module {
+	char *path;		/* as the target maps it */
+	uint64_t start, end;	/* union of its mappings */
+	uint64_t map0_start, map0_end; /* the mapping of file offset 0 */
+	uint64_t bias;
+	uint64_t ino;
+	bool is_vdso;
+	bool verified;		/* opened file is the mapped one */
+	bool via_map_files;
+	dev_t file_dev;		/* of the file we opened */
+	ino_t file_ino;
+	char *build_id;		/* hex */
+	Dwfl_Module *mod;	/* NULL when not verified */
+	struct sym_entry *syms;	/* sorted by addr, built on first use */
+	size_t n_syms;
+	bool syms_built;
+};
+
+struct cache_entry {
+	struct cp_frame_info info;
+	struct cp_inline_frame *inl;
+};
+
+struct cp_symbolizer {
+	pid_t pid;
+	uint64_t start_time;
+	Dwfl *dwfl;
+	Dwfl_Callbacks cb;
+	char *debuginfo_path;
+	struct sym_module **mods;
+	size_t n_mods, cap_mods;
+	struct timespec last_refresh;
+	/* open addressing, keys are addresses, 0 means empty slot */
+	uint64_t *keys;
+	struct cache_entry **vals;
+	size_t cap, count;
+};
+
+/* ---- names ------------------------------------------------------------ */
+
+char *cp_symbol_display_name(const char *name)
+{
+	const char *at;
+	char *bare, *out;
+
+	if (!name)
+		return NULL;
+	/* glibc's .symtab names carry their version: clock_gettime@@GLIBC_2.17 */
+	at = strchr(name, '@');
+	bare = at && at != name ? strndup(name, (size_t)(at - name)) : strdup(name);
+	if (!bare)
+		return NULL;
+	out = cp_demangle(bare);
+	if (!out)
+		return bare;
+	free(bare);
+	return out;
+}
+
+/* ---- /proc ------------------------------------------------------------- */
+
+/* The process's start time, or 0 once it has exited: a zombie still has
+ * its /proc/PID/stat, but no longer its files (/proc/PID/root). Its main
+ * thread alone may be a zombie (it called pthread_exit) while the others
+ * run on: that process is alive. */
+static uint64_t proc_start_time(pid_t pid)
+{
+	struct cp_proc_stat st;
+	pid_t *tids = NULL;
+	size_t ntids = 0;
+	bool others = false;
+
+	if (cp_proc_stat_read(pid, &st))
+		return 0;
+	if (st.state == 'Z' || st.state == 'X') {
+		others = cp_proc_threads(pid, &tids, &ntids) == 0 && ntids > 1;
+		free(tids);
+		if (!others)
+			return 0;
+	}
+	return st.start_time;
+}
+
+static int parse_maps_line(const char *line, struct vma *v)
+{
+	unsigned long long start, end, off, ino;
+	int n = 0;
+	size_t len;
+	const char *path;
+
+	memset(v, 0, sizeof(*v));
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
+		   v->perms, &off, &v->dev_major, &v->dev_minor, &ino, &n) < 7)
+		return -1;
+	v->start = start;
+	v->end = end;
+	v->offset = off;
+	v->ino = ino;
+	path = line + n;
+	snprintf(v->path, sizeof(v->path), "%s", path);
+	len = strlen(v->path);
+	while (len && (v->path[len - 1] == '\n' || v->path[len - 1] == ' '))
+		v->path[--len] = '\0';
+	if (len > 10 && strcmp(v->path + len - 10, " (deleted)") == 0) {
+		v->path[len - 10] = '\0';
+		v->deleted = true;
+	}
+	return 0;
+}
+
+/* Reads /proc/PID/maps into a malloc'd array. */
+static struct vma *read_maps(pid_t pid, size_t *count)
+{
+	char path[64], *line = NULL;
+	size_t cap = 0, n = 0, linecap = 0;
+	struct vma *v = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (getline(&line, &linecap, f) > 0) {
+		if (cp_grow(&v, &cap, n + 1, sizeof(*v))) {
+			free(v);
+			v = NULL;
+			break;
+		}
+		if (parse_maps_line(line, &v[n]) == 0)
+			n++;
+	}
+	free(line);
+	fclose(f);
+	if (v && n == 0) {
+		free(v);
+		v = NULL;
+		errno = ESRCH;
+	}
+	*count = n;
+	return v;
+}
+
+static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+static void hexify(const unsigned char *b, size_t n, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Finds the GNU build-id in a block of ELF notes. */
+static int notes_build_id(const unsigned char *p, size_t len, char *hex,
+			  size_t hexsize)
+{
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		off += 12;
+		size_t name_at = off, desc_at = off + ((namesz + 3) & ~3u);
+		size_t next = desc_at + ((descsz + 3) & ~3u);
+
+		if (next > len || desc_at > len)
+			return -1;
+		if (type == 3 && namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
+		    descsz * 2 + 1 <= hexsize && descsz > 0) {
+			hexify(p + desc_at, descsz, hex);
+			return 0;
+		}
+		off = next;
+	}
+	return -1;
+}
+
+/* The build-id of the ELF image mapped at map0 (file offset 0) in the
+ * target's memory: the ground truth a file on disk is checked against. */
+static int mem_build_id(pid_t pid, uint64_t map0, char *hex, size_t hexsize)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[64];
+	uint64_t first_load = UINT64_MAX;
+
+	if (read_mem(pid, map0, &eh, sizeof(eh)) != 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 ||
+	    eh.e_phnum > 64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+		return -1;
+	if (read_mem(pid, map0 + eh.e_phoff, ph, eh.e_phnum * sizeof(ph[0])) != 0)
+		return -1;
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < first_load)
+			first_load = ph[i].p_vaddr & PAGE_MASK_4K;
+	if (first_load == UINT64_MAX)
+		return -1;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		unsigned char buf[1024];
+
+		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > sizeof(buf))
+			continue;
+		if (read_mem(pid, map0 - first_load + ph[i].p_vaddr, buf,
+			     ph[i].p_filesz) != 0)
+			continue;
+		if (notes_build_id(buf, ph[i].p_filesz, hex, hexsize) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int elf_build_id_hex(Elf *elf, char *hex, size_t hexsize)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+
+	if (n <= 0 || (size_t)n * 2 + 1 > hexsize)
+		return -1;
+	hexify(id, (size_t)n, hex);
+	return 0;
+}
+
+static int fd_build_id_hex(int fd, char *hex, size_t hexsize)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int rc;
+
+	if (!elf)
+		return -1;
+	rc = elf_build_id_hex(elf, hex, hexsize);
+	elf_end(elf);
+	return rc;
+}
+
+/* Load bias of the file open on fd when its offset map_off is mapped at
+ * map_start. Returns -1 when fd is not a usable ELF file. */
+static int compute_bias(int fd, uint64_t map_start, uint64_t map_off,
+			uint64_t *bias, bool *is_exec)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	size_t nph;
+	int rc = -1;
+
+	if (!elf)
+		return -1;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getphdrnum(elf, &nph) != 0)
+		goto out;
+	*is_exec = eh.e_type == ET_EXEC;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		uint64_t o = ph.p_offset & PAGE_MASK_4K;
+
+		if (map_off >= o && map_off < ph.p_offset + ph.p_filesz) {
+			*bias = map_start - map_off + o -
+				(ph.p_vaddr & PAGE_MASK_4K);
+			rc = 0;
+			break;
+		}
+	}
+out:
+	elf_end(elf);
+	return rc;
+}
+
+/* ---- module capture -------------------------------------------------- */
+
+static struct sym_module *find_module_by_range(struct cp_symbolizer *s,
+					       uint64_t addr)
+{
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (addr >= s->mods[i]->start && addr < s->mods[i]->end)
+			return s->mods[i];
+	return NULL;
+}
+
+static bool module_known(struct cp_symbolizer *s, const char *path,
+			 uint64_t map0_start)
+{
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i]->map0_start == map0_start &&
+		    strcmp(s->mods[i]->path, path) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a module of this file is already reported at this bias. A
+ * non-PIE executable's code mapped a second time elsewhere (Node moves part
+ * of its text to remap it on huge pages) is reported at bias 0 again: libdwfl
+ * refuses the overlap and marks the first module for removal, which would
+ * leave a dangling module behind. */
+static bool reported_at_bias(struct cp_symbolizer *s, const struct sym_module *m)
+{
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i]->mod && s->mods[i]->bias == m->bias &&
+		    s->mods[i]->file_ino == m->file_ino &&
+		    s->mods[i]->file_dev == m->file_dev &&
+		    strcmp(s->mods[i]->path, m->path) == 0)
+			return true;
+	return false;
+}
+
+static int add_module(struct cp_symbolizer *s, struct sym_module *m)
+{
+	if (cp_grow(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods)))
+		return -1;
+	s->mods[s->n_mods++] = m;
+	return 0;
+}
+
+/* Opens the file behind a module so that it is the one mapped. */
+static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
+			 const struct vma *map0, char *file_name, size_t size)
+{
+	struct stat st;
+	int fd;
+
+	if (!map0->deleted) {
+		snprintf(file_name, size, "/proc/%d/root%s", (int)s->pid, m->path);
+		fd = open(file_name, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			char a[128], b[128];
+
+			if (st.st_ino == map0->ino &&
+			    major(st.st_dev) == map0->dev_major &&
+			    minor(st.st_dev) == map0->dev_minor)
+				return fd;
+			/* overlayfs reports other device numbers: the
+			 * build-id in memory decides */
+			if (fd_build_id_hex(fd, a, sizeof(a)) == 0 &&
+			    mem_build_id(s->pid, map0->start, b, sizeof(b)) == 0 &&
+			    strcmp(a, b) == 0)
+				return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	/* The file on disk is not the one mapped; the kernel still holds the
+	 * mapped one (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
+	snprintf(file_name, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 (int)s->pid, map0->start, map0->end);
+	fd = open(file_name, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		m->via_map_files = true;
+	return fd;
+}
+
+static int vdso_memfd(pid_t pid, const struct vma *v)
+{
+	size_t len = v->end - v->start;
+	void *buf = malloc(len);
+	int fd = -1;
+
+	if (!buf)
+		return -1;
+	if (read_mem(pid, v->start, buf, len) == 0) {
+		fd = memfd_create("clockprof-vdso", MFD_CLOEXEC);
+		if (fd >= 0 && write(fd, buf, len) != (ssize_t)len) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	free(buf);
+	return fd;
+}
+
+static void set_module_userdata(struct sym_module *m)
+{
+	void **ud;
+
+	dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	*ud = m;
+}
+
+/* Reports the modules of one path (all its vmas in v[]). */
+static void capture_module(struct cp_symbolizer *s, const struct vma *v,
+			   size_t n, size_t first)
+{
+	const struct vma *map0 = NULL;
+	struct sym_module *m;
+	char file_name[PATH_MAX + 64];
+	bool has_exec = false, is_exec = false;
+	int fd;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return;
+	m->start = UINT64_MAX;
+	/* The mappings of one loaded file are adjacent in the maps: take the
+	 * run of entries with this path and inode. */
+	for (size_t i = first; i < n; i++) {
+		if (strcmp(v[i].path, v[first].path) != 0 || v[i].ino != v[first].ino)
+			break;
+		if (v[i].perms[2] == 'x')
+			has_exec = true;
+		if (!map0 || v[i].offset < map0->offset)
+			map0 = &v[i];
+		if (v[i].start < m->start)
+			m->start = v[i].start;
+		if (v[i].end > m->end)
+			m->end = v[i].end;
+	}
+	if (!has_exec || module_known(s, v[first].path, map0->start)) {
+		free(m);
+		return;
+	}
+	m->path = strdup(v[first].path);
+	m->map0_start = map0->start;
+	m->map0_end = map0->end;
+	m->ino = map0->ino;
+	m->is_vdso = strcmp(m->path, "[vdso]") == 0;
+	if (!m->path) {
+		free(m);
+		return;
+	}
+	if (m->is_vdso) {
+		fd = vdso_memfd(s->pid, map0);
+		snprintf(file_name, sizeof(file_name), "[vdso]");
+	} else {
+		fd = open_verified(s, m, map0, file_name, sizeof(file_name));
+	}
+	if (fd >= 0) {
+		struct stat st;
+		char hex[128];
+
+		if (fstat(fd, &st) == 0) {
+			m->file_dev = st.st_dev;
+			m->file_ino = st.st_ino;
+		}
+		if (fd_build_id_hex(fd, hex, sizeof(hex)) == 0)
+			m->build_id = strdup(hex);
+		if (compute_bias(fd, map0->start, map0->offset, &m->bias,
+				 &is_exec) != 0) {
+			/* not ELF (a mapped data file with exec rights) */
+			close(fd);
+			free(m->build_id);
+			free(m->path);
+			free(m);
+			return;
+		}
+		if (is_exec)
+			m->bias = 0;
+		if (reported_at_bias(s, m)) {
+			/* the addresses of this copy are not the file's */
+			close(fd);
+			free(m->build_id);
+			free(m->path);
+			free(m);
+			return;
+		}
+		m->mod = dwfl_report_elf(s->dwfl, m->path, file_name, fd,
+					 m->bias, true);
+		if (m->mod) {
+			m->verified = true;
+			set_module_userdata(m);
+		} else {
+			close(fd);
+		}
+	}
+	if (add_module(s, m) != 0) {
+		free(m->build_id);
+		free(m->path);
+		free(m);
+	}
+}
+
+static int report_maps(struct cp_symbolizer *s, bool adding,
+		       struct cp_error *err)
+{
+	size_t n = 0;
+	struct vma *v = read_maps(s->pid, &n);
+
+	if (!v)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot read the memory map of process %d: %s",
+			       (int)s->pid, strerror(errno));
+	if (adding)
+		dwfl_report_begin_add(s->dwfl);
+	else
+		dwfl_report_begin(s->dwfl);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+
+		while (j < n && strcmp(v[j].path, v[i].path) == 0 &&
+		       v[j].ino == v[i].ino)
+			j++;
+		if (v[i].path[0] == '/' || strcmp(v[i].path, "[vdso]") == 0)
+			capture_module(s, v, n, i);
+		i = j;
+	}
+	free(v);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &s->last_refresh);
+	return 0;
+}
+
+struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err)
+{
+	struct cp_symbolizer *s;
+
+	if (pid <= 0) {
+		cp_fail(err, CP_EXIT_USAGE, "invalid process id %d", (int)pid);
+		return NULL;
+	}
+	elf_version(EV_CURRENT);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+		return NULL;
+	}
+	s->pid = pid;
+	s->start_time = proc_start_time(pid);
+	if (!s->start_time) {
+		free(s);
+		cp_fail(err, CP_EXIT_PROFILE, "no such process: %d", (int)pid);
+		return NULL;
+	}
+	/* Debug files: next to the file (in the target's root), its .debug/,
+	 * and by build-id or path under the host's and the target's
+	 * /usr/lib/debug. */
+	if (asprintf(&s->debuginfo_path, ":.debug:/usr/lib/debug:/proc/%d/root/usr/lib/debug",
+		     (int)pid) < 0) {
+		free(s);
+		cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+		return NULL;
+	}
+	s->cb.find_elf = dwfl_linux_proc_find_elf;
+	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.debuginfo_path = &s->debuginfo_path;
+	s->dwfl = dwfl_begin(&s->cb);
+	if (!s->dwfl) {
+		cp_fail(err, CP_EXIT_PROFILE, "libdwfl: %s", dwfl_errmsg(-1));
+		free(s->debuginfo_path);
+		free(s);
+		return NULL;
+	}
+	if (report_maps(s, false, err) != 0) {
+		cp_symbolizer_close(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Picks up modules mapped since the last look (dlopen), at most every
+ * 20 ms so that addresses outside any module (JIT code) stay cheap. */
+static void maybe_refresh(struct cp_symbolizer *s)
+{
+	struct timespec now;
+	int64_t ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (now.tv_sec - s->last_refresh.tv_sec) * 1000 +
+	     (now.tv_nsec - s->last_refresh.tv_nsec) / 1000000;
+	if (ms < 20 || proc_start_time(s->pid) != s->start_time)
+		return;
+	report_maps(s, true, NULL);
+}
+
+/* ---- symbolization ------------------------------------------------------ */
+
+static struct cache_entry *cache_get(struct cp_symbolizer *s, uint64_t addr)
+{
+	if (!s->cap)
+		return NULL;
+	for (size_t i = (addr * 0x9E3779B97F4A7C15ull) >> 40 & (s->cap - 1);;
+	     i = (i + 1) & (s->cap - 1)) {
+		if (s->keys[i] == addr)
+			return s->vals[i];
+		if (!s->vals[i])
+			return NULL;
+	}
+}
+
+static int cache_put(struct cp_symbolizer *s, uint64_t addr,
+		     struct cache_entry *e)
+{
+	if ((s->count + 1) * 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		struct cache_entry **vals = calloc(cap, sizeof(*vals));
+		uint64_t *ok = s->keys;
+		struct cache_entry **ov = s->vals;
+		size_t ocap = s->cap;
+
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -1;
+		}
+		s->keys = keys;
+		s->vals = vals;
+		s->cap = cap;
+		s->count = 0;
+		for (size_t i = 0; i < ocap; i++)
+			if (ov[i])
+				cache_put(s, ok[i], ov[i]);
+		free(ok);
+		free(ov);
+	}
+	for (size_t i = (addr * 0x9E3779B97F4A7C15ull) >> 40 & (s->cap - 1);;
+	     i = (i + 1) & (s->cap - 1)) {
+		if (!s->vals[i]) {
+			s->keys[i] = addr;
+			s->vals[i] = e;
+			s->count++;
+			return 0;
+		}
+	}
+}
+
+/* Name of a subprogram or inlined-subroutine DIE, following
+ * DW_AT_abstract_origin/specification; the linkage name when there is one,
+ * so that C++ names carry their classes and templates. */
+static char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	return name ? cp_symbol_display_name(name) : NULL;
+}
+
+static const char *cu_file(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t n;
+
+	if (dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* Fills the inline chain of addr (module-relative address pc). */
+static void fill_inlines(struct cache_entry *e, Dwarf_Die *cu, Dwarf_Addr pc)
+{
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, pc, &scopes);
+	size_t count = 0;
+
+	if (n <= 0)
+		return;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag == DW_TAG_inlined_subroutine)
+			count++;
+	}
+	if (count && (e->inl = calloc(count, sizeof(*e->inl)))) {
+		/* scopes run innermost first; the chain is stored outermost first */
+		size_t k = count;
+
+		for (int i = 0; i < n && k > 0; i++) {
+			Dwarf_Attribute attr;
+			Dwarf_Word w;
+			struct cp_inline_frame *f;
+
+			if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+				continue;
+			f = &e->inl[--k];
+			f->function = die_function_name(&scopes[i]);
+			if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) &&
+			    dwarf_formudata(&attr, &w) == 0) {
+				const char *file = cu_file(cu, w);
+
+				f->call_file = file ? strdup(file) : NULL;
+			}
+			if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) &&
+			    dwarf_formudata(&attr, &w) == 0)
+				f->call_line = (int)w;
+		}
+		e->info.inlined = e->inl;
+		e->info.n_inlined = count;
+	}
+	/* without an ELF symbol, the enclosing subprogram names the function */
+	if (!e->info.function) {
+		for (int i = 0; i < n; i++)
+			if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+				Dwarf_Addr lo;
+
+				e->info.function = die_function_name(&scopes[i]);
+				if (dwarf_lowpc(&scopes[i], &lo) == 0)
+					e->info.function_offset = pc - lo;
+				break;
+			}
+	}
+	free(scopes);
+}
+
+/* Prefers, among aliases at one address: global over weak over local,
+ * then names without a leading underscore, then shorter names (glibc's
+ * "clock_gettime" over "__clock_gettime"). */
+static int alias_rank(const GElf_Sym *sym, const char *name)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+	int rank = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1000 : 2000;
+
+	if (name[0] == '_')
+		rank += 500;
+	return rank + (int)(strlen(name) < 400 ? strlen(name) : 400);
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+static void build_symbols(struct sym_module *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	size_t k = 0;
+
+	m->syms_built = true;
+	if (n <= 0 || !(m->syms = calloc((size_t)n, sizeof(*m->syms))))
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr,
+							   &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+			continue;
+		m->syms[k++] = (struct sym_entry){ addr, sym.st_size, name,
+						   alias_rank(&sym, name) };
+	}
+	m->n_syms = k;
+	qsort(m->syms, k, sizeof(*m->syms), cmp_sym);
+}
+
+/* The function symbol covering addr: a sized symbol containing it, else the
+ * nearest unsized symbol before it. */
+static const struct sym_entry *lookup_symbol(struct sym_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi, best_alias;
+
+	if (!m->syms_built)
+		build_symbols(m);
+	hi = m->n_syms;
+	while (lo < hi) {	/* first entry with addr > target */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	/* walk back over a few candidates: nested or overlapping symbols */
+	for (size_t i = lo, steps = 0; i > 0 && steps < 64; i--, steps++) {
+		const struct sym_entry *e = &m->syms[i - 1];
+
+		if (e->size && addr < e->addr + e->size) {
+			best_alias = i - 1;	/* first of its aliases: best rank */
+			while (best_alias > 0 && m->syms[best_alias - 1].addr == e->addr &&
+			       m->syms[best_alias - 1].size)
+				best_alias--;
+			return &m->syms[best_alias];
+		}
+	}
+	if (m->syms[lo - 1].size == 0) {
+		best_alias = lo - 1;
+		while (best_alias > 0 && m->syms[best_alias - 1].addr == m->syms[lo - 1].addr)
+			best_alias--;
+		return &m->syms[best_alias];
+	}
+	return NULL;
+}
+
+/* A PLT stub has no symbol (the one before it, often _init, would be a
+ * wrong name): it is "name@plt", as objdump shows it. */
+static bool plt_stub_name(struct cache_entry *e, Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Addr bias, stub;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	char name[160];
+
+	if (!elf || !cp_plt_stub_at(elf, addr - bias, name, sizeof(name) - 4, &stub))
+		return false;
+	strcat(name, "@plt");
+	e->info.function = strdup(name);
+	e->info.function_offset = addr - bias - stub;
+	return e->info.function != NULL;
+}
+
+static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
+				uint64_t addr)
+{
+	Dwfl_Module *mod = m->mod;
+	const struct sym_entry *sym = lookup_symbol(m, addr);
+	Dwarf_Die *cu;
+	Dwarf_Addr dwbias = 0;
+	Dwfl_Line *line;
+
+	if (!plt_stub_name(e, mod, addr) && sym) {
+		e->info.function = cp_symbol_display_name(sym->name);
+		e->info.function_offset = addr - sym->addr;
+	}
+	line = dwfl_module_getsrc(mod, addr);
+	if (line) {
+		int lineno = 0, col = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, &col,
+						 NULL, NULL);
+
+		if (file) {
+			e->info.file = strdup(file);
+			e->info.line = lineno;
+			e->info.column = col;
+		}
+	}
+	cu = dwfl_module_addrdie(mod, addr, &dwbias);
+	if (cu)
+		fill_inlines(e, cu, addr - dwbias);
+}
+
+int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
+		 struct cp_frame_info *out)
+{
+	struct cache_entry *e = cache_get(s, addr);
+	struct sym_module *m = NULL;
+	Dwfl_Module *mod;
+
+	if (e) {
+		*out = e->info;
+		return e->info.module ? 0 : -1;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		memset(out, 0, sizeof(*out));
+		out->addr = addr;
+		return -1;
+	}
+	e->info.addr = addr;
+	mod = dwfl_addrmodule(s->dwfl, addr);
+	if (!mod && !find_module_by_range(s, addr)) {
+		maybe_refresh(s);
+		mod = dwfl_addrmodule(s->dwfl, addr);
+	}
+	if (mod) {
+		void **ud;
+
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		m = *ud;
+	} else {
+		m = find_module_by_range(s, addr);
+	}
+	if (m) {
+		e->info.module = m->path;
+		e->info.build_id = m->build_id;
+		e->info.module_offset = addr - m->bias;
+		e->info.stale = !m->verified;
+		if (m->verified)
+			symbolize_in_module(e, m, addr);
+	}
+	if (cache_put(s, addr, e) != 0) {
+		/* not cached: still answer, the entry leaks into nothing */
+		*out = e->info;
+		out->function = out->file = NULL;
+		out->inlined = NULL;
+		out->n_inlined = 0;
+		free((char *)e->info.function);
+		free((char *)e->info.file);
+		for (size_t i = 0; i < e->info.n_inlined; i++) {
+			free((char *)e->inl[i].function);
+			free((char *)e->inl[i].call_file);
+		}
+		free(e->inl);
+		free(e);
+		return -1;
+	}
+	*out = e->info;
+	return m ? 0 : -1;
+}
+
+void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
+		    char *buf, size_t size)
+{
+	if (f->function && with_offset && f->function_offset)
+		snprintf(buf, size, "%s+0x%" PRIx64, f->function,
+			 f->function_offset);
+	else if (f->function)
+		snprintf(buf, size, "%s", f->function);
+	else if (f->module) {
+		const char *base = strrchr(f->module, '/');
+
+		snprintf(buf, size, "%s+0x%" PRIx64, base ? base + 1 : f->module,
+			 f->module_offset);
+	} else
+		snprintf(buf, size, "0x%" PRIx64, f->addr);
+}
+
+/* ---- staleness ----------------------------------------------------------- */
+
+int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
+{
+	uint64_t now = proc_start_time(s->pid);
+	int rc = 0;
+
+	if (now && now != s->start_time)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d is not the process that was profiled "
+			       "(the pid was reused); call sites cannot be named",
+			       (int)s->pid);
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (!s->mods[i]->verified)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "%s was replaced on disk before it could be "
+				       "read (reading /proc/%d/map_files needs "
+				       "CAP_SYS_ADMIN); its call sites are left unnamed",
+				       s->mods[i]->path, (int)s->pid);
+	if (!now)
+		return 0;	/* exited: what was captured is all there is */
+	for (size_t i = 0; i < s->n_mods; i++) {
+		struct sym_module *m = s->mods[i];
+		char path[PATH_MAX + 64], hex[128];
+		struct stat st;
+		int fd;
+
+		if (m->is_vdso || m->via_map_files)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path);
+		if (stat(path, &st) == 0 && st.st_dev == m->file_dev &&
+		    st.st_ino == m->file_ino)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		hex[0] = '\0';
+		if (fd >= 0) {
+			fd_build_id_hex(fd, hex, sizeof(hex));
+			close(fd);
+		}
+		if (m->build_id && strcmp(hex, m->build_id) == 0)
+			continue;	/* same contents, new inode */
+		cp_fail(err, CP_EXIT_OK,
+			"%s was replaced on disk after attach (build-id %s, now %s); "
+			"call sites are named from the copy opened at attach",
+			m->path, m->build_id ? m->build_id : "none",
+			hex[0] ? hex : "unreadable");
+		rc = 1;
+	}
+	return rc;
+}
+
+void cp_symbolizer_close(struct cp_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->cap; i++) {
+		struct cache_entry *e = s->vals[i];
+
+		if (!e)
+			continue;
+		free((char *)e->info.function);
+		free((char *)e->info.file);
+		for (size_t k = 0; k < e->info.n_inlined; k++) {
+			free((char *)e->inl[k].function);
+			free((char *)e->inl[k].call_file);
+		}
+		free(e->inl);
+		free(e);
+	}
+	free(s->keys);
+	free(s->vals);
+	for (size_t i = 0; i < s->n_mods; i++) {
+		free(s->mods[i]->syms);
+		free(s->mods[i]->path);
+		free(s->mods[i]->build_id);
+		free(s->mods[i]);
+	}
+	free(s->mods);
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	free(s->debuginfo_path);
+	free(s);
+}
+
+struct Dwfl *cp_symbolizer_dwfl(struct cp_symbolizer *s)
+{
+	return s->dwfl;
+}
+

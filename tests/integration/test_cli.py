@@ -1,0 +1,277 @@
+"""The command line as a user of perf or bpftrace expects it: -p PID and
+options after the PID, --version and help on every subcommand, the common
+options (-q, -v, --color) and option errors worded alike everywhere, stdout
+that carries only the output asked for, the summary's wording, and the man
+page and bash completion, which are made from the same option tables as
+--help (checked here against --help, not against the tables)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from common import Skip
+from readiness import wait_serving
+
+SUBCOMMANDS = ["attach", "run", "ab", "compare", "report"]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def help_options(ctx, sub):
+    """The long and short options that `clockprof SUB --help` lists."""
+    proc = ctx.run(sub, "--help", check=True)
+    opts = set()
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^  (?:(-\w), )?\s*(--[\w-]+)", line)
+        if m:
+            opts.update(o for o in m.groups() if o)
+    assert "--help" in opts and len(opts) > 6, proc.stdout
+    return opts
+
+
+def start_target(ctx):
+    target = subprocess.Popen([ctx.target("reads_target"), "time", "1", "0"])
+    wait_serving(target)
+    return target
+
+
+def stop(target):
+    target.kill()
+    target.wait()
+
+
+def test_attach_takes_pid_option_and_options_after_the_pid(ctx):
+    target = start_target(ctx)
+    try:
+        for args in (["-p", target.pid, "-d", "300ms"], [target.pid, "-d", "300ms"],
+                     ["--pid", target.pid, "-d", "300ms"]):
+            out = os.path.join(ctx.tmp, "run.json")
+            proc = ctx.run("attach", *args, "-q", "-e", "none", "-o", out, timeout=60)
+            assert proc.returncode == 0, (args, proc.stderr)
+            assert ctx.load_json(out)["target"]["pid"] == target.pid, args
+        proc = ctx.run("attach", "-p", target.pid, target.pid)
+        assert proc.returncode == 2 and "one PID" in proc.stderr, proc.stderr
+    finally:
+        stop(target)
+
+
+def test_version_and_help_on_every_subcommand(ctx):
+    version = ctx.run("--version", check=True).stdout
+    assert re.match(r"^clockprof \S+\n$", version), version
+    for sub in SUBCOMMANDS:
+        proc = ctx.run(sub, "--version")
+        assert proc.returncode == 0 and proc.stdout == version and not proc.stderr, sub
+        helped = ctx.run("help", sub)
+        assert helped.returncode == 0, helped.stderr
+        assert helped.stdout == ctx.run(sub, "--help").stdout == ctx.run(sub, "-h").stdout, sub
+        assert helped.stdout.startswith(f"usage: clockprof {sub} "), helped.stdout[:80]
+    proc = ctx.run("help", "frobnicate")
+    assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
+
+
+def test_ab_help_lists_its_options_and_compare_help_its_defaults(ctx):
+    ab = help_options(ctx, "ab")
+    assert {"-d", "--duration", "-r", "--request", "-e", "--events", "--mechanism",
+            "--probe", "--ops", "--stacks"} <= ab, ab
+    text = ctx.run("compare", "--help", check=True).stdout
+    assert "++" not in text, text
+    assert "allow +0 and sampled measures +5%" in " ".join(text.split()), text
+
+
+def test_common_options_are_worded_alike_everywhere(ctx):
+    common = None
+    for sub in SUBCOMMANDS:
+        text = ctx.run(sub, "--help", check=True).stdout
+        block = text[text.index("Common options:"):].split("\n\n")[0]
+        for opt in ("-q, --quiet", "-v, --verbose", "--color=WHEN", "--version"):
+            assert opt in block, (sub, block)
+        assert common in (None, block), f"{sub}'s common options differ:\n{block}\n{common}"
+        common = block
+        proc = ctx.run(sub, "--frob")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == f"clockprof: unknown option '--frob'; see 'clockprof {sub} --help'\n"
+        proc = ctx.run(sub, "--color=sometimes")
+        assert proc.returncode == 2
+        assert proc.stderr == "clockprof: --color must be auto, always or never, not 'sometimes'\n"
+
+
+def test_option_errors_say_what_is_wrong(ctx):
+    proc = ctx.run("run", "-d")
+    assert proc.returncode == 2
+    assert proc.stderr == ("clockprof: option -d/--duration needs a value (TIME); "
+                           "see 'clockprof run --help'\n"), proc.stderr
+    proc = ctx.run("attach", "-p")
+    assert "needs a value (PID)" in proc.stderr, proc.stderr
+    proc = ctx.run("run", "--quiet=yes", "--", "true")
+    assert proc.returncode == 2 and "takes no value" in proc.stderr, proc.stderr
+    bounds = os.path.join(ctx.tmp, "missing")
+    proc = ctx.run("compare", "--bounds", bounds, "--base", bounds, "--head", bounds)
+    assert proc.returncode == 2 and "Success" not in proc.stderr, proc.stderr
+    assert "No such file or directory" in proc.stderr, proc.stderr
+    proc = ctx.run("run", "-r", "syscall:nosuch", "--", "true")
+    assert proc.returncode == 2 and "unknown syscall 'nosuch'" in proc.stderr
+    assert "did you mean" not in proc.stderr, proc.stderr
+    proc = ctx.run("run", "-e", "sched:sched_switch", "--", "true")
+    assert proc.returncode == 2 and "tracepoint" in proc.stderr, proc.stderr
+    assert 'unknown event "sched"' not in proc.stderr, proc.stderr
+
+
+def test_attach_refused_as_root_gives_the_true_reason(ctx):
+    if os.geteuid() != 0:
+        raise Skip("needs root: the message under test is root's")
+    # Any process this root may not inspect: on a container host often
+    # pid 1 (more capabilities than ours). Where root may inspect all,
+    # there is no refusal to word.
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            os.readlink(f"/proc/{pid}/exe")
+        except PermissionError:
+            break
+        except OSError:
+            continue
+    else:
+        raise Skip("root may inspect every process here")
+    proc = ctx.run("attach", "-d", "1", pid)
+    assert proc.returncode == 3, proc.stderr
+    assert "run as root" not in proc.stderr and "even as root" in proc.stderr, proc.stderr
+
+
+def test_run_output_on_stdout_is_only_json(ctx):
+    proc = ctx.run("run", "-e", "none", "-o", "-", "--", "sh", "-c", "echo HELLO")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["schema"] == "clockprof.run/1"
+    assert "HELLO" in proc.stderr and "clockprof: sh (pid" in proc.stderr, proc.stderr
+    # The same with exact counts: 3 requests of 1 read each.
+    proc = ctx.run("run", "-q", "-e", "none", "-o", "-", "--",
+                   ctx.target("reads_target"), "time", 1, 3)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["clock_reads"]["total"] == 3
+
+
+def test_folded_on_stdout_is_not_mixed_with_the_summary(ctx):
+    proc = ctx.run("run", "-e", "none", "--folded", "-", "--",
+                   ctx.target("reads_target"), "time", 1, 3)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines and all(re.match(r"^\S.* \d+$", line) for line in lines), proc.stdout
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in lines) == 3, proc.stdout
+    assert "clock reads" in proc.stderr, proc.stderr
+    proc = ctx.run("run", "-o", "-", "--folded", "-", "--", "true")
+    assert proc.returncode == 2 and "only one output" in proc.stderr, proc.stderr
+
+
+def test_summary_names_the_program_and_aligns(ctx):
+    # The kernel keeps 15 characters of the name (comm); the summary
+    # gives the executable's whole name.
+    exe = os.path.join(ctx.tmp, "a_long_program_name_target")
+    os.symlink(ctx.target("reads_target"), exe)
+    proc = ctx.run("run", "-r", "func:handle_request", "-e",
+                   "task-clock,context-switches,page-faults", "--", exe, "time", 2, 20)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("clockprof: a_long_program_name_target (pid "), proc.stdout
+    assert not re.search(r"\de[+-]\d", proc.stdout), proc.stdout
+    reads = proc.stdout.split("\nclock reads")[1].split("\n\n")[0]
+    rows = [line for line in reads.splitlines() if line.endswith("/op")]
+    assert len(rows) >= 3 and len({line.index("/op") for line in rows}) == 1, reads
+    counters = proc.stdout.split("\ncounters (")[1].splitlines()[1:4]
+    assert len({line.rindex("/op") for line in counters}) == 1, "\n".join(counters)
+
+
+def test_summary_says_clockprof_ended_the_command(ctx):
+    proc = ctx.run("run", "-e", "none", "-d", "300ms", "--",
+                   ctx.target("reads_target"), "time", 1, 0, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "command ended: ended by clockprof (SIGTERM)" in proc.stdout, proc.stdout
+    proc = ctx.run("run", "-e", "none", "--", "sh", "-c", "kill -TERM $$")
+    assert "command ended: killed by SIGTERM" in proc.stdout, proc.stdout
+
+
+def man_page(ctx):
+    path = os.path.join(ctx.tmp, "clockprof.1")
+    with open(path, "w") as f:
+        f.write(ctx.run("--man", check=True).stdout)
+    return path
+
+
+def test_man_page_renders_without_warnings_and_lists_every_option(ctx):
+    if not shutil.which("groff") or not shutil.which("man"):
+        raise Skip("groff or man missing (make test-deps installs groff-base and man-db)")
+    path = man_page(ctx)
+    proc = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", path],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    proc = subprocess.run(["man", "--warnings", "-l", path], capture_output=True, text=True,
+                          env=dict(os.environ, MANWIDTH="80", MAN_KEEP_FORMATTING="",
+                                   MANPAGER="cat", PAGER="cat"))
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    text = re.sub(r".\x08", "", proc.stdout).replace("\u2010", "-")
+    for sub in SUBCOMMANDS:
+        assert f"clockprof {sub}" in text, sub
+        section = text.split(f"   clockprof {sub}\n", 1)[1]
+        for opt in help_options(ctx, sub) - {"-q", "--quiet", "-v", "--verbose", "--color",
+                                             "-h", "--help", "--version"}:
+            assert re.search(rf"(^|[\s,]){re.escape(opt)}\b", section), (sub, opt)
+    common = text.split("COMMON OPTIONS", 1)[1]
+    for opt in ("--quiet", "--verbose", "--color=WHEN", "--help", "--version"):
+        assert opt in common, opt
+
+
+def complete(ctx, script, *words):
+    """What bash completion offers for `clockprof WORDS...` (the last word
+    being completed)."""
+    words = ["clockprof", *map(str, words)]
+    quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
+    prog = (f"source '{script}'; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; "
+            "_clockprof; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    proc = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, cwd=ctx.tmp)
+    assert proc.returncode == 0, proc.stderr
+    return set(filter(None, proc.stdout.splitlines()))
+
+
+def completion_script(ctx):
+    path = os.path.join(ctx.tmp, "clockprof.bash")
+    with open(path, "w") as f:
+        f.write(ctx.run("--completion", "bash", check=True).stdout)
+    return path
+
+
+def test_completion_offers_every_option_of_every_subcommand(ctx):
+    script = completion_script(ctx)
+    assert set(SUBCOMMANDS) <= complete(ctx, script, "")
+    assert complete(ctx, script, "help", "co") == {"compare"}
+    for sub in SUBCOMMANDS:
+        offered = {o.rstrip("=") for o in complete(ctx, script, sub, "-")}
+        assert offered == help_options(ctx, sub), (sub, offered ^ help_options(ctx, sub))
+
+
+def test_completion_offers_values_pids_files_and_commands(ctx):
+    script = completion_script(ctx)
+    assert str(os.getpid()) in complete(ctx, script, "attach", "-p", "")
+    assert str(os.getpid()) in complete(ctx, script, "attach", "")
+    open(os.path.join(ctx.tmp, "base-1.json"), "w").close()
+    assert "base-1.json" in complete(ctx, script, "compare", "--base", "bas")
+    assert "base-1.json" in complete(ctx, script, "run", "-o", "bas")
+    assert complete(ctx, script, "compare", "--color", "=", "al") == {"always"}
+    assert complete(ctx, script, "run", "--mechanism", "") == {"uprobe", "breakpoint"}
+    assert "sh" in complete(ctx, script, "run", "-d", "1", "--", "sh")
+    assert complete(ctx, script, "run", "-d", "") == set()
+
+
+def test_make_install_and_uninstall(ctx):
+    dest = os.path.join(ctx.tmp, "dest")
+    dry = subprocess.run(["make", "-n", "install", f"DESTDIR={dest}"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert dry.returncode == 0 and "apt-get" not in dry.stdout, dry.stdout + dry.stderr
+    proc = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    files = ["usr/bin/clockprof", "usr/share/man/man1/clockprof.1",
+             "usr/share/bash-completion/completions/clockprof"]
+    for f in files:
+        assert os.path.isfile(os.path.join(dest, f)), f
+    with open(os.path.join(dest, files[1])) as f:
+        assert f.read() == ctx.run("--man").stdout
+    proc = subprocess.run(["make", "-s", "uninstall", f"DESTDIR={dest}", "PREFIX=/usr"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert not any(os.path.exists(os.path.join(dest, f)) for f in files)

@@ -1,0 +1,159 @@
+/* test_cli_options.c - lib/cli_options, cli_man, cli_completion: the option
+ * table drives the parser (orders, values, errors, common options) and the
+ * help, man page and completion made from it. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli_completion.h"
+#include "cli_man.h"
+#include "cli_options.h"
+#include "unit.h"
+
+enum { OPT_LONG_ONLY = CP_OPT_FIRST_LONG };
+
+static const struct cp_option test_options[] = {
+	{ .id = 'd', .short_name = 'd', .long_name = "duration", .value = "TIME",
+	  .help = "window length, a help text long enough to need wrapping onto a "
+		  "second line and maybe a third one when the column is narrow" },
+	{ .id = OPT_LONG_ONLY, .long_name = "flag", .help = "a flag" },
+	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
+	  .help = "output", .complete = CP_COMPLETE_FILE },
+	{ 0 },
+};
+
+static struct cp_command_spec spec = {
+	.name = "demo",
+	.synopsis = { "[OPTIONS] ARG" },
+	.summary = "a test command",
+	.description = "First paragraph.\n\n  demo -d 1 x\n\n.Second starts with a dot \\ and a backslash.",
+	.options = test_options,
+	.order = CP_ORDER_PERMUTE,
+};
+
+/* Parses argv (NULL-ended) and returns the ids seen, as a string. */
+static void parse(char **argv, char *ids, size_t n, struct cp_cli *cli, struct cp_error *err)
+{
+	int argc = 0, id;
+	size_t k = 0;
+
+	while (argv[argc])
+		argc++;
+	cp_cli_init(cli, &spec, argc, argv);
+	while ((id = cp_cli_next(cli, err)) != CP_OPT_END && k + 1 < n) {
+		ids[k++] = id == OPT_LONG_ONLY ? 'F' : id == CP_OPT_ERROR ? '!' :
+			   id == CP_OPT_OPERAND ? '1' : (char)id;
+		if (id == CP_OPT_ERROR)
+			break;
+	}
+	ids[k] = '\0';
+}
+
+TEST(cli_permutes_and_takes_common_options)
+{
+	char *argv[] = { "demo", "x", "-d", "1", "--flag", "-q", "-v", "--color=always", NULL };
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	char ids[16];
+
+	parse(argv, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(ids, "dF");
+	CHECK(cli.quiet && cli.verbose == 1 && cli.color == 1);
+	CHECK_STR(argv[cp_cli_rest(&cli)], "x");	/* permuted to the end */
+}
+
+TEST(cli_errors_are_worded_alike)
+{
+	char *missing[] = { "demo", "-d", NULL };
+	char *unknown[] = { "demo", "--frob", NULL };
+	char *novalue[] = { "demo", "--flag=1", NULL };
+	char *color[] = { "demo", "--color=pink", NULL };
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	char ids[16];
+
+	parse(missing, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(ids, "!");
+	CHECK_STR(err.msg, "option -d/--duration needs a value (TIME); see 'clockprof demo --help'");
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	parse(unknown, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(err.msg, "unknown option '--frob'; see 'clockprof demo --help'");
+	parse(novalue, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(err.msg, "option --flag takes no value; see 'clockprof demo --help'");
+	parse(color, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(err.msg, "--color must be auto, always or never, not 'pink'");
+}
+
+TEST(cli_in_order_returns_operands_in_turn)
+{
+	char *argv[] = { "demo", "a", "--flag", "b", "--", "-c", NULL };
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	char ids[16];
+
+	spec.order = CP_ORDER_IN_ORDER;
+	parse(argv, ids, sizeof(ids), &cli, &err);
+	spec.order = CP_ORDER_PERMUTE;
+	CHECK_STR(ids, "1F11");	/* "-c" after "--" is an operand */
+	CHECK_INT(cp_cli_rest(&cli), 6);
+}
+
+static char *render(void (*fn)(FILE *, const void *), const void *arg)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(f, arg);
+	fclose(f);
+	return buf;
+}
+
+static void help_fn(FILE *f, const void *arg) { cp_cli_help(f, arg); }
+static void man_fn(FILE *f, const void *arg) { cp_cli_man(f, arg); }
+static void bash_fn(FILE *f, const void *arg) { cp_cli_bash_completion(f, arg); }
+
+TEST(cli_help_wraps_within_79_columns)
+{
+	char *text = render(help_fn, &spec), *line, *save = NULL;
+
+	CHECK(strstr(text, "usage: clockprof demo [OPTIONS] ARG\n"));
+	CHECK(strstr(text, "\n  -d, --duration TIME     window length,"));
+	CHECK(strstr(text, "\n      --flag              a flag\n"));
+	CHECK(strstr(text, "\n  demo -d 1 x\n"));	/* an example stays as it is */
+	CHECK(strstr(text, "Common options:\n  -q, --quiet"));
+	CHECK(!strstr(text, "--colour"));	/* a hidden alias */
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		CHECK(strlen(line) <= 79);
+	free(text);
+}
+
+static const struct cp_command_spec *const specs[] = { &spec };
+static const struct cp_program_spec program = {
+	.name = "clockprof", .version = "0", .summary = "s", .description = "d",
+	.commands = specs, .ncommands = 1, .exit_status = "e", .environment = "v",
+	.see_also = "x(1)",
+};
+
+TEST(cli_man_escapes_roff)
+{
+	char *text = render(man_fn, &program);
+
+	CHECK(strstr(text, ".TH CLOCKPROF 1 "));
+	CHECK(strstr(text, "\\fB\\-d\\fR, \\fB\\-\\-duration\\fR \\fITIME\\fR\n"));
+	/* A line of text never starts a request; a backslash is printed. */
+	CHECK(strstr(text, "\n\\&.Second starts with a dot \\e and a backslash."));
+	CHECK(strstr(text, ".nf\ndemo \\-d 1 x\n.fi\n"));
+	free(text);
+}
+
+TEST(cli_completion_lists_options_and_values)
+{
+	char *text = render(bash_fn, &program);
+
+	CHECK(strstr(text, "complete -F _clockprof clockprof"));
+	CHECK(strstr(text, "opts=\"-d --duration --flag -o --output -q --quiet -v --verbose --color= -h --help --version\""));
+	CHECK(strstr(text, "-o|--output) _clockprof_files"));
+	CHECK(strstr(text, "--color) COMPREPLY=($(compgen -W \"auto always never\""));
+	CHECK(strstr(text, "-d|--duration) COMPREPLY=()"));
+	free(text);
+}
