@@ -22,8 +22,10 @@ fall by less than the CPU share. Nothing here fails on time.
 Known differences (measured here): with a syscall: boundary the estimate
 leaves out the cost of tracing sys_enter, which every syscall of the target
 pays, not only the boundary's (Python makes about ten per request: real
-share above the estimate); the JVM's CPU per request varies with its JIT
-and collector threads from cycle to cycle, more than the probes' share.
+share above the estimate); the CPU per request of Go (its idle scheduler
+threads spin for a while before sleeping, more on a busy host) and of the
+JVM (JIT, collector threads) varies from run to run more than the probes'
+share, so their "real" share is not a measure of the estimate.
 """
 import argparse
 import os
