@@ -50,6 +50,9 @@ BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
 	python3
 TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev
+# Real servers and runtimes of tests/integration/test_servers.py and their
+# load generators (ab, redis-benchmark); Node and Go come with test-deps below.
+SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
@@ -81,6 +84,7 @@ deps:
 
 test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
+	@$(call install_missing,$(SERVER_PKGS))
 	@command -v npm >/dev/null || { $(call install_missing,nodejs npm); }
 	@command -v rustc >/dev/null || [ -x "$(HOME)/.cargo/bin/rustc" ] || { $(call install_missing,rustc); }
 	@command -v go >/dev/null || { $(call install_missing,golang-go); }
@@ -216,6 +220,7 @@ include tests/fuzz/fuzz.mk
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
+	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-gate-stats
 	@$(O)/bench-symbolize $(O)/tests/targets

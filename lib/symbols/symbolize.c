@@ -363,6 +363,22 @@ static bool module_known(struct cp_symbolizer *s, const char *path,
 	return false;
 }
 
+/* Whether a module of this file is already reported at this bias. A
+ * non-PIE executable's code mapped a second time elsewhere (Node moves part
+ * of its text to remap it on huge pages) is reported at bias 0 again: libdwfl
+ * refuses the overlap and marks the first module for removal, which would
+ * leave a dangling module behind. */
+static bool reported_at_bias(struct cp_symbolizer *s, const struct sym_module *m)
+{
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i]->mod && s->mods[i]->bias == m->bias &&
+		    s->mods[i]->file_ino == m->file_ino &&
+		    s->mods[i]->file_dev == m->file_dev &&
+		    strcmp(s->mods[i]->path, m->path) == 0)
+			return true;
+	return false;
+}
+
 static int add_module(struct cp_symbolizer *s, struct sym_module *m)
 {
 	if (cp_grow(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods)))
@@ -503,6 +519,14 @@ static void capture_module(struct cp_symbolizer *s, const struct vma *v,
 		}
 		if (is_exec)
 			m->bias = 0;
+		if (reported_at_bias(s, m)) {
+			/* the addresses of this copy are not the file's */
+			close(fd);
+			free(m->build_id);
+			free(m->path);
+			free(m);
+			return;
+		}
 		m->mod = dwfl_report_elf(s->dwfl, m->path, file_name, fd,
 					 m->bias, true);
 		if (m->mod) {
