@@ -50,6 +50,9 @@ BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libgcrypt20-dev zlib1g-dev pkg-config linux-libc-dev libc6-dev \
 	python3
 TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev
+# Real servers and runtimes of tests/integration/test_servers.py and their
+# load generators (ab, redis-benchmark); Node and Go come with test-deps below.
+SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
 LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
@@ -67,7 +70,7 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
 # rebuild does not redo it.
-.SECONDARY:
+.SECONDARY: $(BPF_SRCS:probes/%.bpf.c=$(O)/%.bpf.o)
 
 # The man page and bash completion are printed by clockprof itself from
 # the option tables its parser uses (lib/cli_options.h): they cannot drift.
@@ -81,6 +84,7 @@ deps:
 
 test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
+	@$(call install_missing,$(SERVER_PKGS))
 	@command -v npm >/dev/null || { $(call install_missing,nodejs npm); }
 	@command -v rustc >/dev/null || [ -x "$(HOME)/.cargo/bin/rustc" ] || { $(call install_missing,rustc); }
 	@command -v go >/dev/null || { $(call install_missing,golang-go); }
@@ -142,19 +146,19 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 $(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
 
-$(O)/lib/%.o: lib/%.c
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS)
+$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c
+$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c
+$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
@@ -163,7 +167,11 @@ layer-flags-%:
 	@echo $(call layer_flags,lib/$*/x.c)
 
 # Header dependencies as the compiler saw them (-MMD -MP).
--include $(wildcard $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d))
+# An object without its .d (built before, or by hand) is rebuilt: the
+# missing .d counts as changed.
+DEPS := $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_OBJS:.o=.d)
+$(DEPS):
+-include $(wildcard $(DEPS))
 
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -209,11 +217,13 @@ demo: all test-targets
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
-bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize \
+bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats \
 	$(O)/bench-shared-counter
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
+	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@$(O)/bench-compare ./clockprof
+	@$(O)/bench-gate-stats
 	@$(O)/bench-symbolize $(O)/tests/targets
 	@$(O)/bench-shared-counter
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof

@@ -68,6 +68,9 @@ static int run_sides(struct profile_command *pc, long runs, const char *dir,
 				fprintf(stderr, "clockprof ab: %s run %ld of %ld -> %s\n", name,
 					i, runs, path);
 			rc = profile_command_execute(pc);
+			if (rc && pc->command_status == rc)
+				return cmd_error(rc, "ab: stopped at %s run %ld of %ld: the %s command failed (%s); %s kept",
+						 name, i, runs, name, pc->command_how, path);
 			if (rc)
 				return rc;
 			if (pc->interrupted)

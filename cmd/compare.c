@@ -1,28 +1,19 @@
-/* compare.c - `clockprof compare`: the gate. Loads the base and head run
- * files and the bounds, judges every measure (lib/gate/compare.h), writes
- * verdict.json, markdown, the HTML report and GitHub annotations as asked,
- * prints the table, and exits 0 (within bounds), 1 (regressed; or
- * inconclusive with --fail-on-inconclusive) or 2 (usage or bad input). */
+/* compare.c - `clockprof compare`: the gate's options. The gate itself
+ * (loading, judging, verdict.json, markdown, HTML) is cp_gate_run()
+ * (lib/report/gate_run.h); this prints the table and the GitHub
+ * annotations and exits 0 (within bounds), 1 (regressed; or inconclusive
+ * with --fail-on-inconclusive) or 2 (usage or bad input). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "append_file.h"
-#include "atomic_file.h"
 #include "bounds.h"
 #include "cmd.h"
 #include "compare.h"
-#include "compare_markdown.h"
-#include "compare_table.h"
-#include "compare_texts.h"
 #include "error.h"
+#include "gate_run.h"
 #include "github_annotations.h"
-#include "json_file.h"
-#include "report.h"
-#include "run_file.h"
-#include "stats.h"
-#include "verdict_file.h"
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
        OPT_GITHUB, OPT_FAIL_INCONCLUSIVE };
@@ -37,7 +28,8 @@ static const struct cp_option options[] = {
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = OPT_BOUNDS, .long_name = "bounds", .value = "FILE",
 	  .help = "bounds file: 'GLOB +N%' or 'GLOB +N' per "
-	  "line, first match wins, # comments; without it exact measures allow "
+	  "line (-N%/-N: an improvement required; 'removed-ok GLOB': may vanish), "
+	  "first match wins, # comments; without it exact measures allow "
 	  CP_BOUND_DEFAULT_EXACT " and sampled measures " CP_BOUND_DEFAULT_SAMPLED,
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
@@ -72,10 +64,13 @@ const struct cp_command_spec cmd_compare_spec = {
 		"Exact measures compare values; sampled ones need enough runs per side "
 		"for a 95% interval (Hodges-Lehmann; too few are reported with the "
 		"number needed) and regress only when that whole interval lies beyond "
-		"the bound after Holm correction over all sampled measures.",
+		"the bound and the test of 'beyond the bound' holds after Holm "
+		"correction over the measures whose estimate is beyond theirs. A "
+		"measure every base run has that the head lacks fails the gate.",
 	.exit_codes = "Exit codes: 0 within bounds, 1 a measure regressed beyond its bound "
-		      "(or inconclusive, with --fail-on-inconclusive), 2 usage error or "
-		      "invalid input.",
+		      "or went missing from the head (or inconclusive, with "
+		      "--fail-on-inconclusive), 2 usage error or invalid input, the "
+		      "same run given twice included.",
 	.order = CP_ORDER_IN_ORDER,
 	.operands = CP_COMPLETE_FILE,
 };
@@ -83,7 +78,6 @@ const struct cp_command_spec cmd_compare_spec = {
 struct side_files {
 	const char **names;
 	size_t n;
-	struct cp_compare_run *runs;
 };
 
 static int add_file(struct side_files *s, const char *name)
@@ -97,86 +91,18 @@ static int add_file(struct side_files *s, const char *name)
 	return 0;
 }
 
-/* Loads both sides in one batch, base files first: the loader's threads
- * then never wait for the last file of one side before starting the
- * other (8 ms of a 1,000-measure, 60-run gate). base->runs and
- * head->runs point into *all. whole: keep every run's whole document,
- * for the HTML report. */
-static int load_sides(struct side_files *base, struct side_files *head, int whole,
-		      struct cp_compare_run **all, struct cp_error *err)
-{
-	size_t n = base->n + head->n;
-	const char **names = calloc(n + 1, sizeof(*names));
-	int rc;
-
-	*all = calloc(n + 1, sizeof(**all));
-	if (!names || !*all) {
-		free(names);
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	}
-	memcpy(names, base->names, base->n * sizeof(*names));
-	memcpy(names + base->n, head->names, head->n * sizeof(*names));
-	rc = cp_compare_load_runs(names, n, whole, *all, err);
-	free(names);
-	base->runs = *all;
-	head->runs = *all + base->n;
-	return rc;
-}
-
-/* Writes the outputs from the rendered texts; returns 0 or -1 with the
- * message in err. */
-static int write_outputs(const json_t *verdict, const struct cp_compare_texts *t,
-			 struct side_files *base, struct side_files *head,
-			 const char *output, const char *markdown, const char *html,
-			 struct cp_error *err)
-{
-	const char *summary = getenv("GITHUB_STEP_SUMMARY");
-	int rc = 0;
-
-	if (output && cp_json_write_text(t->json, output, err))
-		return -1;
-	if (markdown && cp_write_file_atomic(markdown, t->markdown,
-					     strlen(t->markdown), err))
-		return -1;
-	if (t->markdown && summary && *summary &&
-	    cp_append_text_file(summary, t->markdown, err))
-		return -1;
-	if (html) {
-		/* The verdict first, then the base runs, then the head runs:
-		 * lib/report/report.h splits them by the verdict's base.runs/head.runs. */
-		size_t n = 1 + base->n + head->n, k = 0;
-		json_t **docs = calloc(n, sizeof(*docs));
-
-		if (!docs)
-			return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", html);
-		docs[k++] = (json_t *)verdict;
-		for (size_t i = 0; i < base->n; i++)
-			docs[k++] = base->runs[i].doc;
-		for (size_t i = 0; i < head->n; i++)
-			docs[k++] = head->runs[i].doc;
-		rc = cp_report_write(docs, n, html, err);
-		free(docs);
-	}
-	return rc;
-}
-
 int cmd_compare(int argc, char **argv)
 {
 	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
-	struct cp_compare_run *runs = NULL;	/* both sides' */
 	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
 	const char *html = NULL;
 	int github = 0, quiet, color, opt, code;
 	struct cp_cli cli;
 	struct cp_compare_opts opts = { .alpha = 0.05 };
-	struct cp_bounds bounds;
-	struct cp_compare_result result;
 	struct cp_error err = { 0 };
-	json_t *verdict = NULL;
 	FILE *table_out = stdout;
-	struct cp_compare_texts texts = { 0 };
+	struct cp_gate_outcome gate = { 0 };
 
-	cp_bounds_init_defaults(&bounds);
 	cp_cli_init(&cli, &cmd_compare_spec, argc, argv);
 	/* In order: the files of a glob after --base/--head come back one by
 	 * one as operands and join the side named last. */
@@ -226,38 +152,22 @@ int cmd_compare(int argc, char **argv)
 		table_out = stderr;	/* stdout carries the JSON */
 		color = cp_cli_color(&cli, STDERR_FILENO);
 	}
-	if ((output && cp_check_writable(output, &err)) ||
-	    (markdown && cp_check_writable(markdown, &err)) ||
-	    (html && cp_check_writable(html, &err)) ||
-	    (bounds_path && cp_bounds_load(bounds_path, &bounds, &err)) ||
-	    load_sides(&base, &head, html != NULL, &runs, &err))
-		goto fail;
+	if (cli.verbose)
+		fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
+			base.n, head.n, bounds_path ? bounds_path : "(defaults)");
 	{
-		struct cp_compare_side b = { base.runs, base.names, base.n };
-		struct cp_compare_side h = { head.runs, head.names, head.n };
+		struct cp_gate_request rq = {
+			base.names, base.n, head.names, head.n, bounds_path,
+			output, markdown, html, github, !quiet, color,
+			opts.fail_on_inconclusive,
+		};
 
-		if (cli.verbose)
-			fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
-				base.n, head.n, bounds_path ? bounds_path : "(defaults)");
-
-		if (cp_compare(&b, &h, &bounds, &opts, &result, &err))
+		if (cp_gate_run(&rq, &gate, &err))
 			goto fail;
-		verdict = cp_verdict_build(&result, &bounds, &b, &h);
-		code = result.exit_code;
-		cp_compare_result_free(&result);
+		code = gate.exit_code;
 	}
-	if (!verdict)
-		goto oom;
-	{
-		const char *summary = getenv("GITHUB_STEP_SUMMARY");
-		int want_md = markdown || (github && summary && *summary);
-
-		if (cp_compare_texts_render(verdict, output != NULL, want_md, !quiet,
-					    color, &texts))
-			goto oom;
-	}
-	if (write_outputs(verdict, &texts, &base, &head, output, markdown, html, &err))
-		goto fail;
+	if (gate.warning[0])
+		fprintf(stderr, "clockprof: warning: %s\n", gate.warning);
 	if (!quiet || github) {
 		char token[33];
 
@@ -267,12 +177,12 @@ int cmd_compare(int argc, char **argv)
 		if (!quiet) {
 			if (github)
 				cp_github_stop_commands(table_out, token);
-			fputs(texts.table, table_out);
+			fputs(gate.texts.table, table_out);
 			if (github)
 				cp_github_resume_commands(table_out, token);
 		}
 		if (github)
-			cp_github_annotations_write(table_out, verdict);
+			cp_github_annotations_write(table_out, gate.verdict);
 	}
 	fflush(stdout);
 	goto out;
@@ -281,12 +191,7 @@ oom:
 fail:
 	code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
 out:
-	cp_compare_texts_free(&texts);
-	json_decref(verdict);
-	cp_bounds_free(&bounds);
-	for (size_t i = 0; runs && i < base.n + head.n; i++)
-		cp_compare_run_free(&runs[i]);
-	free(runs);
+	cp_gate_outcome_free(&gate);
 	free(base.names);
 	free(head.names);
 	return code;

@@ -9,11 +9,13 @@
 #include "duration.h"
 #include "error.h"
 #include "folded.h"
+#include "launcher.h"
 #include "profile_command.h"
-#include "speedscope.h"
 #include "report.h"
 #include "run_file.h"
+#include "speedscope.h"
 #include "summary.h"
+#include "wait_status.h"
 
 static void tick(const struct cp_profile *p, void *arg)
 {
@@ -163,6 +165,10 @@ int profile_command_execute(struct profile_command *pc)
 	if (collect(pc, &p, live, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
 	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
+	pc->command_status = cp_profile_command_status(&p);
+	pc->command_how[0] = '\0';
+	if (pc->command_status)
+		cp_describe_exit(p.exit_status, pc->command_how, sizeof(pc->command_how));
 	if (!pc->quiet)
 		cp_summary_print(text, &p, pc->color);
 	doc = cp_run_file_build(&p);
@@ -177,5 +183,11 @@ int profile_command_execute(struct profile_command *pc)
 		rc = cmd_error(err.exit_code, "%s", err.msg);
 	json_decref(doc);
 	cp_profile_release(&p);
+	if (rc == CP_EXIT_OK && pc->command_status) {
+		/* Measured and written, but a failing command must not pass
+		 * for a good run in a script or CI step. */
+		fprintf(stderr, "clockprof: the command failed (%s)\n", pc->command_how);
+		rc = pc->command_status;
+	}
 	return rc;
 }

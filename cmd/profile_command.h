@@ -71,6 +71,8 @@ struct profile_command {
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
 	int interrupted;	/* set by execute: a signal ended the window */
+	int command_status;	/* set by execute: cp_profile_command_status() */
+	char command_how[64];	/* "exit code 3", "killed by SIGSEGV", or "" */
 };
 
 /* Parses argv (argv[0] is the subcommand) by spec; argv[pc->rest]
@@ -78,7 +80,9 @@ struct profile_command {
  * (printed), an exit code > 0 after an error (printed), or 0. */
 int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
 			  int argc, char **argv);
-/* Profiles, prints the summary and writes the files; returns the exit code. */
+/* Profiles, prints the summary and writes the files; returns the exit
+ * code: clockprof's own failure, else the launched command's failure
+ * (command_status), else 0. The run file is written either way. */
 int profile_command_execute(struct profile_command *pc);
 
 #endif

@@ -38,7 +38,7 @@ int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule)
 	double v;
 	int pct = 0;
 
-	if (*p != '+')
+	if (*p != '+' && *p != '-')
 		return -1;
 	p++;
 	if (!isdigit((unsigned char)*p))
@@ -59,7 +59,7 @@ int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule)
 	if (*end)
 		return -1;
 	rule->relative = pct;
-	rule->value = v;
+	rule->value = *s == '-' ? -v : v;
 	snprintf(rule->text, sizeof(rule->text), "%s", s);
 	return 0;
 }
@@ -91,6 +91,36 @@ static int tokens(char *line, char **tok, int max)
 	return n;
 }
 
+/* The new rule at the end of b->rules, zeroed. */
+static struct cp_bound_rule *new_rule(struct cp_bounds *b)
+{
+	struct cp_bound_rule *r;
+
+	if (cp_grow(&b->rules, &b->rules_cap, b->nrules + 1, sizeof(*b->rules)))
+		return NULL;
+	r = &b->rules[b->nrules];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static int add_removed_ok(struct cp_bounds *b, const char *glob, int lineno,
+			  const char *name, struct cp_error *err)
+{
+	struct cp_bound_rule *r;
+
+	if (!glob)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s:%d: 'removed-ok' needs one GLOB: 'removed-ok NAME-GLOB'",
+			       name, lineno);
+	if (!(r = new_rule(b)) || !(r->pattern = strdup(glob)))
+		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
+	r->removed_ok = 1;
+	snprintf(r->text, sizeof(r->text), "removed-ok");
+	r->line = lineno;
+	b->nrules++;
+	return 0;
+}
+
 static int parse_line(char *line, int lineno, const char *name,
 		      struct cp_bounds *b, struct cp_error *err)
 {
@@ -108,6 +138,8 @@ static int parse_line(char *line, int lineno, const char *name,
 	n = tokens(line, tok, 2);
 	if (n == 0)
 		return 0;
+	if (!strcmp(tok[0], "removed-ok"))
+		return add_removed_ok(b, n == 2 ? tok[1] : NULL, lineno, name, err);
 	if (n == 1)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s:%d: rule '%.60s' has no bound; write 'GLOB +N%%' or 'GLOB +N'",
@@ -116,13 +148,11 @@ static int parse_line(char *line, int lineno, const char *name,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s:%d: too many fields; a rule is 'GLOB +N%%' or 'GLOB +N' (comments start with #)",
 			       name, lineno);
-	if (cp_grow(&b->rules, &b->rules_cap, b->nrules + 1, sizeof(*b->rules)))
+	if (!(r = new_rule(b)))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
-	r = &b->rules[b->nrules];
-	memset(r, 0, sizeof(*r));
 	if (cp_bound_parse_value(tok[1], r))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s:%d: bad bound '%.40s' for '%.60s'; expected +N%% (relative) or +N (absolute), e.g. +5%% or +0",
+			       "%s:%d: bad bound '%.40s' for '%.60s'; expected +N%% (relative) or +N (absolute), e.g. +5%% or +0 (-N%% or -N to demand an improvement)",
 			       name, lineno, tok[1], tok[0]);
 	r->pattern = strdup(tok[0]);
 	if (!r->pattern)
@@ -221,12 +251,34 @@ struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
 	struct cp_bound_rule *r = exact ? &b->default_exact : &b->default_sampled;
 
 	for (size_t i = 0; i < b->nrules; i++)
-		if (fnmatch(b->rules[i].pattern, name, 0) == 0) {
+		if (!b->rules[i].removed_ok &&
+		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
 			r = &b->rules[i];
 			break;
 		}
 	r->matched++;
 	return r;
+}
+
+struct cp_bound_rule *cp_bounds_removed_ok(struct cp_bounds *b, const char *name)
+{
+	for (size_t i = 0; i < b->nrules; i++)
+		if (b->rules[i].removed_ok &&
+		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
+			b->rules[i].matched++;
+			return &b->rules[i];
+		}
+	return NULL;
+}
+
+void cp_bounds_note_unjudged(struct cp_bounds *b, const char *name)
+{
+	for (size_t i = 0; i < b->nrules; i++)
+		if (!b->rules[i].removed_ok &&
+		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
+			b->rules[i].matched++;
+			return;
+		}
 }
 
 void cp_bounds_free(struct cp_bounds *b)

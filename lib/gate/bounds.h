@@ -3,10 +3,13 @@
  * The user keeps a `.clockprof-bounds` file in their repository (grammar:
  * docs/bounds.md): one rule per line, `GLOB BOUND`, first match
  * wins, `#` starts a comment, BOUND is `+N%` (relative) or `+N` (absolute,
- * in the measure's unit), always an allowed change in the measure's bad
- * direction. Measures no rule matches fall back to the built-in defaults,
- * which are also what applies without a file: exact measures +0 (any
- * increase fails), sampled measures +5%. */
+ * in the measure's unit), an allowed change in the measure's bad
+ * direction; `-N%` or `-N` demands an improvement of at least N. A line
+ * `removed-ok GLOB` lets measures matching GLOB disappear from the head
+ * (otherwise a measure present in every base run and missing from the
+ * head fails the gate). Measures no rule matches fall back to the
+ * built-in defaults, which are also what applies without a file: exact
+ * measures +0 (any increase fails), sampled measures +5%. */
 #ifndef CP_BOUNDS_H
 #define CP_BOUNDS_H
 
@@ -21,7 +24,8 @@ struct cp_error;
 struct cp_bound_rule {
 	char *pattern;		/* fnmatch(3) glob, flags 0: '*' crosses '/' */
 	int relative;		/* 1: value is a percentage; 0: absolute */
-	double value;		/* >= 0 */
+	double value;		/* allowed worsening; < 0 demands improvement */
+	int removed_ok;		/* a `removed-ok GLOB` line, not a bound */
 	char text[40];		/* as written, normalised: "+5%", "+0" */
 	int line;		/* 1-based line in the file; 0 for a default */
 	size_t matched;		/* measures this rule was chosen for */
@@ -48,13 +52,23 @@ int cp_bounds_parse(const char *text, size_t len, const char *name,
 int cp_bounds_load(const char *path, struct cp_bounds *b,
 		   struct cp_error *err);
 
-/* Parses one bound ("+5%", "+0.5", "+3") into rule->relative/value/text. */
+/* Parses one bound ("+5%", "+0.5", "+3", "-2%") into
+ * rule->relative/value/text. */
 int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule);
 
 /* The rule for measure name (first match wins, then the default for its
  * kind); counts the match in rule->matched. Never NULL. */
 struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
 				      int exact);
+
+/* The `removed-ok` rule that lets measure name disappear from the head
+ * (counted as matched), or NULL. */
+struct cp_bound_rule *cp_bounds_removed_ok(struct cp_bounds *b, const char *name);
+
+/* For a measure on one side only (added or removed, no bound applies):
+ * counts the first bound rule matching name as matched, so that a rule
+ * written for it is not reported as matching nothing. */
+void cp_bounds_note_unjudged(struct cp_bounds *b, const char *name);
 
 void cp_bounds_free(struct cp_bounds *b);
 

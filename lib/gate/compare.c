@@ -51,9 +51,12 @@ static void warnf(json_t *arr, const char *fmt, ...)
 
 /* --- environment fingerprint ------------------------------------------ */
 
-/* Fields compared across sides; "inconclusive" ones change what sampled
- * measures mean (a different clocksource changes what a clock read costs;
- * with or without a PMU the machine is not the same kind). build_id and exe
+/* Fields compared across runs; "inconclusive" ones make up the host
+ * fingerprint and change what sampled measures mean (another CPU model or
+ * kernel runs the same code at another speed; a different clocksource
+ * changes what a clock read costs; with or without a PMU the machine is
+ * not the same kind), so sampled measures are judged only between runs
+ * that agree on all of them. build_id and exe
  * are expected to differ between base and head and are only recorded; so
  * is mechanism, because different mechanisms never get this far
  * (check_mechanisms refuses them). */
@@ -61,8 +64,8 @@ static const struct {
 	const char *field;
 	const char *effect;	/* NULL: not compared */
 } env_fields[] = {
-	{ "kernel", "warning" },
-	{ "cpu", "warning" },
+	{ "kernel", "inconclusive" },
+	{ "cpu", "inconclusive" },
 	{ "clocksource", "inconclusive" },
 	{ "pmu", "inconclusive" },
 	{ "mechanism", NULL },
@@ -162,45 +165,58 @@ static void values_text(const json_t *arr, char *buf, size_t len)
 	}
 }
 
+/* Adds field to the comma-separated list in why (once). */
+static void name_field(char *why, size_t len, const char *field)
+{
+	size_t used = strlen(why);
+
+	if (strstr(why, field))
+		return;
+	snprintf(why + used, len - used, "%s%s", used ? ", " : "", field);
+}
+
 /* Fills base_env, head_env, env_mismatch; returns 1 when sampled measures
- * must be inconclusive, and the field that says why in *why. */
+ * must be inconclusive, naming the fingerprint fields that differ (within
+ * a side or between the sides) in why. */
 static int compare_env(const struct cp_compare_side *base,
 		       const struct cp_compare_side *head,
-		       struct cp_compare_result *r, const char **why)
+		       struct cp_compare_result *r, char *why, size_t why_len)
 {
-	int inconclusive = 0;
-
 	r->base_env = side_env(base);
 	r->head_env = side_env(head);
 	r->env_mismatch = json_array();
-	*why = NULL;
+	why[0] = '\0';
 	for (size_t f = 0; f < N_ENV_FIELDS; f++) {
 		const char *field = env_fields[f].field;
 		json_t *b = json_object_get(r->base_env, field);
 		json_t *h = json_object_get(r->head_env, field);
+		int fingerprint;
 		char text[256];
 
 		if (!env_fields[f].effect)
 			continue;
+		fingerprint = !strcmp(env_fields[f].effect, "inconclusive");
 		if (json_array_size(b) > 1) {
 			values_text(b, text, sizeof(text));
 			warnf(r->warnings, "base runs differ in %s: %s", field, text);
+			if (fingerprint)
+				name_field(why, why_len, field);
 		}
 		if (json_array_size(h) > 1) {
 			values_text(h, text, sizeof(text));
 			warnf(r->warnings, "head runs differ in %s: %s", field, text);
+			if (fingerprint)
+				name_field(why, why_len, field);
 		}
 		if (same_set(b, h))
 			continue;
 		json_array_append_new(r->env_mismatch,
 			json_pack("{s:s, s:O, s:O, s:s}", "field", field, "base", b,
 				  "head", h, "effect", env_fields[f].effect));
-		if (!strcmp(env_fields[f].effect, "inconclusive") && !inconclusive) {
-			inconclusive = 1;
-			*why = field;
-		}
+		if (fingerprint)
+			name_field(why, why_len, field);
 	}
-	return inconclusive;
+	return why[0] != '\0';
 }
 
 /* --- counting mechanism ------------------------------------------------ */
@@ -401,10 +417,16 @@ static void side_stats(const double *v, size_t n, struct cp_side_stats *s)
 	}
 }
 
-static const char *g_fmt(char *buf, size_t len, double v)
+/* Two values for people, with as many digits as it takes to tell them
+ * apart when they differ: 7 -> 7.0000001, never 7 -> 7. */
+static void fmt_pair(char *b1, char *b2, size_t len, double v1, double v2)
 {
-	snprintf(buf, len, "%.6g", v);
-	return buf;
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(b1, len, "%.*g", prec, v1);
+		snprintf(b2, len, "%.*g", prec, v2);
+		if (v1 == v2 || strcmp(b1, b2))
+			return;
+	}
 }
 
 /* The allowed change in the bad direction, in the unit of `pct` (percent,
@@ -414,17 +436,25 @@ static double allowed_abs(const struct cp_bound_rule *b, double base)
 	return b->relative ? b->value / 100.0 * fabs(base) : b->value;
 }
 
-static void judge_exact(struct cp_measure_verdict *mv, const double *bv,
-			const double *hv)
+/* A relative bound means nothing on a base of 0 (+5% of 0 is 0): say so
+ * rather than judge, and suggest the absolute bound that would. */
+static void zero_base_inconclusive(struct cp_measure_verdict *mv)
+{
+	mv->status = CP_MEASURE_INCONCLUSIVE;
+	snprintf(mv->reason, sizeof(mv->reason),
+		 "base median is 0, so the relative bound %s allows nothing; give an absolute bound "
+		 "(a bounds line such as '%.80s +1')",
+		 mv->bound->text, mv->name);
+}
+
+static void judge_exact(struct cp_measure_verdict *mv)
 {
 	double delta = mv->head.median - mv->base.median;
 	double bad = mv->higher_is_better ? -delta : delta;
-	double eps = 1e-9 * fmax(fabs(mv->base.median), fabs(mv->head.median));
+	double eps = 1e-12 * fmax(fabs(mv->base.median), fabs(mv->head.median));
 	double allowed = allowed_abs(mv->bound, mv->base.median);
-	char b1[32], b2[32];
+	char b1[40], b2[40];
 
-	(void)bv;
-	(void)hv;
 	mv->change_abs = (struct cp_interval){ delta, delta, delta };
 	if (mv->base.median != 0) {
 		double pct = delta / fabs(mv->base.median) * 100.0;
@@ -432,8 +462,11 @@ static void judge_exact(struct cp_measure_verdict *mv, const double *bv,
 		mv->change_pct = (struct cp_interval){ pct, pct, pct };
 	}
 	mv->direction = bad > eps ? 1 : bad < -eps ? -1 : 0;
-	g_fmt(b1, sizeof(b1), mv->base.median);
-	g_fmt(b2, sizeof(b2), mv->head.median);
+	fmt_pair(b1, b2, sizeof(b1), mv->base.median, mv->head.median);
+	if (mv->bound->relative && mv->base.median == 0 && delta != 0) {
+		zero_base_inconclusive(mv);
+		return;
+	}
 	if (bad > allowed + eps) {
 		mv->status = CP_MEASURE_REGRESSED;
 		snprintf(mv->reason, sizeof(mv->reason),
@@ -450,14 +483,6 @@ static void judge_exact(struct cp_measure_verdict *mv, const double *bv,
 				     "%s -> %s %.60s, unchanged%.0s",
 			 b1, b2, mv->unit, mv->bound->text);
 	}
-	if (mv->base.lo != mv->base.hi)
-		warnf(mv->warnings,
-		      "exact measure varies between base runs: %.6g .. %.6g (median used)",
-		      mv->base.lo, mv->base.hi);
-	if (mv->head.lo != mv->head.hi)
-		warnf(mv->warnings,
-		      "exact measure varies between head runs: %.6g .. %.6g (median used)",
-		      mv->head.lo, mv->head.hi);
 }
 
 /* Relative (percent) and absolute intervals of the change, head vs base.
@@ -471,12 +496,14 @@ static void judge_exact(struct cp_measure_verdict *mv, const double *bv,
 static void change_intervals(const double *bv, size_t nb, const double *hv,
 			     size_t nh, double z, double base_median, int need_abs,
 			     double *scratch, struct cp_interval *pct,
-			     struct cp_interval *abs_, int *has_interval)
+			     struct cp_interval *abs_, int *has_interval, int *ratio)
 {
 	struct cp_shift s, r;
 	double scale = fabs(base_median) / 100.0;
 
+	*ratio = 0;
 	if (cp_hl_ratio(bv, nb, hv, nh, z, scratch, &r) == 0) {
+		*ratio = 1;
 		*pct = (struct cp_interval){ (r.point - 1) * 100, (r.lo - 1) * 100,
 					     (r.hi - 1) * 100 };
 		*has_interval = r.has_interval;
@@ -527,28 +554,56 @@ static void bad_interval(const struct cp_measure_verdict *mv, double *lo,
 static void fmt_change(char *buf, size_t len, const struct cp_measure_verdict *mv,
 		       double v)
 {
-	if (mv->bound->relative && !isnan(mv->change_pct.point))
+	if (isnan(v))
+		snprintf(buf, len, "?");
+	else if (mv->bound->relative && !isnan(mv->change_pct.point))
 		snprintf(buf, len, "%+.3g%%", v);
 	else
 		snprintf(buf, len, "%+.6g", v);
+}
+
+/* Base values moved to the bound in the bad direction, into out: what
+ * the head must beat for "beyond the bound" to be shown. */
+static void base_at_bound(const struct cp_measure_verdict *mv, const double *bv,
+			  size_t nb, int ratio, double *out)
+{
+	double v = mv->bound->value, sign = mv->higher_is_better ? -1 : 1;
+	double add = mv->bound->relative ? v / 100.0 * fabs(mv->base.median) : v;
+
+	for (size_t i = 0; i < nb; i++)
+		out[i] = mv->bound->relative && ratio ? bv[i] * (1 + sign * v / 100.0) :
+							bv[i] + sign * add;
 }
 
 /* First pass over a sampled measure: statistics, no decision yet. */
 static void measure_sampled(struct cp_measure_verdict *mv, const double *bv,
 			    const double *hv, double z, double *scratch)
 {
-	struct cp_mann_whitney mw;
-	int has_interval;
+	struct cp_mann_whitney mw, beyond;
+	int has_interval, ratio;
+	double lo, hi, point, allowed;
 
 	change_intervals(bv, mv->base.n, hv, mv->head.n, z, mv->base.median,
 			 !mv->bound->relative, scratch, &mv->change_pct,
-			 &mv->change_abs, &has_interval);
+			 &mv->change_abs, &has_interval, &ratio);
+	mv->interval_ratio = ratio;
 	cp_mann_whitney(bv, mv->base.n, hv, mv->head.n, &mw);
 	mv->p_value = mw.p;
+	mv->test_exact = mw.exact;
+	/* Only an estimate beyond the bound is tested for it (the family);
+	 * scratch is free again: the pairs are no longer needed. */
+	bad_interval(mv, &lo, &hi, &point, &allowed);
+	if (point > allowed) {
+		base_at_bound(mv, bv, mv->base.n, ratio, scratch);
+		cp_mann_whitney(scratch, mv->base.n, hv, mv->head.n, &beyond);
+		mv->p_beyond = fmin(1, 2 * (mv->higher_is_better ? beyond.p_less :
+								   beyond.p_greater));
+	}
 	if (!has_interval) {
 		mv->change_pct.lo = mv->change_pct.hi = NAN;
 		mv->change_abs.lo = mv->change_abs.hi = NAN;
-		mv->p_value = NAN;	/* not part of the corrected family */
+		mv->p_value = mv->p_beyond = NAN;	/* not part of a family */
+		mv->interval_ratio = -1;
 	}
 }
 
@@ -558,7 +613,7 @@ static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 	double even[NOISE_FLOOR_MAX_RUNS / 2], odd[NOISE_FLOOR_MAX_RUNS / 2];
 	size_t ne = 0, no = 0, n = mv->base.n;
 	struct cp_interval pct, abs_;
-	int has;
+	int has, ratio;
 	double floor_pct, bound_pct;
 
 	if (n < NOISE_FLOOR_MIN_RUNS || n > NOISE_FLOOR_MAX_RUNS)
@@ -571,7 +626,7 @@ static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 			even[ne++] = bv[i];
 	}
 	change_intervals(even, ne, odd, no, z, cp_median(even, ne), 0, scratch,
-			 &pct, &abs_, &has);
+			 &pct, &abs_, &has, &ratio);
 	if (!has || isnan(pct.lo))
 		return;
 	floor_pct = fmax(fabs(pct.lo), fabs(pct.hi));
@@ -579,19 +634,60 @@ static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 	bound_pct = mv->bound->relative ? mv->bound->value :
 		    mv->base.median != 0 ?
 		    mv->bound->value / fabs(mv->base.median) * 100 : INFINITY;
-	if (bound_pct < floor_pct)
+	if (fabs(bound_pct) < floor_pct)
 		warnf(mv->warnings,
 		      "bound %s is tighter than the A/A noise floor %.2g%% seen between base runs; "
 		      "changes this small cannot be told from noise",
 		      mv->bound->text, floor_pct);
 }
 
+/* Runs per side with which fully separated samples reach p < alpha after
+ * Holm over nfamily measures (and give an interval at all). */
+static size_t runs_for_family(size_t nfamily, double alpha, size_t min_runs)
+{
+	size_t k = min_runs;
+
+	while (k < 1000 && cp_mann_whitney_min_p(k, k) * (double)nfamily >= alpha)
+		k++;
+	return k;
+}
+
+/* A measure whose point estimate lies beyond its bound: regressed when
+ * shown beyond it, else inconclusive with what is missing. */
+static void decide_beyond(struct cp_measure_verdict *mv, double alpha,
+			  size_t nfamily, size_t min_runs, double lo, double allowed,
+			  const char *l, const char *h, const char *pt)
+{
+	mv->status = CP_MEASURE_INCONCLUSIVE;
+	if (cp_mann_whitney_min_p(mv->base.n, mv->head.n) * (double)nfamily >= alpha) {
+		mv->runs_needed = runs_for_family(nfamily, alpha, min_runs);
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "estimate %s is beyond bound %s, but too few runs: %zu base, %zu head cannot show it "
+			 "with %zu measures judged together; need at least %zu on each side",
+			 pt, mv->bound->text, mv->base.n, mv->head.n, nfamily, mv->runs_needed);
+	} else if (lo > allowed && mv->p_beyond_adjusted < alpha) {
+		mv->status = CP_MEASURE_REGRESSED;
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "%s [%s, %s] lies beyond bound %s (p = %.2g, Holm-adjusted over %zu: %.2g)",
+			 pt, l, h, mv->bound->text, mv->p_beyond, nfamily,
+			 mv->p_beyond_adjusted);
+	} else if (lo > allowed) {
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "%s [%s, %s] lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
+			 pt, l, h, mv->bound->text, nfamily, mv->p_beyond_adjusted);
+	} else {
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "estimate %s is beyond bound %s, but the interval [%s, %s] does not exclude %s; more runs may decide",
+			 pt, mv->bound->text, l, h, mv->bound->text);
+	}
+}
+
 /* Second pass: the decision, once p-values are adjusted. */
 static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
-			   const char *env_why, size_t nfamily)
+			   const char *env_why, size_t nfamily, size_t min_runs)
 {
 	double lo, hi, point, allowed;
-	char l[32], h[32];
+	char l[32], h[32], pt[32];
 
 	if (mv->runs_needed) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
@@ -604,40 +700,38 @@ static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
 	mv->direction = point > 0 ? 1 : point < 0 ? -1 : 0;
 	fmt_change(l, sizeof(l), mv, mv->higher_is_better ? -hi : lo);
 	fmt_change(h, sizeof(h), mv, mv->higher_is_better ? -lo : hi);
+	fmt_change(pt, sizeof(pt), mv, mv->higher_is_better ? -point : point);
 	if (env_why) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
 		snprintf(mv->reason, sizeof(mv->reason),
-			 "%s differs between base and head runs (see env_mismatch)",
-			 env_why);
+			 "host fingerprint differs between runs (%.120s): sampled measures are only judged "
+			 "between runs of one host (see env_mismatch)", env_why);
 		return;
 	}
-	if (lo > allowed) {
-		if (mv->p_adjusted < alpha) {
-			mv->status = CP_MEASURE_REGRESSED;
-			snprintf(mv->reason, sizeof(mv->reason),
-				 "interval %s .. %s lies beyond bound %s (p = %.2g, Holm-adjusted %.2g)",
-				 l, h, mv->bound->text, mv->p_value, mv->p_adjusted);
-		} else {
-			mv->status = CP_MEASURE_INCONCLUSIVE;
-			snprintf(mv->reason, sizeof(mv->reason),
-				 "interval %s .. %s lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
-				 l, h, mv->bound->text, nfamily, mv->p_adjusted);
-		}
-	} else if (hi < 0 && mv->p_adjusted < alpha) {
+	if (mv->in_family) {
+		decide_beyond(mv, alpha, nfamily, min_runs, lo, allowed, l, h, pt);
+		return;
+	}
+	if (hi < 0 && mv->p_adjusted < alpha) {
 		mv->status = CP_MEASURE_IMPROVED;
 		snprintf(mv->reason, sizeof(mv->reason),
-			 "interval %s .. %s lies on the good side (adjusted p = %.2g)",
-			 l, h, mv->p_adjusted);
-	} else if (hi <= allowed) {
-		mv->status = CP_MEASURE_WITHIN;
-		snprintf(mv->reason, sizeof(mv->reason),
-			 "interval %s .. %s within bound %s", l, h, mv->bound->text);
-	} else {
-		mv->status = CP_MEASURE_INCONCLUSIVE;
-		snprintf(mv->reason, sizeof(mv->reason),
-			 "interval %s .. %s straddles bound %s; more runs may decide",
-			 l, h, mv->bound->text);
+			 "%s [%s, %s] lies on the good side (adjusted p = %.2g)",
+			 pt, l, h, mv->p_adjusted);
+		return;
 	}
+	mv->status = CP_MEASURE_WITHIN;
+	if (hi <= allowed) {
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "%s [%s, %s] within bound %s", pt, l, h, mv->bound->text);
+		return;
+	}
+	/* The estimate is within the bound; the runs just cannot rule out
+	 * the interval's far end. Said, but not a reason to hold the gate. */
+	snprintf(mv->reason, sizeof(mv->reason),
+		 "%s [%s, %s] within bound %s; not enough runs to exclude %s",
+		 pt, l, h, mv->bound->text, mv->higher_is_better ? l : h);
+	snprintf(mv->not_excluded, sizeof(mv->not_excluded), "%s",
+		 mv->higher_is_better ? l : h);
 }
 
 static int cmp_verdict_name(const void *a, const void *b)
@@ -674,16 +768,62 @@ static int meta_conflict(struct cp_measure_verdict *mv,
 	return 1;
 }
 
+/* Each distinct warning of a side's runs once, with how many runs gave
+ * it: a profiler that saw nothing says so in its runs, and that must
+ * reach whoever reads the verdict. */
 static void run_warnings(const struct cp_compare_side *s, const char *side,
 			 json_t *warnings)
 {
-	for (size_t r = 0; r < s->n; r++) {
-		const json_t *c = json_object_get(s->runs[r].doc, "complete");
+	json_t *seen = json_object();
+	const char *text;
+	json_t *count;
 
-		if (json_is_false(c))
-			warnf(warnings, "%s run %.200s was cut short (complete: false)",
-			      side, run_name(s, r));
+	for (size_t r = 0; r < s->n; r++) {
+		size_t i;
+		json_t *w;
+
+		json_array_foreach(json_object_get(s->runs[r].doc, "warnings"), i, w) {
+			const char *t = json_string_value(w);
+			json_t *c;
+
+			if (!t)
+				continue;
+			c = json_object_get(seen, t);
+			json_object_set_new(seen, t, json_integer(c ? json_integer_value(c) + 1 : 1));
+		}
 	}
+	json_object_foreach(seen, text, count)
+		warnf(warnings, "%s runs (%lld of %zu): %.300s", side,
+		      (long long)json_integer_value(count), s->n, text);
+	json_decref(seen);
+}
+
+/* Added or removed. A measure every base run had that no head run has is
+ * what a broken head looks like (it crashed before doing the work), so it
+ * fails the gate unless the bounds file says it may go (removed-ok). */
+static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bounds,
+			     size_t nb, size_t base_runs)
+{
+	const struct cp_bound_rule *ok;
+
+	cp_bounds_note_unjudged(bounds, mv->name);
+	mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
+	if (!nb || nb < base_runs) {
+		snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
+			 nb ? "base" : "head");
+		return;
+	}
+	ok = cp_bounds_removed_ok(bounds, mv->name);
+	if (ok) {
+		snprintf(mv->reason, sizeof(mv->reason),
+			 "present in every base run, in no head run; allowed by removed-ok (line %d)",
+			 ok->line);
+		return;
+	}
+	mv->blocking = 1;
+	snprintf(mv->reason, sizeof(mv->reason),
+		 "present in every base run, missing from the head; if that is intended, add "
+		 "'removed-ok %.80s' to the bounds file", mv->name);
 }
 
 /* Serial first pass over measure i: what it is, whether both sides have
@@ -704,11 +844,11 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 	mv->in_head = nh > 0;
 	mv->change_pct = mv->change_abs = (struct cp_interval){ NAN, NAN, NAN };
 	mv->p_value = mv->p_adjusted = mv->noise_floor_pct = NAN;
+	mv->p_beyond = mv->p_beyond_adjusted = NAN;
+	mv->test_exact = mv->interval_ratio = -1;
 	mv->warnings = json_array();
 	if (!nb || !nh) {
-		mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
-		snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
-			 nb ? "base" : "head");
+		decide_one_sided(mv, bounds, nb, g->nb);
 		return;
 	}
 	if (nb < g->nb)
@@ -755,8 +895,24 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 		side_stats(hv, nh, &mv->head);
 	if (!nb || !nh || mv->reason[0])
 		return;		/* added, removed or conflicting: decided */
+	if (mv->exact && mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi) {
+		judge_exact(mv);
+		return;
+	}
 	if (mv->exact) {
-		judge_exact(mv, bv, hv);
+		mv->judged_sampled = 1;
+		warnf(mv->warnings,
+		      "exact measure varies between runs (base %.6g .. %.6g, head %.6g .. %.6g): judged as sampled",
+		      mv->base.lo, mv->base.hi, mv->head.lo, mv->head.hi);
+	}
+	if (mv->base.lo == 0 && mv->base.hi == 0 && mv->head.lo == 0 && mv->head.hi == 0) {
+		mv->status = CP_MEASURE_WITHIN;
+		mv->change_abs = (struct cp_interval){ 0, 0, 0 };
+		snprintf(mv->reason, sizeof(mv->reason), "0 in every run, unchanged");
+		return;
+	}
+	if (mv->bound->relative && mv->base.median == 0) {
+		zero_base_inconclusive(mv);
 		return;
 	}
 	if (cp_hl_rank(nb, nh, job->z) == 0) {
@@ -790,36 +946,176 @@ static double z_for_alpha(double alpha)
 	return (lo + hi) / 2;
 }
 
-int cp_compare(const struct cp_compare_side *base,
-	       const struct cp_compare_side *head, struct cp_bounds *bounds,
-	       const struct cp_compare_opts *opts,
-	       struct cp_compare_result *out, struct cp_error *err)
+/* The same run twice on one side would count its evidence twice. */
+static int refuse_duplicates(const struct cp_compare_side *s, const char *side,
+			     struct cp_error *err)
 {
-	struct gathered g;
-	double alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
-	struct stats_job job = { &g, NULL, z_for_alpha(alpha), NULL, 0 };
-	double *ps = NULL;
-	const char *env_why;
-	int env_inconclusive;
-	size_t nfamily = 0, workers;
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (s->runs[i].digest[0] &&
+			    !strcmp(s->runs[i].digest, s->runs[j].digest))
+				return cp_fail(err, CP_EXIT_USAGE,
+					       "%s runs %.200s and %.200s are the same run (same content); give each run once",
+					       side, run_name(s, j), run_name(s, i));
+	return 0;
+}
 
-	memset(out, 0, sizeof(*out));
-	if (!base->n || !head->n)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "compare needs at least one base and one head run file");
-	if (check_mechanisms(base, head, err))
+static int is_complete(const struct cp_compare_run *run)
+{
+	return !json_is_false(json_object_get(run->doc, "complete"));
+}
+
+/* The complete runs of s (a cut-short window measured something else),
+ * into keep; the others are listed in excluded. When none is complete,
+ * keep is all of s (their numbers are still shown) and the verdict is
+ * inconclusive. */
+static void complete_runs(const struct cp_compare_side *s, const char *side,
+			  struct cp_compare_run *runs, const char **names,
+			  struct cp_compare_side *keep, struct cp_compare_result *r)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		k += is_complete(&s->runs[i]);
+	if (!k) {
+		warnf(r->inconclusive_reasons, "no complete %s run: all %zu were cut short",
+		      side, s->n);
+		*keep = *s;
+		return;
+	}
+	k = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (is_complete(&s->runs[i])) {
+			runs[k] = s->runs[i];
+			names[k++] = run_name(s, i);
+			continue;
+		}
+		json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
+			"side", side, "file", run_name(s, i),
+			"reason", "incomplete (complete: false)"));
+		warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
+		      side, run_name(s, i));
+	}
+	*keep = (struct cp_compare_side){ runs, names, k };
+}
+
+/* Every run without a clock read although requests were counted: the
+ * profiler most likely saw nothing (wrong mechanism, probes not hit). */
+static int blind(const struct cp_compare_side *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const json_t *doc = s->runs[i].doc;
+		json_int_t reads = json_integer_value(
+			json_object_get(json_object_get(doc, "clock_reads"), "total"));
+		json_int_t reqs = json_integer_value(
+			json_object_get(json_object_get(doc, "request"), "count"));
+
+		if (reads != 0 || reqs <= 0)
+			return 0;
+	}
+	return s->n > 0;
+}
+
+/* Run-level checks before any measure: duplicates, mechanisms, complete
+ * runs, host fingerprint, warnings of the runs, blind runs. */
+static int check_runs(const struct cp_compare_side *base, const struct cp_compare_side *head,
+		      struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
+		      struct cp_compare_result *out, char *env_why, size_t why_len,
+		      struct cp_error *err)
+{
+	size_t n = base->n + head->n;
+	struct cp_compare_run *runs;
+	const char **names;
+
+	if (refuse_duplicates(base, "base", err) || refuse_duplicates(head, "head", err) ||
+	    check_mechanisms(base, head, err))
 		return -1;
-	out->alpha = alpha;
-	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
-	out->min_runs = cp_hl_min_runs(job.z);
-	out->warnings = json_array();
-	out->names = json_array();
-	env_inconclusive = compare_env(base, head, out, &env_why);
-	run_warnings(base, "base", out->warnings);
-	run_warnings(head, "head", out->warnings);
+	*mem = malloc(n * (sizeof(*runs) + sizeof(*names)));
+	if (!*mem)
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
+	runs = *mem;
+	names = (const char **)(runs + n);
+	complete_runs(base, "base", runs, names, b, out);
+	complete_runs(head, "head", runs + base->n, names + base->n, h, out);
+	compare_env(b, h, out, env_why, why_len);
+	run_warnings(b, "base", out->warnings);
+	run_warnings(h, "head", out->warnings);
+	if (blind(b) && blind(h))
+		warnf(out->inconclusive_reasons,
+		      "no clock read in any run on either side although requests were counted: "
+		      "the probes may have seen nothing");
+	return 0;
+}
+
+/* Holm over the measures whose estimate lies beyond their bound, on the
+ * hypothesis decided ("beyond the bound"); and, for calling a change an
+ * improvement, over every tested measure on "no change". */
+static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusive)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		struct cp_measure_verdict *mv = &out->measures[i];
+		int tested = (!mv->exact || mv->judged_sampled) && mv->in_base &&
+			     mv->in_head && !mv->reason[0] && !mv->runs_needed &&
+			     !env_inconclusive && !isnan(mv->p_value);
+		double lo, hi, point, allowed;
+
+		if (tested) {
+			bad_interval(mv, &lo, &hi, &point, &allowed);
+			mv->in_family = point > allowed;
+		}
+		ps[i] = mv->in_family ? mv->p_beyond : NAN;
+		out->holm_family += mv->in_family;
+	}
+	if (cp_holm(ps, out->n, ps))
+		return -1;
+	for (size_t i = 0; i < out->n; i++) {
+		struct cp_measure_verdict *mv = &out->measures[i];
+
+		mv->p_beyond_adjusted = ps[i];
+		ps[i] = isnan(mv->p_value) || mv->reason[0] || env_inconclusive ? NAN : mv->p_value;
+	}
+	if (cp_holm(ps, out->n, ps))
+		return -1;
+	for (size_t i = 0; i < out->n; i++)
+		out->measures[i].p_adjusted = ps[i];
+	return 0;
+}
+
+static void headline(struct cp_compare_result *out, struct cp_bounds *bounds)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		out->counts[out->measures[i].status]++;
+		out->blocking += out->measures[i].blocking;
+	}
+	for (size_t r = 0; r < bounds->nrules; r++)
+		if (!bounds->rules[r].matched)
+			warnf(out->warnings, "bounds rule line %d '%.80s %s' matches no measure",
+			      bounds->rules[r].line, bounds->rules[r].removed_ok ? "removed-ok" :
+			      bounds->rules[r].pattern, bounds->rules[r].removed_ok ?
+			      bounds->rules[r].pattern : bounds->rules[r].text);
+	out->status = out->counts[CP_MEASURE_REGRESSED] || out->blocking ? CP_VERDICT_FAIL :
+		      out->counts[CP_MEASURE_INCONCLUSIVE] ||
+		      json_array_size(out->inconclusive_reasons) ? CP_VERDICT_INCONCLUSIVE :
+		      CP_VERDICT_PASS;
+	out->exit_code = out->status == CP_VERDICT_FAIL ||
+			 (out->status == CP_VERDICT_INCONCLUSIVE &&
+			  out->fail_on_inconclusive) ? CP_EXIT_GATE : CP_EXIT_OK;
+}
+
+/* Gathers the measures of the admitted runs, computes their statistics on
+ * every CPU, corrects and decides. -1 when out of memory. */
+static int judge_measures(struct cp_compare_result *out, const struct cp_compare_side *base,
+			  const struct cp_compare_side *head, struct cp_bounds *bounds,
+			  const char *env_why)
+{
+	struct gathered g = { 0 };
+	struct stats_job job = { &g, NULL, z_for_alpha(out->alpha), NULL, 0 };
+	double *ps = NULL;
+	size_t workers;
+	int rc = -1;
 
 	if (gather(&g, base, head))
-		goto oom;
+		goto out;
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
 	job.measures = out->measures;
@@ -828,56 +1124,64 @@ int cp_compare(const struct cp_compare_side *base,
 	job.buffers = calloc(workers, job.buffer_len * sizeof(double));
 	ps = malloc((g.nmeasures + 1) * sizeof(double));
 	if (!out->measures || !job.buffers || !ps)
-		goto oom;
-
+		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds, out->names);
 	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
-	/* Only sampled measures with an interval form the corrected family. */
-	for (size_t i = 0; i < g.nmeasures; i++) {
-		const struct cp_measure_verdict *mv = &out->measures[i];
-		int tested = !mv->exact && mv->in_base && mv->in_head &&
-			     !mv->reason[0] && !mv->runs_needed && !env_inconclusive;
-
-		ps[i] = tested ? mv->p_value : NAN;
-		nfamily += tested;
-	}
-	if (cp_holm(ps, g.nmeasures, ps))
-		goto oom;
+	if (adjust(out, ps, env_why[0] != '\0'))
+		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++) {
 		struct cp_measure_verdict *mv = &out->measures[i];
 
-		if (mv->exact || !mv->in_base || !mv->in_head || !mv->bound ||
-		    mv->reason[0])
+		if ((mv->exact && !mv->judged_sampled) || !mv->in_base || !mv->in_head ||
+		    !mv->bound || mv->reason[0])
 			continue;
-		mv->p_adjusted = ps[i];
-		decide_sampled(mv, alpha, env_inconclusive ? env_why : NULL, nfamily);
+		decide_sampled(mv, out->alpha, env_why[0] ? env_why : NULL,
+			       out->holm_family, out->min_runs);
 	}
+	rc = 0;
+out:
 	gathered_free(&g);
 	free(job.buffers);
 	free(ps);
+	return rc;
+}
 
+int cp_compare(const struct cp_compare_side *base_in,
+	       const struct cp_compare_side *head_in, struct cp_bounds *bounds,
+	       const struct cp_compare_opts *opts,
+	       struct cp_compare_result *out, struct cp_error *err)
+{
+	struct cp_compare_side base, head;
+	void *mem = NULL;
+	char env_why[160];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!base_in->n || !head_in->n)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "compare needs at least one base and one head run file");
+	out->alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
+	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
+	out->min_runs = cp_hl_min_runs(z_for_alpha(out->alpha));
+	out->warnings = json_array();
+	out->names = json_array();
+	out->excluded = json_array();
+	out->inconclusive_reasons = json_array();
+	if (check_runs(base_in, head_in, &base, &head, &mem, out, env_why,
+		       sizeof(env_why), err)) {
+		cp_compare_result_free(out);
+		return -1;
+	}
+	rc = judge_measures(out, &base, &head, bounds, env_why);
+	free(mem);
+	if (rc) {
+		cp_compare_result_free(out);
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
+	}
 	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
-	for (size_t i = 0; i < out->n; i++)
-		out->counts[out->measures[i].status]++;
-	for (size_t r = 0; r < bounds->nrules; r++)
-		if (!bounds->rules[r].matched)
-			warnf(out->warnings, "bounds rule line %d '%.80s %s' matches no measure",
-			      bounds->rules[r].line, bounds->rules[r].pattern,
-			      bounds->rules[r].text);
-	out->status = out->counts[CP_MEASURE_REGRESSED] ? CP_VERDICT_FAIL :
-		      out->counts[CP_MEASURE_INCONCLUSIVE] ? CP_VERDICT_INCONCLUSIVE :
-		      CP_VERDICT_PASS;
-	out->exit_code = out->status == CP_VERDICT_FAIL ||
-			 (out->status == CP_VERDICT_INCONCLUSIVE &&
-			  out->fail_on_inconclusive) ? CP_EXIT_GATE : CP_EXIT_OK;
+	headline(out, bounds);
 	return 0;
-oom:
-	gathered_free(&g);
-	free(job.buffers);
-	free(ps);
-	cp_compare_result_free(out);
-	return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
 }
 
 void cp_compare_result_free(struct cp_compare_result *r)
@@ -890,5 +1194,7 @@ void cp_compare_result_free(struct cp_compare_result *r)
 	json_decref(r->env_mismatch);
 	json_decref(r->warnings);
 	json_decref(r->names);
+	json_decref(r->excluded);
+	json_decref(r->inconclusive_reasons);
 	memset(r, 0, sizeof(*r));
 }

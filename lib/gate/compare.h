@@ -5,25 +5,35 @@
  * "measures") is judged against its bound (lib/gate/bounds.h):
  *
  *  - exact measures (counts known to be deterministic: clock reads per
- *    request and per call site) compare the per-side median value to value,
- *    with a single run allowed; any change in the bad direction beyond the
- *    bound regresses. Different values between runs of one side are
- *    reported as a warning, never hidden.
+ *    request and per call site) that are constant within each side compare
+ *    value to value, with a single run allowed; any change in the bad
+ *    direction beyond the bound regresses. An exact measure whose runs
+ *    differ within a side (reads that depend on the data) is judged as a
+ *    sampled one, with a note.
  *  - sampled measures (times, counters) get a Hodges-Lehmann estimate and
- *    95% confidence interval of the relative change and a Mann-Whitney U
- *    p-value (lib/gate/stats.h). A measure regresses only when the whole
- *    interval lies beyond the bound AND its Holm-adjusted p-value (over all
- *    sampled measures of the comparison) is below alpha, so that 500
- *    measures of identical code do not raise ~25 false alarms. Improved
- *    likewise on the good side of zero; an interval that straddles the
- *    bound is inconclusive; so are too few runs (the result says how many
- *    are needed) and sampled measures when the clocksource or the PMU
- *    differs between sides.
- *  - a measure on one side only is "added" or "removed", never dropped.
- *  - runs counted by different mechanisms (uprobe, breakpoint) are not
- *    judged at all: the comparison fails.
+ *    95% confidence interval of the relative change and Mann-Whitney U
+ *    tests (lib/gate/stats.h; exact for small samples). The hypothesis decided
+ *    is "the change is beyond the bound", so that is what is tested (head
+ *    against base moved to the bound) and corrected (Holm) over the family
+ *    of measures whose point estimate lies beyond their bound: a measure
+ *    regresses only when its whole interval lies beyond the bound AND its
+ *    Holm-adjusted p-value is below alpha. A measure whose estimate is
+ *    beyond the bound but not proven so is inconclusive (and so is the
+ *    verdict); one whose estimate is within the bound but whose interval
+ *    still reaches past it stays within, with a note saying what the runs
+ *    cannot exclude. Too few runs for the family size, a relative bound
+ *    on a zero base, or runs from different hosts (CPU, kernel,
+ *    clocksource, PMU) are inconclusive, with the reason.
+ *  - a measure on one side only is "added" or "removed", never dropped; a
+ *    measure present in every base run and missing from the head fails the
+ *    gate unless a `removed-ok` bounds line allows it.
+ *  - runs: incomplete ones (complete: false) are left out and listed;
+ *    the same run given twice is refused; runs counted by different
+ *    mechanisms (uprobe, breakpoint) are not judged at all; warnings of the
+ *    runs are carried into the result; no clock read on either side
+ *    although requests were counted makes the verdict inconclusive.
  *
- * The result is turned into verdict.json by lib/gate/verdict_file.h. */
+ * The result is turned into verdict.json by lib/verdict_file.h. */
 #ifndef CP_COMPARE_H
 #define CP_COMPARE_H
 
@@ -78,12 +88,22 @@ struct cp_measure_verdict {
 	const char *name;	/* owned by the result */
 	const char *unit;	/* in a run's pool: the runs must outlive the result */
 	int exact;		/* kind "exact" (else "sampled") */
+	int judged_sampled;	/* exact, but varied within a side */
 	int higher_is_better;
 	int in_base, in_head;
 	struct cp_side_stats base, head;
 	struct cp_interval change_pct;	/* NaN point when base is 0 */
 	struct cp_interval change_abs;	/* head - base, in unit */
-	double p_value, p_adjusted;	/* NaN when not tested */
+	double p_value, p_adjusted;	/* "no change"; NaN when not tested */
+	/* "change beyond the bound" (two-sided equivalent) and its Holm
+	 * adjustment over the family; NaN outside the family. */
+	double p_beyond, p_beyond_adjusted;
+	int in_family;			/* point estimate beyond the bound */
+	int test_exact;			/* -1 not tested, 0 approximate, 1 exact U */
+	int interval_ratio;		/* -1 none, 0 shift, 1 ratio */
+	int blocking;			/* removed and not allowed: fails */
+	char not_excluded[32];		/* within, but the interval reaches
+					 * this far past the bound ("+7.1%") */
 	const struct cp_bound_rule *bound;	/* NULL for added/removed */
 	enum cp_measure_status status;
 	int direction;			/* +1 worse, -1 better, 0 same */
@@ -100,6 +120,10 @@ struct cp_compare_result {
 	enum cp_verdict_status status;
 	int exit_code;			/* 0 or 1 (CP_EXIT_GATE) */
 	size_t min_runs;		/* per side, for a sampled interval */
+	size_t holm_family;		/* measures corrected together */
+	size_t blocking;		/* removed measures that fail the gate */
+	json_t *excluded;		/* [{side, file, reason}] runs left out */
+	json_t *inconclusive_reasons;	/* run-level reasons, strings */
 	double alpha;
 	int fail_on_inconclusive;
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
@@ -116,8 +140,9 @@ json_t *cp_run_fingerprint(const json_t *run);
 
 /* Judges head against base. bounds records which rules matched. On success
  * fills *out (free with cp_compare_result_free). Fails (CP_EXIT_USAGE) when
- * a side is empty or when the runs were not all counted with the same
- * mechanism (clock_reads.mechanism). */
+ * a side is empty, when a side has the same run twice (same digest), or
+ * when the runs were not all counted with the same mechanism
+ * (clock_reads.mechanism). */
 int cp_compare(const struct cp_compare_side *base,
 	       const struct cp_compare_side *head, struct cp_bounds *bounds,
 	       const struct cp_compare_opts *opts,

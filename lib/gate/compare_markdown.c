@@ -93,6 +93,28 @@ static const char TABLE_HEAD_REASON[] =
 	"| measure | base | head | change | bound | status | why |\n"
 	"|:--|--:|--:|--:|--:|:--|:--|\n";
 
+/* Measures within their bound whose interval still reaches past it: one
+ * bullet each (at most 10), without changing the status. */
+static size_t not_excluded_lines(struct cp_buf *b, const json_t **rows, size_t n)
+{
+	char code[600], ne[100];
+	size_t shown = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += json_is_string(json_object_get(rows[i], "not_excluded"));
+	for (size_t i = 0; i < n && shown < 10; i++) {
+		if (!json_is_string(json_object_get(rows[i], "not_excluded")))
+			continue;
+		cp_markdown_code(code, sizeof(code), cp_json_str(rows[i], "name", ""), 120);
+		cp_markdown_code(ne, sizeof(ne), cp_json_str(rows[i], "not_excluded", ""), 20);
+		cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n", code, ne);
+		shown++;
+	}
+	if (total > shown)
+		cp_buf_printf(b, "- _%zu more not shown; see verdict.json_\n", total - shown);
+	return total;
+}
+
 /* Adds rows of `rows` (n of them, filtered by `only_bad`) while they fit
  * under limit; returns how many eligible rows were left out. */
 static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
@@ -104,7 +126,8 @@ static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const char *s = cp_json_str(rows[i], "status", "");
 
-		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive"))
+		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive") &&
+		    !json_is_true(json_object_get(rows[i], "fails_gate")))
 			continue;
 		if (left_out) {
 			left_out++;
@@ -144,7 +167,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	cp_buf_printf(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
 	       !strcmp(status, "fail") ? "**FAIL**" :
 	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
-	       integer(summary, "regressed"), integer(summary, "judged"));
+	       integer(summary, "outside_bounds"), integer(summary, "judged"));
 	cp_buf_printf(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
 		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
 	       integer(summary, "regressed"), integer(summary, "inconclusive"),
@@ -172,10 +195,16 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		free(bv);
 		free(hv);
 	}
-	if (json_array_size(json_object_get(verdict, "env_mismatch")))
+	json_array_foreach(json_object_get(verdict, "inconclusive_reasons"), i, e) {
+		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
+		cp_buf_printf(&b, "- **Inconclusive**: %s\n", code);
+	}
+	if (not_excluded_lines(&b, rows, n) ||
+	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
+	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(&b, "\n");
 
-	if (integer(summary, "regressed") + integer(summary, "inconclusive") > 0) {
+	if (integer(summary, "outside_bounds") + integer(summary, "inconclusive") > 0) {
 		cp_buf_printf(&b, "%s", TABLE_HEAD_REASON);
 		/* Keep half the budget for the full table. */
 		left = add_rows(&b, rows, n, 1, limit / 2 > b.len ? limit / 2 : b.len);
@@ -205,7 +234,7 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		}
 		cp_buf_printf(&b, "\n</details>\n\n");
 	}
-	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; \xc2\xb1 is the 95%% interval "
+	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; [lo, hi] is the 95%% interval "
 		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
 	free(rows);
 	if (b.failed) {

@@ -7,6 +7,7 @@
 #include "json_arena.h"
 #include "parallel.h"
 #include "run_file.h"
+#include "sha256.h"
 
 /* Members that grow with the target (one entry per measure, call site or
  * stack) and that judging never reads. */
@@ -56,6 +57,42 @@ static int read_measures(const json_t *doc, struct cp_compare_run *run)
 	return 0;
 }
 
+/* The digest of the trimmed document and the measures table: a copy of
+ * a run file, or the same document loaded twice, has the same one. */
+static int run_digest(const json_t *trimmed, struct cp_compare_run *run)
+{
+	char *text = json_dumps(trimmed, JSON_COMPACT | JSON_SORT_KEYS);
+	size_t len = text ? strlen(text) : 0, cap = len + 1;
+	char *buf;
+
+	if (!text)
+		return -1;
+	cap += run->nmeasures * (sizeof(double) + 3);
+	if (!(buf = malloc(cap))) {
+		free(text);
+		return -1;
+	}
+	memcpy(buf, text, len);
+	free(text);
+	/* Each measure's value, kind and name length, as raw bytes: this runs
+	 * for every measure of every run, and hashing the names too cost a
+	 * 1,000-measure gate 6 ms. Two different runs differ in their
+	 * metadata (start time, pid) or their values. */
+	for (size_t k = 0; k < run->nmeasures; k++) {
+		const struct cp_run_measure *m = &run->measures[k];
+		size_t nl = strlen(m->name);
+
+		memcpy(buf + len, &m->value, sizeof(m->value));
+		len += sizeof(m->value);
+		buf[len++] = (char)(m->exact | m->higher_is_better << 1);
+		buf[len++] = (char)(nl & 0xff);
+		buf[len++] = (char)(nl >> 8 & 0xff);
+	}
+	cp_sha256_hex(buf, len, run->digest);
+	free(buf);
+	return 0;
+}
+
 int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run *run)
 {
 	const char *key;
@@ -64,10 +101,6 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 	memset(run, 0, sizeof(*run));
 	if (read_measures(doc, run))
 		goto oom;
-	if (whole) {
-		run->doc = json_incref((json_t *)doc);
-		return 0;
-	}
 	/* Copied, not shared: doc may live in a JSON arena about to be reset. */
 	if (!(run->doc = json_object()))
 		goto oom;
@@ -75,6 +108,12 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 		if (!bulky_member(key) &&
 		    json_object_set_new(run->doc, key, json_deep_copy(v)))
 			goto oom;
+	if (run_digest(run->doc, run))
+		goto oom;
+	if (whole) {
+		json_decref(run->doc);
+		run->doc = json_incref((json_t *)doc);
+	}
 	return 0;
 oom:
 	cp_compare_run_free(run);

@@ -31,6 +31,9 @@ struct cp_compare_run {
 	struct cp_run_measure *measures;	/* in document order */
 	size_t nmeasures;
 	char *pool;		/* names and units */
+	/* SHA-256 of what is judged (the trimmed document and every measure),
+	 * hex: the same run given twice has the same digest. */
+	char digest[65];
 };
 
 /* Reads doc (a validated run document) into run; doc keeps its reference.

@@ -72,29 +72,44 @@ static double num(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-/* "+5.3%", "-0.41%", "+12" with 2-3 significant digits. */
-static void signed_pct(char *buf, size_t len, double v)
+/* "+5.3", "-0.41", "+25.2", "+120" with 2-3 significant digits, then
+ * suffix, never in e-notation; "?" for a number that is not one (never
+ * "+nan"). */
+static void signed_num(char *buf, size_t len, double v, const char *suffix)
 {
-	if (v == 0)
-		snprintf(buf, len, "0%%");
+	if (!isfinite(v))
+		snprintf(buf, len, "?");
+	else if (v == 0)
+		snprintf(buf, len, "0%s", suffix);
 	else if (fabs(v) >= 100)
-		snprintf(buf, len, "%+.0f%%", v);
+		snprintf(buf, len, "%+.0f%s", v, suffix);
 	else if (fabs(v) >= 10)
-		snprintf(buf, len, "%+.1f%%", v);
+		snprintf(buf, len, "%+.1f%s", v, suffix);
+	else if (fabs(v) >= 0.01)
+		snprintf(buf, len, "%+.2g%s", v, suffix);
 	else
-		snprintf(buf, len, "%+.2g%%", v);
+		snprintf(buf, len, "%+.2f%s", v, suffix);	/* never e-notation */
 }
 
-/* About two significant digits, never in e-notation ("160", not
- * "1.6e+02"; "0.00", not "2.1e-05"): people read these. */
-static void plain_2g(char *buf, size_t len, double x)
+static void signed_pct(char *buf, size_t len, double v)
 {
-	if (fabs(x) >= 10)
-		snprintf(buf, len, "%.0f", x);
-	else if (fabs(x) >= 0.01 || x == 0)
-		snprintf(buf, len, "%.2g", x);
-	else
-		snprintf(buf, len, "%.2f", x);
+	signed_num(buf, len, v, "%");
+}
+
+/* " [+23.2, +33.2]": the interval's own ends, not a ± of its larger
+ * half (Hodges-Lehmann intervals are rarely symmetric). */
+static void interval_text(char *buf, size_t len, double lo, double hi, int pct)
+{
+	char l[40], h[40];
+
+	if (pct) {
+		signed_num(l, sizeof(l), lo, "");
+		signed_num(h, sizeof(h), hi, "");
+	} else {
+		snprintf(l, sizeof(l), !isfinite(lo) ? "?" : fabs(lo) >= 1e4 ? "%+.0f" : "%+.4g", lo);
+		snprintf(h, sizeof(h), !isfinite(hi) ? "?" : fabs(hi) >= 1e4 ? "%+.0f" : "%+.4g", hi);
+	}
+	snprintf(buf, len, " [%.30s, %.30s]", l, h);
 }
 
 void cp_format_change(char *buf, size_t len, const json_t *m)
@@ -105,7 +120,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " :	/* ▲ */
 			   !strcmp(dir, "better") ? "\xe2\x96\xbc " : "";	/* ▼ */
 	double p = num(pct, "point"), lo = num(pct, "lo"), hi = num(pct, "hi");
-	char a[48], b[48];
+	char a[48], b[80];
 
 	if (!json_is_object(pct) && !json_is_object(abs_)) {
 		snprintf(buf, len, "%s", "");
@@ -118,7 +133,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 			snprintf(buf, len, "0");
 			return;
 		}
-		snprintf(a, sizeof(a), "%+.6g", d);
+		snprintf(a, sizeof(a), isfinite(d) ? "%+.6g" : "?", d);
 		if (isnan(p)) {
 			snprintf(buf, len, "%s%s", mark, a);
 		} else {
@@ -131,12 +146,13 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		p = num(abs_, "point");
 		lo = num(abs_, "lo");
 		hi = num(abs_, "hi");
-		snprintf(a, sizeof(a), fabs(p) >= 1e4 ? "%+.0f" : "%+.4g", p);
-		plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
+		snprintf(a, sizeof(a), !isfinite(p) ? "?" : fabs(p) >= 1e4 ? "%+.0f" : "%+.4g", p);
 		if (isnan(lo))
 			snprintf(buf, len, "%s%s (no interval)", mark, a);
-		else
-			snprintf(buf, len, "%s%s \xc2\xb1 %s", mark, a, b);
+		else {
+			interval_text(b, sizeof(b), lo, hi, 0);
+			snprintf(buf, len, "%s%s%s", mark, a, b);
+		}
 		return;
 	}
 	signed_pct(a, sizeof(a), p);
@@ -144,8 +160,8 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		snprintf(buf, len, "%s%s (no interval)", mark, a);
 		return;
 	}
-	plain_2g(b, sizeof(b), fmax(p - lo, hi - p));
-	snprintf(buf, len, "%s%s \xc2\xb1 %s%%", mark, a, b);
+	interval_text(b, sizeof(b), lo, hi, 1);
+	snprintf(buf, len, "%s%s%s", mark, a, b);
 }
 
 enum { COL_NAME, COL_BASE, COL_HEAD, COL_CHANGE, COL_BOUND, COL_STATUS, NCOLS };
@@ -197,6 +213,33 @@ static void put_cell(FILE *out, const char *s, size_t width, int right)
 		fprintf(out, "%s%*s", s, (int)(width > c ? width - c : 0), "");
 }
 
+/* Measures within their bound whose interval still reaches past it:
+ * listed, without changing the status (at most 10 named). */
+static void not_excluded_line(FILE *out, const json_t *v)
+{
+	const json_t *m;
+	size_t i, shown = 0, total = 0;
+	char name[300], ne[64];
+
+	json_array_foreach(json_object_get(v, "measures"), i, m)
+		total += json_is_string(json_object_get(m, "not_excluded"));
+	if (!total)
+		return;
+	fprintf(out, "not enough runs to exclude:");
+	json_array_foreach(json_object_get(v, "measures"), i, m) {
+		if (!json_is_string(json_object_get(m, "not_excluded")))
+			continue;
+		if (shown++ == 10) {
+			fprintf(out, " and %zu more", total - 10);
+			break;
+		}
+		cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 60);
+		cp_escape_display(ne, sizeof(ne), cp_json_str(m, "not_excluded", ""), 20);
+		fprintf(out, "%s %s %s", shown > 1 ? "," : "", name, ne);
+	}
+	fprintf(out, "\n");
+}
+
 static void summary_lines(FILE *out, const json_t *v, int color)
 {
 	const json_t *s = json_object_get(v, "summary");
@@ -209,7 +252,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		color ? (!strcmp(status, "fail") ? "\033[1;31m" :
 			 !strcmp(status, "pass") ? "\033[1;32m" : "\033[1;33m") : "",
 		status, color ? "\033[0m" : "",
-		(long long)json_integer_value(json_object_get(s, "regressed")),
+		(long long)json_integer_value(json_object_get(s, "outside_bounds")),
 		(long long)json_integer_value(json_object_get(s, "judged")));
 	fprintf(out, " (%lld inconclusive, %lld improved, %lld within, %lld added, %lld removed)\n",
 		(long long)json_integer_value(json_object_get(s, "inconclusive")),
@@ -218,7 +261,7 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		(long long)json_integer_value(json_object_get(s, "added")),
 		(long long)json_integer_value(json_object_get(s, "removed")));
 	fprintf(out, "base: %lld runs, head: %lld runs; \xe2\x96\xb2 worse, \xe2\x96\xbc better, "
-		     "\xc2\xb1 95%% interval (Hodges-Lehmann), Holm-corrected\n",
+		     "[95%% interval] (Hodges-Lehmann), Holm-corrected\n",
 		(long long)json_integer_value(json_object_get(json_object_get(v, "base"), "runs")),
 		(long long)json_integer_value(json_object_get(json_object_get(v, "head"), "runs")));
 	json_array_foreach(json_object_get(v, "env_mismatch"), i, e) {
@@ -233,6 +276,11 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		free(b);
 		free(h);
 	}
+	json_array_foreach(json_object_get(v, "inconclusive_reasons"), i, e) {
+		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
+		fprintf(out, "inconclusive: %s\n", text);
+	}
+	not_excluded_line(out, v);
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "warning: %s\n", text);

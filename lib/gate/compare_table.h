@@ -1,5 +1,5 @@
 /* compare_table.h - the terminal table of a verdict, like a bench bot's:
- * measure, base, head, change ± interval, bound, status.
+ * measure, base, head, change [interval], bound, status.
  *
  * Works from the verdict document (lib/gate/verdict_file.h) so it can render a
  * verdict loaded from disk as well as a fresh one. Marks never rely on
@@ -30,9 +30,9 @@ int cp_color_wanted(const char *mode, int fd);
  * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
 void cp_format_value(char *buf, size_t len, const json_t *v);
 
-/* The change column of measure m, e.g. "▲ +5.3% ± 1.3%" (± is the larger
- * distance from the point to an end of the 95% interval), "▲ +1 (+33%)"
- * for exact measures, "" for added/removed. */
+/* The change column of measure m, e.g. "▲ +25.2% [+23.2, +33.2]" (the
+ * 95% interval's ends, in percent), "▲ +1 (+33%)" for exact measures, ""
+ * for added/removed; "?" where a number is unknown, never "nan". */
 void cp_format_change(char *buf, size_t len, const json_t *m);
 
 

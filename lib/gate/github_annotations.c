@@ -56,43 +56,83 @@ void cp_github_escape_property(char *buf, size_t len, const char *s)
 	escape(buf, len, s, 1);
 }
 
+static int fails(const json_t *m)
+{
+	return !strcmp(cp_json_str(m, "status", ""), "regressed") ||
+	       json_is_true(json_object_get(m, "fails_gate"));
+}
+
+static void error_line(FILE *out, const json_t *m)
+{
+	char name[1024], change[128], text[4096], title[4096], msg[16384];
+	char reason[1200];
+	int regressed = !strcmp(cp_json_str(m, "status", ""), "regressed");
+
+	/* C-escape first (no control bytes at all), then the runner's own
+	 * escaping. */
+	cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 200);
+	cp_escape_display(reason, sizeof(reason), cp_json_str(m, "reason", ""), 300);
+	cp_format_change(change, sizeof(change), m);
+	snprintf(text, sizeof(text), "clockprof: %s %s", name,
+		 regressed ? "regressed" : cp_json_str(m, "status", ""));
+	cp_github_escape_property(title, sizeof(title), text);
+	if (regressed)
+		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s",
+			 name, change, cp_json_str(m, "bound", ""), reason);
+	else
+		snprintf(text, sizeof(text), "Measure '%s': %s", name, reason);
+	cp_github_escape_data(msg, sizeof(msg), text);
+	fprintf(out, "::error title=%s::%s\n", title, msg);
+}
+
+/* One ::warning per run-level reason for inconclusive and per warning of
+ * the verdict (the runs' own among them: a profiler that saw nothing),
+ * at most CP_GITHUB_MAX_ERRORS of each. */
+static int warning_lines(FILE *out, const json_t *verdict, const char *key)
+{
+	const json_t *e;
+	size_t i;
+	int lines = 0;
+
+	json_array_foreach(json_object_get(verdict, key), i, e) {
+		char text[1200], msg[8192];
+
+		if (i == CP_GITHUB_MAX_ERRORS)
+			break;
+		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
+		cp_github_escape_data(msg, sizeof(msg), text);
+		fprintf(out, "::warning title=clockprof%s::%s\n",
+			!strcmp(key, "warnings") ? "" : " inconclusive", msg);
+		lines++;
+	}
+	return lines;
+}
+
 int cp_github_annotations_write(FILE *out, const json_t *verdict)
 {
 	const json_t *measures = json_object_get(verdict, "measures"), *m;
-	size_t i, regressed = 0, shown = 0;
+	size_t i, failing = 0, shown = 0;
 	int lines = 0;
 
 	json_array_foreach(measures, i, m)
-		if (!strcmp(cp_json_str(m, "status", ""), "regressed"))
-			regressed++;
+		failing += fails(m);
 	json_array_foreach(measures, i, m) {
-		char name[1024], change[128], text[4096], title[4096], msg[16384];
-		char reason[1200];
-
-		if (strcmp(cp_json_str(m, "status", ""), "regressed"))
+		if (!fails(m))
 			continue;
 		if (shown == CP_GITHUB_MAX_ERRORS)
 			break;
 		shown++;
-		/* C-escape first (no control bytes at all), then the runner's
-		 * own escaping. */
-		cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 200);
-		cp_escape_display(reason, sizeof(reason), cp_json_str(m, "reason", ""), 300);
-		cp_format_change(change, sizeof(change), m);
-		snprintf(text, sizeof(text), "clockprof: %s regressed", name);
-		cp_github_escape_property(title, sizeof(title), text);
-		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s",
-			 name, change, cp_json_str(m, "bound", ""), reason);
-		cp_github_escape_data(msg, sizeof(msg), text);
-		fprintf(out, "::error title=%s::%s\n", title, msg);
+		error_line(out, m);
 		lines++;
 	}
-	if (regressed > shown) {
+	if (failing > shown) {
 		fprintf(out, "::notice title=clockprof::%zu more measures regressed "
 			     "beyond their bounds; see the job summary or verdict.json\n",
-			regressed - shown);
+			failing - shown);
 		lines++;
 	}
+	lines += warning_lines(out, verdict, "inconclusive_reasons");
+	lines += warning_lines(out, verdict, "warnings");
 	return lines;
 }
 

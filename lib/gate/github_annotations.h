@@ -1,8 +1,11 @@
 /* github_annotations.h - GitHub Actions workflow commands for a verdict.
  *
  * `clockprof compare --github` prints one `::error title=...::message` line
- * per regressed measure (at most CP_GITHUB_MAX_ERRORS, then one ::notice
- * with the count of the rest) so regressions show on the pull request.
+ * per measure that fails the gate (regressed, or removed without
+ * removed-ok; at most CP_GITHUB_MAX_ERRORS, then one ::notice with the
+ * count of the rest), then `::warning` lines for the verdict's
+ * inconclusive reasons and warnings (the runs' own among them), so they
+ * show on the pull request.
  *
  * Measure names come from the target. The runner reads any stdout line
  * that starts with `::` as a command, so (1) every name is C-escaped

@@ -1,6 +1,7 @@
 /* stats.c - see stats.h for what and why. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,16 +75,16 @@ static int cmp_tagged(const void *a, const void *b)
 			  &((const struct tagged *)b)->v);
 }
 
-int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-		    struct cp_mann_whitney *out)
+/* The pooled sample sorted, with twice each value's mid-rank (an integer:
+ * a run of ties [i, j) has mid-rank (i + 1 + j) / 2). Returns the doubled
+ * rank sum of y, or -1 when out of memory; *ties gets sum(t^3 - t). */
+static long doubled_ranks(const double *x, size_t nx, const double *y, size_t ny,
+			  long *r2, double *ties)
 {
 	size_t n = nx + ny, i, j;
-	struct tagged *t;
-	double rank_sum_y = 0, ties = 0, mean, var, dev;
+	struct tagged *t = malloc(n * sizeof(*t));
+	long sum_y = 0;
 
-	if (nx == 0 || ny == 0)
-		return errno = EINVAL, -1;
-	t = malloc(n * sizeof(*t));
 	if (!t)
 		return -1;
 	for (i = 0; i < nx; i++)
@@ -91,37 +92,194 @@ int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 	for (i = 0; i < ny; i++)
 		t[nx + i] = (struct tagged){ y[i], 1 };
 	qsort(t, n, sizeof(*t), cmp_tagged);
-	/* Mid-ranks: a run of equal values [i, j) shares rank (i+1 + j) / 2. */
+	*ties = 0;
 	for (i = 0; i < n; i = j) {
-		double mid, run;
+		double run;
 
 		for (j = i + 1; j < n && t[j].v == t[i].v; j++)
 			;
-		mid = ((double)(i + 1) + (double)j) / 2.0;
 		run = (double)(j - i);
-		ties += run * run * run - run;
-		for (size_t k = i; k < j; k++)
+		*ties += run * run * run - run;
+		for (size_t k = i; k < j; k++) {
+			r2[k] = (long)(i + 1 + j);
 			if (t[k].from_y)
-				rank_sum_y += mid;
+				sum_y += r2[k];
+		}
 	}
 	free(t);
-	out->u = rank_sum_y - (double)ny * ((double)ny + 1) / 2.0;
-	mean = (double)nx * (double)ny / 2.0;
-	var = (double)nx * (double)ny / 12.0 *
-	      (((double)n + 1) - ties / ((double)n * ((double)n - 1)));
-	dev = fabs(out->u - mean) - 0.5;	/* continuity correction */
+	return sum_y;
+}
+
+/* The counts of subsets of size k of the n doubled ranks r2, by sum
+ * (0 .. *smax): one value at a time. NULL when out of memory. */
+static double *subset_sums(const long *r2, size_t n, size_t k, long *smax)
+{
+	double *f;
+
+	*smax = 0;
+	for (size_t i = 0; i < n; i++)
+		*smax += r2[i];
+	f = calloc((k + 1) * (size_t)(*smax + 1), sizeof(*f));
+	if (!f)
+		return NULL;
+	f[0] = 1;
+	for (size_t e = 0; e < n; e++)
+		for (size_t j = (e + 1 < k ? e + 1 : k); j >= 1; j--) {
+			double *to = f + j * (size_t)(*smax + 1);
+			const double *from = f + (j - 1) * (size_t)(*smax + 1);
+
+			for (long s = *smax; s >= r2[e]; s--)
+				to[s] += from[s - r2[e]];
+		}
+	/* Only the row of size k is wanted. */
+	memmove(f, f + k * (size_t)(*smax + 1), (size_t)(*smax + 1) * sizeof(*f));
+	return f;
+}
+
+/* Without ties the distribution depends only on (n, k): a gate of 1,000
+ * measures with the same run counts computes it once, not 2,000 times. */
+#define NO_TIE_CACHE 32
+static struct {
+	size_t n, k;
+	long smax;
+	double *counts;
+} no_tie[NO_TIE_CACHE];
+static pthread_mutex_t no_tie_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The counts for r2 (owned by the caller, free it) or, without ties, the
+ * cached ones (*cached set, do not free). */
+static const double *rank_sum_counts(const long *r2, size_t n, size_t k, int ties,
+				     long *smax, int *cached)
+{
+	const double *counts = NULL;
+
+	*cached = 0;
+	if (ties)
+		return subset_sums(r2, n, k, smax);
+	pthread_mutex_lock(&no_tie_lock);
+	for (size_t i = 0; i < NO_TIE_CACHE && !counts; i++) {
+		if (!no_tie[i].counts) {
+			no_tie[i].counts = subset_sums(r2, n, k, &no_tie[i].smax);
+			no_tie[i].n = n;
+			no_tie[i].k = k;
+		}
+		if (no_tie[i].counts && no_tie[i].n == n && no_tie[i].k == k) {
+			counts = no_tie[i].counts;
+			*smax = no_tie[i].smax;
+			*cached = 1;
+		}
+	}
+	pthread_mutex_unlock(&no_tie_lock);
+	return counts ? counts : subset_sums(r2, n, k, smax);
+}
+
+/* Exact tails of the doubled rank sum S of k values drawn from the n
+ * doubled ranks r2 (every split equally likely under "no difference"). */
+static int exact_tails(const long *r2, size_t n, size_t k, long s_obs, int ties,
+		       double *p_ge, double *p_le)
+{
+	long smax;
+	int cached;
+	const double *f = rank_sum_counts(r2, n, k, ties, &smax, &cached);
+	double total = 0, ge = 0, le = 0;
+
+	if (!f)
+		return -1;
+	for (long s = 0; s <= smax; s++) {
+		total += f[s];
+		if (s >= s_obs)
+			ge += f[s];
+		if (s <= s_obs)
+			le += f[s];
+	}
+	if (!cached)
+		free((void *)f);
+	*p_ge = ge / total;
+	*p_le = le / total;
+	return 0;
+}
+
+static void normal_p(struct cp_mann_whitney *out, size_t nx, size_t ny,
+		     double ties)
+{
+	double n = (double)(nx + ny), mean = (double)nx * (double)ny / 2.0;
+	double var = (double)nx * (double)ny / 12.0 *
+		     ((n + 1) - ties / (n * (n - 1)));
+	double dev = fabs(out->u - mean) - 0.5;	/* continuity correction */
+
+	out->exact = 0;
 	if (!(var > 0) || n < 2) {
 		out->z = 0;
-		out->p = 1;
-		return 0;
+		out->p = out->p_greater = out->p_less = 1;
+		return;
 	}
 	if (dev < 0)
 		dev = 0;
 	out->z = (out->u >= mean ? dev : -dev) / sqrt(var);
-	out->p = 2 * cp_normal_sf(fabs(out->z));
-	if (out->p > 1)
-		out->p = 1;
+	out->p = fmin(1, 2 * cp_normal_sf(fabs(out->z)));
+	out->p_greater = cp_normal_sf((out->u - mean - 0.5) / sqrt(var));
+	out->p_less = cp_normal_sf((mean - out->u - 0.5) / sqrt(var));
+}
+
+static int mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+			int allow_exact, struct cp_mann_whitney *out)
+{
+	size_t n = nx + ny;
+	long *r2, sum_y;
+	double ties;
+
+	if (nx == 0 || ny == 0)
+		return errno = EINVAL, -1;
+	r2 = malloc(n * sizeof(*r2));
+	if (!r2)
+		return -1;
+	sum_y = doubled_ranks(x, nx, y, ny, r2, &ties);
+	if (sum_y < 0) {
+		free(r2);
+		return -1;
+	}
+	out->u = (double)sum_y / 2.0 - (double)ny * ((double)ny + 1) / 2.0;
+	normal_p(out, nx, ny, ties);
+	/* All values tied: no split differs from another; p stays 1. */
+	if (allow_exact && nx * ny <= CP_MW_EXACT_MAX_PAIRS &&
+	    ties < (double)n * n * n - (double)n) {
+		if (exact_tails(r2, n, ny, sum_y, ties > 0, &out->p_greater, &out->p_less)) {
+			free(r2);
+			return -1;
+		}
+		out->p = fmin(1, 2 * fmin(out->p_greater, out->p_less));
+		out->exact = 1;
+	}
+	free(r2);
 	return 0;
+}
+
+int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
+		    struct cp_mann_whitney *out)
+{
+	return mann_whitney(x, nx, y, ny, 1, out);
+}
+
+int cp_mann_whitney_normal(const double *x, size_t nx, const double *y,
+			   size_t ny, struct cp_mann_whitney *out)
+{
+	return mann_whitney(x, nx, y, ny, 0, out);
+}
+
+double cp_mann_whitney_min_p(size_t nx, size_t ny)
+{
+	double c = 1;
+
+	if (nx * ny > CP_MW_EXACT_MAX_PAIRS) {
+		double mean = (double)nx * (double)ny / 2.0, n = (double)(nx + ny);
+		double sd = sqrt((double)nx * (double)ny * (n + 1) / 12.0);
+
+		return fmin(1, 2 * cp_normal_sf((mean - 0.5) / sd));
+	}
+	/* C(nx + ny, nx), built up as a product of ratios. */
+	for (size_t i = 1; i <= nx; i++)
+		c = c * (double)(ny + i) / (double)i;
+	return fmin(1, 2 / c);
 }
 
 size_t cp_hl_rank(size_t m, size_t n, double z)

@@ -11,8 +11,9 @@
  * Methods", ch. 4; Holm 1979; Benjamini & Hochberg 1995):
  *   - median and quantiles: linear interpolation between order statistics
  *     (type 7, the default of R and numpy);
- *   - Mann-Whitney U, two-sided p-value from the normal approximation with
- *     tie correction of the variance and a continuity correction;
+ *   - Mann-Whitney U: exact p-values from the permutation distribution of
+ *     the mid-rank sum for small samples (ties included), else the normal
+ *     approximation with tie correction and continuity correction;
  *   - Hodges-Lehmann shift: the median of all m*n pairwise differences
  *     (or ratios), with the distribution-free confidence interval whose ends
  *     are the C-th smallest and C-th largest of them, C from the normal
@@ -36,16 +37,40 @@ double cp_quantile(const double *v, size_t n, double q);
 /* Standard normal upper tail, P(Z > z). */
 double cp_normal_sf(double z);
 
+/* Up to this many pairs (n_x * n_y) the p-value comes from the exact
+ * permutation distribution of U; beyond it, from the normal
+ * approximation. At small N the approximation cannot give a small p at
+ * all (its smallest at 5 runs a side is 0.012, the exact one 0.0079), so
+ * with a correction for many measures nothing could ever be detected. */
+#define CP_MW_EXACT_MAX_PAIRS 256
+
 struct cp_mann_whitney {
 	double u;	/* U of the second sample (head): pairs with y > x, ties 1/2 */
 	double z;	/* standardised, continuity corrected; 0 when no variance */
 	double p;	/* two-sided p-value in [0, 1] */
+	double p_greater;	/* one-sided: y tends to be larger than x */
+	double p_less;		/* one-sided: y tends to be smaller than x */
+	int exact;	/* 1: from the exact distribution (ties kept as they are) */
 };
 
 /* Mann-Whitney U test of x (n_x values) against y (n_y values). Needs
- * n_x, n_y >= 1; when every value is tied the p-value is 1. */
+ * n_x, n_y >= 1; when every value is tied the p-values are 1. Exact when
+ * n_x * n_y <= CP_MW_EXACT_MAX_PAIRS: the distribution of the mid-rank
+ * sum over all splits of the pooled values (so ties are handled as they
+ * are, conditionally on the tie pattern, as benchstat does); else the
+ * normal approximation with tie correction of the variance and a
+ * continuity correction. */
 int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 		    struct cp_mann_whitney *out);
+
+/* The same, always with the normal approximation. */
+int cp_mann_whitney_normal(const double *x, size_t nx, const double *y,
+			   size_t ny, struct cp_mann_whitney *out);
+
+/* The smallest two-sided p-value that n_x and n_y runs can give at all
+ * (the samples fully apart, no ties): 2 / C(n_x + n_y, n_x) exactly, or
+ * the normal approximation's beyond CP_MW_EXACT_MAX_PAIRS. */
+double cp_mann_whitney_min_p(size_t nx, size_t ny);
 
 /* Rank C (1-based) of the Hodges-Lehmann confidence interval's lower end
  * among the m*n sorted pairwise differences, for a two-sided interval at

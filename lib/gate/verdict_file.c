@@ -54,8 +54,21 @@ static json_t *measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "head", side_stats(&m->head, m->in_head));
 	json_object_set_new(o, "change_pct", judged ? interval(&m->change_pct) : json_null());
 	json_object_set_new(o, "change_abs", judged ? interval(&m->change_abs) : json_null());
+	json_object_set_new(o, "judged_as", !judged ? json_null() :
+			    json_string(m->exact && !m->judged_sampled ? "exact" : "sampled"));
+	json_object_set_new(o, "test", m->test_exact < 0 ? json_null() :
+			    json_string(m->test_exact ? "exact-u" : "approx-u"));
+	json_object_set_new(o, "interval", m->interval_ratio < 0 ? json_null() :
+			    json_string(m->interval_ratio ? "ratio" : "shift"));
 	json_object_set_new(o, "p_value", num(m->p_value));
 	json_object_set_new(o, "p_adjusted", num(m->p_adjusted));
+	json_object_set_new(o, "in_holm_family", json_boolean(m->in_family));
+	json_object_set_new(o, "p_beyond_bound", num(m->p_beyond));
+	json_object_set_new(o, "p_beyond_bound_adjusted", num(m->p_beyond_adjusted));
+	json_object_set_new(o, "not_excluded", m->not_excluded[0] ?
+			    json_string(m->not_excluded) : json_null());
+	json_object_set_new(o, "fails_gate", json_boolean(m->status == CP_MEASURE_REGRESSED ||
+							 m->blocking));
 	json_object_set_new(o, "bound", m->bound ? json_string(m->bound->text) : json_null());
 	json_object_set_new(o, "bound_rule", m->bound ?
 		json_pack("{s:o, s:s}", "line",
@@ -111,7 +124,7 @@ json_t *cp_verdict_build(const struct cp_compare_result *r,
 	json_object_set_new(doc, "status", json_string(cp_verdict_status_name(r->status)));
 	json_object_set_new(doc, "exit_code", json_integer(r->exit_code));
 	json_object_set_new(doc, "summary", json_pack(
-		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"measures", (json_int_t)r->n,
 		"within", (json_int_t)c[CP_MEASURE_WITHIN],
 		"regressed", (json_int_t)c[CP_MEASURE_REGRESSED],
@@ -119,14 +132,17 @@ json_t *cp_verdict_build(const struct cp_compare_result *r,
 		"inconclusive", (json_int_t)c[CP_MEASURE_INCONCLUSIVE],
 		"added", (json_int_t)c[CP_MEASURE_ADDED],
 		"removed", (json_int_t)c[CP_MEASURE_REMOVED],
-		"outside_bounds", (json_int_t)c[CP_MEASURE_REGRESSED],
+		"removed_not_allowed", (json_int_t)r->blocking,
+		"outside_bounds", (json_int_t)(c[CP_MEASURE_REGRESSED] + r->blocking),
 		"judged", (json_int_t)(r->n - c[CP_MEASURE_ADDED] - c[CP_MEASURE_REMOVED])));
 	json_object_set_new(doc, "method", json_pack(
-		"{s:f, s:f, s:s, s:s, s:s, s:I, s:b}",
+		"{s:f, s:f, s:s, s:s, s:s, s:s, s:I, s:I, s:b}",
 		"alpha", r->alpha, "confidence", 1 - r->alpha,
 		"interval", "hodges-lehmann",
-		"test", "mann-whitney-u (normal approximation, tie and continuity corrected)",
+		"test", "mann-whitney-u (exact up to 256 pairs, ties kept; else normal approximation, tie and continuity corrected)",
+		"hypothesis", "change beyond the bound (head against base moved to the bound)",
 		"correction", "holm",
+		"holm_family", (json_int_t)r->holm_family,
 		"min_runs", (json_int_t)r->min_runs,
 		"fail_on_inconclusive", r->fail_on_inconclusive));
 	json_object_set_new(doc, "bounds", json_pack("{s:o, s:o, s:b, s:o}",
@@ -138,6 +154,8 @@ json_t *cp_verdict_build(const struct cp_compare_result *r,
 	json_object_set(doc, "env_mismatch", r->env_mismatch);
 	json_object_set_new(doc, "measures", measures);
 	json_object_set(doc, "warnings", r->warnings);
+	json_object_set(doc, "excluded_runs", r->excluded);
+	json_object_set(doc, "inconclusive_reasons", r->inconclusive_reasons);
 	return doc;
 }
 

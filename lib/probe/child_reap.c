@@ -34,3 +34,14 @@ void cp_child_kill_held(pid_t pid)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
+
+int cp_profile_command_status(const struct cp_profile *p)
+{
+	if (!p->launched || !p->target_exited)
+		return 0;
+	if (WIFEXITED(p->exit_status))
+		return WEXITSTATUS(p->exit_status);
+	if (WIFSIGNALED(p->exit_status))
+		return 128 + WTERMSIG(p->exit_status);
+	return 0;
+}

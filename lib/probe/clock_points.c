@@ -77,6 +77,7 @@ static bool same_name(const char *sym, const char *name)
 /* What the finders need of one file. */
 struct elf_view {
 	Elf *elf;
+	bool wrapper;	/* links against a C library: its clock functions wrap it */
 	GElf_Addr clock_gettime_at[4];	/* defined clock_gettime aliases */
 	int nclock_gettime;
 };
@@ -153,6 +154,8 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 {
 	uint64_t off;
 
+	if (v->wrapper)
+		return 0;
 	if (same_name(name, "syscall") &&
 	    !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
 		out->syscall_offset = off;
@@ -169,6 +172,36 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 					   clock_functions[i].name);
 	}
 	return 0;
+}
+
+/* Whether the file needs a C library (DT_NEEDED libc.so.6, musl's libc.so).
+ * The C library itself and static executables do not. A file that does and
+ * still defines clock_gettime, gettimeofday, time or syscall is an
+ * interposer (LD_PRELOAD wrappers such as libfaketime) that forwards to the
+ * real function: probing its definitions too would count each call twice. */
+static bool needs_c_library(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		GElf_Dyn dyn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
+				continue;
+			if (!strncmp(name, "libc.so", 7))
+				return true;
+		}
+	}
+	return false;
 }
 
 /* The PLT stubs of gettimeofday/time (lib/symbols/plt_stubs.h). An import that
@@ -226,6 +259,7 @@ int cp_clock_points_find(const char *path, struct cp_clock_points *out,
 			close(fd);
 		return cp_fail(err, CP_EXIT_PROFILE, "%s: cannot read it as an ELF file", path);
 	}
+	v.wrapper = needs_c_library(v.elf);
 	rc = for_each_function(&v, out, note_clock_gettime);
 	if (!rc)
 		rc = for_each_function(&v, out, add_function);

@@ -121,6 +121,12 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err);
 void cp_profile_release(struct cp_profile *p);
 
+/* The exit status `run` passes on: 0, or the launched command's own
+ * failure when it ended by itself (its exit code, or 128 + the signal
+ * that killed it, as a shell reports it). A command that clockprof ended
+ * (duration, a signal to clockprof) gives 0. */
+int cp_profile_command_status(const struct cp_profile *p);
+
 /* The counts that figures per op divide: those of complete requests when
  * the boundary gives the ops (exact, no partial interval), else the whole
  * window's (--ops). */

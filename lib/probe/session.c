@@ -734,11 +734,15 @@ __attribute__((noinline)) static void calibration_point(volatile int *sink)
 	(*sink)++;
 }
 
+/* This thread's CPU time: a hit's trap is spent on the thread that hits,
+ * so this is what a probe costs the target, as its task-clock (the
+ * estimate's denominator) sees it; wall time would add whatever else ran
+ * on the CPU meanwhile. */
 static double now_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
@@ -819,6 +823,17 @@ static int self_test(struct cp_session *s, struct cp_error *err)
 	probed = time_calls(n);
 	s->selftest.hits = (unsigned long)__atomic_load_n(&s->skel->bss->selftest_hits,
 							  __ATOMIC_SEQ_CST);
+	/* The cost: the faster of two rounds, as for the bare calls. The first
+	 * round pays the probe's one-time set-up (the first hits of a fresh
+	 * uprobe map its out-of-line page) and, on a busy host, any
+	 * preemption: taken alone it overstated the steady cost per hit by
+	 * 1.5-2x against the extra CPU time real servers showed (make bench). */
+	if (s->selftest.hits == (unsigned long)n) {
+		double again = time_calls(n);
+
+		if (again < probed)
+			probed = again;
+	}
 	cp_breakpoints_detach(&bp);
 	s->selftest_link = link;	/* our own code only; removed at close */
 	if (s->selftest.hits == 0)

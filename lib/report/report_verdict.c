@@ -130,9 +130,10 @@ static void warnings(struct cp_buf *b, const json_t *v)
 {
 	const json_t *mm = json_object_get(v, "env_mismatch");
 	const json_t *w = json_object_get(v, "warnings"), *x;
+	const json_t *why = json_object_get(v, "inconclusive_reasons");
 	size_t i;
 
-	if (!json_array_size(mm) && !json_array_size(w))
+	if (!json_array_size(mm) && !json_array_size(w) && !json_array_size(why))
 		return;
 	cp_buf_puts(b, "<div class=\"warnings\" role=\"note\"><h3>Warnings</h3><ul>");
 	json_array_foreach(mm, i, x) {
@@ -150,6 +151,13 @@ static void warnings(struct cp_buf *b, const json_t *v)
 		cp_html_json_text(b, json_object_get(x, "head"));
 		if (cp_json_str(x, "effect", NULL) && !strcmp(cp_json_str(x, "effect", NULL), "inconclusive"))
 			cp_buf_puts(b, " (sampled measures are judged inconclusive)");
+		cp_buf_puts(b, "</li>");
+	}
+	/* Run-level reasons the verdict is inconclusive (blind or cut-short
+	 * runs), first: they say the numbers below may mean nothing. */
+	json_array_foreach(why, i, x) {
+		cp_buf_puts(b, "<li><strong>Inconclusive:</strong> ");
+		cp_html_json_text(b, x);
 		cp_buf_puts(b, "</li>");
 	}
 	json_array_foreach(w, i, x) {
@@ -196,9 +204,8 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 		cp_html_pct(b, p);
 		if (cp_rj_num(pct, "lo", &lo) && cp_rj_num(pct, "hi", &hi) &&
 		    (lo != p || hi != p)) {
-			double pm = fmax(fabs(p - lo), fabs(hi - p));
-
-			cp_buf_printf(b, " ± %.2f%%<small> [", pm);
+			/* The interval's own ends: it is rarely symmetric. */
+			cp_buf_puts(b, "<small> [");
 			cp_html_pct(b, lo);
 			cp_buf_puts(b, ", ");
 			cp_html_pct(b, hi);
@@ -251,7 +258,7 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		       "<div class=\"plot\"></div>"
 		       "<div class=\"scroll full\"><table class=\"sortable measures verdict-measures\"><caption>Every measure, base vs head</caption>"
 		       "<thead><tr><th>measure</th><th>unit</th><th>kind</th><th class=\"num\">base</th><th class=\"num\">head</th>"
-		       "<th class=\"num\">change ± interval</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
+		       "<th class=\"num\">change [interval]</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
 	json_array_foreach(ms, i, m) {
 		const json_t *w = json_object_get(m, "warnings"), *x;
 		const json_t *p = json_object_get(m, "p_adjusted");

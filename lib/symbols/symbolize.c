@@ -185,6 +185,22 @@ static bool module_known(struct cp_symbolizer *s, const char *path,
 	return false;
 }
 
+/* Whether a module of this file is already reported at this bias. A
+ * non-PIE executable's code mapped a second time elsewhere (Node moves part
+ * of its text to remap it on huge pages) is reported at bias 0 again: libdwfl
+ * refuses the overlap and marks the first module for removal, which would
+ * leave a dangling module behind. */
+static bool reported_at_bias(struct cp_symbolizer *s, const struct sym_module *m)
+{
+	for (size_t i = 0; i < s->n_mods; i++)
+		if (s->mods[i]->mod && s->mods[i]->bias == m->bias &&
+		    s->mods[i]->file_ino == m->file_ino &&
+		    s->mods[i]->file_dev == m->file_dev &&
+		    strcmp(s->mods[i]->path, m->path) == 0)
+			return true;
+	return false;
+}
+
 static int add_module(struct cp_symbolizer *s, struct sym_module *m)
 {
 	if (cp_grow(&s->mods, &s->cap_mods, s->n_mods + 1, sizeof(*s->mods)))
@@ -290,7 +306,8 @@ static const struct cp_proc_map *module_span(struct sym_module *m,
 }
 
 /* Reports the module's file, open on fd, to libdwfl (which then owns fd).
- * -1 when it is not ELF (a mapped data file with exec rights). */
+ * -1 when it is not ELF (a mapped data file with exec rights), or when a
+ * module of it is already reported at the same bias. */
 static int report_file(struct cp_symbolizer *s, struct sym_module *m,
 		       const struct cp_proc_map *map0, int fd, const char *file_name)
 {
@@ -310,6 +327,11 @@ static int report_file(struct cp_symbolizer *s, struct sym_module *m,
 	}
 	if (is_exec)
 		m->bias = 0;
+	if (reported_at_bias(s, m)) {
+		/* the addresses of this copy are not the file's */
+		close(fd);
+		return -1;
+	}
 	m->mod = dwfl_report_elf(s->dwfl, m->path, file_name, fd, m->bias, true);
 	if (m->mod) {
 		m->verified = true;

@@ -32,7 +32,8 @@
 static const struct {
 	const char *name;
 	const char *via;
-	bool switches_stack;	/* CFI does not describe the frame */
+	bool switches_stack;	/* calls the vDSO on another stack: CFI does
+				 * not describe the frame, rbp does */
 } exact_names[] = {
 	{ "clock_gettime", "clock_gettime", false },
 	{ "__clock_gettime", "clock_gettime", false },
@@ -46,7 +47,16 @@ static const struct {
 	{ "runtime.walltime", "time.now", true },
 	{ "runtime.walltime1", "time.now", true },
 	{ "runtime.nanotime", "runtime.nanotime", false },
-	{ "time.now", "time.now", false },
+	/* Go 1.17+: time.now itself calls the vDSO on g0 (Go 1.16 and
+	 * older: a Go function calling walltime; rbp describes both) */
+	{ "time.now", "time.now", true },
+};
+
+/* Go's frames all keep rbp (amd64): the saved rbp at [rbp], the return
+ * address above it, so CFA = rbp + 16. Used where the function has moved
+ * rsp to another stack (g0) before calling the vDSO. */
+static const struct cp_unwind_rule frame_pointer_rule = {
+	.cfa_offset = 16, .bp_offset = -16, .base_reg = CP_UNWIND_BP,
 };
 
 struct builder {
@@ -119,12 +129,17 @@ static char *mangled_wrapper(const char *name)
 static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 {
 	char name[512], *p;
+	size_t len;
 
 	*switches = false;
 	/* drop a symbol version: clock_gettime@@GLIBC_2.17 */
 	snprintf(name, sizeof(name), "%s", versioned);
 	if ((p = strchr(name, '@')) && p != name)
 		*p = '\0';
+	/* Go 1.17+ names its assembly functions NAME.abi0 */
+	len = strlen(name);
+	if (len > 5 && strcmp(name + len - 5, ".abi0") == 0)
+		name[len - 5] = '\0';
 	if (in_vdso) {
 		if (strcmp(name, "__vdso_clock_gettime") == 0 ||
 		    strcmp(name, "__vdso_gettimeofday") == 0 ||
@@ -335,7 +350,7 @@ static size_t call_end(const uint8_t *code, size_t size, size_t i)
 
 static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		      Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
-		      int via, const char *what)
+		      int via, const char *what, const struct cp_unwind_rule *fixed)
 {
 	const uint8_t *code = code_bytes(mod, start, size);
 
@@ -351,7 +366,12 @@ static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 
 		if (!next || next > size)
 			continue;
-		rc = rule_at(cfi, start + next - 1 - cfi_bias, &r);
+		if (fixed) {
+			r = *fixed;
+			rc = 0;
+		} else {
+			rc = rule_at(cfi, start + next - 1 - cfi_bias, &r);
+		}
 		if (rc < 0)
 			continue;
 		if (rc > 0) {
@@ -381,14 +401,14 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		return;
 	}
 	if (switches) {
-		note_unsupported(b, what, "it switches stacks");
+		add_rules(b, mod, NULL, 0, start, size, via, what, &frame_pointer_rule);
 		return;
 	}
 	if (!cfi) {
 		note_unsupported(b, what, "its module has no CFI");
 		return;
 	}
-	add_rules(b, mod, cfi, cfi_bias, start, size, via, what);
+	add_rules(b, mod, cfi, cfi_bias, start, size, via, what, NULL);
 }
 
 /* One function symbol of a module: a clock wrapper gets its rules and
@@ -410,7 +430,8 @@ static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 	via = plumbing_name(sname, in_vdso, &switches);
 	if (!via) {
 		if (b->all_code && cfi && !in_vdso && !have_range(b, addr))
-			add_rules(b, mod, cfi, cfi_bias, addr, sym.st_size, CP_VIA_NONE, NULL);
+			add_rules(b, mod, cfi, cfi_bias, addr, sym.st_size, CP_VIA_NONE, NULL,
+				  NULL);
 		return;
 	}
 	if (have_range(b, addr)) {

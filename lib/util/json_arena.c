@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "json_arena.h"
 
 /* A run file of 1,000 measures parses into about 1 MiB of values. */
@@ -49,15 +50,8 @@ static int remember_block(struct cp_json_arena *arena, struct cp_json_arena_bloc
 {
 	size_t i = arena->nsorted;
 
-	if (arena->nsorted == arena->cap) {
-		size_t cap = arena->cap ? 2 * arena->cap : 16;
-		struct cp_json_arena_block **s = realloc(arena->sorted, cap * sizeof(*s));
-
-		if (!s)
-			return -1;
-		arena->sorted = s;
-		arena->cap = cap;
-	}
+	if (cp_grow(&arena->sorted, &arena->cap, arena->nsorted + 1, sizeof(*arena->sorted)))
+		return -1;
 	while (i > 0 && (uintptr_t)arena->sorted[i - 1] > (uintptr_t)b) {
 		arena->sorted[i] = arena->sorted[i - 1];
 		i--;

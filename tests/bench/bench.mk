@@ -33,6 +33,12 @@ $(O)/bench-shared-counter: tests/bench/shared_counter.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
 
+# The gate's error rates and power by seeded Monte Carlo through the
+# library (tests/bench/bench_gate_stats.c); goals printed beside them.
+$(O)/bench-gate-stats: tests/bench/bench_gate_stats.c $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+
 # compare and report on huge run files: peak RSS and time per size, and
 # the measure limit's refusal (issue 12). Minutes; not part of `make bench`.
 bench-big: clockprof

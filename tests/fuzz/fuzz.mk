@@ -19,7 +19,7 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/%.o) $(LIB_ASMS:%.S=$(FUZZ_O)/%.o)
 .PHONY: fuzz fuzz-build check-fuzz
 
 $(FUZZ_O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
-# The report's generated CSP header, as in the main build.
+# The report's CSP hashes are generated (Makefile: GEN_INC), here too.
 $(FUZZ_O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 $(FUZZ_O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
 $(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h probes/*.h)

@@ -11,7 +11,8 @@ HOSTILE = ["tick`s", "pi|pe", "new\nline", "::error::pwned", "100%", "cr\rlf",
            "<b>html</b>", "@mention"]
 
 
-def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True):
+def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True,
+              reads=300, requests=None, warnings=(), cpu="test cpu"):
     doc = {
         "schema": "clockprof.run/1",
         "tool": {"name": "clockprof", "version": "0.1.0"},
@@ -19,11 +20,13 @@ def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True):
         "started_at": "2026-11-29T21:00:00Z",
         "target": {"pid": 42, "comm": "srv", "exe": "/usr/bin/srv",
                    "build_id": build_id, "cmdline": ["srv"]},
-        "host": {"kernel": "6.1.0", "cpu": "test cpu", "clocksource": clocksource,
+        "host": {"kernel": "6.1.0", "cpu": cpu, "clocksource": clocksource,
                  "pmu": False, "tool_version": "0.1.0"},
-        "request": None, "ops": 100,
-        "clock_reads": {"total": 300},
+        "request": None if requests is None else {"spec": "func:h", "count": requests},
+        "ops": 100,
+        "clock_reads": {"total": reads},
         "measures": {},
+        "warnings": list(warnings),
     }
     for name, (value, kind, better) in measures.items():
         doc["measures"][name] = {"value": value, "unit": "reads/op" if kind == "exact" else "ns/op",
@@ -177,7 +180,7 @@ def test_clocksource_mismatch(ctx):
     base = make_side(ctx, "base", 5)
     head = [write_run(os.path.join(ctx.tmp, f"h{i}.json"),
                       {"clock_reads/op": (3, "exact", "lower"),
-                       "task-clock/op": (1e6, "sampled", "lower")}, clocksource="hpet")
+                       "task-clock/op": (1e6 + i, "sampled", "lower")}, clocksource="hpet")
             for i in range(5)]
     out = os.path.join(ctx.tmp, "v.json")
     p = compare(ctx, base, head, "-o", out)
@@ -271,10 +274,22 @@ def test_added_and_removed_reported(ctx):
     base = make_side(ctx, "base", 1, extra={"gone/op": (1, "exact", "lower")})
     head = make_side(ctx, "head", 1, extra={"new/op": (1, "exact", "lower")})
     out = os.path.join(ctx.tmp, "v.json")
+    # A measure every base run had is gone from the head: a broken head
+    # fails the gate unless the bounds file allows it by name.
     p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 1, p.stderr
+    v = ctx.load_json(out)
+    m = {x["name"]: x for x in v["measures"]}
+    assert m["gone/op"]["status"] == "removed" and m["new/op"]["status"] == "added"
+    assert m["gone/op"]["fails_gate"] and v["summary"]["removed_not_allowed"] == 1
+    assert "removed-ok gone/op" in m["gone/op"]["reason"]
+    bounds = os.path.join(ctx.tmp, "bounds")
+    with open(bounds, "w") as f:
+        f.write("removed-ok gone/*\nnew/* +1\n")
+    p = compare(ctx, base, head, "-o", out, "--bounds", bounds)
     assert p.returncode == 0, p.stderr
-    m = {x["name"]: x["status"] for x in ctx.load_json(out)["measures"]}
-    assert m["gone/op"] == "removed" and m["new/op"] == "added"
+    v = ctx.load_json(out)
+    assert v["summary"]["outside_bounds"] == 0 and not v["warnings"], v["warnings"]
 
 
 def test_verdict_to_stdout(ctx):
@@ -310,3 +325,139 @@ def test_validator_errors_are_one_escaped_line(ctx):
     lines = proc.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("clockprof: "), proc.stderr
     assert "a\\n::error title=INJ::x\\u202e\\x1b[2J" in lines[0], lines[0]
+
+
+def sampled_runs(ctx, prefix, n, scale=1.0, seed=1, cv=0.01, **kw):
+    rng = random.Random(seed)
+    return [write_run(os.path.join(ctx.tmp, f"{prefix}-{i}.json"),
+                      {"task-clock/op": (1e6 * scale * rng.lognormvariate(0, cv), "sampled", "lower")},
+                      **kw)
+            for i in range(n)]
+
+
+def test_duplicate_runs_refused(ctx):
+    base = make_side(ctx, "base", 3)
+    head = make_side(ctx, "head", 3, seed=2)
+    p = compare(ctx, base, [head[0], head[1], head[0]])
+    assert p.returncode == 2, p.stderr
+    assert "same run" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    # A copy under another name is the same run too.
+    copy = os.path.join(ctx.tmp, "copy.json")
+    with open(base[0]) as f, open(copy, "w") as g:
+        g.write(f.read())
+    p = compare(ctx, base + [copy], head)
+    assert p.returncode == 2 and "same run" in p.stderr, p.stderr
+
+
+def test_incomplete_runs_left_out(ctx):
+    base = sampled_runs(ctx, "b", 6)
+    good = sampled_runs(ctx, "h", 6, seed=2)
+    cut = sampled_runs(ctx, "cut", 2, scale=3.0, seed=3, complete=False)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, good + cut, "-o", out)
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["head"]["n"] == 6 and m["status"] == "within", m
+    # Every head run cut short: nothing to judge them by.
+    p = compare(ctx, base, cut, "-o", out)
+    v = ctx.load_json(out)
+    assert v["status"] == "inconclusive", v["status"]
+    assert any("no complete head run" in r for r in v["inconclusive_reasons"])
+    assert v["excluded_runs"] == []   # nothing else to judge: shown, not left out
+
+
+def test_blind_runs_are_inconclusive_and_say_why(ctx):
+    warn = ["the target read no clock during the window"]
+    base = sampled_runs(ctx, "b", 5, reads=0, requests=50, warnings=warn)
+    head = sampled_runs(ctx, "h", 5, seed=2, reads=0, requests=50, warnings=warn)
+    out = os.path.join(ctx.tmp, "v.json")
+    md = os.path.join(ctx.tmp, "v.md")
+    html = os.path.join(ctx.tmp, "v.html")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--github", "--html", html)
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert v["status"] == "inconclusive"
+    assert "<strong>Inconclusive:</strong> no clock read" in open(html).read()
+    assert any("no clock read" in r for r in v["inconclusive_reasons"])
+    assert "head runs (5 of 5): the target read no clock during the window" in v["warnings"]
+    text = open(md).read()
+    assert "**Inconclusive**" in text and "the target read no clock" in text
+    warnings = [x for x in p.stdout.splitlines() if x.startswith("::warning ")]
+    assert any("no clock read" in x for x in warnings), p.stdout
+    assert any("the target read no clock" in x for x in warnings), p.stdout
+    p = compare(ctx, base, head, "--fail-on-inconclusive", "-q")
+    assert p.returncode == 1
+
+
+def test_other_host_fingerprint_is_not_judged(ctx):
+    base = sampled_runs(ctx, "b", 6)
+    head = sampled_runs(ctx, "h", 6, scale=1.3, seed=2, cpu="other cpu")
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["status"] == "inconclusive" and "(cpu)" in m["reason"], m["reason"]
+    assert v["env_mismatch"][0]["field"] == "cpu"
+
+
+def test_step_summary_failure_keeps_the_exit_code(ctx):
+    base = make_side(ctx, "base", 1, extra={"x/op": (1, "exact", "lower")})
+    head = make_side(ctx, "head", 1, extra={"x/op": (2, "exact", "lower")})
+    env = dict(os.environ, GITHUB_STEP_SUMMARY=os.path.join(ctx.tmp, "no", "such", "dir"))
+    p = compare(ctx, base, head, "--github", "-q", env=env)
+    assert p.returncode == 1, p.stderr
+    assert "GITHUB_STEP_SUMMARY not written" in p.stderr
+    assert any(x.startswith("::error ") for x in p.stdout.splitlines()), p.stdout
+
+
+def test_interval_shown_with_its_ends_and_tiny_exact_changes(ctx):
+    base = sampled_runs(ctx, "b", 8)
+    head = sampled_runs(ctx, "h", 8, scale=1.25, seed=2)
+    p = compare(ctx, base, head, "--color=never")
+    assert p.returncode == 1, p.stderr
+    row = [x for x in p.stdout.splitlines() if x.startswith("task-clock/op")][0]
+    assert "±" not in p.stdout and "nan" not in p.stdout.lower()
+    assert "% [+" in row, row
+    base = make_side(ctx, "base", 1, extra={"x/op": (7, "exact", "lower")})
+    head = make_side(ctx, "head", 1, extra={"x/op": (7.0000001, "exact", "lower")})
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    m = {x["name"]: x for x in ctx.load_json(out)["measures"]}["x/op"]
+    assert "7 -> 7.0000001" in m["reason"], m["reason"]
+    assert m["status"] == "regressed"
+
+
+def test_negative_bound_demands_an_improvement(ctx):
+    bounds = os.path.join(ctx.tmp, "bounds")
+    with open(bounds, "w") as f:
+        f.write("task-clock/op -5%\nclock_reads/op -1\n")
+    base = make_side(ctx, "base", 10, seed=1)
+    same = make_side(ctx, "same", 10, seed=2)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, same, "--bounds", bounds, "-o", out)
+    assert p.returncode == 1, p.stderr
+    m = {x["name"]: x["status"] for x in ctx.load_json(out)["measures"]}
+    assert m == {"task-clock/op": "regressed", "clock_reads/op": "regressed"}, m
+    faster = make_side(ctx, "fast", 10, seed=3, reads=2, time_scale=0.8)
+    p = compare(ctx, base, faster, "--bounds", bounds, "-o", out)
+    assert p.returncode == 0, p.stderr
+
+
+def test_straddler_within_bound_is_listed_not_inconclusive(ctx):
+    # Estimate about +3% under the +5% bound; 6 noisy runs cannot rule
+    # out more than +5%: listed, and the verdict still passes.
+    base = sampled_runs(ctx, "b", 6, seed=11, cv=0.03)
+    head = sampled_runs(ctx, "h", 6, scale=1.03, seed=12, cv=0.03)
+    out = os.path.join(ctx.tmp, "v.json")
+    md = os.path.join(ctx.tmp, "v.md")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--color=never")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
+    assert m["status"] == "within" and m["not_excluded"].startswith("+"), m
+    assert v["status"] == "pass", v["status"]
+    assert "not enough runs to exclude: task-clock/op +" in p.stdout
+    assert "not enough runs to exclude" in open(md).read()

@@ -42,3 +42,26 @@ def test_same_build_passes(ctx):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert verdict["status"] == "pass"
     assert verdict["summary"]["regressed"] == 0
+
+
+def test_run_exits_with_the_commands_failure(ctx):
+    out = os.path.join(ctx.tmp, "run.json")
+    p = ctx.run("run", "-q", "-e", "none", "-o", out, "--", "sh", "-c", "exit 7")
+    assert p.returncode == 7, p.stderr
+    assert "exit code 7" in p.stderr
+    assert ctx.load_json(out)["target"]["exit_status"] == {"code": 7}
+    p = ctx.run("run", "-q", "-e", "none", "-o", out, "--", "sh", "-c", "kill -SEGV $$")
+    assert p.returncode == 128 + 11, p.stderr
+    # Ended by clockprof (the window's duration): not the command's failure.
+    p = ctx.run("run", "-q", "-e", "none", "-d", "0.3", "-o", out, "--", "sleep", "30")
+    assert p.returncode == 0, p.stderr
+
+
+def test_ab_stops_at_the_first_failing_run(ctx):
+    d = os.path.join(ctx.tmp, "runs")
+    t = ctx.target("reads_target")
+    p = ctx.run("ab", 4, d, "-e", "none",
+                "--", t, "clock_gettime", 2, 20, "--", "sh", "-c", "exit 2")
+    assert p.returncode == 2, p.stderr
+    assert "head run 1 of 4" in p.stderr and "exit code 2" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(d, "base-2.json"))

@@ -133,3 +133,21 @@ test-targets: $(T)/targets/lifecycle_target
 $(T)/targets/lifecycle_target: tests/targets/lifecycle_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# The server tests' ground truth (tests/truth): an LD_PRELOAD library that
+# counts the clock calls and reply syscalls of the process it is loaded into,
+# independently of clockprof's mechanisms.
+test-targets: $(T)/targets/clock_truth.so
+test-fixtures: $(T)/fixtures/clock_truth.so
+$(T)/%/clock_truth.so: tests/truth/clock_truth.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
+# A Go net/http server with known reads per request (tests/integration/test_servers.py).
+ifneq ($(GO),)
+test-targets: $(T)/targets/go_http_server
+$(T)/targets/go_http_server: tests/targets/go_http_server.go
+	@mkdir -p $(@D) $(O)/go/src/go_http_server
+	cp $< $(O)/go/src/go_http_server/go_http_server.go
+	cd $(O)/go/src/go_http_server && $(GO_ENV) $(GO) build -trimpath -o $(abspath $@) .
+endif

@@ -108,7 +108,9 @@ TEST(bounds_bad_lines_name_their_line)
 {
 	check_bad("a +1\nb\n", ".clockprof-bounds:2: rule 'b' has no bound");
 	check_bad("# c\n\nx 5%\n", ".clockprof-bounds:3: bad bound '5%'");
-	check_bad("x -5%\n", ":1: bad bound '-5%'");
+	check_bad("x --5%\n", ":1: bad bound '--5%'");
+	check_bad("removed-ok\n", ":1: 'removed-ok' needs one GLOB");
+	check_bad("removed-ok a b\n", ":1: 'removed-ok' needs one GLOB");
 	check_bad("x +5%%\n", ":1: bad bound");
 	check_bad("x +abc\n", ":1: bad bound");
 	check_bad("x +1e3\n", ":1: bad bound");
@@ -118,6 +120,33 @@ TEST(bounds_bad_lines_name_their_line)
 	check_bad("x +5% y\n", ":1: too many fields");
 	check_bad("ok +1\n\n\nx +5% +6%\n", ":4: too many fields");
 	check_bad("x +1\ny\0 +2\n", "");	/* strlen stops at NUL: 'y' */
+}
+
+/* -N% and -N demand an improvement; removed-ok lines are not bounds. */
+TEST(bounds_improvement_and_removed_ok)
+{
+	struct cp_bounds b;
+	struct cp_error err = { 0 };
+	struct cp_bound_rule *r;
+
+	CHECK_INT(parse("removed-ok old/*\nfast/* -5%\nexact/* -1\n* +2%\n", &b, &err), 0);
+	CHECK_INT(b.nrules, 4);
+	CHECK(b.rules[0].removed_ok);
+	r = cp_bounds_match(&b, "fast/x", 0);
+	CHECK(r->relative && r->value == -5);
+	CHECK_STR(r->text, "-5%");
+	r = cp_bounds_match(&b, "exact/y", 1);
+	CHECK(!r->relative && r->value == -1);
+	/* removed-ok never serves as a bound ... */
+	r = cp_bounds_match(&b, "old/z", 0);
+	CHECK_STR(r->text, "+2%");
+	/* ... only for a measure gone from the head. */
+	CHECK(cp_bounds_removed_ok(&b, "old/z") == &b.rules[0]);
+	CHECK(cp_bounds_removed_ok(&b, "new/z") == NULL);
+	CHECK_INT(b.rules[0].matched, 1);
+	cp_bounds_note_unjudged(&b, "fast/gone");
+	CHECK_INT(b.rules[1].matched, 2);
+	cp_bounds_free(&b);
 }
 
 TEST(bounds_nul_byte_rejected)

@@ -36,7 +36,7 @@ TEST(stats_mann_whitney_reference)
 {
 	struct cp_mann_whitney mw;
 
-	CHECK_INT(cp_mann_whitney(X, 9, Y, 9, &mw), 0);
+	CHECK_INT(cp_mann_whitney_normal(X, 9, Y, 9, &mw), 0);
 	CHECK_NEAR(mw.u, 23.0, 1e-12);
 	CHECK_NEAR(mw.z, -1.502688234205555, 1e-9);
 	CHECK_NEAR(mw.p, 0.13291945818531886, 1e-9);
@@ -47,10 +47,80 @@ TEST(stats_mann_whitney_ties)
 	double a[] = { 1, 2, 2, 3, 3, 3, 4 }, b[] = { 3, 4, 4, 5, 5, 6 };
 	struct cp_mann_whitney mw;
 
-	CHECK_INT(cp_mann_whitney(a, 7, b, 6, &mw), 0);
+	CHECK_INT(cp_mann_whitney_normal(a, 7, b, 6, &mw), 0);
 	CHECK_NEAR(mw.u, 38.5, 1e-12);
 	CHECK_NEAR(mw.z, 2.483773282901211, 1e-9);
 	CHECK_NEAR(mw.p, 0.012999854364387314, 1e-9);
+}
+
+/* The exact p-value by brute force: every way of choosing which ny of
+ * the pooled values are "y", counted by whether its U is as extreme. */
+static void brute_force_p(const double *x, size_t nx, const double *y, size_t ny,
+			  double *p_ge, double *p_le)
+{
+	double pool[16], u_obs = 0;
+	size_t n = nx + ny, ge = 0, le = 0, total = 0;
+
+	for (size_t i = 0; i < nx; i++)
+		pool[i] = x[i];
+	for (size_t i = 0; i < ny; i++)
+		pool[nx + i] = y[i];
+	for (size_t i = 0; i < nx; i++)
+		for (size_t j = 0; j < ny; j++)
+			u_obs += (y[j] > x[i]) + 0.5 * (y[j] == x[i]);
+	for (unsigned mask = 0; mask < (1u << n); mask++) {
+		double u = 0;
+
+		if ((size_t)__builtin_popcount(mask) != ny)
+			continue;
+		for (size_t a = 0; a < n; a++)
+			for (size_t b = 0; b < n; b++)
+				if (!(mask >> a & 1) && (mask >> b & 1))
+					u += (pool[b] > pool[a]) + 0.5 * (pool[b] == pool[a]);
+		total++;
+		ge += u >= u_obs - 1e-9;
+		le += u <= u_obs + 1e-9;
+	}
+	*p_ge = (double)ge / (double)total;
+	*p_le = (double)le / (double)total;
+}
+
+TEST(stats_mann_whitney_exact_small_samples)
+{
+	double lo[] = { 1, 2, 3, 4, 5 }, hi[] = { 6, 7, 8, 9, 10 };
+	double a[] = { 1, 2, 2, 3, 3, 3, 4 }, b[] = { 3, 4, 4, 5, 5, 6 };
+	double ge, le;
+	struct cp_mann_whitney mw;
+
+	/* 5 runs a side fully apart: 2 / C(10, 5), where the normal
+	 * approximation says 0.012. */
+	CHECK_INT(cp_mann_whitney(lo, 5, hi, 5, &mw), 0);
+	CHECK(mw.exact);
+	CHECK_NEAR(mw.p, 2.0 / 252, 1e-12);
+	CHECK_NEAR(mw.p_greater, 1.0 / 252, 1e-12);
+	CHECK_NEAR(mw.p_less, 1, 1e-12);
+	CHECK_NEAR(cp_mann_whitney_min_p(5, 5), 2.0 / 252, 1e-12);
+	/* Without ties the distribution is shared by every 5 x 5 test. */
+	{
+		double odd[] = { 1, 3, 5, 7, 9 }, even[] = { 2, 4, 6, 8, 10 };
+
+		brute_force_p(odd, 5, even, 5, &ge, &le);
+		CHECK_INT(cp_mann_whitney(odd, 5, even, 5, &mw), 0);
+		CHECK_NEAR(mw.p_greater, ge, 1e-12);
+		CHECK_NEAR(mw.p_less, le, 1e-12);
+	}
+	CHECK_NEAR(cp_mann_whitney_min_p(4, 4), 2.0 / 70, 1e-12);
+	/* With ties: the distribution given the tie pattern. */
+	CHECK_INT(cp_mann_whitney(a, 7, b, 6, &mw), 0);
+	CHECK(mw.exact);
+	brute_force_p(a, 7, b, 6, &ge, &le);
+	CHECK_NEAR(mw.p_greater, ge, 1e-12);
+	CHECK_NEAR(mw.p_less, le, 1e-12);
+	CHECK_NEAR(mw.p, fmin(1, 2 * fmin(ge, le)), 1e-12);
+	brute_force_p(X, 7, Y, 7, &ge, &le);
+	CHECK_INT(cp_mann_whitney(X, 7, Y, 7, &mw), 0);
+	CHECK_NEAR(mw.p_greater, ge, 1e-12);
+	CHECK_NEAR(mw.p_less, le, 1e-12);
 }
 
 TEST(stats_mann_whitney_identical_samples)

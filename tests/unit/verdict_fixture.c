@@ -10,7 +10,10 @@
 
 json_t *fixture_run_doc(const char *clocksource, const char *kernel)
 {
-	return json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
+	/* Each document is another run: compare refuses the same run twice. */
+	static int serial;
+	char started[48];
+	json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
 			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
 			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
 			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
@@ -18,6 +21,10 @@ json_t *fixture_run_doc(const char *clocksource, const char *kernel)
 			 "build_id", "b1", "host", "kernel", kernel, "cpu", "x",
 			 "clocksource", clocksource, "pmu", 0, "tool_version",
 			 "0.1.0", "clock_reads", "total", 1, "measures");
+
+	snprintf(started, sizeof(started), "2026-01-01T00:00:00.%06dZ", serial++);
+	json_object_set_new(doc, "started_at", json_string(started));
+	return doc;
 }
 
 static void set_exact(json_t *doc, const char *name, double value, const char *unit)

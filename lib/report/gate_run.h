@@ -1,0 +1,50 @@
+/* gate_run.h - `clockprof compare` as one call: load the runs and the
+ * bounds, judge (lib/gate/compare.h), build verdict.json and write the
+ * files asked for, the HTML report among them (which is why this sits in
+ * the report stage, above the gate).
+ *
+ * cmd/compare.c only parses options and prints what this returns, so the
+ * whole gate can be driven from a test or a benchmark without a process. */
+#ifndef CP_GATE_RUN_H
+#define CP_GATE_RUN_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "compare_texts.h"
+
+struct cp_error;
+
+struct cp_gate_request {
+	const char *const *base_files;
+	size_t nbase;
+	const char *const *head_files;
+	size_t nhead;
+	const char *bounds_path;	/* NULL: built-in defaults */
+	const char *output;		/* verdict.json, "-" for the texts only */
+	const char *markdown;		/* markdown file, or NULL */
+	const char *html;		/* HTML report, or NULL */
+	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
+	int want_table;			/* render the terminal table */
+	int color;			/* colour in the table */
+	int fail_on_inconclusive;
+};
+
+struct cp_gate_outcome {
+	json_t *verdict;		/* the verdict document */
+	struct cp_compare_texts texts;	/* json when output == "-", table */
+	int exit_code;			/* the gate's: 0 or 1 */
+	/* Problems that must not change the gate's exit code (appending to
+	 * $GITHUB_STEP_SUMMARY failed); "" when none. */
+	char warning[512];
+};
+
+/* Runs the gate. Returns 0 with *out filled (free with
+ * cp_gate_outcome_free), or -1 with the message and exit code (2) in err;
+ * nothing is left to free then. */
+int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
+		struct cp_error *err);
+
+void cp_gate_outcome_free(struct cp_gate_outcome *out);
+
+#endif

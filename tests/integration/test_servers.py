@@ -1,0 +1,140 @@
+"""Real servers (Debian packages) under a bounded load on 127.0.0.1, attached
+with `clockprof attach`, their reads per request checked against an
+independent ground truth: tests/truth/clock_truth.c, preloaded into the
+server, counts the process's own calls of the clock functions and of the
+reply syscall and delimits requests the way `-r syscall:NAME` does (per
+thread, boundary to boundary, the first partial interval left out).
+
+Alignment: after clockprof's probes are live, one request delimits the
+serving thread's first interval for both; the truth is sampled after it and
+again after the load, and the window ends (SIGINT) only after that, while
+the server is idle: no boundary falls outside the sampled span, so both
+count the same complete requests. Reads outside requests (redis's cron,
+nginx's timers, V8's and the JVM's own threads) sit in no request for
+either, so they do not enter the per-request figure; the tests compare
+those figures, not window totals.
+
+What the truth cannot see, and clockprof's uprobe can: calls of
+clock_gettime made inside libc itself (timespec_get, clock(), ...) do not
+pass the dynamic linker, so an interposer misses them. None of these
+servers makes such calls while serving; were one to, clockprof would count
+more than the truth and the test would fail, naming the counts.
+"""
+import os
+import signal
+import subprocess
+
+from common import Skip  # noqa: F401
+from readiness import wait_attached
+import servers
+
+BOTH_MECHANISMS = True
+REQUESTS = 2000
+TOLERANCE = 0.01  # the goal: clockprof within 1% of the truth
+
+
+def profile(ctx, server, requests=REQUESTS, opts=None):
+    """Attach, drive, sample the truth; (run.json, truth delta, req/s)."""
+    out = os.path.join(ctx.tmp, f"{server.name}.json")
+    opts = ["-r", server.request] if opts is None else opts
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", *opts,
+                             "-o", out, str(server.pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_attached(proc)
+        server.one_request()
+        before = server.truth.snapshot(server.pid) if server.truth_boundary else None
+        rate = server.load(requests)
+        after = server.truth.snapshot(server.pid) if server.truth_boundary else None
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {stderr}"
+    return ctx.load_json(out), after - before if after else None, rate
+
+
+def within(measured, truth, what):
+    assert truth, f"{what}: the truth counted nothing"
+    assert abs(measured - truth) <= TOLERANCE * truth, \
+        f"{what}: clockprof {measured}, truth {truth} ({(measured - truth) / truth:+.2%})"
+
+
+def check_against_truth(ctx, name, min_reads_per_request):
+    server = servers.ALL[name](ctx)
+    try:
+        server.start()
+        run, truth, _ = profile(ctx, server)
+    finally:
+        server.stop()
+    assert run["clock_reads"]["mechanism"] == ctx.mechanism
+    print(f"     {name}: clockprof {run['clock_reads']['in_requests']} reads in "
+          f"{run['request']['count']} requests ({run['clock_reads']['per_op']:.3f}/op), "
+          f"truth {truth.reads_in_requests} in {truth.requests} ({truth.per_request:.3f}/op)",
+          flush=True)
+    # Every request of the load (and the delimiting one) is a complete
+    # request for both: the load generator's own count bounds them.
+    assert truth.requests >= REQUESTS, (truth.requests, truth.calls)
+    within(run["request"]["count"], truth.requests, f"{name}: complete requests")
+    within(run["clock_reads"]["in_requests"], truth.reads_in_requests,
+           f"{name}: reads inside requests")
+    within(run["clock_reads"]["per_op"], truth.per_request, f"{name}: reads per request")
+    assert truth.per_request >= min_reads_per_request, \
+        f"{name}: {truth.per_request} reads per request, its handler alone makes " \
+        f"{min_reads_per_request}"
+    return run, truth
+
+
+def test_redis_get(ctx):
+    # processCommand -> call() reads the clock (ustime, the command's
+    # duration); redis-benchmark GET over one connection, one reply a write.
+    check_against_truth(ctx, "redis", 2)
+
+
+def test_nginx_static_file(ctx):
+    # ngx_time_update at every event-loop wake-up: gettimeofday and
+    # clock_gettime(MONOTONIC); ab -k, one response a writev.
+    check_against_truth(ctx, "nginx", 1)
+
+
+def test_python_http_server(ctx):
+    # The handler reads 3 times, send_response's Date header once more.
+    check_against_truth(ctx, "python", 4)
+
+
+def test_node_http(ctx):
+    # The handler: 2 x process.hrtime.bigint(), 1 x Date.now(); libuv's
+    # loop reads its clock (uv_update_time) at each wake-up.
+    check_against_truth(ctx, "node", 3)
+
+
+def test_java_httpserver(ctx):
+    # The handler: 2 x System.nanoTime(), 1 x currentTimeMillis(); the
+    # server adds its own (Date header, idle-connection clock). The JVM's
+    # own threads (GC, JIT compiler, VM thread) read the clock too but send
+    # nothing: no request of theirs is complete, for either count.
+    run, truth = check_against_truth(ctx, "java", 0)
+    # Per exchange (three writes), the handler's 3 reads at least.
+    assert truth.reads_in_requests >= 3 * REQUESTS, truth.reads_in_requests
+
+
+def test_go_net_http(ctx):
+    # Go's goroutines move between threads, so no per-thread boundary
+    # delimits a request; the truth is by construction (go_http_server.go):
+    # main.stamp reads 6 times per request, and the requests are the load
+    # generator's count plus the delimiting one. clockprof names these reads
+    # by their whole stack (--stacks: time.Now is the call site, main.stamp
+    # a frame above it). net/http's own time.Now calls (Date header,
+    # deadlines) and the scheduler's reads are the rest, not checked.
+    server = servers.ALL["go"](ctx)
+    try:
+        server.start()
+        run, _, _ = profile(ctx, server, opts=["--stacks", "--ops", str(REQUESTS + 1)])
+    finally:
+        server.stop()
+    stamp = sum(s["count"] for s in run["stacks"]
+                if any("main.stamp" in str(f) for f in s["frames"]))
+    print(f"     go: clockprof {stamp} reads under main.stamp, truth {6 * (REQUESTS + 1)}; "
+          f"{run['clock_reads']['total']} reads in all ({run['clock_reads']['per_op']:.3f}/op "
+          f"with --ops)", flush=True)
+    within(stamp, 6 * (REQUESTS + 1), "go: reads under main.stamp")

@@ -1,0 +1,68 @@
+/* test_clock_points.c - which files' own clock functions are probed: the C
+ * library's, never those of an interposer that links against it (an
+ * LD_PRELOAD wrapper forwarding to the real function: probing both would
+ * count every call twice). The interposer is the server tests' ground truth,
+ * tests/truth/clock_truth.c, built into $CP_TEST_BUILD/fixtures. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock_points.h"
+#include "error.h"
+#include "unit.h"
+
+/* The C library this test runs with, from its own memory map. */
+static int libc_path(char *path, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, size, "%s", p);
+			found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+TEST(c_library_clock_functions_are_probed)
+{
+	struct cp_clock_points cp;
+	struct cp_error err;
+	char path[4096];
+	int clock_gettime_points = 0;
+
+	CHECK(libc_path(path, sizeof(path)));
+	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	for (size_t i = 0; i < cp.n; i++)
+		clock_gettime_points += cp.points[i].entry == CP_ENTRY_CLOCK_GETTIME;
+	CHECK(clock_gettime_points >= 1);
+	CHECK(cp.syscall_offset != 0);
+	cp_clock_points_free(&cp);
+}
+
+TEST(interposer_clock_functions_are_not_probed)
+{
+	struct cp_clock_points cp;
+	struct cp_error err;
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/fixtures/clock_truth.so", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("fixtures/clock_truth.so not built (make test-fixtures)");
+		return;
+	}
+	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	/* it defines clock_gettime, gettimeofday, time and syscall, and
+	 * imports none of them through a PLT stub */
+	CHECK_INT(cp.n, 0);
+	CHECK_INT(cp.syscall_offset, 0);
+	cp_clock_points_free(&cp);
+}
