@@ -205,7 +205,7 @@ static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
 }
 
 /* The session's probes placed on every file the target maps, the call-site
- * names ready, the counters open (disabled) and the target watched. A
+ * names ready and the counters open (disabled). A
  * running target has mapped its libraries: it is named before the first
  * read is seen. A launched one has not yet: it runs on to its entry point
  * (counted from exec on) and is named there. */
@@ -223,8 +223,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	     cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	     name_modules(r, p, o->stacks, err)))
 		return -1;
-	if (open_counters(o, p, r->cfg.pid, &r->ctr, err) ||
-	    cp_window_watch(&r->w, r->cfg.pid, err))
+	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
 	return 0;
@@ -246,6 +245,11 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 		cp_counters_enable(r->cpu_clock);
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
+	/* The pidfd that watches the target is opened once counting has begun:
+	 * whoever waits for clockprof to be live (tests, scripts) can take
+	 * its presence in /proc/PID/fd as "every read from now on counts". */
+	if (cp_window_watch(&r->w, r->cfg.pid, err))
+		return -1;
 	if (p->launched && cp_launch_release(r->cfg.pid, err))
 		return -1;
 	if (r->ctr && !p->counters_split)
