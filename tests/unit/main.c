@@ -58,6 +58,26 @@ const char *unit_build_dir(void)
 	return dir;
 }
 
+int unit_libc_path(char *path, size_t size)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/');
+
+		if (p && strstr(p, "/libc.so.6")) {
+			p[strcspn(p, "\n")] = '\0';
+			snprintf(path, size, "%s", p);
+			found = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
 static int selected(const struct unit_test *t, int argc, char **argv)
 {
 	if (argc <= 1)

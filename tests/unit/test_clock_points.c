@@ -11,27 +11,6 @@
 #include "error.h"
 #include "unit.h"
 
-/* The C library this test runs with, from its own memory map. */
-static int libc_path(char *path, size_t size)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (p && strstr(p, "/libc.so.6")) {
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(path, size, "%s", p);
-			found = 1;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 TEST(c_library_clock_functions_are_probed)
 {
 	struct cp_clock_points cp;
@@ -39,7 +18,7 @@ TEST(c_library_clock_functions_are_probed)
 	char path[4096];
 	int clock_gettime_points = 0;
 
-	CHECK(libc_path(path, sizeof(path)));
+	CHECK(unit_libc_path(path, sizeof(path)));
 	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
 	for (size_t i = 0; i < cp.n; i++)
 		clock_gettime_points += cp.points[i].entry == CP_ENTRY_CLOCK_GETTIME;

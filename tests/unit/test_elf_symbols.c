@@ -11,34 +11,13 @@
 #include "error.h"
 #include "unit.h"
 
-/* The C library this test runs with, found like a target's would be. */
-static int find_libc(char *path, size_t size)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int found = 0;
-
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/');
-
-		if (p && strstr(p, "/libc.so")) {
-			p[strcspn(p, "\n")] = '\0';
-			snprintf(path, size, "%s", p);
-			found = 1;
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
 TEST(glibc_aliases_resolve_to_one_offset)
 {
 	struct cp_elf_function a, b, c;
 	struct cp_error err;
 	char libc[4096];
 
-	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(unit_libc_path(libc, sizeof(libc)));
 	/* clock_gettime@@GLIBC_2.17, clock_gettime@GLIBC_2.2.5 and
 	 * __clock_gettime share one address. */
 	CHECK(cp_elf_find_function(libc, "libc", "clock_gettime", &a, &err) == 0);
@@ -56,7 +35,7 @@ TEST(glibc_gettimeofday_is_an_ifunc)
 	struct cp_error err;
 	char libc[4096];
 
-	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(unit_libc_path(libc, sizeof(libc)));
 	CHECK(cp_elf_find_function(libc, "libc", "gettimeofday", &f, &err) == 0);
 	CHECK(f.ifunc);
 	CHECK(cp_elf_find_function(libc, "libc", "time", &f, &err) == 0);
@@ -70,7 +49,7 @@ TEST(offset_matches_program_headers)
 	char libc[4096];
 	uint64_t off;
 
-	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(unit_libc_path(libc, sizeof(libc)));
 	CHECK(cp_elf_find_function(libc, "libc", "nanosleep", &f, &err) == 0);
 	CHECK(cp_elf_vaddr_to_offset(libc, f.vaddr, &off) == 0);
 	CHECK(off == f.offset);
@@ -85,7 +64,7 @@ TEST(missing_symbol_suggests_close_names)
 	struct cp_error err = { 0 };
 	char libc[4096];
 
-	CHECK(find_libc(libc, sizeof(libc)));
+	CHECK(unit_libc_path(libc, sizeof(libc)));
 	CHECK(cp_elf_find_function(libc, "libc", "clock_getime", &f, &err) == -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK(strstr(err.msg, "no function 'clock_getime'") != NULL);

@@ -25,6 +25,10 @@ void unit_skip(const char *reason);
 /* Directory holding test fixtures built by make (tests/build). */
 const char *unit_build_dir(void);
 
+/* The path of the C library this process runs with, from its own memory
+ * map; 0 when none is mapped. */
+int unit_libc_path(char *path, size_t size);
+
 #define TEST(name)                                                      \
 	static void name(void);                                         \
 	static struct unit_test name##_entry = { #name, __FILE__, name, 0 }; \
