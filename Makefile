@@ -21,11 +21,14 @@ ARCH    := x86
 
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-# lib/ is one small library per pipeline stage, bottom to top. A stage's
-# sources see only its own headers and those of the stages it may use
-# (LAYER_*), so an include that reaches the wrong way fails to compile:
-# the gate and the report never see the probe. cmd/, tests and benchmarks
-# see every stage. docs/ARCHITECTURE.md explains the stages.
+# lib/ is one small library per pipeline stage, bottom to top, each with
+# its public headers in lib/STAGE/include/ and its internal ones beside its
+# sources (libperf's split). A stage's sources see their own headers and
+# the public headers of the stages it may use (LAYER_*), so an include that
+# reaches the wrong way, or into another stage's insides, fails to
+# compile: the gate and the report never see the probe. cmd/ sees every
+# stage's public headers; tests and benchmarks see everything.
+# docs/ARCHITECTURE.md explains the stages.
 STAGES        := util procfs symbols probe runfile gate report
 LAYER_util    := util
 LAYER_procfs  := procfs util
@@ -38,9 +41,12 @@ stage_of       = $(word 2,$(subst /, ,$(1)))
 # The BPF side's shared header (probes/) and generated headers ($(O)) are
 # for the stages that talk to the BPF program or read its layouts.
 BPF_STAGES    := symbols probe runfile
-layer_flags    = -D_GNU_SOURCE $(addprefix -Ilib/,$(LAYER_$(call stage_of,$(1)))) \
+layer_flags    = -D_GNU_SOURCE -Ilib/$(call stage_of,$(1)) \
+	$(patsubst %,-Ilib/%/include,$(LAYER_$(call stage_of,$(1)))) \
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
-CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Iprobes -I$(O)
+PUBLIC_INC := $(patsubst %,-Ilib/%/include,$(STAGES))
+CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) $(PUBLIC_INC) -Iprobes -I$(O)
 DEPFLAGS := -MMD -MP
 LDLIBS  := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lz -lm
 
@@ -156,7 +162,7 @@ $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d
 
 $(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CMD_CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d
 	@mkdir -p $(@D)
@@ -165,6 +171,8 @@ $(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d
 # The include flags a stage's sources get (tests/check_layers.py reads them).
 layer-flags-%:
 	@echo $(call layer_flags,lib/$*/x.c)
+cmd-flags:
+	@echo $(CMD_CPPFLAGS)
 
 # Header dependencies as the compiler saw them (-MMD -MP).
 # An object without its .d (built before, or by hand) is rebuilt: the

@@ -1,8 +1,8 @@
 /* cmd.h - the clockprof subcommands. Each cmd_*() parses its own options,
- * from its own table (a struct cp_command_spec, lib/util/cli_options.h, which
+ * from its own table (a struct cp_command_spec, lib/util/include/cli_options.h, which
  * also makes its --help, its part of the man page and its completion),
  * calls the library and prints; it returns the process exit code (enum
- * cp_exit in lib/util/error.h). main.c only dispatches. */
+ * cp_exit in lib/util/include/error.h). main.c only dispatches. */
 #ifndef CP_CMD_H
 #define CP_CMD_H
 

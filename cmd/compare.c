@@ -1,6 +1,6 @@
 /* compare.c - `clockprof compare`: the gate's options. The gate itself
  * (loading, judging, verdict.json, markdown, HTML) is cp_gate_run()
- * (lib/report/gate_run.h); this prints the table and the GitHub
+ * (lib/report/include/gate_run.h); this prints the table and the GitHub
  * annotations and exits 0 (within bounds), 1 (regressed; or inconclusive
  * with --fail-on-inconclusive) or 2 (usage or bad input). */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* report.c - `clockprof report`: one self-contained HTML file from run
- * files and/or a verdict (lib/report/report.h does the work). */
+ * files and/or a verdict (lib/report/include/report.h does the work). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

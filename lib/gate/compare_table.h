@@ -1,7 +1,7 @@
 /* compare_table.h - the terminal table of a verdict, like a bench bot's:
  * measure, base, head, change [interval], bound, status.
  *
- * Works from the verdict document (lib/gate/verdict_file.h) so it can render a
+ * Works from the verdict document (lib/gate/include/verdict_file.h) so it can render a
  * verdict loaded from disk as well as a fresh one. Marks never rely on
  * colour: ▲ is a change in the measure's worse direction, ▼ in its better
  * one, and the status is a word. Colour (optional) only adds emphasis.

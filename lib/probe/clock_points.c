@@ -204,7 +204,7 @@ static bool needs_c_library(Elf *elf)
 	return false;
 }
 
-/* The PLT stubs of gettimeofday/time (lib/symbols/plt_stubs.h). An import that
+/* The PLT stubs of gettimeofday/time (lib/symbols/include/plt_stubs.h). An import that
  * is also reached without a stub (GLOB_DAT: -fno-plt GOT-indirect calls,
  * a function pointer in position-independent code) is named in unseen. */
 static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)

@@ -22,7 +22,7 @@ $(FUZZ_O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
 # The report's CSP hashes are generated (Makefile: GEN_INC), here too.
 $(FUZZ_O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 $(FUZZ_O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
-$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h probes/*.h)
+$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h lib/*/include/*.h probes/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(call layer_flags,$<) $(GEN_INC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
 

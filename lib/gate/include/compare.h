@@ -1,8 +1,8 @@
 /* compare.h - the gate: judge every measure of base runs against head runs.
  *
- * Input is runs as lib/gate/compare_run.h reads them, each side being
+ * Input is runs as lib/gate/include/compare_run.h reads them, each side being
  * repeated runs of one build. Every measure (run.json
- * "measures") is judged against its bound (lib/gate/bounds.h):
+ * "measures") is judged against its bound (lib/gate/include/bounds.h):
  *
  *  - exact measures (counts known to be deterministic: clock reads per
  *    request and per call site) that are constant within each side compare

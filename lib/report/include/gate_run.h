@@ -1,5 +1,5 @@
 /* gate_run.h - `clockprof compare` as one call: load the runs and the
- * bounds, judge (lib/gate/compare.h), build verdict.json and write the
+ * bounds, judge (lib/gate/include/compare.h), build verdict.json and write the
  * files asked for, the HTML report among them (which is why this sits in
  * the report stage, above the gate).
  *

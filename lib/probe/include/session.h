@@ -99,7 +99,7 @@ int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 int cp_session_dl_fd(const struct cp_session *s);
 int cp_session_dl_consume(struct cp_session *s);
 
-/* Loads the rules for stepping out of clock wrappers (lib/symbols/unwind_table.h).
+/* Loads the rules for stepping out of clock wrappers (lib/symbols/include/unwind_table.h).
  * Until they are loaded, a read's call site is the wrapper it went through. */
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
 			  struct cp_error *err);
@@ -132,7 +132,7 @@ void cp_session_detach_clock_probes(struct cp_session *s);
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
 
 /* Per-request counter distribution: gives thread tid its own counter fd
- * (lib/probe/counters.h cp_counter_open_own), read at its boundaries in the
+ * (lib/probe/include/counters.h cp_counter_open_own), read at its boundaries in the
  * counter window; -1 (fd closed) when all CP_DIST_MAX_THREADS slots are
  * taken. A thread that has exited gives its slot back with remove. */
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);

@@ -3,7 +3,7 @@
  * verdict.json, the markdown summary and the terminal table are three
  * independent read-only walks over the verdict document. On a 1,000-
  * measure gate the JSON text alone takes ~9 ms, as long as the other two
- * together, so they are rendered on separate CPUs (lib/util/parallel.h); the
+ * together, so they are rendered on separate CPUs (lib/util/include/parallel.h); the
  * caller writes them where they go. */
 #ifndef CP_COMPARE_TEXTS_H
 #define CP_COMPARE_TEXTS_H

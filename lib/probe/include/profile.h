@@ -94,7 +94,7 @@ struct cp_profile {
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	bool stacks_recorded;			/* --stacks was given */
-	/* Counters (lib/probe/counters.h): specs and values in -e order. */
+	/* Counters (lib/probe/include/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;
 	struct cp_counter_value *counters;
