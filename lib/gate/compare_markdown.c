@@ -143,32 +143,33 @@ static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 	return left_out;
 }
 
-char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
+/* The verdict's measures in the order the tables list them; NULL when out of memory. */
+static const json_t **sorted_measures(const json_t *measures, size_t n)
 {
-	const json_t *summary = json_object_get(verdict, "summary");
-	const json_t *bounds = json_object_get(verdict, "bounds");
-	const json_t *measures = json_object_get(verdict, "measures");
-	const char *status = cp_json_str(verdict, "status", "");
-	size_t n = json_array_size(measures), limit, left, i;
 	const json_t **rows = malloc((n + 1) * sizeof(*rows));
-	struct cp_buf b = { 0 };
-	char code[4096];
-	const json_t *e;
+	size_t i;
 
 	if (!rows)
 		return NULL;
-	if (!max_bytes)
-		max_bytes = CP_MARKDOWN_MAX_BYTES - 1;
-	limit = max_bytes > TAIL_RESERVE ? max_bytes - TAIL_RESERVE : 0;
 	for (i = 0; i < n; i++)
 		rows[i] = json_array_get(measures, i);
 	qsort(rows, n, sizeof(*rows), cp_verdict_measure_order);
+	return rows;
+}
 
-	cp_buf_printf(&b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
+/* The heading and the paragraph of counts, runs and bounds. */
+static void headline(struct cp_buf *b, const json_t *verdict)
+{
+	const json_t *summary = json_object_get(verdict, "summary");
+	const json_t *bounds = json_object_get(verdict, "bounds");
+	const char *status = cp_json_str(verdict, "status", "");
+	char code[4096];
+
+	cp_buf_printf(b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
 	       !strcmp(status, "fail") ? "**FAIL**" :
 	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
 	       integer(summary, "outside_bounds"), integer(summary, "judged"));
-	cp_buf_printf(&b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
+	cp_buf_printf(b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
 		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
 	       integer(summary, "regressed"), integer(summary, "inconclusive"),
 	       integer(summary, "improved"), integer(summary, "within"),
@@ -177,10 +178,18 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	       integer(json_object_get(verdict, "head"), "runs"));
 	if (json_is_string(json_object_get(bounds, "file"))) {
 		cp_markdown_code(code, sizeof(code), cp_json_str(bounds, "file", ""), 120);
-		cp_buf_printf(&b, "bounds %s (sha256 `%.12s`).\n\n", code, cp_json_str(bounds, "sha256", ""));
+		cp_buf_printf(b, "bounds %s (sha256 `%.12s`).\n\n", code, cp_json_str(bounds, "sha256", ""));
 	} else {
-		cp_buf_printf(&b, "built-in bounds (exact +0, sampled +5%%).\n\n");
+		cp_buf_printf(b, "built-in bounds (exact +0, sampled +5%%).\n\n");
 	}
+}
+
+/* One bullet per environment field that differs between base and head. */
+static void env_mismatch_lines(struct cp_buf *b, const json_t *verdict)
+{
+	const json_t *e;
+	size_t i;
+
 	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
 		char *bv = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
 		char *hv = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
@@ -188,52 +197,105 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 
 		cp_markdown_code(cb, sizeof(cb), bv ? bv : "?", 120);
 		cp_markdown_code(ch, sizeof(ch), hv ? hv : "?", 120);
-		cp_buf_printf(&b, "- Environment differs: %s base %s, head %s%s\n",
+		cp_buf_printf(b, "- Environment differs: %s base %s, head %s%s\n",
 		       cp_json_str(e, "field", ""), cb, ch,
 		       !strcmp(cp_json_str(e, "effect", ""), "inconclusive") ?
 		       " (sampled measures inconclusive)" : "");
 		free(bv);
 		free(hv);
 	}
+}
+
+/* The bullets under the headline: environment differences, reasons for
+ * inconclusiveness, measures not excluded; then a blank line if any. */
+static void notes(struct cp_buf *b, const json_t *verdict, const json_t **rows, size_t n)
+{
+	char code[4096];
+	const json_t *e;
+	size_t i;
+
+	env_mismatch_lines(b, verdict);
 	json_array_foreach(json_object_get(verdict, "inconclusive_reasons"), i, e) {
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
-		cp_buf_printf(&b, "- **Inconclusive**: %s\n", code);
+		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
-	if (not_excluded_lines(&b, rows, n) ||
+	if (not_excluded_lines(b, rows, n) ||
 	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
-		cp_buf_printf(&b, "\n");
+		cp_buf_printf(b, "\n");
+}
+
+/* The table of regressed or inconclusive measures, or the line saying there are none. */
+static void bad_table(struct cp_buf *b, const json_t *verdict, const json_t **rows,
+		      size_t n, size_t limit)
+{
+	const json_t *summary = json_object_get(verdict, "summary");
+	size_t left;
 
 	if (integer(summary, "outside_bounds") + integer(summary, "inconclusive") > 0) {
-		cp_buf_printf(&b, "%s", TABLE_HEAD_REASON);
+		cp_buf_printf(b, "%s", TABLE_HEAD_REASON);
 		/* Keep half the budget for the full table. */
-		left = add_rows(&b, rows, n, 1, limit / 2 > b.len ? limit / 2 : b.len);
+		left = add_rows(b, rows, n, 1, limit / 2 > b->len ? limit / 2 : b->len);
 		if (left)
-			cp_buf_printf(&b, "\n_%zu more regressed or inconclusive measures not shown "
+			cp_buf_printf(b, "\n_%zu more regressed or inconclusive measures not shown "
 				   "(size limit); see verdict.json._\n", left);
-		cp_buf_printf(&b, "\n");
+		cp_buf_printf(b, "\n");
 	} else {
-		cp_buf_printf(&b, "All measures present on both sides are within their bounds.\n\n");
+		cp_buf_printf(b, "All measures present on both sides are within their bounds.\n\n");
 	}
+}
 
-	cp_buf_printf(&b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
-	left = add_rows(&b, rows, n, 0, limit);
+/* The collapsed table of all measures. */
+static void full_table(struct cp_buf *b, const json_t **rows, size_t n, size_t limit)
+{
+	size_t left;
+
+	cp_buf_printf(b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
+	left = add_rows(b, rows, n, 0, limit);
 	if (left)
-		cp_buf_printf(&b, "\n_%zu more measures not shown: the summary is capped at "
+		cp_buf_printf(b, "\n_%zu more measures not shown: the summary is capped at "
 			   "1 MiB; see verdict.json._\n", left);
-	cp_buf_printf(&b, "\n</details>\n\n");
-	if (json_array_size(json_object_get(verdict, "warnings")) && b.len < limit) {
-		cp_buf_printf(&b, "<details><summary>Warnings</summary>\n\n");
-		json_array_foreach(json_object_get(verdict, "warnings"), i, e) {
-			cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
-			if (b.len + strlen(code) + 8 > limit) {
-				cp_buf_printf(&b, "- _more warnings in verdict.json_\n");
-				break;
-			}
-			cp_buf_printf(&b, "- %s\n", code);
+	cp_buf_printf(b, "\n</details>\n\n");
+}
+
+/* The collapsed list of warnings, while the size limit allows. */
+static void warnings(struct cp_buf *b, const json_t *verdict, size_t limit)
+{
+	char code[4096];
+	const json_t *e;
+	size_t i;
+
+	if (!json_array_size(json_object_get(verdict, "warnings")) || b->len >= limit)
+		return;
+	cp_buf_printf(b, "<details><summary>Warnings</summary>\n\n");
+	json_array_foreach(json_object_get(verdict, "warnings"), i, e) {
+		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
+		if (b->len + strlen(code) + 8 > limit) {
+			cp_buf_printf(b, "- _more warnings in verdict.json_\n");
+			break;
 		}
-		cp_buf_printf(&b, "\n</details>\n\n");
+		cp_buf_printf(b, "- %s\n", code);
 	}
+	cp_buf_printf(b, "\n</details>\n\n");
+}
+
+char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
+{
+	size_t n = json_array_size(json_object_get(verdict, "measures")), limit;
+	const json_t **rows = sorted_measures(json_object_get(verdict, "measures"), n);
+	struct cp_buf b = { 0 };
+
+	if (!rows)
+		return NULL;
+	if (!max_bytes)
+		max_bytes = CP_MARKDOWN_MAX_BYTES - 1;
+	limit = max_bytes > TAIL_RESERVE ? max_bytes - TAIL_RESERVE : 0;
+
+	headline(&b, verdict);
+	notes(&b, verdict, rows, n);
+	bad_table(&b, verdict, rows, n, limit);
+	full_table(&b, rows, n, limit);
+	warnings(&b, verdict, limit);
 	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; [lo, hi] is the 95%% interval "
 		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
 	free(rows);

@@ -122,91 +122,119 @@ static int fill(struct cp_buf *out, const char *names[], const struct cp_buf *pa
 	return out->failed ? -1 : 0;
 }
 
+/* The pieces the template is filled with, and the page they make. */
+struct report_parts {
+	struct cp_buf page, csp, title, body, data, style, script;
+};
+
+/* Frees every piece of the page. */
+static void report_parts_free(struct report_parts *p)
+{
+	cp_buf_free(&p->page);
+	cp_buf_free(&p->csp);
+	cp_buf_free(&p->title);
+	cp_buf_free(&p->body);
+	cp_buf_free(&p->data);
+	cp_buf_free(&p->style);
+	cp_buf_free(&p->script);
+}
+
+/* Sorts the documents into run documents and at most one verdict. */
+static int classify_docs(json_t *const *docs, size_t ndocs, json_t **runs,
+			 size_t *nruns, const json_t **verdict, struct cp_error *err)
+{
+	if (!ndocs)
+		return cp_fail(err, CP_EXIT_USAGE, "no run or verdict file to report on");
+	for (size_t i = 0; i < ndocs; i++) {
+		const char *schema = cp_json_str(docs[i], "schema", NULL);
+
+		if (schema && !strcmp(schema, RUN_SCHEMA)) {
+			runs[(*nruns)++] = docs[i];
+		} else if (schema && !strcmp(schema, VERDICT_SCHEMA)) {
+			if (*verdict)
+				return cp_fail(err, CP_EXIT_USAGE,
+					       "a report shows one verdict; %s", "give one verdict file");
+			*verdict = docs[i];
+		} else {
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "document %zu is neither a run (%s) nor a verdict (%s)",
+				       i + 1, RUN_SCHEMA, VERDICT_SCHEMA);
+		}
+	}
+	return 0;
+}
+
+/* Writes the page's body: header, the verdict or run sections, footer.
+ * Returns -1 when out of memory. */
+static int write_body(struct cp_buf *tbody, const json_t *verdict, json_t **runs,
+		      size_t nruns, size_t nbase, size_t nhead, json_t *data)
+{
+	body(tbody, verdict, nruns);
+	if (verdict) {
+		if (cp_report_verdict_section(tbody, verdict, runs, nbase,
+					      runs + nbase, nhead, data))
+			return -1;
+	} else {
+		for (size_t i = 0; i < nruns; i++)
+			if (cp_report_run_section(tbody, runs[i], i, nruns, data))
+				return -1;
+	}
+	cp_buf_puts(tbody, "</main>\n<footer><p>clockprof " CLOCKPROF_VERSION
+			   " · this file is self-contained: it loads nothing and sends nothing.</p></footer>\n"
+			   "<div id=\"tooltip\" class=\"tooltip\" role=\"status\" hidden></div>");
+	return 0;
+}
+
+/* Adds the data block, style and script, and fills the template into the page.
+ * Returns -1 when out of memory. */
+static int assemble_page(struct report_parts *p, const json_t *data)
+{
+	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
+	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style, &p->body, &p->data, &p->script };
+	char *json = json_dumps(data, JSON_COMPACT);
+
+	if (!json)
+		return -1;
+	cp_buf_json_script(&p->data, json, strlen(json));
+	free(json);
+	cp_buf_add(&p->style, cp_report_asset_css, cp_report_asset_css_len);
+	cp_buf_add(&p->script, cp_report_asset_js, cp_report_asset_js_len);
+	if (p->csp.failed || p->title.failed || p->body.failed || p->data.failed ||
+	    p->style.failed || p->script.failed || fill(&p->page, names, parts, 6))
+		return -1;
+	return 0;
+}
+
 int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
 		    struct cp_error *err)
 {
 	const json_t *verdict = NULL;
 	json_t **runs = calloc(ndocs ? ndocs : 1, sizeof(*runs));
 	json_t *data = json_pack("{s[]}", "runs");
-	struct cp_buf page = { 0 }, tcsp = { 0 }, ttitle = { 0 }, tbody = { 0 };
-	struct cp_buf tdata = { 0 }, tstyle = { 0 }, tscript = { 0 };
+	struct report_parts p = { 0 };
 	size_t nruns = 0, nbase = 0, nhead = 0;
-	char *json = NULL;
 	int rc = -1;
 
 	if (!runs || !data) {
 		cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", path);
 		goto out;
 	}
-	if (!ndocs) {
-		cp_fail(err, CP_EXIT_USAGE, "no run or verdict file to report on");
+	if (classify_docs(docs, ndocs, runs, &nruns, &verdict, err))
 		goto out;
-	}
-	for (size_t i = 0; i < ndocs; i++) {
-		const char *schema = cp_json_str(docs[i], "schema", NULL);
-
-		if (schema && !strcmp(schema, RUN_SCHEMA)) {
-			runs[nruns++] = docs[i];
-		} else if (schema && !strcmp(schema, VERDICT_SCHEMA)) {
-			if (verdict) {
-				cp_fail(err, CP_EXIT_USAGE,
-					"a report shows one verdict; %s", "give one verdict file");
-				goto out;
-			}
-			verdict = docs[i];
-		} else {
-			cp_fail(err, CP_EXIT_USAGE,
-				"document %zu is neither a run (%s) nor a verdict (%s)",
-				i + 1, RUN_SCHEMA, VERDICT_SCHEMA);
-			goto out;
-		}
-	}
 	if (verdict && split_runs(verdict, nruns, &nbase, &nhead, err))
 		goto out;
 
-	csp(&tcsp);
-	title(&ttitle, verdict, runs, nruns);
-	body(&tbody, verdict, nruns);
-	if (verdict) {
-		if (cp_report_verdict_section(&tbody, verdict, runs, nbase,
-					      runs + nbase, nhead, data))
-			goto oom;
-	} else {
-		for (size_t i = 0; i < nruns; i++)
-			if (cp_report_run_section(&tbody, runs[i], i, nruns, data))
-				goto oom;
+	csp(&p.csp);
+	title(&p.title, verdict, runs, nruns);
+	if (write_body(&p.body, verdict, runs, nruns, nbase, nhead, data) ||
+	    assemble_page(&p, data)) {
+		cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", path);
+		goto out;
 	}
-	cp_buf_puts(&tbody, "</main>\n<footer><p>clockprof " CLOCKPROF_VERSION
-			    " · this file is self-contained: it loads nothing and sends nothing.</p></footer>\n"
-			    "<div id=\"tooltip\" class=\"tooltip\" role=\"status\" hidden></div>");
-	json = json_dumps(data, JSON_COMPACT);
-	if (!json)
-		goto oom;
-	cp_buf_json_script(&tdata, json, strlen(json));
-	cp_buf_add(&tstyle, cp_report_asset_css, cp_report_asset_css_len);
-	cp_buf_add(&tscript, cp_report_asset_js, cp_report_asset_js_len);
-	{
-		const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
-		const struct cp_buf *parts[] = { &tcsp, &ttitle, &tstyle, &tbody, &tdata, &tscript };
-
-		if (tcsp.failed || ttitle.failed || tbody.failed || tdata.failed ||
-		    tstyle.failed || tscript.failed || fill(&page, names, parts, 6))
-			goto oom;
-	}
-	rc = cp_write_file_atomic(path, page.data, page.len, err);
-	goto out;
-oom:
-	cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", path);
+	rc = cp_write_file_atomic(path, p.page.data, p.page.len, err);
 out:
-	free(json);
 	free(runs);
 	json_decref(data);
-	cp_buf_free(&page);
-	cp_buf_free(&tcsp);
-	cp_buf_free(&ttitle);
-	cp_buf_free(&tbody);
-	cp_buf_free(&tdata);
-	cp_buf_free(&tstyle);
-	cp_buf_free(&tscript);
+	report_parts_free(&p);
 	return rc;
 }

@@ -33,14 +33,28 @@ static void fact_num(struct cp_buf *b, const char *term, const json_t *obj,
 	cp_buf_puts(b, "</dd>");
 }
 
-static void facts(struct cp_buf *b, const json_t *run)
+/* The "exit" fact: the signal that killed the target, or its exit code. */
+static void fact_exit(struct cp_buf *b, const json_t *exit_status)
 {
-	const json_t *target = json_object_get(run, "target");
-	const json_t *host = json_object_get(run, "host");
-	const json_t *req = json_object_get(run, "request");
+	if (!json_is_object(exit_status))
+		return;
+	cp_buf_puts(b, "<dt>exit</dt><dd>");
+	if (cp_json_str(exit_status, "signal", NULL)) {
+		cp_buf_puts(b, "killed by ");
+		cp_buf_text(b, cp_json_str(exit_status, "signal", NULL));
+	} else if (json_is_number(json_object_get(exit_status, "code"))) {
+		cp_buf_puts(b, "exit code ");
+		cp_html_num(b, json_number_value(json_object_get(exit_status, "code")));
+	} else {
+		cp_html_json_text(b, exit_status);
+	}
+	cp_buf_puts(b, "</dd>");
+}
+
+/* The Target group of facts: command, pid, executable, command line, build id, exit. */
+static void facts_target(struct cp_buf *b, const json_t *target)
+{
 	const json_t *cmdline = json_object_get(target, "cmdline");
-	const json_t *exit_status = json_object_get(target, "exit_status");
-	const json_t *v;
 
 	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
 	cp_html_fact(b, "command", cp_json_str(target, "comm", NULL));
@@ -52,19 +66,15 @@ static void facts(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "</code></dd>");
 	}
 	cp_html_fact(b, "build id", cp_json_str(target, "build_id", NULL));
-	if (json_is_object(exit_status)) {
-		cp_buf_puts(b, "<dt>exit</dt><dd>");
-		if (cp_json_str(exit_status, "signal", NULL)) {
-			cp_buf_puts(b, "killed by ");
-			cp_buf_text(b, cp_json_str(exit_status, "signal", NULL));
-		} else if (json_is_number(json_object_get(exit_status, "code"))) {
-			cp_buf_puts(b, "exit code ");
-			cp_html_num(b, json_number_value(json_object_get(exit_status, "code")));
-		} else {
-			cp_html_json_text(b, exit_status);
-		}
-		cp_buf_puts(b, "</dd>");
-	}
+	fact_exit(b, json_object_get(target, "exit_status"));
+}
+
+/* The Host group of facts: kernel, cpu, clocksource, PMU, clockprof version. */
+static void facts_host(struct cp_buf *b, const json_t *run)
+{
+	const json_t *host = json_object_get(run, "host");
+	const json_t *v;
+
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Host</dt><dd class=\"group\"></dd>");
 	cp_html_fact(b, "kernel", cp_json_str(host, "kernel", NULL));
 	cp_html_fact(b, "cpu", cp_json_str(host, "cpu", NULL));
@@ -73,6 +83,29 @@ static void facts(struct cp_buf *b, const json_t *run)
 	if (json_is_boolean(v))
 		cp_html_fact(b, "hardware PMU", json_is_true(v) ? "yes" : "no");
 	cp_html_fact(b, "clockprof", cp_json_str(json_object_get(run, "tool"), "version", NULL));
+}
+
+/* The "ops" fact: the per-op divisor and where it came from, when the run has one. */
+static void fact_ops(struct cp_buf *b, const json_t *run)
+{
+	if (!json_is_number(json_object_get(run, "ops")))
+		return;
+	cp_buf_puts(b, "<dt>ops</dt><dd>");
+	cp_html_num(b, json_number_value(json_object_get(run, "ops")));
+	if (cp_json_str(run, "ops_source", NULL)) {
+		cp_buf_puts(b, " (from ");
+		cp_buf_text(b, cp_json_str(run, "ops_source", NULL));
+		cp_buf_puts(b, ")");
+	}
+	cp_buf_puts(b, "</dd>");
+}
+
+/* The Window group of facts: start, duration, completeness, request boundary, ops. */
+static void facts_window(struct cp_buf *b, const json_t *run)
+{
+	const json_t *req = json_object_get(run, "request");
+	const json_t *v;
+
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Window</dt><dd class=\"group\"></dd>");
 	cp_html_fact(b, "started", cp_json_str(run, "started_at", NULL));
 	fact_num(b, "duration", run, "duration_s", " s");
@@ -91,16 +124,15 @@ static void facts(struct cp_buf *b, const json_t *run)
 	} else {
 		cp_html_fact(b, "request", "none (no request boundary)");
 	}
-	if (json_is_number(json_object_get(run, "ops"))) {
-		cp_buf_puts(b, "<dt>ops</dt><dd>");
-		cp_html_num(b, json_number_value(json_object_get(run, "ops")));
-		if (cp_json_str(run, "ops_source", NULL)) {
-			cp_buf_puts(b, " (from ");
-			cp_buf_text(b, cp_json_str(run, "ops_source", NULL));
-			cp_buf_puts(b, ")");
-		}
-		cp_buf_puts(b, "</dd>");
-	}
+	fact_ops(b, run);
+}
+
+/* The facts block of a run: its target, host and profiling window. */
+static void facts(struct cp_buf *b, const json_t *run)
+{
+	facts_target(b, json_object_get(run, "target"));
+	facts_host(b, run);
+	facts_window(b, run);
 	cp_buf_puts(b, "</dl></div>\n");
 }
 
