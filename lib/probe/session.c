@@ -327,6 +327,59 @@ static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
 	return clockreads_bpf__open_opts(&opts);
 }
 
+/* Marks every link and fd of a fresh session as not yet open. */
+static void init_session_fds(struct cp_session *s)
+{
+	for (int i = 0; i < CP_MAX_PROBES; i++)
+		s->probes[i].fd = -1;
+	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
+}
+
+/* Drops a session that failed before it was loaded, with its CO-RE BTF. */
+static void abandon_open(struct cp_session *s, int core_btf_fd)
+{
+	cp_core_btf_close(core_btf_fd);
+	cp_session_close(s);
+}
+
+/* Sizes the stack maps for cfg->stacks; nonzero (errno set) on failure. */
+static int size_stack_maps(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
+{
+	/* --stacks loads a rule for every return address of every module:
+	 * room for them, allocated as they come. */
+	if (cfg->stacks &&
+	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
+	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC)))
+		return -1;
+	/* Without --stacks the stack map is never written: no room for it. */
+	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1))
+		return -1;
+	return 0;
+}
+
+/* Tells the programs the boundary syscall and the clock syscalls' numbers. */
+static void set_syscall_rodata(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
+{
+	skel->rodata->boundary_syscall = cfg->boundary_syscall;
+	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
+	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
+	skel->rodata->sys_time = SYS_time;
+}
+
+/* Only the programs this session attaches are loaded: each costs the
+ * verifier a few ms before the window can open. */
+static void choose_programs(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
+{
+	if (cfg->boundary_syscall < 0)
+		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
+	if (!cfg->boundary_func)
+		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
+	if (cfg->nprobes <= 0)
+		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
+	if (cfg->mechanism != CP_MECHANISM_BREAKPOINT)
+		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
+}
+
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err)
 {
@@ -337,51 +390,25 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	*out = NULL;
 	if (!s)
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	for (int i = 0; i < CP_MAX_PROBES; i++)
-		s->probes[i].fd = -1;
-	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
+	init_session_fds(s);
 	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
 	s->ncpus = libbpf_num_possible_cpus();
 	skel = s->skel = open_skeleton(&core_btf_fd);
 	if (!skel || s->ncpus <= 0) {
 		int e = errno;
 
-		cp_core_btf_close(core_btf_fd);
-		cp_session_close(s);
+		abandon_open(s, core_btf_fd);
 		return load_error(e, err);
 	}
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
-	/* --stacks loads a rule for every return address of every module:
-	 * room for them, allocated as they come. */
-	if (cfg->stacks &&
-	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
-	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC))) {
-		cp_core_btf_close(core_btf_fd);
-		cp_session_close(s);
+	if (size_stack_maps(skel, cfg)) {
+		abandon_open(s, core_btf_fd);
 		return load_error(errno, err);
 	}
-	/* Without --stacks the stack map is never written: no room for it. */
-	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1)) {
-		cp_core_btf_close(core_btf_fd);
-		cp_session_close(s);
-		return load_error(errno, err);
-	}
-	skel->rodata->boundary_syscall = cfg->boundary_syscall;
-	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
-	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
-	skel->rodata->sys_time = SYS_time;
-	/* Only the programs this session attaches are loaded: each costs the
-	 * verifier a few ms before the window can open. */
-	if (cfg->boundary_syscall < 0)
-		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
-	if (!cfg->boundary_func)
-		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
-	if (cfg->nprobes <= 0)
-		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
-	if (cfg->mechanism != CP_MECHANISM_BREAKPOINT)
-		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
+	set_syscall_rodata(skel, cfg);
+	choose_programs(skel, cfg);
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->selftest_tgid = (__u32)getpid();
@@ -393,8 +420,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	if (clockreads_bpf__load(skel)) {
 		int e = errno;
 
-		cp_core_btf_close(core_btf_fd);
-		cp_session_close(s);
+		abandon_open(s, core_btf_fd);
 		return load_error(e, err);
 	}
 	cp_core_btf_close(core_btf_fd);

@@ -61,6 +61,77 @@ static json_int_t frame_index(json_t *frames, json_t *index, const char *name)
 	return i;
 }
 
+/* Appends to stack the frame indices of st, or "[unknown]" when it has
+ * none; nonzero on failure. */
+static int fill_stack(json_t *stack, json_t *frames, json_t *index,
+		      const struct cp_stack *st)
+{
+	int bad = 0;
+
+	for (size_t k = 0; k < st->n_frames && !bad; k++) {
+		json_int_t f = frame_index(frames, index, st->frames[k]);
+
+		bad = f < 0 || json_array_append_new(stack, json_integer(f));
+	}
+	if (!bad && !st->n_frames) {
+		json_int_t f = frame_index(frames, index, NULL);
+
+		bad = f < 0 || json_array_append_new(stack, json_integer(f));
+	}
+	return bad;
+}
+
+/* Appends each counted stack to samples and its count to weights, adding
+ * to *total; nonzero on failure. */
+static int add_samples(const struct cp_stack *stacks, size_t n, json_t *frames,
+		       json_t *index, json_t *samples, json_t *weights, uint64_t *total)
+{
+	int bad = 0;
+
+	for (size_t i = 0; i < n && !bad; i++) {
+		json_t *stack = json_array();
+
+		if (!stacks[i].count) {
+			json_decref(stack);
+			continue;
+		}
+		bad = !stack || fill_stack(stack, frames, index, &stacks[i]);
+		bad = bad || json_array_append_new(samples, stack) ||
+		      json_array_append_new(weights,
+					    json_integer((json_int_t)stacks[i].count));
+		*total += stacks[i].count;
+	}
+	return bad;
+}
+
+/* Fills the one sampled profile and adds it to profiles; nonzero on failure. */
+static int fill_profile(json_t *profile, json_t *profiles, json_t *samples,
+			json_t *weights, const char *name, uint64_t total)
+{
+	return json_object_set_new(profile, "type", json_string("sampled")) ||
+	       json_object_set_new(profile, "name", utf8_string(name ? name : "clock reads")) ||
+	       json_object_set_new(profile, "unit", json_string("none")) ||
+	       json_object_set_new(profile, "startValue", json_integer(0)) ||
+	       json_object_set_new(profile, "endValue", json_integer((json_int_t)total)) ||
+	       json_object_set(profile, "samples", samples) ||
+	       json_object_set(profile, "weights", weights) ||
+	       json_array_append(profiles, profile);
+}
+
+/* Fills the top-level document from its shared frames and profiles;
+ * nonzero on failure. */
+static int fill_doc(json_t *doc, json_t *shared, json_t *frames, json_t *profiles,
+		    const char *name)
+{
+	return json_object_set(shared, "frames", frames) ||
+	       json_object_set_new(doc, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
+	       json_object_set(doc, "shared", shared) ||
+	       json_object_set(doc, "profiles", profiles) ||
+	       json_object_set_new(doc, "name", utf8_string(name ? name : "clock reads")) ||
+	       json_object_set_new(doc, "activeProfileIndex", json_integer(0)) ||
+	       json_object_set_new(doc, "exporter", json_string("clockprof " CLOCKPROF_VERSION));
+}
+
 char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
 			   const char *name)
 {
@@ -72,46 +143,9 @@ char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
 	int bad = !doc || !frames || !index || !samples || !weights || !profile ||
 		  !profiles || !shared;
 
-	for (size_t i = 0; i < n && !bad; i++) {
-		json_t *stack = json_array();
-
-		if (!stacks[i].count) {
-			json_decref(stack);
-			continue;
-		}
-		bad = !stack;
-		for (size_t k = 0; k < stacks[i].n_frames && !bad; k++) {
-			json_int_t f = frame_index(frames, index, stacks[i].frames[k]);
-
-			bad = f < 0 || json_array_append_new(stack, json_integer(f));
-		}
-		if (!bad && !stacks[i].n_frames) {
-			json_int_t f = frame_index(frames, index, NULL);
-
-			bad = f < 0 || json_array_append_new(stack, json_integer(f));
-		}
-		bad = bad || json_array_append_new(samples, stack) ||
-		      json_array_append_new(weights,
-					    json_integer((json_int_t)stacks[i].count));
-		total += stacks[i].count;
-	}
-	if (!bad) {
-		bad = json_object_set_new(profile, "type", json_string("sampled")) ||
-		      json_object_set_new(profile, "name", utf8_string(name ? name : "clock reads")) ||
-		      json_object_set_new(profile, "unit", json_string("none")) ||
-		      json_object_set_new(profile, "startValue", json_integer(0)) ||
-		      json_object_set_new(profile, "endValue", json_integer((json_int_t)total)) ||
-		      json_object_set(profile, "samples", samples) ||
-		      json_object_set(profile, "weights", weights) ||
-		      json_array_append(profiles, profile) ||
-		      json_object_set(shared, "frames", frames) ||
-		      json_object_set_new(doc, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
-		      json_object_set(doc, "shared", shared) ||
-		      json_object_set(doc, "profiles", profiles) ||
-		      json_object_set_new(doc, "name", utf8_string(name ? name : "clock reads")) ||
-		      json_object_set_new(doc, "activeProfileIndex", json_integer(0)) ||
-		      json_object_set_new(doc, "exporter", json_string("clockprof " CLOCKPROF_VERSION));
-	}
+	bad = bad || add_samples(stacks, n, frames, index, samples, weights, &total);
+	bad = bad || fill_profile(profile, profiles, samples, weights, name, total) ||
+	      fill_doc(doc, shared, frames, profiles, name);
 	if (!bad)
 		text = json_dumps(doc, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(doc);

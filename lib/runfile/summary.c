@@ -182,11 +182,9 @@ static void print_exit(FILE *out, const struct cp_profile *p)
 	say(out, "  command ended: %s\n", how);
 }
 
-void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
+/* The heading: program, duration, windows, exit, requests and --ops. */
+static void print_heading(FILE *out, const struct cp_profile *p)
 {
-	const struct cp_totals *t = &p->totals;
-	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
-
 	say(out, "clockprof: %s (pid %d), %.2f s%s\n", esc(program_name(p)), p->target.pid,
 		p->duration_s, p->complete ? "" :
 		p->end_reason == CP_END_SIGNAL ?
@@ -198,9 +196,17 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 		print_exit(out, p);
 	if (p->request_text[0])
 		say(out, "  requests (%s): %llu complete\n", esc(p->request_text),
-			(unsigned long long)t->requests);
+			(unsigned long long)p->totals.requests);
 	if (p->ops_source == CP_OPS_FLAG)
 		say(out, "  operations (--ops): %.0f\n", p->ops);
+}
+
+/* The clock reads section: the total, then by entry, path, clock and probe. */
+static void print_clock_reads(FILE *out, const struct cp_profile *p,
+			      const struct cp_read_counts *c)
+{
+	const struct cp_totals *t = &p->totals;
+
 	say(out, "\nclock reads%s\n", p->ops > 0 ?
 		(c == &t->in_requests ? " (per op: inside complete requests)" : "") : "");
 	print_per_op(out, "total", c->reads, p->ops);
@@ -227,9 +233,13 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 		snprintf(label, sizeof(label), "calls %s", esc(p->probes[i].symbol));
 		print_per_op(out, label, c->probe_calls[i], p->ops);
 	}
-	print_histogram(out, p);
-	print_call_sites(out, p);
-	print_counters(out, p);
+}
+
+/* The probe hits line: mechanism, self-test and what the hits cost. */
+static void print_probe_hits(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_totals *t = &p->totals;
+
 	say(out, "\nprobe hits %llu (%s, self-test %lu of %lu)", (unsigned long long)t->trap_hits,
 	    cp_mechanism_name(p->mechanism), p->selftest.hits, p->selftest.calls);
 	if (p->cost_ns_per_hit > 0) {
@@ -240,10 +250,26 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 				p->clock_window_cpu_s);
 	}
 	say(out, "\n");
+}
+
+/* The profile's warnings, one a line, the label in color if asked. */
+static void print_warnings(FILE *out, const struct cp_profile *p, int color)
+{
 	for (int i = 0; i < p->nwarnings; i++) {
 		fputs(color ? "\033[1;33mwarning:\033[0m " : "warning: ", out);
 		say(out, "%s\n", esc(p->warnings[i]));
 	}
+}
+
+void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
+{
+	print_heading(out, p);
+	print_clock_reads(out, p, cp_profile_per_op_counts(p));
+	print_histogram(out, p);
+	print_call_sites(out, p);
+	print_counters(out, p);
+	print_probe_hits(out, p);
+	print_warnings(out, p, color);
 }
 
 void cp_summary_live(FILE *out, const struct cp_profile *p)
