@@ -24,6 +24,7 @@
  * top); helpers shared by the hooks are in helpers.bpf.h. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
 #include "clockreads.h"
@@ -617,18 +618,24 @@ int on_dl_change(struct pt_regs *ctx)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(on_target_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+/* Raw tracepoints, not tp_btf: attaching those makes libbpf parse the
+ * whole kernel BTF (~30 ms at every start) to find them; these attach by
+ * name and read the child's tgid through CO-RE. Both run in the context
+ * of the process that execs or forks. */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_target_exec)
 {
-	if ((__u32)p->tgid == target_tgid)
+	if ((__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid)
 		target_execed = 1;
 	return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if ((__u32)parent->tgid == target_tgid && child->tgid != parent->tgid)
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (tgid == target_tgid && (__u32)BPF_CORE_READ(child, tgid) != tgid)
 		__sync_fetch_and_add(&target_forks, 1);
 	return 0;
 }

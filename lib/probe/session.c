@@ -42,7 +42,7 @@ struct cp_session {
 	int dl_pending;
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
-	struct bpf_link *exec_watch, *fork_watch;	/* NULL where tp_btf is missing */
+	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
