@@ -16,6 +16,7 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
+#include "proc_maps.h"
 #include "session.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
@@ -786,23 +787,22 @@ static double time_calls(int n)
  * file, from /proc/self/maps: what a uprobe on it takes. */
 static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
 {
-	uintptr_t addr = (uintptr_t)fn;
-	char line[4200];
-	FILE *f = fopen("/proc/self/maps", "re");
+	uint64_t addr = (uint64_t)(uintptr_t)fn;
+	struct cp_proc_map *maps;
+	size_t n;
 	int rc = -1;
 
-	while (f && rc && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, off;
-
-		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 &&
-		    addr >= lo && addr < hi) {
-			snprintf(path, size, "/proc/self/map_files/%lx-%lx", lo, hi);
-			*offset = addr - lo + off;
+	if (cp_proc_maps_read(getpid(), &maps, &n))
+		return -1;
+	for (size_t i = 0; i < n && rc; i++) {
+		if (addr >= maps[i].start && addr < maps[i].end) {
+			snprintf(path, size, "/proc/self/map_files/%lx-%lx",
+				 (unsigned long)maps[i].start, (unsigned long)maps[i].end);
+			*offset = addr - maps[i].start + maps[i].offset;
 			rc = 0;
 		}
 	}
-	if (f)
-		fclose(f);
+	free(maps);
 	return rc;
 }
 
