@@ -395,6 +395,7 @@ static __always_inline void record_read(__u32 tid, int entry, int path, int cloc
 
 	if (!tot)
 		return;
+	tot->trap_hits++;	/* a counted read is a hit (in the clock window) */
 	count_read(&tot->all, entry, path, clock);
 	if (t)
 		count_read(&t->cur, entry, path, clock);
@@ -524,7 +525,6 @@ static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
 {
 	struct cp_site_key site;
 
-	count_trap();
 	find_site(&site, mode, sp, bp, entry, direct);
 	record_read(tid, entry, path, clock_slot(clock_id), &site);
 	if (capture_stacks)
@@ -679,11 +679,12 @@ int on_extra_probe(struct pt_regs *ctx)
 
 	if (!tid || idx >= CP_MAX_PROBES)
 		return 0;
-	count_trap();
 	tot = get_totals();
 	t = get_thread(tid);
-	if (tot)
+	if (tot) {
+		tot->trap_hits++;
 		tot->all.probe_calls[idx]++;
+	}
 	if (t)
 		t->cur.probe_calls[idx]++;
 	return 0;
