@@ -10,9 +10,9 @@
 
 #include "bounds.h"
 #include "cmd.h"
-#include "compare.h"
 #include "error.h"
 #include "gate_run.h"
+#include "grow.h"
 #include "github_annotations.h"
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
@@ -77,16 +77,13 @@ const struct cp_command_spec cmd_compare_spec = {
 
 struct side_files {
 	const char **names;
-	size_t n;
+	size_t n, cap;
 };
 
 static int add_file(struct side_files *s, const char *name)
 {
-	const char **n = realloc(s->names, (s->n + 1) * sizeof(*n));
-
-	if (!n)
+	if (cp_grow(&s->names, &s->cap, s->n + 1, sizeof(*s->names)))
 		return -1;
-	s->names = n;
 	s->names[s->n++] = name;
 	return 0;
 }
@@ -96,9 +93,8 @@ int cmd_compare(int argc, char **argv)
 	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
 	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
 	const char *html = NULL;
-	int github = 0, quiet, color, opt, code;
+	int github = 0, fail_inconclusive = 0, quiet, color, opt, code;
 	struct cp_cli cli;
-	struct cp_compare_opts opts = { .alpha = 0.05 };
 	struct cp_error err = { 0 };
 	FILE *table_out = stdout;
 	struct cp_gate_outcome gate = { 0 };
@@ -135,7 +131,7 @@ int cmd_compare(int argc, char **argv)
 		case OPT_MARKDOWN: markdown = optarg; current = NULL; break;
 		case OPT_HTML: html = optarg; current = NULL; break;
 		case OPT_GITHUB: github = 1; current = NULL; break;
-		case OPT_FAIL_INCONCLUSIVE: opts.fail_on_inconclusive = 1; current = NULL; break;
+		case OPT_FAIL_INCONCLUSIVE: fail_inconclusive = 1; current = NULL; break;
 		default:
 			code = cmd_option_exit(&cli, opt, &err);
 			goto out;
@@ -159,7 +155,7 @@ int cmd_compare(int argc, char **argv)
 		struct cp_gate_request rq = {
 			base.names, base.n, head.names, head.n, bounds_path,
 			output, markdown, html, github, !quiet, color,
-			opts.fail_on_inconclusive,
+			fail_inconclusive,
 		};
 
 		if (cp_gate_run(&rq, &gate, &err))

@@ -328,7 +328,15 @@ static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
 		return -1;
 	}
 	if (!st.nstacks) {
-		cp_buf_puts(b, "<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
+		int recorded = 0;	/* run.json has "stacks": [] under --stacks */
+
+		for (size_t i = 0; i < nbase + nhead; i++)
+			recorded |= json_is_array(json_object_get(i < nbase ? base[i] : head[i - nbase],
+								  "stacks"));
+		cp_buf_puts(b, recorded ?
+			    "<p class=\"na\">The runs were profiled with --stacks, but no clock read "
+			    "had a user stack that could be recorded.</p>\n" :
+			    "<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
 		cp_stacks_free(&st);
 		return 0;
 	}

@@ -12,10 +12,10 @@
 #include "utf8.h"
 #include "wait_status.h"
 
-/* Names from the target (comm, symbols, paths, the request spec) go
- * through esc(): a newline in one would start a line of its own (a forged
- * "::error" in a CI log), other controls could drive the terminal. say()
- * then shows any control left in a line (C0 but newline, DEL, C1) as '?'. */
+/* Every string not written here (comm, symbols, paths, the request spec,
+ * event names, warnings) goes through esc(), cp_escape_display(): a newline
+ * in one would start a line of its own (a forged "::error" in a CI log),
+ * other controls could drive the terminal. */
 #define ESC_SIZE 1100
 #define esc(s) escaped((char[ESC_SIZE]){ 0 }, (s))
 
@@ -34,13 +34,7 @@ static void say(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	cp_utf8_sanitize(line);
-	for (unsigned char *c = (unsigned char *)line; *c; c++) {
-		if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
-			*c = '?';
-		else if (*c == 0xc2 && c[1] >= 0x80 && c[1] <= 0x9f)
-			c[0] = c[1] = '?';	/* C1 controls: U+009B is a CSI */
-	}
+	cp_utf8_sanitize(line);	/* a line cut at its end mid-character */
 	fputs(line, out);
 }
 
@@ -135,8 +129,8 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 			    esc(p->event_specs[i].name), esc(v->reason));
 			continue;
 		}
-		say(out, "  %-*s %16.0f %-*s", (int)name_w, p->event_specs[i].name, v->value,
-			(int)unit_w, p->event_specs[i].unit);
+		say(out, "  %-*s %16.0f %-*s", (int)name_w, esc(p->event_specs[i].name), v->value,
+			(int)unit_w, esc(p->event_specs[i].unit));
 		if (ops > 0)
 			say(out, "  %14.1f/op", v->value / ops);
 		if (v->scaled)
@@ -145,9 +139,9 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 	}
 	if (p->dist_event >= 0 && p->dist.count)
 		say(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
-			p->event_specs[p->dist_event].name, cp_dist_percentile(&p->dist, 0.5),
+			esc(p->event_specs[p->dist_event].name), cp_dist_percentile(&p->dist, 0.5),
 			cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
-			(unsigned long long)p->dist.max, p->event_specs[p->dist_event].unit,
+			(unsigned long long)p->dist.max, esc(p->event_specs[p->dist_event].unit),
 			(unsigned long long)p->dist.count);
 	if (p->counters_split && p->cost_ns_per_hit > 0)
 		say(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
