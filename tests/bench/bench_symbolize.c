@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "error.h"
 #include "symbolize.h"
+#include "bench_util.h"
 #include "../unit/unit.h"
 #include "../unit/callsites_fixture.h"
 
@@ -37,21 +37,6 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 const char *unit_build_dir(void)
 {
 	return "build/tests";
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* One pass over the SITES addresses; returns how many got a name. */
