@@ -6,7 +6,7 @@
 
 # `clockprof compare` on 1,000 measures x 30 runs per side; goal: within
 # 1.5x the time jansson alone takes to parse the same files.
-$(O)/bench-compare: tests/bench/bench_compare.c $(O)/libclockprof.a
+$(O)/bench-compare: tests/bench/bench_compare.c tests/bench/bench_util.h $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
 
@@ -20,7 +20,7 @@ $(O)/bench-bare-uprobe: tests/bench/bare_uprobe.c $(O)/libclockprof.a
 
 # Symbolizing 10,000 libc addresses in a running target; goal 1 s (the
 # figure the unit test symbolize_10000_sites no longer asserts).
-$(O)/bench-symbolize: tests/bench/bench_symbolize.c tests/unit/callsites_fixture.h $(O)/libclockprof.a
+$(O)/bench-symbolize: tests/bench/bench_symbolize.c tests/bench/bench_util.h tests/unit/callsites_fixture.h $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
 
@@ -35,7 +35,7 @@ $(O)/bench-shared-counter: tests/bench/shared_counter.c
 
 # The gate's error rates and power by seeded Monte Carlo through the
 # library (tests/bench/bench_gate_stats.c); goals printed beside them.
-$(O)/bench-gate-stats: tests/bench/bench_gate_stats.c $(O)/libclockprof.a
+$(O)/bench-gate-stats: tests/bench/bench_gate_stats.c tests/bench/bench_util.h $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
 

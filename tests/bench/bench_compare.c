@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +25,7 @@
 #include "json_file.h"
 #include "run_file.h"
 #include "verdict_file.h"
+#include "bench_util.h"
 
 #define MEASURES 1000
 #define RUNS 30
@@ -34,29 +34,6 @@
 #define MAX_OTHERS 4
 
 static unsigned long long rng = 0x2545f4914f6cdd1dULL;
-
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return ((rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static int write_runs(const char *dir, const char *side, double shift)
 {
@@ -76,7 +53,7 @@ static int write_runs(const char *dir, const char *side, double shift)
 
 		for (int i = 0; i < MEASURES; i++) {
 			/* Every 100th measure really moves in head. */
-			double v = 1000.0 * (1 + 0.02 * (uniform() - 0.5)) *
+			double v = 1000.0 * (1 + 0.02 * (uniform(&rng) - 0.5)) *
 				   (i % 100 == 0 ? shift : 1.0);
 
 			snprintf(name, sizeof(name), "bench.m%04d/op", i);

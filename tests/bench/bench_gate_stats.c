@@ -21,6 +21,7 @@
 #include "compare.h"
 #include "run_file.h"
 #include "stats.h"
+#include "bench_util.h"
 
 #define MEASURES 20
 #define MAX_RUNS 30
@@ -28,17 +29,9 @@
 
 static unsigned long long rng = 0x9e3779b97f4a7c15ULL;
 
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return ((rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double normal(void)
 {
-	double u1 = uniform(), u2 = uniform();
+	double u1 = uniform(&rng), u2 = uniform(&rng);
 
 	return sqrt(-2 * log(u1 > 1e-300 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
 }

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "error.h"
 #include "symbolize.h"
+#include "bench_util.h"
 #include "../unit/unit.h"
 #include "../unit/callsites_fixture.h"
 
@@ -39,21 +39,6 @@ const char *unit_build_dir(void)
 	return "build/tests";
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One pass over the SITES addresses; returns how many got a name. */
 static size_t pass(struct cp_symbolizer *s, unsigned long long lo, unsigned long long hi)
 {
@@ -68,12 +53,11 @@ static size_t pass(struct cp_symbolizer *s, unsigned long long lo, unsigned long
 
 int main(int argc, char **argv)
 {
-	char path[PATH_MAX], line[PATH_MAX + 128];
+	char path[PATH_MAX];
 	double open_ms[REPEAT], first[REPEAT], cached[REPEAT], ratio[REPEAT];
 	unsigned long long lo = 0, hi = 0;
 	size_t named = 0;
 	pid_t pid;
-	FILE *m;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: bench-symbolize TARGETS-DIR\n");
@@ -85,16 +69,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-symbolize: cannot run %s\n", path);
 		return 2;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	m = fopen(path, "r");
-	while (m && fgets(line, sizeof(line), m))
-		if (strstr(line, "r-xp") && strstr(line, "/libc.so.6") &&
-		    sscanf(line, "%llx-%llx", &lo, &hi) == 2)
-			break;
-	if (m)
-		fclose(m);
+	fixture_libc_code(pid, &lo, &hi);
 	if (hi <= lo + SITES) {
-		fprintf(stderr, "bench-symbolize: libc's code not found in %s\n", path);
+		fprintf(stderr, "bench-symbolize: libc's code not found in /proc/%d/maps\n", (int)pid);
 		fixture_kill(pid);
 		return 2;
 	}

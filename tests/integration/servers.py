@@ -74,6 +74,13 @@ class Server:
         env.update(truth.env(self.truth.path, self.truth_boundary))
         return env
 
+    def write(self, name, text):
+        """Writes text to name in the server's directory; returns its path."""
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def launch(self, cmd, ready=None, **kw):
         self.log = open(os.path.join(self.dir, "server.log"), "w")
         self.proc = subprocess.Popen(cmd, env=self.env(), stdout=self.log,
@@ -176,11 +183,8 @@ class Nginx(Server):
         # nginx's worker runs as nobody: it must reach the file (mkdtemp: 0700)
         for d in (self.ctx.tmp, self.dir, os.path.join(self.dir, "www")):
             os.chmod(d, 0o755)
-        with open(os.path.join(self.dir, "www", "index.html"), "w") as f:
-            f.write("<p>" + "clockprof " * 100 + "</p>\n")
-        conf = os.path.join(self.dir, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(dir=self.dir, port=self.port))
+        self.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
+        conf = self.write("nginx.conf", NGINX_CONF.format(dir=self.dir, port=self.port))
         self.launch([exe, "-e", "stderr", "-c", conf, "-p", self.dir])
 
     def serving_pid(self):
@@ -226,9 +230,7 @@ class Python(Server):
 
     def start(self):
         exe = need("/usr/bin/python3", "python3")
-        script = os.path.join(self.dir, "server.py")
-        with open(script, "w") as f:
-            f.write(PYTHON_SERVER)
+        script = self.write("server.py", PYTHON_SERVER)
         self.launch([exe, script, str(self.port)])
 
 
@@ -251,9 +253,7 @@ class Node(Server):
 
     def start(self):
         exe = need("node", "nodejs")
-        script = os.path.join(self.dir, "server.js")
-        with open(script, "w") as f:
-            f.write(NODE_SERVER)
+        script = self.write("server.js", NODE_SERVER)
         self.launch([exe, script, str(self.port)])
 
 
@@ -293,9 +293,7 @@ class Java(Server):
 
     def start(self):
         exe = need("java", "openjdk-17-jdk-headless")
-        script = os.path.join(self.dir, "Server.java")
-        with open(script, "w") as f:
-            f.write(JAVA_SERVER)
+        script = self.write("Server.java", JAVA_SERVER)
         self.launch([exe, "-Xshare:auto", script, str(self.port)])
 
 

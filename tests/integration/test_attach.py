@@ -8,7 +8,7 @@ import statistics
 import subprocess
 import time
 
-from common import Skip  # noqa: F401
+from common import Skip, bpf_ids, live_bpf_ids  # noqa: F401
 
 BOTH_MECHANISMS = True
 from readiness import wait_attached, wait_for, wait_serving
@@ -120,26 +120,9 @@ def test_sigterm_writes_incomplete_run(ctx):
     _interrupted(ctx, signal.SIGTERM)
 
 
-def bpf_program_ids(pid):
-    """The ids of the BPF programs process pid holds, from its fdinfo: only
-    this clockprof's, whatever else runs on the host."""
-    ids = set()
-    fd_dir = f"/proc/{pid}/fdinfo"
-    for fd in os.listdir(fd_dir):
-        try:
-            with open(os.path.join(fd_dir, fd)) as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
-
-
 def loaded_programs(ids):
     """Those of ids that the kernel still has loaded."""
-    return {i for i in ids if subprocess.run(["bpftool", "prog", "show", "id", str(i)],
-                                             capture_output=True).returncode == 0}
+    return ids & live_bpf_ids("prog")
 
 
 def test_sigkill_leaves_no_probe(ctx):
@@ -148,7 +131,7 @@ def test_sigkill_leaves_no_probe(ctx):
         wait_serving(target)
         proc, _ = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_attached(proc)
-        ids = bpf_program_ids(proc.pid)
+        ids, _ = bpf_ids(proc.pid)
         assert loaded_programs(ids), "expected clockprof's programs while attached"
         proc.kill()
         proc.wait()

@@ -53,11 +53,15 @@ def test_unknown_symbol_suggests(ctx):
     assert not os.path.exists(marker)
 
 
-def test_unwritable_output_checked_before_launch(ctx):
+def unwritable_output_refused_before_launch(ctx, output, expected):
     marker = os.path.join(ctx.tmp, "launched")
-    proc = ctx.run("run", "-o", "/nonexistent/dir/run.json", "--", "touch", marker)
-    one_line_error(proc, 2, "/nonexistent/dir")
+    proc = ctx.run("run", "-o", output, "--", "touch", marker)
+    one_line_error(proc, 2, expected)
     assert not os.path.exists(marker), "the command ran although the output is unwritable"
+
+
+def test_unwritable_output_checked_before_launch(ctx):
+    unwritable_output_refused_before_launch(ctx, "/nonexistent/dir/run.json", "/nonexistent/dir")
 
 
 def test_command_not_found(ctx):
@@ -132,10 +136,8 @@ def test_run_ends_the_command_with_sigterm(ctx):
 def test_output_under_proc_checked_before_launch(ctx):
     # /proc takes no new file even for root: said before the command runs,
     # not after the whole window.
-    marker = os.path.join(ctx.tmp, "launched")
-    proc = ctx.run("run", "-o", "/proc/clockprof-run.json", "--", "touch", marker)
-    one_line_error(proc, 2, "/proc/clockprof-run.json")
-    assert not os.path.exists(marker), "the command ran although the output is unwritable"
+    unwritable_output_refused_before_launch(ctx, "/proc/clockprof-run.json",
+                                            "/proc/clockprof-run.json")
 
 
 def test_output_to_open_descriptor(ctx):

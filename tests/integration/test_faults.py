@@ -4,6 +4,7 @@ clockprof must never harm the target or the system: no held or orphaned
 command, no command killed by a planted breakpoint, no BPF program left
 behind, no temp file, no half-written output."""
 import ctypes
+import json
 import os
 import random
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import time
 
 from common import Skip, bpf_ids, live_bpf_ids
+from readiness import wait_attached, wait_for, wait_serving
 
 PR_SET_CHILD_SUBREAPER = 36
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -145,14 +147,12 @@ def no_temp_files(directory):
 
 def whole_or_absent(path):
     """An output is either not there or a whole JSON document."""
-    import json
     if os.path.exists(path):
         with open(path) as f:
             json.load(f)
 
 
 def wait_bpf_gone(ids, what):
-    from readiness import wait_for
     progs, links = ids
     wait_for(lambda: not (progs & live_bpf_ids("prog")) and not (links & live_bpf_ids("link")),
              f"clockprof's BPF programs {sorted(progs)} and links {sorted(links)} to go "
@@ -163,7 +163,6 @@ def test_sigkill_at_random_moments(ctx):
     # attach and run, SIGKILLed anywhere from start-up to mid-window: no BPF
     # program or link left, no held or orphaned command, no temp file, no
     # half-written run.json; an attached target keeps running untouched.
-    from readiness import wait_serving
     rng = random.Random(7)
     killed_with_bpf = 0
     out = os.path.join(ctx.tmp, "run.json")
@@ -234,7 +233,6 @@ def test_disk_full(ctx):
 def test_output_directory_removed_mid_run(ctx):
     # The directory checked at start-up is gone when the window ends: the
     # failure is reported (exit 2), the command does not survive clockprof.
-    from readiness import wait_attached
     outdir = os.path.join(ctx.tmp, "out")
     os.mkdir(outdir)
     proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-d", "1", "-o",
@@ -252,7 +250,6 @@ def test_output_directory_removed_mid_run(ctx):
 def test_target_killed_mid_window(ctx):
     # SIGKILL to the target: the window ends as the target's, the run is
     # written whole with the reads seen, the exit named.
-    from readiness import wait_serving, wait_attached
     out = os.path.join(ctx.tmp, "run.json")
     target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
     try:

@@ -112,6 +112,24 @@ static __attribute__((unused)) int fixture_map_start(pid_t pid, const char *suff
 	return rc;
 }
 
+/* The bounds of libc's code (its r-xp mapping) in process pid, left as
+ * they were (callers start them at 0) when not found. */
+static __attribute__((unused)) void fixture_libc_code(pid_t pid, unsigned long long *lo,
+						      unsigned long long *hi)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *m;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	m = fopen(path, "r");
+	while (m && fgets(line, sizeof(line), m))
+		if (strstr(line, "r-xp") && strstr(line, "/libc.so.6") &&
+		    sscanf(line, "%llx-%llx", lo, hi) == 2)
+			break;
+	if (m)
+		fclose(m);
+}
+
 /* Address in process pid of symbol `name`, read from ELF file elf_path
  * (.symtab, else .dynsym), in the module whose maps path ends with suffix. */
 static __attribute__((unused)) int fixture_symbol(pid_t pid, const char *suffix, const char *elf_path,

@@ -488,26 +488,17 @@ TEST(symbolize_never_misnames_binary_replaced_before_open)
  * (tests/bench/bench_symbolize.c), never asserted: hosts differ in speed. */
 TEST(symbolize_10000_sites)
 {
-	char path[64], line[PATH_MAX + 128];
 	unsigned long long lo = 0, hi = 0;
 	struct cp_symbolizer *s;
 	struct cp_frame_info f;
 	pid_t pid = fixture_spawn("callsites_target");
 	size_t named = 0, with_line = 0, named_again = 0;
-	FILE *m;
 
 	if (pid < 0) {
 		unit_skip("fixture callsites_target not built");
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	m = fopen(path, "r");
-	while (m && fgets(line, sizeof(line), m))
-		if (strstr(line, "r-xp") && strstr(line, "/libc.so.6") &&
-		    sscanf(line, "%llx-%llx", &lo, &hi) == 2)
-			break;
-	if (m)
-		fclose(m);
+	fixture_libc_code(pid, &lo, &hi);
 	CHECK(hi > lo + 10000);
 	s = cp_symbolizer_open(pid, NULL);
 	CHECK(s);
