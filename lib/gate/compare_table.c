@@ -3,26 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "compare_table.h"
 #include "json_file.h"
 #include "verdict_file.h"
 
 #define NAME_COLUMNS 60
-
-int cp_color_wanted(const char *mode, int fd)
-{
-	const char *no_color = getenv("NO_COLOR");
-
-	if (!mode || !strcmp(mode, "auto"))
-		return isatty(fd) && !(no_color && *no_color);
-	if (!strcmp(mode, "always"))
-		return 1;
-	if (!strcmp(mode, "never"))
-		return 0;
-	return -1;
-}
 
 /* Characters on screen (UTF-8 code points; the marks are one column). */
 static size_t columns(const char *s)

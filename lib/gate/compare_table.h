@@ -21,11 +21,6 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color);
 /* The same as a malloc'ed string (NULL when out of memory). */
 char *cp_compare_table_string(const json_t *verdict, int color);
 
-/* Colour decision for --color=MODE ("auto", "always", "never"; NULL means
- * auto): auto is colour only when fd is a TTY and NO_COLOR is unset or
- * empty. Returns 1 or 0, or -1 for an unknown mode. */
-int cp_color_wanted(const char *mode, int fd);
-
 /* A value for people: 4 significant digits, thousands separators for
  * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
 void cp_format_value(char *buf, size_t len, const json_t *v);

@@ -29,7 +29,7 @@ struct out_target {
 	mode_t mode;		/* of the existing file */
 };
 
-static int write_all(int fd, const void *buf, size_t len)
+int cp_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -196,7 +196,7 @@ static int write_replace(const struct out_target *t, const void *buf, size_t len
 	if (fd < 0)
 		return -1;
 	/* An existing file keeps its mode; a new one gets 0666 less the umask. */
-	if (write_all(fd, buf, len) != 0 || (t->exists && fchmod(fd, t->mode) != 0) ||
+	if (cp_write_all(fd, buf, len) != 0 || (t->exists && fchmod(fd, t->mode) != 0) ||
 	    fsync(fd) != 0 || publish(fd, tmp, t) != 0) {
 		saved = errno;
 		close(fd);
@@ -215,7 +215,7 @@ static int write_in_place(const char *path, const void *buf, size_t len)
 
 	if (fd < 0)
 		return -1;
-	rc = write_all(fd, buf, len);
+	rc = cp_write_all(fd, buf, len);
 	saved = errno;
 	close(fd);
 	return errno = saved, rc;
@@ -230,7 +230,7 @@ int cp_write_file_atomic(const char *path, const void *buf, size_t len,
 	if (classify(path, &t, err))
 		return -1;
 	if (t.kind == OUT_STDOUT) {
-		if (write_all(STDOUT_FILENO, buf, len) != 0)
+		if (cp_write_all(STDOUT_FILENO, buf, len) != 0)
 			return cp_fail(err, CP_EXIT_USAGE,
 				       "cannot write to standard output: %s",
 				       strerror(errno));

@@ -157,13 +157,24 @@ int cp_cli_rest(const struct cp_cli *cli)
 	return optind;
 }
 
-int cp_cli_color(const struct cp_cli *cli, int fd)
+int cp_color_wanted(const char *mode, int fd)
 {
 	const char *no_color = getenv("NO_COLOR");
 
+	if (!mode || !strcmp(mode, "auto"))
+		return isatty(fd) && !(no_color && *no_color);
+	if (!strcmp(mode, "always"))
+		return 1;
+	if (!strcmp(mode, "never"))
+		return 0;
+	return -1;
+}
+
+int cp_cli_color(const struct cp_cli *cli, int fd)
+{
 	if (cli->color >= 0)
 		return cli->color;
-	return isatty(fd) && !(no_color && *no_color);
+	return cp_color_wanted("auto", fd);
 }
 
 void cp_cli_paragraphs(const char *text, void (*fn)(const char *p, size_t len,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_options.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "compare_texts.h"

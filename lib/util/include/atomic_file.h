@@ -26,4 +26,8 @@ int cp_write_file_atomic(const char *path, const void *buf, size_t len,
  * Fails with CP_EXIT_USAGE. "-" (standard output) always passes. */
 int cp_check_writable(const char *path, struct cp_error *err);
 
+/* Writes all len bytes to fd, again after EINTR and short writes; 0, or -1
+ * with errno set. */
+int cp_write_all(int fd, const void *buf, size_t len);
+
 #endif

@@ -116,6 +116,11 @@ int cp_cli_rest(const struct cp_cli *cli);
 const struct cp_option *cp_cli_find(const struct cp_command_spec *spec, int id);
 /* "-d/--duration" or "--html" for messages. */
 void cp_cli_option_name(const struct cp_option *o, char *buf, size_t size);
+/* Colour decision for --color=MODE ("auto", "always", "never"; NULL means
+ * auto): auto is colour only when fd is a TTY and NO_COLOR is unset or
+ * empty. Returns 1 or 0, or -1 for an unknown mode. */
+int cp_color_wanted(const char *mode, int fd);
+
 /* Colour decision: cli->color, or for auto a TTY on fd without NO_COLOR. */
 int cp_cli_color(const struct cp_cli *cli, int fd);
 
