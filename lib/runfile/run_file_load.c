@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "json_walk.h"
 #include "run_file.h"
 
 /* What is wrong with obj[key] for the given type, or NULL when nothing. */
@@ -116,11 +117,10 @@ static int validate_mechanism(const json_t *doc, const char *what,
 	return 0;
 }
 
-int cp_run_file_validate(const json_t *doc, const char *what,
-			 struct cp_error *err)
+/* Everything but the measures one by one (and their number). */
+static int validate_top(const json_t *doc, const char *what, struct cp_error *err)
 {
-	const json_t *schema, *measures, *m;
-	const char *name;
+	const json_t *schema;
 
 	if (!json_is_object(doc))
 		return cp_fail(err, CP_EXIT_USAGE,
@@ -140,6 +140,17 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 	    need(doc, "measures", JSON_OBJECT, what, err) ||
 	    validate_mechanism(doc, what, err))
 		return -1;
+	return 0;
+}
+
+int cp_run_file_validate(const json_t *doc, const char *what,
+			 struct cp_error *err)
+{
+	const json_t *measures, *m;
+	const char *name;
+
+	if (validate_top(doc, what, err))
+		return -1;
 	measures = json_object_get(doc, "measures");
 	if (json_object_size(measures) > CP_RUN_MAX_MEASURES)
 		return cp_fail(err, CP_EXIT_USAGE,
@@ -151,7 +162,105 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 	return 0;
 }
 
+/* A run file being read member by member (lib/util/include/json_walk.h). */
+struct run_read {
+	json_t *doc;		/* the members read so far */
+	json_t *measures;	/* the measures kept, or (with fn) their names */
+	cp_run_measure_fn fn;
+	void *ctx;
+	size_t count;
+	int bad;		/* a measure was invalid: first_bad says which */
+	struct cp_error first_bad;
+};
+
+static int oom(struct cp_json_walk *w)
+{
+	return cp_fail(w->err, CP_EXIT_USAGE, "%s: out of memory", w->what);
+}
+
+/* One measure: counted (a file past the limit is refused here, before the
+ * rest of it is parsed), checked, then kept or handed to fn. The first
+ * invalid one is reported only once the whole file has parsed, as
+ * validating the whole document after parsing it said it. */
+static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
+			  size_t key_at, size_t *at)
+{
+	struct run_read *rr = ctx;
+	json_t *m;
+
+	if (json_object_get(rr->measures, name))
+		return cp_json_walk_duplicate(w, key_at);
+	if (++rr->count > CP_RUN_MAX_MEASURES)
+		return cp_fail(w->err, CP_EXIT_USAGE,
+			       "%s: more than %d measures; clockprof reads at most %d per run file",
+			       w->what, CP_RUN_MAX_MEASURES, CP_RUN_MAX_MEASURES);
+	if (!(m = cp_json_walk_value(w, at)))
+		return -1;
+	if (!rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
+		rr->bad = 1;
+	if (rr->fn) {
+		int failed = !rr->bad && rr->fn(rr->ctx, name, m);
+
+		json_decref(m);
+		if (failed || json_object_set_new(rr->measures, name, json_null()))
+			return oom(w);
+		return 0;
+	}
+	return json_object_set_new(rr->measures, name, m) ? oom(w) : 0;
+}
+
+static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
+		      size_t key_at, size_t *at)
+{
+	struct run_read *rr = ctx;
+	json_t *v;
+
+	if (json_object_get(rr->doc, key))
+		return cp_json_walk_duplicate(w, key_at);
+	if (!strcmp(key, "measures") && cp_json_walk_peek(w, at) == '{') {
+		if (!(rr->measures = json_object()) ||
+		    json_object_set_new(rr->doc, key, rr->measures))
+			return oom(w);
+		return cp_json_walk_object(w, at, measure_member, rr);
+	}
+	if (!(v = cp_json_walk_value(w, at)))
+		return -1;
+	return json_object_set_new(rr->doc, key, v) ? oom(w) : 0;
+}
+
+int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
+		     json_t **doc, struct cp_error *err)
+{
+	struct run_read rr = { .doc = json_object(), .fn = fn, .ctx = ctx };
+	json_t *other = NULL;
+
+	if (!rr.doc)
+		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
+	if (cp_json_walk_file(path, top_member, &rr, &other, err))
+		goto fail;
+	if (other) {	/* not an object: says so */
+		cp_run_file_validate(other, path, err);
+		json_decref(other);
+		goto fail;
+	}
+	if (validate_top(rr.doc, path, err))
+		goto fail;
+	if (rr.bad) {
+		if (err)
+			*err = rr.first_bad;
+		goto fail;
+	}
+	/* fn had the measures: the names kept to find duplicates go. */
+	if (fn && rr.measures && json_object_clear(rr.measures))
+		goto fail;
+	*doc = rr.doc;
+	return 0;
+fail:
+	json_decref(rr.doc);
+	return -1;
+}
+
 int cp_run_file_load(const char *path, json_t **doc, struct cp_error *err)
 {
-	return cp_json_load_file(path, cp_run_file_validate, doc, err);
+	return cp_run_file_read(path, NULL, NULL, doc, err);
 }

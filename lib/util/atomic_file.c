@@ -188,60 +188,142 @@ static void fsync_dir(const char *dir)
 	}
 }
 
-static int write_replace(const struct out_target *t, const void *buf, size_t len)
-{
+/* One output being written: the temp file (or the file itself, in place,
+ * or standard output) behind a stdio stream. */
+struct cp_atomic_out {
+	struct out_target t;
 	char tmp[PATH_MAX + 32];
-	int fd = open_temp(t->dir, 0666, tmp, sizeof(tmp)), saved;
+	char *name;		/* the path as given, for messages */
+	FILE *f;
+	int fd;
+};
 
-	if (fd < 0)
+static int open_target(struct cp_atomic_out *o)
+{
+	switch (o->t.kind) {
+	case OUT_STDOUT:
+		o->fd = STDOUT_FILENO;
+		o->f = stdout;
+		return 0;
+	case OUT_IN_PLACE:
+		o->fd = open(o->t.path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		break;
+	case OUT_REPLACE:
+		o->fd = open_temp(o->t.dir, 0666, o->tmp, sizeof(o->tmp));
+		break;
+	}
+	if (o->fd < 0)
 		return -1;
-	/* An existing file keeps its mode; a new one gets 0666 less the umask. */
-	if (cp_write_all(fd, buf, len) != 0 || (t->exists && fchmod(fd, t->mode) != 0) ||
-	    fsync(fd) != 0 || publish(fd, tmp, t) != 0) {
-		saved = errno;
-		close(fd);
-		if (tmp[0])
-			unlink(tmp);
+	if (!(o->f = fdopen(o->fd, "w"))) {
+		int saved = errno;
+
+		close(o->fd);
+		if (o->tmp[0])
+			unlink(o->tmp);
 		return errno = saved, -1;
 	}
-	close(fd);
-	fsync_dir(t->dir);
 	return 0;
 }
 
-static int write_in_place(const char *path, const void *buf, size_t len)
+struct cp_atomic_out *cp_atomic_open(const char *path, struct cp_error *err)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), rc, saved;
+	struct cp_atomic_out *o = calloc(1, sizeof(*o));
 
-	if (fd < 0)
+	if (!o || !(o->name = strdup(path))) {
+		free(o);
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: out of memory", path);
+		return NULL;
+	}
+	if (classify(path, &o->t, err))
+		goto fail;
+	if (open_target(o)) {
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	return o;
+fail:
+	free(o->name);
+	free(o);
+	return NULL;
+}
+
+FILE *cp_atomic_stream(struct cp_atomic_out *o)
+{
+	return o->f;
+}
+
+/* Flushes the bytes and, for a replaced file, gives it its mode and name.
+ * An existing file keeps its mode; a new one gets 0666 less the umask. */
+static int finish(struct cp_atomic_out *o)
+{
+	if (fflush(o->f) != 0 || ferror(o->f))
+		return errno ? -1 : (errno = EIO, -1);
+	if (o->t.kind != OUT_REPLACE)
+		return 0;
+	if ((o->t.exists && fchmod(o->fd, o->t.mode) != 0) || fsync(o->fd) != 0 ||
+	    publish(o->fd, o->tmp, &o->t) != 0)
 		return -1;
-	rc = cp_write_all(fd, buf, len);
+	return 0;
+}
+
+static void release(struct cp_atomic_out *o)
+{
+	if (o->t.kind != OUT_STDOUT)
+		fclose(o->f);
+	free(o->name);
+	free(o);
+}
+
+int cp_atomic_commit(struct cp_atomic_out *o, struct cp_error *err)
+{
+	int rc, saved;
+
+	errno = 0;
+	rc = finish(o);
 	saved = errno;
-	close(fd);
-	return errno = saved, rc;
+	if (rc && o->tmp[0])
+		unlink(o->tmp);
+	if (rc && o->t.kind == OUT_STDOUT)
+		cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
+			strerror(saved));
+	else if (rc)
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(saved));
+	if (!rc && o->t.kind == OUT_REPLACE)
+		fsync_dir(o->t.dir);
+	release(o);
+	return rc ? -1 : 0;
+}
+
+void cp_atomic_abort(struct cp_atomic_out *o)
+{
+	if (!o)
+		return;
+	if (o->t.kind == OUT_STDOUT)
+		fflush(o->f);
+	if (o->tmp[0])
+		unlink(o->tmp);
+	release(o);
 }
 
 int cp_write_file_atomic(const char *path, const void *buf, size_t len,
 			 struct cp_error *err)
 {
-	struct out_target t;
-	int rc;
+	struct cp_atomic_out *o = cp_atomic_open(path, err);
 
-	if (classify(path, &t, err))
+	if (!o)
 		return -1;
-	if (t.kind == OUT_STDOUT) {
-		if (cp_write_all(STDOUT_FILENO, buf, len) != 0)
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "cannot write to standard output: %s",
-				       strerror(errno));
-		return 0;
+	if (len && fwrite(buf, 1, len, o->f) != len) {
+		int saved = errno;
+
+		if (o->t.kind == OUT_STDOUT)
+			cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
+				strerror(saved));
+		else
+			cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(saved));
+		cp_atomic_abort(o);
+		return -1;
 	}
-	rc = t.kind == OUT_IN_PLACE ? write_in_place(t.path, buf, len) :
-				      write_replace(&t, buf, len);
-	if (rc)
-		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
-			       strerror(errno));
-	return 0;
+	return cp_atomic_commit(o, err);
 }
 
 /* Proves the directory takes a new file by making one (which vanishes). */

@@ -17,7 +17,7 @@
 /* Reads the whole file into one buffer. jansson's own file reader takes the
  * stdio lock for every byte, which made loading 60 run files on two threads
  * no faster than on one; parsing from memory has no lock at all. */
-static char *read_whole_file(const char *path, size_t *len, struct cp_error *err)
+char *cp_json_read_text(const char *path, size_t *len, struct cp_error *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -70,7 +70,7 @@ int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc
 {
 	json_error_t jerr;
 	size_t len;
-	char *text = read_whole_file(path, &len, err);
+	char *text = cp_json_read_text(path, &len, err);
 	json_t *d;
 
 	if (!text)

@@ -27,6 +27,19 @@ struct cp_profile;
  * and the member. */
 int cp_run_file_load(const char *path, json_t **doc, struct cp_error *err);
 
+/* Called with each measure of a run file, in file order, once it is
+ * known to be valid; name and m live only during the call. Returns 0, or
+ * -1 when out of memory. */
+typedef int (*cp_run_measure_fn)(void *ctx, const char *name, const json_t *m);
+
+/* Loads path as cp_run_file_load() does, member by member: a file with
+ * more than CP_RUN_MAX_MEASURES measures is refused when the one past the
+ * limit is reached, before the rest is parsed. With fn, each measure goes
+ * to fn and is not kept (*doc then has "measures": {}), so the file's
+ * tree is never built whole. */
+int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
+		     json_t **doc, struct cp_error *err);
+
 /* Checks an already parsed document; `what` names it in messages. */
 int cp_run_file_validate(const json_t *doc, const char *what,
 			 struct cp_error *err);

@@ -17,6 +17,11 @@ typedef int (*cp_json_validator)(const json_t *doc, const char *what,
 int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc,
 		      struct cp_error *err);
 
+/* The whole text of path (malloc'd, *len bytes, not NUL-terminated),
+ * read with plain read(2): jansson's file reader takes the stdio lock per
+ * byte. NULL with CP_EXIT_USAGE when unreadable or over 1 GiB. */
+char *cp_json_read_text(const char *path, size_t *len, struct cp_error *err);
+
 /* Serialises doc (indented, sorted keys, ASCII) and writes it atomically to
  * path ("-": standard output). */
 int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err);

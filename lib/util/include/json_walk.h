@@ -1,0 +1,57 @@
+/* json_walk.h - a JSON object read member by member, with jansson.
+ *
+ * json_loadb() builds the tree of a whole document before anyone can look
+ * at it: a run file of a million measures is gigabytes of values before a
+ * reader could say it holds too many. Here jansson parses one member's
+ * value at a time (JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK: one value,
+ * and error.position says how far it read); only the braces, colons and
+ * commas between members are looked at here, and a fault there is put to
+ * jansson too, so every message is jansson's own, with the line of the
+ * whole file, as json_loadb() on the whole text would have said it.
+ * Duplicate keys are the caller's to notice (cp_json_walk_duplicate). */
+#ifndef CP_JSON_WALK_H
+#define CP_JSON_WALK_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+struct cp_error;
+
+struct cp_json_walk {
+	const char *text;	/* the whole document */
+	size_t len;
+	const char *what;	/* names it in messages */
+	struct cp_error *err;
+};
+
+/* Called for each member: key (decoded), key_at (offset of its token),
+ * *at (offset of the value). It consumes the value, with cp_json_walk_value
+ * or cp_json_walk_object, moving *at past it. 0, or -1 with w->err set. */
+typedef int (*cp_json_member_fn)(struct cp_json_walk *w, void *ctx,
+				 const char *key, size_t key_at, size_t *at);
+
+/* Walks the object at *at (after whitespace), calling fn for each member;
+ * *at ends past its closing brace. 0, or -1 with w->err set. */
+int cp_json_walk_object(struct cp_json_walk *w, size_t *at, cp_json_member_fn fn,
+			void *ctx);
+
+/* Parses the one value at *at (duplicate keys inside rejected) and moves
+ * *at past it: a new reference, or NULL with w->err set. */
+json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at);
+
+/* The first character at or after *at that is not whitespace (*at moved
+ * to it), or -1 at the end of the text. */
+int cp_json_walk_peek(const struct cp_json_walk *w, size_t *at);
+
+/* Fails with jansson's message for the duplicate key whose token is at
+ * key_at. Returns -1. */
+int cp_json_walk_duplicate(struct cp_json_walk *w, size_t key_at);
+
+/* Reads path and walks its top-level object with fn; the text must end
+ * after it. A document that is not an object is parsed whole instead and
+ * returned in *other (the caller says what is wrong with it; NULL when it
+ * is an object). Fails with CP_EXIT_USAGE. */
+int cp_json_walk_file(const char *path, cp_json_member_fn fn, void *ctx,
+		      json_t **other, struct cp_error *err);
+
+#endif
