@@ -178,7 +178,7 @@ int cmd_compare(int argc, char **argv)
 				cp_github_resume_commands(table_out, token);
 		}
 		if (github)
-			cp_github_annotations_write(table_out, gate.verdict);
+			fputs(gate.texts.annotations, table_out);
 	}
 	fflush(stdout);
 	goto out;

@@ -70,7 +70,7 @@ static int load(struct input *in, const char *path, enum side side,
 	json_t *doc;
 	const char *schema;
 
-	if (cp_json_load_file(path, NULL, &doc, err))
+	if (cp_run_file_parse(path, &doc, err))
 		return -1;
 	schema = json_string_value(json_object_get(doc, "schema"));
 	if (!schema || (strcmp(schema, CP_VERDICT_SCHEMA) && strcmp(schema, CP_RUN_SCHEMA))) {

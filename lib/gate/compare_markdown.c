@@ -9,6 +9,7 @@
 #include "buf.h"
 #include "json_file.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 
 #define NAME_CHARS 200
 /* Room kept for closing the <details> and the "rows left out" note. */
@@ -95,45 +96,54 @@ static const char TABLE_HEAD_REASON[] =
 
 /* Measures within their bound whose interval still reaches past it: one
  * bullet each (at most 10), without changing the status. */
-static size_t not_excluded_lines(struct cp_buf *b, const json_t **rows, size_t n)
+static size_t not_excluded_lines(struct cp_buf *b, const struct cp_verdict_measures *ms,
+				 const size_t *rows)
 {
 	char code[600], ne[100];
 	size_t shown = 0, total = 0;
 
-	for (size_t i = 0; i < n; i++)
-		total += json_is_string(json_object_get(rows[i], "not_excluded"));
-	for (size_t i = 0; i < n && shown < 10; i++) {
-		if (!json_is_string(json_object_get(rows[i], "not_excluded")))
-			continue;
-		cp_markdown_code(code, sizeof(code), cp_json_str(rows[i], "name", ""), 120);
-		cp_markdown_code(ne, sizeof(ne), cp_json_str(rows[i], "not_excluded", ""), 20);
-		cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n", code, ne);
-		shown++;
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *m = cp_verdict_measures_get(ms, rows[i]);
+		int listed = json_is_string(json_object_get(m, "not_excluded"));
+
+		total += listed;
+		if (listed && shown < 10) {
+			cp_markdown_code(code, sizeof(code), cp_json_str(m, "name", ""), 120);
+			cp_markdown_code(ne, sizeof(ne), cp_json_str(m, "not_excluded", ""), 20);
+			cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n", code, ne);
+			shown++;
+		}
+		json_decref(m);
 	}
 	if (total > shown)
 		cp_buf_printf(b, "- _%zu more not shown; see verdict.json_\n", total - shown);
 	return total;
 }
 
-/* Adds rows of `rows` (n of them, filtered by `only_bad`) while they fit
+/* Adds rows (in the order given, filtered by `only_bad`) while they fit
  * under limit; returns how many eligible rows were left out. */
-static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
-		       int only_bad, size_t limit)
+static size_t add_rows(struct cp_buf *b, const struct cp_verdict_measures *ms,
+		       const size_t *rows, int only_bad, size_t limit)
 {
 	char row[16384];
 	size_t left_out = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		const char *s = cp_json_str(rows[i], "status", "");
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *m = cp_verdict_measures_get(ms, rows[i]);
+		const char *s = cp_json_str(m, "status", "");
 
 		if (only_bad && strcmp(s, "regressed") && strcmp(s, "inconclusive") &&
-		    !json_is_true(json_object_get(rows[i], "fails_gate")))
-			continue;
-		if (left_out) {
-			left_out++;
+		    !json_is_true(json_object_get(m, "fails_gate"))) {
+			json_decref(m);
 			continue;
 		}
-		format_row(row, sizeof(row), rows[i], only_bad);
+		if (left_out) {
+			left_out++;
+			json_decref(m);
+			continue;
+		}
+		format_row(row, sizeof(row), m, only_bad);
+		json_decref(m);
 		if (b->len + strlen(row) > limit) {
 			left_out++;
 			continue;
@@ -141,20 +151,6 @@ static size_t add_rows(struct cp_buf *b, const json_t **rows, size_t n,
 		cp_buf_printf(b, "%s", row);
 	}
 	return left_out;
-}
-
-/* The verdict's measures in the order the tables list them; NULL when out of memory. */
-static const json_t **sorted_measures(const json_t *measures, size_t n)
-{
-	const json_t **rows = malloc((n + 1) * sizeof(*rows));
-	size_t i;
-
-	if (!rows)
-		return NULL;
-	for (i = 0; i < n; i++)
-		rows[i] = json_array_get(measures, i);
-	qsort(rows, n, sizeof(*rows), cp_verdict_measure_order);
-	return rows;
 }
 
 /* The heading and the paragraph of counts, runs and bounds. */
@@ -208,7 +204,8 @@ static void env_mismatch_lines(struct cp_buf *b, const json_t *verdict)
 
 /* The bullets under the headline: environment differences, reasons for
  * inconclusiveness, measures not excluded; then a blank line if any. */
-static void notes(struct cp_buf *b, const json_t *verdict, const json_t **rows, size_t n)
+static void notes(struct cp_buf *b, const json_t *verdict,
+		  const struct cp_verdict_measures *ms, const size_t *rows)
 {
 	char code[4096];
 	const json_t *e;
@@ -219,15 +216,15 @@ static void notes(struct cp_buf *b, const json_t *verdict, const json_t **rows, 
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
-	if (not_excluded_lines(b, rows, n) ||
+	if (not_excluded_lines(b, ms, rows) ||
 	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(b, "\n");
 }
 
 /* The table of regressed or inconclusive measures, or the line saying there are none. */
-static void bad_table(struct cp_buf *b, const json_t *verdict, const json_t **rows,
-		      size_t n, size_t limit)
+static void bad_table(struct cp_buf *b, const json_t *verdict,
+		      const struct cp_verdict_measures *ms, const size_t *rows, size_t limit)
 {
 	const json_t *summary = json_object_get(verdict, "summary");
 	size_t left;
@@ -235,7 +232,7 @@ static void bad_table(struct cp_buf *b, const json_t *verdict, const json_t **ro
 	if (integer(summary, "outside_bounds") + integer(summary, "inconclusive") > 0) {
 		cp_buf_printf(b, "%s", TABLE_HEAD_REASON);
 		/* Keep half the budget for the full table. */
-		left = add_rows(b, rows, n, 1, limit / 2 > b->len ? limit / 2 : b->len);
+		left = add_rows(b, ms, rows, 1, limit / 2 > b->len ? limit / 2 : b->len);
 		if (left)
 			cp_buf_printf(b, "\n_%zu more regressed or inconclusive measures not shown "
 				   "(size limit); see verdict.json._\n", left);
@@ -246,12 +243,13 @@ static void bad_table(struct cp_buf *b, const json_t *verdict, const json_t **ro
 }
 
 /* The collapsed table of all measures. */
-static void full_table(struct cp_buf *b, const json_t **rows, size_t n, size_t limit)
+static void full_table(struct cp_buf *b, const struct cp_verdict_measures *ms,
+		       const size_t *rows, size_t limit)
 {
 	size_t left;
 
-	cp_buf_printf(b, "<details><summary>All %zu measures</summary>\n\n%s", n, TABLE_HEAD);
-	left = add_rows(b, rows, n, 0, limit);
+	cp_buf_printf(b, "<details><summary>All %zu measures</summary>\n\n%s", ms->n, TABLE_HEAD);
+	left = add_rows(b, ms, rows, 0, limit);
 	if (left)
 		cp_buf_printf(b, "\n_%zu more measures not shown: the summary is capped at "
 			   "1 MiB; see verdict.json._\n", left);
@@ -279,10 +277,10 @@ static void warnings(struct cp_buf *b, const json_t *verdict, size_t limit)
 	cp_buf_printf(b, "\n</details>\n\n");
 }
 
-char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
+char *cp_compare_markdown_of(const json_t *verdict, const struct cp_verdict_measures *ms,
+			     size_t max_bytes)
 {
-	size_t n = json_array_size(json_object_get(verdict, "measures")), limit;
-	const json_t **rows = sorted_measures(json_object_get(verdict, "measures"), n);
+	size_t *rows = cp_verdict_measures_sorted(ms), limit;
 	struct cp_buf b = { 0 };
 
 	if (!rows)
@@ -292,9 +290,9 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 	limit = max_bytes > TAIL_RESERVE ? max_bytes - TAIL_RESERVE : 0;
 
 	headline(&b, verdict);
-	notes(&b, verdict, rows, n);
-	bad_table(&b, verdict, rows, n, limit);
-	full_table(&b, rows, n, limit);
+	notes(&b, verdict, ms, rows);
+	bad_table(&b, verdict, ms, rows, limit);
+	full_table(&b, ms, rows, limit);
 	warnings(&b, verdict, limit);
 	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; [lo, hi] is the 95%% interval "
 		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
@@ -304,4 +302,12 @@ char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
 		return NULL;
 	}
 	return b.data;
+}
+
+char *cp_compare_markdown(const json_t *verdict, size_t max_bytes)
+{
+	struct cp_verdict_measures ms;
+
+	cp_verdict_measures_of_doc(&ms, verdict);
+	return cp_compare_markdown_of(verdict, &ms, max_bytes);
 }

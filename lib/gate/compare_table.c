@@ -6,6 +6,7 @@
 
 #include "compare_table.h"
 #include "json_file.h"
+#include "verdict_measures.h"
 #include "verdict_file.h"
 
 #define NAME_COLUMNS 60
@@ -201,32 +202,42 @@ static void put_cell(FILE *out, const char *s, size_t width, int right)
 
 /* Measures within their bound whose interval still reaches past it:
  * listed, without changing the status (at most 10 named). */
-static void not_excluded_line(FILE *out, const json_t *v)
+static void not_excluded_line(FILE *out, const struct cp_verdict_measures *ms)
 {
-	const json_t *m;
-	size_t i, shown = 0, total = 0;
+	size_t shown = 0, total = 0;
 	char name[300], ne[64];
 
-	json_array_foreach(json_object_get(v, "measures"), i, m)
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *m = cp_verdict_measures_get(ms, i);
+
 		total += json_is_string(json_object_get(m, "not_excluded"));
+		json_decref(m);
+	}
 	if (!total)
 		return;
 	fprintf(out, "not enough runs to exclude:");
-	json_array_foreach(json_object_get(v, "measures"), i, m) {
-		if (!json_is_string(json_object_get(m, "not_excluded")))
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *m = cp_verdict_measures_get(ms, i);
+
+		if (!json_is_string(json_object_get(m, "not_excluded"))) {
+			json_decref(m);
 			continue;
+		}
 		if (shown++ == 10) {
 			fprintf(out, " and %zu more", total - 10);
+			json_decref(m);
 			break;
 		}
 		cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 60);
 		cp_escape_display(ne, sizeof(ne), cp_json_str(m, "not_excluded", ""), 20);
 		fprintf(out, "%s %s %s", shown > 1 ? "," : "", name, ne);
+		json_decref(m);
 	}
 	fprintf(out, "\n");
 }
 
-static void summary_lines(FILE *out, const json_t *v, int color)
+static void summary_lines(FILE *out, const json_t *v,
+			  const struct cp_verdict_measures *ms, int color)
 {
 	const json_t *s = json_object_get(v, "summary");
 	const char *status = cp_json_str(v, "status", "");
@@ -266,35 +277,43 @@ static void summary_lines(FILE *out, const json_t *v, int color)
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "inconclusive: %s\n", text);
 	}
-	not_excluded_line(out, v);
+	not_excluded_line(out, ms);
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "warning: %s\n", text);
 	}
 }
 
-int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
+/* Row i of the table, built from its measure (which is dropped again). */
+static int fill_row_at(struct row *r, const struct cp_verdict_measures *ms, size_t i)
+{
+	json_t *m = cp_verdict_measures_get(ms, i);
+
+	if (!m)
+		return -1;
+	fill_row(r, m);
+	json_decref(m);
+	return 0;
+}
+
+int cp_compare_table_write_of(FILE *out, const json_t *verdict,
+			      const struct cp_verdict_measures *ms, int color)
 {
 	static const char *const head[NCOLS] = { "measure", "base", "head",
 		"change", "bound", "status" };
-	const json_t *measures = json_object_get(verdict, "measures");
-	size_t n = json_array_size(measures), width[NCOLS];
-	const json_t **sorted = malloc((n + 1) * sizeof(*sorted));
+	size_t n = ms->n, width[NCOLS];
+	size_t *sorted = cp_verdict_measures_sorted(ms);
 	struct row *r = malloc(sizeof(*r));
+	int rc = -1;
 
-	if (!sorted || !r) {
-		free(sorted);
-		free(r);
-		return -1;
-	}
-	for (size_t i = 0; i < n; i++)
-		sorted[i] = json_array_get(measures, i);
-	qsort(sorted, n, sizeof(*sorted), cp_verdict_measure_order);
+	if (!sorted || !r)
+		goto out;
 	/* Two passes (widths, then print) keep memory flat for big tables. */
 	for (int c = 0; c < NCOLS; c++)
 		width[c] = columns(head[c]);
 	for (size_t i = 0; i < n; i++) {
-		fill_row(r, sorted[i]);
+		if (fill_row_at(r, ms, sorted[i]))
+			goto out;
 		for (int c = 0; c < NCOLS; c++)
 			if (columns(r->cell[c]) > width[c])
 				width[c] = columns(r->cell[c]);
@@ -305,7 +324,8 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
 		fputs(c + 1 < NCOLS ? "  " : "\n", out);
 	}
 	for (size_t i = 0; i < n; i++) {
-		fill_row(r, sorted[i]);
+		if (fill_row_at(r, ms, sorted[i]))
+			goto out;
 		for (int c = 0; c < NCOLS; c++) {
 			int colored = color && r->color && c == COL_STATUS;
 
@@ -318,13 +338,24 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
 			fputs(c + 1 < NCOLS ? "  " : "\n", out);
 		}
 	}
-	summary_lines(out, verdict, color);
+	summary_lines(out, verdict, ms, color);
+	rc = ferror(out) ? -1 : 0;
+out:
 	free(sorted);
 	free(r);
-	return ferror(out) ? -1 : 0;
+	return rc;
 }
 
-char *cp_compare_table_string(const json_t *verdict, int color)
+int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
+{
+	struct cp_verdict_measures ms;
+
+	cp_verdict_measures_of_doc(&ms, verdict);
+	return cp_compare_table_write_of(out, verdict, &ms, color);
+}
+
+char *cp_compare_table_string_of(const json_t *verdict,
+				 const struct cp_verdict_measures *ms, int color)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -333,10 +364,18 @@ char *cp_compare_table_string(const json_t *verdict, int color)
 
 	if (!f)
 		return NULL;
-	rc = cp_compare_table_write(f, verdict, color);
+	rc = cp_compare_table_write_of(f, verdict, ms, color);
 	if (fclose(f) || rc) {
 		free(buf);
 		return NULL;
 	}
 	return buf;
+}
+
+char *cp_compare_table_string(const json_t *verdict, int color)
+{
+	struct cp_verdict_measures ms;
+
+	cp_verdict_measures_of_doc(&ms, verdict);
+	return cp_compare_table_string_of(verdict, &ms, color);
 }

@@ -21,6 +21,14 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color);
 /* The same as a malloc'ed string (NULL when out of memory). */
 char *cp_compare_table_string(const json_t *verdict, int color);
 
+/* The same, the measures taken one at a time from ms (verdict's own
+ * "measures" are not read). */
+struct cp_verdict_measures;
+int cp_compare_table_write_of(FILE *out, const json_t *verdict,
+			      const struct cp_verdict_measures *ms, int color);
+char *cp_compare_table_string_of(const json_t *verdict,
+				 const struct cp_verdict_measures *ms, int color);
+
 /* A value for people: 4 significant digits, thousands separators for
  * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
 void cp_format_value(char *buf, size_t len, const json_t *v);

@@ -1,24 +1,70 @@
 /* compare_texts.c - see compare_texts.h. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic_file.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "compare_texts.h"
-#include "json_file.h"
+#include "error.h"
+#include "github_annotations.h"
 #include "parallel.h"
+#include "verdict_file.h"
+#include "verdict_measures.h"
 
-enum text_kind { TEXT_JSON, TEXT_MARKDOWN, TEXT_TABLE, NTEXTS };
+enum text_kind { TEXT_JSON, TEXT_MARKDOWN, TEXT_TABLE, TEXT_ANNOTATIONS, NTEXTS };
 
 struct render_job {
 	const json_t *verdict;
-	int color;
+	const struct cp_verdict_measures *ms;
+	const struct cp_compare_texts_request *rq;
 	int wanted[NTEXTS];
 	char *text[NTEXTS];
+	int json_failed;
+	struct cp_error json_err;
 };
 
-/* Each worker only reads the verdict: jansson's reads and its dumper
- * leave values untouched, so the walks do not interfere. */
+static int write_json(struct render_job *job)
+{
+	const char *path = job->rq->json_path;
+	struct cp_atomic_out *o = cp_atomic_open(path, &job->json_err);
+	FILE *f;
+
+	if (!o)
+		return -1;
+	f = cp_atomic_stream(o);
+	if (cp_verdict_write(f, job->verdict, job->ms) ||
+	    (!strcmp(path, "-") && fputc('\n', f) == EOF)) {
+		const char *why = ferror(f) ? strerror(errno) : "out of memory";
+
+		cp_fail(&job->json_err, CP_EXIT_USAGE, "cannot write %s: %s", path, why);
+		cp_atomic_abort(o);
+		return -1;
+	}
+	return cp_atomic_commit(o, &job->json_err);
+}
+
+static char *annotations_string(const json_t *verdict, const struct cp_verdict_measures *ms)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	cp_github_annotations_write_of(f, verdict, ms);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Each worker only reads the verdict and the measures: jansson's reads
+ * and its dumper leave values untouched, and each measure is built anew
+ * by whoever asks for it, so the walks do not interfere. */
 static void render_one(void *ctx, size_t i, size_t worker)
 {
 	struct render_job *job = ctx;
@@ -28,43 +74,54 @@ static void render_one(void *ctx, size_t i, size_t worker)
 		return;
 	switch ((enum text_kind)i) {
 	case TEXT_JSON:
-		job->text[i] = cp_json_text(job->verdict);
+		job->json_failed = write_json(job) != 0;
 		break;
 	case TEXT_MARKDOWN:
-		job->text[i] = cp_compare_markdown(job->verdict, 0);
+		job->text[i] = cp_compare_markdown_of(job->verdict, job->ms, 0);
 		break;
 	case TEXT_TABLE:
-		job->text[i] = cp_compare_table_string(job->verdict, job->color);
+		job->text[i] = cp_compare_table_string_of(job->verdict, job->ms,
+							  job->rq->color);
+		break;
+	case TEXT_ANNOTATIONS:
+		job->text[i] = annotations_string(job->verdict, job->ms);
 		break;
 	default:
 		break;
 	}
 }
 
-int cp_compare_texts_render(const json_t *verdict, int want_json,
-			    int want_markdown, int want_table, int color,
-			    struct cp_compare_texts *out)
+int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measures *ms,
+			    const struct cp_compare_texts_request *rq,
+			    struct cp_compare_texts *out, struct cp_error *err)
 {
-	struct render_job job = { verdict, color,
-				  { want_json, want_markdown, want_table },
-				  { NULL, NULL, NULL } };
+	struct render_job job = { verdict, ms, rq,
+				  { rq->json_path != NULL, rq->markdown, rq->table,
+				    rq->annotations },
+				  { NULL }, 0, { 0 } };
 
 	cp_parallel_for(NTEXTS, cp_parallel_workers(NTEXTS), render_one, &job);
-	out->json = job.text[TEXT_JSON];
 	out->markdown = job.text[TEXT_MARKDOWN];
 	out->table = job.text[TEXT_TABLE];
-	for (size_t i = 0; i < NTEXTS; i++)
+	out->annotations = job.text[TEXT_ANNOTATIONS];
+	if (job.json_failed) {
+		if (err)
+			*err = job.json_err;
+		cp_compare_texts_free(out);
+		return -1;
+	}
+	for (size_t i = TEXT_MARKDOWN; i < NTEXTS; i++)
 		if (job.wanted[i] && !job.text[i]) {
 			cp_compare_texts_free(out);
-			return -1;
+			return cp_fail(err, CP_EXIT_USAGE, "out of memory");
 		}
 	return 0;
 }
 
 void cp_compare_texts_free(struct cp_compare_texts *texts)
 {
-	free(texts->json);
 	free(texts->markdown);
 	free(texts->table);
+	free(texts->annotations);
 	memset(texts, 0, sizeof(*texts));
 }

@@ -10,6 +10,7 @@
 #include "compare_table.h"
 #include "github_annotations.h"
 #include "json_file.h"
+#include "verdict_measures.h"
 
 static void escape(char *buf, size_t len, const char *s, int property)
 {
@@ -108,22 +109,24 @@ static int warning_lines(FILE *out, const json_t *verdict, const char *key)
 	return lines;
 }
 
-int cp_github_annotations_write(FILE *out, const json_t *verdict)
+int cp_github_annotations_write_of(FILE *out, const json_t *verdict,
+				   const struct cp_verdict_measures *ms)
 {
-	const json_t *measures = json_object_get(verdict, "measures"), *m;
-	size_t i, failing = 0, shown = 0;
+	size_t failing = 0, shown = 0;
 	int lines = 0;
 
-	json_array_foreach(measures, i, m)
-		failing += fails(m);
-	json_array_foreach(measures, i, m) {
-		if (!fails(m))
-			continue;
-		if (shown == CP_GITHUB_MAX_ERRORS)
-			break;
-		shown++;
-		error_line(out, m);
-		lines++;
+	for (size_t i = 0; i < ms->n; i++) {
+		json_t *m = cp_verdict_measures_get(ms, i);
+
+		if (fails(m)) {
+			failing++;
+			if (shown < CP_GITHUB_MAX_ERRORS) {
+				shown++;
+				error_line(out, m);
+				lines++;
+			}
+		}
+		json_decref(m);
 	}
 	if (failing > shown) {
 		fprintf(out, "::notice title=clockprof::%zu more measures regressed "
@@ -134,6 +137,14 @@ int cp_github_annotations_write(FILE *out, const json_t *verdict)
 	lines += warning_lines(out, verdict, "inconclusive_reasons");
 	lines += warning_lines(out, verdict, "warnings");
 	return lines;
+}
+
+int cp_github_annotations_write(FILE *out, const json_t *verdict)
+{
+	struct cp_verdict_measures ms;
+
+	cp_verdict_measures_of_doc(&ms, verdict);
+	return cp_github_annotations_write_of(out, verdict, &ms);
 }
 
 int cp_github_stop_commands(FILE *out, char token[33])

@@ -1,6 +1,7 @@
 /* verdict_file.c - see verdict_file.h. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -9,6 +10,7 @@
 #include "error.h"
 #include "json_file.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 #include "version.h"
 
 static json_t *num(double v)
@@ -40,7 +42,20 @@ static json_t *rule_json(const struct cp_bound_rule *r)
 			 (json_int_t)r->matched);
 }
 
-static json_t *measure_json(const struct cp_measure_verdict *m)
+/* A copy, not a reference: writers build measures on several threads at
+ * once, and the result's arrays are shared by all of them. */
+static json_t *strings_copy(const json_t *a)
+{
+	json_t *copy = json_array();
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(a, i, v)
+		json_array_append_new(copy, json_string(json_string_value(v)));
+	return copy;
+}
+
+json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m)
 {
 	int judged = m->in_base && m->in_head;
 	json_t *o = json_object();
@@ -82,7 +97,7 @@ static json_t *measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "noise_floor_pct", num(m->noise_floor_pct));
 	json_object_set_new(o, "runs_needed", m->runs_needed ?
 			    json_integer((json_int_t)m->runs_needed) : json_null());
-	json_object_set_new(o, "warnings", m->warnings ? json_incref(m->warnings) : json_array());
+	json_object_set_new(o, "warnings", strings_copy(m->warnings));
 	return o;
 }
 
@@ -97,12 +112,19 @@ static json_t *side_json(const struct cp_compare_side *s, json_t *env)
 			 files, "env", env);
 }
 
-json_t *cp_verdict_build(const struct cp_compare_result *r,
-			 const struct cp_bounds *bounds,
-			 const struct cp_compare_side *base,
-			 const struct cp_compare_side *head)
+/* The marker that stands for the measures in the skeleton: JSON text of a
+ * string never holds an unescaped '"' inside it, so the marker with its
+ * key and quotes, as the dumper writes it at the top level, is found only
+ * where the skeleton put it. */
+#define MEASURES_MARKER "clockprof: measures go here"
+static const char MEASURES_AT[] = "\n  \"measures\": \"" MEASURES_MARKER "\"";
+
+json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
+			    const struct cp_bounds *bounds,
+			    const struct cp_compare_side *base,
+			    const struct cp_compare_side *head)
 {
-	json_t *doc = json_object(), *rules = json_array(), *measures = json_array();
+	json_t *doc = json_object(), *rules = json_array();
 	const size_t *c = r->counts;
 	char now[32];
 	time_t t = time(NULL);
@@ -114,9 +136,6 @@ json_t *cp_verdict_build(const struct cp_compare_result *r,
 		json_array_append_new(rules, rule_json(&bounds->rules[i]));
 	json_array_append_new(rules, rule_json(&bounds->default_exact));
 	json_array_append_new(rules, rule_json(&bounds->default_sampled));
-	for (size_t i = 0; i < r->n; i++)
-		json_array_append_new(measures, measure_json(&r->measures[i]));
-
 	json_object_set_new(doc, "schema", json_string(CP_VERDICT_SCHEMA));
 	json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "clockprof",
 						   "version", CLOCKPROF_VERSION));
@@ -152,11 +171,81 @@ json_t *cp_verdict_build(const struct cp_compare_result *r,
 	json_object_set_new(doc, "base", side_json(base, r->base_env));
 	json_object_set_new(doc, "head", side_json(head, r->head_env));
 	json_object_set(doc, "env_mismatch", r->env_mismatch);
-	json_object_set_new(doc, "measures", measures);
+	json_object_set_new(doc, "measures", json_string(MEASURES_MARKER));
 	json_object_set(doc, "warnings", r->warnings);
 	json_object_set(doc, "excluded_runs", r->excluded);
 	json_object_set(doc, "inconclusive_reasons", r->inconclusive_reasons);
 	return doc;
+}
+
+json_t *cp_verdict_build(const struct cp_compare_result *r,
+			 const struct cp_bounds *bounds,
+			 const struct cp_compare_side *base,
+			 const struct cp_compare_side *head)
+{
+	json_t *doc = cp_verdict_skeleton(r, bounds, base, head);
+	json_t *measures = json_array();
+
+	for (size_t i = 0; i < r->n; i++)
+		json_array_append_new(measures, cp_verdict_measure_json(&r->measures[i]));
+	if (!doc || !measures || json_object_set_new(doc, "measures", measures)) {
+		json_decref(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+/* One measure's text as cp_json_text() writes it two levels down: the
+ * same dump, each line indented four more spaces (a dumped string never
+ * holds a raw newline). */
+static int write_measure(FILE *out, const json_t *m)
+{
+	char *text = cp_json_text(m);
+
+	if (!text)
+		return -1;
+	for (char *p = text, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl) {
+			fputs(p, out);
+			break;
+		}
+		fwrite(p, 1, (size_t)(nl - p), out);
+		fputs("\n    ", out);
+	}
+	free(text);
+	return 0;
+}
+
+int cp_verdict_write(FILE *out, const json_t *skeleton,
+		     const struct cp_verdict_measures *ms)
+{
+	char *text = cp_json_text(skeleton), *at;
+	size_t split;
+	int rc = 0;
+
+	if (!text)
+		return -1;
+	if (!(at = strstr(text, MEASURES_AT))) {
+		free(text);
+		return -1;
+	}
+	split = (size_t)(at - text) + sizeof(MEASURES_AT) - 1 - strlen(MEASURES_MARKER) - 2;
+	fwrite(text, 1, split, out);
+	fputs(ms->n ? "[\n    " : "[]", out);
+	for (size_t i = 0; i < ms->n && !rc; i++) {
+		json_t *m = cp_verdict_measures_get(ms, i);
+
+		if (i)
+			fputs(",\n    ", out);
+		rc = m ? write_measure(out, m) : -1;
+		json_decref(m);
+	}
+	if (ms->n)
+		fputs("\n  ]", out);
+	fputs(at + sizeof(MEASURES_AT) - 1, out);
+	free(text);
+	return rc || ferror(out) ? -1 : 0;
 }
 
 /* --- loading ----------------------------------------------------------- */

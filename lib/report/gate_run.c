@@ -14,6 +14,7 @@
 #include "json_file.h"
 #include "report.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 
 /* Loads both sides in one batch, base files first: the loader's threads
  * then never wait for the last file of one side before starting the
@@ -63,16 +64,14 @@ static int write_html(const json_t *verdict, const struct cp_compare_run *runs,
 	return rc;
 }
 
-/* Writes the outputs from the rendered texts; returns 0 or -1 with the
- * message in err. */
+/* Writes the files of the rendered texts (verdict.json is written as it
+ * is rendered); returns 0 or -1 with the message in err. */
 static int write_outputs(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
-			 const struct cp_compare_run *runs, struct cp_error *err)
+			 struct cp_error *err)
 {
 	const struct cp_compare_texts *t = &out->texts;
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
 
-	if (rq->output && cp_json_write_text(t->json, rq->output, err))
-		return -1;
 	if (rq->markdown && cp_write_file_atomic(rq->markdown, t->markdown,
 						 strlen(t->markdown), err))
 		return -1;
@@ -86,10 +85,54 @@ static int write_outputs(const struct cp_gate_request *rq, struct cp_gate_outcom
 			snprintf(out->warning, sizeof(out->warning),
 				 "GITHUB_STEP_SUMMARY not written: %.400s", e.msg);
 	}
-	if (rq->html && write_html(out->verdict, runs, rq->nbase + rq->nhead,
-				   rq->html, err))
-		return -1;
 	return 0;
+}
+
+/* The gate's verdict, then its texts and files. The measures are never
+ * all built as JSON at once, but for the HTML report, which draws them
+ * all. */
+static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *bounds,
+			   const struct cp_compare_run *runs,
+			   const struct cp_compare_result *result,
+			   struct cp_gate_outcome *out, struct cp_error *err)
+{
+	struct cp_compare_side b = { runs, rq->base_files, rq->nbase };
+	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
+	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	struct cp_compare_texts_request tr = {
+		.json_path = rq->output,
+		.markdown = rq->markdown || (rq->github && summary && *summary),
+		.table = rq->want_table,
+		.annotations = rq->github,
+		.color = rq->color,
+	};
+	struct cp_verdict_measures ms;
+	json_t *whole, *all;
+	int rc;
+
+	out->verdict = cp_verdict_skeleton(result, bounds, &b, &h);
+	if (!out->verdict)
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
+	cp_verdict_measures_of_result(&ms, result);
+	if (cp_compare_texts_render(out->verdict, &ms, &tr, &out->texts, err) ||
+	    write_outputs(rq, out, err))
+		return -1;
+	if (!rq->html)
+		return 0;
+	/* The same document as verdict.json (its created_at too). */
+	whole = json_copy(out->verdict);
+	all = json_array();
+	for (size_t i = 0; all && i < ms.n; i++)
+		if (json_array_append_new(all, cp_verdict_measures_get(&ms, i)))
+			break;
+	if (!whole || !all || json_array_size(all) != ms.n ||
+	    json_object_set_new(whole, "measures", all)) {
+		json_decref(whole);
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
+	}
+	rc = write_html(whole, runs, rq->nbase + rq->nhead, rq->html, err);
+	json_decref(whole);
+	return rc;
 }
 
 static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
@@ -101,15 +144,14 @@ static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 	struct cp_compare_opts opts = { .alpha = 0.05,
 					.fail_on_inconclusive = rq->fail_on_inconclusive };
 	struct cp_compare_result result;
+	int rc;
 
 	if (cp_compare(&b, &h, bounds, &opts, &result, err))
 		return -1;
-	out->verdict = cp_verdict_build(&result, bounds, &b, &h);
 	out->exit_code = result.exit_code;
+	rc = verdict_outputs(rq, bounds, runs, &result, out, err);
 	cp_compare_result_free(&result);
-	if (!out->verdict)
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	return 0;
+	return rc;
 }
 
 int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
@@ -117,8 +159,6 @@ int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 {
 	struct cp_compare_run *runs = NULL;
 	struct cp_bounds bounds;
-	const char *summary = getenv("GITHUB_STEP_SUMMARY");
-	int want_md = rq->markdown || (rq->github && summary && *summary);
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -130,12 +170,7 @@ int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 	    load_sides(rq, rq->html != NULL, &runs, err) ||
 	    judge(rq, &bounds, runs, out, err))
 		goto out;
-	if (cp_compare_texts_render(out->verdict, rq->output != NULL, want_md,
-				    rq->want_table, rq->color, &out->texts)) {
-		cp_fail(err, CP_EXIT_USAGE, "out of memory");
-		goto out;
-	}
-	rc = write_outputs(rq, out, runs, err);
+	rc = 0;
 out:
 	cp_bounds_free(&bounds);
 	for (size_t i = 0; runs && i < rq->nbase + rq->nhead; i++)

@@ -168,6 +168,8 @@ struct run_read {
 	json_t *measures;	/* the measures kept, or (with fn) their names */
 	cp_run_measure_fn fn;
 	void *ctx;
+	int check;		/* validate (else only count, for a reader that
+				 * learns the schema afterwards) */
 	size_t count;
 	int bad;		/* a measure was invalid: first_bad says which */
 	struct cp_error first_bad;
@@ -196,7 +198,7 @@ static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
 			       w->what, CP_RUN_MAX_MEASURES, CP_RUN_MAX_MEASURES);
 	if (!(m = cp_json_walk_value(w, at)))
 		return -1;
-	if (!rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
+	if (rr->check && !rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
 		rr->bad = 1;
 	if (rr->fn) {
 		int failed = !rr->bad && rr->fn(rr->ctx, name, m);
@@ -228,16 +230,27 @@ static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
 	return json_object_set_new(rr->doc, key, v) ? oom(w) : 0;
 }
 
+/* Walks path into rr->doc; *other: a document that is not an object. */
+static int walk(const char *path, struct run_read *rr, json_t **other,
+		struct cp_error *err)
+{
+	if (!(rr->doc = json_object()))
+		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
+	if (cp_json_walk_file(path, top_member, rr, other, err)) {
+		json_decref(rr->doc);
+		return -1;
+	}
+	return 0;
+}
+
 int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		     json_t **doc, struct cp_error *err)
 {
-	struct run_read rr = { .doc = json_object(), .fn = fn, .ctx = ctx };
+	struct run_read rr = { .fn = fn, .ctx = ctx, .check = 1 };
 	json_t *other = NULL;
 
-	if (!rr.doc)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
-	if (cp_json_walk_file(path, top_member, &rr, &other, err))
-		goto fail;
+	if (walk(path, &rr, &other, err))
+		return -1;
 	if (other) {	/* not an object: says so */
 		cp_run_file_validate(other, path, err);
 		json_decref(other);
@@ -258,6 +271,22 @@ int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 fail:
 	json_decref(rr.doc);
 	return -1;
+}
+
+int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
+{
+	struct run_read rr = { 0 };
+	json_t *other = NULL;
+
+	if (walk(path, &rr, &other, err))
+		return -1;
+	if (other) {
+		json_decref(rr.doc);
+		*doc = other;
+	} else {
+		*doc = rr.doc;
+	}
+	return 0;
 }
 
 int cp_run_file_load(const char *path, json_t **doc, struct cp_error *err)

@@ -23,6 +23,10 @@ struct cp_error;
 /* The markdown for verdict, at most max_bytes long (a budget of 0 means
  * CP_MARKDOWN_MAX_BYTES - 1); malloc'ed, NULL when out of memory. */
 char *cp_compare_markdown(const json_t *verdict, size_t max_bytes);
+/* The same, the measures taken one at a time from ms. */
+struct cp_verdict_measures;
+char *cp_compare_markdown_of(const json_t *verdict, const struct cp_verdict_measures *ms,
+			     size_t max_bytes);
 
 /* Writes s as an inline code span safe inside a GFM table cell into buf
  * (NUL-terminated, cut at max_chars characters of s with "…"). */

@@ -30,6 +30,10 @@ void cp_github_escape_property(char *buf, size_t len, const char *s);
 
 /* Writes the annotations for verdict; returns how many lines. */
 int cp_github_annotations_write(FILE *out, const json_t *verdict);
+/* The same, the measures taken one at a time from ms. */
+struct cp_verdict_measures;
+int cp_github_annotations_write_of(FILE *out, const json_t *verdict,
+				   const struct cp_verdict_measures *ms);
 
 /* Starts a block in which the runner ignores workflow commands; token
  * receives the random hex token needed by cp_github_resume_commands(). */

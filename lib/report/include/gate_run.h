@@ -31,8 +31,10 @@ struct cp_gate_request {
 };
 
 struct cp_gate_outcome {
-	json_t *verdict;		/* the verdict document */
-	struct cp_compare_texts texts;	/* json when output == "-", table */
+	/* The verdict without its measures (cp_verdict_skeleton): they are
+	 * written one by one, never held as JSON all at once. */
+	json_t *verdict;
+	struct cp_compare_texts texts;	/* table; annotations with github */
 	int exit_code;			/* the gate's: 0 or 1 */
 	/* Problems that must not change the gate's exit code (appending to
 	 * $GITHUB_STEP_SUMMARY failed); "" when none. */

@@ -40,6 +40,13 @@ typedef int (*cp_run_measure_fn)(void *ctx, const char *name, const json_t *m);
 int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		     json_t **doc, struct cp_error *err);
 
+/* Parses path whole, unchecked, as cp_json_load_file() without a
+ * validator would, but refuses a "measures" object of more than
+ * CP_RUN_MAX_MEASURES members when the one past the limit is reached: for
+ * a reader that learns from the schema what the file is (clockprof
+ * report takes run files and verdicts) and validates it afterwards. */
+int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err);
+
 /* Checks an already parsed document; `what` names it in messages. */
 int cp_run_file_validate(const json_t *doc, const char *what,
 			 struct cp_error *err);
