@@ -49,6 +49,31 @@ static void warnf(json_t *arr, const char *fmt, ...)
 	json_array_append_new(arr, json_string(cp_utf8_sanitize(buf)));
 }
 
+/* A measure's warnings array, made when its first warning is: most
+ * measures have none, and 100,000 empty arrays were 13 MB. */
+static json_t *lazy_array(json_t **arr)
+{
+	if (!*arr)
+		*arr = json_array();
+	return *arr;
+}
+
+/* A measure's reason, as long as it is (most are a few words; the 320
+ * bytes kept for each measure were half the result's memory). */
+static void set_reason(struct cp_measure_verdict *mv, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_reason(struct cp_measure_verdict *mv, const char *fmt, ...)
+{
+	char buf[CP_MEASURE_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(mv->reason);
+	mv->reason = buf[0] ? strdup(buf) : NULL;
+}
+
 /* --- environment fingerprint ------------------------------------------ */
 
 /* Fields compared across runs; "inconclusive" ones make up the host
@@ -441,7 +466,7 @@ static double allowed_abs(const struct cp_bound_rule *b, double base)
 static void zero_base_inconclusive(struct cp_measure_verdict *mv)
 {
 	mv->status = CP_MEASURE_INCONCLUSIVE;
-	snprintf(mv->reason, sizeof(mv->reason),
+	set_reason(mv,
 		 "base median is 0, so the relative bound %s allows nothing; give an absolute bound "
 		 "(a bounds line such as '%.80s +1')",
 		 mv->bound->text, mv->name);
@@ -469,16 +494,16 @@ static void judge_exact(struct cp_measure_verdict *mv)
 	}
 	if (bad > allowed + eps) {
 		mv->status = CP_MEASURE_REGRESSED;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "%s -> %s %.60s, beyond bound %s", b1, b2, mv->unit,
 			 mv->bound->text);
 	} else if (bad < -eps) {
 		mv->status = CP_MEASURE_IMPROVED;
-		snprintf(mv->reason, sizeof(mv->reason), "%s -> %s %.60s", b1,
+		set_reason(mv, "%s -> %s %.60s", b1,
 			 b2, mv->unit);
 	} else {
 		mv->status = CP_MEASURE_WITHIN;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 bad > eps ? "%s -> %s %.60s, within bound %s" :
 				     "%s -> %s %.60s, unchanged%.0s",
 			 b1, b2, mv->unit, mv->bound->text);
@@ -635,7 +660,7 @@ static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 		    mv->base.median != 0 ?
 		    mv->bound->value / fabs(mv->base.median) * 100 : INFINITY;
 	if (fabs(bound_pct) < floor_pct)
-		warnf(mv->warnings,
+		warnf(lazy_array(&mv->warnings),
 		      "bound %s is tighter than the A/A noise floor %.2g%% seen between base runs; "
 		      "changes this small cannot be told from noise",
 		      mv->bound->text, floor_pct);
@@ -661,22 +686,22 @@ static void decide_beyond(struct cp_measure_verdict *mv, double alpha,
 	mv->status = CP_MEASURE_INCONCLUSIVE;
 	if (cp_mann_whitney_min_p(mv->base.n, mv->head.n) * (double)nfamily >= alpha) {
 		mv->runs_needed = runs_for_family(nfamily, alpha, min_runs);
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "estimate %s is beyond bound %s, but too few runs: %zu base, %zu head cannot show it "
 			 "with %zu measures judged together; need at least %zu on each side",
 			 pt, mv->bound->text, mv->base.n, mv->head.n, nfamily, mv->runs_needed);
 	} else if (lo > allowed && mv->p_beyond_adjusted < alpha) {
 		mv->status = CP_MEASURE_REGRESSED;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "%s [%s, %s] lies beyond bound %s (p = %.2g, Holm-adjusted over %zu: %.2g)",
 			 pt, l, h, mv->bound->text, mv->p_beyond, nfamily,
 			 mv->p_beyond_adjusted);
 	} else if (lo > allowed) {
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "%s [%s, %s] lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
 			 pt, l, h, mv->bound->text, nfamily, mv->p_beyond_adjusted);
 	} else {
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "estimate %s is beyond bound %s, but the interval [%s, %s] does not exclude %s; more runs may decide",
 			 pt, mv->bound->text, l, h, mv->bound->text);
 	}
@@ -691,7 +716,7 @@ static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
 
 	if (mv->runs_needed) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "too few runs: %zu base, %zu head; need at least %zu on each side",
 			 mv->base.n, mv->head.n, mv->runs_needed);
 		return;
@@ -703,7 +728,7 @@ static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
 	fmt_change(pt, sizeof(pt), mv, mv->higher_is_better ? -point : point);
 	if (env_why) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "host fingerprint differs between runs (%.120s): sampled measures are only judged "
 			 "between runs of one host (see env_mismatch)", env_why);
 		return;
@@ -714,20 +739,20 @@ static void decide_sampled(struct cp_measure_verdict *mv, double alpha,
 	}
 	if (hi < 0 && mv->p_adjusted < alpha) {
 		mv->status = CP_MEASURE_IMPROVED;
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "%s [%s, %s] lies on the good side (adjusted p = %.2g)",
 			 pt, l, h, mv->p_adjusted);
 		return;
 	}
 	mv->status = CP_MEASURE_WITHIN;
 	if (hi <= allowed) {
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "%s [%s, %s] within bound %s", pt, l, h, mv->bound->text);
 		return;
 	}
 	/* The estimate is within the bound; the runs just cannot rule out
 	 * the interval's far end. Said, but not a reason to hold the gate. */
-	snprintf(mv->reason, sizeof(mv->reason),
+	set_reason(mv,
 		 "%s [%s, %s] within bound %s; not enough runs to exclude %s",
 		 pt, l, h, mv->bound->text, mv->higher_is_better ? l : h);
 	snprintf(mv->not_excluded, sizeof(mv->not_excluded), "%s",
@@ -763,7 +788,7 @@ static int meta_conflict(struct cp_measure_verdict *mv,
 	if (!key)
 		return 0;
 	mv->status = CP_MEASURE_INCONCLUSIVE;
-	snprintf(mv->reason, sizeof(mv->reason),
+	set_reason(mv,
 		 "%s differs: \"%.40s\" in base, \"%.40s\" in head", key, b, h);
 	return 1;
 }
@@ -809,19 +834,19 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 	cp_bounds_note_unjudged(bounds, mv->name);
 	mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
 	if (!nb || nb < base_runs) {
-		snprintf(mv->reason, sizeof(mv->reason), "present in %s runs only",
+		set_reason(mv, "present in %s runs only",
 			 nb ? "base" : "head");
 		return;
 	}
 	ok = cp_bounds_removed_ok(bounds, mv->name);
 	if (ok) {
-		snprintf(mv->reason, sizeof(mv->reason),
+		set_reason(mv,
 			 "present in every base run, in no head run; allowed by removed-ok (line %d)",
 			 ok->line);
 		return;
 	}
 	mv->blocking = 1;
-	snprintf(mv->reason, sizeof(mv->reason),
+	set_reason(mv,
 		 "present in every base run, missing from the head; if that is intended, add "
 		 "'removed-ok %.80s' to the bounds file", mv->name);
 }
@@ -829,14 +854,13 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 /* Serial first pass over measure i: what it is, whether both sides have
  * it, its bound, and the decisions that need no statistics. */
 static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered *g,
-			   size_t i, struct cp_bounds *bounds, json_t *names)
+			   size_t i, struct cp_bounds *bounds)
 {
 	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] :
 					    g->head_meta[i];
 	size_t nb = side_count(g, i, 0), nh = side_count(g, i, 1);
 
-	json_array_append_new(names, json_string(g->name[i]));
-	mv->name = json_string_value(json_array_get(names, json_array_size(names) - 1));
+	mv->name = g->name[i];
 	mv->unit = meta->unit;
 	mv->exact = meta->exact;
 	mv->higher_is_better = meta->higher_is_better;
@@ -846,15 +870,14 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 	mv->p_value = mv->p_adjusted = mv->noise_floor_pct = NAN;
 	mv->p_beyond = mv->p_beyond_adjusted = NAN;
 	mv->test_exact = mv->interval_ratio = -1;
-	mv->warnings = json_array();
 	if (!nb || !nh) {
 		decide_one_sided(mv, bounds, nb, g->nb);
 		return;
 	}
 	if (nb < g->nb)
-		warnf(mv->warnings, "present in %zu of %zu base runs", nb, g->nb);
+		warnf(lazy_array(&mv->warnings), "present in %zu of %zu base runs", nb, g->nb);
 	if (nh < g->nh)
-		warnf(mv->warnings, "present in %zu of %zu head runs", nh, g->nh);
+		warnf(lazy_array(&mv->warnings), "present in %zu of %zu head runs", nh, g->nh);
 	mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
 	meta_conflict(mv, g->base_meta[i], g->head_meta[i]);
 }
@@ -893,7 +916,7 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 		side_stats(bv, nb, &mv->base);
 	if (nh)
 		side_stats(hv, nh, &mv->head);
-	if (!nb || !nh || mv->reason[0])
+	if (!nb || !nh || mv->reason)
 		return;		/* added, removed or conflicting: decided */
 	if (mv->exact && mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi) {
 		judge_exact(mv);
@@ -901,14 +924,14 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 	}
 	if (mv->exact) {
 		mv->judged_sampled = 1;
-		warnf(mv->warnings,
+		warnf(lazy_array(&mv->warnings),
 		      "exact measure varies between runs (base %.6g .. %.6g, head %.6g .. %.6g): judged as sampled",
 		      mv->base.lo, mv->base.hi, mv->head.lo, mv->head.hi);
 	}
 	if (mv->base.lo == 0 && mv->base.hi == 0 && mv->head.lo == 0 && mv->head.hi == 0) {
 		mv->status = CP_MEASURE_WITHIN;
 		mv->change_abs = (struct cp_interval){ 0, 0, 0 };
-		snprintf(mv->reason, sizeof(mv->reason), "0 in every run, unchanged");
+		set_reason(mv, "0 in every run, unchanged");
 		return;
 	}
 	if (mv->bound->relative && mv->base.median == 0) {
@@ -1055,7 +1078,7 @@ static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusiv
 	for (size_t i = 0; i < out->n; i++) {
 		struct cp_measure_verdict *mv = &out->measures[i];
 		int tested = (!mv->exact || mv->judged_sampled) && mv->in_base &&
-			     mv->in_head && !mv->reason[0] && !mv->runs_needed &&
+			     mv->in_head && !mv->reason && !mv->runs_needed &&
 			     !env_inconclusive && !isnan(mv->p_value);
 		double lo, hi, point, allowed;
 
@@ -1072,7 +1095,7 @@ static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusiv
 		struct cp_measure_verdict *mv = &out->measures[i];
 
 		mv->p_beyond_adjusted = ps[i];
-		ps[i] = isnan(mv->p_value) || mv->reason[0] || env_inconclusive ? NAN : mv->p_value;
+		ps[i] = isnan(mv->p_value) || mv->reason || env_inconclusive ? NAN : mv->p_value;
 	}
 	if (cp_holm(ps, out->n, ps))
 		return -1;
@@ -1126,7 +1149,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 	if (!out->measures || !job.buffers || !ps)
 		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++)
-		prepare_measure(&out->measures[i], &g, i, bounds, out->names);
+		prepare_measure(&out->measures[i], &g, i, bounds);
 	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
 	if (adjust(out, ps, env_why[0] != '\0'))
 		goto out;
@@ -1134,7 +1157,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 		struct cp_measure_verdict *mv = &out->measures[i];
 
 		if ((mv->exact && !mv->judged_sampled) || !mv->in_base || !mv->in_head ||
-		    !mv->bound || mv->reason[0])
+		    !mv->bound || mv->reason)
 			continue;
 		decide_sampled(mv, out->alpha, env_why[0] ? env_why : NULL,
 			       out->holm_family, out->min_runs);
@@ -1165,7 +1188,6 @@ int cp_compare(const struct cp_compare_side *base_in,
 	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
 	out->min_runs = cp_hl_min_runs(z_for_alpha(out->alpha));
 	out->warnings = json_array();
-	out->names = json_array();
 	out->excluded = json_array();
 	out->inconclusive_reasons = json_array();
 	if (check_runs(base_in, head_in, &base, &head, &mem, out, env_why,
@@ -1186,14 +1208,15 @@ int cp_compare(const struct cp_compare_side *base_in,
 
 void cp_compare_result_free(struct cp_compare_result *r)
 {
-	for (size_t i = 0; r->measures && i < r->n; i++)
+	for (size_t i = 0; r->measures && i < r->n; i++) {
 		json_decref(r->measures[i].warnings);
+		free(r->measures[i].reason);
+	}
 	free(r->measures);
 	json_decref(r->base_env);
 	json_decref(r->head_env);
 	json_decref(r->env_mismatch);
 	json_decref(r->warnings);
-	json_decref(r->names);
 	json_decref(r->excluded);
 	json_decref(r->inconclusive_reasons);
 	memset(r, 0, sizeof(*r));

@@ -93,7 +93,7 @@ json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "direction", !judged ? json_null() :
 			    json_string(m->direction > 0 ? "worse" :
 					m->direction < 0 ? "better" : "same"));
-	json_object_set_new(o, "reason", json_string(m->reason));
+	json_object_set_new(o, "reason", json_string(m->reason ? m->reason : ""));
 	json_object_set_new(o, "noise_floor_pct", num(m->noise_floor_pct));
 	json_object_set_new(o, "runs_needed", m->runs_needed ?
 			    json_integer((json_int_t)m->runs_needed) : json_null());

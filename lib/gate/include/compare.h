@@ -84,9 +84,12 @@ struct cp_interval {
 	double point, lo, hi;	/* NaN when unknown */
 };
 
+/* The longest reason a measure is given, with its NUL. */
+#define CP_MEASURE_REASON_MAX 320
+
 struct cp_measure_verdict {
-	const char *name;	/* owned by the result */
-	const char *unit;	/* in a run's pool: the runs must outlive the result */
+	const char *name;	/* in a run's pool, as unit: */
+	const char *unit;	/* the runs must outlive the result */
 	int exact;		/* kind "exact" (else "sampled") */
 	int judged_sampled;	/* exact, but varied within a side */
 	int higher_is_better;
@@ -109,8 +112,8 @@ struct cp_measure_verdict {
 	int direction;			/* +1 worse, -1 better, 0 same */
 	double noise_floor_pct;		/* NaN when not computed */
 	size_t runs_needed;		/* per side; 0 unless too few runs */
-	char reason[320];
-	json_t *warnings;		/* array of strings */
+	char *reason;			/* malloc'd; NULL: none ("") */
+	json_t *warnings;		/* array of strings; NULL: none */
 };
 
 struct cp_compare_result {
@@ -129,7 +132,6 @@ struct cp_compare_result {
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
 	json_t *env_mismatch;		/* [{field, base, head, effect}] */
 	json_t *warnings;		/* array of strings */
-	json_t *names;			/* owns the measure names */
 };
 
 /* The fingerprint of one run: {kernel, cpu, clocksource, pmu, mechanism,
