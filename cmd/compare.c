@@ -154,8 +154,7 @@ int cmd_compare(int argc, char **argv)
 	{
 		struct cp_gate_request rq = {
 			base.names, base.n, head.names, head.n, bounds_path,
-			output, markdown, html, github, !quiet, color,
-			fail_inconclusive,
+			output, markdown, html, github, fail_inconclusive,
 		};
 
 		if (cp_gate_run(&rq, &gate, &err))
@@ -173,7 +172,8 @@ int cmd_compare(int argc, char **argv)
 		if (!quiet) {
 			if (github)
 				cp_github_stop_commands(table_out, token);
-			fputs(gate.texts.table, table_out);
+			if (cp_gate_table_write(&gate, table_out, color))
+				fprintf(stderr, "clockprof: warning: the table was not written in full\n");
 			if (github)
 				cp_github_resume_commands(table_out, token);
 		}

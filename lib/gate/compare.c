@@ -389,6 +389,13 @@ static int gather(struct gathered *g, const struct cp_compare_side *base,
 	for (size_t r = 0; r < head->n; r++)
 		if (gather_run(g, &head->runs[r], g->nb + r, 1))
 			return -1;
+	/* Only gathering looks names up: the index (~120 bytes a measure)
+	 * goes before the verdicts are made. */
+	json_decref(g->index);
+	g->index = NULL;
+	free(g->by_position);
+	g->by_position = NULL;
+	g->npositions = g->positions_cap = 0;
 	return 0;
 }
 

@@ -169,6 +169,19 @@ static int add_measure(void *ctx, const char *name, const json_t *m)
 	return 0;
 }
 
+/* The table and the pool grew by doubling: up to half of each is slack
+ * that every run would keep while it is judged. */
+static void shrink_to_fit(struct cp_compare_run *run, size_t pool_len)
+{
+	void *p;
+
+	if (run->nmeasures &&
+	    (p = realloc(run->measures, run->nmeasures * sizeof(*run->measures))))
+		run->measures = p;
+	if (pool_len && (p = realloc(run->pool, pool_len)))
+		run->pool = p;
+}
+
 /* Reads path into run without ever holding the tree of its measures:
  * each is parsed, copied into the table and dropped (the run file reader
  * walks the file member by member). */
@@ -181,6 +194,7 @@ static int load_compact(const char *path, struct cp_compare_run *run,
 	memset(run, 0, sizeof(*run));
 	if (cp_run_file_read(path, add_measure, &sink, &doc, err))
 		goto fail;
+	shrink_to_fit(run, sink.pool_len);
 	for (size_t k = 0; k < run->nmeasures; k++) {
 		run->measures[k].name = run->pool + (uintptr_t)run->measures[k].name;
 		run->measures[k].unit = run->pool + (uintptr_t)run->measures[k].unit;

@@ -14,7 +14,7 @@
 #include "verdict_file.h"
 #include "verdict_measures.h"
 
-enum text_kind { TEXT_JSON, TEXT_MARKDOWN, TEXT_TABLE, TEXT_ANNOTATIONS, NTEXTS };
+enum text_kind { TEXT_JSON, TEXT_MARKDOWN, TEXT_ANNOTATIONS, NTEXTS };
 
 struct render_job {
 	const json_t *verdict;
@@ -79,10 +79,6 @@ static void render_one(void *ctx, size_t i, size_t worker)
 	case TEXT_MARKDOWN:
 		job->text[i] = cp_compare_markdown_of(job->verdict, job->ms, 0);
 		break;
-	case TEXT_TABLE:
-		job->text[i] = cp_compare_table_string_of(job->verdict, job->ms,
-							  job->rq->color);
-		break;
 	case TEXT_ANNOTATIONS:
 		job->text[i] = annotations_string(job->verdict, job->ms);
 		break;
@@ -96,13 +92,11 @@ int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measu
 			    struct cp_compare_texts *out, struct cp_error *err)
 {
 	struct render_job job = { verdict, ms, rq,
-				  { rq->json_path != NULL, rq->markdown, rq->table,
-				    rq->annotations },
+				  { rq->json_path != NULL, rq->markdown, rq->annotations },
 				  { NULL }, 0, { 0 } };
 
 	cp_parallel_for(NTEXTS, cp_parallel_workers(NTEXTS), render_one, &job);
 	out->markdown = job.text[TEXT_MARKDOWN];
-	out->table = job.text[TEXT_TABLE];
 	out->annotations = job.text[TEXT_ANNOTATIONS];
 	if (job.json_failed) {
 		if (err)
@@ -118,10 +112,15 @@ int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measu
 	return 0;
 }
 
+int cp_compare_texts_table(FILE *f, const json_t *verdict,
+			   const struct cp_verdict_measures *ms, int color)
+{
+	return cp_compare_table_write_of(f, verdict, ms, color);
+}
+
 void cp_compare_texts_free(struct cp_compare_texts *texts)
 {
 	free(texts->markdown);
-	free(texts->table);
 	free(texts->annotations);
 	memset(texts, 0, sizeof(*texts));
 }

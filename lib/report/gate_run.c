@@ -102,9 +102,7 @@ static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *b
 	struct cp_compare_texts_request tr = {
 		.json_path = rq->output,
 		.markdown = rq->markdown || (rq->github && summary && *summary),
-		.table = rq->want_table,
 		.annotations = rq->github,
-		.color = rq->color,
 	};
 	struct cp_verdict_measures ms;
 	json_t *whole, *all;
@@ -143,47 +141,60 @@ static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
 	struct cp_compare_opts opts = { .alpha = 0.05,
 					.fail_on_inconclusive = rq->fail_on_inconclusive };
-	struct cp_compare_result result;
-	int rc;
 
-	if (cp_compare(&b, &h, bounds, &opts, &result, err))
+	if (!(out->result = calloc(1, sizeof(*out->result))))
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
+	if (cp_compare(&b, &h, bounds, &opts, out->result, err)) {
+		free(out->result);
+		out->result = NULL;
 		return -1;
-	out->exit_code = result.exit_code;
-	rc = verdict_outputs(rq, bounds, runs, &result, out, err);
-	cp_compare_result_free(&result);
-	return rc;
+	}
+	out->exit_code = out->result->exit_code;
+	return verdict_outputs(rq, bounds, runs, out->result, out, err);
 }
 
 int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 		struct cp_error *err)
 {
-	struct cp_compare_run *runs = NULL;
-	struct cp_bounds bounds;
-	int rc = -1;
-
 	memset(out, 0, sizeof(*out));
-	cp_bounds_init_defaults(&bounds);
+	if (!(out->bounds = calloc(1, sizeof(*out->bounds))))
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
+	cp_bounds_init_defaults(out->bounds);
 	if ((rq->output && cp_check_writable(rq->output, err)) ||
 	    (rq->markdown && cp_check_writable(rq->markdown, err)) ||
 	    (rq->html && cp_check_writable(rq->html, err)) ||
-	    (rq->bounds_path && cp_bounds_load(rq->bounds_path, &bounds, err)) ||
-	    load_sides(rq, rq->html != NULL, &runs, err) ||
-	    judge(rq, &bounds, runs, out, err))
-		goto out;
-	rc = 0;
-out:
-	cp_bounds_free(&bounds);
-	for (size_t i = 0; runs && i < rq->nbase + rq->nhead; i++)
-		cp_compare_run_free(&runs[i]);
-	free(runs);
-	if (rc)
-		cp_gate_outcome_free(out);
-	return rc;
+	    (rq->bounds_path && cp_bounds_load(rq->bounds_path, out->bounds, err)) ||
+	    load_sides(rq, rq->html != NULL, &out->runs, err))
+		goto fail;
+	out->nruns = rq->nbase + rq->nhead;
+	if (judge(rq, out->bounds, out->runs, out, err))
+		goto fail;
+	return 0;
+fail:
+	cp_gate_outcome_free(out);
+	return -1;
+}
+
+int cp_gate_table_write(const struct cp_gate_outcome *out, FILE *f, int color)
+{
+	struct cp_verdict_measures ms;
+
+	cp_verdict_measures_of_result(&ms, out->result);
+	return cp_compare_texts_table(f, out->verdict, &ms, color);
 }
 
 void cp_gate_outcome_free(struct cp_gate_outcome *out)
 {
 	cp_compare_texts_free(&out->texts);
 	json_decref(out->verdict);
+	if (out->result)
+		cp_compare_result_free(out->result);
+	free(out->result);
+	for (size_t i = 0; out->runs && i < out->nruns; i++)
+		cp_compare_run_free(&out->runs[i]);
+	free(out->runs);
+	if (out->bounds)
+		cp_bounds_free(out->bounds);
+	free(out->bounds);
 	memset(out, 0, sizeof(*out));
 }

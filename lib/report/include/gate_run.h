@@ -10,10 +10,14 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "compare_texts.h"
 
 struct cp_error;
+struct cp_bounds;
+struct cp_compare_result;
+struct cp_compare_run;
 
 struct cp_gate_request {
 	const char *const *base_files;
@@ -25,8 +29,6 @@ struct cp_gate_request {
 	const char *markdown;		/* markdown file, or NULL */
 	const char *html;		/* HTML report, or NULL */
 	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
-	int want_table;			/* render the terminal table */
-	int color;			/* colour in the table */
 	int fail_on_inconclusive;
 };
 
@@ -34,7 +36,14 @@ struct cp_gate_outcome {
 	/* The verdict without its measures (cp_verdict_skeleton): they are
 	 * written one by one, never held as JSON all at once. */
 	json_t *verdict;
-	struct cp_compare_texts texts;	/* table; annotations with github */
+	struct cp_compare_texts texts;	/* annotations with github */
+	/* What the table is written from (cp_gate_table_write): the
+	 * result, and the runs and bounds its names, units and rules point
+	 * into. */
+	struct cp_compare_result *result;
+	struct cp_bounds *bounds;
+	struct cp_compare_run *runs;
+	size_t nruns;
 	int exit_code;			/* the gate's: 0 or 1 */
 	/* Problems that must not change the gate's exit code (appending to
 	 * $GITHUB_STEP_SUMMARY failed); "" when none. */
@@ -46,6 +55,10 @@ struct cp_gate_outcome {
  * nothing is left to free then. */
 int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 		struct cp_error *err);
+
+/* Writes the terminal table of the outcome to f, a line a measure, with
+ * the summary lines after. 0, or -1 when out of memory or f fails. */
+int cp_gate_table_write(const struct cp_gate_outcome *out, FILE *f, int color);
 
 void cp_gate_outcome_free(struct cp_gate_outcome *out);
 
