@@ -867,7 +867,6 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 					    g->head_meta[i];
 	size_t nb = side_count(g, i, 0), nh = side_count(g, i, 1);
 
-	mv->name = g->name[i];
 	mv->unit = meta->unit;
 	mv->exact = meta->exact;
 	mv->higher_is_better = meta->higher_is_better;
@@ -1134,6 +1133,26 @@ static void headline(struct cp_compare_result *out, struct cp_bounds *bounds)
 
 /* Gathers the measures of the admitted runs, computes their statistics on
  * every CPU, corrects and decides. -1 when out of memory. */
+/* The measure names, owned by the result: one block, not a JSON string
+ * each (80 bytes a name more). */
+static int copy_names(struct cp_compare_result *out, const struct gathered *g)
+{
+	size_t len = 1;
+	char *p;
+
+	for (size_t i = 0; i < g->nmeasures; i++)
+		len += strlen(g->name[i]) + 1;
+	if (!(p = out->name_pool = malloc(len)))
+		return -1;
+	for (size_t i = 0; i < g->nmeasures; i++) {
+		size_t n = strlen(g->name[i]) + 1;
+
+		out->measures[i].name = memcpy(p, g->name[i], n);
+		p += n;
+	}
+	return 0;
+}
+
 static int judge_measures(struct cp_compare_result *out, const struct cp_compare_side *base,
 			  const struct cp_compare_side *head, struct cp_bounds *bounds,
 			  const char *env_why)
@@ -1153,7 +1172,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 	job.buffer_len = g.nb + g.nh + pair_buffer_len(g.nb, g.nh) + 1;
 	job.buffers = calloc(workers, job.buffer_len * sizeof(double));
 	ps = malloc((g.nmeasures + 1) * sizeof(double));
-	if (!out->measures || !job.buffers || !ps)
+	if (!out->measures || !job.buffers || !ps || copy_names(out, &g))
 		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds);
@@ -1220,6 +1239,7 @@ void cp_compare_result_free(struct cp_compare_result *r)
 		free(r->measures[i].reason);
 	}
 	free(r->measures);
+	free(r->name_pool);
 	json_decref(r->base_env);
 	json_decref(r->head_env);
 	json_decref(r->env_mismatch);

@@ -5,11 +5,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_options.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "compare_texts.h"
+#include "error.h"
+#include "github_annotations.h"
+#include "verdict_file.h"
+#include "verdict_measures.h"
 #include "json_file.h"
 #include "unit.h"
 #include "verdict_fixture.h"
@@ -192,30 +197,91 @@ TEST(table_value_formatting)
 	json_decref(v);
 }
 
-/* The texts rendered side by side are the ones each renderer makes alone,
- * and only those asked for. */
-TEST(texts_rendered_side_by_side_match_each_renderer)
+static char *file_text(const char *path)
 {
-	static const char *const names[] = { "a/op", "b/op", "c/op" };
-	json_t *v = fixture_regressed_verdict(names, 3, 1);
-	struct cp_compare_texts t;
-	char *json, *md, *table;
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
 
-	CHECK(v != NULL);
-	json = cp_json_text(v);
-	md = cp_compare_markdown(v, 0);
-	table = cp_compare_table_string(v, 1);
-	CHECK_INT(cp_compare_texts_render(v, 1, 1, 1, 1, &t), 0);
-	CHECK_STR(t.json, json);
-	CHECK_STR(t.markdown, md);
-	CHECK_STR(t.table, table);
-	cp_compare_texts_free(&t);
-	CHECK_INT(cp_compare_texts_render(v, 0, 1, 0, 0, &t), 0);
-	CHECK(t.json == NULL && t.table == NULL);
-	CHECK_STR(t.markdown, md);
-	cp_compare_texts_free(&t);
-	free(json);
-	free(md);
+	if (!f)
+		return NULL;
+	if (getdelim(&buf, &len, '\0', f) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+/* What the gate writes from its compact result, measure by measure (a
+ * skeleton plus measures built one at a time), is byte for byte what the
+ * renderers make of the whole verdict document, for no measures as for
+ * several, hostile names included. */
+static void check_texts_match_whole_verdict(const char *const *names, size_t n)
+{
+	struct fixture_result f;
+	struct cp_verdict_measures ms;
+	struct cp_compare_texts_request rq = { .markdown = 1, .annotations = 1 };
+	struct cp_compare_texts t;
+	struct cp_error err = { 0 };
+	char path[] = "/tmp/clockprof-texts-XXXXXX", *json, *streamed, *whole_table;
+	char *table = NULL, *ann = NULL;
+	size_t len = 0;
+	json_t *whole, *skel;
+	FILE *mem;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_INT(fixture_regressed_result(names, n, 1, &f), 0);
+	whole = cp_verdict_build(&f.result, &f.bounds, &f.base, &f.head);
+	skel = cp_verdict_skeleton(&f.result, &f.bounds, &f.base, &f.head);
+	CHECK(whole && skel);
+	/* The two were made a moment apart. */
+	json_object_set(skel, "created_at", json_object_get(whole, "created_at"));
+	cp_verdict_measures_of_result(&ms, &f.result);
+	CHECK_INT(ms.n, 2 * n);
+	json = cp_json_text(whole);
+	rq.json_path = path;
+	CHECK_INT(cp_compare_texts_render(skel, &ms, &rq, &t, &err), 0);
+	streamed = file_text(path);
+	CHECK(streamed != NULL);
+	CHECK_STR(streamed, json);
+	whole_table = cp_compare_table_string(whole, 1);
+	CHECK(whole_table != NULL);
+	mem = open_memstream(&table, &len);
+	CHECK_INT(cp_compare_texts_table(mem, skel, &ms, 1), 0);
+	fclose(mem);
+	CHECK_STR(table, whole_table);
 	free(table);
-	json_decref(v);
+	free(whole_table);
+	whole_table = cp_compare_markdown(whole, 0);
+	CHECK_STR(t.markdown, whole_table);
+	free(whole_table);
+	mem = open_memstream(&ann, &len);
+	cp_github_annotations_write(mem, whole);
+	fclose(mem);
+	CHECK_STR(t.annotations, ann);
+	free(ann);
+	cp_compare_texts_free(&t);
+	/* Only the texts asked for. */
+	rq = (struct cp_compare_texts_request){ .markdown = 1 };
+	CHECK_INT(cp_compare_texts_render(skel, &ms, &rq, &t, &err), 0);
+	CHECK(t.markdown != NULL && t.annotations == NULL);
+	cp_compare_texts_free(&t);
+	free(streamed);
+	free(json);
+	json_decref(whole);
+	json_decref(skel);
+	fixture_result_free(&f);
+	unlink(path);
+}
+
+TEST(texts_from_the_result_match_the_whole_verdict)
+{
+	static const char *const names[] = { "a/op", "b\n::error x/op", "c\"}]/op",
+					     "\xe2\x80\xae rtl/op" };
+
+	check_texts_match_whole_verdict(names, 4);
+	check_texts_match_whole_verdict(names, 0);
 }

@@ -1,6 +1,7 @@
 /* verdict_fixture.c - see verdict_fixture.h. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bounds.h"
 #include "compare.h"
@@ -34,18 +35,18 @@ static void set_exact(json_t *doc, const char *name, double value, const char *u
 				      unit, "kind", "exact", "better", "lower"));
 }
 
-json_t *fixture_regressed_verdict(const char *const *names, size_t n, int within)
+int fixture_regressed_result(const char *const *names, size_t n, int within,
+			     struct fixture_result *f)
 {
 	static const char *const files[] = { "base.json", "head.json" };
 	json_t *b = fixture_run_doc("tsc", "6.1"), *h = fixture_run_doc("tsc", "6.1");
-	struct cp_compare_run br = { 0 }, hr = { 0 };
-	struct cp_compare_side bs = { &br, files, 1 }, hs = { &hr, files + 1, 1 };
-	struct cp_compare_result r;
-	struct cp_bounds bounds;
-	json_t *v = NULL;
 	char name[600];
+	int rc = -1;
 
-	cp_bounds_init_defaults(&bounds);
+	memset(f, 0, sizeof(*f));
+	f->base = (struct cp_compare_side){ &f->runs[0], files, 1 };
+	f->head = (struct cp_compare_side){ &f->runs[1], files + 1, 1 };
+	cp_bounds_init_defaults(&f->bounds);
 	for (size_t i = 0; i < n; i++) {
 		set_exact(b, names[i], 1, "reads/op");
 		set_exact(h, names[i], 2, "reads/op");
@@ -55,16 +56,37 @@ json_t *fixture_regressed_verdict(const char *const *names, size_t n, int within
 			set_exact(h, name, 1, "u");
 		}
 	}
-	if (cp_compare_run_from_doc(b, 0, &br) == 0 &&
-	    cp_compare_run_from_doc(h, 0, &hr) == 0 &&
-	    cp_compare(&bs, &hs, &bounds, NULL, &r, NULL) == 0) {
-		v = cp_verdict_build(&r, &bounds, &bs, &hs);
-		cp_compare_result_free(&r);
+	if (cp_compare_run_from_doc(b, 0, &f->runs[0]) == 0 &&
+	    cp_compare_run_from_doc(h, 0, &f->runs[1]) == 0 &&
+	    cp_compare(&f->base, &f->head, &f->bounds, NULL, &f->result, NULL) == 0) {
+		f->judged = 1;
+		rc = 0;
 	}
-	cp_bounds_free(&bounds);
-	cp_compare_run_free(&br);
-	cp_compare_run_free(&hr);
 	json_decref(b);
 	json_decref(h);
+	if (rc)
+		fixture_result_free(f);
+	return rc;
+}
+
+void fixture_result_free(struct fixture_result *f)
+{
+	if (f->judged)
+		cp_compare_result_free(&f->result);
+	cp_bounds_free(&f->bounds);
+	cp_compare_run_free(&f->runs[0]);
+	cp_compare_run_free(&f->runs[1]);
+	memset(f, 0, sizeof(*f));
+}
+
+json_t *fixture_regressed_verdict(const char *const *names, size_t n, int within)
+{
+	struct fixture_result f;
+	json_t *v;
+
+	if (fixture_regressed_result(names, n, within, &f))
+		return NULL;
+	v = cp_verdict_build(&f.result, &f.bounds, &f.base, &f.head);
+	fixture_result_free(&f);
 	return v;
 }

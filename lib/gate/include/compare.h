@@ -88,8 +88,8 @@ struct cp_interval {
 #define CP_MEASURE_REASON_MAX 320
 
 struct cp_measure_verdict {
-	const char *name;	/* in a run's pool, as unit: */
-	const char *unit;	/* the runs must outlive the result */
+	const char *name;	/* owned by the result */
+	const char *unit;	/* in a run's pool: the runs must outlive the result */
 	int exact;		/* kind "exact" (else "sampled") */
 	int judged_sampled;	/* exact, but varied within a side */
 	int higher_is_better;
@@ -132,6 +132,7 @@ struct cp_compare_result {
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
 	json_t *env_mismatch;		/* [{field, base, head, effect}] */
 	json_t *warnings;		/* array of strings */
+	char *name_pool;		/* owns the measure names */
 };
 
 /* The fingerprint of one run: {kernel, cpu, clocksource, pmu, mechanism,
