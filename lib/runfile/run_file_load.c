@@ -190,8 +190,7 @@ static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
 	struct run_read *rr = ctx;
 	json_t *m;
 
-	if (json_object_get(rr->measures, name))
-		return cp_json_walk_duplicate(w, key_at);
+	(void)key_at;
 	if (++rr->count > CP_RUN_MAX_MEASURES)
 		return cp_fail(w->err, CP_EXIT_USAGE,
 			       "%s: more than %d measures; clockprof reads at most %d per run file",
@@ -217,13 +216,12 @@ static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
 	struct run_read *rr = ctx;
 	json_t *v;
 
-	if (json_object_get(rr->doc, key))
-		return cp_json_walk_duplicate(w, key_at);
+	(void)key_at;
 	if (!strcmp(key, "measures") && cp_json_walk_peek(w, at) == '{') {
 		if (!(rr->measures = json_object()) ||
 		    json_object_set_new(rr->doc, key, rr->measures))
 			return oom(w);
-		return cp_json_walk_object(w, at, measure_member, rr);
+		return cp_json_walk_object(w, at, rr->measures, measure_member, rr);
 	}
 	if (!(v = cp_json_walk_value(w, at)))
 		return -1;
@@ -236,7 +234,7 @@ static int walk(const char *path, struct run_read *rr, json_t **other,
 {
 	if (!(rr->doc = json_object()))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
-	if (cp_json_walk_file(path, top_member, rr, other, err)) {
+	if (cp_json_walk_file(path, rr->doc, top_member, rr, other, err)) {
 		json_decref(rr->doc);
 		return -1;
 	}

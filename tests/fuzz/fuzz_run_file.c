@@ -15,6 +15,7 @@
 #include "report.h"
 #include "run_file.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 
 static void gate(const json_t *doc, FILE *sink)
 {
@@ -34,10 +35,19 @@ static void gate(const json_t *doc, FILE *sink)
 	if (cp_compare(&side, &side, &bounds, &opts, &r, &err) == 0) {
 		verdict = cp_verdict_build(&r, &bounds, &side, &side);
 		if (verdict) {
+			struct cp_verdict_measures ms;
+			struct cp_compare_texts_request rq = { FUZZ_SINK, 1, 1 };
+			json_t *skel = cp_verdict_skeleton(&r, &bounds, &side, &side);
+
 			if (cp_verdict_file_validate(verdict, "built", &err))
 				abort();	/* we wrote what we cannot read */
-			cp_compare_texts_render(verdict, 1, 1, 1, 1, &texts);
+			/* What the gate writes: from the result, measure by
+			 * measure. */
+			cp_verdict_measures_of_result(&ms, &r);
+			cp_compare_texts_render(skel, &ms, &rq, &texts, &err);
 			cp_compare_texts_free(&texts);
+			cp_compare_texts_table(sink, skel, &ms, 1);
+			json_decref(skel);
 			cp_github_annotations_write(sink, verdict);
 			docs[0] = verdict;
 			docs[1] = docs[2] = (json_t *)doc;

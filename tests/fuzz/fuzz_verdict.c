@@ -9,6 +9,7 @@
 #include "github_annotations.h"
 #include "report.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -21,8 +22,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink = fopen(FUZZ_SINK, "w");
 	if (doc && cp_verdict_file_validate(doc, "fuzz.json", &err) == 0) {
 		cp_report_write(&doc, 1, FUZZ_SINK, &err);
-		cp_compare_texts_render(doc, 1, 1, 1, 0, &texts);
+		struct cp_verdict_measures ms;
+		struct cp_compare_texts_request rq = { FUZZ_SINK, 1, 1 };
+
+		cp_verdict_measures_of_doc(&ms, doc);
+		cp_compare_texts_render(doc, &ms, &rq, &texts, &err);
 		cp_compare_texts_free(&texts);
+		cp_compare_texts_table(sink, doc, &ms, 0);
 		cp_github_annotations_write(sink, doc);
 	}
 	json_decref(doc);

@@ -7,8 +7,7 @@
  * and error.position says how far it read); only the braces, colons and
  * commas between members are looked at here, and a fault there is put to
  * jansson too, so every message is jansson's own, with the line of the
- * whole file, as json_loadb() on the whole text would have said it.
- * Duplicate keys are the caller's to notice (cp_json_walk_duplicate). */
+ * whole file, as json_loadb() on the whole text would have said it. */
 #ifndef CP_JSON_WALK_H
 #define CP_JSON_WALK_H
 
@@ -31,9 +30,11 @@ typedef int (*cp_json_member_fn)(struct cp_json_walk *w, void *ctx,
 				 const char *key, size_t key_at, size_t *at);
 
 /* Walks the object at *at (after whitespace), calling fn for each member;
- * *at ends past its closing brace. 0, or -1 with w->err set. */
-int cp_json_walk_object(struct cp_json_walk *w, size_t *at, cp_json_member_fn fn,
-			void *ctx);
+ * *at ends past its closing brace. A key that seen (the object fn fills,
+ * or any object holding the keys read so far) already has is refused as
+ * a duplicate, as JSON_REJECT_DUPLICATES does. 0, or -1 with w->err set. */
+int cp_json_walk_object(struct cp_json_walk *w, size_t *at, const json_t *seen,
+			cp_json_member_fn fn, void *ctx);
 
 /* Parses the one value at *at (duplicate keys inside rejected) and moves
  * *at past it: a new reference, or NULL with w->err set. */
@@ -43,15 +44,12 @@ json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at);
  * to it), or -1 at the end of the text. */
 int cp_json_walk_peek(const struct cp_json_walk *w, size_t *at);
 
-/* Fails with jansson's message for the duplicate key whose token is at
- * key_at. Returns -1. */
-int cp_json_walk_duplicate(struct cp_json_walk *w, size_t key_at);
-
-/* Reads path and walks its top-level object with fn; the text must end
- * after it. A document that is not an object is parsed whole instead and
+/* Reads path and walks its top-level object with seen and fn; the text
+ * must end after it. A document that is not an object is parsed whole instead and
  * returned in *other (the caller says what is wrong with it; NULL when it
- * is an object). Fails with CP_EXIT_USAGE. */
-int cp_json_walk_file(const char *path, cp_json_member_fn fn, void *ctx,
-		      json_t **other, struct cp_error *err);
+ * is an object). A text with a NUL byte is refused (jansson would read
+ * on past it in some places). Fails with CP_EXIT_USAGE. */
+int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn,
+		      void *ctx, json_t **other, struct cp_error *err);
 
 #endif
