@@ -83,9 +83,7 @@ static int load(struct input *in, const char *path, enum side side,
 		if (cp_verdict_file_validate(doc, path, err))
 			goto fail;
 		side = SIDE_NONE;
-	} else if (cp_run_file_validate(doc, path, err)) {
-		goto fail;
-	}
+	}	/* a run file was checked as it was read */
 	if (cp_grow(&in->docs, &in->docs_cap, in->n + 1, sizeof(*in->docs)) ||
 	    cp_grow(&in->side, &in->side_cap, in->n + 1, sizeof(*in->side)))
 		goto oom;

@@ -3,6 +3,7 @@
  * fills the template from reports/report.html with the page, the data
  * block and the hashes that the Content-Security-Policy allows (computed
  * at build time), and writes the file atomically. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,9 @@ static int split_runs(const json_t *verdict, size_t nruns, size_t *nbase,
 	return 0;
 }
 
-/* Copies the template, replacing each {{NAME}} with its part. */
-static int fill(struct cp_buf *out, const char *names[], const struct cp_buf *parts[],
+/* Writes the template to out, replacing each {{NAME}} with its part: the
+ * page goes out as it is made, never held whole beside its parts. */
+static int fill(FILE *out, const char *names[], const struct cp_buf *parts[],
 		size_t nparts)
 {
 	const char *t = cp_report_asset_html, *end = t + cp_report_asset_html_len;
@@ -102,10 +104,10 @@ static int fill(struct cp_buf *out, const char *names[], const struct cp_buf *pa
 		size_t i;
 
 		if (!open) {
-			cp_buf_add(out, t, (size_t)(end - t));
+			fwrite(t, 1, (size_t)(end - t), out);
 			break;
 		}
-		cp_buf_add(out, t, (size_t)(open - t));
+		fwrite(t, 1, (size_t)(open - t), out);
 		close = strstr(open, "}}");
 		if (!close)
 			return -1;
@@ -116,21 +118,20 @@ static int fill(struct cp_buf *out, const char *names[], const struct cp_buf *pa
 		if (i == nparts)
 			return -1;
 		if (parts[i]->len)
-			cp_buf_add(out, parts[i]->data, parts[i]->len);
+			fwrite(parts[i]->data, 1, parts[i]->len, out);
 		t = close + 2;
 	}
-	return out->failed ? -1 : 0;
+	return ferror(out) ? -1 : 0;
 }
 
-/* The pieces the template is filled with, and the page they make. */
+/* The pieces the template is filled with. */
 struct report_parts {
-	struct cp_buf page, csp, title, body, data, style, script;
+	struct cp_buf csp, title, body, data, style, script;
 };
 
 /* Frees every piece of the page. */
 static void report_parts_free(struct report_parts *p)
 {
-	cp_buf_free(&p->page);
 	cp_buf_free(&p->csp);
 	cp_buf_free(&p->title);
 	cp_buf_free(&p->body);
@@ -185,12 +186,9 @@ static int write_body(struct cp_buf *tbody, const json_t *verdict, json_t **runs
 	return 0;
 }
 
-/* Adds the data block, style and script, and fills the template into the page.
- * Returns -1 when out of memory. */
-static int assemble_page(struct report_parts *p, const json_t *data)
+/* Adds the data block, style and script. Returns -1 when out of memory. */
+static int assemble_parts(struct report_parts *p, const json_t *data)
 {
-	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
-	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style, &p->body, &p->data, &p->script };
 	char *json = json_dumps(data, JSON_COMPACT);
 
 	if (!json)
@@ -200,9 +198,29 @@ static int assemble_page(struct report_parts *p, const json_t *data)
 	cp_buf_add(&p->style, cp_report_asset_css, cp_report_asset_css_len);
 	cp_buf_add(&p->script, cp_report_asset_js, cp_report_asset_js_len);
 	if (p->csp.failed || p->title.failed || p->body.failed || p->data.failed ||
-	    p->style.failed || p->script.failed || fill(&p->page, names, parts, 6))
+	    p->style.failed || p->script.failed)
 		return -1;
 	return 0;
+}
+
+/* Fills the template with the parts, straight into path (atomically). */
+static int write_page(const struct report_parts *p, const char *path, struct cp_error *err)
+{
+	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
+	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style, &p->body, &p->data, &p->script };
+	struct cp_atomic_out *o = cp_atomic_open(path, err);
+
+	if (!o)
+		return -1;
+	errno = 0;
+	if (fill(cp_atomic_stream(o), names, parts, 6)) {
+		int saved = errno;
+
+		cp_atomic_abort(o);
+		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
+			       saved ? strerror(saved) : "bad report template");
+	}
+	return cp_atomic_commit(o, err);
 }
 
 int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
@@ -227,11 +245,11 @@ int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
 	csp(&p.csp);
 	title(&p.title, verdict, runs, nruns);
 	if (write_body(&p.body, verdict, runs, nruns, nbase, nhead, data) ||
-	    assemble_page(&p, data)) {
+	    assemble_parts(&p, data)) {
 		cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", path);
 		goto out;
 	}
-	rc = cp_write_file_atomic(path, p.page.data, p.page.len, err);
+	rc = write_page(&p, path, err);
 out:
 	free(runs);
 	json_decref(data);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
+#include "json_walk.h"
 #include "report_html.h"
 #include "report_sections.h"
 
@@ -288,6 +290,33 @@ static void headline(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</dl>\n");
 }
 
+static void measure_row(struct cp_buf *b, const char *name, const json_t *m)
+{
+	cp_buf_puts(b, "<tr><td><code>");
+	cp_buf_text(b, name);
+	cp_buf_puts(b, "</code></td>");
+	cp_html_td_json(b, json_object_get(m, "value"));
+	cp_html_td_json(b, json_object_get(m, "unit"));
+	cp_html_td_json(b, json_object_get(m, "kind"));
+	cp_html_td_json(b, json_object_get(m, "better"));
+	cp_buf_puts(b, "</tr>");
+}
+
+/* One measure of a run read by cp_run_file_parse(), its measures kept as
+ * text: parsed, drawn and dropped. */
+static int text_row(struct cp_json_walk *w, void *ctx, const char *name,
+		    size_t key_at, size_t *at)
+{
+	json_t *m = cp_json_walk_value(w, at);
+
+	(void)key_at;
+	if (!m)
+		return -1;
+	measure_row(ctx, name, m);
+	json_decref(m);
+	return 0;
+}
+
 static void measures_table(struct cp_buf *b, const json_t *run)
 {
 	const json_t *ms = json_object_get(run, "measures"), *m;
@@ -295,16 +324,17 @@ static void measures_table(struct cp_buf *b, const json_t *run)
 
 	cp_buf_puts(b, "<h3>Measures</h3><table class=\"sortable measures\"><caption>The measures that clockprof compare judges</caption>"
 		       "<thead><tr><th>measure</th><th class=\"num\">value</th><th>unit</th><th>kind</th><th>better</th></tr></thead><tbody>");
-	json_object_foreach((json_t *)ms, name, m) {
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, name);
-		cp_buf_puts(b, "</code></td>");
-		cp_html_td_json(b, json_object_get(m, "value"));
-		cp_html_td_json(b, json_object_get(m, "unit"));
-		cp_html_td_json(b, json_object_get(m, "kind"));
-		cp_html_td_json(b, json_object_get(m, "better"));
-		cp_buf_puts(b, "</tr>");
+	if (json_is_string(ms)) {
+		struct cp_error err;
+		struct cp_json_walk w = { json_string_value(ms), json_string_length(ms),
+					  "measures", &err };
+		size_t at = 0;
+
+		/* The text was walked once already: it is sound. */
+		cp_json_walk_object(&w, &at, NULL, text_row, b);
 	}
+	json_object_foreach((json_t *)ms, name, m)
+		measure_row(b, name, m);
 	cp_buf_puts(b, "</tbody></table>\n");
 }
 

@@ -168,8 +168,8 @@ struct run_read {
 	json_t *measures;	/* the measures kept, or (with fn) their names */
 	cp_run_measure_fn fn;
 	void *ctx;
-	int check;		/* validate (else only count, for a reader that
-				 * learns the schema afterwards) */
+	int keep_text;		/* keep the measures as their JSON text */
+	json_t *measures_text;
 	size_t count;
 	int bad;		/* a measure was invalid: first_bad says which */
 	struct cp_error first_bad;
@@ -197,10 +197,10 @@ static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
 			       w->what, CP_RUN_MAX_MEASURES, CP_RUN_MAX_MEASURES);
 	if (!(m = cp_json_walk_value(w, at)))
 		return -1;
-	if (rr->check && !rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
+	if (!rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
 		rr->bad = 1;
-	if (rr->fn) {
-		int failed = !rr->bad && rr->fn(rr->ctx, name, m);
+	if (rr->fn || rr->keep_text) {
+		int failed = rr->fn && !rr->bad && rr->fn(rr->ctx, name, m);
 
 		json_decref(m);
 		if (failed || json_object_set_new(rr->measures, name, json_null()))
@@ -218,10 +218,17 @@ static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
 
 	(void)key_at;
 	if (!strcmp(key, "measures") && cp_json_walk_peek(w, at) == '{') {
+		size_t start = *at;
+
 		if (!(rr->measures = json_object()) ||
 		    json_object_set_new(rr->doc, key, rr->measures))
 			return oom(w);
-		return cp_json_walk_object(w, at, rr->measures, measure_member, rr);
+		if (cp_json_walk_object(w, at, rr->measures, measure_member, rr))
+			return -1;
+		if (rr->keep_text &&
+		    !(rr->measures_text = json_stringn_nocheck(w->text + start, *at - start)))
+			return oom(w);
+		return 0;
 	}
 	if (!(v = cp_json_walk_value(w, at)))
 		return -1;
@@ -244,7 +251,7 @@ static int walk(const char *path, struct run_read *rr, json_t **other,
 int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		     json_t **doc, struct cp_error *err)
 {
-	struct run_read rr = { .fn = fn, .ctx = ctx, .check = 1 };
+	struct run_read rr = { .fn = fn, .ctx = ctx };
 	json_t *other = NULL;
 
 	if (walk(path, &rr, &other, err))
@@ -273,18 +280,39 @@ fail:
 
 int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 {
-	struct run_read rr = { 0 };
+	struct run_read rr = { .keep_text = 1 };
 	json_t *other = NULL;
+	const char *schema;
 
 	if (walk(path, &rr, &other, err))
 		return -1;
 	if (other) {
 		json_decref(rr.doc);
 		*doc = other;
-	} else {
-		*doc = rr.doc;
+		return 0;
 	}
+	schema = json_string_value(json_object_get(rr.doc, "schema"));
+	if (schema && !strcmp(schema, CP_RUN_SCHEMA)) {
+		if (validate_top(rr.doc, path, err))
+			goto fail;
+		if (rr.bad) {
+			if (err)
+				*err = rr.first_bad;
+			goto fail;
+		}
+	}
+	if (rr.measures_text &&
+	    json_object_set_new(rr.doc, "measures", rr.measures_text)) {
+		rr.measures_text = NULL;
+		cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
+		goto fail;
+	}
+	*doc = rr.doc;
 	return 0;
+fail:
+	json_decref(rr.measures_text);
+	json_decref(rr.doc);
+	return -1;
 }
 
 int cp_run_file_load(const char *path, json_t **doc, struct cp_error *err)

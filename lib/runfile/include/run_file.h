@@ -40,11 +40,14 @@ typedef int (*cp_run_measure_fn)(void *ctx, const char *name, const json_t *m);
 int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		     json_t **doc, struct cp_error *err);
 
-/* Parses path whole, unchecked, as cp_json_load_file() without a
- * validator would, but refuses a "measures" object of more than
- * CP_RUN_MAX_MEASURES members when the one past the limit is reached: for
- * a reader that learns from the schema what the file is (clockprof
- * report takes run files and verdicts) and validates it afterwards. */
+/* Parses path for a reader that learns from the schema what the file is
+ * (clockprof report takes run files and verdicts): a run file is checked
+ * as cp_run_file_load() checks it, and its measures are kept as their
+ * JSON text (a string, the object's own bytes: a tree of them is ten
+ * times their size), to be walked again (json_walk.h) when they are
+ * drawn. Any other document comes back whole and unchecked. A "measures"
+ * object of more than CP_RUN_MAX_MEASURES members is refused when the
+ * one past the limit is reached. */
 int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err);
 
 /* Checks an already parsed document; `what` names it in messages. */
