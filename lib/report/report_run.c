@@ -326,8 +326,9 @@ static void measures_table(struct cp_buf *b, const json_t *run)
 		       "<thead><tr><th>measure</th><th class=\"num\">value</th><th>unit</th><th>kind</th><th>better</th></tr></thead><tbody>");
 	if (json_is_string(ms)) {
 		struct cp_error err;
-		struct cp_json_walk w = { json_string_value(ms), json_string_length(ms),
-					  "measures", &err };
+		struct cp_json_walk w = { .text = json_string_value(ms),
+					  .len = json_string_length(ms),
+					  .what = "measures", .err = &err };
 		size_t at = 0;
 
 		/* The text was walked once already: it is sound. */

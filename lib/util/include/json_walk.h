@@ -17,10 +17,17 @@
 struct cp_error;
 
 struct cp_json_walk {
-	const char *text;	/* the whole document */
+	const char *text;	/* the document (read so far) */
 	size_t len;
 	const char *what;	/* names it in messages */
 	struct cp_error *err;
+	/* Set by cp_json_walk_file, which reads as the walk goes (all zero:
+	 * the text is all there). */
+	int reading;		/* fd has more to read */
+	int fd;
+	int failed;		/* a read failed; err says why */
+	char *own;
+	size_t cap;
 };
 
 /* Called for each member: key (decoded), key_at (offset of its token),
@@ -42,13 +49,14 @@ json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at);
 
 /* The first character at or after *at that is not whitespace (*at moved
  * to it), or -1 at the end of the text. */
-int cp_json_walk_peek(const struct cp_json_walk *w, size_t *at);
+int cp_json_walk_peek(struct cp_json_walk *w, size_t *at);
 
 /* Reads path and walks its top-level object with seen and fn; the text
  * must end after it. A document that is not an object is parsed whole instead and
  * returned in *other (the caller says what is wrong with it; NULL when it
- * is an object). A text with a NUL byte is refused (jansson would read
- * on past it in some places). Fails with CP_EXIT_USAGE. */
+ * is an object). The file is read as the walk needs it: one refused
+ * early is never read whole. A text with a NUL byte is refused (jansson
+ * would read on past it in some places). Fails with CP_EXIT_USAGE. */
 int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn,
 		      void *ctx, json_t **other, struct cp_error *err);
 
