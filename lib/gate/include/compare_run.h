@@ -1,12 +1,12 @@
 /* compare_run.h - a run file as the gate keeps it.
  *
  * compare needs three things of a run: its measures, its environment
- * fingerprint and whether it is complete. A run of 1,000 measures parses
- * into ~1 MB of JSON values; holding all 60 runs of a gate as whole
+ * fingerprint and whether it is complete. A run's measures parse into ten
+ * times their size in JSON values; holding all 60 runs of a gate as whole
  * documents, then freeing them value by value, cost more than judging them.
- * So each run is read into a flat table of measures plus the document
- * without its bulky members, and the parsed document is released at once,
- * on the thread that parsed it. */
+ * So each run is read member by member (cp_run_file_read) into a flat
+ * table of measures plus the document without its bulky members: the tree
+ * of its measures is never built. */
 #ifndef CP_COMPARE_RUN_H
 #define CP_COMPARE_RUN_H
 
