@@ -88,6 +88,26 @@ static int write_outputs(const struct cp_gate_request *rq, struct cp_gate_outcom
 	return 0;
 }
 
+/* The whole verdict, for the HTML report that draws every measure: the
+ * skeleton's copy (the same created_at as verdict.json) with them all. */
+static json_t *whole_verdict(const json_t *skeleton, const struct cp_verdict_measures *ms)
+{
+	json_t *whole = json_copy((json_t *)skeleton), *all = json_array();
+
+	for (size_t i = 0; all && i < ms->n; i++)
+		if (json_array_append_new(all, cp_verdict_measures_get(ms, i))) {
+			json_decref(all);
+			all = NULL;
+		}
+	if (!whole || !all || json_object_set_new(whole, "measures", all)) {
+		json_decref(whole);
+		if (!whole)
+			json_decref(all);
+		return NULL;
+	}
+	return whole;
+}
+
 /* The gate's verdict, then its texts and files. The measures are never
  * all built as JSON at once, but for the HTML report, which draws them
  * all. */
@@ -105,7 +125,7 @@ static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *b
 		.annotations = rq->github,
 	};
 	struct cp_verdict_measures ms;
-	json_t *whole, *all;
+	json_t *whole;
 	int rc;
 
 	out->verdict = cp_verdict_skeleton(result, bounds, &b, &h);
@@ -117,17 +137,8 @@ static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *b
 		return -1;
 	if (!rq->html)
 		return 0;
-	/* The same document as verdict.json (its created_at too). */
-	whole = json_copy(out->verdict);
-	all = json_array();
-	for (size_t i = 0; all && i < ms.n; i++)
-		if (json_array_append_new(all, cp_verdict_measures_get(&ms, i)))
-			break;
-	if (!whole || !all || json_array_size(all) != ms.n ||
-	    json_object_set_new(whole, "measures", all)) {
-		json_decref(whole);
+	if (!(whole = whole_verdict(out->verdict, &ms)))
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	}
 	rc = write_html(whole, runs, rq->nbase + rq->nhead, rq->html, err);
 	json_decref(whole);
 	return rc;
