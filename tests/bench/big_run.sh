@@ -21,7 +21,7 @@ line() {
 	tail -n1 "$dir/t" | awk -v what="$1" -v n="$2" -v files="$3" -v bytes="$4" -v rc="$5" -v msg="$6" '{
 		rss = $1 * 1024; ratio = rss / bytes
 		ok = (rc == 2 ? rss <= 400e6 : ratio <= 4) && $2 <= 15
-		printf "%-7s %8d measures, %d x %4d MB: rc %d, %5d MB RSS, %5.2fx input, %5.1f s elapsed, %5.1f s user  %s  %s\n",
+		printf "%-7s %8d measures, %d x %5.1f MB: rc %d, %5d MB RSS, %5.2fx input, %5.1f s elapsed, %5.1f s user  %s  %s\n",
 			what, n, files, bytes / files / 1e6, rc, rss / 1e6, ratio, $2, $3,
 			ok ? "goal met" : "GOAL MISSED", msg
 	}'

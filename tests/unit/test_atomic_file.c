@@ -203,3 +203,56 @@ TEST(atomic_file_proc_checked_before_work)
 	CHECK(strstr(err.msg, "/proc") != NULL);
 	CHECK_INT(cp_check_writable("/proc/self/status", &err), -1);
 }
+
+/* Written piece by piece: the old file stays whole until the commit
+ * (a reader sees the old bytes or all of the new ones), an abort leaves
+ * it as it was, and neither leaves a temp file behind. */
+TEST(atomic_file_streamed_replaces_only_at_commit)
+{
+	char dir[64], path[128], buf[64];
+	struct cp_error err = { 0 };
+	struct cp_atomic_out *o;
+
+	scratch(dir);
+	CHECK(dir[0]);
+	snprintf(path, sizeof(path), "%s/verdict.json", dir);
+	CHECK_INT(cp_write_file_atomic(path, "old", 3, &err), 0);
+	CHECK((o = cp_atomic_open(path, &err)) != NULL);
+	fputs("new ", cp_atomic_stream(o));
+	fflush(cp_atomic_stream(o));
+	CHECK(slurp(path, buf, sizeof(buf)) == 3);
+	CHECK_STR(buf, "old");
+	fputs("text", cp_atomic_stream(o));
+	CHECK_INT(cp_atomic_commit(o, &err), 0);
+	CHECK(slurp(path, buf, sizeof(buf)) == 8);
+	CHECK_STR(buf, "new text");
+	CHECK((o = cp_atomic_open(path, &err)) != NULL);
+	fputs("dropped", cp_atomic_stream(o));
+	cp_atomic_abort(o);
+	CHECK(slurp(path, buf, sizeof(buf)) == 8);
+	CHECK_STR(buf, "new text");
+	CHECK_INT(entries(dir), 1);
+	/* A device is written in place, as with one buffer. */
+	CHECK((o = cp_atomic_open("/dev/null", &err)) != NULL);
+	fputs("x", cp_atomic_stream(o));
+	CHECK_INT(cp_atomic_commit(o, &err), 0);
+	remove_tree(dir);
+}
+
+/* A full device fails the commit with the file named, exit 2. */
+TEST(atomic_file_streamed_write_failure_reported)
+{
+	struct cp_error err = { 0 };
+	struct cp_atomic_out *o = cp_atomic_open("/dev/full", &err);
+	char big[8192];
+
+	if (!o) {
+		unit_skip("no /dev/full");
+		return;
+	}
+	memset(big, 'x', sizeof(big));
+	fwrite(big, 1, sizeof(big), cp_atomic_stream(o));
+	CHECK_INT(cp_atomic_commit(o, &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, "/dev/full") != NULL);
+}
