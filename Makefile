@@ -41,9 +41,12 @@ stage_of       = $(word 2,$(subst /, ,$(1)))
 # The BPF side's shared header (probes/) and generated headers ($(O)) are
 # for the stages that talk to the BPF program or read its layouts.
 BPF_STAGES    := symbols probe runfile
+# A stage's generated headers (GEN_INC_stage) are its own.
+GEN_INC_report := -I$(O)/gen/report
 layer_flags    = -D_GNU_SOURCE -Ilib/$(call stage_of,$(1)) \
 	$(patsubst %,-Ilib/%/include,$(LAYER_$(call stage_of,$(1)))) \
-	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O))
+	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O)) \
+	$(GEN_INC_$(call stage_of,$(1)))
 PUBLIC_INC := $(patsubst %,-Ilib/%/include,$(STAGES))
 CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
 CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) $(PUBLIC_INC) -Iprobes -I$(O)
@@ -150,11 +153,10 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
-$(O)/lib/report/report.o: GEN_INC := -I$(O)/gen/report
 
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d
 	@mkdir -p $(@D)
-	$(CC) $(call layer_flags,$<) $(GEN_INC) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
 $(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d
 	@mkdir -p $(@D)

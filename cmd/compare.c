@@ -37,14 +37,15 @@ static const struct cp_option options[] = {
 	  "stdout (the table then goes to stderr)",
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = OPT_MARKDOWN, .long_name = "markdown", .value = "FILE",
-	  .help = "write a markdown summary (also appended "
-	  "to $GITHUB_STEP_SUMMARY when that is set)",
+	  .help = "write a markdown summary; with --markdown or --github it "
+	  "is also appended to $GITHUB_STEP_SUMMARY when that is set",
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = OPT_HTML, .long_name = "html", .value = "FILE",
 	  .help = "write the HTML report of the comparison",
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = OPT_GITHUB, .long_name = "github",
-	  .help = "print GitHub Actions annotations for regressions" },
+	  .help = "print GitHub Actions annotations for regressions (and "
+	  "append the markdown summary to $GITHUB_STEP_SUMMARY when set)" },
 	{ .id = OPT_FAIL_INCONCLUSIVE, .long_name = "fail-on-inconclusive",
 	  .help = "exit 1 when the verdict is inconclusive too" },
 	{ 0 },
@@ -63,9 +64,9 @@ const struct cp_command_spec cmd_compare_spec = {
 	.notes =
 		"Exact measures compare values; sampled ones need enough runs per side "
 		"for a 95% interval (Hodges-Lehmann; too few are reported with the "
-		"number needed) and regress only when that whole interval lies beyond "
-		"the bound and the test of 'beyond the bound' holds after Holm "
-		"correction over the measures whose estimate is beyond theirs. A "
+		"number needed) and regress only when their estimate lies beyond the "
+		"bound and the one-sided test of 'beyond the bound' holds after Holm "
+		"correction over the measures that could be beyond theirs. A "
 		"measure every base run has that the head lacks fails the gate.",
 	.exit_codes = "Exit codes: 0 within bounds, 1 a measure regressed beyond its bound "
 		      "or went missing from the head (or inconclusive, with "
@@ -80,115 +81,125 @@ struct side_files {
 	size_t n, cap;
 };
 
-static int add_file(struct side_files *s, const char *name)
+/* What the command line asked for. */
+struct compare_args {
+	struct side_files base, head;
+	struct cp_gate_request rq;
+};
+
+static int add_file(struct side_files *s, const char *name, struct cp_error *err)
 {
 	if (cp_grow(&s->names, &s->cap, s->n + 1, sizeof(*s->names)))
-		return -1;
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
 	s->names[s->n++] = name;
 	return 0;
 }
 
-int cmd_compare(int argc, char **argv)
+/* Parses argv into a; returns 1 to go on, or 0 with the exit code in
+ * *code (--help, --version, or an error already said). In order: the files
+ * of a glob after --base/--head come back one by one as operands and join
+ * the side named last. */
+static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 {
-	struct side_files base = { 0 }, head = { 0 }, *current = NULL;
-	const char *bounds_path = NULL, *output = NULL, *markdown = NULL;
-	const char *html = NULL;
-	int github = 0, fail_inconclusive = 0, quiet, color, opt, code;
-	struct cp_cli cli;
+	struct side_files *current = NULL;
 	struct cp_error err = { 0 };
-	FILE *table_out = stdout;
-	struct cp_gate_outcome gate = { 0 };
+	int opt;
 
-	cp_cli_init(&cli, &cmd_compare_spec, argc, argv);
-	/* In order: the files of a glob after --base/--head come back one by
-	 * one as operands and join the side named last. */
-	while ((opt = cp_cli_next(&cli, &err)) != CP_OPT_END) {
-		const char *optarg = cli.value;
+	while ((opt = cp_cli_next(cli, &err)) != CP_OPT_END) {
+		const char *v = cli->value;
 
+		if (opt == OPT_BASE || opt == OPT_HEAD)
+			current = opt == OPT_BASE ? &a->base : &a->head;
+		else if (opt != CP_OPT_OPERAND)
+			current = NULL;
 		switch (opt) {
 		case OPT_BASE:
-			current = &base;
-			if (add_file(current, optarg))
-				goto oom;
-			break;
 		case OPT_HEAD:
-			current = &head;
-			if (add_file(current, optarg))
-				goto oom;
-			break;
 		case CP_OPT_OPERAND:
 			if (!current) {
-				code = cmd_error(CP_EXIT_USAGE,
-						 "compare: '%s' is not an option; put run files after --base or --head",
-						 optarg);
-				goto out;
+				*code = cmd_error(CP_EXIT_USAGE,
+						  "compare: '%s' is not an option; put run files after --base or --head", v);
+				return 0;
 			}
-			if (add_file(current, optarg))
-				goto oom;
+			if (add_file(current, v, &err)) {
+				*code = cmd_error(err.exit_code, "%s", err.msg);
+				return 0;
+			}
 			break;
-		case OPT_BOUNDS: bounds_path = optarg; current = NULL; break;
-		case 'o': output = optarg; current = NULL; break;
-		case OPT_MARKDOWN: markdown = optarg; current = NULL; break;
-		case OPT_HTML: html = optarg; current = NULL; break;
-		case OPT_GITHUB: github = 1; current = NULL; break;
-		case OPT_FAIL_INCONCLUSIVE: fail_inconclusive = 1; current = NULL; break;
+		case OPT_BOUNDS: a->rq.bounds_path = v; break;
+		case 'o': a->rq.output = v; break;
+		case OPT_MARKDOWN: a->rq.markdown = v; break;
+		case OPT_HTML: a->rq.html = v; break;
+		case OPT_GITHUB: a->rq.github = 1; break;
+		case OPT_FAIL_INCONCLUSIVE: a->rq.fail_on_inconclusive = 1; break;
 		default:
-			code = cmd_option_exit(&cli, opt, &err);
-			goto out;
+			*code = cmd_option_exit(cli, opt, &err);
+			return 0;
 		}
 	}
-	quiet = cli.quiet;
-	if (!base.n || !head.n) {
-		code = cmd_error(CP_EXIT_USAGE,
-				 "compare: give at least one run file after --base and one after --head");
+	if (!a->base.n || !a->head.n) {
+		*code = cmd_error(CP_EXIT_USAGE,
+				  "compare: give at least one run file after --base and one after --head");
+		return 0;
+	}
+	return 1;
+}
+
+/* The table, and with --github the annotations after it on the same
+ * stream. The table prints names from the target, so under --github it
+ * runs with workflow commands off. */
+static void print_outcome(const struct cp_gate_outcome *gate, FILE *out, int quiet,
+			  int color, int github)
+{
+	char token[33];
+
+	if (gate->warning[0])
+		fprintf(stderr, "clockprof: warning: %s\n", gate->warning);
+	if (!quiet) {
+		if (github)
+			cp_github_stop_commands(out, token);
+		if (cp_gate_table_write(gate, out, color))
+			fprintf(stderr, "clockprof: warning: the table was not written in full\n");
+		if (github)
+			cp_github_resume_commands(out, token);
+	}
+	if (github)
+		fputs(gate->texts.annotations, out);
+	fflush(stdout);
+	fflush(stderr);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	struct compare_args a = { 0 };
+	struct cp_error err = { 0 };
+	struct cp_gate_outcome gate = { 0 };
+	FILE *table_out = stdout;	/* with -o -, stdout carries the JSON */
+	struct cp_cli cli;
+	int code;
+
+	cp_cli_init(&cli, &cmd_compare_spec, argc, argv);
+	if (!parse_args(&cli, &a, &code))
 		goto out;
-	}
-	color = cp_cli_color(&cli, STDOUT_FILENO);
-	if (output && !strcmp(output, "-")) {
-		table_out = stderr;	/* stdout carries the JSON */
-		color = cp_cli_color(&cli, STDERR_FILENO);
-	}
+	if (a.rq.output && !strcmp(a.rq.output, "-"))
+		table_out = stderr;
+	a.rq.base_files = a.base.names;
+	a.rq.nbase = a.base.n;
+	a.rq.head_files = a.head.names;
+	a.rq.nhead = a.head.n;
 	if (cli.verbose)
 		fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
-			base.n, head.n, bounds_path ? bounds_path : "(defaults)");
-	{
-		struct cp_gate_request rq = {
-			base.names, base.n, head.names, head.n, bounds_path,
-			output, markdown, html, github, fail_inconclusive,
-		};
-
-		if (cp_gate_run(&rq, &gate, &err))
-			goto fail;
-		code = gate.exit_code;
+			a.base.n, a.head.n, a.rq.bounds_path ? a.rq.bounds_path : "(defaults)");
+	if (cp_gate_run(&a.rq, &gate, &err)) {
+		code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
+		goto out;
 	}
-	if (gate.warning[0])
-		fprintf(stderr, "clockprof: warning: %s\n", gate.warning);
-	if (!quiet || github) {
-		char token[33];
-
-		/* With --github the table (which prints names from the
-		 * target) runs with workflow commands off; the annotations
-		 * follow on the same stream (with -o -, stdout is JSON). */
-		if (!quiet) {
-			if (github)
-				cp_github_stop_commands(table_out, token);
-			if (cp_gate_table_write(&gate, table_out, color))
-				fprintf(stderr, "clockprof: warning: the table was not written in full\n");
-			if (github)
-				cp_github_resume_commands(table_out, token);
-		}
-		if (github)
-			fputs(gate.texts.annotations, table_out);
-	}
-	fflush(stdout);
-	goto out;
-oom:
-	cp_fail(&err, CP_EXIT_USAGE, "out of memory");
-fail:
-	code = cmd_error(err.exit_code ? err.exit_code : CP_EXIT_USAGE, "%s", err.msg);
+	code = gate.exit_code;
+	print_outcome(&gate, table_out, cli.quiet, cp_cli_color(&cli, fileno(table_out)),
+		      a.rq.github);
 out:
 	cp_gate_outcome_free(&gate);
-	free(base.names);
-	free(head.names);
+	free(a.base.names);
+	free(a.head.names);
 	return code;
 }

@@ -155,13 +155,14 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 		"outside_bounds", (json_int_t)(c[CP_MEASURE_REGRESSED] + r->blocking),
 		"judged", (json_int_t)(r->n - c[CP_MEASURE_ADDED] - c[CP_MEASURE_REMOVED])));
 	json_object_set_new(doc, "method", json_pack(
-		"{s:f, s:f, s:s, s:s, s:s, s:s, s:I, s:I, s:b}",
+		"{s:f, s:f, s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b}",
 		"alpha", r->alpha, "confidence", 1 - r->alpha,
 		"interval", "hodges-lehmann",
 		"test", "mann-whitney-u (exact up to 256 pairs, ties kept; else normal approximation, tie and continuity corrected)",
-		"hypothesis", "change beyond the bound (head against base moved to the bound)",
+		"hypothesis", "change beyond the bound (head against base moved to the bound, one-sided)",
 		"correction", "holm",
 		"holm_family", (json_int_t)r->holm_family,
+		"family_select", r->family_select,
 		"min_runs", (json_int_t)r->min_runs,
 		"fail_on_inconclusive", r->fail_on_inconclusive));
 	json_object_set_new(doc, "bounds", json_pack("{s:o, s:o, s:b, s:o}",

@@ -5,31 +5,19 @@
 #include "escape_display.h"
 #include "utf8.h"
 
-/* The code point of the n-byte UTF-8 sequence at p. */
-static unsigned int code_point(const unsigned char *p, size_t n)
-{
-	static const unsigned char lead_mask[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
-	unsigned int cp = p[0] & lead_mask[n];
-
-	for (size_t i = 1; i < n; i++)
-		cp = cp << 6 | (p[i] & 0x3f);
-	return cp;
-}
-
 static int is_hidden_control(unsigned int cp)
 {
 	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x200e || cp == 0x200f ||
 	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }
 
-/* The text shown for the character at p (n bytes); its length. */
-static size_t shown(const unsigned char *p, size_t n, char *tmp, size_t size)
+/* The text shown for the character at p (n bytes, code point cp; n is 0
+ * for a byte that is not UTF-8); its length. */
+static size_t shown(const unsigned char *p, size_t n, unsigned int cp, char *tmp,
+		    size_t size)
 {
-	unsigned int cp;
-
 	if (n == 0)
 		return (size_t)snprintf(tmp, size, "\\x%02x", p[0]);
-	cp = code_point(p, n);
 	if (cp == '\\')
 		return (size_t)snprintf(tmp, size, "\\\\");
 	if (cp == '\n')
@@ -54,7 +42,8 @@ void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars)
 	if (!len)
 		return;
 	while (*p) {
-		size_t n = cp_utf8_char_len((const char *)p), step = n ? n : 1;
+		unsigned int cp = 0;
+		size_t n = cp_utf8_decode((const char *)p, &cp), step = n ? n : 1;
 		char tmp[16];
 		size_t t;
 
@@ -67,7 +56,7 @@ void cp_escape_display(char *buf, size_t len, const char *s, size_t max_chars)
 			}
 			break;
 		}
-		t = shown(p, n, tmp, sizeof(tmp));
+		t = shown(p, n, cp, tmp, sizeof(tmp));
 		if (w + t + 1 > len)
 			break;
 		/* Where "…" would go if the next character is cut off. */

@@ -4,14 +4,16 @@
 #include "utf8.h"
 
 /* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
- * surrogates, at most U+10FFFF), or 0. */
-static size_t valid_sequence(const unsigned char *p)
+ * surrogates, at most U+10FFFF), or 0; its code point in *out. */
+static size_t valid_sequence(const unsigned char *p, unsigned int *out)
 {
 	size_t n;
 	unsigned int min, cp;
 
-	if (p[0] < 0x80)
+	if (p[0] < 0x80) {
+		*out = p[0];
 		return 1;
+	}
 	if ((p[0] & 0xe0) == 0xc0)
 		n = 2, min = 0x80, cp = p[0] & 0x1f;
 	else if ((p[0] & 0xf0) == 0xe0)
@@ -27,12 +29,13 @@ static size_t valid_sequence(const unsigned char *p)
 	}
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
+	*out = cp;
 	return n;
 }
 
-size_t cp_utf8_char_len(const char *s)
+size_t cp_utf8_decode(const char *s, unsigned int *cp)
 {
-	return *s ? valid_sequence((const unsigned char *)s) : 0;
+	return *s ? valid_sequence((const unsigned char *)s, cp) : 0;
 }
 
 char *cp_utf8_sanitize(char *s)
@@ -40,7 +43,8 @@ char *cp_utf8_sanitize(char *s)
 	unsigned char *p = (unsigned char *)s;
 
 	while (p && *p) {
-		size_t n = valid_sequence(p);
+		unsigned int cp;
+		size_t n = valid_sequence(p, &cp);
 
 		if (n) {
 			p += n;

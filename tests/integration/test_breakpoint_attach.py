@@ -8,9 +8,9 @@ requests with fewer than K reads."""
 import os
 import subprocess
 import threading
-import time
 
 from common import require_breakpoints
+from readiness import wait_for
 
 # The mechanism under test (uprobe is the default).
 MECH = ["--mechanism", "breakpoint"]
@@ -42,12 +42,21 @@ def check_cycle(ctx, name, proc, out):
     assert len(hist) == 1 and hist[0][0] == K, f"{name}: histogram {hist}, {run['probe']}"
 
 
+def spawning(spawner):
+    """Whether the spawner is past its loader and has begun creating threads."""
+    if spawner.poll() is not None:
+        raise AssertionError(f"thread_spawner exited with {spawner.returncode}")
+    return ("/libc.so.6" in open(f"/proc/{spawner.pid}/maps").read() and
+            len(os.listdir(f"/proc/{spawner.pid}/task")) >= 2)
+
+
 def attach_cycles(ctx, stream, cycles, failures):
     """Attaches `cycles` times, one after the other, to one spawner."""
     spawner = start_spawner(ctx)
     out = os.path.join(ctx.tmp, f"run{stream}.json")
     try:
-        time.sleep(0.1)  # threads are being created
+        # Attach only once threads are being born, the moment under test.
+        wait_for(lambda: spawning(spawner), f"thread_spawner (pid {spawner.pid}) to start threads")
         for i in range(cycles):
             if os.path.exists(out):
                 os.unlink(out)

@@ -14,9 +14,10 @@
  *    95% confidence interval of the relative change and Mann-Whitney U
  *    tests (lib/gate/stats.h; exact for small samples). The hypothesis decided
  *    is "the change is beyond the bound", so that is what is tested (head
- *    against base moved to the bound) and corrected (Holm) over the family
- *    of measures whose point estimate lies beyond their bound: a measure
- *    regresses only when its whole interval lies beyond the bound AND its
+ *    against base moved to the bound, one-sided) and corrected (Holm) over
+ *    the family of measures that could be beyond it (one-sided p <= 0.8,
+ *    tested with the conditional p-value p / 0.8; compare.c says why): a
+ *    measure regresses when its estimate lies beyond the bound AND its
  *    Holm-adjusted p-value is below alpha. A measure whose estimate is
  *    beyond the bound but not proven so is inconclusive (and so is the
  *    verdict); one whose estimate is within the bound but whose interval
@@ -98,10 +99,11 @@ struct cp_measure_verdict {
 	struct cp_interval change_pct;	/* NaN point when base is 0 */
 	struct cp_interval change_abs;	/* head - base, in unit */
 	double p_value, p_adjusted;	/* "no change"; NaN when not tested */
-	/* "change beyond the bound" (two-sided equivalent) and its Holm
-	 * adjustment over the family; NaN outside the family. */
+	/* "change beyond the bound", one-sided (NaN when not tested), and
+	 * the Holm adjustment of its conditional p over the family (NaN
+	 * outside it). */
 	double p_beyond, p_beyond_adjusted;
-	int in_family;			/* point estimate beyond the bound */
+	int in_family;			/* p_beyond small enough to be corrected */
 	int test_exact;			/* -1 not tested, 0 approximate, 1 exact U */
 	int interval_ratio;		/* -1 none, 0 shift, 1 ratio */
 	int blocking;			/* removed and not allowed: fails */
@@ -124,6 +126,7 @@ struct cp_compare_result {
 	int exit_code;			/* 0 or 1 (CP_EXIT_GATE) */
 	size_t min_runs;		/* per side, for a sampled interval */
 	size_t holm_family;		/* measures corrected together */
+	double family_select;		/* p_beyond at most this joins it */
 	size_t blocking;		/* removed measures that fail the gate */
 	json_t *excluded;		/* [{side, file, reason}] runs left out */
 	json_t *inconclusive_reasons;	/* run-level reasons, strings */

@@ -7,9 +7,9 @@
 
 #include <stddef.h>
 
-/* Length in bytes of the valid UTF-8 character at s, or 0 when it is not
- * one (or s is at its end). */
-size_t cp_utf8_char_len(const char *s);
+/* Length in bytes of the valid UTF-8 character at s, with its code point
+ * in *cp; 0 when it is not one (or s is at its end). */
+size_t cp_utf8_decode(const char *s, unsigned int *cp);
 
 /* Makes s valid UTF-8 in place; returns s. NULL is fine. */
 char *cp_utf8_sanitize(char *s);
