@@ -103,7 +103,7 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 	memset(run, 0, sizeof(*run));
 	if (read_measures(doc, run))
 		goto oom;
-	/* Copied, not shared: doc may live in a JSON arena about to be reset. */
+	/* Copied, not shared: the caller frees doc, bulky members and all. */
 	if (!(run->doc = json_object()))
 		goto oom;
 	json_object_foreach((json_t *)doc, key, v)
