@@ -65,13 +65,15 @@ __u32 target_execed;
 __u32 target_forks;
 
 /* ---- How the program counts --------------------------------------------
- * Counts that every read adds to (totals, site_counts, dist) are per-CPU
- * arrays, added without atomics and summed by user space. Four counters
- * are shared by all CPUs and added atomically instead: a stack's count
- * (stacks is keyed by the whole stack; per-CPU values would multiply its
- * memory by the CPUs for a count user space reads once), the next call-site
- * id (once per new site), the self-test's hits (clockprof's own calls)
- * and the processes the target started (once per fork).
+ * Counts that every read adds to (totals, dist) are per-CPU arrays, added
+ * without atomics and summed by user space. Five counters are shared by
+ * all CPUs and added atomically instead: a stack's count (stacks is keyed
+ * by the whole stack; per-CPU values would multiply its memory by the CPUs
+ * for a count user space reads once), a call site's counts (a per-CPU
+ * array of CP_MAX_SITES entries is CP_MAX_SITES allocations, ~5 ms before
+ * the window can open), the next call-site id (once per new site), the
+ * self-test's hits (clockprof's own calls) and the processes the target
+ * started (once per fork).
  * Their cost stays small against a probe hit: an atomic add on one shared
  * counter measured 6-8 ns alone and 15-21 ns with two CPUs contending for
  * it, against 1-2 ns for a per-CPU add (make bench, shared_counter), on a
@@ -87,10 +89,13 @@ struct {
 	__type(value, struct cp_totals);
 } totals SEC(".maps");
 
+/* Per-thread state as task storage: nothing to preallocate at start-up (an
+ * LRU hash of 32,768 threads took ~5 ms to create), no limit on threads,
+ * and a thread's state goes with it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct cp_thread);
 } threads SEC(".maps");
 
@@ -110,8 +115,10 @@ struct {
 	__type(value, __u32);
 } site_ids SEC(".maps");
 
+/* Shared by every CPU (see "How the program counts"): a per-CPU array
+ * allocates each of its CP_MAX_SITES entries apart, ~5 ms at start-up. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, CP_MAX_SITES);
 	__type(key, __u32);
 	__type(value, struct cp_site_counts);
@@ -167,9 +174,9 @@ static __always_inline struct cp_totals *get_totals(void)
 }
 
 /* The state of the current thread. */
-static __always_inline struct cp_thread *get_thread(__u32 tid)
+static __always_inline struct cp_thread *get_thread(void)
 {
-	return thread_lookup(&threads, tid);
+	return thread_lookup(&threads);
 }
 
 /* Returns the tid when the current task belongs to the target, else 0. */
@@ -366,7 +373,7 @@ static __always_inline void record_site(struct cp_thread *t, struct cp_totals *t
 	}
 	c = bpf_map_lookup_elem(&site_counts, &id);
 	if (c)
-		c->all++;
+		__sync_fetch_and_add(&c->all, 1);
 	if (!t)
 		return;
 	n = t->npending;
@@ -391,7 +398,7 @@ static __always_inline void record_read(__u32 tid, int entry, int path, int cloc
 					const struct cp_site_key *site)
 {
 	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread(tid);
+	struct cp_thread *t = get_thread();
 
 	if (!tot)
 		return;
@@ -416,7 +423,7 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 		id = t->pending_site[i];
 		c = bpf_map_lookup_elem(&site_counts, &id);
 		if (c)
-			c->in_requests += t->pending_count[i];
+			__sync_fetch_and_add(&c->in_requests, t->pending_count[i]);
 	}
 	tot->site_uncredited += t->pending_overflow;
 }
@@ -459,7 +466,7 @@ static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread(tid);
+	struct cp_thread *t = get_thread();
 	__u64 reads;
 
 	if (!tot || !t)
@@ -680,7 +687,7 @@ int on_extra_probe(struct pt_regs *ctx)
 	if (!tid || idx >= CP_MAX_PROBES)
 		return 0;
 	tot = get_totals();
-	t = get_thread(tid);
+	t = get_thread();
 	if (tot) {
 		tot->trap_hits++;
 		tot->all.probe_calls[idx]++;

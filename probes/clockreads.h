@@ -163,7 +163,6 @@ struct cp_site_counts {
 /* Per-thread state, keyed by tid: the reads of the request in progress,
  * and at which call sites they were, until the request completes. */
 struct cp_thread {
-	__u64 task_start;	/* the task's start time: a reused tid is new */
 	__u64 boundary_phase;	/* phase at its last boundary, 0: none yet */
 	struct cp_read_counts cur;
 	__u32 pending_site[CP_PENDING_SITES];

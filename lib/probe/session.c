@@ -464,8 +464,6 @@ _Static_assert(sizeof(struct cp_totals) ==
 	       "every field of struct cp_totals has its line in totals_add");
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
-_Static_assert(sizeof(struct cp_site_counts) == 2 * sizeof(__u64),
-	       "every field of struct cp_site_counts has its line in site_counts_add");
 
 static void max_into(__u64 *max, __u64 v)
 {
@@ -502,15 +500,6 @@ static void dist_add(void *total, const void *one)
 	sum->sum += v->sum;
 	for (int i = 0; i < CP_DIST_BUCKETS; i++)
 		sum->bucket[i] += v->bucket[i];
-}
-
-static void site_counts_add(void *total, const void *one)
-{
-	struct cp_site_counts *sum = total;
-	const struct cp_site_counts *v = one;
-
-	sum->all += v->all;
-	sum->in_requests += v->in_requests;
 }
 
 /* Reads one entry of a per-CPU map into sum (size bytes), its CPUs'
@@ -582,9 +571,10 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
 		key = next;
 		prev = &key;
+		/* site_counts is shared by the CPUs: one value per site. */
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    read_reduced(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
-				 sizeof(counts), site_counts_add))
+		    bpf_map__lookup_elem(s->skel->maps.site_counts, &id, sizeof(id), &counts,
+					 sizeof(counts), 0))
 			continue;
 		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
 			return -1;
