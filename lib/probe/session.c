@@ -2,6 +2,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,6 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
-#include "proc_maps.h"
 #include "session.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
@@ -153,8 +153,6 @@ static void use_uprobe_multi(struct clockreads_bpf *skel)
 		bpf_program__set_expected_attach_type(
 			progs[i], (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
 }
-
-static int self_test(struct cp_session *s, struct cp_error *err);
 
 const char *cp_mechanism_name(enum cp_mechanism m)
 {
@@ -428,7 +426,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
-	if (self_test(s, err) || attach_all(s, cfg, err)) {
+	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
 	}
@@ -773,27 +771,48 @@ static double time_calls(int n)
 	return now_ns() - t0;
 }
 
-/* The file offset of one of clockprof's own functions, and a path to the
- * file, from /proc/self/maps: what a uprobe on it takes. */
+/* Where one of clockprof's own functions is: the image that holds it, as
+ * a path a uprobe takes, and its file offset there. From the loaded
+ * images' program headers (no /proc/self/maps to read and parse). */
+struct own_code {
+	uint64_t addr, offset;
+	char *path;
+	size_t size;
+	bool found;
+};
+
+static int find_own_code(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct own_code *c = arg;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || c->addr < lo || c->addr >= lo + ph->p_memsz)
+			continue;
+		c->offset = c->addr - lo + ph->p_offset;
+		/* The main program has no name here: its file is /proc/self/exe. */
+		snprintf(c->path, c->size, "%s",
+			 info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe");
+		c->found = true;
+		return 1;
+	}
+	return 0;
+}
+
 static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
 {
-	uint64_t addr = (uint64_t)(uintptr_t)fn;
-	struct cp_proc_map *maps;
-	size_t n;
-	int rc = -1;
+	struct own_code c = { .addr = (uint64_t)(uintptr_t)fn, .path = path, .size = size };
 
-	if (cp_proc_maps_read(getpid(), &maps, &n))
+	dl_iterate_phdr(find_own_code, &c);
+	if (!c.found) {
+		errno = ENOENT;
 		return -1;
-	for (size_t i = 0; i < n && rc; i++) {
-		if (addr >= maps[i].start && addr < maps[i].end) {
-			snprintf(path, size, "/proc/self/map_files/%lx-%lx",
-				 (unsigned long)maps[i].start, (unsigned long)maps[i].end);
-			*offset = addr - maps[i].start + maps[i].offset;
-			rc = 0;
-		}
 	}
-	free(maps);
-	return rc;
+	*offset = c.offset;
+	return 0;
 }
 
 /* Places the mechanism's probe on calibration_point in this process,
@@ -814,11 +833,13 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
 			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
 }
 
-/* The mechanism proves it fires before anything is attached to the
- * target: every call of a probed function of our own must be counted (a
- * count, not a timing guess: a breakpoint the kernel accepted may never
- * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
-static int self_test(struct cp_session *s, struct cp_error *err)
+/* The mechanism proves it fires: every call of a probed function of our
+ * own must be counted (a count, not a timing guess: a breakpoint the
+ * kernel accepted may never fire, seen on AMD EPYC guests). What the hits
+ * cost comes with it. It runs once the target's probes are live (the
+ * uprobe it places then shares their registration's RCU grace period, and
+ * its calls overlap the window), and a failure still refuses the run. */
+int cp_session_prove(struct cp_session *s, struct cp_error *err)
 {
 	const int n = 200;
 	struct cp_breakpoints bp = { 0 };
