@@ -15,6 +15,8 @@
 #include "launcher.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "uprobe_multi.h"
+#include "uprobe_warmup.h"
 
 double cp_monotonic_s(void)
 {
@@ -209,8 +211,8 @@ static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
  * running target has mapped its libraries: it is named before the first
  * read is seen. A launched one has not yet: it runs on to its entry point
  * (counted from exec on) and is named there. */
-static int attach(struct run *r, const struct cp_profile_options *o,
-		  struct cp_profile *p, struct cp_error *err)
+static int place_probes(struct run *r, const struct cp_profile_options *o,
+			struct cp_profile *p, struct cp_error *err)
 {
 	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
 		return -1;
@@ -227,6 +229,23 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
 	return 0;
+}
+
+/* The probes placed with the uprobe registration's grace period waited
+ * for while the programs load (uprobe_warmup.h). Not on kernels without
+ * uprobe_multi: there the warm-up's removal would hold the trace events'
+ * mutex that placing per-offset uprobes takes. */
+static int attach(struct run *r, const struct cp_profile_options *o,
+		  struct cp_profile *p, struct cp_error *err)
+{
+	struct cp_uprobe_warmup warm = { .fd = -1 };
+	int rc;
+
+	if (cp_uprobe_multi_supported())
+		cp_uprobe_warmup_start(&warm);
+	rc = place_probes(r, o, p, err);
+	cp_uprobe_warmup_end(&warm);
+	return rc;
 }
 
 /* Probes counting from here on: the start-up figures are taken, the

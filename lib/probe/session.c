@@ -2,7 +2,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
+#include "own_code.h"
 #include "session.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
@@ -771,50 +771,6 @@ static double time_calls(int n)
 	return now_ns() - t0;
 }
 
-/* Where one of clockprof's own functions is: the image that holds it, as
- * a path a uprobe takes, and its file offset there. From the loaded
- * images' program headers (no /proc/self/maps to read and parse). */
-struct own_code {
-	uint64_t addr, offset;
-	char *path;
-	size_t size;
-	bool found;
-};
-
-static int find_own_code(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct own_code *c = arg;
-
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type != PT_LOAD || c->addr < lo || c->addr >= lo + ph->p_memsz)
-			continue;
-		c->offset = c->addr - lo + ph->p_offset;
-		/* The main program has no name here: its file is /proc/self/exe. */
-		snprintf(c->path, c->size, "%s",
-			 info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe");
-		c->found = true;
-		return 1;
-	}
-	return 0;
-}
-
-static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
-{
-	struct own_code c = { .addr = (uint64_t)(uintptr_t)fn, .path = path, .size = size };
-
-	dl_iterate_phdr(find_own_code, &c);
-	if (!c.found) {
-		errno = ENOENT;
-		return -1;
-	}
-	*offset = c.offset;
-	return 0;
-}
-
 /* Places the mechanism's probe on calibration_point in this process,
  * with the real program attached; returns the detach handle's owner. */
 static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
@@ -827,7 +783,7 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
 		return cp_breakpoints_attach(bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
 					     (uint64_t)(uintptr_t)probe_own_function,
 					     s->skel->progs.on_vdso_entry, NULL);
-	if (own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
+	if (cp_own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
 	return attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
 			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
