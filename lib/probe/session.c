@@ -828,7 +828,13 @@ int cp_session_prove(struct cp_session *s, struct cp_error *err)
 			probed = again;
 	}
 	cp_breakpoints_detach(&bp);
-	s->selftest_link = link;	/* our own code only; removed at close */
+	/* A uprobe_multi link on our own code is removed now, in the
+	 * background: its grace periods pass during the window instead of
+	 * adding to the removals at its end. A per-offset one would block. */
+	if (link.fd >= 0)
+		ulinks_destroy(&link, 1, false);
+	else
+		s->selftest_link = link;	/* our own code only; removed at close */
 	if (s->selftest.hits == 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       s->mechanism == CP_MECHANISM_BREAKPOINT ?
