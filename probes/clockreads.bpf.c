@@ -6,12 +6,12 @@
  *    place a read passes in an ordinary file of the target: the C
  *    library's real clock_gettime, the PLT stubs of gettimeofday/time
  *    (IFUNCs that jump straight into the vDSO), a static or Go executable's
- *    own vDSO callers (lib/probe/clock_points.h). The attach cookie says which
- *    read it is (CP_COOKIE);
+ *    own vDSO callers (lib/probe/clock_points.h), and the C library's
+ *    syscall() function for direct clock syscalls (with either
+ *    mechanism). The attach cookie says which read it is (CP_COOKIE);
  *  - on_vdso_entry (the breakpoint mechanism): a per-thread hardware
  *    execute breakpoint on each vDSO clock entry, the one place every read
  *    passes through, on hosts where such breakpoints fire;
- *  - on_syscall_func: direct syscall(SYS_clock_gettime, ...) calls;
  *  - on_boundary_*: the request boundary (a uprobe or a syscall) closes the
  *    thread's current request;
  *  - on_dl_change: the dynamic linker's debugger hook, so user space
@@ -538,6 +538,34 @@ static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
 		record_stack(ip, mode, sp, bp);
 }
 
+/* Direct clock syscalls: syscall(SYS_clock_gettime, ...) through the C
+ * library's syscall() function (a uprobe for the target only, with either
+ * mechanism). The kernel's syscall tracepoints would see raw syscall
+ * instructions too, but attaching to them puts every syscall of every
+ * process on the host on the slow path (measured here: getppid() 115 ns ->
+ * 197 ns), and this kernel has neither kprobes nor fentry for the syscall
+ * functions themselves. */
+static __always_inline void syscall_func(struct pt_regs *ctx, __u32 tid)
+{
+	long nr = PT_REGS_PARM1(ctx);
+	__s64 clock_id = CLOCK_REALTIME_ID;
+	int entry;
+
+	if (nr == sys_clock_gettime) {
+		entry = CP_ENTRY_CLOCK_GETTIME;
+		clock_id = (__s32)PT_REGS_PARM2(ctx);
+	} else if (nr == sys_gettimeofday) {
+		entry = CP_ENTRY_GETTIMEOFDAY;
+	} else if (nr == sys_time) {
+		entry = CP_ENTRY_TIME;
+	} else {
+		count_trap();
+		return;
+	}
+	seen_read(tid, PT_REGS_IP(ctx), entry, CP_PATH_SYSCALL, clock_id,
+		  CP_SITE_STACK_TOP, PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+}
+
 /* The uprobe mechanism: the cookie says which read this place is. */
 SEC("uprobe")
 int on_clock_func(struct pt_regs *ctx)
@@ -545,10 +573,17 @@ int on_clock_func(struct pt_regs *ctx)
 	__u32 tid = counting_tid();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	int entry = CP_COOKIE_ENTRY(cookie), clock = CP_COOKIE_CLOCK(cookie);
-	__s64 clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
+	__s64 clock_id;
 
-	if (!tid || entry >= CP_ENTRY_MAX)
+	if (!tid)
 		return 0;
+	if (entry == CP_ENTRY_SYSCALL_FUNC) {
+		syscall_func(ctx, tid);
+		return 0;
+	}
+	if (entry >= CP_ENTRY_MAX)
+		return 0;
+	clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
 	seen_read(tid, PT_REGS_IP(ctx), entry, entry_path(entry, clock_id), clock_id,
 		  CP_COOKIE_SITE(cookie), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
 	return 0;
@@ -578,37 +613,6 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 	}
 	seen_read(tid, ip, entry, entry_path(entry, clock_id), clock_id,
 		  CP_SITE_STACK_TOP, ctx->regs.sp, ctx->regs.bp, 0);
-	return 0;
-}
-
-/* Direct clock syscalls: syscall(SYS_clock_gettime, ...) through the C
- * library's syscall() function (a uprobe for the target only). The kernel's
- * syscall tracepoints would see raw syscall instructions too, but attaching
- * to them puts every syscall of every process on the host on the slow path
- * (measured here: getppid() 115 ns -> 197 ns), and this kernel has neither
- * kprobes nor fentry for the syscall functions themselves. */
-SEC("uprobe")
-int BPF_KPROBE(on_syscall_func, long nr, long arg1)
-{
-	__u32 tid = counting_tid();
-	__s64 clock_id = CLOCK_REALTIME_ID;
-	int entry;
-
-	if (!tid)
-		return 0;
-	if (nr == sys_clock_gettime) {
-		entry = CP_ENTRY_CLOCK_GETTIME;
-		clock_id = (__s32)arg1;
-	} else if (nr == sys_gettimeofday) {
-		entry = CP_ENTRY_GETTIMEOFDAY;
-	} else if (nr == sys_time) {
-		entry = CP_ENTRY_TIME;
-	} else {
-		count_trap();
-		return 0;
-	}
-	seen_read(tid, PT_REGS_IP(ctx), entry, CP_PATH_SYSCALL, clock_id,
-		  CP_SITE_STACK_TOP, PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
 	return 0;
 }
 

@@ -145,9 +145,8 @@ static void ulinks_destroy(struct ulink *u, size_t n, bool wait)
 /* The programs that go on uprobes take the uprobe_multi attach type. */
 static void use_uprobe_multi(struct clockreads_bpf *skel)
 {
-	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_syscall_func,
-					skel->progs.on_dl_change, skel->progs.on_boundary_func,
-					skel->progs.on_extra_probe };
+	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_dl_change,
+					skel->progs.on_boundary_func, skel->progs.on_extra_probe };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(
@@ -241,32 +240,37 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
+	/* The clock points with uprobes only; syscall() with either mechanism. */
+	size_t nclock = s->mechanism == CP_MECHANISM_UPROBE ? pts->n : 0;
+	size_t n = nclock + (pts->syscall_offset ? 1 : 0);
 	uint64_t *offsets, *cookies;
+	const char *what;
 	int rc;
 
-	if (pts->syscall_offset &&
-	    attach_file_probes(s, s->skel->progs.on_syscall_func, path, &pts->syscall_offset,
-			       NULL, 1, "syscall()", err))
-		return -1;
-	if (s->mechanism != CP_MECHANISM_UPROBE || !pts->n)
+	if (!n)
 		return 0;
-	offsets = calloc(pts->n, sizeof(*offsets));
-	cookies = calloc(pts->n, sizeof(*cookies));
+	offsets = calloc(n, sizeof(*offsets));
+	cookies = calloc(n, sizeof(*cookies));
 	if (!offsets || !cookies) {
 		free(offsets);
 		free(cookies);
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	}
-	for (size_t i = 0; i < pts->n; i++) {
+	for (size_t i = 0; i < nclock; i++) {
 		const struct cp_clock_point *p = &pts->points[i];
 
 		offsets[i] = p->offset;
 		cookies[i] = CP_COOKIE(p->entry, p->site, p->clock);
 	}
-	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, pts->n,
-				pts->n == 1 ? pts->points[0].what : "its clock points", err);
+	if (pts->syscall_offset) {
+		offsets[nclock] = pts->syscall_offset;
+		cookies[nclock] = CP_COOKIE(CP_ENTRY_SYSCALL_FUNC, CP_SITE_STACK_TOP, 0);
+	}
+	what = n > 1 ? "its clock points" : nclock ? pts->points[0].what : "syscall()";
+	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, n,
+				what, err);
 	if (rc == 0)
-		s->nclock_uprobes += pts->n;
+		s->nclock_uprobes += nclock;
 	free(offsets);
 	free(cookies);
 	return rc;
