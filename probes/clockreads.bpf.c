@@ -242,6 +242,31 @@ static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
 	return 0;
 }
 
+/* Where walk_to_call_site is, between two hops. */
+struct walk {
+	__u64 pc, sp, bp;
+	__u16 via;
+	bool lost;	/* the stack could not be read */
+};
+
+/* One hop out of a wrapper, as bpf_loop's callback: the verifier checks it
+ * once instead of once per hop (a loop of CP_UNWIND_MAX_HOPS took 4 of the
+ * program's 6 ms of verification, at every start-up). 1 ends the walk. */
+static long walk_hop(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &w->pc);
+
+	if (!r || r->via == CP_VIA_NONE)
+		return 1;
+	if (cfi_step(r, &w->pc, &w->sp, &w->bp)) {
+		w->lost = true;
+		return 1;
+	}
+	w->via = r->via;
+	return 0;
+}
+
 /* Steps out of clock wrappers (see clockreads.h): from the return address
  * pc with the stack and frame pointers sp, bp, to the first return address
  * that is not inside a wrapper: the call site. 0 when the stack could not
@@ -249,16 +274,11 @@ static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
 static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 						__u16 *via)
 {
-	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
-		struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
+	struct walk w = { .pc = pc, .sp = sp, .bp = bp, .via = *via };
 
-		if (!r || r->via == CP_VIA_NONE)
-			break;
-		if (cfi_step(r, &pc, &sp, &bp))
-			return 0;
-		*via = r->via;
-	}
-	return pc;
+	bpf_loop(CP_UNWIND_MAX_HOPS, walk_hop, &w, 0);
+	*via = w.via;
+	return w.lost ? 0 : w.pc;
 }
 
 /* Where a read returns to, seen at the probed instruction: the return
@@ -544,48 +564,54 @@ static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
  * instructions too, but attaching to them puts every syscall of every
  * process on the host on the slow path (measured here: getppid() 115 ns ->
  * 197 ns), and this kernel has neither kprobes nor fentry for the syscall
- * functions themselves. */
-static __always_inline void syscall_func(struct pt_regs *ctx, __u32 tid)
+ * functions themselves. The entry a syscall number reads through, with
+ * its clock id; -1 for any other syscall. */
+static __always_inline int syscall_entry(struct pt_regs *ctx, __s64 *clock_id)
 {
 	long nr = PT_REGS_PARM1(ctx);
-	__s64 clock_id = CLOCK_REALTIME_ID;
-	int entry;
 
+	*clock_id = CLOCK_REALTIME_ID;
 	if (nr == sys_clock_gettime) {
-		entry = CP_ENTRY_CLOCK_GETTIME;
-		clock_id = (__s32)PT_REGS_PARM2(ctx);
-	} else if (nr == sys_gettimeofday) {
-		entry = CP_ENTRY_GETTIMEOFDAY;
-	} else if (nr == sys_time) {
-		entry = CP_ENTRY_TIME;
-	} else {
-		count_trap();
-		return;
+		*clock_id = (__s32)PT_REGS_PARM2(ctx);
+		return CP_ENTRY_CLOCK_GETTIME;
 	}
-	seen_read(tid, PT_REGS_IP(ctx), entry, CP_PATH_SYSCALL, clock_id,
-		  CP_SITE_STACK_TOP, PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
+	if (nr == sys_gettimeofday)
+		return CP_ENTRY_GETTIMEOFDAY;
+	if (nr == sys_time)
+		return CP_ENTRY_TIME;
+	return -1;
 }
 
-/* The uprobe mechanism: the cookie says which read this place is. */
+/* The uprobe mechanism: the cookie says which read this place is. Both
+ * kinds of place end in one seen_read, which the verifier walks once. */
 SEC("uprobe")
 int on_clock_func(struct pt_regs *ctx)
 {
 	__u32 tid = counting_tid();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	int entry = CP_COOKIE_ENTRY(cookie), clock = CP_COOKIE_CLOCK(cookie);
+	int mode = CP_COOKIE_SITE(cookie), path, direct = 0;
 	__s64 clock_id;
 
 	if (!tid)
 		return 0;
 	if (entry == CP_ENTRY_SYSCALL_FUNC) {
-		syscall_func(ctx, tid);
-		return 0;
+		entry = syscall_entry(ctx, &clock_id);
+		if (entry < 0) {
+			count_trap();	/* another syscall: a hit that reads no clock */
+			return 0;
+		}
+		path = CP_PATH_SYSCALL;
+		mode = CP_SITE_STACK_TOP;
+		direct = 1;
+	} else {
+		if (entry >= CP_ENTRY_MAX)
+			return 0;
+		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
+		path = entry_path(entry, clock_id);
 	}
-	if (entry >= CP_ENTRY_MAX)
-		return 0;
-	clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
-	seen_read(tid, PT_REGS_IP(ctx), entry, entry_path(entry, clock_id), clock_id,
-		  CP_COOKIE_SITE(cookie), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
+	seen_read(tid, PT_REGS_IP(ctx), entry, path, clock_id, mode, PT_REGS_SP(ctx),
+		  PT_REGS_FP(ctx), direct);
 	return 0;
 }
 
