@@ -211,8 +211,8 @@ static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
  * running target has mapped its libraries: it is named before the first
  * read is seen. A launched one has not yet: it runs on to its entry point
  * (counted from exec on) and is named there. */
-static int place_probes(struct run *r, const struct cp_profile_options *o,
-			struct cp_profile *p, struct cp_error *err)
+static int attach(struct run *r, const struct cp_profile_options *o,
+		  struct cp_profile *p, struct cp_error *err)
 {
 	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
 		return -1;
@@ -229,23 +229,6 @@ static int place_probes(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
 	return 0;
-}
-
-/* The probes placed with the uprobe registration's grace period waited
- * for while the programs load (uprobe_warmup.h). Not on kernels without
- * uprobe_multi: there the warm-up's removal would hold the trace events'
- * mutex that placing per-offset uprobes takes. */
-static int attach(struct run *r, const struct cp_profile_options *o,
-		  struct cp_profile *p, struct cp_error *err)
-{
-	struct cp_uprobe_warmup warm = { .fd = -1 };
-	int rc;
-
-	if (cp_uprobe_multi_supported())
-		cp_uprobe_warmup_start(&warm);
-	rc = place_probes(r, o, p, err);
-	cp_uprobe_warmup_end(&warm);
-	return rc;
 }
 
 /* Probes counting from here on: the start-up figures are taken, the
@@ -438,10 +421,22 @@ static void abandon(struct run *r, struct cp_profile *p)
 	cp_target_release(&p->target);
 }
 
+/* The uprobe registration's grace period waited for from the start, while
+ * the target is inspected and the programs load (uprobe_warmup.h). Not on
+ * kernels without uprobe_multi: there the warm-up's removal would hold the
+ * trace events' mutex that placing per-offset uprobes takes. */
+static void start_warmup(struct cp_uprobe_warmup *warm)
+{
+	if (cp_uprobe_multi_supported())
+		cp_uprobe_warmup_start(warm);
+}
+
 int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
+	struct cp_uprobe_warmup warm = { .fd = -1 };
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->stacks_recorded = o->stacks;
@@ -450,8 +445,10 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	r.begin = cp_monotonic_s();
 	if (parse_events(o, p, err))
 		return -1;
-	if (start(&r, o, p, err) || attach(&r, o, p, err) ||
-	    open_clock_window(&r, o, p, err)) {
+	start_warmup(&warm);
+	rc = start(&r, o, p, err) || attach(&r, o, p, err);
+	cp_uprobe_warmup_end(&warm);
+	if (rc || open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);
 		return -1;
 	}
