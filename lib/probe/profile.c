@@ -15,8 +15,7 @@
 #include "launcher.h"
 #include "parallel.h"
 #include "profile_window.h"
-#include "uprobe_multi.h"
-#include "uprobe_warmup.h"
+#include "warmup.h"
 
 double cp_monotonic_s(void)
 {
@@ -421,21 +420,10 @@ static void abandon(struct run *r, struct cp_profile *p)
 	cp_target_release(&p->target);
 }
 
-/* The uprobe registration's grace period waited for from the start, while
- * the target is inspected and the programs load (uprobe_warmup.h). Not on
- * kernels without uprobe_multi: there the warm-up's removal would hold the
- * trace events' mutex that placing per-offset uprobes takes. */
-static void start_warmup(struct cp_uprobe_warmup *warm)
-{
-	if (cp_uprobe_multi_supported())
-		cp_uprobe_warmup_start(warm);
-}
-
 int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
-	struct cp_uprobe_warmup warm = { .fd = -1 };
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -445,9 +433,10 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	r.begin = cp_monotonic_s();
 	if (parse_events(o, p, err))
 		return -1;
-	start_warmup(&warm);
+	/* The grace periods the first uprobe and the first per-task perf event
+	 * wait for pass while the target is inspected and the programs load. */
+	cp_warmup_start();
 	rc = start(&r, o, p, err) || attach(&r, o, p, err);
-	cp_uprobe_warmup_end(&warm);
 	if (rc || open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);
 		return -1;
