@@ -414,7 +414,7 @@ static __always_inline void record_site(struct cp_thread *t, struct cp_totals *t
 	}
 }
 
-static __always_inline void record_read(__u32 tid, int entry, int path, int clock,
+static __always_inline void record_read(int entry, int path, int clock,
 					const struct cp_site_key *site)
 {
 	struct cp_totals *tot = get_totals();
@@ -546,14 +546,13 @@ static __always_inline int entry_path(int entry, __s64 clock_id)
 
 /* One clock read seen at ip by any mechanism: counted, its call site and
  * (--stacks) its stack recorded. mode tells where its return address is. */
-static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
-				      __s64 clock_id, int mode, __u64 sp, __u64 bp,
-				      int direct)
+static __always_inline void seen_read(__u64 ip, int entry, int path, __s64 clock_id,
+				      int mode, __u64 sp, __u64 bp, int direct)
 {
 	struct cp_site_key site;
 
 	find_site(&site, mode, sp, bp, entry, direct);
-	record_read(tid, entry, path, clock_slot(clock_id), &site);
+	record_read(entry, path, clock_slot(clock_id), &site);
 	if (capture_stacks)
 		record_stack(ip, mode, sp, bp);
 }
@@ -610,7 +609,7 @@ int on_clock_func(struct pt_regs *ctx)
 		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
 		path = entry_path(entry, clock_id);
 	}
-	seen_read(tid, PT_REGS_IP(ctx), entry, path, clock_id, mode, PT_REGS_SP(ctx),
+	seen_read(PT_REGS_IP(ctx), entry, path, clock_id, mode, PT_REGS_SP(ctx),
 		  PT_REGS_FP(ctx), direct);
 	return 0;
 }
@@ -637,7 +636,7 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 		count_trap();	/* a guard: costs like a hit, counts nothing */
 		return 0;
 	}
-	seen_read(tid, ip, entry, entry_path(entry, clock_id), clock_id,
+	seen_read(ip, entry, entry_path(entry, clock_id), clock_id,
 		  CP_SITE_STACK_TOP, ctx->regs.sp, ctx->regs.bp, 0);
 	return 0;
 }
