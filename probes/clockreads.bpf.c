@@ -6,12 +6,12 @@
  *    place a read passes in an ordinary file of the target: the C
  *    library's real clock_gettime, the PLT stubs of gettimeofday/time
  *    (IFUNCs that jump straight into the vDSO), a static or Go executable's
- *    own vDSO callers (lib/probe/clock_points.h). The attach cookie says which
- *    read it is (CP_COOKIE);
+ *    own vDSO callers (lib/probe/clock_points.h), and the C library's
+ *    syscall() function for direct clock syscalls (with either
+ *    mechanism). The attach cookie says which read it is (CP_COOKIE);
  *  - on_vdso_entry (the breakpoint mechanism): a per-thread hardware
  *    execute breakpoint on each vDSO clock entry, the one place every read
  *    passes through, on hosts where such breakpoints fire;
- *  - on_syscall_func: direct syscall(SYS_clock_gettime, ...) calls;
  *  - on_boundary_*: the request boundary (a uprobe or a syscall) closes the
  *    thread's current request;
  *  - on_dl_change: the dynamic linker's debugger hook, so user space
@@ -65,13 +65,15 @@ __u32 target_execed;
 __u32 target_forks;
 
 /* ---- How the program counts --------------------------------------------
- * Counts that every read adds to (totals, site_counts, dist) are per-CPU
- * arrays, added without atomics and summed by user space. Four counters
- * are shared by all CPUs and added atomically instead: a stack's count
- * (stacks is keyed by the whole stack; per-CPU values would multiply its
- * memory by the CPUs for a count user space reads once), the next call-site
- * id (once per new site), the self-test's hits (clockprof's own calls)
- * and the processes the target started (once per fork).
+ * Counts that every read adds to (totals, dist) are per-CPU arrays, added
+ * without atomics and summed by user space. Five counters are shared by
+ * all CPUs and added atomically instead: a stack's count (stacks is keyed
+ * by the whole stack; per-CPU values would multiply its memory by the CPUs
+ * for a count user space reads once), a call site's counts (a per-CPU
+ * array of CP_MAX_SITES entries is CP_MAX_SITES allocations, ~5 ms before
+ * the window can open), the next call-site id (once per new site), the
+ * self-test's hits (clockprof's own calls) and the processes the target
+ * started (once per fork).
  * Their cost stays small against a probe hit: an atomic add on one shared
  * counter measured 6-8 ns alone and 15-21 ns with two CPUs contending for
  * it, against 1-2 ns for a per-CPU add (make bench, shared_counter), on a
@@ -87,10 +89,13 @@ struct {
 	__type(value, struct cp_totals);
 } totals SEC(".maps");
 
+/* Per-thread state as task storage: nothing to preallocate at start-up (an
+ * LRU hash of 32,768 threads took ~5 ms to create), no limit on threads,
+ * and a thread's state goes with it. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct cp_thread);
 } threads SEC(".maps");
 
@@ -110,8 +115,10 @@ struct {
 	__type(value, __u32);
 } site_ids SEC(".maps");
 
+/* Shared by every CPU (see "How the program counts"): a per-CPU array
+ * allocates each of its CP_MAX_SITES entries apart, ~5 ms at start-up. */
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, CP_MAX_SITES);
 	__type(key, __u32);
 	__type(value, struct cp_site_counts);
@@ -167,9 +174,9 @@ static __always_inline struct cp_totals *get_totals(void)
 }
 
 /* The state of the current thread. */
-static __always_inline struct cp_thread *get_thread(__u32 tid)
+static __always_inline struct cp_thread *get_thread(void)
 {
-	return thread_lookup(&threads, tid);
+	return thread_lookup(&threads);
 }
 
 /* Returns the tid when the current task belongs to the target, else 0. */
@@ -235,6 +242,31 @@ static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
 	return 0;
 }
 
+/* Where walk_to_call_site is, between two hops. */
+struct walk {
+	__u64 pc, sp, bp;
+	__u16 via;
+	bool lost;	/* the stack could not be read */
+};
+
+/* One hop out of a wrapper, as bpf_loop's callback: the verifier checks it
+ * once instead of once per hop (a loop of CP_UNWIND_MAX_HOPS took 4 of the
+ * program's 6 ms of verification, at every start-up). 1 ends the walk. */
+static long walk_hop(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &w->pc);
+
+	if (!r || r->via == CP_VIA_NONE)
+		return 1;
+	if (cfi_step(r, &w->pc, &w->sp, &w->bp)) {
+		w->lost = true;
+		return 1;
+	}
+	w->via = r->via;
+	return 0;
+}
+
 /* Steps out of clock wrappers (see clockreads.h): from the return address
  * pc with the stack and frame pointers sp, bp, to the first return address
  * that is not inside a wrapper: the call site. 0 when the stack could not
@@ -242,16 +274,11 @@ static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
 static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 						__u16 *via)
 {
-	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
-		struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &pc);
+	struct walk w = { .pc = pc, .sp = sp, .bp = bp, .via = *via };
 
-		if (!r || r->via == CP_VIA_NONE)
-			break;
-		if (cfi_step(r, &pc, &sp, &bp))
-			return 0;
-		*via = r->via;
-	}
-	return pc;
+	bpf_loop(CP_UNWIND_MAX_HOPS, walk_hop, &w, 0);
+	*via = w.via;
+	return w.lost ? 0 : w.pc;
 }
 
 /* Where a read returns to, seen at the probed instruction: the return
@@ -366,7 +393,7 @@ static __always_inline void record_site(struct cp_thread *t, struct cp_totals *t
 	}
 	c = bpf_map_lookup_elem(&site_counts, &id);
 	if (c)
-		c->all++;
+		__sync_fetch_and_add(&c->all, 1);
 	if (!t)
 		return;
 	n = t->npending;
@@ -387,11 +414,11 @@ static __always_inline void record_site(struct cp_thread *t, struct cp_totals *t
 	}
 }
 
-static __always_inline void record_read(__u32 tid, int entry, int path, int clock,
+static __always_inline void record_read(int entry, int path, int clock,
 					const struct cp_site_key *site)
 {
 	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread(tid);
+	struct cp_thread *t = get_thread();
 
 	if (!tot)
 		return;
@@ -416,7 +443,7 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 		id = t->pending_site[i];
 		c = bpf_map_lookup_elem(&site_counts, &id);
 		if (c)
-			c->in_requests += t->pending_count[i];
+			__sync_fetch_and_add(&c->in_requests, t->pending_count[i]);
 	}
 	tot->site_uncredited += t->pending_overflow;
 }
@@ -459,7 +486,7 @@ static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread(tid);
+	struct cp_thread *t = get_thread();
 	__u64 reads;
 
 	if (!tot || !t)
@@ -519,31 +546,71 @@ static __always_inline int entry_path(int entry, __s64 clock_id)
 
 /* One clock read seen at ip by any mechanism: counted, its call site and
  * (--stacks) its stack recorded. mode tells where its return address is. */
-static __always_inline void seen_read(__u32 tid, __u64 ip, int entry, int path,
-				      __s64 clock_id, int mode, __u64 sp, __u64 bp,
-				      int direct)
+static __always_inline void seen_read(__u64 ip, int entry, int path, __s64 clock_id,
+				      int mode, __u64 sp, __u64 bp, int direct)
 {
 	struct cp_site_key site;
 
 	find_site(&site, mode, sp, bp, entry, direct);
-	record_read(tid, entry, path, clock_slot(clock_id), &site);
+	record_read(entry, path, clock_slot(clock_id), &site);
 	if (capture_stacks)
 		record_stack(ip, mode, sp, bp);
 }
 
-/* The uprobe mechanism: the cookie says which read this place is. */
+/* Direct clock syscalls: syscall(SYS_clock_gettime, ...) through the C
+ * library's syscall() function (a uprobe for the target only, with either
+ * mechanism). The kernel's syscall tracepoints would see raw syscall
+ * instructions too, but attaching to them puts every syscall of every
+ * process on the host on the slow path (measured here: getppid() 115 ns ->
+ * 197 ns), and this kernel has neither kprobes nor fentry for the syscall
+ * functions themselves. The entry a syscall number reads through, with
+ * its clock id; -1 for any other syscall. */
+static __always_inline int syscall_entry(struct pt_regs *ctx, __s64 *clock_id)
+{
+	long nr = PT_REGS_PARM1(ctx);
+
+	*clock_id = CLOCK_REALTIME_ID;
+	if (nr == sys_clock_gettime) {
+		*clock_id = (__s32)PT_REGS_PARM2(ctx);
+		return CP_ENTRY_CLOCK_GETTIME;
+	}
+	if (nr == sys_gettimeofday)
+		return CP_ENTRY_GETTIMEOFDAY;
+	if (nr == sys_time)
+		return CP_ENTRY_TIME;
+	return -1;
+}
+
+/* The uprobe mechanism: the cookie says which read this place is. Both
+ * kinds of place end in one seen_read, which the verifier walks once. */
 SEC("uprobe")
 int on_clock_func(struct pt_regs *ctx)
 {
 	__u32 tid = counting_tid();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	int entry = CP_COOKIE_ENTRY(cookie), clock = CP_COOKIE_CLOCK(cookie);
-	__s64 clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
+	int mode = CP_COOKIE_SITE(cookie), path, direct = 0;
+	__s64 clock_id;
 
-	if (!tid || entry >= CP_ENTRY_MAX)
+	if (!tid)
 		return 0;
-	seen_read(tid, PT_REGS_IP(ctx), entry, entry_path(entry, clock_id), clock_id,
-		  CP_COOKIE_SITE(cookie), PT_REGS_SP(ctx), PT_REGS_FP(ctx), 0);
+	if (entry == CP_ENTRY_SYSCALL_FUNC) {
+		entry = syscall_entry(ctx, &clock_id);
+		if (entry < 0) {
+			count_trap();	/* another syscall: a hit that reads no clock */
+			return 0;
+		}
+		path = CP_PATH_SYSCALL;
+		mode = CP_SITE_STACK_TOP;
+		direct = 1;
+	} else {
+		if (entry >= CP_ENTRY_MAX)
+			return 0;
+		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
+		path = entry_path(entry, clock_id);
+	}
+	seen_read(PT_REGS_IP(ctx), entry, path, clock_id, mode, PT_REGS_SP(ctx),
+		  PT_REGS_FP(ctx), direct);
 	return 0;
 }
 
@@ -569,39 +636,8 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 		count_trap();	/* a guard: costs like a hit, counts nothing */
 		return 0;
 	}
-	seen_read(tid, ip, entry, entry_path(entry, clock_id), clock_id,
+	seen_read(ip, entry, entry_path(entry, clock_id), clock_id,
 		  CP_SITE_STACK_TOP, ctx->regs.sp, ctx->regs.bp, 0);
-	return 0;
-}
-
-/* Direct clock syscalls: syscall(SYS_clock_gettime, ...) through the C
- * library's syscall() function (a uprobe for the target only). The kernel's
- * syscall tracepoints would see raw syscall instructions too, but attaching
- * to them puts every syscall of every process on the host on the slow path
- * (measured here: getppid() 115 ns -> 197 ns), and this kernel has neither
- * kprobes nor fentry for the syscall functions themselves. */
-SEC("uprobe")
-int BPF_KPROBE(on_syscall_func, long nr, long arg1)
-{
-	__u32 tid = counting_tid();
-	__s64 clock_id = CLOCK_REALTIME_ID;
-	int entry;
-
-	if (!tid)
-		return 0;
-	if (nr == sys_clock_gettime) {
-		entry = CP_ENTRY_CLOCK_GETTIME;
-		clock_id = (__s32)arg1;
-	} else if (nr == sys_gettimeofday) {
-		entry = CP_ENTRY_GETTIMEOFDAY;
-	} else if (nr == sys_time) {
-		entry = CP_ENTRY_TIME;
-	} else {
-		count_trap();
-		return 0;
-	}
-	seen_read(tid, PT_REGS_IP(ctx), entry, CP_PATH_SYSCALL, clock_id,
-		  CP_SITE_STACK_TOP, PT_REGS_SP(ctx), PT_REGS_FP(ctx), 1);
 	return 0;
 }
 
@@ -680,7 +716,7 @@ int on_extra_probe(struct pt_regs *ctx)
 	if (!tid || idx >= CP_MAX_PROBES)
 		return 0;
 	tot = get_totals();
-	t = get_thread(tid);
+	t = get_thread();
 	if (tot) {
 		tot->trap_hits++;
 		tot->all.probe_calls[idx]++;

@@ -51,6 +51,11 @@ enum cp_site_mode {
 #define CP_COOKIE_ENTRY(c) ((int)((c) & 0xff))
 #define CP_COOKIE_SITE(c) ((int)(((c) >> 8) & 0xff))
 #define CP_COOKIE_CLOCK(c) ((int)(((c) >> 16) & 0xffff) - 1)
+/* The entry of the C library's syscall() function: which read, if any,
+ * follows from its arguments. It shares its file's link and program with
+ * the clock points (one link fewer to remove at the end, one program fewer
+ * to load). */
+#define CP_ENTRY_SYSCALL_FUNC 0xff
 
 /* --probe FILE:SYMBOL extra entry points, counted apart from clock reads. */
 #define CP_MAX_PROBES 8
@@ -163,7 +168,6 @@ struct cp_site_counts {
 /* Per-thread state, keyed by tid: the reads of the request in progress,
  * and at which call sites they were, until the request completes. */
 struct cp_thread {
-	__u64 task_start;	/* the task's start time: a reused tid is new */
 	__u64 boundary_phase;	/* phase at its last boundary, 0: none yet */
 	struct cp_read_counts cur;
 	__u32 pending_site[CP_PENDING_SITES];

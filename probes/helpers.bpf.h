@@ -48,19 +48,15 @@ static __always_inline __u32 current_tid_in(__u32 tgid)
 	return (id >> 32) == tgid ? (__u32)id : 0;
 }
 
-/* The state of the current thread (tid) in threads, a map keyed by tid. A
- * tid the kernel reused for a new thread starts afresh: its first interval
- * is partial like any other. */
-static __always_inline struct cp_thread *thread_lookup(void *threads, __u32 tid)
+/* The state of the current thread in threads, a task-storage map: created
+ * zeroed on the thread's first hit and freed by the kernel when the thread
+ * exits, so a tid the kernel reuses for a new thread starts afresh (its
+ * first interval is partial like any other). NULL when the kernel could not
+ * allocate it (the read still counts in the totals). */
+static __always_inline struct cp_thread *thread_lookup(void *threads)
 {
-	__u64 start = bpf_get_current_task_btf()->start_time;
-	struct cp_thread *t = bpf_map_lookup_elem(threads, &tid);
-	struct cp_thread fresh = { .task_start = start };
-
-	if (t && t->task_start == start)
-		return t;
-	bpf_map_update_elem(threads, &tid, &fresh, BPF_ANY);
-	return bpf_map_lookup_elem(threads, &tid);
+	return bpf_task_storage_get(threads, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 #endif

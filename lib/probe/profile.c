@@ -15,6 +15,7 @@
 #include "launcher.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "warmup.h"
 
 double cp_monotonic_s(void)
 {
@@ -230,15 +231,13 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 }
 
 /* Probes counting from here on: the start-up figures are taken, the
- * launched command let go, and the counters enabled unless they wait for
- * a window of their own. */
+ * launched command let go, the counters enabled unless they wait for a
+ * window of their own, and the mechanism's self-test passed. */
 static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 			     struct cp_profile *p, struct cp_error *err)
 {
 	p->attach_s = cp_monotonic_s() - r->begin;
 	cp_session_stats(r->s, &p->stats);
-	cp_session_selftest(r->s, &p->selftest);
-	p->cost_ns_per_hit = p->selftest.cost_ns;
 	p->breakpoints_fire = o->mechanism == CP_MECHANISM_BREAKPOINT ? 1 : -1;
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (r->cpu_clock)
@@ -254,6 +253,12 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	if (r->ctr && !p->counters_split)
 		cp_counters_enable(r->ctr);
+	/* The mechanism proves itself with every probe live, its calls
+	 * overlapping the window's first ms: a failure refuses the run. */
+	if (cp_session_prove(r->s, err))
+		return -1;
+	cp_session_selftest(r->s, &p->selftest);
+	p->cost_ns_per_hit = p->selftest.cost_ns;
 	return 0;
 }
 
@@ -419,6 +424,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
+	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->stacks_recorded = o->stacks;
@@ -427,8 +433,11 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	r.begin = cp_monotonic_s();
 	if (parse_events(o, p, err))
 		return -1;
-	if (start(&r, o, p, err) || attach(&r, o, p, err) ||
-	    open_clock_window(&r, o, p, err)) {
+	/* The grace periods the first uprobe and the first per-task perf event
+	 * wait for pass while the target is inspected and the programs load. */
+	cp_warmup_start();
+	rc = start(&r, o, p, err) || attach(&r, o, p, err);
+	if (rc || open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);
 		return -1;
 	}

@@ -16,7 +16,7 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
-#include "proc_maps.h"
+#include "own_code.h"
 #include "session.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
@@ -145,16 +145,13 @@ static void ulinks_destroy(struct ulink *u, size_t n, bool wait)
 /* The programs that go on uprobes take the uprobe_multi attach type. */
 static void use_uprobe_multi(struct clockreads_bpf *skel)
 {
-	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_syscall_func,
-					skel->progs.on_dl_change, skel->progs.on_boundary_func,
-					skel->progs.on_extra_probe };
+	struct bpf_program *progs[] = { skel->progs.on_clock_func, skel->progs.on_dl_change,
+					skel->progs.on_boundary_func, skel->progs.on_extra_probe };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(
 			progs[i], (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
 }
-
-static int self_test(struct cp_session *s, struct cp_error *err);
 
 const char *cp_mechanism_name(enum cp_mechanism m)
 {
@@ -243,32 +240,37 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
+	/* The clock points with uprobes only; syscall() with either mechanism. */
+	size_t nclock = s->mechanism == CP_MECHANISM_UPROBE ? pts->n : 0;
+	size_t n = nclock + (pts->syscall_offset ? 1 : 0);
 	uint64_t *offsets, *cookies;
+	const char *what;
 	int rc;
 
-	if (pts->syscall_offset &&
-	    attach_file_probes(s, s->skel->progs.on_syscall_func, path, &pts->syscall_offset,
-			       NULL, 1, "syscall()", err))
-		return -1;
-	if (s->mechanism != CP_MECHANISM_UPROBE || !pts->n)
+	if (!n)
 		return 0;
-	offsets = calloc(pts->n, sizeof(*offsets));
-	cookies = calloc(pts->n, sizeof(*cookies));
+	offsets = calloc(n, sizeof(*offsets));
+	cookies = calloc(n, sizeof(*cookies));
 	if (!offsets || !cookies) {
 		free(offsets);
 		free(cookies);
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	}
-	for (size_t i = 0; i < pts->n; i++) {
+	for (size_t i = 0; i < nclock; i++) {
 		const struct cp_clock_point *p = &pts->points[i];
 
 		offsets[i] = p->offset;
 		cookies[i] = CP_COOKIE(p->entry, p->site, p->clock);
 	}
-	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, pts->n,
-				pts->n == 1 ? pts->points[0].what : "its clock points", err);
+	if (pts->syscall_offset) {
+		offsets[nclock] = pts->syscall_offset;
+		cookies[nclock] = CP_COOKIE(CP_ENTRY_SYSCALL_FUNC, CP_SITE_STACK_TOP, 0);
+	}
+	what = n > 1 ? "its clock points" : nclock ? pts->points[0].what : "syscall()";
+	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, n,
+				what, err);
 	if (rc == 0)
-		s->nclock_uprobes += pts->n;
+		s->nclock_uprobes += nclock;
 	free(offsets);
 	free(cookies);
 	return rc;
@@ -428,7 +430,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
-	if (self_test(s, err) || attach_all(s, cfg, err)) {
+	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
 	}
@@ -464,8 +466,6 @@ _Static_assert(sizeof(struct cp_totals) ==
 	       "every field of struct cp_totals has its line in totals_add");
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
-_Static_assert(sizeof(struct cp_site_counts) == 2 * sizeof(__u64),
-	       "every field of struct cp_site_counts has its line in site_counts_add");
 
 static void max_into(__u64 *max, __u64 v)
 {
@@ -502,15 +502,6 @@ static void dist_add(void *total, const void *one)
 	sum->sum += v->sum;
 	for (int i = 0; i < CP_DIST_BUCKETS; i++)
 		sum->bucket[i] += v->bucket[i];
-}
-
-static void site_counts_add(void *total, const void *one)
-{
-	struct cp_site_counts *sum = total;
-	const struct cp_site_counts *v = one;
-
-	sum->all += v->all;
-	sum->in_requests += v->in_requests;
 }
 
 /* Reads one entry of a per-CPU map into sum (size bytes), its CPUs'
@@ -582,9 +573,10 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
 		key = next;
 		prev = &key;
+		/* site_counts is shared by the CPUs: one value per site. */
 		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    read_reduced(s, s->skel->maps.site_counts, &id, sizeof(id), &counts,
-				 sizeof(counts), site_counts_add))
+		    bpf_map__lookup_elem(s->skel->maps.site_counts, &id, sizeof(id), &counts,
+					 sizeof(counts), 0))
 			continue;
 		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
 			return -1;
@@ -783,29 +775,6 @@ static double time_calls(int n)
 	return now_ns() - t0;
 }
 
-/* The file offset of one of clockprof's own functions, and a path to the
- * file, from /proc/self/maps: what a uprobe on it takes. */
-static int own_code_offset(const void *fn, char *path, size_t size, uint64_t *offset)
-{
-	uint64_t addr = (uint64_t)(uintptr_t)fn;
-	struct cp_proc_map *maps;
-	size_t n;
-	int rc = -1;
-
-	if (cp_proc_maps_read(getpid(), &maps, &n))
-		return -1;
-	for (size_t i = 0; i < n && rc; i++) {
-		if (addr >= maps[i].start && addr < maps[i].end) {
-			snprintf(path, size, "/proc/self/map_files/%lx-%lx",
-				 (unsigned long)maps[i].start, (unsigned long)maps[i].end);
-			*offset = addr - maps[i].start + maps[i].offset;
-			rc = 0;
-		}
-	}
-	free(maps);
-	return rc;
-}
-
 /* Places the mechanism's probe on calibration_point in this process,
  * with the real program attached; returns the detach handle's owner. */
 static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
@@ -818,17 +787,19 @@ static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
 		return cp_breakpoints_attach(bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
 					     (uint64_t)(uintptr_t)probe_own_function,
 					     s->skel->progs.on_vdso_entry, NULL);
-	if (own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
+	if (cp_own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
 	return attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
 			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
 }
 
-/* The mechanism proves it fires before anything is attached to the
- * target: every call of a probed function of our own must be counted (a
- * count, not a timing guess: a breakpoint the kernel accepted may never
- * fire, seen on AMD EPYC guests). What the hits cost comes with it. */
-static int self_test(struct cp_session *s, struct cp_error *err)
+/* The mechanism proves it fires: every call of a probed function of our
+ * own must be counted (a count, not a timing guess: a breakpoint the
+ * kernel accepted may never fire, seen on AMD EPYC guests). What the hits
+ * cost comes with it. It runs once the target's probes are live (the
+ * uprobe it places then shares their registration's RCU grace period, and
+ * its calls overlap the window), and a failure still refuses the run. */
+int cp_session_prove(struct cp_session *s, struct cp_error *err)
 {
 	const int n = 200;
 	struct cp_breakpoints bp = { 0 };
@@ -861,7 +832,13 @@ static int self_test(struct cp_session *s, struct cp_error *err)
 			probed = again;
 	}
 	cp_breakpoints_detach(&bp);
-	s->selftest_link = link;	/* our own code only; removed at close */
+	/* A uprobe_multi link on our own code is removed now, in the
+	 * background: its grace periods pass during the window instead of
+	 * adding to the removals at its end. A per-offset one would block. */
+	if (link.fd >= 0)
+		ulinks_destroy(&link, 1, false);
+	else
+		s->selftest_link = link;	/* our own code only; removed at close */
 	if (s->selftest.hits == 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       s->mechanism == CP_MECHANISM_BREAKPOINT ?

@@ -54,9 +54,7 @@ int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
 	return link_create(prog_fd, pid, path, offsets, cookies, n);
 }
 
-/* A kernel with uprobe_multi refuses a directory as the probed file
- * (EBADF); one without refuses the attach type itself (EINVAL). */
-static bool probe_kernel(void)
+int cp_uprobe_multi_noop_prog(void)
 {
 	struct bpf_insn ret0[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -64,10 +62,18 @@ static bool probe_kernel(void)
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts,
 		    .expected_attach_type = (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
+
+	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &opts);
+}
+
+/* A kernel with uprobe_multi refuses a directory as the probed file
+ * (EBADF); one without refuses the attach type itself (EINVAL). */
+static bool probe_kernel(void)
+{
 	uint64_t offset = 0;
 	int prog, link, e;
 
-	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &opts);
+	prog = cp_uprobe_multi_noop_prog();
 	if (prog < 0)
 		return false;
 	link = link_create(prog, 0, "/", &offset, NULL, 1);

@@ -25,6 +25,10 @@
  * so the per-offset fallback can be tested on kernels that have it. */
 bool cp_uprobe_multi_supported(void);
 
+/* A program that does nothing, loaded for uprobe_multi links: its fd, or
+ * -1 with errno set. */
+int cp_uprobe_multi_noop_prog(void);
+
 /* Places uprobes at offsets[0..n) of the file at path for process pid only,
  * each with its cookie (cookies may be NULL), all running prog_fd (loaded
  * with CP_BPF_TRACE_UPROBE_MULTI). Returns the link's fd, or -1 with errno

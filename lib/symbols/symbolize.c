@@ -409,6 +409,21 @@ static int report_maps(struct cp_symbolizer *s, bool adding,
 	return 0;
 }
 
+/* The standard search for a module's debug file, but not for the vDSO:
+ * its image carries the symbols we name it by (its exported entries), and
+ * the search for a file of it ends in libdebuginfod, which libdw dlopen()s
+ * with libcurl, GnuTLS and some thirty libraries more (~6 ms before the
+ * window could open, measured) to find nothing. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	if (modname && !strcmp(modname, "[vdso]"))
+		return -1;
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err)
 {
 	struct cp_symbolizer *s;
@@ -440,7 +455,7 @@ struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err)
 		return NULL;
 	}
 	s->cb.find_elf = dwfl_linux_proc_find_elf;
-	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cb.find_debuginfo = find_debuginfo;
 	s->cb.debuginfo_path = &s->debuginfo_path;
 	s->dwfl = dwfl_begin(&s->cb);
 	if (!s->dwfl) {

@@ -68,10 +68,10 @@ struct cp_selftest {
 	double cost_ns;		/* what one hit cost; < 0 unknown */
 };
 
-/* Loads the program, proves the mechanism (CP_EXIT_PROFILE when it does
- * not fire: nothing is attached to the target then), and attaches the
- * vDSO breakpoints (breakpoint mechanism), --probe and the boundary. The
- * clock points in the target's files come with cp_session_attach_file. */
+/* Loads the program and attaches the vDSO breakpoints (breakpoint
+ * mechanism), --probe and the boundary. The clock points in the target's
+ * files come with cp_session_attach_file; the mechanism proves itself with
+ * cp_session_prove. */
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err);
 
@@ -79,6 +79,12 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
  * after that: the probes were placed in the old image), and how many
  * processes it started (not counted: only the target's threads are). */
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks);
+
+/* The self-test: probes a function of clockprof's own on the calling
+ * thread and calls it; every call must be counted (CP_EXIT_PROFILE when
+ * not: the run must be refused). Done once every probe of the session is
+ * placed, before any count is reported. */
+int cp_session_prove(struct cp_session *s, struct cp_error *err);
 
 /* What the self-test measured. */
 void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st);

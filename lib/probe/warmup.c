@@ -1,0 +1,97 @@
+/* warmup.c - see warmup.h. */
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "own_code.h"
+#include "uprobe_multi.h"
+#include "warmup.h"
+
+/* Where the warm-up uprobe sits: never called, so it never fires. */
+__attribute__((noinline)) static void never_called(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+struct uprobe_warmup {
+	int prog;
+	uint64_t offset;
+	char path[PATH_MAX];
+};
+
+/* Places the uprobe (the kernel registers it while the call blocks, grace
+ * period included) and removes it again. */
+static void *register_uprobe(void *arg)
+{
+	struct uprobe_warmup *w = arg;
+	int link = cp_uprobe_multi_attach(w->prog, getpid(), w->path, &w->offset, NULL, 1);
+
+	close(w->prog);
+	if (link >= 0)
+		close(link);
+	free(w);
+	return NULL;
+}
+
+/* Opens a disabled software event on this thread (the kernel turns the
+ * scheduler's perf hooks on while the call blocks) and closes it. */
+static void *register_perf_event(void *arg)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	(void)arg;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.disabled = 1;
+	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int start_detached(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	int rc;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	rc = pthread_create(&thread, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return rc;
+}
+
+/* The uprobe's registration, with the program loaded here (not
+ * concurrently with the session's libbpf calls). */
+static void start_uprobe(void)
+{
+	struct uprobe_warmup *w;
+
+	if (!cp_uprobe_multi_supported() || !(w = malloc(sizeof(*w))))
+		return;
+	if (cp_own_code_offset((const void *)never_called, w->path, sizeof(w->path), &w->offset) ||
+	    (w->prog = cp_uprobe_multi_noop_prog()) < 0) {
+		free(w);
+		return;
+	}
+	if (start_detached(register_uprobe, w)) {
+		close(w->prog);
+		free(w);
+	}
+}
+
+void cp_warmup_start(void)
+{
+	start_uprobe();
+	start_detached(register_perf_event, NULL);
+}
