@@ -304,6 +304,22 @@ TEST(compare_seeded_shift_detected)
 	free_side(&h);
 }
 
+/* Ten runs a side of two sampled measures, each with base BASE_AT(i) in
+ * run i and head h1[i] or h2[i]. */
+#define BASE_AT(i) (1000 + 10.0 * (double)(i))
+static void two_measures(struct side *b, struct side *h, const char *n1, const double *h1,
+			 const char *n2, const double *h2)
+{
+	add_runs(b, 10, "tsc");
+	add_runs(h, 10, "tsc");
+	for (size_t i = 0; i < 10; i++) {
+		set_measure(b, i, n1, BASE_AT(i), "sampled", "lower");
+		set_measure(h, i, n1, h1[i], "sampled", "lower");
+		set_measure(b, i, n2, BASE_AT(i), "sampled", "lower");
+		set_measure(h, i, n2, h2[i], "sampled", "lower");
+	}
+}
+
 /* "Beyond the bound" is a one-sided question, and a measure well within
  * its bound does not dilute the family. Here the head beats the base moved
  * to +5% in 75 of 100 pairs: exact one-sided p = 0.0315, so 0.039 as a
@@ -317,18 +333,14 @@ TEST(compare_one_sided_beyond_bound_in_a_family_of_one)
 	struct cp_bounds bounds;
 	struct cp_compare_result r;
 	const struct cp_measure_verdict *m;
+	double slower[10], same[10];
 
-	cp_bounds_init_defaults(&bounds);
-	add_runs(&b, 10, "tsc");
-	add_runs(&h, 10, "tsc");
 	for (size_t i = 0; i < 10; i++) {
-		double v = 1000 + 10.0 * (double)i;
-
-		set_measure(&b, i, "slower/op", v, "sampled", "lower");
-		set_measure(&h, i, "slower/op", 1085.25 + 9.0 * (double)i, "sampled", "lower");
-		set_measure(&b, i, "within/op", v, "sampled", "lower");
-		set_measure(&h, i, "within/op", v, "sampled", "lower");
+		slower[i] = 1085.25 + 9.0 * (double)i;
+		same[i] = BASE_AT(i);
 	}
+	cp_bounds_init_defaults(&bounds);
+	two_measures(&b, &h, "slower/op", slower, "within/op", same);
 	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
 	m = find(&r, "slower/op");
 	CHECK(m && m->status == CP_MEASURE_REGRESSED);
@@ -351,20 +363,16 @@ TEST(compare_straddling_interval_inconclusive)
 	struct cp_bounds bounds;
 	struct cp_compare_result r;
 	const struct cp_measure_verdict *m;
+	double over[10], under[10];
 
-	cp_bounds_init_defaults(&bounds);
-	add_runs(&b, 10, "tsc");
-	add_runs(&h, 10, "tsc");
 	/* With 9% spread the intervals reach past the +5% bound; the
 	 * estimate of "over" lies beyond it (+6%), that of "under" not (+3%). */
 	for (size_t i = 0; i < 10; i++) {
-		double v = 1000 + 10.0 * (double)i;
-
-		set_measure(&b, i, "over/op", v, "sampled", "lower");
-		set_measure(&h, i, "over/op", v * 1.06, "sampled", "lower");
-		set_measure(&b, i, "under/op", v, "sampled", "lower");
-		set_measure(&h, i, "under/op", v * 1.03, "sampled", "lower");
+		over[i] = BASE_AT(i) * 1.06;
+		under[i] = BASE_AT(i) * 1.03;
 	}
+	cp_bounds_init_defaults(&bounds);
+	two_measures(&b, &h, "over/op", over, "under/op", under);
 	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
 	m = find(&r, "over/op");
 	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
