@@ -379,18 +379,3 @@ int cp_verdict_status_rank(const char *status)
 			return i;
 	return 6;
 }
-
-static const char *status_of(const json_t *m)
-{
-	return json_string_value(json_object_get(m, "status"));
-}
-
-int cp_verdict_measure_order(const void *a, const void *b)
-{
-	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	const char *nx = json_string_value(json_object_get(x, "name"));
-	const char *ny = json_string_value(json_object_get(y, "name"));
-	int d = cp_verdict_status_rank(status_of(x)) - cp_verdict_status_rank(status_of(y));
-
-	return d ? d : strcmp(nx ? nx : "", ny ? ny : "");
-}

@@ -53,8 +53,6 @@ int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err);
 /* The order measures are listed in everywhere (table, markdown, report):
  * the statuses needing attention first. Unknown statuses rank last (6). */
 int cp_verdict_status_rank(const char *status);
-/* qsort comparator on json_t * measures: by status rank, then name. */
-int cp_verdict_measure_order(const void *a, const void *b);
 
 /* Checks an already parsed document; `what` names it in messages. */
 int cp_verdict_file_validate(const json_t *doc, const char *what,
