@@ -284,8 +284,10 @@ int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 	json_t *other = NULL;
 	const char *schema;
 
-	if (walk(path, &rr, &other, err))
+	if (walk(path, &rr, &other, err)) {
+		json_decref(rr.measures_text);	/* kept before a later member failed */
 		return -1;
+	}
 	if (other) {
 		json_decref(rr.doc);
 		*doc = other;
