@@ -165,8 +165,9 @@ struct cp_site_counts {
 	__u64 in_requests;	/* reads inside complete requests */
 };
 
-/* Per-thread state, keyed by tid: the reads of the request in progress,
- * and at which call sites they were, until the request completes. */
+/* Per-thread state (task storage, one per thread): the reads of the
+ * request in progress, and at which call sites they were, until the
+ * request completes. */
 struct cp_thread {
 	__u64 boundary_phase;	/* phase at its last boundary, 0: none yet */
 	struct cp_read_counts cur;

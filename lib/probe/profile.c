@@ -424,7 +424,6 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
-	int rc;
 
 	memset(p, 0, sizeof(*p));
 	p->stacks_recorded = o->stacks;
@@ -436,8 +435,8 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	/* The grace periods the first uprobe and the first per-task perf event
 	 * wait for pass while the target is inspected and the programs load. */
 	cp_warmup_start();
-	rc = start(&r, o, p, err) || attach(&r, o, p, err);
-	if (rc || open_clock_window(&r, o, p, err)) {
+	if (start(&r, o, p, err) || attach(&r, o, p, err) ||
+	    open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);
 		return -1;
 	}
