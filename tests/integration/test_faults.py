@@ -32,11 +32,8 @@ class Subreaper:
 
 
 def children(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
+    """The children of pid's main thread."""
+    return children_of_task(pid, pid)
 
 
 def tracer_of(pid):
