@@ -20,20 +20,20 @@
 #define NOISE_FLOOR_MIN_RUNS 8
 #define NOISE_FLOOR_MAX_RUNS 1024
 
-/* Which measures are corrected together for "beyond the bound", and how.
- * Most measures of a gate sit well inside their bound: their one-sided p
- * for "beyond" is near 1, and counting each in Holm's family would take
- * power from the one that moved. So the family is the measures whose p is
- * at most BEYOND_SELECT, each tested with the conditional p-value
- * p / BEYOND_SELECT (Zhao, Small & Su 2019, "Multiple testing when many
- * p-values are uniformly conservative"): at the bound p is uniform, so
- * given p <= BEYOND_SELECT, p / BEYOND_SELECT is uniform again, and inside
- * the bound it is only more conservative; Holm over the selected family
- * keeps the family-wise false-fail rate at the bound <= alpha (checked by
- * tests/bench/bench_gate_stats.c). Selecting by "estimate beyond the
- * bound" was the same rule at 0.5, which doubles every p; 0.8 costs a
- * quarter instead and still leaves out measures well within their bound. */
-#define BEYOND_SELECT 0.8
+/* CP_FAMILY_SELECT (compare.h): which measures are corrected together for
+ * "beyond the bound", and how. Most measures of a gate sit well inside
+ * their bound: their one-sided p for "beyond" is near 1, and counting each
+ * in Holm's family would take power from the one that moved. So the family
+ * is the measures whose p is at most CP_FAMILY_SELECT, each tested with the
+ * conditional p-value p / CP_FAMILY_SELECT (Zhao, Small & Su 2019,
+ * "Multiple testing when many p-values are uniformly conservative"): at
+ * the bound p is uniform, so given p <= CP_FAMILY_SELECT, p divided by it
+ * is uniform again, and inside the bound it is only more conservative;
+ * Holm over the selected family keeps the family-wise false-fail rate at
+ * the bound <= alpha (checked by tests/bench/bench_gate_stats.c).
+ * Selecting by "estimate beyond the bound" was the same rule at 0.5, which
+ * doubles every p; 0.8 costs a quarter instead and still leaves out
+ * measures well within their bound. */
 
 static const char *const status_names[CP_MEASURE_NSTATUS] = {
 	"within", "regressed", "improved", "inconclusive", "added", "removed",
@@ -690,7 +690,7 @@ static int runs_can_show(size_t nb, size_t nh, size_t nfamily, double alpha)
 {
 	double min_p = cp_mann_whitney_min_p(nb, nh) / 2;
 
-	return min_p / BEYOND_SELECT * (double)nfamily < alpha;
+	return min_p / CP_FAMILY_SELECT * (double)nfamily < alpha;
 }
 
 /* Runs per side with which fully separated samples reach p < alpha after
@@ -1100,7 +1100,7 @@ static int check_runs(const struct cp_compare_side *base, const struct cp_compar
 }
 
 /* Holm on the hypothesis decided ("beyond the bound") over the family
- * selected as BEYOND_SELECT says, on conditional p-values; and, for
+ * selected as CP_FAMILY_SELECT says, on conditional p-values; and, for
  * calling a change an improvement, over every tested measure on "no
  * change". */
 static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusive)
@@ -1111,11 +1111,10 @@ static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusiv
 			     mv->in_head && !mv->reason && !mv->runs_needed &&
 			     !env_inconclusive && !isnan(mv->p_value);
 
-		mv->in_family = tested && mv->p_beyond <= BEYOND_SELECT;
-		ps[i] = mv->in_family ? mv->p_beyond / BEYOND_SELECT : NAN;
+		mv->in_family = tested && mv->p_beyond <= CP_FAMILY_SELECT;
+		ps[i] = mv->in_family ? mv->p_beyond / CP_FAMILY_SELECT : NAN;
 		out->holm_family += mv->in_family;
 	}
-	out->family_select = BEYOND_SELECT;
 	if (cp_holm(ps, out->n, ps))
 		return -1;
 	for (size_t i = 0; i < out->n; i++) {

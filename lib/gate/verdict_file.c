@@ -162,7 +162,7 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 		"hypothesis", "change beyond the bound (head against base moved to the bound, one-sided)",
 		"correction", "holm",
 		"holm_family", (json_int_t)r->holm_family,
-		"family_select", r->family_select,
+		"family_select", CP_FAMILY_SELECT,
 		"min_runs", (json_int_t)r->min_runs,
 		"fail_on_inconclusive", r->fail_on_inconclusive));
 	json_object_set_new(doc, "bounds", json_pack("{s:o, s:o, s:b, s:o}",

@@ -39,6 +39,11 @@
 #define CP_COMPARE_H
 
 #include <jansson.h>
+
+/* A sampled measure whose one-sided p for "beyond the bound" is at most
+ * this joins the family corrected for it, tested with p / this (why:
+ * lib/gate/compare.c). */
+#define CP_FAMILY_SELECT 0.8
 #include <stddef.h>
 
 #include "compare_run.h"
@@ -126,7 +131,6 @@ struct cp_compare_result {
 	int exit_code;			/* 0 or 1 (CP_EXIT_GATE) */
 	size_t min_runs;		/* per side, for a sampled interval */
 	size_t holm_family;		/* measures corrected together */
-	double family_select;		/* p_beyond at most this joins it */
 	size_t blocking;		/* removed measures that fail the gate */
 	json_t *excluded;		/* [{side, file, reason}] runs left out */
 	json_t *inconclusive_reasons;	/* run-level reasons, strings */
