@@ -111,11 +111,11 @@ fi
 endef
 
 # --- BPF side: vmlinux.h from the running kernel's BTF, objects, skeletons.
-$(O)/vmlinux.h:
+$(O)/vmlinux.h: | deps
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h
+$(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h | deps
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 		-I$(O) -Iprobes -c $< -o $@
@@ -137,10 +137,15 @@ $(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.bt
 $(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
 
 # --- user side.
-UNISTD_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
-$(O)/syscall_table.h: $(UNISTD_H)
+# Every compile waits for `deps` (order-only), so that `make -j` on a fresh
+# machine installs the headers before the first file needs them; for the
+# same reason the kernel's syscall list is looked up when used, not when
+# this file is read.
+UNISTD_H := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h
+$(O)/syscall_table.h: | deps
 	@mkdir -p $(@D)
-	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' $< > $@
+	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' \
+		$$(ls $(UNISTD_H) 2>/dev/null | head -n 1) < /dev/null > $@ && [ -s $@ ]
 
 # Generated headers: only the files that include them wait for them.
 $(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
@@ -154,19 +159,19 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 
-$(O)/lib/%.o: lib/%.c $(O)/lib/%.d
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d | deps
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d
+$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d | deps
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d
+$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d | deps
 	@mkdir -p $(@D)
 	$(CC) $(CMD_CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d
+$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 

@@ -47,6 +47,18 @@ def tracer_of(pid):
     return -1
 
 
+def all_stopped(pid):
+    """Every thread of pid is in group stop (state T), so it can do nothing."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] != "T":
+                    return False
+    except OSError:
+        return False
+    return True
+
+
 def wait_held(cp, deadline):
     """The pid of cp's command once cp holds it (traces it), else None."""
     while time.monotonic() < deadline and cp.poll() is None:
@@ -71,6 +83,11 @@ def test_run_killed_while_held(ctx):
             cmd = wait_held(cp, time.monotonic() + 20)
             assert cmd, f"trial {trial}: never saw the command held"
             time.sleep(rng.random() * 0.02)
+            # Freeze clockprof before looking: a release between the look
+            # and the kill would otherwise read as a held command surviving.
+            os.kill(cp.pid, signal.SIGSTOP)
+            wait_for(lambda: all_stopped(cp.pid), f"trial {trial}: clockprof to stop on SIGSTOP",
+                     interval=0.0005)
             still_held = tracer_of(cmd) == cp.pid
             os.kill(cp.pid, signal.SIGKILL)
             cp.wait()
