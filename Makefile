@@ -88,8 +88,14 @@ COMPLETION := $(O)/clockprof.bash
 
 all: deps clockprof $(MAN_PAGE) $(COMPLETION)
 
-deps:
+# Every compile waits for this stamp (order-only), so that `make -j` on a
+# fresh clone installs the headers before the first file needs them, and a
+# build that has it (install, a rebuild) does not look for packages again.
+DEPS_STAMP := $(O)/.deps-installed
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
 	@$(call install_missing,$(BUILD_PKGS))
+	@mkdir -p $(@D) && touch $@
 
 test-deps: deps
 	@$(call install_missing,$(TEST_PKGS))
@@ -111,11 +117,11 @@ fi
 endef
 
 # --- BPF side: vmlinux.h from the running kernel's BTF, objects, skeletons.
-$(O)/vmlinux.h: | deps
+$(O)/vmlinux.h: | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h | deps
+$(O)/%.bpf.o: probes/%.bpf.c probes/*.h $(O)/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 		-I$(O) -Iprobes -c $< -o $@
@@ -137,12 +143,10 @@ $(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.bt
 $(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
 
 # --- user side.
-# Every compile waits for `deps` (order-only), so that `make -j` on a fresh
-# machine installs the headers before the first file needs them; for the
-# same reason the kernel's syscall list is looked up when used, not when
-# this file is read.
+# The kernel's syscall list is looked up when used, not when this file is
+# read: on a fresh machine its header comes with the packages ($(DEPS_STAMP)).
 UNISTD_H := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h
-$(O)/syscall_table.h: | deps
+$(O)/syscall_table.h: | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\{1,\}\([0-9]\{1,\}\)$$/\t{ "\1", \2 },/p' \
 		$$(ls $(UNISTD_H) 2>/dev/null | head -n 1) < /dev/null > $@ && [ -s $@ ]
@@ -159,19 +163,19 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 
-$(O)/lib/%.o: lib/%.c $(O)/lib/%.d | deps
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d | deps
+$(O)/lib/%.o: lib/%.S $(REPORT_ASSETS) $(O)/lib/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) -Ireports $(DEPFLAGS) -c $< -o $@
 
-$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d | deps
+$(O)/cmd/%.o: cmd/%.c $(O)/cmd/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CMD_CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d | deps
+$(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
