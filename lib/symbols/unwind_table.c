@@ -259,9 +259,18 @@ static int cfa_rule(Dwarf_Frame *f, struct cp_unwind_rule *r)
 	return 0;
 }
 
+/* The last CFI row looked up: every address in [start, end) has its rule
+ * (a function's calls mostly share one row, so most lookups are saved). */
+struct row_cache {
+	Dwarf_Addr start, end;
+	int rc;
+	struct cp_unwind_rule rule;
+};
+
 /* The CFA rule at module-relative address rel. 0: ok, 1: a rule the walk
  * cannot follow, -1: no CFI there. */
-static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
+static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r,
+		   struct row_cache *row)
 {
 	Dwarf_Frame *f;
 	Dwarf_Op *ops, mem[3];
@@ -269,8 +278,14 @@ static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
 	int64_t bp_at;
 	int rc = 1;
 
+	if (rel >= row->start && rel < row->end) {
+		*r = row->rule;
+		return row->rc;
+	}
 	if (dwarf_cfi_addrframe(cfi, rel, &f) != 0)
 		return -1;
+	if (dwarf_frame_info(f, &row->start, &row->end, NULL) < 0)
+		row->start = row->end = 0;
 	memset(r, 0, sizeof(*r));
 	if (cfa_rule(f, r))
 		goto out;
@@ -289,6 +304,8 @@ static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r)
 	rc = 0;
 out:
 	free(f);
+	row->rc = rc;
+	row->rule = *r;
 	return rc;
 }
 
@@ -353,6 +370,7 @@ static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		      int via, const char *what, const struct cp_unwind_rule *fixed)
 {
 	const uint8_t *code = code_bytes(mod, start, size);
+	struct row_cache row = { 0 };
 
 	if (!code) {
 		if (what)
@@ -370,7 +388,7 @@ static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 			r = *fixed;
 			rc = 0;
 		} else {
-			rc = rule_at(cfi, start + next - 1 - cfi_bias, &r);
+			rc = rule_at(cfi, start + next - 1 - cfi_bias, &r, &row);
 		}
 		if (rc < 0)
 			continue;
