@@ -99,13 +99,49 @@ struct {
 	__type(value, struct cp_thread);
 } threads SEC(".maps");
 
-/* Return address -> how to step out of the wrapper holding it. */
+/* Return address -> how to step out of the clock wrapper holding it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u64);
 	__type(value, struct cp_unwind_rule);
 } unwind_rules SEC(".maps");
+
+/* With --stacks, the rules of every function: user space makes each table
+ * a map of its own, sized to its rules, and puts it in slot 0 whole (a
+ * dlopen brings a new one). One map sized for the largest table took
+ * longer to create and fill than building the table (2M entries, ~50 ms
+ * of a C++ target's start-up); a swap costs an RCU grace period instead
+ * (the kernel waits for programs using the old table), which is why the
+ * few wrapper rules without --stacks stay in unwind_rules. The template's
+ * max_entries does not bind the tables: hash maps of any size fit. */
+struct stack_unwind_table {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	/* sizes, not types: clang describes an inner map's value type only
+	 * as a declaration, which libbpf cannot size */
+	__uint(key_size, sizeof(__u64));
+	__uint(value_size, sizeof(struct cp_unwind_rule));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct stack_unwind_table);
+} stack_unwind_rules SEC(".maps");
+
+/* The rule for return address pc; NULL with no rule (or no table yet). */
+static __always_inline struct cp_unwind_rule *unwind_rule(__u64 pc)
+{
+	__u32 zero = 0;
+	void *table;
+
+	if (!capture_stacks)
+		return bpf_map_lookup_elem(&unwind_rules, &pc);
+	table = bpf_map_lookup_elem(&stack_unwind_rules, &zero);
+	return table ? bpf_map_lookup_elem(table, &pc) : NULL;
+}
 
 /* Call site -> a small id; counts per id per CPU. */
 struct {
@@ -255,7 +291,7 @@ struct walk {
 static long walk_hop(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
-	struct cp_unwind_rule *r = bpf_map_lookup_elem(&unwind_rules, &w->pc);
+	struct cp_unwind_rule *r = unwind_rule(w->pc);
 
 	if (!r || r->via == CP_VIA_NONE)
 		return 1;
@@ -329,7 +365,7 @@ static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 		if (!pc)
 			break;
 		k->pc[n] = pc;
-		r = bpf_map_lookup_elem(&unwind_rules, &pc);
+		r = unwind_rule(pc);
 		if (r) {
 			if (cfi_step(r, &pc, &sp, &bp))
 				break;

@@ -348,11 +348,8 @@ static void abandon_open(struct cp_session *s, int core_btf_fd)
 /* Sizes the stack maps for cfg->stacks; nonzero (errno set) on failure. */
 static int size_stack_maps(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
 {
-	/* --stacks loads a rule for every return address of every module:
-	 * room for them, allocated as they come. */
-	if (cfg->stacks &&
-	    (bpf_map__set_max_entries(skel->maps.unwind_rules, 1u << 21) ||
-	     bpf_map__set_map_flags(skel->maps.unwind_rules, BPF_F_NO_PREALLOC)))
+	/* --stacks keeps its rules in tables of their own (see the BPF side). */
+	if (cfg->stacks && bpf_map__set_max_entries(skel->maps.unwind_rules, 1))
 		return -1;
 	/* Without --stacks the stack map is never written: no room for it. */
 	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1))
@@ -529,33 +526,63 @@ int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 			    totals_add);
 }
 
-int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
-			  struct cp_error *err)
+/* Puts table t's rules in map fd; 0, or -1 with errno set. */
+static int load_rules(int fd, const struct cp_unwind_table *t)
 {
-	int fd = bpf_map__fd(s->skel->maps.unwind_rules);
+	__u32 count = (__u32)t->n;
 	__u64 *keys = malloc(t->n * sizeof(*keys) + 1);
 	struct cp_unwind_rule *values = malloc(t->n * sizeof(*values) + 1);
-	__u32 count = (__u32)t->n;
-	int rc = -1;
+	int e = 0;
 
-	/* One syscall for all rules where the kernel batches, else one each. */
-	if (keys && values) {
+	if (!keys || !values) {
+		e = ENOMEM;
+	} else {
 		for (size_t i = 0; i < t->n; i++) {
 			keys[i] = t->entries[i].pc;
 			values[i] = t->entries[i].rule;
 		}
-		rc = bpf_map_update_batch(fd, keys, values, &count, NULL);
+		/* One syscall for all rules where the kernel batches, else one each. */
+		if (count && bpf_map_update_batch(fd, keys, values, &count, NULL))
+			for (size_t i = 0; i < t->n && !e; i++)
+				if (bpf_map_update_elem(fd, &keys[i], &values[i], BPF_ANY))
+					e = errno;
 	}
 	free(keys);
 	free(values);
-	if (rc == 0)
-		return 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (bpf_map__update_elem(s->skel->maps.unwind_rules, &t->entries[i].pc,
-					 sizeof(t->entries[i].pc), &t->entries[i].rule,
-					 sizeof(t->entries[i].rule), BPF_ANY))
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot load the unwind rules: %s", strerror(errno));
+	errno = e;
+	return e ? -1 : 0;
+}
+
+/* --stacks: a map sized to t's rules, holding them, put in the programs'
+ * slot in one step (a walk sees the old table or the new one); the slot
+ * keeps it, and the old one goes once no program uses it. */
+static int swap_stack_rules(struct cp_session *s, const struct cp_unwind_table *t)
+{
+	__u32 zero = 0;
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "stack_unwind", sizeof(__u64),
+				sizeof(struct cp_unwind_rule), t->n ? (__u32)t->n : 1, NULL);
+	int rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = load_rules(fd, t) ||
+	     bpf_map__update_elem(s->skel->maps.stack_unwind_rules, &zero, sizeof(zero),
+				  &fd, sizeof(fd), BPF_ANY);
+	e = errno;
+	close(fd);
+	errno = e;
+	return rc ? -1 : 0;
+}
+
+int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
+			  struct cp_error *err)
+{
+	int rc = s->skel->rodata->capture_stacks ? swap_stack_rules(s, t) :
+		 load_rules(bpf_map__fd(s->skel->maps.unwind_rules), t);
+
+	if (rc)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot load the unwind rules: %s",
+			       strerror(errno));
 	return 0;
 }
 
