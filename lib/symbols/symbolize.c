@@ -30,6 +30,7 @@
 #include "demangle.h"
 #include "error.h"
 #include "grow.h"
+#include "local_debuginfo.h"
 #include "plt_stubs.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -58,6 +59,7 @@ struct sym_module {
 	dev_t file_dev;		/* of the file we opened */
 	ino_t file_ino;
 	char *build_id;		/* hex */
+	const char *debuginfo_path; /* the symbolizer's */
 	Dwfl_Module *mod;	/* NULL when not verified */
 	struct sym_entry *syms;	/* sorted by addr, built on first use */
 	size_t n_syms;
@@ -361,6 +363,7 @@ static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
 		return;
 	}
 	m->path = strdup(v[first].path);
+	m->debuginfo_path = s->debuginfo_path;
 	m->map0_start = map0->start;
 	m->map0_end = map0->end;
 	m->ino = map0->ino;
@@ -409,16 +412,20 @@ static int report_maps(struct cp_symbolizer *s, bool adding,
 	return 0;
 }
 
-/* The standard search for a module's debug file, but not for the vDSO:
- * its image carries the symbols we name it by (its exported entries), and
- * the search for a file of it ends in libdebuginfod, which libdw dlopen()s
- * with libcurl, GnuTLS and some thirty libraries more (~6 ms before the
- * window could open, measured) to find nothing. */
+/* The standard search for a module's debug file where one is on this
+ * machine (local_debuginfo.h: never libdebuginfod), and never for the
+ * vDSO: its image carries the symbols we name it by (its exported
+ * entries). */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
+	const struct sym_module *m = *userdata;
+
 	if (modname && !strcmp(modname, "[vdso]"))
+		return -1;
+	if (m && !cp_local_debuginfo_may_exist(m->debuginfo_path, file_name, debuglink_file,
+					       m->build_id))
 		return -1;
 	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 					    debuglink_file, debuglink_crc, debuginfo_file_name);

@@ -7,8 +7,11 @@ sources (tests/targets/callsites_*)."""
 BOTH_MECHANISMS = True  # run again with --mechanism breakpoint where it fires
 import os
 import re
+import signal
+import subprocess
 
 from common import rust_target
+from readiness import wait_attached, wait_serving
 
 N = 60  # requests; the targets exit after them
 
@@ -176,3 +179,29 @@ def test_rust_sites_and_stacks(ctx):
     for frames in stacks:
         assert "rust_target::main;rust_target::handle_request" in frames, frames
         assert not MANGLED.search(frames), frames
+
+
+def test_debug_files_are_looked_for_on_this_machine_only(ctx):
+    # libstdc++, libm, libgcc_s have no debug file here: libdwfl's search
+    # for one ends in libdebuginfod (dlopen()ed with curl and GnuTLS, ~6 ms,
+    # and a download where DEBUGINFOD_URLS is set) unless clockprof knows
+    # first that none is on the machine. --stacks reads every module's.
+    target = subprocess.Popen([ctx.target("callsites_cpp_target"), "1000000", "200"],
+                              stdout=subprocess.DEVNULL)
+    try:
+        wait_serving(target)
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "--stacks", "-d", "30",
+                                 "-o", os.path.join(ctx.tmp, "run.json"), str(target.pid)],
+                                env=dict(os.environ, DEBUGINFOD_URLS="http://127.0.0.1:9"),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        maps = open(f"/proc/{proc.pid}/maps").read()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        target.kill()
+        target.wait()
+    assert proc.returncode == 0, err
+    assert "libdebuginfod" not in maps, "clockprof loaded libdebuginfod before its window"
+    run = ctx.load_json(os.path.join(ctx.tmp, "run.json"))
+    assert run["stacks"], "no stacks"

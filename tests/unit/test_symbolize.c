@@ -1,7 +1,8 @@
 /* test_symbolize.c - lib/symbolize: names, files, lines, inline chains,
  * demangling, stripped binaries, shared libraries, the vDSO, files replaced
  * on disk, and the 10,000-site speed bound, on fixtures run as children
- * (no privileges needed except where said). */
+ * (no privileges needed except where said); where debug files are looked
+ * for. */
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "local_debuginfo.h"
 #include "procfs.h"
 #include "symbolize.h"
 #include "target.h"
@@ -519,4 +521,50 @@ TEST(symbolize_10000_sites)
 	fprintf(stderr, "  10000 libc sites: %zu named, %zu with file:line\n", named, with_line);
 	CHECK(named > 9000);
 	CHECK_INT(named_again, named);
+}
+
+/* Creates the file dir/rel (and its directories); 0 on success. */
+static int touch_under(const char *dir, const char *rel)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\" && : > '%s/%s'", dir, rel,
+		 dir, rel);
+	return system(cmd);
+}
+
+/* Each place libdwfl's debuginfo_path names is looked in, and nothing else
+ * passes: by debuglink beside the file, in .debug/, under an absolute
+ * element at every tail of the file's directory, and by build-id. */
+TEST(local_debuginfo_is_looked_for_where_libdwfl_looks)
+{
+	char root[] = "/tmp/cp-debuginfo-XXXXXX", path[512], file[512], cmd[600];
+	const char *id = "ab0123456789";
+
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(path, sizeof(path), ":.debug:%s/debug", root);
+	snprintf(file, sizeof(file), "%s/usr/lib/libx.so.1", root);
+	CHECK(touch_under(root, "usr/lib/libx.so.1") == 0);
+	CHECK(!cp_local_debuginfo_may_exist(path, file, "libx.debug", id));
+	CHECK(!cp_local_debuginfo_may_exist(path, NULL, NULL, NULL));
+
+	CHECK(touch_under(root, "usr/lib/libx.debug") == 0);		/* beside it */
+	CHECK(cp_local_debuginfo_may_exist(path, file, "libx.debug", NULL));
+	CHECK(!cp_local_debuginfo_may_exist(path, file, "other.debug", NULL));
+	CHECK(touch_under(root, "usr/lib/.debug/libx.so.1.debug") == 0);	/* .debug/, no link */
+	CHECK(cp_local_debuginfo_may_exist(path, file, NULL, NULL));
+	/* under the absolute element, at a tail of the file's directory */
+	CHECK(touch_under(root, "debug/lib/tail.debug") == 0);
+	CHECK(cp_local_debuginfo_may_exist(path, file, "tail.debug", NULL));
+	CHECK(touch_under(root, "debug/top.debug") == 0);
+	CHECK(cp_local_debuginfo_may_exist(path, file, "top.debug", NULL));
+	/* by build-id, under absolute elements only */
+	CHECK(!cp_local_debuginfo_may_exist(path, file, "none.debug", id));
+	CHECK(touch_under(root, "debug/.build-id/ab/0123456789.debug") == 0);
+	CHECK(cp_local_debuginfo_may_exist(path, file, "none.debug", id));
+	CHECK(cp_local_debuginfo_may_exist(path, NULL, NULL, id));
+	CHECK(!cp_local_debuginfo_may_exist(":.debug", NULL, NULL, id));
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	CHECK(system(cmd) == 0);
 }
