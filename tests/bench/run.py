@@ -19,6 +19,7 @@ machine (ratios, not absolute times, are what carry over to other machines).
    same target with a 100 ms interval exit: time from start until the
    probes are live, whole-command time beyond the window, and maxrss.
    Goals: live and beyond-the-window <= 0.25x bpftrace's, memory <= 0.3x.
+   Then what --stacks adds to start-up on a C++ target (no goal: shown).
 3. How soon a window ends: from the target's exit to `clockprof attach`'s
    (the integration test only asserts that the exit is noticed), and how far
    `clockprof run -d 500ms` of a command that never ends runs past 500 ms
@@ -182,6 +183,31 @@ def startup_against_bpftrace(args, tmp, reads_target):
               f"goal <= {goal}x: {verdict(a / b, goal)}")
 
 
+def stacks_startup(args, tmp):
+    """What --stacks adds to start-up: `clockprof attach -d 100ms -e none`
+    of a C++ target (libstdc++, libm, libgcc_s, libc: every function's
+    unwind rules are loaded with --stacks) with and without it, interleaved;
+    probes live from run.json's probe.attach_s."""
+    target = subprocess.Popen([os.path.join(args.targets, "callsites_cpp_target"), "1000000", "1000"],
+                              stdout=subprocess.DEVNULL)
+    live = {False: [], True: []}
+    try:
+        wait_serving(target)
+        out = os.path.join(tmp, "stacks.json")
+        for _ in range(7):
+            for stacks in (False, True):
+                sh(args.clockprof, "attach", "-q", "-d", f"{int(WINDOW_S * 1000)}ms", "-e", "none",
+                   *(["--stacks"] if stacks else []), "-o", out, target.pid)
+                live[stacks].append(json.load(open(out))["probe"]["attach_s"])
+    finally:
+        target.kill()
+        target.wait()
+    plain, stacks = statistics.median(live[False]), statistics.median(live[True])
+    print(f"start-up with --stacks, C++ target (median of {len(live[True])}, interleaved):")
+    print(f"  probes live: {plain * 1000:7.1f} ms plain, {stacks * 1000:7.1f} ms with --stacks "
+          f"(ratio {stacks / plain:5.2f}; --stacks loads every function's unwind rules first)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
@@ -255,6 +281,7 @@ def main():
                   f"ratio {d / a:6.3f}  goal <= 1.05x: {verdict(d / a, 1.05)}")
 
     startup_against_bpftrace(args, tmp, reads_target)
+    stacks_startup(args, tmp)
 
     noticed, overrun = [], []
     for _ in range(5):  # interleaved repetitions
