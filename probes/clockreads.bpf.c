@@ -110,7 +110,7 @@ struct {
 /* With --stacks, the rules of every function: user space makes each table
  * a map of its own, sized to its rules, and puts it in slot 0 whole (a
  * dlopen brings a new one). One map sized for the largest table took
- * longer to create and fill than building the table (2M entries, ~50 ms
+ * longer to create and fill than building the table (2M entries, ~40 ms
  * of a C++ target's start-up); a swap costs an RCU grace period instead
  * (the kernel waits for programs using the old table), which is why the
  * few wrapper rules without --stacks stay in unwind_rules. The template's

@@ -1,4 +1,5 @@
 /* local_debuginfo.c - see local_debuginfo.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +7,16 @@
 
 #include "local_debuginfo.h"
 
-static bool exists(const char *fmt, const char *a, const char *b, const char *c)
+/* Whether the file the format makes is there. */
+__attribute__((format(printf, 1, 2))) static bool exists(const char *fmt, ...)
 {
 	char path[4096];
-	int n = snprintf(path, sizeof(path), fmt, a, b, c);
+	va_list ap;
+	int n;
 
+	va_start(ap, fmt);
+	n = vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
 	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
 }
 
@@ -36,7 +42,7 @@ static bool by_name(const char *elem, const char *dir, const char *name)
 	const char *tail = dir;
 
 	if (elem[0] == '\0')
-		return exists("%s/%s%s", dir, name, "");
+		return exists("%s/%s", dir, name);
 	if (elem[0] != '/')
 		return exists("%s/%s/%s", dir, elem, name);
 	for (;;) {
