@@ -296,6 +296,21 @@ class Java(Server):
         script = self.write("Server.java", JAVA_SERVER)
         self.launch([exe, "-Xshare:auto", script, str(self.port)])
 
+    def load(self, n):
+        """JDK's HttpServer once reset a connection ab was reading (CI,
+        breakpoint mechanism; not reproduced in 74,000 requests with and
+        without clockprof since): ab then stops, exit 104 (ECONNRESET). The
+        truth library and clockprof still cover the same requests, so the
+        load runs again, once, and says so; a server that died fails it."""
+        try:
+            return ab(self.port, n)
+        except subprocess.CalledProcessError as e:
+            if e.returncode != 104:
+                raise
+            print(f"     java: ab: connection reset by the server "
+                  f"({(e.stderr or '').strip()[-80:]}); the load runs again", flush=True)
+            return ab(self.port, n)
+
 
 class GoServer(Server):
     """tests/targets/go_http_server.go: no truth library (Go calls the
