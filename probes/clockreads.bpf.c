@@ -107,14 +107,17 @@ struct {
 	__type(value, struct cp_unwind_rule);
 } unwind_rules SEC(".maps");
 
-/* With --stacks, the rules of every function: user space makes each table
- * a map of its own, sized to its rules, and puts it in slot 0 whole (a
- * dlopen brings a new one). One map sized for the largest table took
- * longer to create and fill than building the table (2M entries, ~40 ms
- * of a C++ target's start-up); a swap costs an RCU grace period instead
- * (the kernel waits for programs using the old table), which is why the
- * few wrapper rules without --stacks stay in unwind_rules. The template's
- * max_entries does not bind the tables: hash maps of any size fit. */
+/* With --stacks, the rules of every function: user space builds them once
+ * the window is open (the slot is empty until then, and reads' stacks are
+ * copied meanwhile: copy_stack), makes each table a map of its own, sized
+ * to its rules, and puts it in slot 0 whole (a dlopen brings a new one).
+ * One map sized for the largest table took longer to create and fill than
+ * building the table (2M entries, ~40 ms of a C++ target's start-up); a
+ * swap costs an RCU grace period instead (the kernel waits for programs
+ * using the old table), which is why the wrappers' few rules, which the
+ * call-site walk needs from the first read, stay in unwind_rules. The
+ * template's max_entries does not bind the tables: hash maps of any size
+ * fit. */
 struct stack_unwind_table {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
@@ -131,16 +134,28 @@ struct {
 	__array(values, struct stack_unwind_table);
 } stack_unwind_rules SEC(".maps");
 
-/* The rule for return address pc; NULL with no rule (or no table yet). */
-static __always_inline struct cp_unwind_rule *unwind_rule(__u64 pc)
+/* --stacks: copies of the stacks of reads seen before every function's
+ * rules are in place (see struct cp_stack_copy); user space sizes it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} stack_copies SEC(".maps");
+
+/* The clock-wrapper rule for return address pc (the call-site walk);
+ * NULL: pc is not inside a wrapper. With or without --stacks the wrappers'
+ * rules are in unwind_rules before the window opens. */
+static __always_inline struct cp_unwind_rule *wrapper_rule(__u64 pc)
+{
+	return bpf_map_lookup_elem(&unwind_rules, &pc);
+}
+
+/* --stacks: the table of every function's rules, NULL until user space has
+ * built it and put it in place (some ms into the window). */
+static __always_inline void *stack_rules(void)
 {
 	__u32 zero = 0;
-	void *table;
 
-	if (!capture_stacks)
-		return bpf_map_lookup_elem(&unwind_rules, &pc);
-	table = bpf_map_lookup_elem(&stack_unwind_rules, &zero);
-	return table ? bpf_map_lookup_elem(table, &pc) : NULL;
+	return bpf_map_lookup_elem(&stack_unwind_rules, &zero);
 }
 
 /* Call site -> a small id; counts per id per CPU. */
@@ -291,7 +306,7 @@ struct walk {
 static long walk_hop(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
-	struct cp_unwind_rule *r = unwind_rule(w->pc);
+	struct cp_unwind_rule *r = wrapper_rule(w->pc);
 
 	if (!r || r->via == CP_VIA_NONE)
 		return 1;
@@ -342,43 +357,95 @@ static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
 	return 0;
 }
 
+/* Before the rules are in place: the top of the stack, as much of
+ * CP_STACK_COPY_BYTES as can be read (a copy that would run past the end of
+ * the stack's mapping fails whole, so smaller ones are tried), for user
+ * space to walk (lib/probe/late_stacks.c). A frame-pointer site's frames
+ * start at rbp, which may be on another stack than rsp. */
+static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
+{
+	struct cp_stack_copy *c = bpf_ringbuf_reserve(&stack_copies, sizeof(*c), 0);
+	struct cp_totals *tot;
+	__u32 len;
+
+	if (!c) {
+		if ((tot = get_totals()))
+			tot->stack_copy_drops++;
+		return;
+	}
+	c->ip = ip;
+	c->sp = sp;
+	c->bp = bp;
+	c->mode = (__u32)mode;
+	c->base = mode == CP_SITE_FRAME ? bp : sp;
+	for (len = CP_STACK_COPY_BYTES; len >= 512; len /= 2)
+		if (bpf_probe_read_user(c->bytes, len, (void *)c->base) == 0)
+			break;
+	c->len = len >= 512 ? len : 0;
+	/* User space is woken only once the buffer is half full (and reads
+	 * the rest at the window's end): a wake-up per copy cost the target
+	 * more than the copy itself. */
+	bpf_ringbuf_submit(c, bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
+			   bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 2 ?
+			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+/* Where record_stack's walk is, between two frames. */
+struct stack_walk {
+	__u64 pc, sp, bp;
+};
+
+/* Frame n + 1 of a stack, as bpf_loop's callback (verified once, not once
+ * per frame: the unrolled walk made --stacks' program take ~10 ms longer
+ * to load, at every start-up): its return address, then one step out by
+ * the function's rule or, where there is none, the frame-pointer chain.
+ * 1 ends the walk. */
+static long stack_hop(__u32 n, void *ctx)
+{
+	struct stack_walk *w = ctx;
+	__u32 zero = 0, i = n + 1;
+	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
+	void *table = stack_rules();
+	struct cp_unwind_rule *r;
+	__u64 fp[2];
+
+	if (!k || !table || !w->pc || i >= CP_STACK_DEPTH)
+		return 1;
+	k->pc[i] = w->pc;
+	r = bpf_map_lookup_elem(table, &w->pc);
+	if (r)
+		return cfi_step(r, &w->pc, &w->sp, &w->bp) ? 1 : 0;
+	if (!w->bp || bpf_probe_read_user(fp, sizeof(fp), (void *)w->bp) || fp[0] <= w->bp)
+		return 1;
+	w->pc = fp[1];
+	w->sp = w->bp + 16;
+	w->bp = fp[0];
+	return 0;
+}
+
 /* Records the whole stack of a read seen at ip: ip, then one return
  * address per frame from the return address read_return found, stepping by
- * the CFI rules user space loaded (every function with --stacks) and by the
- * frame-pointer chain where there is no rule. */
+ * every function's CFI rules and by the frame-pointer chain where there is
+ * no rule. lib/symbols/unwind_table.c (cp_unwind_stack) walks a copy the
+ * same way. */
 static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0;
-	struct cp_stack_key *k = bpf_map_lookup_elem(&stack_scratch, &zero);
-	__u64 pc = 0, fp[2];
+	struct cp_stack_key *k;
+	struct stack_walk w = { 0 };
 	struct cp_totals *tot;
 
+	if (!stack_rules()) {
+		copy_stack(ip, mode, sp, bp);
+		return;
+	}
+	k = bpf_map_lookup_elem(&stack_scratch, &zero);
 	if (!k)
 		return;
 	__builtin_memset(k, 0, sizeof(*k));
 	k->pc[0] = ip;
-	if (read_return(mode, sp, bp, &pc, &sp, &bp))
-		goto count;
-	for (int n = 1; n < CP_STACK_DEPTH; n++) {
-		struct cp_unwind_rule *r;
-
-		if (!pc)
-			break;
-		k->pc[n] = pc;
-		r = unwind_rule(pc);
-		if (r) {
-			if (cfi_step(r, &pc, &sp, &bp))
-				break;
-			continue;
-		}
-		/* No rule: the frame pointer chain. */
-		if (!bp || bpf_probe_read_user(fp, sizeof(fp), (void *)bp) || fp[0] <= bp)
-			break;
-		pc = fp[1];
-		sp = bp + 16;
-		bp = fp[0];
-	}
-count:
+	if (read_return(mode, sp, bp, &w.pc, &w.sp, &w.bp) == 0)
+		bpf_loop(CP_STACK_DEPTH - 1, stack_hop, &w, 0);
 	if (map_count_one(&stacks, k) && (tot = get_totals()))
 		tot->stack_drops++;
 }

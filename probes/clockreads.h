@@ -111,6 +111,8 @@ struct cp_totals {
 	__u64 site_unnamed;	  /* reads with no site id left (CP_MAX_SITES) */
 	__u64 site_uncredited;	  /* in-request reads beyond CP_PENDING_SITES */
 	__u64 stack_drops;	  /* --stacks: stacks not stored, map full */
+	__u64 stack_copy_drops;	  /* --stacks: stack copies that found the
+				   * copy buffer full (struct cp_stack_copy) */
 	__u64 counter_boundaries; /* boundaries in the counter window */
 	__u64 hist[CP_HIST_SLOTS];
 };
@@ -155,6 +157,22 @@ struct cp_site_key {
 
 struct cp_stack_key {
 	__u64 pc[CP_STACK_DEPTH];
+};
+
+/* --stacks before every function's unwind rules are in place (user space
+ * builds them after the window opens, lib/probe/late_stacks.c): the BPF
+ * program copies the top of the read's user stack instead of walking it,
+ * and user space walks the copy by the same rules once they are built, into
+ * the same stack counts. 8 KiB is perf's default for a stack sample in its
+ * dwarf mode. */
+#define CP_STACK_COPY_BYTES 8192
+
+struct cp_stack_copy {
+	__u64 ip, sp, bp;	/* the read, as record_stack would start from it */
+	__u64 base;		/* the address bytes[0] was copied from */
+	__u32 mode;		/* enum cp_site_mode */
+	__u32 len;		/* bytes copied; 0: none could be read */
+	__u8 bytes[CP_STACK_COPY_BYTES];
 };
 
 #define CP_MAX_SITES 8192	/* distinct call sites counted */

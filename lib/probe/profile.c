@@ -164,7 +164,6 @@ struct session_job {
 	const struct cp_session_config *cfg;
 	struct cp_naming *nm;
 	struct cp_profile *p;
-	bool all_code;
 	int rc;
 	struct cp_error err;
 };
@@ -177,15 +176,14 @@ static void session_job_run(void *ctx, size_t i, size_t worker)
 	if (i == 0)
 		job->rc = cp_session_open(job->s, job->cfg, &job->err);
 	else
-		cp_naming_open(job->nm, job->p, job->all_code);
+		cp_naming_open(job->nm, job->p);
 }
 
 /* Opens the session and, given nm, names the modules at the same time. */
 static int open_session(struct cp_session **s, const struct cp_session_config *cfg,
-			struct cp_naming *nm, struct cp_profile *p, bool all_code,
-			struct cp_error *err)
+			struct cp_naming *nm, struct cp_profile *p, struct cp_error *err)
 {
-	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p, .all_code = all_code };
+	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p };
 	size_t n = nm ? 2 : 1;
 
 	cp_parallel_for(n, cp_parallel_workers(n), session_job_run, &job);
@@ -196,10 +194,9 @@ static int open_session(struct cp_session **s, const struct cp_session_config *c
 
 /* Names the wrappers of the modules mapped now, for the session's
  * unwinding. */
-static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
-			struct cp_error *err)
+static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *err)
 {
-	cp_naming_open(&r->w.naming, p, stacks);
+	cp_naming_open(&r->w.naming, p);
 	if (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err))
 		return -1;
 	return 0;
@@ -209,21 +206,27 @@ static int name_modules(struct run *r, struct cp_profile *p, bool stacks,
  * names ready and the counters open (disabled). A
  * running target has mapped its libraries: it is named before the first
  * read is seen. A launched one has not yet: it runs on to its entry point
- * (counted from exec on) and is named there. */
+ * (counted from exec on) and is named there. With --stacks, every
+ * function's rules are built from here on, without holding the window
+ * back (late_stacks.h). */
 static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
 	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
 		return -1;
-	if (open_session(&r->s, &r->cfg, p->launched ? NULL : &r->w.naming, p, o->stacks, err) ||
+	if (open_session(&r->s, &r->cfg, p->launched ? NULL : &r->w.naming, p, err) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	    (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err)))
 		return -1;
 	if (p->launched &&
 	    (cp_launch_run_to_entry(r->cfg.pid, err) ||
 	     cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
-	     name_modules(r, p, o->stacks, err)))
+	     name_modules(r, p, err)))
 		return -1;
+	if (o->stacks) {
+		cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late);
+		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
+	}
 	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
@@ -279,8 +282,11 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
 	cp_session_read(r->s, &p->totals);
 	cp_session_read_sites(r->s, &r->raw.sites, &r->raw.nsites);
-	if (o->stacks)
+	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);
+		cp_session_consume_events(r->s);	/* the last stack copies */
+		cp_late_stacks_finish(&r->w.late, p, &r->raw, r->start);
+	}
 }
 
 /* The second half of a split window: every clock probe is removed but the

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "late_stacks.h"
 #include "module_probes.h"
 #include "profile.h"
 #include "unwind_table.h"
@@ -38,6 +39,7 @@ struct cp_window {
 	struct cp_module_probes modules;	/* files probed so far */
 	struct cp_naming naming;
 	bool stacks;				/* --stacks: name whole stacks */
+	struct cp_late_stacks late;		/* --stacks: every function's rules */
 };
 
 /* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
@@ -72,8 +74,9 @@ int cp_window_wait(struct cp_window *w, struct cp_profile *p,
 		   const struct cp_profile_options *o, struct cp_session *s,
 		   double start, double deadline);
 
-/* Call-site naming (window_naming.c). */
-void cp_naming_open(struct cp_naming *nm, struct cp_profile *p, bool all_code);
+/* Call-site naming (window_naming.c): the symbolizer and the clock
+ * wrappers' rules (--stacks' rules for every function: late_stacks.h). */
+void cp_naming_open(struct cp_naming *nm, struct cp_profile *p);
 void cp_naming_close(struct cp_naming *nm);
 
 /* What the clock window saw of where reads were, read at its end and

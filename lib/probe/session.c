@@ -39,8 +39,13 @@ struct cp_session {
 	size_t nfile_links, cap_file_links, nclock_uprobes;
 	struct ulink dl_hook;
 	struct ulink selftest_link;	/* kept: removing it costs a grace period */
-	struct ring_buffer *dl_events;
+	/* What the programs tell user space while attached: dynamic-linker
+	 * events (counted in dl_pending) and, with --stacks, stack copies
+	 * (handed to on_copy). */
+	struct ring_buffer *events;
 	int dl_pending;
+	void (*on_copy)(void *arg, const struct cp_stack_copy *c);
+	void *on_copy_arg;
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
@@ -284,6 +289,27 @@ static int dl_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int stack_copy_event(void *ctx, void *data, size_t size)
+{
+	struct cp_session *s = ctx;
+
+	if (s->on_copy && size >= sizeof(struct cp_stack_copy))
+		s->on_copy(s->on_copy_arg, data);
+	return 0;
+}
+
+/* The ring buffers user space reads while attached, behind one epoll fd. */
+static int open_events(struct cp_session *s, bool stacks)
+{
+	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
+	if (!s->events)
+		return -1;
+	if (stacks && ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.stack_copies),
+				       stack_copy_event, s))
+		return -1;
+	return 0;
+}
+
 int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 			struct cp_error *err)
 {
@@ -292,30 +318,33 @@ int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 	snprintf(pt.path, sizeof(pt.path), "%s", path);
 	if (ulink_set(&s->dl_hook))
 		return 0;
-	s->dl_events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
-	if (!s->dl_events ||
-	    attach_uprobe(s, s->skel->progs.on_dl_change, s->pid, &pt, 0, &s->dl_hook))
+	if (attach_uprobe(s, s->skel->progs.on_dl_change, s->pid, &pt, 0, &s->dl_hook))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "cannot watch the dynamic linker (%s at 0x%llx): %s", path,
 			       (unsigned long long)offset, strerror(errno));
 	return 0;
 }
 
-int cp_session_dl_fd(const struct cp_session *s)
+int cp_session_events_fd(const struct cp_session *s)
 {
-	return s->dl_events ? ring_buffer__epoll_fd(s->dl_events) : -1;
+	return ring_buffer__epoll_fd(s->events);
 }
 
-int cp_session_dl_consume(struct cp_session *s)
+int cp_session_consume_events(struct cp_session *s)
 {
 	int n;
 
-	if (!s->dl_events)
-		return 0;
-	ring_buffer__consume(s->dl_events);
+	ring_buffer__consume(s->events);
 	n = s->dl_pending;
 	s->dl_pending = 0;
 	return n;
+}
+
+void cp_session_on_stack_copy(struct cp_session *s,
+			      void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg)
+{
+	s->on_copy = fn;
+	s->on_copy_arg = arg;
 }
 
 /* Opens the BPF object, with the build's cut of the kernel types for its
@@ -345,16 +374,18 @@ static void abandon_open(struct cp_session *s, int core_btf_fd)
 	cp_session_close(s);
 }
 
+/* --stacks: room for the stack copies made before every function's rules
+ * are in place, ~1,000 of them (the rules take some tens of ms to build;
+ * the window's loop reads the copies out meanwhile). */
+#define STACK_COPY_RING_BYTES (8u << 20)
+
 /* Sizes the stack maps for cfg->stacks; nonzero (errno set) on failure. */
 static int size_stack_maps(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
 {
-	/* --stacks keeps its rules in tables of their own (see the BPF side). */
-	if (cfg->stacks && bpf_map__set_max_entries(skel->maps.unwind_rules, 1))
-		return -1;
+	if (cfg->stacks)
+		return bpf_map__set_max_entries(skel->maps.stack_copies, STACK_COPY_RING_BYTES);
 	/* Without --stacks the stack map is never written: no room for it. */
-	if (!cfg->stacks && bpf_map__set_max_entries(skel->maps.stacks, 1))
-		return -1;
-	return 0;
+	return bpf_map__set_max_entries(skel->maps.stacks, 1);
 }
 
 /* Tells the programs the boundary syscall and the clock syscalls' numbers. */
@@ -424,6 +455,12 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		return load_error(e, err);
 	}
 	cp_core_btf_close(core_btf_fd);
+	if (open_events(s, cfg->stacks)) {
+		int e = errno;
+
+		cp_session_close(s);
+		return load_error(e, err);
+	}
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
@@ -459,7 +496,7 @@ static int read_percpu(struct cp_session *s, const struct bpf_map *map, const vo
  * takes the largest. A field added to one of these types needs its line
  * here; the sizes below fail to compile until it has one. */
 _Static_assert(sizeof(struct cp_totals) ==
-	       2 * sizeof(struct cp_read_counts) + (8 + CP_HIST_SLOTS) * sizeof(__u64),
+	       2 * sizeof(struct cp_read_counts) + (9 + CP_HIST_SLOTS) * sizeof(__u64),
 	       "every field of struct cp_totals has its line in totals_add");
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
@@ -484,6 +521,7 @@ static void totals_add(void *total, const void *one)
 	sum->site_unnamed += v->site_unnamed;
 	sum->site_uncredited += v->site_uncredited;
 	sum->stack_drops += v->stack_drops;
+	sum->stack_copy_drops += v->stack_copy_drops;
 	sum->counter_boundaries += v->counter_boundaries;
 	for (int i = 0; i < CP_HIST_SLOTS; i++)
 		sum->hist[i] += v->hist[i];
@@ -577,11 +615,17 @@ static int swap_stack_rules(struct cp_session *s, const struct cp_unwind_table *
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
 			  struct cp_error *err)
 {
-	int rc = s->skel->rodata->capture_stacks ? swap_stack_rules(s, t) :
-		 load_rules(bpf_map__fd(s->skel->maps.unwind_rules), t);
-
-	if (rc)
+	if (load_rules(bpf_map__fd(s->skel->maps.unwind_rules), t))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot load the unwind rules: %s",
+			       strerror(errno));
+	return 0;
+}
+
+int cp_session_set_stack_rules(struct cp_session *s, const struct cp_unwind_table *t,
+			       struct cp_error *err)
+{
+	if (swap_stack_rules(s, t))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot load the stack unwind rules: %s",
 			       strerror(errno));
 	return 0;
 }
@@ -763,7 +807,7 @@ void cp_session_close(struct cp_session *s)
 	}
 	ulinks_destroy(s->file_links, s->nfile_links, false);
 	free(s->file_links);
-	ring_buffer__free(s->dl_events);
+	ring_buffer__free(s->events);
 	bpf_link__destroy(s->exec_watch);
 	bpf_link__destroy(s->fork_watch);
 	clockreads_bpf__destroy(s->skel);

@@ -10,7 +10,7 @@
 #include "stacks.h"
 #include "symbolize.h"
 
-void cp_naming_open(struct cp_naming *nm, struct cp_profile *p, bool all_code)
+void cp_naming_open(struct cp_naming *nm, struct cp_profile *p)
 {
 	struct cp_error err = { 0 };
 
@@ -19,7 +19,7 @@ void cp_naming_open(struct cp_naming *nm, struct cp_profile *p, bool all_code)
 		cp_profile_warn(p, "call sites cannot be named: %s", err.msg);
 		return;
 	}
-	if (cp_unwind_table_build_all(nm->sym, all_code, &nm->table, &err)) {
+	if (cp_unwind_table_build_from(nm->sym, &nm->table, &err)) {
 		cp_profile_warn(p, "call sites stop at clock wrappers: %s", err.msg);
 		return;
 	}

@@ -61,6 +61,7 @@ void cp_window_close(struct cp_window *w)
 	free(w->dist_failed.tids);
 	w->dist_failed = (struct cp_dist_failed){ 0 };
 	cp_module_probes_free(&w->modules);
+	cp_late_stacks_free(&w->late);
 }
 
 static void warn_cb(void *arg, const char *msg)
@@ -85,7 +86,7 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 	struct cp_error err = { 0 };
 	int added;
 
-	if (!cp_session_dl_consume(s) || p->counter_phase)
+	if (!cp_session_consume_events(s) || p->counter_phase)
 		return;
 	added = cp_window_probe_files(w, p, s, p->target.pid, &err);
 	if (added < 0) {
@@ -97,9 +98,11 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 	if (!added)
 		return;
 	cp_naming_close(&w->naming);
-	cp_naming_open(&w->naming, p, w->stacks);
+	cp_naming_open(&w->naming, p);
 	if (w->naming.have_table && cp_session_set_unwind(s, &w->naming.table, &err))
 		cp_profile_warn(p, "%s", err.msg);
+	if (w->stacks)
+		cp_late_stacks_restart(&w->late);
 }
 
 /* How often the counter window looks for threads born or gone. A look
@@ -177,7 +180,7 @@ int cp_window_wait(struct cp_window *w, struct cp_profile *p,
 
 	for (;;) {
 		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },
-					 { cp_session_dl_fd(s), POLLIN, 0 } };
+					 { cp_session_events_fd(s), POLLIN, 0 } };
 		int rc = poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout_ms(&t)), sig;
 		double now;
 

@@ -290,19 +290,28 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 {
 	double hits = (double)p->totals.trap_hits;
 	json_t *cost = p->cost_ns_per_hit > 0 ? json_real(p->cost_ns_per_hit) : json_null();
-	json_t *pct = json_null();
+	json_t *pct = json_null(), *probe;
 
 	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0)
 		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s);
-	return json_pack("{s:I, s:o, s:o, s:f, s:I, s:I, s:I, s:{s:I, s:I}}",
-			 "hits", (json_int_t)p->totals.trap_hits,
-			 "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
-			 "attach_s", p->attach_s,
-			 "threads", (json_int_t)p->stats.threads,
-			 "threads_inherited_during_attach", (json_int_t)p->stats.inherited,
-			 "uprobes", (json_int_t)p->stats.uprobes,
-			 "selftest", "calls", (json_int_t)p->selftest.calls,
-			 "hits", (json_int_t)p->selftest.hits);
+	probe = json_pack("{s:I, s:o, s:o, s:f, s:I, s:I, s:I, s:{s:I, s:I}}",
+			  "hits", (json_int_t)p->totals.trap_hits,
+			  "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
+			  "attach_s", p->attach_s,
+			  "threads", (json_int_t)p->stats.threads,
+			  "threads_inherited_during_attach", (json_int_t)p->stats.inherited,
+			  "uprobes", (json_int_t)p->stats.uprobes,
+			  "selftest", "calls", (json_int_t)p->selftest.calls,
+			  "hits", (json_int_t)p->selftest.hits);
+	/* --stacks: when every function's rules were in place, and how many
+	 * stacks clockprof walked from copies before that. */
+	if (probe && p->stacks_recorded) {
+		json_object_set_new(probe, "stack_rules_s", p->stack_rules_s >= 0 ?
+				    json_real(p->stack_rules_s) : json_null());
+		json_object_set_new(probe, "stacks_from_copies",
+				    json_integer((json_int_t)p->stacks_from_copies));
+	}
+	return probe;
 }
 
 json_t *cp_run_file_build(const struct cp_profile *p)

@@ -576,6 +576,21 @@ const struct cp_plumbing_range *cp_unwind_table_range(
 				     cmp_range_pc) : NULL;
 }
 
+/* One frame out by rule r: the caller's pc, sp and bp (the BPF program's
+ * cfi_step). 0, or -1 when a read failed. */
+static int rule_hop(const struct cp_unwind_rule *r, uint64_t *pc, uint64_t *sp, uint64_t *bp,
+		    int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val), void *ctx)
+{
+	uint64_t cfa = (r->base_reg == CP_UNWIND_BP ? *bp : *sp) + (int64_t)r->cfa_offset;
+
+	if (r->bp_offset && read_u64(ctx, cfa + (int64_t)r->bp_offset, bp) != 0)
+		return -1;
+	if (read_u64(ctx, cfa - 8, pc) != 0)
+		return -1;
+	*sp = cfa;
+	return 0;
+}
+
 uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
 			uint64_t sp, uint64_t bp,
 			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
@@ -585,21 +600,65 @@ uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
 	*hops = 0;
 	for (int i = 0; i < CP_UNWIND_MAX_HOPS; i++) {
 		const struct cp_unwind_rule *r = cp_unwind_table_lookup(t, pc);
-		uint64_t cfa;
 
 		if (!r || r->via == CP_VIA_NONE)
 			break;
-		cfa = (r->base_reg == CP_UNWIND_BP ? bp : sp) +
-		      (int64_t)r->cfa_offset;
-		if (r->bp_offset && read_u64(ctx, cfa + (int64_t)r->bp_offset, &bp) != 0)
+		if (rule_hop(r, &pc, &sp, &bp, read_u64, ctx))
 			return 0;
-		if (read_u64(ctx, cfa - 8, &pc) != 0)
-			return 0;
-		sp = cfa;
 		*via = r->via;
 		(*hops)++;
 	}
 	return pc;
+}
+
+/* The frame-pointer chain's step where no rule covers pc: rbp points at
+ * the caller's saved rbp, the return address above it; a chain that does
+ * not climb has ended. */
+static int frame_pointer_hop(uint64_t *pc, uint64_t *sp, uint64_t *bp,
+			     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+			     void *ctx)
+{
+	uint64_t saved_bp, ret;
+
+	if (!*bp || read_u64(ctx, *bp, &saved_bp) || read_u64(ctx, *bp + 8, &ret) ||
+	    saved_bp <= *bp)
+		return -1;
+	*pc = ret;
+	*sp = *bp + 16;
+	*bp = saved_bp;
+	return 0;
+}
+
+void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode,
+		     uint64_t sp, uint64_t bp,
+		     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+		     void *ctx, struct cp_stack_key *key)
+{
+	uint64_t pc = 0;
+
+	memset(key, 0, sizeof(*key));
+	key->pc[0] = ip;
+	/* Where the read returns to, as read_return finds it. */
+	if (mode == CP_SITE_FRAME) {
+		uint64_t saved_bp;
+
+		if (read_u64(ctx, bp, &saved_bp) || read_u64(ctx, bp + 8, &pc))
+			return;
+		sp = bp + 16;
+		bp = saved_bp;
+	} else {
+		if (read_u64(ctx, sp, &pc))
+			return;
+		sp += 8;
+	}
+	for (int n = 1; n < CP_STACK_DEPTH && pc; n++) {
+		const struct cp_unwind_rule *r = cp_unwind_table_lookup(t, pc);
+
+		key->pc[n] = pc;
+		if (r ? rule_hop(r, &pc, &sp, &bp, read_u64, ctx) :
+			frame_pointer_hop(&pc, &sp, &bp, read_u64, ctx))
+			break;
+	}
 }
 
 void cp_unwind_table_free(struct cp_unwind_table *t)

@@ -8,8 +8,12 @@ machine (ratios, not absolute times, are what carry over to other machines).
    (uprobe; breakpoint where this host fires hardware breakpoints, else
    "skipped" with clockprof's reason), under `clockprof run --mechanism M`
    and with --stacks, each paired with a bare baseline taken just before it
-   (medians of the paired ratios over 5 rounds). Goals: clockprof / bare
-   uprobe <= 1.10x, --stacks / plain clockprof <= 1.5x. Then, per
+   (medians of the paired ratios over 5 rounds). --stacks is measured twice:
+   as it runs once every function's unwind rules are in place (clock_loop's
+   best round), and as it runs before that, when the program copies each
+   read's stack instead (CLOCKPROF_STACK_RULES_AFTER_WINDOW=1 holds the
+   rules back for the whole run). Goals: clockprof / bare uprobe <= 1.10x,
+   --stacks / plain clockprof <= 1.5x, both ways. Then, per
    mechanism, an unrelated clock_loop (vdso and syscall) alone and while
    clockprof is attached to another process, interleaved, medians: goal
    attached / alone <= 1.05x.
@@ -19,7 +23,8 @@ machine (ratios, not absolute times, are what carry over to other machines).
    same target with a 100 ms interval exit: time from start until the
    probes are live, whole-command time beyond the window, and maxrss.
    Goals: live and beyond-the-window <= 0.25x bpftrace's, memory <= 0.3x.
-   Then what --stacks adds to start-up on a C++ target (no goal: shown).
+   Then what --stacks adds to start-up on a C++ target (no goal: shown),
+   and how far into the window every function's rules were in place.
 3. How soon a window ends: from the target's exit to `clockprof attach`'s
    (the integration test only asserts that the exit is noticed), and how far
    `clockprof run -d 500ms` of a command that never ends runs past 500 ms
@@ -53,14 +58,21 @@ def verdict(ratio, goal):
     return "within" if ratio <= goal else "OVER"
 
 
+# How a run's stacks are taken: not at all, walked by the program, or
+# copied by it and walked by clockprof (every function's rules held back).
+STACK_MODES = ("plain", "stacks", "copied")
+
+
 def under_clockprof(args, tmp, loop, mech, stacks):
-    """ns per read of clock_loop under `clockprof run --mechanism mech` and
-    the reads counted; (None, reason) if clockprof says the mechanism does
-    not fire on this host (exit 3)."""
+    """ns per read of clock_loop under `clockprof run --mechanism mech` with
+    stacks one of STACK_MODES, and the reads counted; (None, reason) if
+    clockprof says the mechanism does not fire on this host (exit 3)."""
     out = os.path.join(tmp, "loop.json")
     cmd = [args.clockprof, "run", "-q", "-e", "none", "--mechanism", mech, "-o", out]
-    cmd += ["--stacks"] if stacks else []
-    r = subprocess.run(cmd + ["--", loop, "vdso", str(args.n)], capture_output=True, text=True)
+    cmd += ["--stacks"] if stacks != "plain" else []
+    env = dict(os.environ, CLOCKPROF_STACK_RULES_AFTER_WINDOW="1" if stacks == "copied" else "0")
+    r = subprocess.run(cmd + ["--", loop, "vdso", str(args.n)], capture_output=True, text=True,
+                       env=env)
     if r.returncode == 3:
         lines = [l for l in r.stderr.splitlines() if l.strip()]
         return None, (lines[-1] if lines else "exit 3").removeprefix("clockprof: ")
@@ -191,6 +203,7 @@ def stacks_startup(args, tmp):
     target = subprocess.Popen([os.path.join(args.targets, "callsites_cpp_target"), "1000000", "1000"],
                               stdout=subprocess.DEVNULL)
     live = {False: [], True: []}
+    rules, copied = [], []
     try:
         wait_serving(target)
         out = os.path.join(tmp, "stacks.json")
@@ -198,14 +211,22 @@ def stacks_startup(args, tmp):
             for stacks in (False, True):
                 sh(args.clockprof, "attach", "-q", "-d", f"{int(WINDOW_S * 1000)}ms", "-e", "none",
                    *(["--stacks"] if stacks else []), "-o", out, target.pid)
-                live[stacks].append(json.load(open(out))["probe"]["attach_s"])
+                probe = json.load(open(out))["probe"]
+                live[stacks].append(probe["attach_s"])
+                if stacks:
+                    copied.append(probe["stacks_from_copies"])
+                    if probe["stack_rules_s"] is not None:
+                        rules.append(probe["stack_rules_s"])
     finally:
         target.kill()
         target.wait()
     plain, stacks = statistics.median(live[False]), statistics.median(live[True])
     print(f"start-up with --stacks, C++ target (median of {len(live[True])}, interleaved):")
     print(f"  probes live: {plain * 1000:7.1f} ms plain, {stacks * 1000:7.1f} ms with --stacks "
-          f"(ratio {stacks / plain:5.2f}; --stacks loads every function's unwind rules first)")
+          f"(ratio {stacks / plain:5.2f})")
+    in_place = f"{statistics.median(rules) * 1000:.1f} ms into the window" if rules else "not in the window"
+    print(f"  every function's unwind rules in place {in_place} ({len(rules)} of {len(copied)} runs); "
+          f"stacks walked from copies before that: median {statistics.median(copied)}")
 
 
 def main():
@@ -236,7 +257,7 @@ def main():
             assert int(hits) >= 5 * args.n, hits
             row.setdefault("none", []).append(float(bare))
             row.setdefault("bare", []).append(float(uprobe))
-            for stacks in (False, True):
+            for stacks in STACK_MODES:
                 ns, counted = under_clockprof(args, tmp, loop, mech, stacks)
                 if ns is None:
                     skipped[mech] = counted
@@ -244,8 +265,9 @@ def main():
                 assert counted >= 5 * args.n, (mech, stacks, counted)
                 row[(mech, stacks)] = ns
             if mech not in skipped:
-                row[(mech, "ratio")] = row[(mech, False)] / float(uprobe)
-                row[(mech, "stacks ratio")] = row[(mech, True)] / row[(mech, False)]
+                row[(mech, "ratio")] = row[(mech, "plain")] / float(uprobe)
+                for stacks in STACK_MODES[1:]:
+                    row[(mech, stacks, "ratio")] = row[(mech, stacks)] / row[(mech, "plain")]
         rows.append(row)
 
     def med(key):
@@ -259,12 +281,13 @@ def main():
         if mech in skipped:
             print(f"  {mech}: skipped: {skipped[mech]}")
             continue
-        ours, stacks = med((mech, False)), med((mech, True))
-        ratio, sratio = med((mech, "ratio")), med((mech, "stacks ratio"))
-        print(f"  {mech + ': clockprof':<34} {ours:10.1f} ns   "
+        ratio = med((mech, "ratio"))
+        print(f"  {mech + ': clockprof':<34} {med((mech, 'plain')):10.1f} ns   "
               f"ratio / bare uprobe {ratio:6.3f}  goal <= 1.10x: {verdict(ratio, 1.10)}")
-        print(f"  {mech + ': clockprof --stacks':<34} {stacks:10.1f} ns   "
-              f"ratio / plain       {sratio:6.3f}  goal <= 1.5x: {verdict(sratio, 1.5)}")
+        for stacks, label in (("stacks", "--stacks"), ("copied", "--stacks, copied")):
+            sratio = med((mech, stacks, "ratio"))
+            print(f"  {mech + ': clockprof ' + label:<34} {med((mech, stacks)):10.1f} ns   "
+                  f"ratio / plain       {sratio:6.3f}  goal <= 1.5x: {verdict(sratio, 1.5)}")
 
     # Section 1b: an unrelated process (clock_loop) while clockprof is
     # attached to reads_target: alone, attached, alone, ... per mechanism.

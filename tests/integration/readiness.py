@@ -28,6 +28,13 @@ def _read(path):
         return ""
 
 
+def task_state(stat_path):
+    """The state letter (R, S, T, ...) in a /proc .../stat file; "" when
+    the task is gone."""
+    stat = _read(stat_path)
+    return stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else ""
+
+
 def _alive(proc, what):
     if proc.poll() is not None:
         raise AssertionError(f"{what}: process {proc.pid} exited with {proc.returncode}")
@@ -44,10 +51,8 @@ def wait_serving(target, threads=1, timeout=TIMEOUT):
     def ready():
         _alive(target, what)
         tasks = os.listdir(f"/proc/{target.pid}/task") if os.path.isdir(f"/proc/{target.pid}/task") else []
-        stat = _read(f"/proc/{target.pid}/stat")
-        state = stat.rsplit(")", 1)[-1].split()[0] if ")" in stat else ""
         return ("/libc.so.6" in _read(f"/proc/{target.pid}/maps") and
-                len(tasks) >= threads and state == "S")
+                len(tasks) >= threads and task_state(f"/proc/{target.pid}/stat") == "S")
     wait_for(ready, what, timeout)
 
 

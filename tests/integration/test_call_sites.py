@@ -143,6 +143,39 @@ def test_stacks_folded_and_speedscope(ctx):
     assert sum(s["count"] for s in run["stacks"]) == 7 * N
 
 
+def stacks_of_nofp_target(ctx, rate, env=None):
+    """`run --stacks` of the C target without frame pointers at rate
+    requests a second: its folded stacks from main, and its run.json."""
+    folded = os.path.join(ctx.tmp, "clock.folded")
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-q", "-o", out, "--folded", folded, "--",
+                   ctx.target("callsites_target_nofp"), N, rate,
+                   env=dict(os.environ, **(env or {})))
+    assert proc.returncode == 0, proc.stderr
+    return folded_from_main(folded), ctx.load_json(out)
+
+
+def test_stacks_walked_from_copies_alone(ctx):
+    # Every function's rules held back for the whole window: each read's
+    # stack is the program's copy of it, walked by clockprof, and must come
+    # out as the program's own walk does.
+    stacks, run = stacks_of_nofp_target(ctx, 1000, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
+    assert stacks == expected_stacks(ctx.mechanism), stacks
+    assert run["probe"]["stacks_from_copies"] == 7 * N, run["probe"]
+    assert run["probe"]["stack_rules_s"] is None, run["probe"]
+
+
+def test_stacks_rules_put_in_place_during_the_window(ctx):
+    # The rules are built once the window is open: the first request's
+    # stacks come from copies, the later ones from the program's walk, and
+    # both add up to one set of exact counts.
+    stacks, run = stacks_of_nofp_target(ctx, 50)
+    assert stacks == expected_stacks(ctx.mechanism), stacks
+    probe = run["probe"]
+    assert 0 < probe["stack_rules_s"] < run["duration_s"], probe
+    assert 0 < probe["stacks_from_copies"] < 7 * N, probe
+
+
 def test_stripped_binary_with_separate_debug_file(ctx):
     # The boundary symbol and the call sites both come from the debug file
     # found through .gnu_debuglink.

@@ -12,7 +12,7 @@ import subprocess
 import time
 
 from common import Skip, bpf_ids, live_bpf_ids
-from readiness import wait_attached, wait_for, wait_serving
+from readiness import task_state, wait_attached, wait_for, wait_serving
 
 PR_SET_CHILD_SUBREAPER = 36
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -50,13 +50,10 @@ def tracer_of(pid):
 def all_stopped(pid):
     """Every thread of pid is in group stop (state T), so it can do nothing."""
     try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                if f.read().rsplit(")", 1)[1].split()[0] != "T":
-                    return False
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
-    return True
+    return all(task_state(f"/proc/{pid}/task/{tid}/stat") == "T" for tid in tids)
 
 
 def wait_held(cp, deadline):

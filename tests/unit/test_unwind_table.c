@@ -73,6 +73,45 @@ TEST(unwind_walk_sp_and_bp_rules)
 	CHECK_INT(sizeof(struct cp_unwind_entry), 24);
 }
 
+/* --stacks' walk of a stack copy: a rule where there is one, the
+ * frame-pointer chain where not, ending where the chain stops climbing or
+ * leaves the copy (what the BPF program's record_stack does). */
+TEST(unwind_stack_rules_then_frame_pointers)
+{
+	/* 0x1000: CFA = sp + 16 (a function without a frame pointer); 0x2000
+	 * and 0x3000 have no rule: their frames are found by rbp. */
+	struct cp_unwind_entry e[1] = { { 0x1000, { 16, 0, CP_VIA_NONE, CP_UNWIND_SP, 0 } } };
+	struct cp_unwind_table t = { .entries = e, .n = 1 };
+	struct fake_mem m = { .base = 0x7000 };
+	struct cp_stack_key key;
+
+	m.words[0] = 0x1000;		/* return address at the read's sp */
+	m.words[2] = 0x2000;		/* CFA 0x7018: ra at 0x7010 */
+	m.words[6] = 0x7040;		/* rbp = 0x7030: saved rbp, then ra */
+	m.words[7] = 0x3000;
+	m.words[8] = 0x7020;		/* a chain that goes down: the end */
+	m.words[9] = 0x4000;
+	cp_unwind_stack(&t, 0x9999, CP_SITE_STACK_TOP, 0x7000, 0x7030, fake_read, &m, &key);
+	CHECK_INT(key.pc[0], 0x9999);
+	CHECK_INT(key.pc[1], 0x1000);
+	CHECK_INT(key.pc[2], 0x2000);
+	CHECK_INT(key.pc[3], 0x3000);
+	CHECK_INT(key.pc[4], 0);
+	/* A frame-pointer site's return address is found from rbp alone. */
+	cp_unwind_stack(&t, 0x9999, CP_SITE_FRAME, 0xdead, 0x7030, fake_read, &m, &key);
+	CHECK_INT(key.pc[1], 0x3000);
+	CHECK_INT(key.pc[2], 0);
+	/* A chain that leaves the copy ends there; nothing readable: the leaf. */
+	m.words[8] = 0x9000;
+	cp_unwind_stack(&t, 0x9999, CP_SITE_FRAME, 0, 0x7030, fake_read, &m, &key);
+	CHECK_INT(key.pc[1], 0x3000);
+	CHECK_INT(key.pc[2], 0x4000);
+	CHECK_INT(key.pc[3], 0);
+	cp_unwind_stack(&t, 0x9999, CP_SITE_STACK_TOP, 0x100, 0, fake_read, &m, &key);
+	CHECK_INT(key.pc[0], 0x9999);
+	CHECK_INT(key.pc[1], 0);
+}
+
 /* ---- rules for real wrappers ---------------------------------------------- */
 
 static int find_via(const struct cp_unwind_table *t, const char *name)

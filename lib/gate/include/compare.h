@@ -39,14 +39,14 @@
 #define CP_COMPARE_H
 
 #include <jansson.h>
+#include <stddef.h>
+
+#include "compare_run.h"
 
 /* A sampled measure whose one-sided p for "beyond the bound" is at most
  * this joins the family corrected for it, tested with p / this (why:
  * lib/gate/compare.c). */
 #define CP_FAMILY_SELECT 0.8
-#include <stddef.h>
-
-#include "compare_run.h"
 
 struct cp_error;
 struct cp_bounds;

@@ -94,6 +94,11 @@ struct cp_profile {
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	bool stacks_recorded;			/* --stacks was given */
+	/* --stacks: reads whose stack clockprof walked from the program's
+	 * copy (before every function's rules were in place), and when they
+	 * were: s after the window opened, < 0 not during the window. */
+	unsigned long long stacks_from_copies;
+	double stack_rules_s;
 	/* Counters (lib/probe/include/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;

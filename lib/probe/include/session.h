@@ -97,18 +97,29 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err);
 
 /* Watches the dynamic linker's debugger hook (_dl_debug_state at offset
- * of the file at path) of the target; cp_session_dl_fd then becomes
- * readable when libraries were loaded or unloaded. */
+ * of the file at path) of the target: cp_session_consume_events then
+ * counts the times libraries were loaded or unloaded. */
 int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 			struct cp_error *err);
-/* The fd to poll, -1 without a watch; consume returns the events seen. */
-int cp_session_dl_fd(const struct cp_session *s);
-int cp_session_dl_consume(struct cp_session *s);
+/* What the programs tell user space while attached: the fd to poll, and
+ * reading what came, which returns the dynamic-linker events seen and
+ * hands --stacks' stack copies to the function given here (called on the
+ * consuming thread). */
+int cp_session_events_fd(const struct cp_session *s);
+int cp_session_consume_events(struct cp_session *s);
+void cp_session_on_stack_copy(struct cp_session *s,
+			      void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg);
 
 /* Loads the rules for stepping out of clock wrappers (lib/symbols/include/unwind_table.h).
  * Until they are loaded, a read's call site is the wrapper it went through. */
 int cp_session_set_unwind(struct cp_session *s, const struct cp_unwind_table *t,
 			  struct cp_error *err);
+/* --stacks: puts every function's rules (cp_unwind_table_build_all with
+ * all_code) in place, whole; until the first are, the program copies each
+ * read's stack instead of walking it. Safe from another thread than the
+ * one reading events. */
+int cp_session_set_stack_rules(struct cp_session *s, const struct cp_unwind_table *t,
+			       struct cp_error *err);
 
 /* One call site as counted by the BPF program. */
 struct cp_site_count {

@@ -96,6 +96,17 @@ uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
 			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
 			void *ctx, int *via, int *hops);
 
+/* --stacks: the whole stack of a read seen at ip, leaf first, as the BPF
+ * program's record_stack walks it (mode: enum cp_site_mode; sp, bp: the
+ * registers at ip), by every function's rules in t and the frame-pointer
+ * chain where no rule covers a return address, reading the stack through
+ * read_u64. Walks what the program copied before the rules were in place
+ * (struct cp_stack_copy); the program must do exactly this. */
+void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode,
+		     uint64_t sp, uint64_t bp,
+		     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+		     void *ctx, struct cp_stack_key *key);
+
 void cp_unwind_table_free(struct cp_unwind_table *t);
 
 #endif
