@@ -382,11 +382,12 @@ static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 		if (bpf_probe_read_user(c->bytes, len, (void *)c->base) == 0)
 			break;
 	c->len = len >= 512 ? len : 0;
-	/* User space is woken only once the buffer is half full (and reads
+	/* User space is woken once an eighth of the buffer is used (and reads
 	 * the rest at the window's end): a wake-up per copy cost the target
-	 * more than the copy itself. */
+	 * more than the copy itself, and woken at half it was too late for a
+	 * busy server on two busy CPUs (copies found the buffer full). */
 	bpf_ringbuf_submit(c, bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
-			   bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 2 ?
+			   bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
 			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 

@@ -31,30 +31,48 @@ struct cp_profile;
 struct cp_raw_places;
 struct cp_session;
 struct cp_stack_copy;
+struct cp_symbolizer;
 
 struct cp_late_stacks {
 	struct cp_session *s;
 	pid_t pid;
+	/* The target's modules, captured on the window's thread while the
+	 * target is surely there (a launched command may be gone a few ms
+	 * into the window); the builder reads only their files. */
+	struct cp_symbolizer *sym;
 	/* The builder thread, and what it leaves for the window's thread
-	 * once joined. */
+	 * once joined. It may start before the session is open: it waits for
+	 * it (or for cancel) under lock to put the rules in place. */
 	pthread_t builder;
 	bool building;
+	pthread_mutex_t lock;
+	pthread_cond_t session_set;
+	bool lock_made, cancel;
 	bool hold_rules;		/* CLOCKPROF_STACK_RULES_AFTER_WINDOW */
 	struct cp_unwind_table table;
 	bool have_table;
+	bool built;			/* table complete: set with release order */
 	double ready;			/* monotonic: rules in place; 0 not yet */
 	struct cp_error error;		/* why not, when msg is set */
-	/* Copies kept until the rules are built (window's thread only). */
+	/* Window's thread only: copies kept until the rules are built, then
+	 * walked as they come, into stacks found (one per copy; added up at
+	 * the end). */
 	struct cp_stack_copy **copies;
 	size_t ncopies, cap;
 	size_t kept_bytes;
+	struct cp_stack_count *walked;
+	size_t nwalked, walked_cap;
 	uint64_t dropped;		/* not kept: over the memory bound */
 };
 
-/* Starts building the rules of every module pid maps now, in the
- * background, to be put in s's programs when built. The window's thread
- * must call cp_late_stacks_keep for each copy s hands it. */
-void cp_late_stacks_start(struct cp_late_stacks *ls, struct cp_session *s, pid_t pid);
+/* Captures the modules pid maps now and starts building their rules in
+ * the background: as soon as the target's modules are mapped, so that the
+ * build overlaps the rest of start-up. */
+void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid);
+
+/* The session the rules go into once built (they wait for it). The
+ * window's thread must call cp_late_stacks_keep for each copy s hands it. */
+void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s);
 
 /* The libraries changed (dlopen): the rules are built again, with them. */
 void cp_late_stacks_restart(struct cp_late_stacks *ls);

@@ -207,8 +207,8 @@ static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *er
  * running target has mapped its libraries: it is named before the first
  * read is seen. A launched one has not yet: it runs on to its entry point
  * (counted from exec on) and is named there. With --stacks, every
- * function's rules are built from here on, without holding the window
- * back (late_stacks.h). */
+ * function's rules are built from the moment the modules are mapped, in the
+ * background, without holding the window back (late_stacks.h). */
 static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
@@ -224,8 +224,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	     name_modules(r, p, err)))
 		return -1;
 	if (o->stacks) {
-		cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late);
-		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
+		cp_late_stacks_start(&r->w.late, r->cfg.pid);
+		cp_late_stacks_set_session(&r->w.late, r->s);
 	}
 	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
@@ -251,6 +251,10 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * whoever waits for clockprof to be live (tests, scripts) can take
 	 * its presence in /proc/PID/fd as "every read from now on counts". */
 	if (cp_window_watch(&r->w, r->cfg.pid, err))
+		return -1;
+	/* --stacks: the copies made until every function's rules are in place
+	 * are read out from here on (they wait in the kernel until then). */
+	if (o->stacks && cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late, err))
 		return -1;
 	if (p->launched && cp_launch_release(r->cfg.pid, err))
 		return -1;

@@ -298,16 +298,12 @@ static int stack_copy_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* The ring buffers user space reads while attached, behind one epoll fd. */
-static int open_events(struct cp_session *s, bool stacks)
+/* The ring buffers user space reads while attached, behind one epoll fd;
+ * the stack copies' joins when someone takes them. */
+static int open_events(struct cp_session *s)
 {
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
-	if (!s->events)
-		return -1;
-	if (stacks && ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.stack_copies),
-				       stack_copy_event, s))
-		return -1;
-	return 0;
+	return s->events ? 0 : -1;
 }
 
 int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
@@ -340,11 +336,18 @@ int cp_session_consume_events(struct cp_session *s)
 	return n;
 }
 
-void cp_session_on_stack_copy(struct cp_session *s,
-			      void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg)
+int cp_session_on_stack_copy(struct cp_session *s,
+			     void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg,
+			     struct cp_error *err)
 {
 	s->on_copy = fn;
 	s->on_copy_arg = arg;
+	/* Mapping the buffer into this process costs ~0.1 ms per MiB. */
+	if (ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.stack_copies),
+			     stack_copy_event, s))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the stack copies: %s",
+			       strerror(errno));
+	return 0;
 }
 
 /* Opens the BPF object, with the build's cut of the kernel types for its
@@ -375,9 +378,11 @@ static void abandon_open(struct cp_session *s, int core_btf_fd)
 }
 
 /* --stacks: room for the stack copies made before every function's rules
- * are in place, ~1,000 of them (the rules take some tens of ms to build;
- * the window's loop reads the copies out meanwhile). */
-#define STACK_COPY_RING_BYTES (8u << 20)
+ * are in place, ~2,000 of them. The rules take 20-100 ms to build (a Go
+ * server's 57,000 under load: ~90 ms); the window's loop reads the copies
+ * out meanwhile, but a server reading the clock 40,000 times a second on
+ * two busy CPUs overran half of this. Creating it costs ~0.1 ms per MiB. */
+#define STACK_COPY_RING_BYTES (16u << 20)
 
 /* Sizes the stack maps for cfg->stacks; nonzero (errno set) on failure. */
 static int size_stack_maps(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
@@ -455,7 +460,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		return load_error(e, err);
 	}
 	cp_core_btf_close(core_btf_fd);
-	if (open_events(s, cfg->stacks)) {
+	if (open_events(s)) {
 		int e = errno;
 
 		cp_session_close(s);

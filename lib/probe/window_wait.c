@@ -131,7 +131,8 @@ static int timeout_ms(const struct timers *t)
 }
 
 /* What one poll said: the signal or exit that ends the window (returns 1,
- * with *sig set), or 0 to go on. */
+ * with *sig set), or 0 to go on. A target that has exited has no
+ * libraries left to probe: its exit is answered first. */
 static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
 		       const struct pollfd fds[3], int *sig)
 {
@@ -142,14 +143,14 @@ static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_sess
 		*sig = (int)si.ssi_signo;
 		return 1;
 	}
-	if (fds[2].revents & POLLIN)
-		libraries_changed(w, p, s);
 	if (fds[1].revents & POLLIN) {
 		p->end_reason = CP_END_TARGET_EXIT;
 		p->target_exited = true;
 		*sig = 0;
 		return 1;
 	}
+	if (fds[2].revents & POLLIN)
+		libraries_changed(w, p, s);
 	return 0;
 }
 

@@ -93,14 +93,14 @@ LEAVES = {
 }
 
 
-def expected_stacks(mechanism):
+def expected_stacks(mechanism, n=N):
     leaf = LEAVES[mechanism]
     return {
-        f"main;callsites_main;handle_request;now_ns;{leaf['clock_gettime']}": 2 * N,
-        f"main;callsites_main;handle_request;read_mono;{leaf['clock_gettime']}": N,
-        f"main;callsites_main;handle_request;read_time;{leaf['time']}": N,
-        f"main;callsites_main;handle_request;read_timespec;timespec_get;{leaf['clock_gettime']}": N,
-        f"main;callsites_main;handle_request;read_wall_twice;{leaf['gettimeofday']}": 2 * N,
+        f"main;callsites_main;handle_request;now_ns;{leaf['clock_gettime']}": 2 * n,
+        f"main;callsites_main;handle_request;read_mono;{leaf['clock_gettime']}": n,
+        f"main;callsites_main;handle_request;read_time;{leaf['time']}": n,
+        f"main;callsites_main;handle_request;read_timespec;timespec_get;{leaf['clock_gettime']}": n,
+        f"main;callsites_main;handle_request;read_wall_twice;{leaf['gettimeofday']}": 2 * n,
     }
 
 
@@ -143,13 +143,14 @@ def test_stacks_folded_and_speedscope(ctx):
     assert sum(s["count"] for s in run["stacks"]) == 7 * N
 
 
-def stacks_of_nofp_target(ctx, rate, env=None):
+def stacks_of_nofp_target(ctx, rate, env=None, requests=N):
     """`run --stacks` of the C target without frame pointers at rate
-    requests a second: its folded stacks from main, and its run.json."""
+    requests a second (0: no pause): its folded stacks from main, and its
+    run.json."""
     folded = os.path.join(ctx.tmp, "clock.folded")
     out = os.path.join(ctx.tmp, "run.json")
     proc = ctx.run("run", "-q", "-o", out, "--folded", folded, "--",
-                   ctx.target("callsites_target_nofp"), N, rate,
+                   ctx.target("callsites_target_nofp"), requests, rate,
                    env=dict(os.environ, **(env or {})))
     assert proc.returncode == 0, proc.stderr
     return folded_from_main(folded), ctx.load_json(out)
@@ -174,6 +175,16 @@ def test_stacks_rules_put_in_place_during_the_window(ctx):
     probe = run["probe"]
     assert 0 < probe["stack_rules_s"] < run["duration_s"], probe
     assert 0 < probe["stacks_from_copies"] < 7 * N, probe
+
+
+def test_stacks_of_a_command_that_exits_at_once(ctx):
+    # Gone a few ms into the window, long before the rules are built: its
+    # modules were captured while it was held, so every stack is whole, and
+    # its exit is not taken for a library clockprof failed to probe.
+    stacks, run = stacks_of_nofp_target(ctx, 0, requests=3)
+    assert stacks == expected_stacks(ctx.mechanism, 3), stacks
+    assert run["end_reason"] == "target-exit"
+    assert not [w for w in run["warnings"] if "probe overhead" not in w], run["warnings"]
 
 
 def test_stripped_binary_with_separate_debug_file(ctx):

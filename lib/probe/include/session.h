@@ -102,13 +102,14 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
 			struct cp_error *err);
 /* What the programs tell user space while attached: the fd to poll, and
- * reading what came, which returns the dynamic-linker events seen and
- * hands --stacks' stack copies to the function given here (called on the
- * consuming thread). */
+ * reading what came, which returns the dynamic-linker events seen and,
+ * from the call below on, hands --stacks' stack copies to fn (on the
+ * consuming thread). The copies wait in the kernel until then. */
 int cp_session_events_fd(const struct cp_session *s);
 int cp_session_consume_events(struct cp_session *s);
-void cp_session_on_stack_copy(struct cp_session *s,
-			      void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg);
+int cp_session_on_stack_copy(struct cp_session *s,
+			     void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg,
+			     struct cp_error *err);
 
 /* Loads the rules for stepping out of clock wrappers (lib/symbols/include/unwind_table.h).
  * Until they are loaded, a read's call site is the wrapper it went through. */
