@@ -357,38 +357,70 @@ static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
 	return 0;
 }
 
-/* Before the rules are in place: the top of the stack, as much of
- * CP_STACK_COPY_BYTES as can be read (a copy that would run past the end of
- * the stack's mapping fails whole, so smaller ones are tried), for user
- * space to walk (lib/probe/late_stacks.c). A frame-pointer site's frames
- * start at rbp, which may be on another stack than rsp. */
+/* The stack copy being made on this CPU, before it goes to the buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_stack_copy);
+} stack_copy_scratch SEC(".maps");
+
+/* Whether rbp looks like a frame that piece 0 (from sp) did not take: the
+ * saved rbp a little above it and a return address beside it. Code built
+ * without frame pointers keeps anything in rbp, often a heap pointer: no
+ * second piece for that. */
+static __always_inline bool frame_elsewhere(__u64 sp, __u32 len, __u64 bp)
+{
+	__u64 fp[2];
+
+	if ((bp >= sp && bp < sp + len) || (bp & 7) ||
+	    bpf_probe_read_user(fp, sizeof(fp), (void *)bp))
+		return false;
+	return fp[0] > bp && fp[0] - bp < (1 << 20) && fp[1];
+}
+
+/* Before the rules are in place: the top of the stack, as much of the
+ * piece's size as can be read (a copy that would run past the end of the
+ * stack's mapping fails whole, so smaller ones are tried), for user space to
+ * walk (lib/probe/late_stacks.c). A frame-pointer site's frames start at
+ * rbp, which may be on another stack than rsp. */
 static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
-	struct cp_stack_copy *c = bpf_ringbuf_reserve(&stack_copies, sizeof(*c), 0);
+	__u32 zero = 0, len, len1 = 0;
+	struct cp_stack_copy *c = bpf_map_lookup_elem(&stack_copy_scratch, &zero);
 	struct cp_totals *tot;
-	__u32 len;
 
-	if (!c) {
-		if ((tot = get_totals()))
-			tot->stack_copy_drops++;
+	if (!c)
 		return;
-	}
 	c->ip = ip;
 	c->sp = sp;
 	c->bp = bp;
 	c->mode = (__u32)mode;
-	c->base = mode == CP_SITE_FRAME ? bp : sp;
-	for (len = CP_STACK_COPY_BYTES; len >= 512; len /= 2)
-		if (bpf_probe_read_user(c->bytes, len, (void *)c->base) == 0)
+	c->base[0] = mode == CP_SITE_FRAME ? bp : sp;
+	for (len = CP_STACK_COPY_BYTES; len >= 256; len /= 2)
+		if (bpf_probe_read_user(c->bytes, len, (void *)c->base[0]) == 0)
 			break;
-	c->len = len >= 512 ? len : 0;
+	if (len < 256)
+		len = 0;
+	c->base[1] = bp;
+	if (mode != CP_SITE_FRAME && frame_elsewhere(sp, len, bp))
+		for (len1 = CP_STACK_COPY_FRAME_BYTES; len1 >= 256; len1 /= 2)
+			if (bpf_probe_read_user(c->bytes + len, len1, (void *)bp) == 0)
+				break;
+	if (len1 < 256)
+		len1 = 0;
+	c->len[0] = len;
+	c->len[1] = len1;
 	/* User space is woken once an eighth of the buffer is used (and reads
 	 * the rest at the window's end): a wake-up per copy cost the target
 	 * more than the copy itself, and woken at half it was too late for a
 	 * busy server on two busy CPUs (copies found the buffer full). */
-	bpf_ringbuf_submit(c, bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
-			   bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
-			   BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	if (bpf_ringbuf_output(&stack_copies, c, offsetof(struct cp_stack_copy, bytes) + len + len1,
+			       bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
+			       bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP) &&
+	    (tot = get_totals()))
+		tot->stack_copy_drops++;
 }
 
 /* Where record_stack's walk is, between two frames. */

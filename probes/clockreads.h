@@ -164,15 +164,21 @@ struct cp_stack_key {
  * program copies the top of the read's user stack instead of walking it,
  * and user space walks the copy by the same rules once they are built, into
  * the same stack counts. 8 KiB is perf's default for a stack sample in its
- * dwarf mode. */
+ * dwarf mode. A walk can leave that stack by the frame-pointer chain (Go
+ * calls the vDSO on its g0 stack, its callers' frames are on the
+ * goroutine's), so where rbp looks like a frame elsewhere, a second piece
+ * is copied from there. A copy is as long as what was read. */
 #define CP_STACK_COPY_BYTES 8192
+#define CP_STACK_COPY_FRAME_BYTES 4096
 
 struct cp_stack_copy {
 	__u64 ip, sp, bp;	/* the read, as record_stack would start from it */
-	__u64 base;		/* the address bytes[0] was copied from */
 	__u32 mode;		/* enum cp_site_mode */
-	__u32 len;		/* bytes copied; 0: none could be read */
-	__u8 bytes[CP_STACK_COPY_BYTES];
+	__u32 len[2];		/* bytes of each piece; 0: none */
+	__u32 pad;
+	__u64 base[2];		/* where each piece was copied from */
+	/* piece 0, then piece 1 right after it */
+	__u8 bytes[CP_STACK_COPY_BYTES + CP_STACK_COPY_FRAME_BYTES];
 };
 
 #define CP_MAX_SITES 8192	/* distinct call sites counted */

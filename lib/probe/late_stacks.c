@@ -101,16 +101,28 @@ void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s)
 	pthread_mutex_unlock(&ls->lock);
 }
 
-/* Reads the copied stack: what lies outside the copy cannot be read, as
- * memory the program could not read ends its own walk. */
+/* Bytes a copy holds, header included; 0 when its lengths are not its own. */
+static size_t copy_size(const struct cp_stack_copy *c)
+{
+	if (c->len[0] > CP_STACK_COPY_BYTES || c->len[1] > CP_STACK_COPY_FRAME_BYTES)
+		return 0;
+	return offsetof(struct cp_stack_copy, bytes) + c->len[0] + c->len[1];
+}
+
+/* Reads the copied stack, from either piece: what lies outside the copy
+ * cannot be read, as memory the program could not read ends its own walk. */
 static int read_copy(void *ctx, uint64_t addr, uint64_t *val)
 {
 	const struct cp_stack_copy *c = ctx;
+	size_t at = 0;
 
-	if (addr < c->base || c->len < 8 || addr - c->base > c->len - 8)
-		return -1;
-	memcpy(val, c->bytes + (addr - c->base), sizeof(*val));
-	return 0;
+	for (int i = 0; i < 2; at += c->len[i], i++) {
+		if (c->len[i] < 8 || addr < c->base[i] || addr - c->base[i] > c->len[i] - 8)
+			continue;
+		memcpy(val, c->bytes + at + (addr - c->base[i]), sizeof(*val));
+		return 0;
+	}
+	return -1;
 }
 
 static int cmp_stack(const void *a, const void *b)
@@ -178,10 +190,13 @@ void cp_late_stacks_restart(struct cp_late_stacks *ls)
 void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 {
 	struct cp_late_stacks *ls = arg;
-	size_t size = offsetof(struct cp_stack_copy, bytes) +
-		      (c->len <= CP_STACK_COPY_BYTES ? c->len : 0);
+	size_t size = copy_size(c);
 	struct cp_stack_copy *kept;
 
+	if (!size) {
+		ls->dropped++;
+		return;
+	}
 	if (__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE)) {
 		walk_kept(ls);
 		if (walk_copy(ls, c))
@@ -195,7 +210,6 @@ void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 		return;
 	}
 	memcpy(kept, c, size);
-	kept->len = (__u32)(size - offsetof(struct cp_stack_copy, bytes));
 	ls->copies[ls->ncopies++] = kept;
 	ls->kept_bytes += size;
 }

@@ -293,7 +293,11 @@ static int stack_copy_event(void *ctx, void *data, size_t size)
 {
 	struct cp_session *s = ctx;
 
-	if (s->on_copy && size >= sizeof(struct cp_stack_copy))
+	/* A copy is as long as the bytes it holds (struct cp_stack_copy). */
+	if (s->on_copy && size >= offsetof(struct cp_stack_copy, bytes) &&
+	    size >= offsetof(struct cp_stack_copy, bytes) +
+		    (size_t)((const struct cp_stack_copy *)data)->len[0] +
+		    ((const struct cp_stack_copy *)data)->len[1])
 		s->on_copy(s->on_copy_arg, data);
 	return 0;
 }

@@ -33,13 +33,14 @@ REQUESTS = 2000
 TOLERANCE = 0.01  # the goal: clockprof within 1% of the truth
 
 
-def profile(ctx, server, requests=REQUESTS, opts=None):
+def profile(ctx, server, requests=REQUESTS, opts=None, env=None):
     """Attach, drive, sample the truth; (run.json, truth delta, req/s)."""
     out = os.path.join(ctx.tmp, f"{server.name}.json")
     opts = ["-r", server.request] if opts is None else opts
     proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", *opts,
                              "-o", out, str(server.pid)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
     try:
         wait_attached(proc)
         server.one_request()
@@ -118,7 +119,7 @@ def test_java_httpserver(ctx):
     assert truth.reads_in_requests >= 3 * REQUESTS, truth.reads_in_requests
 
 
-def test_go_net_http(ctx):
+def go_reads_under_stamp(ctx, env=None):
     # Go's goroutines move between threads, so no per-thread boundary
     # delimits a request; the truth is by construction (go_http_server.go):
     # main.stamp reads 6 times per request, and the requests are the load
@@ -129,7 +130,7 @@ def test_go_net_http(ctx):
     server = servers.ALL["go"](ctx)
     try:
         server.start()
-        run, _, _ = profile(ctx, server, opts=["--stacks", "--ops", str(REQUESTS + 1)])
+        run, _, _ = profile(ctx, server, opts=["--stacks", "--ops", str(REQUESTS + 1)], env=env)
     finally:
         server.stop()
     stamp = sum(s["count"] for s in run["stacks"]
@@ -138,3 +139,16 @@ def test_go_net_http(ctx):
           f"{run['clock_reads']['total']} reads in all ({run['clock_reads']['per_op']:.3f}/op "
           f"with --ops)", flush=True)
     within(stamp, 6 * (REQUESTS + 1), "go: reads under main.stamp")
+    return run
+
+
+def test_go_net_http(ctx):
+    go_reads_under_stamp(ctx)
+
+
+def test_go_net_http_stacks_from_copies(ctx):
+    # Every stack walked from the program's copy of it: Go reads the clock
+    # on its g0 stack, so a copy must hold the goroutine's frames too (a
+    # second piece, from rbp) to reach main.stamp as the program's walk does.
+    run = go_reads_under_stamp(ctx, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
+    assert run["probe"]["stacks_from_copies"] == run["clock_reads"]["total"], run["probe"]
