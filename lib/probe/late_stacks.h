@@ -1,15 +1,17 @@
 /* late_stacks.h - --stacks without holding the window back: every
  * function's unwind rules (some 46,000 return addresses for a C++ target:
- * libstdc++, libc, libm, ...) are built once the window is open, by a
- * thread of their own, and put in place when ready. Built first, they kept
+ * libstdc++, libc, libm, ...) are built on a thread of their own from the
+ * moment the probes are placed, while the window opens and runs, and put
+ * in place when ready. Built before the window opened, they kept
  * the first read from being counted for 35-40 ms more than without
  * --stacks (make bench, "start-up with --stacks").
  *
  * Until the rules are in place the BPF program copies the top of each
  * read's stack (struct cp_stack_copy) instead of walking it; the copies
- * are kept here and, at the window's end, walked by the same rules
- * (cp_unwind_stack) into the same stack counts as the program's own, so
- * the first reads' stacks are as whole as the rest.
+ * are kept here until the rules are built, then walked by the same rules
+ * (cp_unwind_stack) as they come, and their stacks added to the program's
+ * own at the window's end: the first reads' stacks are as whole as the
+ * rest.
  *
  * CLOCKPROF_STACK_RULES_AFTER_WINDOW=1 in the environment keeps the rules
  * out of the programs for the whole window: every stack is then walked
@@ -81,10 +83,10 @@ void cp_late_stacks_restart(struct cp_late_stacks *ls);
 void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c);
 
 /* After the clock window (opened at monotonic window_start): waits for
- * the rules, walks every copy kept into raw's stacks (counts added to the
- * program's) and sets the profile's figures (stacks_from_copies,
- * stack_rules_s), with a warning for stacks that could not be kept or
- * walked. */
+ * the rules, walks the copies still kept, adds every stack walked from a
+ * copy to raw's (the program's) and sets the profile's figures
+ * (stacks_from_copies, stack_rules_s), with a warning for stacks that
+ * could not be kept or walked. */
 void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
 			   struct cp_raw_places *raw, double window_start);
 
