@@ -73,6 +73,16 @@ TEST(unwind_walk_sp_and_bp_rules)
 	CHECK_INT(sizeof(struct cp_unwind_entry), 24);
 }
 
+/* The stack cp_unwind_stack walked: want[] leaf first, ending in 0. */
+static void check_stack(const struct cp_stack_key *key, const uint64_t *want)
+{
+	int n = 0;
+
+	do
+		CHECK_INT(key->pc[n], want[n]);
+	while (want[n++]);
+}
+
 /* --stacks' walk of a stack copy: a rule where there is one, the
  * frame-pointer chain where not, ending where the chain stops climbing or
  * leaves the copy (what the BPF program's record_stack does). */
@@ -92,24 +102,16 @@ TEST(unwind_stack_rules_then_frame_pointers)
 	m.words[8] = 0x7020;		/* a chain that goes down: the end */
 	m.words[9] = 0x4000;
 	cp_unwind_stack(&t, 0x9999, CP_SITE_STACK_TOP, 0x7000, 0x7030, fake_read, &m, &key);
-	CHECK_INT(key.pc[0], 0x9999);
-	CHECK_INT(key.pc[1], 0x1000);
-	CHECK_INT(key.pc[2], 0x2000);
-	CHECK_INT(key.pc[3], 0x3000);
-	CHECK_INT(key.pc[4], 0);
+	check_stack(&key, (const uint64_t[]){ 0x9999, 0x1000, 0x2000, 0x3000, 0 });
 	/* A frame-pointer site's return address is found from rbp alone. */
 	cp_unwind_stack(&t, 0x9999, CP_SITE_FRAME, 0xdead, 0x7030, fake_read, &m, &key);
-	CHECK_INT(key.pc[1], 0x3000);
-	CHECK_INT(key.pc[2], 0);
+	check_stack(&key, (const uint64_t[]){ 0x9999, 0x3000, 0 });
 	/* A chain that leaves the copy ends there; nothing readable: the leaf. */
 	m.words[8] = 0x9000;
 	cp_unwind_stack(&t, 0x9999, CP_SITE_FRAME, 0, 0x7030, fake_read, &m, &key);
-	CHECK_INT(key.pc[1], 0x3000);
-	CHECK_INT(key.pc[2], 0x4000);
-	CHECK_INT(key.pc[3], 0);
+	check_stack(&key, (const uint64_t[]){ 0x9999, 0x3000, 0x4000, 0 });
 	cp_unwind_stack(&t, 0x9999, CP_SITE_STACK_TOP, 0x100, 0, fake_read, &m, &key);
-	CHECK_INT(key.pc[0], 0x9999);
-	CHECK_INT(key.pc[1], 0);
+	check_stack(&key, (const uint64_t[]){ 0x9999, 0 });
 }
 
 /* ---- rules for real wrappers ---------------------------------------------- */
