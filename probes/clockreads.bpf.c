@@ -107,9 +107,9 @@ struct {
 	__type(value, struct cp_unwind_rule);
 } unwind_rules SEC(".maps");
 
-/* With --stacks, the rules of every function: user space builds them once
- * the window is open (the slot is empty until then, and reads' stacks are
- * copied meanwhile: copy_stack), makes each table a map of its own, sized
+/* With --stacks, the rules of every function: user space builds them while
+ * the window opens and runs (the slot is empty until then, and reads'
+ * stacks are copied meanwhile: copy_stack), makes each table a map of its own, sized
  * to its rules, and puts it in slot 0 whole (a dlopen brings a new one).
  * One map sized for the largest table took longer to create and fill than
  * building the table (2M entries, ~40 ms of a C++ target's start-up); a
@@ -357,12 +357,19 @@ static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
 	return 0;
 }
 
-/* The stack copy being made on this CPU, before it goes to the buffer. */
+/* The stack copy being made on this CPU, before it goes to the buffer.
+ * busy: a program on a uprobe runs with migration, not preemption,
+ * disabled, so another may start on this CPU before this one is done. */
+struct copy_scratch {
+	__u32 busy;
+	struct cp_stack_copy c;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct cp_stack_copy);
+	__type(value, struct copy_scratch);
 } stack_copy_scratch SEC(".maps");
 
 /* Whether rbp looks like a frame that piece 0 (from sp) did not take: the
@@ -379,47 +386,70 @@ static __always_inline bool frame_elsewhere(__u64 sp, __u32 len, __u64 bp)
 	return fp[0] > bp && fp[0] - bp < (1 << 20) && fp[1];
 }
 
-/* Before the rules are in place: the top of the stack, as much of the
- * piece's size as can be read (a copy that would run past the end of the
- * stack's mapping fails whole, so smaller ones are tried), for user space to
+/* Copies up to size bytes (whole pages) from `from`: to the end of its
+ * page, then a page at a time, stopping at the first that cannot be read,
+ * so that a copy reaches the end of the stack's mapping. Returns the bytes
+ * copied. */
+static __always_inline __u32 copy_pages(__u8 *dst, __u64 from, __u32 size)
+{
+	__u32 len = 0, chunk = 4096 - (from & 4095);
+
+	for (__u32 i = 0; i <= size / 4096 && len < size; i++) {
+		if (chunk > size - len)
+			chunk = size - len;
+		if (bpf_probe_read_user(dst + len, chunk, (void *)(from + len)))
+			break;
+		len += chunk;
+		chunk = 4096;
+	}
+	return len;
+}
+
+/* Before the rules are in place: the top of the stack, for user space to
  * walk (lib/probe/late_stacks.c). A frame-pointer site's frames start at
  * rbp, which may be on another stack than rsp. */
 static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
 	__u32 zero = 0, len, len1 = 0;
-	struct cp_stack_copy *c = bpf_map_lookup_elem(&stack_copy_scratch, &zero);
+	struct copy_scratch *scratch = bpf_map_lookup_elem(&stack_copy_scratch, &zero);
+	struct cp_stack_copy *c;
 	struct cp_totals *tot;
+	long rc;
 
-	if (!c)
+	if (!scratch)
 		return;
+	if (__sync_lock_test_and_set(&scratch->busy, 1)) {
+		if ((tot = get_totals()))
+			tot->stack_copy_drops++;
+		return;
+	}
+	c = &scratch->c;
 	c->ip = ip;
 	c->sp = sp;
 	c->bp = bp;
 	c->mode = (__u32)mode;
 	c->base[0] = mode == CP_SITE_FRAME ? bp : sp;
-	for (len = CP_STACK_COPY_BYTES; len >= 256; len /= 2)
-		if (bpf_probe_read_user(c->bytes, len, (void *)c->base[0]) == 0)
-			break;
-	if (len < 256)
-		len = 0;
+	len = copy_pages(c->bytes, c->base[0], CP_STACK_COPY_BYTES);
+	if (len > CP_STACK_COPY_BYTES)	/* never: says so to the verifier */
+		len = CP_STACK_COPY_BYTES;
 	c->base[1] = bp;
 	if (mode != CP_SITE_FRAME && frame_elsewhere(sp, len, bp))
-		for (len1 = CP_STACK_COPY_FRAME_BYTES; len1 >= 256; len1 /= 2)
-			if (bpf_probe_read_user(c->bytes + len, len1, (void *)bp) == 0)
-				break;
-	if (len1 < 256)
-		len1 = 0;
+		len1 = copy_pages(c->bytes + len, bp, CP_STACK_COPY_FRAME_BYTES);
+	if (len1 > CP_STACK_COPY_FRAME_BYTES)
+		len1 = CP_STACK_COPY_FRAME_BYTES;
 	c->len[0] = len;
 	c->len[1] = len1;
 	/* User space is woken once an eighth of the buffer is used (and reads
 	 * the rest at the window's end): a wake-up per copy cost the target
 	 * more than the copy itself, and woken at half it was too late for a
 	 * busy server on two busy CPUs (copies found the buffer full). */
-	if (bpf_ringbuf_output(&stack_copies, c, offsetof(struct cp_stack_copy, bytes) + len + len1,
-			       bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
-			       bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP) &&
-	    (tot = get_totals()))
+	rc = bpf_ringbuf_output(&stack_copies, c, offsetof(struct cp_stack_copy, bytes) + len + len1,
+				bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
+				bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
+				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	__asm__ volatile("" ::: "memory");
+	scratch->busy = 0;	/* a plain store: this CPU's, migration disabled */
+	if (rc && (tot = get_totals()))
 		tot->stack_copy_drops++;
 }
 

@@ -177,8 +177,9 @@ struct cp_stack_copy {
 	__u32 len[2];		/* bytes of each piece; 0: none */
 	__u32 pad;
 	__u64 base[2];		/* where each piece was copied from */
-	/* piece 0, then piece 1 right after it */
-	__u8 bytes[CP_STACK_COPY_BYTES + CP_STACK_COPY_FRAME_BYTES];
+	/* piece 0, then piece 1 right after it; the last page's worth is
+	 * room the BPF verifier needs to see each page-wise read fit */
+	__u8 bytes[CP_STACK_COPY_BYTES + 2 * CP_STACK_COPY_FRAME_BYTES];
 };
 
 #define CP_MAX_SITES 8192	/* distinct call sites counted */

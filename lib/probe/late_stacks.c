@@ -11,14 +11,21 @@
 #include "session.h"
 #include "symbolize.h"
 
-/* The copies kept while the rules are built (walked as they come once they
- * are): about 8,000 whole ones. The rules take 20-100 ms, so only a target
- * reading the clock more than ~80,000 times a second from the start
- * overruns it (said, not hidden). */
+/* The copies kept while the rules are built: 5,400 to 8,000 of them (8-12
+ * KiB each). The rules take 20-100 ms, so only a target reading the clock
+ * more than ~80,000 times a second from the start overruns it (said, not
+ * hidden). */
 #define KEPT_BYTES_MAX (64u << 20)
 
-/* The session, once the window's thread has opened it; NULL when it gave
- * up first. */
+/* Stacks walked from copies held before they are added up: when full they
+ * are merged in place, so they stay bounded (~17 MiB) like the program's
+ * own stack map. */
+#define WALKED_MAX (4 * CP_MAX_STACKS)
+
+/* ---- the builder thread ------------------------------------------------ */
+
+/* The session, once the window's thread has opened it; NULL when the
+ * window is over (or set-up failed) first. */
 static struct cp_session *wait_for_session(struct cp_late_stacks *ls)
 {
 	struct cp_session *s;
@@ -31,50 +38,105 @@ static struct cp_session *wait_for_session(struct cp_late_stacks *ls)
 	return s;
 }
 
-/* The builder thread: every function's rules of the captured modules, put
- * in the programs when built. Leaves the table, or an error, in ls. */
+/* Puts t in the programs unless the window is over; the first time it is
+ * in place is the run's stack_rules_s. */
+static void put_in_place(struct cp_late_stacks *ls, struct cp_session *s,
+			 const struct cp_unwind_table *t)
+{
+	bool cancel;
+
+	pthread_mutex_lock(&ls->lock);
+	cancel = ls->cancel;
+	pthread_mutex_unlock(&ls->lock);
+	if (cancel || ls->hold_rules || cp_session_set_stack_rules(s, t, &ls->error))
+		return;
+	if (!ls->ready)
+		ls->ready = cp_monotonic_s();
+}
+
+/* Whether the libraries changed while the builder worked (and the window
+ * goes on); when not, the builder is done. */
+static bool next_rebuild(struct cp_late_stacks *ls)
+{
+	bool again;
+
+	pthread_mutex_lock(&ls->lock);
+	again = ls->rebuild && !ls->cancel;
+	ls->rebuild = false;
+	ls->running = again;
+	pthread_mutex_unlock(&ls->lock);
+	return again;
+}
+
+/* The rules again, of the modules mapped now (the target is there: it has
+ * just loaded a library), for the programs only: copies are walked by the
+ * first rules, since none are made once rules are in place. */
+static void rebuild(struct cp_late_stacks *ls, struct cp_session *s)
+{
+	struct cp_symbolizer *sym = cp_symbolizer_open(ls->pid, &ls->error);
+	struct cp_unwind_table t;
+
+	if (sym && cp_unwind_table_build_all(sym, true, &t, &ls->error) == 0) {
+		put_in_place(ls, s, &t);
+		cp_unwind_table_free(&t);
+	}
+	cp_symbolizer_close(sym);
+}
+
+/* The builder: the first rules (an empty table when they cannot be built:
+ * frame pointers alone then), put in place once the session is open, then
+ * again for as long as the libraries change. */
 static void *build_rules(void *arg)
 {
 	struct cp_late_stacks *ls = arg;
 	struct cp_session *s;
 
-	if (cp_unwind_table_build_all(ls->sym, true, &ls->table, &ls->error))
-		return NULL;
-	ls->have_table = true;
-	__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
-	s = wait_for_session(ls);
-	if (s && !ls->hold_rules && cp_session_set_stack_rules(s, &ls->table, &ls->error) == 0)
-		ls->ready = cp_monotonic_s();
+	if (!__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE)) {
+		if (ls->sym)
+			cp_unwind_table_build_all(ls->sym, true, &ls->table, &ls->error);
+		cp_symbolizer_close(ls->sym);
+		ls->sym = NULL;
+		__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
+		s = wait_for_session(ls);
+		if (s)
+			put_in_place(ls, s, &ls->table);
+	} else {
+		s = wait_for_session(ls);
+		if (s)
+			rebuild(ls, s);
+	}
+	while (s && next_rebuild(ls))
+		rebuild(ls, s);
+	if (!s)
+		next_rebuild(ls);
 	return NULL;
 }
 
-/* The builder's symbolizer is its own: the window's (call sites) is
- * reopened on dlopen while the builder may still be running. */
 static void start_builder(struct cp_late_stacks *ls)
 {
-	ls->error = (struct cp_error){ 0 };
-	ls->sym = cp_symbolizer_open(ls->pid, &ls->error);
-	if (!ls->sym)
+	ls->running = true;
+	ls->thread_made = pthread_create(&ls->builder, NULL, build_rules, ls) == 0;
+	if (ls->thread_made)
 		return;
-	ls->building = pthread_create(&ls->builder, NULL, build_rules, ls) == 0;
-	if (!ls->building)
-		cp_fail(&ls->error, CP_EXIT_PROFILE, "cannot start a thread to build them");
+	ls->running = false;
+	cp_fail(&ls->error, CP_EXIT_PROFILE, "cannot start a thread to build them");
+	/* No rules then: the copies are walked by frame pointers alone. */
+	__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
 }
 
-/* cancel: the session will never come (set-up failed). */
-static void join_builder(struct cp_late_stacks *ls, bool cancel)
+/* The window is over (or set-up failed): nothing more goes in; waits for
+ * the builder. */
+static void stop_builder(struct cp_late_stacks *ls)
 {
-	if (ls->building && cancel) {
-		pthread_mutex_lock(&ls->lock);
-		ls->cancel = true;
-		pthread_cond_signal(&ls->session_set);
-		pthread_mutex_unlock(&ls->lock);
-	}
-	if (ls->building)
+	if (!ls->lock_made)
+		return;
+	pthread_mutex_lock(&ls->lock);
+	ls->cancel = true;
+	pthread_cond_signal(&ls->session_set);
+	pthread_mutex_unlock(&ls->lock);
+	if (ls->thread_made)
 		pthread_join(ls->builder, NULL);
-	ls->building = false;
-	cp_symbolizer_close(ls->sym);
-	ls->sym = NULL;
+	ls->thread_made = false;
 }
 
 void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid)
@@ -83,12 +145,20 @@ void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid)
 
 	ls->pid = pid;
 	ls->hold_rules = hold && !strcmp(hold, "1");
-	ls->lock_made = pthread_mutex_init(&ls->lock, NULL) == 0 &&
-			pthread_cond_init(&ls->session_set, NULL) == 0;
-	if (ls->lock_made)
-		start_builder(ls);
-	else
-		cp_fail(&ls->error, CP_EXIT_PROFILE, "cannot make a lock for the builder");
+	if (pthread_mutex_init(&ls->lock, NULL) == 0) {
+		if (pthread_cond_init(&ls->session_set, NULL) == 0)
+			ls->lock_made = true;
+		else
+			pthread_mutex_destroy(&ls->lock);
+	}
+	if (!ls->lock_made) {
+		/* No builder: the copies are walked by frame pointers alone. */
+		cp_fail(&ls->error, CP_EXIT_PROFILE, "cannot make a lock for their builder");
+		__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
+		return;
+	}
+	ls->sym = cp_symbolizer_open(pid, &ls->error);
+	start_builder(ls);
 }
 
 void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s)
@@ -100,6 +170,27 @@ void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s)
 	pthread_cond_signal(&ls->session_set);
 	pthread_mutex_unlock(&ls->lock);
 }
+
+void cp_late_stacks_restart(struct cp_late_stacks *ls)
+{
+	bool running;
+
+	if (!ls->lock_made)
+		return;
+	pthread_mutex_lock(&ls->lock);
+	running = ls->running;
+	if (running)
+		ls->rebuild = true;
+	pthread_mutex_unlock(&ls->lock);
+	if (running)
+		return;
+	/* The builder is done: one for the new libraries. */
+	if (ls->thread_made)
+		pthread_join(ls->builder, NULL);
+	start_builder(ls);
+}
+
+/* ---- the copies, on the window's thread -------------------------------- */
 
 /* Bytes a copy holds, header included; 0 when its lengths are not its own. */
 static size_t copy_size(const struct cp_stack_copy *c)
@@ -147,12 +238,16 @@ static size_t sort_and_merge(struct cp_stack_count *stacks, size_t n)
 	return out;
 }
 
-/* Walks one copy by the built rules into the stacks found. */
+/* Walks one copy by the first rules into the stacks walked; -1 when there
+ * is no room (out of memory, or WALKED_MAX distinct stacks). */
 static int walk_copy(struct cp_late_stacks *ls, const struct cp_stack_copy *c)
 {
 	struct cp_stack_count *sc;
 
-	if (cp_grow(&ls->walked, &ls->walked_cap, ls->nwalked + 1, sizeof(*ls->walked)))
+	if (ls->nwalked == WALKED_MAX)
+		ls->nwalked = sort_and_merge(ls->walked, ls->nwalked);
+	if (ls->nwalked == WALKED_MAX ||
+	    cp_grow(&ls->walked, &ls->walked_cap, ls->nwalked + 1, sizeof(*ls->walked)))
 		return -1;
 	sc = &ls->walked[ls->nwalked++];
 	cp_unwind_stack(&ls->table, c->ip, (int)c->mode, c->sp, c->bp, read_copy, (void *)c,
@@ -161,8 +256,7 @@ static int walk_copy(struct cp_late_stacks *ls, const struct cp_stack_copy *c)
 	return 0;
 }
 
-/* Walks the copies kept so far, once the rules are built, and lets them go;
- * one that cannot be walked (out of memory) counts as dropped. */
+/* Walks the copies kept so far, once the rules are built, and lets them go. */
 static void walk_kept(struct cp_late_stacks *ls)
 {
 	for (size_t i = 0; i < ls->ncopies; i++) {
@@ -174,25 +268,14 @@ static void walk_kept(struct cp_late_stacks *ls)
 	ls->kept_bytes = 0;
 }
 
-void cp_late_stacks_restart(struct cp_late_stacks *ls)
-{
-	if (!ls->s)
-		return;
-	join_builder(ls, false);
-	if (ls->have_table) {
-		walk_kept(ls);
-		cp_unwind_table_free(&ls->table);
-	}
-	ls->have_table = ls->built = false;
-	start_builder(ls);
-}
-
 void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 {
 	struct cp_late_stacks *ls = arg;
 	size_t size = copy_size(c);
 	struct cp_stack_copy *kept;
 
+	if (ls->finished)
+		return;		/* made in the clock window, read after it: a few at most */
 	if (!size) {
 		ls->dropped++;
 		return;
@@ -228,28 +311,36 @@ static int add_walked(struct cp_late_stacks *ls, struct cp_raw_places *raw)
 	return 0;
 }
 
-void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
-			   struct cp_raw_places *raw, double window_start)
+static uint64_t walked_reads(const struct cp_late_stacks *ls)
 {
-	size_t unwalked;
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < ls->nwalked; i++)
+		n += ls->walked[i].count;
+	return n;
+}
+
+void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
+			   struct cp_raw_places *raw, double window_start,
+			   double window_end)
+{
+	uint64_t walked;
 
 	p->stack_rules_s = -1;
-	join_builder(ls, false);
-	if (ls->ready > 0)
+	stop_builder(ls);
+	ls->finished = true;
+	if (ls->ready > 0 && ls->ready <= window_end)
 		p->stack_rules_s = ls->ready > window_start ? ls->ready - window_start : 0;
-	if (ls->have_table)
+	if (__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE))
 		walk_kept(ls);
-	unwalked = ls->ncopies;
-	if (ls->nwalked && add_walked(ls, raw))
-		unwalked += ls->nwalked;
-	else
-		p->stacks_from_copies = ls->nwalked;
-	if (unwalked)
-		cp_profile_warn(p, "%zu reads before every function's unwind rules were in place have no stack: %s",
-				unwalked, !ls->have_table && ls->error.msg[0] ? ls->error.msg :
-				!ls->have_table ? "the rules could not be built" : "out of memory");
-	if (ls->error.msg[0] && ls->have_table)
-		cp_profile_warn(p, "every function's unwind rules were not put in place: %s",
+	walked = walked_reads(ls);
+	if (walked && add_walked(ls, raw)) {
+		ls->dropped += walked;
+		walked = 0;
+	}
+	p->stacks_from_copies = walked;
+	if (ls->error.msg[0])
+		cp_profile_warn(p, "stacks stop where frame pointers do in code whose unwind rules are missing: %s",
 				ls->error.msg);
 	if (ls->dropped || p->totals.stack_copy_drops)
 		cp_profile_warn(p, "%llu reads before every function's unwind rules were in place have no stack: their stack copies did not fit",
@@ -258,13 +349,13 @@ void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
 
 void cp_late_stacks_free(struct cp_late_stacks *ls)
 {
-	join_builder(ls, true);
+	stop_builder(ls);
 	if (ls->lock_made) {
 		pthread_mutex_destroy(&ls->lock);
 		pthread_cond_destroy(&ls->session_set);
 	}
-	if (ls->have_table)
-		cp_unwind_table_free(&ls->table);
+	cp_symbolizer_close(ls->sym);
+	cp_unwind_table_free(&ls->table);
 	for (size_t i = 0; i < ls->ncopies; i++)
 		free(ls->copies[i]);
 	free(ls->copies);

@@ -239,6 +239,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 			     struct cp_profile *p, struct cp_error *err)
 {
+	struct cp_error copies = { 0 };
+
 	p->attach_s = cp_monotonic_s() - r->begin;
 	cp_session_stats(r->s, &p->stats);
 	p->breakpoints_fire = o->mechanism == CP_MECHANISM_BREAKPOINT ? 1 : -1;
@@ -254,8 +256,9 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	/* --stacks: the copies made until every function's rules are in place
 	 * are read out from here on (they wait in the kernel until then). */
-	if (o->stacks && cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late, err))
-		return -1;
+	if (o->stacks && cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late, &copies))
+		cp_profile_warn(p, "%s: reads before every function's unwind rules are in place have no stack",
+				copies.msg);
 	if (p->launched && cp_launch_release(r->cfg.pid, err))
 		return -1;
 	if (r->ctr && !p->counters_split)
@@ -289,7 +292,8 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);
 		cp_session_consume_events(r->s);	/* the last stack copies */
-		cp_late_stacks_finish(&r->w.late, p, &r->raw, r->start);
+		cp_late_stacks_finish(&r->w.late, p, &r->raw, r->start,
+				      r->start + p->clock_window_s);
 	}
 }
 

@@ -145,7 +145,7 @@ def test_stacks_folded_and_speedscope(ctx):
 
 def stacks_of_nofp_target(ctx, rate, env=None, requests=N):
     """`run --stacks` of the C target without frame pointers at rate
-    requests a second (0: no pause): its folded stacks from main, and its
+    requests a second (0: no pause): its folded lines, whole, and its
     run.json."""
     folded = os.path.join(ctx.tmp, "clock.folded")
     out = os.path.join(ctx.tmp, "run.json")
@@ -153,36 +153,34 @@ def stacks_of_nofp_target(ctx, rate, env=None, requests=N):
                    ctx.target("callsites_target_nofp"), requests, rate,
                    env=dict(os.environ, **(env or {})))
     assert proc.returncode == 0, proc.stderr
-    return folded_from_main(folded), ctx.load_json(out)
+    return open(folded).read().splitlines(), ctx.load_json(out), folded
 
 
-def test_stacks_walked_from_copies_alone(ctx):
+def test_stacks_from_copies_are_the_programs_own(ctx):
     # Every function's rules held back for the whole window: each read's
-    # stack is the program's copy of it, walked by clockprof, and must come
-    # out as the program's own walk does.
-    stacks, run = stacks_of_nofp_target(ctx, 1000, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
-    assert stacks == expected_stacks(ctx.mechanism), stacks
+    # stack is the program's copy of it, walked by clockprof. Against a run
+    # whose rules are in place a few ms in (the program walks nearly every
+    # stack), the folded stacks must be the same to the letter, roots
+    # (_start, __libc_start_main) included.
+    copied, run, path = stacks_of_nofp_target(ctx, 1000, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
+    assert folded_from_main(path) == expected_stacks(ctx.mechanism)
     assert run["probe"]["stacks_from_copies"] == 7 * N, run["probe"]
     assert run["probe"]["stack_rules_s"] is None, run["probe"]
-
-
-def test_stacks_rules_put_in_place_during_the_window(ctx):
-    # The rules are built once the window is open: the first request's
-    # stacks come from copies, the later ones from the program's walk, and
-    # both add up to one set of exact counts.
-    stacks, run = stacks_of_nofp_target(ctx, 50)
-    assert stacks == expected_stacks(ctx.mechanism), stacks
+    walked, run, _ = stacks_of_nofp_target(ctx, 50)
+    assert walked == copied, (walked, copied)
+    # The rules were put in place during the window; how many reads came
+    # before them depends on the host's speed.
     probe = run["probe"]
-    assert 0 < probe["stack_rules_s"] < run["duration_s"], probe
-    assert 0 < probe["stacks_from_copies"] < 7 * N, probe
+    assert 0 <= probe["stack_rules_s"] < run["duration_s"], probe
+    assert probe["stacks_from_copies"] < 7 * N, probe
 
 
 def test_stacks_of_a_command_that_exits_at_once(ctx):
     # Gone a few ms into the window, long before the rules are built: its
     # modules were captured while it was held, so every stack is whole, and
     # its exit is not taken for a library clockprof failed to probe.
-    stacks, run = stacks_of_nofp_target(ctx, 0, requests=3)
-    assert stacks == expected_stacks(ctx.mechanism, 3), stacks
+    _, run, path = stacks_of_nofp_target(ctx, 0, requests=3)
+    assert folded_from_main(path) == expected_stacks(ctx.mechanism, 3)
     assert run["end_reason"] == "target-exit"
     assert not [w for w in run["warnings"] if "probe overhead" not in w], run["warnings"]
 

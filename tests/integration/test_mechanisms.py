@@ -123,6 +123,22 @@ def test_library_loaded_after_attach_is_followed(ctx):
         ("dl_clock_read", 14, 200), ("dl_clock_read", 15, 200), ("dl_clock_read", 16, 200)]
 
 
+def test_library_loaded_after_attach_has_whole_stacks(ctx):
+    # With --stacks the rules are built again with the new library (in the
+    # background; the window's loop goes on): every read has a stack, and
+    # the library's reads go down to main like the rest.
+    lib = ctx.target("libdl_clock.so")
+    folded = os.path.join(ctx.tmp, "dl.folded")
+    run = profile(ctx, [ctx.target("dlopen_target"), lib, 200, 200], "-r", "func:handle_request",
+                  "--folded", folded)
+    assert run["per_request"]["histogram"] == [[1, 200], [4, 199]], run["per_request"]
+    stacks = dict(line.rsplit(" ", 1) for line in open(folded).read().splitlines())
+    assert sum(map(int, stacks.values())) == run["clock_reads"]["total"] == 1000, stacks
+    in_lib = {frames: int(n) for frames, n in stacks.items() if "dl_clock_read" in frames}
+    assert sum(in_lib.values()) == 600, stacks
+    assert all(";main;" in frames for frames in in_lib), in_lib
+
+
 def test_calls_without_plt_stub_are_named(ctx):
     run = profile(ctx, [ctx.target("reads_target_noplt"), "mix", 1, N], "-r",
                   "func:handle_request")
