@@ -124,16 +124,25 @@ static void start_builder(struct cp_late_stacks *ls)
 	__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
 }
 
+/* Tells the builder that the session is open (s), or that the window is
+ * over (cancel). */
+static void tell_builder(struct cp_late_stacks *ls, struct cp_session *s, bool cancel)
+{
+	pthread_mutex_lock(&ls->lock);
+	if (s)
+		ls->s = s;
+	ls->cancel |= cancel;
+	pthread_cond_signal(&ls->session_set);
+	pthread_mutex_unlock(&ls->lock);
+}
+
 /* The window is over (or set-up failed): nothing more goes in; waits for
  * the builder. */
 static void stop_builder(struct cp_late_stacks *ls)
 {
 	if (!ls->lock_made)
 		return;
-	pthread_mutex_lock(&ls->lock);
-	ls->cancel = true;
-	pthread_cond_signal(&ls->session_set);
-	pthread_mutex_unlock(&ls->lock);
+	tell_builder(ls, NULL, true);
 	if (ls->thread_made)
 		pthread_join(ls->builder, NULL);
 	ls->thread_made = false;
@@ -163,12 +172,8 @@ void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid)
 
 void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s)
 {
-	if (!ls->lock_made)
-		return;
-	pthread_mutex_lock(&ls->lock);
-	ls->s = s;
-	pthread_cond_signal(&ls->session_set);
-	pthread_mutex_unlock(&ls->lock);
+	if (ls->lock_made)
+		tell_builder(ls, s, false);
 }
 
 void cp_late_stacks_restart(struct cp_late_stacks *ls)
