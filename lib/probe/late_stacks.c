@@ -24,31 +24,16 @@
 
 /* ---- the builder thread ------------------------------------------------ */
 
-/* The session, once the window's thread has opened it; NULL when the
- * window is over (or set-up failed) first. */
-static struct cp_session *wait_for_session(struct cp_late_stacks *ls)
-{
-	struct cp_session *s;
-
-	pthread_mutex_lock(&ls->lock);
-	while (!ls->s && !ls->cancel)
-		pthread_cond_wait(&ls->session_set, &ls->lock);
-	s = ls->cancel ? NULL : ls->s;
-	pthread_mutex_unlock(&ls->lock);
-	return s;
-}
-
 /* Puts t in the programs unless the window is over; the first time it is
  * in place is the run's stack_rules_s. */
-static void put_in_place(struct cp_late_stacks *ls, struct cp_session *s,
-			 const struct cp_unwind_table *t)
+static void put_in_place(struct cp_late_stacks *ls, const struct cp_unwind_table *t)
 {
 	bool cancel;
 
 	pthread_mutex_lock(&ls->lock);
 	cancel = ls->cancel;
 	pthread_mutex_unlock(&ls->lock);
-	if (cancel || ls->hold_rules || cp_session_set_stack_rules(s, t, &ls->error))
+	if (cancel || ls->hold_rules || cp_session_set_stack_rules(ls->s, t, &ls->error))
 		return;
 	if (!ls->ready)
 		ls->ready = cp_monotonic_s();
@@ -71,25 +56,24 @@ static bool next_rebuild(struct cp_late_stacks *ls)
 /* The rules again, of the modules mapped now (the target is there: it has
  * just loaded a library), for the programs only: copies are walked by the
  * first rules, since none are made once rules are in place. */
-static void rebuild(struct cp_late_stacks *ls, struct cp_session *s)
+static void rebuild(struct cp_late_stacks *ls)
 {
 	struct cp_symbolizer *sym = cp_symbolizer_open(ls->pid, &ls->error);
 	struct cp_unwind_table t;
 
 	if (sym && cp_unwind_table_build_all(sym, true, &t, &ls->error) == 0) {
-		put_in_place(ls, s, &t);
+		put_in_place(ls, &t);
 		cp_unwind_table_free(&t);
 	}
 	cp_symbolizer_close(sym);
 }
 
 /* The builder: the first rules (an empty table when they cannot be built:
- * frame pointers alone then), put in place once the session is open, then
- * again for as long as the libraries change. */
+ * frame pointers alone then), put in place, then again for as long as the
+ * libraries change. */
 static void *build_rules(void *arg)
 {
 	struct cp_late_stacks *ls = arg;
-	struct cp_session *s;
 
 	if (!__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE)) {
 		if (ls->sym)
@@ -97,18 +81,12 @@ static void *build_rules(void *arg)
 		cp_symbolizer_close(ls->sym);
 		ls->sym = NULL;
 		__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
-		s = wait_for_session(ls);
-		if (s)
-			put_in_place(ls, s, &ls->table);
+		put_in_place(ls, &ls->table);
 	} else {
-		s = wait_for_session(ls);
-		if (s)
-			rebuild(ls, s);
+		rebuild(ls);
 	}
-	while (s && next_rebuild(ls))
-		rebuild(ls, s);
-	if (!s)
-		next_rebuild(ls);
+	while (next_rebuild(ls))
+		rebuild(ls);
 	return NULL;
 }
 
@@ -124,42 +102,28 @@ static void start_builder(struct cp_late_stacks *ls)
 	__atomic_store_n(&ls->built, true, __ATOMIC_RELEASE);
 }
 
-/* Tells the builder that the session is open (s), or that the window is
- * over (cancel). */
-static void tell_builder(struct cp_late_stacks *ls, struct cp_session *s, bool cancel)
-{
-	pthread_mutex_lock(&ls->lock);
-	if (s)
-		ls->s = s;
-	ls->cancel |= cancel;
-	pthread_cond_signal(&ls->session_set);
-	pthread_mutex_unlock(&ls->lock);
-}
-
 /* The window is over (or set-up failed): nothing more goes in; waits for
  * the builder. */
 static void stop_builder(struct cp_late_stacks *ls)
 {
 	if (!ls->lock_made)
 		return;
-	tell_builder(ls, NULL, true);
+	pthread_mutex_lock(&ls->lock);
+	ls->cancel = true;
+	pthread_mutex_unlock(&ls->lock);
 	if (ls->thread_made)
 		pthread_join(ls->builder, NULL);
 	ls->thread_made = false;
 }
 
-void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid)
+void cp_late_stacks_start(struct cp_late_stacks *ls, struct cp_session *s, pid_t pid)
 {
 	const char *hold = getenv("CLOCKPROF_STACK_RULES_AFTER_WINDOW");
 
+	ls->s = s;
 	ls->pid = pid;
 	ls->hold_rules = hold && !strcmp(hold, "1");
-	if (pthread_mutex_init(&ls->lock, NULL) == 0) {
-		if (pthread_cond_init(&ls->session_set, NULL) == 0)
-			ls->lock_made = true;
-		else
-			pthread_mutex_destroy(&ls->lock);
-	}
+	ls->lock_made = pthread_mutex_init(&ls->lock, NULL) == 0;
 	if (!ls->lock_made) {
 		/* No builder: the copies are walked by frame pointers alone. */
 		cp_fail(&ls->error, CP_EXIT_PROFILE, "cannot make a lock for their builder");
@@ -168,12 +132,6 @@ void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid)
 	}
 	ls->sym = cp_symbolizer_open(pid, &ls->error);
 	start_builder(ls);
-}
-
-void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s)
-{
-	if (ls->lock_made)
-		tell_builder(ls, s, false);
 }
 
 void cp_late_stacks_restart(struct cp_late_stacks *ls)
@@ -355,10 +313,8 @@ void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
 void cp_late_stacks_free(struct cp_late_stacks *ls)
 {
 	stop_builder(ls);
-	if (ls->lock_made) {
+	if (ls->lock_made)
 		pthread_mutex_destroy(&ls->lock);
-		pthread_cond_destroy(&ls->session_set);
-	}
 	cp_symbolizer_close(ls->sym);
 	cp_unwind_table_free(&ls->table);
 	for (size_t i = 0; i < ls->ncopies; i++)

@@ -46,13 +46,12 @@ struct cp_late_stacks {
 	 * gone a few ms into the window); the builder reads only their files
 	 * and closes it. */
 	struct cp_symbolizer *sym;
+	struct cp_session *s;		/* where the rules go */
 	pthread_t builder;
 	bool thread_made;		/* a builder to join */
 	/* Shared with the builder under lock. */
 	pthread_mutex_t lock;
-	pthread_cond_t session_set;
 	bool lock_made;
-	struct cp_session *s;		/* where the rules go; NULL until open */
 	bool running;			/* the builder has work left */
 	bool rebuild;			/* the libraries changed meanwhile */
 	bool cancel;			/* the window is over: no rules go in now */
@@ -73,13 +72,11 @@ struct cp_late_stacks {
 };
 
 /* Captures the modules pid maps now and starts building their rules in
- * the background: as soon as the target's modules are mapped, so that the
- * build overlaps the rest of start-up. */
-void cp_late_stacks_start(struct cp_late_stacks *ls, pid_t pid);
-
-/* The session the rules go into once built (they wait for it). The
- * window's thread must call cp_late_stacks_keep for each copy s hands it. */
-void cp_late_stacks_set_session(struct cp_late_stacks *ls, struct cp_session *s);
+ * the background, to go into s's programs: as soon as the target's modules
+ * are mapped and the session is open, so that the build overlaps the rest
+ * of start-up. The window's thread must call cp_late_stacks_keep for each
+ * copy s hands it. */
+void cp_late_stacks_start(struct cp_late_stacks *ls, struct cp_session *s, pid_t pid);
 
 /* The libraries changed (dlopen): the rules are built again, with them,
  * once the builder is free; returns at once. */

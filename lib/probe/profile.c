@@ -223,10 +223,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	     cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	     name_modules(r, p, err)))
 		return -1;
-	if (o->stacks) {
-		cp_late_stacks_start(&r->w.late, r->cfg.pid);
-		cp_late_stacks_set_session(&r->w.late, r->s);
-	}
+	if (o->stacks)
+		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
 	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);

@@ -182,7 +182,7 @@ int cp_window_wait(struct cp_window *w, struct cp_profile *p,
 	for (;;) {
 		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },
 					 { cp_session_events_fd(s), POLLIN, 0 } };
-		int rc = poll(fds, fds[2].fd >= 0 ? 3 : 2, timeout_ms(&t)), sig;
+		int rc = poll(fds, 3, timeout_ms(&t)), sig;
 		double now;
 
 		if (rc < 0 && errno != EINTR) {
