@@ -73,20 +73,36 @@ struct cp_read_counts {
 	__u64 probe_calls[CP_MAX_PROBES];
 };
 
+/* Adds n to a counter. In the BPF program the add is atomic, per-CPU
+ * counters too: a program on a uprobe runs with migration disabled, not
+ * preemption, so on a preemptible kernel another thread's read may run the
+ * program on the same CPU between this one's load and store, and one of the
+ * two adds would be lost. User space adds up its own copies. */
+#ifdef __bpf__
+#define cp_add(counter, n) ((void)__sync_fetch_and_add((counter), (n)))
+#else
+#define cp_add(counter, n) ((void)(*(counter) += (n)))
+#endif
+
 /* Adds the counts b to a, field by field: the BPF program at each complete
- * request, user space over the CPUs of a per-CPU map. */
+ * request, user space over the CPUs of a per-CPU map. Zeros are skipped:
+ * most of a request's fields are, and each add is atomic in the program. */
 static inline __attribute__((always_inline)) void
 cp_read_counts_add(struct cp_read_counts *a, const struct cp_read_counts *b)
 {
-	a->reads += b->reads;
+	cp_add(&a->reads, b->reads);
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
-		a->by_entry[i] += b->by_entry[i];
+		if (b->by_entry[i])
+			cp_add(&a->by_entry[i], b->by_entry[i]);
 	for (int i = 0; i < CP_PATH_MAX; i++)
-		a->by_path[i] += b->by_path[i];
+		if (b->by_path[i])
+			cp_add(&a->by_path[i], b->by_path[i]);
 	for (int i = 0; i < CP_CLOCK_SLOTS; i++)
-		a->by_clock[i] += b->by_clock[i];
+		if (b->by_clock[i])
+			cp_add(&a->by_clock[i], b->by_clock[i]);
 	for (int i = 0; i < CP_MAX_PROBES; i++)
-		a->probe_calls[i] += b->probe_calls[i];
+		if (b->probe_calls[i])
+			cp_add(&a->probe_calls[i], b->probe_calls[i]);
 }
 
 /* What the program counts now; user space moves it along. Reads, call
@@ -113,6 +129,9 @@ struct cp_totals {
 	__u64 stack_drops;	  /* --stacks: stacks not stored, map full */
 	__u64 stack_copy_drops;	  /* --stacks: stack copies that found the
 				   * copy buffer full (struct cp_stack_copy) */
+	__u64 stacks_preempted;	  /* --stacks: reads whose program found its
+				   * CPU's stack scratch held by a preempted
+				   * run of itself */
 	__u64 counter_boundaries; /* boundaries in the counter window */
 	__u64 hist[CP_HIST_SLOTS];
 };

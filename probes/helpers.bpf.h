@@ -1,7 +1,8 @@
 /* helpers.bpf.h - the small helpers clockreads.bpf.c's hooks share, apart
  * from what they count (as libbpf-tools keeps bits.bpf.h and maps.bpf.h):
- * log2, one counter in a shared hash map, and the current thread's
- * identity and state. BPF only; include after vmlinux.h and clockreads.h. */
+ * log2, one counter in a shared hash map, a maximum raised atomically, a
+ * per-CPU scratch's guard, and the current thread's identity and state.
+ * BPF only; include after vmlinux.h and clockreads.h. */
 #ifndef CP_HELPERS_BPF_H
 #define CP_HELPERS_BPF_H
 
@@ -38,6 +39,37 @@ static __always_inline int map_count_one(void *map, const void *key)
 		return -1;
 	__sync_fetch_and_add(count, 1);
 	return 0;
+}
+
+/* Raises the counter at max to v if v is larger, atomically (see cp_add in
+ * clockreads.h): a run of the program that preempted this one may raise it
+ * meanwhile. A few tries: each failed one means another run raised it. */
+static __always_inline void raise_max(__u64 *max, __u64 v)
+{
+	__u64 seen = *max;
+
+	for (int i = 0; i < 4 && v > seen; i++) {
+		__u64 was = __sync_val_compare_and_swap(max, seen, v);
+
+		if (was == seen)
+			break;
+		seen = was;
+	}
+}
+
+/* A per-CPU scratch buffer: taken by one run of the program at a time. A
+ * run preempted while holding it keeps it (migration is disabled, so it
+ * resumes on this CPU and gives it back); a run that finds it taken does
+ * without. */
+static __always_inline bool scratch_take(__u32 *busy)
+{
+	return __sync_lock_test_and_set(busy, 1) == 0;
+}
+
+static __always_inline void scratch_give(__u32 *busy)
+{
+	__asm__ volatile("" ::: "memory");
+	*busy = 0;	/* a plain store: this CPU's, and held by this run */
 }
 
 /* The current task's tid when it belongs to process tgid, else 0. */

@@ -505,7 +505,7 @@ static int read_percpu(struct cp_session *s, const struct bpf_map *map, const vo
  * takes the largest. A field added to one of these types needs its line
  * here; the sizes below fail to compile until it has one. */
 _Static_assert(sizeof(struct cp_totals) ==
-	       2 * sizeof(struct cp_read_counts) + (9 + CP_HIST_SLOTS) * sizeof(__u64),
+	       2 * sizeof(struct cp_read_counts) + (10 + CP_HIST_SLOTS) * sizeof(__u64),
 	       "every field of struct cp_totals has its line in totals_add");
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
@@ -531,6 +531,7 @@ static void totals_add(void *total, const void *one)
 	sum->site_uncredited += v->site_uncredited;
 	sum->stack_drops += v->stack_drops;
 	sum->stack_copy_drops += v->stack_copy_drops;
+	sum->stacks_preempted += v->stacks_preempted;
 	sum->counter_boundaries += v->counter_boundaries;
 	for (int i = 0; i < CP_HIST_SLOTS; i++)
 		sum->hist[i] += v->hist[i];

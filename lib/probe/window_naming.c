@@ -58,4 +58,7 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 	if (p->totals.stack_drops)
 		cp_profile_warn(p, "%llu reads have no stack: over %d distinct stacks",
 				(unsigned long long)p->totals.stack_drops, CP_MAX_STACKS);
+	if (p->totals.stacks_preempted)
+		cp_profile_warn(p, "%llu reads have no stack: the kernel preempted the program while it held the CPU's stack buffer, and another read came on that CPU",
+				(unsigned long long)p->totals.stacks_preempted);
 }
