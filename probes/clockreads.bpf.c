@@ -726,17 +726,33 @@ static __always_inline int entry_path(int entry, __s64 clock_id)
 	return CP_PATH_VDSO;
 }
 
-/* One clock read seen at ip by any mechanism: counted, its call site and
- * (--stacks) its stack recorded. mode tells where its return address is. */
-static __always_inline void seen_read(__u64 ip, int entry, int path, __s64 clock_id,
-				      int mode, __u64 sp, __u64 bp, int direct)
+/* One clock read seen at ip by any mechanism: what it is, and where its
+ * return address is (mode). A struct: a BPF function takes at most five
+ * arguments. */
+struct read_seen {
+	__u64 ip, sp, bp;
+	__s64 clock_id;
+	__s32 entry, path, mode, direct;
+};
+
+/* A read counted, its call site and (--stacks) its stack recorded. A
+ * global function: the verifier checks it once, for any read, where an
+ * inlined one was checked again for every state a program reached it in,
+ * its walks' bpf_loop callbacks included (every branch that tells reads
+ * apart leaves one). on_clock_func's checking went from 3,674 instructions
+ * to 1,279 without --stacks and from 8,941 to 3,566 with: from 4.4 to
+ * 1.6-1.9 ms and from 10.3 to 4.3-5.3 ms of every start-up here. */
+__noinline int record_read_seen(const struct read_seen *r)
 {
 	struct cp_site_key site;
 
-	find_site(&site, mode, sp, bp, entry, direct);
-	record_read(entry, path, clock_slot(clock_id), &site);
+	if (!r)
+		return 0;
+	find_site(&site, r->mode, r->sp, r->bp, r->entry, r->direct);
+	record_read(r->entry, r->path, clock_slot(r->clock_id), &site);
 	if (capture_stacks)
-		record_stack(ip, mode, sp, bp);
+		record_stack(r->ip, r->mode, r->sp, r->bp);
+	return 0;
 }
 
 /* Direct clock syscalls: syscall(SYS_clock_gettime, ...) through the C
@@ -763,8 +779,7 @@ static __always_inline int syscall_entry(struct pt_regs *ctx, __s64 *clock_id)
 	return -1;
 }
 
-/* The uprobe mechanism: the cookie says which read this place is. Both
- * kinds of place end in one seen_read, which the verifier walks once. */
+/* The uprobe mechanism: the cookie says which read this place is. */
 SEC("uprobe")
 int on_clock_func(struct pt_regs *ctx)
 {
@@ -772,6 +787,7 @@ int on_clock_func(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	int entry = CP_COOKIE_ENTRY(cookie), clock = CP_COOKIE_CLOCK(cookie);
 	int mode = CP_COOKIE_SITE(cookie), path, direct = 0;
+	struct read_seen read;
 	__s64 clock_id;
 
 	if (!tid)
@@ -791,8 +807,10 @@ int on_clock_func(struct pt_regs *ctx)
 		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
 		path = entry_path(entry, clock_id);
 	}
-	seen_read(PT_REGS_IP(ctx), entry, path, clock_id, mode, PT_REGS_SP(ctx),
-		  PT_REGS_FP(ctx), direct);
+	read = (struct read_seen){ .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx),
+				   .clock_id = clock_id, .entry = entry, .path = path, .mode = mode,
+				   .direct = direct };
+	record_read_seen(&read);
 	return 0;
 }
 
@@ -802,6 +820,7 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 {
 	__u32 tid = counting_tid();
 	__u64 ip = ctx->regs.ip;
+	struct read_seen read;
 	__s64 clock_id = CLOCK_REALTIME_ID;
 	int entry;
 
@@ -818,8 +837,10 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 		count_trap();	/* a guard: costs like a hit, counts nothing */
 		return 0;
 	}
-	seen_read(ip, entry, entry_path(entry, clock_id), clock_id,
-		  CP_SITE_STACK_TOP, ctx->regs.sp, ctx->regs.bp, 0);
+	read = (struct read_seen){ .ip = ip, .sp = ctx->regs.sp, .bp = ctx->regs.bp,
+				   .clock_id = clock_id, .entry = entry,
+				   .path = entry_path(entry, clock_id), .mode = CP_SITE_STACK_TOP };
+	record_read_seen(&read);
 	return 0;
 }
 
