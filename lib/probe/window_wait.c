@@ -3,6 +3,7 @@
  * dynamic linker's hook from the session. See profile_window.h. */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,18 @@ int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
 	return cp_module_probes_sync(&w->modules, s, pid, err);
 }
 
+/* How long a target whose files could not be read gets to show that it
+ * is exiting: its memory goes before its pidfd tells of its exit. */
+#define EXIT_NOTICE_MS 100
+
+/* Whether the target is exiting (its pidfd turns readable). */
+static bool target_exiting(const struct cp_window *w)
+{
+	struct pollfd fd = { w->pidfd, POLLIN, 0 };
+
+	return poll(&fd, 1, EXIT_NOTICE_MS) == 1;
+}
+
 /* dlopen or dlclose in the target: new files get their probes, and the
  * wrappers in them their unwind rules. Reads a new library makes before
  * its probes are placed (a few ms after dlopen returns) are not seen. */
@@ -90,8 +103,11 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 		return;
 	added = cp_window_probe_files(w, p, s, p->target.pid, &err);
 	if (added < 0) {
-		cp_profile_warn(p, "a library loaded in the window could not be probed: %s",
-				err.msg);
+		/* An exiting target's maps are gone before its exit is told:
+		 * the next poll answers the exit, and no library was missed. */
+		if (!target_exiting(w))
+			cp_profile_warn(p, "a library loaded in the window could not be probed: %s",
+					err.msg);
 		return;
 	}
 	p->modules_loaded += (size_t)added;
