@@ -21,6 +21,7 @@ servers makes such calls while serving; were one to, clockprof would count
 more than the truth and the test would fail, naming the counts.
 """
 import os
+import re
 import signal
 import subprocess
 
@@ -119,7 +120,7 @@ def test_java_httpserver(ctx):
     assert truth.reads_in_requests >= 3 * REQUESTS, truth.reads_in_requests
 
 
-def go_reads_under_stamp(ctx, env=None):
+def go_reads_under_stamp(ctx, env=None, missing=lambda run: 0):
     # Go's goroutines move between threads, so no per-thread boundary
     # delimits a request; the truth is by construction (go_http_server.go):
     # main.stamp reads 6 times per request, and the requests are the load
@@ -138,7 +139,13 @@ def go_reads_under_stamp(ctx, env=None):
     print(f"     go: clockprof {stamp} reads under main.stamp, truth {6 * (REQUESTS + 1)}; "
           f"{run['clock_reads']['total']} reads in all ({run['clock_reads']['per_op']:.3f}/op "
           f"with --ops)", flush=True)
-    within(stamp, 6 * (REQUESTS + 1), "go: reads under main.stamp")
+    truth = 6 * (REQUESTS + 1)
+    lost = missing(run)
+    if lost:
+        # Reads said to have no stack may be any of them, main.stamp's too.
+        assert truth - lost <= stamp <= truth, (stamp, truth, lost)
+    else:
+        within(stamp, truth, "go: reads under main.stamp")
     return run
 
 
@@ -150,5 +157,21 @@ def test_go_net_http_stacks_from_copies(ctx):
     # Every stack walked from the program's copy of it: Go reads the clock
     # on its g0 stack, so a copy must hold the goroutine's frames too (a
     # second piece, from rbp) to reach main.stamp as the program's walk does.
-    run = go_reads_under_stamp(ctx, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
-    assert run["probe"]["stacks_from_copies"] == run["clock_reads"]["total"], run["probe"]
+    # Held back for the whole window, the copies go on at the server's full
+    # rate (60,000-80,000 a second here, a 16 MiB buffer is ~25 ms of them),
+    # not for the first tens of ms as in a real run: on two busy CPUs a
+    # few percent of them may find the buffer full. Those are counted and
+    # warned about; every other read's stack is walked from its copy.
+    run = go_reads_under_stamp(ctx, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"}, copies_lost)
+    lost, total = copies_lost(run), run["clock_reads"]["total"]
+    assert run["probe"]["stacks_from_copies"] + lost == total, (run["probe"], run["warnings"])
+    assert lost <= total // 10, (lost, total)
+
+
+def copies_lost(run):
+    """The reads whose stack copy did not fit, as run.json's warning says."""
+    for w in run["warnings"]:
+        m = re.match(r"(\d+) reads before every function's unwind rules were in place have no stack", w)
+        if m:
+            return int(m.group(1))
+    return 0
