@@ -3,8 +3,8 @@
  * dynamic linker's hook from the session. See profile_window.h. */
 #include <errno.h>
 #include <poll.h>
-#include <stdbool.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
