@@ -207,7 +207,7 @@ struct {
 } dist SEC(".maps");
 
 /* The stack being walked on this CPU, before it is counted (busy:
- * scratch_take). */
+ * take_scratch). */
 struct walk_scratch {
 	__u32 busy;
 	__u32 pad;
@@ -368,8 +368,25 @@ static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
 	return 0;
 }
 
+/* This CPU's scratch in map, a per-CPU array whose value starts with its
+ * busy flag (scratch_take), taken; NULL when a preempted run of the
+ * program holds it: the read goes without a stack, counted. */
+static __always_inline void *take_scratch(void *map)
+{
+	__u32 zero = 0, *busy = bpf_map_lookup_elem(map, &zero);
+	struct cp_totals *tot;
+
+	if (!busy)
+		return NULL;
+	if (scratch_take(busy))
+		return busy;
+	if ((tot = get_totals()))
+		cp_add(&tot->stacks_preempted, 1);
+	return NULL;
+}
+
 /* The stack copy being made on this CPU, before it goes to the buffer
- * (busy: scratch_take). */
+ * (busy: take_scratch). */
 struct copy_scratch {
 	__u32 busy;
 	struct cp_stack_copy c;
@@ -420,19 +437,14 @@ static __always_inline __u32 copy_pages(__u8 *dst, __u64 from, __u32 size)
  * rbp, which may be on another stack than rsp. */
 static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
-	__u32 zero = 0, len, len1 = 0;
-	struct copy_scratch *scratch = bpf_map_lookup_elem(&stack_copy_scratch, &zero);
+	struct copy_scratch *scratch = take_scratch(&stack_copy_scratch);
 	struct cp_stack_copy *c;
 	struct cp_totals *tot;
+	__u32 len, len1 = 0;
 	long rc;
 
 	if (!scratch)
 		return;
-	if (!scratch_take(&scratch->busy)) {
-		if ((tot = get_totals()))
-			cp_add(&tot->stacks_preempted, 1);
-		return;
-	}
 	c = &scratch->c;
 	c->ip = ip;
 	c->sp = sp;
@@ -462,9 +474,12 @@ static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 		cp_add(&tot->stack_copy_drops, 1);
 }
 
-/* Where record_stack's walk is, between two frames. */
+/* Where record_stack's walk is, between two frames, and what it walks
+ * by and into (looked up once per read, not once per frame). */
 struct stack_walk {
 	__u64 pc, sp, bp;
+	struct cp_stack_key *k;
+	void *table;
 };
 
 /* Frame n + 1 of a stack, as bpf_loop's callback (verified once, not once
@@ -475,16 +490,14 @@ struct stack_walk {
 static long stack_hop(__u32 n, void *ctx)
 {
 	struct stack_walk *w = ctx;
-	__u32 zero = 0, i = n + 1;
-	struct walk_scratch *scratch = bpf_map_lookup_elem(&stack_scratch, &zero);
-	void *table = stack_rules();
+	__u32 i = n + 1;
 	struct cp_unwind_rule *r;
 	__u64 fp[2];
 
-	if (!scratch || !table || !w->pc || i >= CP_STACK_DEPTH)
+	if (!w->pc || i >= CP_STACK_DEPTH)
 		return 1;
-	scratch->k.pc[i] = w->pc;
-	r = bpf_map_lookup_elem(table, &w->pc);
+	w->k->pc[i] = w->pc;
+	r = bpf_map_lookup_elem(w->table, &w->pc);
 	if (r)
 		return cfi_step(r, &w->pc, &w->sp, &w->bp) ? 1 : 0;
 	if (!w->bp || bpf_probe_read_user(fp, sizeof(fp), (void *)w->bp) || fp[0] <= w->bp)
@@ -502,31 +515,26 @@ static long stack_hop(__u32 n, void *ctx)
  * same way. */
 static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {
-	__u32 zero = 0;
+	struct stack_walk w = { .table = stack_rules() };
 	struct walk_scratch *scratch;
-	struct stack_walk w = { 0 };
-	struct cp_totals *tot = get_totals();
+	struct cp_totals *tot;
 	int full;
 
-	if (!stack_rules()) {
+	if (!w.table) {
 		copy_stack(ip, mode, sp, bp);
 		return;
 	}
-	scratch = bpf_map_lookup_elem(&stack_scratch, &zero);
+	scratch = take_scratch(&stack_scratch);
 	if (!scratch)
 		return;
-	if (!scratch_take(&scratch->busy)) {
-		if (tot)
-			cp_add(&tot->stacks_preempted, 1);
-		return;
-	}
-	__builtin_memset(&scratch->k, 0, sizeof(scratch->k));
-	scratch->k.pc[0] = ip;
+	w.k = &scratch->k;
+	__builtin_memset(w.k, 0, sizeof(*w.k));
+	w.k->pc[0] = ip;
 	if (read_return(mode, sp, bp, &w.pc, &w.sp, &w.bp) == 0)
 		bpf_loop(CP_STACK_DEPTH - 1, stack_hop, &w, 0);
-	full = map_count_one(&stacks, &scratch->k);
+	full = map_count_one(&stacks, w.k);
 	scratch_give(&scratch->busy);
-	if (full && tot)
+	if (full && (tot = get_totals()))
 		cp_add(&tot->stack_drops, 1);
 }
 

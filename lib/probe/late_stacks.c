@@ -155,11 +155,10 @@ void cp_late_stacks_restart(struct cp_late_stacks *ls)
 
 /* ---- the copies, on the window's thread -------------------------------- */
 
-/* Bytes a copy holds, header included; 0 when its lengths are not its own. */
+/* Bytes a copy holds, header included (the session hands on only copies
+ * whose lengths are their own). */
 static size_t copy_size(const struct cp_stack_copy *c)
 {
-	if (c->len[0] > CP_STACK_COPY_BYTES || c->len[1] > CP_STACK_COPY_FRAME_BYTES)
-		return 0;
 	return offsetof(struct cp_stack_copy, bytes) + c->len[0] + c->len[1];
 }
 
@@ -239,10 +238,6 @@ void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 
 	if (ls->finished)
 		return;		/* made in the clock window, read after it: a few at most */
-	if (!size) {
-		ls->dropped++;
-		return;
-	}
 	if (__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE)) {
 		walk_kept(ls);
 		if (walk_copy(ls, c))
@@ -260,7 +255,8 @@ void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 	ls->kept_bytes += size;
 }
 
-/* Adds the stacks walked from copies to raw's (the program's own). */
+/* Adds the stacks walked from copies to raw's (the program's own); equal
+ * stacks are added up where they are named (cp_named_stacks_build). */
 static int add_walked(struct cp_late_stacks *ls, struct cp_raw_places *raw)
 {
 	size_t n = raw->nstacks + ls->nwalked;
@@ -270,7 +266,7 @@ static int add_walked(struct cp_late_stacks *ls, struct cp_raw_places *raw)
 		return -1;
 	memcpy(all + raw->nstacks, ls->walked, ls->nwalked * sizeof(*all));
 	raw->stacks = all;
-	raw->nstacks = sort_and_merge(all, n);
+	raw->nstacks = n;
 	return 0;
 }
 

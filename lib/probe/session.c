@@ -292,13 +292,14 @@ static int dl_event(void *ctx, void *data, size_t size)
 static int stack_copy_event(void *ctx, void *data, size_t size)
 {
 	struct cp_session *s = ctx;
+	const struct cp_stack_copy *c = data;
 
-	/* A copy is as long as the bytes it holds (struct cp_stack_copy). */
+	/* A copy is as long as the bytes it holds (struct cp_stack_copy), and
+	 * each piece no longer than its room: handed on only then. */
 	if (s->on_copy && size >= offsetof(struct cp_stack_copy, bytes) &&
-	    size >= offsetof(struct cp_stack_copy, bytes) +
-		    (size_t)((const struct cp_stack_copy *)data)->len[0] +
-		    ((const struct cp_stack_copy *)data)->len[1])
-		s->on_copy(s->on_copy_arg, data);
+	    c->len[0] <= CP_STACK_COPY_BYTES && c->len[1] <= CP_STACK_COPY_FRAME_BYTES &&
+	    size >= offsetof(struct cp_stack_copy, bytes) + (size_t)c->len[0] + c->len[1])
+		s->on_copy(s->on_copy_arg, c);
 	return 0;
 }
 
