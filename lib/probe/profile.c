@@ -15,6 +15,7 @@
 #include "launcher.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "uprobe_removal.h"
 #include "warmup.h"
 
 double cp_monotonic_s(void)
@@ -368,12 +369,17 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
 {
+	size_t left;
+
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
-	cp_session_close(r->s);
+	left = cp_session_close(r->s);
+	if (left)
+		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
+				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
 	free(r->raw.sites);

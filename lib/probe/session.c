@@ -20,11 +20,12 @@
 #include "session.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
+#include "uprobe_removal.h"
 
-/* One attachment: a libbpf link, or the fd of a uprobe_multi link. */
+/* One attachment: a libbpf link, or a uprobe_multi link. */
 struct ulink {
 	struct bpf_link *link;
-	int fd;
+	struct cp_uprobe_link multi;
 };
 
 struct cp_session {
@@ -94,14 +95,13 @@ static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, 
 {
 	if (s->multi) {
 		out[0].link = NULL;
-		out[0].fd = cp_uprobe_multi_attach(bpf_program__fd(prog), pid, path, offsets,
-						   cookies, n);
-		return out[0].fd < 0 ? -1 : 1;
+		return cp_uprobe_link_attach(&out[0].multi, bpf_program__fd(prog), pid, path,
+					     offsets, cookies, n) ? -1 : 1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies ? cookies[i] : 0);
 
-		out[i].fd = -1;
+		out[i].multi = (struct cp_uprobe_link){ .fd = -1 };
 		out[i].link = bpf_program__attach_uprobe_opts(prog, pid, path,
 							      (size_t)offsets[i], &opts);
 		if (!out[i].link) {
@@ -124,27 +124,32 @@ static int attach_uprobe(const struct cp_session *s, struct bpf_program *prog, p
 
 static bool ulink_set(const struct ulink *u)
 {
-	return u->link || u->fd >= 0;
+	return u->link || u->multi.fd >= 0;
 }
 
-/* Removes the links: uprobe_multi ones together (their grace periods
- * overlap), libbpf ones in turn (the kernel serializes them anyway).
- * wait: return only once the uprobe_multi links are gone. */
-static void ulinks_destroy(struct ulink *u, size_t n, bool wait)
+/* Removes the links: libbpf ones in turn (the kernel serializes them
+ * anyway), uprobe_multi ones together (uprobe_removal.h), which returns
+ * once their breakpoints have left the target's code. wait: where they had
+ * to be closed instead, return only once they are gone. Returns the number
+ * of probed instructions of the target still holding a breakpoint. */
+static size_t ulinks_destroy(struct ulink *u, size_t n, bool wait)
 {
-	int *fds = calloc(n, sizeof(*fds));
-	size_t nfds = 0;
+	struct cp_uprobe_link *multi = calloc(n ? n : 1, sizeof(*multi));
+	size_t nmulti = 0, left;
 
 	for (size_t i = 0; i < n; i++) {
 		bpf_link__destroy(u[i].link);
-		if (u[i].fd >= 0 && fds)
-			fds[nfds++] = u[i].fd;
-		else if (u[i].fd >= 0)
-			close(u[i].fd);
-		u[i] = (struct ulink){ .fd = -1 };
+		if (u[i].multi.fd >= 0 && multi)
+			multi[nmulti++] = u[i].multi;
+		else if (u[i].multi.fd >= 0) {
+			close(u[i].multi.fd);
+			cp_uprobe_link_forget(&u[i].multi);
+		}
+		u[i] = (struct ulink){ .multi.fd = -1 };
 	}
-	cp_close_together(fds, nfds, wait);
-	free(fds);
+	left = cp_uprobe_links_remove(multi, nmulti, wait);
+	free(multi);
+	return left;
 }
 
 /* The programs that go on uprobes take the uprobe_multi attach type. */
@@ -371,8 +376,8 @@ static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
 static void init_session_fds(struct cp_session *s)
 {
 	for (int i = 0; i < CP_MAX_PROBES; i++)
-		s->probes[i].fd = -1;
-	s->dl_hook.fd = s->selftest_link.fd = s->boundary.fd = -1;
+		s->probes[i].multi.fd = -1;
+	s->dl_hook.multi.fd = s->selftest_link.multi.fd = s->boundary.multi.fd = -1;
 }
 
 /* Drops a session that failed before it was loaded, with its CO-RE BTF. */
@@ -792,15 +797,18 @@ void cp_session_detach_clock_probes(struct cp_session *s)
 	s->nfile_links = 0;
 }
 
-void cp_session_close(struct cp_session *s)
+size_t cp_session_close(struct cp_session *s)
 {
+	size_t left;
+
 	if (!s)
-		return;
+		return 0;
 	cp_breakpoints_detach(&s->breakpoints);
-	/* Everything at once, so the removals' grace periods overlap, and
-	 * without waiting: the window is over and the programs count nothing
-	 * outside it, so clockprof writes its results meanwhile (its exit
-	 * waits for the removals to finish). */
+	/* Everything at once, so the removals share their grace periods. The
+	 * kernel finishes them off clockprof's path; this returns once the
+	 * target's code is free of breakpoints (uprobe_removal.h). Where the
+	 * links have to be closed instead, clockprof writes its results while
+	 * they go (its exit waits for them). */
 	if (!cp_grow(&s->file_links, &s->cap_file_links,
 		     s->nfile_links + CP_MAX_PROBES + 3, sizeof(*s->file_links))) {
 		struct ulink *u = s->file_links + s->nfile_links;
@@ -816,7 +824,7 @@ void cp_session_close(struct cp_session *s)
 		ulinks_destroy(&s->selftest_link, 1, false);
 		ulinks_destroy(&s->boundary, 1, false);
 	}
-	ulinks_destroy(s->file_links, s->nfile_links, false);
+	left = ulinks_destroy(s->file_links, s->nfile_links, false);
 	free(s->file_links);
 	ring_buffer__free(s->events);
 	bpf_link__destroy(s->exec_watch);
@@ -826,6 +834,7 @@ void cp_session_close(struct cp_session *s)
 		if (s->dist_tids[i])
 			close(s->dist_fds[i]);
 	free(s);
+	return left;
 }
 
 /* The self-test's probed function: a call the compiler must keep. */
@@ -885,7 +894,7 @@ int cp_session_prove(struct cp_session *s, struct cp_error *err)
 {
 	const int n = 200;
 	struct cp_breakpoints bp = { 0 };
-	struct ulink link = { .fd = -1 };
+	struct ulink link = { .multi.fd = -1 };
 	const char *name = cp_mechanism_name(s->mechanism);
 	double bare, probed;
 
@@ -917,7 +926,7 @@ int cp_session_prove(struct cp_session *s, struct cp_error *err)
 	/* A uprobe_multi link on our own code is removed now, in the
 	 * background: its grace periods pass during the window instead of
 	 * adding to the removals at its end. A per-offset one would block. */
-	if (link.fd >= 0)
+	if (link.multi.fd >= 0)
 		ulinks_destroy(&link, 1, false);
 	else
 		s->selftest_link = link;	/* our own code only; removed at close */

@@ -54,6 +54,36 @@ int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
 	return link_create(prog_fd, pid, path, offsets, cookies, n);
 }
 
+int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
+			  const uint64_t *offsets, const uint64_t *cookies, size_t n)
+{
+	*l = (struct cp_uprobe_link){ .fd = -1, .pid = pid, .n = n };
+	l->path = strdup(path);
+	l->offsets = malloc(n * sizeof(*offsets));
+	if (!l->path || !l->offsets) {
+		cp_uprobe_link_forget(l);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(l->offsets, offsets, n * sizeof(*offsets));
+	l->fd = link_create(prog_fd, pid, path, offsets, cookies, n);
+	if (l->fd < 0) {
+		int e = errno;
+
+		cp_uprobe_link_forget(l);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+void cp_uprobe_link_forget(struct cp_uprobe_link *l)
+{
+	free(l->path);
+	free(l->offsets);
+	*l = (struct cp_uprobe_link){ .fd = -1 };
+}
+
 int cp_uprobe_multi_noop_prog(void)
 {
 	struct bpf_insn ret0[] = {

@@ -36,6 +36,25 @@ int cp_uprobe_multi_noop_prog(void);
 int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
 			   const uint64_t *offsets, const uint64_t *cookies, size_t n);
 
+/* A uprobe_multi link with what it probes: the file, the offsets and in
+ * whose code, so that once it is removed its breakpoints can be seen to
+ * have left that code (uprobe_removal.h). */
+struct cp_uprobe_link {
+	int fd;			/* -1: none */
+	pid_t pid;
+	char *path;		/* malloc'd, as given to the kernel */
+	uint64_t *offsets;	/* malloc'd, n of them */
+	size_t n;
+};
+
+/* cp_uprobe_multi_attach, remembered in *l. 0, or -1 with errno set and
+ * l->fd -1. */
+int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
+			  const uint64_t *offsets, const uint64_t *cookies, size_t n);
+
+/* Forgets what *l remembers (its fd is not closed) and marks it empty. */
+void cp_uprobe_link_forget(struct cp_uprobe_link *l);
+
 /* Closes fds[0..n), each from a thread of its own so that the grace periods
  * their removal waits for overlap (falls back to closing them in turn).
  * wait: returns when all are closed; else returns at once and the threads

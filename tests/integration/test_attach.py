@@ -125,6 +125,47 @@ def loaded_programs(ids):
     return ids & live_bpf_ids("prog")
 
 
+def code_changed(pid):
+    """How many bytes of pid's code differ from its files' bytes at the same
+    offsets: a uprobe's breakpoint is an int3 written into the code. Read
+    through /proc/PID/mem and /proc/PID/map_files (a deleted file too)."""
+    changed = 0
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
+                continue
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            with open(f"/proc/{pid}/map_files/{fields[0]}", "rb") as f:
+                f.seek(int(fields[2], 16))
+                want = f.read(hi - lo)
+            mem.seek(lo)
+            have = mem.read(len(want))
+            changed += sum(a != b for a, b in zip(have, want))
+    return changed
+
+
+def test_probes_out_of_the_code_when_clockprof_returns(ctx):
+    # clockprof hands its uprobes' release to the kernel and returns once
+    # the target's code is its files' again (lib/probe/uprobe_removal.h):
+    # looked at the moment it exits, no breakpoint may be left in it.
+    target = start_target(ctx, "clock_gettime", 1, 0)
+    try:
+        wait_serving(target)
+        assert code_changed(target.pid) == 0, "the target's code differs from its files before attach"
+        for _ in range(3):
+            proc, out = start_attach(ctx, target.pid, "-d", "300ms", "-r", "func:handle_request")
+            wait_attached(proc)
+            assert code_changed(target.pid) > 0, "no breakpoint seen in the target's code while attached"
+            wait_ok(proc)
+            left = code_changed(target.pid)
+            assert left == 0, f"{left} byte(s) of the target's code still changed after clockprof returned"
+            uniform(ctx.load_json(out), 1)
+    finally:
+        target.kill()
+        target.wait()
+
+
 def test_sigkill_leaves_no_probe(ctx):
     target = start_target(ctx, "clock_gettime", 1, 0)
     try:

@@ -163,7 +163,10 @@ int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 /* Sums the per-CPU totals into *sum. */
 int cp_session_read(struct cp_session *s, struct cp_totals *sum);
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
-/* Detaches everything and frees the session (NULL is fine). */
-void cp_session_close(struct cp_session *s);
+/* Detaches everything and frees the session (NULL is fine). Returns once
+ * the target's code is free of its breakpoints: the number of probed
+ * instructions that still held one 2 s later (0: none; more
+ * only while something else probes them too). */
+size_t cp_session_close(struct cp_session *s);
 
 #endif
