@@ -159,7 +159,8 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 }
 
 /* Loading the BPF programs is the kernel's work (the verifier), naming a
- * running target's modules is ours (libdw): on two CPUs they overlap. */
+ * running target's modules and reading its build-id are ours (libdw,
+ * libelf): on two CPUs they overlap. */
 struct session_job {
 	struct cp_session **s;
 	const struct cp_session_config *cfg;
@@ -176,16 +177,19 @@ static void session_job_run(void *ctx, size_t i, size_t worker)
 	(void)worker;
 	if (i == 0)
 		job->rc = cp_session_open(job->s, job->cfg, &job->err);
+	else if (i == 1)
+		cp_target_identify(&job->p->target);
 	else
 		cp_naming_open(job->nm, job->p);
 }
 
-/* Opens the session and, given nm, names the modules at the same time. */
+/* Opens the session and reads the target's build-id and, given nm, names
+ * the modules at the same time. */
 static int open_session(struct cp_session **s, const struct cp_session_config *cfg,
 			struct cp_naming *nm, struct cp_profile *p, struct cp_error *err)
 {
 	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p };
-	size_t n = nm ? 2 : 1;
+	size_t n = nm ? 3 : 2;
 
 	cp_parallel_for(n, cp_parallel_workers(n), session_job_run, &job);
 	if (job.rc)

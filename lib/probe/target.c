@@ -109,11 +109,15 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 			       "process %d has no executable (exited, or a zombie)", pid);
 	t->exe[n] = '\0';
 	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
-	cp_build_id_of_path(t->exe_access, t->build_id, sizeof(t->build_id));
 	read_cmdline(pid, t);
 	if (cp_proc_maps_find_vdso(pid, &t->vdso_start, &t->vdso_end))
 		t->vdso_start = t->vdso_end = 0;
 	return 0;
+}
+
+void cp_target_identify(struct cp_target *t)
+{
+	cp_build_id_of_path(t->exe_access, t->build_id, sizeof(t->build_id));
 }
 
 void cp_target_release(struct cp_target *t)

@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 
 #include "uprobe_multi.h"
 
@@ -84,16 +83,24 @@ void cp_uprobe_link_forget(struct cp_uprobe_link *l)
 	*l = (struct cp_uprobe_link){ .fd = -1 };
 }
 
+/* With the bpf() syscall, not libbpf: libbpf's feature cache and memlock
+ * bump are process-wide state without locks, and this runs on the warm-up
+ * thread while the session loads its programs with libbpf. */
 int cp_uprobe_multi_noop_prog(void)
 {
 	struct bpf_insn ret0[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
+	union bpf_attr attr;
 
-	return bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", ret0, 2, &opts);
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.insns = (uint64_t)(uintptr_t)ret0;
+	attr.insn_cnt = sizeof(ret0) / sizeof(ret0[0]);
+	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.expected_attach_type = CP_BPF_TRACE_UPROBE_MULTI;
+	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 }
 
 /* A kernel with uprobe_multi refuses a directory as the probed file
@@ -114,14 +121,21 @@ static bool probe_kernel(void)
 	return link < 0 && e == EBADF;
 }
 
-bool cp_uprobe_multi_supported(void)
+static bool supported;
+
+static void ask_kernel(void)
 {
-	static int known = -1;
 	const char *env = getenv("CLOCKPROF_UPROBE_MULTI");
 
-	if (known < 0)
-		known = (env && !strcmp(env, "0")) ? 0 : probe_kernel();
-	return known;
+	supported = !(env && !strcmp(env, "0")) && probe_kernel();
+}
+
+bool cp_uprobe_multi_supported(void)
+{
+	static pthread_once_t asked = PTHREAD_ONCE_INIT;
+
+	pthread_once(&asked, ask_kernel);
+	return supported;
 }
 
 static void *close_one(void *arg)

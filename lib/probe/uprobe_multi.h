@@ -20,9 +20,10 @@
  * BPF_TRACE_UPROBE_MULTI, newer than the kernel headers of Debian 12). */
 #define CP_BPF_TRACE_UPROBE_MULTI 48
 
-/* Whether this kernel makes uprobe_multi links (asked once; a small test
- * program is loaded). CLOCKPROF_UPROBE_MULTI=0 in the environment says no,
- * so the per-offset fallback can be tested on kernels that have it. */
+/* Whether this kernel makes uprobe_multi links (asked once, by whichever
+ * thread asks first; a small test program is loaded).
+ * CLOCKPROF_UPROBE_MULTI=0 in the environment says no, so the per-offset
+ * fallback can be tested on kernels that have it. */
 bool cp_uprobe_multi_supported(void);
 
 /* A program that does nothing, loaded for uprobe_multi links: its fd, or

@@ -18,23 +18,24 @@ __attribute__((noinline)) static void never_called(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-struct uprobe_warmup {
-	int prog;
-	uint64_t offset;
-	char path[PATH_MAX];
-};
-
 /* Places the uprobe (the kernel registers it while the call blocks, grace
- * period included) and removes it again. */
+ * period included) and removes it again; its program loaded here too, so
+ * that the main thread goes straight on. */
 static void *register_uprobe(void *arg)
 {
-	struct uprobe_warmup *w = arg;
-	int link = cp_uprobe_multi_attach(w->prog, getpid(), w->path, &w->offset, NULL, 1);
+	char path[PATH_MAX];
+	uint64_t offset;
+	int prog, link;
 
-	close(w->prog);
+	(void)arg;
+	if (!cp_uprobe_multi_supported() ||
+	    cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
+	    (prog = cp_uprobe_multi_noop_prog()) < 0)
+		return NULL;
+	link = cp_uprobe_multi_attach(prog, getpid(), path, &offset, NULL, 1);
+	close(prog);
 	if (link >= 0)
 		close(link);
-	free(w);
 	return NULL;
 }
 
@@ -71,27 +72,8 @@ static int start_detached(void *(*fn)(void *), void *arg)
 	return rc;
 }
 
-/* The uprobe's registration, with the program loaded here (not
- * concurrently with the session's libbpf calls). */
-static void start_uprobe(void)
-{
-	struct uprobe_warmup *w;
-
-	if (!cp_uprobe_multi_supported() || !(w = malloc(sizeof(*w))))
-		return;
-	if (cp_own_code_offset((const void *)never_called, w->path, sizeof(w->path), &w->offset) ||
-	    (w->prog = cp_uprobe_multi_noop_prog()) < 0) {
-		free(w);
-		return;
-	}
-	if (start_detached(register_uprobe, w)) {
-		close(w->prog);
-		free(w);
-	}
-}
-
 void cp_warmup_start(void)
 {
-	start_uprobe();
+	start_detached(register_uprobe, NULL);
 	start_detached(register_perf_event, NULL);
 }

@@ -29,8 +29,11 @@ struct cp_target {
 };
 
 /* Fails with CP_EXIT_PROFILE for no such process, a kernel thread, or a
- * process that exited. */
+ * process that exited. Everything but the build-id (cp_target_identify). */
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err);
+/* The executable's build-id, for run.json only: read while the probes are
+ * loaded (1-2 ms with libelf here), not before. */
+void cp_target_identify(struct cp_target *t);
 void cp_target_release(struct cp_target *t);
 
 /* Resolves FILE of a func:FILE:SYMBOL spec to a path we can open: an
