@@ -23,6 +23,16 @@ static void tick(const struct cp_profile *p, void *arg)
 	cp_summary_live(stdout, p);
 }
 
+/* -v: the moment counting begins, for a person or a script that waits
+ * for it (make bench times it from spawn, as it times bpftrace's BEGIN). */
+static void say_live(const struct cp_profile *p, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "clockprof: probes live %.1f ms after start (%s): counting\n",
+		p->attach_s * 1000, cp_mechanism_name(p->mechanism));
+	fflush(stderr);
+}
+
 /* Takes one option of the profile table; 0, or -1 with err filled. */
 static int take_option(struct profile_command *pc, int id, const char *value,
 		       struct cp_error *err)
@@ -142,10 +152,10 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	int saved = pc->opts.command && writes_stdout(pc) ? divert_stdout() : -1;
 	int rc;
 
-	if (live) {
+	if (live)
 		pc->opts.tick = tick;
-		pc->opts.tick_arg = pc;
-	}
+	if (pc->opts.verbose)
+		pc->opts.on_live = say_live;
 	rc = cp_profile_collect(&pc->opts, p, err);
 	restore_stdout(saved);
 	if (!rc && live)

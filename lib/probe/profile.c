@@ -257,6 +257,8 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * its presence in /proc/PID/fd as "every read from now on counts". */
 	if (cp_window_watch(&r->w, r->cfg.pid, err))
 		return -1;
+	if (o->on_live)
+		o->on_live(p, o->callback_arg);
 	/* --stacks: the copies made until every function's rules are in place
 	 * are read out from here on (they wait in the kernel until then). */
 	if (o->stacks && cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late, &copies))

@@ -184,7 +184,7 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	t->next_tick += 1;
 	if (o->tick && !p->counter_phase && cp_session_read(s, &p->totals) == 0) {
 		p->duration_s = now - t->start;
-		o->tick(p, o->tick_arg);
+		o->tick(p, o->callback_arg);
 	}
 }
 

@@ -39,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
@@ -112,20 +113,24 @@ def other_process(args, tmp, reads_target, mech):
     return alone, during
 
 
-def timed(cmd, live_line=None):
-    """Runs cmd; returns (wall s, s until live_line appeared on its stdout
-    or None, its maxrss in KiB, stdout)."""
+def timed(cmd, live_prefix, on_stderr=False):
+    """Runs cmd; returns (wall s, s from its spawn until a line starting
+    with live_prefix appeared on its stdout (stderr if on_stderr) or None,
+    its maxrss in KiB, stdout). The other stream is read by a thread, so
+    that neither pipe can fill while the live line is awaited."""
     t0 = time.monotonic()
     proc = subprocess.Popen(list(map(str, cmd)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    live, out = None, b""
-    if live_line:
-        for line in proc.stdout:
-            out += line
-            if line.strip() == live_line:
-                live = time.monotonic() - t0
-                break
-    out += proc.stdout.read()
-    err = proc.stderr.read()
+    watched, other = (proc.stderr, proc.stdout) if on_stderr else (proc.stdout, proc.stderr)
+    rest = []
+    reader = threading.Thread(target=lambda: rest.append(other.read()))
+    reader.start()
+    live, seen = None, b""
+    for line in watched:
+        seen += line
+        if live is None and line.startswith(live_prefix):
+            live = time.monotonic() - t0
+    reader.join()
+    out, err = (rest[0], seen) if on_stderr else (seen, rest[0])
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -147,28 +152,27 @@ WINDOW_S = 0.1
 def startup_against_bpftrace(args, tmp, reads_target):
     """`clockprof attach -d 100ms -e none PID` against bpftrace counting one
     libc uprobe in the same target with a 100 ms interval exit, interleaved.
-    bpftrace's probes are live when its BEGIN probe prints (bpftrace fires
-    BEGIN after attaching every other probe), timed from its spawn;
-    clockprof's when run.json's probe.attach_s says, which its own clock
-    takes from where profiling starts, plus what getting there costs: the
-    wall time of `clockprof --version` (spawn, loading its libraries,
-    parsing, and exit: an upper bound)."""
+    Both are timed from their spawn to the line each prints once its probes
+    are live: bpftrace's BEGIN probe (bpftrace fires BEGIN after attaching
+    every other probe), clockprof's "probes live" line (-v)."""
     bpftrace = shutil.which("bpftrace")
     target = subprocess.Popen([reads_target, "clock_gettime", "1", "0"])
-    ours, theirs, spawns = [], [], []
+    ours, theirs = [], []
     try:
         wait_serving(target)
         script = (f'BEGIN {{ printf("live\\n"); }} uprobe:{libc_of(target.pid)}:clock_gettime '
                   f'{{ @n = count(); }} interval:ms:{int(WINDOW_S * 1000)} {{ exit(); }}')
         out = os.path.join(tmp, "attach.json")
         for _ in range(7):
-            spawns.append(timed([args.clockprof, "--version"])[0])
-            wall, _, rss, _ = timed([args.clockprof, "attach", "-q", "-d", f"{int(WINDOW_S * 1000)}ms",
-                                     "-e", "none", "-o", out, target.pid])
-            ours.append((json.load(open(out))["probe"]["attach_s"] + spawns[-1], wall, rss))
+            wall, live, rss, _ = timed([args.clockprof, "attach", "-v", "-d", f"{int(WINDOW_S * 1000)}ms",
+                                        "-e", "none", "-o", out, target.pid],
+                                       b"clockprof: probes live", on_stderr=True)
+            if live is None:
+                raise RuntimeError("clockprof -v printed no 'probes live' line")
+            ours.append((live, wall, rss))
             if bpftrace:
                 wall, live, rss, text = timed([bpftrace, "-B", "none", "-q", "-p", target.pid, "-e", script],
-                                              live_line=b"live")
+                                              b"live\n")
                 if live is None or "@n:" not in text:
                     raise RuntimeError(f"bpftrace printed no 'live' line or count: {text!r}")
                 theirs.append((live, wall, rss))
@@ -185,8 +189,6 @@ def startup_against_bpftrace(args, tmp, reads_target):
     print(f"  clockprof attach -d 100ms -e none: probes live {live * 1000:7.1f} ms, "
           f"whole command {wall * 1000:7.1f} ms (beyond the window {(wall - WINDOW_S) * 1000:7.1f} ms), "
           f"maxrss {rss / 1024:6.1f} MiB")
-    print(f"    (probes live includes {statistics.median(spawns) * 1000:.1f} ms from spawn to profiling: "
-          f"`clockprof --version`'s whole run)")
     if not bpftrace:
         print("  bpftrace: skipped: not installed (make test-deps installs it)")
         return

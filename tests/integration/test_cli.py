@@ -55,6 +55,28 @@ def test_attach_takes_pid_option_and_options_after_the_pid(ctx):
         stop(target)
 
 
+def test_verbose_says_when_counting_begins(ctx):
+    # -v: one line the moment the probes are live, with run.json's
+    # probe.attach_s; -q and no -v: none (make bench times it from spawn).
+    target = start_target(ctx)
+    out = os.path.join(ctx.tmp, "run.json")
+    try:
+        proc = ctx.run("attach", "-v", "-d", "300ms", "-e", "none", "-o", out, target.pid, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        lines = [l for l in proc.stderr.splitlines() if "probes live" in l]
+        assert len(lines) == 1, proc.stderr
+        m = re.fullmatch(r"clockprof: probes live (\d+\.\d) ms after start \((\w+)\): counting", lines[0])
+        assert m, lines[0]
+        run = ctx.load_json(out)
+        assert abs(float(m.group(1)) - run["probe"]["attach_s"] * 1000) <= 0.05, (lines[0], run["probe"])
+        assert m.group(2) == run["clock_reads"]["mechanism"]
+        for quiet in (["-q"], []):
+            proc = ctx.run("attach", *quiet, "-d", "300ms", "-e", "none", "-o", out, target.pid, timeout=60)
+            assert proc.returncode == 0 and "probes live" not in proc.stderr, proc.stderr
+    finally:
+        stop(target)
+
+
 def test_version_and_help_on_every_subcommand(ctx):
     version = ctx.run("--version", check=True).stdout
     assert re.match(r"^clockprof \S+\n$", version), version

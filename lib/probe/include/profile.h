@@ -35,9 +35,13 @@ struct cp_profile_options {
 	bool stacks;			/* --stacks: whole user stacks */
 	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
 	int verbose;
-	/* Called about once a second while the window is open (live view). */
+	/* Called once when counting begins (every clock read from then on is
+	 * counted; p->attach_s says how long getting there took), and about
+	 * once a second while the window is open (live view); both with
+	 * callback_arg. Either may be NULL. */
+	void (*on_live)(const struct cp_profile *p, void *arg);
 	void (*tick)(const struct cp_profile *p, void *arg);
-	void *tick_arg;
+	void *callback_arg;
 };
 
 struct cp_probe_info {
