@@ -47,12 +47,6 @@ static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t 
 	return (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
-			   const uint64_t *offsets, const uint64_t *cookies, size_t n)
-{
-	return link_create(prog_fd, pid, path, offsets, cookies, n);
-}
-
 int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
 			  const uint64_t *offsets, const uint64_t *cookies, size_t n)
 {

@@ -30,13 +30,6 @@ bool cp_uprobe_multi_supported(void);
  * -1 with errno set. */
 int cp_uprobe_multi_noop_prog(void);
 
-/* Places uprobes at offsets[0..n) of the file at path for process pid only,
- * each with its cookie (cookies may be NULL), all running prog_fd (loaded
- * with CP_BPF_TRACE_UPROBE_MULTI). Returns the link's fd, or -1 with errno
- * set. */
-int cp_uprobe_multi_attach(int prog_fd, pid_t pid, const char *path,
-			   const uint64_t *offsets, const uint64_t *cookies, size_t n);
-
 /* A uprobe_multi link with what it probes: the file, the offsets and in
  * whose code, so that once it is removed its breakpoints can be seen to
  * have left that code (uprobe_removal.h). */
@@ -48,8 +41,10 @@ struct cp_uprobe_link {
 	size_t n;
 };
 
-/* cp_uprobe_multi_attach, remembered in *l. 0, or -1 with errno set and
- * l->fd -1. */
+/* Places uprobes at offsets[0..n) of the file at path for process pid only,
+ * each with its cookie (cookies may be NULL), all running prog_fd (loaded
+ * with CP_BPF_TRACE_UPROBE_MULTI), remembered in *l. 0, or -1 with errno
+ * set and l->fd -1. */
 int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
 			  const uint64_t *offsets, const uint64_t *cookies, size_t n);
 

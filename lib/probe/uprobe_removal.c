@@ -217,6 +217,8 @@ size_t cp_uprobe_links_remove(struct cp_uprobe_link *links, size_t n, bool wait)
 	size_t left = 0;
 	pthread_t thread;
 
+	if (!n)
+		return 0;
 	collect_sites(&sites, links, n);
 	if (pthread_create(&thread, NULL, hand_over, &h) == 0)
 		pthread_join(thread, NULL);

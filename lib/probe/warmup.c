@@ -10,6 +10,7 @@
 
 #include "own_code.h"
 #include "uprobe_multi.h"
+#include "uprobe_removal.h"
 #include "warmup.h"
 
 /* Where the warm-up uprobe sits: never called, so it never fires. */
@@ -19,23 +20,24 @@ __attribute__((noinline)) static void never_called(void)
 }
 
 /* Places the uprobe (the kernel registers it while the call blocks, grace
- * period included) and removes it again; its program loaded here too, so
- * that the main thread goes straight on. */
+ * period included) and hands it back to the kernel at once (it is on our
+ * own code: nothing to wait for); its program loaded here too, so that the
+ * main thread goes straight on. */
 static void *register_uprobe(void *arg)
 {
+	struct cp_uprobe_link link;
 	char path[PATH_MAX];
 	uint64_t offset;
-	int prog, link;
+	int prog;
 
 	(void)arg;
 	if (!cp_uprobe_multi_supported() ||
 	    cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
 	    (prog = cp_uprobe_multi_noop_prog()) < 0)
 		return NULL;
-	link = cp_uprobe_multi_attach(prog, getpid(), path, &offset, NULL, 1);
+	if (cp_uprobe_link_attach(&link, prog, getpid(), path, &offset, NULL, 1) == 0)
+		cp_uprobe_links_remove(&link, 1, false);
 	close(prog);
-	if (link >= 0)
-		close(link);
 	return NULL;
 }
 

@@ -22,8 +22,8 @@
 #define CP_WARMUP_H
 
 /* Starts the two registrations from detached threads, which remove what
- * they registered right away (a uprobe's removal passes in the background;
- * clockprof's exit waits for it, as for its other uprobes). Best effort:
+ * they registered right away (the uprobe is handed back to the kernel, as
+ * the real ones are at the end: uprobe_removal.h). Best effort:
  * where they cannot be made, start-up is only slower. The uprobe only
  * where uprobe_multi links exist (the same path as the real probes; the
  * perf-event path of older kernels would hold the trace events' mutex for
