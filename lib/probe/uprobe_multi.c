@@ -7,7 +7,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-
 #include "uprobe_multi.h"
 
 /* BPF_LINK_CREATE's attributes for a uprobe_multi link: the layout of
@@ -52,7 +51,7 @@ int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, cons
 {
 	*l = (struct cp_uprobe_link){ .fd = -1, .pid = pid, .n = n };
 	l->path = strdup(path);
-	l->offsets = malloc(n * sizeof(*offsets));
+	l->offsets = malloc((n ? n : 1) * sizeof(*offsets));
 	if (!l->path || !l->offsets) {
 		cp_uprobe_link_forget(l);
 		errno = ENOMEM;
