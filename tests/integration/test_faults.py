@@ -126,12 +126,16 @@ def test_stop_signal_at_random_early_moments(ctx):
             if os.path.exists(out):
                 os.unlink(out)
             sig = rng.choice([signal.SIGINT, signal.SIGTERM])
-            # from 5 ms on: before that the dynamic loader may not be done
-            # with clockprof (main has not begun; nothing can block yet)
-            delay = 0.005 + rng.random() * 0.12
+            # timed from main's first instruction, where clockprof blocks
+            # them: before it the dynamic loader runs, which no program can
+            # make ignore a signal (on these hosts main began 3-7 ms after
+            # the exec, so a delay timed from the spawn was not enough)
+            delay = rng.random() * 0.12
             cp = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
                                    "sleep", "3"], stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
+            wait_for(lambda: blocked_signals(cp.pid) & (1 << (sig - 1)),
+                     f"trial {trial}: clockprof to block {sig.name}", interval=0.0005)
             time.sleep(delay)
             cp.send_signal(sig)
             _, err = cp.communicate(timeout=30)
@@ -149,6 +153,18 @@ def test_stop_signal_at_random_early_moments(ctx):
                 os.kill(c, signal.SIGKILL)
                 os.waitpid(c, 0)
             assert not left, f"{what}: the command outlived clockprof"
+
+
+def blocked_signals(pid):
+    """pid's blocked signal mask (SigBlk of /proc/PID/status), 0 if gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("SigBlk:"):
+                    return int(line.split()[1], 16)
+    except OSError:
+        pass
+    return 0
 
 
 def no_temp_files(directory):
