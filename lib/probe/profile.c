@@ -449,6 +449,11 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
 
+	/* The grace periods the first uprobe and the first per-task perf event
+	 * wait for pass while the target is inspected and the programs load:
+	 * started before anything else (an -e list that does not parse only
+	 * makes the exit wait for them). */
+	cp_warmup_start();
 	memset(p, 0, sizeof(*p));
 	p->stacks_recorded = o->stacks;
 	p->cost_ns_per_hit = -1;
@@ -456,9 +461,6 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	r.begin = cp_monotonic_s();
 	if (parse_events(o, p, err))
 		return -1;
-	/* The grace periods the first uprobe and the first per-task perf event
-	 * wait for pass while the target is inspected and the programs load. */
-	cp_warmup_start();
 	if (start(&r, o, p, err) || attach(&r, o, p, err) ||
 	    open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);

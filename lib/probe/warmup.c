@@ -22,7 +22,8 @@ __attribute__((noinline)) static void never_called(void)
 /* Places the uprobe (the kernel registers it while the call blocks, grace
  * period included) and hands it back to the kernel at once (it is on our
  * own code: nothing to wait for); its program loaded here too, so that the
- * main thread goes straight on. */
+ * main thread goes straight on. Nothing is asked first: a kernel without
+ * uprobe_multi links refuses this one at once. */
 static void *register_uprobe(void *arg)
 {
 	struct cp_uprobe_link link;
@@ -31,8 +32,7 @@ static void *register_uprobe(void *arg)
 	int prog;
 
 	(void)arg;
-	if (!cp_uprobe_multi_supported() ||
-	    cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
+	if (cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
 	    (prog = cp_uprobe_multi_noop_prog()) < 0)
 		return NULL;
 	if (cp_uprobe_link_attach(&link, prog, getpid(), path, &offset, NULL, 1) == 0)
@@ -41,14 +41,18 @@ static void *register_uprobe(void *arg)
 	return NULL;
 }
 
-/* Opens a disabled software event on this thread (the kernel turns the
- * scheduler's perf hooks on while the call blocks) and closes it. */
+/* Asks the kernel whether it makes uprobe_multi links, for the session,
+ * which then finds the answer ready; then opens a disabled software event
+ * on this thread (the kernel turns the scheduler's perf hooks on while the
+ * call blocks) and closes it. The question comes first here, not on the
+ * uprobe's thread: the first uprobe is needed before the first counter. */
 static void *register_perf_event(void *arg)
 {
 	struct perf_event_attr attr;
 	int fd;
 
 	(void)arg;
+	cp_uprobe_multi_supported();
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
