@@ -17,6 +17,7 @@
 
 #include "grow.h"
 #include "proc_maps.h"
+#include "profile_window.h"
 #include "uprobe_removal.h"
 
 /* One probed instruction in a process's code, and the byte its file has
@@ -98,7 +99,9 @@ static void collect_sites(struct sites *s, const struct cp_uprobe_link *links, s
 }
 
 /* Marks the sites whose process reads the file's byte again, or no longer
- * maps it (or has exited). Returns how many still hold a breakpoint. */
+ * maps it (or has exited). Returns how many still hold a breakpoint. It
+ * polls, so /proc/PID/mem is opened once a round, not once a byte as
+ * cp_proc_mem_read does. */
 static size_t check_sites(struct sites *s)
 {
 	size_t left = 0;
@@ -128,22 +131,14 @@ static size_t check_sites(struct sites *s)
 	return left;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Polls until every site is gone or the timeout passes; the remainder. */
 static size_t wait_sites_gone(struct sites *s)
 {
 	const struct timespec pause = { .tv_nsec = 200 * 1000 };
-	double deadline = now_s() + CP_UPROBE_REMOVAL_TIMEOUT_S;
+	double deadline = cp_monotonic_s() + CP_UPROBE_REMOVAL_TIMEOUT_S;
 	size_t left;
 
-	while ((left = check_sites(s)) > 0 && now_s() < deadline)
+	while ((left = check_sites(s)) > 0 && cp_monotonic_s() < deadline)
 		nanosleep(&pause, NULL);
 	return left;
 }
