@@ -74,16 +74,18 @@ static void add_link_sites(struct sites *s, const struct cp_uprobe_link *l,
 	close(fd);
 }
 
-/* The probed instructions of every link in another process than ours
- * (clockprof's own code is not the target's), read before the links go. */
-static void collect_sites(struct sites *s, const struct cp_uprobe_link *links, size_t n)
+/* The probed instructions of every handed-over link in another process
+ * than ours (clockprof's own code is not the target's). Read from the maps
+ * and the files only, so it may run while the kernel removes them. */
+static void collect_sites(struct sites *s, const struct cp_uprobe_link *links, size_t n,
+			  const bool *handed)
 {
 	struct cp_proc_map *maps = NULL;
 	size_t nmaps = 0;
 	pid_t mapped = 0, self = getpid();
 
 	for (size_t i = 0; i < n; i++) {
-		if (links[i].fd < 0 || links[i].pid == self || links[i].pid <= 0)
+		if (!handed[i] || links[i].pid == self || links[i].pid <= 0)
 			continue;
 		if (links[i].pid != mapped) {
 			free(maps);
@@ -145,7 +147,9 @@ static size_t wait_sites_gone(struct sites *s)
 
 struct handover {
 	struct cp_uprobe_link *links;
-	size_t n, handed;
+	size_t n;
+	bool *handed;		/* n of them */
+	bool any;
 };
 
 /* Where the private bpffs goes: any directory will do, since the mount is
@@ -180,7 +184,7 @@ static void *hand_over(void *arg)
 		close(h->links[i].fd);
 		h->links[i].fd = -1;
 		unlink(pin);
-		h->handed++;
+		h->handed[i] = h->any = true;
 	}
 	umount2(dir, MNT_DETACH);
 	return NULL;
@@ -214,13 +218,18 @@ size_t cp_uprobe_links_remove(struct cp_uprobe_link *links, size_t n, bool wait)
 
 	if (!n)
 		return 0;
-	collect_sites(&sites, links, n);
-	if (pthread_create(&thread, NULL, hand_over, &h) == 0)
+	h.handed = calloc(n, sizeof(*h.handed));
+	if (h.handed && pthread_create(&thread, NULL, hand_over, &h) == 0)
 		pthread_join(thread, NULL);
 	close_rest(links, n, wait);
-	if (h.handed)
+	/* The kernel waits for a grace period before it takes the first
+	 * breakpoint out: what to check is found meanwhile. */
+	if (h.any) {
+		collect_sites(&sites, links, n, h.handed);
 		left = wait_sites_gone(&sites);
+	}
 	free(sites.v);
+	free(h.handed);
 	for (size_t i = 0; i < n; i++)
 		cp_uprobe_link_forget(&links[i]);
 	return left;
