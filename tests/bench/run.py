@@ -23,6 +23,8 @@ machine (ratios, not absolute times, are what carry over to other machines).
    same target with a 100 ms interval exit: time from start until the
    probes are live, whole-command time beyond the window, and maxrss.
    Goals: live and beyond-the-window <= 0.25x bpftrace's, memory <= 0.3x.
+   Beside them, the start-up floor of the host: a bare uprobe counter
+   opened at once from spawn (bench-bare-uprobe live).
    Then what --stacks adds to start-up on a C++ target (no goal: shown),
    and how far into the window every function's rules were in place.
 3. How soon a window ends: from the target's exit to `clockprof attach`'s
@@ -147,30 +149,49 @@ def libc_of(pid):
 
 
 WINDOW_S = 0.1
+# Before each timed start: long enough for the kernel to finish the last
+# tool's uprobe removals and the grace period after them, so that every
+# tool's first registration starts from the same idle state. Without it,
+# whichever tool starts within a grace period of the last removal skips
+# the grace period a first registration waits for.
+SETTLE_S = 0.3
 
 
 def startup_against_bpftrace(args, tmp, reads_target):
     """`clockprof attach -d 100ms -e none PID` against bpftrace counting one
-    libc uprobe in the same target with a 100 ms interval exit, interleaved.
-    Both are timed from their spawn to the line each prints once its probes
-    are live: bpftrace's BEGIN probe (bpftrace fires BEGIN after attaching
-    every other probe), clockprof's "probes live" line (-v)."""
+    libc uprobe in the same target with a 100 ms interval exit, interleaved,
+    and the start-up floor beside them: bench-bare-uprobe opening one bare
+    uprobe counter at once (exec, then the kernel's first registration, which
+    waits for an RCU grace period; bpftrace and clockprof wait for it too).
+    Each is timed from its spawn to the line it prints once its probes are
+    live: bpftrace's BEGIN probe (bpftrace fires BEGIN after attaching every
+    other probe), clockprof's "probes live" line (-v), the floor's "live"."""
     bpftrace = shutil.which("bpftrace")
+    bare_bin = os.path.join(args.build, "bench-bare-uprobe")
     target = subprocess.Popen([reads_target, "clock_gettime", "1", "0"])
-    ours, theirs = [], []
+    ours, theirs, floor = [], [], []
     try:
         wait_serving(target)
-        script = (f'BEGIN {{ printf("live\\n"); }} uprobe:{libc_of(target.pid)}:clock_gettime '
+        libc = libc_of(target.pid)
+        offset = sh(bare_bin, "offset", libc).strip()
+        script = (f'BEGIN {{ printf("live\\n"); }} uprobe:{libc}:clock_gettime '
                   f'{{ @n = count(); }} interval:ms:{int(WINDOW_S * 1000)} {{ exit(); }}')
         out = os.path.join(tmp, "attach.json")
         for _ in range(7):
+            time.sleep(SETTLE_S)
             wall, live, rss, _ = timed([args.clockprof, "attach", "-v", "-d", f"{int(WINDOW_S * 1000)}ms",
                                         "-e", "none", "-o", out, target.pid],
                                        b"clockprof: probes live", on_stderr=True)
             if live is None:
                 raise RuntimeError("clockprof -v printed no 'probes live' line")
             ours.append((live, wall, rss))
+            time.sleep(SETTLE_S)
+            _, live, _, text = timed([bare_bin, "live", target.pid, libc, offset, int(WINDOW_S * 1000)], b"live\n")
+            if live is None or int(text.split()[-1]) == 0:
+                raise RuntimeError(f"bench-bare-uprobe live printed no 'live' line or counted nothing: {text!r}")
+            floor.append(live)
             if bpftrace:
+                time.sleep(SETTLE_S)
                 wall, live, rss, text = timed([bpftrace, "-B", "none", "-q", "-p", target.pid, "-e", script],
                                               b"live\n")
                 if live is None or "@n:" not in text:
@@ -184,11 +205,15 @@ def startup_against_bpftrace(args, tmp, reads_target):
         return statistics.median(r[i] for r in rows)
 
     print(f"start-up and end of a {int(WINDOW_S * 1000)} ms window, one target "
-          f"(median of {len(ours)}, interleaved):")
+          f"(median of {len(ours)}, interleaved, {SETTLE_S * 1000:.0f} ms apart):")
     live, wall, rss = med(ours, 0), med(ours, 1), med(ours, 2)
+    flive = statistics.median(floor)
     print(f"  clockprof attach -d 100ms -e none: probes live {live * 1000:7.1f} ms, "
           f"whole command {wall * 1000:7.1f} ms (beyond the window {(wall - WINDOW_S) * 1000:7.1f} ms), "
           f"maxrss {rss / 1024:6.1f} MiB")
+    print(f"  floor, one bare uprobe at once:    probes live {flive * 1000:7.1f} ms "
+          f"(exec and the kernel's first registration); clockprof "
+          f"{(live - flive) * 1000:.1f} ms later")
     if not bpftrace:
         print("  bpftrace: skipped: not installed (make test-deps installs it)")
         return
@@ -201,6 +226,8 @@ def startup_against_bpftrace(args, tmp, reads_target):
                              ("memory (maxrss)", rss, brss, 0.3)):
         print(f"  {what + ', clockprof / bpftrace':<48} ratio {a / b:6.3f}  "
               f"goal <= {goal}x: {verdict(a / b, goal)}")
+    print(f"  {'start -> probes live, floor / bpftrace':<48} ratio {flive / blive:6.3f}  "
+          "(exec and the first registration alone: the kernel's share)")
 
 
 def stacks_startup(args, tmp):
