@@ -44,12 +44,13 @@ BPF_STAGES    := symbols probe runfile
 # A stage's generated headers (GEN_INC_stage) are its own.
 GEN_INC_report := -I$(O)/gen/report
 layer_flags    = -D_GNU_SOURCE -Ilib/$(call stage_of,$(1)) \
+	$(if $(filter probe,$(call stage_of,$(1))),-Ilib/probe/patch) \
 	$(patsubst %,-Ilib/%/include,$(LAYER_$(call stage_of,$(1)))) \
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O)) \
 	$(GEN_INC_$(call stage_of,$(1)))
 PUBLIC_INC := $(patsubst %,-Ilib/%/include,$(STAGES))
 CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
-CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) $(PUBLIC_INC) -Iprobes -I$(O)
+CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Ilib/probe/patch $(PUBLIC_INC) -Iprobes -I$(O)
 DEPFLAGS := -MMD -MP
 # The libraries are linked in (their .a from the -dev packages), libc and
 # libm apart: the dynamic loader took ~1.3 ms of every start to map and
@@ -57,12 +58,13 @@ DEPFLAGS := -MMD -MP
 # --version`: 6.1 -> 4.8 ms here, /bin/true 3.0), time spent before the
 # probes can be placed.
 STATIC_LIBS := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lgpg-error -lz -llzma -lbz2
-LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lm
+# Zydis (the vDSO patch's decoder and encoder) ships no static library.
+LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis -lm
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
-	libjansson-dev libiberty-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
+	libjansson-dev libiberty-dev libzydis-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
 	pkg-config linux-libc-dev libc6-dev \
 	python3
 TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev
@@ -70,8 +72,8 @@ TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclan
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
-LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
-LIB_ASMS  := $(sort $(wildcard lib/*/*.S))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
+LIB_ASMS  := $(sort $(wildcard lib/*/*.S lib/*/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))

@@ -40,50 +40,98 @@ static uint64_t link_base_of(Elf *elf)
 	return base == UINT64_MAX ? 0 : base;
 }
 
-/* The clock entries among one dynamic symbol table; how many. */
-static int dynsym_entries(Elf *elf, Elf_Data *data, const GElf_Shdr *sh,
-			  uint64_t link_base, struct cp_vdso *vdso)
+/* Adds one dynamic symbol table's functions to *funcs. */
+static int add_dynsym(Elf *elf, Elf_Data *data, const GElf_Shdr *sh, uint64_t link_base,
+		      struct cp_vdso_func **funcs, size_t *n)
 {
-	int found = 0;
-
 	for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
 		GElf_Sym sym;
 		const char *name;
-		int e;
+		struct cp_vdso_func *f;
 
 		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
 			continue;
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || (e = entry_of_symbol(name)) < 0)
-			continue;
-		vdso->entry[e] = vdso->start + sym.st_value - link_base;
-		found++;
+		if (!(f = realloc(*funcs, (*n + 1) * sizeof(**funcs))))
+			return -1;
+		*funcs = f;
+		f[*n].off = sym.st_value - link_base;
+		f[*n].size = sym.st_size;
+		f[*n].entry = name ? entry_of_symbol(name) : -1;
+		(*n)++;
 	}
-	return found;
+	return 0;
 }
 
-static int parse_image(char *image, size_t size, struct cp_vdso *vdso)
+static int by_offset(const void *a, const void *b)
+{
+	const struct cp_vdso_func *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return y->entry - x->entry;	/* the entry's name first among aliases */
+}
+
+/* Sorted, one function per offset (the vDSO names each twice). */
+static void sort_unique(struct cp_vdso_func *funcs, size_t *n)
+{
+	size_t kept = 0;
+
+	qsort(funcs, *n, sizeof(*funcs), by_offset);
+	for (size_t i = 0; i < *n; i++)
+		if (!kept || funcs[kept - 1].off != funcs[i].off)
+			funcs[kept++] = funcs[i];
+	*n = kept;
+}
+
+int cp_vdso_image_functions(char *image, size_t size, struct cp_vdso_func **funcs,
+			    size_t *n)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	uint64_t link_base;
-	int found = 0;
+	int rc = 0;
 
+	*funcs = NULL;
+	*n = 0;
 	elf_version(EV_CURRENT);
 	elf = elf_memory(image, size);
 	if (!elf)
 		return -1;
 	link_base = link_base_of(elf);
-	while ((scn = elf_nextscn(elf, scn))) {
+	while (!rc && (scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		found += dynsym_entries(elf, data, &sh, link_base, vdso);
+		rc = add_dynsym(elf, data, &sh, link_base, funcs, n);
 	}
 	elf_end(elf);
+	if (rc || !*n) {
+		free(*funcs);
+		*funcs = NULL;
+		return -1;
+	}
+	sort_unique(*funcs, n);
+	return 0;
+}
+
+static int parse_image(char *image, size_t size, struct cp_vdso *vdso)
+{
+	struct cp_vdso_func *funcs;
+	size_t n;
+	int found = 0;
+
+	if (cp_vdso_image_functions(image, size, &funcs, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (funcs[i].entry >= 0) {
+			vdso->entry[funcs[i].entry] = vdso->start + funcs[i].off;
+			found++;
+		}
+	free(funcs);
 	return found ? 0 : -1;
 }
 

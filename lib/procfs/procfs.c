@@ -57,6 +57,21 @@ int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pwrite(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];

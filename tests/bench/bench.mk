@@ -43,3 +43,9 @@ $(O)/bench-gate-stats: tests/bench/bench_gate_stats.c tests/bench/bench_util.h $
 # the measure limit's refusal (issue 12). Minutes; not part of `make bench`.
 bench-big: clockprof
 	sh tests/bench/big_run.sh ./clockprof
+
+# The vDSO patch driven alone, for tests/integration/test_vdso_patch.py.
+$(O)/tests/vdso-patch-tool: tests/patch/vdso_patch_tool.c $(O)/libclockprof.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+test-targets: $(O)/tests/vdso-patch-tool

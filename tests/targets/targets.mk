@@ -151,3 +151,9 @@ $(T)/targets/go_http_server: tests/targets/go_http_server.go
 	cp $< $(O)/go/src/go_http_server/go_http_server.go
 	cd $(O)/go/src/go_http_server && $(GO_ENV) $(GO) build -trimpath -o $(abspath $@) .
 endif
+
+# Reads known by construction for the vDSO patch (test_vdso_patch.py).
+test-targets: $(T)/targets/patch_target
+$(T)/targets/patch_target: tests/targets/patch_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl

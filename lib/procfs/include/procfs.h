@@ -29,6 +29,10 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 /* Reads len bytes at addr of pid's memory (/proc/PID/mem); 0, or -1 when
  * they cannot all be read. */
 int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* Writes len bytes at addr of pid's memory through /proc/PID/mem: the
+ * kernel's forced write, which also reaches read-only mappings (a private
+ * copy of the page is made for pid alone). */
+int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);

@@ -1,0 +1,203 @@
+/* hijack.c - see hijack.h. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "hijack.h"
+#include "procfs.h"
+
+/* Below the interrupted rsp: the red zone (128 bytes), then the resume
+ * address the stub's `ret 128` pops. */
+#define STUB_FRAME 136
+#define HOLD_TIMEOUT_S 2.0
+#define RUNNING_WAIT_S 0.1
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A thread's scheduler state ('R' running) from /proc/PID/task/TID/stat. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* The syscall a blocked thread is in (/proc/PID/task/TID/syscall), -1. */
+static int thread_syscall(pid_t pid, pid_t tid)
+{
+	char path[96];
+	FILE *f;
+	int nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	if ((f = fopen(path, "re"))) {
+		if (fscanf(f, "%d", &nr) != 1)
+			nr = -1;
+		fclose(f);
+	}
+	return nr;
+}
+
+/* Syscalls the kernel restarts unseen after a ptrace stop: they end in
+ * ERESTARTSYS, ERESTARTNOHAND or ERESTART_RESTARTBLOCK when no handler
+ * runs. epoll_wait and others return EINTR: not here. */
+static bool restarts(int nr)
+{
+	static const int quiet[] = {
+		SYS_read, SYS_write, SYS_poll, SYS_select, SYS_pause, SYS_nanosleep,
+		SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_wait4, SYS_futex,
+		SYS_clock_nanosleep, SYS_waitid, SYS_pselect6, SYS_ppoll, SYS_accept4,
+		SYS_rt_sigsuspend,
+	};
+
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+		if (quiet[i] == nr)
+			return true;
+	return false;
+}
+
+/* The thread to hold: running (waiting up to RUNNING_WAIT_S for one),
+ * else blocked in a syscall that restarts, else the first. */
+static pid_t pick_thread(pid_t pid, struct cp_hijack *h)
+{
+	pid_t *tids = NULL, pick = 0;
+	size_t n = 0;
+	double until = now_s() + RUNNING_WAIT_S;
+
+	do {
+		free(tids);
+		if (cp_proc_threads(pid, &tids, &n) || !n)
+			return 0;
+		for (size_t i = 0; i < n && !pick; i++)
+			if (thread_state(pid, tids[i]) == 'R')
+				pick = tids[i];
+		if (!pick)
+			usleep(2000);
+	} while (!pick && now_s() < until);
+	for (size_t i = 0; i < n && !pick; i++)
+		if (restarts(thread_syscall(pid, tids[i])))
+			pick = tids[i];
+	if (!pick) {
+		pick = tids[0];
+		h->eintr = true;
+	}
+	free(tids);
+	return pick;
+}
+
+/* Waits for the thread's interrupt stop; a signal that stops it first is
+ * passed on to it. */
+static int wait_held(pid_t tid)
+{
+	double until = now_s() + HOLD_TIMEOUT_S;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+
+		if (r < 0 || (r > 0 && (WIFEXITED(st) || WIFSIGNALED(st))))
+			return -1;
+		if (r == 0) {
+			if (now_s() > until)
+				return -1;
+			usleep(100);
+		} else if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP) {
+			return 0;
+		} else if (WIFSTOPPED(st)) {
+			ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(st));
+		}
+	}
+}
+
+/* The thread's registers point into the stub, which returns to where it
+ * was. A thread stopped inside a syscall that the kernel would restart is
+ * made to restart it itself (the syscall instruction again, rax its
+ * number): the kernel's own restart would move our rip instead. */
+static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h)
+{
+	struct user_regs_struct r;
+	uint64_t resume;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+		return -1;
+	resume = r.rip;
+	if ((long long)r.orig_rax >= 0) {
+		h->syscall = (int)r.orig_rax;
+		switch (-(long long)r.rax) {
+		case ERESTARTSYS: case ERESTARTNOINTR: case ERESTARTNOHAND:
+			resume -= 2;
+			r.rax = r.orig_rax;
+			break;
+		case ERESTART_RESTARTBLOCK:
+			resume -= 2;
+			r.rax = SYS_restart_syscall;
+			break;
+		default:
+			h->eintr = -(long long)r.rax == EINTR;
+		}
+		r.orig_rax = (unsigned long long)-1;
+	} else {
+		h->eintr = false;
+	}
+	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
+		return -1;
+	r.rsp -= STUB_FRAME;
+	r.rip = stub;
+	return (int)ptrace(PTRACE_SETREGS, tid, 0, &r);
+}
+
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+		     struct cp_hijack *h, struct cp_error *err)
+{
+	double t0;
+	int rc = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->syscall = -1;
+	if (!(h->tid = pick_thread(pid, h)))
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
+	if (ptrace(PTRACE_SEIZE, h->tid, 0, 0))
+		return cp_fail(err, CP_EXIT_PROFILE, errno == EPERM ?
+			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
+			       "thread %d of process %d cannot be traced", h->tid, pid);
+	t0 = now_s();
+	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
+		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
+			     h->tid, pid, HOLD_TIMEOUT_S);
+	if (!rc && check)
+		rc = check(ctx, h->tid, err);
+	if (!rc && send_through(pid, h->tid, stub, h))
+		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be redirected",
+			     h->tid, pid);
+	ptrace(PTRACE_DETACH, h->tid, 0, 0);
+	h->held_ms = (now_s() - t0) * 1e3;
+	return rc;
+}

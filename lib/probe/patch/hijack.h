@@ -1,0 +1,39 @@
+/* hijack.h - sending one thread of a target through code written into it
+ * (the stub of vdso_area.S), held by ptrace only for the moment its
+ * registers change.
+ *
+ * The thread is chosen so that the target sees nothing: one running in
+ * user space if there is one (a ptrace stop there interrupts no syscall);
+ * else one blocked in a syscall that the kernel restarts by itself after a
+ * stop (futex, nanosleep, read, poll...); only when every thread waits in
+ * a syscall that returns EINTR after a stop (epoll_wait) is one of those
+ * taken, and that is said. The thread's resume address is written below
+ * its red zone and its rsp and rip changed in one PTRACE_SETREGS, then it
+ * is detached at once: it runs the stub and returns on its own, so
+ * nothing depends on clockprof from then on. */
+#ifndef CP_HIJACK_H
+#define CP_HIJACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct cp_error;
+
+struct cp_hijack {
+	pid_t tid;			/* the thread sent */
+	double held_ms;			/* from its stop to its release */
+	int syscall;			/* the syscall it was stopped in; -1 none */
+	bool eintr;			/* ... which returns EINTR to the target */
+};
+
+/* Called while the thread is held (its seccomp filters can be read then);
+ * nonzero refuses, with err set. */
+typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);
+
+/* Sends one thread of pid through stub. CP_EXIT_PROFILE with err when no
+ * thread can be held (already traced, ptrace denied, it exited). */
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+		     struct cp_hijack *h, struct cp_error *err);
+
+#endif

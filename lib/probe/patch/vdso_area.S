@@ -1,0 +1,198 @@
+/* vdso_area.S - the code clockprof writes into the zero padding at the end
+ * of a target's private copy of its vDSO (lib/probe/patch/vdso_patch.h).
+ *
+ * Two pieces, both position-independent, copied byte for byte:
+ *
+ * - The area: a header of data, then the stub. One thread of the target is
+ *   sent through the stub (hijack.c) and does, on its own, everything that
+ *   changes what other threads execute: it makes the vDSO writable, maps
+ *   the counter table (private anonymous memory) once, switches each patch
+ *   site with one `lock cmpxchg` of the aligned 8 bytes that hold it, makes
+ *   the vDSO read-only again and returns where it was interrupted. Nothing
+ *   depends on clockprof once the thread is sent: a SIGKILL of clockprof at
+ *   any instant leaves every site either original or completely patched.
+ *
+ * - The counting body, copied once per entry into a thunk (vdso_thunks.c):
+ *   it finds the calling thread's slot in the table and adds one read. It
+ *   uses only registers that are dead at the patch site (rax, rcx, rdx,
+ *   r8-r11 and the flags: the vDSO entries take their arguments in rdi and
+ *   rsi) and no stack.
+ *
+ * The header layout is mirrored by struct cp_vdso_area_header
+ * (vdso_area.h); keep both in step. */
+	.intel_syntax noprefix
+	.section .rodata.cp_vdso_area, "a"
+
+/* --- the area: header (data) + stub (code). */
+	.balign 16
+	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
+	.globl cp_vdso_stub_syscall_ips
+cp_vdso_area_start:
+h_magic:	.ascii "clockprof-vdso1\0"
+h_table:	.quad 0		/* the counter table, once mapped */
+h_table_size:	.quad 0
+h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
+h_vdso_len:	.quad 0
+h_cmd:		.quad 0		/* 1: patch the sites, 2: restore them */
+h_gen_req:	.quad 0		/* this request's number ... */
+h_gen_done:	.quad 0		/* ... written here when the stub is done */
+h_status:	.quad 0		/* 0 ok, 2 mmap failed */
+h_errno:	.quad 0		/* the failed syscall's -errno */
+h_nsites:	.quad 0
+h_sites:	.fill 4 * 4, 8, 0	/* {qword address, original, patched, swapped} */
+
+/* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
+ * zone) and the interrupted rip stored at [rsp]; every register as the
+ * thread had it. Leaves them all so and `ret 128` lands on the
+ * interrupted rip with the interrupted rsp. */
+	.balign 16
+cp_vdso_stub:
+	pushfq
+	push	rax
+	push	rcx
+	push	rdx
+	push	rsi
+	push	rdi
+	push	r8
+	push	r9
+	push	r10
+	push	r11
+	mov	eax, 10			/* mprotect(base, len, RWX) */
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, 7
+	syscall
+sc_ip_1:
+	test	rax, rax
+	jnz	.Lmprotect_failed
+	mov	rax, [rip + h_table]
+	test	rax, rax
+	jnz	.Lsites
+	mov	eax, 9			/* mmap(NULL, size, RW, PRIVATE|ANON, -1, 0) */
+	xor	edi, edi
+	mov	rsi, [rip + h_table_size]
+	mov	edx, 3
+	mov	r10d, 0x22
+	mov	r8, -1
+	xor	r9d, r9d
+	syscall
+sc_ip_2:
+	cmp	rax, -4096
+	ja	.Lmmap_failed
+	mov	rcx, [rip + h_magic]	/* the table's first word: found by it */
+	mov	[rax], rcx
+	mov	[rip + h_table], rax
+.Lsites:
+	lea	rdi, [rip + h_sites]
+	mov	rsi, [rip + h_nsites]
+	mov	r8, [rip + h_cmd]
+.Lsite:
+	test	rsi, rsi
+	jz	.Lprotect
+	mov	r9, [rdi]
+	mov	rax, [rdi + 8]
+	mov	rcx, [rdi + 16]
+	cmp	r8, 2
+	jne	.Lswap
+	xchg	rax, rcx
+.Lswap:
+	lock cmpxchg [r9], rcx
+	sete	byte ptr [rdi + 24]
+	add	rdi, 32
+	dec	rsi
+	jmp	.Lsite
+.Lmmap_failed:
+	mov	qword ptr [rip + h_status], 2
+	mov	[rip + h_errno], rax
+	jmp	.Lprotect
+.Lmprotect_failed:
+	jmp	.Lreturn		/* read-only: nothing can be said; clockprof
+					 * times out and leaves the target as it was */
+.Lprotect:
+	mov	rax, [rip + h_gen_req]	/* done, said while still writable */
+	mov	[rip + h_gen_done], rax
+	mov	eax, 10			/* mprotect(base, len, R-X) */
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, 5
+	syscall
+sc_ip_3:
+.Lreturn:
+	pop	r11
+	pop	r10
+	pop	r9
+	pop	r8
+	pop	rdi
+	pop	rsi
+	pop	rdx
+	pop	rcx
+	pop	rax
+	popfq
+	ret	128
+	.balign 16
+cp_vdso_area_end:
+
+/* Where the stub's syscalls return to (seccomp sees these as the
+ * instruction pointer), as offsets from the area's start. */
+	.balign 8
+cp_vdso_stub_syscall_ips:
+	.quad sc_ip_1 - cp_vdso_area_start
+	.quad sc_ip_2 - cp_vdso_area_start
+	.quad sc_ip_3 - cp_vdso_area_start
+
+/* --- a thunk's counting body. r9 holds the counter's index in the slot
+ * (1..15) on entry. The table's address is read from the area's header
+ * through the rip-relative load ending at cp_vdso_count_table_ref, whose
+ * displacement the copier sets. */
+	.globl cp_vdso_count_start, cp_vdso_count_table_ref, cp_vdso_count_end
+	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
+	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
+cp_vdso_count_start:
+	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
+	test	r8, r8
+	jnz	1f
+	mov	r8, rsp			/* none (Go without cgo): its stack page */
+	and	r8, -4096
+	or	r8, 1
+1:	mov	r11, [rip + 0]
+cp_vdso_count_table_ref:
+	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key */
+	imul	rdx, r8
+	shr	rdx, 52			/* 4096 slots */
+	lea	r10, [rdx + 16]		/* at most 16 probes */
+2:	mov	rcx, rdx
+	and	rcx, 4095
+	shl	rcx, 7
+	lea	rcx, [r11 + rcx + 128]
+	mov	rax, [rcx]
+	cmp	rax, r8
+	je	4f
+	test	rax, rax
+	jnz	3f
+	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
+	je	4f
+	cmp	rax, r8
+	je	4f
+3:	inc	rdx
+	cmp	rdx, r10
+	jb	2b
+	lock inc qword ptr [r11 + r9 * 8]	/* no slot: the shared one */
+	jmp	5f
+4:	inc	qword ptr [rcx + r9 * 8]	/* the thread's own: no lock */
+5:
+cp_vdso_count_end:
+
+/* clock_gettime: index 1 + the clock id, ids 12 and up (and negative ones:
+ * CPU-time and fd clocks) in one. */
+cp_vdso_prefix_clockid:
+	mov	r9d, edi
+	cmp	r9d, 12
+	jb	1f
+	mov	r9d, 12
+1:	inc	r9d
+cp_vdso_prefix_clockid_end:
+/* gettimeofday, time: a fixed index, in the imm32 the copier sets. */
+cp_vdso_prefix_fixed:
+	mov	r9d, 0x7fffffff
+cp_vdso_prefix_fixed_end:
+	.section .note.GNU-stack, "", @progbits

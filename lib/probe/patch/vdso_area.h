@@ -1,0 +1,58 @@
+/* vdso_area.h - the layout of what vdso_area.S holds, for the C side that
+ * copies it into a target and talks to it through its header. */
+#ifndef CP_VDSO_AREA_H
+#define CP_VDSO_AREA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso1"
+#define CP_VDSO_AREA_MAX_SITES 4
+
+enum cp_vdso_area_cmd {
+	CP_VDSO_CMD_PATCH = 1,		/* original -> patched */
+	CP_VDSO_CMD_RESTORE = 2,	/* patched -> original */
+};
+
+/* One site the stub switches: the aligned 8 bytes that hold its jump. */
+struct cp_vdso_area_site {
+	uint64_t qword;			/* address */
+	uint64_t original, patched;
+	uint64_t swapped;		/* low byte 1: the stub swapped it */
+};
+
+/* The header at the start of the area (vdso_area.S's h_* words). */
+struct cp_vdso_area_header {
+	char magic[16];
+	uint64_t table, table_size;
+	uint64_t vdso_base, vdso_len;
+	uint64_t cmd, gen_req, gen_done;
+	uint64_t status, err;		/* 2: mmap failed with -err */
+	uint64_t nsites;
+	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
+};
+
+/* The counter table: a slot of 16 words per thread key. Word 0 is the
+ * key; words 1..13 count clock_gettime by clock id (13: ids 12 and up,
+ * and negative ones), 14 gettimeofday, 15 time. Slot 0 holds the magic
+ * in word 0 and the reads of threads that found no slot of their own. */
+#define CP_VDSO_SLOT_WORDS 16
+#define CP_VDSO_SLOTS 4096
+#define CP_VDSO_WORD_GETTIMEOFDAY 14
+#define CP_VDSO_WORD_TIME 15
+#define CP_VDSO_TABLE_SIZE (((CP_VDSO_SLOTS + 1) * CP_VDSO_SLOT_WORDS * 8 + 4095) & ~4095ul)
+
+/* The template (vdso_area.S), read-only in clockprof. */
+extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
+extern const uint64_t cp_vdso_stub_syscall_ips[3];
+extern const uint8_t cp_vdso_count_start[], cp_vdso_count_table_ref[], cp_vdso_count_end[];
+extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
+extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
+
+#define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
+#define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
+
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0xe0,
+	       "vdso_area.S's header and this struct differ");
+
+#endif

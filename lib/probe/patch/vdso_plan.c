@@ -1,0 +1,411 @@
+/* vdso_plan.c - see vdso_plan.h. */
+#include <Zydis/Zydis.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_names.h"
+#include "vdso.h"
+#include "vdso_area.h"
+#include "vdso_plan.h"
+
+#define MAX_TARGETS 4096
+#define THUNK_MAX 192
+#define JMP_REL32 0xe9
+#define JMP_REL8 0xeb
+
+/* What the whole image tells about its code: where branches land, and
+ * which functions branch through a register or memory (their targets
+ * are unknown, so no site is chosen in them). */
+struct code_facts {
+	struct cp_vdso_func *funcs;
+	size_t nfuncs;
+	uint64_t targets[MAX_TARGETS];
+	size_t ntargets;
+	bool *indirect;			/* per function */
+};
+
+struct planner {
+	ZydisDecoder dec;
+	const uint8_t *image;
+	struct cp_vdso_plan *plan;
+	struct code_facts facts;
+	uint64_t next_code;		/* where the next thunk goes */
+	char *why;
+	size_t whylen;
+};
+
+static bool decode(const struct planner *pl, uint64_t off, uint64_t end,
+		   ZydisDecodedInstruction *in, ZydisDecodedOperand *ops)
+{
+	return off < end && end <= pl->plan->size &&
+	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&pl->dec, pl->image + off, end - off, in, ops));
+}
+
+static bool is_branch(const ZydisDecodedInstruction *in)
+{
+	switch (in->meta.category) {
+	case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL: case ZYDIS_CATEGORY_INTERRUPT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One function's instructions, start to end: its branch targets noted. */
+static void sweep_function(struct planner *pl, size_t f)
+{
+	struct code_facts *cf = &pl->facts;
+	uint64_t off = cf->funcs[f].off, end = off + cf->funcs[f].size;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	while (decode(pl, off, end, &in, ops)) {
+		ZyanU64 to;
+
+		if (in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE) {
+			if ((in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) &&
+			    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], off, &to))) {
+				if (cf->ntargets < MAX_TARGETS)
+					cf->targets[cf->ntargets++] = to;
+			} else if (in.meta.category != ZYDIS_CATEGORY_RET) {
+				cf->indirect[f] = true;
+			}
+		}
+		off += in.length;
+	}
+	if (off < end)
+		cf->indirect[f] = true;	/* undecodable: treated as unknown */
+}
+
+static bool target_within(const struct code_facts *cf, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < cf->ntargets; i++)
+		if (cf->targets[i] >= from && cf->targets[i] < to)
+			return true;
+	return false;
+}
+
+static bool is_scratch(ZydisRegister r)
+{
+	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r)) {
+	case ZYDIS_REGISTER_RAX: case ZYDIS_REGISTER_RCX: case ZYDIS_REGISTER_RDX:
+	case ZYDIS_REGISTER_R8: case ZYDIS_REGISTER_R9: case ZYDIS_REGISTER_R10:
+	case ZYDIS_REGISTER_R11:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Whether the instruction reads (want_write false) or writes a register
+ * the thunk uses, or writes the flags, which the thunk changes too. */
+static bool touches_scratch(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops,
+			    bool want_write)
+{
+	ZydisOperandActions mask = want_write ? ZYDIS_OPERAND_ACTION_MASK_WRITE :
+				   ZYDIS_OPERAND_ACTION_MASK_READ;
+
+	if (want_write && in->cpu_flags &&
+	    (in->cpu_flags->modified | in->cpu_flags->set_0 | in->cpu_flags->set_1 |
+	     in->cpu_flags->undefined))
+		return true;
+	for (int i = 0; i < in->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+
+		if (op->type == ZYDIS_OPERAND_TYPE_REGISTER && (op->actions & mask) &&
+		    is_scratch(op->reg.value))
+			return true;
+		if (!want_write && op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    (is_scratch(op->mem.base) || is_scratch(op->mem.index)))
+			return true;
+	}
+	return false;
+}
+
+static int fail(struct planner *pl, const char *fmt, const char *entry)
+{
+	snprintf(pl->why, pl->whylen, fmt, entry);
+	return -1;
+}
+
+/* A 5-byte place in the padding between two functions, within a short
+ * jump of from (the end of the site's 2-byte jump), that no branch
+ * reaches and no other site uses. */
+static bool find_springboard(const struct planner *pl, uint64_t from, uint64_t *out)
+{
+	const struct code_facts *cf = &pl->facts;
+
+	for (size_t i = 0; i + 1 < cf->nfuncs; i++) {
+		uint64_t lo = cf->funcs[i].off + cf->funcs[i].size, hi = cf->funcs[i + 1].off;
+
+		for (uint64_t p = lo; p + 5 <= hi; p++) {
+			int64_t d = (int64_t)p - (int64_t)from;
+			bool used = false;
+
+			if (d < -128 || d > 127 || target_within(cf, p, p + 5))
+				continue;
+			for (int s = 0; s < pl->plan->nsites; s++)
+				used |= pl->plan->site[s].jump_len == 2 &&
+					p < pl->plan->site[s].springboard + 5 &&
+					pl->plan->site[s].springboard < p + 5;
+			if (!used) {
+				*out = p;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
+{
+	int32_t rel = (int32_t)(to - from_end);
+
+	memcpy(at, &rel, 4);
+}
+
+/* The replaced instruction, encoded to run at its new place (offset to);
+ * its length, 0 when Zydis cannot. */
+static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8_t *out)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisEncoderRequest req;
+	ZyanUSize len = ZYDIS_MAX_INSTRUCTION_LENGTH;
+	uint64_t base = pl->plan->base;
+
+	if (!decode(pl, at, pl->plan->size, &in, ops) ||
+	    !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(&in, ops,
+						in.operand_count_visible, &req)))
+		return 0;
+	for (int i = 0; i < in.operand_count_visible; i++) {
+		ZyanU64 abs;
+
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    ops[i].mem.base == ZYDIS_REGISTER_RIP) {
+			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[i], base + at, &abs)))
+				return 0;
+			req.operands[i].mem.displacement = (ZyanI64)abs;
+		}
+	}
+	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&req, out, &len, base + to)))
+		return 0;
+	return len;
+}
+
+/* The thunk of one site at pl->next_code: the counter's index, the
+ * counting body, the replaced instruction relocated, a jump back. */
+static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
+{
+	uint8_t *code = pl->plan->bytes + pl->next_code;
+	uint64_t pos = pl->next_code;
+	const uint8_t *pre = s->entry == CP_ENTRY_CLOCK_GETTIME ? cp_vdso_prefix_clockid :
+			     cp_vdso_prefix_fixed;
+	const uint8_t *pre_end = s->entry == CP_ENTRY_CLOCK_GETTIME ? cp_vdso_prefix_clockid_end :
+				 cp_vdso_prefix_fixed_end;
+	size_t npre = (size_t)(pre_end - pre), nbody = (size_t)(cp_vdso_count_end - cp_vdso_count_start);
+	size_t ref = (size_t)(cp_vdso_count_table_ref - cp_vdso_count_start), nrel;
+	uint32_t word = s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_VDSO_WORD_GETTIMEOFDAY :
+			CP_VDSO_WORD_TIME;
+
+	if (pos + THUNK_MAX > pl->plan->size)
+		return -1;
+	memcpy(code, pre, npre);
+	if (s->entry != CP_ENTRY_CLOCK_GETTIME)
+		memcpy(code + npre - 4, &word, 4);
+	memcpy(code + npre, cp_vdso_count_start, nbody);
+	put_rel32(code + npre + ref - 4, pos + npre + ref,
+		  pl->plan->area + offsetof(struct cp_vdso_area_header, table));
+	nrel = relocate(pl, s->at, pos + npre + nbody, code + npre + nbody);
+	if (!nrel)
+		return -1;
+	code[npre + nbody + nrel] = JMP_REL32;
+	put_rel32(code + npre + nbody + nrel + 1, pos + npre + nbody + nrel + 5, s->at + s->len);
+	s->thunk = pos;
+	pl->next_code = (pos + npre + nbody + nrel + 5 + 15) & ~15ul;
+	return 0;
+}
+
+/* The jump a site can take at off (len bytes): 5, 2 with a springboard,
+ * or 0. Its bytes must lie in one aligned 8-byte word. */
+static unsigned jump_fits(const struct planner *pl, uint64_t off, unsigned len,
+			  uint64_t *springboard)
+{
+	uint64_t in_word = off & 7;
+
+	if (len >= 5 && in_word + 5 <= 8)
+		return 5;
+	if (len >= 2 && in_word + 2 <= 8 && find_springboard(pl, off + 2, springboard))
+		return 2;
+	return 0;
+}
+
+/* The site's jump written over the word's original bytes. */
+static void site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
+{
+	uint8_t w[8];
+	uint64_t at = s->at - s->qword;
+
+	memcpy(w, plan->bytes + s->qword, 8);
+	memcpy(&s->original, w, 8);
+	if (s->jump_len == 5) {
+		w[at] = JMP_REL32;
+		put_rel32(w + at + 1, s->at + 5, s->thunk);
+	} else {
+		w[at] = JMP_REL8;
+		w[at + 1] = (uint8_t)(int8_t)((int64_t)s->springboard - (int64_t)(s->at + 2));
+		plan->bytes[s->springboard] = JMP_REL32;
+		put_rel32(plan->bytes + s->springboard + 1, s->springboard + 5, s->thunk);
+	}
+	memcpy(&s->patched, w, 8);
+}
+
+/* The first instruction of the entry's straight-line start that can be a
+ * site: before it nothing writes a register the thunk uses or the flags;
+ * it reads none of those registers, is 2 bytes or more, and no branch
+ * lands inside it. */
+static int choose_site(struct planner *pl, size_t f, struct cp_vdso_site *s)
+{
+	const struct cp_vdso_func *fn = &pl->facts.funcs[f];
+	const char *name = cp_entry_name(fn->entry);
+	uint64_t off = fn->off, end = fn->off + fn->size;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (pl->facts.indirect[f])
+		return fail(pl, "%s branches through a register or memory: its branch targets are unknown", name);
+	for (; decode(pl, off, end, &in, ops) && !is_branch(&in); off += in.length) {
+		s->entry = fn->entry;
+		s->at = off;
+		s->len = in.length;
+		s->qword = off & ~7ul;
+		if (in.length >= 2 && !touches_scratch(&in, ops, false) &&
+		    !target_within(&pl->facts, off + 1, off + in.length) &&
+		    (s->jump_len = jump_fits(pl, off, in.length, &s->springboard)))
+			return 0;
+		if (touches_scratch(&in, ops, true))
+			break;
+	}
+	return fail(pl, "%s: no instruction before its first branch can take a jump", name);
+}
+
+/* Where the image's unused end begins: after its last non-zero byte. */
+static uint64_t free_space(const uint8_t *image, size_t size)
+{
+	size_t last = size;
+
+	while (last > 0 && image[last - 1] == 0)
+		last--;
+	return (last + 15) & ~15ul;
+}
+
+static int plan_sites(struct planner *pl)
+{
+	struct cp_vdso_plan *plan = pl->plan;
+
+	for (size_t f = 0; f < pl->facts.nfuncs; f++) {
+		struct cp_vdso_site *s = &plan->site[plan->nsites];
+
+		if (pl->facts.funcs[f].entry < 0)
+			continue;
+		if (choose_site(pl, f, s))
+			return -1;
+		if (build_thunk(pl, s))
+			return fail(pl, "%s: its replaced instruction cannot be relocated, or the vDSO has no room",
+				    cp_entry_name(s->entry));
+		site_words(plan, s);
+		plan->nsites++;
+	}
+	return plan->nsites ? 0 : -1;
+}
+
+int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
+		      struct cp_vdso_plan *plan, char *why, size_t whylen)
+{
+	struct planner pl = { .image = image, .plan = plan, .why = why, .whylen = whylen };
+	uint8_t *copy = malloc(size);
+	int rc = -1;
+
+	memset(plan, 0, sizeof(*plan));
+	snprintf(why, whylen, "the vDSO image cannot be read as ELF");
+	if (!copy || !(plan->bytes = malloc(size)))
+		goto out;
+	memcpy(copy, image, size);
+	memcpy(plan->bytes, image, size);
+	plan->base = base;
+	plan->size = size;
+	ZydisDecoderInit(&pl.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	if (cp_vdso_image_functions((char *)copy, size, &pl.facts.funcs, &pl.facts.nfuncs) ||
+	    !(pl.facts.indirect = calloc(pl.facts.nfuncs, sizeof(bool))))
+		goto out;
+	for (size_t f = 0; f < pl.facts.nfuncs; f++)
+		sweep_function(&pl, f);
+	plan->area = free_space(image, size);
+	pl.next_code = plan->area + CP_VDSO_AREA_SIZE;
+	if (pl.next_code > size) {
+		snprintf(why, whylen, "the vDSO has no room for clockprof's code");
+		goto out;
+	}
+	memcpy(plan->bytes + plan->area, cp_vdso_area_start, CP_VDSO_AREA_SIZE);
+	rc = plan_sites(&pl);
+	plan->code_end = pl.next_code;
+out:
+	free(copy);
+	free(pl.facts.funcs);
+	free(pl.facts.indirect);
+	if (rc)
+		cp_vdso_plan_free(plan);
+	return rc;
+}
+
+void cp_vdso_plan_free(struct cp_vdso_plan *plan)
+{
+	free(plan->bytes);
+	plan->bytes = NULL;
+}
+
+/* Where a byte of the image is, for the classification. */
+static bool in_header_data(const struct cp_vdso_plan *plan, uint64_t i)
+{
+	return i >= plan->area + 16 && i < plan->area + sizeof(struct cp_vdso_area_header);
+}
+
+static const struct cp_vdso_site *site_word_of(const struct cp_vdso_plan *plan, uint64_t i)
+{
+	for (int s = 0; s < plan->nsites; s++)
+		if (i >= plan->site[s].qword && i < plan->site[s].qword + 8)
+			return &plan->site[s];
+	return NULL;
+}
+
+enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan,
+					 const uint8_t *pristine, const uint8_t *target,
+					 uint64_t *differs_at)
+{
+	bool ours = false;
+
+	for (uint64_t i = 0; i < plan->size; i++) {
+		const struct cp_vdso_site *s;
+		uint64_t word;
+
+		if (target[i] == pristine[i])
+			continue;
+		if ((s = site_word_of(plan, i))) {
+			memcpy(&word, target + s->qword, 8);
+			if (word == s->patched) {
+				ours = true;
+				continue;
+			}
+		} else if (in_header_data(plan, i) || target[i] == plan->bytes[i]) {
+			ours = true;
+			continue;
+		}
+		*differs_at = i;
+		return CP_VDSO_FOREIGN;
+	}
+	return ours ? CP_VDSO_OURS : CP_VDSO_PRISTINE;
+}

@@ -1,0 +1,65 @@
+/* vdso_patch_tool.c - drives lib/probe's vDSO patch alone, for its
+ * integration tests (tests/integration/test_vdso_patch.py): they assert
+ * exact counts against tests/targets/patch_target and kill this tool at
+ * random instants to show the target never depends on it.
+ *
+ *   vdso-patch-tool PID     attach, print "attached ...", then per stdin
+ *                           line: "read" prints the counts, "detach"
+ *                           restores the vDSO and exits (EOF likewise);
+ *                           a refusal prints "refused: WHY", exit 3 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "vdso_patch.h"
+
+static void print_counts(struct cp_vdso_patch *p)
+{
+	struct cp_vdso_patch_counts c;
+
+	if (cp_vdso_patch_read(p, &c)) {
+		printf("gone\n");
+		return;
+	}
+	printf("total %llu clock_gettime %llu gettimeofday %llu time %llu threads %zu shared %llu",
+	       (unsigned long long)c.total, (unsigned long long)c.by_entry[CP_ENTRY_CLOCK_GETTIME],
+	       (unsigned long long)c.by_entry[CP_ENTRY_GETTIMEOFDAY],
+	       (unsigned long long)c.by_entry[CP_ENTRY_TIME], c.threads,
+	       (unsigned long long)c.shared);
+	for (int k = 0; k < CP_CLOCK_SLOTS; k++)
+		printf(" clock%d %llu", k, (unsigned long long)c.by_clock[k]);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct cp_vdso_patch *p;
+	struct cp_vdso_patch_info info;
+	struct cp_error err = { 0 };
+	char line[64];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: vdso-patch-tool PID\n");
+		return 2;
+	}
+	if (cp_vdso_patch_attach(atoi(argv[1]), &p, &err)) {
+		printf("refused: %s\n", err.msg);
+		return 3;
+	}
+	cp_vdso_patch_info(p, &info);
+	printf("attached reused %d tid %d pause_ms %.3f syscall %d eintr %d\n", info.reused,
+	       (int)info.tid, info.attach_pause_ms, info.syscall, info.eintr);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) && strncmp(line, "detach", 6)) {
+		if (!strncmp(line, "read", 4))
+			print_counts(p);
+		fflush(stdout);
+	}
+	if (cp_vdso_patch_detach(p, &err)) {
+		printf("detach failed: %s\n", err.msg);
+		return 3;
+	}
+	printf("detached\n");
+	return 0;
+}

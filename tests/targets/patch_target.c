@@ -1,0 +1,146 @@
+/* patch_target.c - reads known by construction, for the vDSO patch tests
+ * (tests/integration/test_vdso_patch.py).
+ *
+ *   patch_target THREADS          on "go K" (stdin) every thread makes K
+ *                                 rounds of 5 reads, then "done" is printed
+ *   patch_target THREADS check    every thread reads without end, checking
+ *                                 each vDSO result against the raw syscall;
+ *                                 "quit" (or EOF) ends it: exit 0 if every
+ *                                 result was right, 1 if one was not
+ *   patch_target THREADS epoll    one extra thread waits in epoll_wait and
+ *                                 counts EINTR; "quit" prints "eintr N"
+ *
+ * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
+ * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
+ * (no PLT stub), time. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <errno.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static long rounds, generation, finished;
+static int nthreads;
+static atomic_int stop, bad, eintr;
+static int (*gtod)(struct timeval *, void *);
+
+static void one_round(void)
+{
+	struct timespec ts;
+	struct timeval tv;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	gtod(&tv, NULL);
+	(void)time(NULL);
+}
+
+static void *rounds_thread(void *arg)
+{
+	long seen = 0;
+
+	(void)arg;
+	for (;;) {
+		long k;
+
+		pthread_mutex_lock(&mu);
+		while (generation == seen)
+			pthread_cond_wait(&cv, &mu);
+		seen = generation;
+		k = rounds;
+		pthread_mutex_unlock(&mu);
+		for (long i = 0; i < k; i++)
+			one_round();
+		pthread_mutex_lock(&mu);
+		if (++finished == nthreads)
+			pthread_cond_broadcast(&cv);
+		pthread_mutex_unlock(&mu);
+	}
+	return NULL;
+}
+
+static long long ns(const struct timespec *t)
+{
+	return t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/* raw <= vDSO <= raw again: the patched entry still returns the time. */
+static void *check_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		struct timespec a, v, b;
+
+		syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &a);
+		clock_gettime(CLOCK_MONOTONIC, &v);
+		syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &b);
+		if (ns(&v) < ns(&a) || ns(&v) > ns(&b))
+			atomic_fetch_add(&bad, 1);
+		(void)time(NULL);
+	}
+	return NULL;
+}
+
+static void *epoll_thread(void *arg)
+{
+	int ep = epoll_create1(0);
+	struct epoll_event ev;
+
+	(void)arg;
+	while (!atomic_load(&stop))
+		if (epoll_wait(ep, &ev, 1, 200) < 0 && errno == EINTR)
+			atomic_fetch_add(&eintr, 1);
+	return NULL;
+}
+
+static void command_loop(void)
+{
+	char line[64];
+
+	while (fgets(line, sizeof(line), stdin) && strncmp(line, "quit", 4)) {
+		if (strncmp(line, "go ", 3))
+			continue;
+		pthread_mutex_lock(&mu);
+		rounds = atol(line + 3);
+		finished = 0;
+		generation++;
+		pthread_cond_broadcast(&cv);
+		while (finished < nthreads)
+			pthread_cond_wait(&cv, &mu);
+		pthread_mutex_unlock(&mu);
+		printf("done\n");
+		fflush(stdout);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 2 ? argv[2] : "rounds";
+	void *(*fn)(void *) = !strcmp(mode, "rounds") ? rounds_thread : check_thread;
+	pthread_t t;
+
+	nthreads = argc > 1 ? atoi(argv[1]) : 1;
+	gtod = (int (*)(struct timeval *, void *))dlsym(RTLD_DEFAULT, "gettimeofday");
+	for (int i = 0; i < nthreads; i++)
+		pthread_create(&t, NULL, fn, NULL);
+	if (!strcmp(mode, "epoll"))
+		pthread_create(&t, NULL, epoll_thread, NULL);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	command_loop();
+	atomic_store(&stop, 1);
+	usleep(300000);
+	printf("eintr %d bad %d\n", atomic_load(&eintr), atomic_load(&bad));
+	fflush(stdout);
+	return atomic_load(&bad) ? 1 : 0;
+}
