@@ -130,7 +130,10 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	nthreads = argc > 1 ? atoi(argv[1]) : 1;
+	/* A static executable has no dynamic symbols to look up. */
 	gtod = (int (*)(struct timeval *, void *))dlsym(RTLD_DEFAULT, "gettimeofday");
+	if (!gtod)
+		gtod = (int (*)(struct timeval *, void *))gettimeofday;
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&t, NULL, fn, NULL);
 	if (!strcmp(mode, "epoll"))

@@ -157,3 +157,17 @@ test-targets: $(T)/targets/patch_target
 $(T)/targets/patch_target: tests/targets/patch_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
+test-targets: $(T)/targets/patch_target_static
+$(T)/targets/patch_target_static: tests/targets/patch_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -static -o $@ $<
+# musl, dynamic and static, where musl-gcc is installed (test-deps).
+ifneq ($(shell command -v musl-gcc),)
+test-targets: $(T)/targets/patch_target_musl $(T)/targets/patch_target_musl_static
+$(T)/targets/patch_target_musl: tests/targets/patch_target.c
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -pthread -Wall -Wextra -o $@ $<
+$(T)/targets/patch_target_musl_static: tests/targets/patch_target.c
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -pthread -Wall -Wextra -static -o $@ $<
+endif

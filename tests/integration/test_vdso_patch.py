@@ -1,0 +1,166 @@
+"""The vDSO patch (lib/probe/include/vdso_patch.h), driven alone by
+tests/patch/vdso_patch_tool.c against tests/targets/patch_target, whose
+reads are known by construction: exact counts per entry and clock id on
+every C library build, a second attach that reuses what the first left,
+no EINTR seen by a thread blocked in epoll_wait, and a target that stays
+correct however the tool is killed."""
+import os
+import random
+import signal
+import subprocess
+import time
+
+from common import Skip
+
+ROUND = 5  # reads per round: MONOTONIC, REALTIME, PROCESS_CPUTIME_ID, gettimeofday, time
+
+
+class Target:
+    def __init__(self, path, *args):
+        self.p = subprocess.Popen([path, *map(str, args)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("ready"), f"target said {line!r}"
+        self.pid = self.p.pid
+
+    def go(self, k):
+        self.p.stdin.write(f"go {k}\n")
+        self.p.stdin.flush()
+        assert self.p.stdout.readline().strip() == "done"
+
+    def quit(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.flush()
+        out = self.p.stdout.read()
+        return self.p.wait(timeout=30), out
+
+    def fds(self):
+        return len(os.listdir(f"/proc/{self.pid}/fd"))
+
+    def anon_rw_maps(self):
+        with open(f"/proc/{self.pid}/maps") as f:
+            return sum(1 for line in f if len(line.split()) == 5 and line.split()[1] == "rw-p")
+
+
+class Tool:
+    def __init__(self, ctx, pid):
+        path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
+        if not os.path.exists(path):
+            raise AssertionError(f"{path} was not built")
+        self.p = subprocess.Popen([path, str(pid)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        self.attached = self.p.stdout.readline().strip()
+
+    def read(self):
+        self.p.stdin.write("read\n")
+        self.p.stdin.flush()
+        words = self.p.stdout.readline().split()
+        return {words[i]: int(words[i + 1]) for i in range(0, len(words) - 1, 2)}
+
+    def detach(self):
+        self.p.stdin.write("detach\n")
+        self.p.stdin.flush()
+        out = self.p.stdout.read().strip()
+        assert self.p.wait(timeout=30) == 0 and out == "detached", f"detach: {out}"
+
+
+def expected(n, musl):
+    """What one go of n rounds per thread reaches at the vDSO: musl serves
+    gettimeofday and time through clock_gettime(CLOCK_REALTIME)."""
+    if musl:
+        return {"total": ROUND * n, "clock_gettime": ROUND * n, "gettimeofday": 0, "time": 0,
+                "clock0": 3 * n, "clock1": n, "clock2": n, "shared": 0}
+    return {"total": ROUND * n, "clock_gettime": 3 * n, "gettimeofday": n, "time": n,
+            "clock0": n, "clock1": n, "clock2": n, "shared": 0}
+
+
+def counted_round(ctx, target, threads, k, musl=False):
+    tool = Tool(ctx, target.pid)
+    assert tool.attached.startswith("attached"), tool.attached
+    before = tool.read()
+    target.go(k)
+    c = tool.read()
+    tool.detach()
+    got = {key: c[key] - before[key] for key in c}
+    want = expected(threads * k, musl)
+    assert {key: got[key] for key in want} == want, f"counted {got}, expected {want}"
+    return tool.attached
+
+
+def exact_on(ctx, name, threads=4, k=1000):
+    musl = "musl" in name
+    target = Target(ctx.target(name), threads)
+    try:
+        first = counted_round(ctx, target, threads, k, musl)
+        assert " reused 0 " in first, first
+        second = counted_round(ctx, target, threads, k, musl)
+        assert " reused 1 " in second, f"the second attach did not reuse the first's code: {second}"
+        target.go(10)  # detached: still reads right
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_patch_counts_every_read_exactly(ctx):
+    exact_on(ctx, "patch_target")
+
+
+def test_patch_counts_a_static_executable(ctx):
+    exact_on(ctx, "patch_target_static")
+
+
+def test_patch_counts_musl(ctx):
+    for name in ("patch_target_musl", "patch_target_musl_static"):
+        if not os.path.exists(os.path.join(ctx.targets, name)):
+            raise Skip("musl-gcc is not installed (make test-deps installs musl-tools)")
+        exact_on(ctx, name)
+
+
+def test_patch_no_eintr_for_a_thread_in_epoll_wait(ctx):
+    """One busy thread and one blocked in epoll_wait: the busy one is the
+    one held, 50 attach/detach cycles later epoll_wait never saw EINTR."""
+    target = Target(ctx.target("patch_target"), 1, "epoll")
+    try:
+        for _ in range(50):
+            tool = Tool(ctx, target.pid)
+            assert tool.attached.startswith("attached"), tool.attached
+            assert " eintr 0" in tool.attached, tool.attached
+            tool.detach()
+    finally:
+        rc, out = target.quit()
+    assert rc == 0 and "eintr 0 " in out, f"target: exit {rc}, {out}"
+
+
+def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):
+    """200 SIGKILLs of the tool from its start to its detach, on a 4-thread
+    target that checks every vDSO result against the raw syscall; after
+    each, an attach must still work and count. The target exits 0, with no
+    file descriptor and at most one anonymous mapping (the counter table)
+    more than it had."""
+    target = Target(ctx.target("patch_target"), 4, "check")
+    fds, maps = target.fds(), target.anon_rw_maps()
+    rng = random.Random(26)
+    try:
+        for trial in range(200):
+            tool = Tool.__new__(Tool)
+            path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
+            tool.p = subprocess.Popen([path, str(target.pid)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+            if trial % 2:
+                tool.p.stdin.write("read\ndetach\n")
+                tool.p.stdin.flush()
+            time.sleep(rng.uniform(0, 0.012))
+            tool.p.send_signal(signal.SIGKILL)
+            tool.p.wait()
+            assert target.p.poll() is None, f"target died after kill {trial}"
+        after = Tool(ctx, target.pid)
+        assert after.attached.startswith("attached"), after.attached
+        c1 = after.read()["total"]
+        time.sleep(0.05)
+        assert after.read()["total"] > c1, "a later attach no longer counts"
+        after.detach()
+        assert target.fds() == fds, f"file descriptors {fds} -> {target.fds()}"
+        assert target.anon_rw_maps() <= maps + 1, "more than the counter table was left"
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
