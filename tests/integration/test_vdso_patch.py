@@ -164,3 +164,9 @@ def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):
     finally:
         rc, out = target.quit()
     assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
+
+
+def test_patch_self_test_counts_200_of_200(ctx):
+    path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
+    out = subprocess.run([path, "--selftest"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == "selftest 200 of 200", out.stdout

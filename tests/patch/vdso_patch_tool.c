@@ -6,7 +6,8 @@
  *   vdso-patch-tool PID     attach, print "attached ...", then per stdin
  *                           line: "read" prints the counts, "detach"
  *                           restores the vDSO and exits (EOF likewise);
- *                           a refusal prints "refused: WHY", exit 3 */
+ *                           a refusal prints "refused: WHY", exit 3
+ *   vdso-patch-tool --selftest   the patch's self-test: "selftest N of 200" */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,14 @@ int main(int argc, char **argv)
 	struct cp_error err = { 0 };
 	char line[64];
 
+	if (argc == 2 && !strcmp(argv[1], "--selftest")) {
+		struct cp_vdso_patch_counts c;
+		int rc = cp_vdso_patch_selftest(&c, &err);
+
+		printf("selftest %llu of 200%s%s\n", (unsigned long long)c.total, rc ? ": " : "",
+		       rc ? err.msg : "");
+		return rc ? 3 : 0;
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: vdso-patch-tool PID\n");
 		return 2;

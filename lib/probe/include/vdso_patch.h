@@ -63,4 +63,9 @@ void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info
  * exited needs nothing. */
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err);
 
+/* The self-test (vdso_selftest.c): a child of clockprof's own patched,
+ * 200 reads made, every one counted; c says what was. CP_EXIT_PROFILE
+ * with the reason when the patch cannot be used on this host. */
+int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_error *err);
+
 #endif
