@@ -16,9 +16,10 @@ ROUND = 5  # reads per round: MONOTONIC, REALTIME, PROCESS_CPUTIME_ID, gettimeof
 
 
 class Target:
-    def __init__(self, path, *args):
+    def __init__(self, path, *args, env=None):
         self.p = subprocess.Popen([path, *map(str, args)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, **(env or {})))
         line = self.p.stdout.readline()
         assert line.startswith("ready"), f"target said {line!r}"
         self.pid = self.p.pid
@@ -87,9 +88,9 @@ def counted_round(ctx, target, threads, k, musl=False):
     return tool.attached
 
 
-def exact_on(ctx, name, threads=4, k=1000):
+def exact_on(ctx, name, threads=4, k=1000, env=None):
     musl = "musl" in name
-    target = Target(ctx.target(name), threads)
+    target = Target(ctx.target(name), threads, env=env)
     try:
         first = counted_round(ctx, target, threads, k, musl)
         assert " reused 0 " in first, first
@@ -170,3 +171,22 @@ def test_patch_self_test_counts_200_of_200(ctx):
     path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
     out = subprocess.run([path, "--selftest"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "selftest 200 of 200", out.stdout
+
+
+def test_patch_under_a_container_style_seccomp_filter(ctx):
+    """The filter allows the stub's syscalls: the patch is used, exact."""
+    exact_on(ctx, "patch_target", env={"PATCH_TARGET_SECCOMP": "container"})
+
+
+def test_patch_refused_by_a_filter_that_kills_on_mmap(ctx):
+    """The stub's mmap would kill the target: refused before anything runs
+    in it, and the target lives on."""
+    target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_SECCOMP": "kill-mmap"})
+    try:
+        tool = Tool(ctx, target.pid)
+        assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert tool.attached.startswith("refused:") and "seccomp" in tool.attached, tool.attached
+        target.go(100)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"

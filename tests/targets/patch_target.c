@@ -9,6 +9,14 @@
  *                                 result was right, 1 if one was not
  *   patch_target THREADS epoll    one extra thread waits in epoll_wait and
  *                                 counts EINTR; "quit" prints "eintr N"
+ *   patch_target THREADS fast     rounds of 5 reads the vDSO serves itself
+ *                                 (MONOTONIC twice, REALTIME, gettimeofday,
+ *                                 time): for timing a read, not a syscall
+ *
+ * With PATCH_TARGET_SECCOMP=container a filter like a container
+ * runtime's default (a few syscalls fail with EPERM) is installed on every
+ * thread before "ready"; with PATCH_TARGET_SECCOMP=kill-mmap one that
+ * kills the process on any mmap.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -25,6 +33,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <errno.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+/* musl-gcc comes without the kernel's headers: no filters there. */
+#if __has_include(<linux/audit.h>)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#define HAVE_SECCOMP 1
+#endif
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
@@ -32,6 +49,7 @@ static long rounds, generation, finished;
 static int nthreads;
 static atomic_int stop, bad, eintr;
 static int (*gtod)(struct timeval *, void *);
+static int fast;
 
 static void one_round(void)
 {
@@ -40,7 +58,7 @@ static void one_round(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(fast ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
 	gtod(&tv, NULL);
 	(void)time(NULL);
 }
@@ -103,6 +121,39 @@ static void *epoll_thread(void *arg)
 	return NULL;
 }
 
+#ifdef HAVE_SECCOMP
+/* A filter on every thread: EPERM for reboot and kexec_load, or death
+ * on mmap. */
+static void install_filter(const char *kind)
+{
+	int kill_mmap = !strcmp(kind, "kill-mmap");
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kill_mmap ? SYS_mmap : SYS_reboot, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_kexec_load, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, kill_mmap ? SECCOMP_RET_KILL_PROCESS :
+			 SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog)) {
+		perror("seccomp");
+		exit(2);
+	}
+}
+#else
+static void install_filter(const char *kind)
+{
+	fprintf(stderr, "no seccomp filter (%s) in this build\n", kind);
+	exit(2);
+}
+#endif
+
 static void command_loop(void)
 {
 	char line[64];
@@ -126,10 +177,12 @@ static void command_loop(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "rounds";
-	void *(*fn)(void *) = !strcmp(mode, "rounds") ? rounds_thread : check_thread;
+	void *(*fn)(void *) = !strcmp(mode, "rounds") || !strcmp(mode, "fast") ?
+			      rounds_thread : check_thread;
 	pthread_t t;
 
 	nthreads = argc > 1 ? atoi(argv[1]) : 1;
+	fast = !strcmp(mode, "fast");
 	/* A static executable has no dynamic symbols to look up. */
 	gtod = (int (*)(struct timeval *, void *))dlsym(RTLD_DEFAULT, "gettimeofday");
 	if (!gtod)
@@ -138,6 +191,8 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, fn, NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
+	if (getenv("PATCH_TARGET_SECCOMP"))
+		install_filter(getenv("PATCH_TARGET_SECCOMP"));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	command_loop();

@@ -49,7 +49,8 @@ struct cp_vdso_patch_info {
 
 /* Patches pid's vDSO. CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
- * its vDSO's unused end): 32-bit, seccomp filter, shadow stacks, no
+ * its vDSO's unused end): 32-bit, a seccomp filter that would not allow
+ * the stub's syscalls, shadow stacks, no
  * thread pointer, a vDSO changed by another tool, ptrace refused. */
 int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
 

@@ -15,8 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
+#include <sys/syscall.h>
+
 #include "error.h"
 #include "hijack.h"
+#include "seccomp_filter.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "vdso_area.h"
@@ -77,10 +81,8 @@ static int refuse_early(pid_t pid, struct cp_error *err)
 		if (n == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32)
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d is a 32-bit program", pid);
 	}
-	if (status_field(pid, "Seccomp", val, sizeof(val)) && atoi(val) != 0)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d runs under a seccomp filter (the syscalls the patch makes in it are not checked against filters yet)",
-			       pid);
+	if (status_field(pid, "Seccomp", val, sizeof(val)) && atoi(val) == SECCOMP_MODE_STRICT)
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode", pid);
 	if (status_field(pid, "x86_Thread_features", val, sizeof(val)) && strstr(val, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d uses shadow stacks", pid);
 	return 0;
@@ -168,17 +170,46 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 	return cp_proc_mem_read(p->pid, header_addr(p), h, sizeof(*h));
 }
 
-/* The thread held must have a thread pointer: the thunks read fs:0. */
+/* The stub's syscalls exactly as the target's seccomp filters will see
+ * them: mprotect (writable), mmap (the table), mprotect (back). */
+static void stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[3])
+{
+	static const int nr[3] = { SYS_mprotect, SYS_mmap, SYS_mprotect };
+	const uint64_t args[3][6] = {
+		{ p->plan.base, p->plan.size, 7 },
+		{ 0, CP_VDSO_TABLE_SIZE, 3, 0x22, (uint64_t)-1, 0 },
+		{ p->plan.base, p->plan.size, 5 },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		d[i] = (struct seccomp_data){ .nr = nr[i], .arch = AUDIT_ARCH_X86_64,
+			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[i] };
+		memcpy(d[i].args, args[i], sizeof(d[i].args));
+	}
+}
+
+/* While a thread is held: it must have a thread pointer (the thunks read
+ * fs:0), and the target's seccomp filters must allow the stub. */
 static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
+	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
+	struct seccomp_data calls[3];
+	char why[160], mode[16];
+	int ok;
 
-	(void)ctx;
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (!r.fs_base)
 		return cp_fail(err, CP_EXIT_PROFILE, "thread %d has no thread pointer (fs)", tid);
-	return 0;
+	if (!status_field(p->pid, "Seccomp", mode, sizeof(mode)) || atoi(mode) != SECCOMP_MODE_FILTER)
+		return 0;
+	stub_syscalls(p, calls);
+	ok = cp_seccomp_allows(tid, calls, 3, why, sizeof(why));
+	if (ok < 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d runs under a seccomp filter that cannot be read", p->pid);
+	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: %s", p->pid, why);
 }
 
 /* Asks the stub for cmd and waits until it says it is done. */
@@ -203,7 +234,7 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 			p->plan.site[i].original, p->plan.site[i].patched, 0 };
 	if (cp_proc_mem_write(p->pid, header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
-	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, NULL, &hj, err))
+	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	*pause_ms = hj.held_ms;
 	p->info.tid = hj.tid;

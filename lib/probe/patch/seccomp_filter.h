@@ -1,0 +1,27 @@
+/* seccomp_filter.h - would the target's seccomp filters let the stub's
+ * syscalls through? The filters are read from a held thread
+ * (PTRACE_SECCOMP_GET_FILTER) and run here, on the exact syscalls the stub
+ * makes: number, arguments, architecture and instruction pointer. A filter
+ * that would kill, trap or fail one of them refuses the patch before
+ * anything runs in the target (containers' default filters allow them). */
+#ifndef CP_SECCOMP_FILTER_H
+#define CP_SECCOMP_FILTER_H
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The action one classic-BPF seccomp program returns for d
+ * (SECCOMP_RET_KILL_PROCESS for a program the kernel would not run). */
+uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n,
+			const struct seccomp_data *d);
+
+/* Whether every one of calls is allowed (ALLOW or LOG) by every filter
+ * of the held thread tid: 1 yes, 0 no (why says which and what), -1 the
+ * filters cannot be read. */
+int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls,
+		      char *why, size_t whylen);
+
+#endif
