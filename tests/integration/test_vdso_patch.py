@@ -44,11 +44,12 @@ class Target:
 
 
 class Tool:
-    def __init__(self, ctx, pid):
+    def __init__(self, ctx, pid, kill_at=None):
         path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
         if not os.path.exists(path):
             raise AssertionError(f"{path} was not built")
-        self.p = subprocess.Popen([path, str(pid)], stdin=subprocess.PIPE,
+        pre = ["--kill-at", str(kill_at)] if kill_at else []
+        self.p = subprocess.Popen([path, *pre, str(pid)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         self.attached = self.p.stdout.readline().strip()
 
@@ -130,6 +131,36 @@ def test_patch_no_eintr_for_a_thread_in_epoll_wait(ctx):
     finally:
         rc, out = target.quit()
     assert rc == 0 and "eintr 0 " in out, f"target: exit {rc}, {out}"
+
+
+def test_patch_target_survives_a_kill_after_each_step(ctx):
+    """The tool killed after each step of attach and detach in turn (the
+    patch's own step hook): the 4-thread checking target never notices,
+    and the next attach counts again."""
+    target = Target(ctx.target("patch_target"), 4, "check")
+    fds = target.fds()
+    step = 0
+    try:
+        while True:
+            step += 1
+            tool = Tool(ctx, target.pid, kill_at=step)
+            tool.p.stdin.close()  # EOF: detach right after attaching
+            rc = tool.p.wait(timeout=30)
+            assert target.p.poll() is None, f"target died after step {step}"
+            if rc == 0:
+                break
+            assert rc == -signal.SIGKILL, f"tool exited {rc} before step {step}: {tool.attached}"
+            after = Tool(ctx, target.pid)
+            assert after.attached.startswith("attached"), f"after step {step}: {after.attached}"
+            c1 = after.read()["total"]
+            time.sleep(0.02)
+            assert after.read()["total"] > c1, f"after step {step} an attach no longer counts"
+            after.detach()
+        assert step > 10, f"only {step - 1} steps seen"
+        assert target.fds() == fds
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
 
 
 def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):

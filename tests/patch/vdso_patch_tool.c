@@ -7,13 +7,27 @@
  *                           line: "read" prints the counts, "detach"
  *                           restores the vDSO and exits (EOF likewise);
  *                           a refusal prints "refused: WHY", exit 3
- *   vdso-patch-tool --selftest   the patch's self-test: "selftest N of 200" */
+ *   vdso-patch-tool --selftest   the patch's self-test: "selftest N of 200"
+ *   vdso-patch-tool --kill-at N PID   as PID, but kills itself (SIGKILL)
+ *                           after the patch's Nth step (attach, then the
+ *                           detach on EOF): the target must not care */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <signal.h>
+
 #include "error.h"
+#include "hijack.h"
 #include "vdso_patch.h"
+
+static int kill_at, steps;
+
+static void count_step(void)
+{
+	if (++steps == kill_at)
+		raise(SIGKILL);
+}
 
 static void print_counts(struct cp_vdso_patch *p)
 {
@@ -47,6 +61,12 @@ int main(int argc, char **argv)
 		printf("selftest %llu of 200%s%s\n", (unsigned long long)c.total, rc ? ": " : "",
 		       rc ? err.msg : "");
 		return rc ? 3 : 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "--kill-at")) {
+		kill_at = atoi(argv[2]);
+		cp_patch_step_hook = count_step;
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: vdso-patch-tool PID\n");

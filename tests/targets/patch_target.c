@@ -4,7 +4,9 @@
  *   patch_target THREADS          on "go K" (stdin) every thread makes K
  *                                 rounds of 5 reads, then "done" is printed
  *   patch_target THREADS check    every thread reads without end, checking
- *                                 each vDSO result against the raw syscall;
+ *                                 each vDSO result against the raw syscall,
+ *                                 and so does a SIGPROF handler, every
+ *                                 200 us of the process's CPU time;
  *                                 "quit" (or EOF) ends it: exit 0 if every
  *                                 result was right, 1 if one was not
  *   patch_target THREADS epoll    one extra thread waits in epoll_wait and
@@ -23,6 +25,7 @@
  * (no PLT stub), time. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +112,31 @@ static void *check_thread(void *arg)
 	return NULL;
 }
 
+static void on_sigprof(int sig)
+{
+	struct timespec a, v, b;
+	int saved = errno;
+
+	(void)sig;
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &a);
+	clock_gettime(CLOCK_MONOTONIC, &v);
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &b);
+	if (ns(&v) < ns(&a) || ns(&v) > ns(&b))
+		atomic_fetch_add(&bad, 1);
+	errno = saved;
+}
+
+/* Signal frames on every thread's stack, interrupting it anywhere, also
+ * inside the vDSO: a handler that reads the clock itself. */
+static void start_sigprof(void)
+{
+	struct sigaction sa = { .sa_handler = on_sigprof, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+
 static void *epoll_thread(void *arg)
 {
 	int ep = epoll_create1(0);
@@ -191,12 +219,15 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, fn, NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
+	if (!strcmp(mode, "check"))
+		start_sigprof();
 	if (getenv("PATCH_TARGET_SECCOMP"))
 		install_filter(getenv("PATCH_TARGET_SECCOMP"));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	command_loop();
 	atomic_store(&stop, 1);
+	setitimer(ITIMER_PROF, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
 	usleep(300000);
 	printf("eintr %d bad %d\n", atomic_load(&eintr), atomic_load(&bad));
 	fflush(stdout);

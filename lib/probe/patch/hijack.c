@@ -17,6 +17,8 @@
 
 /* Below the interrupted rsp: the red zone (128 bytes), then the resume
  * address the stub's `ret 128` pops. */
+void (*cp_patch_step_hook)(void);
+
 #define STUB_FRAME 136
 #define HOLD_TIMEOUT_S 2.0
 #define RUNNING_WAIT_S 0.1
@@ -169,9 +171,13 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h
 	}
 	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
 		return -1;
+	cp_patch_step();
 	r.rsp -= STUB_FRAME;
 	r.rip = stub;
-	return (int)ptrace(PTRACE_SETREGS, tid, 0, &r);
+	if (ptrace(PTRACE_SETREGS, tid, 0, &r))
+		return -1;
+	cp_patch_step();
+	return 0;
 }
 
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
@@ -188,10 +194,12 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 		return cp_fail(err, CP_EXIT_PROFILE, errno == EPERM ?
 			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
 			       "thread %d of process %d cannot be traced", h->tid, pid);
+	cp_patch_step();
 	t0 = now_s();
 	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
 		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
 			     h->tid, pid, HOLD_TIMEOUT_S);
+	cp_patch_step();
 	if (!rc && check)
 		rc = check(ctx, h->tid, err);
 	if (!rc && send_through(pid, h->tid, stub, h))
@@ -199,5 +207,6 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 			     h->tid, pid);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (now_s() - t0) * 1e3;
+	cp_patch_step();
 	return rc;
 }

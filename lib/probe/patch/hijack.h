@@ -27,6 +27,17 @@ struct cp_hijack {
 	bool eintr;			/* ... which returns EINTR to the target */
 };
 
+/* Tests only: called after each step that changes the target or the
+ * thread (attach and detach alike), so that a test can kill clockprof
+ * there (tests/patch/vdso_patch_tool.c). NULL in clockprof. */
+extern void (*cp_patch_step_hook)(void);
+
+static inline void cp_patch_step(void)
+{
+	if (cp_patch_step_hook)
+		cp_patch_step_hook();
+}
+
 /* Called while the thread is held (its seccomp filters can be read then);
  * nonzero refuses, with err set. */
 typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);

@@ -122,6 +122,7 @@ static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 			j++;
 		if (cp_proc_mem_write(p->pid, plan->base + i, plan->bytes + i, j - i))
 			return -1;
+		cp_patch_step();
 		i = j;
 	}
 	return 0;
@@ -234,6 +235,7 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 			p->plan.site[i].original, p->plan.site[i].patched, 0 };
 	if (cp_proc_mem_write(p->pid, header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
+	cp_patch_step();
 	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	*pause_ms = hj.held_ms;
@@ -245,10 +247,12 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 
 		if (read_header(p, &now))
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-		if (now.gen_done == h.gen_req)
-			return now.status ? cp_fail(err, CP_EXIT_PROFILE,
-						    "the counters could not be mapped in process %d (error %lld)",
-						    p->pid, -(long long)now.err) : 0;
+		if (now.gen_done != h.gen_req)
+			continue;
+		cp_patch_step();
+		return now.status ? cp_fail(err, CP_EXIT_PROFILE,
+					    "the counters could not be mapped in process %d (error %lld)",
+					    p->pid, -(long long)now.err) : 0;
 	}
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "thread %d of process %d did not finish clockprof's stub within %.0f s (its vDSO may not be writable)",
