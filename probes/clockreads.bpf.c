@@ -51,6 +51,9 @@ const volatile __s32 sys_clock_gettime = -1, sys_gettimeofday = -1, sys_time = -
 
 /* enum cp_phase, moved along by user space. */
 __u32 phase;
+/* The vDSO patch's counter table in the target (0: reads are seen here,
+ * not counted in the target): set by user space once it is mapped. */
+__u64 patch_table;
 /* The next free call-site id (site_ids). */
 __u32 next_site_id;
 /* Hits of clockprof's own start-up self-test. */
@@ -674,6 +677,61 @@ static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
 	t->dist_valid = 1;
 }
 
+/* The path a read through one of the vDSO entries takes. */
+static __always_inline int entry_path(int entry, __s64 clock_id)
+{
+	if (entry == CP_ENTRY_CLOCK_GETTIME)
+		return vdso_clock_path(clock_id);
+	if (entry == CP_ENTRY_GETTIMEOFDAY)
+		return vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	return CP_PATH_VDSO;
+}
+
+/* The calling thread's slot words in the target's vDSO patch table, found
+ * as the thunk finds them (clockreads.h); all zero when it has none yet:
+ * then it has read nothing through the vDSO. */
+static __always_inline void read_patch_slot(__u64 *words)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 key = task->thread.fsbase, idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
+
+	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
+		__u64 at = patch_table + CP_PATCH_SLOT_WORDS * 8 *
+			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
+
+		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at) ||
+		    words[0] == 0)
+			break;
+		if (words[0] == key)
+			return;
+	}
+	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+}
+
+/* With the vDSO patch, the reads the thread made in the target since its
+ * last boundary join its request, by entry, clock and path. */
+static __always_inline void add_patch_reads(struct cp_thread *t)
+{
+	__u64 words[CP_PATCH_SLOT_WORDS];
+
+	read_patch_slot(words);
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS && t->boundary_phase == CP_PHASE_CLOCK; i++) {
+		__u64 n = words[i] - t->patch_last[i];
+		int entry = i == CP_PATCH_WORD_GETTIMEOFDAY ? CP_ENTRY_GETTIMEOFDAY :
+			    i == CP_PATCH_WORD_TIME ? CP_ENTRY_TIME : CP_ENTRY_CLOCK_GETTIME;
+		int clock = entry == CP_ENTRY_CLOCK_GETTIME ? i - 1 : CLOCK_REALTIME_ID;
+		int path = entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
+
+		if (!n)
+			continue;
+		cp_add(&t->cur.reads, n);
+		cp_add(&t->cur.by_entry[entry], n);
+		cp_add(&t->cur.by_path[path], n);
+		cp_add(&t->cur.by_clock[clock], n);
+	}
+	__builtin_memcpy(t->patch_last, words, sizeof(words));
+}
+
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
@@ -690,6 +748,8 @@ static __always_inline void close_request(__u32 tid)
 	}
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
+	if (patch_table && phase == CP_PHASE_CLOCK)
+		add_patch_reads(t);
 	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK) {
 		cp_read_counts_add(&tot->in_requests, &t->cur);
 		reads = t->cur.reads;
@@ -722,16 +782,6 @@ static __always_inline __u32 counting_tid(void)
 		return 0;
 	}
 	return phase == CP_PHASE_CLOCK ? target_tid() : 0;
-}
-
-/* The path a read through one of the vDSO entries takes. */
-static __always_inline int entry_path(int entry, __s64 clock_id)
-{
-	if (entry == CP_ENTRY_CLOCK_GETTIME)
-		return vdso_clock_path(clock_id);
-	if (entry == CP_ENTRY_GETTIMEOFDAY)
-		return vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
-	return CP_PATH_VDSO;
 }
 
 /* One clock read seen at ip by any mechanism: what it is, and where its

@@ -209,6 +209,24 @@ struct cp_site_counts {
 	__u64 in_requests;	/* reads inside complete requests */
 };
 
+/* The vDSO patch's counter table in the target's memory (lib/probe/patch/
+ * vdso_area.S writes it, the boundary program reads the calling thread's
+ * slot, user space sums it): slots of 16 words, one per thread key (the
+ * thread pointer, fs:0). Word 0 is the key; words 1..13 count
+ * clock_gettime by clock id (slot 1 + CP_CLOCK_OTHER: ids 12 and up, and
+ * negative ones), 14 gettimeofday, 15 time. Slot 0 holds a magic word and
+ * the reads of threads that found no slot of their own; thread slots
+ * follow it, found by a Fibonacci hash of the key and at most
+ * CP_PATCH_PROBES linear probes. */
+#define CP_PATCH_SLOT_WORDS 16
+#define CP_PATCH_SLOTS 4096
+#define CP_PATCH_HASH 0x9E3779B97F4A7C15ull
+#define CP_PATCH_HASH_SHIFT 52		/* 64 - log2(CP_PATCH_SLOTS) */
+#define CP_PATCH_PROBES 16
+#define CP_PATCH_WORD_GETTIMEOFDAY 14
+#define CP_PATCH_WORD_TIME 15
+#define CP_PATCH_TABLE_SIZE (((CP_PATCH_SLOTS + 1) * CP_PATCH_SLOT_WORDS * 8 + 4095) & ~4095ull)
+
 /* Per-thread state (task storage, one per thread): the reads of the
  * request in progress, and at which call sites they were, until the
  * request completes. */
@@ -221,6 +239,9 @@ struct cp_thread {
 	__u32 pending_overflow;	/* reads whose site did not fit */
 	__u64 dist_last;	/* the per-request counter at the last boundary */
 	__u64 dist_valid;
+	/* The vDSO patch: the thread's slot words at its last boundary. */
+	__u64 patch_last[CP_PATCH_SLOT_WORDS];
+	__u64 patch_valid;
 };
 
 /* Per-request counter distribution (the counter window): at each boundary

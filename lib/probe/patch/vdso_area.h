@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "clockreads.h"
+
 #define CP_VDSO_AREA_MAGIC "clockprof-vdso1"
 #define CP_VDSO_AREA_MAX_SITES 4
 
@@ -32,15 +34,8 @@ struct cp_vdso_area_header {
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 };
 
-/* The counter table: a slot of 16 words per thread key. Word 0 is the
- * key; words 1..13 count clock_gettime by clock id (13: ids 12 and up,
- * and negative ones), 14 gettimeofday, 15 time. Slot 0 holds the magic
- * in word 0 and the reads of threads that found no slot of their own. */
-#define CP_VDSO_SLOT_WORDS 16
-#define CP_VDSO_SLOTS 4096
-#define CP_VDSO_WORD_GETTIMEOFDAY 14
-#define CP_VDSO_WORD_TIME 15
-#define CP_VDSO_TABLE_SIZE (((CP_VDSO_SLOTS + 1) * CP_VDSO_SLOT_WORDS * 8 + 4095) & ~4095ul)
+/* The counter table's layout is shared with the BPF program that reads
+ * it at request boundaries: CP_PATCH_* in probes/clockreads.h. */
 
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];

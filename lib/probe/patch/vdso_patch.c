@@ -34,7 +34,7 @@ struct cp_vdso_patch {
 	struct cp_vdso_plan plan;
 	uint64_t table;			/* the counter table in the target */
 	uint64_t *words;		/* a copy of it */
-	uint64_t base[CP_VDSO_SLOT_WORDS];	/* the sums at attach */
+	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums at attach */
 	struct cp_vdso_patch_info info;
 };
 
@@ -178,7 +178,7 @@ static void stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[3
 	static const int nr[3] = { SYS_mprotect, SYS_mmap, SYS_mprotect };
 	const uint64_t args[3][6] = {
 		{ p->plan.base, p->plan.size, 7 },
-		{ 0, CP_VDSO_TABLE_SIZE, 3, 0x22, (uint64_t)-1, 0 },
+		{ 0, CP_PATCH_TABLE_SIZE, 3, 0x22, (uint64_t)-1, 0 },
 		{ p->plan.base, p->plan.size, 5 },
 	};
 
@@ -223,7 +223,7 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 
 	if (read_header(p, &h))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-	h.table_size = CP_VDSO_TABLE_SIZE;
+	h.table_size = CP_PATCH_TABLE_SIZE;
 	h.vdso_base = p->plan.base;
 	h.vdso_len = p->plan.size;
 	h.cmd = cmd;
@@ -274,21 +274,21 @@ static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 }
 
 /* The table's words summed over every slot, and the slots in use. */
-static int sum_table(struct cp_vdso_patch *p, uint64_t sums[CP_VDSO_SLOT_WORDS],
+static int sum_table(struct cp_vdso_patch *p, uint64_t sums[CP_PATCH_SLOT_WORDS],
 		     size_t *threads, uint64_t *shared)
 {
-	struct iovec local = { p->words, CP_VDSO_TABLE_SIZE };
-	struct iovec remote = { (void *)p->table, CP_VDSO_TABLE_SIZE };
+	struct iovec local = { p->words, CP_PATCH_TABLE_SIZE };
+	struct iovec remote = { (void *)p->table, CP_PATCH_TABLE_SIZE };
 
-	if (process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_VDSO_TABLE_SIZE)
+	if (process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE)
 		return -1;
-	memset(sums, 0, CP_VDSO_SLOT_WORDS * sizeof(*sums));
+	memset(sums, 0, CP_PATCH_SLOT_WORDS * sizeof(*sums));
 	*threads = 0;
 	*shared = 0;
-	for (size_t s = 0; s <= CP_VDSO_SLOTS; s++) {
-		const uint64_t *w = p->words + s * CP_VDSO_SLOT_WORDS;
+	for (size_t s = 0; s <= CP_PATCH_SLOTS; s++) {
+		const uint64_t *w = p->words + s * CP_PATCH_SLOT_WORDS;
 
-		for (int i = 1; i < CP_VDSO_SLOT_WORDS; i++) {
+		for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
 			sums[i] += w[i];
 			if (s == 0)
 				*shared += w[i];
@@ -300,19 +300,19 @@ static int sum_table(struct cp_vdso_patch *p, uint64_t sums[CP_VDSO_SLOT_WORDS],
 
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
 {
-	uint64_t sums[CP_VDSO_SLOT_WORDS];
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
 
 	memset(c, 0, sizeof(*c));
 	if (sum_table(p, sums, &c->threads, &c->shared))
 		return -1;
-	for (int i = 1; i < CP_VDSO_SLOT_WORDS; i++)
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)
 		sums[i] -= p->base[i];
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
 		c->by_clock[k] = sums[1 + k];
 		c->by_entry[CP_ENTRY_CLOCK_GETTIME] += sums[1 + k];
 	}
-	c->by_entry[CP_ENTRY_GETTIMEOFDAY] = sums[CP_VDSO_WORD_GETTIMEOFDAY];
-	c->by_entry[CP_ENTRY_TIME] = sums[CP_VDSO_WORD_TIME];
+	c->by_entry[CP_ENTRY_GETTIMEOFDAY] = sums[CP_PATCH_WORD_GETTIMEOFDAY];
+	c->by_entry[CP_ENTRY_TIME] = sums[CP_PATCH_WORD_TIME];
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		c->total += c->by_entry[e];
 	return 0;
@@ -339,7 +339,7 @@ static int apply(struct cp_vdso_patch *p, struct cp_error *err)
 	if (!sites_read(p, true))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
-	if (!(p->words = malloc(CP_VDSO_TABLE_SIZE)) ||
+	if (!(p->words = malloc(CP_PATCH_TABLE_SIZE)) ||
 	    sum_table(p, p->base, &threads, &shared))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counters of process %d", p->pid);
 	return 0;

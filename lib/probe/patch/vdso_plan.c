@@ -209,8 +209,8 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 				 cp_vdso_prefix_fixed_end;
 	size_t npre = (size_t)(pre_end - pre), nbody = (size_t)(cp_vdso_count_end - cp_vdso_count_start);
 	size_t ref = (size_t)(cp_vdso_count_table_ref - cp_vdso_count_start), nrel;
-	uint32_t word = s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_VDSO_WORD_GETTIMEOFDAY :
-			CP_VDSO_WORD_TIME;
+	uint32_t word = s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
+			CP_PATCH_WORD_TIME;
 
 	if (pos + THUNK_MAX > pl->plan->size)
 		return -1;
