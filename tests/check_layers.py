@@ -27,10 +27,28 @@ MAY_USE = {
 }
 
 
-def layer_flags(stage):
-    out = subprocess.run(["make", "-s", "--no-print-directory", f"layer-flags-{stage}"],
-                         capture_output=True, text=True, check=True).stdout
-    return out.split()
+def make_words(*args):
+    return subprocess.run(["make", "-s", "--no-print-directory", *args],
+                          capture_output=True, text=True, check=True).stdout.split()
+
+
+def layer_flags(stage, room=None):
+    return make_words(f"layer-flags-{stage}", *([f"ROOM={room}"] if room else []))
+
+
+def headers(stage):
+    """A stage's public headers (include/ folders: the stage's, or its
+    rooms') and its internal ones (beside its sources), by path."""
+    every = glob.glob(f"lib/{stage}/**/*.h", recursive=True)
+    public = sorted(h for h in every if "/include/" in h)
+    return public, sorted(h for h in every if "/include/" not in h)
+
+
+def other_stages(flags, stage):
+    """The stages whose public headers flags give a file of stage."""
+    found = {f[len("-Ilib/"):].split("/")[0] for f in flags
+             if f.startswith("-Ilib/") and f.endswith("/include")}
+    return found - {stage}
 
 
 def visible(flags, header):
@@ -41,17 +59,16 @@ def visible(flags, header):
 
 def main():
     passed = failed = 0
-    public = {s: sorted(os.path.basename(h) for h in glob.glob(f"lib/{s}/include/*.h"))
-               for s in STAGES}
-    internal = {s: sorted(os.path.basename(h) for h in glob.glob(f"lib/{s}/*.h"))
-                for s in STAGES}
+    public = {s: [os.path.basename(h) for h in headers(s)[0]] for s in STAGES}
+    internal = {s: [os.path.basename(h) for h in headers(s)[1]] for s in STAGES}
     # The header shared with the BPF program is a layer of its own, for the
     # stages the Makefile gives it to (BPF_STAGES).
     public["bpf"] = sorted(os.path.basename(h) for h in glob.glob("probes/*.h"))
     for stage in STAGES:
-        flags = layer_flags(stage)
-        allowed = {f[len("-Ilib/"):-len("/include")] for f in flags
-                   if f.startswith("-Ilib/") and f.endswith("/include")}
+        # A stage split into rooms: what its rooms see together.
+        flags = [f for r in make_words(f"rooms-{stage}") or [None]
+                 for f in layer_flags(stage, r)]
+        allowed = other_stages(flags, stage) | {stage}
         if "-Iprobes" in flags:
             allowed.add("bpf")
         beyond = allowed - MAY_USE[stage] - {stage}
@@ -80,7 +97,7 @@ def main():
         passed += 1
         print("ok   cmd sees only public headers")
     pathy = re.compile(r'^\s*#\s*include\s+"[^"]*/[^"]*"', re.M)
-    for path in sorted(glob.glob("lib/*/*.[ch]") + glob.glob("lib/*/include/*.h")):
+    for path in sorted(glob.glob("lib/**/*.[ch]", recursive=True)):
         with open(path, encoding="utf-8") as f:
             for m in pathy.finditer(f.read()):
                 failed += 1

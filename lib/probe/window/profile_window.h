@@ -11,6 +11,7 @@
 
 #include "late_stacks.h"
 #include "module_probes.h"
+#include "monotonic.h"
 #include "profile.h"
 #include "unwind_table.h"
 
@@ -45,8 +46,6 @@ struct cp_window {
 /* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
 void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-double cp_monotonic_s(void);
 
 /* Inspects the target, resolves the boundary and --probe functions into
  * boundary and probes[], and fills cfg in (profile_prepare.c). */

@@ -18,14 +18,6 @@
 #include "uprobe_removal.h"
 #include "warmup.h"
 
-double cp_monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void rfc3339_now(char *buf, size_t size)
 {
 	time_t now = time(NULL);

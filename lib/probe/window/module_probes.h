@@ -1,5 +1,5 @@
 /* module_probes.h - the target's files, each probed once where its clock
- * reads pass (lib/probe/clock_points.h).
+ * reads pass (lib/probe/points/clock_points.h).
  *
  * A process maps its executable, the dynamic linker and its libraries at
  * start, and more later with dlopen. Every file with code is looked at the

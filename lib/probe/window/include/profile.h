@@ -103,7 +103,7 @@ struct cp_profile {
 	 * were: s after the window opened, < 0 not during the window. */
 	unsigned long long stacks_from_copies;
 	double stack_rules_s;
-	/* Counters (lib/probe/include/counters.h): specs and values in -e order. */
+	/* Counters (lib/probe/counters/include/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;
 	struct cp_counter_value *counters;
