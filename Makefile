@@ -51,11 +51,11 @@ ROOM_probe_target          := target base
 ROOM_probe_counters        := counters target base
 ROOM_probe_links           := links target base
 ROOM_probe_points          := points base
-ROOM_probe_session         := session links points target base mech/breakpoint
+ROOM_probe_session         := session links points target base
 ROOM_probe_naming          := naming session target base
-ROOM_probe_mech            := mech session points links target base
-ROOM_probe_mech/uprobe     := mech/uprobe mech session points links target base
-ROOM_probe_mech/breakpoint := mech/breakpoint mech session points links target base
+ROOM_probe_mech            := mech session target base
+ROOM_probe_mech/uprobe     := mech/uprobe mech session points target base
+ROOM_probe_mech/breakpoint := mech/breakpoint mech session points target base
 ROOM_probe_window          := window mech naming session counters points links target base
 # The room of a file: its folder below lib/STAGE/ ("mech/uprobe").
 room_of        = $(patsubst lib/$(call stage_of,$(1))/%/,%,$(dir $(1)))

@@ -15,6 +15,7 @@
 #include "clockreads.h"
 #include "counters.h"
 #include "host.h"
+#include "mechanism_name.h"
 #include "request_spec.h"
 #include "stacks.h"
 #include "session.h"
