@@ -38,19 +38,47 @@ LAYER_runfile := runfile probe symbols procfs util
 LAYER_gate    := gate runfile util
 LAYER_report  := report gate runfile util
 stage_of       = $(word 2,$(subst /, ,$(1)))
+# A stage may be split into rooms, sub-folders in the same order, bottom to
+# top: a room's sources see its own headers and those of the rooms it may
+# use (ROOM_stage_room, itself first), its public ones in ROOM/include/.
+# The probe's rooms (docs/ARCHITECTURE.md, "The probe's rooms"): the
+# window's orchestration on top calls the mechanisms through one interface
+# (mech/mechanism.h) and never sees a mechanism's own room.
+ROOMS_probe   := base target counters links points session naming mech \
+	mech/uprobe mech/breakpoint mech/patch window
+ROOM_probe_base            := base
+ROOM_probe_target          := target base
+ROOM_probe_counters        := counters target base
+ROOM_probe_links           := links target base
+ROOM_probe_points          := points base
+ROOM_probe_session         := session links points target base
+ROOM_probe_naming          := naming session target base
+ROOM_probe_mech            := mech session target base
+ROOM_probe_mech/uprobe     := mech/uprobe mech session points target base
+ROOM_probe_mech/breakpoint := mech/breakpoint mech session points target base
+ROOM_probe_mech/patch      := mech/patch mech session target base
+ROOM_probe_window          := window mech naming session counters points links target base
+# The room of a file: its folder below lib/STAGE/ ("mech/uprobe").
+room_of        = $(patsubst lib/$(call stage_of,$(1))/%/,%,$(dir $(1)))
+# A stage's public headers: lib/STAGE/include/, or each room's include/.
+public_inc     = $(if $(ROOMS_$(1)),$(patsubst %,-I%,$(wildcard $(ROOMS_$(1):%=lib/$(1)/%/include))),-Ilib/$(1)/include)
+# A stage's own headers as one of its files sees them: all of them, or
+# those of the rooms its room may use.
+own_inc        = $(if $(ROOMS_$(1)),$(foreach r,$(ROOM_$(1)_$(2)),-Ilib/$(1)/$(r) -Ilib/$(1)/$(r)/include),-Ilib/$(1) -Ilib/$(1)/include)
 # The BPF side's shared header (probes/) and generated headers ($(O)) are
 # for the stages that talk to the BPF program or read its layouts.
 BPF_STAGES    := symbols probe runfile
 # A stage's generated headers (GEN_INC_stage) are its own.
 GEN_INC_report := -I$(O)/gen/report
-layer_flags    = -D_GNU_SOURCE -Ilib/$(call stage_of,$(1)) \
-	$(if $(filter probe,$(call stage_of,$(1))),-Ilib/probe/patch) \
-	$(patsubst %,-Ilib/%/include,$(LAYER_$(call stage_of,$(1)))) \
+layer_flags    = -D_GNU_SOURCE $(call own_inc,$(call stage_of,$(1)),$(call room_of,$(1))) \
+	$(foreach s,$(filter-out $(call stage_of,$(1)),$(LAYER_$(call stage_of,$(1)))),$(call public_inc,$(s))) \
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O)) \
 	$(GEN_INC_$(call stage_of,$(1)))
-PUBLIC_INC := $(patsubst %,-Ilib/%/include,$(STAGES))
+PUBLIC_INC := $(foreach s,$(STAGES),$(call public_inc,$(s)))
+# Tests and benchmarks see every stage's and every room's headers.
+ALL_INC    := $(foreach s,$(STAGES),$(if $(ROOMS_$(s)),$(patsubst %,-Ilib/$(s)/%,$(ROOMS_$(s))),-Ilib/$(s)))
 CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
-CPPFLAGS += -D_GNU_SOURCE $(addprefix -Ilib/,$(STAGES)) -Ilib/probe/patch $(PUBLIC_INC) -Iprobes -I$(O)
+CPPFLAGS += -D_GNU_SOURCE $(ALL_INC) $(PUBLIC_INC) -Iprobes -I$(O)
 DEPFLAGS := -MMD -MP
 # The libraries are linked in (their .a from the -dev packages), libc and
 # libm apart: the dynamic loader took ~1.3 ms of every start to map and
@@ -72,8 +100,8 @@ TEST_PKGS  := python3 python3-yaml musl-tools chromium linux-perf man-db groff-b
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
 
-LIB_SRCS  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
-LIB_ASMS  := $(sort $(wildcard lib/*/*.S lib/*/*/*.S))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c lib/*/*/*.c lib/*/*/*/*.c))
+LIB_ASMS  := $(sort $(wildcard lib/*/*.S lib/*/*/*.S lib/*/*/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -139,17 +167,17 @@ $(O)/%.skel.h: $(O)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 # The kernel types the programs' CO-RE relocations use, cut from this
-# kernel's BTF, and what identifies this kernel (lib/probe/core_btf.h). A bpftool
+# kernel's BTF, and what identifies this kernel (lib/probe/session/core_btf.h). A bpftool
 # without min_core_btf leaves it empty: libbpf then reads the kernel's BTF.
 $(O)/clockreads.min.btf: $(O)/clockreads.bpf.o
 	$(BPFTOOL) gen min_core_btf /sys/kernel/btf/vmlinux $@ $< 2>/dev/null || : > $@
 $(O)/core_btf_kernel.h: $(O)/vmlinux.h
 	printf '#define CP_CORE_BTF_RELEASE "%s"\n#define CP_CORE_BTF_VERSION "%s"\n#define CP_CORE_BTF_SIZE %s\n' \
 		"$$(uname -r)" "$$(uname -v | sed 's/[\\"]/\\&/g')" "$$(stat -c %s /sys/kernel/btf/vmlinux)" > $@
-$(O)/lib/probe/core_btf_data.o: lib/probe/core_btf_data.S $(O)/clockreads.min.btf
+$(O)/lib/probe/session/core_btf_data.o: lib/probe/session/core_btf_data.S $(O)/clockreads.min.btf
 	@mkdir -p $(@D)
 	$(CC) -I$(O) -c $< -o $@
-$(O)/lib/probe/core_btf.o: $(O)/core_btf_kernel.h
+$(O)/lib/probe/session/core_btf.o: $(O)/core_btf_kernel.h
 
 # --- user side.
 # The kernel's syscall list is looked up when used, not when this file is
@@ -161,8 +189,8 @@ $(O)/syscall_table.h: | $(DEPS_STAMP)
 		$$(ls $(UNISTD_H) 2>/dev/null | head -n 1) < /dev/null > $@ && [ -s $@ ]
 
 # Generated headers: only the files that include them wait for them.
-$(O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
-$(O)/lib/probe/session.o: $(SKELS)
+$(O)/lib/probe/base/syscall_names.o: $(O)/syscall_table.h
+$(O)/lib/probe/session/session.o: $(SKELS)
 
 # The report's Content-Security-Policy allows its script and style by their
 # sha256 hashes: those of the files compiled in, so they are known here.
@@ -188,9 +216,14 @@ $(O)/tests/unit/%.o: tests/unit/%.c $(O)/tests/unit/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 
-# The include flags a stage's sources get (tests/check_layers.py reads them).
+# The include flags a stage's sources get, or a room's (ROOM=mech/uprobe),
+# and a stage's rooms and what one may use: tests/check_layers.py reads them.
 layer-flags-%:
-	@echo $(call layer_flags,lib/$*/x.c)
+	@echo $(call layer_flags,lib/$*/$(if $(ROOM),$(ROOM)/)x.c)
+rooms-%:
+	@echo $(ROOMS_$*)
+room-uses-%:
+	@echo $(ROOM_$*_$(ROOM))
 cmd-flags:
 	@echo $(CMD_CPPFLAGS)
 

@@ -20,10 +20,10 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/%.o) $(LIB_ASMS:%.S=$(FUZZ_O)/%.o)
 
 .PHONY: fuzz fuzz-build check-fuzz
 
-$(FUZZ_O)/lib/probe/syscall_names.o: $(O)/syscall_table.h
+$(FUZZ_O)/lib/probe/base/syscall_names.o: $(O)/syscall_table.h
 # The report's CSP hashes are generated (Makefile: GEN_INC_report), here too.
 $(FUZZ_O)/lib/report/report.o: $(O)/gen/report/report_csp.h
-$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h lib/*/include/*.h probes/*.h)
+$(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h lib/*/include/*.h lib/*/*/*.h lib/*/*/include/*.h lib/*/*/*/*.h probes/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(call layer_flags,$<) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
 

@@ -147,7 +147,7 @@ def code_changed(pid):
 
 def test_probes_out_of_the_code_when_clockprof_returns(ctx):
     # clockprof hands its uprobes' release to the kernel and returns once
-    # the target's code is its files' again (lib/probe/uprobe_removal.h);
+    # the target's code is its files' again (lib/probe/links/uprobe_removal.h);
     # without CAP_SYS_ADMIN (no mount namespace of its own) it closes them
     # as before. Either way, looked at the moment it exits, no breakpoint
     # may be left in the target's code.

@@ -96,7 +96,7 @@ endif
 # Go reference target, built when `go` is around (`make test-deps` installs
 # Debian's golang-go otherwise). Offline and root-safe: GOPATH, the build
 # cache and GOFLAGS are set here, modules off (it imports only the standard
-# library); symbols are kept (no -s/-w), which lib/probe/go_clock_points.c needs.
+# library); symbols are kept (no -s/-w), which lib/probe/points/go_clock_points.c needs.
 # The empty .s file lets its go:linkname body-less declarations build.
 GO ?= $(shell command -v go 2>/dev/null)
 ifneq ($(GO),)

@@ -1,5 +1,5 @@
 /* module_probes.h - the target's files, each probed once where its clock
- * reads pass (lib/probe/clock_points.h).
+ * reads pass (lib/probe/points/clock_points.h).
  *
  * A process maps its executable, the dynamic linker and its libraries at
  * start, and more later with dlopen. Every file with code is looked at the
@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 struct cp_error;
+struct cp_mech;
 struct cp_session;
 
 struct cp_module_probes {
@@ -28,11 +29,12 @@ struct cp_module_probes {
 	void *warn_arg;
 };
 
-/* Probes every file pid maps now that was not probed yet. Returns the
+/* Probes every file pid maps now that was not probed yet, as mechanism m
+ * does, and watches the dynamic linker through session s. Returns the
  * number of files newly probed (0: nothing new), or -1 with err set when a
  * probe could not be placed. */
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
-			  pid_t pid, struct cp_error *err);
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *m,
+			  struct cp_session *s, pid_t pid, struct cp_error *err);
 void cp_module_probes_free(struct cp_module_probes *mp);
 
 #endif

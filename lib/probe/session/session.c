@@ -8,10 +8,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "breakpoints.h"
 #include "clock_points.h"
 #include "clockreads.skel.h"
 #include "core_btf.h"
@@ -19,6 +17,7 @@
 #include "grow.h"
 #include "own_code.h"
 #include "session.h"
+#include "session_probes.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
 #include "uprobe_removal.h"
@@ -32,9 +31,6 @@ struct ulink {
 struct cp_session {
 	struct clockreads_bpf *skel;
 	pid_t pid;
-	enum cp_mechanism mechanism;
-	struct cp_selftest selftest;
-	struct cp_breakpoints breakpoints;
 	bool multi;			/* uprobes as uprobe_multi links */
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
@@ -164,37 +160,16 @@ static void use_uprobe_multi(struct clockreads_bpf *skel)
 			progs[i], (enum bpf_attach_type)CP_BPF_TRACE_UPROBE_MULTI);
 }
 
-const char *cp_mechanism_name(enum cp_mechanism m)
-{
-	return m == CP_MECHANISM_BREAKPOINT ? "breakpoint" : "uprobe";
-}
-
-int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err)
-{
-	if (!strcmp(name, "uprobe"))
-		*m = CP_MECHANISM_UPROBE;
-	else if (!strcmp(name, "breakpoint"))
-		*m = CP_MECHANISM_BREAKPOINT;
-	else
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "unknown --mechanism '%s': give uprobe or breakpoint", name);
-	return 0;
-}
-
 /* Counting probes first, the boundary last: a request is only counted from
  * a boundary seen with every counting probe already in place, so the first
  * complete request is never missing reads that happened during attach.
- * The clock points in files come before this (cp_session_attach_file). */
+ * The clock points in files come before this (cp_session_attach_file), and
+ * a mechanism's own probes with it (lib/probe/mech/mechanism.h). */
 static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
 	struct clockreads_bpf *skel = s->skel;
-	uint64_t addrs[CP_ENTRY_MAX];
-	int naddrs = 0;
 
-	for (int i = 0; i < CP_ENTRY_MAX; i++)
-		if (cfg->vdso.entry[i])
-			addrs[naddrs++] = cfg->vdso.entry[i];
 	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++)
 		if (attach_uprobe(s, skel->progs.on_extra_probe, cfg->pid, &cfg->probes[i],
 				  (uint64_t)i, &s->probes[i]))
@@ -203,10 +178,6 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       cfg->probes[i].path,
 				       (unsigned long long)cfg->probes[i].offset,
 				       strerror(errno));
-	if (cfg->mechanism == CP_MECHANISM_BREAKPOINT &&
-	    cp_breakpoints_attach(&s->breakpoints, cfg->pid, 0, addrs, naddrs,
-				  cfg->vdso.start, skel->progs.on_vdso_entry, err))
-		return -1;
 	if (cfg->boundary_syscall >= 0) {
 		s->boundary.link = bpf_program__attach(skel->progs.on_boundary_syscall);
 		if (!s->boundary.link)
@@ -251,8 +222,8 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
-	/* The clock points with uprobes only; syscall() with either mechanism. */
-	size_t nclock = s->mechanism == CP_MECHANISM_UPROBE ? pts->n : 0;
+	/* The clock points the mechanism gives (lib/probe/mech/), and syscall(). */
+	size_t nclock = pts->n;
 	size_t n = nclock + (pts->syscall_offset ? 1 : 0);
 	uint64_t *offsets, *cookies;
 	const char *what;
@@ -452,7 +423,7 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
 	if (cfg->nprobes <= 0)
 		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
-	if (cfg->mechanism != CP_MECHANISM_BREAKPOINT)
+	if (!cfg->vdso_breakpoints)
 		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
 }
 
@@ -490,7 +461,6 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	s->pid = cfg->pid;
-	s->mechanism = cfg->mechanism;
 	s->multi = cp_uprobe_multi_supported();
 	if (s->multi)
 		use_uprobe_multi(skel);
@@ -807,9 +777,7 @@ int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum)
 
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 {
-	st->threads = s->breakpoints.threads;
-	st->inherited = s->breakpoints.inherited;
-	st->uprobes = s->nclock_uprobes;
+	*st = (struct cp_session_stats){ .uprobes = s->nclock_uprobes };
 }
 
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks)
@@ -820,7 +788,6 @@ void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *fo
 
 void cp_session_detach_clock_probes(struct cp_session *s)
 {
-	cp_breakpoints_detach(&s->breakpoints);
 	ulinks_destroy(s->probes, CP_MAX_PROBES, true);
 	/* Each uprobe's removal waits for a grace period (~0.1 s here): the
 	 * uprobe_multi links are closed together so that they share one. */
@@ -834,7 +801,6 @@ size_t cp_session_close(struct cp_session *s)
 
 	if (!s)
 		return 0;
-	cp_breakpoints_detach(&s->breakpoints);
 	/* Everything at once, so the removals share their grace periods. The
 	 * kernel finishes them off clockprof's path; this returns once the
 	 * target's code is free of breakpoints (uprobe_removal.h). Where the
@@ -868,114 +834,38 @@ size_t cp_session_close(struct cp_session *s)
 	return left;
 }
 
-/* The self-test's probed function: a call the compiler must keep. */
-__attribute__((noinline)) static void calibration_point(volatile int *sink)
+struct bpf_program *cp_session_vdso_program(struct cp_session *s)
 {
-	__asm__ volatile("" ::: "memory");
-	(*sink)++;
+	return s->skel->progs.on_vdso_entry;
 }
 
-/* This thread's CPU time: a hit's trap is spent on the thread that hits,
- * so this is what a probe costs the target, as its task-clock (the
- * estimate's denominator) sees it; wall time would add whatever else ran
- * on the CPU meanwhile. */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static double time_calls(int n)
-{
-	volatile int sink = 0;
-	double t0 = now_ns();
-
-	for (int i = 0; i < n; i++)
-		calibration_point(&sink);
-	return now_ns() - t0;
-}
-
-/* Places the mechanism's probe on calibration_point in this process,
- * with the real program attached; returns the detach handle's owner. */
-static int probe_own_function(struct cp_session *s, struct cp_breakpoints *bp,
-			      struct ulink *link)
+int cp_session_probe_own(struct cp_session *s, const void *fn)
 {
 	struct cp_uprobe_point pt;
-	uint64_t addr = (uint64_t)(uintptr_t)calibration_point;
 
-	if (s->mechanism == CP_MECHANISM_BREAKPOINT)
-		return cp_breakpoints_attach(bp, 0, (pid_t)syscall(SYS_gettid), &addr, 1,
-					     (uint64_t)(uintptr_t)probe_own_function,
-					     s->skel->progs.on_vdso_entry, NULL);
-	if (cp_own_code_offset(calibration_point, pt.path, sizeof(pt.path), &pt.offset))
+	if (cp_own_code_offset(fn, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
 	return attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
-			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1), link);
+			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1),
+			     &s->selftest_link);
 }
 
-/* The mechanism proves it fires: every call of a probed function of our
- * own must be counted (a count, not a timing guess: a breakpoint the
- * kernel accepted may never fire, seen on AMD EPYC guests). What the hits
- * cost comes with it. It runs once the target's probes are live (the
- * uprobe it places then shares their registration's RCU grace period, and
- * its calls overlap the window), and a failure still refuses the run. */
-int cp_session_prove(struct cp_session *s, struct cp_error *err)
+void cp_session_unprobe_own(struct cp_session *s)
 {
-	const int n = 200;
-	struct cp_breakpoints bp = { 0 };
-	struct ulink link = { .multi.fd = -1 };
-	const char *name = cp_mechanism_name(s->mechanism);
-	double bare, probed;
-
-	s->selftest = (struct cp_selftest){ .calls = n, .cost_ns = -1 };
-	bare = time_calls(n);
-	probed = time_calls(n);	/* the faster of two: a warm cache */
-	if (probed < bare)
-		bare = probed;
-	if (probe_own_function(s, &bp, &link))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot place a %s on clockprof's own code for the self-test: %s",
-			       name, strerror(errno));
-	s->skel->bss->selftest_hits = 0;
-	probed = time_calls(n);
-	s->selftest.hits = (unsigned long)__atomic_load_n(&s->skel->bss->selftest_hits,
-							  __ATOMIC_SEQ_CST);
-	/* The cost: the faster of two rounds, as for the bare calls. The first
-	 * round pays the probe's one-time set-up (the first hits of a fresh
-	 * uprobe map its out-of-line page) and, on a busy host, any
-	 * preemption: taken alone it overstated the steady cost per hit by
-	 * 1.5-2x against the extra CPU time real servers showed (make bench). */
-	if (s->selftest.hits == (unsigned long)n) {
-		double again = time_calls(n);
-
-		if (again < probed)
-			probed = again;
-	}
-	cp_breakpoints_detach(&bp);
 	/* A uprobe_multi link on our own code is removed now, in the
 	 * background: its grace periods pass during the window instead of
-	 * adding to the removals at its end. A per-offset one would block. */
-	if (link.multi.fd >= 0)
-		ulinks_destroy(&link, 1, false);
-	else
-		s->selftest_link = link;	/* our own code only; removed at close */
-	if (s->selftest.hits == 0)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       s->mechanism == CP_MECHANISM_BREAKPOINT ?
-			       "hardware breakpoints do not fire on this host (the self-test counted 0 of %d calls); use --mechanism uprobe" :
-			       "uprobes do not fire on this host (the self-test counted 0 of %d calls)",
-			       n);
-	if (s->selftest.hits != (unsigned long)n)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
-			       name, s->selftest.hits, n);
-	s->selftest.cost_ns = (probed - bare) / n;
-	return 0;
+	 * adding to the removals at its end. A per-offset one would block: it
+	 * stays (our own code only) and goes at close. */
+	if (s->selftest_link.multi.fd >= 0)
+		ulinks_destroy(&s->selftest_link, 1, false);
 }
 
-void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st)
+void cp_session_selftest_reset(struct cp_session *s)
 {
-	*st = s->selftest;
+	s->skel->bss->selftest_hits = 0;
+}
+
+unsigned long cp_session_selftest_hits(const struct cp_session *s)
+{
+	return (unsigned long)__atomic_load_n(&s->skel->bss->selftest_hits, __ATOMIC_SEQ_CST);
 }

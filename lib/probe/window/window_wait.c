@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "mechanism.h"
 #include "profile_window.h"
 #include "session.h"
 
@@ -75,7 +76,7 @@ int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
 {
 	w->modules.warn = warn_cb;
 	w->modules.warn_arg = p;
-	return cp_module_probes_sync(&w->modules, s, pid, err);
+	return cp_module_probes_sync(&w->modules, w->mech, s, pid, err);
 }
 
 /* How long a target whose files could not be read gets to show that it
@@ -182,7 +183,7 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	if (now < t->next_tick)
 		return;
 	t->next_tick += 1;
-	if (o->tick && !p->counter_phase && cp_session_read(s, &p->totals) == 0) {
+	if (o->tick && !p->counter_phase && cp_mech_read(w->mech, &p->totals) == 0) {
 		p->duration_s = now - t->start;
 		o->tick(p, o->callback_arg);
 	}

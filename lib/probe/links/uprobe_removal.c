@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "monotonic.h"
 #include "proc_maps.h"
-#include "profile_window.h"
 #include "uprobe_removal.h"
 
 /* One probed instruction in a process's code, and the byte its file has

@@ -13,18 +13,11 @@
 #include "counters.h"
 #include "error.h"
 #include "launcher.h"
+#include "mechanism.h"
 #include "parallel.h"
 #include "profile_window.h"
 #include "uprobe_removal.h"
 #include "warmup.h"
-
-double cp_monotonic_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void rfc3339_now(char *buf, size_t size)
 {
@@ -160,9 +153,11 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 
 /* Loading the BPF programs is the kernel's work (the verifier), naming a
  * running target's modules and reading its build-id are ours (libdw,
- * libelf): on two CPUs they overlap. */
+ * libelf): on two CPUs they overlap. The mechanism's own probes follow the
+ * session's. */
 struct session_job {
 	struct cp_session **s;
+	struct cp_mech **m;
 	const struct cp_session_config *cfg;
 	struct cp_naming *nm;
 	struct cp_profile *p;
@@ -176,19 +171,21 @@ static void session_job_run(void *ctx, size_t i, size_t worker)
 
 	(void)worker;
 	if (i == 0)
-		job->rc = cp_session_open(job->s, job->cfg, &job->err);
+		job->rc = cp_session_open(job->s, job->cfg, &job->err) ||
+			  cp_mech_open(job->m, job->p->mechanism, *job->s, job->cfg, &job->err);
 	else if (i == 1)
 		cp_target_identify(&job->p->target);
 	else
 		cp_naming_open(job->nm, job->p);
 }
 
-/* Opens the session and reads the target's build-id and, given nm, names
- * the modules at the same time. */
-static int open_session(struct cp_session **s, const struct cp_session_config *cfg,
-			struct cp_naming *nm, struct cp_profile *p, struct cp_error *err)
+/* Opens the session and the mechanism, and reads the target's build-id
+ * and, given nm, names the modules at the same time. */
+static int open_session(struct cp_session **s, struct cp_mech **m,
+			const struct cp_session_config *cfg, struct cp_naming *nm,
+			struct cp_profile *p, struct cp_error *err)
 {
-	struct session_job job = { .s = s, .cfg = cfg, .nm = nm, .p = p };
+	struct session_job job = { .s = s, .m = m, .cfg = cfg, .nm = nm, .p = p };
 	size_t n = nm ? 3 : 2;
 
 	cp_parallel_for(n, cp_parallel_workers(n), session_job_run, &job);
@@ -219,7 +216,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 {
 	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
 		return -1;
-	if (open_session(&r->s, &r->cfg, p->launched ? NULL : &r->w.naming, p, err) ||
+	if (open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
+			 err) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	    (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err)))
 		return -1;
@@ -245,8 +243,8 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	struct cp_error copies = { 0 };
 
 	p->attach_s = cp_monotonic_s() - r->begin;
-	cp_session_stats(r->s, &p->stats);
-	p->breakpoints_fire = o->mechanism == CP_MECHANISM_BREAKPOINT ? 1 : -1;
+	cp_mech_stats(r->w.mech, &p->stats);
+	p->breakpoints_fire = cp_mech_has(r->w.mech, CP_MECH_TESTS_BREAKPOINTS) ? 1 : -1;
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (r->cpu_clock)
 		cp_counters_enable(r->cpu_clock);
@@ -270,9 +268,9 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 		cp_counters_enable(r->ctr);
 	/* The mechanism proves itself with every probe live, its calls
 	 * overlapping the window's first ms: a failure refuses the run. */
-	if (cp_session_prove(r->s, err))
+	if (cp_mech_prove(r->w.mech, err))
 		return -1;
-	cp_session_selftest(r->s, &p->selftest);
+	cp_mech_selftest(r->w.mech, &p->selftest);
 	p->cost_ns_per_hit = p->selftest.cost_ns;
 	return 0;
 }
@@ -292,8 +290,8 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	cp_session_set_phase(r->s, counters_follow(r, p) ? CP_PHASE_COUNTERS : CP_PHASE_IDLE);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
-	cp_session_read(r->s, &p->totals);
-	cp_session_read_sites(r->s, &r->raw.sites, &r->raw.nsites);
+	cp_mech_read(r->w.mech, &p->totals);
+	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
 	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);
 		cp_session_consume_events(r->s);	/* the last stack copies */
@@ -314,9 +312,9 @@ static void switch_to_counters(struct run *r, const struct cp_profile_options *o
 	double t0;
 
 	p->counter_phase = true;
-	cp_session_detach_clock_probes(r->s);
+	cp_mech_detach(r->w.mech);
 	cp_dist_open(p, r->s, &r->w);
-	cp_session_read(r->s, &begin);
+	cp_mech_read(r->w.mech, &begin);
 	cp_counters_enable(r->ctr);
 	t0 = cp_monotonic_s();
 	r->end_signal = cp_window_wait(&r->w, p, o, r->s, r->start, t0 + o->duration_s / 2);
@@ -325,7 +323,7 @@ static void switch_to_counters(struct run *r, const struct cp_profile_options *o
 	if (p->dist_event >= 0)
 		cp_session_read_dist(r->s, &p->dist);
 	p->counter_window_s = cp_monotonic_s() - t0;
-	if (cp_session_read(r->s, &end) == 0)
+	if (cp_mech_read(r->w.mech, &end) == 0)
 		p->counter_requests = end.counter_boundaries - begin.counter_boundaries;
 	/* Each thread's first request has no start reading, and a thread that
 	 * comes and goes between two looks has no counter at all: say so when
@@ -382,6 +380,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
+	cp_mech_close(r->w.mech);
 	left = cp_session_close(r->s);
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
@@ -415,7 +414,7 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 				p->request_text, (unsigned long long)p->totals.boundary_hits);
 	if (p->totals.all.reads == 0)
 		cp_profile_warn(p, "the target read no clock during the window");
-	if (p->modules_loaded && p->mechanism == CP_MECHANISM_UPROBE)
+	if (p->modules_loaded && cp_mechanism_has(p->mechanism, CP_MECH_PER_FILE))
 		cp_profile_warn(p, "%zu file(s) were mapped during the window (dlopen) and probed when the dynamic linker said so: reads they made before that (a few ms) are not counted",
 				p->modules_loaded);
 	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
@@ -437,6 +436,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	p->counters = NULL;
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
+	cp_mech_close(r->w.mech);
 	cp_session_close(r->s);
 	cp_naming_close(&r->w.naming);
 	if (p->launched)

@@ -9,7 +9,7 @@
  *    (glibc resolves these IFUNCs straight to the vDSO: the stub is the last
  *    instruction of the caller's own file that a call passes through);
  *  - a static executable's own clock_gettime, gettimeofday, time;
- *  - a Go executable's runtime vDSO callers (lib/probe/go_clock_points.c).
+ *  - a Go executable's runtime vDSO callers (lib/probe/points/go_clock_points.c).
  * Each point says how the BPF program reads the clock id and finds the
  * return address of the read; points are deduplicated by (file, offset),
  * so a function with several names counts once. */

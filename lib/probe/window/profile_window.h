@@ -1,6 +1,7 @@
 /* profile_window.h - what the parts of one profiling window share, inside
- * lib/probe: the window's descriptors, the files probed so far and what
- * names their call sites. profile.c opens and closes the window;
+ * lib/probe: the window's descriptors, the mechanism that sees clock reads
+ * (lib/probe/mech/mechanism.h), the files probed so far and what names
+ * their call sites. profile.c opens and closes the window;
  * window_wait.c waits in it; dist_threads.c keeps per-thread counters on
  * its threads; child_reap.c ends a launched command. Not for other stages. */
 #ifndef CP_PROFILE_WINDOW_H
@@ -11,9 +12,11 @@
 
 #include "late_stacks.h"
 #include "module_probes.h"
+#include "monotonic.h"
 #include "profile.h"
 #include "unwind_table.h"
 
+struct cp_mech;
 struct cp_session;
 struct cp_symbolizer;
 
@@ -35,6 +38,7 @@ struct cp_dist_failed {
 
 struct cp_window {
 	int sigfd, pidfd;
+	struct cp_mech *mech;			/* what sees clock reads */
 	struct cp_dist_failed dist_failed;
 	struct cp_module_probes modules;	/* files probed so far */
 	struct cp_naming naming;
@@ -45,8 +49,6 @@ struct cp_window {
 /* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
 void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-double cp_monotonic_s(void);
 
 /* Inspects the target, resolves the boundary and --probe functions into
  * boundary and probes[], and fills cfg in (profile_prepare.c). */

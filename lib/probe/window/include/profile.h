@@ -15,6 +15,7 @@
 #include "clockreads.h"
 #include "counters.h"
 #include "host.h"
+#include "mechanism_name.h"
 #include "request_spec.h"
 #include "stacks.h"
 #include "session.h"
@@ -103,7 +104,7 @@ struct cp_profile {
 	 * were: s after the window opened, < 0 not during the window. */
 	unsigned long long stacks_from_copies;
 	double stack_rules_s;
-	/* Counters (lib/probe/include/counters.h): specs and values in -e order. */
+	/* Counters (lib/probe/counters/include/counters.h): specs and values in -e order. */
 	struct cp_event_spec *event_specs;
 	size_t nevents;
 	struct cp_counter_value *counters;

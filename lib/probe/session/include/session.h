@@ -3,13 +3,12 @@
  * else. Every attachment is a file descriptor (perf event or BPF link), so
  * the kernel removes all of them when clockprof exits, even by SIGKILL.
  *
- * Two mechanisms see clock reads (the README's "How a clock read is seen"):
- * uprobes at the places reads pass in the target's files (the default: they
- * fire on every host), or hardware breakpoints on the vDSO entries (they see
- * reads no file holds, but on some hosts the kernel accepts them and they
- * never fire). Whichever is chosen proves itself when the session opens:
- * clockprof probes a function of its own, calls it, and checks that the BPF
- * program counted every call, before anything is attached to the target. */
+ * The session holds what every mechanism shares: the program, the request
+ * boundary, --probe, syscall() in the target's files, the dynamic linker's
+ * hook and the counts. The mechanisms that see clock reads (the README's
+ * "How a clock read is seen") are rooms of their own (lib/probe/mech/):
+ * they place their probes through this session and prove themselves
+ * (lib/probe/mech/mechanism.h); the session knows none of them by name. */
 #ifndef CP_SESSION_H
 #define CP_SESSION_H
 
@@ -27,15 +26,6 @@ struct cp_error;
 struct cp_session;
 struct cp_unwind_table;
 
-enum cp_mechanism {
-	CP_MECHANISM_UPROBE,
-	CP_MECHANISM_BREAKPOINT,
-};
-
-/* "uprobe", "breakpoint": the names of --mechanism and run.json. */
-const char *cp_mechanism_name(enum cp_mechanism m);
-int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err);
-
 /* A function to probe: a file we can open and the function's offset. */
 struct cp_uprobe_point {
 	char path[4096];
@@ -44,7 +34,7 @@ struct cp_uprobe_point {
 
 struct cp_session_config {
 	pid_t pid;
-	enum cp_mechanism mechanism;
+	bool vdso_breakpoints;			/* load the program they run */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
 	int boundary_syscall;			/* -1: none (else sys_enter) */
@@ -55,6 +45,8 @@ struct cp_session_config {
 	int verbose;				/* libbpf's messages to stderr */
 };
 
+/* Set-up figures: the session's uprobes, and the breakpoint mechanism's
+ * threads (cp_mech_stats). */
 struct cp_session_stats {
 	size_t threads;		/* threads given breakpoints at attach */
 	size_t inherited;	/* threads that were covered by inheritance */
@@ -68,10 +60,9 @@ struct cp_selftest {
 	double cost_ns;		/* what one hit cost; < 0 unknown */
 };
 
-/* Loads the program and attaches the vDSO breakpoints (breakpoint
- * mechanism), --probe and the boundary. The clock points in the target's
- * files come with cp_session_attach_file; the mechanism proves itself with
- * cp_session_prove. */
+/* Loads the program and attaches --probe and the boundary. The clock
+ * points in the target's files come with cp_session_attach_file; the
+ * mechanism's own probes and self-test come from it (mechanism.h). */
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err);
 
@@ -80,19 +71,10 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
  * processes it started (not counted: only the target's threads are). */
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks);
 
-/* The self-test: probes a function of clockprof's own on the calling
- * thread and calls it; every call must be counted (CP_EXIT_PROFILE when
- * not: the run must be refused). Done once every probe of the session is
- * placed, before any count is reported. */
-int cp_session_prove(struct cp_session *s, struct cp_error *err);
-
-/* What the self-test measured. */
-void cp_session_selftest(const struct cp_session *s, struct cp_selftest *st);
-
 /* Probes one file the target maps (path: one we can open, e.g. through
- * /proc/PID/map_files): its syscall() function with either mechanism, its
- * clock points with uprobes. CP_EXIT_PROFILE names the file and offset of
- * a probe that cannot be placed. */
+ * /proc/PID/map_files): its syscall() function and the clock points in
+ * pts (none unless the mechanism counts with them). CP_EXIT_PROFILE names
+ * the file and offset of a probe that cannot be placed. */
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err);
 
@@ -141,8 +123,9 @@ int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
 /* Reads every call site counted so far (malloc'd array). */
 int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n);
-/* Removes every clock probe (uprobes, breakpoints, syscall() and --probe),
- * keeping only the request boundary: the counter window. */
+/* Removes the session's clock probes (uprobes, syscall() and --probe),
+ * keeping only the request boundary: the counter window (a mechanism's
+ * own go first: cp_mech_detach). */
 void cp_session_detach_clock_probes(struct cp_session *s);
 
 /* Moves the BPF program to phase (enum cp_phase in clockreads.h): what it
@@ -163,7 +146,8 @@ int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 /* Sums the per-CPU totals into *sum. */
 int cp_session_read(struct cp_session *s, struct cp_totals *sum);
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
-/* Detaches everything and frees the session (NULL is fine). Returns once
+/* Detaches everything and frees the session (NULL is fine), after the
+ * mechanism is closed (cp_mech_close). Returns once
  * the target's code is free of its breakpoints: the number of probed
  * instructions that still held one 2 s later (0: none; more
  * only while something else probes them too). */

@@ -9,6 +9,7 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "grow.h"
+#include "mechanism.h"
 #include "module_probes.h"
 #include "proc_maps.h"
 #include "session.h"
@@ -79,8 +80,9 @@ static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session 
 		    file);
 }
 
-static int probe_module(struct cp_module_probes *mp, struct cp_session *s, pid_t pid,
-			const struct mapping *m, struct cp_error *err)
+static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech,
+			struct cp_session *s, pid_t pid, const struct mapping *m,
+			struct cp_error *err)
 {
 	char path[96];
 	struct cp_clock_points pts;
@@ -93,18 +95,18 @@ static int probe_module(struct cp_module_probes *mp, struct cp_session *s, pid_t
 		    m->file, why.msg);
 		return 0;
 	}
-	if (pts.unseen[0])
+	if (pts.unseen[0] && !cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED))
 		say(mp, "%s calls %s without a PLT stub (-fno-plt or a function pointer): those reads are not seen by uprobes; --mechanism breakpoint sees them where the host supports it",
 		    m->file, pts.unseen);
-	rc = cp_session_attach_file(s, path, &pts, err);
+	rc = cp_mech_attach_file(mech, path, &pts, err);
 	cp_clock_points_free(&pts);
 	if (!rc)
 		watch_dynamic_linker(mp, s, path, m->file);
 	return rc;
 }
 
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
-			  pid_t pid, struct cp_error *err)
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech,
+			  struct cp_session *s, pid_t pid, struct cp_error *err)
 {
 	struct cp_proc_map *maps;
 	struct mapping m;
@@ -118,7 +120,7 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_session *s,
 		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;
 		if (cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
-		    probe_module(mp, s, pid, &m, err)) {
+		    probe_module(mp, mech, s, pid, &m, err)) {
 			free(maps);
 			return -1;
 		}

@@ -7,8 +7,8 @@
 
 #include "elf_symbols.h"
 #include "error.h"
+#include "mechanism.h"
 #include "profile_window.h"
-#include "vdso.h"
 
 /* Where a library named without a path is looked up. A command held at
  * exec has not mapped its libraries yet; it runs in our mount namespace and
@@ -89,8 +89,6 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
 	cfg->stacks = o->stacks;
 	cfg->verbose = o->verbose;
-	cfg->mechanism = p->mechanism = o->mechanism;
-	if (o->mechanism != CP_MECHANISM_BREAKPOINT)
-		return 0;
-	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
+	p->mechanism = o->mechanism;
+	return cp_mech_configure(o->mechanism, cfg, err);
 }

@@ -1,0 +1,143 @@
+/* mechanism.c - see mechanism.h: the table of mechanisms, their names, and
+ * the calls the window makes, each passed to the chosen mechanism with the
+ * session's part done here once for all. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "mechanism.h"
+
+static const struct cp_mechanism_ops *const mechanisms[CP_MECHANISM_COUNT] = {
+	[CP_MECHANISM_UPROBE] = &cp_uprobe_mechanism,
+	[CP_MECHANISM_BREAKPOINT] = &cp_breakpoint_mechanism,
+};
+
+static const struct cp_mechanism_ops *ops_of(enum cp_mechanism kind)
+{
+	return (unsigned)kind < CP_MECHANISM_COUNT ? mechanisms[kind] : mechanisms[0];
+}
+
+const char *cp_mechanism_name(enum cp_mechanism m)
+{
+	return ops_of(m)->name;
+}
+
+/* "uprobe or breakpoint", "a, b or c": the names, for a message. */
+static void list_names(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < CP_MECHANISM_COUNT && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					!i ? "" : i == CP_MECHANISM_COUNT - 1 ? " or " : ", ",
+					mechanisms[i]->name);
+}
+
+int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err)
+{
+	char names[128];
+
+	for (int i = 0; i < CP_MECHANISM_COUNT; i++)
+		if (!strcmp(name, mechanisms[i]->name)) {
+			*m = (enum cp_mechanism)i;
+			return 0;
+		}
+	list_names(names, sizeof(names));
+	return cp_fail(err, CP_EXIT_USAGE, "unknown --mechanism '%s': give %s", name, names);
+}
+
+bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap)
+{
+	return (ops_of(kind)->caps & cap) != 0;
+}
+
+int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
+		      struct cp_error *err)
+{
+	const struct cp_mechanism_ops *ops = ops_of(kind);
+
+	if (cfg->stacks && !(ops->caps & CP_MECH_STACKS))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--stacks needs the kernel to walk each read's stack: --mechanism %s cannot",
+			       ops->name);
+	return ops->configure ? ops->configure(cfg, err) : 0;
+}
+
+int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
+		 const struct cp_session_config *cfg, struct cp_error *err)
+{
+	struct cp_mech *m = calloc(1, sizeof(*m));
+
+	*out = NULL;
+	if (!m)
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	m->ops = ops_of(kind);
+	m->s = s;
+	m->pid = cfg->pid;
+	if (m->ops->open && m->ops->open(m, cfg, err)) {
+		cp_mech_close(m);
+		return -1;
+	}
+	*out = m;
+	return 0;
+}
+
+bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap)
+{
+	return (m->ops->caps & cap) != 0;
+}
+
+int cp_mech_attach_file(struct cp_mech *m, const char *path,
+			const struct cp_clock_points *pts, struct cp_error *err)
+{
+	return m->ops->attach_file(m, path, pts, err);
+}
+
+int cp_mech_prove(struct cp_mech *m, struct cp_error *err)
+{
+	return m->ops->prove ? m->ops->prove(m, err) : cp_mech_selftest_run(m, err);
+}
+
+void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st)
+{
+	*st = m->selftest;
+}
+
+void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st)
+{
+	cp_session_stats(m->s, st);
+	if (m->ops->stats)
+		m->ops->stats(m, st);
+}
+
+int cp_mech_read(struct cp_mech *m, struct cp_totals *t)
+{
+	int rc = cp_session_read(m->s, t);
+
+	return rc || !m->ops->read ? rc : m->ops->read(m, t);
+}
+
+int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n)
+{
+	int rc = cp_session_read_sites(m->s, sites, n);
+
+	return rc || !m->ops->read_sites ? rc : m->ops->read_sites(m, sites, n);
+}
+
+void cp_mech_detach(struct cp_mech *m)
+{
+	if (m->ops->detach)
+		m->ops->detach(m);
+	cp_session_detach_clock_probes(m->s);
+}
+
+void cp_mech_close(struct cp_mech *m)
+{
+	if (!m)
+		return;
+	if (m->ops->close)
+		m->ops->close(m);
+	free(m);
+}

@@ -1,0 +1,123 @@
+/* mechanism.h - the one seam between the window (lib/probe/window/) and the
+ * ways clock reads are seen. The window calls only the cp_mech_* functions
+ * below; each mechanism is a room of its own under lib/probe/mech/ that
+ * fills in a struct cp_mechanism_ops, and the window never sees it.
+ *
+ * A mechanism works with the session (lib/probe/session/): the session
+ * holds what all share (the BPF program and its counts, the request
+ * boundary, syscall() uprobes, the dynamic linker's hook), and the
+ * mechanism adds how reads at the vDSO are seen: uprobes at the clock
+ * points of each file (mech/uprobe), hardware breakpoints on each thread
+ * (mech/breakpoint). One that counts elsewhere than the BPF program (in the
+ * target's own memory) adds its counts where the window reads them
+ * (read, read_sites) and proves itself its own way (prove).
+ *
+ * A new mechanism: a name in enum cp_mechanism (include/mechanism_name.h),
+ * its ops in mechanism.c's table, a room of its own listed in the Makefile
+ * (ROOMS_probe) and tests/check_layers.py. The window does not change. */
+#ifndef CP_MECHANISM_H
+#define CP_MECHANISM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mechanism_name.h"
+#include "session.h"
+
+struct cp_clock_points;
+struct cp_error;
+struct cp_mech;
+
+/* What a mechanism can do, for the window to ask (cp_mechanism_has). */
+enum cp_mech_cap {
+	/* --stacks: whole stacks are walked by the kernel at each read. */
+	CP_MECH_STACKS = 1u << 0,
+	/* Clock probes are placed file by file: a file mapped in the window
+	 * is counted from when it is probed (a few ms after dlopen). */
+	CP_MECH_PER_FILE = 1u << 1,
+	/* Reads through calls that pass no PLT stub (-fno-plt, function
+	 * pointers) are seen: no warning about them. */
+	CP_MECH_SEES_UNSTUBBED = 1u << 2,
+	/* Its self-test tells whether hardware breakpoints fire here
+	 * (run.json's host.breakpoints_fire). */
+	CP_MECH_TESTS_BREAKPOINTS = 1u << 3,
+};
+
+struct cp_mechanism_ops {
+	const char *name;		/* --mechanism, run.json */
+	const char *what;		/* in messages: "uprobes" */
+	const char *unfired_hint;	/* after "... do not fire on this host" */
+	unsigned int caps;		/* enum cp_mech_cap */
+	/* Before the session opens: what the session must load and know for
+	 * it (cfg->vdso_breakpoints, cfg->vdso). NULL: nothing. */
+	int (*configure)(struct cp_session_config *cfg, struct cp_error *err);
+	/* Once the session is open, before any file is probed: what is placed
+	 * on the target as a whole (breakpoints on every thread). NULL: none. */
+	int (*open)(struct cp_mech *m, const struct cp_session_config *cfg,
+		    struct cp_error *err);
+	/* Each file the target maps, once (also those mapped in the window):
+	 * the places found in it (lib/probe/points/); it decides which the
+	 * session probes (syscall() always: cp_session_attach_file). */
+	int (*attach_file)(struct cp_mech *m, const char *path,
+			   const struct cp_clock_points *pts, struct cp_error *err);
+	/* The self-test, once every probe is live; NULL: the shared one
+	 * (selftest.c), which needs place_own and remove_own: a probe of the
+	 * mechanism's kind on fn, a function of clockprof's own. */
+	int (*prove)(struct cp_mech *m, struct cp_error *err);
+	int (*place_own)(struct cp_mech *m, const void *fn);
+	void (*remove_own)(struct cp_mech *m);
+	/* Adds its own figures to the session's. NULL: none. */
+	void (*stats)(const struct cp_mech *m, struct cp_session_stats *st);
+	/* The counts as the window reads them: given the session's, adds to
+	 * or replaces them (total, by entry, clock and path; call sites).
+	 * NULL: the session's are the counts. */
+	int (*read)(struct cp_mech *m, struct cp_totals *t);
+	int (*read_sites)(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
+	/* Its own clock probes removed (the counter window), before the
+	 * session's; and everything it holds released, before the session
+	 * closes. NULL: nothing of its own. */
+	void (*detach)(struct cp_mech *m);
+	void (*close)(struct cp_mech *m);
+};
+
+/* One mechanism at work on one target, over one session. */
+struct cp_mech {
+	const struct cp_mechanism_ops *ops;
+	struct cp_session *s;
+	pid_t pid;
+	struct cp_selftest selftest;
+	void *state;			/* the mechanism's own */
+};
+
+/* The mechanisms (mechanism.c's table; each defined in its room). */
+extern const struct cp_mechanism_ops cp_uprobe_mechanism;
+extern const struct cp_mechanism_ops cp_breakpoint_mechanism;
+
+/* Whether mechanism kind can do cap. */
+bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap);
+
+/* The window's calls, in the order of a window. */
+int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
+		      struct cp_error *err);
+int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
+		 const struct cp_session_config *cfg, struct cp_error *err);
+bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap);
+int cp_mech_attach_file(struct cp_mech *m, const char *path,
+			const struct cp_clock_points *pts, struct cp_error *err);
+/* Every call of a probed function of clockprof's own must be counted
+ * (CP_EXIT_PROFILE when not: the run must be refused). */
+int cp_mech_prove(struct cp_mech *m, struct cp_error *err);
+void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st);
+void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st);
+int cp_mech_read(struct cp_mech *m, struct cp_totals *t);
+int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
+/* Every clock probe removed, the mechanism's and the session's; the
+ * request boundary stays. */
+void cp_mech_detach(struct cp_mech *m);
+/* Releases m (NULL is fine); the session is closed after it. */
+void cp_mech_close(struct cp_mech *m);
+
+/* The shared self-test (selftest.c), for a mechanism's prove. */
+int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* session_probes.h - what a mechanism (lib/probe/mech/) places through the
+ * session beyond session.h: the program hardware breakpoints on the vDSO
+ * run, a uprobe on clockprof's own code for the self-test, and the
+ * self-test's count, kept by the BPF program. Inside lib/probe only. */
+#ifndef CP_SESSION_PROBES_H
+#define CP_SESSION_PROBES_H
+
+struct bpf_program;
+struct cp_session;
+
+/* The program a breakpoint on a vDSO entry runs (loaded only with
+ * cp_session_config.vdso_breakpoints). */
+struct bpf_program *cp_session_vdso_program(struct cp_session *s);
+
+/* A uprobe on fn, a function of clockprof's own, counted as a
+ * clock_gettime read of clockprof's own (selftest_hits); 0, or -1 with
+ * errno set. unprobe removes it in the background where it can, else at
+ * cp_session_close. */
+int cp_session_probe_own(struct cp_session *s, const void *fn);
+void cp_session_unprobe_own(struct cp_session *s);
+
+/* The calls of clockprof's own the program has counted since reset. */
+void cp_session_selftest_reset(struct cp_session *s);
+unsigned long cp_session_selftest_hits(const struct cp_session *s);
+
+#endif
