@@ -918,6 +918,7 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 struct stats_job {
 	const struct gathered *g;
 	struct cp_measure_verdict *measures;
+	const struct cp_bounds *bounds;
 	double z;
 	double *buffers;	/* per worker: base values, head values, pairs */
 	size_t buffer_len;
@@ -940,6 +941,7 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 	double *bv = job->buffers + worker * job->buffer_len;
 	double *hv = bv + job->g->nb, *scratch = hv + job->g->nh;
 	size_t nb = side_values(job->g, i, 0, bv), nh = side_values(job->g, i, 1, hv);
+	int constant;
 
 	if (nb)
 		side_stats(bv, nb, &mv->base);
@@ -947,7 +949,10 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 		side_stats(hv, nh, &mv->head);
 	if (!nb || !nh || mv->reason)
 		return;		/* added, removed or conflicting: decided */
-	if (mv->exact && mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi) {
+	constant = mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi;
+	mv->bound = cp_bounds_floor(job->bounds, mv->bound, mv->base.median,
+				    mv->exact && !constant);
+	if (mv->exact && constant) {
 		judge_exact(mv);
 		return;
 	}
@@ -1178,7 +1183,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 			  const char *env_why)
 {
 	struct gathered g = { 0 };
-	struct stats_job job = { &g, NULL, z_for_alpha(out->alpha), NULL, 0 };
+	struct stats_job job = { &g, NULL, bounds, z_for_alpha(out->alpha), NULL, 0 };
 	double *ps = NULL;
 	size_t workers;
 	int rc = -1;
@@ -1197,6 +1202,9 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds);
 	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
+	for (size_t i = 0; i < g.nmeasures; i++)
+		if (out->measures[i].bound == &bounds->default_floor)
+			cp_bounds_count_floor(bounds, out->measures[i].exact);
 	if (adjust(out, ps, env_why[0] != '\0'))
 		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++) {
