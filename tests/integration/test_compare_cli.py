@@ -365,7 +365,38 @@ def test_incomplete_runs_left_out(ctx):
     v = ctx.load_json(out)
     assert v["status"] == "inconclusive", v["status"]
     assert any("no complete head run" in r for r in v["inconclusive_reasons"])
-    assert v["excluded_runs"] == []   # nothing else to judge: shown, not left out
+    assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
+
+
+def test_side_of_cut_short_runs_is_not_judged(ctx):
+    """A head whose every run was cut short must not fail (or pass) the gate
+    on what it measured: inconclusive, its runs in excluded_runs, exit 0
+    (1 with --fail-on-inconclusive); some cut-short runs are left out and
+    the rest judged."""
+    base = [write_run(os.path.join(ctx.tmp, f"b-{i}.json"),
+                      {"clock_reads/op": (3, "exact", "lower"), "calls.f/op": (1, "exact", "lower")},
+                      build_id=f"b{i}") for i in range(3)]
+    cut = [write_run(os.path.join(ctx.tmp, f"cut-{i}.json"), {"clock_reads/op": (4, "exact", "lower")},
+                     build_id=f"c{i}", complete=False) for i in range(3)]
+    good = [write_run(os.path.join(ctx.tmp, f"h-{i}.json"),
+                      {"clock_reads/op": (3, "exact", "lower"), "calls.f/op": (1, "exact", "lower")},
+                      build_id=f"h{i}") for i in range(2)]
+    out = os.path.join(ctx.tmp, "v.json")
+    for extra, code in (((), 0), (("--fail-on-inconclusive",), 1)):
+        p = compare(ctx, base, cut, "-o", out, *extra)
+        assert p.returncode == code, (extra, p.returncode, p.stderr)
+        v = ctx.load_json(out)
+        assert v["status"] == "inconclusive", v["status"]
+        assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
+        assert any("no complete head run" in r for r in v["inconclusive_reasons"])
+        ms = {x["name"]: x for x in v["measures"]}
+        assert all(m["status"] == "inconclusive" and not m["fails_gate"] for m in ms.values()), ms
+        assert ms["clock_reads/op"]["head"]["median"] == 4   # shown, not judged
+    p = compare(ctx, base, good + cut, "-o", out, "--fail-on-inconclusive")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert v["status"] == "pass" and v["inconclusive_reasons"] == [], v
+    assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
 
 
 def test_blind_runs_are_inconclusive_and_say_why(ctx):
