@@ -8,6 +8,7 @@
 
 #include "bounds.h"
 #include "compare.h"
+#include "compare_boundary.h"
 #include "grow.h"
 #include "utf8.h"
 #include "error.h"
@@ -1115,7 +1116,8 @@ static int check_runs(const struct cp_compare_side *base, const struct cp_compar
 	const char **names;
 
 	if (refuse_duplicates(base, "base", err) || refuse_duplicates(head, "head", err) ||
-	    check_mechanisms(base, head, err))
+	    check_mechanisms(base, head, err) ||
+	    cp_compare_check_ops(base, head, out->allow_mismatch, out->warnings, err))
 		return -1;
 	*mem = malloc(n * (sizeof(*runs) + sizeof(*names)));
 	if (!*mem)
@@ -1270,6 +1272,7 @@ int cp_compare(const struct cp_compare_side *base_in,
 			       "compare needs at least one base and one head run file");
 	out->alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
 	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
+	out->allow_mismatch = opts ? opts->allow_mismatch : 0;
 	out->min_runs = cp_hl_min_runs(z_for_alpha(out->alpha));
 	out->warnings = json_array();
 	out->excluded = json_array();

@@ -12,7 +12,7 @@ HOSTILE = ["tick`s", "pi|pe", "new\nline", "::error::pwned", "100%", "cr\rlf",
 
 
 def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True,
-              reads=300, requests=None, warnings=(), cpu="test cpu"):
+              reads=300, requests=None, warnings=(), cpu="test cpu", doc_extra=None):
     doc = {
         "schema": "clockprof.run/1",
         "tool": {"name": "clockprof", "version": "0.1.0"},
@@ -31,6 +31,7 @@ def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True,
     for name, (value, kind, better) in measures.items():
         doc["measures"][name] = {"value": value, "unit": "reads/op" if kind == "exact" else "ns/op",
                                  "kind": kind, "better": better}
+    doc.update(doc_extra or {})
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
@@ -492,3 +493,67 @@ def test_straddler_within_bound_is_listed_not_inconclusive(ctx):
     assert v["status"] == "pass", v["status"]
     assert "not enough runs to exclude: task-clock/op +" in p.stdout
     assert "not enough runs to exclude" in open(md).read()
+
+
+def boundary_run(ctx, name, spec, boundary, reads_per_op, ops_source="request", **kw):
+    request = {"spec": spec, "count": 100}
+    if boundary is not None:
+        request["boundary"] = boundary
+    return write_run(os.path.join(ctx.tmp, name), {"clock_reads/op": (reads_per_op, "exact", "lower")},
+                     build_id=name, reads=100 * reads_per_op,
+                     doc_extra={"request": request, "ops_source": ops_source,
+                                "clock_reads": {"total": 100 * reads_per_op,
+                                                "in_requests": 100 * reads_per_op,
+                                                "per_op": reads_per_op}}, **kw)
+
+
+def test_runs_of_different_request_boundaries_are_refused(ctx):
+    """5 reads per handle_request() against 1 per clock_gettime() call is
+    no improvement: runs whose boundary differs as resolved (not as
+    spelled), or whose ops_source differs, are refused with exit 2 naming
+    the runs and the field, unless --allow-mismatch says it is meant; a
+    mechanism mismatch stays refused even then."""
+    main = {"kind": "func", "file": "/ci/base/srv", "main_executable": True, "symbol": "handle_request"}
+    base = [boundary_run(ctx, f"base-{i}.json", "func:handle_request", main, 5) for i in range(2)]
+    # Another spelling of the same function, of a build in another directory.
+    same = dict(main, file="/ci/head/srv")
+    head = [boundary_run(ctx, "same.json", "func:./srv:handle_request", same, 5)]
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    libc = {"kind": "func", "file": "/usr/lib/x86_64-linux-gnu/libc.so.6",
+            "main_executable": False, "symbol": "clock_gettime"}
+    other = [boundary_run(ctx, "other.json", "func:libc:clock_gettime", libc, 1)]
+    os.unlink(out)
+    p = compare(ctx, base, other, "-o", out)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert "base-0.json" in p.stderr and "other.json" in p.stderr, p.stderr
+    assert "request boundary" in p.stderr and "--allow-mismatch" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+    p = compare(ctx, base, other, "-o", out, "--allow-mismatch")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert any("request boundary" in w and "--allow-mismatch" in w for w in v["warnings"]), v["warnings"]
+    # Files written before request.boundary: compared by their spelling.
+    old_base = [boundary_run(ctx, f"old-{i}.json", "func:handle_request", None, 5) for i in range(2)]
+    p = compare(ctx, old_base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    p = compare(ctx, old_base, [boundary_run(ctx, "old-libc.json", "func:libc:clock_gettime", None, 1)])
+    assert p.returncode == 2 and "request boundary" in p.stderr, p.stderr
+    # The same boundary, ops given by --ops on one side.
+    ops = [boundary_run(ctx, "ops.json", "func:handle_request", main, 5, ops_source="--ops")]
+    p = compare(ctx, base, ops)
+    assert p.returncode == 2 and "ops_source" in p.stderr and "ops.json" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
+    p = compare(ctx, base, ops, "--allow-mismatch")
+    assert p.returncode == 0, p.stderr
+    # Never for a mechanism mismatch.
+    bp = boundary_run(ctx, "bp.json", "func:handle_request", main, 5)
+    with open(bp) as f:
+        doc = json.load(f)
+    doc["clock_reads"]["mechanism"] = "uprobe"
+    with open(bp, "w") as f:
+        json.dump(doc, f)
+    p = compare(ctx, base, [bp], "--allow-mismatch")
+    assert p.returncode == 2 and "counted with" in p.stderr, p.stderr
