@@ -557,3 +557,49 @@ def test_runs_of_different_request_boundaries_are_refused(ctx):
         json.dump(doc, f)
     p = compare(ctx, base, [bp], "--allow-mismatch")
     assert p.returncode == 2 and "counted with" in p.stderr, p.stderr
+
+
+def test_values_no_run_can_hold_are_refused(ctx):
+    """Negative reads/op, ops or totals, ops = 0 with per-op measures, and
+    per-op values that disagree with the counts and ops: exit 2, one line
+    naming the file and the member, before anything is judged."""
+    base = [boundary_run(ctx, f"base-{i}.json", "func:h", None, 5) for i in range(2)]
+    good = boundary_run(ctx, "good.json", "func:h", None, 5)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, [good], "-o", out)
+    assert p.returncode == 0, p.stderr
+    with open(good) as f:
+        doc = json.load(f)
+    cases = [
+        ("measure", lambda d: d["measures"]["clock_reads/op"].update(value=-5),
+         'measures["clock_reads/op"].value is negative'),
+        ("ops", lambda d: d.update(ops=-3), "ops is negative"),
+        ("total", lambda d: d["clock_reads"].update(total=-1), "clock_reads.total is negative"),
+        ("count", lambda d: d["request"].update(count=-2), "request.count is negative"),
+        ("zero", lambda d: d.update(ops=0), "ops is 0 but 1 measures are per op"),
+        ("inreq", lambda d: d["clock_reads"].update(in_requests=300),
+         "times ops 100 is 500, but clock_reads.in_requests is 300"),
+        ("measure-per-op", lambda d: d["measures"]["clock_reads/op"].update(value=4),
+         'measures["clock_reads/op"].value 4 times ops 100 is 400, but clock_reads.in_requests is 500'),
+        ("perop", lambda d: d["clock_reads"].update(per_op=4),
+         "clock_reads.per_op 4 times ops 100 is 400"),
+    ]
+    for name, change, message in cases:
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        path = os.path.join(ctx.tmp, f"bad-{name}.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        p = compare(ctx, base, [path], "-o", out)
+        assert p.returncode == 2, (name, p.returncode, p.stdout, p.stderr)
+        assert p.stderr.count("\n") == 1 and path in p.stderr and message in p.stderr, (name, p.stderr)
+        p = ctx.run("report", path, "-o", os.path.join(ctx.tmp, "r.html"))
+        assert p.returncode == 2 and message in p.stderr, (name, p.stderr)
+    # Within rounding: 5.0004 reads/op over 100 ops is 500.04 reads.
+    near = json.loads(json.dumps(doc))
+    near["measures"]["clock_reads/op"]["value"] = 5.0004
+    near["clock_reads"]["per_op"] = 5.0004
+    with open(os.path.join(ctx.tmp, "near.json"), "w") as f:
+        json.dump(near, f)
+    p = compare(ctx, base, [os.path.join(ctx.tmp, "near.json")])
+    assert p.returncode == 1 and "regressed" in p.stdout.lower(), (p.returncode, p.stderr)   # read, and judged
