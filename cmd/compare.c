@@ -16,7 +16,7 @@
 #include "github_annotations.h"
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
-       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE };
+       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH };
 
 static const struct cp_option options[] = {
 	{ .id = OPT_BASE, .long_name = "base", .value = "FILE...",
@@ -30,7 +30,9 @@ static const struct cp_option options[] = {
 	  .help = "bounds file: 'GLOB +N%' or 'GLOB +N' per "
 	  "line (-N%/-N: an improvement required; 'removed-ok GLOB': may vanish), "
 	  "first match wins, # comments; without it exact measures allow "
-	  CP_BOUND_DEFAULT_EXACT " and sampled measures " CP_BOUND_DEFAULT_SAMPLED,
+	  CP_BOUND_DEFAULT_EXACT " and sampled measures " CP_BOUND_DEFAULT_SAMPLED
+	  ", both at least " CP_BOUND_DEFAULT_FLOOR " where the base median is "
+	  "below 1 or an exact measure varies",
 	  .complete = CP_COMPLETE_FILE },
 	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
 	  .help = "write verdict.json (clockprof.verdict/1); - for "
@@ -48,6 +50,10 @@ static const struct cp_option options[] = {
 	  "append the markdown summary to $GITHUB_STEP_SUMMARY when set)" },
 	{ .id = OPT_FAIL_INCONCLUSIVE, .long_name = "fail-on-inconclusive",
 	  .help = "exit 1 when the verdict is inconclusive too" },
+	{ .id = OPT_ALLOW_MISMATCH, .long_name = "allow-mismatch",
+	  .help = "judge runs whose request boundary (-r, as resolved) or ops_source "
+	  "differ, when the change is meant (a warning says so); never runs of "
+	  "different mechanisms" },
 	{ 0 },
 };
 
@@ -71,7 +77,8 @@ const struct cp_command_spec cmd_compare_spec = {
 	.exit_codes = "Exit codes: 0 within bounds, 1 a measure regressed beyond its bound "
 		      "or went missing from the head (or inconclusive, with "
 		      "--fail-on-inconclusive), 2 usage error or invalid input, the "
-		      "same run given twice included.",
+		      "same run given twice and runs of different request boundaries "
+		      "or ops_source (without --allow-mismatch) included.",
 	.order = CP_ORDER_IN_ORDER,
 	.operands = CP_COMPLETE_FILE,
 };
@@ -132,6 +139,7 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 		case OPT_HTML: a->rq.html = v; break;
 		case OPT_GITHUB: a->rq.github = 1; break;
 		case OPT_FAIL_INCONCLUSIVE: a->rq.fail_on_inconclusive = 1; break;
+		case OPT_ALLOW_MISMATCH: a->rq.allow_mismatch = 1; break;
 		default:
 			*code = cmd_option_exit(cli, opt, &err);
 			return 0;

@@ -29,6 +29,7 @@ void cp_bounds_init_defaults(struct cp_bounds *b)
 	set_default(&b->default_exact, "(default exact)", CP_BOUND_DEFAULT_EXACT);
 	set_default(&b->default_sampled, "(default sampled)",
 		    CP_BOUND_DEFAULT_SAMPLED);
+	set_default(&b->default_floor, "(default floor)", CP_BOUND_DEFAULT_FLOOR);
 }
 
 int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule)
@@ -258,6 +259,25 @@ struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
 		}
 	r->matched++;
 	return r;
+}
+
+const struct cp_bound_rule *cp_bounds_floor(const struct cp_bounds *b,
+					    const struct cp_bound_rule *r,
+					    double base_median, int varies)
+{
+	if ((r == &b->default_sampled && base_median < 1) ||
+	    (r == &b->default_exact && varies))
+		return &b->default_floor;
+	return r;
+}
+
+void cp_bounds_count_floor(struct cp_bounds *b, int exact)
+{
+	struct cp_bound_rule *from = exact ? &b->default_exact : &b->default_sampled;
+
+	if (from->matched)
+		from->matched--;
+	b->default_floor.matched++;
 }
 
 struct cp_bound_rule *cp_bounds_removed_ok(struct cp_bounds *b, const char *name)

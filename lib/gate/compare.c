@@ -8,6 +8,7 @@
 
 #include "bounds.h"
 #include "compare.h"
+#include "compare_boundary.h"
 #include "grow.h"
 #include "utf8.h"
 #include "error.h"
@@ -918,6 +919,7 @@ static void prepare_measure(struct cp_measure_verdict *mv, const struct gathered
 struct stats_job {
 	const struct gathered *g;
 	struct cp_measure_verdict *measures;
+	const struct cp_bounds *bounds;
 	double z;
 	double *buffers;	/* per worker: base values, head values, pairs */
 	size_t buffer_len;
@@ -940,6 +942,7 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 	double *bv = job->buffers + worker * job->buffer_len;
 	double *hv = bv + job->g->nb, *scratch = hv + job->g->nh;
 	size_t nb = side_values(job->g, i, 0, bv), nh = side_values(job->g, i, 1, hv);
+	int constant;
 
 	if (nb)
 		side_stats(bv, nb, &mv->base);
@@ -947,7 +950,10 @@ static void measure_stats(void *ctx, size_t i, size_t worker)
 		side_stats(hv, nh, &mv->head);
 	if (!nb || !nh || mv->reason)
 		return;		/* added, removed or conflicting: decided */
-	if (mv->exact && mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi) {
+	constant = mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi;
+	mv->bound = cp_bounds_floor(job->bounds, mv->bound, mv->base.median,
+				    mv->exact && !constant);
+	if (mv->exact && constant) {
 		judge_exact(mv);
 		return;
 	}
@@ -1017,38 +1023,68 @@ static int is_complete(const struct cp_compare_run *run)
 	return !json_is_false(json_object_get(run->doc, "complete"));
 }
 
+/* Lists run i of s in excluded: cut short, it measured something else. */
+static void exclude_run(const struct cp_compare_side *s, const char *side, size_t i,
+			struct cp_compare_result *r)
+{
+	json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
+		"side", side, "file", run_name(s, i),
+		"reason", "incomplete (complete: false)"));
+	warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
+	      side, run_name(s, i));
+}
+
 /* The complete runs of s (a cut-short window measured something else),
  * into keep; the others are listed in excluded. When none is complete,
- * keep is all of s (their numbers are still shown) and the verdict is
- * inconclusive. */
-static void complete_runs(const struct cp_compare_side *s, const char *side,
-			  struct cp_compare_run *runs, const char **names,
-			  struct cp_compare_side *keep, struct cp_compare_result *r)
+ * every run is listed and keep is all of s, so that their numbers are
+ * still shown, but nothing is judged (returns 1): the verdict is
+ * inconclusive, whatever the numbers say. */
+static int complete_runs(const struct cp_compare_side *s, const char *side,
+			 struct cp_compare_run *runs, const char **names,
+			 struct cp_compare_side *keep, struct cp_compare_result *r)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < s->n; i++)
 		k += is_complete(&s->runs[i]);
 	if (!k) {
-		warnf(r->inconclusive_reasons, "no complete %s run: all %zu were cut short",
+		for (size_t i = 0; i < s->n; i++)
+			exclude_run(s, side, i, r);
+		warnf(r->inconclusive_reasons,
+		      "no complete %s run: all %zu were cut short (complete: false), so nothing was judged",
 		      side, s->n);
 		*keep = *s;
-		return;
+		return 1;
 	}
 	k = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		if (is_complete(&s->runs[i])) {
 			runs[k] = s->runs[i];
 			names[k++] = run_name(s, i);
-			continue;
+		} else {
+			exclude_run(s, side, i, r);
 		}
-		json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
-			"side", side, "file", run_name(s, i),
-			"reason", "incomplete (complete: false)"));
-		warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
-		      side, run_name(s, i));
 	}
 	*keep = (struct cp_compare_side){ runs, names, k };
+	return 0;
+}
+
+/* A side without a complete run: every measure is shown with its numbers
+ * but none is judged, nor can one fail the gate. */
+static void leave_unjudged(struct cp_compare_result *out)
+{
+	for (size_t i = 0; i < out->n; i++) {
+		struct cp_measure_verdict *mv = &out->measures[i];
+
+		mv->status = CP_MEASURE_INCONCLUSIVE;
+		mv->blocking = mv->in_family = 0;
+		mv->runs_needed = 0;
+		mv->not_excluded[0] = '\0';
+		mv->p_value = mv->p_adjusted = NAN;
+		mv->p_beyond = mv->p_beyond_adjusted = NAN;
+		set_reason(mv, "not judged: a side has no complete run (see inconclusive_reasons)");
+	}
+	out->holm_family = 0;
 }
 
 /* Every run without a clock read although requests were counted: the
@@ -1072,23 +1108,24 @@ static int blind(const struct cp_compare_side *s)
  * runs, host fingerprint, warnings of the runs, blind runs. */
 static int check_runs(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		      struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
-		      struct cp_compare_result *out, char *env_why, size_t why_len,
-		      struct cp_error *err)
+		      int *unjudged, struct cp_compare_result *out, char *env_why,
+		      size_t why_len, struct cp_error *err)
 {
 	size_t n = base->n + head->n;
 	struct cp_compare_run *runs;
 	const char **names;
 
 	if (refuse_duplicates(base, "base", err) || refuse_duplicates(head, "head", err) ||
-	    check_mechanisms(base, head, err))
+	    check_mechanisms(base, head, err) ||
+	    cp_compare_check_ops(base, head, out->allow_mismatch, out->warnings, err))
 		return -1;
 	*mem = malloc(n * (sizeof(*runs) + sizeof(*names)));
 	if (!*mem)
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
 	runs = *mem;
 	names = (const char **)(runs + n);
-	complete_runs(base, "base", runs, names, b, out);
-	complete_runs(head, "head", runs + base->n, names + base->n, h, out);
+	*unjudged = complete_runs(base, "base", runs, names, b, out);
+	*unjudged |= complete_runs(head, "head", runs + base->n, names + base->n, h, out);
 	compare_env(b, h, out, env_why, why_len);
 	run_warnings(b, "base", out->warnings);
 	run_warnings(h, "head", out->warnings);
@@ -1178,7 +1215,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 			  const char *env_why)
 {
 	struct gathered g = { 0 };
-	struct stats_job job = { &g, NULL, z_for_alpha(out->alpha), NULL, 0 };
+	struct stats_job job = { &g, NULL, bounds, z_for_alpha(out->alpha), NULL, 0 };
 	double *ps = NULL;
 	size_t workers;
 	int rc = -1;
@@ -1197,6 +1234,9 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 	for (size_t i = 0; i < g.nmeasures; i++)
 		prepare_measure(&out->measures[i], &g, i, bounds);
 	cp_parallel_for(g.nmeasures, workers, measure_stats, &job);
+	for (size_t i = 0; i < g.nmeasures; i++)
+		if (out->measures[i].bound == &bounds->default_floor)
+			cp_bounds_count_floor(bounds, out->measures[i].exact);
 	if (adjust(out, ps, env_why[0] != '\0'))
 		goto out;
 	for (size_t i = 0; i < g.nmeasures; i++) {
@@ -1224,7 +1264,7 @@ int cp_compare(const struct cp_compare_side *base_in,
 	struct cp_compare_side base, head;
 	void *mem = NULL;
 	char env_why[160];
-	int rc;
+	int rc, unjudged = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (!base_in->n || !head_in->n)
@@ -1232,11 +1272,12 @@ int cp_compare(const struct cp_compare_side *base_in,
 			       "compare needs at least one base and one head run file");
 	out->alpha = opts && opts->alpha > 0 && opts->alpha < 1 ? opts->alpha : 0.05;
 	out->fail_on_inconclusive = opts ? opts->fail_on_inconclusive : 0;
+	out->allow_mismatch = opts ? opts->allow_mismatch : 0;
 	out->min_runs = cp_hl_min_runs(z_for_alpha(out->alpha));
 	out->warnings = json_array();
 	out->excluded = json_array();
 	out->inconclusive_reasons = json_array();
-	if (check_runs(base_in, head_in, &base, &head, &mem, out, env_why,
+	if (check_runs(base_in, head_in, &base, &head, &mem, &unjudged, out, env_why,
 		       sizeof(env_why), err)) {
 		cp_compare_result_free(out);
 		return -1;
@@ -1247,6 +1288,8 @@ int cp_compare(const struct cp_compare_side *base_in,
 		cp_compare_result_free(out);
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
 	}
+	if (unjudged)
+		leave_unjudged(out);
 	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
 	headline(out, bounds);
 	return 0;

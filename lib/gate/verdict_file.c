@@ -136,6 +136,7 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 		json_array_append_new(rules, rule_json(&bounds->rules[i]));
 	json_array_append_new(rules, rule_json(&bounds->default_exact));
 	json_array_append_new(rules, rule_json(&bounds->default_sampled));
+	json_array_append_new(rules, rule_json(&bounds->default_floor));
 	json_object_set_new(doc, "schema", json_string(CP_VERDICT_SCHEMA));
 	json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "clockprof",
 						   "version", CLOCKPROF_VERSION));

@@ -314,6 +314,26 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 	return probe;
 }
 
+/* The boundary as resolved: compare refuses runs whose boundaries differ,
+ * whatever their spelling (docs/run-json.md). */
+static json_t *build_boundary(const struct cp_profile *p)
+{
+	if (p->request_text[0] == 's')	/* syscall:NAME */
+		return json_pack("{s:s, s:o}", "kind", "syscall", "syscall",
+				 text(p->request_symbol));
+	return json_pack("{s:s, s:o, s:b, s:o}", "kind", "func", "file",
+			 text(p->request_file), "main_executable", p->request_in_main,
+			 "symbol", text(p->request_symbol));
+}
+
+static json_t *build_request(const struct cp_profile *p)
+{
+	if (!p->request_text[0])
+		return json_null();
+	return json_pack("{s:o, s:I, s:o}", "spec", text(p->request_text), "count",
+			 (json_int_t)p->totals.requests, "boundary", build_boundary(p));
+}
+
 json_t *cp_run_file_build(const struct cp_profile *p)
 {
 	json_t *warnings = json_array(), *doc;
@@ -335,9 +355,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		p->host.clocksource, "pmu", p->host.pmu, "tool_version", CLOCKPROF_VERSION,
 		"breakpoints_fire", p->breakpoints_fire < 0 ? json_null() :
 							     json_boolean(p->breakpoints_fire),
-		"request", p->request_text[0] ?
-			json_pack("{s:o, s:I}", "spec", text(p->request_text), "count",
-				  (json_int_t)p->totals.requests) : json_null(),
+		"request", build_request(p),
 		"ops", p->ops > 0 ? json_real(p->ops) : json_null(),
 		"ops_source", p->ops_source != CP_OPS_NONE ?
 			json_string(cp_ops_source_name(p->ops_source)) : json_null(),

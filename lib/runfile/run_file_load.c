@@ -8,6 +8,7 @@
 #include "error.h"
 #include "json_walk.h"
 #include "run_file.h"
+#include "run_file_ranges.h"
 
 /* What is wrong with obj[key] for the given type, or NULL when nothing. */
 static const char *member_problem(const json_t *obj, const char *key, json_type type)
@@ -146,6 +147,7 @@ static int validate_top(const json_t *doc, const char *what, struct cp_error *er
 int cp_run_file_validate(const json_t *doc, const char *what,
 			 struct cp_error *err)
 {
+	struct cp_run_ranges ranges = { 0 };
 	const json_t *measures, *m;
 	const char *name;
 
@@ -157,9 +159,10 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 			       "%s: %zu measures; clockprof reads at most %d per run file",
 			       what, json_object_size(measures), CP_RUN_MAX_MEASURES);
 	json_object_foreach((json_t *)measures, name, m)
-		if (validate_measure(name, m, what, err))
+		if (validate_measure(name, m, what, err) ||
+		    cp_run_ranges_measure(&ranges, name, m, what, err))
 			return -1;
-	return 0;
+	return cp_run_ranges_check(doc, &ranges, what, err);
 }
 
 /* A run file being read member by member (lib/util/include/json_walk.h). */
@@ -173,6 +176,7 @@ struct run_read {
 	size_t count;
 	int bad;		/* a measure was invalid: first_bad says which */
 	struct cp_error first_bad;
+	struct cp_run_ranges ranges;	/* run_file_ranges.h */
 };
 
 static int oom(struct cp_json_walk *w)
@@ -197,7 +201,8 @@ static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
 			       w->what, CP_RUN_MAX_MEASURES, CP_RUN_MAX_MEASURES);
 	if (!(m = cp_json_walk_value(w, at)))
 		return -1;
-	if (!rr->bad && validate_measure(name, m, w->what, &rr->first_bad))
+	if (!rr->bad && (validate_measure(name, m, w->what, &rr->first_bad) ||
+			 cp_run_ranges_measure(&rr->ranges, name, m, w->what, &rr->first_bad)))
 		rr->bad = 1;
 	if (rr->fn || rr->keep_text) {
 		int failed = rr->fn && !rr->bad && rr->fn(rr->ctx, name, m);
@@ -268,6 +273,8 @@ int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 			*err = rr.first_bad;
 		goto fail;
 	}
+	if (cp_run_ranges_check(rr.doc, &rr.ranges, path, err))
+		goto fail;
 	/* fn had the measures: the names kept to find duplicates go. */
 	if (fn && rr.measures && json_object_clear(rr.measures))
 		goto fail;
@@ -302,6 +309,8 @@ int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 				*err = rr.first_bad;
 			goto fail;
 		}
+		if (cp_run_ranges_check(rr.doc, &rr.ranges, path, err))
+			goto fail;
 	}
 	if (rr.measures_text &&
 	    json_object_set_new(rr.doc, "measures", rr.measures_text)) {

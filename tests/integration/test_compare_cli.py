@@ -12,7 +12,7 @@ HOSTILE = ["tick`s", "pi|pe", "new\nline", "::error::pwned", "100%", "cr\rlf",
 
 
 def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True,
-              reads=300, requests=None, warnings=(), cpu="test cpu"):
+              reads=300, requests=None, warnings=(), cpu="test cpu", doc_extra=None):
     doc = {
         "schema": "clockprof.run/1",
         "tool": {"name": "clockprof", "version": "0.1.0"},
@@ -31,6 +31,7 @@ def write_run(path, measures, clocksource="tsc", build_id="b1", complete=True,
     for name, (value, kind, better) in measures.items():
         doc["measures"][name] = {"value": value, "unit": "reads/op" if kind == "exact" else "ns/op",
                                  "kind": kind, "better": better}
+    doc.update(doc_extra or {})
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
@@ -365,7 +366,38 @@ def test_incomplete_runs_left_out(ctx):
     v = ctx.load_json(out)
     assert v["status"] == "inconclusive", v["status"]
     assert any("no complete head run" in r for r in v["inconclusive_reasons"])
-    assert v["excluded_runs"] == []   # nothing else to judge: shown, not left out
+    assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
+
+
+def test_side_of_cut_short_runs_is_not_judged(ctx):
+    """A head whose every run was cut short must not fail (or pass) the gate
+    on what it measured: inconclusive, its runs in excluded_runs, exit 0
+    (1 with --fail-on-inconclusive); some cut-short runs are left out and
+    the rest judged."""
+    base = [write_run(os.path.join(ctx.tmp, f"b-{i}.json"),
+                      {"clock_reads/op": (3, "exact", "lower"), "calls.f/op": (1, "exact", "lower")},
+                      build_id=f"b{i}") for i in range(3)]
+    cut = [write_run(os.path.join(ctx.tmp, f"cut-{i}.json"), {"clock_reads/op": (4, "exact", "lower")},
+                     build_id=f"c{i}", complete=False) for i in range(3)]
+    good = [write_run(os.path.join(ctx.tmp, f"h-{i}.json"),
+                      {"clock_reads/op": (3, "exact", "lower"), "calls.f/op": (1, "exact", "lower")},
+                      build_id=f"h{i}") for i in range(2)]
+    out = os.path.join(ctx.tmp, "v.json")
+    for extra, code in (((), 0), (("--fail-on-inconclusive",), 1)):
+        p = compare(ctx, base, cut, "-o", out, *extra)
+        assert p.returncode == code, (extra, p.returncode, p.stderr)
+        v = ctx.load_json(out)
+        assert v["status"] == "inconclusive", v["status"]
+        assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
+        assert any("no complete head run" in r for r in v["inconclusive_reasons"])
+        ms = {x["name"]: x for x in v["measures"]}
+        assert all(m["status"] == "inconclusive" and not m["fails_gate"] for m in ms.values()), ms
+        assert ms["clock_reads/op"]["head"]["median"] == 4   # shown, not judged
+    p = compare(ctx, base, good + cut, "-o", out, "--fail-on-inconclusive")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert v["status"] == "pass" and v["inconclusive_reasons"] == [], v
+    assert sorted(x["file"] for x in v["excluded_runs"]) == sorted(cut)
 
 
 def test_blind_runs_are_inconclusive_and_say_why(ctx):
@@ -461,3 +493,113 @@ def test_straddler_within_bound_is_listed_not_inconclusive(ctx):
     assert v["status"] == "pass", v["status"]
     assert "not enough runs to exclude: task-clock/op +" in p.stdout
     assert "not enough runs to exclude" in open(md).read()
+
+
+def boundary_run(ctx, name, spec, boundary, reads_per_op, ops_source="request", **kw):
+    request = {"spec": spec, "count": 100}
+    if boundary is not None:
+        request["boundary"] = boundary
+    return write_run(os.path.join(ctx.tmp, name), {"clock_reads/op": (reads_per_op, "exact", "lower")},
+                     build_id=name, reads=100 * reads_per_op,
+                     doc_extra={"request": request, "ops_source": ops_source,
+                                "clock_reads": {"total": 100 * reads_per_op,
+                                                "in_requests": 100 * reads_per_op,
+                                                "per_op": reads_per_op}}, **kw)
+
+
+def test_runs_of_different_request_boundaries_are_refused(ctx):
+    """5 reads per handle_request() against 1 per clock_gettime() call is
+    no improvement: runs whose boundary differs as resolved (not as
+    spelled), or whose ops_source differs, are refused with exit 2 naming
+    the runs and the field, unless --allow-mismatch says it is meant; a
+    mechanism mismatch stays refused even then."""
+    main = {"kind": "func", "file": "/ci/base/srv", "main_executable": True, "symbol": "handle_request"}
+    base = [boundary_run(ctx, f"base-{i}.json", "func:handle_request", main, 5) for i in range(2)]
+    # Another spelling of the same function, of a build in another directory.
+    same = dict(main, file="/ci/head/srv")
+    head = [boundary_run(ctx, "same.json", "func:./srv:handle_request", same, 5)]
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    libc = {"kind": "func", "file": "/usr/lib/x86_64-linux-gnu/libc.so.6",
+            "main_executable": False, "symbol": "clock_gettime"}
+    other = [boundary_run(ctx, "other.json", "func:libc:clock_gettime", libc, 1)]
+    os.unlink(out)
+    p = compare(ctx, base, other, "-o", out)
+    assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert "base-0.json" in p.stderr and "other.json" in p.stderr, p.stderr
+    assert "request boundary" in p.stderr and "--allow-mismatch" in p.stderr, p.stderr
+    assert not os.path.exists(out)
+    p = compare(ctx, base, other, "-o", out, "--allow-mismatch")
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    assert any("request boundary" in w and "--allow-mismatch" in w for w in v["warnings"]), v["warnings"]
+    # Files written before request.boundary: compared by their spelling.
+    old_base = [boundary_run(ctx, f"old-{i}.json", "func:handle_request", None, 5) for i in range(2)]
+    p = compare(ctx, old_base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    p = compare(ctx, old_base, [boundary_run(ctx, "old-libc.json", "func:libc:clock_gettime", None, 1)])
+    assert p.returncode == 2 and "request boundary" in p.stderr, p.stderr
+    # The same boundary, ops given by --ops on one side.
+    ops = [boundary_run(ctx, "ops.json", "func:handle_request", main, 5, ops_source="--ops")]
+    p = compare(ctx, base, ops)
+    assert p.returncode == 2 and "ops_source" in p.stderr and "ops.json" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
+    p = compare(ctx, base, ops, "--allow-mismatch")
+    assert p.returncode == 0, p.stderr
+    # Never for a mechanism mismatch.
+    bp = boundary_run(ctx, "bp.json", "func:handle_request", main, 5)
+    with open(bp) as f:
+        doc = json.load(f)
+    doc["clock_reads"]["mechanism"] = "uprobe"
+    with open(bp, "w") as f:
+        json.dump(doc, f)
+    p = compare(ctx, base, [bp], "--allow-mismatch")
+    assert p.returncode == 2 and "counted with" in p.stderr, p.stderr
+
+
+def test_values_no_run_can_hold_are_refused(ctx):
+    """Negative reads/op, ops or totals, ops = 0 with per-op measures, and
+    per-op values that disagree with the counts and ops: exit 2, one line
+    naming the file and the member, before anything is judged."""
+    base = [boundary_run(ctx, f"base-{i}.json", "func:h", None, 5) for i in range(2)]
+    good = boundary_run(ctx, "good.json", "func:h", None, 5)
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, [good], "-o", out)
+    assert p.returncode == 0, p.stderr
+    with open(good) as f:
+        doc = json.load(f)
+    cases = [
+        ("measure", lambda d: d["measures"]["clock_reads/op"].update(value=-5),
+         'measures["clock_reads/op"].value is negative'),
+        ("ops", lambda d: d.update(ops=-3), "ops is negative"),
+        ("total", lambda d: d["clock_reads"].update(total=-1), "clock_reads.total is negative"),
+        ("count", lambda d: d["request"].update(count=-2), "request.count is negative"),
+        ("zero", lambda d: d.update(ops=0), "ops is 0 but 1 measures are per op"),
+        ("inreq", lambda d: d["clock_reads"].update(in_requests=300),
+         "times ops 100 is 500, but clock_reads.in_requests is 300"),
+        ("measure-per-op", lambda d: d["measures"]["clock_reads/op"].update(value=4),
+         'measures["clock_reads/op"].value 4 times ops 100 is 400, but clock_reads.in_requests is 500'),
+        ("perop", lambda d: d["clock_reads"].update(per_op=4),
+         "clock_reads.per_op 4 times ops 100 is 400"),
+    ]
+    for name, change, message in cases:
+        bad = json.loads(json.dumps(doc))
+        change(bad)
+        path = os.path.join(ctx.tmp, f"bad-{name}.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        p = compare(ctx, base, [path], "-o", out)
+        assert p.returncode == 2, (name, p.returncode, p.stdout, p.stderr)
+        assert p.stderr.count("\n") == 1 and path in p.stderr and message in p.stderr, (name, p.stderr)
+        p = ctx.run("report", path, "-o", os.path.join(ctx.tmp, "r.html"))
+        assert p.returncode == 2 and message in p.stderr, (name, p.stderr)
+    # Within rounding: 5.0004 reads/op over 100 ops is 500.04 reads.
+    near = json.loads(json.dumps(doc))
+    near["measures"]["clock_reads/op"]["value"] = 5.0004
+    near["clock_reads"]["per_op"] = 5.0004
+    with open(os.path.join(ctx.tmp, "near.json"), "w") as f:
+        json.dump(near, f)
+    p = compare(ctx, base, [os.path.join(ctx.tmp, "near.json")])
+    assert p.returncode == 1 and "regressed" in p.stdout.lower(), (p.returncode, p.stderr)   # read, and judged

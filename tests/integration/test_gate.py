@@ -65,3 +65,26 @@ def test_ab_stops_at_the_first_failing_run(ctx):
     assert p.returncode == 2, p.stderr
     assert "head run 1 of 4" in p.stderr and "exit code 2" in p.stderr, p.stderr
     assert not os.path.exists(os.path.join(d, "base-2.json"))
+
+
+def test_request_boundary_compared_as_resolved(ctx):
+    """run.json records the boundary as resolved: func:handle_request and
+    func:./reads_target:handle_request are one boundary (compare judges
+    them), func:libc:clock_gettime another (compare refuses, exit 2)."""
+    runs = {}
+    for name, spec in (("plain", "func:handle_request"),
+                       ("path", "func:./reads_target:handle_request"),
+                       ("libc", "func:libc:clock_gettime")):
+        out = os.path.join(ctx.tmp, f"{name}.json")
+        ctx.run("run", "-q", "-d", "300ms", "-e", "none", "-r", spec, "-o", out, "--",
+                "./reads_target", "clock_gettime", 5, check=True, cwd=ctx.targets)
+        runs[name] = ctx.load_json(out)["request"]["boundary"]
+    assert runs["plain"] == runs["path"], runs
+    assert runs["plain"]["main_executable"] and runs["plain"]["symbol"] == "handle_request", runs
+    assert not runs["libc"]["main_executable"], runs
+    assert runs["libc"]["file"].split("/")[-1].startswith("libc"), runs
+    tmp = lambda n: os.path.join(ctx.tmp, f"{n}.json")  # noqa: E731
+    p = ctx.run("compare", "--base", tmp("plain"), "--head", tmp("path"))
+    assert p.returncode == 0, p.stderr
+    p = ctx.run("compare", "--base", tmp("plain"), "--head", tmp("libc"))
+    assert p.returncode == 2 and "request boundary" in p.stderr, p.stderr

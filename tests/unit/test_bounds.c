@@ -77,6 +77,34 @@ TEST(bounds_defaults_apply_without_rule)
 	cp_bounds_free(&b);
 }
 
+/* The defaults' floor: +0.05 absolute for a sampled default on a base
+ * median below 1 and for an exact default that varies; never for a rule
+ * of the file, nor for a constant exact measure. */
+TEST(bounds_default_floor)
+{
+	struct cp_bounds b;
+	struct cp_error err = { 0 };
+	const struct cp_bound_rule *r;
+
+	CHECK_INT(parse("file/op +5%\n", &b, &err), 0);
+	r = cp_bounds_floor(&b, cp_bounds_match(&b, "cpu-migrations/op", 0), 0.0, 0);
+	CHECK(r == &b.default_floor);
+	CHECK_STR(r->text, CP_BOUND_DEFAULT_FLOOR);
+	CHECK_INT(r->relative, 0);
+	CHECK_NEAR(r->value, 0.05, 0);
+	CHECK(cp_bounds_floor(&b, &b.default_sampled, 0.999, 0) == &b.default_floor);
+	CHECK(cp_bounds_floor(&b, &b.default_sampled, 1.0, 0) == &b.default_sampled);
+	CHECK(cp_bounds_floor(&b, &b.default_exact, 5.5, 1) == &b.default_floor);
+	CHECK(cp_bounds_floor(&b, &b.default_exact, 0.5, 0) == &b.default_exact);
+	r = cp_bounds_match(&b, "file/op", 0);
+	CHECK(cp_bounds_floor(&b, r, 0.0, 1) == r);
+	CHECK_INT(b.default_sampled.matched, 1);
+	cp_bounds_count_floor(&b, 0);
+	CHECK_INT(b.default_sampled.matched, 0);
+	CHECK_INT(b.default_floor.matched, 1);
+	cp_bounds_free(&b);
+}
+
 TEST(bounds_hash_inside_glob_is_not_a_comment)
 {
 	struct cp_bounds b;

@@ -691,7 +691,8 @@ TEST(compare_zero_base_and_kind_conflict)
 	struct cp_compare_result r;
 	const struct cp_measure_verdict *m;
 
-	cp_bounds_init_defaults(&bounds);
+	/* A relative bound of the file's (the defaults have a floor). */
+	CHECK_INT(cp_bounds_parse("* +5%\n", 6, "b", &bounds, NULL), 0);
 	add_runs(&b, 6, "tsc");
 	add_runs(&h, 6, "tsc");
 	for (size_t i = 0; i < 6; i++) {
@@ -915,6 +916,61 @@ TEST(compare_data_dependent_exact_measure_aa)
 	}
 	if (fails > 1)
 		unit_fail(__FILE__, __LINE__, "%zu of 20 A/A comparisons failed", fails);
+}
+
+/* The defaults' floor (docs/bounds.md), on fixed values: a measure
+ * like cpu-migrations/op, 0 in most runs and a little above in a few,
+ * and an exact measure that varies between runs around 5.5 (a target
+ * reading 5 or 6 times per request at random) pass an A/A comparison
+ * under the default bounds, judged with +0.05; a +1 read/op on the latter
+ * still regresses. */
+TEST(compare_default_floor_aa_and_regression)
+{
+	static const double mig_b[5] = { 0, 0.002, 0, 0, 0.001 };
+	static const double mig_h[5] = { 0.003, 0, 0, 0.002, 0 };
+	static const double var_b[5] = { 5.49, 5.51, 5.50, 5.48, 5.52 };
+	static const double var_h[5] = { 5.52, 5.50, 5.53, 5.49, 5.51 };
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 5, "tsc");
+	add_runs(&h, 5, "tsc");
+	for (size_t i = 0; i < 5; i++) {
+		set_measure(&b, i, "cpu-migrations/op", mig_b[i], "sampled", "lower");
+		set_measure(&h, i, "cpu-migrations/op", mig_h[i], "sampled", "lower");
+		set_measure(&b, i, "clock_reads/op", var_b[i], "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", var_h[i], "exact", "lower");
+		set_measure(&b, i, "clock_reads.time/op", var_b[i] - 5, "exact", "lower");
+		set_measure(&h, i, "clock_reads.time/op", var_h[i] - 4, "exact", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "cpu-migrations/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK(m && !strcmp(m->bound->text, "+0.05") && m->bound->line == 0);
+	m = find(&r, "clock_reads/op");
+	CHECK(m && m->judged_sampled && m->status == CP_MEASURE_WITHIN);
+	CHECK(m && !strcmp(m->bound->text, "+0.05"));
+	m = find(&r, "clock_reads.time/op");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK_INT(bounds.default_exact.matched, 0);
+	CHECK_INT(bounds.default_sampled.matched, 0);
+	cp_compare_result_free(&r);
+	free_side(&h);
+	add_runs(&h, 5, "tsc");
+	for (size_t i = 0; i < 5; i++) {
+		set_measure(&h, i, "cpu-migrations/op", mig_h[i], "sampled", "lower");
+		set_measure(&h, i, "clock_reads/op", var_h[i], "exact", "lower");
+		set_measure(&h, i, "clock_reads.time/op", var_h[i] - 5, "exact", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.status, CP_VERDICT_PASS);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
 }
 
 /* verdict.json says how each measure was tested and corrected. */

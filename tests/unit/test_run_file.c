@@ -282,3 +282,30 @@ TEST(run_file_reader_refuses_past_the_limit)
 	free(text);
 	unlink(path);
 }
+
+/* One text per boundary whatever its spelling; files without
+ * request.boundary by their spec (func:SYMBOL: the main executable). */
+TEST(run_boundary_keys)
+{
+	char buf[256];
+	json_t *doc = json_pack("{s:{s:s, s:{s:s, s:s, s:b, s:s}}, s:s}", "request",
+				"spec", "func:./srv:handle_request", "boundary", "kind", "func",
+				"file", "/ci/head/srv", "main_executable", 1, "symbol",
+				"handle_request", "ops_source", "request");
+
+	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:(main executable):handle_request");
+	CHECK_STR(cp_run_ops_source(doc), "request");
+	json_object_set_new(doc, "request", json_pack("{s:s}", "spec", "func:handle_request"));
+	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:(main executable):handle_request");
+	json_object_set_new(doc, "request", json_pack("{s:s, s:{s:s, s:s, s:b, s:s}}", "spec",
+		"func:libc:clock_gettime", "boundary", "kind", "func", "file",
+		"/usr/lib/x86_64-linux-gnu/libc.so.6", "main_executable", 0, "symbol", "clock_gettime"));
+	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:libc.so.6:clock_gettime");
+	json_object_set_new(doc, "request", json_pack("{s:s}", "spec", "syscall:sys_read"));
+	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "syscall:read");
+	json_object_set_new(doc, "request", json_null());
+	json_object_del(doc, "ops_source");
+	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "none");
+	CHECK_STR(cp_run_ops_source(doc), "none");
+	json_decref(doc);
+}

@@ -9,7 +9,11 @@
  * (otherwise a measure present in every base run and missing from the
  * head fails the gate). Measures no rule matches fall back to the
  * built-in defaults, which are also what applies without a file: exact
- * measures +0 (any increase fails), sampled measures +5%. */
+ * measures +0 (any increase fails), sampled measures +5%, both with an
+ * absolute floor (+0.05 in the measure's unit) where they would demand
+ * more than runs of an unchanged build can show: a sampled measure whose
+ * base median is below 1 (+5% of 0.02 context switches per op is no
+ * bound), and an exact measure that varies between runs. */
 #ifndef CP_BOUNDS_H
 #define CP_BOUNDS_H
 
@@ -20,6 +24,9 @@ struct cp_error;
 /* Built-in defaults (documented in the README). */
 #define CP_BOUND_DEFAULT_EXACT "+0"
 #define CP_BOUND_DEFAULT_SAMPLED "+5%"
+/* The floor of both defaults, absolute: it equals +5% at a base median of
+ * 1, so the sampled default is continuous there (docs/bounds.md). */
+#define CP_BOUND_DEFAULT_FLOOR "+0.05"
 
 struct cp_bound_rule {
 	char *pattern;		/* fnmatch(3) glob, flags 0: '*' crosses '/' */
@@ -37,6 +44,7 @@ struct cp_bounds {
 	struct cp_bound_rule *rules;
 	size_t nrules, rules_cap;
 	struct cp_bound_rule default_exact, default_sampled;
+	struct cp_bound_rule default_floor;	/* CP_BOUND_DEFAULT_FLOOR */
 };
 
 /* Fills b with no rules, only the built-in defaults. */
@@ -60,6 +68,19 @@ int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule);
  * kind); counts the match in rule->matched. Never NULL. */
 struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
 				      int exact);
+
+/* The rule that judges a measure matched to r (by cp_bounds_match): the
+ * floor instead of the sampled default when the base median is below 1,
+ * and instead of the exact default when the exact measure varies between
+ * runs (judged as sampled); r itself otherwise, and always for a rule of
+ * the file. Counts nothing: cp_bounds_count_floor() does, once. */
+const struct cp_bound_rule *cp_bounds_floor(const struct cp_bounds *b,
+					    const struct cp_bound_rule *r,
+					    double base_median, int varies);
+
+/* Moves one match from the default the measure matched (exact or not) to
+ * the floor that judged it instead. */
+void cp_bounds_count_floor(struct cp_bounds *b, int exact);
 
 /* The `removed-ok` rule that lets measure name disappear from the head
  * (counted as matched), or NULL. */

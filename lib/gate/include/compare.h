@@ -30,7 +30,9 @@
  *    gate unless a `removed-ok` bounds line allows it.
  *  - runs: incomplete ones (complete: false) are left out and listed;
  *    the same run given twice is refused; runs counted by different
- *    mechanisms (uprobe, breakpoint) are not judged at all; warnings of the
+ *    mechanisms (uprobe, breakpoint) are not judged at all, nor (unless
+ *    allowed) runs whose request boundary or ops_source differ
+ *    (lib/gate/compare_boundary.c); warnings of the
  *    runs are carried into the result; no clock read on either side
  *    although requests were counted makes the verdict inconclusive.
  *
@@ -79,6 +81,9 @@ struct cp_compare_side {
 struct cp_compare_opts {
 	double alpha;		/* 0.05; also sets the interval: 1 - alpha */
 	int fail_on_inconclusive;
+	/* --allow-mismatch: runs whose request boundary or ops_source
+	 * differ are judged (with a warning) rather than refused. */
+	int allow_mismatch;
 };
 
 struct cp_side_stats {
@@ -136,6 +141,7 @@ struct cp_compare_result {
 	json_t *inconclusive_reasons;	/* run-level reasons, strings */
 	double alpha;
 	int fail_on_inconclusive;
+	int allow_mismatch;
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
 	json_t *env_mismatch;		/* [{field, base, head, effect}] */
 	json_t *warnings;		/* array of strings */
@@ -150,9 +156,10 @@ json_t *cp_run_fingerprint(const json_t *run);
 
 /* Judges head against base. bounds records which rules matched. On success
  * fills *out (free with cp_compare_result_free). Fails (CP_EXIT_USAGE) when
- * a side is empty, when a side has the same run twice (same digest), or
- * when the runs were not all counted with the same mechanism
- * (clock_reads.mechanism). */
+ * a side is empty, when a side has the same run twice (same digest), when
+ * the runs were not all counted with the same mechanism
+ * (clock_reads.mechanism), or, without opts->allow_mismatch, when they
+ * differ in their request boundary or ops_source. */
 int cp_compare(const struct cp_compare_side *base,
 	       const struct cp_compare_side *head, struct cp_bounds *bounds,
 	       const struct cp_compare_opts *opts,

@@ -140,6 +140,31 @@ static int module_matches(const char *mapped, const char *file)
 	return !strncmp(base, file, len) && (base[len] == '.' || base[len] == '-');
 }
 
+/* FILE with a '/' but not absolute (./server, build/libfoo.so): a path
+ * from the target's working directory, as a shell there would take it. */
+static int relative_file(pid_t pid, const char *file, char *path, size_t size,
+			 char *shown, size_t shown_size, struct cp_error *err)
+{
+	char cwd_link[64], cwd[PATH_MAX];
+	ssize_t n;
+
+	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", pid);
+	n = readlink(cwd_link, cwd, sizeof(cwd) - 1);
+	if (n < 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s: %s", cwd_link,
+			       strerror(errno));
+	cwd[n] = '\0';
+	while (!strncmp(file, "./", 2))
+		file += 2;
+	snprintf(path, size, "%s/%s", cwd_link, file);
+	snprintf(shown, shown_size, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", file);
+	if (access(path, R_OK) != 0)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: no such file in the target's working directory (%s)",
+			       file, cwd);
+	return 0;
+}
+
 int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 			   size_t size, char *shown, size_t shown_size,
 			   struct cp_error *err)
@@ -155,6 +180,8 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 				       "%s: no such file in the target's file system", file);
 		return 0;
 	}
+	if (strchr(file, '/'))
+		return relative_file(pid, file, path, size, shown, shown_size, err);
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read /proc/%d/maps", pid);
 	for (size_t i = 0; i < n; i++) {

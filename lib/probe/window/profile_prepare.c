@@ -9,6 +9,8 @@
 #include "error.h"
 #include "mechanism.h"
 #include "profile_window.h"
+#include "syscall_names.h"
+#include "vdso.h"
 
 /* Where a library named without a path is looked up. A command held at
  * exec has not mapped its libraries yet; it runs in our mount namespace and
@@ -32,13 +34,13 @@ static void main_executable_path(const struct cp_profile *p, char *path, size_t 
 		snprintf(path, size, "%s", p->target.exe_access);
 }
 
-/* Resolves a [FILE:]SYMBOL in the target to a uprobe point. */
+/* Resolves a [FILE:]SYMBOL in the target to a uprobe point; fn: the
+ * function found. */
 static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
 			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
-			const char *what, struct cp_error *err)
+			const char *what, struct cp_elf_function *fn,
+			struct cp_error *err)
 {
-	struct cp_elf_function fn;
-
 	if (!f->file[0]) {
 		main_executable_path(p, pt->path, sizeof(pt->path));
 		snprintf(shown, shown_size, "%s", p->target.exe);
@@ -46,13 +48,48 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 					  sizeof(pt->path), shown, shown_size, err)) {
 		return -1;
 	}
-	if (cp_elf_find_function(pt->path, shown, f->symbol, &fn, err))
+	if (cp_elf_find_function(pt->path, shown, f->symbol, fn, err))
 		return -1;
-	if (fn.ifunc)
+	if (fn->ifunc)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
 			       what, f->symbol, shown);
-	pt->offset = fn.offset;
+	pt->offset = fn->offset;
+	return 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* The request boundary resolved, and recorded as resolved: two spellings
+ * of one function (func:handle_request, func:./server:handle_request) are
+ * one boundary to compare. */
+static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile *p,
+			    struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
+			    struct cp_error *err)
+{
+	struct cp_elf_function fn;
+	const char *name;
+
+	if (rq->kind == CP_REQUEST_SYSCALL) {
+		cfg->boundary_syscall = rq->syscall_nr;
+		name = cp_syscall_name(rq->syscall_nr);
+		snprintf(p->request_symbol, sizeof(p->request_symbol), "%s",
+			 name ? name : rq->text + 8);
+		return 0;
+	}
+	if (resolve_func(p, &rq->func, boundary, p->request_file,
+			 sizeof(p->request_file), "request boundary", &fn, err))
+		return -1;
+	snprintf(p->request_symbol, sizeof(p->request_symbol), "%s", fn.name);
+	p->request_in_main = !rq->func.file[0] ||
+			     same_file(boundary->path, p->target.exe_access);
+	cfg->boundary_func = boundary;
 	return 0;
 }
 
@@ -66,22 +103,16 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	snprintf(p->request_text, sizeof(p->request_text), "%s",
 		 o->request.kind == CP_REQUEST_NONE ? "" : o->request.text);
 	cfg->boundary_syscall = -1;
-	if (o->request.kind == CP_REQUEST_SYSCALL)
-		cfg->boundary_syscall = o->request.syscall_nr;
-	if (o->request.kind == CP_REQUEST_FUNC) {
-		char shown[PATH_MAX];
-
-		if (resolve_func(p, &o->request.func, boundary, shown, sizeof(shown),
-				 "request boundary", err))
-			return -1;
-		cfg->boundary_func = boundary;
-	}
+	if (o->request.kind != CP_REQUEST_NONE &&
+	    resolve_boundary(&o->request, p, cfg, boundary, err))
+		return -1;
 	for (int i = 0; i < o->nprobes && i < CP_MAX_PROBES; i++) {
 		struct cp_probe_info *info = &p->probes[p->nprobes++];
+		struct cp_elf_function fn;
 
 		snprintf(info->symbol, sizeof(info->symbol), "%s", o->probes[i].symbol);
 		if (resolve_func(p, &o->probes[i], &probes[i], info->file,
-				 sizeof(info->file), "--probe", err))
+				 sizeof(info->file), "--probe", &fn, err))
 			return -1;
 	}
 	cfg->probes = probes;

@@ -30,6 +30,7 @@ struct cp_gate_request {
 	const char *html;		/* HTML report, or NULL */
 	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
 	int fail_on_inconclusive;
+	int allow_mismatch;		/* --allow-mismatch (compare.h) */
 };
 
 struct cp_gate_outcome {

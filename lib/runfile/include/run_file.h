@@ -59,6 +59,15 @@ int cp_run_file_validate(const json_t *doc, const char *what,
  * it has none (written before there was a choice). */
 const char *cp_run_mechanism(const json_t *doc);
 
+/* What an op is in a valid document (lib/runfile/run_boundary.c): its
+ * request boundary as resolved, one text whatever its spelling
+ * ("func:(main executable):handle_request", "func:libc.so.6:read",
+ * "syscall:read", "none"; files without request.boundary by their spec),
+ * into buf, which is returned; and its ops_source ("request", "--ops",
+ * "none"). */
+const char *cp_run_boundary(const json_t *doc, char *buf, size_t len);
+const char *cp_run_ops_source(const json_t *doc);
+
 /* Builds the run.json document of a finished profile (new reference). */
 json_t *cp_run_file_build(const struct cp_profile *profile);
 

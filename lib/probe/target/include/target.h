@@ -37,9 +37,10 @@ void cp_target_identify(struct cp_target *t);
 void cp_target_release(struct cp_target *t);
 
 /* Resolves FILE of a func:FILE:SYMBOL spec to a path we can open: an
- * absolute FILE through /proc/PID/root, else the mapped module whose base
- * name is FILE or starts with FILE followed by '.' or '-' ("libc" finds
- * libc.so.6). shown receives the path as the target sees it. */
+ * absolute FILE through /proc/PID/root, a FILE with a '/' (./server) from
+ * PID's working directory, else the mapped module whose base name is FILE
+ * or starts with FILE followed by '.' or '-' ("libc" finds libc.so.6).
+ * shown receives the path as the target sees it. */
 int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 			   size_t size, char *shown, size_t shown_size,
 			   struct cp_error *err);

@@ -89,6 +89,13 @@ struct cp_profile {
 	int exit_status;		/* wait status, when we launched it */
 	bool launched;
 	char request_text[1024];	/* "" without a boundary */
+	/* The boundary as resolved, whatever its spelling (run.json's
+	 * request.boundary): func: the file as the target sees it, whether
+	 * it is the target's main executable, and the symbol as found in
+	 * it; syscall: the syscall's name. */
+	char request_file[PATH_MAX];
+	char request_symbol[512];
+	bool request_in_main;
 	struct cp_probe_info probes[CP_MAX_PROBES];
 	int nprobes;
 	double ops;			/* 0: no divisor */
