@@ -180,6 +180,28 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h
 	return 0;
 }
 
+/* The held thread checked and redirected. */
+static int check_and_send(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+			  struct cp_hijack *h, struct cp_error *err)
+{
+	cp_patch_step();
+	if (check && check(ctx, h->tid, err))
+		return -1;
+	if (send_through(pid, h->tid, stub, h))
+		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be redirected",
+			       h->tid, pid);
+	return 0;
+}
+
+int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+		   struct cp_hijack *h, struct cp_error *err)
+{
+	memset(h, 0, sizeof(*h));
+	h->syscall = -1;
+	h->tid = tid;
+	return check_and_send(pid, stub, check, ctx, h, err);
+}
+
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
 		     struct cp_hijack *h, struct cp_error *err)
 {
@@ -199,12 +221,8 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
 		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
 			     h->tid, pid, HOLD_TIMEOUT_S);
-	cp_patch_step();
-	if (!rc && check)
-		rc = check(ctx, h->tid, err);
-	if (!rc && send_through(pid, h->tid, stub, h))
-		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be redirected",
-			     h->tid, pid);
+	if (!rc)
+		rc = check_and_send(pid, stub, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (now_s() - t0) * 1e3;
 	cp_patch_step();

@@ -47,4 +47,9 @@ typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
 		     struct cp_hijack *h, struct cp_error *err);
 
+/* The same for a thread clockprof already holds in a ptrace stop (a
+ * command `run` launched): it runs the stub when its holder lets it go. */
+int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+		   struct cp_hijack *h, struct cp_error *err);
+
 #endif

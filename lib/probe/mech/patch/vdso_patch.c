@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "hijack.h"
+#include "patch_table.h"
 #include "seccomp_filter.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -32,9 +33,9 @@
 struct cp_vdso_patch {
 	pid_t pid;
 	struct cp_vdso_plan plan;
-	uint64_t table;			/* the counter table in the target */
-	uint64_t *words;		/* a copy of it */
-	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums at attach */
+	struct cp_patch_table table;
+	uint64_t gen;			/* the stub's request in flight */
+	bool patched;			/* the sites are (or are being) switched */
 	struct cp_vdso_patch_info info;
 };
 
@@ -202,7 +203,9 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (!r.fs_base)
-		return cp_fail(err, CP_EXIT_PROFILE, "thread %d has no thread pointer (fs)", tid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d has no thread pointer yet (a static executable sets it up after its entry point)",
+			       p->pid);
 	if (!status_field(p->pid, "Seccomp", mode, sizeof(mode)) || atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
 	stub_syscalls(p, calls);
@@ -213,13 +216,10 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: %s", p->pid, why);
 }
 
-/* Asks the stub for cmd and waits until it says it is done. */
-static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *pause_ms,
-		    struct cp_error *err)
+/* The stub's request: cmd for every site, under a new number. */
+static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
-	struct cp_hijack hj;
-	double until;
 
 	if (read_header(p, &h))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
@@ -227,7 +227,7 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 	h.vdso_base = p->plan.base;
 	h.vdso_len = p->plan.size;
 	h.cmd = cmd;
-	h.gen_req = h.gen_done + 1;
+	h.gen_req = p->gen = h.gen_done + 1;
 	h.status = 0;
 	h.nsites = (uint64_t)p->plan.nsites;
 	for (int i = 0; i < p->plan.nsites; i++)
@@ -236,18 +236,25 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 	if (cp_proc_mem_write(p->pid, header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	cp_patch_step();
-	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
-		return -1;
-	*pause_ms = hj.held_ms;
-	p->info.tid = hj.tid;
-	p->info.syscall = hj.syscall;
-	p->info.eintr |= hj.eintr;
-	for (until = now_s() + STUB_TIMEOUT_S; now_s() < until; usleep(200)) {
+	return 0;
+}
+
+static void note_held(struct cp_vdso_patch *p, const struct cp_hijack *hj)
+{
+	p->info.tid = hj->tid;
+	p->info.syscall = hj->syscall;
+	p->info.eintr |= hj->eintr;
+}
+
+/* Waits until the stub says it is done with the request in flight. */
+static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	for (double until = now_s() + STUB_TIMEOUT_S; now_s() < until; usleep(200)) {
 		struct cp_vdso_area_header now;
 
 		if (read_header(p, &now))
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-		if (now.gen_done != h.gen_req)
+		if (now.gen_done != p->gen)
 			continue;
 		cp_patch_step();
 		return now.status ? cp_fail(err, CP_EXIT_PROFILE,
@@ -256,7 +263,7 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, double *
 	}
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "thread %d of process %d did not finish clockprof's stub within %.0f s (its vDSO may not be writable)",
-		       hj.tid, p->pid, STUB_TIMEOUT_S);
+		       p->info.tid, p->pid, STUB_TIMEOUT_S);
 }
 
 /* Whether every site's word reads as want (patched or original). */
@@ -273,82 +280,9 @@ static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 	return true;
 }
 
-/* The table's words summed over every slot, and the slots in use. */
-static int sum_table(struct cp_vdso_patch *p, uint64_t sums[CP_PATCH_SLOT_WORDS],
-		     size_t *threads, uint64_t *shared)
-{
-	struct iovec local = { p->words, CP_PATCH_TABLE_SIZE };
-	struct iovec remote = { (void *)p->table, CP_PATCH_TABLE_SIZE };
-
-	if (process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE)
-		return -1;
-	memset(sums, 0, CP_PATCH_SLOT_WORDS * sizeof(*sums));
-	*threads = 0;
-	*shared = 0;
-	for (size_t s = 0; s <= CP_PATCH_SLOTS; s++) {
-		const uint64_t *w = p->words + s * CP_PATCH_SLOT_WORDS;
-
-		for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
-			sums[i] += w[i];
-			if (s == 0)
-				*shared += w[i];
-		}
-		*threads += s > 0 && w[0] != 0;
-	}
-	return 0;
-}
-
-int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
-{
-	uint64_t sums[CP_PATCH_SLOT_WORDS];
-
-	memset(c, 0, sizeof(*c));
-	if (sum_table(p, sums, &c->threads, &c->shared))
-		return -1;
-	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)
-		sums[i] -= p->base[i];
-	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
-		c->by_clock[k] = sums[1 + k];
-		c->by_entry[CP_ENTRY_CLOCK_GETTIME] += sums[1 + k];
-	}
-	c->by_entry[CP_ENTRY_GETTIMEOFDAY] = sums[CP_PATCH_WORD_GETTIMEOFDAY];
-	c->by_entry[CP_ENTRY_TIME] = sums[CP_PATCH_WORD_TIME];
-	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		c->total += c->by_entry[e];
-	return 0;
-}
-
-void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info)
-{
-	*info = p->info;
-}
-
-/* The patch applied: the sites verified, the table found, the counts so
- * far taken as the baseline. */
-static int apply(struct cp_vdso_patch *p, struct cp_error *err)
-{
-	struct cp_vdso_area_header h;
-	size_t threads;
-	uint64_t shared;
-
-	if (run_stub(p, CP_VDSO_CMD_PATCH, &p->info.attach_pause_ms, err))
-		return -1;
-	if (read_header(p, &h) || !h.table)
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
-	p->table = h.table;
-	if (!sites_read(p, true))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
-	if (!(p->words = malloc(CP_PATCH_TABLE_SIZE)) ||
-	    sum_table(p, p->base, &threads, &shared))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counters of process %d", p->pid);
-	return 0;
-}
-
-int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err)
+int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err)
 {
 	struct cp_vdso_patch *p = calloc(1, sizeof(*p));
-	struct cp_error ignored;
 
 	*out = NULL;
 	if (!p)
@@ -360,28 +294,120 @@ int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error 
 		free(p);
 		return -1;
 	}
-	if (apply(p, err)) {
-		cp_vdso_patch_detach(p, &ignored);
+	*out = p;
+	return 0;
+}
+
+int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	struct cp_hijack hj;
+
+	if (post_request(p, CP_VDSO_CMD_PATCH, err))
+		return -1;
+	p->patched = true;
+	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
+		return -1;
+	note_held(p, &hj);
+	p->info.attach_pause_ms = hj.held_ms;
+	return cp_vdso_patch_confirm(p, err);
+}
+
+int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
+{
+	struct cp_hijack hj;
+
+	if (post_request(p, CP_VDSO_CMD_PATCH, err) ||
+	    cp_hijack_held(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
+		return -1;
+	p->patched = true;
+	note_held(p, &hj);
+	return 0;
+}
+
+int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	struct cp_vdso_area_header h;
+
+	if (wait_stub(p, err))
+		return -1;
+	if (read_header(p, &h) || !h.table)
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
+	if (!sites_read(p, true))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
+	if (cp_patch_table_open(&p->table, p->pid, h.table))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	p->info.table = h.table;
+	return 0;
+}
+
+int cp_vdso_patch_mark(struct cp_vdso_patch *p)
+{
+	return cp_patch_table_mark(&p->table);
+}
+
+int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
+{
+	return cp_patch_table_read(&p->table, c);
+}
+
+void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info)
+{
+	*info = p->info;
+}
+
+int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	struct cp_vdso_patch_counts last;
+	struct cp_hijack hj;
+
+	if (!p->patched || kill(p->pid, 0) != 0)
+		return 0;
+	cp_patch_table_read(&p->table, &last);	/* the last counts, kept */
+	p->patched = false;
+	if (sites_read(p, false))
+		return 0;
+	if (post_request(p, CP_VDSO_CMD_RESTORE, err) ||
+	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
+		return -1;
+	note_held(p, &hj);
+	p->info.detach_pause_ms = hj.held_ms;
+	if (wait_stub(p, err))
+		return -1;
+	if (!sites_read(p, false) && kill(p->pid, 0) == 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);
+	return 0;
+}
+
+void cp_vdso_patch_free(struct cp_vdso_patch *p)
+{
+	if (!p)
+		return;
+	cp_patch_table_close(&p->table);
+	cp_vdso_plan_free(&p->plan);
+	free(p);
+}
+
+int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err)
+{
+	struct cp_error ignored;
+
+	if (cp_vdso_patch_prepare(pid, out, err))
+		return -1;
+	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_mark(*out)) {
+		cp_vdso_patch_detach(*out, &ignored);
+		*out = NULL;
+		if (!err->msg[0])
+			cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", pid);
 		return -1;
 	}
-	*out = p;
 	return 0;
 }
 
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int rc = 0;
+	int rc = p ? cp_vdso_patch_restore(p, err) : 0;
 
-	if (!p)
-		return 0;
-	if (kill(p->pid, 0) == 0 && !sites_read(p, false)) {
-		rc = run_stub(p, CP_VDSO_CMD_RESTORE, &p->info.detach_pause_ms, err);
-		if (!rc && !sites_read(p, false) && kill(p->pid, 0) == 0)
-			rc = cp_fail(err, CP_EXIT_PROFILE,
-				     "the vDSO of process %d could not be restored", p->pid);
-	}
-	cp_vdso_plan_free(&p->plan);
-	free(p->words);
-	free(p);
+	cp_vdso_patch_free(p);
 	return rc;
 }

@@ -39,6 +39,7 @@ struct cp_vdso_patch_counts {
 };
 
 struct cp_vdso_patch_info {
+	uint64_t table;			/* the counter table in the target */
 	bool reused;			/* an earlier clockprof's code was found and reused */
 	pid_t tid;			/* the thread held to apply it */
 	double attach_pause_ms;		/* how long that thread was held */
@@ -47,21 +48,38 @@ struct cp_vdso_patch_info {
 	bool eintr;			/* ... which returned EINTR to the target */
 };
 
-/* Patches pid's vDSO. CP_EXIT_PROFILE with the reason when it cannot or
+/* The steps, for a window that must place them (lib/probe/mech/patch/
+ * patch.c): prepare checks what forbids the patch and writes the code into
+ * the vDSO's unused end (nothing runs it yet); apply switches the sites
+ * through one thread held for an instant; arm_held instead redirects a
+ * thread clockprof already holds under ptrace (a launched command), which
+ * switches them when let go, and confirm then waits for that; mark starts
+ * the counts; restore switches the sites back and keeps the last counts;
+ * free releases what clockprof holds (never the target's code or table). */
+int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
+int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
+int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
+int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
+int cp_vdso_patch_mark(struct cp_vdso_patch *p);
+int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err);
+void cp_vdso_patch_free(struct cp_vdso_patch *p);
+
+/* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
  * its vDSO's unused end): 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no
  * thread pointer, a vDSO changed by another tool, ptrace refused. */
 int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
 
-/* What was counted since the attach; -1 when the target's memory cannot
- * be read (it exited). */
+/* What was counted since the mark; once the target cannot be read (it
+ * exited, or the sites were restored and it went on), the last counts
+ * read. */
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c);
 
 void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info);
 
-/* Switches every site back and frees p (NULL is fine). A target that has
- * exited needs nothing. */
+/* Restores and frees p (NULL is fine). A target that has exited needs
+ * nothing. */
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err);
 
 /* The self-test (vdso_selftest.c): a child of clockprof's own patched,

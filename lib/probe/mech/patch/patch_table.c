@@ -1,0 +1,84 @@
+/* patch_table.c - see patch_table.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "patch_table.h"
+#include "vdso_patch.h"
+
+int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->addr = addr;
+	t->words = malloc(CP_PATCH_TABLE_SIZE);
+	return t->words ? 0 : -1;
+}
+
+/* Every word summed over the slots; threads: slots in use. */
+static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS],
+	       size_t *threads, uint64_t *shared)
+{
+	struct iovec local = { t->words, CP_PATCH_TABLE_SIZE };
+	struct iovec remote = { (void *)(uintptr_t)t->addr, CP_PATCH_TABLE_SIZE };
+
+	if (!t->words || process_vm_readv(t->pid, &local, 1, &remote, 1, 0) !=
+			 (ssize_t)CP_PATCH_TABLE_SIZE)
+		return -1;
+	memset(sums, 0, CP_PATCH_SLOT_WORDS * sizeof(*sums));
+	*threads = 0;
+	*shared = 0;
+	for (size_t s = 0; s <= CP_PATCH_SLOTS; s++) {
+		const uint64_t *w = t->words + s * CP_PATCH_SLOT_WORDS;
+
+		for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
+			sums[i] += w[i];
+			if (s == 0)
+				*shared += w[i];
+		}
+		*threads += s > 0 && w[0] != 0;
+	}
+	return 0;
+}
+
+int cp_patch_table_mark(struct cp_patch_table *t)
+{
+	size_t threads;
+	uint64_t shared;
+
+	if (sum(t, t->base, &threads, &shared))
+		return -1;
+	memcpy(t->last, t->base, sizeof(t->last));
+	return 0;
+}
+
+int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c)
+{
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
+	size_t threads = 0;
+	uint64_t shared = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (sum(t, sums, &threads, &shared) == 0)
+		memcpy(t->last, sums, sizeof(sums));
+	else if (!t->addr)
+		return -1;
+	c->threads = threads;
+	c->shared = shared;
+	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
+		c->by_clock[k] = t->last[1 + k] - t->base[1 + k];
+		c->by_entry[CP_ENTRY_CLOCK_GETTIME] += c->by_clock[k];
+	}
+	c->by_entry[CP_ENTRY_GETTIMEOFDAY] = t->last[CP_PATCH_WORD_GETTIMEOFDAY] -
+					     t->base[CP_PATCH_WORD_GETTIMEOFDAY];
+	c->by_entry[CP_ENTRY_TIME] = t->last[CP_PATCH_WORD_TIME] - t->base[CP_PATCH_WORD_TIME];
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		c->total += c->by_entry[e];
+	return 0;
+}
+
+void cp_patch_table_close(struct cp_patch_table *t)
+{
+	free(t->words);
+	t->words = NULL;
+}

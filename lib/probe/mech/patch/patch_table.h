@@ -1,0 +1,31 @@
+/* patch_table.h - the vDSO patch's counters, read from the target's memory
+ * (process_vm_readv: nothing stops) and summed over its thread slots
+ * (layout: CP_PATCH_* in probes/clockreads.h). */
+#ifndef CP_PATCH_TABLE_H
+#define CP_PATCH_TABLE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clockreads.h"
+
+struct cp_vdso_patch_counts;
+
+struct cp_patch_table {
+	pid_t pid;
+	uint64_t addr;			/* in the target; 0: none */
+	uint64_t *words;		/* the last copy */
+	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums counted from */
+	uint64_t last[CP_PATCH_SLOT_WORDS];	/* the sums at the last read */
+};
+
+/* Sets the table up for reading (its copy allocated); -1 out of memory. */
+int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr);
+/* Counts from now on (the window opens): the sums now are the base. */
+int cp_patch_table_mark(struct cp_patch_table *t);
+/* The counts since the base. When the target cannot be read any more
+ * (it exited), the last counts read; -1 when there were none. */
+int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c);
+void cp_patch_table_close(struct cp_patch_table *t);
+
+#endif
