@@ -56,7 +56,7 @@ ROOM_probe_naming          := naming session target base
 ROOM_probe_mech            := mech session target base
 ROOM_probe_mech/uprobe     := mech/uprobe mech session points target base
 ROOM_probe_mech/breakpoint := mech/breakpoint mech session points target base
-ROOM_probe_mech/patch      := mech/patch mech session target base
+ROOM_probe_mech/patch      := mech/patch mech session points target base
 ROOM_probe_window          := window mech naming session counters points links target base
 # The room of a file: its folder below lib/STAGE/ ("mech/uprobe").
 room_of        = $(patsubst lib/$(call stage_of,$(1))/%/,%,$(dir $(1)))

@@ -256,27 +256,10 @@ static __always_inline int clock_slot(__s64 clock_id)
 							  : CP_CLOCK_OTHER;
 }
 
-/* Which path the vDSO takes for a clock, by its own rule (lib/vdso/
- * gettimeofday.c): coarse clocks never fall back; high-resolution and raw
- * clocks fall back when the clocksource cannot be read from user space;
- * every other clock (CPU-time clocks, alarm clocks, dynamic clocks) is a
- * clock_gettime syscall made from inside the vDSO. Inferring it here saves
- * a syscall hook that would slow the whole host. */
+/* Which path the vDSO takes for a clock (clockreads.h). */
 static __always_inline int vdso_clock_path(__s64 clock_id)
 {
-	switch (clock_id) {
-	case 5: /* CLOCK_REALTIME_COARSE */
-	case 6: /* CLOCK_MONOTONIC_COARSE */
-		return CP_PATH_VDSO;
-	case 0: /* CLOCK_REALTIME */
-	case 1: /* CLOCK_MONOTONIC */
-	case 4: /* CLOCK_MONOTONIC_RAW */
-	case 7: /* CLOCK_BOOTTIME */
-	case 11: /* CLOCK_TAI */
-		return vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
-	default:
-		return CP_PATH_SYSCALL;
-	}
+	return cp_vdso_clock_path(clock_id, vdso_hres);
 }
 
 static __always_inline void count_read(struct cp_read_counts *c, int entry,
@@ -709,13 +692,17 @@ static __always_inline void read_patch_slot(__u64 *words)
 }
 
 /* With the vDSO patch, the reads the thread made in the target since its
- * last boundary join its request, by entry, clock and path. */
-static __always_inline void add_patch_reads(struct cp_thread *t)
+ * last boundary join its request, by entry, clock and path. Whether that
+ * boundary saw the table: a request begun before user space handed it
+ * over (a launched command's first ms) is not complete. */
+static __always_inline bool add_patch_reads(struct cp_thread *t)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS];
+	bool seen = t->patch_valid;
 
 	read_patch_slot(words);
-	for (int i = 1; i < CP_PATCH_SLOT_WORDS && t->boundary_phase == CP_PHASE_CLOCK; i++) {
+	t->patch_valid = 1;
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS && seen && t->boundary_phase == CP_PHASE_CLOCK; i++) {
 		__u64 n = words[i] - t->patch_last[i];
 		int entry = i == CP_PATCH_WORD_GETTIMEOFDAY ? CP_ENTRY_GETTIMEOFDAY :
 			    i == CP_PATCH_WORD_TIME ? CP_ENTRY_TIME : CP_ENTRY_CLOCK_GETTIME;
@@ -730,6 +717,7 @@ static __always_inline void add_patch_reads(struct cp_thread *t)
 		cp_add(&t->cur.by_clock[clock], n);
 	}
 	__builtin_memcpy(t->patch_last, words, sizeof(words));
+	return seen;
 }
 
 static __always_inline void close_request(__u32 tid)
@@ -737,6 +725,7 @@ static __always_inline void close_request(__u32 tid)
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread();
 	__u64 reads;
+	bool whole = true;
 
 	if (!tot || !t)
 		return;
@@ -749,8 +738,8 @@ static __always_inline void close_request(__u32 tid)
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
 	if (patch_table && phase == CP_PHASE_CLOCK)
-		add_patch_reads(t);
-	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK) {
+		whole = add_patch_reads(t);
+	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK && whole) {
 		cp_read_counts_add(&tot->in_requests, &t->cur);
 		reads = t->cur.reads;
 		cp_add(&tot->requests, 1);

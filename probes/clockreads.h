@@ -64,6 +64,30 @@ enum cp_site_mode {
  * slot holds requests with more (their exact maximum is kept too). */
 #define CP_HIST_SLOTS 512
 
+/* Which path the vDSO takes for a clock, by its own rule (lib/vdso/
+ * gettimeofday.c): coarse clocks never fall back; high-resolution and raw
+ * clocks fall back when the clocksource cannot be read from user space
+ * (hres false); every other clock (CPU-time clocks, alarm clocks, dynamic
+ * clocks) is a clock_gettime syscall made from inside the vDSO. Inferring
+ * it saves a syscall hook that would slow the whole host. The BPF program
+ * and the vDSO patch's reader (user space) both apply it. */
+static inline __attribute__((always_inline)) int cp_vdso_clock_path(long long clock_id, int hres)
+{
+	switch (clock_id) {
+	case 5: /* CLOCK_REALTIME_COARSE */
+	case 6: /* CLOCK_MONOTONIC_COARSE */
+		return CP_PATH_VDSO;
+	case 0: /* CLOCK_REALTIME */
+	case 1: /* CLOCK_MONOTONIC */
+	case 4: /* CLOCK_MONOTONIC_RAW */
+	case 7: /* CLOCK_BOOTTIME */
+	case 11: /* CLOCK_TAI */
+		return hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	default:
+		return CP_PATH_SYSCALL;
+	}
+}
+
 /* One set of counts. */
 struct cp_read_counts {
 	__u64 reads;

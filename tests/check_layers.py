@@ -50,7 +50,7 @@ ROOMS = {
         "mech": {"session", "target", "base"},
         "mech/uprobe": {"mech", "session", "points", "target", "base"},
         "mech/breakpoint": {"mech", "session", "points", "target", "base"},
-        "mech/patch": {"mech", "session", "target", "base"},
+        "mech/patch": {"mech", "session", "points", "target", "base"},
         "window": {"mech", "naming", "session", "counters", "points", "links",
                    "target", "base"},
     },

@@ -303,6 +303,11 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 			  "uprobes", (json_int_t)p->stats.uprobes,
 			  "selftest", "calls", (json_int_t)p->selftest.calls,
 			  "hits", (json_int_t)p->selftest.hits);
+	/* The patch mechanism: how long one thread of the target was held. */
+	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0))
+		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",
+				    "attach", p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
+				    "detach", p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
 	/* --stacks: when every function's rules were in place, and how many
 	 * stacks clockprof walked from copies before that. */
 	if (probe && p->stacks_recorded) {

@@ -78,7 +78,7 @@ static int validate_measure(const char *name, const json_t *m, const char *what,
 /* Is s a counting mechanism this version knows? */
 static int known_mechanism(const char *s)
 {
-	return !strcmp(s, "uprobe") || !strcmp(s, "breakpoint");
+	return !strcmp(s, "uprobe") || !strcmp(s, "breakpoint") || !strcmp(s, "patch");
 }
 
 const char *cp_run_mechanism(const json_t *doc)
@@ -108,7 +108,7 @@ static int validate_mechanism(const json_t *doc, const char *what,
 			       what);
 	if (mech && !known_mechanism(json_string_value(mech)))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: clock_reads.mechanism must be \"uprobe\" or \"breakpoint\"",
+			       "%s: invalid run file: clock_reads.mechanism must be \"uprobe\", \"breakpoint\" or \"patch\"",
 			       what);
 	/* null: the start-up self-test did not run. */
 	if (fire && !json_is_boolean(fire) && !json_is_null(fire))

@@ -234,6 +234,13 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
 
+	if (p->mechanism == CP_MECHANISM_PATCH)
+		say(out, "\nreads counted in the target's vDSO, no trap per read%s", p->pause_ms[0] >= 0 ||
+		    p->pause_ms[1] >= 0 ? ": one thread held" : "");
+	if (p->pause_ms[0] >= 0)
+		say(out, " %.2f ms to attach", p->pause_ms[0]);
+	if (p->pause_ms[1] >= 0)
+		say(out, "%s %.2f ms to detach", p->pause_ms[0] >= 0 ? "," : "", p->pause_ms[1]);
 	say(out, "\nprobe hits %llu (%s, self-test %lu of %lu)", (unsigned long long)t->trap_hits,
 	    cp_mechanism_name(p->mechanism), p->selftest.hits, p->selftest.calls);
 	if (p->cost_ns_per_hit > 0) {

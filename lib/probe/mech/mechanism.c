@@ -11,6 +11,7 @@
 static const struct cp_mechanism_ops *const mechanisms[CP_MECHANISM_COUNT] = {
 	[CP_MECHANISM_UPROBE] = &cp_uprobe_mechanism,
 	[CP_MECHANISM_BREAKPOINT] = &cp_breakpoint_mechanism,
+	[CP_MECHANISM_PATCH] = &cp_patch_mechanism,
 };
 
 static const struct cp_mechanism_ops *ops_of(enum cp_mechanism kind)
@@ -75,9 +76,10 @@ int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	m->ops = ops_of(kind);
 	m->s = s;
+	m->pause_ms[0] = m->pause_ms[1] = -1;
 	m->pid = cfg->pid;
 	if (m->ops->open && m->ops->open(m, cfg, err)) {
-		cp_mech_close(m);
+		cp_mech_close(m, NULL);
 		return -1;
 	}
 	*out = m;
@@ -95,6 +97,11 @@ int cp_mech_attach_file(struct cp_mech *m, const char *path,
 	return m->ops->attach_file(m, path, pts, err);
 }
 
+int cp_mech_start(struct cp_mech *m, struct cp_error *err)
+{
+	return m->ops->start ? m->ops->start(m, err) : 0;
+}
+
 int cp_mech_prove(struct cp_mech *m, struct cp_error *err)
 {
 	return m->ops->prove ? m->ops->prove(m, err) : cp_mech_selftest_run(m, err);
@@ -104,6 +111,7 @@ void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st)
 {
 	*st = m->selftest;
 }
+
 
 void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st)
 {
@@ -133,11 +141,13 @@ void cp_mech_detach(struct cp_mech *m)
 	cp_session_detach_clock_probes(m->s);
 }
 
-void cp_mech_close(struct cp_mech *m)
+void cp_mech_close(struct cp_mech *m, double pause_ms[2])
 {
 	if (!m)
 		return;
 	if (m->ops->close)
 		m->ops->close(m);
+	if (pause_ms)
+		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
 	free(m);
 }

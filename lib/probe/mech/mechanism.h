@@ -60,6 +60,9 @@ struct cp_mechanism_ops {
 	 * session probes (syscall() always: cp_session_attach_file). */
 	int (*attach_file)(struct cp_mech *m, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err);
+	/* The clock window opens: counting starts now (the launched command
+	 * is still held). NULL: the probes count from when they are placed. */
+	int (*start)(struct cp_mech *m, struct cp_error *err);
 	/* The self-test, once every probe is live; NULL: the shared one
 	 * (selftest.c), which needs place_own and remove_own: a probe of the
 	 * mechanism's kind on fn, a function of clockprof's own. */
@@ -86,12 +89,16 @@ struct cp_mech {
 	struct cp_session *s;
 	pid_t pid;
 	struct cp_selftest selftest;
+	/* How long one thread of the target was stopped to attach and to
+	 * detach, in ms, by a mechanism that stops one; -1: never. */
+	double pause_ms[2];
 	void *state;			/* the mechanism's own */
 };
 
 /* The mechanisms (mechanism.c's table; each defined in its room). */
 extern const struct cp_mechanism_ops cp_uprobe_mechanism;
 extern const struct cp_mechanism_ops cp_breakpoint_mechanism;
+extern const struct cp_mechanism_ops cp_patch_mechanism;
 
 /* Whether mechanism kind can do cap. */
 bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap);
@@ -104,6 +111,8 @@ int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session
 bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap);
 int cp_mech_attach_file(struct cp_mech *m, const char *path,
 			const struct cp_clock_points *pts, struct cp_error *err);
+/* The clock window opens (before the launched command is let go). */
+int cp_mech_start(struct cp_mech *m, struct cp_error *err);
 /* Every call of a probed function of clockprof's own must be counted
  * (CP_EXIT_PROFILE when not: the run must be refused). */
 int cp_mech_prove(struct cp_mech *m, struct cp_error *err);
@@ -114,8 +123,10 @@ int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *
 /* Every clock probe removed, the mechanism's and the session's; the
  * request boundary stays. */
 void cp_mech_detach(struct cp_mech *m);
-/* Releases m (NULL is fine); the session is closed after it. */
-void cp_mech_close(struct cp_mech *m);
+/* Releases m (NULL is fine); the session is closed after it. pause_ms
+ * (may be NULL) receives m's pauses (attach, detach), the last one being
+ * made here. */
+void cp_mech_close(struct cp_mech *m, double pause_ms[2]);
 
 /* The shared self-test (selftest.c), for a mechanism's prove. */
 int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err);

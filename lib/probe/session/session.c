@@ -760,6 +760,11 @@ size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids)
 	return n;
 }
 
+void cp_session_set_patch_table(struct cp_session *s, uint64_t addr)
+{
+	__atomic_store_n(&s->skel->bss->patch_table, addr, __ATOMIC_SEQ_CST);
+}
+
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 {
 	/* A plain store the programs read on their next run; one still

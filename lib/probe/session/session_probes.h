@@ -5,6 +5,8 @@
 #ifndef CP_SESSION_PROBES_H
 #define CP_SESSION_PROBES_H
 
+#include <stdint.h>
+
 struct bpf_program;
 struct cp_session;
 
@@ -18,6 +20,10 @@ struct bpf_program *cp_session_vdso_program(struct cp_session *s);
  * cp_session_close. */
 int cp_session_probe_own(struct cp_session *s, const void *fn);
 void cp_session_unprobe_own(struct cp_session *s);
+
+/* The vDSO patch's counter table in the target (mech/patch): the program
+ * adds the reads a thread made there to its request at each boundary. */
+void cp_session_set_patch_table(struct cp_session *s, uint64_t addr);
 
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);

@@ -248,6 +248,8 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (r->cpu_clock)
 		cp_counters_enable(r->cpu_clock);
+	if (cp_mech_start(r->w.mech, err))
+		return -1;
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
 	/* The pidfd that watches the target is opened once counting has begun:
@@ -380,7 +382,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
-	cp_mech_close(r->w.mech);
+	cp_mech_close(r->w.mech, p->pause_ms);
 	left = cp_session_close(r->s);
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
@@ -436,7 +438,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	p->counters = NULL;
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
-	cp_mech_close(r->w.mech);
+	cp_mech_close(r->w.mech, NULL);
 	cp_session_close(r->s);
 	cp_naming_close(&r->w.naming);
 	if (p->launched)
@@ -455,6 +457,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	 * makes the exit wait for them). */
 	cp_warmup_start();
 	memset(p, 0, sizeof(*p));
+	p->pause_ms[0] = p->pause_ms[1] = -1;
 	p->stacks_recorded = o->stacks;
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;

@@ -119,6 +119,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->nprobes = p->nprobes;
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
 	cfg->stacks = o->stacks;
+	cfg->launched = p->launched;
 	cfg->verbose = o->verbose;
 	p->mechanism = o->mechanism;
 	return cp_mech_configure(o->mechanism, cfg, err);

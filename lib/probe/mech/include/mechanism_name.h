@@ -9,10 +9,11 @@ struct cp_error;
 enum cp_mechanism {
 	CP_MECHANISM_UPROBE,
 	CP_MECHANISM_BREAKPOINT,
+	CP_MECHANISM_PATCH,
 	CP_MECHANISM_COUNT
 };
 
-/* "uprobe", "breakpoint": the names of --mechanism and run.json. */
+/* "uprobe", "breakpoint", "patch": the names of --mechanism and run.json. */
 const char *cp_mechanism_name(enum cp_mechanism m);
 int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err);
 

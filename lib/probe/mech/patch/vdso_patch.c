@@ -356,6 +356,11 @@ void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info
 	*info = p->info;
 }
 
+uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
+{
+	return p->info.table;
+}
+
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_vdso_patch_counts last;

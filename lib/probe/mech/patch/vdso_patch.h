@@ -77,6 +77,8 @@ int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error 
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c);
 
 void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info);
+/* The counter table's address in the target (0 until confirmed). */
+uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p);
 
 /* Restores and frees p (NULL is fine). A target that has exited needs
  * nothing. */

@@ -34,6 +34,8 @@ struct cp_uprobe_point {
 
 struct cp_session_config {
 	pid_t pid;
+	bool launched;				/* a command run launched, held under
+						 * clockprof's ptrace until the window opens */
 	bool vdso_breakpoints;			/* load the program they run */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */

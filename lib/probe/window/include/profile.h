@@ -78,6 +78,9 @@ struct cp_profile {
 	struct cp_session_stats stats;
 	enum cp_mechanism mechanism;
 	struct cp_selftest selftest;	/* the mechanism's start-up proof */
+	/* How long one thread of the target was stopped to attach and to
+	 * detach (the patch mechanism), in ms; -1: never. */
+	double pause_ms[2];
 	int breakpoints_fire;		/* 1, 0, or -1: not tested */
 	size_t modules_loaded;		/* files first probed in the window */
 	char started_at[40];		/* RFC 3339, UTC */

@@ -1,0 +1,199 @@
+/* patch.c - the patch mechanism: reads are counted inside the target, at
+ * its vDSO's clock entries, with no trap (vdso_patch.h). The session still
+ * places what traps: the request boundary, syscall() (direct clock
+ * syscalls do not pass the vDSO) and the dynamic linker's hook; at each
+ * boundary its program adds the reads the thread made in the target to
+ * the request (probes/clockreads.bpf.c, add_patch_reads).
+ *
+ * A running target (attach) is patched when the mechanism opens and
+ * counted from the window's start. A launched one (run) is held under
+ * clockprof's ptrace at its entry point when the window starts: its own
+ * thread is sent through the stub as it is let go, so its first read is
+ * counted. A static executable sets its thread pointer, which the thunks
+ * read, only after its entry point: it is refused, with that reason. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "clock_points.h"
+#include "error.h"
+#include "mechanism.h"
+#include "session_probes.h"
+#include "vdso_patch.h"
+
+struct patch_state {
+	struct cp_vdso_patch *patch;
+	bool launched, hres;
+};
+
+/* Whether the executable has a program interpreter (the dynamic loader,
+ * which sets the thread pointer before the entry point). */
+static bool has_interpreter(pid_t pid)
+{
+	char path[64];
+	bool found = false;
+	size_t n = 0;
+	Elf *elf;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	elf_version(EV_CURRENT);
+	if ((elf = elf_begin(fd, ELF_C_READ, NULL)) && elf_getphdrnum(elf, &n) == 0)
+		for (size_t i = 0; i < n && !found; i++) {
+			GElf_Phdr ph;
+
+			found = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
+		}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
+		      struct cp_error *err)
+{
+	struct patch_state *st = calloc(1, sizeof(*st));
+
+	if (!(m->state = st))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	st->launched = cfg->launched;
+	st->hres = cfg->vdso_hres;
+	if (st->launched && !has_interpreter(cfg->pid))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "--mechanism patch cannot count a static executable from its start (it sets its thread pointer after its entry point): use --mechanism uprobe");
+	if (cp_vdso_patch_prepare(cfg->pid, &st->patch, err) ||
+	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
+		return -1;
+	if (!st->launched)
+		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
+	return 0;
+}
+
+/* The vDSO entries count every read: of the file, syscall() only. */
+static int patch_attach_file(struct cp_mech *m, const char *path,
+			     const struct cp_clock_points *pts, struct cp_error *err)
+{
+	struct cp_clock_points syscall_only = *pts;
+
+	syscall_only.n = 0;
+	return cp_session_attach_file(m->s, path, &syscall_only, err);
+}
+
+static int patch_start(struct cp_mech *m, struct cp_error *err)
+{
+	struct patch_state *st = m->state;
+
+	if (st->launched)
+		return cp_vdso_patch_arm_held(st->patch, m->pid, err);
+	return cp_vdso_patch_mark(st->patch) ?
+	       cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid) : 0;
+}
+
+/* The patch's own proof (a child of clockprof's patched by the same code,
+ * 200 reads counted exactly; the target's sites read back as written),
+ * then the shared self-test, for what a trap that is left (the boundary,
+ * syscall()) costs: a uprobe's. */
+static int patch_prove(struct cp_mech *m, struct cp_error *err)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_patch_counts c;
+
+	if (st->launched) {
+		if (cp_vdso_patch_confirm(st->patch, err))
+			return -1;
+		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
+	}
+	if (cp_vdso_patch_selftest(&c, err))
+		return -1;
+	return cp_mech_selftest_run(m, err);
+}
+
+static int patch_place_own(struct cp_mech *m, const void *fn)
+{
+	return cp_session_probe_own(m->s, fn);
+}
+
+static void patch_remove_own(struct cp_mech *m)
+{
+	cp_session_unprobe_own(m->s);
+}
+
+/* The target's reads join the session's (syscall() ones). */
+static int patch_read(struct cp_mech *m, struct cp_totals *t)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_patch_counts c;
+
+	if (!st->patch || cp_vdso_patch_read(st->patch, &c))
+		return 0;
+	t->all.reads += c.total;
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		t->all.by_entry[e] += c.by_entry[e];
+	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
+		t->all.by_clock[k] += c.by_clock[k];
+		t->all.by_path[cp_vdso_clock_path(k == CP_CLOCK_OTHER ? -1 : k, st->hres)] += c.by_clock[k];
+	}
+	/* gettimeofday and time read CLOCK_REALTIME */
+	t->all.by_clock[0] += c.by_entry[CP_ENTRY_GETTIMEOFDAY] + c.by_entry[CP_ENTRY_TIME];
+	t->all.by_path[st->hres ? CP_PATH_VDSO : CP_PATH_SYSCALL] += c.by_entry[CP_ENTRY_GETTIMEOFDAY];
+	t->all.by_path[CP_PATH_VDSO] += c.by_entry[CP_ENTRY_TIME];
+	return 0;
+}
+
+/* The counter window: the sites go back, the counts stay. */
+static void patch_detach(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_error ignored;
+
+	if (st->patch)
+		cp_vdso_patch_restore(st->patch, &ignored);
+}
+
+/* The pauses the patch cost one thread of the target so far. */
+static void note_pauses(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_patch_info info;
+
+	cp_vdso_patch_info(st->patch, &info);
+	m->pause_ms[0] = info.attach_pause_ms > 0 ? info.attach_pause_ms : -1;
+	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
+}
+
+static void patch_close(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_error ignored;
+
+	if (!st)
+		return;
+	if (st->patch) {
+		cp_vdso_patch_restore(st->patch, &ignored);
+		note_pauses(m);
+	}
+	cp_vdso_patch_free(st->patch);
+	free(st);
+	m->state = NULL;
+}
+
+const struct cp_mechanism_ops cp_patch_mechanism = {
+	.name = "patch",
+	.what = "the vDSO patch",
+	.unfired_hint = "; use --mechanism uprobe",
+	.caps = CP_MECH_SEES_UNSTUBBED,
+	.open = patch_open,
+	.attach_file = patch_attach_file,
+	.start = patch_start,
+	.prove = patch_prove,
+	.place_own = patch_place_own,
+	.remove_own = patch_remove_own,
+	.read = patch_read,
+	.detach = patch_detach,
+	.close = patch_close,
+};
