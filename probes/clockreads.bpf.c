@@ -670,37 +670,59 @@ static __always_inline int entry_path(int entry, __s64 clock_id)
 	return CP_PATH_VDSO;
 }
 
-/* The calling thread's slot words in the target's vDSO patch table, found
- * as the thunk finds them (clockreads.h); all zero when it has none yet:
- * then it has read nothing through the vDSO. */
-static __always_inline void read_patch_slot(__u64 *words)
+/* The key the thunk files the current thread's reads under (clockreads.h):
+ * its thread pointer, or its goroutine; 0: none. */
+static __always_inline __u64 patch_key(void)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 key = task->thread.fsbase, idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
+	__u64 fs = task->thread.fsbase, key = 0;
 
+	if (!fs || bpf_probe_read_user(&key, sizeof(key), (void *)fs))
+		return 0;
+	if (!key && !bpf_probe_read_user(&key, sizeof(key), (void *)(fs - 8)) && key)
+		key |= 1;
+	return key;
+}
+
+/* The current thread's slot words in the target's vDSO patch table, found
+ * as the thunk finds them. 1 found; 0 it has none (an empty slot came
+ * first: it has read nothing through the vDSO) and words are zero; -1 not
+ * known (no key, or every probed slot taken: its reads went to the shared
+ * slot). */
+static __always_inline int read_patch_slot(__u64 *words)
+{
+	__u64 key = patch_key(), idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
+
+	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
 	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
 		__u64 at = patch_table + CP_PATCH_SLOT_WORDS * 8 *
 			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
 
-		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at) ||
-		    words[0] == 0)
+		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
 			break;
 		if (words[0] == key)
-			return;
+			return 1;
+		if (words[0] == 0)
+			return 0;
 	}
 	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+	return -1;
 }
 
 /* With the vDSO patch, the reads the thread made in the target since its
- * last boundary join its request, by entry, clock and path. Whether that
- * boundary saw the table: a request begun before user space handed it
- * over (a launched command's first ms) is not complete. */
+ * last boundary join its request, by entry, clock and path. Whether the
+ * request is whole: not when its first boundary came before user space
+ * handed the table over (a launched command's first ms), nor when either
+ * boundary could not find the thread's slot. */
 static __always_inline bool add_patch_reads(struct cp_thread *t)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS];
 	bool seen = t->patch_valid;
 
-	read_patch_slot(words);
+	if (read_patch_slot(words) < 0) {
+		t->patch_valid = 0;	/* not known: this request and the next are not whole */
+		return false;
+	}
 	t->patch_valid = 1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS && seen && t->boundary_phase == CP_PHASE_CLOCK; i++) {
 		__u64 n = words[i] - t->patch_last[i];
@@ -908,6 +930,54 @@ int on_dl_change(struct pt_regs *ctx)
  * whole kernel BTF (~30 ms at every start) to find them; these attach by
  * name and read the child's tgid through CO-RE. Both run in the context
  * of the process that execs or forks. */
+/* The vDSO patch's counts at the target's exit: its memory goes with it,
+ * so its last thread sums the table as it exits (where the kernel traces
+ * the exit before the memory is let go, as 6.16 and later do; earlier,
+ * the read fails and done stays 0). One element. */
+struct patch_exit {
+	__u64 sums[CP_PATCH_SLOT_WORDS];
+	__u64 done;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct patch_exit);
+} patch_exit SEC(".maps");
+
+/* One slot added to the sums (a bpf_loop callback; its context lives on
+ * the caller's stack, as bpf_loop wants). */
+static long sum_patch_slot(__u32 i, void *ctx)
+{
+	struct patch_exit *e = ctx;
+	__u64 w[CP_PATCH_SLOT_WORDS];
+
+	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
+		e->done = 0;
+		return 1;
+	}
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		e->sums[k] += w[k];
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_target_exit)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct patch_exit sums = { .done = 1 }, *e;
+	__u32 zero = 0;
+
+	if (!patch_table || (__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid ||
+	    task->signal->live.counter != 0 || !task->mm ||
+	    !(e = bpf_map_lookup_elem(&patch_exit, &zero)))
+		return 0;
+	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sums, 0);
+	__builtin_memcpy(e, &sums, sizeof(sums));
+	return 0;
+}
+
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_target_exec)
 {

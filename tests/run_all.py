@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 # Suites that profile (BPF, perf_event) or drive a browser as root.
-NEEDS_ROOT = {"integration", "integration-breakpoint", "browser"}
+NEEDS_ROOT = {"integration", "integration-breakpoint", "integration-patch", "browser"}
 SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
@@ -61,6 +61,12 @@ def main():
                                     "./clockprof", "--targets",
                                     os.path.join(args.build, "tests", "targets"),
                                     "--mechanism", "breakpoint"]),
+        # The modules that name it again with the vDSO patch (no trap per
+        # read; its own tests are in test_vdso_patch.py, every mechanism).
+        ("integration-patch", [sys.executable, "tests/integration/run.py", "--clockprof",
+                               "./clockprof", "--targets",
+                               os.path.join(args.build, "tests", "targets"),
+                               "--mechanism", "patch"]),
     ]
     if os.path.exists("tests/browser/Makefile"):
         suites.append(("browser", ["make", "--no-print-directory", "-C", "tests/browser",

@@ -5,7 +5,7 @@ reference targets whose clock reads are known by construction.
 Each tests/integration/test_*.py defines functions named test_*(ctx). A test
 fails by raising (assert), skips by raising Skip(reason). ctx gives:
   ctx.clockprof  path of the binary          ctx.targets  dir of built targets
-  ctx.mechanism  "uprobe" or "breakpoint": what run/attach/ab count with
+  ctx.mechanism  "uprobe", "breakpoint" or "patch": what run/attach/ab count with
   ctx.tmp        a fresh temporary directory  ctx.run(*args, **kw) -> CompletedProcess
   ctx.target(name) path of a built target     ctx.load_json(path)
 Prints one line per test and ends with "integration: N passed, N failed, N skipped".
@@ -13,7 +13,8 @@ Prints one line per test and ends with "integration: N passed, N failed, N skipp
 With --mechanism breakpoint only the modules that set BOTH_MECHANISMS = True
 run, through a wrapper that adds the option to every run/attach/ab; on a
 host where hardware breakpoints do not fire, each of their tests is skipped
-with clockprof's own reason (its start-up self-test).
+with clockprof's own reason (its start-up self-test). A module may name
+the mechanisms it runs with instead: MECHANISMS = ("uprobe", "patch", ...).
 """
 import argparse
 import importlib.util
@@ -81,6 +82,12 @@ def mechanism_wrapper(clockprof, mechanism, directory):
     return path
 
 
+def module_mechanisms(mod):
+    """The mechanisms a test module runs with."""
+    both = ("uprobe", "breakpoint") if getattr(mod, "BOTH_MECHANISMS", False) else ("uprobe",)
+    return getattr(mod, "MECHANISMS", both)
+
+
 def mechanism_unavailable(clockprof, mechanism):
     """clockprof's own start-up self-test: None when the mechanism fires
     here, else the one-line reason it gave."""
@@ -93,7 +100,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
     ap.add_argument("--targets", required=True)
-    ap.add_argument("--mechanism", default="uprobe", choices=("uprobe", "breakpoint"))
+    ap.add_argument("--mechanism", default="uprobe", choices=("uprobe", "breakpoint", "patch"))
     ap.add_argument("filters", nargs="*", help="run only tests whose names contain one of these")
     args = ap.parse_args()
 
@@ -110,7 +117,7 @@ def main():
         if not (fname.startswith("test_") and fname.endswith(".py")):
             continue
         mod = load_module(os.path.join(here, fname))
-        if args.mechanism != "uprobe" and not getattr(mod, "BOTH_MECHANISMS", False):
+        if args.mechanism not in module_mechanisms(mod):
             continue
         for name in sorted(n for n in dir(mod) if n.startswith("test_")):
             fn = getattr(mod, name)

@@ -92,6 +92,7 @@ struct cp_mech {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
+	char warning[256];		/* what the window should say; "" none */
 	void *state;			/* the mechanism's own */
 };
 

@@ -47,6 +47,7 @@ struct cp_session {
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
+	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
@@ -763,6 +764,24 @@ size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids)
 void cp_session_set_patch_table(struct cp_session *s, uint64_t addr)
 {
 	__atomic_store_n(&s->skel->bss->patch_table, addr, __ATOMIC_SEQ_CST);
+	if (!s->exit_watch)
+		s->exit_watch = bpf_program__attach(s->skel->progs.on_target_exit);
+}
+
+bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS])
+{
+	struct {
+		__u64 sums[CP_PATCH_SLOT_WORDS];
+		__u64 done;
+	} e;
+	__u32 zero = 0;
+
+	if (!s->exit_watch ||
+	    bpf_map__lookup_elem(s->skel->maps.patch_exit, &zero, sizeof(zero), &e, sizeof(e), 0) ||
+	    !e.done)
+		return false;
+	memcpy(sums, e.sums, sizeof(e.sums));
+	return true;
 }
 
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
@@ -831,6 +850,7 @@ size_t cp_session_close(struct cp_session *s)
 	ring_buffer__free(s->events);
 	bpf_link__destroy(s->exec_watch);
 	bpf_link__destroy(s->fork_watch);
+	bpf_link__destroy(s->exit_watch);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
 		if (s->dist_tids[i])

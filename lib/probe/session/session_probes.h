@@ -5,7 +5,10 @@
 #ifndef CP_SESSION_PROBES_H
 #define CP_SESSION_PROBES_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "clockreads.h"
 
 struct bpf_program;
 struct cp_session;
@@ -24,6 +27,9 @@ void cp_session_unprobe_own(struct cp_session *s);
 /* The vDSO patch's counter table in the target (mech/patch): the program
  * adds the reads a thread made there to its request at each boundary. */
 void cp_session_set_patch_table(struct cp_session *s, uint64_t addr);
+/* The table summed as the target's last thread exited (its memory is gone
+ * after): true when the kernel let the program read it. */
+bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS]);
 
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);

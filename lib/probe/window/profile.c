@@ -293,6 +293,8 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
 	cp_mech_read(r->w.mech, &p->totals);
+	if (r->w.mech->warning[0])
+		cp_profile_warn(p, "%s", r->w.mech->warning);
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
 	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);

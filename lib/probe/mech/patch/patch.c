@@ -88,8 +88,12 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
-	if (st->launched)
-		return cp_vdso_patch_arm_held(st->patch, m->pid, err);
+	if (st->launched) {
+		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
+			return -1;
+		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
+		return 0;
+	}
 	return cp_vdso_patch_mark(st->patch) ?
 	       cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid) : 0;
 }
@@ -103,11 +107,8 @@ static int patch_prove(struct cp_mech *m, struct cp_error *err)
 	struct patch_state *st = m->state;
 	struct cp_vdso_patch_counts c;
 
-	if (st->launched) {
-		if (cp_vdso_patch_confirm(st->patch, err))
-			return -1;
-		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
-	}
+	if (st->launched && cp_vdso_patch_confirm(st->patch, err))
+		return -1;
 	if (cp_vdso_patch_selftest(&c, err))
 		return -1;
 	return cp_mech_selftest_run(m, err);
@@ -128,9 +129,19 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 {
 	struct patch_state *st = m->state;
 	struct cp_vdso_patch_counts c;
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
 
-	if (!st->patch || cp_vdso_patch_read(st->patch, &c))
+	int rc;
+
+	if (!st->patch || (rc = cp_vdso_patch_read(st->patch, &c)) < 0)
 		return 0;
+	if (rc == 1 && cp_session_patch_exit_sums(m->s, sums)) {
+		cp_vdso_patch_settle(st->patch, sums);
+		rc = cp_vdso_patch_read(st->patch, &c);
+	}
+	if (rc == 1)
+		snprintf(m->warning, sizeof(m->warning),
+			 "the target's memory was gone before its vDSO counts could be read (this kernel traces a process's exit after letting its memory go): reads since the last look are missing");
 	t->all.reads += c.total;
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		t->all.by_entry[e] += c.by_entry[e];

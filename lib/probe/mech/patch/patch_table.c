@@ -58,11 +58,15 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	size_t threads = 0;
 	uint64_t shared = 0;
 
+	int rc = 0;
+
 	memset(c, 0, sizeof(*c));
-	if (sum(t, sums, &threads, &shared) == 0)
+	if (!t->settled && sum(t, sums, &threads, &shared) == 0)
 		memcpy(t->last, sums, sizeof(sums));
 	else if (!t->addr)
 		return -1;
+	else if (!t->settled)
+		rc = 1;		/* gone: the last counts read */
 	c->threads = threads;
 	c->shared = shared;
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
@@ -74,7 +78,13 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	c->by_entry[CP_ENTRY_TIME] = t->last[CP_PATCH_WORD_TIME] - t->base[CP_PATCH_WORD_TIME];
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		c->total += c->by_entry[e];
-	return 0;
+	return rc;
+}
+
+void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS])
+{
+	memcpy(t->last, sums, sizeof(t->last));
+	t->settled = true;
 }
 
 void cp_patch_table_close(struct cp_patch_table *t)

@@ -4,6 +4,7 @@
 #ifndef CP_PATCH_TABLE_H
 #define CP_PATCH_TABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,15 +18,20 @@ struct cp_patch_table {
 	uint64_t *words;		/* the last copy */
 	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums counted from */
 	uint64_t last[CP_PATCH_SLOT_WORDS];	/* the sums at the last read */
+	bool settled;			/* last holds the sums at the target's exit */
 };
 
 /* Sets the table up for reading (its copy allocated); -1 out of memory. */
 int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr);
 /* Counts from now on (the window opens): the sums now are the base. */
 int cp_patch_table_mark(struct cp_patch_table *t);
-/* The counts since the base. When the target cannot be read any more
- * (it exited), the last counts read; -1 when there were none. */
+/* The counts since the base: 0. When the target cannot be read any more
+ * (it exited), the last counts read, or those settled: 1 and 0. -1 when
+ * there is no table. */
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c);
+/* The sums taken elsewhere when the target exited (the BPF program's):
+ * the last counts from now on. */
+void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS]);
 void cp_patch_table_close(struct cp_patch_table *t);
 
 #endif

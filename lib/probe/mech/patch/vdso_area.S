@@ -39,6 +39,7 @@ h_gen_done:	.quad 0		/* ... written here when the stub is done */
 h_status:	.quad 0		/* 0 ok, 2 mmap failed */
 h_errno:	.quad 0		/* the failed syscall's -errno */
 h_nsites:	.quad 0
+h_table_at:	.quad 0		/* where to map the table; 0: where the kernel likes */
 h_sites:	.fill 4 * 4, 8, 0	/* {qword address, original, patched, swapped} */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
@@ -68,11 +69,17 @@ sc_ip_1:
 	mov	rax, [rip + h_table]
 	test	rax, rax
 	jnz	.Lsites
-	mov	eax, 9			/* mmap(NULL, size, RW, PRIVATE|ANON, -1, 0) */
-	xor	edi, edi
+	/* mmap(at, size, RW, PRIVATE|ANON|POPULATE[|FIXED_NOREPLACE], -1, 0):
+	 * populated, because the boundary program reads it without faults */
+	mov	eax, 9
+	mov	rdi, [rip + h_table_at]
 	mov	rsi, [rip + h_table_size]
 	mov	edx, 3
-	mov	r10d, 0x22
+	mov	r10d, 0x8022
+	test	rdi, rdi
+	jz	1f
+	or	r10d, 0x100000
+1:
 	mov	r8, -1
 	xor	r9d, r9d
 	syscall
@@ -143,20 +150,23 @@ cp_vdso_stub_syscall_ips:
 /* --- a thunk's counting body. r9 holds the counter's index in the slot
  * (1..15) on entry. The table's address is read from the area's header
  * through the rip-relative load ending at cp_vdso_count_table_ref, whose
- * displacement the copier sets. */
+ * displacement the copier sets. A slot is the key's alone (a thread, or a
+ * goroutine, runs on one CPU at a time and an inc is one instruction, so
+ * a signal handler's read on the same thread cannot tear it): no lock. */
 	.globl cp_vdso_count_start, cp_vdso_count_table_ref, cp_vdso_count_end
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
 	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
 cp_vdso_count_start:
+	mov	r11, [rip + 0]
+cp_vdso_count_table_ref:
 	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
 	test	r8, r8
 	jnz	1f
-	mov	r8, rsp			/* none (Go without cgo): its stack page */
-	and	r8, -4096
-	or	r8, 1
-1:	mov	r11, [rip + 0]
-cp_vdso_count_table_ref:
-	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key */
+	mov	r8, qword ptr fs:-8	/* none (Go): the running goroutine, g */
+	test	r8, r8
+	jz	4f
+	or	r8, 1			/* tagged: a goroutine, not a thread */
+1:	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key */
 	imul	rdx, r8
 	shr	rdx, 52			/* 4096 slots */
 	lea	r10, [rdx + 16]		/* at most 16 probes */
@@ -166,20 +176,20 @@ cp_vdso_count_table_ref:
 	lea	rcx, [r11 + rcx + 128]
 	mov	rax, [rcx]
 	cmp	rax, r8
-	je	4f
+	je	5f
 	test	rax, rax
 	jnz	3f
 	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
-	je	4f
+	je	5f
 	cmp	rax, r8
-	je	4f
+	je	5f
 3:	inc	rdx
 	cmp	rdx, r10
 	jb	2b
-	lock inc qword ptr [r11 + r9 * 8]	/* no slot: the shared one */
-	jmp	5f
-4:	inc	qword ptr [rcx + r9 * 8]	/* the thread's own: no lock */
-5:
+4:	lock inc qword ptr [r11 + r9 * 8]	/* no key or no slot: the shared one */
+	jmp	6f
+5:	inc	qword ptr [rcx + r9 * 8]	/* the key's own: no lock */
+6:
 cp_vdso_count_end:
 
 /* clock_gettime: index 1 + the clock id, ids 12 and up (and negative ones:

@@ -31,6 +31,7 @@ struct cp_vdso_area_header {
 	uint64_t cmd, gen_req, gen_done;
 	uint64_t status, err;		/* 2: mmap failed with -err */
 	uint64_t nsites;
+	uint64_t table_at;		/* where to map the table; 0: anywhere */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 };
 
@@ -47,7 +48,7 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0xe0,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0xe8,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

@@ -34,6 +34,7 @@ struct cp_vdso_patch {
 	pid_t pid;
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
+	uint64_t table_at;		/* where the stub is to map it; 0: anywhere */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
 	struct cp_vdso_patch_info info;
@@ -179,7 +180,7 @@ static void stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[3
 	static const int nr[3] = { SYS_mprotect, SYS_mmap, SYS_mprotect };
 	const uint64_t args[3][6] = {
 		{ p->plan.base, p->plan.size, 7 },
-		{ 0, CP_PATCH_TABLE_SIZE, 3, 0x22, (uint64_t)-1, 0 },
+		{ p->table_at, CP_PATCH_TABLE_SIZE, 3, p->table_at ? 0x108022 : 0x8022, (uint64_t)-1, 0 },
 		{ p->plan.base, p->plan.size, 5 },
 	};
 
@@ -230,6 +231,7 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, stru
 	h.gen_req = p->gen = h.gen_done + 1;
 	h.status = 0;
 	h.nsites = (uint64_t)p->plan.nsites;
+	h.table_at = p->table_at;
 	for (int i = 0; i < p->plan.nsites; i++)
 		h.sites[i] = (struct cp_vdso_area_site){ p->plan.base + p->plan.site[i].qword,
 			p->plan.site[i].original, p->plan.site[i].patched, 0 };
@@ -312,10 +314,40 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 	return cp_vdso_patch_confirm(p, err);
 }
 
+/* Where a table fits in pid's address space: at the top of its largest
+ * gap below the stack (between the heap and the libraries, usually), 64
+ * KiB below what follows it; 0 when nothing fits. The [vsyscall] page
+ * lies above user space and bounds no gap. */
+static uint64_t free_place(pid_t pid, uint64_t size)
+{
+	const uint64_t user_end = 0x7ffffffff000ull;	/* x86_64's 4-level user space */
+	struct cp_proc_map *maps;
+	uint64_t best = 0, best_len = 0;
+	size_t n;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return 0;
+	for (size_t i = 1; i < n && maps[i].start < user_end; i++) {
+		uint64_t lo = maps[i - 1].end, hi = maps[i].start;
+
+		if (hi > lo && hi - lo > best_len && hi - lo >= size + (1u << 20)) {
+			best_len = hi - lo;
+			best = (hi - size - (64u << 10)) & ~4095ull;
+		}
+	}
+	free(maps);
+	return best;
+}
+
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 {
 	struct cp_hijack hj;
 
+	/* The table's place is chosen now, so that the boundary program has
+	 * it before the command's first instruction. */
+	if (!p->info.reused && !(p->table_at = free_place(p->pid, CP_PATCH_TABLE_SIZE)))
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no room for the counter table", p->pid);
+	p->info.table = p->table_at;
 	if (post_request(p, CP_VDSO_CMD_PATCH, err) ||
 	    cp_hijack_held(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
@@ -330,7 +362,7 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 
 	if (wait_stub(p, err))
 		return -1;
-	if (read_header(p, &h) || !h.table)
+	if (read_header(p, &h) || !h.table || (p->table_at && h.table != p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
 	if (!sites_read(p, true))
 		return cp_fail(err, CP_EXIT_PROFILE,
@@ -354,6 +386,11 @@ int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
 void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info)
 {
 	*info = p->info;
+}
+
+void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS])
+{
+	cp_patch_table_settle(&p->table, sums);
 }
 
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)

@@ -71,12 +71,14 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p);
  * thread pointer, a vDSO changed by another tool, ptrace refused. */
 int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
 
-/* What was counted since the mark; once the target cannot be read (it
- * exited, or the sites were restored and it went on), the last counts
- * read. */
+/* What was counted since the mark: 0. Once the target cannot be read (it
+ * exited), the counts settled at its exit (0) or else the last read (1). */
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c);
 
 void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info);
+/* The table's sums at the target's exit, taken by someone who could still
+ * read it then: what cp_vdso_patch_read says from now on. */
+void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS]);
 /* The counter table's address in the target (0 until confirmed). */
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p);
 
