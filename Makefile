@@ -283,6 +283,9 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
+	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 1
+	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 4 --rounds 200000
+	@python3 tests/bench/redis_mechanisms.py --clockprof ./clockprof
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-gate-stats
 	@$(O)/bench-symbolize $(O)/tests/targets

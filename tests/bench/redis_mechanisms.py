@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""make bench: redis GET throughput while clockprof counts its clock reads
+(`attach`, no boundary: reads only), with the vDSO patch and with uprobes,
+against redis alone, in alternated rounds on one redis-server on loopback.
+Prints the median of the per-round ratios. A benchmark, not a test: it
+prints figures and never fails on them."""
+import argparse
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+
+
+def gets_per_s(port, n):
+    out = subprocess.run(["redis-benchmark", "-p", str(port), "-t", "get", "-n", str(n),
+                          "-c", "20", "-q"], capture_output=True, text=True).stdout
+    m = re.search(r"([0-9.]+) requests per second", out)
+    return float(m.group(1)) if m else 0.0
+
+
+def attached(clockprof, pid, mechanism, port, n):
+    cp = subprocess.Popen([clockprof, "attach", "-q", "-e", "none", "--mechanism", mechanism,
+                           "-o", os.devnull, str(pid)], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    time.sleep(0.4)
+    rate = gets_per_s(port, n)
+    cp.send_signal(signal.SIGINT)
+    cp.wait(timeout=30)
+    return rate
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clockprof", required=True)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--requests", type=int, default=100000)
+    a = ap.parse_args()
+    if not shutil.which("redis-server") or not shutil.which("redis-benchmark"):
+        print("redis: not installed (make test-deps): skipped")
+        return
+    port = 7398
+    srv = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                            "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        ratios = {"patch": [], "uprobe": []}
+        for _ in range(a.rounds):
+            bare = gets_per_s(port, a.requests)
+            for mech in ratios:
+                ratios[mech].append(attached(a.clockprof, srv.pid, mech, port, a.requests) / bare)
+        for mech, r in ratios.items():
+            print(f"redis GET attached ({mech}, reads only) / alone: median {statistics.median(r):.3f} "
+                  f"of {a.rounds} alternated rounds (range {min(r):.2f}-{max(r):.2f})")
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
+if __name__ == "__main__":
+    main()
