@@ -227,7 +227,7 @@ static void open_failed(const struct cp_atomic_out *o, struct cp_error *err)
 		 (stat(o->t.dir, &st) != 0 || !S_ISDIR(st.st_mode)))
 		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: directory %s does not exist",
 			o->name, o->t.dir);
-	else if (o->t.kind == OUT_REPLACE)
+	else if (o->t.kind == OUT_REPLACE || (!o->t.exists && !o->t.link))
 		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: cannot create a file in %s (%s)",
 			o->name, o->t.dir, strerror(errno));
 	else

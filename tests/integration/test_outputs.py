@@ -151,8 +151,13 @@ def stopped_while_waiting(ctx, argv, sig, what):
     its notice, sends sig: it must end, exit 2, saying why."""
     proc = subprocess.Popen([ctx.clockprof, *map(str, argv)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-    seen = waiting_for_reader(proc, what)
-    code, rest = ends_on(proc, sig, what)
+    try:
+        seen = waiting_for_reader(proc, what)
+        code, rest = ends_on(proc, sig, what)
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # SIGKILL: what the old code needed
+            proc.wait()
     assert code == 2, (what, code, seen + rest)
     assert "interrupted while waiting for a reader" in rest, (what, seen + rest)
     return seen + rest
@@ -179,10 +184,15 @@ def test_run_output_fifo_reader_gets_the_run(ctx):
     proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", path, "--",
                              ctx.target("reads_target"), "time", "1", "3"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert "waiting for a reader of" in waiting_for_reader(proc, "run")
-    with open(path) as f:
-        data = f.read()
-    assert proc.wait(timeout=GUARD) == 0, proc.stderr.read()
+    try:
+        assert "waiting for a reader of" in waiting_for_reader(proc, "run")
+        with open(path) as f:
+            data = f.read()
+        assert proc.wait(timeout=GUARD) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert json.loads(data)["clock_reads"]["total"] == 3, data[:200]
 
 

@@ -78,19 +78,32 @@ static void scratch_fifo(char *dir, char *fifo, size_t size)
 		dir[0] = '\0';
 }
 
-TEST(fifo_open_stop_signal_ends_the_wait)
+/* A writer started on a new FIFO, past its notice: waiting for a reader. */
+static pid_t writer_waiting(char *dir, char *fifo, size_t size)
 {
-	char dir[64], fifo[96], c;
 	int told;
+	char c;
 	pid_t pid;
 
-	scratch_fifo(dir, fifo, sizeof(fifo));
-	CHECK(dir[0]);
-	pid = start_writer(fifo, &told);
-	CHECK(pid > 0);
+	scratch_fifo(dir, fifo, size);
+	if (!dir[0] || (pid = start_writer(fifo, &told)) <= 0)
+		return -1;
 	/* The notice comes once the wait has begun. */
-	CHECK(read(told, &c, 1) == 1);
+	if (read(told, &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
 	close(told);
+	return pid;
+}
+
+TEST(fifo_open_stop_signal_ends_the_wait)
+{
+	char dir[64], fifo[96];
+	pid_t pid = writer_waiting(dir, fifo, sizeof(fifo));
+
+	CHECK(pid > 0);
 	CHECK(kill(pid, SIGTERM) == 0);
 	CHECK_INT(reap(pid), 4);
 	unlink(fifo);
@@ -99,16 +112,11 @@ TEST(fifo_open_stop_signal_ends_the_wait)
 
 TEST(fifo_open_reader_that_comes_gets_the_data)
 {
-	char dir[64], fifo[96], buf[8] = "", c;
-	int told, fd;
-	pid_t pid;
+	char dir[64], fifo[96], buf[8] = "";
+	pid_t pid = writer_waiting(dir, fifo, sizeof(fifo));
+	int fd;
 
-	scratch_fifo(dir, fifo, sizeof(fifo));
-	CHECK(dir[0]);
-	pid = start_writer(fifo, &told);
 	CHECK(pid > 0);
-	CHECK(read(told, &c, 1) == 1);
-	close(told);
 	fd = open(fifo, O_RDONLY);
 	CHECK(fd >= 0);
 	CHECK(read(fd, buf, 4) == 4);
