@@ -27,4 +27,8 @@ int cmd_error(int code, const char *fmt, ...)
  * message in err (exit 2). Returns the exit code. */
 int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err);
 
+/* Says on stderr that the output FIFO path waits for a reader (and how
+ * to stop waiting): the cp_wait_notice of every command. */
+void cmd_wait_notice(const char *path);
+
 #endif

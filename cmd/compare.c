@@ -195,6 +195,7 @@ int cmd_compare(int argc, char **argv)
 	a.rq.nbase = a.base.n;
 	a.rq.head_files = a.head.names;
 	a.rq.nhead = a.head.n;
+	a.rq.notice = cmd_wait_notice;
 	if (cli.verbose)
 		fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
 			a.base.n, a.head.n, a.rq.bounds_path ? a.rq.bounds_path : "(defaults)");

@@ -76,6 +76,15 @@ int cmd_error(int code, const char *fmt, ...)
 	return code;
 }
 
+void cmd_wait_notice(const char *path)
+{
+	char shown[1024];
+
+	cp_escape_display(shown, sizeof(shown), path, sizeof(shown));
+	fprintf(stderr, "clockprof: waiting for a reader of %s (Ctrl-C to stop)\n", shown);
+	fflush(stderr);
+}
+
 static int version(void)
 {
 	printf("clockprof %s\n", CLOCKPROF_VERSION);

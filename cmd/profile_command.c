@@ -4,12 +4,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
 #include "cmd.h"
 #include "duration.h"
 #include "error.h"
 #include "folded.h"
+#include "json_file.h"
 #include "launcher.h"
+#include "output_set.h"
 #include "profile_command.h"
 #include "report.h"
 #include "run_file.h"
@@ -66,22 +67,18 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	return 1;	/* not a profile option */
 }
 
-/* Output paths are checked before anything is attached or launched; at
- * most one of them may be stdout. */
+/* At most one output may be stdout. The files themselves are opened
+ * (and so checked) by profile_command_execute, before anything is
+ * attached or launched. */
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
 	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope };
 	int dash = 0;
 
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if (!paths[i])
-			continue;
-		if (!strcmp(paths[i], "-") && dash++)
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (paths[i] && !strcmp(paths[i], "-") && dash++)
 			return cp_fail(err, CP_EXIT_USAGE,
 				       "only one output can be '-' (stdout); give the others a file");
-		if (cp_check_writable(paths[i], err))
-			return -1;
-	}
 	return 0;
 }
 
@@ -163,17 +160,101 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	return rc;
 }
 
+/* The files of one run, run.json last: put in place after the others. */
+enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_RUN, NPO };
+
+/* What the output writers draw from. */
+struct profile_writing {
+	json_t *doc;
+	const struct cp_profile *p;
+	const char *output, *html;
+};
+
+static int write_run(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+	char *text = cp_json_text(w->doc);
+
+	if (!text)
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory writing run.json");
+	fputs(text, f);
+	if (!strcmp(w->output, "-"))
+		fputc('\n', f);	/* a file ends at its closing brace */
+	free(text);
+	return 0;
+}
+
+static int write_html(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+
+	return cp_report_write(&w->doc, 1, f, w->html, err);
+}
+
+static int write_folded(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+
+	return cp_folded_write(f, w->p->stacks.stacks, w->p->stacks.n, err);
+}
+
+static int write_speedscope(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+
+	return cp_speedscope_write(f, w->p->stacks.stacks, w->p->stacks.n,
+				   w->p->target.comm, err);
+}
+
+/* Writes the files opened in outs; an exit code. run.json holds what was
+ * measured: kept when a report made from it fails. */
+static int write_files(struct profile_command *pc, const struct cp_profile *p,
+		       struct cp_output *outs)
+{
+	struct profile_writing w = { cp_run_file_build(p), p, pc->output, pc->html };
+	struct cp_error err = { 0 };
+	int rc = CP_EXIT_OK;
+
+	outs[PO_RUN].write = write_run;
+	outs[PO_HTML].write = write_html;
+	outs[PO_FOLDED].write = write_folded;
+	outs[PO_SPEEDSCOPE].write = write_speedscope;
+	for (size_t i = 0; i < NPO; i++)
+		outs[i].ctx = &w;
+	if (!w.doc) {
+		cp_outputs_abort(outs, NPO);
+		rc = cmd_error(CP_EXIT_USAGE, "out of memory building run.json");
+	} else if (cp_outputs_write(outs, NPO, CP_OUTPUTS_KEEP_LAST, &err)) {
+		rc = cmd_error(err.exit_code, "%s", err.msg);
+	}
+	memset(&err, 0, sizeof(err));
+	if (cp_outputs_publish(outs, NPO, &err))
+		rc = cmd_error(err.exit_code, "%s", err.msg);
+	json_decref(w.doc);
+	return rc;
+}
+
 int profile_command_execute(struct profile_command *pc)
 {
 	struct cp_profile p;
 	struct cp_error err = { 0 };
 	/* The summary is for people: never mixed into an output on stdout. */
 	FILE *text = writes_stdout(pc) ? stderr : stdout;
-	json_t *doc;
-	int rc = CP_EXIT_OK, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
+	struct cp_output outs[NPO] = { [PO_HTML] = { .path = pc->html },
+				       [PO_FOLDED] = { .path = pc->folded },
+				       [PO_SPEEDSCOPE] = { .path = pc->speedscope },
+				       [PO_RUN] = { .path = pc->output } };
+	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 
-	if (collect(pc, &p, live, &err))
+	/* Before the target is launched or touched: a path that cannot be
+	 * written fails now, and a FIFO waits for its reader now, where a
+	 * stop signal still ends clockprof. */
+	if (cp_outputs_open(outs, NPO, cmd_wait_notice, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
+	if (collect(pc, &p, live, &err)) {
+		cp_outputs_abort(outs, NPO);
+		return cmd_error(err.exit_code, "%s", err.msg);
+	}
 	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
 	pc->command_status = cp_profile_command_status(&p);
 	pc->command_how[0] = '\0';
@@ -181,17 +262,7 @@ int profile_command_execute(struct profile_command *pc)
 		cp_describe_exit(p.exit_status, pc->command_how, sizeof(pc->command_how));
 	if (!pc->quiet)
 		cp_summary_print(text, &p, pc->color);
-	doc = cp_run_file_build(&p);
-	if (pc->output && cp_json_write_file(doc, pc->output, &err))
-		rc = cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->html && cp_report_write(&doc, 1, pc->html, &err))
-		rc = cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->folded && cp_folded_write(p.stacks.stacks, p.stacks.n, pc->folded, &err))
-		rc = cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->speedscope &&
-	    cp_speedscope_write(p.stacks.stacks, p.stacks.n, p.target.comm, pc->speedscope, &err))
-		rc = cmd_error(err.exit_code, "%s", err.msg);
-	json_decref(doc);
+	rc = write_files(pc, &p, outs);
 	cp_profile_release(&p);
 	if (rc == CP_EXIT_OK && pc->command_status) {
 		/* Measured and written, but a failing command must not pass

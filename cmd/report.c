@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "cmd.h"
 #include "error.h"
 #include "grow.h"
 #include "json_file.h"
+#include "output_set.h"
 #include "report.h"
 #include "run_file.h"
 #include "verdict_file.h"
@@ -137,6 +137,31 @@ static int order(const struct input *in, json_t **out, struct cp_error *err)
 	return 0;
 }
 
+struct report_writing {
+	json_t **docs;
+	size_t n;
+	const char *output;
+};
+
+static int write_page(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct report_writing *w = ctx;
+
+	return cp_report_write(w->docs, w->n, f, w->output, err);
+}
+
+static int write_report(json_t **docs, size_t n, const char *output, struct cp_error *err)
+{
+	struct report_writing w = { docs, n, output };
+	struct cp_output out = { output, write_page, &w, NULL };
+
+	if (cp_outputs_open(&out, 1, cmd_wait_notice, err))
+		return -1;
+	if (cp_outputs_write(&out, 1, CP_OUTPUTS_ALL_OR_NONE, err))
+		return -1;
+	return cp_outputs_publish(&out, 1, err);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct input in = { 0 };
@@ -177,14 +202,11 @@ int cmd_report(int argc, char **argv)
 		cmd_error(CP_EXIT_USAGE, "no input; give run files or a verdict (see 'clockprof report --help')");
 		goto out;
 	}
-	if (cp_check_writable(output, &err))
-		goto fail;
 	if (!(ordered = calloc(in.n, sizeof(*ordered)))) {
 		cmd_error(CP_EXIT_USAGE, "out of memory");
 		goto out;
 	}
-	if (order(&in, ordered, &err) ||
-	    cp_report_write(ordered, in.n, output, &err))
+	if (order(&in, ordered, &err) || write_report(ordered, in.n, output, &err))
 		goto fail;
 	if (strcmp(output, "-") && !cli.quiet)
 		fprintf(stderr, "clockprof: wrote %s\n", output);

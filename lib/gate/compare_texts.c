@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "compare_markdown.h"
 #include "compare_table.h"
 #include "compare_texts.h"
@@ -26,24 +25,23 @@ struct render_job {
 	struct cp_error json_err;
 };
 
+int cp_compare_texts_json(FILE *f, const char *name, const json_t *verdict,
+			  const struct cp_verdict_measures *ms, struct cp_error *err)
+{
+	errno = 0;
+	if (cp_verdict_write(f, verdict, ms) ||
+	    (!strcmp(name, "-") && fputc('\n', f) == EOF)) {
+		const char *why = ferror(f) && errno ? strerror(errno) : "out of memory";
+
+		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", name, why);
+	}
+	return 0;
+}
+
 static int write_json(struct render_job *job)
 {
-	const char *path = job->rq->json_path;
-	struct cp_atomic_out *o = cp_atomic_open(path, &job->json_err);
-	FILE *f;
-
-	if (!o)
-		return -1;
-	f = cp_atomic_stream(o);
-	if (cp_verdict_write(f, job->verdict, job->ms) ||
-	    (!strcmp(path, "-") && fputc('\n', f) == EOF)) {
-		const char *why = ferror(f) ? strerror(errno) : "out of memory";
-
-		cp_fail(&job->json_err, CP_EXIT_USAGE, "cannot write %s: %s", path, why);
-		cp_atomic_abort(o);
-		return -1;
-	}
-	return cp_atomic_commit(o, &job->json_err);
+	return cp_compare_texts_json(job->rq->json, job->rq->json_name, job->verdict,
+				     job->ms, &job->json_err);
 }
 
 static char *annotations_string(const json_t *verdict, const struct cp_verdict_measures *ms)
@@ -92,7 +90,7 @@ int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measu
 			    struct cp_compare_texts *out, struct cp_error *err)
 {
 	struct render_job job = { verdict, ms, rq,
-				  { rq->json_path != NULL, rq->markdown, rq->annotations },
+				  { rq->json != NULL, rq->markdown, rq->annotations },
 				  { NULL }, 0, { 0 } };
 
 	cp_parallel_for(NTEXTS, cp_parallel_workers(NTEXTS), render_one, &job);

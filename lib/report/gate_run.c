@@ -12,6 +12,7 @@
 #include "error.h"
 #include "gate_run.h"
 #include "json_file.h"
+#include "output_set.h"
 #include "report.h"
 #include "verdict_file.h"
 #include "verdict_measures.h"
@@ -46,45 +47,23 @@ static int load_sides(const struct cp_gate_request *rq, int whole,
 	return rc;
 }
 
-static int write_html(const json_t *verdict, const struct cp_compare_run *runs,
-		      size_t nruns, const char *html, struct cp_error *err)
+/* The outputs, verdict.json last: it is put in place after the others. */
+enum { GATE_MARKDOWN, GATE_HTML, GATE_VERDICT, NGATE };
+
+/* What the output writers draw from. */
+struct gate_writing {
+	const struct cp_gate_request *rq;
+	const struct cp_compare_run *runs;
+	const struct cp_gate_outcome *out;
+	struct cp_verdict_measures ms;
+};
+
+static int write_markdown(FILE *f, void *ctx, struct cp_error *err)
 {
-	/* The verdict first, then the base runs, then the head runs:
-	 * lib/report.h splits them by the verdict's base.runs/head.runs. */
-	json_t **docs = calloc(nruns + 1, sizeof(*docs));
-	int rc;
+	const struct gate_writing *w = ctx;
 
-	if (!docs)
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", html);
-	docs[0] = (json_t *)verdict;
-	for (size_t i = 0; i < nruns; i++)
-		docs[i + 1] = runs[i].doc;
-	rc = cp_report_write(docs, nruns + 1, html, err);
-	free(docs);
-	return rc;
-}
-
-/* Writes the files of the rendered texts (verdict.json is written as it
- * is rendered); returns 0 or -1 with the message in err. */
-static int write_outputs(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
-			 struct cp_error *err)
-{
-	const struct cp_compare_texts *t = &out->texts;
-	const char *summary = getenv("GITHUB_STEP_SUMMARY");
-
-	if (rq->markdown && cp_write_file_atomic(rq->markdown, t->markdown,
-						 strlen(t->markdown), err))
-		return -1;
-	if (t->markdown && summary && *summary) {
-		struct cp_error e = { 0 };
-
-		/* The step summary is a courtesy: a full disk there must not
-		 * turn a failing gate into a usage error, or a passing one
-		 * into a failure, nor stop the annotations. */
-		if (cp_append_text_file(summary, t->markdown, &e))
-			snprintf(out->warning, sizeof(out->warning),
-				 "GITHUB_STEP_SUMMARY not written: %.400s", e.msg);
-	}
+	(void)err;
+	fputs(w->out->texts.markdown, f);
 	return 0;
 }
 
@@ -108,45 +87,91 @@ static json_t *whole_verdict(const json_t *skeleton, const struct cp_verdict_mea
 	return whole;
 }
 
-/* The gate's verdict, then its texts and files. The measures are never
- * all built as JSON at once, but for the HTML report, which draws them
- * all. */
+/* The verdict first, then the base runs, then the head runs:
+ * lib/report.h splits them by the verdict's base.runs/head.runs. The
+ * measures are never all built as JSON at once, but here, for the HTML
+ * report, which draws them all. */
+static int write_html(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct gate_writing *w = ctx;
+	size_t nruns = w->rq->nbase + w->rq->nhead;
+	json_t **docs = calloc(nruns + 1, sizeof(*docs));
+	int rc = -1;
+
+	if (!docs || !(docs[0] = whole_verdict(w->out->verdict, &w->ms))) {
+		free(docs);
+		return cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", w->rq->html);
+	}
+	for (size_t i = 0; i < nruns; i++)
+		docs[i + 1] = w->runs[i].doc;
+	rc = cp_report_write(docs, nruns + 1, f, w->rq->html, err);
+	json_decref(docs[0]);
+	free(docs);
+	return rc;
+}
+
+static int write_verdict(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct gate_writing *w = ctx;
+
+	return cp_compare_texts_json(f, w->rq->output, w->out->verdict, &w->ms, err);
+}
+
+/* The step summary is a courtesy: a full disk there must not turn a
+ * failing gate into a usage error, or a passing one into a failure, nor
+ * stop the annotations. */
+static void append_summary(struct cp_gate_outcome *out)
+{
+	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	struct cp_error e = { 0 };
+
+	if (out->texts.markdown && summary && *summary &&
+	    cp_append_text_file(summary, out->texts.markdown, &e))
+		snprintf(out->warning, sizeof(out->warning),
+			 "GITHUB_STEP_SUMMARY not written: %.400s", e.msg);
+}
+
+/* The gate's verdict, then its texts and files. A staged verdict.json
+ * (a file) is written as it is rendered, beside the other texts; one that
+ * cannot be staged (stdout, a FIFO) after the staged files. */
 static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 			   const struct cp_compare_run *runs,
 			   const struct cp_compare_result *result,
-			   struct cp_gate_outcome *out, struct cp_error *err)
+			   struct cp_gate_outcome *out, struct cp_output *outs,
+			   struct cp_error *err)
 {
 	struct cp_compare_side b = { runs, rq->base_files, rq->nbase };
 	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
 	const char *summary = getenv("GITHUB_STEP_SUMMARY");
+	struct cp_atomic_out *v = outs[GATE_VERDICT].out;
+	struct gate_writing w = { rq, runs, out, { 0 } };
 	struct cp_compare_texts_request tr = {
-		.json_path = rq->output,
+		.json = v && cp_atomic_staged(v) ? cp_atomic_stream(v) : NULL,
+		.json_name = rq->output,
 		.markdown = rq->markdown || (rq->github && summary && *summary),
 		.annotations = rq->github,
 	};
-	struct cp_verdict_measures ms;
-	json_t *whole;
-	int rc;
 
 	out->verdict = cp_verdict_skeleton(result, bounds, &b, &h);
 	if (!out->verdict)
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	cp_verdict_measures_of_result(&ms, result);
-	if (cp_compare_texts_render(out->verdict, &ms, &tr, &out->texts, err) ||
-	    write_outputs(rq, out, err))
+	cp_verdict_measures_of_result(&w.ms, result);
+	if (cp_compare_texts_render(out->verdict, &w.ms, &tr, &out->texts, err))
 		return -1;
-	if (!rq->html)
-		return 0;
-	if (!(whole = whole_verdict(out->verdict, &ms)))
-		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
-	rc = write_html(whole, runs, rq->nbase + rq->nhead, rq->html, err);
-	json_decref(whole);
-	return rc;
+	for (size_t i = 0; i < NGATE; i++)
+		outs[i].ctx = &w;
+	outs[GATE_MARKDOWN].write = write_markdown;
+	outs[GATE_HTML].write = write_html;
+	outs[GATE_VERDICT].write = tr.json ? NULL : write_verdict;
+	if (cp_outputs_write(outs, NGATE, CP_OUTPUTS_ALL_OR_NONE, err))
+		return -1;
+	append_summary(out);
+	return cp_outputs_publish(outs, NGATE, err);
 }
 
 static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 		 const struct cp_compare_run *runs, struct cp_gate_outcome *out,
-		 struct cp_error *err)
+		 struct cp_output *outs, struct cp_error *err)
 {
 	struct cp_compare_side b = { runs, rq->base_files, rq->nbase };
 	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
@@ -162,27 +187,31 @@ static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 		return -1;
 	}
 	out->exit_code = out->result->exit_code;
-	return verdict_outputs(rq, bounds, runs, out->result, out, err);
+	return verdict_outputs(rq, bounds, runs, out->result, out, outs, err);
 }
 
 int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 		struct cp_error *err)
 {
+	struct cp_output outs[NGATE] = { [GATE_MARKDOWN] = { .path = rq->markdown },
+					 [GATE_HTML] = { .path = rq->html },
+					 [GATE_VERDICT] = { .path = rq->output } };
+
 	memset(out, 0, sizeof(*out));
 	if (!(out->bounds = calloc(1, sizeof(*out->bounds))))
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
 	cp_bounds_init_defaults(out->bounds);
-	if ((rq->output && cp_check_writable(rq->output, err)) ||
-	    (rq->markdown && cp_check_writable(rq->markdown, err)) ||
-	    (rq->html && cp_check_writable(rq->html, err)) ||
-	    (rq->bounds_path && cp_bounds_load(rq->bounds_path, out->bounds, err)) ||
+	if (cp_outputs_open(outs, NGATE, rq->notice, err))
+		goto fail;
+	if ((rq->bounds_path && cp_bounds_load(rq->bounds_path, out->bounds, err)) ||
 	    load_sides(rq, rq->html != NULL, &out->runs, err))
 		goto fail;
 	out->nruns = rq->nbase + rq->nhead;
-	if (judge(rq, out->bounds, out->runs, out, err))
+	if (judge(rq, out->bounds, out->runs, out, outs, err))
 		goto fail;
 	return 0;
 fail:
+	cp_outputs_abort(outs, NGATE);
 	cp_gate_outcome_free(out);
 	return -1;
 }

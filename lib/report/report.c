@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "error.h"
 #include "report.h"
 #include "report_assets.h"
@@ -203,27 +202,24 @@ static int assemble_parts(struct report_parts *p, const json_t *data)
 	return 0;
 }
 
-/* Fills the template with the parts, straight into path (atomically). */
-static int write_page(const struct report_parts *p, const char *path, struct cp_error *err)
+/* Fills the template with the parts, straight into f. */
+static int write_page(const struct report_parts *p, FILE *f, const char *path,
+		      struct cp_error *err)
 {
 	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
 	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style, &p->body, &p->data, &p->script };
-	struct cp_atomic_out *o = cp_atomic_open(path, err);
 
-	if (!o)
-		return -1;
 	errno = 0;
-	if (fill(cp_atomic_stream(o), names, parts, 6)) {
+	if (fill(f, names, parts, 6)) {
 		int saved = errno;
 
-		cp_atomic_abort(o);
 		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
 			       saved ? strerror(saved) : "bad report template");
 	}
-	return cp_atomic_commit(o, err);
+	return 0;
 }
 
-int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
+int cp_report_write(json_t *const *docs, size_t ndocs, FILE *f, const char *path,
 		    struct cp_error *err)
 {
 	const json_t *verdict = NULL;
@@ -249,7 +245,7 @@ int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
 		cp_fail(err, CP_EXIT_USAGE, "out of memory writing %s", path);
 		goto out;
 	}
-	rc = write_page(&p, path, err);
+	rc = write_page(&p, f, path, err);
 out:
 	free(runs);
 	json_decref(data);

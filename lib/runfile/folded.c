@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "error.h"
 #include "folded.h"
 
@@ -98,16 +97,15 @@ out:
 	return out;
 }
 
-int cp_folded_write(const struct cp_stack *stacks, size_t n, const char *path,
+int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n,
 		    struct cp_error *err)
 {
 	size_t len = 0;
 	char *text = cp_folded_render(stacks, n, &len);
-	int rc;
 
 	if (!text)
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory writing %s", path);
-	rc = cp_write_file_atomic(path, text, len, err);
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory writing the folded stacks");
+	fwrite(text, 1, len, f);
 	free(text);
-	return rc;
+	return 0;
 }

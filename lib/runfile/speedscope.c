@@ -1,10 +1,10 @@
 /* speedscope.c - speedscope JSON file format; see speedscope.h. */
 #include <jansson.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
 #include "error.h"
 #include "speedscope.h"
 #include "version.h"
@@ -159,16 +159,14 @@ char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
 	return text;
 }
 
-int cp_speedscope_write(const struct cp_stack *stacks, size_t n,
-			const char *name, const char *path,
-			struct cp_error *err)
+int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n,
+			const char *name, struct cp_error *err)
 {
 	char *text = cp_speedscope_render(stacks, n, name);
-	int rc;
 
 	if (!text)
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory writing %s", path);
-	rc = cp_write_file_atomic(path, text, strlen(text), err);
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory writing the speedscope stacks");
+	fputs(text, f);
 	free(text);
-	return rc;
+	return 0;
 }

@@ -13,17 +13,19 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "fifo_open.h"
 
 /* Where the bytes of an output path go. */
 enum out_kind {
 	OUT_STDOUT,	/* "-" */
-	OUT_IN_PLACE,	/* device, FIFO, socket, /dev/fd/N, /proc: opened and written */
+	OUT_IN_PLACE,	/* device, FIFO, socket, symlink, /proc: opened and written */
 	OUT_REPLACE,	/* regular or new file: temp file renamed over it */
 };
 
 struct out_target {
 	enum out_kind kind;
-	char path[PATH_MAX];	/* for OUT_REPLACE: the file a symlink points to */
+	bool link;		/* a symlink: opened as given, the kernel follows it */
+	char path[PATH_MAX];
 	char dir[PATH_MAX];	/* for OUT_REPLACE: its directory */
 	bool exists;
 	mode_t mode;		/* of the existing file */
@@ -56,48 +58,18 @@ static void dir_of(const char *path, char *dir, size_t size)
 	snprintf(dir, size, "%s", dirname(copy));
 }
 
-/* Paths that name an already open file (the shell's >(...), /dev/stdout,
- * /proc/self/fd/N) or a kernel file: they cannot be replaced, only written. */
-static bool names_open_file(const char *path)
+/* Kernel files under /proc cannot be replaced, only written (or not). */
+static bool names_kernel_file(const char *path)
 {
-	return !strncmp(path, "/proc/", 6) || !strncmp(path, "/dev/fd/", 8) ||
-	       !strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr");
+	return !strncmp(path, "/proc/", 6);
 }
 
-/* Follows the symlinks of the last component (not through /proc's magic
- * links, which name open files), so a link to a regular file keeps being a
- * link and the file it points to is replaced. */
-static int resolve_links(const char *path, char *out, bool *in_place)
-{
-	char link[PATH_MAX], dir[PATH_MAX], next[PATH_MAX];
-	struct stat st;
-
-	snprintf(out, PATH_MAX, "%s", path);
-	for (int hops = 0; hops < 40; hops++) {
-		if (names_open_file(out)) {
-			*in_place = true;
-			return 0;
-		}
-		if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
-			return 0;
-		ssize_t n = readlink(out, link, sizeof(link) - 1);
-
-		if (n < 0)
-			return -1;
-		link[n] = '\0';
-		dir_of(out, dir, sizeof(dir));
-		if (link[0] == '/')
-			snprintf(next, sizeof(next), "%s", link);
-		else if (snprintf(next, sizeof(next), "%s/%s", dir, link) >= (int)sizeof(next))
-			return errno = ENAMETOOLONG, -1;
-		memcpy(out, next, sizeof(next));
-	}
-	return errno = ELOOP, -1;
-}
-
+/* A symlink is never resolved here: resolving it and renaming over what
+ * it names would let a link planted in /tmp by another user aim root's
+ * write anywhere, past fs.protected_symlinks. It is opened as given, as a
+ * shell's `>` does, so the kernel's rules and permissions decide. */
 static int classify(const char *path, struct out_target *t, struct cp_error *err)
 {
-	bool in_place = false;
 	struct stat st;
 
 	memset(t, 0, sizeof(*t));
@@ -105,20 +77,33 @@ static int classify(const char *path, struct out_target *t, struct cp_error *err
 		return t->kind = OUT_STDOUT, 0;
 	if (!*path)
 		return cp_fail(err, CP_EXIT_USAGE, "output path is empty");
-	if (resolve_links(path, t->path, &in_place))
-		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(errno));
-	if (stat(t->path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "cannot write %s: it is a directory; give a file name", path);
+	if (snprintf(t->path, sizeof(t->path), "%s", path) >= (int)sizeof(t->path))
+		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
+			       strerror(ENAMETOOLONG));
+	t->kind = OUT_REPLACE;
+	if (lstat(path, &st) != 0) {
+		if (errno != ENOENT)
+			return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
+				       strerror(errno));
+	} else if (S_ISLNK(st.st_mode)) {
+		t->link = true;
+		t->kind = OUT_IN_PLACE;
+	} else if (S_ISDIR(st.st_mode)) {
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "cannot write %s: it is a directory; give a file name", path);
+	} else {
 		t->exists = true;
 		t->mode = st.st_mode & 07777;
-		if (!S_ISREG(st.st_mode))
-			in_place = true;
+		/* Root may open any kernel file for writing; its mode says
+		 * whether it takes writes at all. */
+		if (names_kernel_file(path) && S_ISREG(st.st_mode) && !(st.st_mode & 0222))
+			return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
+				       strerror(EACCES));
+		if (!S_ISREG(st.st_mode) || names_kernel_file(path))
+			t->kind = OUT_IN_PLACE;
 	}
-	t->kind = in_place ? OUT_IN_PLACE : OUT_REPLACE;
-	if (in_place)
-		snprintf(t->path, sizeof(t->path), "%s", path);
+	if (t->kind == OUT_REPLACE && names_kernel_file(path))
+		t->kind = OUT_IN_PLACE;	/* no new file there: open() says so */
 	dir_of(t->path, t->dir, sizeof(t->dir));
 	return 0;
 }
@@ -196,17 +181,23 @@ struct cp_atomic_out {
 	char *name;		/* the path as given, for messages */
 	FILE *f;
 	int fd;
+	bool interrupted;	/* a stop signal ended the wait for a reader */
 };
 
-static int open_target(struct cp_atomic_out *o)
+/* A symlink may be made (O_CREAT), as by a shell's `>`, when it points
+ * nowhere yet; a device or FIFO that vanished is not. */
+static int open_target(struct cp_atomic_out *o, cp_wait_notice notice)
 {
+	int flags = O_TRUNC | O_CLOEXEC | (o->t.link ? O_CREAT : 0);
+
 	switch (o->t.kind) {
 	case OUT_STDOUT:
 		o->fd = STDOUT_FILENO;
 		o->f = stdout;
 		return 0;
 	case OUT_IN_PLACE:
-		o->fd = open(o->t.path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		o->fd = cp_open_for_writing(o->t.path, flags, 0666, notice);
+		o->interrupted = o->fd < 0 && errno == EINTR;
 		break;
 	case OUT_REPLACE:
 		o->fd = open_temp(o->t.dir, 0666, o->tmp, sizeof(o->tmp));
@@ -225,7 +216,26 @@ static int open_target(struct cp_atomic_out *o)
 	return 0;
 }
 
-struct cp_atomic_out *cp_atomic_open(const char *path, struct cp_error *err)
+static void open_failed(const struct cp_atomic_out *o, struct cp_error *err)
+{
+	struct stat st;
+
+	if (o->interrupted)
+		cp_fail(err, CP_EXIT_USAGE,
+			"cannot write %s: interrupted while waiting for a reader", o->name);
+	else if (o->t.kind == OUT_REPLACE && errno == ENOENT &&
+		 (stat(o->t.dir, &st) != 0 || !S_ISDIR(st.st_mode)))
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: directory %s does not exist",
+			o->name, o->t.dir);
+	else if (o->t.kind == OUT_REPLACE || (!o->t.exists && !o->t.link))
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: cannot create a file in %s (%s)",
+			o->name, o->t.dir, strerror(errno));
+	else
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(errno));
+}
+
+struct cp_atomic_out *cp_atomic_open(const char *path, cp_wait_notice notice,
+				     struct cp_error *err)
 {
 	struct cp_atomic_out *o = calloc(1, sizeof(*o));
 
@@ -236,8 +246,8 @@ struct cp_atomic_out *cp_atomic_open(const char *path, struct cp_error *err)
 	}
 	if (classify(path, &o->t, err))
 		goto fail;
-	if (open_target(o)) {
-		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(errno));
+	if (open_target(o, notice)) {
+		open_failed(o, err);
 		goto fail;
 	}
 	return o;
@@ -252,18 +262,41 @@ FILE *cp_atomic_stream(struct cp_atomic_out *o)
 	return o->f;
 }
 
-/* Flushes the bytes and, for a replaced file, gives it its mode and name.
- * An existing file keeps its mode; a new one gets 0666 less the umask. */
+bool cp_atomic_staged(const struct cp_atomic_out *o)
+{
+	return o->t.kind == OUT_REPLACE;
+}
+
+/* Flushes the bytes; a file to replace also gets its mode (an existing
+ * file keeps its own; a new one has 0666 less the umask) and reaches the
+ * disk, so that only the rename is left. */
 static int finish(struct cp_atomic_out *o)
 {
 	if (fflush(o->f) != 0 || ferror(o->f))
 		return errno ? -1 : (errno = EIO, -1);
 	if (o->t.kind != OUT_REPLACE)
 		return 0;
-	if ((o->t.exists && fchmod(o->fd, o->t.mode) != 0) || fsync(o->fd) != 0 ||
-	    publish(o->fd, o->tmp, &o->t) != 0)
+	if ((o->t.exists && fchmod(o->fd, o->t.mode) != 0) || fsync(o->fd) != 0)
 		return -1;
 	return 0;
+}
+
+static void write_failed(const struct cp_atomic_out *o, int saved, struct cp_error *err)
+{
+	if (o->t.kind == OUT_STDOUT)
+		cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
+			strerror(saved));
+	else
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(saved));
+}
+
+int cp_atomic_flush(struct cp_atomic_out *o, struct cp_error *err)
+{
+	errno = 0;
+	if (finish(o) == 0)
+		return 0;
+	write_failed(o, errno, err);
+	return -1;
 }
 
 static void release(struct cp_atomic_out *o)
@@ -280,14 +313,13 @@ int cp_atomic_commit(struct cp_atomic_out *o, struct cp_error *err)
 
 	errno = 0;
 	rc = finish(o);
+	if (!rc && o->t.kind == OUT_REPLACE)
+		rc = publish(o->fd, o->tmp, &o->t);
 	saved = errno;
 	if (rc && o->tmp[0])
 		unlink(o->tmp);
-	if (rc && o->t.kind == OUT_STDOUT)
-		cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
-			strerror(saved));
-	else if (rc)
-		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(saved));
+	if (rc)
+		write_failed(o, saved, err);
 	if (!rc && o->t.kind == OUT_REPLACE)
 		fsync_dir(o->t.dir);
 	release(o);
@@ -308,74 +340,14 @@ void cp_atomic_abort(struct cp_atomic_out *o)
 int cp_write_file_atomic(const char *path, const void *buf, size_t len,
 			 struct cp_error *err)
 {
-	struct cp_atomic_out *o = cp_atomic_open(path, err);
+	struct cp_atomic_out *o = cp_atomic_open(path, NULL, err);
 
 	if (!o)
 		return -1;
 	if (len && fwrite(buf, 1, len, o->f) != len) {
-		int saved = errno;
-
-		if (o->t.kind == OUT_STDOUT)
-			cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
-				strerror(saved));
-		else
-			cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path, strerror(saved));
+		write_failed(o, errno, err);
 		cp_atomic_abort(o);
 		return -1;
 	}
 	return cp_atomic_commit(o, err);
-}
-
-/* Proves the directory takes a new file by making one (which vanishes). */
-static int try_create_in(const char *dir)
-{
-	char tmp[PATH_MAX + 32];
-	int fd = open_temp(dir, 0600, tmp, sizeof(tmp));
-
-	if (fd < 0)
-		return -1;
-	close(fd);
-	if (tmp[0])
-		unlink(tmp);
-	return 0;
-}
-
-int cp_check_writable(const char *path, struct cp_error *err)
-{
-	struct out_target t;
-	struct stat st;
-	int fd;
-
-	if (classify(path, &t, err))
-		return -1;
-	if (t.kind == OUT_STDOUT)
-		return 0;
-	if (t.kind == OUT_IN_PLACE) {
-		/* Opening a FIFO for writing waits for its reader: only ask. */
-		if (stat(t.path, &st) != 0)
-			fd = -1;
-		else if (S_ISFIFO(st.st_mode))
-			fd = access(t.path, W_OK) ? -1 : INT_MAX;
-		/* Root may open any kernel file for writing; its mode says
-		 * whether it takes writes at all. */
-		else if (S_ISREG(st.st_mode) && !(st.st_mode & 0222))
-			fd = -1, errno = EACCES;
-		else
-			fd = open(t.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		if (fd < 0)
-			return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", path,
-				       strerror(errno));
-		if (fd != INT_MAX)
-			close(fd);
-		return 0;
-	}
-	if (stat(t.dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "cannot write %s: directory %s does not exist",
-			       path, t.dir);
-	if (try_create_in(t.dir) != 0)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "cannot write %s: cannot create a file in %s (%s)",
-			       path, t.dir, strerror(errno));
-	return 0;
 }

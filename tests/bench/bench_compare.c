@@ -118,12 +118,14 @@ static double one_round(const char *dir, double t[4])
 	 * result, measure by measure, then the table. */
 	{
 		struct cp_verdict_measures ms;
-		struct cp_compare_texts_request rq = { .json_path = path, .markdown = 1 };
+		struct cp_compare_texts_request rq = { .json = fopen(path, "w"),
+							.json_name = path, .markdown = 1 };
 		FILE *table = fopen("/dev/null", "w");
 
 		cp_verdict_measures_of_result(&ms, &r);
-		if (!v || !table || cp_compare_texts_render(v, &ms, &rq, &texts, &err) ||
-		    cp_compare_texts_table(table, v, &ms, 0))
+		if (!v || !table || !rq.json ||
+		    cp_compare_texts_render(v, &ms, &rq, &texts, &err) ||
+		    cp_compare_texts_table(table, v, &ms, 0) || fclose(rq.json))
 			exit(2);
 		fclose(table);
 	}

@@ -36,7 +36,7 @@ static void gate(const json_t *doc, FILE *sink)
 		verdict = cp_verdict_build(&r, &bounds, &side, &side);
 		if (verdict) {
 			struct cp_verdict_measures ms;
-			struct cp_compare_texts_request rq = { FUZZ_SINK, 1, 1 };
+			struct cp_compare_texts_request rq = { sink, FUZZ_SINK, 1, 1 };
 			json_t *skel = cp_verdict_skeleton(&r, &bounds, &side, &side);
 
 			if (cp_verdict_file_validate(verdict, "built", &err))
@@ -51,7 +51,7 @@ static void gate(const json_t *doc, FILE *sink)
 			cp_github_annotations_write(sink, verdict);
 			docs[0] = verdict;
 			docs[1] = docs[2] = (json_t *)doc;
-			cp_report_write(docs, 3, FUZZ_SINK, &err);
+			cp_report_write(docs, 3, sink, FUZZ_SINK, &err);
 			json_decref(verdict);
 		}
 		cp_compare_result_free(&r);
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!sink)
 		sink = fopen(FUZZ_SINK, "w");
 	if (doc && cp_run_file_validate(doc, "fuzz.json", &err) == 0) {
-		cp_report_write(&doc, 1, FUZZ_SINK, &err);
+		cp_report_write(&doc, 1, sink, FUZZ_SINK, &err);
 		gate(doc, sink);
 	}
 	json_decref(doc);

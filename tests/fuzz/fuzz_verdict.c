@@ -21,9 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!sink)
 		sink = fopen(FUZZ_SINK, "w");
 	if (doc && cp_verdict_file_validate(doc, "fuzz.json", &err) == 0) {
-		cp_report_write(&doc, 1, FUZZ_SINK, &err);
+		cp_report_write(&doc, 1, sink, FUZZ_SINK, &err);
 		struct cp_verdict_measures ms;
-		struct cp_compare_texts_request rq = { FUZZ_SINK, 1, 1 };
+		struct cp_compare_texts_request rq = { sink, FUZZ_SINK, 1, 1 };
 
 		cp_verdict_measures_of_doc(&ms, doc);
 		cp_compare_texts_render(doc, &ms, &rq, &texts, &err);

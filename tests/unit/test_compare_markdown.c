@@ -242,8 +242,11 @@ static void check_texts_match_whole_verdict(const char *const *names, size_t n)
 	cp_verdict_measures_of_result(&ms, &f.result);
 	CHECK_INT(ms.n, 2 * n);
 	json = cp_json_text(whole);
-	rq.json_path = path;
+	rq.json = fopen(path, "w");
+	rq.json_name = path;
+	CHECK(rq.json != NULL);
 	CHECK_INT(cp_compare_texts_render(skel, &ms, &rq, &t, &err), 0);
+	CHECK(fclose(rq.json) == 0);
 	streamed = file_text(path);
 	CHECK(streamed != NULL);
 	CHECK_STR(streamed, json);

@@ -50,13 +50,15 @@ TEST(folded_write_is_atomic_file)
 
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/out.folded", dir);
-	CHECK_INT(cp_folded_write(st, 1, path, &err), 0);
+	f = fopen(path, "w");
+	CHECK(f);
+	CHECK_INT(cp_folded_write(f, st, 1, &err), 0);
+	CHECK(fclose(f) == 0);
 	f = fopen(path, "r");
 	CHECK(f);
 	CHECK(fgets(buf, sizeof(buf), f));
 	fclose(f);
 	unlink(path);
 	CHECK_STR(buf, "main;read 3\n");
-	CHECK(cp_folded_write(st, 1, "/nonexistent-dir/x.folded", &err) != 0);
 	rmdir(dir);
 }

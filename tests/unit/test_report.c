@@ -77,7 +77,14 @@ static char *write_report(json_t **docs, size_t n, struct cp_error *err)
 	if (fd < 0)
 		return NULL;
 	close(fd);
-	if (cp_report_write(docs, n, path, err) == 0 && (f = fopen(path, "rb"))) {
+	f = fopen(path, "w");
+	if (!f)
+		return NULL;
+	if (cp_report_write(docs, n, f, path, err) || fclose(f)) {
+		unlink(path);
+		return NULL;
+	}
+	if ((f = fopen(path, "rb"))) {
 		fseek(f, 0, SEEK_END);
 		size = ftell(f);
 		rewind(f);

@@ -57,7 +57,11 @@ TEST(speedscope_write_file)
 
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/out.speedscope.json", dir);
-	CHECK_INT(cp_speedscope_write(st, 1, "x", path, &err), 0);
+	FILE *f = fopen(path, "w");
+
+	CHECK(f);
+	CHECK_INT(cp_speedscope_write(f, st, 1, "x", &err), 0);
+	CHECK(fclose(f) == 0);
 	doc = json_load_file(path, 0, &jerr);
 	unlink(path);
 	rmdir(dir);

@@ -23,18 +23,26 @@ struct cp_compare_texts {
 };
 
 struct cp_compare_texts_request {
-	const char *json_path;	/* write verdict.json here ("-": standard
-				 * output, then a newline), or NULL */
+	FILE *json;		/* write verdict.json to this stream, or NULL */
+	const char *json_name;	/* its path, for messages ("-": standard
+				 * output, then a newline) */
 	int markdown, annotations;	/* which texts to render */
 };
 
 /* Renders the texts asked for from verdict (whose own "measures" are not
- * read: cp_verdict_skeleton() is enough) and ms, and writes verdict.json.
- * Returns 0, or -1 with err set (out of memory, or verdict.json not
- * written), with nothing left to free then. */
+ * read: cp_verdict_skeleton() is enough) and ms, and writes verdict.json
+ * to rq->json (not flushed: the caller owns the stream). Returns 0, or -1
+ * with err set (out of memory, or verdict.json not written), with nothing
+ * left to free then. */
 int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measures *ms,
 			    const struct cp_compare_texts_request *rq,
 			    struct cp_compare_texts *out, struct cp_error *err);
+
+/* Writes verdict.json alone to f, as cp_compare_texts_render() does (for
+ * an output that must wait until others are written). 0, or -1 with err
+ * (CP_EXIT_USAGE) naming name. */
+int cp_compare_texts_json(FILE *f, const char *name, const json_t *verdict,
+			  const struct cp_verdict_measures *ms, struct cp_error *err);
 
 /* Writes the terminal table of verdict and ms to f (colour: color). 0,
  * or -1 when out of memory or f fails. */

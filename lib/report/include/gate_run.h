@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "compare_texts.h"
+#include "fifo_open.h"
 
 struct cp_error;
 struct cp_bounds;
@@ -31,6 +32,8 @@ struct cp_gate_request {
 	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
 	int fail_on_inconclusive;
 	int allow_mismatch;		/* --allow-mismatch (compare.h) */
+	cp_wait_notice notice;		/* told of an output FIFO waiting for
+					 * its reader, or NULL */
 };
 
 struct cp_gate_outcome {
@@ -51,7 +54,11 @@ struct cp_gate_outcome {
 	char warning[512];
 };
 
-/* Runs the gate. Returns 0 with *out filled (free with
+/* Runs the gate. The files are opened first, before anything is read
+ * (output_set.h), and verdict.json is put in place last, after the
+ * markdown, the HTML report and $GITHUB_STEP_SUMMARY: when any of them
+ * fails, no verdict.json is put in place (an older one stays as it was).
+ * Returns 0 with *out filled (free with
  * cp_gate_outcome_free), or -1 with the message and exit code (2) in err;
  * nothing is left to free then. */
 int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,

@@ -12,12 +12,13 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct cp_error;
 
 /* Writes the report of docs (run documents, "clockprof.run/1", and/or one
- * verdict, "clockprof.verdict/1", all already validated) to path,
- * atomically ("-" is standard output).
+ * verdict, "clockprof.verdict/1", all already validated) to f, an output
+ * of output_set.h; path names it in messages.
  *
  * Without a verdict, each run gets a run report. With a verdict, the run
  * documents (if any) are the comparison's runs: first the base runs, then
@@ -25,7 +26,7 @@ struct cp_error;
  * say; they give the differential flame graph and the call sites that
  * appeared or disappeared. Fails with CP_EXIT_USAGE for a document of
  * another schema, two verdicts, or run counts that do not match. */
-int cp_report_write(json_t *const *docs, size_t ndocs, const char *path,
+int cp_report_write(json_t *const *docs, size_t ndocs, FILE *f, const char *path,
 		    struct cp_error *err);
 
 #endif

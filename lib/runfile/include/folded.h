@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "stacks.h"
 
@@ -20,8 +21,9 @@ struct cp_error;
  * becomes "[unknown]". Identical stacks are merged, zero counts dropped. */
 char *cp_folded_render(const struct cp_stack *stacks, size_t n, size_t *len);
 
-/* Writes the folded text atomically to path ("-" for standard output). */
-int cp_folded_write(const struct cp_stack *stacks, size_t n, const char *path,
+/* Writes the folded text to f (an output of output_set.h); fails with
+ * CP_EXIT_PROFILE when out of memory (a stream error is the caller's). */
+int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n,
 		    struct cp_error *err);
 
 #endif

@@ -19,9 +19,9 @@ struct cp_error;
 char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
 			   const char *name);
 
-/* Writes it atomically to path ("-" for standard output). */
-int cp_speedscope_write(const struct cp_stack *stacks, size_t n,
-			const char *name, const char *path,
-			struct cp_error *err);
+/* Writes it to f (an output of output_set.h); fails with CP_EXIT_PROFILE
+ * when out of memory (a stream error is the caller's). */
+int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n,
+			const char *name, struct cp_error *err);
 
 #endif
