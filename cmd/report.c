@@ -22,11 +22,11 @@ static const struct cp_option options[] = {
 	{ .id = OPT_BASE, .long_name = "base", .value = "RUN...",
 	  .help = "the verdict's base run files: RUN and the files "
 	  "after it",
-	  .complete = CP_COMPLETE_FILE },
+	  .complete = CP_COMPLETE_FILE, .repeatable = 1 },
 	{ .id = OPT_HEAD, .long_name = "head", .value = "RUN...",
 	  .help = "the verdict's head run files: RUN and the files "
 	  "after it",
-	  .complete = CP_COMPLETE_FILE },
+	  .complete = CP_COMPLETE_FILE, .repeatable = 1 },
 	{ 0 },
 };
 
