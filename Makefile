@@ -65,7 +65,7 @@ BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
 	pkg-config linux-libc-dev libc6-dev \
 	python3
-TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev
+TEST_PKGS  := python3 python3-yaml chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
