@@ -58,11 +58,10 @@ static void warnf(json_t *arr, const char *fmt, ...)
 	char buf[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	/* A long measure name cut mid-character must not lose the warning. */
-	json_array_append_new(arr, json_string(cp_utf8_sanitize(buf)));
+	va_start(ap, fmt);
+	json_array_append_new(arr, json_string(cp_utf8_vformat(buf, sizeof(buf), fmt, ap)));
+	va_end(ap);
 }
 
 /* A measure's warnings array, made when its first warning is: most

@@ -38,7 +38,6 @@ share, so their "real" share is not a measure of the estimate.
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -50,6 +49,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from common import Skip  # noqa: E402
 from readiness import wait_attached  # noqa: E402
 import servers  # noqa: E402
+from test_servers import copies_lost  # noqa: E402  (run.json's count of lost copies)
 
 REQUESTS = {"redis": 5000, "nginx": 5000, "python": 2000, "node": 3000, "java": 2000, "go": 3000}
 CYCLES = 3
@@ -129,15 +129,6 @@ def bench_server(args, name, tmp):
           f"{cpu0 / 1000:7.1f} {cpu1 / 1000:7.1f} us  real {real:5.1f}%  "
           f"estimated {estimate:5.1f}% ({cost / 1000:.1f} us/hit)  {verdict}   [{spec}]",
           flush=True)
-
-
-def copies_lost(run):
-    """The reads whose stack copy did not fit, as run.json's warning says."""
-    for w in run["warnings"]:
-        m = re.match(r"(\d+) reads before every function's unwind rules were in place have no stack", w)
-        if m:
-            return int(m.group(1))
-    return 0
 
 
 def bench_go_stack_copies(args, tmp):

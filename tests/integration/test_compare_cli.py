@@ -420,12 +420,19 @@ def test_other_host_fingerprint_is_not_judged(ctx):
     base = sampled_runs(ctx, "b", 6)
     head = sampled_runs(ctx, "h", 6, scale=1.3, seed=2, cpu="other cpu")
     out = os.path.join(ctx.tmp, "v.json")
-    p = compare(ctx, base, head, "-o", out)
+    md = os.path.join(ctx.tmp, "v.md")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--color=never")
     assert p.returncode == 0, p.stderr
     v = ctx.load_json(out)
     m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
     assert m["status"] == "inconclusive" and "(cpu)" in m["reason"], m["reason"]
     assert v["env_mismatch"][0]["field"] == "cpu"
+    # Said in the table and in the markdown, each its way.
+    assert 'environment differs: cpu base ["test cpu"], head ["other cpu"] (inconclusive)\n' \
+        in p.stdout, p.stdout
+    text = open(md).read()
+    assert '- Environment differs: cpu base `["test cpu"]`, head `["other cpu"]` (sampled ' \
+        'measures inconclusive)\n' in text, text
 
 
 def test_step_summary_failure_keeps_the_exit_code(ctx):
