@@ -372,6 +372,25 @@ def test_completion_names_are_never_expanded_by_the_shell(ctx):
     assert not os.path.exists(mark)
 
 
+def test_make_demo_builds_only_what_it_runs_in_parallel_and_quietly(ctx):
+    # A dry run into an empty build directory lists every command a clean
+    # `make demo` would run: clockprof and the demo's target, not the Go,
+    # Rust or Java test targets; -j, and -s unless V=1.
+    build = os.path.join(ctx.tmp, "demo-build")
+    dry = subprocess.run(["make", "-n", "demo", f"O={build}"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    for other in ("go build", "rustc", "javac", "go_target", "rust_target"):
+        assert other not in dry.stdout, other
+    assert "callsites_target" in dry.stdout and "clockreads.bpf.o" in dry.stdout, dry.stdout[-2000:]
+    sub = [line for line in dry.stdout.splitlines() if " deps clockprof " in line]
+    assert sub and " -s " in sub[0] and re.search(r" -j\d+ ", sub[0]), sub
+    loud = subprocess.run(["make", "-n", "demo", f"O={build}", "V=1"], cwd=ROOT,
+                          capture_output=True, text=True).stdout
+    assert [line for line in loud.splitlines() if " deps clockprof " in line and " -s " not in line]
+    assert not os.path.exists(build)
+
+
 def test_make_install_and_uninstall(ctx):
     dest = os.path.join(ctx.tmp, "dest")
     dry = subprocess.run(["make", "-n", "install", f"DESTDIR={dest}"], cwd=ROOT,
