@@ -18,8 +18,12 @@ import threading
 
 # Suites that profile (BPF, perf_event) or drive a browser as root.
 NEEDS_ROOT = {"integration", "integration-breakpoint", "browser"}
-# Suites that profile: one at a time, after the others.
-SERIAL = {"integration", "integration-breakpoint"}
+
+
+def serial(name):
+    """Suites that profile (every integration suite, whatever its
+    mechanism): one at a time, after the others."""
+    return name.startswith("integration")
 SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
@@ -112,9 +116,9 @@ def main():
                 print(f"{name}: skipped: needs root (BPF)")
                 total[2] += 1
         suites = [suite for suite in suites if suite[0] not in NEEDS_ROOT]
-    run_parallel([s for s in suites if s[0] not in SERIAL], env, total)
+    run_parallel([s for s in suites if not serial(s[0])], env, total)
     for name, cmd in suites:
-        if name in SERIAL:
+        if serial(name):
             for i, n in enumerate(run_suite(name, cmd, env)):
                 total[i] += n
     print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
