@@ -24,6 +24,8 @@ def serial(name):
     """Suites that profile (every integration suite, whatever its
     mechanism): one at a time, after the others."""
     return name.startswith("integration")
+
+
 SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
