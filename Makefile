@@ -9,6 +9,8 @@
 #   make bench      benchmarks (ratios measured side by side; not tests)
 #   make install PREFIX=/usr/local DESTDIR=   (binary, man page, bash completion)
 #   make uninstall PREFIX=/usr/local DESTDIR=
+#   make deb        clockprof_VERSION_amd64.deb (binary, man page, completion, docs)
+#   make check-deb  install the .deb with apt-get, run it and the demo, purge it
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -95,7 +97,7 @@ BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libzydis-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
 	pkg-config linux-libc-dev libc6-dev \
 	python3
-TEST_PKGS  := python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev
+TEST_PKGS  := python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
@@ -112,7 +114,7 @@ SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
 REPORT_ASSETS := $(sort $(wildcard reports/*))
 
 .PHONY: all deps test-deps demo check check-unit check-integration \
-	check-browser check-sanitize bench install uninstall clean
+	check-browser check-sanitize bench install uninstall clean deb check-deb
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
 # rebuild does not redo it.
@@ -272,8 +274,14 @@ check-sanitize: deps
 		check-unit
 
 # --- demo and benchmarks.
-demo: all test-targets
-	@sh tests/demo.sh ./clockprof $(O)/tests/targets $(O)/demo
+# Only what the demo runs (clockprof and its target; no Go or Rust test
+# targets), built in parallel and quietly: progress and the result, the
+# compiler lines with V=1.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+demo:
+	@echo "demo: building clockprof and the demo target ($(NPROC) jobs$(if $(V),,; V=1 shows the compiler lines))..."
+	@$(MAKE) --no-print-directory $(if $(V),,-s) -j$(NPROC) deps clockprof $(T)/targets/callsites_target
+	@sh tests/demo.sh ./clockprof $(T)/targets $(O)/demo
 
 include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
@@ -292,6 +300,21 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@$(O)/bench-shared-counter
 	@$(MAKE) --no-print-directory -C tests/browser bench CLOCKPROF=$(CURDIR)/clockprof
 
+# --- Debian package (packaging/deb/build.sh): the binary, man page, bash
+# completion and docs; Depends from dpkg-shlibdeps (${shlibs:Depends}).
+# check-deb installs it with apt-get, runs it and purges it (.ci/run).
+VERSION  := $(shell sed -n 's/^\#define CLOCKPROF_VERSION "\(.*\)"$$/\1/p' lib/util/include/version.h)
+DEB      := clockprof_$(VERSION)_amd64.deb
+deb: $(DEB)
+$(DEB): clockprof $(MAN_PAGE) $(COMPLETION) README.md CHANGELOG.md $(wildcard docs/*.md) \
+		$(wildcard packaging/deb/*)
+	@BUILD=$(O) sh packaging/deb/build.sh $(VERSION) $(O)/deb $@
+
+# Silent when it passes (.ci/run's last line stays the test summary).
+check-deb: deps $(T)/targets/callsites_target
+	@$(MAKE) --no-print-directory -s deb > $(O)/deb-build.log 2>&1 || { cat $(O)/deb-build.log; exit 1; }
+	@sh packaging/deb/check.sh ./$(DEB) $(T)/targets $(O)/deb-demo
+
 # No `deps` here: installing never runs apt-get.
 install: clockprof $(MAN_PAGE) $(COMPLETION)
 	install -D -m 0755 clockprof $(DESTDIR)$(PREFIX)/bin/clockprof
@@ -304,4 +327,4 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/clockprof
 
 clean:
-	rm -rf $(O) build-sanitize clockprof
+	rm -rf $(O) build-sanitize clockprof clockprof_*.deb

@@ -30,7 +30,8 @@ const struct cp_command_spec cmd_ab_spec = {
 		"DIR/head-I.json (DIR is created if needed). Then:\n\n"
 		"  clockprof compare --base DIR/base-*.json --head DIR/head-*.json",
 	.options = options,
-	.exit_codes = "Exit codes: 0 all runs profiled, 2 usage or bad input, 3 could not "
+	.exit_codes = "Exit codes: 0 all runs profiled; a command's own status when it "
+		      "failed by itself (ab stops at that run); 2 usage or bad input, 3 could not "
 		      "profile (or interrupted).",
 	.order = CP_ORDER_STOP,
 	.operands = CP_COMPLETE_COMMAND,

@@ -14,6 +14,10 @@ int cmd_ab(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
+/* Hidden `--complete-functions PATH` and `--complete-syscalls`: names for
+ * bash completion, one a line (complete_names.c). */
+int cmd_complete_names(int argc, char **argv);
+
 extern const struct cp_command_spec cmd_attach_spec, cmd_run_spec, cmd_ab_spec,
 	cmd_compare_spec, cmd_report_spec;
 

@@ -22,10 +22,10 @@ static const struct cp_option options[] = {
 	{ .id = OPT_BASE, .long_name = "base", .value = "FILE...",
 	  .help = "base run files (clockprof.run/1): FILE and "
 	  "the files after it",
-	  .complete = CP_COMPLETE_FILE },
+	  .complete = CP_COMPLETE_FILE, .repeatable = 1 },
 	{ .id = OPT_HEAD, .long_name = "head", .value = "FILE...",
 	  .help = "head run files: FILE and the files after it",
-	  .complete = CP_COMPLETE_FILE },
+	  .complete = CP_COMPLETE_FILE, .repeatable = 1 },
 	{ .id = OPT_BOUNDS, .long_name = "bounds", .value = "FILE",
 	  .help = "bounds file: 'GLOB +N%' or 'GLOB +N' per "
 	  "line (-N%/-N: an improvement required; 'removed-ok GLOB': may vanish), "

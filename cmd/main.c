@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "escape_display.h"
+#include "suggest.h"
 #include "version.h"
 
 struct subcommand {
@@ -128,8 +129,20 @@ static const struct subcommand *find(const char *name)
 	return NULL;
 }
 
+/* An unknown command, with the closest ones ("atach": attach). */
 static int unknown(const char *name)
 {
+	struct cp_suggest s;
+	char hint[200];
+
+	cp_suggest_init(&s, name);
+	for (size_t i = 0; i < NSUB; i++)
+		cp_suggest_add(&s, specs[i]->name);
+	cp_suggest_add(&s, "help");
+	cp_suggest_format(&s, hint, sizeof(hint));
+	if (hint[0])
+		return cmd_error(CP_EXIT_USAGE, "unknown command '%s'%s (run 'clockprof --help' "
+				 "for the list)", name, hint);
 	return cmd_error(CP_EXIT_USAGE,
 			 "unknown command '%s'; run 'clockprof --help' for the list", name);
 }
@@ -139,7 +152,7 @@ static int help(int argc, char **argv)
 {
 	const struct subcommand *s;
 
-	if (argc < 3)
+	if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))
 		return usage(stdout);
 	if (!(s = find(argv[2])))
 		return unknown(argv[2]);
@@ -188,5 +201,7 @@ int main(int argc, char **argv)
 		return cp_cli_man(stdout, &program), CP_EXIT_OK;
 	if (!strcmp(argv[1], "--completion") && argc > 2 && !strcmp(argv[2], "bash"))
 		return cp_cli_bash_completion(stdout, &program), CP_EXIT_OK;
+	if (!strncmp(argv[1], "--complete-", 11))
+		return cmd_complete_names(argc, argv);
 	return unknown(argv[1]);
 }

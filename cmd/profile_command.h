@@ -23,10 +23,11 @@ enum {
 	  .help = "window length: 10, 2.5s, 500ms, 1m (default: until Ctrl-C or the target exits)" }, \
 	{ .id = 'r', .short_name = 'r', .long_name = "request", .value = "SPEC", \
 	  .help = "request boundary: func:SYMBOL, func:FILE:SYMBOL or syscall:NAME; reads " \
-	  "between two boundaries on a thread are one request" }, \
+	  "between two boundaries on a thread are one request", \
+	  .complete = CP_COMPLETE_REQUEST }, \
 	{ .id = PC_OPT_PROBE, .long_name = "probe", .value = "FILE:SYMBOL", \
 	  .help = "also count calls of this function (an own clock wrapper), reported as " \
-	  "calls.SYMBOL/op; repeatable" }, \
+	  "calls.SYMBOL/op; repeatable", .repeatable = 1 }, \
 	{ .id = PC_OPT_OPS, .long_name = "ops", .value = "N", \
 	  .help = "operations done in the window (divisor per op)" }, \
 	{ .id = PC_OPT_MECHANISM, .long_name = "mechanism", .value = "M", \

@@ -162,38 +162,53 @@ static int write_report(json_t **docs, size_t n, const char *output, struct cp_e
 	return cp_outputs_publish(&out, 1, err);
 }
 
-int cmd_report(int argc, char **argv)
+/* Takes the options and loads the files they name, in order: the files
+ * after --base or --head belong to that side. Returns 0 to go on, -1 with
+ * err filled, or 1 when done (--help, --version, an option error already
+ * said) with the exit code in *rc. */
+static int parse_inputs(struct cp_cli *cli, struct input *in, const char **output,
+			struct cp_error *err, int *rc)
 {
-	struct input in = { 0 };
-	struct cp_error err = { 0 };
 	enum side side = SIDE_NONE;
-	const char *output = NULL;
-	json_t **ordered = NULL;
-	int c, rc = CP_EXIT_USAGE;
-	struct cp_cli cli;
+	int c;
 
-	cp_cli_init(&cli, &cmd_report_spec, argc, argv);
-	/* In order: the files after --base or --head belong to that side. */
-	while ((c = cp_cli_next(&cli, &err)) != CP_OPT_END) {
+	while ((c = cp_cli_next(cli, err)) != CP_OPT_END) {
 		switch (c) {
 		case 'o':
-			output = cli.value;
+			*output = cli->value;
 			break;
 		case OPT_BASE:
 		case OPT_HEAD:
 			side = c == OPT_BASE ? SIDE_BASE : SIDE_HEAD;
 			/* fall through */
 		case CP_OPT_OPERAND:
-			if (load(&in, cli.value, side, &err))
-				goto fail;
-			if (cli.verbose)
-				fprintf(stderr, "clockprof: report: read %s\n", cli.value);
+			if (load(in, cli->value, side, err))
+				return -1;
+			if (cli->verbose)
+				fprintf(stderr, "clockprof: report: read %s\n", cli->value);
 			break;
 		default:
-			rc = cmd_option_exit(&cli, c, &err);
-			goto out;
+			*rc = cmd_option_exit(cli, c, err);
+			return 1;
 		}
 	}
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct input in = { 0 };
+	struct cp_error err = { 0 };
+	const char *output = NULL;
+	json_t **ordered = NULL;
+	int parsed, rc = CP_EXIT_USAGE;
+	struct cp_cli cli;
+
+	cp_cli_init(&cli, &cmd_report_spec, argc, argv);
+	if ((parsed = parse_inputs(&cli, &in, &output, &err, &rc)) < 0)
+		goto fail;
+	if (parsed > 0)
+		goto out;
 	if (!output) {
 		cmd_error(CP_EXIT_USAGE, "no output file; give -o report.html (see 'clockprof report --help')");
 		goto out;

@@ -23,8 +23,10 @@ const struct cp_command_spec cmd_run_spec = {
 		"clockprof's stderr, so that stdout carries only that output.\n\n"
 		"  clockprof run -r func:handle_request -o run.json -- ./server --once",
 	.options = options,
-	.exit_codes = "Exit codes: 0 profiled (whatever the command's own exit status), "
-		      "2 usage or bad input, 3 could not profile.",
+	.exit_codes = "Exit codes: 0 profiled and the command succeeded (or the window, "
+		      "-d or Ctrl-C, ended it); the command's own status (its exit code, or "
+		      "128 + the signal that killed it) when it failed by itself, after the run "
+		      "is written; 2 usage or bad input, 3 could not profile.",
 	.order = CP_ORDER_STOP,
 	.operands = CP_COMPLETE_COMMAND,
 };

@@ -1,36 +1,79 @@
 #!/usr/bin/env python3
 """make check: runs every suite (unit, unit under AddressSanitizer and
 UBSan, integration, browser) even when one fails, shows their output, and
-ends with one line summing them all: "N passed, N failed, N skipped"."""
+ends with one line summing them all: "N passed, N failed, N skipped".
+
+The suites that neither profile nor time anything (the checks, unit,
+sanitizer, fuzz replay, browser) run at once, one per CPU, each one's output
+held back and printed whole when it ends; the integration suites then run
+one after the other, printed as they go: their BPF probes and counters must
+not share the host with each other."""
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
 import sys
+import threading
 
 # Suites that profile (BPF, perf_event) or drive a browser as root.
 NEEDS_ROOT = {"integration", "integration-breakpoint", "integration-patch", "browser"}
+
+
+def serial(name):
+    """Suites that profile (every integration suite, whatever its
+    mechanism): one at a time, after the others."""
+    return name.startswith("integration")
+
+
 SUMMARY = re.compile(r"^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
 
-def run_suite(name, cmd, env=None):
-    print(f"=== {name}: {' '.join(cmd)}", flush=True)
+def run_suite(name, cmd, env=None, out=None):
+    """Runs one suite; its output goes to out (a list of lines, printed by
+    the caller) or, without one, to stdout as it comes. Returns its
+    [passed, failed, skipped]."""
+    def say(line):
+        if out is None:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        else:
+            out.append(line)
+    say(f"=== {name}: {' '.join(cmd)}\n")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, env=env)
     counts = None
     for line in proc.stdout:
-        sys.stdout.write(line)
+        say(line)
         m = SUMMARY.match(line.strip())
         if m:
             counts = [int(m.group(2)), int(m.group(3)), int(m.group(4) or 0)]
     proc.wait()
     if counts is None:
-        print(f"{name}: no summary line (exit {proc.returncode}); counted as 1 failure")
+        say(f"{name}: no summary line (exit {proc.returncode}); counted as 1 failure\n")
         return [0, 1, 0]
     if proc.returncode != 0 and counts[1] == 0:
-        print(f"{name}: exited {proc.returncode}; counted as 1 failure")
+        say(f"{name}: exited {proc.returncode}; counted as 1 failure\n")
         counts[1] += 1
     return counts
+
+
+def run_parallel(suites, env, total):
+    """The suites at once, each printed whole when it ends."""
+    lock = threading.Lock()
+
+    def one(suite):
+        lines = []
+        counts = run_suite(*suite, env=env, out=lines)
+        with lock:
+            sys.stdout.write("".join(lines))
+            sys.stdout.flush()
+            for i, n in enumerate(counts):
+                total[i] += n
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for f in [pool.submit(one, suite) for suite in suites]:
+            f.result()
 
 
 def main():
@@ -42,6 +85,8 @@ def main():
     suites = [
         # lib/'s stages include only the stages beneath them.
         ("layers", [sys.executable, "tests/check_layers.py"]),
+        # No product function over 60 lines (universal-ctags).
+        ("functions", [sys.executable, "tests/check_functions.py"]),
         # The shipped CI workflow: valid YAML, and every clockprof option
         # in it exists in the built binary's --help.
         ("examples", [sys.executable, "tests/check_examples.py", "--clockprof", "./clockprof"]),
@@ -79,9 +124,11 @@ def main():
                 print(f"{name}: skipped: needs root (BPF)")
                 total[2] += 1
         suites = [suite for suite in suites if suite[0] not in NEEDS_ROOT]
+    run_parallel([s for s in suites if not serial(s[0])], env, total)
     for name, cmd in suites:
-        for i, n in enumerate(run_suite(name, cmd, env)):
-            total[i] += n
+        if serial(name):
+            for i, n in enumerate(run_suite(name, cmd, env)):
+                total[i] += n
     print(f"{total[0]} passed, {total[1]} failed, {total[2]} skipped")
     return 1 if total[1] else 0
 

@@ -15,6 +15,7 @@
 #include "parallel.h"
 #include "run_file.h"
 #include "stats.h"
+#include "warning_groups.h"
 
 /* A/A noise floor needs an interval between two halves of the base runs;
  * beyond the maximum it is not computed (the halves live on the stack). */
@@ -58,11 +59,10 @@ static void warnf(json_t *arr, const char *fmt, ...)
 	char buf[512];
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
 	/* A long measure name cut mid-character must not lose the warning. */
-	json_array_append_new(arr, json_string(cp_utf8_sanitize(buf)));
+	va_start(ap, fmt);
+	json_array_append_new(arr, json_string(cp_utf8_vformat(buf, sizeof(buf), fmt, ap)));
+	va_end(ap);
 }
 
 /* A measure's warnings array, made when its first warning is: most
@@ -825,33 +825,37 @@ static int meta_conflict(struct cp_measure_verdict *mv,
 }
 
 /* Each distinct warning of a side's runs once, with how many runs gave
- * it: a profiler that saw nothing says so in its runs, and that must
- * reach whoever reads the verdict. */
+ * it, like ones merged (warning_groups.h): a profiler that saw nothing says
+ * so in its runs, and that must reach whoever reads the verdict, once. */
+struct side_warnings {
+	const char *side;
+	size_t nruns;
+	json_t *warnings;
+};
+
+static void add_group(const char *text, size_t count, void *arg)
+{
+	const struct side_warnings *sw = arg;
+
+	warnf(sw->warnings, "%s runs (%zu of %zu): %.300s", sw->side, count, sw->nruns, text);
+}
+
 static void run_warnings(const struct cp_compare_side *s, const char *side,
 			 json_t *warnings)
 {
-	json_t *seen = json_object();
-	const char *text;
-	json_t *count;
+	struct side_warnings sw = { side, s->n, warnings };
+	json_t *groups = cp_warning_groups_new();
 
 	for (size_t r = 0; r < s->n; r++) {
 		size_t i;
 		json_t *w;
 
-		json_array_foreach(json_object_get(s->runs[r].doc, "warnings"), i, w) {
-			const char *t = json_string_value(w);
-			json_t *c;
-
-			if (!t)
-				continue;
-			c = json_object_get(seen, t);
-			json_object_set_new(seen, t, json_integer(c ? json_integer_value(c) + 1 : 1));
-		}
+		json_array_foreach(json_object_get(s->runs[r].doc, "warnings"), i, w)
+			if (json_string_value(w))
+				cp_warning_groups_add(groups, json_string_value(w));
 	}
-	json_object_foreach(seen, text, count)
-		warnf(warnings, "%s runs (%lld of %zu): %.300s", side,
-		      (long long)json_integer_value(count), s->n, text);
-	json_decref(seen);
+	cp_warning_groups_each(groups, add_group, &sw);
+	json_decref(groups);
 }
 
 /* Added or removed. A measure every base run had that no head run has is

@@ -181,25 +181,14 @@ static void headline(struct cp_buf *b, const json_t *verdict)
 }
 
 /* One bullet per environment field that differs between base and head. */
-static void env_mismatch_lines(struct cp_buf *b, const json_t *verdict)
+static void env_mismatch_line(const struct cp_env_mismatch *m, void *arg)
 {
-	const json_t *e;
-	size_t i;
+	char cb[600], ch[600];
 
-	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
-		char *bv = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
-		char *hv = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
-		char cb[600], ch[600];
-
-		cp_markdown_code(cb, sizeof(cb), bv ? bv : "?", 120);
-		cp_markdown_code(ch, sizeof(ch), hv ? hv : "?", 120);
-		cp_buf_printf(b, "- Environment differs: %s base %s, head %s%s\n",
-		       cp_json_str(e, "field", ""), cb, ch,
-		       !strcmp(cp_json_str(e, "effect", ""), "inconclusive") ?
-		       " (sampled measures inconclusive)" : "");
-		free(bv);
-		free(hv);
-	}
+	cp_markdown_code(cb, sizeof(cb), m->base, 120);
+	cp_markdown_code(ch, sizeof(ch), m->head, 120);
+	cp_buf_printf(arg, "- Environment differs: %s base %s, head %s%s\n", m->field, cb, ch,
+		      !strcmp(m->effect, "inconclusive") ? " (sampled measures inconclusive)" : "");
 }
 
 /* The bullets under the headline: environment differences, reasons for
@@ -211,7 +200,7 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 	const json_t *e;
 	size_t i;
 
-	env_mismatch_lines(b, verdict);
+	cp_env_mismatches_each(verdict, env_mismatch_line, b);
 	json_array_foreach(json_object_get(verdict, "inconclusive_reasons"), i, e) {
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);

@@ -236,6 +236,34 @@ static void not_excluded_line(FILE *out, const struct cp_verdict_measures *ms)
 	fprintf(out, "\n");
 }
 
+void cp_env_mismatches_each(const json_t *verdict,
+			    void (*fn)(const struct cp_env_mismatch *e, void *arg), void *arg)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
+		char *b = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
+		char *h = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
+		struct cp_env_mismatch m = { cp_json_str(e, "field", ""), b ? b : "?",
+					     h ? h : "?", cp_json_str(e, "effect", "") };
+
+		fn(&m, arg);
+		free(b);
+		free(h);
+	}
+}
+
+static void env_line(const struct cp_env_mismatch *m, void *arg)
+{
+	char eb[200], eh[200];
+
+	cp_escape_display(eb, sizeof(eb), m->base, 80);
+	cp_escape_display(eh, sizeof(eh), m->head, 80);
+	fprintf(arg, "environment differs: %s base %s, head %s (%s)\n", m->field, eb, eh,
+		m->effect);
+}
+
 static void summary_lines(FILE *out, const json_t *v,
 			  const struct cp_verdict_measures *ms, int color)
 {
@@ -261,18 +289,7 @@ static void summary_lines(FILE *out, const json_t *v,
 		     "[95%% interval] (Hodges-Lehmann), Holm-corrected\n",
 		(long long)json_integer_value(json_object_get(json_object_get(v, "base"), "runs")),
 		(long long)json_integer_value(json_object_get(json_object_get(v, "head"), "runs")));
-	json_array_foreach(json_object_get(v, "env_mismatch"), i, e) {
-		char *b = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
-		char *h = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
-		char eb[200], eh[200];
-
-		cp_escape_display(eb, sizeof(eb), b ? b : "?", 80);
-		cp_escape_display(eh, sizeof(eh), h ? h : "?", 80);
-		fprintf(out, "environment differs: %s base %s, head %s (%s)\n",
-			cp_json_str(e, "field", ""), eb, eh, cp_json_str(e, "effect", ""));
-		free(b);
-		free(h);
-	}
+	cp_env_mismatches_each(v, env_line, out);
 	json_array_foreach(json_object_get(v, "inconclusive_reasons"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "inconclusive: %s\n", text);

@@ -38,5 +38,15 @@ void cp_format_value(char *buf, size_t len, const json_t *v);
  * for added/removed; "?" where a number is unknown, never "nan". */
 void cp_format_change(char *buf, size_t len, const json_t *m);
 
+/* One environment difference of a verdict (env_mismatch), its values as
+ * JSON text ("?" when they cannot be): the table and the markdown each
+ * print it their way. */
+struct cp_env_mismatch {
+	const char *field, *base, *head, *effect;
+};
+/* Calls fn for each of verdict's environment differences. */
+void cp_env_mismatches_each(const json_t *verdict,
+			    void (*fn)(const struct cp_env_mismatch *e, void *arg), void *arg);
+
 
 #endif

@@ -451,44 +451,36 @@ static struct indexed_p *sorted_ps(const double *p, size_t n, size_t *m)
 	return s;
 }
 
-int cp_holm(const double *p, size_t n, double *adj)
+/* Holm's and Benjamini-Hochberg's adjusted p-values: a running extremum
+ * over the sorted p-values, Holm stepping down from the smallest (the max
+ * so far of min(1, (m - j + 1) p_(j)), 1-based j), BH up from the largest
+ * (the min so far of min(1, m p_(j) / j)). */
+static int adjust(const double *p, size_t n, double *adj, bool step_up)
 {
 	size_t m;
 	struct indexed_p *s = sorted_ps(p, n, &m);
-	double running = 0;
+	double running = step_up ? 1 : 0;
 
 	if (!s)
 		return -1;
-	/* adj_(k) = max_{j<=k} min(1, (m - j + 1) p_(j)), 1-based j. */
-	for (size_t k = 0; k < m; k++) {
-		double v = (double)(m - k) * s[k].p;
+	for (size_t j = 0; j < m; j++) {
+		size_t k = step_up ? m - 1 - j : j;
+		double v = step_up ? (double)m * s[k].p / (double)(k + 1) : (double)(m - k) * s[k].p;
 
-		if (v > 1)
-			v = 1;
-		if (v > running)
-			running = v;
+		v = v > 1 ? 1 : v;
+		running = step_up ? fmin(running, v) : fmax(running, v);
 		adj[s[k].i] = running;
 	}
 	free(s);
 	return 0;
 }
 
+int cp_holm(const double *p, size_t n, double *adj)
+{
+	return adjust(p, n, adj, false);
+}
+
 int cp_benjamini_hochberg(const double *p, size_t n, double *adj)
 {
-	size_t m;
-	struct indexed_p *s = sorted_ps(p, n, &m);
-	double running = 1;
-
-	if (!s)
-		return -1;
-	/* adj_(k) = min_{j>=k} min(1, m p_(j) / j), 1-based j. */
-	for (size_t k = m; k-- > 0;) {
-		double v = (double)m * s[k].p / (double)(k + 1);
-
-		if (v < running)
-			running = v;
-		adj[s[k].i] = running;
-	}
-	free(s);
-	return 0;
+	return adjust(p, n, adj, true);
 }

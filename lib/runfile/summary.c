@@ -32,10 +32,8 @@ static void say(FILE *out, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	fputs(cp_utf8_vformat(line, sizeof(line), fmt, ap), out);	/* cut mid-character? */
 	va_end(ap);
-	cp_utf8_sanitize(line);	/* a line cut at its end mid-character */
-	fputs(line, out);
 }
 
 static void print_per_op(FILE *out, const char *label, unsigned long long count,

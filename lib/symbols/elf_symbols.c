@@ -123,7 +123,7 @@ static char *display_name(const char *sym)
 }
 
 struct search {
-	const char *wanted;
+	const char *wanted;	/* NULL: names only (cp_elf_function_names) */
 	struct cp_elf_function found[8];
 	int nfound;
 	char **names;		/* every function name, for suggestions */
@@ -154,7 +154,7 @@ static void consider(struct search *s, Elf *layout, const GElf_Sym *sym,
 	    sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
 		return;
 	add_name(s, name);
-	if (!name_matches(name, s->wanted) ||
+	if (!s->wanted || !name_matches(name, s->wanted) ||
 	    cp_elf_vaddr_to_offset_in(layout, sym->st_value, &offset))
 		return;
 	for (int i = 0; i < s->nfound; i++) {
@@ -265,4 +265,33 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 		free(s.names[i]);
 	free(s.names);
 	return rc;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg),
+			  void *arg)
+{
+	struct search s = { 0 };
+	struct elf_file f;
+
+	if (elf_file_open(path, &f))
+		return -1;
+	scan_symbols(&s, f.elf, f.elf);
+	if (s.nnames == 0)
+		scan_debug_file(&s, path, f.elf);
+	elf_file_close(&f);
+	if (s.nnames)
+		qsort(s.names, s.nnames, sizeof(*s.names), by_name);
+	for (size_t i = 0; i < s.nnames; i++) {
+		if (i == 0 || strcmp(s.names[i], s.names[i - 1]))
+			fn(s.names[i], arg);
+	}
+	for (size_t i = 0; i < s.nnames; i++)
+		free(s.names[i]);
+	free(s.names);
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli_options.h"
+#include "suggest.h"
 
 #define HELP_WIDTH 79
 #define HELP_COLUMN 26	/* where an option's help starts */
@@ -86,11 +87,29 @@ void cp_cli_option_name(const struct cp_option *o, char *buf, size_t size)
 		snprintf(buf, size, "--%s", o->long_name);
 }
 
+/* "; did you mean --duration?" for an unknown long option ("--duraton",
+ * "--duraton=5"), from the names the command takes; "" when none is close. */
+static void suggest_long(const struct cp_command_spec *spec, const char *arg,
+			 char *hint, size_t size)
+{
+	const struct cp_option *lists[2] = { spec->options, cp_common_options };
+	char wanted[64];
+	struct cp_suggest s;
+
+	snprintf(wanted, sizeof(wanted), "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+	cp_suggest_init(&s, wanted);
+	for (int l = 0; l < 2; l++)
+		for (const struct cp_option *o = lists[l]; o->long_name; o++)
+			if (!o->hidden)
+				cp_suggest_add(&s, o->long_name);
+	cp_suggest_format_prefixed(&s, "--", hint, size);
+}
+
 static int bad_option(struct cp_cli *cli, int c, struct cp_error *err)
 {
 	const struct cp_option *o = optopt ? cp_cli_find(cli->spec, optopt) : NULL;
 	const char *arg = optind > 0 && optind <= cli->argc ? cli->argv[optind - 1] : "?";
-	char name[80];
+	char name[80], hint[200] = "";
 
 	if (o) {
 		cp_cli_option_name(o, name, sizeof(name));
@@ -106,8 +125,35 @@ static int bad_option(struct cp_cli *cli, int c, struct cp_error *err)
 		snprintf(name, sizeof(name), "-%c", optopt);
 	else
 		snprintf(name, sizeof(name), "%.70s", arg);
+	if (!optopt && !strncmp(arg, "--", 2))
+		suggest_long(cli->spec, arg, hint, sizeof(hint));
+	if (hint[0])
+		return cp_fail(err, CP_EXIT_USAGE, "unknown option '%s'%s (see 'clockprof %s --help')",
+			       name, hint, cli->spec->name);
 	return cp_fail(err, CP_EXIT_USAGE, "unknown option '%s'; see 'clockprof %s --help'",
 		       name, cli->spec->name);
+}
+
+/* A value option given twice that is not .repeatable: refused, not the
+ * last one silently kept (`-o a.json ... -o b.json` wrote only b). */
+static int repeated(struct cp_cli *cli, int id, struct cp_error *err)
+{
+	const struct cp_option *o = cp_cli_find(cli->spec, id);
+	char name[80];
+
+	if (!o || !o->value || o->repeatable)
+		return 0;
+	for (int i = 0; i < cli->nseen; i++) {
+		if (cli->seen[i] != id)
+			continue;
+		cp_cli_option_name(o, name, sizeof(name));
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "option %s given twice; give it once (see 'clockprof %s --help')",
+			       name, cli->spec->name);
+	}
+	if (cli->nseen < CP_CLI_MAX_OPTIONS)
+		cli->seen[cli->nseen++] = id;
+	return 0;
 }
 
 int cp_cli_next(struct cp_cli *cli, struct cp_error *err)
@@ -117,6 +163,8 @@ int cp_cli_next(struct cp_cli *cli, struct cp_error *err)
 			getopt_long(cli->argc, cli->argv, cli->shortopts, cli->longopts, NULL);
 
 		cli->value = optarg;
+		if (c >= 0 && c != ':' && c != '?' && repeated(cli, c, err))
+			return CP_OPT_ERROR;
 		switch (c) {
 		case -1:
 			/* In order, what follows "--" is operands too, not dropped. */

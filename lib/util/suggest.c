@@ -65,17 +65,23 @@ void cp_suggest_add(struct cp_suggest *s, const char *candidate)
 	s->dist[i] = d;
 }
 
+void cp_suggest_format_prefixed(const struct cp_suggest *s, const char *prefix,
+				char *buf, size_t size)
+{
+	const char *p = prefix;
+
+	if (s->n == 0)
+		snprintf(buf, size, "%s", "");
+	else if (s->n == 1)
+		snprintf(buf, size, "; did you mean %s%s?", p, s->best[0]);
+	else if (s->n == 2)
+		snprintf(buf, size, "; did you mean %s%s or %s%s?", p, s->best[0], p, s->best[1]);
+	else
+		snprintf(buf, size, "; did you mean %s%s, %s%s or %s%s?", p, s->best[0],
+			 p, s->best[1], p, s->best[2]);
+}
+
 void cp_suggest_format(const struct cp_suggest *s, char *buf, size_t size)
 {
-	if (s->n == 0) {
-		snprintf(buf, size, "%s", "");
-		return;
-	}
-	if (s->n == 1)
-		snprintf(buf, size, "; did you mean %s?", s->best[0]);
-	else if (s->n == 2)
-		snprintf(buf, size, "; did you mean %s or %s?", s->best[0], s->best[1]);
-	else
-		snprintf(buf, size, "; did you mean %s, %s or %s?", s->best[0],
-			 s->best[1], s->best[2]);
+	cp_suggest_format_prefixed(s, "", buf, size);
 }

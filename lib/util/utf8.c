@@ -1,5 +1,6 @@
 /* utf8.c - see utf8.h. */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "utf8.h"
 
@@ -54,4 +55,10 @@ char *cp_utf8_sanitize(char *s)
 		}
 	}
 	return s;
+}
+
+char *cp_utf8_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	vsnprintf(buf, size, fmt, ap);
+	return cp_utf8_sanitize(buf);
 }

@@ -15,7 +15,15 @@ one, else its reply syscall; Go: --ops). Medians of:
     the per-hit cost its start-up self-test measured / the target's
     task-clock in the window).
 A real and estimated share that differ by more than 20% (relative) print
-DIFFERS. Requests per second of a server driven one request at a time also
+DIFFERS.
+
+Go with --stacks: the share of clock reads whose stack copy found the
+buffer full (counted and warned about in run.json, the reads themselves
+all counted), as in a real run (copies until every function's unwind rules
+are in place) and with the copies held for the whole window
+(CLOCKPROF_STACK_RULES_AFTER_WINDOW=1). How many copies a full buffer
+drops is a matter of host speed and load: reported here, never asserted by
+a test (tests/integration/test_servers.py checks that each is counted). Requests per second of a server driven one request at a time also
 include the load generator's own time and the loopback round trip, so they
 fall by less than the CPU share. Nothing here fails on time.
 
@@ -28,6 +36,7 @@ JVM (JIT, collector threads) varies from run to run more than the probes'
 share, so their "real" share is not a measure of the estimate.
 """
 import argparse
+import json
 import os
 import signal
 import statistics
@@ -40,6 +49,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from common import Skip  # noqa: E402
 from readiness import wait_attached  # noqa: E402
 import servers  # noqa: E402
+from test_servers import copies_lost  # noqa: E402  (run.json's count of lost copies)
 
 REQUESTS = {"redis": 5000, "nginx": 5000, "python": 2000, "node": 3000, "java": 2000, "go": 3000}
 CYCLES = 3
@@ -72,13 +82,14 @@ def measured(server, n):
     return rate, (cpu_ns(server.pid) - c0) / n
 
 
-def attached(args, server, n, tmp):
+def attached(args, server, n, tmp, extra=(), env=None):
     out = os.path.join(tmp, f"{server.name}.json")
     spec = server.function or server.request
     opts = ["-r", spec] if spec else ["--ops", str(n)]
-    proc = subprocess.Popen([args.clockprof, "attach", "-q", "-e", "none", *opts, "-o", out,
-                             str(server.pid)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([args.clockprof, "attach", "-q", "-e", "none", *opts, *extra,
+                             "-o", out, str(server.pid)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})))
     try:
         wait_attached(proc)
         rate, cpu = measured(server, n)
@@ -87,10 +98,10 @@ def attached(args, server, n, tmp):
         _, err = proc.communicate(timeout=60)
     if proc.returncode != 0:
         raise AssertionError(f"clockprof exit {proc.returncode}: {err}")
-    import json
     with open(out) as f:
-        probe = json.load(f)["probe"]
-    return rate, cpu, probe, " ".join(opts)
+        run = json.load(f)
+    attached.last_run = run
+    return rate, cpu, run["probe"], " ".join(opts)
 
 
 def bench_server(args, name, tmp):
@@ -120,6 +131,26 @@ def bench_server(args, name, tmp):
           flush=True)
 
 
+def bench_go_stack_copies(args, tmp):
+    server = servers.ALL["go"](Ctx(args.targets, tmp), preload=False)
+    n = REQUESTS["go"]
+    modes = [("real run", None), ("copies all window", {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})]
+    try:
+        server.start()
+        server.load(n // 4)
+        for what, env in modes:
+            shares = []
+            for _ in range(CYCLES):
+                attached(args, server, n, tmp, extra=["--stacks"], env=env)
+                run = attached.last_run
+                shares.append(100 * copies_lost(run) / max(run["clock_reads"]["total"], 1))
+            print(f"  go --stacks, {what:17}: stack copies lost {min(shares):5.2f}% "
+                  f"{statistics.median(shares):5.2f}% {max(shares):5.2f}% of the reads "
+                  f"(min, median, max of {CYCLES})", flush=True)
+    finally:
+        server.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
@@ -136,6 +167,13 @@ def main():
                 bench_server(args, name, tmp)
             except Skip as e:
                 print(f"  {name:7} skipped: {e}")
+    if "go" in args.names:
+        print("stack copies a full buffer dropped (host speed; counted and warned in run.json):")
+        with tempfile.TemporaryDirectory(prefix="clockprof-bench-") as tmp:
+            try:
+                bench_go_stack_copies(args, tmp)
+            except Skip as e:
+                print(f"  go skipped: {e}")
     return 0
 
 

@@ -1,10 +1,9 @@
 """attach: threads present at attach time and threads created later, a
 target that exits while attached, Ctrl-C and SIGTERM (results still written,
 marked incomplete), SIGKILL (no probe left behind), and processes that are
-not the target are not slowed."""
+not the target are not probed."""
 import os
 import signal
-import statistics
 import subprocess
 import time
 
@@ -55,7 +54,9 @@ def test_threads_before_attach(ctx):
         assert run["probe"]["threads"] == 3, run["probe"]
     assert run["complete"] is True and run["end_reason"] == "duration"
     uniform(run, 2)
-    assert run["request"]["count"] > 1000  # three threads at <= 1000/s each
+    # All three threads' requests are in (how many each served in 1 s is
+    # host speed): each has its per-request counter in the counter window.
+    assert run["per_request_counters"]["task-clock"]["threads"] == 3, run["per_request_counters"]
 
 
 def test_threads_created_after_attach(ctx):
@@ -99,7 +100,8 @@ def _interrupted(ctx, sig):
         wait_serving(target)
         proc, out = start_attach(ctx, target.pid, "-r", "func:handle_request")
         wait_attached(proc)
-        # The window to interrupt: ~900 requests at <= 1000/s (> 100 asserted).
+        # The window to interrupt: ~900 requests at <= 1000/s; how many is
+        # host speed, not asserted beyond their being counted.
         time.sleep(1)
         proc.send_signal(sig)
         wait_ok(proc)
@@ -108,7 +110,7 @@ def _interrupted(ctx, sig):
         target.wait()
     run = ctx.load_json(out)
     assert run["complete"] is False and run["end_reason"] == "signal"
-    assert run["request"]["count"] > 100
+    assert run["request"]["count"] > 0
     uniform(run, 1)
 
 
@@ -195,44 +197,33 @@ def test_sigkill_leaves_no_probe(ctx):
         target.wait()
 
 
-def loop_ns(ctx, kind):
-    """Best of three runs of clock_loop: ns per call in an unrelated process."""
-    loop = ctx.target("clock_loop")
-    return min(float(subprocess.run([loop, kind, "300000"], capture_output=True,
-                                    text=True, check=True).stdout) for _ in range(3))
-
-
-def test_other_processes_not_slowed(ctx):
-    # Alone, attached, alone, ... over `cycles` attach cycles: each attached
-    # measurement has an unattached one seconds before and after it. The
-    # median of the cycles' ratios is asserted, so one cycle disturbed by
-    # other load on the host cannot fail the test, while a probe that slowed
-    # every process (a uprobe trap costs ~100x a vDSO read) shows in every
-    # cycle. The bound is x2: far below what a leaked probe costs, far above
-    # what a busy 2-core host does to a 300,000-call loop (x1.36 was seen
-    # with parallel builds running).
-    cycles = 3
-    kinds = ("vdso", "syscall")
-    target = start_target(ctx, "mix", 1, 0)
+def test_other_processes_not_probed(ctx):
+    # A second process of the same program (same executable, same libc) is
+    # not probed while clockprof is attached to the first: no breakpoint in
+    # its code, none of its reads counted. How much an unrelated process is
+    # slowed is a figure of `make bench` (its clock_loop section), not
+    # asserted here: a time depends on the host's load.
+    target = start_target(ctx, "clock_gettime", 1, 0)
+    other = start_target(ctx, "clock_gettime", 1, 0)
     try:
         wait_serving(target)
-        alone = [{k: loop_ns(ctx, k) for k in kinds}]
-        during = []
-        for _ in range(cycles):
-            proc, _ = start_attach(ctx, target.pid, "-d", "30", "-r", "func:handle_request")
-            wait_attached(proc)
-            during.append({k: loop_ns(ctx, k) for k in kinds})
-            proc.send_signal(signal.SIGINT)
-            wait_ok(proc)
-            alone.append({k: loop_ns(ctx, k) for k in kinds})
+        wait_serving(other)
+        assert code_changed(other.pid) == 0, "the other's code differs from its files before attach"
+        proc, out = start_attach(ctx, target.pid, "-d", "30", "-r", "func:handle_request")
+        wait_attached(proc)
+        if ctx.mechanism == "uprobe":  # the control: breakpoints are seen where they are
+            assert code_changed(target.pid) > 0, "no breakpoint seen in the target's code"
+        assert code_changed(other.pid) == 0, "a breakpoint in a process that is not the target"
+        proc.send_signal(signal.SIGINT)
+        wait_ok(proc)
     finally:
-        target.kill()
-        target.wait()
-    for k in kinds:
-        ratios = [during[i][k] / min(alone[i][k], alone[i + 1][k]) for i in range(cycles)]
-        ratio = statistics.median(ratios)
-        print(f"    unrelated {k} loop: {statistics.median(a[k] for a in alone):.1f} ns/call "
-              f"alone, {statistics.median(d[k] for d in during):.1f} while clockprof is "
-              f"attached elsewhere (x{ratio:.2f} median of "
-              f"{', '.join(f'x{r:.2f}' for r in ratios)})")
-        assert ratio < 2.0, f"{k}: x{ratio:.2f} (cycles: {ratios})"
+        for p in (target, other):
+            p.kill()
+            p.wait()
+    run = ctx.load_json(out)
+    assert run["target"]["pid"] == target.pid, run["target"]
+    uniform(run, 1)
+    # The target reads only inside its requests: reads outside them (the
+    # other's, were it counted) are at most the first and last partial ones.
+    reads = run["clock_reads"]
+    assert reads["total"] - reads["in_requests"] <= 2, reads

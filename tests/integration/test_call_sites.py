@@ -168,11 +168,15 @@ def test_stacks_from_copies_are_the_programs_own(ctx):
     assert run["probe"]["stack_rules_s"] is None, run["probe"]
     walked, run, _ = stacks_of_nofp_target(ctx, 50)
     assert walked == copied, (walked, copied)
-    # The rules were put in place during the window; how many reads came
-    # before them depends on the host's speed.
+    # The rules are put in place during the window, or on a slow enough
+    # host after it; when, and so how many reads came before them, is the
+    # host's speed: only what follows from either is asserted.
     probe = run["probe"]
-    assert 0 <= probe["stack_rules_s"] < run["duration_s"], probe
-    assert probe["stacks_from_copies"] < 7 * N, probe
+    if probe["stack_rules_s"] is None:
+        assert probe["stacks_from_copies"] == 7 * N, probe
+    else:
+        assert 0 <= probe["stack_rules_s"] < run["duration_s"], probe
+        assert probe["stacks_from_copies"] <= 7 * N, probe
 
 
 def test_stacks_of_a_command_that_exits_at_once(ctx):

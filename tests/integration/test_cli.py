@@ -91,6 +91,50 @@ def test_version_and_help_on_every_subcommand(ctx):
     assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
 
 
+def test_mistyped_commands_and_long_options_get_the_closest_names(ctx):
+    proc = ctx.run("atach", "1")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == ("clockprof: unknown command 'atach'; did you mean attach? "
+                           "(run 'clockprof --help' for the list)\n"), proc.stderr
+    proc = ctx.run("help", "comapre")
+    assert proc.returncode == 2 and "did you mean compare?" in proc.stderr, proc.stderr
+    for sub in ("run", "attach", "ab"):
+        proc = ctx.run(sub, "--duraton", "3")
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (f"clockprof: unknown option '--duraton'; did you mean "
+                               f"--duration? (see 'clockprof {sub} --help')\n"), proc.stderr
+    proc = ctx.run("compare", "--bounsd=x")
+    assert proc.returncode == 2 and "did you mean --bounds?" in proc.stderr, proc.stderr
+
+
+def test_help_help_and_run_help_tell_the_exit_codes_run_returns(ctx):
+    for args in (["help", "--help"], ["help", "-h"], ["help"]):
+        proc = ctx.run(*args)
+        assert proc.returncode == 0 and not proc.stderr, (args, proc.stderr)
+        assert proc.stdout == ctx.run("--help").stdout, args
+    text = " ".join(ctx.run("run", "--help", check=True).stdout.split())
+    assert "whatever the command's own exit status" not in text, text
+    assert "the command's own status (its exit code, or 128 + the signal that killed it) " \
+           "when it failed by itself" in text, text
+    ab = " ".join(ctx.run("ab", "--help", check=True).stdout.split())
+    assert "a command's own status when it failed by itself" in ab, ab
+
+
+def test_a_single_valued_option_given_twice_is_refused(ctx):
+    out = [os.path.join(ctx.tmp, f"twice-{i}.json") for i in (1, 2)]
+    cases = [("run", "-o", out[0], "-o", out[1], "--", "true"),
+             ("run", "-d", "1", "--duration=2", "--", "true"),
+             ("attach", "--html", out[0], "--html", out[1], "1"),
+             ("compare", "-o", out[0], "--output", out[1], "--base", out[0], "--head", out[1]),
+             ("report", "-o", out[0], "-o", out[1], out[0])]
+    for args in cases:
+        proc = ctx.run(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.splitlines()) == 1 and "given twice; give it once" in proc.stderr, \
+            (args, proc.stderr)
+        assert not any(os.path.exists(p) for p in out), args
+
+
 def test_ab_help_lists_its_options_and_compare_help_its_defaults(ctx):
     ab = help_options(ctx, "ab")
     assert {"-d", "--duration", "-r", "--request", "-e", "--events", "--mechanism",
@@ -109,9 +153,10 @@ def test_common_options_are_worded_alike_everywhere(ctx):
             assert opt in block, (sub, block)
         assert common in (None, block), f"{sub}'s common options differ:\n{block}\n{common}"
         common = block
-        proc = ctx.run(sub, "--frob")
+        proc = ctx.run(sub, "--frobnicate")
         assert proc.returncode == 2, proc.stderr
-        assert proc.stderr == f"clockprof: unknown option '--frob'; see 'clockprof {sub} --help'\n"
+        assert proc.stderr == \
+            f"clockprof: unknown option '--frobnicate'; see 'clockprof {sub} --help'\n"
         proc = ctx.run(sub, "--color=sometimes")
         assert proc.returncode == 2
         assert proc.stderr == "clockprof: --color must be auto, always or never, not 'sometimes'\n"
@@ -238,12 +283,15 @@ def test_man_page_renders_without_warnings_and_lists_every_option(ctx):
         assert opt in common, opt
 
 
-def complete(ctx, script, *words):
-    """What bash completion offers for `clockprof WORDS...` (the last word
-    being completed)."""
-    words = ["clockprof", *map(str, words)]
+def complete(ctx, script, *words, at=None):
+    """What bash completion offers for `clockprof WORDS...`, the word at
+    index `at` of WORDS (default: the last) being completed. The first word
+    is the binary under test, which the script calls for the names it
+    cannot know (-r's functions, syscalls)."""
+    words = [os.path.abspath(ctx.clockprof), *map(str, words)]
+    cword = len(words) - 1 if at is None else at + 1
     quoted = " ".join("'" + w.replace("'", "'\\''") + "'" for w in words)
-    prog = (f"source '{script}'; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; "
+    prog = (f"source '{script}'; COMP_WORDS=({quoted}); COMP_CWORD={cword}; "
             "_clockprof; printf '%s\\n' \"${COMPREPLY[@]}\"")
     proc = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, cwd=ctx.tmp)
     assert proc.returncode == 0, proc.stderr
@@ -277,6 +325,70 @@ def test_completion_offers_values_pids_files_and_commands(ctx):
     assert complete(ctx, script, "run", "--mechanism", "") == {"uprobe", "breakpoint"}
     assert "sh" in complete(ctx, script, "run", "-d", "1", "--", "sh")
     assert complete(ctx, script, "run", "-d", "") == set()
+
+
+def test_completion_offers_request_boundaries_functions_and_syscalls(ctx):
+    script = completion_script(ctx)
+    target = os.path.abspath(ctx.target("callsites_target"))  # complete() runs in ctx.tmp
+    assert complete(ctx, script, "run", "-r", "") == {"func:", "syscall:"}
+    assert complete(ctx, script, "attach", "--request", "sys") == {"syscall:"}
+    assert complete(ctx, script, "run", "-r", "syscall:sendm") == \
+        {"syscall:sendmsg", "syscall:sendmmsg"}
+    # The command's functions once it is on the line, before or after -r.
+    assert complete(ctx, script, "run", "-r", "func:handle_req", "--", target, at=2) == \
+        {"func:handle_request"}
+    assert "func:main" in complete(ctx, script, "run", "-r", "func:ma", "--", target, at=2)
+    assert complete(ctx, script, "run", "-r", "func:handle_req") == set()  # no command yet
+    # bash splits "func:NAME" at ':' (COMP_WORDBREAKS): only NAME is completed.
+    assert complete(ctx, script, "run", "-d", "1", "-r", "func", ":", "handle_req", "--",
+                    target, at=6) == {"handle_request"}
+    assert complete(ctx, script, "ab", "3", "d", "-r", "syscall", ":", "sendm") == \
+        {"sendmsg", "sendmmsg"}
+    # attach: the PID's executable.
+    proc = subprocess.Popen([target, "0", "100"], stdout=subprocess.DEVNULL)
+    try:
+        assert complete(ctx, script, "attach", "-d", "1", "-r", "func:handle_req", proc.pid,
+                        at=4) == {"func:handle_request"}
+        assert complete(ctx, script, "attach", "-p", proc.pid, "-r", "func:handle_req") == \
+            {"func:handle_request"}
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_completion_names_are_never_expanded_by_the_shell(ctx):
+    # A symbol name is the target's to choose: "`touch ...`" must come back
+    # as text, never run (compgen -W would run it).
+    src = os.path.join(ctx.tmp, "hostile.c")
+    exe = os.path.join(ctx.tmp, "hostile")
+    mark = os.path.join(ctx.tmp, "ran")
+    with open(src, "w") as f:
+        f.write("void victim(void) {}\nint main(void) { victim(); return 0; }\n")
+    subprocess.run(["cc", "-o", exe, src], check=True)
+    subprocess.run(["objcopy", f"--redefine-sym=victim=`touch {mark}`x", exe], check=True)
+    script = completion_script(ctx)
+    offered = complete(ctx, script, "run", "-r", "func:`", "--", exe, at=2)
+    assert offered == {f"func:`touch {mark}`x"}, offered
+    assert not os.path.exists(mark)
+
+
+def test_make_demo_builds_only_what_it_runs_in_parallel_and_quietly(ctx):
+    # A dry run into an empty build directory lists every command a clean
+    # `make demo` would run: clockprof and the demo's target, not the Go,
+    # Rust or Java test targets; -j, and -s unless V=1.
+    build = os.path.join(ctx.tmp, "demo-build")
+    dry = subprocess.run(["make", "-n", "demo", f"O={build}"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert dry.returncode == 0, dry.stderr
+    for other in ("go build", "rustc", "javac", "go_target", "rust_target"):
+        assert other not in dry.stdout, other
+    assert "callsites_target" in dry.stdout and "clockreads.bpf.o" in dry.stdout, dry.stdout[-2000:]
+    sub = [line for line in dry.stdout.splitlines() if " deps clockprof " in line]
+    assert sub and " -s " in sub[0] and re.search(r" -j\d+ ", sub[0]), sub
+    loud = subprocess.run(["make", "-n", "demo", f"O={build}", "V=1"], cwd=ROOT,
+                          capture_output=True, text=True).stdout
+    assert [line for line in loud.splitlines() if " deps clockprof " in line and " -s " not in line]
+    assert not os.path.exists(build)
 
 
 def test_make_install_and_uninstall(ctx):

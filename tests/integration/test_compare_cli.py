@@ -423,16 +423,48 @@ def test_blind_runs_are_inconclusive_and_say_why(ctx):
     assert p.returncode == 1
 
 
+def test_like_run_warnings_are_merged_into_one_line(ctx):
+    # Each run of a build says its probe overhead, with its own figure: one
+    # line per side, the figures as a range, not one line per run.
+    def overhead(pct):
+        return [f"probe overhead is about {pct}% of the target's CPU time in the clock "
+                "window: timings there are inflated, counts are exact"]
+    base = [write_run(os.path.join(ctx.tmp, f"ob-{i}.json"), {"reads/op": (3, "exact", "lower")},
+                      reads=300 + i, warnings=overhead(84 + 3 * i) if i < 3 else ())
+            for i in range(6)]
+    head = [write_run(os.path.join(ctx.tmp, f"oh-{i}.json"), {"reads/op": (3, "exact", "lower")},
+                      build_id="b2", warnings=overhead([100, 84, 91, 97, 88, 95][i]))
+            for i in range(6)]
+    out = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, base, head, "-o", out)
+    assert p.returncode == 0, p.stderr
+    v = ctx.load_json(out)
+    said = [w for w in v["warnings"] if "probe overhead" in w]
+    assert said == ["base runs (3 of 6): probe overhead is about 84-90% of the target's CPU "
+                    "time in the clock window: timings there are inflated, counts are exact",
+                    "head runs (6 of 6): probe overhead is about 84-100% of the target's CPU "
+                    "time in the clock window: timings there are inflated, counts are exact"], said
+    shown = [line for line in (p.stdout + p.stderr).splitlines() if "probe overhead" in line]
+    assert len(shown) <= 2, shown
+
+
 def test_other_host_fingerprint_is_not_judged(ctx):
     base = sampled_runs(ctx, "b", 6)
     head = sampled_runs(ctx, "h", 6, scale=1.3, seed=2, cpu="other cpu")
     out = os.path.join(ctx.tmp, "v.json")
-    p = compare(ctx, base, head, "-o", out)
+    md = os.path.join(ctx.tmp, "v.md")
+    p = compare(ctx, base, head, "-o", out, "--markdown", md, "--color=never")
     assert p.returncode == 0, p.stderr
     v = ctx.load_json(out)
     m = {x["name"]: x for x in v["measures"]}["task-clock/op"]
     assert m["status"] == "inconclusive" and "(cpu)" in m["reason"], m["reason"]
     assert v["env_mismatch"][0]["field"] == "cpu"
+    # Said in the table and in the markdown, each its way.
+    assert 'environment differs: cpu base ["test cpu"], head ["other cpu"] (inconclusive)\n' \
+        in p.stdout, p.stdout
+    text = open(md).read()
+    assert '- Environment differs: cpu base `["test cpu"]`, head `["other cpu"]` (sampled ' \
+        'measures inconclusive)\n' in text, text
 
 
 def test_step_summary_failure_keeps_the_exit_code(ctx):

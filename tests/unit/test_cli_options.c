@@ -3,6 +3,7 @@
  * help, man page and completion made from it. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli_completion.h"
 #include "cli_man.h"
@@ -18,6 +19,10 @@ static const struct cp_option test_options[] = {
 	{ .id = OPT_LONG_ONLY, .long_name = "flag", .help = "a flag" },
 	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
 	  .help = "output", .complete = CP_COMPLETE_FILE },
+	{ .id = 'p', .short_name = 'p', .long_name = "probe", .value = "SYM",
+	  .help = "a probe; repeatable", .repeatable = 1 },
+	{ .id = 'r', .short_name = 'r', .long_name = "request", .value = "SPEC",
+	  .help = "a boundary", .complete = CP_COMPLETE_REQUEST },
 	{ 0 },
 };
 
@@ -64,7 +69,7 @@ TEST(cli_permutes_and_takes_common_options)
 TEST(cli_errors_are_worded_alike)
 {
 	char *missing[] = { "demo", "-d", NULL };
-	char *unknown[] = { "demo", "--frob", NULL };
+	char *unknown[] = { "demo", "--frobnicate", NULL };
 	char *novalue[] = { "demo", "--flag=1", NULL };
 	char *color[] = { "demo", "--color=pink", NULL };
 	struct cp_error err = { 0 };
@@ -76,11 +81,46 @@ TEST(cli_errors_are_worded_alike)
 	CHECK_STR(err.msg, "option -d/--duration needs a value (TIME); see 'clockprof demo --help'");
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	parse(unknown, ids, sizeof(ids), &cli, &err);
-	CHECK_STR(err.msg, "unknown option '--frob'; see 'clockprof demo --help'");
+	CHECK_STR(err.msg, "unknown option '--frobnicate'; see 'clockprof demo --help'");
 	parse(novalue, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(err.msg, "option --flag takes no value; see 'clockprof demo --help'");
 	parse(color, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(err.msg, "--color must be auto, always or never, not 'pink'");
+}
+
+TEST(cli_refuses_a_value_option_given_twice)
+{
+	char *twice[] = { "demo", "-o", "a.json", "-d", "1", "--output=b.json", NULL };
+	char *probes[] = { "demo", "-p", "a", "--probe", "b", "-p", "c", NULL };
+	char *color[] = { "demo", "--color=never", "--color=always", NULL };
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	char ids[16];
+
+	parse(twice, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(ids, "od!");
+	CHECK_STR(err.msg, "option -o/--output given twice; give it once (see 'clockprof demo --help')");
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	parse(probes, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(ids, "ppp");	/* .repeatable */
+	parse(color, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(ids, "!");
+	CHECK_STR(err.msg, "option --color given twice; give it once (see 'clockprof demo --help')");
+}
+
+TEST(cli_suggests_the_closest_long_options)
+{
+	char *typo[] = { "demo", "--duraton", "3", NULL };
+	char *valued[] = { "demo", "--outptu=x", NULL };
+	struct cp_error err = { 0 };
+	struct cp_cli cli;
+	char ids[16];
+
+	parse(typo, ids, sizeof(ids), &cli, &err);
+	CHECK_STR(err.msg, "unknown option '--duraton'; did you mean --duration? "
+		  "(see 'clockprof demo --help')");
+	parse(valued, ids, sizeof(ids), &cli, &err);
+	CHECK(strstr(err.msg, "did you mean --output?"));
 }
 
 TEST(cli_in_order_returns_operands_in_turn)
@@ -151,9 +191,12 @@ TEST(cli_completion_lists_options_and_values)
 	char *text = render(bash_fn, &program);
 
 	CHECK(strstr(text, "complete -F _clockprof clockprof"));
-	CHECK(strstr(text, "opts=\"-d --duration --flag -o --output -q --quiet -v --verbose --color= -h --help --version\""));
+	CHECK(strstr(text, "opts=\"-d --duration --flag -o --output -p --probe -r --request -q --quiet -v --verbose --color= -h --help --version\""));
 	CHECK(strstr(text, "-o|--output) _clockprof_files"));
 	CHECK(strstr(text, "--color) COMPREPLY=($(compgen -W \"auto always never\""));
-	CHECK(strstr(text, "-d|--duration) COMPREPLY=()"));
+	CHECK(strstr(text, "-d|--duration|-p|--probe) COMPREPLY=()"));
+	/* -r's value, split by bash at ':' or not, before `case $prev`. */
+	CHECK(strstr(text, "\t_clockprof_request_at -r --request && { _clockprof_request; return; }\n"
+			   "\t\tcase $prev in"));
 	free(text);
 }

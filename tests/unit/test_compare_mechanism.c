@@ -197,11 +197,12 @@ TEST(run_file_mechanism_members_validated)
 	CHECK_INT(validate_with(NULL, NULL, &err), 0);
 	CHECK_INT(validate_with(json_string("uprobe"), json_true(), &err), 0);
 	CHECK_INT(validate_with(json_string("breakpoint"), json_false(), &err), 0);
+	CHECK_INT(validate_with(json_string("patch"), json_null(), &err), 0);
 	CHECK_INT(validate_with(NULL, json_null(), &err), 0);
 	CHECK_INT(validate_with(json_string("kprobe"), NULL, &err), -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK_STR(err.msg, "r.json: invalid run file: clock_reads.mechanism must be "
-		  "\"uprobe\" or \"breakpoint\"");
+		  "\"uprobe\", \"breakpoint\" or \"patch\"");
 	CHECK_INT(validate_with(json_null(), NULL, &err), -1);
 	CHECK_STR(err.msg, "r.json: invalid run file: clock_reads.mechanism has the wrong type");
 	CHECK_INT(validate_with(json_string("Uprobe"), NULL, &err), -1);

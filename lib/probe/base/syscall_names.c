@@ -1,6 +1,7 @@
 /* syscall_names.c - see syscall_names.h. */
 #include <string.h>
 
+#include "request_spec.h"
 #include "suggest.h"
 #include "syscall_names.h"
 
@@ -41,4 +42,10 @@ int cp_syscall_suggest(const char *name, const char **out, int max)
 	for (int i = 0; i < s.n && i < max; i++)
 		out[i] = s.best[i];
 	return s.n < max ? s.n : max;
+}
+
+void cp_request_syscall_names(void (*fn)(const char *name, void *arg), void *arg)
+{
+	for (size_t i = 0; i < N_SYSCALLS; i++)
+		fn(syscalls[i].name, arg);
 }

@@ -33,6 +33,14 @@ struct cp_elf_function {
 int cp_elf_find_function(const char *path, const char *shown, const char *name,
 			 struct cp_elf_function *out, struct cp_error *err);
 
+/* Calls fn once for each function name of the ELF file at path (or of its
+ * separate debug file when it has none), as func:SYMBOL takes it and the
+ * suggestions show it: demangled, without parameters or version; sorted,
+ * each once. For bash completion of -r func:. Returns -1 when path is not
+ * a readable ELF file. */
+int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg),
+			  void *arg);
+
 /* Converts a virtual address of the file to its file offset (via PT_LOAD). */
 int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
 /* The same for an ELF file already open. */

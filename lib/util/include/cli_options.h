@@ -23,6 +23,9 @@ enum cp_complete {
 	CP_COMPLETE_PID,
 	CP_COMPLETE_COMMAND,	/* a program, then its arguments */
 	CP_COMPLETE_WORDS,	/* one of cp_option.words */
+	CP_COMPLETE_REQUEST,	/* func: or syscall:, then a name of the target
+				 * (the PID's or COMMAND's executable) or a
+				 * syscall, which the binary lists */
 };
 
 /* How operands (non-options) mix with options, as getopt_long orders them. */
@@ -57,6 +60,9 @@ struct cp_option {
 	enum cp_complete complete;	/* what the value names */
 	const char *words;	/* CP_COMPLETE_WORDS: space-separated */
 	int hidden;		/* accepted, not shown (aliases such as --colour) */
+	int repeatable;		/* a value option that may be given again (--probe,
+				 * --base): any other is refused the second time,
+				 * rather than the last one silently winning */
 };
 
 struct cp_command_spec {
@@ -97,6 +103,8 @@ struct cp_cli {
 	int quiet, verbose;	/* -q, -v (counted) */
 	int color;		/* --color: 1 always, 0 never, -1 auto (default) */
 	int ended;		/* getopt_long has returned -1 */
+	int seen[CP_CLI_MAX_OPTIONS];	/* ids of the value options given */
+	int nseen;
 	struct option longopts[2 * CP_CLI_MAX_OPTIONS + 1];
 	char shortopts[3 * CP_CLI_MAX_OPTIONS + 4];
 };
@@ -106,8 +114,10 @@ void cp_cli_init(struct cp_cli *cli, const struct cp_command_spec *spec,
 		 int argc, char **argv);
 /* The next option's id (its value in cli->value), CP_OPT_OPERAND,
  * CP_OPT_END (then cp_cli_rest() is the first operand left), or
- * CP_OPT_ERROR with one wording for every subcommand in err. -q, -v and
- * --color are taken here (into cli) and not returned. */
+ * CP_OPT_ERROR with one wording for every subcommand in err (an unknown
+ * long option with the closest names; a value option given twice that is
+ * not .repeatable). -q, -v and --color are taken here (into cli) and not
+ * returned. */
 int cp_cli_next(struct cp_cli *cli, struct cp_error *err);
 /* Index in argv of the first argument the parser did not take. */
 int cp_cli_rest(const struct cp_cli *cli);

@@ -17,6 +17,9 @@ void cp_suggest_init(struct cp_suggest *s, const char *wanted);
 void cp_suggest_add(struct cp_suggest *s, const char *candidate);
 /* Formats "; did you mean a, b or c?" (or "" when nothing is close). */
 void cp_suggest_format(const struct cp_suggest *s, char *buf, size_t size);
+/* The same, each name after prefix ("--" for options). */
+void cp_suggest_format_prefixed(const struct cp_suggest *s, const char *prefix,
+				char *buf, size_t size);
 size_t cp_edit_distance(const char *a, const char *b);
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef CP_UTF8_H
 #define CP_UTF8_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* Length in bytes of the valid UTF-8 character at s, with its code point
@@ -13,5 +14,10 @@ size_t cp_utf8_decode(const char *s, unsigned int *cp);
 
 /* Makes s valid UTF-8 in place; returns s. NULL is fine. */
 char *cp_utf8_sanitize(char *s);
+
+/* vsnprintf into buf, then cp_utf8_sanitize: a text cut at size ends
+ * mid-character, and a warning or line cut so must not be lost. */
+char *cp_utf8_vformat(char *buf, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 #endif

@@ -39,4 +39,7 @@ int cp_request_spec_parse(const char *text, struct cp_request_spec *out,
 int cp_func_spec_parse(const char *text, struct cp_func_spec *out,
 		       const char *what, struct cp_error *err);
 
+/* Calls fn for each name syscall:NAME takes (bash completion). */
+void cp_request_syscall_names(void (*fn)(const char *name, void *arg), void *arg);
+
 #endif
