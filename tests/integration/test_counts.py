@@ -11,7 +11,7 @@ requests per thread (a thread's first interval is not a request).
 MECHANISMS = ("uprobe", "breakpoint", "patch")
 import os
 
-from common import Skip, rust_target
+from common import rust_target
 
 N = 120  # requests per thread
 
@@ -72,9 +72,6 @@ def check_exact(run, per_request, by_entry, by_path, by_clock, threads=1):
 
 def _mode_test(mode, binary="reads_target"):
     def test(ctx):
-        if ctx.mechanism == "patch" and binary.endswith("_static"):
-            raise Skip("the patch counts a static executable only from when its thread "
-                       "pointer is set, after its entry point: run refuses it")
         k, entries, paths, clocks = MODES[mode]
         run = profile(ctx, [ctx.target(binary), mode, k, N], "-r", "func:handle_request")
         check_exact(run, sum(entries.values()), entries, paths, clocks)

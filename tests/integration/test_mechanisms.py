@@ -95,6 +95,26 @@ def test_mechanisms_agree_on_every_bundled_target(ctx):
         print(f"    {name}: {a['per_op']} reads/request both ways")
 
 
+def test_patch_agrees_with_uprobes_on_every_bundled_target(ctx):
+    """The vDSO patch against uprobes, every bundled target: the same
+    requests, reads per request and histogram; for all but Go (whose
+    runtime reads outside requests vary from run to run) the same totals
+    by entry, clock and path over the target's whole life. Call sites are
+    the uprobes' alone for now."""
+    for name, command, boundary in bundled(ctx):
+        up = profile(ctx, command, "-r", boundary)
+        pt = profile(ctx, command, "-r", boundary, mechanism="patch")
+        a, b = per_request(up), per_request(pt)
+        a.pop("sites"), b.pop("sites")
+        if name != "go":
+            for key in ("total", "by_entry", "by_clock", "by_path"):
+                assert up["clock_reads"][key] == pt["clock_reads"][key], (name, key)
+        assert a == b, (name, a, b)
+        assert pt["probe"]["hits"] <= up["probe"]["hits"], name
+        print(f"    {name}: {a['per_op']} reads/request both ways; traps "
+              f"{up['probe']['hits']} -> {pt['probe']['hits']}")
+
+
 def test_go_runtime_reads_counted_exactly(ctx):
     if not os.path.exists(os.path.join(ctx.targets, "go_target")):
         raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")

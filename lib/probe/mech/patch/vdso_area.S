@@ -40,6 +40,7 @@ h_status:	.quad 0		/* 0 ok, 2 mmap failed */
 h_errno:	.quad 0		/* the failed syscall's -errno */
 h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table; 0: where the kernel likes */
+h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_sites:	.fill 4 * 4, 8, 0	/* {qword address, original, patched, swapped} */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
@@ -89,6 +90,18 @@ sc_ip_2:
 	mov	rcx, [rip + h_magic]	/* the table's first word: found by it */
 	mov	[rax], rcx
 	mov	[rip + h_table], rax
+	/* A launched static executable sets its thread pointer after its
+	 * entry point: until then it points at zeros past the table (the
+	 * thunks read it), and the program's own replaces it. */
+	cmp	qword ptr [rip + h_give_fs], 0
+	je	.Lsites
+	lea	rsi, [rax + 8]
+	add	rsi, [rip + h_table_size]
+	sub	rsi, 4096
+	mov	eax, 158		/* arch_prctl(ARCH_SET_FS, table end - 4088) */
+	mov	edi, 0x1002
+	syscall
+sc_ip_4:
 .Lsites:
 	lea	rdi, [rip + h_sites]
 	mov	rsi, [rip + h_nsites]
@@ -146,6 +159,7 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
 	.quad sc_ip_2 - cp_vdso_area_start
 	.quad sc_ip_3 - cp_vdso_area_start
+	.quad sc_ip_4 - cp_vdso_area_start
 
 /* --- a thunk's counting body. r9 holds the counter's index in the slot
  * (1..15) on entry. The table's address is read from the area's header

@@ -32,15 +32,19 @@ struct cp_vdso_area_header {
 	uint64_t status, err;		/* 2: mmap failed with -err */
 	uint64_t nsites;
 	uint64_t table_at;		/* where to map the table; 0: anywhere */
+	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 };
 
 /* The counter table's layout is shared with the BPF program that reads
- * it at request boundaries: CP_PATCH_* in probes/clockreads.h. */
+ * it at request boundaries: CP_PATCH_* in probes/clockreads.h. The stub
+ * maps one page more, of zeros: a thread pointer for a launched static
+ * executable until it sets its own. */
+#define CP_VDSO_MAP_SIZE (CP_PATCH_TABLE_SIZE + 4096)
 
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
-extern const uint64_t cp_vdso_stub_syscall_ips[3];
+extern const uint64_t cp_vdso_stub_syscall_ips[4];
 extern const uint8_t cp_vdso_count_start[], cp_vdso_count_table_ref[], cp_vdso_count_end[];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
@@ -48,7 +52,7 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0xe8,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0xf0,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

@@ -35,6 +35,7 @@ struct cp_vdso_patch {
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
 	uint64_t table_at;		/* where the stub is to map it; 0: anywhere */
+	bool give_fs;			/* the held thread has no thread pointer yet */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
 	struct cp_vdso_patch_info info;
@@ -174,21 +175,25 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 }
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
- * them: mprotect (writable), mmap (the table), mprotect (back). */
-static void stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[3])
+ * them: mprotect (writable), mmap (the table), mprotect (back), and
+ * arch_prctl when the thread is given a thread pointer. How many. */
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[4])
 {
-	static const int nr[3] = { SYS_mprotect, SYS_mmap, SYS_mprotect };
-	const uint64_t args[3][6] = {
+	static const int nr[4] = { SYS_mprotect, SYS_mmap, SYS_mprotect, SYS_arch_prctl };
+	const uint64_t args[4][6] = {
 		{ p->plan.base, p->plan.size, 7 },
-		{ p->table_at, CP_PATCH_TABLE_SIZE, 3, p->table_at ? 0x108022 : 0x8022, (uint64_t)-1, 0 },
+		{ p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x108022 : 0x8022, (uint64_t)-1, 0 },
 		{ p->plan.base, p->plan.size, 5 },
+		{ 0x1002, p->table_at + CP_PATCH_TABLE_SIZE + 8 },
 	};
+	size_t n = p->give_fs ? 4 : 3;
 
-	for (int i = 0; i < 3; i++) {
+	for (size_t i = 0; i < n; i++) {
 		d[i] = (struct seccomp_data){ .nr = nr[i], .arch = AUDIT_ARCH_X86_64,
 			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[i] };
 		memcpy(d[i].args, args[i], sizeof(d[i].args));
 	}
+	return n;
 }
 
 /* While a thread is held: it must have a thread pointer (the thunks read
@@ -197,20 +202,21 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[3];
+	struct seccomp_data calls[4];
 	char why[160], mode[16];
+	size_t n;
 	int ok;
 
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
-	if (!r.fs_base)
+	if (!r.fs_base && !p->give_fs)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d has no thread pointer yet (a static executable sets it up after its entry point)",
 			       p->pid);
 	if (!status_field(p->pid, "Seccomp", mode, sizeof(mode)) || atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
-	stub_syscalls(p, calls);
-	ok = cp_seccomp_allows(tid, calls, 3, why, sizeof(why));
+	n = stub_syscalls(p, calls);
+	ok = cp_seccomp_allows(tid, calls, n, why, sizeof(why));
 	if (ok < 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d runs under a seccomp filter that cannot be read", p->pid);
@@ -224,7 +230,8 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, stru
 
 	if (read_header(p, &h))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-	h.table_size = CP_PATCH_TABLE_SIZE;
+	h.table_size = CP_VDSO_MAP_SIZE;
+	h.give_fs = p->give_fs;
 	h.vdso_base = p->plan.base;
 	h.vdso_len = p->plan.size;
 	h.cmd = cmd;
@@ -303,6 +310,7 @@ int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_hijack hj;
+	int rc;
 
 	if (post_request(p, CP_VDSO_CMD_PATCH, err))
 		return -1;
@@ -311,7 +319,8 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 		return -1;
 	note_held(p, &hj);
 	p->info.attach_pause_ms = hj.held_ms;
-	return cp_vdso_patch_confirm(p, err);
+	rc = cp_vdso_patch_confirm(p, err);
+	return rc > 0 ? cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid) : rc;
 }
 
 /* Where a table fits in pid's address space: at the top of its largest
@@ -342,12 +351,18 @@ static uint64_t free_place(pid_t pid, uint64_t size)
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 {
 	struct cp_hijack hj;
+	struct user_regs_struct r;
 
 	/* The table's place is chosen now, so that the boundary program has
 	 * it before the command's first instruction. */
-	if (!p->info.reused && !(p->table_at = free_place(p->pid, CP_PATCH_TABLE_SIZE)))
+	if (!p->info.reused && !(p->table_at = free_place(p->pid, CP_VDSO_MAP_SIZE)))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no room for the counter table", p->pid);
+	/* A static executable sets its thread pointer after its entry point,
+	 * where it is held: until then the stub gives it one to zeros. */
+	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
 	p->info.table = p->table_at;
+	if (!p->info.reused && cp_patch_table_open(&p->table, p->pid, p->table_at))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (post_request(p, CP_VDSO_CMD_PATCH, err) ||
 	    cp_hijack_held(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
@@ -360,14 +375,16 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
 
+	if (read_header(p, &h))
+		return 1;	/* gone already: nothing left to confirm */
 	if (wait_stub(p, err))
-		return -1;
+		return read_header(p, &h) ? 1 : -1;
 	if (read_header(p, &h) || !h.table || (p->table_at && h.table != p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
 	if (!sites_read(p, true))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
-	if (cp_patch_table_open(&p->table, p->pid, h.table))
+	if (!p->table.addr && cp_patch_table_open(&p->table, p->pid, h.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->info.table = h.table;
 	return 0;

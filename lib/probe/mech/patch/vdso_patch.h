@@ -53,7 +53,8 @@ struct cp_vdso_patch_info {
  * the vDSO's unused end (nothing runs it yet); apply switches the sites
  * through one thread held for an instant; arm_held instead redirects a
  * thread clockprof already holds under ptrace (a launched command), which
- * switches them when let go, and confirm then waits for that; mark starts
+ * switches them when let go, and confirm then waits for that (1: the
+ * target has already exited, nothing to confirm); mark starts
  * the counts; restore switches the sites back and keeps the last counts;
  * free releases what clockprof holds (never the target's code or table). */
 int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
