@@ -217,10 +217,10 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
 			       "thread %d of process %d cannot be traced", h->tid, pid);
 	cp_patch_step();
-	t0 = now_s();
 	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
 		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
 			     h->tid, pid, HOLD_TIMEOUT_S);
+	t0 = now_s();	/* stopped: the target's pause starts here */
 	if (!rc)
 		rc = check_and_send(pid, stub, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
