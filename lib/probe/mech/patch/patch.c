@@ -26,6 +26,8 @@ struct patch_state {
 	bool launched, hres;
 };
 
+static void note_pauses(struct cp_mech *m);
+
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -38,8 +40,10 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	if (cp_vdso_patch_prepare(cfg->pid, &st->patch, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
-	if (!st->launched)
+	if (!st->launched) {
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
+		note_pauses(m);
+	}
 	return 0;
 }
 
@@ -137,7 +141,9 @@ static void patch_detach(struct cp_mech *m)
 		cp_vdso_patch_restore(st->patch, &ignored);
 }
 
-/* The pauses the patch cost one thread of the target so far. */
+/* The pauses the patch cost one thread of the target, and whether that
+ * thread's syscall returned EINTR for it (every thread was waiting in
+ * calls such as epoll_wait, which a stop interrupts). */
 static void note_pauses(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
@@ -146,6 +152,10 @@ static void note_pauses(struct cp_mech *m)
 	cp_vdso_patch_info(st->patch, &info);
 	m->pause_ms[0] = info.attach_pause_ms > 0 ? info.attach_pause_ms : -1;
 	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
+	if (info.eintr && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",
+			 (int)info.tid, info.syscall);
 }
 
 static void patch_close(struct cp_mech *m)
