@@ -47,7 +47,7 @@ ROOMS = {
         "points": {"base"},
         "session": {"links", "points", "target", "base"},
         "naming": {"session", "target", "base"},
-        "mech": {"session", "target", "base"},
+        "mech": {"session", "points", "target", "base"},
         "mech/uprobe": {"mech", "session", "points", "target", "base"},
         "mech/breakpoint": {"mech", "session", "points", "target", "base"},
         "mech/patch": {"mech", "session", "points", "target", "base"},

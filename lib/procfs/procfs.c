@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,34 +43,30 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 	return 0;
 }
 
-int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+/* One read or write of pid's memory through /proc/PID/mem. */
+static int proc_mem_io(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
 	char path[64];
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	n = pread(fd, buf, len, (off_t)addr);
+	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return proc_mem_io(pid, addr, buf, len, false);
+}
+
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = pwrite(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -1;
+	return proc_mem_io(pid, addr, (void *)buf, len, true);
 }
 
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n)

@@ -6,21 +6,13 @@ timed unpatched and patched, alternated, and the medians compared. Prints
 figures only: a benchmark, not a test."""
 import argparse
 import os
+import sys
 import statistics
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from test_vdso_patch import Target, Tool  # noqa: E402
-
-
-class Ctx:
-    def __init__(self, targets):
-        self.targets = targets
-
-    def target(self, name):
-        return os.path.join(self.targets, name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from patch_bench import Ctx, Target, Tool  # noqa: E402
 
 
 def timed_go(target, k):

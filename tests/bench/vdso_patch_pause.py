@@ -1,23 +1,15 @@
 #!/usr/bin/env python3
 """make bench: how long the vDSO patch holds one thread of a busy target to
-attach and to detach, over 50 cycles, on targets of 8 and 200 threads that
+attach (from its stop to its release), over 50 cycles, on targets of 8 and 200 threads that
 read the clock without end (tests/targets/patch_target check). Prints p50
 and max of each; a benchmark, never a test."""
 import argparse
 import os
-import statistics
 import sys
+import statistics
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from test_vdso_patch import Target, Tool  # noqa: E402
-
-
-class Ctx:
-    def __init__(self, targets):
-        self.targets = targets
-
-    def target(self, name):
-        return os.path.join(self.targets, name)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from patch_bench import Ctx, Target, Tool  # noqa: E402
 
 
 def pauses(ctx, threads, cycles):

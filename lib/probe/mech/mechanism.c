@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock_points.h"
 #include "error.h"
 #include "mechanism.h"
+#include "session_probes.h"
 
 static const struct cp_mechanism_ops *const mechanisms[CP_MECHANISM_COUNT] = {
 	[CP_MECHANISM_UPROBE] = &cp_uprobe_mechanism,
@@ -150,4 +152,23 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2])
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
 	free(m);
+}
+
+int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
+				const struct cp_clock_points *pts, struct cp_error *err)
+{
+	struct cp_clock_points syscall_only = *pts;
+
+	syscall_only.n = 0;
+	return cp_session_attach_file(m->s, path, &syscall_only, err);
+}
+
+int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn)
+{
+	return cp_session_probe_own(m->s, fn);
+}
+
+void cp_mech_remove_own_uprobe(struct cp_mech *m)
+{
+	cp_session_unprobe_own(m->s);
 }

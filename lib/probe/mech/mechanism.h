@@ -129,6 +129,15 @@ void cp_mech_detach(struct cp_mech *m);
  * made here. */
 void cp_mech_close(struct cp_mech *m, double pause_ms[2]);
 
+/* For mechanisms that see reads at the vDSO: of a file, syscall() only
+ * (direct clock syscalls do not pass the vDSO). */
+int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
+				const struct cp_clock_points *pts, struct cp_error *err);
+/* The self-test's probe as a uprobe (place_own, remove_own), for the
+ * mechanisms whose traps are uprobes. */
+int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn);
+void cp_mech_remove_own_uprobe(struct cp_mech *m);
+
 /* The shared self-test (selftest.c), for a mechanism's prove. */
 int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err);
 

@@ -41,16 +41,6 @@ static int bp_open(struct cp_mech *m, const struct cp_session_config *cfg,
 				     cp_session_vdso_program(m->s), err);
 }
 
-/* The vDSO entries are probed already: of the file, syscall() only. */
-static int bp_attach_file(struct cp_mech *m, const char *path,
-			  const struct cp_clock_points *pts, struct cp_error *err)
-{
-	struct cp_clock_points syscall_only = *pts;
-
-	syscall_only.n = 0;
-	return cp_session_attach_file(m->s, path, &syscall_only, err);
-}
-
 /* A breakpoint on fn on this thread, with a guard here: this function is
  * not executed again once the breakpoints are open. */
 static int bp_place_own(struct cp_mech *m, const void *fn)
@@ -104,7 +94,7 @@ const struct cp_mechanism_ops cp_breakpoint_mechanism = {
 	.caps = CP_MECH_STACKS | CP_MECH_TESTS_BREAKPOINTS,
 	.configure = bp_configure,
 	.open = bp_open,
-	.attach_file = bp_attach_file,
+	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries are probed */
 	.place_own = bp_place_own,
 	.remove_own = bp_remove_own,
 	.stats = bp_stats,

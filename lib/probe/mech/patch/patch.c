@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "clock_points.h"
 #include "error.h"
 #include "mechanism.h"
 #include "session_probes.h"
@@ -45,16 +44,6 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		note_pauses(m);
 	}
 	return 0;
-}
-
-/* The vDSO entries count every read: of the file, syscall() only. */
-static int patch_attach_file(struct cp_mech *m, const char *path,
-			     const struct cp_clock_points *pts, struct cp_error *err)
-{
-	struct cp_clock_points syscall_only = *pts;
-
-	syscall_only.n = 0;
-	return cp_session_attach_file(m->s, path, &syscall_only, err);
 }
 
 static int patch_start(struct cp_mech *m, struct cp_error *err)
@@ -87,16 +76,6 @@ static int patch_prove(struct cp_mech *m, struct cp_error *err)
 	if (cp_vdso_patch_selftest(&c, err))
 		return -1;
 	return cp_mech_selftest_run(m, err);
-}
-
-static int patch_place_own(struct cp_mech *m, const void *fn)
-{
-	return cp_session_probe_own(m->s, fn);
-}
-
-static void patch_remove_own(struct cp_mech *m)
-{
-	cp_session_unprobe_own(m->s);
 }
 
 /* The target's reads join the session's (syscall() ones). */
@@ -180,11 +159,11 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.unfired_hint = "; use --mechanism uprobe",
 	.caps = CP_MECH_SEES_UNSTUBBED,
 	.open = patch_open,
-	.attach_file = patch_attach_file,
+	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries count */
 	.start = patch_start,
 	.prove = patch_prove,
-	.place_own = patch_place_own,
-	.remove_own = patch_remove_own,
+	.place_own = cp_mech_place_own_uprobe,
+	.remove_own = cp_mech_remove_own_uprobe,
 	.read = patch_read,
 	.detach = patch_detach,
 	.close = patch_close,

@@ -13,22 +13,12 @@ static int uprobe_attach_file(struct cp_mech *m, const char *path,
 	return cp_session_attach_file(m->s, path, pts, err);
 }
 
-static int uprobe_place_own(struct cp_mech *m, const void *fn)
-{
-	return cp_session_probe_own(m->s, fn);
-}
-
-static void uprobe_remove_own(struct cp_mech *m)
-{
-	cp_session_unprobe_own(m->s);
-}
-
 const struct cp_mechanism_ops cp_uprobe_mechanism = {
 	.name = "uprobe",
 	.what = "uprobes",
 	.unfired_hint = "",
 	.caps = CP_MECH_STACKS | CP_MECH_PER_FILE,
 	.attach_file = uprobe_attach_file,
-	.place_own = uprobe_place_own,
-	.remove_own = uprobe_remove_own,
+	.place_own = cp_mech_place_own_uprobe,
+	.remove_own = cp_mech_remove_own_uprobe,
 };
