@@ -52,12 +52,24 @@ def test_symlink_planted_in_sticky_dir_is_not_followed_past_the_kernel(ctx):
     # /tmp/evil.json`. With fs.protected_symlinks=1 a shell's `>` gets
     # "Permission denied"; clockprof resolved the link itself and renamed
     # its temp file over the victim.
-    with open("/proc/sys/fs/protected_symlinks") as f:
-        if f.read().strip() == "0":
-            raise Skip("fs.protected_symlinks is 0 on this host: the kernel follows any "
-                       "link, so there is no refusal to compare with")
     if os.geteuid() != 0:
         raise Skip("needs root, to be the user whom the link must not fool")
+    # Where the host leaves it off, the test turns it on for its own time
+    # (the kernel's refusal is what clockprof must not walk around).
+    with open("/proc/sys/fs/protected_symlinks") as f:
+        was = f.read().strip()
+    if was == "0":
+        with open("/proc/sys/fs/protected_symlinks", "w") as f:
+            f.write("1")
+    try:
+        _planted_symlink_refused(ctx)
+    finally:
+        if was == "0":
+            with open("/proc/sys/fs/protected_symlinks", "w") as f:
+                f.write("0")
+
+
+def _planted_symlink_refused(ctx):
     sticky = os.path.join(ctx.tmp, "sticky")
     os.mkdir(sticky)
     os.chmod(sticky, 0o1777)
