@@ -221,3 +221,29 @@ def test_patch_refused_by_a_filter_that_kills_on_mmap(ctx):
     finally:
         rc, out = target.quit()
     assert rc == 0, f"target exited {rc}: {out}"
+
+
+def run_patch(ctx, *argv):
+    out = os.path.join(ctx.tmp, "patch.json")
+    proc = ctx.run("run", "-q", "--mechanism", "patch", "-e", "none", "-o", out, *argv)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    return ctx.load_json(out)
+
+
+def test_patch_counts_reads_no_stub_shows(ctx):
+    """What uprobes miss (they sit on PLT stubs and the C library's
+    wrapper): direct calls of __vdso_clock_gettime and a gettimeofday
+    pointer from dlsym (uprobes count 1 of the 4 reads per request of
+    unstubbed_target), and a -fno-plt build. Exact with the patch."""
+    n = 100
+    run = run_patch(ctx, "-r", "func:handle_request", "--", ctx.target("unstubbed_target"), n)
+    cr = run["clock_reads"]
+    assert run["per_request"]["histogram"] == [[4, n - 1]], run["per_request"]
+    assert cr["total"] == 4 * n, cr
+    assert cr["by_entry"] == {"clock_gettime": 3 * n, "gettimeofday": n}, cr
+    assert cr["by_clock"] == {"CLOCK_MONOTONIC": 2 * n, "CLOCK_REALTIME": 2 * n}, cr
+    run = run_patch(ctx, "-r", "func:handle_request", "--",
+                    ctx.target("reads_target_noplt"), "mix", 1, n)
+    assert run["per_request"]["histogram"] == [[6, n - 1]], run["per_request"]
+    assert run["clock_reads"]["total"] == 6 * n
+    assert not any("not seen" in w for w in run.get("warnings", [])), run.get("warnings")

@@ -171,3 +171,7 @@ $(T)/targets/patch_target_musl_static: tests/targets/patch_target.c
 	@mkdir -p $(@D)
 	musl-gcc -O2 -g -pthread -Wall -Wextra -static -o $@ $<
 endif
+test-targets: $(T)/targets/unstubbed_target
+$(T)/targets/unstubbed_target: tests/targets/unstubbed_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
