@@ -247,3 +247,30 @@ def test_patch_counts_reads_no_stub_shows(ctx):
     assert run["per_request"]["histogram"] == [[6, n - 1]], run["per_request"]
     assert run["clock_reads"]["total"] == 6 * n
     assert not any("not seen" in w for w in run.get("warnings", [])), run.get("warnings")
+
+
+def test_patch_refuses_a_target_under_a_debugger(ctx):
+    """A target already traced (here by strace) cannot be held: the patch
+    is refused with the reason, exit 3, and the target runs on unharmed."""
+    import shutil
+    if not shutil.which("strace"):
+        raise Skip("strace is not installed")
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", os.devnull,
+                               ctx.target("patch_target"), "2"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert tracer.stdout.readline().startswith("ready")
+        pid = int(subprocess.run(["pgrep", "-P", str(tracer.pid)], capture_output=True,
+                                 text=True).stdout.split()[0])
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-d", "0.2", "-e", "none",
+                       "-o", os.path.join(ctx.tmp, "r.json"), pid)
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "already under a debugger (traced by process" in proc.stderr, proc.stderr
+        tracer.stdin.write("go 10\n")
+        tracer.stdin.flush()
+        assert tracer.stdout.readline().strip() == "done"
+    finally:
+        tracer.stdin.write("quit\n")
+        tracer.stdin.flush()
+        tracer.wait(timeout=30)
+    assert tracer.returncode == 0

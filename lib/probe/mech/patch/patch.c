@@ -36,7 +36,7 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;
-	if (cp_vdso_patch_prepare(cfg->pid, &st->patch, err) ||
+	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
 	if (!st->launched) {

@@ -70,7 +70,7 @@ static bool status_field(pid_t pid, const char *key, char *val, size_t size)
 }
 
 /* What forbids the patch before anything is touched. */
-static int refuse_early(pid_t pid, struct cp_error *err)
+static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
 	char val[128], path[64];
 	unsigned char ident[EI_NIDENT];
@@ -88,6 +88,11 @@ static int refuse_early(pid_t pid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode", pid);
 	if (status_field(pid, "x86_Thread_features", val, sizeof(val)) && strstr(val, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d uses shadow stacks", pid);
+	/* Not for a launched command: clockprof itself holds it. */
+	if (!held && status_field(pid, "TracerPid", val, sizeof(val)) && atoi(val) != 0)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d is already under a debugger (traced by process %d)", pid,
+			       atoi(val));
 	return 0;
 }
 
@@ -289,7 +294,7 @@ static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 	return true;
 }
 
-int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err)
+int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err)
 {
 	struct cp_vdso_patch *p = calloc(1, sizeof(*p));
 
@@ -298,7 +303,7 @@ int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->pid = pid;
 	p->info.syscall = -1;
-	if (refuse_early(pid, err) || prepare(p, err)) {
+	if (refuse_early(pid, held, err) || prepare(p, err)) {
 		cp_vdso_plan_free(&p->plan);
 		free(p);
 		return -1;
@@ -451,7 +456,7 @@ int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error 
 {
 	struct cp_error ignored;
 
-	if (cp_vdso_patch_prepare(pid, out, err))
+	if (cp_vdso_patch_prepare(pid, false, out, err))
 		return -1;
 	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_mark(*out)) {
 		cp_vdso_patch_detach(*out, &ignored);

@@ -56,8 +56,10 @@ struct cp_vdso_patch_info {
  * switches them when let go, and confirm then waits for that (1: the
  * target has already exited, nothing to confirm); mark starts
  * the counts; restore switches the sites back and keeps the last counts;
- * free releases what clockprof holds (never the target's code or table). */
-int cp_vdso_patch_prepare(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
+ * free releases what clockprof holds (never the target's code or table).
+ * held: clockprof itself traces the target (a command run launched). */
+int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
+			  struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
 int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
