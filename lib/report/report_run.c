@@ -11,6 +11,7 @@
 #include "json_walk.h"
 #include "report_html.h"
 #include "report_sections.h"
+#include "run_file.h"
 
 /* The per-op divisor of a run, or NAN when the run has none. */
 static double run_ops(const json_t *run)
@@ -264,6 +265,32 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	cp_buf_puts(b, "</dd></div>");
 }
 
+/* How the reads were counted: the mechanism, and for the vDSO patch how
+ * long one thread of the target was held to attach and detach. */
+static void mechanism_card(struct cp_buf *b, const json_t *run)
+{
+	const json_t *pause = json_object_get(json_object_get(run, "probe"), "pause_ms");
+	const char *m = cp_run_mechanism(run);
+	double attach = -1, detach = -1;
+
+	cp_buf_puts(b, "<div class=\"card mechanism\"><dt>counted by</dt><dd><span class=\"big\">");
+	cp_buf_text(b, m);
+	cp_buf_puts(b, "</span>");
+	cp_rj_num(pause, "attach", &attach);
+	cp_rj_num(pause, "detach", &detach);
+	if (!strcmp(m, "patch"))
+		cp_buf_puts(b, "<small>inside the target's vDSO: no trap per read</small>");
+	if (attach >= 0 || detach >= 0) {
+		cp_buf_puts(b, "<small>one thread of the target held");
+		if (attach >= 0)
+			cp_buf_printf(b, " %.2f ms to attach", attach);
+		if (detach >= 0)
+			cp_buf_printf(b, "%s %.2f ms to detach", attach >= 0 ? "," : "", detach);
+		cp_buf_puts(b, "</small>");
+	}
+	cp_buf_puts(b, "</dd></div>");
+}
+
 static void headline(struct cp_buf *b, const json_t *run)
 {
 	const json_t *cr = json_object_get(run, "clock_reads");
@@ -287,6 +314,7 @@ static void headline(struct cp_buf *b, const json_t *run)
 	}
 	if (cp_rj_num(probe, "estimated_overhead_pct", &v))
 		overhead_card(b, probe, v);
+	mechanism_card(b, run);
 	cp_buf_puts(b, "</dl>\n");
 }
 
