@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "clockreads.h"
+#include "pid_namespace.h"
 #include "vdso.h"
 
 struct cp_clock_points;
@@ -44,6 +45,7 @@ struct cp_uprobe_point {
 
 struct cp_session_config {
 	pid_t pid;
+	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
 	enum cp_mechanism mechanism;
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
