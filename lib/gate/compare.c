@@ -9,7 +9,7 @@
 #include "bounds.h"
 #include "compare.h"
 #include "grow.h"
-#include "utf8.h"
+#include "json_file.h"
 #include "error.h"
 #include "parallel.h"
 #include "run_file.h"
@@ -61,7 +61,7 @@ static void warnf(json_t *arr, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	/* A long measure name cut mid-character must not lose the warning. */
-	json_array_append_new(arr, json_string(cp_utf8_sanitize(buf)));
+	json_array_append_new(arr, cp_json_utf8(buf));
 }
 
 /* A measure's warnings array, made when its first warning is: most

@@ -11,6 +11,7 @@
 #include "clock_names.h"
 #include "counters_json.h"
 #include "distribution.h"
+#include "json_file.h"
 #include "profile.h"
 #include "run_file.h"
 #include "utf8.h"
@@ -110,19 +111,10 @@ static uint64_t site_basis(const struct cp_profile *p, const struct cp_call_site
 	return cp_profile_per_op_counts(p) == &p->totals.in_requests ? c->in_requests : c->count;
 }
 
-/* A string from outside (the target, the command line) as JSON: valid
- * UTF-8 whatever its bytes, or jansson would refuse it. */
+/* A string from outside (the target, the command line) as JSON. */
 static json_t *text(const char *s)
 {
-	char *copy;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	copy = cp_utf8_sanitize(strdup(s));
-	j = copy ? json_string(copy) : json_null();
-	free(copy);
-	return j;
+	return cp_json_utf8(s);
 }
 
 
@@ -188,9 +180,13 @@ static json_t *build_measures(const struct cp_profile *p)
 	add_measure(m, "clock_reads.via_syscall/op",
 		    (double)c->by_path[CP_PATH_SYSCALL] / p->ops, "reads/op", "exact");
 	for (int i = 0; i < p->nprobes; i++) {
+		char *valid;
+
 		snprintf(name, sizeof(name), "calls.%s/op", p->probes[i].symbol);
-		cp_utf8_sanitize(name);
-		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
+		valid = cp_utf8_dup(name);
+		add_measure(m, valid ? valid : "calls./op", (double)c->probe_calls[i] / p->ops,
+			    "calls/op", "exact");
+		free(valid);
 	}
 	add_call_site_measures(m, p);
 	if (p->counters_measured)
@@ -251,10 +247,12 @@ static json_t *build_target(const struct cp_profile *p)
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
 	}
-	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:o}", "pid", p->target.pid,
+	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:i, s:b, s:o}", "pid", p->target.pid,
 			 "comm", text(p->target.comm), "exe", text(p->target.exe), "build_id",
-			 p->target.build_id, "cmdline", cmdline, "exit_status",
-			 exit_status);
+			 p->target.build_id, "cmdline", cmdline,
+			 "argc", p->target.argc_total,
+			 "cmdline_truncated", p->target.argc < p->target.argc_total,
+			 "exit_status", exit_status);
 }
 
 static json_t *build_clock_reads(const struct cp_profile *p)

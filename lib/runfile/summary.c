@@ -1,6 +1,7 @@
 /* summary.c - see summary.h. */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -28,14 +29,15 @@ static const char *escaped(char *buf, const char *s)
 static void say(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(FILE *out, const char *fmt, ...)
 {
-	char line[2048];
+	char line[2048], *valid;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	cp_utf8_sanitize(line);	/* a line cut at its end mid-character */
-	fputs(line, out);
+	valid = cp_utf8_dup(line);	/* a line cut at its end mid-character */
+	fputs(valid ? valid : line, out);
+	free(valid);
 }
 
 static void print_per_op(FILE *out, const char *label, unsigned long long count,
@@ -186,6 +188,9 @@ static void print_heading(FILE *out, const struct cp_profile *p)
 	if (p->counters_split && p->counter_window_s > 0)
 		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
 		    p->clock_window_s, p->counter_window_s);
+	if (p->target.argc < p->target.argc_total)
+		say(out, "  command line cut: run.json keeps the first %d of its %d arguments (64 KiB)\n",
+		    p->target.argc, p->target.argc_total);
 	if (p->launched)
 		print_exit(out, p);
 	if (p->request_text[0])

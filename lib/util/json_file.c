@@ -10,6 +10,7 @@
 #include "error.h"
 #include "grow.h"
 #include "json_file.h"
+#include "utf8.h"
 
 /* Far beyond any run file or verdict; a bigger input is a mistake. */
 #define MAX_JSON_FILE_BYTES (1UL << 30)
@@ -112,6 +113,15 @@ int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err
 	rc = cp_json_write_text(text, path, err);
 	free(text);
 	return rc;
+}
+
+json_t *cp_json_utf8(const char *s)
+{
+	char *copy = cp_utf8_dup(s);
+	json_t *j = copy ? json_string(copy) : NULL;
+
+	free(copy);
+	return j ? j : json_null();
 }
 
 const char *cp_json_str(const json_t *o, const char *key, const char *absent)

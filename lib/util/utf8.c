@@ -1,5 +1,7 @@
 /* utf8.c - see utf8.h. */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
@@ -38,20 +40,40 @@ size_t cp_utf8_decode(const char *s, unsigned int *cp)
 	return *s ? valid_sequence((const unsigned char *)s, cp) : 0;
 }
 
-char *cp_utf8_sanitize(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
+/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
+static const char replacement[] = "\xef\xbf\xbd";
+#define REPLACEMENT_LEN (sizeof(replacement) - 1)
 
-	while (p && *p) {
+/* Writes s made valid into out (when not NULL); returns its length. */
+static size_t sanitize_into(const unsigned char *p, char *out)
+{
+	size_t len = 0;
+
+	while (*p) {
 		unsigned int cp;
 		size_t n = valid_sequence(p, &cp);
+		const void *from = n ? (const void *)p : replacement;
+		size_t step = n ? n : REPLACEMENT_LEN;
 
-		if (n) {
-			p += n;
-		} else {
-			*p = '?';
-			p++;
-		}
+		if (out)
+			memcpy(out + len, from, step);
+		len += step;
+		p += n ? n : 1;
 	}
-	return s;
+	return len;
+}
+
+char *cp_utf8_dup(const char *s)
+{
+	size_t len;
+	char *copy;
+
+	if (!s)
+		return NULL;
+	len = sanitize_into((const unsigned char *)s, NULL);
+	if (!(copy = malloc(len + 1)))
+		return NULL;
+	sanitize_into((const unsigned char *)s, copy);
+	copy[len] = '\0';
+	return copy;
 }

@@ -87,6 +87,23 @@ TEST(run_file_per_op_from_complete_requests)
 	json_decref(doc);
 }
 
+/* A target's bytes that are not UTF-8 (a Latin-1 path): each becomes
+ * U+FFFD in run.json, as docs/run-json.md says, not '?'. */
+TEST(run_file_writes_invalid_utf8_as_fffd)
+{
+	struct cp_profile p;
+	json_t *doc, *target;
+
+	synthetic_profile(&p);
+	snprintf(p.target.exe, sizeof(p.target.exe), "/srv/caf\xe9/server");
+	snprintf(p.target.comm, sizeof(p.target.comm), "caf\xe9");
+	doc = cp_run_file_build(&p);
+	target = json_object_get(doc, "target");
+	CHECK_STR(json_string_value(json_object_get(target, "exe")), "/srv/caf\xef\xbf\xbd/server");
+	CHECK_STR(json_string_value(json_object_get(target, "comm")), "caf\xef\xbf\xbd");
+	json_decref(doc);
+}
+
 TEST(run_file_without_boundary_has_no_per_op)
 {
 	struct cp_profile p;

@@ -31,6 +31,11 @@ int cp_json_write_file(const json_t *doc, const char *path, struct cp_error *err
 char *cp_json_text(const json_t *doc);
 int cp_json_write_text(const char *text, const char *path, struct cp_error *err);
 
+/* A string from outside (the target, the command line) as a JSON string:
+ * valid UTF-8 whatever its bytes (utf8.h), or jansson would refuse it and
+ * the whole document be lost. json null for NULL (and out of memory). */
+json_t *cp_json_utf8(const char *s);
+
 /* The string at key in object o, or absent when there is none (no such
  * member, or not a string): documents read back are not trusted to hold
  * the types they should. */

@@ -1,7 +1,8 @@
 /* utf8.h - names from the target (comm, paths, command lines, symbols) are
  * bytes, not text: JSON and HTML need valid UTF-8, and jansson refuses a
  * string that is not (the whole run.json would be lost). Each invalid byte
- * becomes '?', in place, so the length never changes. */
+ * becomes U+FFFD, the replacement character, as docs/run-json.md says: a
+ * '?' could not be told from a real one. */
 #ifndef CP_UTF8_H
 #define CP_UTF8_H
 
@@ -11,7 +12,9 @@
  * in *cp; 0 when it is not one (or s is at its end). */
 size_t cp_utf8_decode(const char *s, unsigned int *cp);
 
-/* Makes s valid UTF-8 in place; returns s. NULL is fine. */
-char *cp_utf8_sanitize(char *s);
+/* A malloc'd copy of s that is valid UTF-8: each byte that is not part of
+ * a valid character becomes U+FFFD (three bytes). NULL for NULL, or when
+ * out of memory. */
+char *cp_utf8_dup(const char *s);
 
 #endif
