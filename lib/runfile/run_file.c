@@ -142,21 +142,28 @@ static json_t *build_call_sites(const struct cp_profile *p)
 }
 
 /* clock_reads@FUNCTION/op: per function, not per line or address, so the
- * name survives a rebuild; several sites in one function add up. */
+ * name survives a rebuild; several sites in one function add up. The
+ * function's whole name (a C++ one can be 20 KB; cut to 700 bytes, two
+ * functions alike that far were one measure), within CP_STRING_MAX. */
 static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 {
-	char name[700];
-
 	for (size_t i = 0; i < p->call_sites.n; i++) {
 		const struct cp_call_site *c = &p->call_sites.sites[i];
+		char *whole = NULL, *name;
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
-		snprintf(name, sizeof(name), "clock_reads@%s/op", c->function);
+		if (asprintf(&whole, "clock_reads@%s/op", c->function) < 0)
+			continue;
+		name = cp_utf8_dup(whole);
+		free(whole);
+		if (!name)
+			continue;
 		old = json_object_get(m, name);
 		if (old)
 			v += json_number_value(json_object_get(old, "value"));
 		add_measure(m, name, v, "reads/op", "exact");
+		free(name);
 	}
 }
 

@@ -44,17 +44,23 @@ size_t cp_utf8_decode(const char *s, unsigned int *cp)
 static const char replacement[] = "\xef\xbf\xbd";
 #define REPLACEMENT_LEN (sizeof(replacement) - 1)
 
-/* Writes s made valid into out (when not NULL); returns its length. */
-static size_t sanitize_into(const unsigned char *p, char *out)
+/* Writes s made valid into out (when not NULL), whole characters up to
+ * max bytes; returns its length, and in *cut whether it did not fit. */
+static size_t sanitize_into(const unsigned char *p, char *out, size_t max, int *cut)
 {
 	size_t len = 0;
 
+	*cut = 0;
 	while (*p) {
 		unsigned int cp;
 		size_t n = valid_sequence(p, &cp);
 		const void *from = n ? (const void *)p : replacement;
 		size_t step = n ? n : REPLACEMENT_LEN;
 
+		if (len + step > max) {
+			*cut = 1;
+			break;
+		}
 		if (out)
 			memcpy(out + len, from, step);
 		len += step;
@@ -65,15 +71,21 @@ static size_t sanitize_into(const unsigned char *p, char *out)
 
 char *cp_utf8_dup(const char *s)
 {
-	size_t len;
+	const size_t mark = sizeof(CP_STRING_CUT_MARK) - 1;
+	size_t len, max = CP_STRING_MAX;
 	char *copy;
+	int cut;
 
 	if (!s)
 		return NULL;
-	len = sanitize_into((const unsigned char *)s, NULL);
-	if (!(copy = malloc(len + 1)))
+	len = sanitize_into((const unsigned char *)s, NULL, max, &cut);
+	if (cut)	/* the mark within the limit too */
+		len = sanitize_into((const unsigned char *)s, NULL, max = CP_STRING_MAX - mark, &cut);
+	if (!(copy = malloc(len + (cut ? mark : 0) + 1)))
 		return NULL;
-	sanitize_into((const unsigned char *)s, copy);
-	copy[len] = '\0';
+	sanitize_into((const unsigned char *)s, copy, max, &cut);
+	if (cut)
+		memcpy(copy + len, CP_STRING_CUT_MARK, mark);
+	copy[len + (cut ? mark : 0)] = '\0';
 	return copy;
 }

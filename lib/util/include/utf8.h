@@ -12,9 +12,17 @@
  * in *cp; 0 when it is not one (or s is at its end). */
 size_t cp_utf8_decode(const char *s, unsigned int *cp);
 
+/* The longest string clockprof writes into a JSON file or reads from one,
+ * in bytes of UTF-8 (docs/run-json.md): a name from the target can be
+ * megabytes, and a reader must not be made to hold or draw that. */
+#define CP_STRING_MAX 65536
+/* What ends a name cut to CP_STRING_MAX. */
+#define CP_STRING_CUT_MARK "\xe2\x80\xa6[cut]"
+
 /* A malloc'd copy of s that is valid UTF-8: each byte that is not part of
- * a valid character becomes U+FFFD (three bytes). NULL for NULL, or when
- * out of memory. */
+ * a valid character becomes U+FFFD (three bytes); one longer than
+ * CP_STRING_MAX is cut, at a character, to end in CP_STRING_CUT_MARK
+ * within it. NULL for NULL, or when out of memory. */
 char *cp_utf8_dup(const char *s);
 
 #endif
