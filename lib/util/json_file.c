@@ -109,8 +109,7 @@ int cp_json_string_too_long(struct cp_error *err, const char *what, const char *
 		       what, where, CP_STRING_MAX);
 }
 
-/* Names a member or element of the value at path[0..len) into path. */
-static size_t place(char *path, size_t size, size_t len, const char *key, size_t index)
+size_t cp_json_place(char *path, size_t size, size_t len, const char *key, size_t index)
 {
 	int n = key ? snprintf(path + len, size - len, "%s%.80s%s", len ? "." : "", key,
 			       strlen(key) > 80 ? "..." : "")
@@ -130,7 +129,7 @@ static int check_at(const json_t *v, const char *what, char *path, size_t size, 
 		return cp_json_string_too_long(err, what, len ? path : "the document",
 					       json_string_length(v));
 	json_object_foreach((json_t *)v, key, m) {
-		size_t at = place(path, size, len, key, 0);
+		size_t at = cp_json_place(path, size, len, key, 0);
 
 		if (strlen(key) > CP_STRING_MAX)
 			return cp_json_string_too_long(err, what, "a key", strlen(key));
@@ -139,7 +138,7 @@ static int check_at(const json_t *v, const char *what, char *path, size_t size, 
 		path[len] = '\0';
 	}
 	json_array_foreach(v, i, m) {
-		size_t at = place(path, size, len, NULL, i);
+		size_t at = cp_json_place(path, size, len, NULL, i);
 
 		if (check_at(m, what, path, size, at, err))
 			return -1;

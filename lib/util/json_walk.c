@@ -271,9 +271,7 @@ static int member(struct cp_json_walk *w, size_t *at, const json_t *seen,
 	*value_at = *at;
 	/* The member's place, for messages: "target", "measures.NAME". */
 	field_len = strlen(w->field);
-	snprintf(w->field + field_len, sizeof(w->field) - field_len, "%s%.80s%s",
-		 field_len ? "." : "", json_string_value(key),
-		 json_string_length(key) > 80 ? "..." : "");
+	cp_json_place(w->field, sizeof(w->field), field_len, json_string_value(key), 0);
 	rc = fn(w, ctx, json_string_value(key), key_at, at);
 	w->field[field_len] = '\0';
 	json_decref(key);

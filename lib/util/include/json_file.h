@@ -40,6 +40,11 @@ size_t cp_json_scan_strings(struct cp_json_string_scan *scan, const char *text, 
 int cp_json_check_strings(const json_t *v, const char *what, const char *field,
 			  struct cp_error *err);
 
+/* Names a member (key, its first 80 bytes) or else element index of the
+ * value at path[0..len) in path: "target" + "cmdline" + [3] is
+ * "target.cmdline[3]". Returns the new length (cut to fit size). */
+size_t cp_json_place(char *path, size_t size, size_t len, const char *key, size_t index);
+
 /* The failure for a string too long: what (the file), where (its place),
  * and its length in bytes (0: only known to be too long). */
 int cp_json_string_too_long(struct cp_error *err, const char *what, const char *where,
