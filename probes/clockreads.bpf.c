@@ -32,6 +32,9 @@
 
 /* ---- Configuration: set by user space before load (lib/probe/session.c) */
 
+/* Pids are numbers in clockprof's pid namespace: its /proc/self/ns/pid
+ * device and inode, 0 when it is the host's (lib/probe/pid_namespace.h). */
+const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u32 target_tgid;
 /* clockprof itself: hits from it are the self-test's, counted apart. */
 const volatile __u32 selftest_tgid;
@@ -244,10 +247,16 @@ static __always_inline struct cp_thread *get_thread(void)
 	return thread_lookup(&threads);
 }
 
+/* The current task's tgid << 32 | tid as user space numbers them. */
+static __always_inline __u64 current_pid_tgid(void)
+{
+	return current_pid_tgid_in(pidns_dev, pidns_ino);
+}
+
 /* Returns the tid when the current task belongs to the target, else 0. */
 static __always_inline __u32 target_tid(void)
 {
-	return target_execed ? 0 : current_tid_in(target_tgid);
+	return target_execed ? 0 : tid_in(current_pid_tgid(), target_tgid);
 }
 
 static __always_inline int clock_slot(__s64 clock_id)
@@ -788,11 +797,13 @@ static __always_inline void count_trap(void)
  * counted apart (and is never the target's). */
 static __always_inline __u32 counting_tid(void)
 {
-	if (selftest_tgid && bpf_get_current_pid_tgid() >> 32 == selftest_tgid) {
+	__u64 id = current_pid_tgid();
+
+	if (selftest_tgid && id >> 32 == selftest_tgid) {
 		__sync_fetch_and_add(&selftest_hits, 1);
 		return 0;
 	}
-	return phase == CP_PHASE_CLOCK ? target_tid() : 0;
+	return phase == CP_PHASE_CLOCK && !target_execed ? tid_in(id, target_tgid) : 0;
 }
 
 /* One clock read seen at ip by any mechanism: what it is, and where its
@@ -969,7 +980,7 @@ int BPF_PROG(on_target_exit)
 	struct patch_exit sums = { .done = 1 }, *e;
 	__u32 zero = 0;
 
-	if (!patch_table || (__u32)(bpf_get_current_pid_tgid() >> 32) != target_tgid ||
+	if (!patch_table || (__u32)(current_pid_tgid() >> 32) != target_tgid ||
 	    task->signal->live.counter != 0 || !task->mm ||
 	    !(e = bpf_map_lookup_elem(&patch_exit, &zero)))
 		return 0;
@@ -981,7 +992,7 @@ int BPF_PROG(on_target_exit)
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_target_exec)
 {
-	if ((__u32)(bpf_get_current_pid_tgid() >> 32) == target_tgid)
+	if ((__u32)(current_pid_tgid() >> 32) == target_tgid)
 		target_execed = 1;
 	return 0;
 }
@@ -989,9 +1000,11 @@ int BPF_PROG(on_target_exec)
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	/* task_struct's tgid is the host's number, as is the helper's. */
+	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
 
-	if (tgid == target_tgid && (__u32)BPF_CORE_READ(child, tgid) != tgid)
+	if ((__u32)(current_pid_tgid() >> 32) == target_tgid &&
+	    (__u32)BPF_CORE_READ(child, tgid) != host_tgid)
 		__sync_fetch_and_add(&target_forks, 1);
 	return 0;
 }

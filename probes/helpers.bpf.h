@@ -1,7 +1,8 @@
 /* helpers.bpf.h - the small helpers clockreads.bpf.c's hooks share, apart
  * from what they count (as libbpf-tools keeps bits.bpf.h and maps.bpf.h):
  * log2, one counter in a shared hash map, a maximum raised atomically, a
- * per-CPU scratch's guard, and the current thread's identity and state.
+ * per-CPU scratch's guard, and the current thread's identity (in clockprof's
+ * pid namespace) and state.
  * BPF only; include after vmlinux.h and clockreads.h. */
 #ifndef CP_HELPERS_BPF_H
 #define CP_HELPERS_BPF_H
@@ -72,11 +73,26 @@ static __always_inline void scratch_give(__u32 *busy)
 	*busy = 0;	/* a plain store: this CPU's, and held by this run */
 }
 
-/* The current task's tid when it belongs to process tgid, else 0. */
-static __always_inline __u32 current_tid_in(__u32 tgid)
+/* The current task's tgid << 32 | tid in the pid namespace (ns_dev,
+ * ns_ino), or in the host's when ns_ino is 0: bpf_get_current_pid_tgid()
+ * gives the host's numbers, which differ from those user space knows when
+ * clockprof runs in a pid namespace of its own (lib/probe/pid_namespace.h).
+ * 0 for a task outside that namespace: no process has tgid 0. */
+static __always_inline __u64 current_pid_tgid_in(__u64 ns_dev, __u64 ns_ino)
 {
-	__u64 id = bpf_get_current_pid_tgid();
+	struct bpf_pidns_info ns;
 
+	if (!ns_ino)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(ns_dev, ns_ino, &ns, sizeof(ns)))
+		return 0;
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
+/* The tid of id (current_pid_tgid_in) when it belongs to process tgid,
+ * else 0. */
+static __always_inline __u32 tid_in(__u64 id, __u32 tgid)
+{
 	return (id >> 32) == tgid ? (__u32)id : 0;
 }
 

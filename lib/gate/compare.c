@@ -10,10 +10,11 @@
 #include "compare.h"
 #include "compare_boundary.h"
 #include "grow.h"
-#include "utf8.h"
+#include "json_file.h"
 #include "error.h"
 #include "parallel.h"
 #include "run_file.h"
+#include "utf8.h"
 #include "stats.h"
 #include "warning_groups.h"
 

@@ -71,10 +71,9 @@ int cp_compare_check_ops(const struct cp_compare_side *base,
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		if (!first_other(&fields[f], base, head, ref, other, &side, &name))
 			continue;
-		snprintf(line, sizeof(line),
-			 "base run %.200s and %s run %.200s differ in the %s: %.300s vs %.300s",
-			 name_of(base, 0), side, name, fields[f].name, ref, other);
-		cp_utf8_sanitize(line);
+		cp_utf8_format(line, sizeof(line),
+			       "base run %.200s and %s run %.200s differ in the %s: %.300s vs %.300s",
+			       name_of(base, 0), side, name, fields[f].name, ref, other);
 		if (!allow)
 			return cp_fail(err, CP_EXIT_USAGE,
 				       "%s; their per-op measures count different things: profile both "

@@ -54,6 +54,23 @@ static void fact_exit(struct cp_buf *b, const json_t *exit_status)
 	cp_buf_puts(b, "</dd>");
 }
 
+/* After a command line run.json keeps only the start of (files without
+ * cmdline_truncated were never cut, or do not say). */
+static void cmdline_cut(struct cp_buf *b, const json_t *target, size_t kept)
+{
+	double argc;
+
+	if (!json_is_true(json_object_get(target, "cmdline_truncated")))
+		return;
+	cp_buf_puts(b, " <span class=\"cut\">&hellip; cut: the first ");
+	cp_html_num(b, (double)kept);
+	if (cp_rj_num(target, "argc", &argc)) {
+		cp_buf_puts(b, " of ");
+		cp_html_num(b, argc);
+	}
+	cp_buf_puts(b, " arguments</span>");
+}
+
 /* The Target group of facts: command, pid, executable, command line, build id, exit. */
 static void facts_target(struct cp_buf *b, const json_t *target)
 {
@@ -66,7 +83,9 @@ static void facts_target(struct cp_buf *b, const json_t *target)
 	if (json_array_size(cmdline)) {
 		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
 		cp_html_json_join(b, cmdline, " ");
-		cp_buf_puts(b, "</code></dd>");
+		cp_buf_puts(b, "</code>");
+		cmdline_cut(b, target, json_array_size(cmdline));
+		cp_buf_puts(b, "</dd>");
 	}
 	cp_html_fact(b, "build id", cp_json_str(target, "build_id", NULL));
 	fact_exit(b, json_object_get(target, "exit_status"));

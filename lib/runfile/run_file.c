@@ -11,6 +11,7 @@
 #include "clock_names.h"
 #include "counters_json.h"
 #include "distribution.h"
+#include "json_file.h"
 #include "profile.h"
 #include "run_file.h"
 #include "utf8.h"
@@ -110,19 +111,10 @@ static uint64_t site_basis(const struct cp_profile *p, const struct cp_call_site
 	return cp_profile_per_op_counts(p) == &p->totals.in_requests ? c->in_requests : c->count;
 }
 
-/* A string from outside (the target, the command line) as JSON: valid
- * UTF-8 whatever its bytes, or jansson would refuse it. */
+/* A string from outside (the target, the command line) as JSON. */
 static json_t *text(const char *s)
 {
-	char *copy;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	copy = cp_utf8_sanitize(strdup(s));
-	j = copy ? json_string(copy) : json_null();
-	free(copy);
-	return j;
+	return cp_json_utf8(s);
 }
 
 
@@ -150,21 +142,28 @@ static json_t *build_call_sites(const struct cp_profile *p)
 }
 
 /* clock_reads@FUNCTION/op: per function, not per line or address, so the
- * name survives a rebuild; several sites in one function add up. */
+ * name survives a rebuild; several sites in one function add up. The
+ * function's whole name (a C++ one can be 20 KB; cut to 700 bytes, two
+ * functions alike that far were one measure), within CP_STRING_MAX. */
 static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 {
-	char name[700];
-
 	for (size_t i = 0; i < p->call_sites.n; i++) {
 		const struct cp_call_site *c = &p->call_sites.sites[i];
+		char *whole = NULL, *name;
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
-		snprintf(name, sizeof(name), "clock_reads@%s/op", c->function);
+		if (asprintf(&whole, "clock_reads@%s/op", c->function) < 0)
+			continue;
+		name = cp_utf8_dup(whole);
+		free(whole);
+		if (!name)
+			continue;
 		old = json_object_get(m, name);
 		if (old)
 			v += json_number_value(json_object_get(old, "value"));
 		add_measure(m, name, v, "reads/op", "exact");
+		free(name);
 	}
 }
 
@@ -188,9 +187,13 @@ static json_t *build_measures(const struct cp_profile *p)
 	add_measure(m, "clock_reads.via_syscall/op",
 		    (double)c->by_path[CP_PATH_SYSCALL] / p->ops, "reads/op", "exact");
 	for (int i = 0; i < p->nprobes; i++) {
+		char *valid;
+
 		snprintf(name, sizeof(name), "calls.%s/op", p->probes[i].symbol);
-		cp_utf8_sanitize(name);
-		add_measure(m, name, (double)c->probe_calls[i] / p->ops, "calls/op", "exact");
+		valid = cp_utf8_dup(name);
+		add_measure(m, valid ? valid : "calls./op", (double)c->probe_calls[i] / p->ops,
+			    "calls/op", "exact");
+		free(valid);
 	}
 	add_call_site_measures(m, p);
 	if (p->counters_measured)
@@ -251,10 +254,12 @@ static json_t *build_target(const struct cp_profile *p)
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
 	}
-	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:o}", "pid", p->target.pid,
+	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:i, s:b, s:o}", "pid", p->target.pid,
 			 "comm", text(p->target.comm), "exe", text(p->target.exe), "build_id",
-			 p->target.build_id, "cmdline", cmdline, "exit_status",
-			 exit_status);
+			 p->target.build_id, "cmdline", cmdline,
+			 "argc", p->target.argc_total,
+			 "cmdline_truncated", p->target.argc < p->target.argc_total,
+			 "exit_status", exit_status);
 }
 
 static json_t *build_clock_reads(const struct cp_profile *p)

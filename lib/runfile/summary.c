@@ -1,6 +1,7 @@
 /* summary.c - see summary.h. */
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -184,6 +185,9 @@ static void print_heading(FILE *out, const struct cp_profile *p)
 	if (p->counters_split && p->counter_window_s > 0)
 		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s\n",
 		    p->clock_window_s, p->counter_window_s);
+	if (p->target.argc < p->target.argc_total)
+		say(out, "  command line cut: run.json keeps the first %d of its %d arguments (64 KiB)\n",
+		    p->target.argc, p->target.argc_total);
 	if (p->launched)
 		print_exit(out, p);
 	if (p->request_text[0])

@@ -3,14 +3,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "grow.h"
 #include "json_walk.h"
 
-/* Far beyond any run file; a bigger input is a mistake (as json_file.c). */
-#define MAX_TEXT_BYTES (1UL << 30)
+#define MAX_TEXT_BYTES CP_JSON_MAX_FILE_BYTES
 /* The first read; each next one doubles what was read. The fuzz build
  * makes it tiny, so that values cross read boundaries. */
 #ifndef CP_JSON_WALK_FIRST_READ
@@ -34,6 +34,19 @@ enum walk_state { AFTER_OPEN, AFTER_KEY, AFTER_VALUE, AFTER_COMMA, AFTER_END, IN
 
 static int line_at(const struct cp_json_walk *w, size_t at);
 
+/* A string whose text already runs past CP_STRING_MAX_TEXT: refused
+ * before any more of it is read, naming the member being read and the
+ * line the string starts on. */
+static int too_long(struct cp_json_walk *w, size_t open)
+{
+	char where[320];
+
+	snprintf(where, sizeof(where), "a string in %s (line %d)",
+		 w->field[0] ? w->field : "the document", line_at(w, open));
+	cp_json_string_too_long(w->err, w->what, where, 0);
+	return w->failed = 1, -1;
+}
+
 /* Reads on, when the text comes from a file: as much again as was read
  * so far, so a file refused early is never read whole, and a value that
  * spans a read is parsed again only a few times. 1 when bytes came, 0 at
@@ -43,6 +56,7 @@ static int read_more(struct cp_json_walk *w)
 	size_t want = w->len ? w->len : CP_JSON_WALK_FIRST_READ;
 	const char *nul;
 	ssize_t got;
+	size_t open;
 
 	if (!w->reading || w->failed)
 		return w->failed ? -1 : 0;
@@ -74,6 +88,8 @@ static int read_more(struct cp_json_walk *w)
 		return w->failed = 1, -1;
 	}
 	w->len += (size_t)got;
+	if ((open = cp_json_scan_strings(&w->scan, w->own, w->len)) != (size_t)-1)
+		return too_long(w, open);
 	if (w->len > MAX_TEXT_BYTES) {
 		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
 			w->what, MAX_TEXT_BYTES >> 20);
@@ -175,6 +191,10 @@ json_t *cp_json_walk_value(struct cp_json_walk *w, size_t *at)
 		fail_structure(w, *at, IN_VALUE);
 		return NULL;
 	}
+	if (cp_json_check_strings(v, w->what, w->field, w->err)) {
+		json_decref(v);
+		return NULL;
+	}
 	*at += (size_t)e.position;
 	return v;
 }
@@ -216,7 +236,8 @@ static int key_fail(struct cp_json_walk *w, size_t key_at, const char *msg)
 static int member(struct cp_json_walk *w, size_t *at, const json_t *seen,
 		  cp_json_member_fn fn, void *ctx, enum walk_state s, size_t *value_at)
 {
-	size_t key_at;
+	size_t key_at, field_len;
+	char name[320];
 	json_t *key;
 	int rc;
 
@@ -228,6 +249,13 @@ static int member(struct cp_json_walk *w, size_t *at, const json_t *seen,
 	if (strlen(json_string_value(key)) != json_string_length(key)) {
 		json_decref(key);
 		return key_fail(w, key_at, "NUL byte in object key not supported");
+	}
+	if (json_string_length(key) > CP_STRING_MAX) {
+		snprintf(name, sizeof(name), "a key in %s (line %d)",
+			 w->field[0] ? w->field : "the document", line_at(w, key_at));
+		rc = cp_json_string_too_long(w->err, w->what, name, json_string_length(key));
+		json_decref(key);
+		return rc;
 	}
 	/* Before the colon, as jansson checks. */
 	if (json_object_get(seen, json_string_value(key))) {
@@ -241,7 +269,11 @@ static int member(struct cp_json_walk *w, size_t *at, const json_t *seen,
 	(*at)++;
 	cp_json_walk_peek(w, at);
 	*value_at = *at;
+	/* The member's place, for messages: "target", "measures.NAME". */
+	field_len = strlen(w->field);
+	cp_json_place(w->field, sizeof(w->field), field_len, json_string_value(key), 0);
 	rc = fn(w, ctx, json_string_value(key), key_at, at);
+	w->field[field_len] = '\0';
 	json_decref(key);
 	return rc;
 }
@@ -288,11 +320,17 @@ int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn
 	struct cp_json_walk w = { .what = path, .err = err };
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
 	size_t at = 0;
+	struct stat st;
 	json_error_t e;
 
 	*other = NULL;
 	if (fd < 0)
 		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: %s", path, strerror(errno));
+	if (fstat(fd, &st) == 0 && (unsigned long long)st.st_size > MAX_TEXT_BYTES) {
+		close(fd);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
+			       path, MAX_TEXT_BYTES >> 20);
+	}
 	w.fd = fd;
 	w.reading = 1;
 	w.text = "";

@@ -1,6 +1,9 @@
 /* utf8.c - see utf8.h. */
 #include <stddef.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
@@ -39,26 +42,77 @@ size_t cp_utf8_decode(const char *s, unsigned int *cp)
 	return *s ? valid_sequence((const unsigned char *)s, cp) : 0;
 }
 
-char *cp_utf8_sanitize(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
+/* U+FFFD REPLACEMENT CHARACTER, in UTF-8. */
+static const char replacement[] = "\xef\xbf\xbd";
+#define REPLACEMENT_LEN (sizeof(replacement) - 1)
 
-	while (p && *p) {
+/* Writes s made valid into out (when not NULL), whole characters up to
+ * max bytes; returns its length, and in *cut whether it did not fit. */
+static size_t sanitize_into(const unsigned char *p, char *out, size_t max, int *cut)
+{
+	size_t len = 0;
+
+	*cut = 0;
+	while (*p) {
 		unsigned int cp;
 		size_t n = valid_sequence(p, &cp);
+		const void *from = n ? (const void *)p : replacement;
+		size_t step = n ? n : REPLACEMENT_LEN;
 
-		if (n) {
-			p += n;
-		} else {
-			*p = '?';
-			p++;
+		if (len + step > max) {
+			*cut = 1;
+			break;
 		}
+		if (out)
+			memcpy(out + len, from, step);
+		len += step;
+		p += n ? n : 1;
 	}
-	return s;
+	return len;
+}
+
+char *cp_utf8_dup(const char *s)
+{
+	const size_t mark = sizeof(CP_STRING_CUT_MARK) - 1;
+	size_t len, max = CP_STRING_MAX;
+	char *copy;
+	int cut;
+
+	if (!s)
+		return NULL;
+	len = sanitize_into((const unsigned char *)s, NULL, max, &cut);
+	if (cut)	/* the mark within the limit too */
+		len = sanitize_into((const unsigned char *)s, NULL, max = CP_STRING_MAX - mark, &cut);
+	if (!(copy = malloc(len + (cut ? mark : 0) + 1)))
+		return NULL;
+	sanitize_into((const unsigned char *)s, copy, max, &cut);
+	if (cut)
+		memcpy(copy + len, CP_STRING_CUT_MARK, mark);
+	copy[len + (cut ? mark : 0)] = '\0';
+	return copy;
 }
 
 char *cp_utf8_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 {
-	vsnprintf(buf, size, fmt, ap);
-	return cp_utf8_sanitize(buf);
+	char *raw = malloc(size);
+	size_t len = 0;
+	int cut;
+
+	if (raw) {
+		vsnprintf(raw, size, fmt, ap);
+		len = sanitize_into((const unsigned char *)raw, buf, size - 1, &cut);
+		free(raw);
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+char *cp_utf8_format(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cp_utf8_vformat(buf, size, fmt, ap);
+	va_end(ap);
+	return buf;
 }

@@ -11,6 +11,7 @@
 #include "compare_run.h"
 #include "error.h"
 #include "fuzz_common.h"
+#include "json_file.h"
 #include "run_file.h"
 
 static void same_run(const json_t *doc, const char *path)
@@ -54,9 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!b)
 		cp_fail(&parsed, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)", path,
 			jerr.text, jerr.line);
-	rb = b ? cp_run_file_validate(b, path, &parsed) : -1;
+	/* Both readers cap strings at 64 KiB; the walker may refuse one
+	 * from its text (naming its line) before it is parsed: then only the
+	 * refusal must agree. */
+	rb = !b ? -1 : cp_json_check_strings(b, path, "", &parsed) ? -1 :
+	     cp_run_file_validate(b, path, &parsed);
 	if (ra != rb || (ra == 0 && !json_equal(a, b)) ||
-	    (ra != 0 && strcmp(walked.msg, parsed.msg))) {
+	    (ra != 0 && strcmp(walked.msg, parsed.msg) &&
+	     !(strstr(walked.msg, "64 KiB") && strstr(parsed.msg, "64 KiB")))) {
 		fprintf(stderr, "walked: %d %s\nparsed: %d %s\n", ra, walked.msg, rb, parsed.msg);
 		abort();
 	}

@@ -253,6 +253,31 @@ def test_summary_says_clockprof_ended_the_command(ctx):
     assert "command ended: killed by SIGTERM" in proc.stdout, proc.stdout
 
 
+def test_a_cut_command_line_says_so(ctx):
+    # 1,503 arguments of ~950 bytes: run.json keeps whole arguments up to
+    # 64 KiB (69 of them) and says it cut them and how many there were, as
+    # the summary and the report do; it kept 69 without a word before.
+    args = ["x" * 950 + str(i) for i in range(1502)]
+    out, html = os.path.join(ctx.tmp, "run.json"), os.path.join(ctx.tmp, "r.html")
+    proc = ctx.run("run", "-e", "none", "-o", out, "--html", html, "--", "true", *args)
+    assert proc.returncode == 0, proc.stderr
+    target = ctx.load_json(out)["target"]
+    kept = 0
+    while sum(len(a) + 1 for a in (["true"] + args)[:kept + 1]) <= 65536:
+        kept += 1
+    assert kept == 69
+    assert target["cmdline"] == (["true"] + args)[:kept]
+    assert target["argc"] == 1503 and target["cmdline_truncated"] is True, target["argc"]
+    assert "command line cut: run.json keeps the first 69 of its 1503 arguments" in proc.stdout
+    with open(html) as f:
+        assert "cut: the first 69 of 1,503 arguments" in f.read()
+    # A whole command line is not marked.
+    proc = ctx.run("run", "-e", "none", "-o", out, "--", "true", "a", "b")
+    target = ctx.load_json(out)["target"]
+    assert target["cmdline"] == ["true", "a", "b"] and target["argc"] == 3
+    assert target["cmdline_truncated"] is False and "cut" not in proc.stdout
+
+
 def man_page(ctx):
     path = os.path.join(ctx.tmp, "clockprof.1")
     with open(path, "w") as f:

@@ -635,3 +635,115 @@ def test_values_no_run_can_hold_are_refused(ctx):
         json.dump(near, f)
     p = compare(ctx, base, [os.path.join(ctx.tmp, "near.json")])
     assert p.returncode == 1 and "regressed" in p.stdout.lower(), (p.returncode, p.stderr)   # read, and judged
+
+
+def cpp_symbol(size=20000):
+    """A C++ function name as c++filt prints a deep template instantiation:
+    <, >, &, *, commas and spaces, about `size` bytes."""
+    t = "int"
+    while len(t) < size:
+        t = (f"std::map<std::__cxx11::basic_string<char, std::char_traits<char>, "
+             f"std::allocator<char> >, std::vector<std::pair<{t}, double const*>&> >")
+    name = f"void ns::Server<{t}>::handle(std::function<bool (char const&)>&&) const"
+    assert len(name) >= size, len(name)
+    return name
+
+
+def run_with_symbol(ctx, side, i, sym):
+    path = write_run(os.path.join(ctx.tmp, f"{side}-{i}.json"),
+                     {"clock_reads/op": (3, "exact", "lower"),
+                      "task-clock/op": (1e6 + i, "sampled", "lower"),
+                      f"clock_reads@{sym}/op": (2, "exact", "lower")})
+    with open(path) as f:
+        doc = json.load(f)
+    doc["call_sites"] = [{"function": sym, "file": "srv.cc", "line": 7, "inlined": [],
+                          "via": "clock_gettime", "module": "/usr/bin/srv", "build_id": "b1",
+                          "count": 200, "in_requests": 200, "per_op": 2.0}]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def test_a_20_kb_cpp_symbol_survives_compare_and_report(ctx):
+    # Strings are capped at 64 KiB when read: a real long C++ name is
+    # well within, and comes out whole in verdict.json and both reports.
+    import html as htmlmod
+    sym = cpp_symbol()
+    base = [run_with_symbol(ctx, "base", i, sym) for i in range(3)]
+    head = [run_with_symbol(ctx, "head", i, sym) for i in range(3)]
+    verdict, page = os.path.join(ctx.tmp, "v.json"), os.path.join(ctx.tmp, "c.html")
+    p = compare(ctx, base, head, "-o", verdict, "--html", page)
+    assert p.returncode == 0, p.stderr
+    with open(verdict) as f:
+        names = [m["name"] for m in json.load(f)["measures"]]
+    assert f"clock_reads@{sym}/op" in names, [len(n) for n in names]
+    with open(page) as f:
+        assert htmlmod.escape(sym, quote=False) in f.read()
+    page = os.path.join(ctx.tmp, "r.html")
+    p = ctx.run("report", base[0], "-o", page)
+    assert p.returncode == 0, p.stderr
+    with open(page) as f:
+        text = f.read()
+    assert htmlmod.escape(sym, quote=False) in text or json.dumps(sym)[1:-1] in text
+
+
+def peak_rss_mb(ctx, *args):
+    """Runs clockprof with args in a child of its own: exit code, stderr,
+    and the most memory it held (MB)."""
+    import subprocess
+    import sys
+    code = ("import resource, subprocess, sys\n"
+            "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)\n"
+            "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+            "sys.stderr.write(p.stderr)\n")
+    p = subprocess.run([sys.executable, "-c", code, ctx.clockprof, *args],
+                       capture_output=True, text=True, timeout=120)
+    rc, kb = p.stdout.split()
+    return int(rc), p.stderr, int(kb) / 1024
+
+
+def test_a_string_over_64_kib_is_refused_naming_file_and_field(ctx):
+    ok = write_run(os.path.join(ctx.tmp, "ok.json"), {"clock_reads/op": (3, "exact", "lower")})
+    with open(ok) as f:
+        doc = json.load(f)
+    cases = []
+    for name, edit, field in [
+            ("cmdline", lambda d: d["target"]["cmdline"].append("y" * 70000),
+             "target.cmdline[1] is a string of 70000 bytes"),
+            ("key", lambda d: d["measures"].update({"z" * 70000: d["measures"]["clock_reads/op"]}),
+             "a key in measures (line 1) is a string of 70000 bytes"),
+            # 200 MB: refused as it is read, never held whole (it took
+            # 603 MB in compare and made a 629 MB page in report).
+            ("huge", lambda d: d["target"].update({"comm": "x" * (200 << 20)}),
+             "a string in target (line 1) is longer than 64 KiB")]:
+        d = json.loads(json.dumps(doc))
+        edit(d)
+        path = os.path.join(ctx.tmp, f"{name}.json")
+        with open(path, "w") as f:
+            json.dump(d, f)
+        cases.append((path, field))
+    for path, field in cases:
+        for args in (["compare", "--base", path, "--head", ok, "-o", os.path.join(ctx.tmp, "v.json")],
+                     ["report", path, "-o", os.path.join(ctx.tmp, "r.html")]):
+            rc, err, mb = peak_rss_mb(ctx, *args)
+            assert rc == 2, (args, err)
+            assert err.count("\n") == 1 and f"{path}: {field}" in err, err
+            assert "at most 65536 bytes" in err, err
+            assert mb < 64, (args, mb)
+        assert not os.path.exists(os.path.join(ctx.tmp, "v.json"))
+        assert not os.path.exists(os.path.join(ctx.tmp, "r.html"))
+    os.unlink(cases[-1][0])
+
+
+def test_a_verdict_with_a_string_over_64_kib_is_refused(ctx):
+    verdict = os.path.join(ctx.tmp, "v.json")
+    p = compare(ctx, make_side(ctx, "base", 3), make_side(ctx, "head", 3), "-o", verdict)
+    assert p.returncode == 0, p.stderr
+    with open(verdict) as f:
+        doc = json.load(f)
+    doc["warnings"] = ["w" * 70000]
+    with open(verdict, "w") as f:
+        json.dump(doc, f)
+    p = ctx.run("report", verdict, "-o", os.path.join(ctx.tmp, "r.html"))
+    assert p.returncode == 2, p.stderr
+    assert f"{verdict}: warnings[0] is a string of 70000 bytes" in p.stderr, p.stderr

@@ -114,7 +114,8 @@ def test_names_that_are_not_utf8_still_give_a_run_file(ctx):
                            b"--", evil, b"time", b"1", b"10", b"arg\xfe"], capture_output=True)
     assert proc.returncode == 0, proc.stderr
     target = ctx.load_json(out)["target"]
-    assert target["comm"] == "h?x" and target["cmdline"][-1] == "arg?", target
+    # Each invalid byte is U+FFFD, as docs/run-json.md says ('?' before).
+    assert target["comm"] == "h\ufffdx" and target["cmdline"][-1] == "arg\ufffd", target
 
 
 def test_run_ends_the_command_with_sigterm(ctx):

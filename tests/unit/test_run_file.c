@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "json_file.h"
 #include "profile.h"
 #include "run_file.h"
 #include "unit.h"
@@ -84,6 +85,23 @@ TEST(run_file_per_op_from_complete_requests)
 	CHECK_INT(number_at(doc, "per_request", "p99"), 4);
 	CHECK_INT(number_at(doc, "per_request", "max"), 4);
 	CHECK_NEAR(number_at(doc, "probe", "estimated_overhead_pct"), 100 * 45 * 1e-6 / 0.5, 1e-9);
+	json_decref(doc);
+}
+
+/* A target's bytes that are not UTF-8 (a Latin-1 path): each becomes
+ * U+FFFD in run.json, as docs/run-json.md says, not '?'. */
+TEST(run_file_writes_invalid_utf8_as_fffd)
+{
+	struct cp_profile p;
+	json_t *doc, *target;
+
+	synthetic_profile(&p);
+	snprintf(p.target.exe, sizeof(p.target.exe), "/srv/caf\xe9/server");
+	snprintf(p.target.comm, sizeof(p.target.comm), "caf\xe9");
+	doc = cp_run_file_build(&p);
+	target = json_object_get(doc, "target");
+	CHECK_STR(json_string_value(json_object_get(target, "exe")), "/srv/caf\xef\xbf\xbd/server");
+	CHECK_STR(json_string_value(json_object_get(target, "comm")), "caf\xef\xbf\xbd");
 	json_decref(doc);
 }
 
@@ -308,4 +326,65 @@ TEST(run_boundary_keys)
 	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "none");
 	CHECK_STR(cp_run_ops_source(doc), "none");
 	json_decref(doc);
+}
+
+/* A run file whose target.cmdline holds a string of n bytes ('y'). */
+static char *run_text_with_arg(size_t n)
+{
+	struct cp_profile p;
+	json_t *doc;
+	char *arg = malloc(n + 1), *text;
+
+	synthetic_profile(&p);
+	doc = cp_run_file_build(&p);
+	memset(arg, 'y', n);
+	arg[n] = '\0';
+	json_array_append_new(json_object_get(json_object_get(doc, "target"), "cmdline"),
+			      json_string(arg));
+	text = cp_json_text(doc);
+	json_decref(doc);
+	free(arg);
+	return text;
+}
+
+/* Strings are read up to 64 KiB (docs/run-json.md): one byte more fails
+ * the file (exit 2) naming it and the field, where it was read whole. */
+TEST(run_file_strings_past_64_kib_are_refused_naming_the_field)
+{
+	struct cp_error err = { 0 };
+	char *at_limit = run_text_with_arg(CP_STRING_MAX), *past = run_text_with_arg(CP_STRING_MAX + 1);
+	char *huge = run_text_with_arg(8 * CP_STRING_MAX);
+
+	CHECK(at_limit && past && huge);
+	CHECK_INT(load_text(at_limit, &err), 0);
+	CHECK_INT(load_text(past, &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, ": target.cmdline[0] is a string of 65537 bytes;") != NULL);
+	CHECK_INT(load_text(huge, &err), -1);	/* refused from its text */
+	CHECK(strstr(err.msg, ": a string in target (line ") != NULL);
+	CHECK(strstr(err.msg, "is longer than 64 KiB") != NULL);
+	free(at_limit);
+	free(past);
+	free(huge);
+}
+
+/* The scan of text read piece by piece finds a string too long wherever
+ * the pieces split it, escapes included, and not one at the limit. */
+TEST(json_scan_finds_a_string_too_long_across_reads)
+{
+	size_t n = CP_STRING_MAX_TEXT + 10;
+	char *text = malloc(n + 16);
+	struct cp_json_string_scan scan = { 0 };
+	size_t found = (size_t)-1;
+
+	CHECK(text != NULL);
+	memcpy(text, "{\"a\\\"\":\"", 8);	/* a key with an escaped quote */
+	memset(text + 8, 'x', n - 8);
+	for (size_t at = 1000; found == (size_t)-1 && at < n + 1000; at += 1000)
+		found = cp_json_scan_strings(&scan, text, at < n ? at : n);
+	CHECK_INT(found, 7);
+	memset(&scan, 0, sizeof(scan));
+	memcpy(text + 8 + CP_STRING_MAX_TEXT, "\"}", 2);	/* just at the limit */
+	CHECK(cp_json_scan_strings(&scan, text, 8 + CP_STRING_MAX_TEXT + 2) == (size_t)-1);
+	free(text);
 }

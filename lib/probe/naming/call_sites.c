@@ -12,7 +12,7 @@
 /* Copies a name for run.json: valid UTF-8 whatever the target's bytes. */
 static char *dup_or_null(const char *s)
 {
-	return s ? cp_utf8_sanitize(strdup(s)) : NULL;
+	return cp_utf8_dup(s);
 }
 
 /* What makes two sites one: every named field. Sites are merged by

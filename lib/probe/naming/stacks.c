@@ -17,7 +17,7 @@ static void push(struct frames *f, const char *name)
 {
 	if (cp_grow(&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
 		return;
-	f->v[f->n++] = cp_utf8_sanitize(strdup(name ? name : "?"));
+	f->v[f->n++] = cp_utf8_dup(name ? name : "?");
 }
 
 /* The frames of one address, outermost first: the function, then the

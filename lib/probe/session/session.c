@@ -405,9 +405,19 @@ static void allocate_on_insert(struct clockreads_bpf *skel)
 		bpf_map__set_map_flags(maps[i], bpf_map__map_flags(maps[i]) | BPF_F_NO_PREALLOC);
 }
 
-/* Tells the programs the boundary syscall and the clock syscalls' numbers. */
-static void set_syscall_rodata(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
+/* Tells the programs whom they count (the target and, apart, clockprof's
+ * self-test, by their numbers in clockprof's pid namespace), the
+ * boundary syscall and the clock syscalls' numbers. */
+static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
 {
+	skel->rodata->pidns_dev = cfg->pidns.dev;
+	skel->rodata->pidns_ino = cfg->pidns.ino;
+	skel->rodata->target_tgid = (__u32)cfg->pid;
+	skel->rodata->selftest_tgid = (__u32)getpid();
+	skel->rodata->vdso_hres = cfg->vdso_hres;
+	skel->rodata->capture_stacks = cfg->stacks;
+	for (int i = 0; i < CP_ENTRY_MAX; i++)
+		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;
 	skel->rodata->sys_clock_gettime = SYS_clock_gettime;
 	skel->rodata->sys_gettimeofday = SYS_gettimeofday;
@@ -431,12 +441,12 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err)
 {
-	struct cp_session *s = calloc(1, sizeof(*s));
+	struct cp_session *s;
 	struct clockreads_bpf *skel;
 	int core_btf_fd = -1;
 
 	*out = NULL;
-	if (!s)
+	if (!(s = calloc(1, sizeof(*s))))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	init_session_fds(s);
 	libbpf_set_print(cfg->verbose ? verbose_print : quiet_print);
@@ -448,19 +458,13 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		abandon_open(s, core_btf_fd);
 		return load_error(e, err);
 	}
-	skel->rodata->target_tgid = (__u32)cfg->pid;
-	skel->rodata->vdso_hres = cfg->vdso_hres;
-	skel->rodata->capture_stacks = cfg->stacks;
 	if (size_stack_maps(skel, cfg)) {
 		abandon_open(s, core_btf_fd);
 		return load_error(errno, err);
 	}
-	set_syscall_rodata(skel, cfg);
+	set_rodata(skel, cfg);
 	choose_programs(skel, cfg);
 	allocate_on_insert(skel);
-	for (int i = 0; i < CP_ENTRY_MAX; i++)
-		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
-	skel->rodata->selftest_tgid = (__u32)getpid();
 	s->pid = cfg->pid;
 	s->multi = cp_uprobe_multi_supported();
 	if (s->multi)

@@ -19,24 +19,50 @@
 
 #define PF_KTHREAD 0x00200000
 
+/* How many arguments end in buf[0..n) (NUL bytes); *last: its last byte. */
+static int count_ends(const char *buf, size_t n, char *last)
+{
+	int ends = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ends += buf[i] == '\0';
+	if (n)
+		*last = buf[n - 1];
+	return ends;
+}
+
+/* The command line, whole arguments up to CP_CMDLINE_KEEP bytes in all:
+ * it can be megabytes (ARG_MAX), which run.json has no use for. Every
+ * argument is counted (argc_total), so that a cut is known and said. */
 static void read_cmdline(pid_t pid, struct cp_target *t)
 {
-	char path[64], buf[65536];
-	ssize_t n;
-	int argc = 0;
+	char path[64], buf[CP_CMDLINE_KEEP + 1], rest[4096], last = '\0';
+	size_t n = 0, beyond = 0;
+	ssize_t got;
+	int fd, kept, ends;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	n = cp_proc_read_text(path, buf, sizeof(buf));
-	if (n < 0)
-		n = 0;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			argc++;
-	t->argv = calloc((size_t)argc + 1, sizeof(char *));
-	if (!t->argv)
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return;
-	for (ssize_t i = 0; i < n && t->argc < argc; i += (ssize_t)strlen(buf + i) + 1)
-		t->argv[t->argc++] = cp_utf8_sanitize(strdup(buf + i));
+	while (n < CP_CMDLINE_KEEP && (got = read(fd, buf + n, CP_CMDLINE_KEEP - n)) > 0)
+		n += (size_t)got;
+	ends = kept = count_ends(buf, n, &last);
+	while ((got = read(fd, rest, sizeof(rest))) > 0) {
+		ends += count_ends(rest, (size_t)got, &last);
+		beyond += (size_t)got;
+	}
+	close(fd);
+	/* The last argument may lack its NUL (a process that rewrote its
+	 * command line): whole when the file ended inside buf, else cut. */
+	t->argc_total = ends + (last != '\0');
+	if (!beyond && n && buf[n - 1] != '\0') {
+		buf[n++] = '\0';
+		kept++;
+	}
+	if (!(t->argv = calloc((size_t)kept + 1, sizeof(char *))))
+		return;
+	for (size_t i = 0; t->argc < kept; i += strlen(buf + i) + 1)
+		t->argv[t->argc++] = cp_utf8_dup(buf + i);
 }
 
 /* Permitted capabilities of pid (self for 0) from /proc/PID/status. */
@@ -80,7 +106,7 @@ static int access_denied(pid_t pid, struct cp_error *err)
 
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 {
-	char path[64];
+	char path[64], *valid;
 	struct cp_proc_stat st;
 	ssize_t n;
 
@@ -99,7 +125,10 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	if (cp_proc_read_text(path, t->comm, sizeof(t->comm)) > 0)
 		t->comm[strcspn(t->comm, "\n")] = '\0';
-	cp_utf8_sanitize(t->comm);
+	if ((valid = cp_utf8_dup(t->comm))) {	/* 15 bytes: fits when tripled */
+		snprintf(t->comm, sizeof(t->comm), "%s", valid);
+		free(valid);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0 && (errno == EACCES || errno == EPERM))

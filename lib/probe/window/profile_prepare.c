@@ -97,7 +97,9 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
 		       struct cp_uprobe_point *probes, struct cp_error *err)
 {
-	if (cp_target_inspect(cfg->pid, &p->target, err))
+	/* First: with /proc of another namespace, pid is not the target. */
+	if (cp_pid_ns_for(cfg->pid, &cfg->pidns, err) ||
+	    cp_target_inspect(cfg->pid, &p->target, err))
 		return -1;
 	cp_host_inspect(&p->host);
 	snprintf(p->request_text, sizeof(p->request_text), "%s",

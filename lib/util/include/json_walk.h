@@ -14,6 +14,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "json_file.h"
+
 struct cp_error;
 
 struct cp_json_walk {
@@ -28,6 +30,10 @@ struct cp_json_walk {
 	int failed;		/* a read failed; err says why */
 	char *own;
 	size_t cap;
+	/* Strings too long are refused as they are read (json_file.h), and
+	 * named by the member being read: field, "target.cmdline". */
+	struct cp_json_string_scan scan;
+	char field[256];
 };
 
 /* Called for each member: key (decoded), key_at (offset of its token),
@@ -56,7 +62,11 @@ int cp_json_walk_peek(struct cp_json_walk *w, size_t *at);
  * returned in *other (the caller says what is wrong with it; NULL when it
  * is an object). The file is read as the walk needs it: one refused
  * early is never read whole. A text with a NUL byte is refused (jansson
- * would read on past it in some places). Fails with CP_EXIT_USAGE. */
+ * would read on past it in some places), and so is a string (key or
+ * value) longer than CP_STRING_MAX, as soon as its text is read past
+ * CP_STRING_MAX_TEXT, else once parsed: neither the file nor the string
+ * is held whole. A file larger than CP_JSON_MAX_FILE_BYTES is refused by
+ * its size. Fails with CP_EXIT_USAGE. */
 int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn,
 		      void *ctx, json_t **other, struct cp_error *err);
 

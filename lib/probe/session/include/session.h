@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "clockreads.h"
+#include "pid_namespace.h"
 #include "vdso.h"
 
 struct cp_clock_points;
@@ -37,6 +38,7 @@ struct cp_session_config {
 	bool launched;				/* a command run launched, held under
 						 * clockprof's ptrace until the window opens */
 	bool vdso_breakpoints;			/* load the program they run */
+	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
 	int boundary_syscall;			/* -1: none (else sys_enter) */

@@ -16,6 +16,9 @@
 
 struct cp_error;
 
+/* The command line kept: whole arguments up to 64 KiB in all. */
+#define CP_CMDLINE_KEEP 65536
+
 struct cp_target {
 	pid_t pid;
 	char comm[64];
@@ -24,6 +27,7 @@ struct cp_target {
 	char build_id[130];
 	char **argv;		/* command line, NULL-terminated */
 	int argc;
+	int argc_total;		/* arguments it had: more than argc when cut */
 	unsigned long long start_time; /* clock ticks after boot: pid identity */
 	uint64_t vdso_start, vdso_end;
 };
