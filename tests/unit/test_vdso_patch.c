@@ -71,6 +71,29 @@ TEST(vdso_plan_tells_pristine_ours_and_foreign_apart)
 	cp_vdso_plan_free(&plan);
 }
 
+/* A leftover's switched site is never written as code (only the stub's
+ * atomic store may change it), while code it lacks is. */
+TEST(vdso_plan_never_writes_a_site_word_as_code)
+{
+	struct cp_vdso_plan plan;
+	const uint8_t *image;
+	uint8_t *target;
+	uint64_t from = 0, to, thunk;
+
+	CHECK(own_plan(&plan, &image) == 0);
+	target = malloc(plan.size);
+	memcpy(target, plan.bytes, plan.size);
+	memcpy(target + plan.site[0].qword, &plan.site[0].patched, 8);
+	thunk = plan.site[1].thunk;
+	target[thunk] ^= 0xff;			/* a byte of code it lacks */
+	CHECK_INT(cp_vdso_plan_next_code(&plan, target, &from, &to), 1);
+	CHECK(from == thunk && to == thunk + 1);
+	from = to;
+	CHECK_INT(cp_vdso_plan_next_code(&plan, target, &from, &to), 0);
+	free(target);
+	cp_vdso_plan_free(&plan);
+}
+
 static struct seccomp_data call(int nr, uint64_t ip)
 {
 	return (struct seccomp_data){ .nr = nr, .arch = AUDIT_ARCH_X86_64, .instruction_pointer = ip };

@@ -112,26 +112,17 @@ static int pristine_image(size_t size, const uint8_t **image, struct cp_error *e
 	return 0;
 }
 
-/* Writes the plan's bytes that the target's image does not hold yet: the
- * code (never run until a site points at it) and the springboards. Bytes
- * already equal are left alone, so code a leftover patch may be running
- * is never rewritten. */
+/* Writes the plan's code that the target's image does not hold yet
+ * (cp_vdso_plan_next_code): never run until a site points at it, and
+ * bytes already equal (a leftover's code, perhaps running) left alone. */
 static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 {
-	const struct cp_vdso_plan *plan = &p->plan;
+	uint64_t from = 0, to;
 
-	for (uint64_t i = 0; i < plan->size; i++) {
-		uint64_t j = i;
-
-		if (target[i] == plan->bytes[i] ||
-		    (i >= plan->area + 16 && i < plan->area + sizeof(struct cp_vdso_area_header)))
-			continue;
-		while (j < plan->size && target[j] != plan->bytes[j])
-			j++;
-		if (cp_proc_mem_write(p->pid, plan->base + i, plan->bytes + i, j - i))
+	for (; cp_vdso_plan_next_code(&p->plan, target, &from, &to); from = to) {
+		if (cp_proc_mem_write(p->pid, p->plan.base + from, p->plan.bytes + from, to - from))
 			return -1;
 		cp_patch_step();
-		i = j;
 	}
 	return 0;
 }

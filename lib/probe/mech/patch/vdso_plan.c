@@ -382,6 +382,27 @@ static const struct cp_vdso_site *site_word_of(const struct cp_vdso_plan *plan, 
 	return NULL;
 }
 
+static bool written_as_code(const struct cp_vdso_plan *plan, const uint8_t *target,
+			    uint64_t i)
+{
+	return target[i] != plan->bytes[i] && !site_word_of(plan, i) && !in_header_data(plan, i);
+}
+
+int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target,
+			   uint64_t *from, uint64_t *to)
+{
+	uint64_t i = *from;
+
+	while (i < plan->size && !written_as_code(plan, target, i))
+		i++;
+	if (i == plan->size)
+		return 0;
+	*from = *to = i;
+	while (*to < plan->size && written_as_code(plan, target, *to))
+		(*to)++;
+	return 1;
+}
+
 enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan,
 					 const uint8_t *pristine, const uint8_t *target,
 					 uint64_t *differs_at)

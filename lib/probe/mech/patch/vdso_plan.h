@@ -49,6 +49,14 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
 		      struct cp_vdso_plan *plan, char *why, size_t whylen);
 void cp_vdso_plan_free(struct cp_vdso_plan *plan);
 
+/* The next run [*from, *to) at or after *from of bytes the target's image
+ * lacks and that are written as code (thunks, stub, springboards): never
+ * a site's word, which only the stub changes, in one atomic store (a
+ * write through /proc/PID/mem is not one), even where a leftover patch
+ * left it switched; never the area's header data. 0 when there is none. */
+int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target,
+			   uint64_t *from, uint64_t *to);
+
 enum cp_vdso_state {
 	CP_VDSO_PRISTINE,		/* as the kernel made it */
 	CP_VDSO_OURS,			/* an earlier clockprof's area (sites either way) */
