@@ -192,7 +192,7 @@ $(O)/syscall_table.h: | $(DEPS_STAMP)
 
 # Generated headers: only the files that include them wait for them.
 $(O)/lib/probe/base/syscall_names.o: $(O)/syscall_table.h
-$(O)/lib/probe/session/session.o: $(SKELS)
+$(O)/lib/probe/session/session.o $(O)/lib/probe/session/syscall_look.o: $(SKELS)
 
 # The report's Content-Security-Policy allows its script and style by their
 # sha256 hashes: those of the files compiled in, so they are known here.

@@ -88,9 +88,50 @@ int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset)
 	return rc;
 }
 
+/* Where a demangled name's function begins: past the return type that
+ * the Itanium ABI encodes, and libiberty prints, for function templates
+ * ("long app::serve<app::Req<int> >(app::Req<int>)"), which a user does
+ * not write. The return type ends at the last space outside <> and ()
+ * before the parameter list. */
+static const char *past_return_type(const char *dem)
+{
+	const char *start = dem;
+	int depth = 0;
+
+	for (const char *c = dem; *c; c++) {
+		if (*c == '(' && depth == 0 && c != dem)
+			break;
+		if (*c == '<' || *c == '(')
+			depth++;
+		else if ((*c == '>' || *c == ')') && depth > 0)
+			depth--;
+		else if (*c == ' ' && depth == 0)
+			start = c + 1;
+	}
+	return start;
+}
+
+/* Does demangled name `dem` begin with the first wlen characters of
+ * `wanted`, followed by its end or its parameter list? "> >", as the
+ * demangler writes nested template arguments, also answers to ">>", as
+ * C++11 code writes them. */
+static int demangled_matches(const char *dem, const char *wanted, size_t wlen)
+{
+	size_t i = 0;
+
+	for (; i < wlen; i++, dem++) {
+		if (i > 0 && *dem == ' ' && dem[-1] == '>' && dem[1] == '>' && wanted[i] == '>')
+			dem++;
+		if (*dem != wanted[i])
+			return 0;
+	}
+	return *dem == '\0' || *dem == '(';
+}
+
 /* Does symbol `sym` answer to `wanted`? A version the user wrote
  * (clock_gettime@GLIBC_2.2.5) is not part of the symbol table's name, and
- * all versions of one name found here are deduplicated by offset anyway. */
+ * all versions of one name found here are deduplicated by offset anyway.
+ * A demangled name answers with or without its return type. */
 static int name_matches(const char *sym, const char *wanted)
 {
 	size_t wlen = strcspn(wanted, "@");
@@ -101,20 +142,24 @@ static int name_matches(const char *sym, const char *wanted)
 		return 1;
 	dem = cp_demangle(sym);
 	if (dem) {
-		match = (!strncmp(dem, wanted, wlen) &&
-			 (dem[wlen] == '\0' || dem[wlen] == '('));
+		match = demangled_matches(dem, wanted, wlen) ||
+			demangled_matches(past_return_type(dem), wanted, wlen);
 		free(dem);
 	}
 	return match;
 }
 
-/* Names shown in suggestions: demangled, without parameters or version. */
+/* Names shown in suggestions: demangled, without return type, parameters
+ * or version: what func:SYMBOL takes. */
 static char *display_name(const char *sym)
 {
 	char *dem = cp_demangle(sym), *cut;
 
-	if (!dem)
+	if (dem) {
+		memmove(dem, past_return_type(dem), strlen(past_return_type(dem)) + 1);
+	} else {
 		dem = strdup(sym);
+	}
 	if (dem && (cut = strchr(dem, '@')))
 		*cut = '\0';
 	if (dem && (cut = strchr(dem, '(')))

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "frame_depth.h"
 #include "grow.h"
 #include "symbolize.h"
 #include "unwind_table.h"
@@ -42,6 +43,9 @@ static const struct {
 	{ "gettimeofday", "gettimeofday", false },
 	{ "__gettimeofday", "gettimeofday", false },
 	{ "time", "time", false },
+	/* glibc and musl: both call clock_gettime */
+	{ "clock", "clock", false },
+	{ "ftime", "ftime", false },
 	/* Go: nanotime1 and walltime call the vDSO on the g0 stack */
 	{ "runtime.nanotime1", "runtime.nanotime", true },
 	{ "runtime.walltime", "time.now", true },
@@ -405,6 +409,46 @@ static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 	}
 }
 
+static bool covered_by_cfi(Dwarf_CFI *cfi, Dwarf_Addr cfi_bias, uint64_t start)
+{
+	Dwarf_Frame *f;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, start - cfi_bias, &f) != 0)
+		return false;
+	free(f);
+	return true;
+}
+
+struct depth_emit {
+	struct builder *b;
+	uint64_t start;
+	int via;
+};
+
+static void push_depth_rule(void *arg, size_t ret, const struct cp_unwind_rule *r)
+{
+	struct depth_emit *e = arg;
+	struct cp_unwind_rule rule = *r;
+
+	rule.via = (uint16_t)e->via;
+	if (push_entry(e->b, e->start + ret, &rule) != 0)
+		e->b->failed = 1;
+}
+
+/* A wrapper without CFI (a static musl executable's C library): rules from
+ * the stack depth its code keeps (frame_depth.h). */
+static void add_depth_rules(struct builder *b, Dwfl_Module *mod, uint64_t start,
+			    uint64_t size, int via, const char *what)
+{
+	const uint8_t *code = code_bytes(mod, start, size);
+	struct depth_emit e = { b, start, via };
+
+	if (!code)
+		note_unsupported(b, what, "its code is not in its ELF file");
+	else if (cp_frame_depth_rules(code, size, push_depth_rule, &e))
+		note_unsupported(b, what, "it has no CFI and its frame size is not in its code");
+}
+
 static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 			 Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
 			 char *via_name, bool switches)
@@ -422,8 +466,8 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		add_rules(b, mod, NULL, 0, start, size, via, what, &frame_pointer_rule);
 		return;
 	}
-	if (!cfi) {
-		note_unsupported(b, what, "its module has no CFI");
+	if (!covered_by_cfi(cfi, cfi_bias, start)) {
+		add_depth_rules(b, mod, start, size, via, what);
 		return;
 	}
 	add_rules(b, mod, cfi, cfi_bias, start, size, via, what, NULL);

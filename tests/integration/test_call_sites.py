@@ -10,7 +10,7 @@ import re
 import signal
 import subprocess
 
-from common import rust_target
+from common import Skip, rust_target
 from readiness import wait_attached, wait_serving
 
 N = 60  # requests; the targets exit after them
@@ -80,6 +80,41 @@ def test_program_own_library(ctx):
     check_sites_add_up(run)
     assert by_function(run) == {("lib_read_clock", "clock_gettime"): 2 * N}, by_function(run)
     assert run["call_sites"][0]["module"].endswith("libcallsites.so")
+
+
+def marked_sites(source):
+    """{via: line} of a target's lines marked "SITE:<via>"."""
+    sites = {}
+    for number, line in enumerate(open(source), 1):
+        m = re.search(r"// SITE:(\w+)", line)
+        if m:
+            sites[m.group(1)] = number
+    return sites
+
+
+def check_wrapper_sites(ctx, name):
+    """clock() and ftime() (glibc and musl), and musl's gettimeofday, time
+    and timespec_get, all call clock_gettime themselves: each read is named
+    at the caller's line, via the function the caller called."""
+    if not os.path.exists(ctx.target(name)):
+        raise Skip(f"{name} not built (musl-gcc not installed: make test-deps)")
+    run = profile(ctx, name)
+    check_sites_add_up(run)
+    source = os.path.join(os.path.dirname(__file__), "..", "targets", "wrapper_sites_target.c")
+    want = {via: ("handle_request", "wrapper_sites_target.c", line, N)
+            for via, line in marked_sites(source).items()}
+    got = {s["via"]: (s["function"], os.path.basename(s["file"] or ""), s["line"], s["count"])
+           for s in run["call_sites"]}
+    assert len(want) == 5 and got == want, (got, run["warnings"])
+    assert not [w for w in run["warnings"] if "cannot step out" in w], run["warnings"]
+
+
+def test_wrappers_calling_clock_gettime_glibc(ctx):
+    check_wrapper_sites(ctx, "wrapper_sites_target")
+
+
+def test_wrappers_calling_clock_gettime_static_musl(ctx):
+    check_wrapper_sites(ctx, "wrapper_sites_target_musl_static")
 
 
 # The leaf is where the mechanism saw the read: the vDSO entry for a

@@ -53,6 +53,26 @@ def test_unknown_symbol_suggests(ctx):
     assert not os.path.exists(marker)
 
 
+def test_no_symbol_table_says_what_to_try(ctx):
+    """A func: boundary in an executable stripped of every symbol (as
+    Debian's memcached is): the message names the syscall: boundaries to
+    try, the syscalls the running target made in a one-second look (this
+    target only paces its requests with clock_nanosleep), and --ops; a
+    launched command, held before it ran, is told to attach instead."""
+    bare = os.path.join(ctx.tmp, "reads_target_bare")
+    subprocess.run(["strip", "--strip-all", "-o", bare, ctx.target("reads_target")], check=True)
+    proc = ctx.run("run", "-r", "func:handle_request", "--", bare, "time", 1, 5)
+    one_line_error(proc, 2, "no symbol table", "syscall:NAME", "attach", "--ops")
+    target = subprocess.Popen([bare, "time", "1", "0"], stdout=subprocess.DEVNULL)
+    try:
+        wait_serving(target)
+        proc = ctx.run("attach", "-d", "1", "-r", "func:handle_request", target.pid)
+    finally:
+        target.kill()
+        target.wait()
+    one_line_error(proc, 2, "no symbol table", "in 1 s it made clock_nanosleep ", "--ops")
+
+
 def unwritable_output_refused_before_launch(ctx, output, expected):
     marker = os.path.join(ctx.tmp, "launched")
     proc = ctx.run("run", "-o", output, "--", "touch", marker)

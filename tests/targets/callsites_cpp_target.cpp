@@ -6,6 +6,10 @@
 //   app::Timer<std::string>::elapsed(std::vector<std::string> const&) 1 steady_clock::now
 //   app::wall_seconds()                                        1 system_clock::now
 // = 3 reads, each through std::chrono::*::now -> libc clock_gettime -> vDSO.
+// serve<Req<int> >, a function template that reads no clock, is called
+// once per request: a boundary whose demangled name carries a return type
+// ("long serve<Req<int> >(Req<int>)") that users do not write; noipa: no
+// clone (".isra") takes its calls.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -34,6 +38,15 @@ NOINLINE long wall_seconds()
 
 } // namespace app
 
+template <typename T> struct Req {
+	T id;
+};
+
+template <typename R> __attribute__((noipa)) long serve(R r)
+{
+	return (long)r.id;
+}
+
 extern "C" NOINLINE void handle_request(long i)
 {
 	static const std::vector<int> ints{1, 2, 3};
@@ -42,6 +55,7 @@ extern "C" NOINLINE void handle_request(long i)
 	sink += app::Timer<int>::elapsed(ints) + i;
 	sink += app::Timer<std::string>::elapsed(strings);
 	sink += app::wall_seconds();
+	sink += serve(Req<int>{(int)i});
 }
 
 int main(int argc, char **argv)

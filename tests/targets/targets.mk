@@ -170,7 +170,15 @@ $(T)/targets/patch_target_musl: tests/targets/patch_target.c
 $(T)/targets/patch_target_musl_static: tests/targets/patch_target.c
 	@mkdir -p $(@D)
 	musl-gcc -O2 -g -pthread -Wall -Wextra -static -o $@ $<
+test-targets: $(T)/targets/wrapper_sites_target_musl_static
+$(T)/targets/wrapper_sites_target_musl_static: tests/targets/wrapper_sites_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 endif
+test-targets: $(T)/targets/wrapper_sites_target
+$(T)/targets/wrapper_sites_target: tests/targets/wrapper_sites_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -Wno-deprecated-declarations -o $@ $<
 test-targets: $(T)/targets/unstubbed_target
 $(T)/targets/unstubbed_target: tests/targets/unstubbed_target.c
 	@mkdir -p $(@D)

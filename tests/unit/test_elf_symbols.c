@@ -90,6 +90,40 @@ TEST(demangled_cxx_names_match)
 	CHECK(cp_elf_find_function(path, "chrono_target", "_Z14handle_requestv", &f, &err) == 0);
 }
 
+/* A function template's demangled name carries its return type
+ * ("long serve<Req<int> >(Req<int>)"): it answers as a user writes it,
+ * without the return type, with it, with or without the parameters, and
+ * with ">>" for "> >"; suggestions and completion show it without. */
+static void count_name(const char *name, void *arg)
+{
+	if (!strcmp(name, "serve<Req<int> >"))
+		++*(int *)arg;
+}
+
+TEST(cxx_template_resolves_without_its_return_type)
+{
+	struct cp_elf_function f;
+	struct cp_error err = { 0 };
+	char path[4096];
+	int listed = 0;
+
+	snprintf(path, sizeof(path), "%s/targets/callsites_cpp_target", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("tests/build targets not built (make test-targets)");
+		return;
+	}
+	CHECK(cp_elf_find_function(path, "cpp", "serve<Req<int> >", &f, &err) == 0);
+	CHECK_STR(f.name, "_Z5serveI3ReqIiEElT_");
+	CHECK(cp_elf_find_function(path, "cpp", "long serve<Req<int> >", &f, &err) == 0);
+	CHECK(cp_elf_find_function(path, "cpp", "serve<Req<int> >(Req<int>)", &f, &err) == 0);
+	CHECK(cp_elf_find_function(path, "cpp", "serve<Req<int>>", &f, &err) == 0);
+	CHECK(cp_elf_find_function(path, "cpp", "serve<Req<long> >", &f, &err) == -1);
+	CHECK(strstr(err.msg, "serve<Req<int> >") != NULL);
+	CHECK(cp_elf_find_function(path, "cpp", "ong serve<Req<int> >", &f, &err) == -1);
+	CHECK(cp_elf_function_names(path, count_name, &listed) == 0);
+	CHECK(listed == 1);
+}
+
 TEST(non_elf_file_is_an_error)
 {
 	struct cp_elf_function f;

@@ -2,6 +2,7 @@
  * request boundary and --probe functions resolved to uprobe points, and
  * the session's configuration filled in. See profile_window.h. */
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include "error.h"
 #include "mechanism.h"
 #include "profile_window.h"
+#include "syscall_look.h"
 #include "syscall_names.h"
 #include "vdso.h"
 
@@ -66,6 +68,35 @@ static int same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+static void count_name(const char *name, void *arg)
+{
+	(void)name;
+	++*(size_t *)arg;
+}
+
+/* A func: boundary in a file with no symbol table (Debian's memcached):
+ * no name to suggest, so the message says what to try instead, with the
+ * syscalls a running target makes in a second's look. */
+static void hint_without_symbols(const struct cp_profile *p, const char *path,
+				 struct cp_error *err)
+{
+	char seen[256];
+	size_t n = 0, len;
+
+	if (!err || cp_elf_function_names(path, count_name, &n) || n)
+		return;
+	len = strlen(err->msg);
+	if (p->launched)
+		snprintf(err->msg + len, sizeof(err->msg) - len,
+			 "; try -r syscall:NAME (attach to it running: clockprof lists the syscalls it makes) or --ops N");
+	else if (cp_syscall_look(p->target.pid, 1000, 5, seen, sizeof(seen)) == 0 && seen[0])
+		snprintf(err->msg + len, sizeof(err->msg) - len,
+			 "; try -r syscall:NAME (in 1 s it made %s) or --ops N", seen);
+	else
+		snprintf(err->msg + len, sizeof(err->msg) - len,
+			 "; try -r syscall:NAME (it made no syscall in a 1 s look) or --ops N");
+}
+
 /* The request boundary resolved, and recorded as resolved: two spellings
  * of one function (func:handle_request, func:./server:handle_request) are
  * one boundary to compare. */
@@ -84,8 +115,11 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 		return 0;
 	}
 	if (resolve_func(p, &rq->func, boundary, p->request_file,
-			 sizeof(p->request_file), "request boundary", &fn, err))
+			 sizeof(p->request_file), "request boundary", &fn, err)) {
+		if (boundary->path[0])
+			hint_without_symbols(p, boundary->path, err);
 		return -1;
+	}
 	snprintf(p->request_symbol, sizeof(p->request_symbol), "%s", fn.name);
 	p->request_in_main = !rq->func.file[0] ||
 			     same_file(boundary->path, p->target.exe_access);
