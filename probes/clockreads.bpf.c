@@ -751,6 +751,52 @@ static __always_inline bool add_patch_reads(struct cp_thread *t)
 	return seen;
 }
 
+/* The vDSO patch's counts at the target's exit: its memory goes with it,
+ * so its last thread sums the table as it exits (where the kernel traces
+ * the exit before the memory is let go, as 6.16 and later do; earlier,
+ * the read fails and done stays 0). One element. */
+struct patch_exit {
+	__u64 sums[CP_PATCH_SLOT_WORDS];
+	__u64 done;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct patch_exit);
+} patch_exit SEC(".maps");
+
+/* One slot added to the sums (a bpf_loop callback; its context lives on
+ * the caller's stack, as bpf_loop wants). */
+static long sum_patch_slot(__u32 i, void *ctx)
+{
+	struct patch_exit *e = ctx;
+	__u64 w[CP_PATCH_SLOT_WORDS];
+
+	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
+		e->done = 0;
+		return 1;
+	}
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		e->sums[k] += w[k];
+	return 0;
+}
+
+/* The table summed into patch_exit now, while the target's memory still
+ * holds it: at its exit, or at an exec. */
+static __always_inline void sum_patch_table(void)
+{
+	struct patch_exit sums = { .done = 1 }, *e;
+	__u32 zero = 0;
+
+	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))
+		return;
+	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sums, 0);
+	if (sums.done)	/* a table that could not be read keeps the last sums */
+		__builtin_memcpy(e, &sums, sizeof(sums));
+}
+
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
@@ -872,6 +918,12 @@ int on_clock_func(struct pt_regs *ctx)
 
 	if (!tid)
 		return 0;
+	if (entry == CP_ENTRY_EXEC_FUNC) {
+		count_trap();
+		if (patch_table)
+			sum_patch_table();
+		return 0;
+	}
 	if (entry == CP_ENTRY_SYSCALL_FUNC) {
 		entry = syscall_entry(ctx, &clock_id);
 		if (entry < 0) {
@@ -941,51 +993,16 @@ int on_dl_change(struct pt_regs *ctx)
  * whole kernel BTF (~30 ms at every start) to find them; these attach by
  * name and read the child's tgid through CO-RE. Both run in the context
  * of the process that execs or forks. */
-/* The vDSO patch's counts at the target's exit: its memory goes with it,
- * so its last thread sums the table as it exits (where the kernel traces
- * the exit before the memory is let go, as 6.16 and later do; earlier,
- * the read fails and done stays 0). One element. */
-struct patch_exit {
-	__u64 sums[CP_PATCH_SLOT_WORDS];
-	__u64 done;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct patch_exit);
-} patch_exit SEC(".maps");
-
-/* One slot added to the sums (a bpf_loop callback; its context lives on
- * the caller's stack, as bpf_loop wants). */
-static long sum_patch_slot(__u32 i, void *ctx)
-{
-	struct patch_exit *e = ctx;
-	__u64 w[CP_PATCH_SLOT_WORDS];
-
-	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
-		e->done = 0;
-		return 1;
-	}
-	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
-		e->sums[k] += w[k];
-	return 0;
-}
-
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_target_exit)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct patch_exit sums = { .done = 1 }, *e;
-	__u32 zero = 0;
 
-	if (!patch_table || (__u32)(current_pid_tgid() >> 32) != target_tgid ||
-	    task->signal->live.counter != 0 || !task->mm ||
-	    !(e = bpf_map_lookup_elem(&patch_exit, &zero)))
-		return 0;
-	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sums, 0);
-	__builtin_memcpy(e, &sums, sizeof(sums));
+	/* After an exec the memory is the new program's: the sums were taken
+	 * at the exec (on_clock_func). */
+	if (patch_table && !target_execed && (__u32)(current_pid_tgid() >> 32) == target_tgid &&
+	    task->signal->live.counter == 0 && task->mm)
+		sum_patch_table();
 	return 0;
 }
 

@@ -56,6 +56,10 @@ enum cp_site_mode {
  * the clock points (one link fewer to remove at the end, one program fewer
  * to load). */
 #define CP_ENTRY_SYSCALL_FUNC 0xff
+/* The C library's execve and execveat (the same link): with the vDSO
+ * patch, the target's counters are summed there, before the exec takes
+ * them away with the old image. */
+#define CP_ENTRY_EXEC_FUNC 0xfe
 
 /* --probe FILE:SYMBOL extra entry points, counted apart from clock reads. */
 #define CP_MAX_PROBES 8

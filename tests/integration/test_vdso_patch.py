@@ -274,3 +274,19 @@ def test_patch_refuses_a_target_under_a_debugger(ctx):
         tracer.stdin.flush()
         tracer.wait(timeout=30)
     assert tracer.returncode == 0
+
+
+def test_patch_keeps_reads_before_an_exec_and_leaves_children_apart(ctx):
+    """An exec takes the old image and its counters away: they are summed
+    at the C library's execve first (7 reads, then an exec of a program
+    that reads more: 7). A forked child counts in its own copy of the
+    counters, never its parent's (5 + 5 reads around a child that reads
+    30: 10)."""
+    target = ctx.target("lifecycle_target")
+    run = run_patch(ctx, "--", target, "exec", 7, target, "fork", 5, 3)
+    assert run["clock_reads"]["total"] == 7, (run["clock_reads"], run["warnings"])
+    assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
+    assert not any("memory was gone" in w for w in run["warnings"]), run["warnings"]
+    run = run_patch(ctx, "--", target, "fork", 5, 30)
+    assert run["clock_reads"]["total"] == 10, (run["clock_reads"], run["warnings"])
+    assert any("started 1 process " in w for w in run["warnings"]), run["warnings"]

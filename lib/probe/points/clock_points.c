@@ -159,6 +159,10 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 	if (same_name(name, "syscall") &&
 	    !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
 		out->syscall_offset = off;
+	for (int e = 0; e < 2; e++)
+		if (same_name(name, e ? "execveat" : "execve") &&
+		    !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
+			out->exec_offset[e] = off;
 
 	for (size_t i = 0; i < sizeof(clock_functions) / sizeof(clock_functions[0]); i++) {
 		if (!same_name(name, clock_functions[i].name) ||

@@ -41,6 +41,9 @@ struct cp_clock_points {
 	/* The file's syscall() (a C library's, a static executable's): where
 	 * direct clock syscalls are seen, with either mechanism. 0: none. */
 	uint64_t syscall_offset;
+	/* The file's execve and execveat: where the vDSO patch's counters are
+	 * summed before an exec takes the old image (and them) away. 0: none. */
+	uint64_t exec_offset[2];
 	/* Imports of gettimeofday/time that pass no PLT stub (-fno-plt
 	 * GOT-indirect calls, function pointers): reads through them reach
 	 * the vDSO unseen. "" when there are none. */

@@ -32,6 +32,7 @@ struct cp_session {
 	struct clockreads_bpf *skel;
 	pid_t pid;
 	bool multi;			/* uprobes as uprobe_multi links */
+	bool watch_exec;		/* cp_session_config.watch_exec */
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
 	size_t nfile_links, cap_file_links, nclock_uprobes;
@@ -223,13 +224,19 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
-	/* The clock points the mechanism gives (lib/probe/mech/), and syscall(). */
-	size_t nclock = pts->n;
-	size_t n = nclock + (pts->syscall_offset ? 1 : 0);
+	/* The clock points the mechanism gives (lib/probe/mech/), syscall(),
+	 * and where the vDSO patch wants to know of an exec. */
+	size_t nclock = pts->n, nexec = 0;
+	uint64_t exec_at[2];
+	size_t n;
 	uint64_t *offsets, *cookies;
 	const char *what;
 	int rc;
 
+	for (int e = 0; e < 2 && s->watch_exec; e++)
+		if (pts->exec_offset[e] && (!nexec || exec_at[0] != pts->exec_offset[e]))
+			exec_at[nexec++] = pts->exec_offset[e];
+	n = nclock + (pts->syscall_offset ? 1 : 0) + nexec;
 	if (!n)
 		return 0;
 	offsets = calloc(n, sizeof(*offsets));
@@ -248,6 +255,10 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 	if (pts->syscall_offset) {
 		offsets[nclock] = pts->syscall_offset;
 		cookies[nclock] = CP_COOKIE(CP_ENTRY_SYSCALL_FUNC, CP_SITE_STACK_TOP, 0);
+	}
+	for (size_t e = 0; e < nexec; e++) {
+		offsets[n - nexec + e] = exec_at[e];
+		cookies[n - nexec + e] = CP_COOKIE(CP_ENTRY_EXEC_FUNC, CP_SITE_STACK_TOP, 0);
 	}
 	what = n > 1 ? "its clock points" : nclock ? pts->points[0].what : "syscall()";
 	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, n,
@@ -466,6 +477,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	choose_programs(skel, cfg);
 	allocate_on_insert(skel);
 	s->pid = cfg->pid;
+	s->watch_exec = cfg->watch_exec;
 	s->multi = cp_uprobe_multi_supported();
 	if (s->multi)
 		use_uprobe_multi(skel);

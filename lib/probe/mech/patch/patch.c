@@ -27,6 +27,15 @@ struct patch_state {
 
 static void note_pauses(struct cp_mech *m);
 
+/* An exec takes the target's counters away with its old image: the
+ * session's program sums them at the C library's execve first. */
+static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
+{
+	(void)err;
+	cfg->watch_exec = true;
+	return 0;
+}
+
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -158,6 +167,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.what = "the vDSO patch",
 	.unfired_hint = "; use --mechanism uprobe",
 	.caps = CP_MECH_SEES_UNSTUBBED,
+	.configure = patch_configure,
 	.open = patch_open,
 	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries count */
 	.start = patch_start,

@@ -38,6 +38,9 @@ struct cp_session_config {
 	bool launched;				/* a command run launched, held under
 						 * clockprof's ptrace until the window opens */
 	bool vdso_breakpoints;			/* load the program they run */
+	bool watch_exec;			/* uprobe each file's execve/execveat
+						 * (the vDSO patch sums its counters
+						 * there) */
 	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
