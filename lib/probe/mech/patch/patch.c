@@ -93,7 +93,6 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	struct patch_state *st = m->state;
 	struct cp_vdso_patch_counts c;
 	uint64_t sums[CP_PATCH_SLOT_WORDS];
-
 	int rc;
 
 	if (!st->patch || (rc = cp_vdso_patch_read(st->patch, &c)) < 0)
@@ -104,7 +103,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	}
 	if (rc == 1)
 		snprintf(m->warning, sizeof(m->warning),
-			 "the target's memory was gone before its vDSO counts could be read (this kernel traces a process's exit after letting its memory go): reads since the last look are missing");
+			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	t->all.reads += c.total;
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		t->all.by_entry[e] += c.by_entry[e];
