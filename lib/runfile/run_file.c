@@ -303,6 +303,8 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 			  "uprobes", (json_int_t)p->stats.uprobes,
 			  "selftest", "calls", (json_int_t)p->selftest.calls,
 			  "hits", (json_int_t)p->selftest.hits);
+	if (probe)
+		json_object_set_new(probe, "naming_s", json_real(p->naming_s));
 	/* The patch mechanism: how long one thread of the target was held. */
 	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0))
 		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",

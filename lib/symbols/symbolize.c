@@ -69,6 +69,7 @@ struct sym_module {
 struct cache_entry {
 	struct cp_frame_info info;
 	struct cp_inline_frame *inl;
+	bool shallow;		/* named from symbols alone: no line, no inlines yet */
 };
 
 struct cp_symbolizer {
@@ -748,19 +749,26 @@ static bool plt_stub_name(struct cache_entry *e, Dwfl_Module *mod, uint64_t addr
 	return e->info.function != NULL;
 }
 
-static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
-				uint64_t addr)
+/* The ELF symbol (or PLT stub) covering addr: no DWARF is read, so a
+ * module's compressed debug sections are not inflated for it. */
+static void name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t addr)
+{
+	const struct sym_entry *sym = lookup_symbol(m, addr);
+
+	if (!plt_stub_name(e, m->mod, addr) && sym) {
+		e->info.function = cp_symbol_display_name(sym->name);
+		e->info.function_offset = addr - sym->addr;
+	}
+}
+
+/* The line and the inline chain, from the module's DWARF. */
+static void name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t addr)
 {
 	Dwfl_Module *mod = m->mod;
-	const struct sym_entry *sym = lookup_symbol(m, addr);
 	Dwarf_Die *cu;
 	Dwarf_Addr dwbias = 0;
 	Dwfl_Line *line;
 
-	if (!plt_stub_name(e, mod, addr) && sym) {
-		e->info.function = cp_symbol_display_name(sym->name);
-		e->info.function_offset = addr - sym->addr;
-	}
 	line = dwfl_module_getsrc(mod, addr);
 	if (line) {
 		int lineno = 0, col = 0;
@@ -778,63 +786,94 @@ static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
 		fill_inlines(e, cu, addr - dwbias);
 }
 
-int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
-		 struct cp_frame_info *out)
+/* The module holding addr, the maps re-read once for one not seen yet. */
+static struct sym_module *module_of(struct cp_symbolizer *s, uint64_t addr)
 {
-	struct cache_entry *e = cache_get(s, addr);
-	struct sym_module *m = NULL;
-	Dwfl_Module *mod;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	void **ud;
 
-	if (e) {
-		*out = e->info;
-		return e->info.module ? 0 : -1;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		memset(out, 0, sizeof(*out));
-		out->addr = addr;
-		return -1;
-	}
-	e->info.addr = addr;
-	mod = dwfl_addrmodule(s->dwfl, addr);
 	if (!mod && !find_module_by_range(s, addr)) {
 		maybe_refresh(s);
 		mod = dwfl_addrmodule(s->dwfl, addr);
 	}
-	if (mod) {
-		void **ud;
+	if (!mod)
+		return find_module_by_range(s, addr);
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	return *ud;
+}
 
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		m = *ud;
-	} else {
-		m = find_module_by_range(s, addr);
+static void entry_free(struct cache_entry *e)
+{
+	free((char *)e->info.function);
+	free((char *)e->info.file);
+	for (size_t i = 0; i < e->info.n_inlined; i++) {
+		free((char *)e->inl[i].function);
+		free((char *)e->inl[i].call_file);
 	}
+	free(e->inl);
+	free(e);
+}
+
+/* A new entry for addr: its module and symbol, its DWARF when deep. */
+static struct cache_entry *entry_new(struct cp_symbolizer *s, uint64_t addr, bool deep)
+{
+	struct cache_entry *e = calloc(1, sizeof(*e));
+	struct sym_module *m;
+
+	if (!e)
+		return NULL;
+	e->info.addr = addr;
+	m = module_of(s, addr);
 	if (m) {
 		e->info.module = m->path;
 		e->info.build_id = m->build_id;
 		e->info.module_offset = addr - m->bias;
 		e->info.stale = !m->verified;
 		if (m->verified)
-			symbolize_in_module(e, m, addr);
+			name_by_symbol(e, m, addr);
+		e->shallow = m->verified;
 	}
-	if (cache_put(s, addr, e) != 0) {
-		/* not cached: still answer, the entry leaks into nothing */
-		*out = e->info;
-		out->function = out->file = NULL;
-		out->inlined = NULL;
-		out->n_inlined = 0;
-		free((char *)e->info.function);
-		free((char *)e->info.file);
-		for (size_t i = 0; i < e->info.n_inlined; i++) {
-			free((char *)e->inl[i].function);
-			free((char *)e->inl[i].call_file);
+	if (deep && e->shallow) {
+		name_by_dwarf(e, m, addr);
+		e->shallow = false;
+	}
+	return e;
+}
+
+/* Both ways of naming share the cache: a shallow entry is deepened in
+ * place when a deep name is asked for. */
+static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out,
+		     bool deep)
+{
+	struct cache_entry *e = cache_get(s, addr);
+
+	if (e && deep && e->shallow) {
+		name_by_dwarf(e, module_of(s, addr), addr);
+		e->shallow = false;
+	}
+	if (!e && (!(e = entry_new(s, addr, deep)) || cache_put(s, addr, e) != 0)) {
+		/* not cached: still answer, without names */
+		memset(out, 0, sizeof(*out));
+		out->addr = addr;
+		if (e) {
+			out->module = e->info.module;
+			out->module_offset = e->info.module_offset;
+			entry_free(e);
 		}
-		free(e->inl);
-		free(e);
 		return -1;
 	}
 	*out = e->info;
-	return m ? 0 : -1;
+	return e->info.module ? 0 : -1;
+}
+
+int cp_symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out)
+{
+	return symbolize(s, addr, out, true);
+}
+
+int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out)
+{
+	return symbolize(s, addr, out, false);
 }
 
 void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
@@ -919,16 +958,8 @@ void cp_symbolizer_close(struct cp_symbolizer *s)
 	for (size_t i = 0; i < s->cap; i++) {
 		struct cache_entry *e = s->vals[i];
 
-		if (!e)
-			continue;
-		free((char *)e->info.function);
-		free((char *)e->info.file);
-		for (size_t k = 0; k < e->info.n_inlined; k++) {
-			free((char *)e->inl[k].function);
-			free((char *)e->inl[k].call_file);
-		}
-		free(e->inl);
-		free(e);
+		if (e)
+			entry_free(e);
 	}
 	free(s->keys);
 	free(s->vals);

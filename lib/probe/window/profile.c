@@ -378,6 +378,7 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 static void close_window(struct run *r, struct cp_profile *p)
 {
 	size_t left;
+	double t0;
 
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
@@ -389,8 +390,10 @@ static void close_window(struct run *r, struct cp_profile *p)
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
 				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
+	t0 = cp_monotonic_s();
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
+	p->naming_s = cp_monotonic_s() - t0;
 	free(r->raw.sites);
 	free(r->raw.stacks);
 	cp_window_close(&r->w);

@@ -60,6 +60,13 @@ struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err);
 int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
 		 struct cp_frame_info *out);
 
+/* The same, from the symbol tables alone (the ELF symbol or PLT stub
+ * covering addr: no file, line or inlined functions): no DWARF is read, so
+ * a large compressed debug file (libc6-dbg's libc) is not inflated to name
+ * a function. A later cp_symbolize of addr adds what DWARF says. */
+int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr,
+			struct cp_frame_info *out);
+
 /* Writes a display name for a frame: "function", "function+0x1a" when
  * with_offset, "module+0x1234" without a symbol, "0x7f..." outside any
  * module. The innermost inlined function is not included. */

@@ -85,6 +85,8 @@ struct cp_profile {
 	size_t modules_loaded;		/* files first probed in the window */
 	char started_at[40];		/* RFC 3339, UTC */
 	double attach_s;		/* from the start until probes were live */
+	double naming_s;		/* naming call sites and stacks after the
+					 * window closed (s) */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
 	enum cp_end_reason end_reason;
