@@ -227,6 +227,28 @@ static void print_clock_reads(FILE *out, const struct cp_profile *p,
 	}
 }
 
+/* What the probes cost the target: measured where the window was split
+ * (CPU per request with every probe and with the boundary's alone), and
+ * estimated from the hits (never above 100%: its task-clock includes
+ * them). */
+static void print_probe_share(FILE *out, const struct cp_profile *p)
+{
+	double measured = cp_profile_overhead_measured_pct(p);
+	double estimated = cp_profile_overhead_estimated_pct(p);
+
+	if (measured < 0 && estimated < 0)
+		return;
+	say(out, "probe cost: share of the target's %.2f s of CPU in the clock window\n",
+	    p->clock_window_cpu_s);
+	if (measured >= 0)
+		say(out, "  measured   %5.1f%%  (CPU per request: %.1f us with every probe, %.1f us with the boundary probe alone)\n",
+		    measured, p->cpu_ns_per_request[0] / 1000, p->cpu_ns_per_request[1] / 1000);
+	if (estimated >= 0)
+		say(out, "  estimated  %5.1f%%  (%llu hits x %.1f us, timed on clockprof's own thread%s)\n",
+		    estimated, (unsigned long long)p->totals.trap_hits, p->cost_ns_per_hit / 1000,
+		    estimated >= 100 ? "; more than the CPU the target used: capped" : "");
+}
+
 /* The probe hits line: mechanism, self-test and what the hits cost. */
 static void print_probe_hits(FILE *out, const struct cp_profile *p)
 {
@@ -241,14 +263,10 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 		say(out, "%s %.2f ms to detach", p->pause_ms[0] >= 0 ? "," : "", p->pause_ms[1]);
 	say(out, "\nprobe hits %llu (%s, self-test %lu of %lu)", (unsigned long long)t->trap_hits,
 	    cp_mechanism_name(p->mechanism), p->selftest.hits, p->selftest.calls);
-	if (p->cost_ns_per_hit > 0) {
+	if (p->cost_ns_per_hit > 0)
 		say(out, ", about %.1f us each", p->cost_ns_per_hit / 1000);
-		if (p->clock_window_cpu_s > 0)
-			say(out, " (%.1f%% of the target's %.2f s of CPU in that window)",
-				100 * t->trap_hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s,
-				p->clock_window_cpu_s);
-	}
 	say(out, "\n");
+	print_probe_share(out, p);
 }
 
 /* The profile's warnings, one a line, the label in color if asked. */
