@@ -73,6 +73,7 @@ struct run {
 	struct cp_raw_places raw;
 	struct cp_window w;
 	double begin, start;		/* monotonic: set-up, clock window */
+	bool debuginfod;		/* --debuginfod */
 	int end_signal;			/* what ended the window; -1: an error */
 };
 
@@ -392,6 +393,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
 				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	t0 = cp_monotonic_s();
+	r->w.naming.debuginfod = r->debuginfod;
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
 	p->naming_s = cp_monotonic_s() - t0;
@@ -509,6 +511,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	r.begin = cp_monotonic_s();
+	r.debuginfod = o->debuginfod;
 	if (parse_events(o, p, err))
 		return -1;
 	if (start(&r, o, p, err) || attach(&r, o, p, err) ||

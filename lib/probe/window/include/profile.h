@@ -34,6 +34,7 @@ struct cp_profile_options {
 	double ops;			/* --ops N; 0 when not given */
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	bool stacks;			/* --stacks: whole user stacks */
+	bool debuginfod;		/* --debuginfod: names asked for after the window */
 	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
 	int verbose;
 	/* Called once when counting begins (every clock read from then on is
@@ -87,6 +88,8 @@ struct cp_profile {
 	double attach_s;		/* from the start until probes were live */
 	double naming_s;		/* naming call sites and stacks after the
 					 * window closed (s) */
+	double debuginfod_s;		/* --debuginfod: asking the servers, s
+					 * (part of naming_s); 0: not asked */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
 	enum cp_end_reason end_reason;
