@@ -61,6 +61,7 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case 'o': pc->output = value; return 0;
 	case PC_OPT_HTML: pc->html = value; return 0;
 	case PC_OPT_STACKS: o->stacks = true; return 0;
+	case PC_OPT_DEBUGINFOD: o->debuginfod = true; return 0;
 	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
 	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
 	}

@@ -15,6 +15,7 @@ enum {
 	PC_OPT_STACKS,
 	PC_OPT_FOLDED,
 	PC_OPT_SPEEDSCOPE,
+	PC_OPT_DEBUGINFOD,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -43,7 +44,11 @@ enum {
 	  "boundary probe installed. Hardware and software events only: " \
 	  "tracepoints (sched:sched_switch) are not supported" }, \
 	{ .id = PC_OPT_STACKS, .long_name = "stacks", \
-	  .help = "also record whole user stacks of clock reads" }
+	  .help = "also record whole user stacks of clock reads" }, \
+	{ .id = PC_OPT_DEBUGINFOD, .long_name = "debuginfod", \
+	  .help = "after the window, ask the debuginfod servers of DEBUGINFOD_URLS " \
+	  "(libdw's client, 10 s at most) for the debug files of stripped files " \
+	  "whose call sites have no name; never asked without it" }
 
 /* Where the results go: attach and run (ab names its files itself). */
 #define PROFILE_OUTPUT_OPTIONS \

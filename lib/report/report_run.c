@@ -267,8 +267,17 @@ static void card(struct cp_buf *b, const char *label, double v,
  * cost per hit it comes from when both are known. */
 static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 {
-	double hits = -1, cost = -1;
+	double hits = -1, cost = -1, measured = -1;
 
+	/* Measured where the window was split: CPU per request with every
+	 * probe against with the boundary's alone (run-json.md). */
+	if (cp_rj_num(json_object_get(probe, "measured"), "overhead_pct", &measured)) {
+		cp_buf_printf(b, "<div class=\"card overhead\"><dt>probe overhead (measured)</dt><dd><span class=\"big\">%.0f</span> %% of the target's CPU", measured);
+		if (isfinite(pct) && pct >= 0)
+			cp_buf_printf(b, "<small>estimated from the hits: %.0f %%</small>", pct);
+		cp_buf_puts(b, "</dd></div>");
+		return;
+	}
 	cp_buf_puts(b, "<div class=\"card overhead\"><dt>probe overhead (estimated)</dt><dd><span class=\"big\">");
 	if (!isfinite(pct) || pct < 0)
 		cp_buf_puts(b, "n/a");

@@ -293,12 +293,9 @@ static json_t *build_probes(const struct cp_profile *p)
 
 static json_t *build_probe_cost(const struct cp_profile *p)
 {
-	double hits = (double)p->totals.trap_hits;
 	json_t *cost = p->cost_ns_per_hit > 0 ? json_real(p->cost_ns_per_hit) : json_null();
-	json_t *pct = json_null(), *probe;
-
-	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0)
-		pct = json_real(100 * hits * p->cost_ns_per_hit / 1e9 / p->clock_window_cpu_s);
+	double est = cp_profile_overhead_estimated_pct(p);
+	json_t *pct = est >= 0 ? json_real(est) : json_null(), *probe;
 	probe = json_pack("{s:I, s:o, s:o, s:f, s:I, s:I, s:I, s:{s:I, s:I}}",
 			  "hits", (json_int_t)p->totals.trap_hits,
 			  "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
@@ -308,6 +305,13 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 			  "uprobes", (json_int_t)p->stats.uprobes,
 			  "selftest", "calls", (json_int_t)p->selftest.calls,
 			  "hits", (json_int_t)p->selftest.hits);
+	if (probe)
+		json_object_set_new(probe, "naming_s", json_real(p->naming_s));
+	if (probe && cp_profile_overhead_measured_pct(p) >= 0)
+		json_object_set_new(probe, "measured", json_pack("{s:f, s:f, s:f}",
+				    "overhead_pct", cp_profile_overhead_measured_pct(p),
+				    "cpu_ns_per_request_all_probes", p->cpu_ns_per_request[0],
+				    "cpu_ns_per_request_boundary_only", p->cpu_ns_per_request[1]));
 	/* The patch mechanism: how long one thread of the target was held. */
 	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0))
 		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",

@@ -69,6 +69,7 @@ struct sym_module {
 struct cache_entry {
 	struct cp_frame_info info;
 	struct cp_inline_frame *inl;
+	bool shallow;		/* named from symbols alone: no line, no inlines yet */
 };
 
 struct cp_symbolizer {
@@ -77,6 +78,10 @@ struct cp_symbolizer {
 	Dwfl *dwfl;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;
+	/* --debuginfod, after the window: a second session whose debug file
+	 * search goes on to libdw's debuginfod client. */
+	Dwfl *fetch_dwfl;
+	Dwfl_Callbacks fetch_cb;
 	struct sym_module **mods;
 	size_t n_mods, cap_mods;
 	struct timespec last_refresh;
@@ -748,19 +753,26 @@ static bool plt_stub_name(struct cache_entry *e, Dwfl_Module *mod, uint64_t addr
 	return e->info.function != NULL;
 }
 
-static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
-				uint64_t addr)
+/* The ELF symbol (or PLT stub) covering addr: no DWARF is read, so a
+ * module's compressed debug sections are not inflated for it. */
+static void name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t addr)
+{
+	const struct sym_entry *sym = lookup_symbol(m, addr);
+
+	if (!plt_stub_name(e, m->mod, addr) && sym) {
+		e->info.function = cp_symbol_display_name(sym->name);
+		e->info.function_offset = addr - sym->addr;
+	}
+}
+
+/* The line and the inline chain, from the module's DWARF. */
+static void name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t addr)
 {
 	Dwfl_Module *mod = m->mod;
-	const struct sym_entry *sym = lookup_symbol(m, addr);
 	Dwarf_Die *cu;
 	Dwarf_Addr dwbias = 0;
 	Dwfl_Line *line;
 
-	if (!plt_stub_name(e, mod, addr) && sym) {
-		e->info.function = cp_symbol_display_name(sym->name);
-		e->info.function_offset = addr - sym->addr;
-	}
 	line = dwfl_module_getsrc(mod, addr);
 	if (line) {
 		int lineno = 0, col = 0;
@@ -778,63 +790,215 @@ static void symbolize_in_module(struct cache_entry *e, struct sym_module *m,
 		fill_inlines(e, cu, addr - dwbias);
 }
 
-int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
-		 struct cp_frame_info *out)
+/* The module holding addr, the maps re-read once for one not seen yet. */
+static struct sym_module *module_of(struct cp_symbolizer *s, uint64_t addr)
 {
-	struct cache_entry *e = cache_get(s, addr);
-	struct sym_module *m = NULL;
-	Dwfl_Module *mod;
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	void **ud;
 
-	if (e) {
-		*out = e->info;
-		return e->info.module ? 0 : -1;
-	}
-	e = calloc(1, sizeof(*e));
-	if (!e) {
-		memset(out, 0, sizeof(*out));
-		out->addr = addr;
-		return -1;
-	}
-	e->info.addr = addr;
-	mod = dwfl_addrmodule(s->dwfl, addr);
 	if (!mod && !find_module_by_range(s, addr)) {
 		maybe_refresh(s);
 		mod = dwfl_addrmodule(s->dwfl, addr);
 	}
-	if (mod) {
-		void **ud;
+	if (!mod)
+		return find_module_by_range(s, addr);
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	return *ud;
+}
 
-		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-		m = *ud;
-	} else {
-		m = find_module_by_range(s, addr);
+static void entry_free(struct cache_entry *e)
+{
+	free((char *)e->info.function);
+	free((char *)e->info.file);
+	for (size_t i = 0; i < e->info.n_inlined; i++) {
+		free((char *)e->inl[i].function);
+		free((char *)e->inl[i].call_file);
 	}
+	free(e->inl);
+	free(e);
+}
+
+/* A new entry for addr: its module and symbol, its DWARF when deep. */
+static struct cache_entry *entry_new(struct cp_symbolizer *s, uint64_t addr, bool deep)
+{
+	struct cache_entry *e = calloc(1, sizeof(*e));
+	struct sym_module *m;
+
+	if (!e)
+		return NULL;
+	e->info.addr = addr;
+	m = module_of(s, addr);
 	if (m) {
 		e->info.module = m->path;
 		e->info.build_id = m->build_id;
 		e->info.module_offset = addr - m->bias;
 		e->info.stale = !m->verified;
 		if (m->verified)
-			symbolize_in_module(e, m, addr);
+			name_by_symbol(e, m, addr);
+		e->shallow = m->verified;
 	}
-	if (cache_put(s, addr, e) != 0) {
-		/* not cached: still answer, the entry leaks into nothing */
-		*out = e->info;
-		out->function = out->file = NULL;
-		out->inlined = NULL;
-		out->n_inlined = 0;
-		free((char *)e->info.function);
-		free((char *)e->info.file);
-		for (size_t i = 0; i < e->info.n_inlined; i++) {
-			free((char *)e->inl[i].function);
-			free((char *)e->inl[i].call_file);
+	if (deep && e->shallow) {
+		name_by_dwarf(e, m, addr);
+		e->shallow = false;
+	}
+	return e;
+}
+
+/* Both ways of naming share the cache: a shallow entry is deepened in
+ * place when a deep name is asked for. */
+static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out,
+		     bool deep)
+{
+	struct cache_entry *e = cache_get(s, addr);
+
+	if (e && deep && e->shallow) {
+		name_by_dwarf(e, module_of(s, addr), addr);
+		e->shallow = false;
+	}
+	if (!e && (!(e = entry_new(s, addr, deep)) || cache_put(s, addr, e) != 0)) {
+		/* not cached: still answer, without names */
+		memset(out, 0, sizeof(*out));
+		out->addr = addr;
+		if (e) {
+			out->module = e->info.module;
+			out->module_offset = e->info.module_offset;
+			entry_free(e);
 		}
-		free(e->inl);
-		free(e);
 		return -1;
 	}
 	*out = e->info;
-	return m ? 0 : -1;
+	return e->info.module ? 0 : -1;
+}
+
+int cp_symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out)
+{
+	return symbolize(s, addr, out, true);
+}
+
+int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out)
+{
+	return symbolize(s, addr, out, false);
+}
+
+/* ---- names from a debuginfod server (--debuginfod) ------------------- */
+
+static bool entry_unnamed(const struct cache_entry *e)
+{
+	return e && e->info.module && !e->info.function && !e->info.stale;
+}
+
+size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out,
+			     size_t max)
+{
+	size_t n = 0, j;
+
+	for (size_t i = 0; i < s->cap; i++) {
+		const struct cache_entry *e = s->vals[i];
+
+		if (!entry_unnamed(e))
+			continue;
+		for (j = 0; j < n && out[j].path != e->info.module; j++)
+			;
+		if (j < n)
+			out[j].addresses++;
+		else if (n < max)
+			out[n++] = (struct cp_unnamed_module){ e->info.module, e->info.build_id, 1 };
+	}
+	return n;
+}
+
+/* The module's file again, checked by its build-id: the target's copy
+ * (through its root) or, once it is gone, this machine's. */
+static int reopen_module(const struct cp_symbolizer *s, const struct sym_module *m,
+			 char *name, size_t size)
+{
+	for (int i = 0; i < 2; i++) {
+		char hex[128];
+		int fd;
+
+		if (i == 0)
+			snprintf(name, size, "/proc/%d/root%s", (int)s->pid, m->path);
+		else
+			snprintf(name, size, "%s", m->path);
+		fd = open(name, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0 && !strcmp(hex, m->build_id))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+/* m's file reported to the second session at its bias: its symbol table
+ * is then looked for by libdwfl's standard search, which ends in libdw's
+ * debuginfod client. */
+static Dwfl_Module *report_for_fetch(struct cp_symbolizer *s, const struct sym_module *m)
+{
+	char name[PATH_MAX + 64];
+	int fd = reopen_module(s, m, name, sizeof(name));
+	Dwfl_Module *mod;
+
+	if (fd < 0)
+		return NULL;
+	if (!s->fetch_dwfl) {
+		s->fetch_cb = (Dwfl_Callbacks){ .find_elf = dwfl_linux_proc_find_elf,
+						.find_debuginfo = dwfl_standard_find_debuginfo,
+						.debuginfo_path = &s->debuginfo_path };
+		s->fetch_dwfl = dwfl_begin(&s->fetch_cb);
+	}
+	if (!s->fetch_dwfl) {
+		close(fd);
+		return NULL;
+	}
+	dwfl_report_begin_add(s->fetch_dwfl);
+	mod = dwfl_report_elf(s->fetch_dwfl, m->path, name, fd, m->bias, true);
+	dwfl_report_end(s->fetch_dwfl, NULL, NULL);
+	if (!mod)
+		close(fd);	/* libdwfl keeps fd only with the module */
+	return mod;
+}
+
+/* Names m's unnamed addresses from what the second session found. */
+static size_t fetch_module(struct cp_symbolizer *s, struct sym_module *m)
+{
+	struct sym_module side = { .bias = m->bias };
+	size_t named = 0;
+
+	side.mod = report_for_fetch(s, m);
+	if (!side.mod)
+		return 0;
+	for (size_t i = 0; i < s->cap; i++) {
+		struct cache_entry *e = s->vals[i];
+
+		if (!entry_unnamed(e) || e->info.module != m->path)
+			continue;
+		name_by_symbol(e, &side, e->info.addr);
+		if (!e->info.function)
+			continue;
+		name_by_dwarf(e, &side, e->info.addr);
+		e->shallow = false;
+		named++;
+	}
+	free(side.syms);
+	return named;
+}
+
+size_t cp_symbolizer_fetch_debuginfo(struct cp_symbolizer *s)
+{
+	size_t named = 0;
+
+	for (size_t i = 0; i < s->n_mods; i++) {
+		struct sym_module *m = s->mods[i];
+		bool wanted = false;
+
+		if (!m->verified || m->is_vdso || !m->build_id)
+			continue;
+		for (size_t k = 0; k < s->cap && !wanted; k++)
+			wanted = entry_unnamed(s->vals[k]) && s->vals[k]->info.module == m->path;
+		if (wanted)
+			named += fetch_module(s, m);
+	}
+	return named;
 }
 
 void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
@@ -919,16 +1083,8 @@ void cp_symbolizer_close(struct cp_symbolizer *s)
 	for (size_t i = 0; i < s->cap; i++) {
 		struct cache_entry *e = s->vals[i];
 
-		if (!e)
-			continue;
-		free((char *)e->info.function);
-		free((char *)e->info.file);
-		for (size_t k = 0; k < e->info.n_inlined; k++) {
-			free((char *)e->inl[k].function);
-			free((char *)e->inl[k].call_file);
-		}
-		free(e->inl);
-		free(e);
+		if (e)
+			entry_free(e);
 	}
 	free(s->keys);
 	free(s->vals);
@@ -941,6 +1097,8 @@ void cp_symbolizer_close(struct cp_symbolizer *s)
 	free(s->mods);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	if (s->fetch_dwfl)
+		dwfl_end(s->fetch_dwfl);
 	free(s->debuginfo_path);
 	free(s);
 }

@@ -27,7 +27,11 @@ machine (ratios, not absolute times, are what carry over to other machines).
    opened at once from spawn (bench-bare-uprobe live).
    Then what --stacks adds to start-up on a C++ target (no goal: shown),
    and how far into the window every function's rules were in place.
-3. How soon a window ends: from the target's exit to `clockprof attach`'s
+3. How long naming the stacks takes at the end of a --stacks window
+   (probe.naming_s) on the demo target, with the host's debug files and
+   with /usr/lib/debug hidden (an empty tmpfs over it in a mount namespace
+   of its own: libc6-dbg as if not installed), interleaved, medians.
+4. How soon a window ends: from the target's exit to `clockprof attach`'s
    (the integration test only asserts that the exit is noticed), and how far
    `clockprof run -d 500ms` of a command that never ends runs past 500 ms
    (SIGTERM, not the SIGKILL 2 s later, ends it).
@@ -264,6 +268,28 @@ def stacks_startup(args, tmp):
           f"stacks walked from copies before that: median {statistics.median(copied)}")
 
 
+def naming_with_and_without_debug_files(args, tmp):
+    """probe.naming_s of `run -d 1 --stacks` on the demo target, with the
+    debug files this host has and with none (libc6-dbg's libc debug file
+    was what made it slow: its compressed DWARF inflated for a few frames)."""
+    out = os.path.join(tmp, "naming.json")
+    cmd = [args.clockprof, "run", "-q", "-d", "1", "-e", "none", "-r", "func:handle_request",
+           "--stacks", "-o", out, "--", os.path.join(args.targets, "callsites_target"), "0", "500"]
+    hidden = ["unshare", "-m", "sh", "-c", 'mount -t tmpfs none /usr/lib/debug && exec "$@"', "sh"]
+    times = {"as installed": [], "no debug files": []}
+    for _ in range(5):
+        for label, prefix in (("as installed", []), ("no debug files", hidden)):
+            if subprocess.run(prefix + cmd, stdout=subprocess.DEVNULL).returncode == 0:
+                times[label].append(json.load(open(out))["probe"]["naming_s"])
+    dbg = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", "libc6-dbg"],
+                         capture_output=True, text=True).stdout
+    print(f"naming stacks at the end of a --stacks window, demo target (median of 5; "
+          f"libc6-dbg {'installed' if 'ok installed' in dbg else 'not installed'}):")
+    for label, v in times.items():
+        shown = f"{statistics.median(v) * 1000:8.1f} ms" if v else "  not measured"
+        print(f"  {label:<30} {shown}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--clockprof", required=True)
@@ -341,6 +367,7 @@ def main():
     startup_against_bpftrace(args, tmp, reads_target)
     stacks_startup(args, tmp)
 
+    naming_with_and_without_debug_files(args, tmp)
     noticed, overrun = [], []
     for _ in range(5):  # interleaved repetitions
         target = subprocess.Popen([reads_target, "mix", "1", "500"])

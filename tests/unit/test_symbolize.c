@@ -3,15 +3,19 @@
  * on disk, and the 10,000-site speed bound, on fixtures run as children
  * (no privileges needed except where said); where debug files are looked
  * for. */
+#include <dlfcn.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "build_id.h"
 #include "error.h"
 #include "local_debuginfo.h"
 #include "procfs.h"
+#include "stacks.h"
 #include "symbolize.h"
 #include "target.h"
 #include "unit.h"
@@ -567,4 +571,68 @@ TEST(local_debuginfo_is_looked_for_where_libdwfl_looks)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	CHECK(system(cmd) == 0);
+}
+
+/* This process's resident memory, bytes. */
+static long resident_bytes(void)
+{
+	long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
+/* Naming a stack whose leaf (a probe site) and callers are in the C
+ * library reads its symbol tables, not its DWARF: with libc6-dbg, libdw
+ * would inflate all of libc's compressed .debug_info (some 10 MB) for it. */
+TEST(stacks_name_c_library_frames_without_its_dwarf)
+{
+	struct cp_stack_count raw = { 0 };
+	struct cp_named_stacks named = { 0 };
+	struct cp_symbolizer *s;
+	void *libc_handle;
+	long before, grew;
+	char hex[128];
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+
+	cp_build_id_of_path(libc, hex, sizeof(hex));
+	if (!hex[0] || !cp_local_debuginfo_may_exist(":.debug:/usr/lib/debug", libc, NULL, hex)) {
+		unit_skip("no debug file for libc here (libc6-dbg not installed)");
+		return;
+	}
+	s = cp_symbolizer_open(getpid(), NULL);
+	CHECK(s != NULL);
+	if (!s)
+		return;
+	/* libc's own functions, not a sanitizer's interceptors of them */
+	libc_handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	CHECK(libc_handle != NULL);
+	if (!libc_handle) {
+		cp_symbolizer_close(s);
+		return;
+	}
+	raw.key.pc[0] = (uint64_t)(uintptr_t)dlsym(libc_handle, "clock_gettime"); /* the probe site */
+	raw.key.pc[1] = (uint64_t)(uintptr_t)dlsym(libc_handle, "qsort") + 1; /* a return address */
+	dlclose(libc_handle);
+	raw.key.pc[2] = (uint64_t)(uintptr_t)resident_bytes + 9;	/* ours */
+	raw.count = 3;
+	before = resident_bytes();
+	CHECK_INT(cp_named_stacks_build(s, &raw, 1, &named), 0);
+	grew = resident_bytes() - before;
+	CHECK_INT((int)named.n, 1);
+	if (named.n == 1 && named.stacks[0].n_frames == 3) {
+		CHECK_STR(named.stacks[0].frames[0], "resident_bytes");
+		CHECK_STR(named.stacks[0].frames[1], "qsort");
+		CHECK_STR(named.stacks[0].frames[2], "clock_gettime");
+	}
+	if (grew >= 4 << 20)
+		fprintf(stderr, "  naming grew this process by %ld KiB\n", grew >> 10);
+	CHECK(grew < 4 << 20);
+	cp_named_stacks_free(&named);
+	cp_symbolizer_close(s);
 }

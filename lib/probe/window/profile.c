@@ -4,6 +4,7 @@
  * counters have one of their own, and close. The poll loop is in
  * window_wait.c, per-thread counters in dist_threads.c, the launched
  * command's end in child_reap.c. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +73,7 @@ struct run {
 	struct cp_raw_places raw;
 	struct cp_window w;
 	double begin, start;		/* monotonic: set-up, clock window */
+	bool debuginfod;		/* --debuginfod */
 	int end_signal;			/* what ended the window; -1: an error */
 };
 
@@ -378,6 +380,7 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 static void close_window(struct run *r, struct cp_profile *p)
 {
 	size_t left;
+	double t0;
 
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
@@ -389,8 +392,11 @@ static void close_window(struct run *r, struct cp_profile *p)
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
 				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
+	t0 = cp_monotonic_s();
+	r->w.naming.debuginfod = r->debuginfod;
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
+	p->naming_s = cp_monotonic_s() - t0;
 	free(r->raw.sites);
 	free(r->raw.stacks);
 	cp_window_close(&r->w);
@@ -399,10 +405,48 @@ static void close_window(struct run *r, struct cp_profile *p)
 		cp_child_finish(p, r->end_signal == SIGINT ? SIGINT : 0);
 }
 
+/* The target's task-clock in the counter window, ns; < 0 not counted. */
+static double counter_task_clock_ns(const struct cp_profile *p)
+{
+	for (size_t i = 0; p->counters_measured && i < p->nevents; i++)
+		if (!strcmp(p->event_specs[i].name, "task-clock") && p->counters[i].supported)
+			return p->counters[i].value;
+	return -1;
+}
+
+/* CPU per request with every probe and with the boundary's alone, where
+ * the window was split and the counters had task-clock. */
+static void cpu_per_request(struct cp_profile *p)
+{
+	double boundary_only = counter_task_clock_ns(p);
+
+	if (!p->counters_split || boundary_only < 0 || p->counter_requests == 0 ||
+	    p->totals.requests == 0 || p->clock_window_cpu_s <= 0)
+		return;
+	p->cpu_ns_per_request[0] = p->clock_window_cpu_s * 1e9 / (double)p->totals.requests;
+	p->cpu_ns_per_request[1] = boundary_only / (double)p->counter_requests;
+}
+
+double cp_profile_overhead_estimated_pct(const struct cp_profile *p)
+{
+	if (p->cost_ns_per_hit <= 0 || p->clock_window_cpu_s <= 0)
+		return -1;
+	return fmin(100, 100 * (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9 /
+			 p->clock_window_cpu_s);
+}
+
+double cp_profile_overhead_measured_pct(const struct cp_profile *p)
+{
+	if (p->cpu_ns_per_request[0] <= 0 || p->cpu_ns_per_request[1] <= 0)
+		return -1;
+	return fmin(100, fmax(0, 100 * (1 - p->cpu_ns_per_request[1] / p->cpu_ns_per_request[0])));
+}
+
 /* The ops figures per op divide by, and what the window says about itself. */
 static void finish_figures(const struct cp_profile_options *o, struct cp_profile *p)
 {
-	double overhead_s;
+	double share;
+	bool measured;
 
 	if (o->ops > 0) {
 		p->ops = o->ops;
@@ -421,11 +465,14 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 	if (p->modules_loaded && cp_mechanism_has(p->mechanism, CP_MECH_PER_FILE))
 		cp_profile_warn(p, "%zu file(s) were mapped during the window (dlopen) and probed when the dynamic linker said so: reads they made before that (a few ms) are not counted",
 				p->modules_loaded);
-	overhead_s = (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9;
-	if (p->cost_ns_per_hit > 0 && p->clock_window_cpu_s > 0 &&
-	    overhead_s / p->clock_window_cpu_s > 0.05)
-		cp_profile_warn(p, "probe overhead is about %.0f%% of the target's CPU time in the clock window: timings there are inflated, counts are exact",
-				100 * overhead_s / p->clock_window_cpu_s);
+	cpu_per_request(p);
+	share = cp_profile_overhead_measured_pct(p);
+	measured = share >= 0;
+	if (!measured)
+		share = cp_profile_overhead_estimated_pct(p);
+	if (share > 5)
+		cp_profile_warn(p, "probe overhead is about %.0f%% of the target's CPU time in the clock window (%s): timings there are inflated, counts are exact",
+				share, measured ? "measured" : "estimated");
 }
 
 /* Set-up failed before the window opened: nothing is kept, and a launched
@@ -464,6 +511,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	r.begin = cp_monotonic_s();
+	r.debuginfod = o->debuginfod;
 	if (parse_events(o, p, err))
 		return -1;
 	if (start(&r, o, p, err) || attach(&r, o, p, err) ||

@@ -25,6 +25,7 @@ struct cp_symbolizer;
  * them reads are still counted; their sites stay unnamed, with a warning. */
 struct cp_naming {
 	struct cp_symbolizer *sym;
+	bool debuginfod;		/* --debuginfod (set before collecting) */
 	struct cp_unwind_table table;
 	bool have_table;
 };

@@ -2,9 +2,13 @@
  * symbolizer over the target's modules and the unwind rules of their clock
  * wrappers, opened once the modules are mapped and reopened on dlopen.
  * See profile_window.h. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "call_sites.h"
+#include "dpkg_owner.h"
+#include "monotonic.h"
 #include "error.h"
 #include "profile_window.h"
 #include "stacks.h"
@@ -36,6 +40,61 @@ void cp_naming_close(struct cp_naming *nm)
 	memset(nm, 0, sizeof(*nm));
 }
 
+/* --debuginfod: each server is given this long (s) to connect and answer
+ * and to send a file, unless DEBUGINFOD_TIMEOUT / DEBUGINFOD_MAXTIME say. */
+#define DEBUGINFOD_TIMEOUT_S "10"
+
+/* --debuginfod, once, now that the window is closed (a download before it
+ * would hold it back): the debug files of the modules whose addresses
+ * have no name, through libdw's debuginfod client. How many it named. */
+static size_t fetch_names(struct cp_naming *nm, struct cp_profile *p)
+{
+	struct cp_unnamed_module u;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	size_t named;
+	double t0;
+
+	if (!cp_symbolizer_unnamed(nm->sym, &u, 1))
+		return 0;
+	if (!urls || !*urls) {
+		cp_profile_warn(p, "--debuginfod: DEBUGINFOD_URLS is not set, so no server was asked");
+		return 0;
+	}
+	setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_TIMEOUT_S, 0);
+	setenv("DEBUGINFOD_MAXTIME", DEBUGINFOD_TIMEOUT_S, 0);
+	t0 = cp_monotonic_s();
+	named = cp_symbolizer_fetch_debuginfo(nm->sym);
+	p->debuginfod_s = cp_monotonic_s() - t0;
+	return named;
+}
+
+/* Addresses still without a name are said once: which -dbgsym package
+ * (dpkg's owner of the file) or --debuginfod would name them. */
+static void hint_unnamed(struct cp_naming *nm, struct cp_profile *p)
+{
+	struct cp_unnamed_module u[8];
+	size_t n = cp_symbolizer_unnamed(nm->sym, u, 8), count = 0;
+	const char *base;
+	char pkg[256], how[400];
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		count += u[i].addresses;
+	base = strrchr(u[0].path, '/') ? strrchr(u[0].path, '/') + 1 : u[0].path;
+	if (cp_dpkg_owner(NULL, u[0].path, pkg, sizeof(pkg)) == 0)
+		snprintf(how, sizeof(how), "install %s-dbgsym (Debian's debug symbols archive)", pkg);
+	else
+		snprintf(how, sizeof(how), "install its debug file (under /usr/lib/debug)");
+	if (nm->debuginfod)
+		cp_profile_warn(p, "%zu place(s) in %s%s have no name: --debuginfod asked DEBUGINFOD_URLS after the window and got no debug file in %.1f s (a server unreachable or without it; each given %s s): %s",
+				count, base, n > 1 ? " and other files" : "", p->debuginfod_s,
+				getenv("DEBUGINFOD_TIMEOUT") ? getenv("DEBUGINFOD_TIMEOUT") : "?", how);
+	else
+		cp_profile_warn(p, "%zu place(s) in %s%s have no name (stripped, no debug file on this machine): %s, or use --debuginfod",
+				count, base, n > 1 ? " and other files" : "", how);
+}
+
 void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		       const struct cp_raw_places *raw)
 {
@@ -45,8 +104,14 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		return;
 	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites,
 			      raw->nsites, &p->call_sites);
+	if (nm->debuginfod && fetch_names(nm, p)) {
+		cp_call_sites_free(&p->call_sites);	/* named again, from the cache */
+		cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites,
+				      raw->nsites, &p->call_sites);
+	}
 	if (raw->nstacks)
 		cp_named_stacks_build(nm->sym, raw->stacks, raw->nstacks, &p->stacks);
+	hint_unnamed(nm, p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (p->totals.site_unnamed)

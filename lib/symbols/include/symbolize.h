@@ -60,6 +60,34 @@ struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err);
 int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
 		 struct cp_frame_info *out);
 
+/* The same, from the symbol tables alone (the ELF symbol or PLT stub
+ * covering addr: no file, line or inlined functions): no DWARF is read, so
+ * a large compressed debug file (libc6-dbg's libc) is not inflated to name
+ * a function. A later cp_symbolize of addr adds what DWARF says. */
+int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr,
+			struct cp_frame_info *out);
+
+/* A module in which addresses were left without a name: a stripped file
+ * whose debug file is not on this machine. Strings belong to the
+ * symbolizer. */
+struct cp_unnamed_module {
+	const char *path;	/* as the target maps it */
+	const char *build_id;	/* lowercase hex, NULL when absent */
+	size_t addresses;	/* addresses named so far without a name */
+};
+
+/* Up to max such modules among the addresses named so far; how many. */
+size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out,
+			     size_t max);
+
+/* --debuginfod, once, after the window: for each module with unnamed
+ * addresses, the debug file is looked for again, this time going on to
+ * libdw's debuginfod client (the servers of DEBUGINFOD_URLS, within
+ * DEBUGINFOD_TIMEOUT and DEBUGINFOD_MAXTIME), and those addresses are
+ * named from what it gives. Returns how many addresses are named now.
+ * Never called before or during a window: a download would hold it. */
+size_t cp_symbolizer_fetch_debuginfo(struct cp_symbolizer *s);
+
 /* Writes a display name for a frame: "function", "function+0x1a" when
  * with_offset, "module+0x1234" without a symbol, "0x7f..." outside any
  * module. The innermost inlined function is not included. */

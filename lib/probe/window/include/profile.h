@@ -34,6 +34,7 @@ struct cp_profile_options {
 	double ops;			/* --ops N; 0 when not given */
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	bool stacks;			/* --stacks: whole user stacks */
+	bool debuginfod;		/* --debuginfod: names asked for after the window */
 	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
 	int verbose;
 	/* Called once when counting begins (every clock read from then on is
@@ -85,6 +86,10 @@ struct cp_profile {
 	size_t modules_loaded;		/* files first probed in the window */
 	char started_at[40];		/* RFC 3339, UTC */
 	double attach_s;		/* from the start until probes were live */
+	double naming_s;		/* naming call sites and stacks after the
+					 * window closed (s) */
+	double debuginfod_s;		/* --debuginfod: asking the servers, s
+					 * (part of naming_s); 0: not asked */
 	double duration_s;		/* the window's length */
 	bool complete;			/* false when a signal cut it short */
 	enum cp_end_reason end_reason;
@@ -106,6 +111,10 @@ struct cp_profile {
 	double cost_ns_per_hit;		/* the self-test's; < 0 unknown */
 	double clock_window_cpu_s;	/* the target's task-clock in the clock
 					 * window, s (0: unknown) */
+	/* The target's CPU time per request where the window was split and
+	 * task-clock counted: [0] in the clock window (every probe), [1] in
+	 * the counter window (the boundary probe alone), ns; 0: not measured. */
+	double cpu_ns_per_request[2];
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	bool stacks_recorded;			/* --stacks was given */
@@ -150,6 +159,16 @@ int cp_profile_command_status(const struct cp_profile *p);
 /* The counts that figures per op divide: those of complete requests when
  * the boundary gives the ops (exact, no partial interval), else the whole
  * window's (--ops). */
+/* What the probes cost the target, as a share of its CPU time in the clock
+ * window, in %; < 0 unknown. Estimated: hits x the self-test's cost per
+ * hit, which is timed on clockprof's own thread and can exceed what the
+ * target's traps cost it (98-112% was said on redis and the demo): the
+ * target's task-clock includes its traps, so it is capped at 100. Measured
+ * (the clock probes' share, the boundary's being in both halves): 1 -
+ * cpu_ns_per_request[1] / cpu_ns_per_request[0], from 0 to 100. */
+double cp_profile_overhead_estimated_pct(const struct cp_profile *p);
+double cp_profile_overhead_measured_pct(const struct cp_profile *p);
+
 const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p);
 
 #endif

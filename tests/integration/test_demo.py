@@ -1,0 +1,83 @@
+"""make demo and the README's sample output: the README shows a real capture
+of tests/demo.sh, and this test runs the demo and compares the two line by
+line with the host's numbers taken out (labels, units and notation must
+match; numbers, the bar of the histogram and warnings may differ), so the
+README cannot drift from what the code prints. Also: the demo says what its
+target is and that 7 reads per request is the right answer, and every
+unsupported counter is named on one line."""
+import os
+import re
+import subprocess
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+MARK = "<!-- make demo output: a real capture, kept in step by tests/integration/test_demo.py -->"
+HARDWARE = re.compile(r"^(instructions|branches|branch-misses|cycles):[uk] ")
+
+
+def normalized(text, out_dir):
+    """The lines whose words the code decides: numbers, bars and the
+    output directory masked, host-dependent lines (warnings, hardware
+    counters this host may or may not have) left out."""
+    lines = []
+    for line in text.replace(out_dir, "build/demo").splitlines():
+        line = re.sub(r"\d+(\.\d+)?", "N", line)
+        line = re.sub(r"#+", "#", line)
+        line = " ".join(line.split())
+        if line.startswith(("warning:", "unsupported (")) or HARDWARE.match(line):
+            continue
+        lines.append(line)
+    # call sites with the same figure come in either order (ranked by the
+    # reads of the whole window, which differ by a partial request)
+    start = next((i + 1 for i, line in enumerate(lines) if line.startswith("top call sites")), None)
+    if start is not None:
+        end = lines.index("", start) if "" in lines[start:] else len(lines)
+        lines[start:end] = sorted(lines[start:end])
+    return lines
+
+
+def readme_block():
+    text = open(os.path.join(ROOT, "README.md")).read()
+    assert MARK in text, "README.md has no demo capture marked " + MARK
+    block = text.split(MARK, 1)[1].split("```", 2)[1]
+    return block.split("\n", 1)[1]  # past the fence's language tag
+
+
+def run_demo(ctx):
+    out = os.path.join(ctx.tmp, "demo")
+    proc = subprocess.run(["sh", os.path.join(ROOT, "tests", "demo.sh"), ctx.clockprof,
+                           ctx.targets, out], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    # the summary is on stdout, the rest on stderr: the terminal shows them
+    # interleaved as the README does
+    return proc, out
+
+
+def test_readme_sample_is_the_demo_output(ctx):
+    proc, out = run_demo(ctx)
+    assert proc.returncode == 0, proc.stderr
+    before, _, after = proc.stderr.partition("$ clockprof run")
+    shown = before + "$ clockprof run" + after.split("\n", 1)[0] + "\n" + proc.stdout + \
+        "\n" + after.split("\n", 1)[1].lstrip("\n")
+    got, want = normalized(shown, out), normalized(readme_block(), out)
+    assert got == want, "README's demo output differs from make demo's:\n" + "\n".join(
+        f"{'=' if a == b else '!'} README: {b}\n  demo:   {a}" for a, b in zip(got, want)
+        if a != b) + f"\n({len(got)} lines from the demo, {len(want)} in the README)"
+
+
+def test_demo_explains_itself(ctx):
+    proc, out = run_demo(ctx)
+    assert proc.returncode == 0, proc.stderr
+    assert "reads the clock 7 times" in proc.stderr and "right" in proc.stderr, proc.stderr
+    assert "result: 7.000 reads per request, as constructed" in proc.stderr, proc.stderr
+    summary = proc.stdout
+    # one line per reason for the counters this host cannot count
+    reasons = re.findall(r"^\s+unsupported \((.*)\):", summary, re.M)
+    assert len(reasons) == len(set(reasons)), summary
+    assert not re.search(r"^\s+\S+\s+unsupported:", summary, re.M), summary
+    # every per-op counter figure has its unit
+    for line in summary.splitlines():
+        if re.search(r"\d/op", line) and "task-clock" in line:
+            assert "ns/op" in line, line
+    assert '"A > B": B inlined into A' in summary, summary
+    assert "so that their traps do not inflate the counters" in summary, summary
+    assert "with the reads outside complete requests" in summary, summary
