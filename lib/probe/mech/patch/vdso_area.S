@@ -180,26 +180,26 @@ cp_vdso_count_table_ref:
 	test	r8, r8
 	jz	4f
 	or	r8, 1			/* tagged: a goroutine, not a thread */
-1:	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key */
-	imul	rdx, r8
-	shr	rdx, 52			/* 4096 slots */
-	lea	r10, [rdx + 16]		/* at most 16 probes */
-2:	mov	rcx, rdx
-	and	rcx, 4095
-	shl	rcx, 7
-	lea	rcx, [r11 + rcx + 128]
-	mov	rax, [rcx]
-	cmp	rax, r8
+1:	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key: its top */
+	imul	rdx, r8			/* 12 bits pick the slot, here times the */
+	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
+	and	edx, 0x7ff80
+	lea	rcx, [r11 + rdx + 128]
+	mov	r10d, 16		/* at most 16 probes */
+2:	cmp	[rcx], r8
 	je	5f
-	test	rax, rax
-	jnz	3f
+	cmp	qword ptr [rcx], 0
+	jne	3f
+	xor	eax, eax
 	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
 	je	5f
 	cmp	rax, r8
 	je	5f
-3:	inc	rdx
-	cmp	rdx, r10
-	jb	2b
+3:	add	edx, 128		/* the next slot, around the end */
+	and	edx, 0x7ff80
+	lea	rcx, [r11 + rdx + 128]
+	dec	r10d
+	jnz	2b
 4:	lock inc qword ptr [r11 + r9 * 8]	/* no key or no slot: the shared one */
 	jmp	6f
 5:	inc	qword ptr [rcx + r9 * 8]	/* the key's own: no lock */
