@@ -17,7 +17,7 @@
  *  - on_dl_change: the dynamic linker's debugger hook, so user space
  *    probes libraries loaded after attach.
  * The path of a vDSO read (vdso, or a syscall the vDSO falls back to)
- * follows from the clock id, by the vDSO's own rule (vdso_clock_path).
+ * follows from the clock id, by the vDSO's own rule (cp_vdso_clock_path in clockreads.h).
  * Every program first counts clockprof's own start-up self-test calls
  * (selftest_tgid): a mechanism proves it fires before a run is trusted.
  * Configuration is set by user space before load (const volatile, at the
@@ -263,12 +263,6 @@ static __always_inline int clock_slot(__s64 clock_id)
 {
 	return clock_id >= 0 && clock_id < CP_CLOCK_OTHER ? (int)clock_id
 							  : CP_CLOCK_OTHER;
-}
-
-/* Which path the vDSO takes for a clock (clockreads.h). */
-static __always_inline int vdso_clock_path(__s64 clock_id)
-{
-	return cp_vdso_clock_path(clock_id, vdso_hres);
 }
 
 static __always_inline void count_read(struct cp_read_counts *c, int entry,
@@ -669,14 +663,10 @@ static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
 	t->dist_valid = 1;
 }
 
-/* The path a read through one of the vDSO entries takes. */
+/* The path a read through one of the vDSO entries takes (clockreads.h). */
 static __always_inline int entry_path(int entry, __s64 clock_id)
 {
-	if (entry == CP_ENTRY_CLOCK_GETTIME)
-		return vdso_clock_path(clock_id);
-	if (entry == CP_ENTRY_GETTIMEOFDAY)
-		return vdso_hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
-	return CP_PATH_VDSO;
+	return cp_vdso_entry_path(entry, clock_id, vdso_hres);
 }
 
 /* The key the thunk files the current thread's reads under (clockreads.h):
@@ -735,9 +725,7 @@ static __always_inline bool add_patch_reads(struct cp_thread *t)
 	t->patch_valid = 1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS && seen && t->boundary_phase == CP_PHASE_CLOCK; i++) {
 		__u64 n = words[i] - t->patch_last[i];
-		int entry = i == CP_PATCH_WORD_GETTIMEOFDAY ? CP_ENTRY_GETTIMEOFDAY :
-			    i == CP_PATCH_WORD_TIME ? CP_ENTRY_TIME : CP_ENTRY_CLOCK_GETTIME;
-		int clock = entry == CP_ENTRY_CLOCK_GETTIME ? i - 1 : CLOCK_REALTIME_ID;
+		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
 		int path = entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
 
 		if (!n)
@@ -754,24 +742,19 @@ static __always_inline bool add_patch_reads(struct cp_thread *t)
 /* The vDSO patch's counts at the target's exit: its memory goes with it,
  * so its last thread sums the table as it exits (where the kernel traces
  * the exit before the memory is let go, as 6.16 and later do; earlier,
- * the read fails and done stays 0). One element. */
-struct patch_exit {
-	__u64 sums[CP_PATCH_SLOT_WORDS];
-	__u64 done;
-};
-
+ * the read fails and done stays 0), or at an exec. One element. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct patch_exit);
+	__type(value, struct cp_patch_exit);
 } patch_exit SEC(".maps");
 
 /* One slot added to the sums (a bpf_loop callback; its context lives on
  * the caller's stack, as bpf_loop wants). */
 static long sum_patch_slot(__u32 i, void *ctx)
 {
-	struct patch_exit *e = ctx;
+	struct cp_patch_exit *e = ctx;
 	__u64 w[CP_PATCH_SLOT_WORDS];
 
 	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
@@ -787,7 +770,7 @@ static long sum_patch_slot(__u32 i, void *ctx)
  * holds it: at its exit, or at an exec. */
 static __always_inline void sum_patch_table(void)
 {
-	struct patch_exit sums = { .done = 1 }, *e;
+	struct cp_patch_exit sums = { .done = 1 }, *e;
 	__u32 zero = 0;
 
 	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))

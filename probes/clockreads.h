@@ -92,6 +92,19 @@ static inline __attribute__((always_inline)) int cp_vdso_clock_path(long long cl
 	}
 }
 
+/* The path of a read through a vDSO entry: clock_gettime's by its clock
+ * id; gettimeofday reads the high-resolution clock; time the coarse one,
+ * always in user space. */
+static inline __attribute__((always_inline)) int cp_vdso_entry_path(int entry, long long clock_id,
+								    int hres)
+{
+	if (entry == CP_ENTRY_CLOCK_GETTIME)
+		return cp_vdso_clock_path(clock_id, hres);
+	if (entry == CP_ENTRY_GETTIMEOFDAY)
+		return hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	return CP_PATH_VDSO;
+}
+
 /* One set of counts. */
 struct cp_read_counts {
 	__u64 reads;
@@ -254,6 +267,26 @@ struct cp_site_counts {
 #define CP_PATCH_WORD_GETTIMEOFDAY 14
 #define CP_PATCH_WORD_TIME 15
 #define CP_PATCH_TABLE_SIZE (((CP_PATCH_SLOTS + 1) * CP_PATCH_SLOT_WORDS * 8 + 4095) & ~4095ull)
+
+/* What word i (1..15) of a slot counts: the entry, and the clock slot
+ * (gettimeofday and time read CLOCK_REALTIME, 0). */
+static inline __attribute__((always_inline)) int cp_patch_word_entry(int i)
+{
+	return i == CP_PATCH_WORD_GETTIMEOFDAY ? CP_ENTRY_GETTIMEOFDAY :
+	       i == CP_PATCH_WORD_TIME ? CP_ENTRY_TIME : CP_ENTRY_CLOCK_GETTIME;
+}
+
+static inline __attribute__((always_inline)) int cp_patch_word_clock(int i)
+{
+	return cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME ? i - 1 : 0;
+}
+
+/* The table summed by the BPF program while the target's memory still
+ * held it (at its exit, or an exec): one element of its patch_exit map. */
+struct cp_patch_exit {
+	__u64 sums[CP_PATCH_SLOT_WORDS];
+	__u64 done;
+};
 
 /* Per-thread state (task storage, one per thread): the reads of the
  * request in progress, and at which call sites they were, until the

@@ -786,10 +786,7 @@ void cp_session_set_patch_table(struct cp_session *s, uint64_t addr)
 
 bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS])
 {
-	struct {
-		__u64 sums[CP_PATCH_SLOT_WORDS];
-		__u64 done;
-	} e;
+	struct cp_patch_exit e;
 	__u32 zero = 0;
 
 	if (!s->exit_watch ||

@@ -88,7 +88,7 @@ static bool restarts(int nr)
 
 /* The thread to hold: running (waiting up to RUNNING_WAIT_S for one),
  * else blocked in a syscall that restarts, else the first. */
-static pid_t pick_thread(pid_t pid, struct cp_hijack *h)
+static pid_t pick_thread(pid_t pid)
 {
 	pid_t *tids = NULL, pick = 0;
 	size_t n = 0;
@@ -107,10 +107,8 @@ static pid_t pick_thread(pid_t pid, struct cp_hijack *h)
 	for (size_t i = 0; i < n && !pick; i++)
 		if (restarts(thread_syscall(pid, tids[i])))
 			pick = tids[i];
-	if (!pick) {
-		pick = tids[0];
-		h->eintr = true;
-	}
+	if (!pick)
+		pick = tids[0];	/* its syscall may return EINTR: send_through says */
 	free(tids);
 	return pick;
 }
@@ -166,8 +164,6 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h
 			h->eintr = -(long long)r.rax == EINTR;
 		}
 		r.orig_rax = (unsigned long long)-1;
-	} else {
-		h->eintr = false;
 	}
 	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
 		return -1;
@@ -210,7 +206,7 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
-	if (!(h->tid = pick_thread(pid, h)))
+	if (!(h->tid = pick_thread(pid)))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
 	if (ptrace(PTRACE_SEIZE, h->tid, 0, 0))
 		return cp_fail(err, CP_EXIT_PROFILE, errno == EPERM ?

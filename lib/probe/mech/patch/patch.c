@@ -109,12 +109,13 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 		t->all.by_entry[e] += c.by_entry[e];
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
 		t->all.by_clock[k] += c.by_clock[k];
-		t->all.by_path[cp_vdso_clock_path(k == CP_CLOCK_OTHER ? -1 : k, st->hres)] += c.by_clock[k];
+		t->all.by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME, k == CP_CLOCK_OTHER ? -1 : k,
+						  st->hres)] += c.by_clock[k];
 	}
-	/* gettimeofday and time read CLOCK_REALTIME */
-	t->all.by_clock[0] += c.by_entry[CP_ENTRY_GETTIMEOFDAY] + c.by_entry[CP_ENTRY_TIME];
-	t->all.by_path[st->hres ? CP_PATH_VDSO : CP_PATH_SYSCALL] += c.by_entry[CP_ENTRY_GETTIMEOFDAY];
-	t->all.by_path[CP_PATH_VDSO] += c.by_entry[CP_ENTRY_TIME];
+	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */
+		t->all.by_clock[0] += c.by_entry[e];
+		t->all.by_path[cp_vdso_entry_path(e, 0, st->hres)] += c.by_entry[e];
+	}
 	return 0;
 }
 

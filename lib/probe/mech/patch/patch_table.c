@@ -57,7 +57,6 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	uint64_t sums[CP_PATCH_SLOT_WORDS];
 	size_t threads = 0;
 	uint64_t shared = 0;
-
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -69,13 +68,13 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 		rc = 1;		/* gone: the last counts read */
 	c->threads = threads;
 	c->shared = shared;
-	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
-		c->by_clock[k] = t->last[1 + k] - t->base[1 + k];
-		c->by_entry[CP_ENTRY_CLOCK_GETTIME] += c->by_clock[k];
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
+		uint64_t n = t->last[i] - t->base[i];
+
+		c->by_entry[cp_patch_word_entry(i)] += n;
+		if (cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME)
+			c->by_clock[cp_patch_word_clock(i)] += n;
 	}
-	c->by_entry[CP_ENTRY_GETTIMEOFDAY] = t->last[CP_PATCH_WORD_GETTIMEOFDAY] -
-					     t->base[CP_PATCH_WORD_GETTIMEOFDAY];
-	c->by_entry[CP_ENTRY_TIME] = t->last[CP_PATCH_WORD_TIME] - t->base[CP_PATCH_WORD_TIME];
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		c->total += c->by_entry[e];
 	return rc;

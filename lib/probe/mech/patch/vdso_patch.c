@@ -356,7 +356,6 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 	/* A static executable sets its thread pointer after its entry point,
 	 * where it is held: until then the stub gives it one to zeros. */
 	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
-	p->info.table = p->table_at;
 	if (!p->info.reused && cp_patch_table_open(&p->table, p->pid, p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (post_request(p, CP_VDSO_CMD_PATCH, err) ||
@@ -382,7 +381,6 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
 	if (!p->table.addr && cp_patch_table_open(&p->table, p->pid, h.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	p->info.table = h.table;
 	return 0;
 }
 
@@ -408,7 +406,7 @@ void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_
 
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
 {
-	return p->info.table;
+	return p->table.addr;
 }
 
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)

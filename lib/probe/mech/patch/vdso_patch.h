@@ -39,7 +39,6 @@ struct cp_vdso_patch_counts {
 };
 
 struct cp_vdso_patch_info {
-	uint64_t table;			/* the counter table in the target */
 	bool reused;			/* an earlier clockprof's code was found and reused */
 	pid_t tid;			/* the thread held to apply it */
 	double attach_pause_ms;		/* how long that thread was held */
