@@ -688,7 +688,7 @@ static __always_inline __u64 patch_key(void)
  * first: it has read nothing through the vDSO) and words are zero; -1 not
  * known (no key, or every probed slot taken: its reads went to the shared
  * slot). */
-static __always_inline int read_patch_slot(__u64 *words)
+static __always_inline int read_patch_slot(__u64 *words, __u64 *slot)
 {
 	__u64 key = patch_key(), idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 
@@ -699,6 +699,7 @@ static __always_inline int read_patch_slot(__u64 *words)
 
 		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
 			break;
+		*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
 		if (words[0] == key)
 			return 1;
 		if (words[0] == 0)
@@ -713,15 +714,18 @@ static __always_inline int read_patch_slot(__u64 *words)
  * request is whole: not when its first boundary came before user space
  * handed the table over (a launched command's first ms), nor when either
  * boundary could not find the thread's slot. */
-static __always_inline bool add_patch_reads(struct cp_thread *t)
+static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 *slot)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS];
 	bool seen = t->patch_valid;
+	int found = read_patch_slot(words, slot);
 
-	if (read_patch_slot(words) < 0) {
+	if (found < 0) {
 		t->patch_valid = 0;	/* not known: this request and the next are not whole */
 		return false;
 	}
+	if (!found)
+		*slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
 	t->patch_valid = 1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS && seen && t->boundary_phase == CP_PHASE_CLOCK; i++) {
 		__u64 n = words[i] - t->patch_last[i];
@@ -739,6 +743,65 @@ static __always_inline bool add_patch_reads(struct cp_thread *t)
 	return seen;
 }
 
+/* A patch site's key (clockreads.h) as the session's call-site key. */
+static __always_inline void patch_site_key(__u64 key, struct cp_site_key *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->pc = cp_patch_site_pc(key);
+	k->via = cp_patch_site_via(key);
+	k->entry = (__u8)cp_patch_site_entry(key);
+}
+
+/* Where add_patch_sites is, between two entries of the block. */
+struct patch_sites_walk {
+	struct cp_thread *t;
+	struct cp_totals *tot;
+	bool credit;
+};
+
+/* One entry of the thread's site block: its reads since the last
+ * boundary, credited to the site's in-request count when the request is
+ * whole (a bpf_loop callback). */
+static long patch_site_entry(__u32 i, void *ctx)
+{
+	struct patch_sites_walk *w = ctx;
+	struct cp_site_counts *c;
+	struct cp_site_key k;
+	__u64 key, n, delta;
+	__u32 id;
+
+	if (i >= CP_PATCH_SITE_ENTRIES)
+		return 1;
+	key = w->t->patch_sites_now[2 * i];
+	n = w->t->patch_sites_now[2 * i + 1];
+	delta = n - w->t->patch_sites_last[i];
+	w->t->patch_sites_last[i] = n;
+	if (!w->credit || !key || !delta)
+		return 0;
+	patch_site_key(key, &k);
+	id = site_id(&k);
+	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id)))
+		__sync_fetch_and_add(&c->in_requests, delta);
+	else
+		cp_add(&w->tot->site_uncredited, delta);
+	return 0;
+}
+
+/* With the vDSO patch, the thread's reads since its last boundary by call
+ * site (its block in the table): credited when the request is whole. A
+ * block never written is not in memory: no sites. */
+static __always_inline void add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
+					    __u64 slot, bool seen, bool credit)
+{
+	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && seen };
+	__u64 at = patch_table + CP_PATCH_SITES_OFF + slot * CP_PATCH_SITE_BLOCK;
+
+	if (slot >= CP_PATCH_SLOTS ||
+	    bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at))
+		__builtin_memset(t->patch_sites_now, 0, sizeof(t->patch_sites_now));
+	bpf_loop(CP_PATCH_SITE_ENTRIES, patch_site_entry, &w, 0);
+}
+
 /* The vDSO patch's counts at the target's exit: its memory goes with it,
  * so its last thread sums the table as it exits (where the kernel traces
  * the exit before the memory is let go, as 6.16 and later do; earlier,
@@ -750,19 +813,72 @@ struct {
 	__type(value, struct cp_patch_exit);
 } patch_exit SEC(".maps");
 
-/* One slot added to the sums (a bpf_loop callback; its context lives on
- * the caller's stack, as bpf_loop wants). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_PATCH_EXIT_SITES);
+	__type(key, __u64);
+	__type(value, struct cp_patch_exit_site);
+} patch_exit_sites SEC(".maps");
+
+/* The number of the last pass over the table, and of the last one that
+ * read it all (user space reads the sites of that one). */
+__u64 patch_exit_gen;
+__u64 patch_exit_gen_done;
+
+/* Where a pass over one slot's site block is. */
+struct exit_sites_walk {
+	__u64 block, gen;
+};
+
+/* One entry of a site block added to patch_exit_sites (a bpf_loop
+ * callback). */
+static long sum_patch_site(__u32 i, void *ctx)
+{
+	struct exit_sites_walk *w = ctx;
+	struct cp_patch_exit_site *v, fresh;
+	__u64 e[2];
+
+	if (bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
+		return 1;	/* never written: no sites */
+	if (!e[0] || !e[1])
+		return 0;
+	v = bpf_map_lookup_elem(&patch_exit_sites, &e[0]);
+	if (v && v->gen == w->gen) {
+		v->count += e[1];
+	} else if (v) {
+		v->count = e[1];
+		v->gen = w->gen;
+	} else {
+		fresh = (struct cp_patch_exit_site){ .count = e[1], .gen = w->gen };
+		bpf_map_update_elem(&patch_exit_sites, &e[0], &fresh, BPF_ANY);
+	}
+	return 0;
+}
+
+/* Where a pass over the table is. */
+struct exit_sum {
+	struct cp_patch_exit sums;
+	__u64 gen;
+};
+
+/* One slot added to the sums, its sites to patch_exit_sites (a bpf_loop
+ * callback; its context lives on the caller's stack, as bpf_loop wants). */
 static long sum_patch_slot(__u32 i, void *ctx)
 {
-	struct cp_patch_exit *e = ctx;
+	struct exit_sum *e = ctx;
+	struct exit_sites_walk sites = { .gen = e->gen };
 	__u64 w[CP_PATCH_SLOT_WORDS];
 
 	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
-		e->done = 0;
+		e->sums.done = 0;
 		return 1;
 	}
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
-		e->sums[k] += w[k];
+		e->sums.sums[k] += w[k];
+	if (i > 0 && w[0]) {
+		sites.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
+		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
+	}
 	return 0;
 }
 
@@ -770,22 +886,26 @@ static long sum_patch_slot(__u32 i, void *ctx)
  * holds it: at its exit, or at an exec. */
 static __always_inline void sum_patch_table(void)
 {
-	struct cp_patch_exit sums = { .done = 1 }, *e;
+	struct exit_sum sum = { .sums.done = 1 };
+	struct cp_patch_exit *e;
 	__u32 zero = 0;
 
 	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))
 		return;
-	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sums, 0);
-	if (sums.done)	/* a table that could not be read keeps the last sums */
-		__builtin_memcpy(e, &sums, sizeof(sums));
+	sum.gen = __sync_fetch_and_add(&patch_exit_gen, 1) + 1;
+	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
+	if (sum.sums.done) {	/* a table that could not be read keeps the last sums */
+		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
+		patch_exit_gen_done = sum.gen;
+	}
 }
 
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread();
-	__u64 reads;
-	bool whole = true;
+	__u64 reads, slot = CP_PATCH_SLOTS;
+	bool whole = true, seen = t ? t->patch_valid : false;
 
 	if (!tot || !t)
 		return;
@@ -797,8 +917,11 @@ static __always_inline void close_request(__u32 tid)
 	}
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
-	if (patch_table && phase == CP_PHASE_CLOCK)
-		whole = add_patch_reads(t);
+	if (patch_table && phase == CP_PHASE_CLOCK) {
+		whole = add_patch_reads(t, &slot);
+		add_patch_sites(t, tot, slot, seen && t->patch_valid,
+				t->boundary_phase == CP_PHASE_CLOCK && whole);
+	}
 	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK && whole) {
 		cp_read_counts_add(&tot->in_requests, &t->cur);
 		reads = t->cur.reads;

@@ -268,6 +268,55 @@ struct cp_site_counts {
 #define CP_PATCH_WORD_TIME 15
 #define CP_PATCH_TABLE_SIZE (((CP_PATCH_SLOTS + 1) * CP_PATCH_SLOT_WORDS * 8 + 4095) & ~4095ull)
 
+/* Call sites through the patch. After the counters, the same mapping
+ * holds a table of rules for stepping out of clock wrappers (the rules of
+ * struct cp_unwind_rule, written by user space before the window opens:
+ * CP_PATCH_RULES entries of 16 bytes at a Fibonacci hash of the return
+ * address, at most CP_PATCH_RULE_PROBES linear probes), then one block of
+ * CP_PATCH_SITE_ENTRIES sites per thread slot (slot i's block at
+ * CP_PATCH_SITES_OFF + i * CP_PATCH_SITE_BLOCK): {key, count} pairs the
+ * thunk claims at a hash of the key. A key is the call site's return
+ * address (48 bits), the outermost wrapper crossed (12 bits, 0xfff: none)
+ * and the entry (2 bits). Reads that find no entry free have no site. */
+#define CP_PATCH_RULES 4096
+#define CP_PATCH_RULE_PROBES 8
+#define CP_PATCH_RULES_OFF CP_PATCH_TABLE_SIZE
+#define CP_PATCH_SITE_ENTRIES 32
+#define CP_PATCH_SITE_BLOCK (CP_PATCH_SITE_ENTRIES * 16)
+#define CP_PATCH_SITES_OFF (CP_PATCH_RULES_OFF + CP_PATCH_RULES * 16)
+#define CP_PATCH_MAP_USED (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
+#define CP_PATCH_VIA_NONE 0xfff		/* no wrapper crossed */
+#define CP_PATCH_VIA_KEEP 0xffe		/* a rule that crosses no wrapper (a
+					 * frame-pointer hop out of Go's
+					 * vDSO caller) */
+
+/* One rule as the thunk reads it: CFA = (rbp if base_bp, else sp) +
+ * cfa_offset; rbp reloaded from CFA + bp_offset when that is not 0; the
+ * return address at CFA - 8. */
+struct cp_patch_rule {
+	__u64 pc;
+	__s32 cfa_offset;
+	__s16 bp_offset;
+	__u16 via_base;		/* via | base_bp << 15 */
+};
+
+static inline __attribute__((always_inline)) __u64 cp_patch_site_pc(__u64 key)
+{
+	return key & ((1ull << 48) - 1);
+}
+
+static inline __attribute__((always_inline)) __u16 cp_patch_site_via(__u64 key)
+{
+	__u16 via = (__u16)((key >> 48) & 0xfff);
+
+	return via == CP_PATCH_VIA_NONE ? CP_VIA_NONE : via;
+}
+
+static inline __attribute__((always_inline)) int cp_patch_site_entry(__u64 key)
+{
+	return (int)((key >> 60) & 3);
+}
+
 /* What word i (1..15) of a slot counts: the entry, and the clock slot
  * (gettimeofday and time read CLOCK_REALTIME, 0). */
 static inline __attribute__((always_inline)) int cp_patch_word_entry(int i)
@@ -288,6 +337,16 @@ struct cp_patch_exit {
 	__u64 done;
 };
 
+/* ... and its call sites, one element of the patch_exit_sites map per
+ * key: the reads of the pass whose number is gen (a pass that is not
+ * the last leaves entries of an older gen, which user space skips). */
+#define CP_PATCH_EXIT_SITES 16384
+
+struct cp_patch_exit_site {
+	__u64 count;
+	__u64 gen;
+};
+
 /* Per-thread state (task storage, one per thread): the reads of the
  * request in progress, and at which call sites they were, until the
  * request completes. */
@@ -303,6 +362,10 @@ struct cp_thread {
 	/* The vDSO patch: the thread's slot words at its last boundary. */
 	__u64 patch_last[CP_PATCH_SLOT_WORDS];
 	__u64 patch_valid;
+	/* ... its site block now ({key, count} pairs) and its counts at the
+	 * last boundary, entry by entry (an entry's key never changes). */
+	__u64 patch_sites_now[2 * CP_PATCH_SITE_ENTRIES];
+	__u64 patch_sites_last[CP_PATCH_SITE_ENTRIES];
 };
 
 /* Per-request counter distribution (the counter window): at each boundary

@@ -99,6 +99,14 @@ int cp_mech_attach_file(struct cp_mech *m, const char *path,
 	return m->ops->attach_file(m, path, pts, err);
 }
 
+int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
+		       struct cp_error *err)
+{
+	if (cp_session_set_unwind(m->s, t, err))
+		return -1;
+	return m->ops->set_unwind ? m->ops->set_unwind(m, t, err) : 0;
+}
+
 int cp_mech_start(struct cp_mech *m, struct cp_error *err)
 {
 	return m->ops->start ? m->ops->start(m, err) : 0;

@@ -25,6 +25,7 @@
 #include "session.h"
 
 struct cp_clock_points;
+struct cp_unwind_table;
 struct cp_error;
 struct cp_mech;
 
@@ -60,6 +61,11 @@ struct cp_mechanism_ops {
 	 * session probes (syscall() always: cp_session_attach_file). */
 	int (*attach_file)(struct cp_mech *m, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err);
+	/* The rules for stepping out of the target's clock wrappers, each
+	 * time they are built (the window's start, each dlopen), for a
+	 * mechanism that finds call sites itself. NULL: the session's walk. */
+	int (*set_unwind)(struct cp_mech *m, const struct cp_unwind_table *t,
+			  struct cp_error *err);
 	/* The clock window opens: counting starts now (the launched command
 	 * is still held). NULL: the probes count from when they are placed. */
 	int (*start)(struct cp_mech *m, struct cp_error *err);
@@ -112,6 +118,9 @@ int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session
 bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap);
 int cp_mech_attach_file(struct cp_mech *m, const char *path,
 			const struct cp_clock_points *pts, struct cp_error *err);
+/* The wrapper rules, to the session and the mechanism. */
+int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
+		       struct cp_error *err);
 /* The clock window opens (before the launched command is let go). */
 int cp_mech_start(struct cp_mech *m, struct cp_error *err);
 /* Every call of a probed function of clockprof's own must be counted

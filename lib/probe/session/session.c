@@ -797,6 +797,25 @@ bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLO
 	return true;
 }
 
+int cp_session_patch_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
+{
+	struct bpf_map *map = s->skel->maps.patch_exit_sites;
+	__u64 gen = s->skel->bss->patch_exit_gen_done, key, next;
+	struct cp_patch_exit_site v;
+	int rc = 0;
+
+	if (!s->exit_watch || !gen)
+		return -1;
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0) && v.gen == gen)
+			rc = each(ctx, key, v.count);
+	}
+	return rc;
+}
+
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)
 {
 	/* A plain store the programs read on their next run; one still

@@ -30,6 +30,10 @@ void cp_session_set_patch_table(struct cp_session *s, uint64_t addr);
 /* The table summed as the target's last thread exited (its memory is gone
  * after): true when the kernel let the program read it. */
 bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS]);
+/* ... and its call sites (keys as the thunk files them, clockreads.h),
+ * each given to each; -1 when no pass over the table read it all. */
+int cp_session_patch_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx);
 
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);

@@ -201,7 +201,7 @@ static int open_session(struct cp_session **s, struct cp_mech **m,
 static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *err)
 {
 	cp_naming_open(&r->w.naming, p);
-	if (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err))
+	if (r->w.naming.have_table && cp_mech_set_unwind(r->w.mech, &r->w.naming.table, err))
 		return -1;
 	return 0;
 }
@@ -221,7 +221,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	if (open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
 			 err) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
-	    (r->w.naming.have_table && cp_session_set_unwind(r->s, &r->w.naming.table, err)))
+	    (r->w.naming.have_table && cp_mech_set_unwind(r->w.mech, &r->w.naming.table, err)))
 		return -1;
 	if (p->launched &&
 	    (cp_launch_run_to_entry(r->cfg.pid, err) ||

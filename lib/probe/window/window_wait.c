@@ -116,7 +116,7 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 		return;
 	cp_naming_close(&w->naming);
 	cp_naming_open(&w->naming, p);
-	if (w->naming.have_table && cp_session_set_unwind(s, &w->naming.table, &err))
+	if (w->naming.have_table && cp_mech_set_unwind(w->mech, &w->naming.table, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (w->stacks)
 		cp_late_stacks_restart(&w->late);

@@ -141,7 +141,8 @@ static int wait_held(pid_t tid)
  * was. A thread stopped inside a syscall that the kernel would restart is
  * made to restart it itself (the syscall instruction again, rax its
  * number): the kernel's own restart would move our rip instead. */
-static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h)
+static int send_through(pid_t pid, pid_t tid, uint64_t stub, uint64_t resume_at,
+			struct cp_hijack *h)
 {
 	struct user_regs_struct r;
 	uint64_t resume;
@@ -165,6 +166,8 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h
 		}
 		r.orig_rax = (unsigned long long)-1;
 	}
+	if (resume_at)
+		resume = resume_at;
 	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
 		return -1;
 	cp_patch_step();
@@ -177,13 +180,13 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, struct cp_hijack *h
 }
 
 /* The held thread checked and redirected. */
-static int check_and_send(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
-			  struct cp_hijack *h, struct cp_error *err)
+static int check_and_send(pid_t pid, uint64_t stub, uint64_t resume_at, cp_hijack_check_fn check,
+			  void *ctx, struct cp_hijack *h, struct cp_error *err)
 {
 	cp_patch_step();
 	if (check && check(ctx, h->tid, err))
 		return -1;
-	if (send_through(pid, h->tid, stub, h))
+	if (send_through(pid, h->tid, stub, resume_at, h))
 		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be redirected",
 			       h->tid, pid);
 	return 0;
@@ -195,7 +198,50 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
 	h->tid = tid;
-	return check_and_send(pid, stub, check, ctx, h, err);
+	return check_and_send(pid, stub, 0, check, ctx, h, err);
+}
+
+/* Runs the held thread until it traps at stop; signals meant for it on
+ * the way are passed on. */
+static int run_to_stop(pid_t tid, uint64_t stop)
+{
+	double until = now_s() + HOLD_TIMEOUT_S;
+	struct user_regs_struct r;
+	int st, sig = 0;
+
+	for (;;) {
+		pid_t got;
+
+		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig))
+			return -1;
+		while ((got = waitpid(tid, &st, __WALL | WNOHANG)) == 0 && now_s() < until)
+			usleep(100);
+		if (got <= 0 || !WIFSTOPPED(st))
+			return -1;
+		sig = WSTOPSIG(st);
+		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == stop + 1)
+			return 0;
+	}
+}
+
+int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
+			      cp_hijack_check_fn check, void *ctx, struct cp_error *err)
+{
+	struct user_regs_struct before, after;
+	struct cp_hijack h = { .tid = tid, .syscall = -1 };
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &before))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
+	if (check_and_send(pid, stub, stop, check, ctx, &h, err))
+		return -1;
+	if (run_to_stop(tid, stop) || ptrace(PTRACE_GETREGS, tid, 0, &after))
+		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not come back from clockprof's stub",
+			       tid, pid);
+	after.rip = before.rip;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &after))
+		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be put back", tid, pid);
+	cp_patch_step();
+	return 0;
 }
 
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
@@ -218,7 +264,7 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 			     h->tid, pid, HOLD_TIMEOUT_S);
 	t0 = now_s();	/* stopped: the target's pause starts here */
 	if (!rc)
-		rc = check_and_send(pid, stub, check, ctx, h, err);
+		rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (now_s() - t0) * 1e3;
 	cp_patch_step();

@@ -52,4 +52,14 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
 		   struct cp_hijack *h, struct cp_error *err);
 
+/* A thread clockprof holds, sent through stub with its return at stop
+ * (an int3) instead of where it was, run until it traps there and held
+ * again where it was, its registers as the stub leaves them (a thread
+ * pointer it was given stays). For work the stub must do before the
+ * command's first instruction and clockprof after it (the table mapped,
+ * then the rules written). The command dies with clockprof meanwhile
+ * (PTRACE_O_EXITKILL), so no state is left half-done. */
+int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
+			      cp_hijack_check_fn check, void *ctx, struct cp_error *err);
+
 #endif

@@ -14,15 +14,18 @@
  * vdso_area.S). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "error.h"
 #include "mechanism.h"
+#include "patch_sites.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
 
 struct patch_state {
 	struct cp_vdso_patch *patch;
 	bool launched, hres;
+	struct cp_patch_sites sites;	/* the window's, as last read */
 };
 
 static void note_pauses(struct cp_mech *m);
@@ -87,20 +90,68 @@ static int patch_prove(struct cp_mech *m, struct cp_error *err)
 	return cp_mech_selftest_run(m, err);
 }
 
+/* The wrapper rules go into the target's table for the thunks' walk. */
+static int patch_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
+			    struct cp_error *err)
+{
+	struct patch_state *st = m->state;
+
+	return st->patch ? cp_vdso_patch_set_rules(st->patch, t, err) : 0;
+}
+
+static int add_exit_site(void *ctx, uint64_t key, uint64_t count)
+{
+	return cp_patch_sites_add(ctx, key, count);
+}
+
+/* The target is gone: its counts and sites as the BPF program summed
+ * them at its exit, if it could. */
+static void settle_from_exit(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
+	struct cp_patch_sites sites = { 0 };
+
+	if (!cp_session_patch_exit_sums(m->s, sums))
+		return;
+	if (cp_session_patch_exit_sites(m->s, add_exit_site, &sites) == 0) {
+		cp_patch_sites_normalize(&sites);
+		cp_vdso_patch_settle(st->patch, sums, &sites);
+	} else {
+		cp_vdso_patch_settle(st->patch, sums, NULL);
+	}
+	cp_patch_sites_free(&sites);
+}
+
+/* The window's reads by call site; those the thunks found no site for
+ * (a full block, a thread with no slot of its own) are unnamed. */
+static void read_patch_sites(struct patch_state *st, uint64_t total, struct cp_totals *t)
+{
+	uint64_t named = 0;
+
+	cp_patch_sites_free(&st->sites);
+	if (cp_vdso_patch_sites(st->patch, &st->sites))
+		return;
+	for (size_t i = 0; i < st->sites.n; i++)
+		named += st->sites.v[i].count;
+	if (total > named)
+		t->site_unnamed += total - named;
+}
+
 /* The target's reads join the session's (syscall() ones). */
 static int patch_read(struct cp_mech *m, struct cp_totals *t)
 {
 	struct patch_state *st = m->state;
 	struct cp_vdso_patch_counts c;
-	uint64_t sums[CP_PATCH_SLOT_WORDS];
 	int rc;
 
 	if (!st->patch || (rc = cp_vdso_patch_read(st->patch, &c)) < 0)
 		return 0;
-	if (rc == 1 && cp_session_patch_exit_sums(m->s, sums)) {
-		cp_vdso_patch_settle(st->patch, sums);
+	if (rc == 1) {
+		settle_from_exit(m);
 		rc = cp_vdso_patch_read(st->patch, &c);
 	}
+	read_patch_sites(st, c.total, t);
 	if (rc == 1)
 		snprintf(m->warning, sizeof(m->warning),
 			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
@@ -115,6 +166,37 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */
 		t->all.by_clock[0] += c.by_entry[e];
 		t->all.by_path[cp_vdso_entry_path(e, 0, st->hres)] += c.by_entry[e];
+	}
+	return 0;
+}
+
+/* The thunks' sites join the session's: the program credited their
+ * in-request reads at the boundaries (under the same keys), the table
+ * holds all of them. */
+static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n)
+{
+	struct patch_state *st = m->state;
+	struct cp_site_count *v;
+	size_t have = *n;
+
+	if (!st->sites.n)
+		return 0;
+	if (!(v = realloc(*sites, (have + st->sites.n) * sizeof(*v))))
+		return -1;
+	*sites = v;
+	for (size_t i = 0; i < st->sites.n; i++) {
+		uint64_t key = st->sites.v[i].key;
+		struct cp_site_key k = { .pc = cp_patch_site_pc(key), .via = cp_patch_site_via(key),
+					 .entry = (__u8)cp_patch_site_entry(key) };
+		size_t j = 0;
+
+		while (j < have && memcmp(&v[j].key, &k, sizeof(k)))
+			j++;
+		if (j == have) {
+			j = (*n)++;
+			v[j] = (struct cp_site_count){ .key = k };
+		}
+		v[j].counts.all += st->sites.v[i].count;
 	}
 	return 0;
 }
@@ -158,6 +240,7 @@ static void patch_close(struct cp_mech *m)
 		note_pauses(m);
 	}
 	cp_vdso_patch_free(st->patch);
+	cp_patch_sites_free(&st->sites);
 	free(st);
 	m->state = NULL;
 }
@@ -170,11 +253,13 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.configure = patch_configure,
 	.open = patch_open,
 	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries count */
+	.set_unwind = patch_set_unwind,
 	.start = patch_start,
 	.prove = patch_prove,
 	.place_own = cp_mech_place_own_uprobe,
 	.remove_own = cp_mech_remove_own_uprobe,
 	.read = patch_read,
+	.read_sites = patch_read_sites,
 	.detach = patch_detach,
 	.close = patch_close,
 };

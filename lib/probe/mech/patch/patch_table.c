@@ -49,7 +49,22 @@ int cp_patch_table_mark(struct cp_patch_table *t)
 	if (sum(t, t->base, &threads, &shared))
 		return -1;
 	memcpy(t->last, t->base, sizeof(t->last));
-	return 0;
+	cp_patch_sites_free(&t->base_sites);
+	return cp_patch_sites_read(t->pid, t->addr, t->words, &t->base_sites);
+}
+
+/* The sites as of the counters just read. */
+static void read_sites(struct cp_patch_table *t)
+{
+	struct cp_patch_sites now;
+
+	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now)) {
+		t->sites_lost = true;
+		return;
+	}
+	cp_patch_sites_free(&t->last_sites);
+	t->last_sites = now;
+	t->sites_lost = false;
 }
 
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c)
@@ -60,9 +75,10 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
-	if (!t->settled && sum(t, sums, &threads, &shared) == 0)
+	if (!t->settled && sum(t, sums, &threads, &shared) == 0) {
 		memcpy(t->last, sums, sizeof(sums));
-	else if (!t->addr)
+		read_sites(t);
+	} else if (!t->addr)
 		return -1;
 	else if (!t->settled)
 		rc = 1;		/* gone: the last counts read */
@@ -80,14 +96,28 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	return rc;
 }
 
-void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS])
+void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS],
+			   struct cp_patch_sites *sites)
 {
 	memcpy(t->last, sums, sizeof(t->last));
 	t->settled = true;
+	if (sites) {
+		cp_patch_sites_free(&t->last_sites);
+		t->last_sites = *sites;
+		memset(sites, 0, sizeof(*sites));
+		t->sites_lost = false;
+	}
+}
+
+int cp_patch_table_sites(const struct cp_patch_table *t, struct cp_patch_sites *out)
+{
+	return cp_patch_sites_since(&t->last_sites, &t->base_sites, out);
 }
 
 void cp_patch_table_close(struct cp_patch_table *t)
 {
 	free(t->words);
 	t->words = NULL;
+	cp_patch_sites_free(&t->base_sites);
+	cp_patch_sites_free(&t->last_sites);
 }

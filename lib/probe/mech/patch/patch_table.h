@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "clockreads.h"
+#include "patch_sites.h"
 
 struct cp_vdso_patch_counts;
 
@@ -18,6 +19,8 @@ struct cp_patch_table {
 	uint64_t *words;		/* the last copy */
 	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums counted from */
 	uint64_t last[CP_PATCH_SLOT_WORDS];	/* the sums at the last read */
+	struct cp_patch_sites base_sites, last_sites;	/* the same, by call site */
+	bool sites_lost;		/* the last sites could not be read */
 	bool settled;			/* last holds the sums at the target's exit */
 };
 
@@ -30,8 +33,12 @@ int cp_patch_table_mark(struct cp_patch_table *t);
  * there is no table. */
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c);
 /* The sums taken elsewhere when the target exited (the BPF program's):
- * the last counts from now on. */
-void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS]);
+ * the last counts from now on; sites, when not NULL, the last sites
+ * (normalized; taken over). */
+void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATCH_SLOT_WORDS],
+			   struct cp_patch_sites *sites);
+/* The reads by call site since the base, as of the last read. */
+int cp_patch_table_sites(const struct cp_patch_table *t, struct cp_patch_sites *out);
 void cp_patch_table_close(struct cp_patch_table *t);
 
 #endif

@@ -12,21 +12,33 @@
  *   depends on clockprof once the thread is sent: a SIGKILL of clockprof at
  *   any instant leaves every site either original or completely patched.
  *
- * - The counting body, copied once per entry into a thunk (vdso_thunks.c):
+ * - The counting body, copied once per entry into a thunk (vdso_plan.c):
  *   it finds the calling thread's slot in the table and adds one read. It
  *   uses only registers that are dead at the patch site (rax, rcx, rdx,
  *   r8-r11 and the flags: the vDSO entries take their arguments in rdi and
- *   rsi) and no stack.
+ *   rsi). It then calls the area's site recorder, which steps out of the
+ *   clock wrappers by the rules user space wrote into the table and counts
+ *   the read at its call site in the thread's block. The recorder saves
+ *   what else it uses on the stack, below the entry's stack pointer: the
+ *   plan chooses sites before which the entry has stored nothing there.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
+/* The table's layout (probes/clockreads.h, checked at run time against
+ * cp_vdso_layout): CP_PATCH_TABLE_SIZE, CP_PATCH_RULES_OFF, and
+ * CP_PATCH_SITES_OFF. */
+#define COUNTERS_SIZE 528384
+#define RULES_OFF 528384
+#define SITES_OFF 593920
+
 	.intel_syntax noprefix
 	.section .rodata.cp_vdso_area, "a"
 
 /* --- the area: header (data) + stub (code). */
 	.balign 16
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
-	.globl cp_vdso_stub_syscall_ips
+	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop, cp_vdso_site_record
+	.globl cp_vdso_layout
 cp_vdso_area_start:
 h_magic:	.ascii "clockprof-vdso1\0"
 h_table:	.quad 0		/* the counter table, once mapped */
@@ -70,13 +82,12 @@ sc_ip_1:
 	mov	rax, [rip + h_table]
 	test	rax, rax
 	jnz	.Lsites
-	/* mmap(at, size, RW, PRIVATE|ANON|POPULATE[|FIXED_NOREPLACE], -1, 0):
-	 * populated, because the boundary program reads it without faults */
+	/* mmap(at, size, RW, PRIVATE|ANON[|FIXED_NOREPLACE], -1, 0) */
 	mov	eax, 9
 	mov	rdi, [rip + h_table_at]
 	mov	rsi, [rip + h_table_size]
 	mov	edx, 3
-	mov	r10d, 0x8022
+	mov	r10d, 0x22
 	test	rdi, rdi
 	jz	1f
 	or	r10d, 0x100000
@@ -90,6 +101,19 @@ sc_ip_2:
 	mov	rcx, [rip + h_magic]	/* the table's first word: found by it */
 	mov	[rax], rcx
 	mov	[rip + h_table], rax
+	/* madvise(table, counters, MADV_POPULATE_WRITE): the counters are
+	 * populated, because the boundary program reads them without faults;
+	 * the rules and site blocks are not (a block never written reads as
+	 * none). Its result does not matter: a page not populated is one the
+	 * program finds no slot in. */
+	push	rax
+	mov	rdi, rax
+	mov	esi, COUNTERS_SIZE
+	mov	edx, 23
+	mov	eax, 28
+	syscall
+sc_ip_5:
+	pop	rax
 	/* A launched static executable sets its thread pointer after its
 	 * entry point: until then it points at zeros past the table (the
 	 * thunks read it), and the program's own replaces it. */
@@ -149,17 +173,122 @@ sc_ip_3:
 	pop	rax
 	popfq
 	ret	128
+
+/* A launched command's thread comes here from the stub when it was sent
+ * to map the table only: clockprof, its tracer, sees the trap, writes the
+ * rules and sends it on (vdso_patch.c). Never reached otherwise. */
+cp_vdso_stop:
+	int3
+
+/* Called by a thunk once the read is counted in the thread's own slot:
+ * rdx holds the slot's offset, r11 the table, r9d the entry's stack depth
+ * at the site (bytes pushed before it) | the entry << 8. Steps out of the
+ * clock wrappers (at most CP_UNWIND_MAX_HOPS rules, as the BPF program's
+ * walk does), then counts the read at {call site, wrapper, entry} in the
+ * slot's block. Changes only the registers the thunk may. */
+	.balign 16
+cp_vdso_site_record:
+	push	rbx
+	push	rsi
+	push	rdi
+	movzx	ecx, r9b
+	lea	r8, [rsp + rcx + 40]	/* above the entry's return address */
+	mov	rax, [r8 - 8]		/* the entry's return address */
+	mov	rsi, rbp		/* the frame pointer, as at the entry */
+	mov	r10d, 0xfff		/* no wrapper crossed yet */
+	mov	edi, 6			/* hops at most */
+.Lhop:
+	movabs	rcx, 0x9E3779B97F4A7C15
+	imul	rcx, rax
+	shr	rcx, 52
+	shl	ecx, 4
+	mov	ebx, 8			/* probes at most */
+.Lprobe:
+	cmp	[r11 + rcx + RULES_OFF], rax
+	je	.Lrule
+	cmp	qword ptr [r11 + rcx + RULES_OFF], 0
+	je	.Lkey			/* no rule: the call site */
+	add	ecx, 16
+	and	ecx, 0xfff0
+	dec	ebx
+	jnz	.Lprobe
+	jmp	.Lkey
+.Lrule:
+	lea	rcx, [r11 + rcx + RULES_OFF]
+	movzx	ebx, word ptr [rcx + 14]	/* via | base_bp << 15 */
+	test	ebx, 0x8000
+	jz	1f
+	mov	r8, rsi			/* CFA from rbp */
+1:	movsxd	rax, dword ptr [rcx + 8]
+	add	r8, rax			/* the CFA */
+	movsx	rax, word ptr [rcx + 12]
+	test	rax, rax
+	jz	2f
+	mov	rsi, [r8 + rax]		/* the caller's rbp */
+2:	and	ebx, 0xfff
+	cmp	ebx, 0xffe
+	je	3f
+	mov	r10d, ebx		/* the wrapper crossed */
+3:	mov	rax, [r8 - 8]		/* the caller's return address */
+	dec	edi
+	jnz	.Lhop
+.Lkey:
+	shl	rax, 16			/* key: pc (48 bits) | via << 48 | entry << 60 */
+	shr	rax, 16
+	shl	r10, 48
+	or	rax, r10
+	shr	r9d, 8
+	shl	r9, 60
+	or	rax, r9
+	mov	rdi, rax
+	lea	rdx, [r11 + rdx * 4 + SITES_OFF]	/* the slot's block */
+	movabs	rcx, 0x9E3779B97F4A7C15
+	imul	rcx, rdi
+	shr	rcx, 59
+	shl	ecx, 4
+	mov	ebx, 32
+.Lentry:
+	cmp	[rdx + rcx], rdi
+	je	.Lcount
+	cmp	qword ptr [rdx + rcx], 0
+	jne	.Lnext
+	xor	eax, eax
+	lock cmpxchg [rdx + rcx], rdi	/* an empty entry: claim it (a signal
+					 * handler's read may race this one) */
+	je	.Lcount
+	cmp	rax, rdi
+	je	.Lcount
+.Lnext:
+	add	ecx, 16
+	and	ecx, 0x1f0
+	dec	ebx
+	jnz	.Lentry
+	jmp	.Ldone			/* the block is full: no site */
+.Lcount:
+	inc	qword ptr [rdx + rcx + 8]
+.Ldone:
+	pop	rdi
+	pop	rsi
+	pop	rbx
+	ret
 	.balign 16
 cp_vdso_area_end:
 
 /* Where the stub's syscalls return to (seccomp sees these as the
- * instruction pointer), as offsets from the area's start. */
+ * instruction pointer), as offsets from the area's start: mprotect, mmap,
+ * mprotect, arch_prctl, madvise. */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
 	.quad sc_ip_2 - cp_vdso_area_start
 	.quad sc_ip_3 - cp_vdso_area_start
 	.quad sc_ip_4 - cp_vdso_area_start
+	.quad sc_ip_5 - cp_vdso_area_start
+
+/* The table's layout as this code has it, for vdso_patch.c to check
+ * against probes/clockreads.h: counters' size, rules', sites' offsets. */
+cp_vdso_layout:
+	.quad COUNTERS_SIZE, RULES_OFF, SITES_OFF
 
 /* --- a thunk's counting body. r9 holds the counter's index in the slot
  * (1..15) on entry. The table's address is read from the area's header
@@ -168,6 +297,7 @@ cp_vdso_stub_syscall_ips:
  * goroutine, runs on one CPU at a time and an inc is one instruction, so
  * a signal handler's read on the same thread cannot tear it): no lock. */
 	.globl cp_vdso_count_start, cp_vdso_count_table_ref, cp_vdso_count_end
+	.globl cp_vdso_count_site_imm, cp_vdso_count_site_call
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
 	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
 cp_vdso_count_start:
@@ -201,8 +331,13 @@ cp_vdso_count_table_ref:
 	dec	r10d
 	jnz	2b
 4:	lock inc qword ptr [r11 + r9 * 8]	/* no key or no slot: the shared one */
-	jmp	6f
+	jmp	6f				/* (and no site) */
 5:	inc	qword ptr [rcx + r9 * 8]	/* the key's own: no lock */
+	mov	r9d, 0x7fffffff			/* the copier sets: stack depth | entry << 8 */
+cp_vdso_count_site_imm:
+	.byte	0xe8				/* call cp_vdso_site_record: the */
+	.long	0				/* copier sets the displacement */
+cp_vdso_count_site_call:
 6:
 cp_vdso_count_end:
 

@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "hijack.h"
+#include "patch_sites.h"
 #include "patch_table.h"
 #include "seccomp_filter.h"
 #include "proc_maps.h"
@@ -38,6 +39,7 @@ struct cp_vdso_patch {
 	bool give_fs;			/* the held thread has no thread pointer yet */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
+	struct cp_patch_rules rules;	/* to write once the table is mapped */
 	struct cp_vdso_patch_info info;
 };
 
@@ -93,6 +95,19 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is already under a debugger (traced by process %d)", pid,
 			       atoi(val));
+	return 0;
+}
+
+/* The table's layout as the assembled code has it must be the one
+ * clockreads.h says (the BPF program's). */
+static int write_rules(struct cp_vdso_patch *p, struct cp_error *err);
+
+static int check_layout(struct cp_error *err)
+{
+	if (cp_vdso_layout[0] != CP_PATCH_TABLE_SIZE || cp_vdso_layout[1] != CP_PATCH_RULES_OFF ||
+	    cp_vdso_layout[2] != CP_PATCH_SITES_OFF)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "clockprof was built with vdso_area.S and clockreads.h out of step");
 	return 0;
 }
 
@@ -171,22 +186,25 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 }
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
- * them: mprotect (writable), mmap (the table), mprotect (back), and
- * arch_prctl when the thread is given a thread pointer. How many. */
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[4])
+ * them: mprotect (writable), mmap (the table), mprotect (back), madvise
+ * (the counters populated), and arch_prctl when the thread is given a
+ * thread pointer. How many. */
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[5])
 {
-	static const int nr[4] = { SYS_mprotect, SYS_mmap, SYS_mprotect, SYS_arch_prctl };
-	const uint64_t args[4][6] = {
+	static const int nr[5] = { SYS_mprotect, SYS_mmap, SYS_mprotect, SYS_madvise, SYS_arch_prctl };
+	static const int ip[5] = { 0, 1, 2, 4, 3 };	/* cp_vdso_stub_syscall_ips' order */
+	const uint64_t args[5][6] = {
 		{ p->plan.base, p->plan.size, 7 },
-		{ p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x108022 : 0x8022, (uint64_t)-1, 0 },
+		{ p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x100022 : 0x22, (uint64_t)-1, 0 },
 		{ p->plan.base, p->plan.size, 5 },
-		{ 0x1002, p->table_at + CP_PATCH_TABLE_SIZE + 8 },
+		{ p->table_at, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ },
+		{ 0x1002, p->table_at + CP_VDSO_ZERO_PAGE + 8 },
 	};
-	size_t n = p->give_fs ? 4 : 3;
+	size_t n = p->give_fs ? 5 : 4;
 
 	for (size_t i = 0; i < n; i++) {
 		d[i] = (struct seccomp_data){ .nr = nr[i], .arch = AUDIT_ARCH_X86_64,
-			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[i] };
+			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[ip[i]] };
 		memcpy(d[i].args, args[i], sizeof(d[i].args));
 	}
 	return n;
@@ -198,7 +216,7 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[4];
+	struct seccomp_data calls[5];
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -219,8 +237,10 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: %s", p->pid, why);
 }
 
-/* The stub's request: cmd for every site, under a new number. */
-static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, struct cp_error *err)
+/* The stub's request: cmd for every site (none: the table mapped only),
+ * under a new number. */
+static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
+			struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
 
@@ -233,7 +253,7 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, stru
 	h.cmd = cmd;
 	h.gen_req = p->gen = h.gen_done + 1;
 	h.status = 0;
-	h.nsites = (uint64_t)p->plan.nsites;
+	h.nsites = sites ? (uint64_t)p->plan.nsites : 0;
 	h.table_at = p->table_at;
 	for (int i = 0; i < p->plan.nsites; i++)
 		h.sites[i] = (struct cp_vdso_area_site){ p->plan.base + p->plan.site[i].qword,
@@ -294,7 +314,7 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->pid = pid;
 	p->info.syscall = -1;
-	if (refuse_early(pid, held, err) || prepare(p, err)) {
+	if (check_layout(err) || refuse_early(pid, held, err) || prepare(p, err)) {
 		cp_vdso_plan_free(&p->plan);
 		free(p);
 		return -1;
@@ -308,7 +328,7 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 	struct cp_hijack hj;
 	int rc;
 
-	if (post_request(p, CP_VDSO_CMD_PATCH, err))
+	if (post_request(p, CP_VDSO_CMD_PATCH, true, err))
 		return -1;
 	p->patched = true;
 	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
@@ -316,7 +336,9 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 	note_held(p, &hj);
 	p->info.attach_pause_ms = hj.held_ms;
 	rc = cp_vdso_patch_confirm(p, err);
-	return rc > 0 ? cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid) : rc;
+	if (rc > 0)
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
+	return rc ? rc : write_rules(p, err);
 }
 
 /* Where a table fits in pid's address space: at the top of its largest
@@ -344,6 +366,50 @@ static uint64_t free_place(pid_t pid, uint64_t size)
 	return best;
 }
 
+/* The rules written where the table is, if it is mapped. */
+static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	size_t unplaced;
+
+	if (!p->table.addr || !p->rules.n)
+		return 0;
+	if (cp_patch_rules_write(p->pid, p->table.addr, &p->rules, &unplaced))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot write the wrapper rules into process %d",
+			       p->pid);
+	p->info.rules = p->rules.n - unplaced;
+	p->info.rules_unplaced = unplaced;
+	return 0;
+}
+
+/* A launched command's table mapped before its first instruction, the
+ * sites left alone, and the rules written into it: the thread goes
+ * through the stub and comes back to clockprof (a reused table is there
+ * already). */
+static int map_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
+{
+	if (!p->info.reused &&
+	    (post_request(p, CP_VDSO_CMD_PATCH, false, err) ||
+	     cp_hijack_held_round_trip(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET,
+				       header_addr(p) + CP_VDSO_STOP_OFFSET, check_held, p, err) ||
+	     wait_stub(p, err)))
+		return -1;
+	return write_rules(p, err);
+}
+
+int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
+			    struct cp_error *err)
+{
+	cp_patch_rules_free(&p->rules);
+	if (cp_patch_rules_from(t, &p->rules))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	return write_rules(p, err);
+}
+
+int cp_vdso_patch_sites(const struct cp_vdso_patch *p, struct cp_patch_sites *out)
+{
+	return cp_patch_table_sites(&p->table, out);
+}
+
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 {
 	struct cp_hijack hj;
@@ -358,7 +424,8 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
 	if (!p->info.reused && cp_patch_table_open(&p->table, p->pid, p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	if (post_request(p, CP_VDSO_CMD_PATCH, err) ||
+	if (map_held(p, tid, err) ||
+	    post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
 	    cp_hijack_held(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	p->patched = true;
@@ -399,9 +466,10 @@ void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info
 	*info = p->info;
 }
 
-void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS])
+void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS],
+			  struct cp_patch_sites *sites)
 {
-	cp_patch_table_settle(&p->table, sums);
+	cp_patch_table_settle(&p->table, sums, sites);
 }
 
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
@@ -420,7 +488,7 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	p->patched = false;
 	if (sites_read(p, false))
 		return 0;
-	if (post_request(p, CP_VDSO_CMD_RESTORE, err) ||
+	if (post_request(p, CP_VDSO_CMD_RESTORE, true, err) ||
 	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	note_held(p, &hj);
@@ -437,6 +505,7 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p)
 	if (!p)
 		return;
 	cp_patch_table_close(&p->table);
+	cp_patch_rules_free(&p->rules);
 	cp_vdso_plan_free(&p->plan);
 	free(p);
 }

@@ -27,6 +27,8 @@
 #include "clockreads.h"
 
 struct cp_error;
+struct cp_patch_sites;
+struct cp_unwind_table;
 struct cp_vdso_patch;
 
 /* Reads counted since the patch was applied. */
@@ -45,6 +47,7 @@ struct cp_vdso_patch_info {
 	double detach_pause_ms;
 	int syscall;			/* the syscall that thread was in; -1 none */
 	bool eintr;			/* ... which returned EINTR to the target */
+	size_t rules, rules_unplaced;	/* wrapper rules written; without room */
 };
 
 /* The steps, for a window that must place them (lib/probe/mech/patch/
@@ -80,7 +83,18 @@ int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c);
 void cp_vdso_patch_info(const struct cp_vdso_patch *p, struct cp_vdso_patch_info *info);
 /* The table's sums at the target's exit, taken by someone who could still
  * read it then: what cp_vdso_patch_read says from now on. */
-void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS]);
+void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_SLOT_WORDS],
+			  struct cp_patch_sites *sites);
+/* The rules for stepping out of t's clock wrappers, for the thunks' call
+ * sites: written into the table as soon as it is mapped (now, if it is),
+ * before the window's mark; later calls add the rules not there yet.
+ * A launched command is sent through the stub twice for them: once to
+ * map the table, then to switch the sites (cp_vdso_patch_arm_held). */
+int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
+			    struct cp_error *err);
+/* The reads by call site since the mark, as of the last read (keys:
+ * cp_patch_site_pc/via/entry in probes/clockreads.h). */
+int cp_vdso_patch_sites(const struct cp_vdso_patch *p, struct cp_patch_sites *out);
 /* The counter table's address in the target (0 until confirmed). */
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p);
 

@@ -209,8 +209,10 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 				 cp_vdso_prefix_fixed_end;
 	size_t npre = (size_t)(pre_end - pre), nbody = (size_t)(cp_vdso_count_end - cp_vdso_count_start);
 	size_t ref = (size_t)(cp_vdso_count_table_ref - cp_vdso_count_start), nrel;
+	size_t imm = (size_t)(cp_vdso_count_site_imm - cp_vdso_count_start);
+	size_t call = (size_t)(cp_vdso_count_site_call - cp_vdso_count_start);
 	uint32_t word = s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
-			CP_PATCH_WORD_TIME;
+			CP_PATCH_WORD_TIME, site = s->depth | (uint32_t)s->entry << 8;
 
 	if (pos + THUNK_MAX > pl->plan->size)
 		return -1;
@@ -220,6 +222,9 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	memcpy(code + npre, cp_vdso_count_start, nbody);
 	put_rel32(code + npre + ref - 4, pos + npre + ref,
 		  pl->plan->area + offsetof(struct cp_vdso_area_header, table));
+	memcpy(code + npre + imm - 4, &site, 4);
+	put_rel32(code + npre + call - 4, pos + npre + call,
+		  pl->plan->area + CP_VDSO_SITE_RECORD_OFFSET);
 	nrel = relocate(pl, s->at, pos + npre + nbody, code + npre + nbody);
 	if (!nrel)
 		return -1;
@@ -264,10 +269,33 @@ static void site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
 	memcpy(&s->patched, w, 8);
 }
 
+/* What an instruction before a site may do to the stack: push a register
+ * (depth + 8), or leave rsp, rbp and memory alone. The thunk's site
+ * recorder uses the stack below the entry's and starts its walk from the
+ * entry's rsp and rbp. -1: neither. */
+static int stack_effect(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	if (in->mnemonic == ZYDIS_MNEMONIC_PUSH && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER)
+		return ops[0].reg.value == ZYDIS_REGISTER_RSP ? -1 : 8;
+	for (int i = 0; i < in->operand_count; i++) {
+		const ZydisDecodedOperand *op = &ops[i];
+		ZydisRegister r = op->type == ZYDIS_OPERAND_TYPE_REGISTER ?
+			ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op->reg.value) :
+			ZYDIS_REGISTER_NONE;
+
+		if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY || r == ZYDIS_REGISTER_RSP ||
+		    r == ZYDIS_REGISTER_RBP)
+			return -1;
+	}
+	return 0;
+}
+
 /* The first instruction of the entry's straight-line start that can be a
- * site: before it nothing writes a register the thunk uses or the flags;
- * it reads none of those registers, is 2 bytes or more, and no branch
- * lands inside it. */
+ * site: before it nothing writes a register the thunk uses or the flags,
+ * nor memory, rsp or rbp but by pushes (stack_effect); it reads none of
+ * those registers, is 2 bytes or more, and no branch lands inside it. */
 static int choose_site(struct planner *pl, size_t f, struct cp_vdso_site *s)
 {
 	const struct cp_vdso_func *fn = &pl->facts.funcs[f];
@@ -275,6 +303,8 @@ static int choose_site(struct planner *pl, size_t f, struct cp_vdso_site *s)
 	uint64_t off = fn->off, end = fn->off + fn->size;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	unsigned depth = 0;
+	int effect;
 
 	if (pl->facts.indirect[f])
 		return fail(pl, "%s branches through a register or memory: its branch targets are unknown", name);
@@ -283,12 +313,14 @@ static int choose_site(struct planner *pl, size_t f, struct cp_vdso_site *s)
 		s->at = off;
 		s->len = in.length;
 		s->qword = off & ~7ul;
+		s->depth = depth;
 		if (in.length >= 2 && !touches_scratch(&in, ops, false) &&
 		    !target_within(&pl->facts, off + 1, off + in.length) &&
 		    (s->jump_len = jump_fits(pl, off, in.length, &s->springboard)))
 			return 0;
-		if (touches_scratch(&in, ops, true))
+		if (touches_scratch(&in, ops, true) || (effect = stack_effect(&in, ops)) < 0)
 			break;
+		depth += (unsigned)effect;
 	}
 	return fail(pl, "%s: no instruction before its first branch can take a jump", name);
 }

@@ -28,6 +28,7 @@ struct cp_vdso_site {
 	unsigned jump_len;		/* 5: near jump to the thunk; 2: short jump */
 	uint64_t springboard;		/* jump_len 2: the 5-byte jump to the thunk */
 	uint64_t thunk;
+	unsigned depth;			/* bytes pushed before the site */
 	uint64_t qword;			/* the aligned 8 bytes switched */
 	uint64_t original, patched;
 };

@@ -1,0 +1,239 @@
+/* patch_sites.c - see patch_sites.h. */
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "patch_sites.h"
+#include "unwind_table.h"
+
+#define IOV_BATCH 1024
+
+int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!t || !t->n)
+		return 0;
+	if (!(out->v = calloc(t->n, sizeof(*out->v))))
+		return -1;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct cp_unwind_rule *r = &t->entries[i].rule;
+
+		if (r->via == CP_VIA_NONE)
+			continue;	/* not a wrapper: the walk stops there */
+		if (r->via >= CP_PATCH_VIA_KEEP || r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX) {
+			out->dropped++;
+			continue;
+		}
+		out->v[out->n++] = (struct cp_patch_rule){
+			.pc = t->entries[i].pc,
+			.cfa_offset = r->cfa_offset,
+			.bp_offset = (__s16)r->bp_offset,
+			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ? 0x8000 : 0)),
+		};
+	}
+	return 0;
+}
+
+void cp_patch_rules_free(struct cp_patch_rules *r)
+{
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static size_t rule_home(uint64_t pc)
+{
+	return (size_t)((pc * CP_PATCH_HASH) >> 52) & (CP_PATCH_RULES - 1);
+}
+
+/* Moves n pieces of 8 bytes between here and there, in batches. */
+static int write_words(pid_t pid, struct iovec *local, struct iovec *remote, size_t n)
+{
+	for (size_t i = 0; i < n; i += IOV_BATCH) {
+		size_t k = n - i < IOV_BATCH ? n - i : IOV_BATCH;
+
+		if (process_vm_writev(pid, local + i, k, remote + i, k, 0) != (ssize_t)(8 * k))
+			return -1;
+	}
+	return 0;
+}
+
+/* Where each rule goes in the table as it is (tab): an empty entry within
+ * the probes, taken in tab; its index in at[], or SIZE_MAX. */
+static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules *r, size_t *at)
+{
+	size_t unplaced = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		size_t home = rule_home(r->v[i].pc);
+
+		at[i] = SIZE_MAX;
+		for (size_t k = 0; k < CP_PATCH_RULE_PROBES; k++) {
+			size_t pos = (home + k) & (CP_PATCH_RULES - 1);
+
+			if (tab[pos].pc == r->v[i].pc)
+				break;		/* there already */
+			if (tab[pos].pc == 0) {
+				tab[pos] = r->v[i];
+				at[i] = pos;
+				break;
+			}
+			if (k == CP_PATCH_RULE_PROBES - 1)
+				unplaced++;
+		}
+	}
+	return unplaced;
+}
+
+int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *r,
+			 size_t *unplaced)
+{
+	size_t size = CP_PATCH_RULES * sizeof(struct cp_patch_rule), n = 0;
+	struct cp_patch_rule *tab = malloc(size);
+	size_t *at = calloc(r->n + 1, sizeof(*at));
+	struct iovec *local = calloc(r->n + 1, sizeof(*local));
+	struct iovec *remote = calloc(r->n + 1, sizeof(*remote));
+	struct iovec whole = { tab, size }, there = { (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF), size };
+	int rc = -1;
+
+	*unplaced = 0;
+	if (!tab || !at || !local || !remote ||
+	    process_vm_readv(pid, &whole, 1, &there, 1, 0) != (ssize_t)size)
+		goto out;
+	*unplaced = place_rules(tab, r, at);
+	/* The rule's words first, then (another call) its key. */
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (size_t i = 0; i < r->n; i++) {
+			uint64_t off = at[i] * sizeof(*tab) + (pass ? 0 : 8);
+
+			if (at[i] == SIZE_MAX)
+				continue;
+			local[n] = (struct iovec){ (char *)tab + off, 8 };
+			remote[n++] = (struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
+		}
+		if (write_words(pid, local, remote, n))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(tab);
+	free(at);
+	free(local);
+	free(remote);
+	return rc;
+}
+
+int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count)
+{
+	struct cp_patch_site *v;
+
+	if (!(s->n & (s->n + 1)) || !s->v) {	/* grow at 2^k - 1 */
+		if (!(v = realloc(s->v, (2 * s->n + 2) * sizeof(*v))))
+			return -1;
+		s->v = v;
+	}
+	s->v[s->n++] = (struct cp_patch_site){ key, count };
+	return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	uint64_t x = ((const struct cp_patch_site *)a)->key, y = ((const struct cp_patch_site *)b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+void cp_patch_sites_normalize(struct cp_patch_sites *s)
+{
+	size_t w = 0;
+
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), by_key);
+	for (size_t i = 1; i < s->n; i++) {
+		if (s->v[i].key == s->v[w].key)
+			s->v[w].count += s->v[i].count;
+		else
+			s->v[++w] = s->v[i];
+	}
+	s->n = w + 1;
+}
+
+/* The blocks of the slots in use, copied into blocks (nslots of them). */
+static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint64_t *blocks,
+		       size_t *nslots)
+{
+	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
+	size_t n = 0, k = 0;
+
+	for (size_t slot = 0; slot <= CP_PATCH_SLOTS; slot++) {
+		bool in_use = slot < CP_PATCH_SLOTS && counters[(slot + 1) * CP_PATCH_SLOT_WORDS];
+
+		if (in_use) {
+			local[k] = (struct iovec){ blocks + n * 2 * CP_PATCH_SITE_ENTRIES, CP_PATCH_SITE_BLOCK };
+			remote[k++] = (struct iovec){
+				(void *)(uintptr_t)(addr + CP_PATCH_SITES_OFF + slot * CP_PATCH_SITE_BLOCK),
+				CP_PATCH_SITE_BLOCK };
+			n++;
+		}
+		if (k == IOV_BATCH || (k && slot == CP_PATCH_SLOTS)) {
+			if (process_vm_readv(pid, local, k, remote, k, 0) != (ssize_t)(k * CP_PATCH_SITE_BLOCK))
+				return -1;
+			k = 0;
+		}
+	}
+	*nslots = n;
+	return 0;
+}
+
+int cp_patch_sites_read(pid_t pid, uint64_t addr, const uint64_t *counters,
+			struct cp_patch_sites *out)
+{
+	uint64_t *blocks = malloc((size_t)CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK);
+	size_t nslots = 0;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (!blocks || read_blocks(pid, addr, counters, blocks, &nslots))
+		goto out;
+	rc = 0;
+	for (size_t i = 0; i < nslots * CP_PATCH_SITE_ENTRIES && !rc; i++)
+		if (blocks[2 * i] && blocks[2 * i + 1])
+			rc = cp_patch_sites_add(out, blocks[2 * i], blocks[2 * i + 1]);
+	cp_patch_sites_normalize(out);
+out:
+	free(blocks);
+	if (rc)
+		cp_patch_sites_free(out);
+	return rc;
+}
+
+int cp_patch_sites_since(const struct cp_patch_sites *now, const struct cp_patch_sites *base,
+			 struct cp_patch_sites *out)
+{
+	size_t j = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < now->n; i++) {
+		uint64_t before = 0;
+
+		while (j < base->n && base->v[j].key < now->v[i].key)
+			j++;
+		if (j < base->n && base->v[j].key == now->v[i].key)
+			before = base->v[j].count;
+		if (now->v[i].count > before &&
+		    cp_patch_sites_add(out, now->v[i].key, now->v[i].count - before)) {
+			cp_patch_sites_free(out);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void cp_patch_sites_free(struct cp_patch_sites *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
