@@ -271,11 +271,11 @@ struct cp_site_counts {
 /* Call sites through the patch. After the counters, the same mapping
  * holds a table of rules for stepping out of clock wrappers (the rules of
  * struct cp_unwind_rule, written by user space before the window opens:
- * CP_PATCH_RULES entries of 16 bytes at a Fibonacci hash of the return
- * address, at most CP_PATCH_RULE_PROBES linear probes), then one block of
- * CP_PATCH_SITE_ENTRIES sites per thread slot (slot i's block at
+ * CP_PATCH_RULES entries of 16 bytes, each at the low bits of its return
+ * address or up to CP_PATCH_RULE_PROBES - 1 entries after), then one block
+ * of CP_PATCH_SITE_ENTRIES sites per thread slot (slot i's block at
  * CP_PATCH_SITES_OFF + i * CP_PATCH_SITE_BLOCK): {key, count} pairs the
- * thunk claims at a hash of the key. A key is the call site's return
+ * thunk claims from the entry at the key's low bits on. A key is the call site's return
  * address (48 bits), the outermost wrapper crossed (12 bits, 0xfff: none)
  * and the entry (2 bits). Reads that find no entry free have no site. */
 #define CP_PATCH_RULES 4096

@@ -42,9 +42,12 @@ void cp_patch_rules_free(struct cp_patch_rules *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* As the thunk finds it (vdso_area.S): the pc's low bits, a cheap hash
+ * the read waits for, good enough for the few hundred rules of a
+ * process's wrappers. */
 static size_t rule_home(uint64_t pc)
 {
-	return (size_t)((pc * CP_PATCH_HASH) >> 52) & (CP_PATCH_RULES - 1);
+	return (size_t)pc & (CP_PATCH_RULES - 1);
 }
 
 /* Moves n pieces of 8 bytes between here and there, in batches. */

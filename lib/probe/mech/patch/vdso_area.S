@@ -198,9 +198,8 @@ cp_vdso_site_record:
 	mov	r10d, 0xfff		/* no wrapper crossed yet */
 	mov	edi, 6			/* hops at most */
 .Lhop:
-	movabs	rcx, 0x9E3779B97F4A7C15
-	imul	rcx, rax
-	shr	rcx, 52
+	mov	ecx, eax		/* a rule's home: the pc's low 12 bits */
+	and	ecx, 0xfff
 	shl	ecx, 4
 	mov	ebx, 8			/* probes at most */
 .Lprobe:
@@ -242,9 +241,8 @@ cp_vdso_site_record:
 	or	rax, r9
 	mov	rdi, rax
 	lea	rdx, [r11 + rdx * 4 + SITES_OFF]	/* the slot's block */
-	movabs	rcx, 0x9E3779B97F4A7C15
-	imul	rcx, rdi
-	shr	rcx, 59
+	mov	ecx, edi		/* an entry's home: the pc's low 5 bits */
+	and	ecx, 0x1f
 	shl	ecx, 4
 	mov	ebx, 32
 .Lentry:
