@@ -80,6 +80,11 @@ def per_request(run):
             "histogram": run["per_request"]["histogram"], "sites": sites}
 
 
+def all_sites(run):
+    return sorted((s["function"], s["file"], s["line"], s["via"], s["count"])
+                  for s in run["call_sites"])
+
+
 def test_mechanisms_agree_on_every_bundled_target(ctx):
     require_breakpoints(ctx)
     for name, command, boundary in bundled(ctx):
@@ -97,18 +102,19 @@ def test_mechanisms_agree_on_every_bundled_target(ctx):
 
 def test_patch_agrees_with_uprobes_on_every_bundled_target(ctx):
     """The vDSO patch against uprobes, every bundled target: the same
-    requests, reads per request and histogram; for all but Go (whose
-    runtime reads outside requests vary from run to run) the same totals
-    by entry, clock and path over the target's whole life. Call sites are
-    the uprobes' alone for now."""
+    requests, reads per request and histogram, and the same call sites
+    (function, file:line, wrapper) with the same reads inside requests;
+    for all but Go (whose runtime reads outside requests vary from run to
+    run) the same totals by entry, clock and path, and by call site, over
+    the target's whole life."""
     for name, command, boundary in bundled(ctx):
         up = profile(ctx, command, "-r", boundary)
         pt = profile(ctx, command, "-r", boundary, mechanism="patch")
         a, b = per_request(up), per_request(pt)
-        a.pop("sites"), b.pop("sites")
         if name != "go":
             for key in ("total", "by_entry", "by_clock", "by_path"):
                 assert up["clock_reads"][key] == pt["clock_reads"][key], (name, key)
+            assert all_sites(up) == all_sites(pt), (name, all_sites(up), all_sites(pt))
         assert a == b, (name, a, b)
         assert pt["probe"]["hits"] <= up["probe"]["hits"], name
         print(f"    {name}: {a['per_op']} reads/request both ways; traps "

@@ -12,12 +12,17 @@
  * counted (a static executable, whose thread pointer the thunks read comes
  * only after its entry point, is given one to zeros until it sets its own:
  * vdso_area.S). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "clock_points.h"
 #include "error.h"
 #include "mechanism.h"
+#include "proc_maps.h"
+#include "procfs.h"
 #include "patch_sites.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
@@ -88,6 +93,52 @@ static int patch_prove(struct cp_mech *m, struct cp_error *err)
 	if (cp_vdso_patch_selftest(&c, err))
 		return -1;
 	return cp_mech_selftest_run(m, err);
+}
+
+/* Where file offset off of path (a /proc/PID/map_files/ link) is mapped
+ * in pid; 0: nowhere. */
+static uint64_t mapped_at(pid_t pid, const char *link, uint64_t off)
+{
+	struct cp_proc_map *maps;
+	char path[PATH_MAX];
+	ssize_t len = readlink(link, path, sizeof(path) - 1);
+	uint64_t at = 0;
+	size_t n;
+
+	if (len <= 0 || cp_proc_maps_read(pid, &maps, &n))
+		return 0;
+	path[len] = 0;
+	for (size_t i = 0; i < n && !at; i++)
+		if (!strcmp(maps[i].path, path) && off >= maps[i].offset &&
+		    off < maps[i].offset + (maps[i].end - maps[i].start))
+			at = maps[i].start + (off - maps[i].offset);
+	free(maps);
+	return at;
+}
+
+/* A file's syscall() as every mechanism probes it; and where Go's
+ * runtime calls the vDSO from a frame-pointer function on another stack
+ * (its frame points, lib/probe/points/go_clock_points.c), the return
+ * address after that call, for the thunks' walk to hop out by rbp. */
+static int patch_attach_file(struct cp_mech *m, const char *path,
+			     const struct cp_clock_points *pts, struct cp_error *err)
+{
+	struct patch_state *st = m->state;
+	uint64_t pcs[16];
+	size_t n = 0;
+
+	if (cp_mech_attach_syscall_only(m, path, pts, err))
+		return -1;
+	for (size_t i = 0; i < pts->n && n < 16; i++) {
+		uint64_t at = pts->points[i].site == CP_SITE_FRAME ?
+			      mapped_at(m->pid, path, pts->points[i].offset) : 0;
+		uint8_t first;
+
+		/* call *reg: ff /2, a REX prefix first for r8-r15 */
+		if (at && cp_proc_mem_read(m->pid, at, &first, 1) == 0)
+			pcs[n++] = at + (first == 0x41 ? 3 : 2);
+	}
+	return n && st->patch ? cp_vdso_patch_add_frame_hops(st->patch, pcs, n, err) : 0;
 }
 
 /* The wrapper rules go into the target's table for the thunks' walk. */
@@ -252,7 +303,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.caps = CP_MECH_SEES_UNSTUBBED,
 	.configure = patch_configure,
 	.open = patch_open,
-	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries count */
+	.attach_file = patch_attach_file,	/* the vDSO entries count */
 	.set_unwind = patch_set_unwind,
 	.start = patch_start,
 	.prove = patch_prove,

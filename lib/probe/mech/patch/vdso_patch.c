@@ -40,6 +40,7 @@ struct cp_vdso_patch {
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
 	struct cp_patch_rules rules;	/* to write once the table is mapped */
+	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
 	struct cp_vdso_patch_info info;
 };
 
@@ -371,14 +372,34 @@ static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	size_t unplaced;
 
-	if (!p->table.addr || !p->rules.n)
+	size_t more;
+
+	if (!p->table.addr)
 		return 0;
-	if (cp_patch_rules_write(p->pid, p->table.addr, &p->rules, &unplaced))
+	/* A frame hop first: where a wrapper's rule has the same pc (Go's
+	 * time.now calls the vDSO itself), the walk starts from the frame,
+	 * as the uprobes' does. */
+	if (cp_patch_rules_write(p->pid, p->table.addr, &p->hops, &more) ||
+	    cp_patch_rules_write(p->pid, p->table.addr, &p->rules, &unplaced))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write the wrapper rules into process %d",
 			       p->pid);
-	p->info.rules = p->rules.n - unplaced;
-	p->info.rules_unplaced = unplaced;
+	p->info.rules = p->rules.n + p->hops.n - unplaced - more;
+	p->info.rules_unplaced = unplaced + more;
 	return 0;
+}
+
+int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, size_t n,
+				 struct cp_error *err)
+{
+	struct cp_patch_rule *v = realloc(p->hops.v, (p->hops.n + n + 1) * sizeof(*v));
+
+	if (!v)
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	p->hops.v = v;
+	for (size_t i = 0; i < n; i++)
+		v[p->hops.n++] = (struct cp_patch_rule){ .pc = pcs[i], .cfa_offset = 16,
+			.bp_offset = -16, .via_base = CP_PATCH_VIA_KEEP | 0x8000 };
+	return write_rules(p, err);
 }
 
 /* A launched command's table mapped before its first instruction, the
@@ -506,6 +527,7 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p)
 		return;
 	cp_patch_table_close(&p->table);
 	cp_patch_rules_free(&p->rules);
+	cp_patch_rules_free(&p->hops);
 	cp_vdso_plan_free(&p->plan);
 	free(p);
 }

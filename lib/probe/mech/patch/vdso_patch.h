@@ -92,6 +92,12 @@ void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_
  * map the table, then to switch the sites (cp_vdso_patch_arm_held). */
 int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
 			    struct cp_error *err);
+/* Return addresses after which the caller is found from the frame
+ * pointer alone (Go's runtime calls the vDSO on another stack from a
+ * function that keeps one): a hop there crosses no wrapper. Added to
+ * the rules, written as they are. */
+int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, size_t n,
+				 struct cp_error *err);
 /* The reads by call site since the mark, as of the last read (keys:
  * cp_patch_site_pc/via/entry in probes/clockreads.h). */
 int cp_vdso_patch_sites(const struct cp_vdso_patch *p, struct cp_patch_sites *out);
