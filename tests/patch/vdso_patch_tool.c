@@ -19,6 +19,7 @@
 
 #include "error.h"
 #include "hijack.h"
+#include "unwind_table.h"
 #include "vdso_patch.h"
 
 static int kill_at, steps;
@@ -51,6 +52,7 @@ int main(int argc, char **argv)
 {
 	struct cp_vdso_patch *p;
 	struct cp_vdso_patch_info info;
+	struct cp_unwind_table rules;
 	struct cp_error err = { 0 };
 	char line[64];
 
@@ -75,6 +77,13 @@ int main(int argc, char **argv)
 	if (cp_vdso_patch_attach(atoi(argv[1]), &p, &err)) {
 		printf("refused: %s\n", err.msg);
 		return 3;
+	}
+	/* The wrapper rules, as clockprof writes them: the thunks' walk
+	 * out of the C library's clock_gettime runs as in a real run. */
+	if (cp_unwind_table_build(atoi(argv[1]), &rules, &err) == 0) {
+		if (cp_vdso_patch_set_rules(p, &rules, &err) || cp_vdso_patch_mark(p))
+			printf("rules not written: %s\n", err.msg);
+		cp_unwind_table_free(&rules);
 	}
 	cp_vdso_patch_info(p, &info);
 	printf("attached reused %d tid %d pause_ms %.3f syscall %d eintr %d\n", info.reused,
