@@ -35,61 +35,9 @@
 #include "proc_maps.h"
 #include "procfs.h"
 #include "symbolize.h"
+#include "symbolizer_internal.h"
 
 #define PAGE_MASK_4K (~(uint64_t)4095)
-
-/* A function symbol, for lookup by address (libdwfl's own lookup scans the
- * whole table on every call: too slow for thousands of sites in libc). */
-struct sym_entry {
-	uint64_t addr, size;
-	const char *name;	/* owned by libdwfl's module */
-	int rank;		/* among aliases, lower is preferred */
-};
-
-/* One mapped ELF file (or the vDSO). */
-struct sym_module {
-	char *path;		/* as the target maps it */
-	uint64_t start, end;	/* union of its mappings */
-	uint64_t map0_start, map0_end; /* the mapping of file offset 0 */
-	uint64_t bias;
-	uint64_t ino;
-	bool is_vdso;
-	bool verified;		/* opened file is the mapped one */
-	bool via_map_files;
-	dev_t file_dev;		/* of the file we opened */
-	ino_t file_ino;
-	char *build_id;		/* hex */
-	const char *debuginfo_path; /* the symbolizer's */
-	Dwfl_Module *mod;	/* NULL when not verified */
-	struct sym_entry *syms;	/* sorted by addr, built on first use */
-	size_t n_syms;
-	bool syms_built;
-};
-
-struct cache_entry {
-	struct cp_frame_info info;
-	struct cp_inline_frame *inl;
-	bool shallow;		/* named from symbols alone: no line, no inlines yet */
-};
-
-struct cp_symbolizer {
-	pid_t pid;
-	uint64_t start_time;
-	Dwfl *dwfl;
-	Dwfl_Callbacks cb;
-	char *debuginfo_path;
-	/* --debuginfod, after the window: a second session whose debug file
-	 * search goes on to libdw's debuginfod client. */
-	Dwfl *fetch_dwfl;
-	Dwfl_Callbacks fetch_cb;
-	struct sym_module **mods;
-	size_t n_mods, cap_mods;
-	struct timespec last_refresh;
-	/* open addressing, keys are addresses, 0 means empty slot */
-	uint64_t *keys;
-	struct cache_entry **vals;
-	size_t cap, count;
-};
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -755,7 +703,7 @@ static bool plt_stub_name(struct cache_entry *e, Dwfl_Module *mod, uint64_t addr
 
 /* The ELF symbol (or PLT stub) covering addr: no DWARF is read, so a
  * module's compressed debug sections are not inflated for it. */
-static void name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t addr)
+void cp_sym_name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t addr)
 {
 	const struct sym_entry *sym = lookup_symbol(m, addr);
 
@@ -766,7 +714,7 @@ static void name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t
 }
 
 /* The line and the inline chain, from the module's DWARF. */
-static void name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t addr)
+void cp_sym_name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t addr)
 {
 	Dwfl_Module *mod = m->mod;
 	Dwarf_Die *cu;
@@ -834,11 +782,11 @@ static struct cache_entry *entry_new(struct cp_symbolizer *s, uint64_t addr, boo
 		e->info.module_offset = addr - m->bias;
 		e->info.stale = !m->verified;
 		if (m->verified)
-			name_by_symbol(e, m, addr);
+			cp_sym_name_by_symbol(e, m, addr);
 		e->shallow = m->verified;
 	}
 	if (deep && e->shallow) {
-		name_by_dwarf(e, m, addr);
+		cp_sym_name_by_dwarf(e, m, addr);
 		e->shallow = false;
 	}
 	return e;
@@ -852,7 +800,7 @@ static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_inf
 	struct cache_entry *e = cache_get(s, addr);
 
 	if (e && deep && e->shallow) {
-		name_by_dwarf(e, module_of(s, addr), addr);
+		cp_sym_name_by_dwarf(e, module_of(s, addr), addr);
 		e->shallow = false;
 	}
 	if (!e && (!(e = entry_new(s, addr, deep)) || cache_put(s, addr, e) != 0)) {
@@ -878,127 +826,6 @@ int cp_symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *o
 int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out)
 {
 	return symbolize(s, addr, out, false);
-}
-
-/* ---- names from a debuginfod server (--debuginfod) ------------------- */
-
-static bool entry_unnamed(const struct cache_entry *e)
-{
-	return e && e->info.module && !e->info.function && !e->info.stale;
-}
-
-size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out,
-			     size_t max)
-{
-	size_t n = 0, j;
-
-	for (size_t i = 0; i < s->cap; i++) {
-		const struct cache_entry *e = s->vals[i];
-
-		if (!entry_unnamed(e))
-			continue;
-		for (j = 0; j < n && out[j].path != e->info.module; j++)
-			;
-		if (j < n)
-			out[j].addresses++;
-		else if (n < max)
-			out[n++] = (struct cp_unnamed_module){ e->info.module, e->info.build_id, 1 };
-	}
-	return n;
-}
-
-/* The module's file again, checked by its build-id: the target's copy
- * (through its root) or, once it is gone, this machine's. */
-static int reopen_module(const struct cp_symbolizer *s, const struct sym_module *m,
-			 char *name, size_t size)
-{
-	for (int i = 0; i < 2; i++) {
-		char hex[128];
-		int fd;
-
-		if (i == 0)
-			snprintf(name, size, "/proc/%d/root%s", (int)s->pid, m->path);
-		else
-			snprintf(name, size, "%s", m->path);
-		fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0 && !strcmp(hex, m->build_id))
-			return fd;
-		if (fd >= 0)
-			close(fd);
-	}
-	return -1;
-}
-
-/* m's file reported to the second session at its bias: its symbol table
- * is then looked for by libdwfl's standard search, which ends in libdw's
- * debuginfod client. */
-static Dwfl_Module *report_for_fetch(struct cp_symbolizer *s, const struct sym_module *m)
-{
-	char name[PATH_MAX + 64];
-	int fd = reopen_module(s, m, name, sizeof(name));
-	Dwfl_Module *mod;
-
-	if (fd < 0)
-		return NULL;
-	if (!s->fetch_dwfl) {
-		s->fetch_cb = (Dwfl_Callbacks){ .find_elf = dwfl_linux_proc_find_elf,
-						.find_debuginfo = dwfl_standard_find_debuginfo,
-						.debuginfo_path = &s->debuginfo_path };
-		s->fetch_dwfl = dwfl_begin(&s->fetch_cb);
-	}
-	if (!s->fetch_dwfl) {
-		close(fd);
-		return NULL;
-	}
-	dwfl_report_begin_add(s->fetch_dwfl);
-	mod = dwfl_report_elf(s->fetch_dwfl, m->path, name, fd, m->bias, true);
-	dwfl_report_end(s->fetch_dwfl, NULL, NULL);
-	if (!mod)
-		close(fd);	/* libdwfl keeps fd only with the module */
-	return mod;
-}
-
-/* Names m's unnamed addresses from what the second session found. */
-static size_t fetch_module(struct cp_symbolizer *s, struct sym_module *m)
-{
-	struct sym_module side = { .bias = m->bias };
-	size_t named = 0;
-
-	side.mod = report_for_fetch(s, m);
-	if (!side.mod)
-		return 0;
-	for (size_t i = 0; i < s->cap; i++) {
-		struct cache_entry *e = s->vals[i];
-
-		if (!entry_unnamed(e) || e->info.module != m->path)
-			continue;
-		name_by_symbol(e, &side, e->info.addr);
-		if (!e->info.function)
-			continue;
-		name_by_dwarf(e, &side, e->info.addr);
-		e->shallow = false;
-		named++;
-	}
-	free(side.syms);
-	return named;
-}
-
-size_t cp_symbolizer_fetch_debuginfo(struct cp_symbolizer *s)
-{
-	size_t named = 0;
-
-	for (size_t i = 0; i < s->n_mods; i++) {
-		struct sym_module *m = s->mods[i];
-		bool wanted = false;
-
-		if (!m->verified || m->is_vdso || !m->build_id)
-			continue;
-		for (size_t k = 0; k < s->cap && !wanted; k++)
-			wanted = entry_unnamed(s->vals[k]) && s->vals[k]->info.module == m->path;
-		if (wanted)
-			named += fetch_module(s, m);
-	}
-	return named;
 }
 
 void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
