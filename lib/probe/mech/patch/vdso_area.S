@@ -194,6 +194,8 @@ cp_vdso_site_record:
 	movzx	ecx, r9b
 	lea	r8, [rsp + rcx + 40]	/* above the entry's return address */
 	mov	rax, [r8 - 8]		/* the entry's return address */
+	shr	r9d, 8			/* the key's entry bits, ready */
+	shl	r9, 60
 	mov	rsi, rbp		/* the frame pointer, as at the entry */
 	mov	r10d, 0xfff		/* no wrapper crossed yet */
 	mov	edi, 6			/* hops at most */
@@ -232,18 +234,17 @@ cp_vdso_site_record:
 	dec	edi
 	jnz	.Lhop
 .Lkey:
-	shl	rax, 16			/* key: pc (48 bits) | via << 48 | entry << 60 */
-	shr	rax, 16
+	/* key: pc | via << 48 | entry << 60 (a user pc has 47 bits), the
+	 * entry's home from the pc's low 5 bits: both from the pc at once,
+	 * the wait before the vDSO's lfence kept short */
+	mov	ecx, eax
 	shl	r10, 48
-	or	rax, r10
-	shr	r9d, 8
-	shl	r9, 60
-	or	rax, r9
-	mov	rdi, rax
-	lea	rdx, [r11 + rdx * 4 + SITES_OFF]	/* the slot's block */
-	mov	ecx, edi		/* an entry's home: the pc's low 5 bits */
+	or	r10, r9
 	and	ecx, 0x1f
+	mov	rdi, rax
 	shl	ecx, 4
+	or	rdi, r10
+	lea	rdx, [r11 + rdx * 4 + SITES_OFF]	/* the slot's block */
 	mov	ebx, 32
 .Lentry:
 	cmp	[rdx + rcx], rdi
