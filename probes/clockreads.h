@@ -297,8 +297,9 @@ struct cp_patch_rule {
 	__u64 pc;
 	__s32 cfa_offset;
 	__s16 bp_offset;
-	__u16 via_base;		/* via | base_bp << 15 */
+	__u16 via_base;		/* via | CP_PATCH_RULE_BASE_BP */
 };
+#define CP_PATCH_RULE_BASE_BP 0x8000
 
 static inline __attribute__((always_inline)) __u64 cp_patch_site_pc(__u64 key)
 {

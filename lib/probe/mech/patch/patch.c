@@ -273,6 +273,10 @@ static void note_pauses(struct cp_mech *m)
 	cp_vdso_patch_info(st->patch, &info);
 	m->pause_ms[0] = info.attach_pause_ms > 0 ? info.attach_pause_ms : -1;
 	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
+	if (info.rules_unplaced && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "%zu of the target's clock wrappers' unwind rules found no room in its table: reads through them are named at the wrapper, not at their call site",
+			 info.rules_unplaced);
 	if (info.eintr && !m->warning[0])
 		snprintf(m->warning, sizeof(m->warning),
 			 "thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",

@@ -30,7 +30,7 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 			.pc = t->entries[i].pc,
 			.cfa_offset = r->cfa_offset,
 			.bp_offset = (__s16)r->bp_offset,
-			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ? 0x8000 : 0)),
+			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ? CP_PATCH_RULE_BASE_BP : 0)),
 		};
 	}
 	return 0;

@@ -99,10 +99,10 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 	return 0;
 }
 
-/* The table's layout as the assembled code has it must be the one
- * clockreads.h says (the BPF program's). */
 static int write_rules(struct cp_vdso_patch *p, struct cp_error *err);
 
+/* The table's layout as the assembled code has it must be the one
+ * clockreads.h says (the BPF program's). */
 static int check_layout(struct cp_error *err)
 {
 	if (cp_vdso_layout[0] != CP_PATCH_TABLE_SIZE || cp_vdso_layout[1] != CP_PATCH_RULES_OFF ||
@@ -370,9 +370,7 @@ static uint64_t free_place(pid_t pid, uint64_t size)
 /* The rules written where the table is, if it is mapped. */
 static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	size_t unplaced;
-
-	size_t more;
+	size_t unplaced, more;
 
 	if (!p->table.addr)
 		return 0;
@@ -398,7 +396,7 @@ int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, s
 	p->hops.v = v;
 	for (size_t i = 0; i < n; i++)
 		v[p->hops.n++] = (struct cp_patch_rule){ .pc = pcs[i], .cfa_offset = 16,
-			.bp_offset = -16, .via_base = CP_PATCH_VIA_KEEP | 0x8000 };
+			.bp_offset = -16, .via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
 	return write_rules(p, err);
 }
 
