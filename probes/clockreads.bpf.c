@@ -688,9 +688,9 @@ static __always_inline __u64 patch_key(void)
  * first: it has read nothing through the vDSO) and words are zero; -1 not
  * known (no key, or every probed slot taken: its reads went to the shared
  * slot). */
-static __always_inline int read_patch_slot(__u64 *words, __u64 *slot)
+static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot)
 {
-	__u64 key = patch_key(), idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
+	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 
 	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
 	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
@@ -709,30 +709,40 @@ static __always_inline int read_patch_slot(__u64 *words, __u64 *slot)
 	return -1;
 }
 
+/* What a boundary found of the thread in the vDSO patch's table. */
+struct patch_look {
+	__u64 slot;	/* its slot's index; CP_PATCH_SLOTS: none yet */
+	__u64 reads;	/* its reads since its last boundary, when seen */
+	bool seen;	/* the last boundary's figures are this slot's */
+};
+
 /* With the vDSO patch, the reads the thread made in the target since its
  * last boundary join its request, by entry, clock and path. Whether the
  * request is whole: not when its first boundary came before user space
  * handed the table over (a launched command's first ms), nor when either
- * boundary could not find the thread's slot. */
-static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 *slot)
+ * boundary could not find the thread's slot, nor when the two found
+ * different keys' slots (a Go thread runs another goroutine now). */
+static __always_inline bool add_patch_reads(struct cp_thread *t, struct patch_look *pl)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS];
-	bool seen = t->patch_valid;
-	int found = read_patch_slot(words, slot);
+	__u64 words[CP_PATCH_SLOT_WORDS], key = patch_key();
+	int found = read_patch_slot(key, words, &pl->slot);
 
+	pl->seen = t->patch_valid && key == t->patch_key;
+	t->patch_key = key;
 	if (found < 0) {
 		t->patch_valid = 0;	/* not known: this request and the next are not whole */
 		return false;
 	}
 	if (!found)
-		*slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
+		pl->slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
 	t->patch_valid = 1;
-	for (int i = 1; i < CP_PATCH_SLOT_WORDS && seen && t->boundary_phase == CP_PHASE_CLOCK; i++) {
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
 		__u64 n = words[i] - t->patch_last[i];
 		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
 		int path = entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
 
-		if (!n)
+		pl->reads += n;
+		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
 			continue;
 		cp_add(&t->cur.reads, n);
 		cp_add(&t->cur.by_entry[entry], n);
@@ -740,7 +750,7 @@ static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 *slot)
 		cp_add(&t->cur.by_clock[clock], n);
 	}
 	__builtin_memcpy(t->patch_last, words, sizeof(words));
-	return seen;
+	return pl->seen;
 }
 
 /* A patch site's key (clockreads.h) as the session's call-site key. */
@@ -757,6 +767,7 @@ struct patch_sites_walk {
 	struct cp_thread *t;
 	struct cp_totals *tot;
 	bool credit;
+	__u64 credited;		/* reads credited to a site */
 };
 
 /* One entry of the thread's site block: its reads since the last
@@ -780,26 +791,34 @@ static long patch_site_entry(__u32 i, void *ctx)
 		return 0;
 	patch_site_key(key, &k);
 	id = site_id(&k);
-	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id)))
+	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id))) {
 		__sync_fetch_and_add(&c->in_requests, delta);
-	else
-		cp_add(&w->tot->site_uncredited, delta);
+		w->credited += delta;
+	}
 	return 0;
 }
 
 /* With the vDSO patch, the thread's reads since its last boundary by call
- * site (its block in the table): credited when the request is whole. A
- * block never written is not in memory: no sites. */
-static __always_inline void add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
-					    __u64 slot, bool seen, bool credit)
+ * site (its block in the table): credited when the request is whole;
+ * those no site holds (its block was full) are said uncredited. Nothing
+ * to do when the thread read nothing since. False when the block cannot
+ * be read: a thread with a slot has written it, so it is not known. */
+static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
+					    const struct patch_look *pl, bool credit)
 {
-	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && seen };
-	__u64 at = patch_table + CP_PATCH_SITES_OFF + slot * CP_PATCH_SITE_BLOCK;
+	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen };
+	__u64 at = patch_table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
 
-	if (slot >= CP_PATCH_SLOTS ||
-	    bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at))
+	if (pl->seen && !pl->reads)
+		return true;
+	if (pl->slot >= CP_PATCH_SLOTS)
 		__builtin_memset(t->patch_sites_now, 0, sizeof(t->patch_sites_now));
+	else if (bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at))
+		return false;
 	bpf_loop(CP_PATCH_SITE_ENTRIES, patch_site_entry, &w, 0);
+	if (w.credit && pl->reads > w.credited)
+		cp_add(&tot->site_uncredited, pl->reads - w.credited);
+	return true;
 }
 
 /* The vDSO patch's counts at the target's exit: its memory goes with it,
@@ -904,8 +923,9 @@ static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread();
-	__u64 reads, slot = CP_PATCH_SLOTS;
-	bool whole = true, seen = t ? t->patch_valid : false;
+	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
+	__u64 reads;
+	bool whole = true;
 
 	if (!tot || !t)
 		return;
@@ -918,9 +938,11 @@ static __always_inline void close_request(__u32 tid)
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
 	if (patch_table && phase == CP_PHASE_CLOCK) {
-		whole = add_patch_reads(t, &slot);
-		add_patch_sites(t, tot, slot, seen && t->patch_valid,
-				t->boundary_phase == CP_PHASE_CLOCK && whole);
+		whole = add_patch_reads(t, &pl);
+		if (!add_patch_sites(t, tot, &pl, t->boundary_phase == CP_PHASE_CLOCK && whole)) {
+			t->patch_valid = 0;
+			whole = false;
+		}
 	}
 	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK && whole) {
 		cp_read_counts_add(&tot->in_requests, &t->cur);

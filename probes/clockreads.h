@@ -8,6 +8,8 @@
 #include <linux/types.h>	/* BPF programs get __u64 from vmlinux.h */
 #endif
 
+#include "patch_layout.h"
+
 /* How a read entered: the vDSO entry point, or the matching syscall. */
 enum cp_entry {
 	CP_ENTRY_CLOCK_GETTIME,
@@ -181,7 +183,6 @@ struct cp_totals {
  * clock_gettime, std::chrono::*::now, ...) with one rule per return address
  * inside them, computed in user space from their CFI (lib/symbols/unwind_table.c),
  * because Debian's libc has no frame pointers. */
-#define CP_UNWIND_MAX_HOPS 6
 
 enum cp_unwind_base {
 	CP_UNWIND_SP = 0,	/* CFA = sp + cfa_offset */
@@ -259,14 +260,9 @@ struct cp_site_counts {
  * the reads of threads that found no slot of their own; thread slots
  * follow it, found by a Fibonacci hash of the key and at most
  * CP_PATCH_PROBES linear probes. */
-#define CP_PATCH_SLOT_WORDS 16
-#define CP_PATCH_SLOTS 4096
-#define CP_PATCH_HASH 0x9E3779B97F4A7C15ull
 #define CP_PATCH_HASH_SHIFT 52		/* 64 - log2(CP_PATCH_SLOTS) */
-#define CP_PATCH_PROBES 16
 #define CP_PATCH_WORD_GETTIMEOFDAY 14
 #define CP_PATCH_WORD_TIME 15
-#define CP_PATCH_TABLE_SIZE (((CP_PATCH_SLOTS + 1) * CP_PATCH_SLOT_WORDS * 8 + 4095) & ~4095ull)
 
 /* Call sites through the patch. After the counters, the same mapping
  * holds a table of rules for stepping out of clock wrappers (the rules of
@@ -278,17 +274,6 @@ struct cp_site_counts {
  * thunk claims from the entry at the key's low bits on. A key is the call site's return
  * address (48 bits), the outermost wrapper crossed (12 bits, 0xfff: none)
  * and the entry (2 bits). Reads that find no entry free have no site. */
-#define CP_PATCH_RULES 4096
-#define CP_PATCH_RULE_PROBES 8
-#define CP_PATCH_RULES_OFF CP_PATCH_TABLE_SIZE
-#define CP_PATCH_SITE_ENTRIES 32
-#define CP_PATCH_SITE_BLOCK (CP_PATCH_SITE_ENTRIES * 16)
-#define CP_PATCH_SITES_OFF (CP_PATCH_RULES_OFF + CP_PATCH_RULES * 16)
-#define CP_PATCH_MAP_USED (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
-#define CP_PATCH_VIA_NONE 0xfff		/* no wrapper crossed */
-#define CP_PATCH_VIA_KEEP 0xffe		/* a rule that crosses no wrapper (a
-					 * frame-pointer hop out of Go's
-					 * vDSO caller) */
 
 /* One rule as the thunk reads it: CFA = (rbp if base_bp, else sp) +
  * cfa_offset; rbp reloaded from CFA + bp_offset when that is not 0; the
@@ -299,7 +284,6 @@ struct cp_patch_rule {
 	__s16 bp_offset;
 	__u16 via_base;		/* via | CP_PATCH_RULE_BASE_BP */
 };
-#define CP_PATCH_RULE_BASE_BP 0x8000
 
 static inline __attribute__((always_inline)) __u64 cp_patch_site_pc(__u64 key)
 {
@@ -363,6 +347,7 @@ struct cp_thread {
 	/* The vDSO patch: the thread's slot words at its last boundary. */
 	__u64 patch_last[CP_PATCH_SLOT_WORDS];
 	__u64 patch_valid;
+	__u64 patch_key;		/* the key whose slot patch_last is */
 	/* ... its site block now ({key, count} pairs) and its counts at the
 	 * last boundary, entry by entry (an entry's key never changes). */
 	__u64 patch_sites_now[2 * CP_PATCH_SITE_ENTRIES];

@@ -36,7 +36,7 @@ TEST(patch_rules_keep_wrappers_only_in_the_thunks_form)
 	cp_patch_rules_free(&r);
 }
 
-TEST(patch_rules_go_home_or_just_after_and_never_move)
+TEST(patch_rules_go_home_or_just_after_and_replace_only_what_differs)
 {
 	size_t size = CP_PATCH_RULES_OFF + CP_PATCH_RULES * sizeof(struct cp_patch_rule), unplaced;
 	uint8_t *table = calloc(1, size);
@@ -44,17 +44,47 @@ TEST(patch_rules_go_home_or_just_after_and_never_move)
 	struct cp_patch_rules r = { .v = v, .n = CP_PATCH_RULE_PROBES + 1 };
 	struct cp_patch_rule *tab = table_rules(table);
 
-	/* an earlier run's rule at the shared home stays as it is */
-	tab[0x123] = (struct cp_patch_rule){ .pc = PC(0), .cfa_offset = 99 };
 	for (size_t i = 0; i < r.n; i++)
 		v[i] = (struct cp_patch_rule){ .pc = PC(i), .cfa_offset = 8 * (int)i + 8, .via_base = 1 };
+	/* an earlier run's rule for PC(0), from a module since replaced */
+	tab[0x123] = (struct cp_patch_rule){ .pc = PC(0), .cfa_offset = 99 };
 	CHECK(cp_patch_rules_write(getpid(), (uint64_t)(uintptr_t)table, &r, &unplaced) == 0);
-	CHECK(tab[0x123].pc == PC(0) && tab[0x123].cfa_offset == 99);
-	for (size_t k = 1; k < CP_PATCH_RULE_PROBES; k++)
-		CHECK(tab[0x123 + k].pc == PC(k) && tab[0x123 + k].cfa_offset == 8 * (int)k + 8);
+	for (size_t k = 0; k < CP_PATCH_RULE_PROBES; k++)
+		CHECK(tab[0x123 + k].pc == PC(k) && tab[0x123 + k].cfa_offset == 8 * (int)k + 8 &&
+		      tab[0x123 + k].via_base == 1);
 	CHECK(unplaced == 1);		/* PC(8): no empty entry within the probes */
 	CHECK(tab[0x123 + CP_PATCH_RULE_PROBES].pc == 0);
+	/* written again: nothing moves */
+	CHECK(cp_patch_rules_write(getpid(), (uint64_t)(uintptr_t)table, &r, &unplaced) == 0);
+	CHECK(tab[0x123].pc == PC(0) && tab[0x123].cfa_offset == 8 && unplaced == 1);
 	free(table);
+}
+
+TEST(patch_rules_merge_keeps_the_first_for_a_pc)
+{
+	struct cp_patch_rule hop = { .pc = PC(1), .cfa_offset = 16, .via_base = CP_PATCH_VIA_KEEP };
+	struct cp_patch_rule wrap[2] = { { .pc = PC(1), .cfa_offset = 48, .via_base = 3 },
+					 { .pc = PC(2), .cfa_offset = 8, .via_base = 3 } };
+	struct cp_patch_rules first = { .v = &hop, .n = 1 }, then = { .v = wrap, .n = 2 }, all;
+
+	CHECK(cp_patch_rules_merge(&first, &then, &all) == 0);
+	CHECK(all.n == 2 && all.v[0].via_base == CP_PATCH_VIA_KEEP && all.v[1].pc == PC(2));
+	cp_patch_rules_free(&all);
+}
+
+TEST(patch_rules_leave_out_what_the_thunk_would_not_follow)
+{
+	struct cp_unwind_entry e[3] = {
+		{ PC(0), { .cfa_offset = 0, .via = 1, .base_reg = CP_UNWIND_SP } },
+		{ PC(1), { .cfa_offset = 0x20000, .via = 1, .base_reg = CP_UNWIND_SP } },
+		{ PC(2), { .cfa_offset = 0x20000, .via = 1, .base_reg = CP_UNWIND_BP } },
+	};
+	struct cp_unwind_table t = { .entries = e, .n = 3 };
+	struct cp_patch_rules r;
+
+	CHECK(cp_patch_rules_from(&t, &r) == 0);
+	CHECK(r.n == 1 && r.v[0].pc == PC(2) && r.dropped == 2);
+	cp_patch_rules_free(&r);
 }
 
 TEST(patch_sites_sum_by_key_and_count_since_a_base)

@@ -114,12 +114,16 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 	hint_unnamed(nm, p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
-	if (p->totals.site_unnamed)
+	if (p->totals.site_unnamed && p->mechanism == CP_MECHANISM_PATCH)
+		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites in one thread, or threads with no slot of their own in the target's table",
+				(unsigned long long)p->totals.site_unnamed, CP_PATCH_SITE_ENTRIES);
+	else if (p->totals.site_unnamed)
 		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites",
 				(unsigned long long)p->totals.site_unnamed, CP_MAX_SITES);
 	if (p->totals.site_uncredited)
-		cp_profile_warn(p, "%llu reads inside requests are missing from their call site's per-op figure: over %d distinct sites in one request",
-				(unsigned long long)p->totals.site_uncredited, CP_PENDING_SITES);
+		cp_profile_warn(p, "%llu reads inside requests are missing from their call site's per-op figure: over %d distinct sites in one request (%d in one thread with the vDSO patch)",
+				(unsigned long long)p->totals.site_uncredited, CP_PENDING_SITES,
+				CP_PATCH_SITE_ENTRIES);
 	if (p->totals.stack_drops)
 		cp_profile_warn(p, "%llu reads have no stack: over %d distinct stacks",
 				(unsigned long long)p->totals.stack_drops, CP_MAX_STACKS);

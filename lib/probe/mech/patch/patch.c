@@ -132,11 +132,15 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 	for (size_t i = 0; i < pts->n && n < 16; i++) {
 		uint64_t at = pts->points[i].site == CP_SITE_FRAME ?
 			      mapped_at(m->pid, path, pts->points[i].offset) : 0;
-		uint8_t first;
+		uint8_t call[3];
 
-		/* call *reg: ff /2, a REX prefix first for r8-r15 */
-		if (at && cp_proc_mem_read(m->pid, at, &first, 1) == 0)
-			pcs[n++] = at + (first == 0x41 ? 3 : 2);
+		/* call *reg: ff /2, with a REX.B prefix first for r8-r15 */
+		if (!at || cp_proc_mem_read(m->pid, at, call, sizeof(call)))
+			continue;
+		if (call[0] == 0xff)
+			pcs[n++] = at + 2;
+		else if (call[0] == 0x41 && call[1] == 0xff)
+			pcs[n++] = at + 3;
 	}
 	return n && st->patch ? cp_vdso_patch_add_frame_hops(st->patch, pcs, n, err) : 0;
 }
@@ -275,7 +279,7 @@ static void note_pauses(struct cp_mech *m)
 	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
 	if (info.rules_unplaced && !m->warning[0])
 		snprintf(m->warning, sizeof(m->warning),
-			 "%zu of the target's clock wrappers' unwind rules found no room in its table: reads through them are named at the wrapper, not at their call site",
+			 "%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
 			 info.rules_unplaced);
 	if (info.eintr && !m->warning[0])
 		snprintf(m->warning, sizeof(m->warning),

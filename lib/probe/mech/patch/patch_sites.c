@@ -22,7 +22,9 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 
 		if (r->via == CP_VIA_NONE)
 			continue;	/* not a wrapper: the walk stops there */
-		if (r->via >= CP_PATCH_VIA_KEEP || r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX) {
+		/* what the thunk would not follow (vdso_area.S), or cannot hold */
+		if (r->via >= CP_PATCH_VIA_KEEP || r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX ||
+		    (r->base_reg == CP_UNWIND_SP && (r->cfa_offset <= 0 || r->cfa_offset > 0x10000))) {
 			out->dropped++;
 			continue;
 		}
@@ -62,9 +64,33 @@ static int write_words(pid_t pid, struct iovec *local, struct iovec *remote, siz
 	return 0;
 }
 
-/* Where each rule goes in the table as it is (tab): an empty entry within
- * the probes, taken in tab; its index in at[], or SIZE_MAX. */
-static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules *r, size_t *at)
+int cp_patch_rules_merge(const struct cp_patch_rules *first, const struct cp_patch_rules *then,
+			 struct cp_patch_rules *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!(out->v = calloc(first->n + then->n + 1, sizeof(*out->v))))
+		return -1;
+	memcpy(out->v, first->v, first->n * sizeof(*out->v));
+	out->n = first->n;
+	for (size_t i = 0; i < then->n; i++) {
+		size_t j = 0;
+
+		while (j < first->n && first->v[j].pc != then->v[i].pc)
+			j++;
+		if (j == first->n)
+			out->v[out->n++] = then->v[i];
+	}
+	out->dropped = first->dropped + then->dropped;
+	return 0;
+}
+
+/* Where each rule goes in the table as it is (tab): the entry that holds
+ * its pc, else an empty one within the probes, taken in tab; its index in
+ * at[], or SIZE_MAX when it is there already as it is or finds no room;
+ * replaced[i]: it takes the place of another rule for its pc (a module
+ * replaced since an earlier clockprof wrote that). */
+static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules *r, size_t *at,
+			  bool *replaced)
 {
 	size_t unplaced = 0;
 
@@ -75,9 +101,11 @@ static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules
 		for (size_t k = 0; k < CP_PATCH_RULE_PROBES; k++) {
 			size_t pos = (home + k) & (CP_PATCH_RULES - 1);
 
-			if (tab[pos].pc == r->v[i].pc)
+			if (tab[pos].pc == r->v[i].pc &&
+			    !memcmp(&tab[pos], &r->v[i], sizeof(tab[pos])))
 				break;		/* there already */
-			if (tab[pos].pc == 0) {
+			if (tab[pos].pc == r->v[i].pc || tab[pos].pc == 0) {
+				replaced[i] = tab[pos].pc != 0;
 				tab[pos] = r->v[i];
 				at[i] = pos;
 				break;
@@ -89,40 +117,54 @@ static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules
 	return unplaced;
 }
 
+/* One pass of the writes: each placed rule's key (key, or 0 when zero),
+ * or its words; for replaced rules only, with only_replaced. */
+static int write_pass(pid_t pid, uint64_t addr, const struct cp_patch_rule *tab,
+		      const struct cp_patch_rules *r, const size_t *at, const bool *replaced,
+		      bool key, bool zero, struct iovec *local, struct iovec *remote)
+{
+	static const uint64_t nothing;
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		uint64_t off = at[i] * sizeof(*tab) + (key ? 0 : 8);
+
+		if (at[i] == SIZE_MAX || (zero && !replaced[i]))
+			continue;
+		local[n] = (struct iovec){ zero ? (void *)&nothing : (char *)tab + off, 8 };
+		remote[n++] = (struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
+	}
+	return write_words(pid, local, remote, n);
+}
+
 int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *r,
 			 size_t *unplaced)
 {
-	size_t size = CP_PATCH_RULES * sizeof(struct cp_patch_rule), n = 0;
+	size_t size = CP_PATCH_RULES * sizeof(struct cp_patch_rule);
 	struct cp_patch_rule *tab = malloc(size);
 	size_t *at = calloc(r->n + 1, sizeof(*at));
+	bool *replaced = calloc(r->n + 1, sizeof(*replaced));
 	struct iovec *local = calloc(r->n + 1, sizeof(*local));
 	struct iovec *remote = calloc(r->n + 1, sizeof(*remote));
 	struct iovec whole = { tab, size }, there = { (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF), size };
 	int rc = -1;
 
 	*unplaced = 0;
-	if (!tab || !at || !local || !remote ||
+	if (!tab || !at || !replaced || !local || !remote ||
 	    process_vm_readv(pid, &whole, 1, &there, 1, 0) != (ssize_t)size)
 		goto out;
-	*unplaced = place_rules(tab, r, at);
-	/* The rule's words first, then (another call) its key. */
-	for (int pass = 0; pass < 2; pass++) {
-		n = 0;
-		for (size_t i = 0; i < r->n; i++) {
-			uint64_t off = at[i] * sizeof(*tab) + (pass ? 0 : 8);
-
-			if (at[i] == SIZE_MAX)
-				continue;
-			local[n] = (struct iovec){ (char *)tab + off, 8 };
-			remote[n++] = (struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
-		}
-		if (write_words(pid, local, remote, n))
-			goto out;
-	}
+	*unplaced = place_rules(tab, r, at, replaced);
+	/* A replaced rule's key cleared first; then every rule's words; then
+	 * (each its own call, in order) its key. */
+	if (write_pass(pid, addr, tab, r, at, replaced, true, true, local, remote) ||
+	    write_pass(pid, addr, tab, r, at, replaced, false, false, local, remote) ||
+	    write_pass(pid, addr, tab, r, at, replaced, true, false, local, remote))
+		goto out;
 	rc = 0;
 out:
 	free(tab);
 	free(at);
+	free(replaced);
 	free(local);
 	free(remote);
 	return rc;

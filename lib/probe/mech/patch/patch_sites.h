@@ -37,11 +37,18 @@ struct cp_patch_rules {
 int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *out);
 void cp_patch_rules_free(struct cp_patch_rules *r);
 
+/* first, then the rules of then for other pcs (frame hops before the
+ * wrappers' rules: where both have a pc, the walk hops as the uprobes'). */
+int cp_patch_rules_merge(const struct cp_patch_rules *first, const struct cp_patch_rules *then,
+			 struct cp_patch_rules *out);
+
 /* Writes the rules into the table at addr in pid's memory: each into an
  * empty entry, its words before its key, so that a thread never reads a
- * rule half-written; entries already there are never changed (a reused
- * table's rules stay). How many found no room within the probes: said by
- * *unplaced. -1 when the target's memory cannot be read or written. */
+ * rule half-written; a rule already there for the same pc stays if it is
+ * the same, else its key is cleared before it is rewritten (a reused
+ * table whose module was replaced). How many found no room within the
+ * probes: said by *unplaced. -1 when the target's memory cannot be read
+ * or written. */
 int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *r,
 			 size_t *unplaced);
 

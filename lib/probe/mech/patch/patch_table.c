@@ -53,18 +53,19 @@ int cp_patch_table_mark(struct cp_patch_table *t)
 	return cp_patch_sites_read(t->pid, t->addr, t->words, &t->base_sites);
 }
 
-/* The sites as of the counters just read. */
+/* The sites now, of the slots in use in the counters just read. A read
+ * is counted in its slot before its site: sites read before the counters
+ * they are compared with never hold more reads than those (the window's
+ * end: read_sites, then sum); counters read before the sites counted
+ * from never miss a read those hold (its start: cp_patch_table_mark). */
 static void read_sites(struct cp_patch_table *t)
 {
 	struct cp_patch_sites now;
 
-	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now)) {
-		t->sites_lost = true;
-		return;
-	}
+	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now))
+		return;		/* the last sites read stay */
 	cp_patch_sites_free(&t->last_sites);
 	t->last_sites = now;
-	t->sites_lost = false;
 }
 
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c)
@@ -76,8 +77,11 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 
 	memset(c, 0, sizeof(*c));
 	if (!t->settled && sum(t, sums, &threads, &shared) == 0) {
-		memcpy(t->last, sums, sizeof(sums));
 		read_sites(t);
+		if (sum(t, sums, &threads, &shared) == 0)
+			memcpy(t->last, sums, sizeof(sums));
+		else
+			rc = 1;		/* gone in between: the exit's sums */
 	} else if (!t->addr)
 		return -1;
 	else if (!t->settled)
@@ -105,7 +109,6 @@ void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATC
 		cp_patch_sites_free(&t->last_sites);
 		t->last_sites = *sites;
 		memset(sites, 0, sizeof(*sites));
-		t->sites_lost = false;
 	}
 }
 

@@ -20,7 +20,6 @@ struct cp_patch_table {
 	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums counted from */
 	uint64_t last[CP_PATCH_SLOT_WORDS];	/* the sums at the last read */
 	struct cp_patch_sites base_sites, last_sites;	/* the same, by call site */
-	bool sites_lost;		/* the last sites could not be read */
 	bool settled;			/* last holds the sums at the target's exit */
 };
 

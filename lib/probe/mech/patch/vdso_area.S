@@ -3,33 +3,30 @@
  *
  * Two pieces, both position-independent, copied byte for byte:
  *
- * - The area: a header of data, then the stub. One thread of the target is
- *   sent through the stub (hijack.c) and does, on its own, everything that
- *   changes what other threads execute: it makes the vDSO writable, maps
- *   the counter table (private anonymous memory) once, switches each patch
- *   site with one `lock cmpxchg` of the aligned 8 bytes that hold it, makes
- *   the vDSO read-only again and returns where it was interrupted. Nothing
- *   depends on clockprof once the thread is sent: a SIGKILL of clockprof at
- *   any instant leaves every site either original or completely patched.
+ * - The area: a header of data, the stub, and the code every thunk calls.
+ *   One thread of the target is sent through the stub (hijack.c) and does,
+ *   on its own, everything that changes what other threads execute: it
+ *   makes the vDSO writable, maps the counter table (private anonymous
+ *   memory) once, switches each patch site with one `lock cmpxchg` of the
+ *   aligned 8 bytes that hold it, makes the vDSO read-only again and
+ *   returns where it was interrupted. Nothing depends on clockprof once
+ *   the thread is sent: a SIGKILL of clockprof at any instant leaves every
+ *   site either original or completely patched. cp_vdso_count finds the
+ *   calling thread's slot in the table and adds one read; the site
+ *   recorder then steps out of the clock wrappers by the rules user space
+ *   wrote into the table and counts the read at its call site in the
+ *   thread's block. They use only registers that are dead at a patch site
+ *   (rax, rcx, rdx, r8-r11 and the flags: the vDSO entries take their
+ *   arguments in rdi and rsi) and save what else they use on the stack,
+ *   below the entry's stack pointer: the plan chooses sites before which
+ *   the entry has stored nothing there.
  *
- * - The counting body, copied once per entry into a thunk (vdso_plan.c):
- *   it finds the calling thread's slot in the table and adds one read. It
- *   uses only registers that are dead at the patch site (rax, rcx, rdx,
- *   r8-r11 and the flags: the vDSO entries take their arguments in rdi and
- *   rsi). It then calls the area's site recorder, which steps out of the
- *   clock wrappers by the rules user space wrote into the table and counts
- *   the read at its call site in the thread's block. The recorder saves
- *   what else it uses on the stack, below the entry's stack pointer: the
- *   plan chooses sites before which the entry has stored nothing there.
+ * - A thunk's start, copied once per entry (vdso_plan.c): the counter's
+ *   index and the entry's word for the recorder in r9d, then the call.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
-/* The table's layout (probes/clockreads.h, checked at run time against
- * cp_vdso_layout): CP_PATCH_TABLE_SIZE, CP_PATCH_RULES_OFF, and
- * CP_PATCH_SITES_OFF. */
-#define COUNTERS_SIZE 528384
-#define RULES_OFF 528384
-#define SITES_OFF 593920
+#include "patch_layout.h"
 
 	.intel_syntax noprefix
 	.section .rodata.cp_vdso_area, "a"
@@ -37,8 +34,7 @@
 /* --- the area: header (data) + stub (code). */
 	.balign 16
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
-	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop, cp_vdso_site_record
-	.globl cp_vdso_layout
+	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop, cp_vdso_count
 cp_vdso_area_start:
 h_magic:	.ascii "clockprof-vdso1\0"
 h_table:	.quad 0		/* the counter table, once mapped */
@@ -108,7 +104,7 @@ sc_ip_2:
 	 * program finds no slot in. */
 	push	rax
 	mov	rdi, rax
-	mov	esi, COUNTERS_SIZE
+	mov	esi, CP_PATCH_TABLE_SIZE
 	mov	edx, 23
 	mov	eax, 28
 	syscall
@@ -180,57 +176,111 @@ sc_ip_3:
 cp_vdso_stop:
 	int3
 
-/* Called by a thunk once the read is counted in the thread's own slot:
- * rdx holds the slot's offset, r11 the table, r9d the entry's stack depth
+/* Called by each thunk (r9d as its prefix leaves it): the read counted in
+ * the calling thread's slot of the table, found by its key, then its
+ * site (cp_vdso_site_record, which returns to the thunk). A slot is the
+ * key's alone (a thread, or a goroutine, runs on one CPU at a time and an
+ * inc is one instruction, so a signal handler's read on the same thread
+ * cannot tear it): no lock. */
+	.balign 16
+cp_vdso_count:
+	mov	r11, [rip + h_table]
+	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
+	test	r8, r8
+	jnz	1f
+	mov	r8, qword ptr fs:-8	/* none (Go): the running goroutine, g */
+	test	r8, r8
+	jz	4f
+	or	r8, 1			/* tagged: a goroutine, not a thread */
+1:	movabs	rdx, CP_PATCH_HASH	/* Fibonacci hash of the key: its top */
+	imul	rdx, r8			/* 12 bits pick the slot, here times the */
+	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
+	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
+	lea	rcx, [r11 + rdx + 128]
+	mov	r10d, CP_PATCH_PROBES	/* slots looked at, at most */
+2:	cmp	[rcx], r8
+	je	5f
+	cmp	qword ptr [rcx], 0
+	jne	3f
+	xor	eax, eax
+	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
+	je	5f
+	cmp	rax, r8
+	je	5f
+3:	add	edx, 128		/* the next slot, around the end */
+	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
+	lea	rcx, [r11 + rdx + 128]
+	dec	r10d
+	jnz	2b
+4:	movzx	r10d, r9b
+	lock inc qword ptr [r11 + r10 * 8]	/* no key or no slot: the shared */
+	ret					/* one (and no site) */
+5:	movzx	r10d, r9b
+	inc	qword ptr [rcx + r10 * 8]	/* the key's own: no lock */
+	shr	r9d, 16
+	jmp	cp_vdso_site_record
+
+/* Jumped to once the read is counted in the thread's own slot, the
+ * thunk's return address on the stack: rdx holds the slot's offset, r11
+ * the table, r9d the entry's stack depth
  * at the site (bytes pushed before it) | the entry << 8. Steps out of the
  * clock wrappers (at most CP_UNWIND_MAX_HOPS rules, as the BPF program's
  * walk does), then counts the read at {call site, wrapper, entry} in the
- * slot's block. Changes only the registers the thunk may. */
+ * slot's block. Changes only the registers the thunk may (it saves the
+ * others it uses on the stack). Its reads of the stack stay within
+ * 64 KiB above the entry's frames but for Go's frame hops: where the BPF
+ * walk's reads may fail, these run in the target and must not. */
 	.balign 16
 cp_vdso_site_record:
 	push	rbx
 	push	rsi
 	push	rdi
+	push	r13
 	movzx	ecx, r9b
-	lea	r8, [rsp + rcx + 40]	/* above the entry's return address */
+	lea	r8, [rsp + rcx + 48]	/* above the entry's return address */
 	mov	rax, [r8 - 8]		/* the entry's return address */
 	shr	r9d, 8			/* the key's entry bits, ready */
 	shl	r9, 60
 	mov	rsi, rbp		/* the frame pointer, as at the entry */
-	mov	r10d, 0xfff		/* no wrapper crossed yet */
-	mov	edi, 6			/* hops at most */
+	mov	r10d, CP_PATCH_VIA_NONE	/* no wrapper crossed yet */
+	mov	edi, CP_UNWIND_MAX_HOPS	/* hops at most */
 .Lhop:
 	mov	ecx, eax		/* a rule's home: the pc's low 12 bits */
-	and	ecx, 0xfff
+	and	ecx, CP_PATCH_RULES - 1
 	shl	ecx, 4
-	mov	ebx, 8			/* probes at most */
+	mov	ebx, CP_PATCH_RULE_PROBES	/* probes at most */
 .Lprobe:
-	cmp	[r11 + rcx + RULES_OFF], rax
+	cmp	[r11 + rcx + CP_PATCH_RULES_OFF], rax
 	je	.Lrule
-	cmp	qword ptr [r11 + rcx + RULES_OFF], 0
+	cmp	qword ptr [r11 + rcx + CP_PATCH_RULES_OFF], 0
 	je	.Lkey			/* no rule: the call site */
 	add	ecx, 16
-	and	ecx, 0xfff0
+	and	ecx, (CP_PATCH_RULES - 1) * 16
 	dec	ebx
 	jnz	.Lprobe
 	jmp	.Lkey
 .Lrule:
-	lea	rcx, [r11 + rcx + RULES_OFF]
+	lea	rcx, [r11 + rcx + CP_PATCH_RULES_OFF]
 	movzx	ebx, word ptr [rcx + 14]	/* via | base_bp << 15 */
-	test	ebx, 0x8000
-	jz	1f
-	mov	r8, rsi			/* CFA from rbp */
-1:	movsxd	rax, dword ptr [rcx + 8]
-	add	r8, rax			/* the CFA */
-	movsx	rax, word ptr [rcx + 12]
-	test	rax, rax
-	jz	2f
-	mov	rsi, [r8 + rax]		/* the caller's rbp */
-2:	and	ebx, 0xfff
-	cmp	ebx, 0xffe
-	je	3f
+	movsxd	r13, dword ptr [rcx + 8]
+	test	ebx, CP_PATCH_RULE_BASE_BP
+	jnz	1f
+	add	r8, r13			/* the CFA from sp: above this frame, and */
+	cmp	r13, 0x10000		/* near (0 < offset <= 64 KiB); a rule */
+	ja	.Lkey			/* that says otherwise (its module replaced */
+	test	r13, r13		/* since it was written) is not followed, */
+	jz	.Lkey			/* and the read's site is the wrapper */
+	jmp	2f
+1:	lea	r8, [rsi + r13]		/* the CFA from rbp (Go's may be on */
+2:	and	ebx, CP_PATCH_VIA_NONE	/* another stack than the read's) */
+	cmp	ebx, CP_PATCH_VIA_KEEP
+	je	3f			/* a frame hop crosses no wrapper */
 	mov	r10d, ebx		/* the wrapper crossed */
-3:	mov	rax, [r8 - 8]		/* the caller's return address */
+3:	movsx	r13, word ptr [rcx + 12]
+	test	r13, r13
+	jz	4f
+	mov	rsi, [r8 + r13]		/* the caller's rbp */
+4:	mov	rax, [r8 - 8]		/* the caller's return address */
 	dec	edi
 	jnz	.Lhop
 .Lkey:
@@ -240,12 +290,12 @@ cp_vdso_site_record:
 	mov	ecx, eax
 	shl	r10, 48
 	or	r10, r9
-	and	ecx, 0x1f
+	and	ecx, CP_PATCH_SITE_ENTRIES - 1
 	mov	rdi, rax
 	shl	ecx, 4
 	or	rdi, r10
-	lea	rdx, [r11 + rdx * 4 + SITES_OFF]	/* the slot's block */
-	mov	ebx, 32
+	lea	rdx, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
+	mov	ebx, CP_PATCH_SITE_ENTRIES
 .Lentry:
 	cmp	[rdx + rcx], rdi
 	je	.Lcount
@@ -259,13 +309,14 @@ cp_vdso_site_record:
 	je	.Lcount
 .Lnext:
 	add	ecx, 16
-	and	ecx, 0x1f0
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 16
 	dec	ebx
 	jnz	.Lentry
 	jmp	.Ldone			/* the block is full: no site */
 .Lcount:
 	inc	qword ptr [rdx + rcx + 8]
 .Ldone:
+	pop	r13
 	pop	rdi
 	pop	rsi
 	pop	rbx
@@ -284,72 +335,25 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_4 - cp_vdso_area_start
 	.quad sc_ip_5 - cp_vdso_area_start
 
-/* The table's layout as this code has it, for vdso_patch.c to check
- * against probes/clockreads.h: counters' size, rules', sites' offsets. */
-cp_vdso_layout:
-	.quad COUNTERS_SIZE, RULES_OFF, SITES_OFF
 
-/* --- a thunk's counting body. r9 holds the counter's index in the slot
- * (1..15) on entry. The table's address is read from the area's header
- * through the rip-relative load ending at cp_vdso_count_table_ref, whose
- * displacement the copier sets. A slot is the key's alone (a thread, or a
- * goroutine, runs on one CPU at a time and an inc is one instruction, so
- * a signal handler's read on the same thread cannot tear it): no lock. */
-	.globl cp_vdso_count_start, cp_vdso_count_table_ref, cp_vdso_count_end
-	.globl cp_vdso_count_site_imm, cp_vdso_count_site_call
+/* --- a thunk's start, copied once per entry (vdso_plan.c): r9d =
+ * the counter's index in the slot (1..15) | the site recorder's word
+ * (stack depth | entry << 8) << 16, then a call of cp_vdso_count (the
+ * copier sets its displacement), the replaced instruction and a jump back.
+ * clock_gettime's index is 1 + the clock id, ids 12 and up (and negative
+ * ones: CPU-time and fd clocks) in one; the copier sets the imm32 of the
+ * last instruction of either prefix. */
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
 	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
-cp_vdso_count_start:
-	mov	r11, [rip + 0]
-cp_vdso_count_table_ref:
-	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
-	test	r8, r8
-	jnz	1f
-	mov	r8, qword ptr fs:-8	/* none (Go): the running goroutine, g */
-	test	r8, r8
-	jz	4f
-	or	r8, 1			/* tagged: a goroutine, not a thread */
-1:	movabs	rdx, 0x9E3779B97F4A7C15	/* Fibonacci hash of the key: its top */
-	imul	rdx, r8			/* 12 bits pick the slot, here times the */
-	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
-	and	edx, 0x7ff80
-	lea	rcx, [r11 + rdx + 128]
-	mov	r10d, 16		/* at most 16 probes */
-2:	cmp	[rcx], r8
-	je	5f
-	cmp	qword ptr [rcx], 0
-	jne	3f
-	xor	eax, eax
-	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
-	je	5f
-	cmp	rax, r8
-	je	5f
-3:	add	edx, 128		/* the next slot, around the end */
-	and	edx, 0x7ff80
-	lea	rcx, [r11 + rdx + 128]
-	dec	r10d
-	jnz	2b
-4:	lock inc qword ptr [r11 + r9 * 8]	/* no key or no slot: the shared one */
-	jmp	6f				/* (and no site) */
-5:	inc	qword ptr [rcx + r9 * 8]	/* the key's own: no lock */
-	mov	r9d, 0x7fffffff			/* the copier sets: stack depth | entry << 8 */
-cp_vdso_count_site_imm:
-	.byte	0xe8				/* call cp_vdso_site_record: the */
-	.long	0				/* copier sets the displacement */
-cp_vdso_count_site_call:
-6:
-cp_vdso_count_end:
-
-/* clock_gettime: index 1 + the clock id, ids 12 and up (and negative ones:
- * CPU-time and fd clocks) in one. */
 cp_vdso_prefix_clockid:
 	mov	r9d, edi
 	cmp	r9d, 12
 	jb	1f
 	mov	r9d, 12
 1:	inc	r9d
+	or	r9d, 0x7fffffff
 cp_vdso_prefix_clockid_end:
-/* gettimeofday, time: a fixed index, in the imm32 the copier sets. */
+/* gettimeofday, time: a fixed index. */
 cp_vdso_prefix_fixed:
 	mov	r9d, 0x7fffffff
 cp_vdso_prefix_fixed_end:

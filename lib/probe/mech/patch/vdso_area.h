@@ -45,20 +45,15 @@ struct cp_vdso_area_header {
 
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
-extern const uint8_t cp_vdso_stop[], cp_vdso_site_record[];
+extern const uint8_t cp_vdso_stop[], cp_vdso_count[];
 extern const uint64_t cp_vdso_stub_syscall_ips[5];
-/* The layout the code was assembled for: CP_PATCH_TABLE_SIZE,
- * CP_PATCH_RULES_OFF, CP_PATCH_SITES_OFF. */
-extern const uint64_t cp_vdso_layout[3];
-extern const uint8_t cp_vdso_count_start[], cp_vdso_count_table_ref[], cp_vdso_count_end[];
-extern const uint8_t cp_vdso_count_site_imm[], cp_vdso_count_site_call[];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 #define CP_VDSO_STOP_OFFSET ((uint64_t)(cp_vdso_stop - cp_vdso_area_start))
-#define CP_VDSO_SITE_RECORD_OFFSET ((uint64_t)(cp_vdso_site_record - cp_vdso_area_start))
+#define CP_VDSO_COUNT_OFFSET ((uint64_t)(cp_vdso_count - cp_vdso_area_start))
 
 _Static_assert(sizeof(struct cp_vdso_area_header) == 0xf0,
 	       "vdso_area.S's header and this struct differ");

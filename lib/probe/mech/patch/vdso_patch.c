@@ -101,17 +101,6 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 
 static int write_rules(struct cp_vdso_patch *p, struct cp_error *err);
 
-/* The table's layout as the assembled code has it must be the one
- * clockreads.h says (the BPF program's). */
-static int check_layout(struct cp_error *err)
-{
-	if (cp_vdso_layout[0] != CP_PATCH_TABLE_SIZE || cp_vdso_layout[1] != CP_PATCH_RULES_OFF ||
-	    cp_vdso_layout[2] != CP_PATCH_SITES_OFF)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "clockprof was built with vdso_area.S and clockreads.h out of step");
-	return 0;
-}
-
 /* clockprof's own vDSO: the same kernel's image, never patched. */
 static int pristine_image(size_t size, const uint8_t **image, struct cp_error *err)
 {
@@ -165,7 +154,7 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
-			"the vDSO of process %d was changed by another tool (at +0x%llx)", p->pid,
+			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)", p->pid,
 			(unsigned long long)differs);
 	else if (write_code(p, target))
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
@@ -192,21 +181,23 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
  * thread pointer. How many. */
 static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[5])
 {
-	static const int nr[5] = { SYS_mprotect, SYS_mmap, SYS_mprotect, SYS_madvise, SYS_arch_prctl };
-	static const int ip[5] = { 0, 1, 2, 4, 3 };	/* cp_vdso_stub_syscall_ips' order */
-	const uint64_t args[5][6] = {
-		{ p->plan.base, p->plan.size, 7 },
-		{ p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x100022 : 0x22, (uint64_t)-1, 0 },
-		{ p->plan.base, p->plan.size, 5 },
-		{ p->table_at, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ },
-		{ 0x1002, p->table_at + CP_VDSO_ZERO_PAGE + 8 },
+	/* The table's address is the kernel's choice when attaching (table_at
+	 * 0): a filter that looks at madvise's or arch_prctl's address is
+	 * asked about 0 then. ip: the syscall's in cp_vdso_stub_syscall_ips. */
+	const struct { int nr, ip; uint64_t args[6]; } calls[5] = {
+		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
+		{ SYS_mmap, 1, { p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x100022 : 0x22,
+				 (uint64_t)-1, 0 } },
+		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
+		{ SYS_madvise, 4, { p->table_at, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_arch_prctl, 3, { 0x1002, p->table_at + CP_VDSO_ZERO_PAGE + 8 } },
 	};
 	size_t n = p->give_fs ? 5 : 4;
 
 	for (size_t i = 0; i < n; i++) {
-		d[i] = (struct seccomp_data){ .nr = nr[i], .arch = AUDIT_ARCH_X86_64,
-			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[ip[i]] };
-		memcpy(d[i].args, args[i], sizeof(d[i].args));
+		d[i] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
+			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
+		memcpy(d[i].args, calls[i].args, sizeof(d[i].args));
 	}
 	return n;
 }
@@ -315,7 +306,7 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->pid = pid;
 	p->info.syscall = -1;
-	if (check_layout(err) || refuse_early(pid, held, err) || prepare(p, err)) {
+	if (refuse_early(pid, held, err) || prepare(p, err)) {
 		cp_vdso_plan_free(&p->plan);
 		free(p);
 		return -1;
@@ -370,20 +361,23 @@ static uint64_t free_place(pid_t pid, uint64_t size)
 /* The rules written where the table is, if it is mapped. */
 static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	size_t unplaced, more;
+	struct cp_patch_rules all;
+	size_t unplaced;
+	int rc;
 
 	if (!p->table.addr)
 		return 0;
 	/* A frame hop first: where a wrapper's rule has the same pc (Go's
 	 * time.now calls the vDSO itself), the walk starts from the frame,
 	 * as the uprobes' does. */
-	if (cp_patch_rules_write(p->pid, p->table.addr, &p->hops, &more) ||
-	    cp_patch_rules_write(p->pid, p->table.addr, &p->rules, &unplaced))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot write the wrapper rules into process %d",
-			       p->pid);
-	p->info.rules = p->rules.n + p->hops.n - unplaced - more;
-	p->info.rules_unplaced = unplaced + more;
-	return 0;
+	if (cp_patch_rules_merge(&p->hops, &p->rules, &all))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	rc = cp_patch_rules_write(p->pid, p->table.addr, &all, &unplaced);
+	p->info.rules = all.n - unplaced;
+	p->info.rules_unplaced = unplaced + all.dropped;
+	cp_patch_rules_free(&all);
+	return rc ? cp_fail(err, CP_EXIT_PROFILE, "cannot write the wrapper rules into process %d",
+			    p->pid) : 0;
 }
 
 int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, size_t n,

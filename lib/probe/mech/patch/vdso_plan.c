@@ -11,7 +11,8 @@
 #include "vdso_plan.h"
 
 #define MAX_TARGETS 4096
-#define THUNK_MAX 192
+#define THUNK_MAX 64
+#define CALL_REL32 0xe8
 #define JMP_REL32 0xe9
 #define JMP_REL8 0xeb
 
@@ -197,41 +198,34 @@ static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8
 	return len;
 }
 
-/* The thunk of one site at pl->next_code: the counter's index, the
- * counting body, the replaced instruction relocated, a jump back. */
+/* The thunk of one site at pl->next_code: r9d set (the counter's index,
+ * the recorder's word: vdso_area.S), a call of the area's count, the
+ * replaced instruction relocated, a jump back. */
 static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 {
 	uint8_t *code = pl->plan->bytes + pl->next_code;
 	uint64_t pos = pl->next_code;
-	const uint8_t *pre = s->entry == CP_ENTRY_CLOCK_GETTIME ? cp_vdso_prefix_clockid :
-			     cp_vdso_prefix_fixed;
-	const uint8_t *pre_end = s->entry == CP_ENTRY_CLOCK_GETTIME ? cp_vdso_prefix_clockid_end :
-				 cp_vdso_prefix_fixed_end;
-	size_t npre = (size_t)(pre_end - pre), nbody = (size_t)(cp_vdso_count_end - cp_vdso_count_start);
-	size_t ref = (size_t)(cp_vdso_count_table_ref - cp_vdso_count_start), nrel;
-	size_t imm = (size_t)(cp_vdso_count_site_imm - cp_vdso_count_start);
-	size_t call = (size_t)(cp_vdso_count_site_call - cp_vdso_count_start);
-	uint32_t word = s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
-			CP_PATCH_WORD_TIME, site = s->depth | (uint32_t)s->entry << 8;
+	bool by_clock = s->entry == CP_ENTRY_CLOCK_GETTIME;
+	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
+	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
+	uint32_t word = (s->depth | (uint32_t)s->entry << 8) << 16, nrel;
 
-	if (pos + THUNK_MAX > pl->plan->size)
+	if (s->depth > 0xff || pos + THUNK_MAX > pl->plan->size)
 		return -1;
+	if (!by_clock)
+		word |= s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
+			CP_PATCH_WORD_TIME;
 	memcpy(code, pre, npre);
-	if (s->entry != CP_ENTRY_CLOCK_GETTIME)
-		memcpy(code + npre - 4, &word, 4);
-	memcpy(code + npre, cp_vdso_count_start, nbody);
-	put_rel32(code + npre + ref - 4, pos + npre + ref,
-		  pl->plan->area + offsetof(struct cp_vdso_area_header, table));
-	memcpy(code + npre + imm - 4, &site, 4);
-	put_rel32(code + npre + call - 4, pos + npre + call,
-		  pl->plan->area + CP_VDSO_SITE_RECORD_OFFSET);
-	nrel = relocate(pl, s->at, pos + npre + nbody, code + npre + nbody);
-	if (!nrel)
+	memcpy(code + npre - 4, &word, 4);
+	code[npre] = CALL_REL32;
+	put_rel32(code + npre + 1, pos + npre + 5, pl->plan->area + CP_VDSO_COUNT_OFFSET);
+	nrel = (uint32_t)relocate(pl, s->at, pos + npre + 5, code + npre + 5);
+	if (!nrel || npre + 5 + nrel + 5 > THUNK_MAX)
 		return -1;
-	code[npre + nbody + nrel] = JMP_REL32;
-	put_rel32(code + npre + nbody + nrel + 1, pos + npre + nbody + nrel + 5, s->at + s->len);
+	code[npre + 5 + nrel] = JMP_REL32;
+	put_rel32(code + npre + 5 + nrel + 1, pos + npre + 5 + nrel + 5, s->at + s->len);
 	s->thunk = pos;
-	pl->next_code = (pos + npre + nbody + nrel + 5 + 15) & ~15ul;
+	pl->next_code = (pos + npre + 5 + nrel + 5 + 15) & ~15ul;
 	return 0;
 }
 
