@@ -46,7 +46,7 @@ def test_self_test_proves_the_mechanism(ctx):
 
 def test_unknown_mechanism_is_a_usage_error(ctx):
     proc = ctx.run("run", "--mechanism", "kprobe", "--", "true")
-    assert proc.returncode == 2 and "uprobe, breakpoint or patch" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "uprobe, breakpoint, patch or auto" in proc.stderr, proc.stderr
 
 
 def bundled(ctx):

@@ -36,6 +36,16 @@ static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 	return 0;
 }
 
+/* Its pids are its child's, not the target's: said as the self-test's. */
+static int selftest_failed(struct cp_error *err)
+{
+	char msg[sizeof(err->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return cp_fail(err, err->exit_code,
+		       "the vDSO patch's self-test on a child of clockprof's own failed: %s", msg);
+}
+
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -51,7 +61,7 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	 * exactly): a failure refuses it while nothing is counted, where
 	 * --mechanism auto can still fall back. */
 	if (cp_vdso_patch_selftest(&c, err))
-		return -1;
+		return selftest_failed(err);
 	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
