@@ -276,6 +276,21 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	return 0;
 }
 
+/* The mechanism starts counting, right before the window's phase does. A
+ * launched command's thread is armed here by the patch, whose refusal
+ * (auto) still falls back: the command is held, nothing was counted. The
+ * start-up figures are then the fallback's. */
+static int start_mechanism(struct run *r, struct cp_profile *p, struct cp_error *err)
+{
+	if (!cp_mech_start(r->w.mech, err))
+		return 0;
+	if (fall_back(r, p, err) || cp_mech_start(r->w.mech, err))
+		return -1;
+	p->attach_s = cp_monotonic_s() - r->begin;
+	cp_mech_stats(r->w.mech, &p->stats);
+	return 0;
+}
+
 /* Probes counting from here on: the start-up figures are taken, the
  * launched command let go, the counters enabled unless they wait for a
  * window of their own, and the mechanism's self-test passed. */
@@ -284,18 +299,14 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 {
 	struct cp_error copies = { 0 };
 
-	/* The clock window opens: a launched command's thread is armed here
-	 * by the patch, whose refusal (auto) still falls back, its command
-	 * held: nothing has run, nothing was counted. */
-	if (cp_mech_start(r->w.mech, err) &&
-	    (fall_back(r, p, err) || cp_mech_start(r->w.mech, err)))
-		return -1;
 	p->attach_s = cp_monotonic_s() - r->begin;
 	cp_mech_stats(r->w.mech, &p->stats);
 	p->breakpoints_fire = cp_mech_has(r->w.mech, CP_MECH_TESTS_BREAKPOINTS) ? 1 : -1;
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (r->cpu_clock)
 		cp_counters_enable(r->cpu_clock);
+	if (start_mechanism(r, p, err))
+		return -1;
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
 	/* The pidfd that watches the target is opened once counting has begun:
@@ -336,9 +347,12 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 			       struct cp_profile *p)
 {
 	cp_session_set_phase(r->s, counters_follow(r, p) ? CP_PHASE_COUNTERS : CP_PHASE_IDLE);
+	/* At once: a mechanism that counts in the target (the patch) keeps
+	 * counting past the phase, and a read it counts after the switch is
+	 * in no request. */
+	cp_mech_read(r->w.mech, &p->totals);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
-	cp_mech_read(r->w.mech, &p->totals);
 	if (r->w.mech->warning[0])
 		cp_profile_warn(p, "%s", r->w.mech->warning);
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
