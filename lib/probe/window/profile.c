@@ -209,9 +209,10 @@ static int configure(struct run *r, struct cp_profile *p, struct cp_error *err)
  * The mechanism and the session are closed, which undoes all they placed
  * (the patch's close switches every entry back: the target is left as it
  * was, but for the documented inert code in its vDSO's unused end), and
- * both are opened again with the fallback, the files probed so far
- * probed again and the wrappers' rules given back. The refusal is kept as
- * the reason. Anything else returns -1 with err as it was. */
+ * both are opened again with the fallback, and the files probed so far
+ * probed again and the wrappers' rules given back, if attach had got that
+ * far. The refusal is kept as the reason. Anything else returns -1 with
+ * err as it was. */
 static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 {
 	bool had_files = r->w.modules.n > 0;
@@ -228,8 +229,13 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	p->mechanism = CP_MECH_FALLBACK;
 	memset(err, 0, sizeof(*err));
 	if (configure(r, p, err) || cp_session_open(&r->s, &r->cfg, err) ||
-	    cp_mech_open(&r->w.mech, p->mechanism, r->s, &r->cfg, err) ||
-	    (had_files && cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0))
+	    cp_mech_open(&r->w.mech, p->mechanism, r->s, &r->cfg, err))
+		return -1;
+	/* Past attach's first steps (a launched command armed at start): what
+	 * they gave the old session. Before them, attach goes on as usual. */
+	if (!had_files)
+		return 0;
+	if (cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0)
 		return -1;
 	return r->w.naming.have_table ? cp_session_set_unwind(r->s, &r->w.naming.table, err) : 0;
 }
