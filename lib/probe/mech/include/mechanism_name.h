@@ -20,8 +20,8 @@ enum cp_mechanism {
 /* What `attach`, `run` and `ab` count with when --mechanism is not given:
  * the one place the default is decided. CP_MECHANISM_DEFAULT_NAME is its
  * name as --help says it (a unit test holds the two together). */
-#define CP_MECHANISM_DEFAULT CP_MECHANISM_UPROBE
-#define CP_MECHANISM_DEFAULT_NAME "uprobe"
+#define CP_MECHANISM_DEFAULT CP_MECHANISM_AUTO
+#define CP_MECHANISM_DEFAULT_NAME "auto"
 
 /* "uprobe", "breakpoint", "patch", "auto": the names of --mechanism and
  * run.json (clock_reads.mechanism never says "auto": probe.requested_mechanism
