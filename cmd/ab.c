@@ -28,7 +28,10 @@ const struct cp_command_spec cmd_ab_spec = {
 		"head, base, head, ...) so that drift of the machine hits both sides "
 		"alike, each as 'clockprof run OPTIONS', writing DIR/base-I.json and "
 		"DIR/head-I.json (DIR is created if needed). Then:\n\n"
-		"  clockprof compare --base DIR/base-*.json --head DIR/head-*.json",
+		"  clockprof compare --base DIR/base-*.json --head DIR/head-*.json\n\n"
+		"The mechanism is chosen once: every run after the first is asked for the one "
+		"the first counted with (with auto, the patch or its fallback), and exits 3 "
+		"if it cannot use it.",
 	.options = options,
 	.exit_codes = "Exit codes: 0 all runs profiled; a command's own status when it "
 		      "failed by itself (ab stops at that run); 2 usage or bad input, 3 could not "
@@ -77,6 +80,12 @@ static int run_sides(struct profile_command *pc, long runs, const char *dir,
 				return cmd_error(CP_EXIT_PROFILE,
 						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
 						 name, i, runs);
+			/* One mechanism for every run: what the first counted
+			 * with (auto's choice, or its fallback) is asked of the
+			 * others by name, so a run that cannot use it exits 3
+			 * rather than counting otherwise, and compare never
+			 * gets a mixed pair. */
+			pc->opts.mechanism = pc->counted;
 		}
 	}
 	return CP_EXIT_OK;

@@ -101,6 +101,7 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 	int id;
 
 	memset(pc, 0, sizeof(*pc));
+	pc->opts.mechanism = CP_MECHANISM_DEFAULT;
 	cp_cli_init(&cli, spec, argc, argv);
 	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);
@@ -257,6 +258,7 @@ int profile_command_execute(struct profile_command *pc)
 		return cmd_error(err.exit_code, "%s", err.msg);
 	}
 	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
+	pc->counted = p.mechanism;
 	pc->command_status = cp_profile_command_status(&p);
 	pc->command_how[0] = '\0';
 	if (pc->command_status)

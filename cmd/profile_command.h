@@ -32,10 +32,13 @@ enum {
 	{ .id = PC_OPT_OPS, .long_name = "ops", .value = "N", \
 	  .help = "operations done in the window (divisor per op)" }, \
 	{ .id = PC_OPT_MECHANISM, .long_name = "mechanism", .value = "M", \
-	  .help = "how reads are seen: uprobe (default; every host) or breakpoint (vDSO " \
-	  "hardware breakpoints: also sees calls that pass no PLT stub, where the " \
-	  "host fires them); either proves itself at start-up", \
-	  .complete = CP_COMPLETE_WORDS, .words = "uprobe breakpoint" }, \
+	  .help = "how reads are seen (default: " CP_MECHANISM_DEFAULT_NAME "): patch " \
+	  "(counted inside the target's vDSO, no trap per read), uprobe (every host; " \
+	  "--stacks needs it or breakpoint), breakpoint (vDSO hardware breakpoints, " \
+	  "where the host fires them) or auto (the patch, else uprobe when the patch " \
+	  "cannot be used or --stacks is given, the reason said); each proves itself " \
+	  "at start-up, and one asked by name that cannot be used exits 3", \
+	  .complete = CP_COMPLETE_WORDS, .words = "auto patch uprobe breakpoint" }, \
 	{ .id = 'e', .short_name = 'e', .long_name = "events", .value = "LIST", \
 	  .help = "perf counters, perf-style names with :u/:k (default: instructions, " \
 	  "branches, branch-misses, cycles, each :u and :k, task-clock, " \
@@ -78,6 +81,7 @@ struct profile_command {
 	int rest;		/* argv index of the first operand left */
 	int interrupted;	/* set by execute: a signal ended the window */
 	int command_status;	/* set by execute: cp_profile_command_status() */
+	enum cp_mechanism counted;	/* set by execute: what counted the run */
 	char command_how[64];	/* "exit code 3", "killed by SIGSEGV", or "" */
 };
 

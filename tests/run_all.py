@@ -17,7 +17,8 @@ import sys
 import threading
 
 # Suites that profile (BPF, perf_event) or drive a browser as root.
-NEEDS_ROOT = {"integration", "integration-breakpoint", "integration-patch", "browser"}
+NEEDS_ROOT = {"integration", "integration-uprobe", "integration-breakpoint", "integration-patch",
+              "browser"}
 
 
 def serial(name):
@@ -76,6 +77,19 @@ def run_parallel(suites, env, total):
             f.result()
 
 
+def counted_by_default(clockprof):
+    """What clockprof counts with when no --mechanism is given, as its
+    --help says (auto: the vDSO patch where it can be used)."""
+    try:
+        out = subprocess.run([clockprof, "run", "--help"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except OSError:
+        return None
+    m = re.search(r"how reads are seen \(default: (\w+)\)", " ".join(out.split()))
+    default = m.group(1) if m else None
+    return "patch" if default == "auto" else default
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -98,21 +112,20 @@ def main():
         # Every libFuzzer harness over its seed corpus once (seconds): a
         # reader of untrusted input that now crashes on a known input.
         ("fuzz", ["make", "--no-print-directory", "-s", "check-fuzz"]),
+        # Every module, with clockprof's default mechanism.
         ("integration", [sys.executable, "tests/integration/run.py", "--clockprof",
                          "./clockprof", "--targets", os.path.join(args.build, "tests", "targets")]),
-        # The exact-count modules again with hardware breakpoints: skipped,
-        # with the reason, on hosts where they do not fire.
-        ("integration-breakpoint", [sys.executable, "tests/integration/run.py", "--clockprof",
-                                    "./clockprof", "--targets",
-                                    os.path.join(args.build, "tests", "targets"),
-                                    "--mechanism", "breakpoint"]),
-        # The modules that name it again with the vDSO patch (no trap per
-        # read; its own tests are in test_vdso_patch.py, every mechanism).
-        ("integration-patch", [sys.executable, "tests/integration/run.py", "--clockprof",
-                               "./clockprof", "--targets",
-                               os.path.join(args.build, "tests", "targets"),
-                               "--mechanism", "patch"]),
     ]
+    # The exact-count modules again with each mechanism they name, but the
+    # one the default counts with (auto: the vDSO patch): uprobes, and
+    # hardware breakpoints (skipped, with the reason, on hosts where they
+    # do not fire).
+    for mechanism in ("uprobe", "breakpoint", "patch"):
+        if mechanism != counted_by_default("./clockprof"):
+            suites.append((f"integration-{mechanism}", [
+                sys.executable, "tests/integration/run.py", "--clockprof", "./clockprof",
+                "--targets", os.path.join(args.build, "tests", "targets"),
+                "--mechanism", mechanism]))
     if os.path.exists("tests/browser/Makefile"):
         suites.append(("browser", ["make", "--no-print-directory", "-C", "tests/browser",
                                    "check", f"CLOCKPROF={os.path.abspath('clockprof')}"]))

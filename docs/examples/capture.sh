@@ -12,11 +12,13 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 # profile NAME PID LOAD-COMMAND CLOCKPROF-OPTIONS...: a 6 s window, the load
-# started once the probes are live, the summary kept in NAME.txt.
+# started once the probes are live, the summary kept in NAME.txt. The pages
+# were captured with uprobes (their call sites and traps): asked by name, so
+# that a capture taken again shows the same, whatever the default mechanism.
 profile() {
 	name=$1 pid=$2 load=$3
 	shift 3
-	"$cp" attach -d 6 -e none "$@" -o "$out/$name.json" --html "$out/$name.html" "$pid" \
+	"$cp" attach --mechanism uprobe -d 6 -e none "$@" -o "$out/$name.json" --html "$out/$name.html" "$pid" \
 		> "$out/$name.txt" 2>&1 &
 	cpid=$!
 	sleep 1.5

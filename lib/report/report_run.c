@@ -297,13 +297,28 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
  * long one thread of the target was held to attach and detach. */
 static void mechanism_card(struct cp_buf *b, const json_t *run)
 {
-	const json_t *pause = json_object_get(json_object_get(run, "probe"), "pause_ms");
+	const json_t *probe = json_object_get(run, "probe");
+	const json_t *pause = json_object_get(probe, "pause_ms");
+	const json_t *asked = json_object_get(probe, "requested_mechanism");
+	const json_t *why = json_object_get(probe, "fallback_reason");
 	const char *m = cp_run_mechanism(run);
 	double attach = -1, detach = -1;
 
 	cp_buf_puts(b, "<div class=\"card mechanism\"><dt>counted by</dt><dd><span class=\"big\">");
 	cp_buf_text(b, m);
 	cp_buf_puts(b, "</span>");
+	/* Files of earlier versions have neither: nothing said. The reason
+	 * comes from the target (its pid, its filters): escaped. */
+	if (json_is_string(asked) && strcmp(json_string_value(asked), m)) {
+		cp_buf_puts(b, "<small>asked: ");
+		cp_buf_text(b, json_string_value(asked));
+		cp_buf_puts(b, "</small>");
+	}
+	if (json_is_string(why)) {
+		cp_buf_puts(b, "<small class=\"fallback\">the patch was not used: ");
+		cp_buf_text(b, json_string_value(why));
+		cp_buf_puts(b, "</small>");
+	}
 	cp_rj_num(pause, "attach", &attach);
 	cp_rj_num(pause, "detach", &detach);
 	if (!strcmp(m, "patch"))

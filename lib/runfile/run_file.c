@@ -307,6 +307,14 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 			  "hits", (json_int_t)p->selftest.hits);
 	if (probe)
 		json_object_set_new(probe, "naming_s", json_real(p->naming_s));
+	/* What was asked (auto, or a mechanism by name) and, when auto counted
+	 * with the fallback, why: clock_reads.mechanism is what counted. */
+	if (probe) {
+		json_object_set_new(probe, "requested_mechanism",
+				    json_string(cp_mechanism_name(p->requested_mechanism)));
+		json_object_set_new(probe, "fallback_reason", p->fallback_reason[0] ?
+				    text(p->fallback_reason) : json_null());
+	}
 	if (probe && cp_profile_overhead_measured_pct(p) >= 0)
 		json_object_set_new(probe, "measured", json_pack("{s:f, s:f, s:f}",
 				    "overhead_pct", cp_profile_overhead_measured_pct(p),

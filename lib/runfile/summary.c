@@ -286,11 +286,24 @@ static void print_probe_share(FILE *out, const struct cp_profile *p)
 		    estimated >= 100 ? "; more than the CPU the target used: capped" : "");
 }
 
+/* Which mechanism counted, when it was not the one named: auto's choice,
+ * and the reason it fell back (the patch's refusal, or --stacks). */
+static void print_mechanism_choice(FILE *out, const struct cp_profile *p)
+{
+	if (p->requested_mechanism == p->mechanism)
+		return;
+	say(out, "\ncounted by %s (asked: %s)", cp_mechanism_name(p->mechanism),
+	    cp_mechanism_name(p->requested_mechanism));
+	if (p->fallback_reason[0])
+		say(out, "; the patch was not used: %s", esc(p->fallback_reason));
+}
+
 /* The probe hits line: mechanism, self-test and what the hits cost. */
 static void print_probe_hits(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
 
+	print_mechanism_choice(out, p);
 	if (p->mechanism == CP_MECHANISM_PATCH)
 		say(out, "\nreads counted in the target's vDSO, no trap per read%s", p->pause_ms[0] >= 0 ||
 		    p->pause_ms[1] >= 0 ? ": one thread held" : "");

@@ -153,7 +153,7 @@ def test_stacks_without_frame_pointers_by_cfi(ctx):
     proc = ctx.run("run", "-q", "--folded", folded, "--", ctx.target("callsites_target_nofp"),
                    N, 1000)
     assert proc.returncode == 0, proc.stderr
-    assert folded_from_main(folded) == expected_stacks(ctx.mechanism)
+    assert folded_from_main(folded) == expected_stacks(ctx.counted(stacks=True))
 
 
 def test_stacks_folded_and_speedscope(ctx):
@@ -170,7 +170,7 @@ def test_stacks_folded_and_speedscope(ctx):
     stacks = folded_from_main(folded)
     assert sum(stacks.values()) == run["clock_reads"]["total"] == 7 * N
     # The whole path, root first; the vDSO entry is the leaf.
-    assert stacks == expected_stacks(ctx.mechanism), stacks
+    assert stacks == expected_stacks(ctx.counted(stacks=True)), stacks
     doc = ctx.load_json(speed)
     assert doc["$schema"].endswith("file-format-schema.json")
     profile = doc["profiles"][0]
@@ -198,7 +198,7 @@ def test_stacks_from_copies_are_the_programs_own(ctx):
     # stack), the folded stacks must be the same to the letter, roots
     # (_start, __libc_start_main) included.
     copied, run, path = stacks_of_nofp_target(ctx, 1000, {"CLOCKPROF_STACK_RULES_AFTER_WINDOW": "1"})
-    assert folded_from_main(path) == expected_stacks(ctx.mechanism)
+    assert folded_from_main(path) == expected_stacks(ctx.counted(stacks=True))
     assert run["probe"]["stacks_from_copies"] == 7 * N, run["probe"]
     assert run["probe"]["stack_rules_s"] is None, run["probe"]
     walked, run, _ = stacks_of_nofp_target(ctx, 50)
@@ -219,7 +219,7 @@ def test_stacks_of_a_command_that_exits_at_once(ctx):
     # modules were captured while it was held, so every stack is whole, and
     # its exit is not taken for a library clockprof failed to probe.
     _, run, path = stacks_of_nofp_target(ctx, 0, requests=3)
-    assert folded_from_main(path) == expected_stacks(ctx.mechanism, 3)
+    assert folded_from_main(path) == expected_stacks(ctx.counted(stacks=True), 3)
     assert run["end_reason"] == "target-exit"
     assert not [w for w in run["warnings"] if "probe overhead" not in w], run["warnings"]
 

@@ -347,7 +347,7 @@ def test_completion_offers_values_pids_files_and_commands(ctx):
     assert "base-1.json" in complete(ctx, script, "compare", "--base", "bas")
     assert "base-1.json" in complete(ctx, script, "run", "-o", "bas")
     assert complete(ctx, script, "compare", "--color", "=", "al") == {"always"}
-    assert complete(ctx, script, "run", "--mechanism", "") == {"uprobe", "breakpoint"}
+    assert complete(ctx, script, "run", "--mechanism", "") == {"auto", "patch", "uprobe", "breakpoint"}
     assert "sh" in complete(ctx, script, "run", "-d", "1", "--", "sh")
     assert complete(ctx, script, "run", "-d", "") == set()
 

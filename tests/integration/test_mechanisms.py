@@ -46,7 +46,7 @@ def test_self_test_proves_the_mechanism(ctx):
 
 def test_unknown_mechanism_is_a_usage_error(ctx):
     proc = ctx.run("run", "--mechanism", "kprobe", "--", "true")
-    assert proc.returncode == 2 and "uprobe, breakpoint or patch" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "uprobe, breakpoint, patch or auto" in proc.stderr, proc.stderr
 
 
 def bundled(ctx):
@@ -201,7 +201,8 @@ def test_per_offset_uprobes_count_exactly(ctx):
     env = dict(os.environ, CLOCKPROF_UPROBE_MULTI="0")
     for name, command, boundary in bundled(ctx)[:3] + [b for b in bundled(ctx) if b[0] == "callsites lib"]:
         out = os.path.join(ctx.tmp, "per-offset.json")
-        proc = ctx.run("run", "-q", "-e", "none", "-o", out, "-r", boundary, "--", *command, env=env)
+        proc = ctx.run("run", "-q", "--mechanism", "uprobe", "-e", "none", "-o", out, "-r", boundary,
+                       "--", *command, env=env)
         assert proc.returncode == 0, (name, proc.stderr)
         old, new = ctx.load_json(out), profile(ctx, command, "-r", boundary)
         assert old["probe"]["selftest"]["hits"] == old["probe"]["selftest"]["calls"] > 0

@@ -161,6 +161,11 @@ test-targets: $(T)/targets/patch_target_static
 $(T)/targets/patch_target_static: tests/targets/patch_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -static -o $@ $<
+# A command run under a seccomp filter (test_mechanism_choice.py).
+test-targets: $(T)/targets/seccomp_exec
+$(T)/targets/seccomp_exec: tests/targets/seccomp_exec.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 # musl, dynamic and static, where musl-gcc is installed (test-deps).
 ifneq ($(shell command -v musl-gcc),)
 test-targets: $(T)/targets/patch_target_musl $(T)/targets/patch_target_musl_static

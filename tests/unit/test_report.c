@@ -167,6 +167,34 @@ TEST(report_run_escapes_every_name)
 	json_decref(run);
 }
 
+/* The mechanism card says what was asked and why the patch was not used:
+ * the reason comes from the target (its pid, its filters), escaped. A file
+ * of an earlier version, without either, says neither. */
+TEST(report_run_shows_the_fallback_reason_escaped)
+{
+	json_t *run = make_run(100, "handle", 100);
+	json_t *probe = json_object_get(run, "probe");
+	struct cp_error err = { 0 };
+	char *html;
+
+	CHECK(run);
+	html = write_report(&run, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "the patch was not used") == NULL);
+	CHECK(strstr(html, "asked: ") == NULL);
+	free(html);
+	json_object_set_new(json_object_get(run, "clock_reads"), "mechanism", json_string("uprobe"));
+	json_object_set_new(probe, "requested_mechanism", json_string("auto"));
+	json_object_set_new(probe, "fallback_reason", json_string("process 7: " HOSTILE));
+	html = write_report(&run, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "asked: auto") != NULL);
+	CHECK(strstr(html, "the patch was not used: process 7: " HOSTILE_HTML) != NULL);
+	CHECK(strstr(html, HOSTILE) == NULL);
+	free(html);
+	json_decref(run);
+}
+
 TEST(report_csp_hashes_inline_script_and_style)
 {
 	json_t *run = make_run(100, "f", 100);

@@ -452,3 +452,41 @@ TEST(probe_share_measured_where_the_window_was_split)
 	CHECK(strstr(text, "measured    80.0%") != NULL);
 	free(text);
 }
+
+/* auto that fell back: run.json says what was asked, what counted and
+ * why; the summary says it too, the reason (from the target) escaped. A
+ * mechanism that counted as asked has a null reason and says nothing. */
+TEST(run_file_and_summary_carry_the_fallback_reason)
+{
+	struct cp_profile p;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+	json_t *doc, *probe;
+
+	synthetic_profile(&p);
+	p.requested_mechanism = CP_MECHANISM_PATCH;
+	p.mechanism = CP_MECHANISM_PATCH;
+	doc = cp_run_file_build(&p);
+	probe = json_object_get(doc, "probe");
+	CHECK_STR(json_string_value(json_object_get(probe, "requested_mechanism")), "patch");
+	CHECK(json_is_null(json_object_get(probe, "fallback_reason")));
+	json_decref(doc);
+	p.requested_mechanism = CP_MECHANISM_AUTO;
+	p.mechanism = CP_MECHANISM_UPROBE;
+	snprintf(p.fallback_reason, sizeof(p.fallback_reason), "process 42: \033[2Jfilter");
+	doc = cp_run_file_build(&p);
+	probe = json_object_get(doc, "probe");
+	CHECK_STR(json_string_value(json_object_get(probe, "requested_mechanism")), "auto");
+	CHECK_STR(json_string_value(json_object_get(probe, "fallback_reason")),
+		  "process 42: \033[2Jfilter");
+	CHECK_STR(json_string_value(json_object_get(json_object_get(doc, "clock_reads"),
+						    "mechanism")), "uprobe");
+	json_decref(doc);
+	out = open_memstream(&text, &len);
+	cp_summary_print(out, &p, 0);
+	fclose(out);
+	CHECK(strstr(text, "counted by uprobe (asked: auto); the patch was not used: process 42: ") != NULL);
+	CHECK(strchr(text, '\033') == NULL);
+	free(text);
+}

@@ -21,21 +21,25 @@ static const struct cp_mechanism_ops *ops_of(enum cp_mechanism kind)
 	return (unsigned)kind < CP_MECHANISM_COUNT ? mechanisms[kind] : mechanisms[0];
 }
 
+/* The choice that is not a mechanism (mech_choice.c). */
+#define AUTO_NAME "auto"
+
 const char *cp_mechanism_name(enum cp_mechanism m)
 {
-	return ops_of(m)->name;
+	return m == CP_MECHANISM_AUTO ? AUTO_NAME : ops_of(m)->name;
 }
 
-/* "uprobe or breakpoint", "a, b or c": the names, for a message. */
+/* "a, b, c or auto": the names, for a message. */
 static void list_names(char *buf, size_t size)
 {
 	size_t len = 0;
 
 	buf[0] = '\0';
 	for (int i = 0; i < CP_MECHANISM_COUNT && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%s",
-					!i ? "" : i == CP_MECHANISM_COUNT - 1 ? " or " : ", ",
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", i ? ", " : "",
 					mechanisms[i]->name);
+	if (len < size)
+		snprintf(buf + len, size - len, " or " AUTO_NAME);
 }
 
 int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err)
@@ -47,6 +51,10 @@ int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *
 			*m = (enum cp_mechanism)i;
 			return 0;
 		}
+	if (!strcmp(name, AUTO_NAME)) {
+		*m = CP_MECHANISM_AUTO;
+		return 0;
+	}
 	list_names(names, sizeof(names));
 	return cp_fail(err, CP_EXIT_USAGE, "unknown --mechanism '%s': give %s", name, names);
 }

@@ -147,6 +147,20 @@ int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
 int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn);
 void cp_mech_remove_own_uprobe(struct cp_mech *m);
 
+/* --mechanism auto (mech_choice.c). What counts when the patch cannot:
+ * uprobes, which fire on every host. */
+#define CP_MECH_FALLBACK CP_MECHANISM_UPROBE
+/* The mechanism to open for asked: itself, or for auto the patch, or the
+ * fallback at once when --stacks needs what the patch cannot do (reason
+ * says why; "" when nothing was decided against the patch). */
+enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *reason,
+				 size_t size);
+/* Whether kind's refusal err, met before anything was counted, lets the
+ * window close everything and open the fallback instead: only for auto,
+ * and only for a failure to profile (CP_EXIT_PROFILE). */
+bool cp_mech_may_fall_back(enum cp_mechanism asked, enum cp_mechanism kind,
+			   const struct cp_error *err);
+
 /* The shared self-test (selftest.c), for a mechanism's prove. */
 int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err);
 

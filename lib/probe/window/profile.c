@@ -66,6 +66,7 @@ const char *cp_ops_source_name(enum cp_ops_source s)
 /* Everything the window holds from start to close. */
 struct run {
 	struct cp_session_config cfg;
+	struct cp_session_config plain;	/* cfg without the mechanism's part */
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s;
 	struct cp_counters *ctr;	/* -e events */
@@ -196,6 +197,49 @@ static int open_session(struct cp_session **s, struct cp_mech **m,
 	return job.rc;
 }
 
+/* The session configured for p->mechanism, from the plain configuration
+ * (a fallback configures it again for another). */
+static int configure(struct run *r, struct cp_profile *p, struct cp_error *err)
+{
+	r->cfg = r->plain;
+	return cp_mech_configure(p->mechanism, &r->cfg, err);
+}
+
+/* --mechanism auto: the patch refused (err) before anything was counted.
+ * The mechanism and the session are closed, which undoes all they placed
+ * (the patch's close switches every entry back: the target is left as it
+ * was, but for the documented inert code in its vDSO's unused end), and
+ * both are opened again with the fallback, and the files probed so far
+ * probed again and the wrappers' rules given back, if attach had got that
+ * far. The refusal is kept as the reason. Anything else returns -1 with
+ * err as it was. */
+static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
+{
+	bool had_files = r->w.modules.n > 0;
+
+	if (!r->s || !cp_mech_may_fall_back(p->requested_mechanism, p->mechanism, err))
+		return -1;
+	snprintf(p->fallback_reason, sizeof(p->fallback_reason), "%s", err->msg);
+	cp_mech_close(r->w.mech, NULL);
+	r->w.mech = NULL;
+	cp_session_close(r->s);
+	r->s = NULL;
+	cp_module_probes_free(&r->w.modules);
+	r->w.modules.dl_watched = false;
+	p->mechanism = CP_MECH_FALLBACK;
+	memset(err, 0, sizeof(*err));
+	if (configure(r, p, err) || cp_session_open(&r->s, &r->cfg, err) ||
+	    cp_mech_open(&r->w.mech, p->mechanism, r->s, &r->cfg, err))
+		return -1;
+	/* Past attach's first steps (a launched command armed at start): what
+	 * they gave the old session. Before them, attach goes on as usual. */
+	if (!had_files)
+		return 0;
+	if (cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0)
+		return -1;
+	return r->w.naming.have_table ? cp_mech_set_unwind(r->w.mech, &r->w.naming.table, err) : 0;
+}
+
 /* Names the wrappers of the modules mapped now, for the session's
  * unwinding. */
 static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *err)
@@ -216,10 +260,12 @@ static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *er
 static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
-	if (cp_profile_prepare(o, p, &r->cfg, &r->boundary, r->probes, err))
+	r->plain = r->cfg;	/* the pid, from start() */
+	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->probes, err) ||
+	    configure(r, p, err))
 		return -1;
-	if (open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
-			 err) ||
+	if ((open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
+			  err) && fall_back(r, p, err)) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	    (r->w.naming.have_table && cp_mech_set_unwind(r->w.mech, &r->w.naming.table, err)))
 		return -1;
@@ -233,6 +279,21 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
+	return 0;
+}
+
+/* The mechanism starts counting, right before the window's phase does. A
+ * launched command's thread is armed here by the patch, whose refusal
+ * (auto) still falls back: the command is held, nothing was counted. The
+ * start-up figures are then the fallback's. */
+static int start_mechanism(struct run *r, struct cp_profile *p, struct cp_error *err)
+{
+	if (!cp_mech_start(r->w.mech, err))
+		return 0;
+	if (fall_back(r, p, err) || cp_mech_start(r->w.mech, err))
+		return -1;
+	p->attach_s = cp_monotonic_s() - r->begin;
+	cp_mech_stats(r->w.mech, &p->stats);
 	return 0;
 }
 
@@ -250,7 +311,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	rfc3339_now(p->started_at, sizeof(p->started_at));
 	if (r->cpu_clock)
 		cp_counters_enable(r->cpu_clock);
-	if (cp_mech_start(r->w.mech, err))
+	if (start_mechanism(r, p, err))
 		return -1;
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
@@ -292,9 +353,12 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 			       struct cp_profile *p)
 {
 	cp_session_set_phase(r->s, counters_follow(r, p) ? CP_PHASE_COUNTERS : CP_PHASE_IDLE);
+	/* At once: a mechanism that counts in the target (the patch) keeps
+	 * counting past the phase, and a read it counts after the switch is
+	 * in no request. */
+	cp_mech_read(r->w.mech, &p->totals);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
-	cp_mech_read(r->w.mech, &p->totals);
 	if (r->w.mech->warning[0])
 		cp_profile_warn(p, "%s", r->w.mech->warning);
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);

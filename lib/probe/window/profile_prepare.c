@@ -1,6 +1,7 @@
 /* profile_prepare.c - before the window opens: the target inspected, the
- * request boundary and --probe functions resolved to uprobe points, and
- * the session's configuration filled in. See profile_window.h. */
+ * request boundary and --probe functions resolved to uprobe points, the
+ * mechanism chosen (auto: mech_choice.c), and the session's configuration
+ * filled in but for what the mechanism adds to it. See profile_window.h. */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -157,6 +158,10 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->stacks = o->stacks;
 	cfg->launched = p->launched;
 	cfg->verbose = o->verbose;
-	p->mechanism = o->mechanism;
-	return cp_mech_configure(o->mechanism, cfg, err);
+	/* Which mechanism opens first; the window configures the session for
+	 * it, and falls back from it while nothing is counted yet (profile.c). */
+	p->requested_mechanism = o->mechanism;
+	p->mechanism = cp_mech_choose(o->mechanism, o->stacks, p->fallback_reason,
+				      sizeof(p->fallback_reason));
+	return 0;
 }

@@ -10,10 +10,22 @@ enum cp_mechanism {
 	CP_MECHANISM_UPROBE,
 	CP_MECHANISM_BREAKPOINT,
 	CP_MECHANISM_PATCH,
-	CP_MECHANISM_COUNT
+	CP_MECHANISM_COUNT,
+	/* Not a mechanism but a choice, made before anything is counted
+	 * (lib/probe/mech/mech_choice.c): the patch, or uprobes when the
+	 * patch cannot be used here (the reason kept) or --stacks is asked. */
+	CP_MECHANISM_AUTO = CP_MECHANISM_COUNT,
 };
 
-/* "uprobe", "breakpoint", "patch": the names of --mechanism and run.json. */
+/* What `attach`, `run` and `ab` count with when --mechanism is not given:
+ * the one place the default is decided. CP_MECHANISM_DEFAULT_NAME is its
+ * name as --help says it (a unit test holds the two together). */
+#define CP_MECHANISM_DEFAULT CP_MECHANISM_AUTO
+#define CP_MECHANISM_DEFAULT_NAME "auto"
+
+/* "uprobe", "breakpoint", "patch", "auto": the names of --mechanism and
+ * run.json (clock_reads.mechanism never says "auto": probe.requested_mechanism
+ * may). */
 const char *cp_mechanism_name(enum cp_mechanism m);
 int cp_mechanism_parse(const char *name, enum cp_mechanism *m, struct cp_error *err);
 

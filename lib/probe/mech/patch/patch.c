@@ -44,15 +44,32 @@ static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 	return 0;
 }
 
+/* Its pids are its child's, not the target's: said as the self-test's. */
+static int selftest_failed(struct cp_error *err)
+{
+	char msg[sizeof(err->msg)];
+
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return cp_fail(err, err->exit_code,
+		       "the vDSO patch's self-test on a child of clockprof's own failed: %s", msg);
+}
+
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
 	struct patch_state *st = calloc(1, sizeof(*st));
+	struct cp_vdso_patch_counts c;
 
 	if (!(m->state = st))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;
+	/* The patch proves itself before the target is touched (a child of
+	 * clockprof's own, patched by the same code, 200 reads counted
+	 * exactly): a failure refuses it while nothing is counted, where
+	 * --mechanism auto can still fall back. */
+	if (cp_vdso_patch_selftest(&c, err))
+		return selftest_failed(err);
 	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
@@ -77,20 +94,16 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 	       cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid) : 0;
 }
 
-/* The patch's own proof (a child of clockprof's patched by the same code,
- * 200 reads counted exactly; the target's sites read back as written),
- * then the shared self-test, for what a trap that is left (the boundary,
- * syscall()) costs: a uprobe's. */
+/* The patch's own proof (its self-test ran at open; a launched target's
+ * sites read back as written), then the shared self-test, for what a trap
+ * that is left (the boundary, syscall()) costs: a uprobe's. */
 static int patch_prove(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
-	struct cp_vdso_patch_counts c;
 
 	/* A command that is already gone (it ran briefly) was counted from its
 	 * exit (patch_read): nothing of it is left to check. */
 	if (st->launched && cp_vdso_patch_confirm(st->patch, err) < 0)
-		return -1;
-	if (cp_vdso_patch_selftest(&c, err))
 		return -1;
 	return cp_mech_selftest_run(m, err);
 }

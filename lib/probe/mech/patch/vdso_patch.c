@@ -454,10 +454,13 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 		return 1;	/* gone already: nothing left to confirm */
 	if (wait_stub(p, err))
 		return read_header(p, &h) ? 1 : -1;
-	if (read_header(p, &h) || !h.table || (p->table_at && h.table != p->table_at))
+	/* A command that ends at once (true) may be gone by each look. */
+	if (read_header(p, &h))
+		return 1;
+	if (!h.table || (p->table_at && h.table != p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
 	if (!sites_read(p, true))
-		return cp_fail(err, CP_EXIT_PROFILE,
+		return read_header(p, &h) ? 1 : cp_fail(err, CP_EXIT_PROFILE,
 			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
 	if (!p->table.addr && cp_patch_table_open(&p->table, p->pid, h.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,14 +65,19 @@ int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_error *err)
 {
 	struct handshake *hs = mmap(NULL, sizeof(*hs), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	pid_t pid;
+	pid_t pid, parent = getpid();
 	int rc;
 
 	memset(c, 0, sizeof(*c));
 	if (hs == MAP_FAILED)
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test cannot start");
-	if ((pid = fork()) == 0)
+	if ((pid = fork()) == 0) {
+		/* Never outlive clockprof (a SIGKILL mid-test): the child holds
+		 * copies of its descriptors, BPF programs included. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(1);
 		child(hs);
+	}
 	rc = pid < 0 ? cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test cannot fork") :
 	     count_child(pid, hs, c, err);
 	if (pid > 0) {

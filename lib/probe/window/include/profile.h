@@ -35,7 +35,8 @@ struct cp_profile_options {
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	bool stacks;			/* --stacks: whole user stacks */
 	bool debuginfod;		/* --debuginfod: names asked for after the window */
-	enum cp_mechanism mechanism;	/* --mechanism; uprobe by default */
+	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
+					 * not given (auto: mech_choice.c) */
 	int verbose;
 	/* Called once when counting begins (every clock read from then on is
 	 * counted; p->attach_s says how long getting there took), and about
@@ -77,7 +78,12 @@ struct cp_profile {
 	struct cp_host host;
 	struct cp_totals totals;
 	struct cp_session_stats stats;
-	enum cp_mechanism mechanism;
+	enum cp_mechanism mechanism;	/* what counted (never auto) */
+	enum cp_mechanism requested_mechanism;	/* what was asked (auto, or one) */
+	/* Why auto counted with the fallback, not the patch: the patch's own
+	 * refusal, met before anything was counted, or --stacks; "" when the
+	 * mechanism asked for (or auto's first choice) counted. */
+	char fallback_reason[512];
 	struct cp_selftest selftest;	/* the mechanism's start-up proof */
 	/* How long one thread of the target was stopped to attach and to
 	 * detach (the patch mechanism), in ms; -1: never. */

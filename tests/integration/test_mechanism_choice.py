@@ -1,0 +1,255 @@
+"""--mechanism auto: the vDSO patch where it can be used, else uprobes with
+the patch's own reason, decided before anything is counted; --stacks picks
+uprobes at once. Each fallback case is also asked of --mechanism patch by
+name, which stays strict (exit 3, the reason, no run written). The target
+is left as it was (its vDSO's entries read as the kernel's own) and counts
+right. `ab` picks the mechanism once for all its runs.
+
+Every test names --mechanism auto itself: they hold whatever the default
+is (CP_MECHANISM_DEFAULT)."""
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+
+from common import Skip
+from readiness import wait_attached
+
+ROUNDS = 100
+THREADS = 2
+# patch_target's round as uprobes see it: clock_gettime MONOTONIC, REALTIME,
+# PROCESS_CPUTIME_ID and time; its gettimeofday goes through a dlsym
+# pointer, which passes no PLT stub (the patch counts it, uprobes cannot).
+UPROBE_READS_PER_ROUND = 4
+
+
+class PatchTarget:
+    """tests/targets/patch_target, driven over its stdin, perhaps under a
+    tracer (argv before the target's own)."""
+
+    def __init__(self, ctx, env=None, under=()):
+        self.p = subprocess.Popen([*under, ctx.target("patch_target"), str(THREADS)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, **(env or {})))
+        line = self.p.stdout.readline()
+        assert line.startswith("ready"), f"target said {line!r}"
+        self.pid = int(line.split()[1])
+
+    def go(self, k):
+        self.p.stdin.write(f"go {k}\n")
+        self.p.stdin.flush()
+        assert self.p.stdout.readline().strip() == "done"
+
+    def quit(self):
+        self.p.stdin.write("quit\n")
+        self.p.stdin.flush()
+        out = self.p.stdout.read()
+        return self.p.wait(timeout=30), out
+
+
+def vdso_range(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if line.rstrip().endswith("[vdso]"):
+                lo, hi = line.split()[0].split("-")
+                return int(lo, 16), int(hi, 16)
+    raise AssertionError(f"process {pid} has no [vdso]")
+
+
+def read_vdso(pid):
+    lo, hi = vdso_range(pid)
+    with open(f"/proc/{pid}/mem", "rb") as mem:
+        mem.seek(lo)
+        return mem.read(hi - lo)
+
+
+def entry_offsets(image):
+    """The clock entries' offsets in a vDSO image, from its own symbols."""
+    with tempfile.NamedTemporaryFile(suffix=".so") as f:
+        f.write(image)
+        f.flush()
+        out = subprocess.run(["readelf", "-W", "--dyn-syms", f.name], capture_output=True,
+                             text=True, check=True).stdout
+    offsets = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) >= 8 and words[7].split("@")[0] in (
+                "__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time"):
+            offsets[words[7].split("@")[0]] = int(words[1], 16)
+    assert len(offsets) == 3, out
+    return offsets
+
+
+def assert_entries_pristine(pid):
+    """The target's clock entries read as this kernel's own vDSO (this
+    process's, never patched): no jump left at any of them."""
+    own, theirs = read_vdso(os.getpid()), read_vdso(pid)
+    assert len(own) == len(theirs)
+    for name, off in entry_offsets(own).items():
+        assert theirs[off:off + 16] == own[off:off + 16], f"{name} of process {pid} was changed"
+
+
+def attach(ctx, pid, mechanism, out):
+    """Starts clockprof attach; returns it once counting (or its exit)."""
+    proc = subprocess.Popen([ctx.clockprof, "attach", "--mechanism", mechanism, "-e", "none",
+                             "-o", out, str(pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc
+
+
+def counted_by_fallback(ctx, target, reason_has):
+    """attach --mechanism auto to target, ROUNDS rounds read, ended by
+    SIGINT: counted by uprobes exactly, with the patch's reason said in
+    run.json and the summary."""
+    out = os.path.join(ctx.tmp, "auto.json")
+    proc = attach(ctx, target.pid, "auto", out)
+    wait_attached(proc)
+    target.go(ROUNDS)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {stderr}"
+    run = ctx.load_json(out)
+    probe = run["probe"]
+    assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+    assert probe["requested_mechanism"] == "auto", probe
+    assert reason_has in (probe["fallback_reason"] or ""), probe
+    assert run["clock_reads"]["total"] == UPROBE_READS_PER_ROUND * ROUNDS * THREADS, \
+        run["clock_reads"]
+    assert "counted by uprobe (asked: auto); the patch was not used: " + \
+        probe["fallback_reason"] in stdout, stdout
+    assert_entries_pristine(target.pid)
+
+
+def refused_by_name(ctx, pid, reason_has):
+    """--mechanism patch by name: exit 3, the reason, no run written."""
+    out = os.path.join(ctx.tmp, "patch.json")
+    proc = ctx.run("attach", "-q", "--mechanism", "patch", "-d", "0.2", "-e", "none",
+                   "-o", out, pid)
+    assert proc.returncode == 3, (proc.returncode, proc.stderr)
+    assert reason_has in proc.stderr, proc.stderr
+    assert not os.path.exists(out)
+
+
+def test_auto_falls_back_under_a_seccomp_filter_that_kills_on_mmap(ctx):
+    """The stub's mmap would kill the target: auto counts with uprobes,
+    the target lives on, reads right and has its vDSO as it was."""
+    target = PatchTarget(ctx, env={"PATCH_TARGET_SECCOMP": "kill-mmap"})
+    try:
+        counted_by_fallback(ctx, target, "seccomp filter")
+        refused_by_name(ctx, target.pid, "seccomp filter")
+        assert_entries_pristine(target.pid)
+        target.go(10)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
+def test_auto_falls_back_for_a_target_already_traced(ctx):
+    """A target under strace cannot be held: uprobes count it."""
+    if not shutil.which("strace"):
+        raise Skip("strace is not installed")
+    target = PatchTarget(ctx, under=["strace", "-f", "-qq", "-o", os.devnull])
+    try:
+        counted_by_fallback(ctx, target, "already under a debugger (traced by process")
+        refused_by_name(ctx, target.pid, "already under a debugger")
+    finally:
+        rc, out = target.quit()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
+def run_demo(ctx, *opts, under=(), out="run.json"):
+    """clockprof run on the demo target (7 reads per request)."""
+    path = os.path.join(ctx.tmp, out)
+    proc = subprocess.run([*under, ctx.clockprof, "run", "-d", "0.5", "-r", "func:handle_request",
+                           "-e", "none", "-o", path, *opts, "--",
+                           ctx.target("callsites_target")],
+                          capture_output=True, text=True, timeout=120)
+    return proc, path
+
+
+def test_auto_counts_with_the_patch_where_it_can(ctx):
+    proc, path = run_demo(ctx, "--mechanism", "auto")
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(path)
+    assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
+    assert run["probe"]["requested_mechanism"] == "auto"
+    assert run["probe"]["fallback_reason"] is None
+    assert run["clock_reads"]["per_op"] == 7.0, run["clock_reads"]
+    assert "pause_ms" in run["probe"], run["probe"]
+    assert "counted by patch (asked: auto)" in proc.stdout, proc.stdout
+    assert "the patch was not used" not in proc.stdout
+
+
+def test_auto_picks_uprobes_for_stacks(ctx):
+    """Whole stacks are walked by the kernel at each read: auto says so
+    and counts with uprobes, stacks and all; patch by name is a usage
+    error, as before."""
+    proc, path = run_demo(ctx, "--mechanism", "auto", "--stacks")
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(path)
+    assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+    assert "--stacks" in run["probe"]["fallback_reason"], run["probe"]
+    assert run["clock_reads"]["per_op"] == 7.0
+    assert sum(s["count"] for s in run["stacks"]) == run["clock_reads"]["total"]
+    assert "the patch was not used: --stacks needs the kernel" in proc.stdout, proc.stdout
+    proc, path = run_demo(ctx, "--mechanism", "patch", "--stacks", out="patch.json")
+    assert proc.returncode == 2 and "--stacks" in proc.stderr, proc.stderr
+
+
+def test_auto_falls_back_when_the_patch_fails_its_self_test(ctx):
+    """clockprof itself under a seccomp filter (systemd's
+    MemoryDenyWriteExecute, here tests/targets/seccomp_exec): the patch's
+    self-test fails before the command is touched; auto counts it exactly
+    with uprobes, patch by name exits 3."""
+    under = [ctx.target("seccomp_exec")]
+    proc, path = run_demo(ctx, "--mechanism", "auto", under=under)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(path)
+    assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+    assert "self-test" in run["probe"]["fallback_reason"], run["probe"]
+    assert run["clock_reads"]["per_op"] == 7.0, run["clock_reads"]
+    proc, path = run_demo(ctx, "-q", "--mechanism", "patch", under=under, out="patch.json")
+    assert proc.returncode == 3 and "self-test" in proc.stderr, (proc.returncode, proc.stderr)
+    assert not os.path.exists(path)
+
+
+def ab_runs(ctx, directory, under=()):
+    proc = subprocess.run([*under, ctx.clockprof, "ab", "2", directory, "-q", "--mechanism", "auto",
+                           "-d", "0.3", "-r", "func:handle_request", "-e", "none",
+                           "--", ctx.target("callsites_target"),
+                           "--", ctx.target("callsites_target")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    runs = {os.path.basename(p): ctx.load_json(p)
+            for p in glob.glob(os.path.join(directory, "*.json"))}
+    assert sorted(runs) == ["base-1.json", "base-2.json", "head-1.json", "head-2.json"], runs
+    return runs
+
+
+def test_ab_picks_the_mechanism_once(ctx):
+    """The first run's choice is asked of every later run by name: with
+    the patch usable all four count with it; where the first run falls
+    back, all four count with uprobes. compare takes either set, and
+    refuses a base of one with a head of the other."""
+    patched = os.path.join(ctx.tmp, "patched")
+    runs = ab_runs(ctx, patched)
+    assert {r["clock_reads"]["mechanism"] for r in runs.values()} == {"patch"}, runs
+    assert runs["base-1.json"]["probe"]["requested_mechanism"] == "auto"
+    assert {r["probe"]["requested_mechanism"] for n, r in runs.items()
+            if n != "base-1.json"} == {"patch"}
+    fell_back = os.path.join(ctx.tmp, "fell_back")
+    runs = ab_runs(ctx, fell_back, under=[ctx.target("seccomp_exec")])
+    assert {r["clock_reads"]["mechanism"] for r in runs.values()} == {"uprobe"}, runs
+    assert "self-test" in runs["base-1.json"]["probe"]["fallback_reason"]
+    assert {r["probe"]["requested_mechanism"] for n, r in runs.items()
+            if n != "base-1.json"} == {"uprobe"}
+    assert {r["clock_reads"]["per_op"] for r in runs.values()} == {7.0}
+    for d in (patched, fell_back):
+        proc = ctx.run("compare", "-q", "--base", *glob.glob(f"{d}/base-*.json"),
+                       "--head", *glob.glob(f"{d}/head-*.json"))
+        assert proc.returncode in (0, 1), proc.stderr
+    proc = ctx.run("compare", "-q", "--base", *glob.glob(f"{fell_back}/base-*.json"),
+                   "--head", *glob.glob(f"{patched}/head-*.json"))
+    assert proc.returncode == 2 and "counted with uprobe" in proc.stderr, proc.stderr

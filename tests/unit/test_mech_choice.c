@@ -1,0 +1,57 @@
+/* test_mech_choice.c - --mechanism auto: the names, the default, the
+ * choice before anything is counted and when a refusal may fall back
+ * (lib/probe/mech/mech_choice.c). */
+#include <string.h>
+
+#include "error.h"
+#include "mechanism.h"
+#include "unit.h"
+
+TEST(mechanism_auto_parses_and_is_named)
+{
+	enum cp_mechanism m = CP_MECHANISM_UPROBE;
+	struct cp_error err = { 0 };
+
+	CHECK(cp_mechanism_parse("auto", &m, &err) == 0);
+	CHECK_INT(m, CP_MECHANISM_AUTO);
+	CHECK_STR(cp_mechanism_name(CP_MECHANISM_AUTO), "auto");
+	CHECK(cp_mechanism_parse("patch", &m, &err) == 0);
+	CHECK_INT(m, CP_MECHANISM_PATCH);
+	CHECK(cp_mechanism_parse("autom", &m, &err) != 0);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK(strstr(err.msg, "uprobe, breakpoint, patch or auto") != NULL);
+}
+
+/* --help says the default by CP_MECHANISM_DEFAULT_NAME: it must be the
+ * default's own name. */
+TEST(mechanism_default_name_is_the_default)
+{
+	CHECK_STR(cp_mechanism_name(CP_MECHANISM_DEFAULT), CP_MECHANISM_DEFAULT_NAME);
+}
+
+TEST(mechanism_auto_chooses_the_patch_or_uprobes_for_stacks)
+{
+	char why[256];
+
+	CHECK_INT(cp_mech_choose(CP_MECHANISM_AUTO, false, why, sizeof(why)), CP_MECHANISM_PATCH);
+	CHECK_STR(why, "");
+	CHECK_INT(cp_mech_choose(CP_MECHANISM_AUTO, true, why, sizeof(why)), CP_MECHANISM_UPROBE);
+	CHECK(strstr(why, "--stacks") != NULL);
+	/* Asked by name: that one, whatever --stacks (configure refuses it). */
+	CHECK_INT(cp_mech_choose(CP_MECHANISM_PATCH, true, why, sizeof(why)), CP_MECHANISM_PATCH);
+	CHECK_STR(why, "");
+	CHECK_INT(cp_mech_choose(CP_MECHANISM_BREAKPOINT, false, why, sizeof(why)),
+		  CP_MECHANISM_BREAKPOINT);
+}
+
+TEST(mechanism_only_auto_falls_back_and_only_from_a_refusal)
+{
+	struct cp_error refused = { .exit_code = CP_EXIT_PROFILE };
+	struct cp_error usage = { .exit_code = CP_EXIT_USAGE };
+
+	CHECK(cp_mech_may_fall_back(CP_MECHANISM_AUTO, CP_MECHANISM_PATCH, &refused));
+	CHECK(!cp_mech_may_fall_back(CP_MECHANISM_PATCH, CP_MECHANISM_PATCH, &refused));
+	CHECK(!cp_mech_may_fall_back(CP_MECHANISM_AUTO, CP_MECHANISM_PATCH, &usage));
+	/* The fallback itself has nothing to fall back to. */
+	CHECK(!cp_mech_may_fall_back(CP_MECHANISM_AUTO, CP_MECHANISM_UPROBE, &refused));
+}
