@@ -25,7 +25,9 @@ struct handshake {
 };
 
 /* The child: spins in user space (so it is the thread held, with nothing
- * to interrupt) until told, reads, says so, spins on until killed. */
+ * to interrupt) until told, reads, says so, spins on until killed (a
+ * running thread is held at once to restore the patch: a sleeping one
+ * only after the hold has looked 0.1 s for a running one). */
 _Noreturn static void child(struct handshake *hs)
 {
 	struct timespec ts;
@@ -41,7 +43,7 @@ _Noreturn static void child(struct handshake *hs)
 	}
 	atomic_store(&hs->done, 1);
 	for (;;)
-		pause();
+		atomic_load(&hs->go);
 }
 
 static int count_child(pid_t pid, struct handshake *hs, struct cp_vdso_patch_counts *c,
