@@ -9,7 +9,7 @@ clockprof=$1
 targets=$2
 out=${3:-build/demo}
 mkdir -p "$out"
-set -- "$clockprof" run -d 3 -r func:handle_request --stacks -o "$out/run.json"
+set -- "$clockprof" run -d 3 -r func:handle_request -o "$out/run.json"
 if "$clockprof" report --help >/dev/null 2>&1; then
 	set -- "$@" --html "$out/report.html"
 fi
@@ -21,7 +21,7 @@ handle_request; 1 through timespec_get), gettimeofday 2, time 1. The right
 answer is 7.000 reads per request, from the call sites below.
 
 TEXT
-echo "\$ clockprof run -d 3 -r func:handle_request --stacks -o $out/run.json --html $out/report.html -- callsites_target" >&2
+echo "\$ clockprof run -d 3 -r func:handle_request -o $out/run.json --html $out/report.html -- callsites_target" >&2
 # sh has no pipefail: clockprof's own status is kept apart from the pipe's.
 status=0
 "$@" -- "$targets/callsites_target" 0 500 > "$out/summary.raw" || status=$?

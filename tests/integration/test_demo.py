@@ -5,6 +5,7 @@ match; numbers, the bar of the histogram and warnings may differ), so the
 README cannot drift from what the code prints. Also: the demo says what its
 target is and that 7 reads per request is the right answer, and every
 unsupported counter is named on one line."""
+import json
 import os
 import re
 import subprocess
@@ -62,6 +63,16 @@ def test_readme_sample_is_the_demo_output(ctx):
     assert got == want, "README's demo output differs from make demo's:\n" + "\n".join(
         f"{'=' if a == b else '!'} README: {b}\n  demo:   {a}" for a, b in zip(got, want)
         if a != b) + f"\n({len(got)} lines from the demo, {len(want)} in the README)"
+
+
+def test_demo_counts_in_the_target(ctx):
+    """make demo's 7.000/op comes from the vDSO patch, the default, unless
+    the run says why not (a host where the patch cannot be used)."""
+    proc, out = run_demo(ctx)
+    assert proc.returncode == 0, proc.stderr
+    run = json.load(open(os.path.join(out, "run.json")))
+    assert run["clock_reads"]["per_op"] == 7.0, run["clock_reads"]
+    assert run["clock_reads"]["mechanism"] == "patch" or run["probe"]["fallback_reason"], run["probe"]
 
 
 def test_demo_explains_itself(ctx):
