@@ -86,8 +86,23 @@ static bool restarts(int nr)
 	return false;
 }
 
-/* The thread to hold: running (waiting up to RUNNING_WAIT_S for one),
- * else blocked in a syscall that restarts, else the first. */
+/* A thread of tids (n) running now, else one blocked in a syscall that
+ * restarts unseen; 0: neither. */
+static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (thread_state(pid, tids[i]) == 'R')
+			return tids[i];
+	for (size_t i = 0; i < n; i++)
+		if (restarts(thread_syscall(pid, tids[i])))
+			return tids[i];
+	return 0;
+}
+
+/* The thread to hold: one running, or blocked in a syscall that restarts
+ * (neither sees the stop); when every thread waits in a call that a stop
+ * interrupts (epoll_wait), one that starts running within RUNNING_WAIT_S,
+ * else the first. An idle target is not kept waiting for a running one. */
 static pid_t pick_thread(pid_t pid)
 {
 	pid_t *tids = NULL, pick = 0;
@@ -98,15 +113,9 @@ static pid_t pick_thread(pid_t pid)
 		free(tids);
 		if (cp_proc_threads(pid, &tids, &n) || !n)
 			return 0;
-		for (size_t i = 0; i < n && !pick; i++)
-			if (thread_state(pid, tids[i]) == 'R')
-				pick = tids[i];
-		if (!pick)
+		if (!(pick = pick_quiet(pid, tids, n)))
 			usleep(2000);
 	} while (!pick && now_s() < until);
-	for (size_t i = 0; i < n && !pick; i++)
-		if (restarts(thread_syscall(pid, tids[i])))
-			pick = tids[i];
 	if (!pick)
 		pick = tids[0];	/* its syscall may return EINTR: send_through says */
 	free(tids);

@@ -36,11 +36,13 @@ struct patch_state {
 static void note_pauses(struct cp_mech *m);
 
 /* An exec takes the target's counters away with its old image: the
- * session's program sums them at the C library's execve first. */
+ * session's program sums them at the C library's execve first. The
+ * self-test starts now, to run while the session loads. */
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
 	cfg->watch_exec = true;
+	cp_vdso_patch_selftest_start();
 	return 0;
 }
 
@@ -68,7 +70,7 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	 * clockprof's own, patched by the same code, 200 reads counted
 	 * exactly): a failure refuses it while nothing is counted, where
 	 * --mechanism auto can still fall back. */
-	if (cp_vdso_patch_selftest(&c, err))
+	if (cp_vdso_patch_selftest_finish(&c, err))
 		return selftest_failed(err);
 	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
