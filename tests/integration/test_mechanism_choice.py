@@ -16,6 +16,7 @@ import tempfile
 
 from common import Skip
 from readiness import wait_attached
+from test_vdso_patch import Target
 
 ROUNDS = 100
 THREADS = 2
@@ -25,28 +26,10 @@ THREADS = 2
 UPROBE_READS_PER_ROUND = 4
 
 
-class PatchTarget:
+def PatchTarget(ctx, env=None, under=()):
     """tests/targets/patch_target, driven over its stdin, perhaps under a
     tracer (argv before the target's own)."""
-
-    def __init__(self, ctx, env=None, under=()):
-        self.p = subprocess.Popen([*under, ctx.target("patch_target"), str(THREADS)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  env=dict(os.environ, **(env or {})))
-        line = self.p.stdout.readline()
-        assert line.startswith("ready"), f"target said {line!r}"
-        self.pid = int(line.split()[1])
-
-    def go(self, k):
-        self.p.stdin.write(f"go {k}\n")
-        self.p.stdin.flush()
-        assert self.p.stdout.readline().strip() == "done"
-
-    def quit(self):
-        self.p.stdin.write("quit\n")
-        self.p.stdin.flush()
-        out = self.p.stdout.read()
-        return self.p.wait(timeout=30), out
+    return Target(ctx.target("patch_target"), THREADS, env=env, under=under)
 
 
 def vdso_range(pid):

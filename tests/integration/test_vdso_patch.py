@@ -16,13 +16,17 @@ ROUND = 5  # reads per round: MONOTONIC, REALTIME, PROCESS_CPUTIME_ID, gettimeof
 
 
 class Target:
-    def __init__(self, path, *args, env=None):
-        self.p = subprocess.Popen([path, *map(str, args)], stdin=subprocess.PIPE,
+    """A target driven over its stdin ("go K", "quit"), perhaps under a
+    tracer (under: argv before the target's own; the target then says its
+    pid after "ready")."""
+
+    def __init__(self, path, *args, env=None, under=()):
+        self.p = subprocess.Popen([*under, path, *map(str, args)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True,
                                   env=dict(os.environ, **(env or {})))
         line = self.p.stdout.readline()
         assert line.startswith("ready"), f"target said {line!r}"
-        self.pid = self.p.pid
+        self.pid = int(line.split()[1]) if under else self.p.pid
 
     def go(self, k):
         self.p.stdin.write(f"go {k}\n")
