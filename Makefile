@@ -213,11 +213,10 @@ $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
 # lib/runfile/pprof_file.c and the unit test that decodes its output
 # include it. A build made before the packages were build dependencies
 # installs them here.
-$(PPROF_GEN).c: | $(DEPS_STAMP)
+$(PPROF_GEN).c $(PPROF_GEN).h &: | $(DEPS_STAMP)
 	@$(call install_missing,$(PPROF_PKGS))
 	@mkdir -p $(@D)
 	protoc-c --proto_path=$(dir $(PPROF_PROTO)) --c_out=$(@D) $(notdir $(PPROF_PROTO))
-$(PPROF_GEN).h: $(PPROF_GEN).c
 $(PPROF_GEN).o: $(PPROF_GEN).c
 	$(CC) -I$(@D) $(CFLAGS) $(WARN) -c $< -o $@
 $(O)/lib/runfile/pprof_file.o $(O)/tests/unit/test_pprof_file.o: $(PPROF_GEN).h
