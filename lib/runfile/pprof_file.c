@@ -67,7 +67,7 @@ struct pprof {
 	pb_mapping *map;
 	size_t map_cap;
 	struct location *loc;
-	size_t loc_cap;
+	size_t nloc, loc_cap;	/* nloc: those filled (to free) */
 	struct sample *smp;
 	size_t nsmp, smp_cap;
 	bool failed;
@@ -249,8 +249,9 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 	bool added;
 	long i;
 
-	if (!key) {
+	if (!key || pp->failed) {	/* after a failure, nothing more is added */
 		pp->failed = true;
+		free(key);
 		return 0;
 	}
 	at = (size_t)snprintf(key, size, "%llu", (unsigned long long)map);
@@ -265,8 +266,11 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 		pp->failed = true;
 		return 0;
 	}
-	if (added && fill_location(&pp->loc[i], (uint64_t)i + 1, map, fns, in, n))
-		pp->failed = true;
+	if (added) {
+		pp->nloc = (size_t)i + 1;
+		if (fill_location(&pp->loc[i], (uint64_t)i + 1, map, fns, in, n))
+			pp->failed = true;
+	}
 	return (uint64_t)i + 1;
 }
 
@@ -334,8 +338,9 @@ static void add_stack(struct pprof *pp, const struct cp_stack *st)
 	struct line_in in[st->n_frames ? st->n_frames : 1];
 	size_t nids = 0, end = st->n_frames;
 
-	if (!ids) {
-		pp->failed = true;
+	if (!ids || !st->count) {
+		pp->failed |= !ids;
+		free(ids);
 		return;
 	}
 	while (end > 0) {
@@ -494,7 +499,7 @@ static unsigned char *gzip(const unsigned char *in, size_t n, size_t *len)
 
 static void pprof_free(struct pprof *pp, Perftools__Profiles__Profile *prof)
 {
-	for (size_t i = 0; i < pp->locations.n; i++) {
+	for (size_t i = 0; i < pp->nloc; i++) {
 		free(pp->loc[i].lines);
 		free(pp->loc[i].line_ptrs);
 	}
