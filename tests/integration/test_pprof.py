@@ -37,9 +37,9 @@ def go_pprof(*args):
     return proc.stdout
 
 
-def profile(ctx, *options):
+def profile(ctx, *options, boundary="func:handle_request"):
     out, prof = os.path.join(ctx.tmp, "run.json"), os.path.join(ctx.tmp, "clock.pb.gz")
-    proc = ctx.run("run", "-q", "-o", out, "-r", "func:handle_request", "--pprof", prof,
+    proc = ctx.run("run", "-q", "-o", out, "-r", boundary, "--pprof", prof,
                    *options, "--", ctx.target("callsites_target"), N, 1000)
     assert proc.returncode == 0, proc.stderr
     with open(prof, "rb") as f:
@@ -120,6 +120,15 @@ def test_requests_at_the_boundary_function(ctx):
     # Every request of the N but the first, partial one (before the
     # thread's first boundary), as run.json counts them.
     assert run["request"]["count"] == N - 1
+
+
+def test_no_requests_samples_without_a_func_boundary(ctx):
+    # A syscall: boundary has no function to put requests at: the profile
+    # has none (docs/pprof.md); the reads are all there.
+    run, prof = profile(ctx, boundary="syscall:clock_nanosleep")
+    assert run["request"]["count"] > 0
+    assert not any(v[0] for v in top(prof, "-sample_index=requests").values())
+    assert sum(v[0] for v in top(prof).values()) == run["clock_reads"]["total"] == 7 * N
 
 
 def test_stacks_frame_by_frame_with_file_and_line(ctx):
