@@ -72,6 +72,7 @@ own_inc        = $(if $(ROOMS_$(1)),$(foreach r,$(ROOM_$(1)_$(2)),-Ilib/$(1)/$(r
 BPF_STAGES    := symbols probe runfile
 # A stage's generated headers (GEN_INC_stage) are its own.
 GEN_INC_report := -I$(O)/gen/report
+GEN_INC_runfile := -I$(O)/gen/runfile
 layer_flags    = -D_GNU_SOURCE $(call own_inc,$(call stage_of,$(1)),$(call room_of,$(1))) \
 	$(foreach s,$(filter-out $(call stage_of,$(1)),$(LAYER_$(call stage_of,$(1)))),$(call public_inc,$(s))) \
 	$(if $(filter $(call stage_of,$(1)),$(BPF_STAGES)),-Iprobes -I$(O)) \
@@ -80,14 +81,14 @@ PUBLIC_INC := $(foreach s,$(STAGES),$(call public_inc,$(s)))
 # Tests and benchmarks see every stage's and every room's headers.
 ALL_INC    := $(foreach s,$(STAGES),$(if $(ROOMS_$(s)),$(patsubst %,-Ilib/$(s)/%,$(ROOMS_$(s))),-Ilib/$(s)))
 CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
-CPPFLAGS += -D_GNU_SOURCE $(ALL_INC) $(PUBLIC_INC) -Iprobes -I$(O)
+CPPFLAGS += -D_GNU_SOURCE $(ALL_INC) $(PUBLIC_INC) -Iprobes -I$(O) $(GEN_INC_runfile)
 DEPFLAGS := -MMD -MP
 # The libraries are linked in (their .a from the -dev packages), libc and
 # libm apart: the dynamic loader took ~1.3 ms of every start to map and
 # relocate eleven shared objects before main (`perf stat -r 200 ./clockprof
 # --version`: 6.1 -> 4.8 ms here, /bin/true 3.0), time spent before the
 # probes can be placed.
-STATIC_LIBS := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lgpg-error -lz -llzma -lbz2
+STATIC_LIBS := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lgpg-error -lprotobuf-c -lz -llzma -lbz2
 # Zydis (the vDSO patch's decoder and encoder) ships no static library.
 LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis -lm
 
@@ -96,7 +97,12 @@ LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis -lm
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libzydis-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
 	pkg-config linux-libc-dev libc6-dev \
-	python3
+	python3 $(PPROF_PKGS)
+# --pprof: the C code of pprof's profile.proto is generated at build time
+# by protoc-c from the .proto Debian ships with pprof's Go sources, and
+# linked with libprotobuf-c (and zlib, already above).
+PPROF_PKGS  := protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
+PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 TEST_PKGS  := python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
@@ -107,7 +113,8 @@ LIB_ASMS  := $(sort $(wildcard lib/*/*.S lib/*/*/*.S lib/*/*/*/*.S))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 BPF_SRCS  := $(sort $(wildcard probes/*.bpf.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
-LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/%.o) $(LIB_ASMS:%.S=$(O)/%.o)
+PPROF_GEN := $(O)/gen/runfile/profile.pb-c
+LIB_OBJS  := $(LIB_SRCS:%.c=$(O)/%.o) $(LIB_ASMS:%.S=$(O)/%.o) $(PPROF_GEN).o
 CMD_OBJS  := $(CMD_SRCS:%.c=$(O)/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
@@ -201,6 +208,18 @@ $(O)/gen/report/report_csp.h: reports/report.js reports/report.css
 	python3 -c 'import base64, hashlib, sys; [print("#define %s \"\x27sha256-%s\x27\"" % (n, base64.b64encode(hashlib.sha256(open(f, "rb").read()).digest()).decode())) for n, f in zip(sys.argv[1::2], sys.argv[2::2])]' \
 		CP_REPORT_CSP_SCRIPT reports/report.js CP_REPORT_CSP_STYLE reports/report.css > $@
 $(O)/lib/report/report.o: $(O)/gen/report/report_csp.h
+
+# pprof's profile.proto as C (protobuf-c), under the build directory only:
+# lib/runfile/pprof_file.c and the unit test that decodes its output
+# include it. A build made before the packages were build dependencies
+# installs them here.
+$(PPROF_GEN).c $(PPROF_GEN).h &: | $(DEPS_STAMP)
+	@$(call install_missing,$(PPROF_PKGS))
+	@mkdir -p $(@D)
+	protoc-c --proto_path=$(dir $(PPROF_PROTO)) --c_out=$(@D) $(notdir $(PPROF_PROTO))
+$(PPROF_GEN).o: $(PPROF_GEN).c
+	$(CC) -I$(@D) $(CFLAGS) $(WARN) -c $< -o $@
+$(O)/lib/runfile/pprof_file.o $(O)/tests/unit/test_pprof_file.o: $(PPROF_GEN).h
 
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -11,6 +11,7 @@
 #include "json_file.h"
 #include "launcher.h"
 #include "output_set.h"
+#include "pprof_file.h"
 #include "profile_command.h"
 #include "report.h"
 #include "run_file.h"
@@ -64,6 +65,7 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_DEBUGINFOD: o->debuginfod = true; return 0;
 	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
 	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
+	case PC_OPT_PPROF: pc->pprof = value; return 0;
 	}
 	return 1;	/* not a profile option */
 }
@@ -73,7 +75,7 @@ static int take_option(struct profile_command *pc, int id, const char *value,
  * attached or launched. */
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope };
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof };
 	int dash = 0;
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -85,7 +87,7 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 
 static int writes_stdout(const struct profile_command *pc)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope };
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-"))
@@ -163,7 +165,7 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 }
 
 /* The files of one run, run.json last: put in place after the others. */
-enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_RUN, NPO };
+enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_PPROF, PO_RUN, NPO };
 
 /* What the output writers draw from. */
 struct profile_writing {
@@ -208,6 +210,13 @@ static int write_speedscope(FILE *f, void *ctx, struct cp_error *err)
 				   w->p->target.comm, err);
 }
 
+static int write_pprof(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+
+	return cp_pprof_write(f, w->p, err);
+}
+
 /* Writes the files opened in outs; an exit code. run.json holds what was
  * measured: kept when a report made from it fails. */
 static int write_files(struct profile_command *pc, const struct cp_profile *p,
@@ -221,6 +230,7 @@ static int write_files(struct profile_command *pc, const struct cp_profile *p,
 	outs[PO_HTML].write = write_html;
 	outs[PO_FOLDED].write = write_folded;
 	outs[PO_SPEEDSCOPE].write = write_speedscope;
+	outs[PO_PPROF].write = write_pprof;
 	for (size_t i = 0; i < NPO; i++)
 		outs[i].ctx = &w;
 	if (!w.doc) {
@@ -245,6 +255,7 @@ int profile_command_execute(struct profile_command *pc)
 	struct cp_output outs[NPO] = { [PO_HTML] = { .path = pc->html },
 				       [PO_FOLDED] = { .path = pc->folded },
 				       [PO_SPEEDSCOPE] = { .path = pc->speedscope },
+				       [PO_PPROF] = { .path = pc->pprof },
 				       [PO_RUN] = { .path = pc->output } };
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 

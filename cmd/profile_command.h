@@ -16,6 +16,7 @@ enum {
 	PC_OPT_FOLDED,
 	PC_OPT_SPEEDSCOPE,
 	PC_OPT_DEBUGINFOD,
+	PC_OPT_PPROF,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -67,6 +68,11 @@ enum {
 	  .complete = CP_COMPLETE_FILE }, \
 	{ .id = PC_OPT_SPEEDSCOPE, .long_name = "speedscope", .value = "FILE", \
 	  .help = "write the stacks in speedscope's format (implies --stacks)", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_PPROF, .long_name = "pprof", .value = "FILE", \
+	  .help = "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
+	  "clock_reads at each call site (whole stacks with --stacks), requests at the " \
+	  "func: boundary", \
 	  .complete = CP_COMPLETE_FILE }
 
 struct profile_command {
@@ -76,6 +82,7 @@ struct profile_command {
 	const char *html;	/* --html report.html */
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
+	const char *pprof;	/* --pprof profile.pb.gz */
 	int quiet;
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */

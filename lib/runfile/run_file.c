@@ -48,6 +48,24 @@ static double counter_ops(const struct cp_profile *p)
 	return p->counters_split ? (double)p->counter_requests : p->ops;
 }
 
+/* Each frame's file and line, as frames ("sources"): added beside the
+ * names, which stay strings, so that readers of older files and older
+ * readers of newer ones still work. */
+static json_t *build_sources(const struct cp_stack *st)
+{
+	json_t *a = json_array();
+
+	for (size_t j = 0; j < st->n_frames; j++) {
+		const struct cp_frame_pos *pos = st->pos ? &st->pos[j] : NULL;
+
+		json_array_append_new(a, json_pack("{s:o, s:o}",
+			"file", pos && pos->file ? cp_json_utf8(pos->file) : json_null(),
+			"line", pos && pos->file && pos->line > 0 ?
+				json_integer(pos->line) : json_null()));
+	}
+	return a;
+}
+
 static json_t *build_stacks(const struct cp_profile *p)
 {
 	json_t *a = json_array();
@@ -57,8 +75,9 @@ static json_t *build_stacks(const struct cp_profile *p)
 
 		for (size_t j = 0; j < p->stacks.stacks[i].n_frames; j++)
 			json_array_append_new(frames, json_string(p->stacks.stacks[i].frames[j]));
-		json_array_append_new(a, json_pack("{s:o, s:I}", "frames", frames, "count",
-						   (json_int_t)p->stacks.stacks[i].count));
+		json_array_append_new(a, json_pack("{s:o, s:o, s:I}", "frames", frames,
+						   "sources", build_sources(&p->stacks.stacks[i]),
+						   "count", (json_int_t)p->stacks.stacks[i].count));
 	}
 	return a;
 }

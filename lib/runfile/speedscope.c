@@ -33,30 +33,54 @@ static json_t *utf8_string(const char *name)
 	return s;
 }
 
-/* Index of name in frames, adding it when new. index maps names to
- * indices (jansson objects hash their keys). */
-static json_int_t frame_index(json_t *frames, json_t *index, const char *name)
+/* The frame object: its name, and its file and line where known. */
+static json_t *new_frame(json_t *name, const struct cp_frame_pos *pos)
+{
+	json_t *frame = json_object();
+
+	if (!frame || json_object_set(frame, "name", name))
+		goto fail;
+	if (pos && pos->file &&
+	    json_object_set_new(frame, "file", utf8_string(pos->file)))
+		goto fail;
+	if (pos && pos->file && pos->line > 0 &&
+	    json_object_set_new(frame, "line", json_integer(pos->line)))
+		goto fail;
+	return frame;
+fail:
+	json_decref(frame);
+	return NULL;
+}
+
+/* Index of the frame (name, and file:line when pos is known) in frames,
+ * adding it when new: a function seen at two lines is two frames, as
+ * pprof's line locations are. index maps keys to indices (jansson
+ * objects hash their keys). */
+static json_int_t frame_index(json_t *frames, json_t *index, const char *name,
+			      const struct cp_frame_pos *pos)
 {
 	json_t *str = utf8_string(name), *have, *frame;
-	const char *key;
-	json_int_t i;
+	char *key = NULL;
+	json_int_t i = -1;
 
-	if (!str)
+	if (!str || asprintf(&key, "%s\x1e%s:%d", json_string_value(str),
+			     pos && pos->file ? pos->file : "", pos && pos->file ? pos->line : 0) < 0) {
+		json_decref(str);
 		return -1;
-	key = json_string_value(str);
-	have = json_object_get(index, key);
+	}
+	have = json_object_getn(index, key, strlen(key));
 	if (have) {
-		json_decref(str);
-		return json_integer_value(have);
+		i = json_integer_value(have);
+		goto out;
 	}
-	i = (json_int_t)json_array_size(frames);
-	frame = json_object();
-	if (!frame || json_object_set_new(frame, "name", json_incref(str)) ||
-	    json_array_append_new(frames, frame) ||
-	    json_object_set_new(index, key, json_integer(i))) {
-		json_decref(str);
-		return -1;
-	}
+	frame = new_frame(str, pos);
+	if (!frame || json_array_append_new(frames, frame) ||
+	    json_object_setn_new_nocheck(index, key, strlen(key),
+					 json_integer((json_int_t)json_array_size(frames) - 1)))
+		goto out;
+	i = (json_int_t)json_array_size(frames) - 1;
+out:
+	free(key);
 	json_decref(str);
 	return i;
 }
@@ -69,12 +93,13 @@ static int fill_stack(json_t *stack, json_t *frames, json_t *index,
 	int bad = 0;
 
 	for (size_t k = 0; k < st->n_frames && !bad; k++) {
-		json_int_t f = frame_index(frames, index, st->frames[k]);
+		json_int_t f = frame_index(frames, index, st->frames[k],
+					   st->pos ? &st->pos[k] : NULL);
 
 		bad = f < 0 || json_array_append_new(stack, json_integer(f));
 	}
 	if (!bad && !st->n_frames) {
-		json_int_t f = frame_index(frames, index, NULL);
+		json_int_t f = frame_index(frames, index, NULL, NULL);
 
 		bad = f < 0 || json_array_append_new(stack, json_integer(f));
 	}

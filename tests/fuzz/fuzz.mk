@@ -16,13 +16,19 @@ FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all -DCP_JSON_WALK_FIRST_READ=16
 FUZZ_SRCS  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS  := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_O)/%)
-FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/%.o) $(LIB_ASMS:%.S=$(FUZZ_O)/%.o)
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_O)/%.o) $(LIB_ASMS:%.S=$(FUZZ_O)/%.o) \
+	$(FUZZ_O)/gen/runfile/profile.pb-c.o
 
 .PHONY: fuzz fuzz-build check-fuzz
 
 $(FUZZ_O)/lib/probe/base/syscall_names.o: $(O)/syscall_table.h
 # The report's CSP hashes are generated (Makefile: GEN_INC_report), here too.
 $(FUZZ_O)/lib/report/report.o: $(O)/gen/report/report_csp.h
+# So is pprof's profile.proto as C (Makefile: PPROF_GEN).
+$(FUZZ_O)/lib/runfile/pprof_file.o: $(PPROF_GEN).h
+$(FUZZ_O)/gen/runfile/profile.pb-c.o: $(PPROF_GEN).c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -I$(O)/gen/runfile $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
 $(FUZZ_O)/lib/%.o: lib/%.c $(SKELS) $(wildcard lib/*/*.h lib/*/include/*.h lib/*/*/*.h lib/*/*/include/*.h lib/*/*/*/*.h probes/*.h)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(call layer_flags,$<) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@

@@ -3,6 +3,7 @@
 opens it, never resolved and renamed over; a FIFO with no reader is
 waited for before anything is launched, and Ctrl-C/SIGTERM end the wait;
 when one output fails, verdict.json is not put in place."""
+import gzip
 import json
 import os
 import signal
@@ -35,7 +36,8 @@ def every_output(ctx, path):
             ("run -o", [*run, "-o", path, *tail]),
             ("run --html", [*run, "--html", path, *tail]),
             ("run --folded", [*run, "--folded", path, *tail]),
-            ("run --speedscope", [*run, "--speedscope", path, *tail])]
+            ("run --speedscope", [*run, "--speedscope", path, *tail]),
+            ("run --pprof", [*run, "--pprof", path, *tail])]
 
 
 def victim_file(ctx, name, owner=0):
@@ -289,3 +291,22 @@ def test_run_keeps_what_it_measured_when_a_report_fails(ctx):
     assert proc.returncode == 2, proc.stderr
     assert "/dev/full" in proc.stderr, proc.stderr
     assert ctx.load_json(out)["clock_reads"]["total"] == 3
+
+
+def test_run_pprof_fifo_reader_gets_the_profile(ctx):
+    # --pprof is an output like the others: a FIFO is written as what it
+    # is, and its reader gets the whole gzip-compressed profile.
+    path = fifo(ctx, "pprof.fifo")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "--pprof", path, "--",
+                             ctx.target("reads_target"), "time", "1", "3"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert "waiting for a reader of" in waiting_for_reader(proc, "run --pprof")
+        with open(path, "rb") as f:
+            data = f.read()
+        assert proc.wait(timeout=GUARD) == 0, proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"clock_reads" in gzip.decompress(data), data[:20]

@@ -15,7 +15,7 @@ TEST(folded_sorted_merged_escaped)
 	const char *d[] = { "main", "", "std::map<int, int>::at(int const&)" };
 	const char *z[] = { "zzz" };
 	struct cp_stack st[] = {
-		{ a, 4, 200 }, { b, 3, 7 }, { c, 4, 5 }, { d, 3, 1 }, { z, 1, 0 },
+		{ a, 4, 200, NULL }, { b, 3, 7, NULL }, { c, 4, 5, NULL }, { d, 3, 1, NULL }, { z, 1, 0, NULL },
 	};
 	size_t len = 0;
 	char *text = cp_folded_render(st, 5, &len);
@@ -43,7 +43,7 @@ TEST(folded_empty_input_gives_empty_file)
 TEST(folded_write_is_atomic_file)
 {
 	const char *a[] = { "main", "read" };
-	struct cp_stack st[] = { { a, 2, 3 } };
+	struct cp_stack st[] = { { a, 2, 3, NULL } };
 	char dir[] = "/tmp/cp-folded-XXXXXX", path[64], buf[64] = "";
 	struct cp_error err = { 0 };
 	FILE *f;

@@ -11,13 +11,22 @@
 
 struct frames {
 	char **v;
-	size_t n, cap;
+	struct cp_frame_pos *pos;	/* as v */
+	size_t n, cap, pos_cap;
 };
 
-static void push(struct frames *f, const char *name)
+/* Appends a frame: its name and position (strings copied, valid UTF-8). */
+static void push(struct frames *f, const char *name, const struct cp_frame_info *info,
+		 const char *file, int line, bool inlined)
 {
-	if (cp_grow(&f->v, &f->cap, f->n + 1, sizeof(*f->v)))
+	if (cp_grow(&f->v, &f->cap, f->n + 1, sizeof(*f->v)) ||
+	    cp_grow(&f->pos, &f->pos_cap, f->n + 1, sizeof(*f->pos)))
 		return;
+	f->pos[f->n] = (struct cp_frame_pos){
+		.file = cp_utf8_dup(file), .line = file ? line : 0,
+		.module = cp_utf8_dup(info->module), .build_id = cp_utf8_dup(info->build_id),
+		.inlined = inlined,
+	};
 	f->v[f->n++] = cp_utf8_dup(name ? name : "?");
 }
 
@@ -46,26 +55,34 @@ static void name_address(struct cp_symbolizer *sym, __u64 addr, bool leaf, struc
 	if (!leaf && !in_c_library(info.module))
 		cp_symbolize(sym, addr, &info);
 	cp_frame_label(&info, false, label, sizeof(label));
-	push(f, label);
-	for (size_t i = 0; i < info.n_inlined; i++)
-		push(f, info.inlined[i].function);
+	/* Each frame's line is where it went on to the next: the outer
+	 * function's, where the first inlined one was inlined; the innermost
+	 * one's, the address's own. */
+	for (size_t i = 0; i <= info.n_inlined; i++) {
+		const struct cp_inline_frame *next = i < info.n_inlined ? &info.inlined[i] : NULL;
+
+		push(f, i ? info.inlined[i - 1].function : label, &info,
+		     next ? next->call_file : info.file, next ? next->call_line : info.line, i > 0);
+	}
 }
 
-/* The frames joined by a separator no name contains: stacks that name the
- * same path have the same key, and are merged by sorting on it. */
+/* The frames and their lines joined by separators no name contains:
+ * stacks that name the same path from the same lines have the same key,
+ * and are merged by sorting on it. */
 static char *frames_key(const struct frames *f)
 {
 	size_t len = 1;
 	char *key, *p;
 
 	for (size_t i = 0; i < f->n; i++)
-		len += strlen(f->v[i]) + 1;
+		len += strlen(f->v[i]) + (f->pos[i].file ? strlen(f->pos[i].file) : 0) + 16;
 	key = p = malloc(len);
 	if (!key)
 		return NULL;
 	*p = '\0';
 	for (size_t i = 0; i < f->n; i++)
-		p += sprintf(p, "%s\x1f", f->v[i]);
+		p += sprintf(p, "%s\x1e%s:%d\x1f", f->v[i], f->pos[i].file ? f->pos[i].file : "",
+			     f->pos[i].line);
 	return key;
 }
 
@@ -80,11 +97,22 @@ static int by_key(const void *a, const void *b)
 	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
 }
 
+static void free_pos(struct cp_frame_pos *pos, size_t n)
+{
+	for (size_t i = 0; pos && i < n; i++) {
+		free((char *)pos[i].file);
+		free((char *)pos[i].module);
+		free((char *)pos[i].build_id);
+	}
+	free(pos);
+}
+
 static void free_frames(struct frames *f)
 {
 	for (size_t i = 0; i < f->n; i++)
 		free(f->v[i]);
 	free(f->v);
+	free_pos(f->pos, f->n);
 }
 
 int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
@@ -127,6 +155,7 @@ int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count
 		}
 		out->stacks[out->n].frames = (const char *const *)all[i].frames.v;
 		out->stacks[out->n].n_frames = all[i].frames.n;
+		out->stacks[out->n].pos = all[i].frames.pos;
 		out->stacks[out->n++].count = all[i].count;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -141,6 +170,7 @@ void cp_named_stacks_free(struct cp_named_stacks *st)
 		for (size_t j = 0; j < st->stacks[i].n_frames; j++)
 			free((char *)st->stacks[i].frames[j]);
 		free((void *)st->stacks[i].frames);
+		free_pos((struct cp_frame_pos *)st->stacks[i].pos, st->stacks[i].n_frames);
 	}
 	free(st->stacks);
 	st->stacks = NULL;

@@ -3,7 +3,9 @@
  * speedscope (https://www.speedscope.app) opens the file directly and shows
  * the clock-reading stacks as a flame chart, left-heavy view and sandwich
  * table: one "sampled" profile whose samples are the distinct stacks and
- * whose weights are their read counts. */
+ * whose weights are their read counts. A frame carries its file and line
+ * where they are known (struct cp_frame_pos): a function seen at two lines
+ * is two frames. */
 #ifndef CP_SPEEDSCOPE_H
 #define CP_SPEEDSCOPE_H
 

@@ -5,6 +5,7 @@
 #ifndef CP_STACKS_H
 #define CP_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,11 +13,27 @@
 
 struct cp_symbolizer;
 
+/* Where one frame of a stack is: the line it calls the next frame from
+ * (or, the leaf's, reads the clock at), and the file mapped there. An
+ * address with inlined functions is several frames: the function, then
+ * each one inlined, each `inlined` into the frame before it. */
+struct cp_frame_pos {
+	const char *file;	/* source file; NULL when unknown */
+	int line;		/* 0 when unknown */
+	const char *module;	/* the mapped file; NULL outside any */
+	const char *build_id;	/* its build-id, hex; NULL when none */
+	bool inlined;		/* at the same address as the frame before */
+};
+
 /* One distinct stack and how many clock reads it made. */
 struct cp_stack {
 	const char *const *frames;	/* root first; names from the target */
 	size_t n_frames;
 	uint64_t count;
+	/* Each frame's position, as frames; NULL when not known (a stack
+	 * built by hand). Stacks that name the same frames from different
+	 * lines are distinct. */
+	const struct cp_frame_pos *pos;
 };
 
 struct cp_named_stacks {
