@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -114,6 +115,12 @@ static int pristine_image(size_t size, const uint8_t **image, struct cp_error *e
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the target's vDSO is not this kernel's 64-bit one (%zu bytes, not %zu)",
 			       size, (size_t)(end - start));
+	/* A kernel that seals system mappings (mseal) seals every process's
+	 * vDSO: the stub could not make the target's writable. mprotect with
+	 * the protection it has changes nothing, and is refused when sealed. */
+	if (mprotect((void *)(uintptr_t)start, end - start, PROT_READ | PROT_EXEC) && errno == EPERM)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "this kernel seals the vDSO of every process (mseal): it cannot be patched");
 	return 0;
 }
 
