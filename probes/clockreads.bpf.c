@@ -722,9 +722,10 @@ struct patch_look {
  * handed the table over (a launched command's first ms), nor when either
  * boundary could not find the thread's slot, nor when the two found
  * different keys' slots (a Go thread runs another goroutine now). */
-static __always_inline bool add_patch_reads(struct cp_thread *t, struct patch_look *pl)
+static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
+					    struct patch_look *pl)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS], key = patch_key();
+	__u64 words[CP_PATCH_SLOT_WORDS];
 	int found = read_patch_slot(key, words, &pl->slot);
 
 	pl->seen = t->patch_valid && key == t->patch_key;
@@ -751,6 +752,42 @@ static __always_inline bool add_patch_reads(struct cp_thread *t, struct patch_lo
 	}
 	__builtin_memcpy(t->patch_last, words, sizeof(words));
 	return pl->seen;
+}
+
+/* With the vDSO patch, a Go program's reads are filed by goroutine (the
+ * thunk's key, tagged: clockreads.h), and so are its requests: a request
+ * is the reads between two boundaries of one goroutine, whichever threads
+ * it ran on. Its state is here rather than the thread's (LRU: goroutines
+ * come and go). A zeroed element seeds a new one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CP_GOROUTINES);
+	__type(key, __u64);
+	__type(value, struct cp_thread);
+} goroutines SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_thread);
+} no_goroutine SEC(".maps");
+
+/* The state a request at this boundary is kept in: the goroutine's, for a
+ * patched Go program, else the thread's (t). NULL: none to be had. */
+static __always_inline struct cp_thread *request_state(struct cp_thread *t, __u64 key)
+{
+	struct cp_thread *g;
+	__u32 zero = 0;
+
+	if (!(key & 1))
+		return t;
+	if ((g = bpf_map_lookup_elem(&goroutines, &key)))
+		return g;
+	if (!(g = bpf_map_lookup_elem(&no_goroutine, &zero)))
+		return NULL;
+	bpf_map_update_elem(&goroutines, &key, g, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&goroutines, &key);
 }
 
 /* A patch site's key (clockreads.h) as the session's call-site key. */
@@ -922,9 +959,9 @@ static __always_inline void sum_patch_table(void)
 static __always_inline void close_request(__u32 tid)
 {
 	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread();
+	struct cp_thread *t = get_thread(), *q;
 	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
-	__u64 reads;
+	__u64 reads, key = 0;
 	bool whole = true;
 
 	if (!tot || !t)
@@ -937,25 +974,31 @@ static __always_inline void close_request(__u32 tid)
 	}
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
+	if (patch_table && phase == CP_PHASE_CLOCK)
+		key = patch_key();
+	/* q: where this boundary's request is kept (the thread's, or the
+	 * goroutine's); t stays the thread's for the counter window */
+	if (!(q = request_state(t, key)))
+		return;
 	if (patch_table && phase == CP_PHASE_CLOCK) {
-		whole = add_patch_reads(t, &pl);
-		if (!add_patch_sites(t, tot, &pl, t->boundary_phase == CP_PHASE_CLOCK && whole)) {
-			t->patch_valid = 0;
+		whole = add_patch_reads(q, key, &pl);
+		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole)) {
+			q->patch_valid = 0;
 			whole = false;
 		}
 	}
-	if (phase == CP_PHASE_CLOCK && t->boundary_phase == CP_PHASE_CLOCK && whole) {
-		cp_read_counts_add(&tot->in_requests, &t->cur);
-		reads = t->cur.reads;
+	if (phase == CP_PHASE_CLOCK && q->boundary_phase == CP_PHASE_CLOCK && whole) {
+		cp_read_counts_add(&tot->in_requests, &q->cur);
+		reads = q->cur.reads;
 		cp_add(&tot->requests, 1);
-		credit_sites(t, tot);
+		credit_sites(q, tot);
 		cp_add(&tot->hist[reads < CP_HIST_SLOTS - 1 ? reads : CP_HIST_SLOTS - 1], 1);
 		raise_max(&tot->max_reads_per_request, reads);
 	}
-	t->boundary_phase = phase;
-	__builtin_memset(&t->cur, 0, sizeof(t->cur));
-	t->npending = 0;
-	t->pending_overflow = 0;
+	q->boundary_phase = t->boundary_phase = phase;
+	__builtin_memset(&q->cur, 0, sizeof(q->cur));
+	q->npending = 0;
+	q->pending_overflow = 0;
 }
 
 static __always_inline void count_trap(void)

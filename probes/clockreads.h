@@ -332,6 +332,10 @@ struct cp_patch_exit_site {
 	__u64 gen;
 };
 
+/* Goroutines whose requests a patched Go program's boundaries follow at
+ * once (the least recently seen give way). */
+#define CP_GOROUTINES 4096
+
 /* Per-thread state (task storage, one per thread): the reads of the
  * request in progress, and at which call sites they were, until the
  * request completes. */

@@ -121,6 +121,23 @@ def test_patch_agrees_with_uprobes_on_every_bundled_target(ctx):
               f"{up['probe']['hits']} -> {pt['probe']['hits']}")
 
 
+def test_go_requests_by_goroutine_with_the_patch(ctx):
+    """go_target goroutines: 4 goroutines x N requests of 3 reads, moved
+    between two threads after every request. Counted inside the target,
+    reads are filed by goroutine, and so are requests: every one of the
+    4 x (N - 1) has its 3 reads (cut by thread, as uprobes cut them, they
+    spread over 0-5), at time.Now and time.Since."""
+    if not os.path.exists(os.path.join(ctx.targets, "go_target")):
+        raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
+    n = 300
+    run = profile(ctx, [ctx.target("go_target"), "goroutines", 4, n, 20000],
+                  "-r", "func:main.handleRequest", mechanism="patch")
+    assert run["request"]["count"] == 4 * (n - 1), run["request"]
+    assert run["per_request"]["histogram"] == [[3, 4 * (n - 1)]], run["per_request"]
+    sites = sorted((s["function"], s["in_requests"]) for s in run["call_sites"] if s["in_requests"])
+    assert sites == [("time.Now", 2 * 4 * (n - 1)), ("time.Since", 4 * (n - 1))], sites
+
+
 def test_go_runtime_reads_counted_exactly(ctx):
     if not os.path.exists(os.path.join(ctx.targets, "go_target")):
         raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")

@@ -4,6 +4,7 @@
 // Go probe points (lib/probe/go_clock_points.c) must see.
 //
 //	go_target MODE K [REQUESTS [SPIN]]
+//	go_target goroutines G REQUESTS [SPIN]
 //
 // Each request is one call of main.handleRequest (never inlined: it is the
 // request boundary, func:main.handleRequest), which reads the clock K
@@ -16,6 +17,13 @@
 //	now    2K  time.Now(): time.now reads REALTIME then MONOTONIC
 //	since  K   time.Since(start): runtime.nanotime1, MONOTONIC
 //	mix    3   one time.Now() and one time.Since() (K ignored)
+//
+// goroutines: G goroutines serve REQUESTS "mix" requests each, on two
+// threads, yielding after each (runtime.Gosched), so that a goroutine's
+// requests run on whichever thread is free and a thread runs every
+// goroutine in turn: requests cut by goroutine are G x (REQUESTS - 1) of 3
+// reads each, cut by thread they are not. The scheduler's own reads are
+// made on its threads' g0 stacks, with g0 as the running goroutine.
 //
 // Why the serving loop is pinned (runtime.procPin, as sync.Pool does):
 // Go 1.19's scheduler samples every 8th time a goroutine stops running and
@@ -41,6 +49,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 	_ "unsafe" // go:linkname
 )
@@ -108,6 +117,10 @@ func main() {
 	}
 	mode, k := os.Args[1], arg(2, 0)
 	requests, spins := arg(3, 0), arg(4, 200000)
+	if mode == "goroutines" {
+		goroutines(k, requests, spins)
+		return
+	}
 	if mode != "now" && mode != "since" && mode != "mix" {
 		fmt.Fprintf(os.Stderr, "go_target: unknown mode %q\n", mode)
 		os.Exit(2)
@@ -122,6 +135,28 @@ func main() {
 		spin(spins)
 	}
 	procUnpin()
+	if sink == 42 {
+		fmt.Println(sink)
+	}
+}
+
+func goroutines(g, requests, spins int) {
+	runtime.GOMAXPROCS(2)
+	debug.SetGCPercent(-1)
+	start = time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < requests; r++ {
+				handleRequest("mix", 0)
+				spin(spins)
+				runtime.Gosched()
+			}
+		}()
+	}
+	wg.Wait()
 	if sink == 42 {
 		fmt.Println(sink)
 	}
