@@ -54,6 +54,10 @@ static const struct {
 	/* Go 1.17+: time.now itself calls the vDSO on g0 (Go 1.16 and
 	 * older: a Go function calling walltime; rbp describes both) */
 	{ "time.now", "time.now", true },
+	/* Go's API over them: the site is the program's line that asked */
+	{ "time.Now", "time.Now", false },
+	{ "time.Since", "time.Since", false },
+	{ "time.Until", "time.Until", false },
 };
 
 /* Go's frames all keep rbp (amd64): the saved rbp at [rbp], the return
