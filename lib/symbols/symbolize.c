@@ -714,26 +714,40 @@ void cp_sym_name_by_symbol(struct cache_entry *e, struct sym_module *m, uint64_t
 }
 
 /* The line and the inline chain, from the module's DWARF. */
+/* The compile unit holding addr: libdwfl's lookup goes by address ranges
+ * (.debug_aranges, or the units' own); Go's units have neither in a form
+ * it finds ("address out of range"), so each unit is asked in turn. */
+static Dwarf_Die *unit_of(Dwfl_Module *mod, uint64_t addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+
+	for (Dwarf_Die *u = cu ? NULL : dwfl_module_nextcu(mod, NULL, bias); u && !cu;
+	     u = dwfl_module_nextcu(mod, u, bias))
+		if (dwarf_haspc(u, addr - *bias) > 0)
+			cu = u;
+	return cu;
+}
+
 void cp_sym_name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t addr)
 {
 	Dwfl_Module *mod = m->mod;
-	Dwarf_Die *cu;
 	Dwarf_Addr dwbias = 0;
-	Dwfl_Line *line;
+	Dwarf_Die *cu = unit_of(mod, addr, &dwbias);
+	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+	Dwarf_Line *unit_line = line || !cu ? NULL : dwarf_getsrc_die(cu, addr - dwbias);
+	int lineno = 0, col = 0;
+	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL) :
+			   unit_line ? dwarf_linesrc(unit_line, NULL, NULL) : NULL;
 
-	line = dwfl_module_getsrc(mod, addr);
-	if (line) {
-		int lineno = 0, col = 0;
-		const char *file = dwfl_lineinfo(line, NULL, &lineno, &col,
-						 NULL, NULL);
-
-		if (file) {
-			e->info.file = strdup(file);
-			e->info.line = lineno;
-			e->info.column = col;
-		}
+	if (unit_line) {
+		dwarf_lineno(unit_line, &lineno);
+		dwarf_linecol(unit_line, &col);
 	}
-	cu = dwfl_module_addrdie(mod, addr, &dwbias);
+	if (file) {
+		e->info.file = strdup(file);
+		e->info.line = lineno;
+		e->info.column = col;
+	}
 	if (cu)
 		fill_inlines(e, cu, addr - dwbias);
 }

@@ -127,7 +127,8 @@ def test_go_requests_by_goroutine_with_the_patch(ctx):
     reads are filed by goroutine, and so are requests: every one of the
     4 x (N - 1) has its 3 reads (cut by thread, as uprobes cut them, they
     spread over 3-5), at the program's own calls of time.Now and
-    time.Since (Go's API is a clock wrapper too)."""
+    time.Since, file:line (Go's API is a clock wrapper too; Go's units have
+    no address ranges libdwfl can look up)."""
     if not os.path.exists(os.path.join(ctx.targets, "go_target")):
         raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
     n = 300
@@ -135,8 +136,13 @@ def test_go_requests_by_goroutine_with_the_patch(ctx):
                   "-r", "func:main.handleRequest", mechanism="patch")
     assert run["request"]["count"] == 4 * (n - 1), run["request"]
     assert run["per_request"]["histogram"] == [[3, 4 * (n - 1)]], run["per_request"]
-    sites = sorted((s["function"], s["in_requests"]) for s in run["call_sites"] if s["in_requests"])
-    assert sites == [("main.readNow", 2 * 4 * (n - 1)), ("main.readSince", 4 * (n - 1))], sites
+    src = open(os.path.join(os.path.dirname(__file__), "..", "targets", "go_target.go")).read()
+    line = {call: src[:src.index(call)].count("\n") + 1
+            for call in ("sink += time.Now()", "sink += int64(time.Since(start))")}
+    sites = sorted((s["function"], os.path.basename(s["file"] or ""), s["line"], s["in_requests"])
+                   for s in run["call_sites"] if s["in_requests"])
+    assert sites == [("main.readNow", "go_target.go", line["sink += time.Now()"], 2 * 4 * (n - 1)),
+                     ("main.readSince", "go_target.go", line["sink += int64(time.Since(start))"], 4 * (n - 1))], sites
 
 
 def test_go_runtime_reads_counted_exactly(ctx):
