@@ -193,20 +193,26 @@ def test_run_output_fifo_without_reader_ends_on_sigterm(ctx):
     assert not os.path.exists(marker)
 
 
-def test_run_output_fifo_reader_gets_the_run(ctx):
-    path = fifo(ctx)
-    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", path, "--",
+def read_run_through_fifo(ctx, option, path):
+    """What a reader of FIFO path gets from `run OPTION path` on a target
+    of 3 reads; clockprof must wait for the reader and then exit 0."""
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", option, path, "--",
                              ctx.target("reads_target"), "time", "1", "3"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        assert "waiting for a reader of" in waiting_for_reader(proc, "run")
-        with open(path) as f:
+        assert "waiting for a reader of" in waiting_for_reader(proc, f"run {option}")
+        with open(path, "rb") as f:
             data = f.read()
         assert proc.wait(timeout=GUARD) == 0, proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    return data
+
+
+def test_run_output_fifo_reader_gets_the_run(ctx):
+    data = read_run_through_fifo(ctx, "-o", fifo(ctx))
     assert json.loads(data)["clock_reads"]["total"] == 3, data[:200]
 
 
@@ -296,17 +302,5 @@ def test_run_keeps_what_it_measured_when_a_report_fails(ctx):
 def test_run_pprof_fifo_reader_gets_the_profile(ctx):
     # --pprof is an output like the others: a FIFO is written as what it
     # is, and its reader gets the whole gzip-compressed profile.
-    path = fifo(ctx, "pprof.fifo")
-    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "--pprof", path, "--",
-                             ctx.target("reads_target"), "time", "1", "3"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        assert "waiting for a reader of" in waiting_for_reader(proc, "run --pprof")
-        with open(path, "rb") as f:
-            data = f.read()
-        assert proc.wait(timeout=GUARD) == 0, proc.stderr.read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    data = read_run_through_fifo(ctx, "--pprof", fifo(ctx, "pprof.fifo"))
     assert b"clock_reads" in gzip.decompress(data), data[:20]
