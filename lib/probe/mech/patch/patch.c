@@ -3,7 +3,7 @@
  * places what traps: the request boundary, syscall() (direct clock
  * syscalls do not pass the vDSO) and the dynamic linker's hook; at each
  * boundary its program adds the reads the thread made in the target to
- * the request (probes/clockreads.bpf.c, add_patch_reads).
+ * the request (probes/patch_reads.bpf.h, add_patch_reads).
  *
  * A running target (attach) is patched when the mechanism opens and
  * counted from the window's start. A launched one (run) is held under

@@ -1,0 +1,298 @@
+/* patch_reads.bpf.h - the vDSO patch's counts as the boundary program
+ * reads them (lib/probe/mech/patch writes them in the target): a thread's
+ * (or, in Go, a goroutine's) slot and site block at each boundary, its
+ * request kept per goroutine for Go, and the table summed at the
+ * target's exit or exec. Part of clockreads.bpf.c, included where the
+ * helpers it uses are defined; its own file because it is one mechanism's
+ * side of the program. */
+#ifndef CP_PATCH_READS_BPF_H
+#define CP_PATCH_READS_BPF_H
+
+/* The key the thunk files the current thread's reads under (clockreads.h):
+ * its thread pointer, or its goroutine; 0: none. */
+static __always_inline __u64 patch_key(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = task->thread.fsbase, key = 0;
+
+	if (!fs || bpf_probe_read_user(&key, sizeof(key), (void *)fs))
+		return 0;
+	if (!key && !bpf_probe_read_user(&key, sizeof(key), (void *)(fs - 8)) && key)
+		key |= 1;
+	return key;
+}
+
+/* The current thread's slot words in the target's vDSO patch table, found
+ * as the thunk finds them. 1 found; 0 it has none (an empty slot came
+ * first: it has read nothing through the vDSO) and words are zero; -1 not
+ * known (no key, or every probed slot taken: its reads went to the shared
+ * slot). */
+static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot)
+{
+	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
+
+	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
+		__u64 at = patch_table + CP_PATCH_SLOT_WORDS * 8 *
+			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
+
+		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
+			break;
+		*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
+		if (words[0] == key)
+			return 1;
+		if (words[0] == 0)
+			return 0;
+	}
+	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+	return -1;
+}
+
+/* What a boundary found of the thread in the vDSO patch's table. */
+struct patch_look {
+	__u64 slot;	/* its slot's index; CP_PATCH_SLOTS: none yet */
+	__u64 reads;	/* its reads since its last boundary, when seen */
+	bool seen;	/* the last boundary's figures are this slot's */
+};
+
+/* With the vDSO patch, the reads the thread made in the target since its
+ * last boundary join its request, by entry, clock and path. Whether the
+ * request is whole: not when its first boundary came before user space
+ * handed the table over (a launched command's first ms), nor when either
+ * boundary could not find the thread's slot, nor when the two found
+ * different keys' slots (a Go thread runs another goroutine now). */
+static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
+					    struct patch_look *pl)
+{
+	__u64 words[CP_PATCH_SLOT_WORDS];
+	int found = read_patch_slot(key, words, &pl->slot);
+
+	pl->seen = t->patch_valid && key == t->patch_key;
+	t->patch_key = key;
+	if (found < 0) {
+		t->patch_valid = 0;	/* not known: this request and the next are not whole */
+		return false;
+	}
+	if (!found)
+		pl->slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
+	t->patch_valid = 1;
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
+		__u64 n = words[i] - t->patch_last[i];
+		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
+		int path = entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
+
+		pl->reads += n;
+		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
+			continue;
+		cp_add(&t->cur.reads, n);
+		cp_add(&t->cur.by_entry[entry], n);
+		cp_add(&t->cur.by_path[path], n);
+		cp_add(&t->cur.by_clock[clock], n);
+	}
+	__builtin_memcpy(t->patch_last, words, sizeof(words));
+	return pl->seen;
+}
+
+/* With the vDSO patch, a Go program's reads are filed by goroutine (the
+ * thunk's key, tagged: clockreads.h), and so are its requests: a request
+ * is the reads between two boundaries of one goroutine, whichever threads
+ * it ran on. Its state is here rather than the thread's (LRU: goroutines
+ * come and go). A zeroed element seeds a new one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CP_GOROUTINES);
+	__type(key, __u64);
+	__type(value, struct cp_thread);
+} goroutines SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_thread);
+} no_goroutine SEC(".maps");
+
+/* The state a request at this boundary is kept in: the goroutine's, for a
+ * patched Go program, else the thread's (t). NULL: none to be had. */
+static __always_inline struct cp_thread *request_state(struct cp_thread *t, __u64 key)
+{
+	struct cp_thread *g;
+	__u32 zero = 0;
+
+	if (!(key & 1))
+		return t;
+	if ((g = bpf_map_lookup_elem(&goroutines, &key)))
+		return g;
+	if (!(g = bpf_map_lookup_elem(&no_goroutine, &zero)))
+		return NULL;
+	bpf_map_update_elem(&goroutines, &key, g, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&goroutines, &key);
+}
+
+/* A patch site's key (clockreads.h) as the session's call-site key. */
+static __always_inline void patch_site_key(__u64 key, struct cp_site_key *k)
+{
+	__builtin_memset(k, 0, sizeof(*k));
+	k->pc = cp_patch_site_pc(key);
+	k->via = cp_patch_site_via(key);
+	k->entry = (__u8)cp_patch_site_entry(key);
+}
+
+/* Where add_patch_sites is, between two entries of the block. */
+struct patch_sites_walk {
+	struct cp_thread *t;
+	struct cp_totals *tot;
+	bool credit;
+	__u64 credited;		/* reads credited to a site */
+};
+
+/* One entry of the thread's site block: its reads since the last
+ * boundary, credited to the site's in-request count when the request is
+ * whole (a bpf_loop callback). */
+static long patch_site_entry(__u32 i, void *ctx)
+{
+	struct patch_sites_walk *w = ctx;
+	struct cp_site_counts *c;
+	struct cp_site_key k;
+	__u64 key, n, delta;
+	__u32 id;
+
+	if (i >= CP_PATCH_SITE_ENTRIES)
+		return 1;
+	key = w->t->patch_sites_now[2 * i];
+	n = w->t->patch_sites_now[2 * i + 1];
+	delta = n - w->t->patch_sites_last[i];
+	w->t->patch_sites_last[i] = n;
+	if (!w->credit || !key || !delta)
+		return 0;
+	patch_site_key(key, &k);
+	id = site_id(&k);
+	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id))) {
+		__sync_fetch_and_add(&c->in_requests, delta);
+		w->credited += delta;
+	}
+	return 0;
+}
+
+/* With the vDSO patch, the thread's reads since its last boundary by call
+ * site (its block in the table): credited when the request is whole;
+ * those no site holds (its block was full) are said uncredited. Nothing
+ * to do when the thread read nothing since. False when the block cannot
+ * be read: a thread with a slot has written it, so it is not known. */
+static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
+					    const struct patch_look *pl, bool credit)
+{
+	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen };
+	__u64 at = patch_table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
+
+	if (pl->seen && !pl->reads)
+		return true;
+	if (pl->slot >= CP_PATCH_SLOTS)
+		__builtin_memset(t->patch_sites_now, 0, sizeof(t->patch_sites_now));
+	else if (bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at))
+		return false;
+	bpf_loop(CP_PATCH_SITE_ENTRIES, patch_site_entry, &w, 0);
+	if (w.credit && pl->reads > w.credited)
+		cp_add(&tot->site_uncredited, pl->reads - w.credited);
+	return true;
+}
+
+/* The vDSO patch's counts at the target's exit: its memory goes with it,
+ * so its last thread sums the table as it exits (where the kernel traces
+ * the exit before the memory is let go, as 6.16 and later do; earlier,
+ * the read fails and done stays 0), or at an exec. One element. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_patch_exit);
+} patch_exit SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_PATCH_EXIT_SITES);
+	__type(key, __u64);
+	__type(value, struct cp_patch_exit_site);
+} patch_exit_sites SEC(".maps");
+
+/* The number of the last pass over the table, and of the last one that
+ * read it all (user space reads the sites of that one). */
+__u64 patch_exit_gen;
+__u64 patch_exit_gen_done;
+
+/* Where a pass over one slot's site block is. */
+struct exit_sites_walk {
+	__u64 block, gen;
+};
+
+/* One entry of a site block added to patch_exit_sites (a bpf_loop
+ * callback). */
+static long sum_patch_site(__u32 i, void *ctx)
+{
+	struct exit_sites_walk *w = ctx;
+	struct cp_patch_exit_site *v, fresh;
+	__u64 e[2];
+
+	if (bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
+		return 1;	/* never written: no sites */
+	if (!e[0] || !e[1])
+		return 0;
+	v = bpf_map_lookup_elem(&patch_exit_sites, &e[0]);
+	if (v && v->gen == w->gen) {
+		v->count += e[1];
+	} else if (v) {
+		v->count = e[1];
+		v->gen = w->gen;
+	} else {
+		fresh = (struct cp_patch_exit_site){ .count = e[1], .gen = w->gen };
+		bpf_map_update_elem(&patch_exit_sites, &e[0], &fresh, BPF_ANY);
+	}
+	return 0;
+}
+
+/* Where a pass over the table is. */
+struct exit_sum {
+	struct cp_patch_exit sums;
+	__u64 gen;
+};
+
+/* One slot added to the sums, its sites to patch_exit_sites (a bpf_loop
+ * callback; its context lives on the caller's stack, as bpf_loop wants). */
+static long sum_patch_slot(__u32 i, void *ctx)
+{
+	struct exit_sum *e = ctx;
+	struct exit_sites_walk sites = { .gen = e->gen };
+	__u64 w[CP_PATCH_SLOT_WORDS];
+
+	if (bpf_probe_read_user(w, sizeof(w), (void *)(patch_table + (__u64)i * sizeof(w)))) {
+		e->sums.done = 0;
+		return 1;
+	}
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		e->sums.sums[k] += w[k];
+	if (i > 0 && w[0]) {
+		sites.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
+		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
+	}
+	return 0;
+}
+
+/* The table summed into patch_exit now, while the target's memory still
+ * holds it: at its exit, or at an exec. */
+static __always_inline void sum_patch_table(void)
+{
+	struct exit_sum sum = { .sums.done = 1 };
+	struct cp_patch_exit *e;
+	__u32 zero = 0;
+
+	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))
+		return;
+	sum.gen = __sync_fetch_and_add(&patch_exit_gen, 1) + 1;
+	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
+	if (sum.sums.done) {	/* a table that could not be read keeps the last sums */
+		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
+		patch_exit_gen_done = sum.gen;
+	}
+}
+
+#endif
