@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "grow.h"
 #include "patch_sites.h"
 #include "unwind_table.h"
 
@@ -13,11 +14,7 @@
 int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *out)
 {
 	memset(out, 0, sizeof(*out));
-	if (!t || !t->n)
-		return 0;
-	if (!(out->v = calloc(t->n, sizeof(*out->v))))
-		return -1;
-	for (size_t i = 0; i < t->n; i++) {
+	for (size_t i = 0; t && i < t->n; i++) {
 		const struct cp_unwind_rule *r = &t->entries[i].rule;
 
 		if (r->via == CP_VIA_NONE)
@@ -28,13 +25,26 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 			out->dropped++;
 			continue;
 		}
-		out->v[out->n++] = (struct cp_patch_rule){
+		struct cp_patch_rule rule = {
 			.pc = t->entries[i].pc,
 			.cfa_offset = r->cfa_offset,
 			.bp_offset = (__s16)r->bp_offset,
 			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ? CP_PATCH_RULE_BASE_BP : 0)),
 		};
+
+		if (cp_patch_rules_add(out, &rule)) {
+			cp_patch_rules_free(out);
+			return -1;
+		}
 	}
+	return 0;
+}
+
+int cp_patch_rules_add(struct cp_patch_rules *r, const struct cp_patch_rule *rule)
+{
+	if (cp_grow(&r->v, &r->cap, r->n + 1, sizeof(*r->v)))
+		return -1;
+	r->v[r->n++] = *rule;
 	return 0;
 }
 
@@ -67,21 +77,23 @@ static int write_words(pid_t pid, struct iovec *local, struct iovec *remote, siz
 int cp_patch_rules_merge(const struct cp_patch_rules *first, const struct cp_patch_rules *then,
 			 struct cp_patch_rules *out)
 {
+	int rc = 0;
+
 	memset(out, 0, sizeof(*out));
-	if (!(out->v = calloc(first->n + then->n + 1, sizeof(*out->v))))
-		return -1;
-	memcpy(out->v, first->v, first->n * sizeof(*out->v));
-	out->n = first->n;
-	for (size_t i = 0; i < then->n; i++) {
+	out->dropped = first->dropped + then->dropped;
+	for (size_t i = 0; i < first->n && !rc; i++)
+		rc = cp_patch_rules_add(out, &first->v[i]);
+	for (size_t i = 0; i < then->n && !rc; i++) {
 		size_t j = 0;
 
 		while (j < first->n && first->v[j].pc != then->v[i].pc)
 			j++;
 		if (j == first->n)
-			out->v[out->n++] = then->v[i];
+			rc = cp_patch_rules_add(out, &then->v[i]);
 	}
-	out->dropped = first->dropped + then->dropped;
-	return 0;
+	if (rc)
+		cp_patch_rules_free(out);
+	return rc;
 }
 
 /* Where each rule goes in the table as it is (tab): the entry that holds
@@ -172,13 +184,8 @@ out:
 
 int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count)
 {
-	struct cp_patch_site *v;
-
-	if (!(s->n & (s->n + 1)) || !s->v) {	/* grow at 2^k - 1 */
-		if (!(v = realloc(s->v, (2 * s->n + 2) * sizeof(*v))))
-			return -1;
-		s->v = v;
-	}
+	if (cp_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))
+		return -1;
 	s->v[s->n++] = (struct cp_patch_site){ key, count };
 	return 0;
 }

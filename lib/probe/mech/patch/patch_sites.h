@@ -23,18 +23,20 @@ struct cp_patch_site {
 /* Sites sorted by key, keys unique. */
 struct cp_patch_sites {
 	struct cp_patch_site *v;
-	size_t n;
+	size_t n, cap;
 };
 
 /* The wrapper rules of t in the thunk's form, ready to be written. */
 struct cp_patch_rules {
 	struct cp_patch_rule *v;
-	size_t n;
+	size_t n, cap;
 	size_t dropped;		/* rules the thunk cannot hold (BP offset,
 				 * wrapper index out of range) */
 };
 
 int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *out);
+/* Appends one rule; -1 out of memory. */
+int cp_patch_rules_add(struct cp_patch_rules *r, const struct cp_patch_rule *rule);
 void cp_patch_rules_free(struct cp_patch_rules *r);
 
 /* first, then the rules of then for other pcs (frame hops before the

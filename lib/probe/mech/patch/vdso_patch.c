@@ -390,14 +390,13 @@ static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
 int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, size_t n,
 				 struct cp_error *err)
 {
-	struct cp_patch_rule *v = realloc(p->hops.v, (p->hops.n + n + 1) * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		struct cp_patch_rule hop = { .pc = pcs[i], .cfa_offset = 16, .bp_offset = -16,
+					     .via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
 
-	if (!v)
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	p->hops.v = v;
-	for (size_t i = 0; i < n; i++)
-		v[p->hops.n++] = (struct cp_patch_rule){ .pc = pcs[i], .cfa_offset = 16,
-			.bp_offset = -16, .via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
+		if (cp_patch_rules_add(&p->hops, &hop))
+			return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	}
 	return write_rules(p, err);
 }
 
