@@ -22,7 +22,8 @@
  *   the entry has stored nothing there.
  *
  * - A thunk's start, copied once per entry (vdso_plan.c): the counter's
- *   index and the entry's word for the recorder in r9d, then the call.
+ *   index and the entry's word for the recorder in r9d, the entry's
+ *   return address in rax, then the call.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
@@ -176,7 +177,7 @@ sc_ip_3:
 cp_vdso_stop:
 	int3
 
-/* Called by each thunk (r9d as its prefix leaves it): the read counted in
+/* Called by each thunk (rax, r9d as its prefix leaves them): the read counted in
  * the calling thread's slot of the table, found by its key, then its
  * site (cp_vdso_site_record, which returns to the thunk). A slot is the
  * key's alone (a thread, or a goroutine, runs on one CPU at a time and an
@@ -197,15 +198,19 @@ cp_vdso_count:
 	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
 	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
 	lea	rcx, [r11 + rdx + 128]
+	cmp	[rcx], r8		/* the first slot looked at: the key's */
+	je	5f			/* (its second probe then costs nothing) */
 	mov	r10d, CP_PATCH_PROBES	/* slots looked at, at most */
 2:	cmp	[rcx], r8
 	je	5f
 	cmp	qword ptr [rcx], 0
 	jne	3f
+	push	rax			/* (the entry's return address) */
 	xor	eax, eax
 	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
+	pop	rax
 	je	5f
-	cmp	rax, r8
+	cmp	[rcx], r8
 	je	5f
 3:	add	edx, 128		/* the next slot, around the end */
 	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
@@ -218,20 +223,59 @@ cp_vdso_count:
 5:	movzx	r10d, r9b
 	inc	qword ptr [rcx + r10 * 8]	/* the key's own: no lock */
 	shr	r9d, 16
-	jmp	cp_vdso_site_record
 
-/* Jumped to once the read is counted in the thread's own slot, the
- * thunk's return address on the stack: rdx holds the slot's offset, r11
- * the table, r9d the entry's stack depth
- * at the site (bytes pushed before it) | the entry << 8. Steps out of the
- * clock wrappers (at most CP_UNWIND_MAX_HOPS rules, as the BPF program's
- * walk does), then counts the read at {call site, wrapper, entry} in the
- * slot's block. Changes only the registers the thunk may (it saves the
- * others it uses on the stack). Its reads of the stack stay within
+/* Fallen into once the read is counted in the thread's own slot, the
+ * thunk's return address on the stack: rax holds the entry's return
+ * address, rdx the slot's offset, r11 the table, r9d the entry's stack
+ * depth at the site (bytes pushed before it) | the entry << 12. Counts
+ * the read at {call site, wrapper, entry} in the slot's block.
+ *
+ * The common reads first, with no register saved and nothing written but
+ * the count: a read whose entry was called from the user's code, or from
+ * a wrapper whose rule sits at its home and is followed by the stack
+ * pointer to a caller with no rule, and whose {site, wrapper, entry} sits
+ * at its home in the block. Anything else (a rule's or an entry's
+ * collision, a second wrapper, Go's frame-pointer hops, a site not yet in
+ * the block) takes the walk below, from the start, which finds the same
+ * key. Measured: the walk alone cost 1.8 ns a read, most of it in the
+ * wait before the vDSO's lfence; this path leaves about 0.7. */
+cp_vdso_site_record:
+	lea	ecx, [rax + rax]	/* rax, the entry's return address: */
+	and	ecx, (CP_PATCH_RULES - 1) * 2	/* its rule's home, / 8 */
+	mov	r10d, CP_PATCH_VIA_NONE
+	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], rax
+	jne	.Lquick_none
+	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
+	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
+	jae	.Lwalk
+	movsxd	rcx, dword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 8]
+	movzx	r8d, r9b		/* the CFA's offset (0 < it <= 64 KiB: */
+	add	rcx, r8			/* clockprof writes no other) + the */
+	mov	rax, [rsp + rcx + 8]	/* depth: the caller's return address, */
+	lea	ecx, [rax + rax]	/* which must have no rule */
+	and	ecx, (CP_PATCH_RULES - 1) * 2
+.Lquick_none:
+	cmp	qword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF], 0
+	jne	.Lwalk
+	mov	ecx, r9d		/* key: pc | via << 48 | entry << 60 */
+	and	ecx, 0xf000
+	or	r10d, ecx
+	shl	r10, 48
+	or	r10, rax
+	lea	r8, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
+	lea	ecx, [rax + rax]
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2
+	cmp	[r8 + rcx * 8], r10
+	jne	.Lwalk
+	inc	qword ptr [r8 + rcx * 8 + 8]
+	ret
+/* The walk: steps out of the clock wrappers (at most CP_UNWIND_MAX_HOPS
+ * rules, as the BPF program's walk does), then finds or claims the key's
+ * entry in the block. Changes only the registers the thunk may (it saves
+ * the others it uses on the stack). Its reads of the stack stay within
  * 64 KiB above the entry's frames but for Go's frame hops: where the BPF
  * walk's reads may fail, these run in the target and must not. */
-	.balign 16
-cp_vdso_site_record:
+.Lwalk:
 	push	rbx
 	push	rsi
 	push	rdi
@@ -239,7 +283,7 @@ cp_vdso_site_record:
 	movzx	ecx, r9b
 	lea	r8, [rsp + rcx + 48]	/* above the entry's return address */
 	mov	rax, [r8 - 8]		/* the entry's return address */
-	shr	r9d, 8			/* the key's entry bits, ready */
+	shr	r9d, 12			/* the key's entry bits, ready */
 	shl	r9, 60
 	mov	rsi, rbp		/* the frame pointer, as at the entry */
 	mov	r10d, CP_PATCH_VIA_NONE	/* no wrapper crossed yet */
@@ -336,25 +380,27 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_5 - cp_vdso_area_start
 
 
-/* --- a thunk's start, copied once per entry (vdso_plan.c): r9d =
- * the counter's index in the slot (1..15) | the site recorder's word
- * (stack depth | entry << 8) << 16, then a call of cp_vdso_count (the
- * copier sets its displacement), the replaced instruction and a jump back.
- * clock_gettime's index is 1 + the clock id, ids 12 and up (and negative
- * ones: CPU-time and fd clocks) in one; the copier sets the imm32 of the
- * last instruction of either prefix. */
+/* --- a thunk's start, copied once per entry (vdso_plan.c): rax = the
+ * entry's return address (the copier sets the load's disp8, the stack
+ * depth, at byte 4), r9d = the counter's index in the slot (1..15) | the
+ * site recorder's word (stack depth | entry << 12) << 16; then a call of
+ * cp_vdso_count (the copier sets its displacement), the replaced
+ * instruction and a jump back. clock_gettime's index is 1 + the clock id,
+ * ids 12 and up (and negative ones: CPU-time and fd clocks) in one, with
+ * no branch; the copier sets the imm32 of the last instruction of either
+ * prefix (the word, | 1 where it is added to the clock id). */
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
 	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
 cp_vdso_prefix_clockid:
-	mov	r9d, edi
-	cmp	r9d, 12
-	jb	1f
+	mov	rax, [rsp + 0x7f]	/* the entry's return address: disp8 at 4 */
 	mov	r9d, 12
-1:	inc	r9d
-	or	r9d, 0x7fffffff
+	cmp	edi, r9d
+	cmovb	r9d, edi
+	add	r9d, 0x7fffffff		/* 1 + the clock id | the word */
 cp_vdso_prefix_clockid_end:
 /* gettimeofday, time: a fixed index. */
 cp_vdso_prefix_fixed:
+	mov	rax, [rsp + 0x7f]
 	mov	r9d, 0x7fffffff
 cp_vdso_prefix_fixed_end:
 	.section .note.GNU-stack, "", @progbits
