@@ -14,6 +14,10 @@
  *   patch_target THREADS fast     rounds of 5 reads the vDSO serves itself
  *                                 (MONOTONIC twice, REALTIME, gettimeofday,
  *                                 time): for timing a read, not a syscall
+ *   patch_target THREADS fast-ENTRY  rounds of 5 reads of one entry
+ *                                 (clock_gettime MONOTONIC, gettimeofday or
+ *                                 time), each from its own call site: for
+ *                                 timing one entry's reads
  *
  * With PATCH_TARGET_SECCOMP=container a filter like a container
  * runtime's default (a few syscalls fail with EPERM) is installed on every
@@ -53,12 +57,44 @@ static int nthreads;
 static atomic_int stop, bad, eintr;
 static int (*gtod)(struct timeval *, void *);
 static int fast;
+static const char *fast_entry;	/* fast-ENTRY: "clock_gettime", ... */
+
+/* Five reads of one entry, from five call sites as a real program's are. */
+static void one_entry_round(void)
+{
+	struct timespec ts;
+	struct timeval tv;
+
+	if (!strcmp(fast_entry, "clock_gettime")) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} else if (!strcmp(fast_entry, "gettimeofday")) {
+		gtod(&tv, NULL);
+		gtod(&tv, NULL);
+		gtod(&tv, NULL);
+		gtod(&tv, NULL);
+		gtod(&tv, NULL);
+	} else {
+		(void)time(NULL);
+		(void)time(NULL);
+		(void)time(NULL);
+		(void)time(NULL);
+		(void)time(NULL);
+	}
+}
 
 static void one_round(void)
 {
 	struct timespec ts;
 	struct timeval tv;
 
+	if (fast_entry) {
+		one_entry_round();
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	clock_gettime(fast ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -205,12 +241,14 @@ static void command_loop(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "rounds";
-	void *(*fn)(void *) = !strcmp(mode, "rounds") || !strcmp(mode, "fast") ?
+	void *(*fn)(void *) = !strcmp(mode, "rounds") || !strncmp(mode, "fast", 4) ?
 			      rounds_thread : check_thread;
 	pthread_t t;
 
 	nthreads = argc > 1 ? atoi(argv[1]) : 1;
-	fast = !strcmp(mode, "fast");
+	fast = !strncmp(mode, "fast", 4);
+	if (!strncmp(mode, "fast-", 5))
+		fast_entry = mode + 5;
 	/* A static executable has no dynamic symbols to look up. */
 	gtod = (int (*)(struct timeval *, void *))dlsym(RTLD_DEFAULT, "gettimeofday");
 	if (!gtod)

@@ -240,35 +240,33 @@ cp_vdso_count:
  * key. Measured: the walk alone cost 1.8 ns a read, most of it in the
  * wait before the vDSO's lfence; this path leaves about 0.7. */
 cp_vdso_site_record:
-	lea	ecx, [rax + rax]	/* rax, the entry's return address: */
-	and	ecx, (CP_PATCH_RULES - 1) * 2	/* its rule's home, / 8 */
+	mov	r8, [rax]		/* the entry's return address */
+	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
+	and	ecx, (CP_PATCH_RULES - 1) * 2
 	mov	r10d, CP_PATCH_VIA_NONE
-	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], rax
+	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], r8
 	jne	.Lquick_none
 	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
 	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
 	jae	.Lwalk
 	movsxd	rcx, dword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 8]
-	movzx	r8d, r9b		/* the CFA's offset (0 < it <= 64 KiB: */
-	add	rcx, r8			/* clockprof writes no other) + the */
-	mov	rax, [rsp + rcx + 8]	/* depth: the caller's return address, */
-	lea	ecx, [rax + rax]	/* which must have no rule */
-	and	ecx, (CP_PATCH_RULES - 1) * 2
-.Lquick_none:
+	mov	r8, [rax + rcx]		/* at the CFA (0 < its offset <= 64 KiB: */
+	lea	ecx, [r8 + r8]		/* clockprof writes no other) - 8: the */
+	and	ecx, (CP_PATCH_RULES - 1) * 2	/* caller's return address, */
+.Lquick_none:				/* which must have no rule */
 	cmp	qword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF], 0
 	jne	.Lwalk
-	mov	ecx, r9d		/* key: pc | via << 48 | entry << 60 */
-	and	ecx, 0xf000
-	or	r10d, ecx
+	or	r10d, r9d		/* key: pc | via << 48 | entry << 60 */
 	shl	r10, 48
-	or	r10, rax
-	lea	r8, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
-	lea	ecx, [rax + rax]
-	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2
-	cmp	[r8 + rcx * 8], r10
+	or	r10, r8
+	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
+	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
+	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
 	jne	.Lwalk
-	inc	qword ptr [r8 + rcx * 8 + 8]
+	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
 	ret
+
 /* The walk: steps out of the clock wrappers (at most CP_UNWIND_MAX_HOPS
  * rules, as the BPF program's walk does), then finds or claims the key's
  * entry in the block. Changes only the registers the thunk may (it saves
@@ -280,9 +278,8 @@ cp_vdso_site_record:
 	push	rsi
 	push	rdi
 	push	r13
-	movzx	ecx, r9b
-	lea	r8, [rsp + rcx + 48]	/* above the entry's return address */
-	mov	rax, [r8 - 8]		/* the entry's return address */
+	lea	r8, [rax + 8]		/* above the entry's return address */
+	mov	rax, [rax]		/* the entry's return address */
 	shr	r9d, 12			/* the key's entry bits, ready */
 	shl	r9, 60
 	mov	rsi, rbp		/* the frame pointer, as at the entry */
@@ -392,7 +389,7 @@ cp_vdso_stub_syscall_ips:
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
 	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
 cp_vdso_prefix_clockid:
-	mov	rax, [rsp + 0x7f]	/* the entry's return address: disp8 at 4 */
+	lea	rax, [rsp + 0x7f]	/* where the entry's return address is: disp8 at 4 */
 	mov	r9d, 12
 	cmp	edi, r9d
 	cmovb	r9d, edi
@@ -400,7 +397,7 @@ cp_vdso_prefix_clockid:
 cp_vdso_prefix_clockid_end:
 /* gettimeofday, time: a fixed index. */
 cp_vdso_prefix_fixed:
-	mov	rax, [rsp + 0x7f]
+	lea	rax, [rsp + 0x7f]
 	mov	r9d, 0x7fffffff
 cp_vdso_prefix_fixed_end:
 	.section .note.GNU-stack, "", @progbits

@@ -208,7 +208,7 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	bool by_clock = s->entry == CP_ENTRY_CLOCK_GETTIME;
 	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
 	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
-	uint32_t word = (s->depth | (uint32_t)s->entry << 12) << 16, nrel;
+	uint32_t word = ((uint32_t)s->entry << 12) << 16, nrel;
 
 	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size)
 		return -1;
@@ -216,7 +216,7 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 			     CP_PATCH_WORD_TIME) : 1 /* added to the clock id */;
 	memcpy(code, pre, npre);
 	memcpy(code + npre - 4, &word, 4);
-	code[4] = (uint8_t)s->depth;	/* the prefix's load of the entry's return address */
+	code[4] = (uint8_t)s->depth;	/* the prefix's lea of where the entry's return address is */
 	code[npre] = CALL_REL32;
 	put_rel32(code + npre + 1, pos + npre + 5, pl->plan->area + CP_VDSO_COUNT_OFFSET);
 	nrel = (uint32_t)relocate(pl, s->at, pos + npre + 5, code + npre + 5);
