@@ -176,12 +176,19 @@ static __attribute__((noreturn)) void child(int listen_fd, int data_fd, int stat
 		say(why);
 		_exit(1);
 	}
-	if (load_mhd(why + 1, sizeof(why) - 1)) {
+	/* A client gone mid-answer must not end the server; Ctrl-C on the
+	 * terminal is clockprof's to answer (it then ends this child). */
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	/* The library is loaded once nothing is left to take: its own
+	 * start-up code (GnuTLS's) runs unprivileged too. */
+	why[0] = '3';
+	if (cp_serve_sandbox(uid, gid, why + 1, sizeof(why) - 1)) {
 		say(why);
 		_exit(1);
 	}
-	why[0] = '3';
-	if (cp_serve_sandbox(uid, gid, why + 1, sizeof(why) - 1)) {
+	why[0] = '2';
+	if (load_mhd(why + 1, sizeof(why) - 1)) {
 		say(why);
 		_exit(1);
 	}
