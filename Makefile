@@ -227,6 +227,13 @@ $(PPROF_GEN).o: $(PPROF_GEN).c
 	$(CC) -I$(@D) $(CFLAGS) $(WARN) -c $< -o $@
 $(O)/lib/runfile/pprof_file.o $(O)/tests/unit/test_pprof_file.o: $(PPROF_GEN).h
 
+# --serve's header (microhttpd.h): a build made before libmicrohttpd was a
+# build dependency installs it here, as the pprof packages above.
+$(O)/.serve-deps: | $(DEPS_STAMP)
+	@$(call install_missing,$(SERVE_PKGS))
+	@mkdir -p $(@D) && touch $@
+$(O)/lib/runfile/metrics_serve.o: | $(O)/.serve-deps
+
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
