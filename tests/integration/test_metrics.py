@@ -268,3 +268,36 @@ def test_serve_port_taken_said_before_launch(ctx):
     assert proc.returncode == 2, proc.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in proc.stderr, proc.stderr
     assert not os.path.exists(mark)
+
+
+def test_serve_child_ends_with_clockprof_even_killed(ctx):
+    # SIGKILL leaves clockprof no time to close anything: the child's
+    # parent-death signal ends it all the same, and the port is free.
+    target = subprocess.Popen([ctx.target("callsites_target"), "0", "500"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = free_port()
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                             "uprobe", "--serve", f"127.0.0.1:{port}", str(target.pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_counts(f"http://127.0.0.1:{port}/metrics", proc)
+        child, _ = server_child(proc.pid)
+        assert child
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{child}/status") and time.monotonic() < deadline:
+            with open(f"/proc/{child}/status") as f:
+                if "State:\tZ" in f.read():
+                    break
+            time.sleep(0.1)
+        else:
+            assert not os.path.exists(f"/proc/{child}/status"), "the server outlived clockprof"
+        with socket.socket() as sock:
+            assert sock.connect_ex(("127.0.0.1", port)) != 0, "still listening"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        target.kill()
+        target.wait()
