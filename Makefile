@@ -97,13 +97,19 @@ LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis -lm
 BUILD_PKGS := gcc g++ make clang llvm libbpf-dev bpftool libelf-dev libdw-dev \
 	libjansson-dev libiberty-dev libzydis-dev libgcrypt20-dev libgpg-error-dev zlib1g-dev liblzma-dev libbz2-dev \
 	pkg-config linux-libc-dev libc6-dev \
-	python3 $(PPROF_PKGS)
+	python3 $(PPROF_PKGS) $(SERVE_PKGS)
 # --pprof: the C code of pprof's profile.proto is generated at build time
 # by protoc-c from the .proto Debian ships with pprof's Go sources, and
 # linked with libprotobuf-c (and zlib, already above).
 PPROF_PKGS  := protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev
 PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
-TEST_PKGS  := python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian
+# --serve: GNU libmicrohttpd answers HTTP in the unprivileged child, which
+# alone loads it (dlopen: lib/runfile/metrics_serve.c); the build needs its
+# header, the child its library (the .deb Recommends it).
+SERVE_PKGS  := libmicrohttpd-dev libmicrohttpd12
+# promtool (Debian prometheus) checks the --metrics-file text in
+# tests/integration/test_metrics.py.
+TEST_PKGS  := prometheus python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
@@ -220,6 +226,13 @@ $(PPROF_GEN).c $(PPROF_GEN).h &: | $(DEPS_STAMP)
 $(PPROF_GEN).o: $(PPROF_GEN).c
 	$(CC) -I$(@D) $(CFLAGS) $(WARN) -c $< -o $@
 $(O)/lib/runfile/pprof_file.o $(O)/tests/unit/test_pprof_file.o: $(PPROF_GEN).h
+
+# --serve's header (microhttpd.h): a build made before libmicrohttpd was a
+# build dependency installs it here, as the pprof packages above.
+$(O)/.serve-deps: | $(DEPS_STAMP)
+	@$(call install_missing,$(SERVE_PKGS))
+	@mkdir -p $(@D) && touch $@
+$(O)/lib/runfile/metrics_serve.o: | $(O)/.serve-deps
 
 $(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP)
 	@mkdir -p $(@D)

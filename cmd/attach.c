@@ -12,6 +12,7 @@ static const struct cp_option options[] = {
 	  .complete = CP_COMPLETE_PID },
 	PROFILE_WINDOW_OPTIONS,
 	PROFILE_OUTPUT_OPTIONS,
+	PROFILE_METRICS_OPTIONS,
 	{ 0 },
 };
 

@@ -19,10 +19,27 @@
 #include "summary.h"
 #include "wait_status.h"
 
+_Static_assert(CP_METRICS_SITES_DEFAULT == 100, "CP_METRICS_SITES_DEFAULT_TEXT says 100");
+
+/* About once a second while the window is open: the live line, and the
+ * --serve child's text (the counts so far, cumulative). */
 static void tick(const struct cp_profile *p, void *arg)
 {
-	(void)arg;
-	cp_summary_live(stdout, p);
+	struct profile_command *pc = arg;
+
+	if (pc->live)
+		cp_summary_live(stdout, p);
+	cp_metrics_sink_live(&pc->metrics, p);
+}
+
+void profile_command_interval(const struct cp_profile *p, void *arg)
+{
+	struct profile_command *pc = arg;
+	struct cp_error err = { 0 };
+
+	/* Said once: a continuous run must not fill its log with it. */
+	if (cp_metrics_sink_interval(&pc->metrics, p, &err) && pc->metrics.failures <= 1)
+		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n", err.msg);
 }
 
 /* -v: the moment counting begins, for a person or a script that waits
@@ -33,6 +50,41 @@ static void say_live(const struct cp_profile *p, void *arg)
 	fprintf(stderr, "clockprof: probes live %.1f ms after start (%s): counting\n",
 		p->attach_s * 1000, cp_mechanism_name(p->mechanism));
 	fflush(stderr);
+}
+
+/* Takes one metrics option; 0, -1 with err filled, 1: not one. */
+static int take_metrics_option(struct profile_command *pc, int id, const char *value,
+			       struct cp_error *err)
+{
+	char *end;
+
+	switch (id) {
+	case PC_OPT_METRICS_FILE: pc->metrics_file = value; return 0;
+	case PC_OPT_METRICS_SITES:
+		pc->metrics_sites = strtoul(value, &end, 10);
+		if (*end || end == value || *value == '-' || pc->metrics_sites > CP_METRICS_SITES_MAX)
+			return cp_fail(err, CP_EXIT_USAGE, "invalid --metrics-sites '%s': give 0 to %d",
+				       value, CP_METRICS_SITES_MAX);
+		return 0;
+	case PC_OPT_SERVE:
+		pc->serve = value;
+		return cp_serve_address_parse(value, &pc->serve_addr, err);
+	case PC_OPT_SERVE_ANY: pc->serve_any = 1; return 0;
+	case PC_OPT_SERVE_USER: pc->serve_user = value; return 0;
+	}
+	return 1;
+}
+
+/* --serve beyond loopback only when asked for by name. */
+static int check_serve(const struct profile_command *pc, struct cp_error *err)
+{
+	if (!pc->serve && (pc->serve_any || pc->serve_user))
+		return cp_fail(err, CP_EXIT_USAGE, "--serve-any and --serve-user need --serve ADDR:PORT");
+	if (pc->serve && !pc->serve_addr.loopback && !pc->serve_any)
+		return cp_fail(err, CP_EXIT_USAGE, "--serve %s is not a loopback address: the metrics "
+			       "name the target's functions and files; add --serve-any to serve "
+			       "them beyond this host", pc->serve_addr.shown);
+	return 0;
 }
 
 /* Takes one option of the profile table; 0, or -1 with err filled. */
@@ -67,7 +119,7 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
 	case PC_OPT_PPROF: pc->pprof = value; return 0;
 	}
-	return 1;	/* not a profile option */
+	return take_metrics_option(pc, id, value, err);
 }
 
 /* At most one output may be stdout. The files themselves are opened
@@ -75,7 +127,8 @@ static int take_option(struct profile_command *pc, int id, const char *value,
  * attached or launched. */
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof };
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
+				pc->metrics_file };
 	int dash = 0;
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
@@ -87,7 +140,8 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 
 static int writes_stdout(const struct profile_command *pc)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof };
+	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
+				pc->metrics_file };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-"))
@@ -104,6 +158,7 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 
 	memset(pc, 0, sizeof(*pc));
 	pc->opts.mechanism = CP_MECHANISM_DEFAULT;
+	pc->metrics_sites = CP_METRICS_SITES_DEFAULT;
 	cp_cli_init(&cli, spec, argc, argv);
 	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);
@@ -117,7 +172,7 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 	pc->quiet = cli.quiet;
 	pc->opts.verbose = cli.verbose;
 	pc->color = cp_cli_color(&cli, writes_stdout(pc) ? STDERR_FILENO : STDOUT_FILENO);
-	if (check_outputs(pc, &err))
+	if (check_outputs(pc, &err) || check_serve(pc, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
 	return 0;
 }
@@ -153,8 +208,10 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	int saved = pc->opts.command && writes_stdout(pc) ? divert_stdout() : -1;
 	int rc;
 
-	if (live)
+	pc->live = live;
+	if (live || pc->metrics.server)
 		pc->opts.tick = tick;
+	pc->opts.callback_arg = pc;
 	if (pc->opts.verbose)
 		pc->opts.on_live = say_live;
 	rc = cp_profile_collect(&pc->opts, p, err);
@@ -165,13 +222,14 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 }
 
 /* The files of one run, run.json last: put in place after the others. */
-enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_PPROF, PO_RUN, NPO };
+enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_PPROF, PO_METRICS, PO_RUN, NPO };
 
 /* What the output writers draw from. */
 struct profile_writing {
 	json_t *doc;
 	const struct cp_profile *p;
 	const char *output, *html;
+	struct cp_metrics_sink *metrics;
 };
 
 static int write_run(FILE *f, void *ctx, struct cp_error *err)
@@ -217,12 +275,19 @@ static int write_pprof(FILE *f, void *ctx, struct cp_error *err)
 	return cp_pprof_write(f, w->p, err);
 }
 
+static int write_metrics(FILE *f, void *ctx, struct cp_error *err)
+{
+	const struct profile_writing *w = ctx;
+
+	return cp_metrics_sink_final(w->metrics, w->p, f, err);
+}
+
 /* Writes the files opened in outs; an exit code. run.json holds what was
  * measured: kept when a report made from it fails. */
 static int write_files(struct profile_command *pc, const struct cp_profile *p,
 		       struct cp_output *outs)
 {
-	struct profile_writing w = { cp_run_file_build(p), p, pc->output, pc->html };
+	struct profile_writing w = { cp_run_file_build(p), p, pc->output, pc->html, &pc->metrics };
 	struct cp_error err = { 0 };
 	int rc = CP_EXIT_OK;
 
@@ -231,6 +296,7 @@ static int write_files(struct profile_command *pc, const struct cp_profile *p,
 	outs[PO_FOLDED].write = write_folded;
 	outs[PO_SPEEDSCOPE].write = write_speedscope;
 	outs[PO_PPROF].write = write_pprof;
+	outs[PO_METRICS].write = write_metrics;
 	for (size_t i = 0; i < NPO; i++)
 		outs[i].ctx = &w;
 	if (!w.doc) {
@@ -256,16 +322,22 @@ int profile_command_execute(struct profile_command *pc)
 				       [PO_FOLDED] = { .path = pc->folded },
 				       [PO_SPEEDSCOPE] = { .path = pc->speedscope },
 				       [PO_PPROF] = { .path = pc->pprof },
+				       [PO_METRICS] = { .path = pc->metrics_file },
 				       [PO_RUN] = { .path = pc->output } };
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 
+	cp_metrics_sink_init(&pc->metrics, pc->metrics_file, pc->metrics_sites);
 	/* Before the target is launched or touched: a path that cannot be
 	 * written fails now, and a FIFO waits for its reader now, where a
-	 * stop signal still ends clockprof. */
+	 * stop signal still ends clockprof. The --serve child is forked
+	 * now too, before clockprof holds anything of the target's. */
 	if (cp_outputs_open(outs, NPO, cmd_wait_notice, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
-	if (collect(pc, &p, live, &err)) {
+	if ((pc->serve && !(pc->metrics.server = cp_metrics_serve_start(&pc->serve_addr,
+			pc->serve_user ? pc->serve_user : "nobody", &err))) ||
+	    collect(pc, &p, live, &err)) {
 		cp_outputs_abort(outs, NPO);
+		cp_metrics_sink_release(&pc->metrics);
 		return cmd_error(err.exit_code, "%s", err.msg);
 	}
 	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
@@ -277,6 +349,9 @@ int profile_command_execute(struct profile_command *pc)
 	if (!pc->quiet)
 		cp_summary_print(text, &p, pc->color);
 	rc = write_files(pc, &p, outs);
+	if (!pc->metrics_file)	/* else written with the files */
+		cp_metrics_sink_final(&pc->metrics, &p, NULL, &err);
+	cp_metrics_sink_release(&pc->metrics);
 	cp_profile_release(&p);
 	if (rc == CP_EXIT_OK && pc->command_status) {
 		/* Measured and written, but a failing command must not pass

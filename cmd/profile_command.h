@@ -5,7 +5,11 @@
 #define CP_PROFILE_COMMAND_H
 
 #include "cli_options.h"
+#include "metrics_serve.h"
+#include "metrics_sink.h"
 #include "profile.h"
+
+#define CP_METRICS_SITES_DEFAULT_TEXT "100"	/* CP_METRICS_SITES_DEFAULT */
 
 enum {
 	PC_OPT_PROBE = CP_OPT_FIRST_LONG,
@@ -17,6 +21,11 @@ enum {
 	PC_OPT_SPEEDSCOPE,
 	PC_OPT_DEBUGINFOD,
 	PC_OPT_PPROF,
+	PC_OPT_METRICS_FILE,
+	PC_OPT_METRICS_SITES,
+	PC_OPT_SERVE,
+	PC_OPT_SERVE_ANY,
+	PC_OPT_SERVE_USER,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -75,6 +84,25 @@ enum {
 	  "func: boundary", \
 	  .complete = CP_COMPLETE_FILE }
 
+/* Prometheus metrics (docs/metrics.md): attach and run. */
+#define PROFILE_METRICS_OPTIONS \
+	{ .id = PC_OPT_METRICS_FILE, .long_name = "metrics-file", .value = "FILE", \
+	  .help = "write the counts as Prometheus text (format 0.0.4), replaced atomically " \
+	  "at each interval and at the end: for node_exporter's textfile collector", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_METRICS_SITES, .long_name = "metrics-sites", .value = "N", \
+	  .help = "call sites that get a label of their own in the metrics, the first N " \
+	  "seen, for the life of clockprof; later ones are summed as site=\"other\" " \
+	  "(default " CP_METRICS_SITES_DEFAULT_TEXT ", at most 10000)" }, \
+	{ .id = PC_OPT_SERVE, .long_name = "serve", .value = "ADDR:PORT", \
+	  .help = "serve the metrics at http://ADDR:PORT/metrics from a child process " \
+	  "with no privileges (user nobody, no capabilities); a loopback ADDR unless " \
+	  "--serve-any is given" }, \
+	{ .id = PC_OPT_SERVE_ANY, .long_name = "serve-any", \
+	  .help = "let --serve listen on an address other hosts can reach" }, \
+	{ .id = PC_OPT_SERVE_USER, .long_name = "serve-user", .value = "USER", \
+	  .help = "the user the --serve child runs as (default: nobody; never root)" }
+
 struct profile_command {
 	struct cp_profile_options opts;
 	const char *pid;	/* attach -p PID */
@@ -83,6 +111,14 @@ struct profile_command {
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	const char *pprof;	/* --pprof profile.pb.gz */
+	const char *metrics_file;	/* --metrics-file clockprof.prom */
+	size_t metrics_sites;		/* --metrics-sites N */
+	const char *serve;		/* --serve ADDR:PORT, as given */
+	struct cp_serve_address serve_addr;
+	int serve_any;			/* --serve-any */
+	const char *serve_user;		/* --serve-user; NULL: nobody */
+	struct cp_metrics_sink metrics;	/* set up by execute */
+	int live;			/* the live line is shown */
 	int quiet;
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
@@ -97,6 +133,10 @@ struct profile_command {
  * (printed), an exit code > 0 after an error (printed), or 0. */
 int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
 			  int argc, char **argv);
+/* on_interval (profile.h) for a profile_command as callback_arg: the
+ * metrics file and server get each interval's cumulative counts. */
+void profile_command_interval(const struct cp_profile *p, void *arg);
+
 /* Profiles, prints the summary and writes the files; returns the exit
  * code: clockprof's own failure, else the launched command's failure
  * (command_status), else 0. The run file is written either way. */

@@ -7,6 +7,7 @@
 static const struct cp_option options[] = {
 	PROFILE_WINDOW_OPTIONS,
 	PROFILE_OUTPUT_OPTIONS,
+	PROFILE_METRICS_OPTIONS,
 	{ 0 },
 };
 

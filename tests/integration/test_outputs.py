@@ -304,3 +304,11 @@ def test_run_pprof_fifo_reader_gets_the_profile(ctx):
     # is, and its reader gets the whole gzip-compressed profile.
     data = read_run_through_fifo(ctx, "--pprof", fifo(ctx, "pprof.fifo"))
     assert b"clock_reads" in gzip.decompress(data), data[:20]
+
+
+def test_run_metrics_fifo_reader_gets_the_text(ctx):
+    # --metrics-file is an output like the others: a FIFO waits for its
+    # reader before the launch and gets the final text (docs/metrics.md).
+    data = read_run_through_fifo(ctx, "--metrics-file", fifo(ctx, "metrics.fifo")).decode()
+    reads = [line for line in data.splitlines() if line.startswith("clockprof_clock_reads_total{")]
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in reads) == 3, data[:400]
