@@ -17,6 +17,8 @@ enum {
 	PC_OPT_SPEEDSCOPE,
 	PC_OPT_DEBUGINFOD,
 	PC_OPT_PPROF,
+	PC_OPT_INTERVAL,
+	PC_OPT_INTERVAL_OUTPUT,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -73,6 +75,15 @@ enum {
 	  .help = "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
 	  "clock_reads at each call site (whole stacks with --stacks), requests at the " \
 	  "func: boundary", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_INTERVAL, .long_name = "interval", .value = "TIME", \
+	  .help = "also write, every TIME (10s, 500ms, 1m), one record of that interval " \
+	  "(clockprof.interval/1: run.json's measures of the interval) as a JSON line; the " \
+	  "last, partial interval too, at the end. Counters then share the window with the " \
+	  "reads (never split); -d still ends the run" }, \
+	{ .id = PC_OPT_INTERVAL_OUTPUT, .long_name = "interval-output", .value = "FILE", \
+	  .help = "where --interval's lines go: FILE (appended to, created if missing; a FIFO " \
+	  "waits for its reader) or - for stdout (the default)", \
 	  .complete = CP_COMPLETE_FILE }
 
 struct profile_command {
@@ -83,6 +94,7 @@ struct profile_command {
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	const char *pprof;	/* --pprof profile.pb.gz */
+	const char *interval_output;	/* --interval-output; "-" with --interval */
 	int quiet;
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
