@@ -10,9 +10,11 @@
 #include "profile_window.h"
 
 /* The sites named so far replace the last snapshot's. The symbolizer
- * stays open across intervals (reopened only on dlopen, which drops the
- * modules gone), so memory follows the sites the mechanism holds, which
- * are capped (CP_MAX_SITES, the patch's site blocks). */
+ * stays open across intervals and caches each address's name, so only
+ * addresses new since the last snapshot are looked up in DWARF; it is
+ * reopened on dlopen (window_wait.c), which forgets unloaded modules. Memory
+ * follows the sites the mechanism holds, which are capped (CP_MAX_SITES,
+ * the patch's site blocks), never the number of intervals. */
 static void name_sites(struct cp_window *w, struct cp_profile *p)
 {
 	struct cp_site_count *sites = NULL;
