@@ -1,4 +1,6 @@
 /* profile_command.c - see profile_command.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +9,9 @@
 #include "cmd.h"
 #include "duration.h"
 #include "error.h"
+#include "fifo_open.h"
 #include "folded.h"
+#include "interval_record.h"
 #include "json_file.h"
 #include "launcher.h"
 #include "output_set.h"
@@ -30,16 +34,6 @@ static void tick(const struct cp_profile *p, void *arg)
 	if (pc->live)
 		cp_summary_live(stdout, p);
 	cp_metrics_sink_live(&pc->metrics, p);
-}
-
-void profile_command_interval(const struct cp_profile *p, void *arg)
-{
-	struct profile_command *pc = arg;
-	struct cp_error err = { 0 };
-
-	/* Said once: a continuous run must not fill its log with it. */
-	if (cp_metrics_sink_interval(&pc->metrics, p, &err) && pc->metrics.failures <= 1)
-		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n", err.msg);
 }
 
 /* -v: the moment counting begins, for a person or a script that waits
@@ -87,6 +81,67 @@ static int check_serve(const struct profile_command *pc, struct cp_error *err)
 	return 0;
 }
 
+/* --interval's lines: where they go, and what the next is measured from. */
+struct interval_sink {
+	struct cp_interval_writer w;
+	const char *path;
+	bool failed;		/* said once; no more lines tried */
+};
+
+static void write_interval(struct interval_sink *is, const struct cp_profile *p, bool last)
+{
+	if (is->failed)
+		return;
+	if (cp_interval_record_write(&is->w, p, last)) {
+		fprintf(stderr, "clockprof: --interval-output %s: %s: no more interval records\n",
+			is->path, strerror(errno));
+		is->failed = true;
+	}
+}
+
+/* Opened before the target is touched, as the other outputs: "-" is a
+ * copy of stdout taken before a launched command's stdout is diverted;
+ * a FILE is appended to (a FIFO waits for its reader). 0 or -1 (errno). */
+static int interval_open(struct interval_sink *is, const char *path)
+{
+	int fd = !strcmp(path, "-") ? dup(STDOUT_FILENO) :
+		cp_open_for_writing(path, O_APPEND | O_CREAT | O_CLOEXEC, 0644, cmd_wait_notice);
+	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
+
+	is->path = path;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (cp_interval_writer_init(&is->w, f)) {
+		fclose(f);
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+static void interval_close(struct interval_sink *is)
+{
+	if (is->w.out)
+		fclose(is->w.out);
+	cp_interval_writer_free(&is->w);
+}
+
+/* Every --interval: the interval's line, and the metrics file rewritten. */
+void profile_command_interval(const struct cp_profile *p, void *arg)
+{
+	struct profile_command *pc = arg;
+	struct cp_error err = { 0 };
+
+	if (pc->intervals)
+		write_interval(pc->intervals, p, false);
+	/* Said once: a continuous run must not fill its log with it. */
+	if (cp_metrics_sink_interval(&pc->metrics, p, &err) && pc->metrics.failures <= 1)
+		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n", err.msg);
+}
+
 /* Takes one option of the profile table; 0, or -1 with err filled. */
 static int take_option(struct profile_command *pc, int id, const char *value,
 		       struct cp_error *err)
@@ -118,6 +173,8 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
 	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
 	case PC_OPT_PPROF: pc->pprof = value; return 0;
+	case PC_OPT_INTERVAL: return cp_parse_duration(value, &o->interval_s, err);
+	case PC_OPT_INTERVAL_OUTPUT: pc->interval_output = value; return 0;
 	}
 	return take_metrics_option(pc, id, value, err);
 }
@@ -128,8 +185,11 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
 	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
-				pc->metrics_file };
+				pc->metrics_file, pc->interval_output };
 	int dash = 0;
+
+	if (pc->interval_output && pc->opts.interval_s <= 0)
+		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-") && dash++)
@@ -141,7 +201,7 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 static int writes_stdout(const struct profile_command *pc)
 {
 	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
-				pc->metrics_file };
+				pc->metrics_file, pc->interval_output };
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-"))
@@ -168,6 +228,8 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 		if (rc > 0)
 			return cmd_option_exit(&cli, id, &err) ?: -1;
 	}
+	if (pc->opts.interval_s > 0 && !pc->interval_output)
+		pc->interval_output = "-";	/* --interval's lines: stdout by default */
 	pc->rest = cp_cli_rest(&cli);
 	pc->quiet = cli.quiet;
 	pc->opts.verbose = cli.verbose;
@@ -203,7 +265,7 @@ static void restore_stdout(int saved)
 }
 
 static int collect(struct profile_command *pc, struct cp_profile *p, int live,
-		   struct cp_error *err)
+		   struct interval_sink *is, struct cp_error *err)
 {
 	int saved = pc->opts.command && writes_stdout(pc) ? divert_stdout() : -1;
 	int rc;
@@ -214,6 +276,9 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	pc->opts.callback_arg = pc;
 	if (pc->opts.verbose)
 		pc->opts.on_live = say_live;
+	pc->intervals = is;
+	if (is || pc->metrics_file)
+		pc->opts.on_interval = profile_command_interval;
 	rc = cp_profile_collect(&pc->opts, p, err);
 	restore_stdout(saved);
 	if (!rc && live)
@@ -325,6 +390,7 @@ int profile_command_execute(struct profile_command *pc)
 				       [PO_METRICS] = { .path = pc->metrics_file },
 				       [PO_RUN] = { .path = pc->output } };
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
+	struct interval_sink is = { 0 };
 
 	cp_metrics_sink_init(&pc->metrics, pc->metrics_file, pc->metrics_sites);
 	/* Before the target is launched or touched: a path that cannot be
@@ -333,12 +399,22 @@ int profile_command_execute(struct profile_command *pc)
 	 * now too, before clockprof holds anything of the target's. */
 	if (cp_outputs_open(outs, NPO, cmd_wait_notice, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
+	if (pc->interval_output && interval_open(&is, pc->interval_output)) {
+		cp_outputs_abort(outs, NPO);
+		return cmd_error(CP_EXIT_USAGE, "cannot write --interval-output %s: %s",
+				 pc->interval_output, strerror(errno));
+	}
 	if ((pc->serve && !(pc->metrics.server = cp_metrics_serve_start(&pc->serve_addr,
 			pc->serve_user ? pc->serve_user : "nobody", &err))) ||
-	    collect(pc, &p, live, &err)) {
+	    collect(pc, &p, live, pc->interval_output ? &is : NULL, &err)) {
 		cp_outputs_abort(outs, NPO);
 		cp_metrics_sink_release(&pc->metrics);
+		interval_close(&is);
 		return cmd_error(err.exit_code, "%s", err.msg);
+	}
+	if (pc->interval_output) {
+		write_interval(&is, &p, true);	/* the last, partial interval */
+		interval_close(&is);
 	}
 	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
 	pc->counted = p.mechanism;

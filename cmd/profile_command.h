@@ -9,6 +9,8 @@
 #include "metrics_sink.h"
 #include "profile.h"
 
+struct interval_sink;
+
 #define CP_METRICS_SITES_DEFAULT_TEXT "100"	/* CP_METRICS_SITES_DEFAULT */
 
 enum {
@@ -26,6 +28,8 @@ enum {
 	PC_OPT_SERVE,
 	PC_OPT_SERVE_ANY,
 	PC_OPT_SERVE_USER,
+	PC_OPT_INTERVAL,
+	PC_OPT_INTERVAL_OUTPUT,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -82,6 +86,15 @@ enum {
 	  .help = "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
 	  "clock_reads at each call site (whole stacks with --stacks), requests at the " \
 	  "func: boundary", \
+	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_INTERVAL, .long_name = "interval", .value = "TIME", \
+	  .help = "also write, every TIME (10s, 500ms, 1m), one record of that interval " \
+	  "(clockprof.interval/1: run.json's measures of the interval) as a JSON line; the " \
+	  "last, partial interval too, at the end. Counters then share the window with the " \
+	  "reads (never split); -d still ends the run" }, \
+	{ .id = PC_OPT_INTERVAL_OUTPUT, .long_name = "interval-output", .value = "FILE", \
+	  .help = "where --interval's lines go: FILE (appended to, created if missing; a FIFO " \
+	  "waits for its reader) or - for stdout (the default)", \
 	  .complete = CP_COMPLETE_FILE }
 
 /* Prometheus metrics (docs/metrics.md): attach and run. */
@@ -119,6 +132,8 @@ struct profile_command {
 	const char *serve_user;		/* --serve-user; NULL: nobody */
 	struct cp_metrics_sink metrics;	/* set up by execute */
 	int live;			/* the live line is shown */
+	const char *interval_output;	/* --interval-output; "-" with --interval */
+	struct interval_sink *intervals;	/* --interval's lines, set by execute */
 	int quiet;
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
@@ -134,7 +149,7 @@ struct profile_command {
 int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
 			  int argc, char **argv);
 /* on_interval (profile.h) for a profile_command as callback_arg: the
- * metrics file and server get each interval's cumulative counts. */
+ * --interval line and the metrics file get each interval's counts. */
 void profile_command_interval(const struct cp_profile *p, void *arg);
 
 /* Profiles, prints the summary and writes the files; returns the exit

@@ -121,6 +121,13 @@ $(T)/targets/libdl_clock.so: tests/targets/dl_clock.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
 
+# --interval's memory bench: a new library per period, 100 threads a second
+# and a child a second, without end (tests/bench/churn_rss.py).
+test-targets: $(T)/targets/churn_target
+$(T)/targets/churn_target: tests/targets/churn_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl -pthread
+
 # Calls of gettimeofday/time that pass no PLT stub (-fno-plt): uprobes do not
 # see them, and say so; breakpoints do where they fire.
 test-targets: $(T)/targets/reads_target_noplt

@@ -149,7 +149,7 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 	if (info.uncertain_threads)
 		cp_profile_warn(p, "%zu threads were born while counters were opened: their counts may be missing",
 				info.uncertain_threads);
-	p->counters_split = o->duration_s > 0 && o->request.kind != CP_REQUEST_NONE &&
+	p->counters_split = o->duration_s > 0 && o->interval_s <= 0 && o->request.kind != CP_REQUEST_NONE &&
 			    o->ops <= 0;
 	return 0;
 }
@@ -278,6 +278,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
 	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
 		return -1;
+	r->w.ctr = r->ctr;	/* --interval reads them while they count */
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
 	return 0;
 }
@@ -458,6 +459,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	t0 = cp_monotonic_s();
 	r->w.naming.debuginfod = r->debuginfod;
+	cp_call_sites_free(&p->call_sites);	/* --interval's last snapshot */
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
 	p->naming_s = cp_monotonic_s() - t0;

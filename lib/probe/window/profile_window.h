@@ -45,6 +45,7 @@ struct cp_window {
 	struct cp_naming naming;
 	bool stacks;				/* --stacks: name whole stacks */
 	struct cp_late_stacks late;		/* --stacks: every function's rules */
+	struct cp_counters *ctr;		/* -e events (NULL: none) */
 };
 
 /* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
@@ -79,6 +80,11 @@ int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
 int cp_window_wait(struct cp_window *w, struct cp_profile *p,
 		   const struct cp_profile_options *o, struct cp_session *s,
 		   double start, double deadline);
+
+/* --interval: one cumulative snapshot into *p, given to o->on_interval
+ * (window_interval.c); elapsed: s since the window opened. */
+void cp_window_interval(struct cp_window *w, struct cp_profile *p,
+			const struct cp_profile_options *o, double elapsed);
 
 /* Call-site naming (window_naming.c): the symbolizer and the clock
  * wrappers' rules (--stacks' rules for every function: late_stacks.h). */

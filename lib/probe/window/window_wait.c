@@ -134,6 +134,7 @@ struct timers {
 	double start, deadline;		/* deadline 0: none */
 	double next_tick, next_rescan;
 	bool rescan;
+	double interval, next_interval;	/* --interval; 0: none */
 };
 
 static int timeout_ms(const struct timers *t)
@@ -142,6 +143,8 @@ static int timeout_ms(const struct timers *t)
 
 	if (t->rescan && t->next_rescan < until)
 		until = t->next_rescan;
+	if (t->interval > 0 && t->next_interval < until)
+		until = t->next_interval;
 	if (t->deadline > 0 && t->deadline < until)
 		until = t->deadline;
 	return until > now ? (int)((until - now) * 1000) + 1 : 0;
@@ -180,6 +183,10 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 		cp_dist_cover_threads(p, s, &w->dist_failed);
 		t->next_rescan = now + DIST_RESCAN_S;
 	}
+	if (t->interval > 0 && now >= t->next_interval) {
+		cp_window_interval(w, p, o, now - t->start);
+		t->next_interval += t->interval;
+	}
 	if (now < t->next_tick)
 		return;
 	t->next_tick += 1;
@@ -194,7 +201,8 @@ int cp_window_wait(struct cp_window *w, struct cp_profile *p,
 		   double start, double deadline)
 {
 	struct timers t = { start, deadline, start + 1, start + DIST_RESCAN_S,
-			    p->counter_phase && p->dist_event >= 0 };
+			    p->counter_phase && p->dist_event >= 0,
+			    o->interval_s, start + o->interval_s };
 
 	for (;;) {
 		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },

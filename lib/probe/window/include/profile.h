@@ -44,6 +44,19 @@ struct cp_profile_options {
 	 * callback_arg. Either may be NULL. */
 	void (*on_live)(const struct cp_profile *p, void *arg);
 	void (*tick)(const struct cp_profile *p, void *arg);
+	/* --interval: every interval_s seconds (0: never) while the window is
+	 * open, on_interval is called with callback_arg and *p holding
+	 * CUMULATIVE values since counting began: p->totals (read from the
+	 * mechanism), p->call_sites named so far (cp_call_sites_resolve over
+	 * every site the mechanism holds), p->counters read so far (where
+	 * counters are measured: p->counters_measured), p->duration_s so far
+	 * and p->complete false. Not called again at the window's end: the
+	 * final *p that cp_profile_collect returns is the last snapshot. A
+	 * consumer wanting per-interval figures subtracts two snapshots
+	 * (lib/runfile's interval_record.h). With interval_s > 0 the window
+	 * is never split: counters share it with the reads. */
+	double interval_s;
+	void (*on_interval)(const struct cp_profile *p, void *arg);
 	void *callback_arg;
 };
 
