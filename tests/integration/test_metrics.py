@@ -127,6 +127,47 @@ def test_metrics_sites_beyond_n_are_other(ctx):
     assert sum(sites.values()) == 7 * N, sites
 
 
+def read_while_running(path, proc, after=None):
+    """The metrics file's text once it exists (and differs from after)
+    while clockprof still runs."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "clockprof ended before the file was rewritten"
+        if os.path.exists(path):
+            with open(path) as f:
+                text = f.read()
+            if text and text != after:
+                return text
+        time.sleep(0.1)
+    raise AssertionError("the metrics file was not written during the window")
+
+
+def test_metrics_file_rewritten_every_interval_with_sites(ctx):
+    prom = os.path.join(ctx.tmp, "every.prom")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-d", "6", "-r",
+                             "func:handle_request", "--interval", "0.5s",
+                             "--interval-output", os.path.join(ctx.tmp, "intervals.jsonl"),
+                             "--metrics-file", prom, "--",
+                             ctx.target("callsites_target"), "0", "500"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = read_while_running(prom, proc)
+        time.sleep(1.2)
+        second = read_while_running(prom, proc, after=first)
+    finally:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    a, types = parse(first)
+    b, _ = parse(second)
+    for k, v in a.items():
+        if types.get(k[0]) == "counter":
+            assert k in b and b[k] >= v, (k, v, b.get(k))
+    assert total(b, "clockprof_clock_reads_total") > total(a, "clockprof_clock_reads_total") > 0
+    # Call sites are named at each interval, not only at the end.
+    assert total(a, "clockprof_call_site_reads_total") > 0, first
+    promtool_check(second)
+
+
 def hostile_target(ctx):
     """A program whose clock-reading function has a symbol name holding a
     quote, a backslash and a newline (no debug info: the name is the
