@@ -16,6 +16,7 @@
 #include "launcher.h"
 #include "output_set.h"
 #include "pprof_file.h"
+#include "pprof_series.h"
 #include "profile_command.h"
 #include "report.h"
 #include "run_file.h"
@@ -86,7 +87,39 @@ struct interval_sink {
 	struct cp_interval_writer w;
 	const char *path;
 	bool failed;		/* said once; no more lines tried */
+	/* --pprof with --interval: a profile per interval (pprof_series.h) */
+	struct cp_pprof_series pprof;
+	bool pprof_failed;	/* said once; no more profiles tried */
 };
+
+/* Each interval's view: its profile in --pprof's series. */
+static void write_interval_pprof(const struct cp_profile *view, void *arg)
+{
+	struct interval_sink *is = arg;
+	struct cp_error err = { 0 };
+	struct timespec now;
+
+	if (is->pprof_failed)
+		return;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (cp_pprof_series_write(&is->pprof, view, &now, &err)) {
+		fprintf(stderr, "clockprof: --pprof: %s: no more interval profiles\n", err.msg);
+		is->pprof_failed = true;
+	}
+}
+
+/* --pprof PATH (not -) with --interval: the series beside PATH. 0, or -1
+ * (no memory). */
+static int interval_pprof_open(struct interval_sink *is, const char *path, unsigned keep)
+{
+	if (!path || !strcmp(path, "-"))
+		return 0;
+	if (cp_pprof_series_init(&is->pprof, path, keep))
+		return -1;
+	is->w.on_view = write_interval_pprof;
+	is->w.view_arg = is;
+	return 0;
+}
 
 static void write_interval(struct interval_sink *is, const struct cp_profile *p, bool last)
 {
@@ -127,6 +160,7 @@ static void interval_close(struct interval_sink *is)
 	if (is->w.out)
 		fclose(is->w.out);
 	cp_interval_writer_free(&is->w);
+	cp_pprof_series_free(&is->pprof);
 }
 
 /* Every --interval: the interval's line, and the metrics file rewritten. */
@@ -173,6 +207,16 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
 	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
 	case PC_OPT_PPROF: pc->pprof = value; return 0;
+	case PC_OPT_PPROF_KEEP: {
+		unsigned long keep = strtoul(value, &end, 10);
+
+		if (*end || end == value || *value == '-' || !keep || keep > CP_PPROF_KEEP_MAX)
+			return cp_fail(err, CP_EXIT_USAGE, "invalid --pprof-keep '%s': give 1 to %d",
+				       value, CP_PPROF_KEEP_MAX);
+		pc->pprof_keep = (unsigned)keep;
+		pc->pprof_keep_given = 1;
+		return 0;
+	}
 	case PC_OPT_INTERVAL: return cp_parse_duration(value, &o->interval_s, err);
 	case PC_OPT_INTERVAL_OUTPUT: pc->interval_output = value; return 0;
 	}
@@ -190,6 +234,8 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 
 	if (pc->interval_output && pc->opts.interval_s <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
+	if (pc->pprof_keep_given && (!pc->pprof || pc->opts.interval_s <= 0))
+		return cp_fail(err, CP_EXIT_USAGE, "--pprof-keep needs --pprof FILE and --interval TIME");
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-") && dash++)
@@ -219,6 +265,7 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 	memset(pc, 0, sizeof(*pc));
 	pc->opts.mechanism = CP_MECHANISM_DEFAULT;
 	pc->metrics_sites = CP_METRICS_SITES_DEFAULT;
+	pc->pprof_keep = CP_PPROF_KEEP_DEFAULT;
 	cp_cli_init(&cli, spec, argc, argv);
 	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);
@@ -399,7 +446,8 @@ int profile_command_execute(struct profile_command *pc)
 	 * now too, before clockprof holds anything of the target's. */
 	if (cp_outputs_open(outs, NPO, cmd_wait_notice, &err))
 		return cmd_error(err.exit_code, "%s", err.msg);
-	if (pc->interval_output && interval_open(&is, pc->interval_output)) {
+	if (pc->interval_output && (interval_open(&is, pc->interval_output) ||
+				    interval_pprof_open(&is, pc->pprof, pc->pprof_keep))) {
 		cp_outputs_abort(outs, NPO);
 		return cmd_error(CP_EXIT_USAGE, "cannot write --interval-output %s: %s",
 				 pc->interval_output, strerror(errno));

@@ -7,6 +7,7 @@
 #include "cli_options.h"
 #include "metrics_serve.h"
 #include "metrics_sink.h"
+#include "pprof_series.h"
 #include "profile.h"
 
 struct interval_sink;
@@ -23,6 +24,7 @@ enum {
 	PC_OPT_SPEEDSCOPE,
 	PC_OPT_DEBUGINFOD,
 	PC_OPT_PPROF,
+	PC_OPT_PPROF_KEEP,
 	PC_OPT_METRICS_FILE,
 	PC_OPT_METRICS_SITES,
 	PC_OPT_SERVE,
@@ -85,8 +87,12 @@ enum {
 	{ .id = PC_OPT_PPROF, .long_name = "pprof", .value = "FILE", \
 	  .help = "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
 	  "clock_reads at each call site (whole stacks with --stacks), requests at the " \
-	  "func: boundary", \
+	  "func: boundary; with --interval also one per interval beside FILE, named by " \
+	  "its end (clock.20261202T213400.123Z.pb.gz)", \
 	  .complete = CP_COMPLETE_FILE }, \
+	{ .id = PC_OPT_PPROF_KEEP, .long_name = "pprof-keep", .value = "K", \
+	  .help = "--pprof with --interval: the interval profiles kept, the newest " \
+	  "(default " CP_PPROF_KEEP_DEFAULT_TEXT "); older ones this run wrote are removed" }, \
 	{ .id = PC_OPT_INTERVAL, .long_name = "interval", .value = "TIME", \
 	  .help = "also write, every TIME (10s, 500ms, 1m), one record of that interval " \
 	  "(clockprof.interval/1: run.json's measures of the interval) as a JSON line; the " \
@@ -124,6 +130,8 @@ struct profile_command {
 	const char *folded;	/* --folded stacks.folded */
 	const char *speedscope;	/* --speedscope stacks.speedscope.json */
 	const char *pprof;	/* --pprof profile.pb.gz */
+	unsigned pprof_keep;	/* --pprof-keep K */
+	int pprof_keep_given;
 	const char *metrics_file;	/* --metrics-file clockprof.prom */
 	size_t metrics_sites;		/* --metrics-sites N */
 	const char *serve;		/* --serve ADDR:PORT, as given */

@@ -215,6 +215,8 @@ json_t *cp_interval_record_build(struct cp_interval_writer *w, const struct cp_p
 	doc = cp_run_file_build(w->view);
 	if (doc)
 		add_interval(doc, w->index, start, end, last);
+	if (doc && w->on_view)
+		w->on_view(w->view, w->view_arg);
 	w->prev = p->totals;
 	w->prev_s = end;
 	w->index++;

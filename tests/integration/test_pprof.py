@@ -5,6 +5,7 @@ lines its SITE: markers name): clock reads per call site at its file:line,
 with the function it is inlined into; requests at the boundary function;
 with --stacks, each whole stack, frame by frame with file:line. Read with
 pprof itself (`go tool pprof -top` and `-traces`, Debian golang-go)."""
+import json
 import os
 import re
 import shutil
@@ -149,3 +150,40 @@ def test_stacks_frame_by_frame_with_file_and_line(ctx):
         f"handle_request {f}:{site_line('inline1')}",
         f"handle_request {f}:{site_line('inline2')}"], inline
     assert [t[0] for t in inline] == [N, N], inline
+
+
+def interval_profiles(ctx, keep):
+    """A paced run of -d 2 with --interval 0.3s and --pprof: run.json, the
+    interval lines and the names of the interval profiles left, oldest
+    first."""
+    out, prof = os.path.join(ctx.tmp, "run.json"), os.path.join(ctx.tmp, "clock.pb.gz")
+    lines = os.path.join(ctx.tmp, "intervals.jsonl")
+    proc = ctx.run("run", "-q", "-d", "2", "-o", out, "-r", "func:handle_request",
+                   "--interval", "0.3s", "--interval-output", lines, "--pprof", prof,
+                   "--pprof-keep", keep, "--", ctx.target("callsites_target"), 0, 500)
+    assert proc.returncode == 0, proc.stderr
+    with open(lines) as f:
+        records = [json.loads(line) for line in f]
+    names = sorted(n for n in os.listdir(ctx.tmp)
+                   if re.fullmatch(r"clock\.\d{8}T\d{6}\.\d{3}Z\.pb\.gz", n))
+    return ctx.load_json(out), prof, records, [os.path.join(ctx.tmp, n) for n in names]
+
+
+def test_interval_profiles_add_up_to_the_run(ctx):
+    # --pprof with --interval (issue 29 item 3): one profile per interval,
+    # every one kept here, whose reads add up to run.json's, as the
+    # interval records' do; --pprof's own file holds the whole run.
+    run, prof, records, series = interval_profiles(ctx, 1000)
+    assert len(series) == len(records) >= 3, (len(series), len(records))
+    per_file = [sum(v[0] for v in top(p).values()) for p in series]
+    assert per_file == [r["clock_reads"]["total"] for r in records], per_file
+    assert sum(per_file) == run["clock_reads"]["total"] == sum(v[0] for v in top(prof).values())
+    requests = sum(sum(v[0] for v in top(p, "-sample_index=requests").values()) for p in series)
+    assert requests == run["request"]["count"]
+
+
+def test_interval_profiles_keep_the_newest(ctx):
+    _, _, records, series = interval_profiles(ctx, 2)
+    assert len(records) >= 3 and len(series) == 2, (len(records), series)
+    # The newest two: the last interval's reads are in the last file.
+    assert sum(v[0] for v in top(series[-1]).values()) == records[-1]["clock_reads"]["total"]

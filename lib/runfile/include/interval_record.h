@@ -37,6 +37,11 @@ struct cp_interval_writer {
 	struct cp_profile *view;	/* the difference, as a profile */
 	struct cp_call_site *dsites;	/* the view's call sites */
 	size_t dcap;
+	/* Given each interval's view (a profile of what the interval alone
+	 * counted) once its record is built, for other per-interval outputs
+	 * (--pprof's series); NULL: none. */
+	void (*on_view)(const struct cp_profile *view, void *arg);
+	void *view_arg;
 };
 
 /* out may be NULL (cp_interval_record_build alone). 0, or -1: no memory. */
