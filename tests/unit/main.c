@@ -107,6 +107,10 @@ int main(int argc, char **argv)
 {
 	int passed = 0, failed = 0, skipped = 0;
 
+	/* A line per test as it ends, even when LeakSanitizer ends the
+	 * process at exit with stdout's buffer unwritten. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	for (struct unit_test *t = reversed(tests); t; t = t->next) {
 		if (!selected(t, argc, argv))
 			continue;

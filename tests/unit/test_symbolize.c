@@ -630,9 +630,13 @@ TEST(stacks_name_c_library_frames_without_its_dwarf)
 		CHECK_STR(named.stacks[0].frames[1], "qsort");
 		CHECK_STR(named.stacks[0].frames[2], "clock_gettime");
 	}
-	if (grew >= 4 << 20)
-		fprintf(stderr, "  naming grew this process by %ld KiB\n", grew >> 10);
-	CHECK(grew < 4 << 20);
 	cp_named_stacks_free(&named);
 	cp_symbolizer_close(s);
+	if (grew >= 4 << 20)
+		fprintf(stderr, "  naming grew this process by %ld KiB\n", grew >> 10);
+#ifndef __SANITIZE_ADDRESS__
+	/* (AddressSanitizer's shadow memory and quarantine grow a process by
+	 * more than what it allocates: the bound holds for plain builds.) */
+	CHECK(grew < 4 << 20);
+#endif
 }
