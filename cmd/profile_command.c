@@ -1,6 +1,7 @@
 /* profile_command.c - see profile_command.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ static int take_metrics_option(struct profile_command *pc, int id, const char *v
 	switch (id) {
 	case PC_OPT_METRICS_FILE: pc->metrics_file = value; return 0;
 	case PC_OPT_METRICS_SITES:
+		pc->metrics_sites_given = 1;
 		pc->metrics_sites = strtoul(value, &end, 10);
 		if (*end || end == value || *value == '-' || pc->metrics_sites > CP_METRICS_SITES_MAX)
 			return cp_fail(err, CP_EXIT_USAGE, "invalid --metrics-sites '%s': give 0 to %d",
@@ -123,8 +125,12 @@ static int interval_pprof_open(struct interval_sink *is, const char *path, unsig
 
 static void write_interval(struct interval_sink *is, const struct cp_profile *p, bool last)
 {
-	if (is->failed)
+	if (is->failed) {
+		/* The lines stopped; the interval profiles go on. */
+		if (is->w.on_view)
+			json_decref(cp_interval_record_build(&is->w, p, last));
 		return;
+	}
 	if (cp_interval_record_write(&is->w, p, last)) {
 		fprintf(stderr, "clockprof: --interval-output %s: %s: no more interval records\n",
 			is->path, strerror(errno));
@@ -137,7 +143,7 @@ static void write_interval(struct interval_sink *is, const struct cp_profile *p,
  * a FILE is appended to (a FIFO waits for its reader). 0 or -1 (errno). */
 static int interval_open(struct interval_sink *is, const char *path)
 {
-	int fd = !strcmp(path, "-") ? dup(STDOUT_FILENO) :
+	int fd = !strcmp(path, "-") ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) :
 		cp_open_for_writing(path, O_APPEND | O_CREAT | O_CLOEXEC, 0644, cmd_wait_notice);
 	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
@@ -234,8 +240,14 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 
 	if (pc->interval_output && pc->opts.interval_s <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
-	if (pc->pprof_keep_given && (!pc->pprof || pc->opts.interval_s <= 0))
-		return cp_fail(err, CP_EXIT_USAGE, "--pprof-keep needs --pprof FILE and --interval TIME");
+	if (pc->pprof_keep_given && (!pc->pprof || !strcmp(pc->pprof, "-") ||
+				     pc->opts.interval_s <= 0))
+		return cp_fail(err, CP_EXIT_USAGE, "--pprof-keep needs --pprof FILE (not -) and --interval TIME");
+	if (pc->metrics_sites_given && !pc->metrics_file && !pc->serve)
+		return cp_fail(err, CP_EXIT_USAGE, "--metrics-sites needs --metrics-file or --serve");
+	if (pc->opts.interval_s > 0 && pc->opts.interval_s < CP_INTERVAL_MIN_S)
+		return cp_fail(err, CP_EXIT_USAGE, "--interval below %g s: each interval names its "
+			       "sites and writes its files", CP_INTERVAL_MIN_S);
 
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (paths[i] && !strcmp(paths[i], "-") && dash++)
@@ -294,7 +306,7 @@ static int divert_stdout(void)
 	int saved;
 
 	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
+	saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);	/* not the command's */
 	if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 		close(saved);
 		return -1;
@@ -424,6 +436,17 @@ static int write_files(struct profile_command *pc, const struct cp_profile *p,
 	return rc;
 }
 
+/* What the caller reads back once the window is over (profile_command.h). */
+static void note_outcome(struct profile_command *pc, const struct cp_profile *p)
+{
+	pc->interrupted = !p->complete && p->end_reason == CP_END_SIGNAL;
+	pc->counted = p->mechanism;
+	pc->command_status = cp_profile_command_status(p);
+	pc->command_how[0] = '\0';
+	if (pc->command_status)
+		cp_describe_exit(p->exit_status, pc->command_how, sizeof(pc->command_how));
+}
+
 int profile_command_execute(struct profile_command *pc)
 {
 	struct cp_profile p;
@@ -439,6 +462,11 @@ int profile_command_execute(struct profile_command *pc)
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 	struct interval_sink is = { 0 };
 
+	/* A reader of stdout gone (`| head`) is a write error said and
+	 * survived, not the end of clockprof and of what it measured: the
+	 * interval lines are written while the window is open. The launched
+	 * command gets SIGPIPE as usual (launcher.c). */
+	signal(SIGPIPE, SIG_IGN);
 	cp_metrics_sink_init(&pc->metrics, pc->metrics_file, pc->metrics_sites);
 	/* Before the target is launched or touched: a path that cannot be
 	 * written fails now, and a FIFO waits for its reader now, where a
@@ -449,8 +477,10 @@ int profile_command_execute(struct profile_command *pc)
 	if (pc->interval_output && (interval_open(&is, pc->interval_output) ||
 				    interval_pprof_open(&is, pc->pprof, pc->pprof_keep))) {
 		cp_outputs_abort(outs, NPO);
-		return cmd_error(CP_EXIT_USAGE, "cannot write --interval-output %s: %s",
-				 pc->interval_output, strerror(errno));
+		interval_close(&is);
+		return cmd_error(CP_EXIT_USAGE, "cannot write --interval's outputs (%s%s%s): %s",
+				 pc->interval_output, pc->pprof ? ", --pprof " : "",
+				 pc->pprof ? pc->pprof : "", strerror(errno));
 	}
 	if ((pc->serve && !(pc->metrics.server = cp_metrics_serve_start(&pc->serve_addr,
 			pc->serve_user ? pc->serve_user : "nobody", &err))) ||
@@ -464,12 +494,7 @@ int profile_command_execute(struct profile_command *pc)
 		write_interval(&is, &p, true);	/* the last, partial interval */
 		interval_close(&is);
 	}
-	pc->interrupted = !p.complete && p.end_reason == CP_END_SIGNAL;
-	pc->counted = p.mechanism;
-	pc->command_status = cp_profile_command_status(&p);
-	pc->command_how[0] = '\0';
-	if (pc->command_status)
-		cp_describe_exit(p.exit_status, pc->command_how, sizeof(pc->command_how));
+	note_outcome(pc, &p);
 	if (!pc->quiet)
 		cp_summary_print(text, &p, pc->color);
 	rc = write_files(pc, &p, outs);

@@ -12,6 +12,10 @@
 
 struct interval_sink;
 
+/* --interval's shortest: each interval names new sites and writes its
+ * outputs, so a shorter one costs more than it shows. */
+#define CP_INTERVAL_MIN_S 0.1
+
 #define CP_METRICS_SITES_DEFAULT_TEXT "100"	/* CP_METRICS_SITES_DEFAULT */
 
 enum {
@@ -134,6 +138,7 @@ struct profile_command {
 	int pprof_keep_given;
 	const char *metrics_file;	/* --metrics-file clockprof.prom */
 	size_t metrics_sites;		/* --metrics-sites N */
+	int metrics_sites_given;
 	const char *serve;		/* --serve ADDR:PORT, as given */
 	struct cp_serve_address serve_addr;
 	int serve_any;			/* --serve-any */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "call_sites.h"
 #include "counters.h"
 #include "grow.h"
 #include "interval_record.h"
@@ -36,17 +37,18 @@ void cp_interval_writer_free(struct cp_interval_writer *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* Sites that name the same place are one site (call_sites.c merges them):
- * the key says which place, whatever the order or the snapshot. */
+/* Sites that name the same place are one site (call_sites.c merges them
+ * by this key): the key says which place, whatever the order or the
+ * snapshot. */
 static char *site_key(const struct cp_call_site *s)
 {
-	char *key = NULL;
+	return cp_call_site_place_key(s);
+}
 
-	if (asprintf(&key, "%s\x1f%s\x1f%d\x1f%s\x1f%s", s->function ? s->function : "",
-		     s->file ? s->file : "", s->line, s->module ? s->module : "",
-		     s->via ? s->via : "") < 0)
-		return NULL;
-	return key;
+/* What a count grew by: 0, not a wrapped number, should it not have. */
+static uint64_t grew(uint64_t cur, uint64_t old)
+{
+	return cur >= old ? cur - old : 0;
 }
 
 static int by_key(const void *a, const void *b)
@@ -75,7 +77,7 @@ static void diff_totals(struct cp_totals *d, const struct cp_totals *cur,
 	_Static_assert(sizeof(struct cp_totals) % sizeof(uint64_t) == 0,
 		       "cp_totals holds 64-bit counts only");
 	for (size_t i = 0; i < sizeof(*d) / sizeof(uint64_t); i++)
-		o[i] = c[i] > p[i] ? c[i] - p[i] : 0;
+		o[i] = grew(c[i], p[i]);
 	d->max_reads_per_request = cur->max_reads_per_request;
 }
 
@@ -104,9 +106,9 @@ static int diff_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 		old = find_site(w, key);
 		free(key);
 		w->dsites[n] = cur->sites[i];
-		w->dsites[n].count -= old && old->count <= cur->sites[i].count ? old->count : 0;
-		w->dsites[n].in_requests -= old && old->in_requests <= cur->sites[i].in_requests ?
-			old->in_requests : 0;
+		w->dsites[n].count = grew(cur->sites[i].count, old ? old->count : 0);
+		w->dsites[n].in_requests = grew(cur->sites[i].in_requests,
+						old ? old->in_requests : 0);
 		if (w->dsites[n].count)
 			n++;
 	}
@@ -151,11 +153,9 @@ static int diff_counters(struct cp_interval_writer *w, const struct cp_profile *
 		d[i] = p->counters[i];
 		if (!d[i].supported)
 			continue;
-		d[i].raw -= w->prev_ctr[i].raw <= d[i].raw ? w->prev_ctr[i].raw : 0;
-		d[i].time_enabled -= w->prev_ctr[i].time_enabled <= d[i].time_enabled ?
-			w->prev_ctr[i].time_enabled : 0;
-		d[i].time_running -= w->prev_ctr[i].time_running <= d[i].time_running ?
-			w->prev_ctr[i].time_running : 0;
+		d[i].raw = grew(d[i].raw, w->prev_ctr[i].raw);
+		d[i].time_enabled = grew(d[i].time_enabled, w->prev_ctr[i].time_enabled);
+		d[i].time_running = grew(d[i].time_running, w->prev_ctr[i].time_running);
 		cp_counter_value_finish(&d[i]);
 	}
 	memcpy(w->prev_ctr, p->counters, p->nevents * sizeof(*w->prev_ctr));

@@ -215,6 +215,28 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 }
 
 /* Perf counters where measured; an unsupported event has no counter. */
+/* One counter family over the supported events: what 0 raw count, 1
+ * enabled time, 2 running time. */
+static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, const char *name,
+				const char *help, int what)
+{
+	family(b, name, "counter", help);
+	for (size_t i = 0; i < p->nevents; i++) {
+		const struct cp_counter_value *v = &p->counters[i];
+
+		if (!v->supported)
+			continue;
+		sample(b, p, name);
+		label(b, "event", p->event_specs[i].name);
+		if (what == 0) {
+			label(b, "unit", p->event_specs[i].unit ? p->event_specs[i].unit : "events");
+			end_u64(b, v->raw);
+		} else {
+			end_double(b, (what == 1 ? v->time_enabled : v->time_running) / 1e9);
+		}
+	}
+}
+
 static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 {
 	int any = 0;
@@ -231,21 +253,15 @@ static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 	}
 	if (!any)
 		return;
-	family(b, "perf_events_total", "counter",
-	       "Perf events counted in the counter window (scaled where multiplexed).");
-	for (size_t i = 0; i < p->nevents; i++) {
-		const struct cp_counter_value *v = &p->counters[i];
-
-		if (!v->supported)
-			continue;
-		sample(b, p, "perf_events_total");
-		label(b, "event", p->event_specs[i].name);
-		label(b, "unit", p->event_specs[i].unit ? p->event_specs[i].unit : "events");
-		if (v->scaled)
-			end_double(b, v->value);
-		else
-			end_u64(b, v->raw);
-	}
+	/* Raw counts and the two times, never the scaled estimate: a scaled
+	 * value can go down when the running ratio changes, which Prometheus
+	 * would take for a counter reset. raw * enabled / running scales. */
+	perf_counter_family(b, p, "perf_events_total",
+			    "Perf events counted in the counter window, raw (while on the PMU).", 0);
+	perf_counter_family(b, p, "perf_event_enabled_seconds_total",
+			    "Time each perf event was enabled, s.", 1);
+	perf_counter_family(b, p, "perf_event_running_seconds_total",
+			    "Time each perf event was on the PMU, s (below enabled: multiplexed).", 2);
 }
 
 void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, struct cp_buf *b)

@@ -75,10 +75,20 @@ int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *in
 	char *name = name_at(s, end);
 	int rc = -1;
 
+	/* Two intervals ending in one millisecond (the last, partial one
+	 * right after a full one): the later is named a millisecond on. */
+	if (name && s->n && strcmp(s->names[s->n - 1], name) >= 0) {
+		struct timespec later = { end->tv_sec, end->tv_nsec + 1000000 };
+
+		if (later.tv_nsec >= 1000000000) {
+			later.tv_sec++;
+			later.tv_nsec -= 1000000000;
+		}
+		free(name);
+		name = name_at(s, &later);
+	}
 	if (!bytes || !name)
 		cp_fail(err, CP_EXIT_PROFILE, "out of memory writing an interval's pprof profile");
-	else if (s->n && !strcmp(s->names[s->n - 1], name))
-		rc = cp_write_file_atomic(name, bytes, len, err);	/* the same ms */
 	else if ((rc = cp_write_file_atomic(name, bytes, len, err)) == 0) {
 		remember(s, name);
 		name = NULL;

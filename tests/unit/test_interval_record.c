@@ -76,3 +76,45 @@ TEST(interval_record_is_the_difference_of_snapshots)
 	cp_interval_writer_free(&w);
 	free(p);
 }
+
+/* The sum of the record's call-site counts. */
+static json_int_t sites_sum(json_t *doc)
+{
+	json_t *s;
+	json_int_t sum = 0;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "call_sites"), i, s)
+		sum += json_integer_value(json_object_get(s, "count"));
+	return sum;
+}
+
+TEST(interval_record_tells_sites_apart_by_their_inlined_chain)
+{
+	/* now_ns inlined into helper_a and into helper_b: one function, file
+	 * and line, two places (call_sites.c keeps them apart). */
+	char *chain_a[] = { "helper_a" }, *chain_b[] = { "helper_b" };
+	struct cp_interval_writer w;
+	struct cp_profile *p = calloc(1, sizeof(*p));
+	struct cp_call_site first[2] = { site("now_ns", 5, 1000, 0), site("now_ns", 5, 40, 0) };
+	struct cp_call_site second[2] = { site("now_ns", 5, 1100, 0), site("now_ns", 5, 50, 0) };
+	json_t *a, *b;
+
+	first[0].inlined = second[0].inlined = chain_a;
+	first[1].inlined = second[1].inlined = chain_b;
+	first[0].ninlined = first[1].ninlined = second[0].ninlined = second[1].ninlined = 1;
+	CHECK(p && cp_interval_writer_init(&w, NULL) == 0);
+	p->dist_event = -1;
+	p->totals.all.reads = 1040;
+	p->call_sites = (struct cp_call_sites){ first, 2 };
+	a = cp_interval_record_build(&w, p, false);
+	p->totals.all.reads = 1150;
+	p->call_sites = (struct cp_call_sites){ second, 2 };
+	b = cp_interval_record_build(&w, p, true);
+	CHECK(a && b);
+	CHECK_INT(sites_sum(b), 110);	/* 100 + 10, not 1100 - 40 + ... */
+	json_decref(a);
+	json_decref(b);
+	cp_interval_writer_free(&w);
+	free(p);
+}

@@ -166,7 +166,9 @@ TEST(metrics_perf_events_only_where_measured)
 	char *inl[] = { "now_ns" }, *t;
 	struct cp_event_spec specs[2] = { { .name = "task-clock", .unit = "ns" },
 					  { .name = "cycles:u", .unit = "cycles" } };
-	struct cp_counter_value values[2] = { { .supported = true, .raw = 1234, .value = 1234 },
+	struct cp_counter_value values[2] = { { .supported = true, .scaled = true, .raw = 1234,
+						.value = 2468, .time_enabled = 2000000000,
+						.time_running = 1000000000 },
 					      { .supported = false } };
 	struct cp_metrics_state s = { .max_sites = 10 };
 
@@ -181,6 +183,9 @@ TEST(metrics_perf_events_only_where_measured)
 	t = render(&s, &p);
 	CHECK(t);
 	CHECK_INT(value_of(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"task-clock\",unit=\"ns\"}"), 1234);
+	/* raw, never the scaled estimate (which can go down); the times scale it */
+	CHECK_INT(value_of(t, "clockprof_perf_event_enabled_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 2);
+	CHECK_INT(value_of(t, "clockprof_perf_event_running_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 1);
 	CHECK(!strstr(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"cycles:u\""));
 	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"cycles:u\"}"), 0);
 	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"task-clock\"}"), 1);

@@ -15,9 +15,9 @@ static char *dup_or_null(const char *s)
 	return cp_utf8_dup(s);
 }
 
-/* What makes two sites one: every named field. Sites are merged by
- * sorting on this key, so 10,000 sites cost n log n, not n^2. */
-static char *place_key(const struct cp_call_site *c)
+/* Every named field (call_sites.h). Sites are merged by sorting on this
+ * key, so 10,000 sites cost n log n, not n^2. */
+char *cp_call_site_place_key(const struct cp_call_site *c)
 {
 	size_t len = 64;
 	char *key, *p;
@@ -127,7 +127,7 @@ int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_tabl
 		if (!raw[i].counts.all)
 			continue;
 		describe(sym, t, &raw[i], &all[n].site);
-		all[n].key = place_key(&all[n].site);
+		all[n].key = cp_call_site_place_key(&all[n].site);
 		if (!all[n].key) {
 			free_site(&all[n].site);
 			continue;

@@ -32,6 +32,7 @@ static void child_exec(char *const argv[], pid_t parent, int errfd)
 	sigaddset(&ours, SIGTERM);
 	sigaddset(&ours, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &ours, NULL);
+	signal(SIGPIPE, SIG_DFL);	/* clockprof ignores it (profile_command.c) */
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0 && raise(SIGSTOP) == 0 &&
 	    prctl(PR_SET_PDEATHSIG, 0) == 0)
 		execvp(argv[0], argv);

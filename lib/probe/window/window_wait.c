@@ -185,7 +185,8 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	}
 	if (t->interval > 0 && now >= t->next_interval) {
 		cp_window_interval(w, p, o, now - t->start);
-		t->next_interval += t->interval;
+		while (t->next_interval <= now)	/* a stall's missed ones: skipped, */
+			t->next_interval += t->interval;	/* not fired back to back */
 	}
 	if (now < t->next_tick)
 		return;

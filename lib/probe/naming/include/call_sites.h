@@ -37,5 +37,9 @@ int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_tabl
 			  const struct cp_site_count *raw, size_t nraw,
 			  struct cp_call_sites *out);
 void cp_call_sites_free(struct cp_call_sites *cs);
+/* What makes two resolved sites one place (the merge above uses it):
+ * function, file, line, via, module and the inlined chain, as one
+ * malloc'd string; NULL when out of memory. */
+char *cp_call_site_place_key(const struct cp_call_site *c);
 
 #endif
