@@ -462,10 +462,8 @@ int profile_command_execute(struct profile_command *pc)
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 	struct interval_sink is = { 0 };
 
-	/* A reader of stdout gone (`| head`) is a write error said and
-	 * survived, not the end of clockprof and of what it measured: the
-	 * interval lines are written while the window is open. The launched
-	 * command gets SIGPIPE as usual (launcher.c). */
+	/* stdout's reader gone (`| head`): an error said, the window goes on
+	 * (the launched command gets SIGPIPE as usual: launcher.c) */
 	signal(SIGPIPE, SIG_IGN);
 	cp_metrics_sink_init(&pc->metrics, pc->metrics_file, pc->metrics_sites);
 	/* Before the target is launched or touched: a path that cannot be
