@@ -35,7 +35,7 @@ def check_sequence(recs):
             # Due every 0.3 s from the window's start: never early; a late
             # one (a busy host) is followed by a shorter one, and the
             # slots a stall missed are skipped, not fired back to back.
-            assert 0 < iv["seconds"] < 1.0, iv
+            assert 0 < iv["seconds"] < 10.0, iv  # (a loaded host stalls)
             assert iv["end_s"] >= 0.3 * (i + 1) - 0.01, iv
             assert r["complete"] is False
 
