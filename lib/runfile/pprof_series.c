@@ -41,16 +41,17 @@ void cp_pprof_series_free(struct cp_pprof_series *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* PATH's stem . 20261202T213400.123Z suffix (malloc'd; NULL: no memory). */
-static char *name_at(const struct cp_pprof_series *s, const struct timespec *end)
+/* PATH's stem . 20261202T213400.123Z suffix for a time in ms since the
+ * epoch (malloc'd; NULL: no memory). */
+static char *name_at(const struct cp_pprof_series *s, long long ms)
 {
+	time_t sec = (time_t)(ms / 1000);
 	struct tm tm;
 	char stamp[32], *name;
 
-	gmtime_r(&end->tv_sec, &tm);
+	gmtime_r(&sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
-	if (asprintf(&name, "%s.%s.%03ldZ%s", s->stem, stamp, end->tv_nsec / 1000000,
-		     s->suffix) < 0)
+	if (asprintf(&name, "%s.%s.%03lldZ%s", s->stem, stamp, ms % 1000, s->suffix) < 0)
 		return NULL;
 	return name;
 }
@@ -70,28 +71,26 @@ static void remember(struct cp_pprof_series *s, char *name)
 int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *interval,
 			  const struct timespec *end, struct cp_error *err)
 {
+	long long ms = (long long)end->tv_sec * 1000 + end->tv_nsec / 1000000;
 	size_t len;
 	unsigned char *bytes = cp_pprof_render(interval, &len);
-	char *name = name_at(s, end);
+	char *name;
 	int rc = -1;
 
-	/* Two intervals ending in one millisecond (the last, partial one
-	 * right after a full one): the later is named a millisecond on. */
-	if (name && s->n && strcmp(s->names[s->n - 1], name) >= 0) {
-		struct timespec later = { end->tv_sec, end->tv_nsec + 1000000 };
-
-		if (later.tv_nsec >= 1000000000) {
-			later.tv_sec++;
-			later.tv_nsec -= 1000000000;
-		}
-		free(name);
-		name = name_at(s, &later);
-	}
+	/* Names sort in the order written, which a reader of the directory
+	 * relies on: an interval ending in the millisecond of the last (the
+	 * last, partial one right after a full one), or a wall clock stepped
+	 * back, is named a millisecond after the last. */
+	if (s->n_written && ms <= s->last_ms)
+		ms = s->last_ms + 1;
+	name = name_at(s, ms);
 	if (!bytes || !name)
 		cp_fail(err, CP_EXIT_PROFILE, "out of memory writing an interval's pprof profile");
 	else if ((rc = cp_write_file_atomic(name, bytes, len, err)) == 0) {
 		remember(s, name);
 		name = NULL;
+		s->last_ms = ms;
+		s->n_written++;
 	}
 	free(bytes);
 	free(name);

@@ -51,7 +51,9 @@ def profile(ctx, *options, boundary="func:handle_request"):
 def top(path, *args):
     """pprof -top -lines: {(function, "file:line" or ""): (flat, cum)}."""
     rows = {}
-    for line in go_pprof("-top", "-lines", "-nodecount=100000", *args, path).splitlines():
+    # Every node: pprof leaves out those under 0.5% of the total by default.
+    argv = ["-top", "-lines", "-nodecount=100000", "-nodefraction=0", *args, path]
+    for line in go_pprof(*argv).splitlines():
         m = TOP_ROW.match(line)
         if not m or m.group(3).startswith("flat"):
             continue
@@ -152,6 +154,13 @@ def test_stacks_frame_by_frame_with_file_and_line(ctx):
     assert [t[0] for t in inline] == [N, N], inline
 
 
+def site_reads(record):
+    """An interval record's reads by call site: a profile's samples. Mid-run
+    the sites are read a moment after the totals (docs/run-json.md), so one
+    interval's sites may hold a read its totals leave to the next."""
+    return sum(site["count"] for site in record["call_sites"])
+
+
 def interval_profiles(ctx, keep):
     """A paced run of -d 2 with --interval 0.3s and --pprof: run.json, the
     interval lines and the names of the interval profiles left, oldest
@@ -176,7 +185,7 @@ def test_interval_profiles_add_up_to_the_run(ctx):
     run, prof, records, series = interval_profiles(ctx, 1000)
     assert len(series) == len(records) >= 3, (len(series), len(records))
     per_file = [sum(v[0] for v in top(p).values()) for p in series]
-    assert per_file == [r["clock_reads"]["total"] for r in records], per_file
+    assert per_file == [site_reads(r) for r in records], per_file
     assert sum(per_file) == run["clock_reads"]["total"] == sum(v[0] for v in top(prof).values())
     requests = sum(sum(v[0] for v in top(p, "-sample_index=requests").values()) for p in series)
     assert requests == run["request"]["count"]
@@ -185,5 +194,5 @@ def test_interval_profiles_add_up_to_the_run(ctx):
 def test_interval_profiles_keep_the_newest(ctx):
     _, _, records, series = interval_profiles(ctx, 2)
     assert len(records) >= 3 and len(series) == 2, (len(records), series)
-    # The newest two: the last interval's reads are in the last file.
-    assert sum(v[0] for v in top(series[-1]).values()) == records[-1]["clock_reads"]["total"]
+    # The newest two: the last interval's sites are in the last file.
+    assert sum(v[0] for v in top(series[-1]).values()) == site_reads(records[-1])

@@ -55,3 +55,30 @@ TEST(pprof_series_names_by_time_and_keeps_the_newest)
 	cp_pprof_series_free(&s);
 	CHECK(rmdir(dir) == 0);
 }
+
+/* The names sort in the order written: a second interval in the same
+ * millisecond, and one whose wall clock stepped back, are named a
+ * millisecond after the last. */
+TEST(pprof_series_names_sort_in_the_order_written)
+{
+	static struct cp_profile p;
+	struct timespec ends[] = { { 1796218200, 123400000 }, { 1796218200, 123900000 },
+				   { 1796218100, 0 } };
+	const char *stamps[] = { "133000.123", "133000.124", "133000.125" };
+	struct cp_pprof_series s;
+	struct cp_error err = { 0 };
+	char dir[] = "/tmp/cp-series-XXXXXX", path[128], name[160];
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/clock.pb.gz", dir);
+	CHECK(cp_pprof_series_init(&s, path, 3) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(cp_pprof_series_write(&s, &p, &ends[i], &err) == 0);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "%s/clock.20261202T%sZ.pb.gz", dir, stamps[i]);
+		CHECK(exists(name));
+		unlink(name);
+	}
+	cp_pprof_series_free(&s);
+	CHECK(rmdir(dir) == 0);
+}

@@ -23,6 +23,8 @@ struct cp_pprof_series {
 	unsigned keep;		/* files kept, the newest */
 	char **names;		/* those written and kept, oldest first */
 	size_t n;
+	long long last_ms;	/* the newest name's time, ms since the epoch */
+	unsigned long n_written;
 };
 
 /* 0, or -1: no memory. */
@@ -31,7 +33,8 @@ void cp_pprof_series_free(struct cp_pprof_series *s);
 
 /* Writes the profile of one interval (a profile view holding only what
  * the interval counted) under the name of its end, then removes the
- * oldest file this series wrote beyond keep. 0, or -1 with err. */
+ * oldest file this series wrote beyond keep. Names sort in the order
+ * written, even where the wall clock steps back. 0, or -1 with err. */
 int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *interval,
 			  const struct timespec *end, struct cp_error *err);
 
