@@ -3,7 +3,7 @@
  *
  * Two pieces, both position-independent, copied byte for byte:
  *
- * - The area: a header of data, the stub, and the code every thunk calls.
+ * - The area: a header of data, the stub, and the code every thunk runs.
  *   One thread of the target is sent through the stub (hijack.c) and does,
  *   on its own, everything that changes what other threads execute: it
  *   makes the vDSO writable, maps the counter table (private anonymous
@@ -23,7 +23,8 @@
  *
  * - A thunk's start, copied once per entry (vdso_plan.c): the counter's
  *   index and the entry's word for the recorder in r9d, the entry's
- *   return address in rax, then the call.
+ *   return address in rax, then the jump to cp_vdso_count, which comes
+ *   back through cp_vdso_conts.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
@@ -35,7 +36,7 @@
 /* --- the area: header (data) + stub (code). */
 	.balign 16
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
-	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop, cp_vdso_count
+	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop, cp_vdso_count, cp_vdso_conts
 cp_vdso_area_start:
 h_magic:	.ascii "clockprof-vdso1\0"
 h_table:	.quad 0		/* the counter table, once mapped */
@@ -177,9 +178,20 @@ sc_ip_3:
 cp_vdso_stop:
 	int3
 
-/* Called by each thunk (rax, r9d as its prefix leaves them): the read counted in
+/* Where each entry's thunk goes on once the read is counted: the thunk's
+ * replaced instruction, by entry (CP_ENTRY_*; 4 at most, vdso_area.h
+ * asserts), absolute addresses the plan writes (vdso_plan.c). The thunks
+ * jump here rather than call: a call's push and its return's pop were
+ * measured at 1.1 ns of a read's 1.6; a jump through this table, whose
+ * one target per entry the branch predictor learns, costs a load. */
+	.balign 8
+cp_vdso_conts:
+	.fill 4, 8, 0
+
+/* Jumped to by each thunk (rax, r9d as its prefix leaves them): the read counted in
  * the calling thread's slot of the table, found by its key, then its
- * site (cp_vdso_site_record, which returns to the thunk). A slot is the
+ * site (cp_vdso_site_record, which goes on to the thunk's own
+ * continuation in cp_vdso_conts). A slot is the
  * key's alone (a thread, or a goroutine, runs on one CPU at a time and an
  * inc is one instruction, so a signal handler's read on the same thread
  * cannot tear it): no lock. */
@@ -219,13 +231,14 @@ cp_vdso_count:
 	jnz	2b
 4:	movzx	r10d, r9b
 	lock inc qword ptr [r11 + r10 * 8]	/* no key or no slot: the shared */
-	ret					/* one (and no site) */
+	shr	r9d, 28				/* one (and no site) */
+	lea	rdx, [rip + cp_vdso_conts]
+	jmp	qword ptr [rdx + r9 * 8]
 5:	movzx	r10d, r9b
 	inc	qword ptr [rcx + r10 * 8]	/* the key's own: no lock */
 	shr	r9d, 16
 
-/* Fallen into once the read is counted in the thread's own slot, the
- * thunk's return address on the stack: rax holds the entry's return
+/* Fallen into once the read is counted in the thread's own slot: rax holds the entry's return
  * address, rdx the slot's offset, r11 the table, r9d the entry's stack
  * depth at the site (bytes pushed before it) | the entry << 12. Counts
  * the read at {call site, wrapper, entry} in the slot's block.
@@ -265,7 +278,9 @@ cp_vdso_site_record:
 	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
 	jne	.Lwalk
 	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
-	ret
+	shr	r9d, 12			/* on to the entry's thunk */
+	lea	rdx, [rip + cp_vdso_conts]
+	jmp	qword ptr [rdx + r9 * 8]
 
 /* The walk: steps out of the clock wrappers (at most CP_UNWIND_MAX_HOPS
  * rules, as the BPF program's walk does), then finds or claims the key's
@@ -361,7 +376,9 @@ cp_vdso_site_record:
 	pop	rdi
 	pop	rsi
 	pop	rbx
-	ret
+	shr	r9, 60			/* on to the entry's thunk */
+	lea	rdx, [rip + cp_vdso_conts]
+	jmp	qword ptr [rdx + r9 * 8]
 	.balign 16
 cp_vdso_area_end:
 
@@ -380,9 +397,9 @@ cp_vdso_stub_syscall_ips:
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = the
  * entry's return address (the copier sets the load's disp8, the stack
  * depth, at byte 4), r9d = the counter's index in the slot (1..15) | the
- * site recorder's word (stack depth | entry << 12) << 16; then a call of
- * cp_vdso_count (the copier sets its displacement), the replaced
- * instruction and a jump back. clock_gettime's index is 1 + the clock id,
+ * site recorder's word (stack depth | entry << 12) << 16; then a jump to
+ * cp_vdso_count (the copier sets its displacement), and where that comes
+ * back to (cp_vdso_conts): the replaced instruction and a jump back. clock_gettime's index is 1 + the clock id,
  * ids 12 and up (and negative ones: CPU-time and fd clocks) in one, with
  * no branch; the copier sets the imm32 of the last instruction of either
  * prefix (the word, | 1 where it is added to the clock id). */

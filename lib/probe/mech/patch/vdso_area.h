@@ -45,7 +45,7 @@ struct cp_vdso_area_header {
 
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
-extern const uint8_t cp_vdso_stop[], cp_vdso_count[];
+extern const uint8_t cp_vdso_stop[], cp_vdso_count[], cp_vdso_conts[];
 extern const uint64_t cp_vdso_stub_syscall_ips[5];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
@@ -54,6 +54,9 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 #define CP_VDSO_STOP_OFFSET ((uint64_t)(cp_vdso_stop - cp_vdso_area_start))
 #define CP_VDSO_COUNT_OFFSET ((uint64_t)(cp_vdso_count - cp_vdso_area_start))
+/* Each entry's thunk continuation, one address per CP_ENTRY_*. */
+#define CP_VDSO_CONTS_OFFSET ((uint64_t)(cp_vdso_conts - cp_vdso_area_start))
+_Static_assert(CP_ENTRY_MAX <= 4, "vdso_area.S's cp_vdso_conts holds 4 entries");
 
 _Static_assert(sizeof(struct cp_vdso_area_header) == 0xf0,
 	       "vdso_area.S's header and this struct differ");

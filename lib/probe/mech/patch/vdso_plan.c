@@ -12,7 +12,6 @@
 
 #define MAX_TARGETS 4096
 #define THUNK_MAX 64
-#define CALL_REL32 0xe8
 #define JMP_REL32 0xe9
 #define JMP_REL8 0xeb
 
@@ -199,8 +198,9 @@ static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8
 }
 
 /* The thunk of one site at pl->next_code: r9d set (the counter's index,
- * the recorder's word: vdso_area.S), a call of the area's count, the
- * replaced instruction relocated, a jump back. */
+ * the recorder's word: vdso_area.S), a jump to the area's count, which
+ * comes back through the area's continuation of this entry to the
+ * replaced instruction relocated, then a jump back. */
 static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 {
 	uint8_t *code = pl->plan->bytes + pl->next_code;
@@ -209,6 +209,7 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
 	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
 	uint32_t word = ((uint32_t)s->entry << 12) << 16, nrel;
+	uint64_t cont;
 
 	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size)
 		return -1;
@@ -217,11 +218,13 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	memcpy(code, pre, npre);
 	memcpy(code + npre - 4, &word, 4);
 	code[4] = (uint8_t)s->depth;	/* the prefix's lea of where the entry's return address is */
-	code[npre] = CALL_REL32;
+	code[npre] = JMP_REL32;
 	put_rel32(code + npre + 1, pos + npre + 5, pl->plan->area + CP_VDSO_COUNT_OFFSET);
 	nrel = (uint32_t)relocate(pl, s->at, pos + npre + 5, code + npre + 5);
 	if (!nrel || npre + 5 + nrel + 5 > THUNK_MAX)
 		return -1;
+	cont = pl->plan->base + pos + npre + 5;
+	memcpy(pl->plan->bytes + pl->plan->area + CP_VDSO_CONTS_OFFSET + 8 * s->entry, &cont, 8);
 	code[npre + 5 + nrel] = JMP_REL32;
 	put_rel32(code + npre + 5 + nrel + 1, pos + npre + 5 + nrel + 5, s->at + s->len);
 	s->thunk = pos;
