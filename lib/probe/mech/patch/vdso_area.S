@@ -22,8 +22,8 @@
  *   the entry has stored nothing there.
  *
  * - A thunk's start, copied once per entry (vdso_plan.c): the counter's
- *   index and the entry's word for the recorder in r9d, the entry's
- *   return address in rax, then the jump to cp_vdso_count, which comes
+ *   index in r10d, the key's entry bits for the recorder in r9, where
+ *   the entry's return address is in rax, then the jump to cp_vdso_count, which comes
  *   back through cp_vdso_conts.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
@@ -51,7 +51,7 @@ h_errno:	.quad 0		/* the failed syscall's -errno */
 h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table; 0: where the kernel likes */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
-h_sites:	.fill 4 * 4, 8, 0	/* {qword address, original, patched, swapped} */
+h_sites:	.fill 3 * 4, 8, 0	/* {qword address, original, patched, swapped}, one a clock entry */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the
@@ -179,69 +179,64 @@ cp_vdso_stop:
 	int3
 
 /* Where each entry's thunk goes on once the read is counted: the thunk's
- * replaced instruction, by entry (CP_ENTRY_*; 4 at most, vdso_area.h
- * asserts), absolute addresses the plan writes (vdso_plan.c). The thunks
+ * replaced instruction, by entry (CP_ENTRY_*, vdso_area.h asserts 3), absolute addresses the plan writes (vdso_plan.c). The thunks
  * jump here rather than call: a call's push and its return's pop were
  * measured at 1.1 ns of a read's 1.6; a jump through this table, whose
  * one target per entry the branch predictor learns, costs a load. */
 	.balign 8
 cp_vdso_conts:
-	.fill 4, 8, 0
+	.fill 3, 8, 0
 
-/* Jumped to by each thunk (rax, r9d as its prefix leaves them): the read counted in
- * the calling thread's slot of the table, found by its key, then its
- * site (cp_vdso_site_record, which goes on to the thunk's own
- * continuation in cp_vdso_conts). A slot is the
- * key's alone (a thread, or a goroutine, runs on one CPU at a time and an
- * inc is one instruction, so a signal handler's read on the same thread
- * cannot tear it): no lock. */
+/* The read counted at its key (r10; r8 its pc) if the key sits at its
+ * home in the slot's block (else walked), then on to the entry's thunk.
+ * Written out at the end of each path rather than jumped to: a taken
+ * jump is what a read pays most for here. */
+	.macro COUNT_SITE_AND_CONTINUE
+	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
+	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
+	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
+	jne	.Lwalk
+	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
+	CONTINUE
+	.endm
+
+/* On to the entry's thunk (r9's top 4 bits: the entry). */
+	.macro CONTINUE
+	shr	r9, 60
+	lea	rdx, [rip + cp_vdso_conts]
+	jmp	qword ptr [rdx + r9 * 8]
+	.endm
+
+/* Jumped to by each thunk (rax, r9, r10 as its prefix leaves them): the
+ * read counted in the calling thread's slot of the table, found by its
+ * key, then its site (cp_vdso_site_record), then on to the thunk's own
+ * continuation in cp_vdso_conts. A slot is the key's alone (a thread, or
+ * a goroutine, runs on one CPU at a time and an inc is one instruction,
+ * so a signal handler's read on the same thread cannot tear it): no lock.
+ * The common path falls through: every branch it takes costs a read a
+ * fetch redirect (measured), so the rarer cases are out of line. */
 	.balign 16
 cp_vdso_count:
 	mov	r11, [rip + h_table]
 	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
 	test	r8, r8
-	jnz	1f
-	mov	r8, qword ptr fs:-8	/* none (Go): the running goroutine, g */
-	test	r8, r8
-	jz	4f
-	or	r8, 1			/* tagged: a goroutine, not a thread */
-1:	movabs	rdx, CP_PATCH_HASH	/* Fibonacci hash of the key: its top */
+	jz	.Lgoroutine
+.Lhash:
+	movabs	rdx, CP_PATCH_HASH	/* Fibonacci hash of the key: its top */
 	imul	rdx, r8			/* 12 bits pick the slot, here times the */
 	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
 	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
 	lea	rcx, [r11 + rdx + 128]
 	cmp	[rcx], r8		/* the first slot looked at: the key's */
-	je	5f			/* (its second probe then costs nothing) */
-	mov	r10d, CP_PATCH_PROBES	/* slots looked at, at most */
-2:	cmp	[rcx], r8
-	je	5f
-	cmp	qword ptr [rcx], 0
-	jne	3f
-	push	rax			/* (the entry's return address) */
-	xor	eax, eax
-	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
-	pop	rax
-	je	5f
-	cmp	[rcx], r8
-	je	5f
-3:	add	edx, 128		/* the next slot, around the end */
-	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
-	lea	rcx, [r11 + rdx + 128]
-	dec	r10d
-	jnz	2b
-4:	movzx	r10d, r9b
-	lock inc qword ptr [r11 + r10 * 8]	/* no key or no slot: the shared */
-	shr	r9d, 28				/* one (and no site) */
-	lea	rdx, [rip + cp_vdso_conts]
-	jmp	qword ptr [rdx + r9 * 8]
-5:	movzx	r10d, r9b
-	inc	qword ptr [rcx + r10 * 8]	/* the key's own: no lock */
-	shr	r9d, 16
+	jne	.Lnext_slot
+.Lslot:
+	inc	qword ptr [rcx + r10 * 8 + 8]	/* the key's own: no lock */
 
-/* Fallen into once the read is counted in the thread's own slot: rax holds the entry's return
- * address, rdx the slot's offset, r11 the table, r9d the entry's stack
- * depth at the site (bytes pushed before it) | the entry << 12. Counts
- * the read at {call site, wrapper, entry} in the slot's block.
+/* Fallen into once the read is counted in the thread's own slot: rax holds
+ * where the entry's return address is, rdx the slot's offset, r11 the
+ * table, r9 the key's high bits (CP_PATCH_VIA_NONE << 48 | entry << 60).
+ * Counts the read at {call site, wrapper, entry} in the slot's block.
  *
  * The common reads first, with no register saved and nothing written but
  * the count: a read whose entry was called from the user's code, or from
@@ -256,9 +251,19 @@ cp_vdso_site_record:
 	mov	r8, [rax]		/* the entry's return address */
 	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
 	and	ecx, (CP_PATCH_RULES - 1) * 2
-	mov	r10d, CP_PATCH_VIA_NONE
-	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], r8
-	jne	.Lquick_none
+	mov	r10, [r11 + rcx * 8 + CP_PATCH_RULES_OFF]
+	cmp	r10, r8
+	je	.Lwrapper
+	test	r10, r10		/* another's rule at the home: walked */
+	jnz	.Lwalk
+	lea	r10, [r8 + r9]		/* key: pc | via << 48 | entry << 60 */
+	COUNT_SITE_AND_CONTINUE
+.Lcontinue:				/* the slower paths' way on (one copy: */
+	CONTINUE			/* the area's room is the vDSO's padding) */
+
+/* A wrapper whose rule is at its home called the entry: one step out by
+ * the stack pointer, to a caller with no rule. */
+.Lwrapper:
 	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
 	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
 	jae	.Lwalk
@@ -266,21 +271,50 @@ cp_vdso_site_record:
 	mov	r8, [rax + rcx]		/* at the CFA (0 < its offset <= 64 KiB: */
 	lea	ecx, [r8 + r8]		/* clockprof writes no other) - 8: the */
 	and	ecx, (CP_PATCH_RULES - 1) * 2	/* caller's return address, */
-.Lquick_none:				/* which must have no rule */
 	cmp	qword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF], 0
-	jne	.Lwalk
-	or	r10d, r9d		/* key: pc | via << 48 | entry << 60 */
-	shl	r10, 48
-	or	r10, r8
-	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
-	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
-	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
-	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
-	jne	.Lwalk
-	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
-	shr	r9d, 12			/* on to the entry's thunk */
-	lea	rdx, [rip + cp_vdso_conts]
-	jmp	qword ptr [rdx + r9 * 8]
+	jne	.Lwalk			/* which must have no rule */
+	xor	r10d, CP_PATCH_VIA_NONE	/* key: pc | via << 48 | entry << 60, */
+	shl	r10, 48			/* the via put in place of r9's none */
+	xor	r10, r9
+	add	r10, r8
+	COUNT_SITE_AND_CONTINUE
+
+/* Go's threads keep 0 at fs:0: the running goroutine, g, is the key,
+ * tagged; neither: the shared slot. */
+.Lgoroutine:
+	mov	r8, qword ptr fs:-8
+	test	r8, r8
+	jz	.Lshared
+	or	r8, 1			/* tagged: a goroutine, not a thread */
+	jmp	.Lhash
+
+/* The key's slot is not the first looked at: the next ones, claiming an
+ * empty one, CP_PATCH_PROBES at most (rbx counts them). */
+.Lnext_slot:
+	push	rbx
+	mov	ebx, CP_PATCH_PROBES
+2:	cmp	[rcx], r8
+	je	5f
+	cmp	qword ptr [rcx], 0
+	jne	3f
+	push	rax			/* (where the entry's return address is) */
+	xor	eax, eax
+	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
+	pop	rax
+	je	5f
+	cmp	[rcx], r8
+	je	5f
+3:	add	edx, 128		/* the next slot, around the end */
+	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
+	lea	rcx, [r11 + rdx + 128]
+	dec	ebx
+	jnz	2b
+	pop	rbx
+.Lshared:
+	lock inc qword ptr [r11 + r10 * 8 + 8]	/* no key or no slot: the shared */
+	jmp	.Lcontinue			/* one (and no site) */
+5:	pop	rbx
+	jmp	.Lslot
 
 /* The walk: steps out of the clock wrappers (at most CP_UNWIND_MAX_HOPS
  * rules, as the BPF program's walk does), then finds or claims the key's
@@ -295,7 +329,7 @@ cp_vdso_site_record:
 	push	r13
 	lea	r8, [rax + 8]		/* above the entry's return address */
 	mov	rax, [rax]		/* the entry's return address */
-	shr	r9d, 12			/* the key's entry bits, ready */
+	shr	r9, 60			/* the key's entry bits, ready */
 	shl	r9, 60
 	mov	rsi, rbp		/* the frame pointer, as at the entry */
 	mov	r10d, CP_PATCH_VIA_NONE	/* no wrapper crossed yet */
@@ -376,9 +410,7 @@ cp_vdso_site_record:
 	pop	rdi
 	pop	rsi
 	pop	rbx
-	shr	r9, 60			/* on to the entry's thunk */
-	lea	rdx, [rip + cp_vdso_conts]
-	jmp	qword ptr [rdx + r9 * 8]
+	jmp	.Lcontinue
 	.balign 16
 cp_vdso_area_end:
 
@@ -394,27 +426,30 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_5 - cp_vdso_area_start
 
 
-/* --- a thunk's start, copied once per entry (vdso_plan.c): rax = the
- * entry's return address (the copier sets the load's disp8, the stack
- * depth, at byte 4), r9d = the counter's index in the slot (1..15) | the
- * site recorder's word (stack depth | entry << 12) << 16; then a jump to
+/* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where
+ * the entry's return address is (the copier sets the load's disp8, the
+ * stack depth, at byte 4), r10d = the counter's index in the slot
+ * (1..15) less one (the count adds it in its displacement), r9 = the key's high bits (CP_PATCH_VIA_NONE << 48 | entry <<
+ * 60; the copier sets the imm64 that ends either prefix); then a jump to
  * cp_vdso_count (the copier sets its displacement), and where that comes
- * back to (cp_vdso_conts): the replaced instruction and a jump back. clock_gettime's index is 1 + the clock id,
- * ids 12 and up (and negative ones: CPU-time and fd clocks) in one, with
- * no branch; the copier sets the imm32 of the last instruction of either
- * prefix (the word, | 1 where it is added to the clock id). */
+ * back to (cp_vdso_conts): the replaced instruction and a jump back.
+ * clock_gettime's index is 1 + the clock id, ids 12 and up (and negative
+ * ones: CPU-time and fd clocks) in one, with no branch; the copier sets
+ * the fixed prefix's index (the imm32 before cp_vdso_prefix_fixed_index). */
 	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
-	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
+	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_index, cp_vdso_prefix_fixed_end
 cp_vdso_prefix_clockid:
 	lea	rax, [rsp + 0x7f]	/* where the entry's return address is: disp8 at 4 */
-	mov	r9d, 12
-	cmp	edi, r9d
-	cmovb	r9d, edi
-	add	r9d, 0x7fffffff		/* 1 + the clock id | the word */
+	mov	r10d, 12
+	cmp	edi, r10d
+	cmovb	r10d, edi		/* the clock id: the index - 1 */
+	movabs	r9, 0x7fffffffffffffff
 cp_vdso_prefix_clockid_end:
 /* gettimeofday, time: a fixed index. */
 cp_vdso_prefix_fixed:
 	lea	rax, [rsp + 0x7f]
-	mov	r9d, 0x7fffffff
+	mov	r10d, 0x7fffffff
+cp_vdso_prefix_fixed_index:
+	movabs	r9, 0x7fffffffffffffff
 cp_vdso_prefix_fixed_end:
 	.section .note.GNU-stack, "", @progbits

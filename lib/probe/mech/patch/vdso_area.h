@@ -9,7 +9,7 @@
 #include "clockreads.h"
 
 #define CP_VDSO_AREA_MAGIC "clockprof-vdso1"
-#define CP_VDSO_AREA_MAX_SITES 4
+#define CP_VDSO_AREA_MAX_SITES 3	/* one a clock entry */
 
 enum cp_vdso_area_cmd {
 	CP_VDSO_CMD_PATCH = 1,		/* original -> patched */
@@ -48,7 +48,8 @@ extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[], cp_vdso_count[], cp_vdso_conts[];
 extern const uint64_t cp_vdso_stub_syscall_ips[5];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
-extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
+extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_index[],
+	cp_vdso_prefix_fixed_end[];
 
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
@@ -56,9 +57,10 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 #define CP_VDSO_COUNT_OFFSET ((uint64_t)(cp_vdso_count - cp_vdso_area_start))
 /* Each entry's thunk continuation, one address per CP_ENTRY_*. */
 #define CP_VDSO_CONTS_OFFSET ((uint64_t)(cp_vdso_conts - cp_vdso_area_start))
-_Static_assert(CP_ENTRY_MAX <= 4, "vdso_area.S's cp_vdso_conts holds 4 entries");
+_Static_assert(CP_ENTRY_MAX == CP_VDSO_AREA_MAX_SITES,
+	       "vdso_area.S holds a site and a continuation (cp_vdso_conts) for each of 3 entries");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0xf0,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0xd0,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

@@ -197,8 +197,8 @@ static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8
 	return len;
 }
 
-/* The thunk of one site at pl->next_code: r9d set (the counter's index,
- * the recorder's word: vdso_area.S), a jump to the area's count, which
+/* The thunk of one site at pl->next_code: r10d and r9 set (the counter's
+ * index, the key's entry bits: vdso_area.S), a jump to the area's count, which
  * comes back through the area's continuation of this entry to the
  * replaced instruction relocated, then a jump back. */
 static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
@@ -208,15 +208,16 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	bool by_clock = s->entry == CP_ENTRY_CLOCK_GETTIME;
 	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
 	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
-	uint32_t word = ((uint32_t)s->entry << 12) << 16, nrel;
-	uint64_t cont;
+	uint64_t key_bits = (uint64_t)CP_PATCH_VIA_NONE << 48 | (uint64_t)s->entry << 60, cont;
+	uint32_t index_less_1 = (s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
+				 CP_PATCH_WORD_TIME) - 1, nrel;
 
 	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size)
 		return -1;
-	word |= !by_clock ? (s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
-			     CP_PATCH_WORD_TIME) : 1 /* added to the clock id */;
 	memcpy(code, pre, npre);
-	memcpy(code + npre - 4, &word, 4);
+	memcpy(code + npre - 8, &key_bits, 8);
+	if (!by_clock)
+		memcpy(code + (cp_vdso_prefix_fixed_index - pre) - 4, &index_less_1, 4);
 	code[4] = (uint8_t)s->depth;	/* the prefix's lea of where the entry's return address is */
 	code[npre] = JMP_REL32;
 	put_rel32(code + npre + 1, pos + npre + 5, pl->plan->area + CP_VDSO_COUNT_OFFSET);

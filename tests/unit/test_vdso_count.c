@@ -1,0 +1,205 @@
+/* test_vdso_count.c - the code clockprof writes into a target
+ * (vdso_area.S's cp_vdso_count and its site recorder), run here, in this
+ * process, on a table of the test's making: entered as a thunk enters it
+ * (rax, r9, r10 set, a jump) and left through cp_vdso_conts to a landing
+ * that returns to the test. Its rare paths (the key's slot taken by
+ * another, every slot it may take taken, a wrapper's rule, a block entry
+ * taken) run in a target only by chance; here each runs on purpose. */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "clockreads.h"
+#include "unit.h"
+#include "vdso_area.h"
+
+/* cp_test_thunk_enter(count, where the return address is, r9, r10): as a
+ * thunk; cp_test_thunk_landing returns to the caller of enter (the code
+ * leaves rsp as it found it). */
+void cp_test_thunk_enter(const void *count, const uint64_t *ret, uint64_t r9, uint64_t r10);
+void cp_test_thunk_landing(void);
+__asm__(".text\n"
+	".globl cp_test_thunk_enter\n"
+	"cp_test_thunk_enter:\n"
+	"	mov %rsi, %rax\n"
+	"	mov %rdx, %r9\n"
+	"	mov %rcx, %r10\n"
+	"	jmp *%rdi\n"
+	".globl cp_test_thunk_landing\n"
+	"cp_test_thunk_landing:\n"
+	"	ret\n");
+
+struct area {
+	uint8_t *code;		/* the area's copy, executable */
+	uint8_t *table;
+};
+
+static int area_open(struct area *a)
+{
+	uint64_t landing = (uint64_t)(uintptr_t)cp_test_thunk_landing;
+
+	a->table = mmap(NULL, CP_PATCH_MAP_USED, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a->code = mmap(NULL, CP_VDSO_AREA_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a->table == MAP_FAILED || a->code == MAP_FAILED)
+		return -1;
+	memcpy(a->code, cp_vdso_area_start, CP_VDSO_AREA_SIZE);
+	((struct cp_vdso_area_header *)a->code)->table = (uint64_t)(uintptr_t)a->table;
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		memcpy(a->code + CP_VDSO_CONTS_OFFSET + 8 * e, &landing, 8);
+	return mprotect(a->code, CP_VDSO_AREA_SIZE, PROT_READ | PROT_EXEC);
+}
+
+static void area_close(struct area *a)
+{
+	munmap(a->code, CP_VDSO_AREA_SIZE);
+	munmap(a->table, CP_PATCH_MAP_USED);
+}
+
+/* One read of entry at counter index, its return address *ret. */
+static void read_at(const struct area *a, int entry, unsigned index, const uint64_t *ret)
+{
+	uint64_t key_bits = (uint64_t)CP_PATCH_VIA_NONE << 48 | (uint64_t)entry << 60;
+
+	cp_test_thunk_enter(a->code + CP_VDSO_COUNT_OFFSET, ret, key_bits, index - 1);
+}
+
+static uint64_t thread_key(void)
+{
+	uint64_t fs0;
+
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(fs0));
+	return fs0;
+}
+
+static uint64_t *slot(const struct area *a, unsigned i)	/* 0: the shared one */
+{
+	return (uint64_t *)(a->table + (i ? 128 + (size_t)(i - 1) * 128 : 0));
+}
+
+/* The key's first slot, as the code hashes it (1-based, as slot()). */
+static unsigned home_slot(uint64_t key)
+{
+	return (unsigned)(((key * CP_PATCH_HASH) >> 45 & (CP_PATCH_SLOTS - 1) * 128) / 128) + 1;
+}
+
+/* The count of site key in slot i's block; 0 if the block lacks it. */
+static uint64_t site_count(const struct area *a, unsigned i, uint64_t key)
+{
+	const uint64_t *block = (const uint64_t *)(a->table + CP_PATCH_SITES_OFF +
+						   (size_t)(i - 1) * CP_PATCH_SITE_BLOCK);
+
+	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++)
+		if (block[2 * e] == key)
+			return block[2 * e + 1];
+	return 0;
+}
+
+static uint64_t site_key(uint64_t pc, unsigned via, int entry)
+{
+	return pc | (uint64_t)via << 48 | (uint64_t)entry << 60;
+}
+
+TEST(vdso_count_claims_the_home_slot_and_counts_by_index_and_site)
+{
+	struct area a;
+	uint64_t ret = 0x401234, key = thread_key();
+	unsigned home = home_slot(key);
+
+	CHECK(area_open(&a) == 0);
+	for (int i = 0; i < 3; i++)
+		read_at(&a, CP_ENTRY_TIME, CP_PATCH_WORD_TIME, &ret);
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, &ret);	/* CLOCK_MONOTONIC */
+	CHECK(slot(&a, home)[0] == key);
+	CHECK(slot(&a, home)[CP_PATCH_WORD_TIME] == 3);
+	CHECK(slot(&a, home)[2] == 1);
+	CHECK(site_count(&a, home, site_key(ret, CP_PATCH_VIA_NONE, CP_ENTRY_TIME)) == 3);
+	CHECK(site_count(&a, home, site_key(ret, CP_PATCH_VIA_NONE, CP_ENTRY_CLOCK_GETTIME)) == 1);
+	CHECK(slot(&a, 0)[CP_PATCH_WORD_TIME] == 0);
+	area_close(&a);
+}
+
+TEST(vdso_count_takes_the_next_slot_when_another_key_holds_the_home)
+{
+	struct area a;
+	uint64_t ret = 0x401234, key = thread_key();
+	unsigned home = home_slot(key), next = home % CP_PATCH_SLOTS + 1;
+
+	CHECK(area_open(&a) == 0);
+	slot(&a, home)[0] = key ^ 0x1000;	/* another thread's */
+	read_at(&a, CP_ENTRY_GETTIMEOFDAY, CP_PATCH_WORD_GETTIMEOFDAY, &ret);
+	read_at(&a, CP_ENTRY_GETTIMEOFDAY, CP_PATCH_WORD_GETTIMEOFDAY, &ret);
+	CHECK(slot(&a, home)[CP_PATCH_WORD_GETTIMEOFDAY] == 0);
+	CHECK(slot(&a, next)[0] == key);
+	CHECK(slot(&a, next)[CP_PATCH_WORD_GETTIMEOFDAY] == 2);
+	CHECK(site_count(&a, next, site_key(ret, CP_PATCH_VIA_NONE, CP_ENTRY_GETTIMEOFDAY)) == 2);
+	area_close(&a);
+}
+
+TEST(vdso_count_uses_the_shared_slot_when_every_slot_it_may_take_is_taken)
+{
+	struct area a;
+	uint64_t ret = 0x401234, key = thread_key();
+	unsigned s = home_slot(key);
+
+	CHECK(area_open(&a) == 0);
+	for (int i = 0; i < CP_PATCH_PROBES; i++, s = s % CP_PATCH_SLOTS + 1)
+		slot(&a, s)[0] = key ^ (0x1000 * (uint64_t)(i + 1));
+	read_at(&a, CP_ENTRY_TIME, CP_PATCH_WORD_TIME, &ret);
+	CHECK(slot(&a, 0)[CP_PATCH_WORD_TIME] == 1);	/* counted, with no site */
+	CHECK(slot(&a, s)[0] == 0);	/* the 17th slot looked at is never claimed */
+	s = home_slot(key);
+	for (int i = 0; i < CP_PATCH_PROBES; i++, s = s % CP_PATCH_SLOTS + 1)
+		CHECK(slot(&a, s)[CP_PATCH_WORD_TIME] == 0);
+	area_close(&a);
+}
+
+/* A rule for a wrapper's return address: the caller's return address
+ * sits at offset bytes from where the entry's is. */
+static void put_rule(const struct area *a, uint64_t pc, int32_t offset, uint16_t via)
+{
+	uint8_t *rule = a->table + CP_PATCH_RULES_OFF + (pc & (CP_PATCH_RULES - 1)) * 16;
+
+	memcpy(rule + 8, &offset, 4);
+	memset(rule + 12, 0, 2);
+	memcpy(rule + 14, &via, 2);
+	memcpy(rule, &pc, 8);
+}
+
+TEST(vdso_count_steps_out_of_a_wrapper_to_its_caller)
+{
+	struct area a;
+	uint64_t stack[8] = { 0x7f0000001000 /* in the wrapper */, 0, 0, 0x401500 /* the user's */ };
+	unsigned home = home_slot(thread_key());
+
+	CHECK(area_open(&a) == 0);
+	put_rule(&a, stack[0], 24, 3);
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 0, stack);
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 0, stack);
+	CHECK(slot(&a, home)[1] == 2);
+	CHECK(site_count(&a, home, site_key(0x401500, 3, CP_ENTRY_CLOCK_GETTIME)) == 2);
+	CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE, CP_ENTRY_CLOCK_GETTIME)) == 0);
+	area_close(&a);
+}
+
+TEST(vdso_count_walks_two_wrappers_and_a_taken_block_entry)
+{
+	struct area a;
+	/* entry <- wrapper A <- wrapper B <- the user's code */
+	uint64_t stack[16] = { 0x7f0000001010, 0, 0x7f0000002020, 0, 0, 0x401600 };
+	unsigned home = home_slot(thread_key());
+	uint64_t *block;
+
+	CHECK(area_open(&a) == 0);
+	put_rule(&a, stack[0], 16, 3);
+	put_rule(&a, stack[2], 24, 4);
+	/* another site holds the user's pc's home entry in the block */
+	block = (uint64_t *)(a.table + CP_PATCH_SITES_OFF + (size_t)(home - 1) * CP_PATCH_SITE_BLOCK);
+	block[2 * (0x401600 & (CP_PATCH_SITE_ENTRIES - 1))] = site_key(0x401600 + 32, 4, 0);
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, stack);
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, stack);
+	CHECK(slot(&a, home)[2] == 2);
+	CHECK(site_count(&a, home, site_key(0x401600, 4, CP_ENTRY_CLOCK_GETTIME)) == 2);
+	area_close(&a);
+}
