@@ -81,7 +81,7 @@ int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *in
 	 * relies on: an interval ending in the millisecond of the last (the
 	 * last, partial one right after a full one), or a wall clock stepped
 	 * back, is named a millisecond after the last. */
-	if (s->n_written && ms <= s->last_ms)
+	if (ms <= s->last_ms)	/* 0 before the first: never */
 		ms = s->last_ms + 1;
 	name = name_at(s, ms);
 	if (!bytes || !name)
@@ -90,7 +90,6 @@ int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *in
 		remember(s, name);
 		name = NULL;
 		s->last_ms = ms;
-		s->n_written++;
 	}
 	free(bytes);
 	free(name);

@@ -23,8 +23,7 @@ struct cp_pprof_series {
 	unsigned keep;		/* files kept, the newest */
 	char **names;		/* those written and kept, oldest first */
 	size_t n;
-	long long last_ms;	/* the newest name's time, ms since the epoch */
-	unsigned long n_written;
+	long long last_ms;	/* the newest name's time, ms since the epoch; 0: none */
 };
 
 /* 0, or -1: no memory. */

@@ -23,8 +23,8 @@
  *
  * - A thunk's start, copied once per entry (vdso_plan.c): the counter's
  *   index in r10d, the key's entry bits for the recorder in r9, where
- *   the entry's return address is in rax, then the jump to cp_vdso_count, which comes
- *   back through cp_vdso_conts.
+ *   the entry's return address is in rax, then the jump to
+ *   cp_vdso_count, which comes back through cp_vdso_conts.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
@@ -179,10 +179,12 @@ cp_vdso_stop:
 	int3
 
 /* Where each entry's thunk goes on once the read is counted: the thunk's
- * replaced instruction, by entry (CP_ENTRY_*, vdso_area.h asserts 3), absolute addresses the plan writes (vdso_plan.c). The thunks
- * jump here rather than call: a call's push and its return's pop were
- * measured at 1.1 ns of a read's 1.6; a jump through this table, whose
- * one target per entry the branch predictor learns, costs a load. */
+ * replaced instruction, by entry (CP_ENTRY_*; vdso_area.h asserts 3),
+ * absolute addresses the plan writes (vdso_plan.c). The thunks jump to
+ * the count rather than call it: the call's push and the return's pop
+ * cost time() 0.3 ns a read (measured side by side, +2.0 -> +1.7); a
+ * jump through this table, whose one target per entry the branch
+ * predictor learns, costs a load. */
 	.balign 8
 cp_vdso_conts:
 	.fill 3, 8, 0
@@ -429,8 +431,9 @@ cp_vdso_stub_syscall_ips:
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where
  * the entry's return address is (the copier sets the load's disp8, the
  * stack depth, at byte 4), r10d = the counter's index in the slot
- * (1..15) less one (the count adds it in its displacement), r9 = the key's high bits (CP_PATCH_VIA_NONE << 48 | entry <<
- * 60; the copier sets the imm64 that ends either prefix); then a jump to
+ * (1..15) less one (the count adds it in its displacement), r9 = the
+ * key's high bits (CP_PATCH_VIA_NONE << 48 | entry << 60; the copier sets
+ * the imm64 that ends either prefix); then a jump to
  * cp_vdso_count (the copier sets its displacement), and where that comes
  * back to (cp_vdso_conts): the replaced instruction and a jump back.
  * clock_gettime's index is 1 + the clock id, ids 12 and up (and negative
