@@ -1,13 +1,13 @@
 /* patch_layout.h - the numbers of the vDSO patch's table in the target
  * (probes/clockreads.h says what each part holds), as plain #defines: the
  * BPF program, clockprof and the code written into the target
- * (lib/probe/mech/patch/vdso_area.S, assembled with this file) read them
+ * (lib/probe/mech/patch/vdso_area.S and vdso_count.S, assembled with this file) read them
  * from here alone. No C types: the assembler includes it.
  *
  * The mapping: the counters (slot 0 shared, then one slot of
  * CP_PATCH_SLOT_WORDS words per thread key), the wrapper rules
  * (CP_PATCH_RULES entries of 16 bytes), one site block per thread slot,
- * then (not counted here) a page of zeros. */
+ * a page of zeros (not counted in CP_PATCH_MAP_USED), then the code pages. */
 #ifndef CP_PATCH_LAYOUT_H
 #define CP_PATCH_LAYOUT_H
 
@@ -33,5 +33,11 @@
 #define CP_PATCH_SITE_BLOCK (CP_PATCH_SITE_ENTRIES * 16)
 #define CP_PATCH_SITES_OFF (CP_PATCH_RULES_OFF + CP_PATCH_RULES * 16)
 #define CP_PATCH_MAP_USED (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
+
+/* After the table and a page of zeros, in the same mapping: the code
+ * pages that count a read (lib/probe/mech/patch/vdso_count.S), read-only
+ * and executable. The code finds the table at its own address less this. */
+#define CP_PATCH_CODE_OFF (CP_PATCH_MAP_USED + 4096)
+#define CP_PATCH_CODE_SIZE 8192
 
 #endif

@@ -42,9 +42,9 @@ class Target:
     def fds(self):
         return len(os.listdir(f"/proc/{self.pid}/fd"))
 
-    def anon_rw_maps(self):
+    def anon_maps(self, perms):
         with open(f"/proc/{self.pid}/maps") as f:
-            return sum(1 for line in f if len(line.split()) == 5 and line.split()[1] == "rw-p")
+            return sum(1 for line in f if len(line.split()) == 5 and line.split()[1] == perms)
 
 
 class Tool:
@@ -137,6 +137,16 @@ def test_patch_no_eintr_for_a_thread_in_epoll_wait(ctx):
     assert rc == 0 and "eintr 0 " in out, f"target: exit {rc}, {out}"
 
 
+def attach_again_counts(ctx, target, step):
+    """After the tool was killed at step: a new attach works and counts."""
+    after = Tool(ctx, target.pid)
+    assert after.attached.startswith("attached"), f"after step {step}: {after.attached}"
+    c1 = after.read()["total"]
+    time.sleep(0.02)
+    assert after.read()["total"] > c1, f"after step {step} an attach no longer counts"
+    after.detach()
+
+
 def test_patch_target_survives_a_kill_after_each_step(ctx):
     """The tool killed after each step of attach and detach in turn (the
     patch's own step hook): the 4-thread checking target never notices,
@@ -154,12 +164,7 @@ def test_patch_target_survives_a_kill_after_each_step(ctx):
             if rc == 0:
                 break
             assert rc == -signal.SIGKILL, f"tool exited {rc} before step {step}: {tool.attached}"
-            after = Tool(ctx, target.pid)
-            assert after.attached.startswith("attached"), f"after step {step}: {after.attached}"
-            c1 = after.read()["total"]
-            time.sleep(0.02)
-            assert after.read()["total"] > c1, f"after step {step} an attach no longer counts"
-            after.detach()
+            attach_again_counts(ctx, target, step)
         assert step > 10, f"only {step - 1} steps seen"
         assert target.fds() == fds
     finally:
@@ -167,14 +172,40 @@ def test_patch_target_survives_a_kill_after_each_step(ctx):
     assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
 
 
+def test_patch_fresh_target_survives_a_kill_after_each_step(ctx):
+    """As above, but each kill on a target never patched before: the steps
+    of a first attach (the table mapped by a first pass of the stub, its
+    code pages written, the sites switched by a second pass) are each cut
+    once. The next attach finds what was left, completes it and counts."""
+    step = 0
+    while True:
+        step += 1
+        target = Target(ctx.target("patch_target"), 2, "check")
+        try:
+            tool = Tool(ctx, target.pid, kill_at=step)
+            tool.p.stdin.close()
+            rc = tool.p.wait(timeout=30)
+            assert target.p.poll() is None, f"target died after step {step}"
+            if rc != 0:
+                assert rc == -signal.SIGKILL, f"tool exited {rc} before step {step}: {tool.attached}"
+                attach_again_counts(ctx, target, step)
+        finally:
+            code, out = target.quit()
+        assert code == 0, f"after step {step}: the target saw a wrong clock value: exit {code}, {out}"
+        if rc == 0:
+            break
+    assert step > 10, f"only {step - 1} steps seen"
+
+
 def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):
     """200 SIGKILLs of the tool from its start to its detach, on a 4-thread
     target that checks every vDSO result against the raw syscall; after
     each, an attach must still work and count. The target exits 0, with no
-    file descriptor and at most one anonymous mapping (the counter table)
-    more than it had."""
+    file descriptor and at most one anonymous mapping (the counter table:
+    its writable part and its code pages) more than it had, and none both
+    writable and executable."""
     target = Target(ctx.target("patch_target"), 4, "check")
-    fds, maps = target.fds(), target.anon_rw_maps()
+    fds, maps, code = target.fds(), target.anon_maps("rw-p"), target.anon_maps("r-xp")
     rng = random.Random(26)
     try:
         for trial in range(200):
@@ -196,7 +227,9 @@ def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):
         assert after.read()["total"] > c1, "a later attach no longer counts"
         after.detach()
         assert target.fds() == fds, f"file descriptors {fds} -> {target.fds()}"
-        assert target.anon_rw_maps() <= maps + 1, "more than the counter table was left"
+        assert target.anon_maps("rw-p") <= maps + 1, "more than the counter table was left"
+        assert target.anon_maps("r-xp") <= code + 1, "more than the table's code pages were left"
+        assert target.anon_maps("rwxp") == 0, "memory both writable and executable was left"
     finally:
         rc, out = target.quit()
     assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"

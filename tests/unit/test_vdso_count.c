@@ -1,10 +1,11 @@
-/* test_vdso_count.c - the code clockprof writes into a target
- * (vdso_area.S's cp_vdso_count and its site recorder), run here, in this
- * process, on a table of the test's making: entered as a thunk enters it
- * (rax, r9, r10 set, a jump) and left through cp_vdso_conts to a landing
- * that returns to the test. Its rare paths (the key's slot taken by
- * another, every slot it may take taken, a wrapper's rule, a block entry
- * taken) run in a target only by chance; here each runs on purpose. */
+/* test_vdso_count.c - the code clockprof writes into a target's counter
+ * table to count a read (vdso_count.S), run here, in this process, on a
+ * table of the test's making: entered as a thunk enters an entry's path
+ * (rax, r10 set, a jump) and left by that path's jump back, here to a
+ * landing that returns to the test. Its rare paths (the key's slot taken
+ * by another, every slot it may take taken, a wrapper's rule, a block
+ * entry taken) run in a target only by chance; here each runs on
+ * purpose. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,11 +13,12 @@
 #include "clockreads.h"
 #include "unit.h"
 #include "vdso_area.h"
+#include "vdso_count.h"
 
-/* cp_test_thunk_enter(count, where the return address is, r9, r10): as a
+/* cp_test_thunk_enter(path, where the return address is, r9, r10): as a
  * thunk; cp_test_thunk_landing returns to the caller of enter (the code
  * leaves rsp as it found it). */
-void cp_test_thunk_enter(const void *count, const uint64_t *ret, uint64_t r9, uint64_t r10);
+void cp_test_thunk_enter(const void *path, const uint64_t *ret, uint64_t r9, uint64_t r10);
 void cp_test_thunk_landing(void);
 __asm__(".text\n"
 	".globl cp_test_thunk_enter\n"
@@ -30,39 +32,43 @@ __asm__(".text\n"
 	"	ret\n");
 
 struct area {
-	uint8_t *code;		/* the area's copy, executable */
-	uint8_t *table;
+	uint8_t *table;		/* the mapping: table, code pages, zeros */
 };
 
+/* The table mapped as the stub maps it, the count's code built for it,
+ * each entry's way back a jump (absolute, near the code) to the landing. */
 static int area_open(struct area *a)
 {
-	uint64_t landing = (uint64_t)(uintptr_t)cp_test_thunk_landing;
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp [rip + 0] */
+	uint64_t landing = (uint64_t)(uintptr_t)cp_test_thunk_landing, cont[CP_ENTRY_MAX];
+	uint8_t *code, *back;
 
-	a->table = mmap(NULL, CP_PATCH_MAP_USED, PROT_READ | PROT_WRITE,
+	a->table = mmap(NULL, CP_VDSO_MAP_SIZE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	a->code = mmap(NULL, CP_VDSO_AREA_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a->table == MAP_FAILED || a->code == MAP_FAILED)
+	if (a->table == MAP_FAILED)
 		return -1;
-	memcpy(a->code, cp_vdso_area_start, CP_VDSO_AREA_SIZE);
-	((struct cp_vdso_area_header *)a->code)->table = (uint64_t)(uintptr_t)a->table;
+	code = a->table + CP_PATCH_CODE_OFF;
+	back = code + CP_PATCH_CODE_SIZE - 16;
+	memcpy(back, jmp_abs, sizeof(jmp_abs));
+	memcpy(back + sizeof(jmp_abs), &landing, 8);
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		memcpy(a->code + CP_VDSO_CONTS_OFFSET + 8 * e, &landing, 8);
-	return mprotect(a->code, CP_VDSO_AREA_SIZE, PROT_READ | PROT_EXEC);
+		cont[e] = (uint64_t)(uintptr_t)back;
+	if (cp_vdso_count_build((uint64_t)(uintptr_t)a->table, cont, code))
+		return -1;
+	return mprotect(code, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC);
 }
 
 static void area_close(struct area *a)
 {
-	munmap(a->code, CP_VDSO_AREA_SIZE);
-	munmap(a->table, CP_PATCH_MAP_USED);
+	munmap(a->table, CP_VDSO_MAP_SIZE);
 }
 
 /* One read of entry at counter index, its return address *ret. */
 static void read_at(const struct area *a, int entry, unsigned index, const uint64_t *ret)
 {
-	uint64_t key_bits = (uint64_t)CP_PATCH_VIA_NONE << 48 | (uint64_t)entry << 60;
+	uint64_t path = cp_vdso_count_entry((uint64_t)(uintptr_t)a->table, entry);
 
-	cp_test_thunk_enter(a->code + CP_VDSO_COUNT_OFFSET, ret, key_bits, index - 1);
+	cp_test_thunk_enter((const void *)(uintptr_t)path, ret, 0, index - 1);
 }
 
 static uint64_t thread_key(void)

@@ -25,7 +25,7 @@ static int own_plan(struct cp_vdso_plan *plan, const uint8_t **image)
 	*image = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!*image || cp_proc_maps_find_vdso(getpid(), &start, &end))
 		return -1;
-	return cp_vdso_plan_make(*image, end - start, start, plan, why, sizeof(why));
+	return cp_vdso_plan_make(*image, end - start, start, start + (16u << 20), plan, why, sizeof(why));
 }
 
 TEST(vdso_plan_has_a_site_for_every_clock_entry)

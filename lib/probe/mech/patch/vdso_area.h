@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso1"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso2"
 #define CP_VDSO_AREA_MAX_SITES 3	/* one a clock entry */
 
 enum cp_vdso_area_cmd {
@@ -29,36 +29,33 @@ struct cp_vdso_area_header {
 	uint64_t table, table_size;
 	uint64_t vdso_base, vdso_len;
 	uint64_t cmd, gen_req, gen_done;
-	uint64_t status, err;		/* 2: mmap failed with -err */
+	uint64_t status, err;		/* 2: mmap failed with -err; 3: the code
+					 * pages' mprotect */
 	uint64_t nsites;
 	uint64_t table_at;		/* where to map the table; 0: anywhere */
 	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 };
 
-/* The table's layout (counters, wrapper rules, site blocks) is shared
- * with the BPF program that reads it at request boundaries: CP_PATCH_* in
- * probes/clockreads.h. The stub maps one page more, of zeros: a thread
- * pointer for a launched static executable until it sets its own. */
-#define CP_VDSO_MAP_SIZE (CP_PATCH_MAP_USED + 4096)
-#define CP_VDSO_ZERO_PAGE (CP_VDSO_MAP_SIZE - 4096)
+/* The table's layout (counters, wrapper rules, site blocks, a page of
+ * zeros, code pages) is shared with the BPF program that reads it at
+ * request boundaries: CP_PATCH_* in probes/patch_layout.h. The page of
+ * zeros is a thread pointer for a launched static executable until it
+ * sets its own; it keeps the mapping's writable part one piece. */
+#define CP_VDSO_MAP_SIZE (CP_PATCH_CODE_OFF + CP_PATCH_CODE_SIZE)
+#define CP_VDSO_ZERO_PAGE CP_PATCH_MAP_USED
 
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
-extern const uint8_t cp_vdso_stop[], cp_vdso_count[], cp_vdso_conts[];
-extern const uint64_t cp_vdso_stub_syscall_ips[5];
+extern const uint8_t cp_vdso_stop[];
+extern const uint64_t cp_vdso_stub_syscall_ips[6];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
-extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_index[],
-	cp_vdso_prefix_fixed_end[];
+extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 #define CP_VDSO_STOP_OFFSET ((uint64_t)(cp_vdso_stop - cp_vdso_area_start))
-#define CP_VDSO_COUNT_OFFSET ((uint64_t)(cp_vdso_count - cp_vdso_area_start))
-/* Each entry's thunk continuation, one address per CP_ENTRY_*. */
-#define CP_VDSO_CONTS_OFFSET ((uint64_t)(cp_vdso_conts - cp_vdso_area_start))
-_Static_assert(CP_ENTRY_MAX == CP_VDSO_AREA_MAX_SITES,
-	       "vdso_area.S holds a site and a continuation (cp_vdso_conts) for each of 3 entries");
+_Static_assert(CP_ENTRY_MAX == CP_VDSO_AREA_MAX_SITES, "vdso_area.S holds a site for each of 3 entries");
 
 _Static_assert(sizeof(struct cp_vdso_area_header) == 0xd0,
 	       "vdso_area.S's header and this struct differ");

@@ -27,6 +27,7 @@
 #include "proc_maps.h"
 #include "procfs.h"
 #include "vdso_area.h"
+#include "vdso_count.h"
 #include "vdso_patch.h"
 #include "vdso_plan.h"
 
@@ -36,7 +37,7 @@ struct cp_vdso_patch {
 	pid_t pid;
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
-	uint64_t table_at;		/* where the stub is to map it; 0: anywhere */
+	uint64_t table_at;		/* where the stub maps it (or found it) */
 	bool give_fs;			/* the held thread has no thread pointer yet */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
@@ -139,10 +140,132 @@ static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 	return 0;
 }
 
+/* The soft stack limit of pid in bytes; 0 when unlimited or not known. */
+static uint64_t stack_limit(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long soft = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Max stack size", 14) && sscanf(line + 14, "%llu", &soft) != 1)
+			soft = 0;	/* "unlimited" */
+	fclose(f);
+	return soft;
+}
+
+/* The place for size bytes in the gap [lo, hi) nearest to [near,
+ * near_end), and its distance (the farthest byte pair's); 0: none. */
+static uint64_t nearest_in_gap(uint64_t lo, uint64_t hi, uint64_t near, uint64_t near_end,
+			       uint64_t size, bool above, uint64_t *dist)
+{
+	uint64_t x;
+
+	if (lo >= hi || hi - lo < size)
+		return 0;
+	if (above && lo >= near_end)
+		x = (lo + 4095) & ~4095ull;
+	else if (!above && hi <= near)
+		x = (hi - size) & ~4095ull;
+	else
+		return 0;
+	if (x < lo || x + size > hi)
+		return 0;
+	*dist = x < near ? near_end - x : x + size - near;
+	return x;
+}
+
+/* Where the table, size bytes, fits in pid's address space within a rel32
+ * jump of every byte of [near, near_end) (the vDSO: its thunks jump to the
+ * table's code pages and back): 1 MiB from the mappings either side, the
+ * stack's limit plus 1 MiB below the stack (room for it to grow) and 256
+ * MiB above the heap (room for brk), nearest to the vDSO. Above it first:
+ * the kernel maps the vDSO from the top of the area where mmap places
+ * what it chooses (the dynamic loader above it), so a place below would
+ * be the one the loader's next library takes before a launched command's
+ * table is mapped. 0 when nothing fits: the stack's limit is unlimited,
+ * or the neighbourhood is full. The [vsyscall] page lies above user space
+ * and bounds no gap. */
+static uint64_t near_place(pid_t pid, uint64_t near, uint64_t near_end, uint64_t size)
+{
+	const uint64_t user_end = 0x7ffffffff000ull, mib = 1u << 20;	/* x86_64's 4-level user space */
+	const uint64_t reach = (1ull << 31) - mib;
+	uint64_t stack = stack_limit(pid), best = 0;
+	struct cp_proc_map *maps;
+	size_t n;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return 0;
+	for (int above = 1; above >= 0 && !best; above--) {
+		uint64_t best_dist = reach + 1;
+
+		for (size_t i = 0; i + 1 < n && maps[i].end < user_end; i++) {
+			bool under_stack = !strcmp(maps[i + 1].path, "[stack]");
+			uint64_t lo = maps[i].end + (!strcmp(maps[i].path, "[heap]") ? 256 * mib : mib);
+			uint64_t hi = maps[i + 1].start < user_end ? maps[i + 1].start : user_end;
+			uint64_t margin = under_stack ? stack + mib : mib, x, dist = 0;
+
+			if ((under_stack && !stack) || hi < margin)
+				continue;
+			x = nearest_in_gap(lo, hi - margin, near, near_end, size, above, &dist);
+			if (x && dist < best_dist) {
+				best = x;
+				best_dist = dist;
+			}
+		}
+	}
+	free(maps);
+	return best;
+}
+
+/* The header of an earlier clockprof's area in the target's image (where
+ * the plan puts the area), if there is one. */
+static bool leftover_header(const struct cp_vdso_plan *plan, const uint8_t *target,
+			    struct cp_vdso_area_header *h)
+{
+	if (plan->area + sizeof(*h) > plan->size)
+		return false;
+	memcpy(h, target + plan->area, sizeof(*h));
+	return !memcmp(h->magic, CP_VDSO_AREA_MAGIC, 16);
+}
+
+/* The table an earlier clockprof left: the one its stub mapped, else the
+ * one it was to map (its thunks jump there: it died before the stub ran).
+ * 0: none. */
+static uint64_t leftover_table(const struct cp_vdso_plan *plan, const uint8_t *target)
+{
+	struct cp_vdso_area_header h;
+
+	if (!leftover_header(plan, target, &h))
+		return 0;
+	return h.table ? h.table : h.table_at;
+}
+
+/* The plan for the table at table, or, when the target holds an earlier
+ * clockprof's table elsewhere, for that one (a leftover's thunks jump to
+ * its own table's code). */
+static int make_plan(struct cp_vdso_patch *p, const uint8_t *pristine, const uint8_t *target,
+		     uint64_t start, size_t size, uint64_t table, char *why, size_t whylen)
+{
+	uint64_t left;
+
+	if (cp_vdso_plan_make(pristine, size, start, table, &p->plan, why, whylen))
+		return -1;
+	left = leftover_table(&p->plan, target);
+	if (!left || left == table)
+		return 0;
+	cp_vdso_plan_free(&p->plan);
+	return cp_vdso_plan_make(pristine, size, start, left, &p->plan, why, whylen);
+}
+
 /* Reads the target's image, plans the patch from the pristine one and
  * writes the code. */
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
+	struct cp_vdso_area_header h;
 	uint64_t start, end, differs = 0;
 	const uint8_t *pristine;
 	uint8_t *target;
@@ -157,7 +280,10 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		free(target);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the vDSO of process %d", p->pid);
 	}
-	if (cp_vdso_plan_make(pristine, end - start, start, &p->plan, why, sizeof(why)))
+	if (!(p->table_at = near_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
+		cp_fail(err, CP_EXIT_PROFILE,
+			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
+	else if (make_plan(p, pristine, target, start, end - start, p->table_at, why, sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
@@ -167,8 +293,40 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	else
 		rc = 0;
-	p->info.reused = !rc && !memcmp(target + p->plan.area, CP_VDSO_AREA_MAGIC, 16);
+	p->info.reused = !rc && leftover_header(&p->plan, target, &h) && h.table;
+	p->table_at = p->plan.table;
 	free(target);
+	return rc;
+}
+
+/* The count's code in the table's code pages (vdso_count.h), before any
+ * site jumps there: written when they are still zeros (a fresh table, or
+ * one whose clockprof died before writing them), left alone when equal
+ * (a leftover's, perhaps running), refused when different. */
+static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	uint64_t at = p->plan.table + CP_PATCH_CODE_OFF;
+	uint8_t *now = malloc(CP_VDSO_COUNT_SIZE);
+	int rc = -1;
+	size_t i;
+
+	if (!now || cp_proc_mem_read(p->pid, at, now, CP_VDSO_COUNT_SIZE)) {
+		free(now);
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counter table of process %d", p->pid);
+	}
+	for (i = 0; i < CP_VDSO_COUNT_SIZE && !now[i]; i++)
+		;
+	if (!memcmp(now, p->plan.count, CP_VDSO_COUNT_SIZE))
+		rc = 0;
+	else if (i < CP_VDSO_COUNT_SIZE)
+		cp_fail(err, CP_EXIT_PROFILE,
+			"the counter table of process %d holds code of another version of clockprof", p->pid);
+	else if (cp_proc_mem_write(p->pid, at, p->plan.count, CP_VDSO_COUNT_SIZE))
+		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the counter table of process %d", p->pid);
+	else
+		rc = 0;
+	cp_patch_step();
+	free(now);
 	return rc;
 }
 
@@ -184,22 +342,20 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
  * them: mprotect (writable), mmap (the table), mprotect (back), madvise
- * (the counters populated), and arch_prctl when the thread is given a
- * thread pointer. How many. */
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[5])
+ * (the counters populated), mprotect (the code pages executable), and
+ * arch_prctl when the thread is given a thread pointer. How many. ip:
+ * the syscall's in cp_vdso_stub_syscall_ips. */
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[6])
 {
-	/* The table's address is the kernel's choice when attaching (table_at
-	 * 0): a filter that looks at madvise's or arch_prctl's address is
-	 * asked about 0 then. ip: the syscall's in cp_vdso_stub_syscall_ips. */
-	const struct { int nr, ip; uint64_t args[6]; } calls[5] = {
+	const struct { int nr, ip; uint64_t args[6]; } calls[6] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
-		{ SYS_mmap, 1, { p->table_at, CP_VDSO_MAP_SIZE, 3, p->table_at ? 0x100022 : 0x22,
-				 (uint64_t)-1, 0 } },
+		{ SYS_mmap, 1, { p->table_at, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_madvise, 4, { p->table_at, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_mprotect, 5, { p->table_at + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->table_at + CP_VDSO_ZERO_PAGE + 8 } },
 	};
-	size_t n = p->give_fs ? 5 : 4;
+	size_t n = p->give_fs ? 6 : 5;
 
 	for (size_t i = 0; i < n; i++) {
 		d[i] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
@@ -215,7 +371,7 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[5];
+	struct seccomp_data calls[6];
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -281,6 +437,10 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 		if (now.gen_done != p->gen)
 			continue;
 		cp_patch_step();
+		if (now.status == 3)
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "the counters' code could not be made executable in process %d (error %lld)",
+				       p->pid, -(long long)now.err);
 		return now.status ? cp_fail(err, CP_EXIT_PROFILE,
 					    "the counters could not be mapped in process %d (error %lld)",
 					    p->pid, -(long long)now.err) : 0;
@@ -322,47 +482,41 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 	return 0;
 }
 
-int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
+/* The stub sent once through a thread of the running target for cmd
+ * (sites: every site, or none: the table mapped only), and waited for. */
+static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
+		    struct cp_error *err)
 {
 	struct cp_hijack hj;
-	int rc;
 
-	if (post_request(p, CP_VDSO_CMD_PATCH, true, err))
-		return -1;
-	p->patched = true;
-	if (cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
+	if (post_request(p, cmd, sites, err) ||
+	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	note_held(p, &hj);
-	p->info.attach_pause_ms = hj.held_ms;
-	rc = cp_vdso_patch_confirm(p, err);
-	if (rc > 0)
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-	return rc ? rc : write_rules(p, err);
+	if (cmd == CP_VDSO_CMD_PATCH)
+		p->info.attach_pause_ms += hj.held_ms;
+	else
+		p->info.detach_pause_ms += hj.held_ms;
+	return 0;
 }
 
-/* Where a table fits in pid's address space: at the top of its largest
- * gap below the stack (between the heap and the libraries, usually), 64
- * KiB below what follows it; 0 when nothing fits. The [vsyscall] page
- * lies above user space and bounds no gap. */
-static uint64_t free_place(pid_t pid, uint64_t size)
+/* A fresh table is mapped by a first pass of the stub, its code written
+ * and its rules, before a second pass switches the sites to it. */
+int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	const uint64_t user_end = 0x7ffffffff000ull;	/* x86_64's 4-level user space */
-	struct cp_proc_map *maps;
-	uint64_t best = 0, best_len = 0;
-	size_t n;
+	int rc;
 
-	if (cp_proc_maps_read(pid, &maps, &n))
-		return 0;
-	for (size_t i = 1; i < n && maps[i].start < user_end; i++) {
-		uint64_t lo = maps[i - 1].end, hi = maps[i].start;
-
-		if (hi > lo && hi - lo > best_len && hi - lo >= size + (1u << 20)) {
-			best_len = hi - lo;
-			best = (hi - size - (64u << 10)) & ~4095ull;
-		}
-	}
-	free(maps);
-	return best;
+	if (!p->info.reused && (run_stub(p, CP_VDSO_CMD_PATCH, false, err) || wait_stub(p, err)))
+		return -1;
+	if (cp_patch_table_open(&p->table, p->pid, p->table_at))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	if (write_count(p, err) || write_rules(p, err))
+		return -1;
+	p->patched = true;
+	if (run_stub(p, CP_VDSO_CMD_PATCH, true, err))
+		return -1;
+	rc = cp_vdso_patch_confirm(p, err);
+	return rc > 0 ? cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid) : rc;
 }
 
 /* The rules written where the table is, if it is mapped. */
@@ -401,9 +555,9 @@ int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, s
 }
 
 /* A launched command's table mapped before its first instruction, the
- * sites left alone, and the rules written into it: the thread goes
- * through the stub and comes back to clockprof (a reused table is there
- * already). */
+ * sites left alone, and its code and the rules written into it: the
+ * thread goes through the stub and comes back to clockprof (a reused
+ * table is there already). */
 static int map_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 {
 	if (!p->info.reused &&
@@ -412,7 +566,7 @@ static int map_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 				       header_addr(p) + CP_VDSO_STOP_OFFSET, check_held, p, err) ||
 	     wait_stub(p, err)))
 		return -1;
-	return write_rules(p, err);
+	return write_count(p, err) || write_rules(p, err) ? -1 : 0;
 }
 
 int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
@@ -434,14 +588,10 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 	struct cp_hijack hj;
 	struct user_regs_struct r;
 
-	/* The table's place is chosen now, so that the boundary program has
-	 * it before the command's first instruction. */
-	if (!p->info.reused && !(p->table_at = free_place(p->pid, CP_VDSO_MAP_SIZE)))
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no room for the counter table", p->pid);
 	/* A static executable sets its thread pointer after its entry point,
 	 * where it is held: until then the stub gives it one to zeros. */
 	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
-	if (!p->info.reused && cp_patch_table_open(&p->table, p->pid, p->table_at))
+	if (cp_patch_table_open(&p->table, p->pid, p->table_at))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (map_held(p, tid, err) ||
 	    post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
@@ -502,7 +652,6 @@ uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_vdso_patch_counts last;
-	struct cp_hijack hj;
 
 	if (!p->patched || kill(p->pid, 0) != 0)
 		return 0;
@@ -510,12 +659,7 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	p->patched = false;
 	if (sites_read(p, false))
 		return 0;
-	if (post_request(p, CP_VDSO_CMD_RESTORE, true, err) ||
-	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
-		return -1;
-	note_held(p, &hj);
-	p->info.detach_pause_ms = hj.held_ms;
-	if (wait_stub(p, err))
+	if (run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || wait_stub(p, err))
 		return -1;
 	if (!sites_read(p, false) && kill(p->pid, 0) == 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);

@@ -8,6 +8,7 @@
 #include "clock_names.h"
 #include "vdso.h"
 #include "vdso_area.h"
+#include "vdso_count.h"
 #include "vdso_plan.h"
 
 #define MAX_TARGETS 4096
@@ -197,35 +198,30 @@ static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8
 	return len;
 }
 
-/* The thunk of one site at pl->next_code: r10d and r9 set (the counter's
- * index, the key's entry bits: vdso_area.S), a jump to the area's count, which
- * comes back through the area's continuation of this entry to the
- * replaced instruction relocated, then a jump back. */
+/* The thunk of one site at pl->next_code: rax (and r10d for
+ * clock_gettime) set as vdso_area.S's prefixes say, a jump to the
+ * entry's path in the table's code pages (vdso_count.S), which comes
+ * back to the replaced instruction relocated, then a jump back. */
 static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 {
 	uint8_t *code = pl->plan->bytes + pl->next_code;
-	uint64_t pos = pl->next_code;
+	uint64_t pos = pl->next_code, base = pl->plan->base;
 	bool by_clock = s->entry == CP_ENTRY_CLOCK_GETTIME;
 	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
 	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
-	uint64_t key_bits = (uint64_t)CP_PATCH_VIA_NONE << 48 | (uint64_t)s->entry << 60, cont;
-	uint32_t index_less_1 = (s->entry == CP_ENTRY_GETTIMEOFDAY ? CP_PATCH_WORD_GETTIMEOFDAY :
-				 CP_PATCH_WORD_TIME) - 1, nrel;
+	int64_t to_count = (int64_t)(cp_vdso_count_entry(pl->plan->table, s->entry) - (base + pos + npre + 5));
+	uint32_t nrel;
 
-	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size)
+	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size || to_count != (int32_t)to_count)
 		return -1;
 	memcpy(code, pre, npre);
-	memcpy(code + npre - 8, &key_bits, 8);
-	if (!by_clock)
-		memcpy(code + (cp_vdso_prefix_fixed_index - pre) - 4, &index_less_1, 4);
 	code[4] = (uint8_t)s->depth;	/* the prefix's lea of where the entry's return address is */
 	code[npre] = JMP_REL32;
-	put_rel32(code + npre + 1, pos + npre + 5, pl->plan->area + CP_VDSO_COUNT_OFFSET);
+	memcpy(code + npre + 1, &(int32_t){ (int32_t)to_count }, 4);
 	nrel = (uint32_t)relocate(pl, s->at, pos + npre + 5, code + npre + 5);
 	if (!nrel || npre + 5 + nrel + 5 > THUNK_MAX)
 		return -1;
-	cont = pl->plan->base + pos + npre + 5;
-	memcpy(pl->plan->bytes + pl->plan->area + CP_VDSO_CONTS_OFFSET + 8 * s->entry, &cont, 8);
+	pl->plan->cont[s->entry] = base + pos + npre + 5;
 	code[npre + 5 + nrel] = JMP_REL32;
 	put_rel32(code + npre + 5 + nrel + 1, pos + npre + 5 + nrel + 5, s->at + s->len);
 	s->thunk = pos;
@@ -353,7 +349,7 @@ static int plan_sites(struct planner *pl)
 	return plan->nsites ? 0 : -1;
 }
 
-int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
+int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t table,
 		      struct cp_vdso_plan *plan, char *why, size_t whylen)
 {
 	struct planner pl = { .image = image, .plan = plan, .why = why, .whylen = whylen };
@@ -368,6 +364,9 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
 	memcpy(plan->bytes, image, size);
 	plan->base = base;
 	plan->size = size;
+	plan->table = table;
+	for (int e = 0; e < CP_ENTRY_MAX; e++)	/* an entry with no site: never taken */
+		plan->cont[e] = cp_vdso_count_entry(table, e);
 	ZydisDecoderInit(&pl.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	if (cp_vdso_image_functions((char *)copy, size, &pl.facts.funcs, &pl.facts.nfuncs) ||
 	    !(pl.facts.indirect = calloc(pl.facts.nfuncs, sizeof(bool))))
@@ -383,6 +382,11 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
 	memcpy(plan->bytes + plan->area, cp_vdso_area_start, CP_VDSO_AREA_SIZE);
 	rc = plan_sites(&pl);
 	plan->code_end = pl.next_code;
+	if (!rc && (!(plan->count = malloc(CP_VDSO_COUNT_SIZE)) ||
+		    cp_vdso_count_build(table, plan->cont, plan->count))) {
+		snprintf(why, whylen, "the counter table is beyond a jump's reach of the vDSO");
+		rc = -1;
+	}
 out:
 	free(copy);
 	free(pl.facts.funcs);
@@ -395,7 +399,9 @@ out:
 void cp_vdso_plan_free(struct cp_vdso_plan *plan)
 {
 	free(plan->bytes);
+	free(plan->count);
 	plan->bytes = NULL;
+	plan->count = NULL;
 }
 
 /* Where a byte of the image is, for the classification. */

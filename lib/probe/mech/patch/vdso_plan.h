@@ -1,8 +1,9 @@
 /* vdso_plan.h - where and how a vDSO image is patched, worked out from the
  * image alone (no process is touched): for each clock entry, the one
- * instruction that a jump replaces, the thunk that counts and then runs
- * that instruction relocated, and the bytes written into the image's
- * unused space. The same plan, made from clockprof's own pristine vDSO,
+ * instruction that a jump replaces, the thunk that counts (by a jump to
+ * the code in the counter table's code pages, made here too) and then
+ * runs that instruction relocated, and the bytes written into the
+ * image's unused space. The same plan, made from clockprof's own pristine vDSO,
  * tells a target's leftover patch of an earlier run from anyone else's
  * change.
  *
@@ -41,12 +42,17 @@ struct cp_vdso_plan {
 	struct cp_vdso_site site[CP_ENTRY_MAX];
 	int nsites;
 	uint8_t *bytes;			/* the image with everything written but the sites */
+	uint64_t table;			/* the counter table's address in the target */
+	uint64_t cont[CP_ENTRY_MAX];	/* each thunk's way back from the count */
+	uint8_t *count;			/* the code for the table's code pages
+					 * (vdso_count.h: CP_VDSO_COUNT_SIZE bytes) */
 };
 
-/* Plans the patch of image (size bytes, mapped at base). Returns 0, or -1
- * with why ("clock_gettime: no instruction of 2 bytes or more before its
- * first branch"...). */
-int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base,
+/* Plans the patch of image (size bytes, mapped at base) for a counter
+ * table at table: the thunks jump to its code pages, and their code is
+ * made too. Returns 0, or -1 with why ("clock_gettime: no instruction of
+ * 2 bytes or more before its first branch"...). */
+int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t table,
 		      struct cp_vdso_plan *plan, char *why, size_t whylen);
 void cp_vdso_plan_free(struct cp_vdso_plan *plan);
 

@@ -1,0 +1,280 @@
+/* vdso_count.S - the code that counts a read, which clockprof writes into
+ * the code pages of the counter table's mapping in a target (vdso_count.h),
+ * within a rel32 jump of the target's vDSO.
+ *
+ * Why here and not in the vDSO's padding with the stub: a read pays for
+ * every instruction the count runs before the vDSO's `lfence; rdtsc`
+ * (measured: five fewer on clock_gettime's path, -0.3 ns a read), and the
+ * padding had room for one path shared by the three entries only, which
+ * sorted them out at run time. Here each entry has a path of its own:
+ * its counter word, its key bits and the jump back to its thunk are
+ * constants, and the table is found from the code's own address (the code
+ * pages follow the table in one mapping: vdso_count.h), with no load.
+ *
+ * Entered by a jump from the entry's thunk in the vDSO (vdso_plan.c) with
+ * rax = where the entry's return address is and, for clock_gettime,
+ * r10d = the counter's index less one (the clock id, 12 for ids 12 and up
+ * and for negative ones); left by a jump back to the thunk's
+ * continuation (the replaced instruction, relocated), whose rel32 the
+ * copier writes (each CONTINUE's field is listed in
+ * cp_vdso_count_conts). Uses only the registers dead at a patch site
+ * (rax, rcx, rdx, r8-r11 and the flags: the entries take their arguments
+ * in rdi and rsi) and saves what else it uses on the stack, below the
+ * entry's stack pointer (the plan chooses sites before which the entry
+ * has stored nothing there).
+ *
+ * A read is counted in the calling thread's slot (found by its key, the
+ * thread pointer or Go's goroutine), then at its call site in the slot's
+ * block: the return address past the clock wrappers, by the rules user
+ * space wrote into the table. The common case falls through with no
+ * register saved and nothing written but the two counts: every taken
+ * branch costs a read a fetch redirect (measured); the rest is out of
+ * line. */
+#include "patch_layout.h"
+
+	.intel_syntax noprefix
+	.section .rodata.cp_vdso_count, "a"
+
+/* Each CONTINUE's rel32 field, {offset from the start, entry}: listed
+ * here as the paths are assembled, for the copier (vdso_count.h). */
+	.section .rodata.cp_vdso_count_conts, "a"
+	.balign 4
+	.globl cp_vdso_count_conts, cp_vdso_count_conts_end
+cp_vdso_count_conts:
+
+	.section .rodata.cp_vdso_count, "a"
+	.balign 64
+	.globl cp_vdso_count_start, cp_vdso_count_end, cp_vdso_count_entries
+cp_vdso_count_start:
+.Lstart:
+
+/* The jump back to entry's thunk: its rel32 listed for the copier. */
+	.macro CONTINUE entry
+	.byte	0xe9
+9:	.long	0
+	.pushsection .rodata.cp_vdso_count_conts, "a"
+	.long	9b - .Lstart, \entry
+	.popsection
+	.endm
+
+/* The read counted at its key (r10; r8 its pc) if the key sits at its
+ * home in the slot's block (else walked), then back. */
+	.macro COUNT_SITE_AND_CONTINUE entry
+	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
+	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
+	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
+	jne	.Lwalk_\entry
+	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
+	CONTINUE \entry
+	.endm
+
+/* One entry's whole path. entry: its CP_ENTRY_* (clockreads.h); word:
+ * its counter's index in the slot (CP_PATCH_WORD_*), or 0: the thunk's
+ * r10 + 1 (clock_gettime's clock id). */
+	.macro ENTRY_PATH entry, word
+	.balign 32
+.Lentry_\entry:
+	lea	r11, [rip + .Lstart - CP_PATCH_CODE_OFF]	/* the table */
+	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
+	test	r8, r8
+	jz	.Lgoroutine_\entry
+.Lhash_\entry:
+	movabs	rdx, CP_PATCH_HASH	/* Fibonacci hash of the key: its top */
+	imul	rdx, r8			/* 12 bits pick the slot, here times the */
+	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
+	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
+	lea	rcx, [r11 + rdx + 128]
+	cmp	[rcx], r8		/* the first slot looked at: the key's */
+	jne	.Lnext_slot_\entry
+.Lslot_\entry:
+	.if \word
+	inc	qword ptr [rcx + \word * 8]	/* the key's own: no lock */
+	.else
+	inc	qword ptr [rcx + r10 * 8 + 8]
+	.endif
+
+	/* The site: the entry's caller if it has no rule, or a wrapper's
+	 * caller, one step out by the stack pointer, if that has none;
+	 * anything else (a rule's collision, a second wrapper, Go's frame
+	 * hops, a site not at its home in the block) is walked. */
+	mov	r8, [rax]		/* the entry's return address */
+	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
+	and	ecx, (CP_PATCH_RULES - 1) * 2
+	mov	r10, [r11 + rcx * 8 + CP_PATCH_RULES_OFF]
+	cmp	r10, r8
+	je	.Lwrapper_\entry
+	test	r10, r10		/* another's rule at the home: walked */
+	jnz	.Lwalk_\entry
+	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
+	add	r10, r8			/* key: pc | via << 48 | entry << 60 */
+	COUNT_SITE_AND_CONTINUE \entry
+
+.Lwrapper_\entry:
+	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
+	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
+	jae	.Lwalk_\entry
+	movsxd	rcx, dword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 8]
+	mov	r8, [rax + rcx]		/* at the CFA (0 < its offset <= 64 KiB: */
+	lea	ecx, [r8 + r8]		/* clockprof writes no other) - 8: the */
+	and	ecx, (CP_PATCH_RULES - 1) * 2	/* caller's return address, */
+	cmp	qword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF], 0
+	jne	.Lwalk_\entry		/* which must have no rule */
+	shl	r10, 48			/* key: pc | via << 48 | entry << 60 */
+	add	r10, r8
+	.if \entry
+	bts	r10, 59 + \entry
+	.endif
+	COUNT_SITE_AND_CONTINUE \entry
+
+/* Go's threads keep 0 at fs:0: the running goroutine, g, is the key,
+ * tagged; neither: the shared slot. */
+.Lgoroutine_\entry:
+	mov	r8, qword ptr fs:-8
+	test	r8, r8
+	jz	.Lshared_\entry
+	or	r8, 1			/* tagged: a goroutine, not a thread */
+	jmp	.Lhash_\entry
+
+/* The key's slot is not the first looked at: the next ones, claiming an
+ * empty one, CP_PATCH_PROBES at most (rbx counts them). */
+.Lnext_slot_\entry:
+	push	rbx
+	mov	ebx, CP_PATCH_PROBES
+2:	cmp	[rcx], r8
+	je	5f
+	cmp	qword ptr [rcx], 0
+	jne	3f
+	push	rax			/* (where the entry's return address is) */
+	xor	eax, eax
+	lock cmpxchg [rcx], r8		/* an empty slot: claim it */
+	pop	rax
+	je	5f
+	cmp	[rcx], r8
+	je	5f
+3:	add	edx, 128		/* the next slot, around the end */
+	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
+	lea	rcx, [r11 + rdx + 128]
+	dec	ebx
+	jnz	2b
+	pop	rbx
+.Lshared_\entry:			/* no key or no slot: the shared one */
+	.if \word			/* (and no site) */
+	lock inc qword ptr [r11 + \word * 8]
+	.else
+	lock inc qword ptr [r11 + r10 * 8 + 8]
+	.endif
+	CONTINUE \entry
+5:	pop	rbx
+	jmp	.Lslot_\entry
+
+/* The walk: steps out of the clock wrappers (at most CP_UNWIND_MAX_HOPS
+ * rules, as the BPF program's walk does), then finds or claims the key's
+ * entry in the block. Its reads of the stack stay within 64 KiB above
+ * the entry's frames but for Go's frame hops: where the BPF walk's reads
+ * may fail, these run in the target and must not. */
+.Lwalk_\entry:
+	push	rbx
+	push	rsi
+	push	rdi
+	push	r13
+	lea	r8, [rax + 8]		/* above the entry's return address */
+	mov	rax, [rax]		/* the entry's return address */
+	mov	rsi, rbp		/* the frame pointer, as at the entry */
+	mov	r10d, CP_PATCH_VIA_NONE	/* no wrapper crossed yet */
+	mov	edi, CP_UNWIND_MAX_HOPS	/* hops at most */
+.Lhop_\entry:
+	mov	ecx, eax		/* a rule's home: the pc's low 12 bits */
+	and	ecx, CP_PATCH_RULES - 1
+	shl	ecx, 4
+	mov	ebx, CP_PATCH_RULE_PROBES	/* probes at most */
+.Lprobe_\entry:
+	cmp	[r11 + rcx + CP_PATCH_RULES_OFF], rax
+	je	.Lrule_\entry
+	cmp	qword ptr [r11 + rcx + CP_PATCH_RULES_OFF], 0
+	je	.Lkey_\entry		/* no rule: the call site */
+	add	ecx, 16
+	and	ecx, (CP_PATCH_RULES - 1) * 16
+	dec	ebx
+	jnz	.Lprobe_\entry
+	jmp	.Lkey_\entry
+.Lrule_\entry:
+	lea	rcx, [r11 + rcx + CP_PATCH_RULES_OFF]
+	movzx	ebx, word ptr [rcx + 14]	/* via | base_bp << 15 */
+	movsxd	r13, dword ptr [rcx + 8]
+	test	ebx, CP_PATCH_RULE_BASE_BP
+	jnz	1f
+	add	r8, r13			/* the CFA from sp: above this frame, and */
+	cmp	r13, 0x10000		/* near (0 < offset <= 64 KiB); a rule */
+	ja	.Lkey_\entry		/* that says otherwise (its module replaced */
+	test	r13, r13		/* since it was written) is not followed, */
+	jz	.Lkey_\entry		/* and the read's site is the wrapper */
+	jmp	2f
+1:	lea	r8, [rsi + r13]		/* the CFA from rbp (Go's may be on */
+2:	and	ebx, CP_PATCH_VIA_NONE	/* another stack than the read's) */
+	cmp	ebx, CP_PATCH_VIA_KEEP
+	je	3f			/* a frame hop crosses no wrapper */
+	mov	r10d, ebx		/* the wrapper crossed */
+3:	movsx	r13, word ptr [rcx + 12]
+	test	r13, r13
+	jz	4f
+	mov	rsi, [r8 + r13]		/* the caller's rbp */
+4:	mov	rax, [r8 - 8]		/* the caller's return address */
+	dec	edi
+	jnz	.Lhop_\entry
+.Lkey_\entry:
+	/* key: pc | via << 48 | entry << 60 (a user pc has 47 bits) */
+	mov	ecx, eax
+	shl	r10, 48
+	.if \entry
+	bts	r10, 59 + \entry
+	.endif
+	and	ecx, CP_PATCH_SITE_ENTRIES - 1
+	mov	rdi, rax
+	shl	ecx, 4
+	or	rdi, r10
+	lea	rdx, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
+	mov	ebx, CP_PATCH_SITE_ENTRIES
+.Lsite_entry_\entry:
+	cmp	[rdx + rcx], rdi
+	je	.Lcount_\entry
+	cmp	qword ptr [rdx + rcx], 0
+	jne	.Lnext_\entry
+	xor	eax, eax
+	lock cmpxchg [rdx + rcx], rdi	/* an empty entry: claim it (a signal
+					 * handler's read may race this one) */
+	je	.Lcount_\entry
+	cmp	rax, rdi
+	je	.Lcount_\entry
+.Lnext_\entry:
+	add	ecx, 16
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 16
+	dec	ebx
+	jnz	.Lsite_entry_\entry
+	jmp	.Ldone_\entry		/* the block is full: no site */
+.Lcount_\entry:
+	inc	qword ptr [rdx + rcx + 8]
+.Ldone_\entry:
+	pop	r13
+	pop	rdi
+	pop	rsi
+	pop	rbx
+	CONTINUE \entry
+	.endm
+
+	ENTRY_PATH 0, 0			/* clock_gettime */
+	ENTRY_PATH 1, 14		/* gettimeofday */
+	ENTRY_PATH 2, 15		/* time */
+	.balign 16
+cp_vdso_count_end:
+
+/* Each entry's path, as offsets from the start, by CP_ENTRY_*. */
+	.balign 8
+cp_vdso_count_entries:
+	.quad	.Lentry_0 - .Lstart
+	.quad	.Lentry_1 - .Lstart
+	.quad	.Lentry_2 - .Lstart
+
+	.section .rodata.cp_vdso_count_conts, "a"
+cp_vdso_count_conts_end:
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,23 @@
+/* vdso_count_build.c - see vdso_count.h: the template (vdso_count.S)
+ * copied for one table, its jumps back aimed. */
+#include <string.h>
+
+#include "vdso_count.h"
+
+int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out)
+{
+	uint64_t code = table + CP_PATCH_CODE_OFF;
+
+	if (CP_VDSO_COUNT_SIZE > CP_PATCH_CODE_SIZE)
+		return -1;
+	memcpy(out, cp_vdso_count_start, CP_VDSO_COUNT_SIZE);
+	for (const struct cp_vdso_count_cont *c = cp_vdso_count_conts; c < cp_vdso_count_conts_end; c++) {
+		int64_t rel = (int64_t)(cont[c->entry] - (code + c->at + 4));
+		int32_t rel32 = (int32_t)rel;
+
+		if (c->entry >= CP_ENTRY_MAX || c->at + 4 > CP_VDSO_COUNT_SIZE || rel != rel32)
+			return -1;
+		memcpy(out + c->at, &rel32, 4);
+	}
+	return 0;
+}
