@@ -323,8 +323,8 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
-	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 1
-	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 4 --rounds 200000
+	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 1 --clockprof ./clockprof
+	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 4 --rounds 200000 --clockprof ./clockprof
 	@python3 tests/bench/vdso_patch_pause.py --targets $(O)/tests/targets
 	@python3 tests/bench/redis_mechanisms.py --clockprof ./clockprof
 	@python3 tests/bench/churn_rss.py --clockprof ./clockprof --targets $(O)/tests/targets
