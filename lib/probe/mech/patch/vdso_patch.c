@@ -24,6 +24,7 @@
 #include "patch_sites.h"
 #include "patch_table.h"
 #include "seccomp_filter.h"
+#include "table_place.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "vdso_area.h"
@@ -140,87 +141,6 @@ static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 	return 0;
 }
 
-/* The soft stack limit of pid in bytes; 0 when unlimited or not known. */
-static uint64_t stack_limit(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long long soft = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Max stack size", 14) && sscanf(line + 14, "%llu", &soft) != 1)
-			soft = 0;	/* "unlimited" */
-	fclose(f);
-	return soft;
-}
-
-/* The place for size bytes in the gap [lo, hi) nearest to [near,
- * near_end), and its distance (the farthest byte pair's); 0: none. */
-static uint64_t nearest_in_gap(uint64_t lo, uint64_t hi, uint64_t near, uint64_t near_end,
-			       uint64_t size, bool above, uint64_t *dist)
-{
-	uint64_t x;
-
-	if (lo >= hi || hi - lo < size)
-		return 0;
-	if (above && lo >= near_end)
-		x = (lo + 4095) & ~4095ull;
-	else if (!above && hi <= near)
-		x = (hi - size) & ~4095ull;
-	else
-		return 0;
-	if (x < lo || x + size > hi)
-		return 0;
-	*dist = x < near ? near_end - x : x + size - near;
-	return x;
-}
-
-/* Where the table, size bytes, fits in pid's address space within a rel32
- * jump of every byte of [near, near_end) (the vDSO: its thunks jump to the
- * table's code pages and back): 1 MiB from the mappings either side, the
- * stack's limit plus 1 MiB below the stack (room for it to grow) and 256
- * MiB above the heap (room for brk), nearest to the vDSO. Above it first:
- * the kernel maps the vDSO from the top of the area where mmap places
- * what it chooses (the dynamic loader above it), so a place below would
- * be the one the loader's next library takes before a launched command's
- * table is mapped. 0 when nothing fits: the stack's limit is unlimited,
- * or the neighbourhood is full. The [vsyscall] page lies above user space
- * and bounds no gap. */
-static uint64_t near_place(pid_t pid, uint64_t near, uint64_t near_end, uint64_t size)
-{
-	const uint64_t user_end = 0x7ffffffff000ull, mib = 1u << 20;	/* x86_64's 4-level user space */
-	const uint64_t reach = (1ull << 31) - mib;
-	uint64_t stack = stack_limit(pid), best = 0;
-	struct cp_proc_map *maps;
-	size_t n;
-
-	if (cp_proc_maps_read(pid, &maps, &n))
-		return 0;
-	for (int above = 1; above >= 0 && !best; above--) {
-		uint64_t best_dist = reach + 1;
-
-		for (size_t i = 0; i + 1 < n && maps[i].end < user_end; i++) {
-			bool under_stack = !strcmp(maps[i + 1].path, "[stack]");
-			uint64_t lo = maps[i].end + (!strcmp(maps[i].path, "[heap]") ? 256 * mib : mib);
-			uint64_t hi = maps[i + 1].start < user_end ? maps[i + 1].start : user_end;
-			uint64_t margin = under_stack ? stack + mib : mib, x, dist = 0;
-
-			if ((under_stack && !stack) || hi < margin)
-				continue;
-			x = nearest_in_gap(lo, hi - margin, near, near_end, size, above, &dist);
-			if (x && dist < best_dist) {
-				best = x;
-				best_dist = dist;
-			}
-		}
-	}
-	free(maps);
-	return best;
-}
-
 /* The header of an earlier clockprof's area in the target's image (where
  * the plan puts the area), if there is one. */
 static bool leftover_header(const struct cp_vdso_plan *plan, const uint8_t *target,
@@ -280,7 +200,7 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		free(target);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the vDSO of process %d", p->pid);
 	}
-	if (!(p->table_at = near_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
+	if (!(p->table_at = cp_table_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
 		cp_fail(err, CP_EXIT_PROFILE,
 			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
 	else if (make_plan(p, pristine, target, start, end - start, p->table_at, why, sizeof(why)))
