@@ -260,6 +260,28 @@ def test_patch_refused_by_a_filter_that_kills_on_mmap(ctx):
     assert rc == 0, f"target exited {rc}: {out}"
 
 
+def test_patch_refused_in_a_process_that_denies_itself_writable_code(ctx):
+    """prctl(PR_SET_MDWE): the stub's vDSO cannot be made writable, which
+    nothing says before it runs: the attach gives up after the stub's
+    timeout, saying why; the target lives on, unchanged, and auto counts
+    it with uprobes."""
+    target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_MDWE": "1"})
+    try:
+        tool = Tool(ctx, target.pid)
+        assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert "denies itself writable code" in tool.attached, tool.attached
+        target.go(100)
+        out = os.path.join(ctx.tmp, "mdwe.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]["mechanism"]
+        assert "writable code" in run["probe"]["fallback_reason"], run["probe"]
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
 def run_patch(ctx, *argv):
     out = os.path.join(ctx.tmp, "patch.json")
     proc = ctx.run("run", "-q", "--mechanism", "patch", "-e", "none", "-o", out, *argv)

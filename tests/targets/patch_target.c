@@ -22,7 +22,10 @@
  * With PATCH_TARGET_SECCOMP=container a filter like a container
  * runtime's default (a few syscalls fail with EPERM) is installed on every
  * thread before "ready"; with PATCH_TARGET_SECCOMP=kill-mmap one that
- * kills the process on any mmap.
+ * kills the process on any mmap. With PATCH_TARGET_MDWE=1 the process
+ * denies itself memory that is both writable and executable, or that
+ * becomes executable (prctl PR_SET_MDWE: what systemd's
+ * MemoryDenyWriteExecute= sets where the kernel has it).
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -261,6 +264,10 @@ int main(int argc, char **argv)
 		start_sigprof();
 	if (getenv("PATCH_TARGET_SECCOMP"))
 		install_filter(getenv("PATCH_TARGET_SECCOMP"));
+	if (getenv("PATCH_TARGET_MDWE") && prctl(65 /* PR_SET_MDWE */, 1 /* REFUSE_EXEC_GAIN */, 0, 0, 0)) {
+		perror("PR_SET_MDWE");
+		exit(2);
+	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	command_loop();

@@ -365,8 +365,11 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 					    "the counters could not be mapped in process %d (error %lld)",
 					    p->pid, -(long long)now.err) : 0;
 	}
+	/* The stub cannot say that the vDSO would not become writable: it
+	 * can write nowhere then. Nothing in /proc says that a process denies
+	 * itself writable code (prctl PR_SET_MDWE) either. */
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "thread %d of process %d did not finish clockprof's stub within %.0f s (its vDSO may not be writable)",
+		       "thread %d of process %d did not finish clockprof's stub within %.0f s: its vDSO could not be made writable (a process that denies itself writable code, as systemd's MemoryDenyWriteExecute= makes it, cannot be patched)",
 		       p->info.tid, p->pid, STUB_TIMEOUT_S);
 }
 
