@@ -42,7 +42,7 @@ h_gen_done:	.quad 0		/* ... written here when the stub is done */
 h_status:	.quad 0		/* 0 ok, 2 mmap failed, 3 the code pages' mprotect */
 h_errno:	.quad 0		/* the failed syscall's -errno */
 h_nsites:	.quad 0
-h_table_at:	.quad 0		/* where to map the table; 0: where the kernel likes */
+h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_sites:	.fill 3 * 4, 8, 0	/* {qword address, original, patched, swapped}, one a clock entry */
 
@@ -117,8 +117,8 @@ sc_ip_6:
 	jnz	.Lcode_failed
 	mov	[rip + h_table], rax	/* said only once its code pages can run */
 	/* A launched static executable sets its thread pointer after its
-	 * entry point: until then it points at zeros past the table (the
-	 * thunks read it), and the program's own replaces it. */
+	 * entry point: until then it points at the zeros past the table (the
+	 * counting code reads it), and the program's own replaces it. */
 	cmp	qword ptr [rip + h_give_fs], 0
 	je	.Lsites
 	lea	rsi, [rax + CP_PATCH_MAP_USED + 8]

@@ -263,8 +263,8 @@ cp_vdso_count_start:
 	.endm
 
 	ENTRY_PATH 0, 0			/* clock_gettime */
-	ENTRY_PATH 1, 14		/* gettimeofday */
-	ENTRY_PATH 2, 15		/* time */
+	ENTRY_PATH 1, 14		/* gettimeofday (the words: CP_PATCH_WORD_* in */
+	ENTRY_PATH 2, 15		/* time          clockreads.h; test_vdso_count) */
 	.balign 16
 cp_vdso_count_end:
 
