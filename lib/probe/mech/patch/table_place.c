@@ -9,9 +9,9 @@
  * launched command's table is mapped. The [vsyscall] page lies above user
  * space and bounds no gap. */
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "table_place.h"
 
@@ -75,18 +75,11 @@ uint64_t cp_table_place_in(const struct cp_proc_map *maps, size_t n, uint64_t ne
 /* The soft stack limit of pid in bytes; 0 when unlimited or not known. */
 static uint64_t stack_limit(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned long long soft = 0;
-	FILE *f;
+	struct rlimit r;
 
-	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
-	if (!(f = fopen(path, "re")))
+	if (prlimit(pid, RLIMIT_STACK, NULL, &r) || r.rlim_cur == RLIM_INFINITY)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Max stack size", 14) && sscanf(line + 14, "%llu", &soft) != 1)
-			soft = 0;	/* "unlimited" */
-	fclose(f);
-	return soft;
+	return r.rlim_cur;
 }
 
 uint64_t cp_table_place(pid_t pid, uint64_t near, uint64_t near_end, uint64_t size)

@@ -20,12 +20,11 @@ extern const uint64_t cp_vdso_count_entries[CP_ENTRY_MAX];
 extern const struct cp_vdso_count_cont cp_vdso_count_conts[], cp_vdso_count_conts_end[];
 
 #define CP_VDSO_COUNT_SIZE ((size_t)(cp_vdso_count_end - cp_vdso_count_start))
-_Static_assert(CP_PATCH_CODE_SIZE >= 4096, "the code pages hold vdso_count.S");
 
 /* The code for the table at table (the code at table + CP_PATCH_CODE_OFF),
  * each entry's path going back to cont[entry] (addresses in the target),
  * into out (CP_VDSO_COUNT_SIZE bytes). -1 when a continuation is beyond
- * a rel32 jump's reach. */
+ * a rel32 jump's reach, or the code outgrew CP_PATCH_CODE_SIZE. */
 int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out);
 
 /* Where entry's path starts in the target, for the table at table. */

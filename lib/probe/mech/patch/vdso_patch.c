@@ -38,7 +38,6 @@ struct cp_vdso_patch {
 	pid_t pid;
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
-	uint64_t table_at;		/* where the stub maps it (or found it) */
 	bool give_fs;			/* the held thread has no thread pointer yet */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
@@ -186,7 +185,7 @@ static int make_plan(struct cp_vdso_patch *p, const uint8_t *pristine, const uin
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
-	uint64_t start, end, differs = 0;
+	uint64_t start, end, table, differs = 0;
 	const uint8_t *pristine;
 	uint8_t *target;
 	char why[256];
@@ -200,10 +199,10 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		free(target);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the vDSO of process %d", p->pid);
 	}
-	if (!(p->table_at = cp_table_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
+	if (!(table = cp_table_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
 		cp_fail(err, CP_EXIT_PROFILE,
 			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
-	else if (make_plan(p, pristine, target, start, end - start, p->table_at, why, sizeof(why)))
+	else if (make_plan(p, pristine, target, start, end - start, table, why, sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
@@ -214,7 +213,6 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 	else
 		rc = 0;
 	p->info.reused = !rc && leftover_header(&p->plan, target, &h) && h.table;
-	p->table_at = p->plan.table;
 	free(target);
 	return rc;
 }
@@ -269,11 +267,11 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 {
 	const struct { int nr, ip; uint64_t args[6]; } calls[6] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
-		{ SYS_mmap, 1, { p->table_at, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
+		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
-		{ SYS_madvise, 4, { p->table_at, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
-		{ SYS_mprotect, 5, { p->table_at + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
-		{ SYS_arch_prctl, 3, { 0x1002, p->table_at + CP_VDSO_ZERO_PAGE + 8 } },
+		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
+		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
 	};
 	size_t n = p->give_fs ? 6 : 5;
 
@@ -329,7 +327,7 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool
 	h.gen_req = p->gen = h.gen_done + 1;
 	h.status = 0;
 	h.nsites = sites ? (uint64_t)p->plan.nsites : 0;
-	h.table_at = p->table_at;
+	h.table_at = p->plan.table;
 	for (int i = 0; i < p->plan.nsites; i++)
 		h.sites[i] = (struct cp_vdso_area_site){ p->plan.base + p->plan.site[i].qword,
 			p->plan.site[i].original, p->plan.site[i].patched, 0 };
@@ -431,7 +429,7 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 
 	if (!p->info.reused && (run_stub(p, CP_VDSO_CMD_PATCH, false, err) || wait_stub(p, err)))
 		return -1;
-	if (cp_patch_table_open(&p->table, p->pid, p->table_at))
+	if (cp_patch_table_open(&p->table, p->pid, p->plan.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (write_count(p, err) || write_rules(p, err))
 		return -1;
@@ -514,7 +512,7 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 	/* A static executable sets its thread pointer after its entry point,
 	 * where it is held: until then the stub gives it one to zeros. */
 	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
-	if (cp_patch_table_open(&p->table, p->pid, p->table_at))
+	if (cp_patch_table_open(&p->table, p->pid, p->plan.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (map_held(p, tid, err) ||
 	    post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
@@ -536,14 +534,12 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 	/* A command that ends at once (true) may be gone by each look. */
 	if (read_header(p, &h))
 		return 1;
-	if (!h.table || (p->table_at && h.table != p->table_at))
+	if (h.table != p->plan.table)
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
 	if (!sites_read(p, true))
 		return read_header(p, &h) ? 1 : cp_fail(err, CP_EXIT_PROFILE,
 			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
-	if (!p->table.addr && cp_patch_table_open(&p->table, p->pid, h.table))
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	return 0;
+	return 0;	/* the table was opened before the sites were switched */
 }
 
 int cp_vdso_patch_mark(struct cp_vdso_patch *p)
