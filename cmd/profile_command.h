@@ -36,6 +36,7 @@ enum {
 	PC_OPT_SERVE_USER,
 	PC_OPT_INTERVAL,
 	PC_OPT_INTERVAL_OUTPUT,
+	PC_OPT_NO_INHERIT,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -148,6 +149,7 @@ struct profile_command {
 	const char *interval_output;	/* --interval-output; "-" with --interval */
 	struct interval_sink *intervals;	/* --interval's lines, set by execute */
 	int quiet;
+	int no_inherit;		/* run --no-inherit */
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
 	int interrupted;	/* set by execute: a signal ended the window */

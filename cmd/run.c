@@ -6,6 +6,10 @@
 
 static const struct cp_option options[] = {
 	PROFILE_WINDOW_OPTIONS,
+	{ .id = PC_OPT_NO_INHERIT, .long_name = "no-inherit",
+	  .help = "count COMMAND's own process only, not the processes it forks (by " \
+	  "default each is counted in its own copy of the patched vDSO, as perf stat " \
+	  "follows children; a child that execs another program is not counted)" },
 	PROFILE_OUTPUT_OPTIONS,
 	PROFILE_METRICS_OPTIONS,
 	{ 0 },
@@ -42,5 +46,6 @@ int cmd_run(int argc, char **argv)
 	if (pc.rest >= argc)
 		return cmd_error(CP_EXIT_USAGE, "run needs a command: clockprof run [OPTIONS] -- COMMAND");
 	pc.opts.command = argv + pc.rest;
+	pc.opts.follow_forks = !pc.no_inherit;
 	return profile_command_execute(&pc);
 }

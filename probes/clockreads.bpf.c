@@ -36,6 +36,9 @@
  * device and inode, 0 when it is the host's (lib/probe/pid_namespace.h). */
 const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u32 target_tgid;
+/* Follow the processes the target forks, and theirs (run's default): each
+ * is counted as the target is, in its own copy of the target's image. */
+const volatile bool follow_forks;
 /* clockprof itself: hits from it are the self-test's, counted apart. */
 const volatile __u32 selftest_tgid;
 const volatile __u64 vdso_entry_addr[CP_ENTRY_MAX];
@@ -66,9 +69,11 @@ __u64 selftest_hits;
  * addresses, perhaps other files), so from then on nothing is counted and
  * user space warns. */
 __u32 target_execed;
-/* Processes the target started (fork, or clone without CLONE_THREAD):
- * they are not the target and are not counted; user space says so. */
+/* Processes the target started (fork, or clone without CLONE_THREAD)
+ * that are not counted (not following, or the procs map was full); and
+ * followed ones that exec()ed another program. User space says so. */
 __u32 target_forks;
+__u32 procs_execed;
 
 /* ---- How the program counts --------------------------------------------
  * Counts that every read adds to (totals, dist) are per-CPU arrays, summed
@@ -234,6 +239,37 @@ struct {
 	__type(value, __u64);
 } stacks SEC(".maps");
 
+/* The processes followed besides the target (struct cp_proc); allocated
+ * on insert where the kernel can (session.c): a fork storm costs what it
+ * forks. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct cp_proc);
+} procs SEC(".maps");
+
+/* The current process's element of procs when it is followed (and runs
+ * the target's image still), else NULL. */
+static __always_inline struct cp_proc *followed_proc(void)
+{
+	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
+	struct cp_proc *p;
+
+	if (!follow_forks || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
+		return NULL;
+	return p->flags & CP_PROC_EXECED ? NULL : p;
+}
+
+/* The tid of id (current_pid_tgid) when the current task is counted: the
+ * target's, or a followed process's; else 0. */
+static __always_inline __u32 counted_tid(__u64 id)
+{
+	if ((id >> 32) == target_tgid)
+		return target_execed ? 0 : (__u32)id;
+	return followed_proc() ? (__u32)id : 0;
+}
+
 static __always_inline struct cp_totals *get_totals(void)
 {
 	__u32 zero = 0;
@@ -253,10 +289,11 @@ static __always_inline __u64 current_pid_tgid(void)
 	return current_pid_tgid_in(pidns_dev, pidns_ino);
 }
 
-/* Returns the tid when the current task belongs to the target, else 0. */
+/* Returns the tid when the current task is counted (the target's, or a
+ * followed process's), else 0. */
 static __always_inline __u32 target_tid(void)
 {
-	return target_execed ? 0 : tid_in(current_pid_tgid(), target_tgid);
+	return counted_tid(current_pid_tgid());
 }
 
 static __always_inline int clock_slot(__s64 clock_id)
@@ -676,6 +713,7 @@ static __always_inline void close_request(__u32 tid)
 	struct cp_totals *tot = get_totals();
 	struct cp_thread *t = get_thread(), *q;
 	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
+	struct cp_proc *p = followed_proc();
 	__u64 reads, key = 0;
 	bool whole = true;
 
@@ -696,8 +734,9 @@ static __always_inline void close_request(__u32 tid)
 	if (!(q = request_state(t, key)))
 		return;
 	if (patch_table && phase == CP_PHASE_CLOCK) {
-		whole = add_patch_reads(q, key, &pl);
-		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole)) {
+		whole = add_patch_reads(q, key, &pl, p != NULL);
+		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole,
+				     p != NULL)) {
 			q->patch_valid = 0;
 			whole = false;
 		}
@@ -706,6 +745,10 @@ static __always_inline void close_request(__u32 tid)
 		cp_read_counts_add(&tot->in_requests, &q->cur);
 		reads = q->cur.reads;
 		cp_add(&tot->requests, 1);
+		if (p) {
+			__sync_fetch_and_add(&p->requests, 1);
+			__sync_fetch_and_add(&p->in_requests, reads);
+		}
 		credit_sites(q, tot);
 		cp_add(&tot->hist[reads < CP_HIST_SLOTS - 1 ? reads : CP_HIST_SLOTS - 1], 1);
 		raise_max(&tot->max_reads_per_request, reads);
@@ -735,7 +778,7 @@ static __always_inline __u32 counting_tid(void)
 		__sync_fetch_and_add(&selftest_hits, 1);
 		return 0;
 	}
-	return phase == CP_PHASE_CLOCK && !target_execed ? tid_in(id, target_tgid) : 0;
+	return phase == CP_PHASE_CLOCK ? counted_tid(id) : 0;
 }
 
 /* One clock read seen at ip by any mechanism: what it is, and where its
@@ -883,31 +926,87 @@ SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_target_exit)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct cp_proc *p;
+	bool last;
 
 	/* After an exec the memory is the new program's: the sums were taken
 	 * at the exec (on_clock_func). */
-	if (patch_table && !target_execed && (__u32)(current_pid_tgid() >> 32) == target_tgid &&
-	    task->signal->live.counter == 0 && task->mm)
-		sum_patch_table();
+	if (patch_table && !target_execed && (__u32)(current_pid_tgid() >> 32) == target_tgid) {
+		if (task->signal->live.counter == 0 && task->mm)
+			sum_patch_table();
+		return 0;
+	}
+	if (!(p = followed_proc()))
+		return 0;
+	last = task->signal->live.counter == 0;
+	if (patch_table && phase == CP_PHASE_CLOCK && task->mm)
+		sum_exiting_thread(p, last);
+	if (last) {
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		p->end_ns = bpf_ktime_get_ns();
+		__sync_fetch_and_or(&p->flags, CP_PROC_EXITED);
+	}
 	return 0;
 }
 
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_target_exec)
 {
-	if ((__u32)(current_pid_tgid() >> 32) == target_tgid)
+	struct cp_proc *p;
+
+	if ((__u32)(current_pid_tgid() >> 32) == target_tgid) {
 		target_execed = 1;
+	} else if ((p = followed_proc())) {
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		p->end_ns = bpf_ktime_get_ns();
+		__sync_fetch_and_or(&p->flags, CP_PROC_EXECED);
+		__sync_fetch_and_add(&procs_execed, 1);
+	}
 	return 0;
 }
 
+/* A task's tgid in clockprof's pid namespace (pidns_ino; the host's when
+ * 0): the number of its thread group's pid at that namespace's level. 0
+ * when it is not in it. */
+static __always_inline __u32 tgid_in_ns(struct task_struct *task)
+{
+	struct pid *pid;
+	unsigned int level;
+
+	if (!pidns_ino)
+		return BPF_CORE_READ(task, tgid);
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	for (unsigned int i = 0; i < 8 && i <= level; i++) {
+		struct upid up;
+
+		if (bpf_core_read(&up, sizeof(up), &pid->numbers[i]))
+			break;
+		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
+			return up.nr;
+	}
+	return 0;
+}
+
+/* A process started by a counted one: followed (procs) when run asked for
+ * it, else counted as not counted. Runs in the parent, before the child
+ * first runs, so the child's first instruction is counted. */
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *child)
 {
 	/* task_struct's tgid is the host's number, as is the helper's. */
 	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 child_tgid = BPF_CORE_READ(child, tgid);
+	__u64 id = current_pid_tgid();
+	struct cp_proc c = {};
 
-	if ((__u32)(current_pid_tgid() >> 32) == target_tgid &&
-	    (__u32)BPF_CORE_READ(child, tgid) != host_tgid)
+	if (child_tgid == host_tgid || !counted_tid(id))
+		return 0;
+	c.pid = tgid_in_ns(child);
+	c.ppid = id >> 32;
+	c.start_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
+	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
 		__sync_fetch_and_add(&target_forks, 1);
 	return 0;
 }

@@ -332,6 +332,33 @@ struct cp_patch_exit_site {
 	__u64 gen;
 };
 
+/* The processes the target starts, followed (run's default): one element
+ * of the procs map per process, keyed by its tgid in the host's numbers
+ * (task_struct's, bpf_get_current_pid_tgid's). A forked child runs the
+ * target's image, so the target's probes and patched vDSO count it; a
+ * child that execs another program is not counted from then on. */
+#define CP_MAX_PROCS 16384
+
+enum cp_proc_flag {
+	CP_PROC_EXITED = 1,	/* its last thread exited */
+	CP_PROC_EXECED = 2,	/* it exec()ed another program */
+};
+
+struct cp_proc {
+	__u32 pid;		/* in clockprof's pid namespace; 0 not in it */
+	__u32 ppid;		/* its parent's, likewise */
+	__u64 start_ns, end_ns;	/* fork and exit (or exec), CLOCK_MONOTONIC */
+	__u64 requests;		/* complete requests in the clock window */
+	__u64 in_requests;	/* reads inside them */
+	__u32 flags;		/* enum cp_proc_flag */
+	__u32 threads_summed;	/* threads whose vDSO patch slot was added to sums */
+	char comm[16];		/* at its exit or exec */
+	/* The vDSO patch: its threads' slots, each added as the thread exited
+	 * in the clock window (the table is the process's own: it is wiped at
+	 * fork), and its shared slot at its last thread's. */
+	__u64 sums[CP_PATCH_SLOT_WORDS];
+};
+
 /* Goroutines whose requests a patched Go program's boundaries follow at
  * once (the least recently seen give way). */
 #define CP_GOROUTINES 4096

@@ -26,8 +26,9 @@ static __always_inline __u64 patch_key(void)
  * as the thunk finds them. 1 found; 0 it has none (an empty slot came
  * first: it has read nothing through the vDSO) and words are zero; -1 not
  * known (no key, or every probed slot taken: its reads went to the shared
- * slot). */
-static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot)
+ * slot). In a followed process (wiped: its table was wiped at its fork) a
+ * page that cannot be read is one it never wrote: an empty slot. */
+static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot, bool wiped)
 {
 	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 
@@ -36,8 +37,13 @@ static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot)
 		__u64 at = patch_table + CP_PATCH_SLOT_WORDS * 8 *
 			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
 
-		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
-			break;
+		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at)) {
+			if (!wiped)
+				break;
+			__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+			*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
+			return 0;
+		}
 		*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
 		if (words[0] == key)
 			return 1;
@@ -62,10 +68,10 @@ struct patch_look {
  * boundary could not find the thread's slot, nor when the two found
  * different keys' slots (a Go thread runs another goroutine now). */
 static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
-					    struct patch_look *pl)
+					    struct patch_look *pl, bool wiped)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS];
-	int found = read_patch_slot(key, words, &pl->slot);
+	int found = read_patch_slot(key, words, &pl->slot, wiped);
 
 	pl->seen = t->patch_valid && key == t->patch_key;
 	t->patch_key = key;
@@ -180,7 +186,7 @@ static long patch_site_entry(__u32 i, void *ctx)
  * to do when the thread read nothing since. False when the block cannot
  * be read: a thread with a slot has written it, so it is not known. */
 static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
-					    const struct patch_look *pl, bool credit)
+					    const struct patch_look *pl, bool credit, bool wiped)
 {
 	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen };
 	__u64 at = patch_table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
@@ -189,8 +195,11 @@ static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_total
 		return true;
 	if (pl->slot >= CP_PATCH_SLOTS)
 		__builtin_memset(t->patch_sites_now, 0, sizeof(t->patch_sites_now));
-	else if (bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at))
-		return false;
+	else if (bpf_probe_read_user(t->patch_sites_now, sizeof(t->patch_sites_now), (void *)at)) {
+		if (!wiped)
+			return false;
+		__builtin_memset(t->patch_sites_now, 0, sizeof(t->patch_sites_now));
+	}
 	bpf_loop(CP_PATCH_SITE_ENTRIES, patch_site_entry, &w, 0);
 	if (w.credit && pl->reads > w.credited)
 		cp_add(&tot->site_uncredited, pl->reads - w.credited);
@@ -293,6 +302,125 @@ static __always_inline void sum_patch_table(void)
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
 		patch_exit_gen_done = sum.gen;
 	}
+}
+
+
+/* A followed process's table (it forked from the target: its copy of the
+ * table was wiped at the fork, so it counts from zero) is summed thread
+ * by thread as each exits: its own slot and site block, each exit adding
+ * what its slot gained since the last one added (glibc gives a new
+ * thread a cached stack, and so the key and slot of one that exited);
+ * the shared slot at the last thread's exit. A walk of the whole table
+ * at the exit would cost each short-lived child a tenth of a millisecond.
+ * A live process's table is read whole by user space instead. */
+struct child_slot_key {
+	__u32 tgid;	/* host's */
+	__u32 slot;	/* 0 shared, else the slot's index + 1 */
+};
+
+struct child_slot_seen {
+	__u64 words[CP_PATCH_SLOT_WORDS];
+	__u64 sites[CP_PATCH_SITE_ENTRIES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_MAX_PROCS);
+	__type(key, struct child_slot_key);
+	__type(value, struct child_slot_seen);
+} child_slots SEC(".maps");
+
+/* The followed processes' exited threads' reads by call site (keyed as
+ * the table keys sites), summed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CP_PATCH_EXIT_SITES);
+	__type(key, __u64);
+	__type(value, __u64);
+} child_exit_sites SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct child_slot_seen);
+} child_slot_scratch SEC(".maps");
+
+/* Where a pass over an exiting thread's site block is. */
+struct child_sites_walk {
+	__u64 block;
+	struct child_slot_seen *seen;
+};
+
+/* One entry of the block: what it gained since last added (a bpf_loop
+ * callback). */
+static long add_child_site(__u32 i, void *ctx)
+{
+	struct child_sites_walk *w = ctx;
+	__u64 e[2], *count, gained;
+
+	if (i >= CP_PATCH_SITE_ENTRIES ||
+	    bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
+		return 1;	/* never written: no sites */
+	if (!e[0])
+		return 0;
+	gained = e[1] - w->seen->sites[i];
+	w->seen->sites[i] = e[1];
+	if (!gained)
+		return 0;
+	if ((count = bpf_map_lookup_elem(&child_exit_sites, &e[0]))) {
+		__sync_fetch_and_add(count, gained);
+	} else if (bpf_map_update_elem(&child_exit_sites, &e[0], &gained, BPF_NOEXIST)) {
+		if ((count = bpf_map_lookup_elem(&child_exit_sites, &e[0])))
+			__sync_fetch_and_add(count, gained);
+	}
+	return 0;
+}
+
+/* Adds what slot (0 shared, else index + 1), whose words are w, gained
+ * since it was last added to p's sums; its site block too. */
+static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const __u64 *w)
+{
+	struct child_slot_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .slot = slot };
+	struct child_slot_seen *seen;
+	struct child_sites_walk sites;
+	__u32 zero = 0;
+
+	if (!(seen = bpf_map_lookup_elem(&child_slots, &k))) {
+		if (!(seen = bpf_map_lookup_elem(&child_slot_scratch, &zero)))
+			return;
+		__builtin_memset(seen, 0, sizeof(*seen));
+		if (bpf_map_update_elem(&child_slots, &k, seen, BPF_NOEXIST) ||
+		    !(seen = bpf_map_lookup_elem(&child_slots, &k)))
+			return;
+	}
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
+		__sync_fetch_and_add(&p->sums[i], w[i] - seen->words[i]);
+		seen->words[i] = w[i];
+	}
+	if (!slot)
+		return;
+	sites = (struct child_sites_walk){
+		.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,
+		.seen = seen };
+	bpf_loop(CP_PATCH_SITE_ENTRIES, add_child_site, &sites, 0);
+}
+
+/* A followed process's thread exits in the clock window: its slot is
+ * added (found as its boundaries find it), and at the last thread the
+ * shared one. A page of the table no thread of the process wrote was
+ * wiped at the fork and never touched: it cannot be read here, and holds
+ * nothing. */
+static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
+{
+	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
+
+	if (read_patch_slot(patch_key(), words, &slot, true) == 1) {
+		add_child_slot(p, (__u32)slot + 1, words);
+		__sync_fetch_and_add(&p->threads_summed, 1);
+	}
+	if (last && !bpf_probe_read_user(words, sizeof(words), (void *)patch_table))
+		add_child_slot(p, 0, words);
 }
 
 #endif

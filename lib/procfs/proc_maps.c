@@ -1,8 +1,12 @@
 /* proc_maps.c - see proc_maps.h. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "grow.h"
 #include "proc_maps.h"
@@ -89,4 +93,30 @@ int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 		}
 	free(maps);
 	return rc;
+}
+
+pid_t cp_proc_maps_other_user(const char *path, pid_t except)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	pid_t found = 0, self = getpid();
+
+	if (stat(path, &st) || !(d = opendir("/proc")))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		struct cp_proc_map *maps;
+		size_t n;
+
+		if (pid <= 0 || pid == except || pid == self || cp_proc_maps_read(pid, &maps, &n))
+			continue;
+		for (size_t i = 0; i < n && !found; i++)
+			if (maps[i].ino == (uint64_t)st.st_ino &&
+			    maps[i].dev_major == major(st.st_dev) && maps[i].dev_minor == minor(st.st_dev))
+				found = pid;
+		free(maps);
+	}
+	closedir(d);
+	return found;
 }

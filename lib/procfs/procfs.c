@@ -36,9 +36,9 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 	/* comm may hold spaces and parentheses: fields resume after the
 	 * last ')'; p + 2 is field 3 (state). */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
-			 "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->flags,
-			 &st->utime, &st->stime, &st->start_time) != 5)
+	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
+			 "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->ppid, &st->flags,
+			 &st->utime, &st->stime, &st->start_time) != 6)
 		return -1;
 	return 0;
 }

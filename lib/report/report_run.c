@@ -597,6 +597,41 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</tbody></table>\n");
 }
 
+/* The processes a run counted when run followed the target's forks: one
+ * row each, the target first (their commands come from the target:
+ * escaped). */
+static void processes(struct cp_buf *b, const json_t *run)
+{
+	const json_t *rows = json_object_get(run, "processes"), *r;
+	size_t i;
+
+	if (json_array_size(rows) < 2)
+		return;
+	cp_buf_printf(b, "<h3>Processes (%zu, the target first)</h3><table class=\"sortable\"><thead><tr>"
+		      "<th class=\"num\">pid</th><th class=\"num\">parent</th><th>command</th>"
+		      "<th class=\"num\">reads</th><th class=\"num\">requests</th>"
+		      "<th class=\"num\">reads per request</th><th>note</th></tr></thead><tbody>",
+		      json_array_size(rows));
+	json_array_foreach(rows, i, r) {
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_json(b, json_object_get(r, "pid"));
+		cp_html_td_json(b, json_object_get(r, "parent"));
+		cp_buf_puts(b, "<td><code>");
+		cp_buf_text(b, cp_json_str(r, "command", NULL) ? cp_json_str(r, "command", NULL) : "");
+		cp_buf_puts(b, "</code></td>");
+		cp_html_td_json(b, json_object_get(r, "reads"));
+		cp_html_td_json(b, json_object_get(r, "requests"));
+		cp_html_td_json(b, json_object_get(r, "reads_per_request"));
+		cp_buf_puts(b, "<td>");
+		cp_buf_puts(b, json_is_true(json_object_get(r, "execed")) ?
+			    "exec()ed another program: not counted" :
+			    !json_is_true(json_object_get(r, "counted")) ? "not counted" :
+			    json_is_null(json_object_get(r, "exit_s")) ? "running at the end" : "");
+		cp_buf_puts(b, "</td></tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>\n");
+}
+
 static void counters(struct cp_buf *b, const json_t *run)
 {
 	const json_t *cs = json_object_get(run, "counters"), *c;
@@ -724,6 +759,7 @@ int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
 	measures_table(b, run);
 	clock_reads(b, run);
 	histogram(b, run, index);
+	processes(b, run);
 	call_sites(b, run);
 	extra_probes(b, run);
 	counters(b, run);

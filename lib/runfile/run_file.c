@@ -14,6 +14,7 @@
 #include "json_file.h"
 #include "profile.h"
 #include "run_file.h"
+#include "run_processes.h"
 #include "utf8.h"
 #include "version.h"
 #include "wait_status.h"
@@ -186,6 +187,35 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 	}
 }
 
+/* clock_reads[EXE]/op: each executable's reads per op, where run
+ * followed the target's forks (EXE its file name): a change in one
+ * program of a multi-process service is judged apart from the others.
+ * Per request: its processes' reads inside their complete requests over
+ * those requests; with --ops, all its reads over ops. */
+static void add_executable_measures(json_t *m, const struct cp_profile *p)
+{
+	struct cp_exe_rollup *u;
+	char name[700], *valid;
+	size_t n;
+
+	if (!p->followed || cp_run_rollup(p, &u, &n))
+		return;
+	for (size_t j = 0; j < n; j++) {
+		const char *base = strrchr(u[j].exe, '/');
+		double v = p->ops_source == CP_OPS_REQUEST ?
+			   (u[j].requests ? (double)u[j].in_requests / (double)u[j].requests : -1) :
+			   (double)u[j].reads / p->ops;
+
+		if (v < 0)
+			continue;
+		snprintf(name, sizeof(name), "clock_reads[%s]/op", base ? base + 1 : u[j].exe);
+		valid = cp_utf8_dup(name);
+		add_measure(m, valid ? valid : "clock_reads[]/op", v, "reads/op", "exact");
+		free(valid);
+	}
+	free(u);
+}
+
 static json_t *build_measures(const struct cp_profile *p)
 {
 	const struct cp_read_counts *c = cp_profile_per_op_counts(p);
@@ -215,6 +245,7 @@ static json_t *build_measures(const struct cp_profile *p)
 		free(valid);
 	}
 	add_call_site_measures(m, p);
+	add_executable_measures(m, p);
 	if (p->counters_measured)
 		cp_counters_add_measures(m, p->event_specs, p->counters, p->nevents,
 					 counter_ops(p));
@@ -415,5 +446,9 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		json_object_set_new(doc, "stacks", build_stacks(p));
 	if (doc)
 		json_object_set_new(doc, "per_request_counters", build_per_request_counters(p));
+	if (doc && p->followed) {	/* run, following the processes it forks */
+		json_object_set_new(doc, "processes", cp_run_processes_build(p));
+		json_object_set_new(doc, "executables", cp_run_executables_build(p));
+	}
 	return doc;
 }

@@ -71,6 +71,45 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 	}
 }
 
+/* One line per process when the window counted more than one (run
+ * follows the target's forks): the target first, then the others as they
+ * started; at most 20, the rest summed. */
+static void print_processes(FILE *out, const struct cp_profile *p)
+{
+	unsigned long long rest_reads = 0, rest_requests = 0;
+	size_t shown = 0;
+
+	if (p->nprocesses < 2)
+		return;
+	say(out, "\nprocesses (%zu; the target first)\n", p->nprocesses);
+	say(out, "  %8s %8s  %-16s %12s %10s %10s\n", "pid", "parent", "command", "reads",
+	    "requests", "reads/req");
+	for (size_t i = 0; i < p->nprocesses; i++) {
+		const struct cp_process_row *r = &p->processes[i];
+		char reads[24] = "-", per[24] = "-";
+		const char *note;
+
+		if (shown == 20) {
+			rest_reads += r->known && !r->execed ? r->reads : 0;
+			rest_requests += r->requests;
+			continue;
+		}
+		shown++;
+		if (r->known && !r->execed)
+			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)r->reads);
+		if (r->requests)
+			snprintf(per, sizeof(per), "%.3f", (double)r->in_requests / (double)r->requests);
+		note = r->execed ? "  exec()ed another program: not counted" :
+		       !r->known ? "  its counts could not be read" :
+		       r->end_s < 0 && i > 0 ? "  still running at the end" : "";
+		say(out, "  %8d %8d  %-16s %12s %10llu %10s%s\n", (int)r->pid, (int)r->ppid,
+		    esc(r->command), reads, (unsigned long long)r->requests, per, note);
+	}
+	if (shown < p->nprocesses)
+		say(out, "  %zu more: %llu reads, %llu requests\n", p->nprocesses - shown, rest_reads,
+		    rest_requests);
+}
+
 static void print_call_sites(FILE *out, const struct cp_profile *p)
 {
 	bool in_req = cp_profile_per_op_counts(p) == &p->totals.in_requests;
@@ -334,6 +373,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	print_heading(out, p);
 	print_clock_reads(out, p, cp_profile_per_op_counts(p));
 	print_histogram(out, p);
+	print_processes(out, p);
 	print_call_sites(out, p);
 	print_counters(out, p);
 	print_probe_hits(out, p);

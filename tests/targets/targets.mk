@@ -141,6 +141,12 @@ $(T)/targets/lifecycle_target: tests/targets/lifecycle_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 
+# A tree of processes, each with known reads and requests: run follows forks.
+test-targets: $(T)/targets/fork_tree_target
+$(T)/targets/fork_tree_target: tests/targets/fork_tree_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
 # The server tests' ground truth (tests/truth): an LD_PRELOAD library that
 # counts the clock calls and reply syscalls of the process it is loaded into,
 # independently of clockprof's mechanisms.

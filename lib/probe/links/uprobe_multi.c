@@ -46,8 +46,9 @@ static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t 
 	return (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
-			  const uint64_t *offsets, const uint64_t *cookies, size_t n)
+int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, bool every_process,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t n)
 {
 	*l = (struct cp_uprobe_link){ .fd = -1, .pid = pid, .n = n };
 	l->path = strdup(path);
@@ -58,7 +59,7 @@ int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, cons
 		return -1;
 	}
 	memcpy(l->offsets, offsets, n * sizeof(*offsets));
-	l->fd = link_create(prog_fd, pid, path, offsets, cookies, n);
+	l->fd = link_create(prog_fd, every_process ? 0 : pid, path, offsets, cookies, n);
 	if (l->fd < 0) {
 		int e = errno;
 

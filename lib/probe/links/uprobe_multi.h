@@ -41,12 +41,15 @@ struct cp_uprobe_link {
 	size_t n;
 };
 
-/* Places uprobes at offsets[0..n) of the file at path for process pid only,
- * each with its cookie (cookies may be NULL), all running prog_fd (loaded
- * with CP_BPF_TRACE_UPROBE_MULTI), remembered in *l. 0, or -1 with errno
- * set and l->fd -1. */
-int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, const char *path,
-			  const uint64_t *offsets, const uint64_t *cookies, size_t n);
+/* Places uprobes at offsets[0..n) of the file at path for process pid only
+ * (every process that runs the file when every_process: the program
+ * filters, and pid's code is the one checked at removal), each with its
+ * cookie (cookies may be NULL), all running prog_fd (loaded with
+ * CP_BPF_TRACE_UPROBE_MULTI), remembered in *l. 0, or -1 with errno set
+ * and l->fd -1. */
+int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, bool every_process,
+			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
+			  size_t n);
 
 /* Forgets what *l remembers (its fd is not closed) and marks it empty. */
 void cp_uprobe_link_forget(struct cp_uprobe_link *l);

@@ -35,7 +35,7 @@ static void *register_uprobe(void *arg)
 	if (cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
 	    (prog = cp_uprobe_multi_noop_prog()) < 0)
 		return NULL;
-	if (cp_uprobe_link_attach(&link, prog, getpid(), path, &offset, NULL, 1) == 0)
+	if (cp_uprobe_link_attach(&link, prog, getpid(), false, path, &offset, NULL, 1) == 0)
 		cp_uprobe_links_remove(&link, 1, false);
 	close(prog);
 	return NULL;

@@ -73,6 +73,8 @@ int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "--stacks needs the kernel to walk each read's stack: --mechanism %s cannot",
 			       ops->name);
+	if (!(ops->caps & CP_MECH_FOLLOWS_FORKS))
+		cfg->follow_forks = false;	/* its probes are the target's alone */
 	return ops->configure ? ops->configure(cfg, err) : 0;
 }
 
@@ -167,6 +169,7 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2])
 		m->ops->close(m);
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
+	free(m->procs);
 	free(m);
 }
 

@@ -42,6 +42,9 @@ enum cp_mech_cap {
 	/* Its self-test tells whether hardware breakpoints fire here
 	 * (run.json's host.breakpoints_fire). */
 	CP_MECH_TESTS_BREAKPOINTS = 1u << 3,
+	/* The processes the target forks are counted, each in its own copy
+	 * of what counts (cp_session_config.follow_forks; m->procs). */
+	CP_MECH_FOLLOWS_FORKS = 1u << 4,
 };
 
 struct cp_mechanism_ops {
@@ -89,6 +92,13 @@ struct cp_mechanism_ops {
 	void (*close)(struct cp_mech *m);
 };
 
+/* A followed process's reads as a mechanism counted them. */
+struct cp_mech_proc {
+	uint32_t host_tgid;	/* cp_followed's */
+	uint64_t reads;
+	bool known;		/* false: its counts could not be had */
+};
+
 /* One mechanism at work on one target, over one session. */
 struct cp_mech {
 	const struct cp_mechanism_ops *ops;
@@ -99,6 +109,11 @@ struct cp_mech {
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
 	char warning[256];		/* what the window should say; "" none */
+	/* The followed processes' reads as of the last read, by a mechanism
+	 * that counts them (the patch: each in its own copy of the table,
+	 * added to the totals); none otherwise. */
+	struct cp_mech_proc *procs;
+	size_t nprocs;
 	void *state;			/* the mechanism's own */
 };
 

@@ -32,6 +32,7 @@ struct cp_session {
 	struct clockreads_bpf *skel;
 	pid_t pid;
 	bool multi;			/* uprobes as uprobe_multi links */
+	bool follow;			/* cp_session_config.follow_forks */
 	bool watch_exec;		/* cp_session_config.watch_exec */
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
@@ -89,19 +90,19 @@ static int load_error(int e, struct cp_error *err)
  * where the kernel has them, else one libbpf link per offset (n of out's
  * entries). Returns the number of entries of out filled, -1 with errno. */
 static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
-			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
-			  size_t n, struct ulink *out)
+			  bool every_process, const char *path, const uint64_t *offsets,
+			  const uint64_t *cookies, size_t n, struct ulink *out)
 {
 	if (s->multi) {
 		out[0].link = NULL;
-		return cp_uprobe_link_attach(&out[0].multi, bpf_program__fd(prog), pid, path,
-					     offsets, cookies, n) ? -1 : 1;
+		return cp_uprobe_link_attach(&out[0].multi, bpf_program__fd(prog), pid,
+					     every_process, path, offsets, cookies, n) ? -1 : 1;
 	}
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies ? cookies[i] : 0);
 
 		out[i].multi = (struct cp_uprobe_link){ .fd = -1 };
-		out[i].link = bpf_program__attach_uprobe_opts(prog, pid, path,
+		out[i].link = bpf_program__attach_uprobe_opts(prog, every_process ? -1 : pid, path,
 							      (size_t)offsets[i], &opts);
 		if (!out[i].link) {
 			int e = errno;
@@ -118,7 +119,21 @@ static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, 
 static int attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
 			 const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out)
 {
-	return attach_uprobes(s, prog, pid, p->path, &p->offset, &cookie, 1, out) < 0 ? -1 : 0;
+	return attach_uprobes(s, prog, pid, false, p->path, &p->offset, &cookie, 1, out) < 0 ?
+	       -1 : 0;
+}
+
+/* The boundary and --probe functions, where every process that runs them
+ * is counted when the target's forks are followed: a process the target
+ * forks runs the target's code, breakpoints included, but a uprobe for
+ * one pid fires in that pid alone. The program counts the followed ones
+ * only; the window made sure no other process runs these files. */
+static int attach_request_probe(const struct cp_session *s, struct bpf_program *prog,
+				const struct cp_uprobe_point *p, uint64_t cookie,
+				struct ulink *out)
+{
+	return attach_uprobes(s, prog, s->pid, s->follow, p->path, &p->offset, &cookie, 1,
+			      out) < 0 ? -1 : 0;
 }
 
 static bool ulink_set(const struct ulink *u)
@@ -173,8 +188,8 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 	struct clockreads_bpf *skel = s->skel;
 
 	for (int i = 0; i < cfg->nprobes && i < CP_MAX_PROBES; i++)
-		if (attach_uprobe(s, skel->progs.on_extra_probe, cfg->pid, &cfg->probes[i],
-				  (uint64_t)i, &s->probes[i]))
+		if (attach_request_probe(s, skel->progs.on_extra_probe, &cfg->probes[i],
+					 (uint64_t)i, &s->probes[i]))
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place the --probe uprobe in %s at 0x%llx: %s",
 				       cfg->probes[i].path,
@@ -188,8 +203,8 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       strerror(errno));
 	}
 	if (cfg->boundary_func) {
-		if (attach_uprobe(s, skel->progs.on_boundary_func, cfg->pid,
-				  cfg->boundary_func, 0, &s->boundary))
+		if (attach_request_probe(s, skel->progs.on_boundary_func, cfg->boundary_func, 0,
+					 &s->boundary))
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
 				       cfg->boundary_func->path,
@@ -212,7 +227,7 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + n,
 		    sizeof(*s->file_links)))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	added = attach_uprobes(s, prog, s->pid, path, offsets, cookies, n,
+	added = attach_uprobes(s, prog, s->pid, false, path, offsets, cookies, n,
 			       s->file_links + s->nfile_links);
 	if (added < 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot place a uprobe on %s in %s at 0x%llx: %s",
@@ -408,7 +423,8 @@ static bool kernel_allocates_on_insert(void)
 static void allocate_on_insert(struct clockreads_bpf *skel)
 {
 	struct bpf_map *maps[] = { skel->maps.site_ids, skel->maps.unwind_rules,
-				   skel->maps.dist_slots };
+				   skel->maps.dist_slots, skel->maps.procs,
+				   skel->maps.child_slots, skel->maps.child_exit_sites };
 
 	if (!kernel_allocates_on_insert())
 		return;
@@ -424,6 +440,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->pidns_dev = cfg->pidns.dev;
 	skel->rodata->pidns_ino = cfg->pidns.ino;
 	skel->rodata->target_tgid = (__u32)cfg->pid;
+	skel->rodata->follow_forks = cfg->follow_forks;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
@@ -478,6 +495,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	allocate_on_insert(skel);
 	s->pid = cfg->pid;
 	s->watch_exec = cfg->watch_exec;
+	s->follow = cfg->follow_forks;
 	s->multi = cp_uprobe_multi_supported();
 	if (s->multi)
 		use_uprobe_multi(skel);
@@ -497,6 +515,8 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
+	if (cfg->follow_forks)	/* a followed process's exit and its table */
+		s->exit_watch = bpf_program__attach(skel->progs.on_target_exit);
 	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -836,10 +856,57 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 	*st = (struct cp_session_stats){ .uprobes = s->nclock_uprobes };
 }
 
-void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks)
+void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks,
+			  unsigned *followed_execed)
 {
 	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED);
 	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
+	*followed_execed = s->exec_watch ?
+			   __atomic_load_n(&s->skel->bss->procs_execed, __ATOMIC_RELAXED) : 0;
+}
+
+int cp_session_followed(const struct cp_session *s, struct cp_followed **out, size_t *n)
+{
+	struct bpf_map *map = s->skel->maps.procs;
+	struct cp_followed *v = NULL;
+	size_t have = 0, cap = 0;
+	__u32 key, next;
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (cp_grow(&v, &cap, have + 1, sizeof(*v))) {
+			free(v);
+			return -1;
+		}
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v[have].p, sizeof(v[have].p), 0))
+			v[have++].host_tgid = key;
+	}
+	*out = v;
+	*n = have;
+	return 0;
+}
+
+int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, struct cp_proc *out)
+{
+	return bpf_map__lookup_elem(s->skel->maps.procs, &host_tgid, sizeof(host_tgid), out,
+				    sizeof(*out), 0) ? -1 : 0;
+}
+
+int cp_session_child_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
+{
+	struct bpf_map *map = s->skel->maps.child_exit_sites;
+	__u64 key, next, count;
+	int rc = 0;
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
+			rc = each(ctx, key, count);
+	}
+	return rc;
 }
 
 void cp_session_detach_clock_probes(struct cp_session *s)

@@ -35,6 +35,12 @@ bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLO
 int cp_session_patch_exit_sites(struct cp_session *s,
 				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx);
 
+/* The call sites of the followed processes' threads that exited in the
+ * clock window, summed (their counts are in cp_followed's sums), each
+ * given to each. */
+int cp_session_child_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx);
+
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);
 unsigned long cp_session_selftest_hits(const struct cp_session *s);

@@ -202,7 +202,10 @@ static int open_session(struct cp_session **s, struct cp_mech **m,
 static int configure(struct run *r, struct cp_profile *p, struct cp_error *err)
 {
 	r->cfg = r->plain;
-	return cp_mech_configure(p->mechanism, &r->cfg, err);
+	if (cp_mech_configure(p->mechanism, &r->cfg, err))
+		return -1;
+	p->followed = r->cfg.follow_forks;
+	return 0;
 }
 
 /* --mechanism auto: the patch refused (err) before anything was counted.
@@ -358,6 +361,7 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	 * counting past the phase, and a read it counts after the switch is
 	 * in no request. */
 	cp_mech_read(r->w.mech, &p->totals);
+	cp_window_processes(p, r->s, r->w.mech, r->start);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
 	if (r->w.mech->warning[0])
@@ -427,17 +431,28 @@ static void read_counters(struct run *r, struct cp_profile *p)
  * so that a count lower than expected is explained. */
 static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 {
-	unsigned forks;
+	unsigned forks, followed_execed;
 	bool execed;
 
-	cp_session_lifecycle(s, &execed, &forks);
+	cp_session_lifecycle(s, &execed, &forks, &followed_execed);
 	if (execed)
 		cp_profile_warn(p, "the target exec()ed a new program during the window: its clock "
 				"reads from the exec on are not counted (the probes were in the old image)");
-	if (forks)
+	if (forks && p->followed)
+		cp_profile_warn(p, "%u process%s the target started during the window %s not "
+				"followed (too many at once): %s clock reads are not counted", forks,
+				forks == 1 ? "" : "es", forks == 1 ? "was" : "were",
+				forks == 1 ? "its" : "their");
+	else if (forks)
 		cp_profile_warn(p, "the target started %u process%s during the window: %s clock reads "
-				"are not counted (only the target's own threads are)", forks,
-				forks == 1 ? "" : "es", forks == 1 ? "its" : "their");
+				"are not counted (only the target's own threads are%s)", forks,
+				forks == 1 ? "" : "es", forks == 1 ? "its" : "their",
+				p->mechanism == CP_MECHANISM_PATCH || !p->launched ? "" :
+				"; run follows the processes it forks with the vDSO patch only");
+	if (followed_execed)
+		cp_profile_warn(p, "%u process%s the target started exec()ed another program: "
+				"%s clock reads from the exec on are not counted", followed_execed,
+				followed_execed == 1 ? "" : "es", followed_execed == 1 ? "its" : "their");
 }
 
 /* Everything released, the call sites named (the probes are gone), and a
@@ -604,6 +619,7 @@ void cp_profile_release(struct cp_profile *p)
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);
 	cp_named_stacks_free(&p->stacks);
+	free(p->processes);
 	cp_target_release(&p->target);
 }
 

@@ -10,6 +10,7 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "mechanism.h"
+#include "proc_maps.h"
 #include "profile_window.h"
 #include "syscall_look.h"
 #include "syscall_names.h"
@@ -128,6 +129,32 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 	return 0;
 }
 
+/* Following the target's forks, the boundary and --probe functions count
+ * in every process that runs their files (session.c): not when another
+ * process runs one of them already, whose every call would trap. Then
+ * the forks are not followed, and the warning says why. */
+static void check_follow(struct cp_profile *p, struct cp_session_config *cfg)
+{
+	const struct cp_uprobe_point *files[1 + CP_MAX_PROBES];
+	size_t n = 0;
+
+	if (cfg->boundary_func)
+		files[n++] = cfg->boundary_func;
+	for (int i = 0; i < cfg->nprobes && n < sizeof(files) / sizeof(files[0]); i++)
+		files[n++] = &cfg->probes[i];
+	for (size_t i = 0; i < n && cfg->follow_forks; i++) {
+		pid_t other = cp_proc_maps_other_user(files[i]->path, cfg->pid);
+
+		if (!other)
+			continue;
+		cfg->follow_forks = false;
+		cp_profile_warn(p, "the processes the target forks are not followed: process %d, "
+				"not the target's, also runs %s, whose boundary or --probe uprobe "
+				"would trap it too (--no-inherit says this is wanted)", (int)other,
+				files[i]->path);
+	}
+}
+
 int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
 		       struct cp_uprobe_point *probes, struct cp_error *err)
@@ -157,6 +184,8 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
 	cfg->stacks = o->stacks;
 	cfg->launched = p->launched;
+	cfg->follow_forks = o->follow_forks;
+	check_follow(p, cfg);
 	cfg->verbose = o->verbose;
 	/* Which mechanism opens first; the window configures the session for
 	 * it, and falls back from it while nothing is counted yet (profile.c). */

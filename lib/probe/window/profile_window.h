@@ -109,6 +109,12 @@ void cp_dist_open(struct cp_profile *p, struct cp_session *s, struct cp_window *
 void cp_dist_cover_threads(struct cp_profile *p, struct cp_session *s,
 			   struct cp_dist_failed *failed);
 
+/* The per-process rows (window_processes.c): the target's and those of
+ * the processes it forked, followed, from the session and what the
+ * mechanism counted of each; start: the clock window's (monotonic s). */
+void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
+			 const struct cp_mech *m, double start);
+
 /* A launched command (child_reap.c). */
 void cp_child_finish(struct cp_profile *p, int end_signal);
 void cp_child_kill_held(pid_t pid);

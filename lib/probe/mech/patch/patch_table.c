@@ -86,10 +86,18 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 		return -1;
 	else if (!t->settled)
 		rc = 1;		/* gone: the last counts read */
+	cp_patch_counts_between(t->base, t->last, c);
 	c->threads = threads;
 	c->shared = shared;
+	return rc;
+}
+
+void cp_patch_counts_between(const uint64_t base[CP_PATCH_SLOT_WORDS],
+			     const uint64_t last[CP_PATCH_SLOT_WORDS], struct cp_vdso_patch_counts *c)
+{
+	memset(c, 0, sizeof(*c));
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
-		uint64_t n = t->last[i] - t->base[i];
+		uint64_t n = last[i] - (base ? base[i] : 0);
 
 		c->by_entry[cp_patch_word_entry(i)] += n;
 		if (cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME)
@@ -97,6 +105,22 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	}
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		c->total += c->by_entry[e];
+}
+
+int cp_patch_table_read_whole(pid_t pid, uint64_t addr, uint64_t sums[CP_PATCH_SLOT_WORDS],
+			      struct cp_patch_sites *sites)
+{
+	struct cp_patch_table t;
+	size_t threads;
+	uint64_t shared;
+	int rc;
+
+	if (cp_patch_table_open(&t, pid, addr))
+		return -1;
+	/* counters, sites, counters: the sites never hold more than the sums */
+	rc = sum(&t, sums, &threads, &shared) || cp_patch_sites_read(pid, addr, t.words, sites) ||
+	     sum(&t, sums, &threads, &shared) ? -1 : 0;
+	cp_patch_table_close(&t);
 	return rc;
 }
 

@@ -40,4 +40,14 @@ void cp_patch_table_settle(struct cp_patch_table *t, const uint64_t sums[CP_PATC
 int cp_patch_table_sites(const struct cp_patch_table *t, struct cp_patch_sites *out);
 void cp_patch_table_close(struct cp_patch_table *t);
 
+/* The reads between two sets of sums (base NULL: from zero), by entry and
+ * clock (threads and shared left 0). */
+void cp_patch_counts_between(const uint64_t base[CP_PATCH_SLOT_WORDS],
+			     const uint64_t last[CP_PATCH_SLOT_WORDS], struct cp_vdso_patch_counts *c);
+/* A table read once, whole: the sums over its slots and its sites (a
+ * followed process's, counted from zero); -1 when it cannot be read (the
+ * process is gone). */
+int cp_patch_table_read_whole(pid_t pid, uint64_t addr, uint64_t sums[CP_PATCH_SLOT_WORDS],
+			      struct cp_patch_sites *sites);
+
 #endif

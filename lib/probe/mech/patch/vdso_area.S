@@ -31,7 +31,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso2\0"
+h_magic:	.ascii "clockprof-vdso3\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -103,6 +103,23 @@ sc_ip_2:
 	mov	eax, 28
 	syscall
 sc_ip_5:
+	/* madvise(counters, MADV_WIPEONFORK) and the same for the site
+	 * blocks: a process the target forks counts from zero in its own
+	 * copy (the rules and code pages it keeps). Its result does not
+	 * matter either: unwiped, a child's counts start at its parent's. */
+	mov	rdi, [rsp]
+	mov	esi, CP_PATCH_TABLE_SIZE
+	mov	edx, 18
+	mov	eax, 28
+	syscall
+sc_ip_7:
+	mov	rdi, [rsp]
+	add	rdi, CP_PATCH_SITES_OFF
+	mov	esi, CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF
+	mov	edx, 18
+	mov	eax, 28
+	syscall
+sc_ip_8:
 	/* mprotect(code pages, R-X): vdso_count.S is copied there */
 	mov	rdi, [rsp]
 	add	rdi, CP_PATCH_CODE_OFF
@@ -189,7 +206,8 @@ cp_vdso_area_end:
 
 /* Where the stub's syscalls return to (seccomp sees these as the
  * instruction pointer), as offsets from the area's start: mprotect, mmap,
- * mprotect, arch_prctl, madvise, mprotect (the code pages). */
+ * mprotect, arch_prctl, madvise, mprotect (the code pages), madvise
+ * twice (wipe on fork). */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -198,6 +216,8 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_4 - cp_vdso_area_start
 	.quad sc_ip_5 - cp_vdso_area_start
 	.quad sc_ip_6 - cp_vdso_area_start
+	.quad sc_ip_7 - cp_vdso_area_start
+	.quad sc_ip_8 - cp_vdso_area_start
 
 
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where

@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso2"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso3"
 #define CP_VDSO_AREA_MAX_SITES 3	/* one a clock entry */
 
 enum cp_vdso_area_cmd {
@@ -48,7 +48,7 @@ struct cp_vdso_area_header {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[6];
+extern const uint64_t cp_vdso_stub_syscall_ips[8];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 

@@ -260,20 +260,24 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
  * them: mprotect (writable), mmap (the table), mprotect (back), madvise
- * (the counters populated), mprotect (the code pages executable), and
- * arch_prctl when the thread is given a thread pointer. How many. ip:
- * the syscall's in cp_vdso_stub_syscall_ips. */
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[6])
+ * (the counters populated), madvise twice (the counters and site blocks
+ * wiped on fork), mprotect (the code pages executable), and arch_prctl
+ * when the thread is given a thread pointer. How many. ip: the
+ * syscall's in cp_vdso_stub_syscall_ips. */
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[8])
 {
-	const struct { int nr, ip; uint64_t args[6]; } calls[6] = {
+	const struct { int nr, ip; uint64_t args[6]; } calls[8] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_madvise, 6, { p->plan.table, CP_PATCH_TABLE_SIZE, 18 /* MADV_WIPEONFORK */ } },
+		{ SYS_madvise, 7, { p->plan.table + CP_PATCH_SITES_OFF,
+				    CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF, 18 } },
 		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
 	};
-	size_t n = p->give_fs ? 6 : 5;
+	size_t n = p->give_fs ? 8 : 7;
 
 	for (size_t i = 0; i < n; i++) {
 		d[i] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
@@ -289,7 +293,7 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[6];
+	struct seccomp_data calls[8];
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -583,6 +587,19 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	if (!sites_read(p, false) && kill(p->pid, 0) == 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);
 	return 0;
+}
+
+int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
+{
+	struct cp_vdso_patch *p;
+	int rc;
+
+	if (cp_vdso_patch_prepare(pid, false, &p, err))
+		return -1;
+	p->patched = p->info.reused;	/* its sites are its parent's, switched */
+	rc = cp_vdso_patch_restore(p, err);
+	cp_vdso_patch_free(p);
+	return rc;
 }
 
 void cp_vdso_patch_free(struct cp_vdso_patch *p)

@@ -68,6 +68,10 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_mark(struct cp_vdso_patch *p);
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err);
 void cp_vdso_patch_free(struct cp_vdso_patch *p);
+/* A process forked from a patched one runs its parent's patched vDSO
+ * copy: its sites are switched back (its table stays, inert), as
+ * restore does for the target. 0 also when there is nothing to do. */
+int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
 
 /* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only

@@ -38,6 +38,8 @@ struct cp_session_config {
 	bool launched;				/* a command run launched, held under
 						 * clockprof's ptrace until the window opens */
 	bool vdso_breakpoints;			/* load the program they run */
+	bool follow_forks;			/* count the processes the target
+						 * forks too, and theirs */
 	bool watch_exec;			/* uprobe each file's execve/execveat
 						 * (the vDSO patch sums its counters
 						 * there) */
@@ -74,9 +76,25 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		    struct cp_error *err);
 
 /* Whether the target exec()ed since the session opened (nothing is counted
- * after that: the probes were placed in the old image), and how many
- * processes it started (not counted: only the target's threads are). */
-void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks);
+ * after that: the probes were placed in the old image), how many
+ * processes it (or a followed one) started that are not counted (not
+ * following, or too many), and how many followed ones exec()ed another
+ * program (counted no more from then on). */
+void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks,
+			  unsigned *followed_execed);
+
+/* A process followed besides the target (follow_forks): what the program
+ * knows of it (clockreads.h). */
+struct cp_followed {
+	uint32_t host_tgid;	/* its number in the host's pid namespace */
+	struct cp_proc p;
+};
+
+/* Every process followed so far, in no order (malloc'd array); -1 out of
+ * memory. */
+int cp_session_followed(const struct cp_session *s, struct cp_followed **out, size_t *n);
+/* One of them as it is now; -1 when not followed. */
+int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, struct cp_proc *out);
 
 /* Probes one file the target maps (path: one we can open, e.g. through
  * /proc/PID/map_files): its syscall() function and the clock points in

@@ -35,6 +35,7 @@ struct cp_profile_options {
 	const char *events;		/* -e LIST; NULL: the default set; "none" */
 	bool stacks;			/* --stacks: whole user stacks */
 	bool debuginfod;		/* --debuginfod: names asked for after the window */
+	bool follow_forks;		/* count the processes the target forks too */
 	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
 					 * not given (auto: mech_choice.c) */
 	int verbose;
@@ -58,6 +59,20 @@ struct cp_profile_options {
 	double interval_s;
 	void (*on_interval)(const struct cp_profile *p, void *arg);
 	void *callback_arg;
+};
+
+/* One process counted: the target, then each process it forked that was
+ * followed (run's default), in the order they started. */
+struct cp_process_row {
+	pid_t pid, ppid;
+	char command[64];	/* its comm: at its exit or exec, else now */
+	double start_s, end_s;	/* fork and exit (or exec), s since the clock
+				 * window opened; start 0 for the target;
+				 * end < 0: still running */
+	bool execed;		/* exec()ed another program: counted up to it */
+	bool known;		/* false: its reads could not be had */
+	uint64_t reads;		/* in the clock window */
+	uint64_t requests, in_requests;	/* complete requests, reads inside them */
 };
 
 struct cp_probe_info {
@@ -134,6 +149,11 @@ struct cp_profile {
 	 * task-clock counted: [0] in the clock window (every probe), [1] in
 	 * the counter window (the boundary probe alone), ns; 0: not measured. */
 	double cpu_ns_per_request[2];
+	/* The processes counted, the target first; with follow_forks only
+	 * (none otherwise: the target is all). */
+	struct cp_process_row *processes;
+	size_t nprocesses;
+	bool followed;			/* follow_forks was asked for */
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	bool stacks_recorded;			/* --stacks was given */

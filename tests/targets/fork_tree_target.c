@@ -1,0 +1,114 @@
+/* fork_tree_target.c - a reference target for following the processes a
+ * target forks: a tree of processes whose every read and request is known
+ * by construction.
+ *
+ *   fork_tree_target CHILDREN REQUESTS [linger]
+ *
+ * Every process serves requests through serve_one (the boundary, either
+ * as func:serve_one or as syscall:getppid, which it calls first), each
+ * request 3 reads: clock_gettime(CLOCK_MONOTONIC) twice and time() once.
+ * The root serves REQUESTS, forks CHILDREN children, child i serving
+ * (i + 1) * REQUESTS (child 0 first forks a grandchild that serves
+ * REQUESTS), waits for them all and serves REQUESTS more. With "linger",
+ * one more child serves REQUESTS, says "linger PID" on stdout, lets go of
+ * stdin, stdout and stderr and waits for SIGTERM: it outlives the root.
+ * Nothing else in it reads the clock. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile long sink;
+
+__attribute__((noinline)) void serve_one(void)
+{
+	struct timespec ts;
+
+	sink += getppid();
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink += ts.tv_nsec;
+	sink += time(NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink += ts.tv_nsec;
+}
+
+static void serve(int n)
+{
+	for (int i = 0; i < n; i++)
+		serve_one();
+}
+
+/* Forks a child that serves n requests (and runs then, before exiting,
+ * when given); -1 when fork failed. */
+static pid_t child(int n, void (*then)(int), int arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (then)
+			then(arg);
+		serve(n);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void grandchild(int n)
+{
+	pid_t pid = child(n, NULL, 0);
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status)
+		_exit(1);
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void linger(int n)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	(void)n;
+	signal(SIGTERM, on_term);
+	serve(n);
+	printf("linger %d\n", (int)getpid());
+	fflush(stdout);
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	while (!stop)
+		pause();
+	_exit(0);
+}
+
+int main(int argc, char **argv)
+{
+	int children = argc > 2 ? atoi(argv[1]) : 0, n = argc > 2 ? atoi(argv[2]) : 0, status;
+	pid_t pids[64];
+
+	if (argc < 3 || children < 0 || children > 64 || n < 0) {
+		fprintf(stderr, "usage: fork_tree_target CHILDREN REQUESTS [linger]\n");
+		return 2;
+	}
+	serve(n);
+	for (int i = 0; i < children; i++)
+		if ((pids[i] = child((i + 1) * n, i == 0 ? grandchild : NULL, n)) < 0)
+			return 1;
+	for (int i = 0; i < children; i++)
+		if (waitpid(pids[i], &status, 0) != pids[i] || status)
+			return 1;
+	if (argc > 3 && !strcmp(argv[3], "linger") && child(0, linger, n) < 0)
+		return 1;
+	serve(n);
+	return 0;
+}
