@@ -939,7 +939,10 @@ int BPF_PROG(on_target_exit)
 	if (!(p = followed_proc()))
 		return 0;
 	last = task->signal->live.counter == 0;
-	if (patch_table && phase == CP_PHASE_CLOCK && task->mm)
+	/* In any phase: a process that exits as the window closes (its end
+	 * may come with the same Ctrl-C) is read from these sums. Its vDSO
+	 * counts no more once switched back at the clock window's end. */
+	if (patch_table && task->mm)
 		sum_exiting_thread(p, last);
 	if (last) {
 		bpf_get_current_comm(p->comm, sizeof(p->comm));

@@ -182,3 +182,74 @@ def test_a_child_that_execs_is_said_not_counted(ctx):
     rows = run["processes"]
     assert sum(1 for r in rows if r["execed"]) == 2, rows
     assert all(r["reads"] is None and not r["counted"] for r in rows if r["execed"]), rows
+
+
+def test_nginx_master_and_two_workers_under_run(ctx):
+    """nginx as it ships (a master that forks its workers), two workers,
+    launched by run with its default of following forks: each worker's
+    reads and requests against the ground truth preloaded into every
+    process (tests/truth/clock_truth.c: one count slot per process),
+    within 1%, and the requests add up to the load. (The master serves
+    no request; the truth gives it no reads of its own.)"""
+    import servers
+    from readiness import wait_for
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    server = servers.Nginx(ctx)
+    exe = servers.need("/usr/sbin/nginx", "nginx-light")
+    os.makedirs(os.path.join(server.dir, "www"), exist_ok=True)
+    for d in (ctx.tmp, server.dir, os.path.join(server.dir, "www")):
+        os.chmod(d, 0o755)
+    server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
+    conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
+                        .replace("worker_processes 1;", "worker_processes 2;"))
+    out = os.path.join(ctx.tmp, "nginx-run.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", "syscall:writev",
+                             "-o", out, "--", exe, "-e", "stderr", "-c", conf, "-p", server.dir],
+                            env=server.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    n = 1000
+    try:
+        wait_for(lambda: server.truth.ready() and len(server.truth.pids()) >= 3,
+                 "nginx's master and two workers")
+        wait_for(lambda: _listening(server.port, proc), "nginx to listen")
+        servers.ab(server.port, n, "/index.html", keepalive=False)
+        truth = {pid: server.truth.snapshot(pid) for pid in server.truth.pids()}
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
+    run = ctx.load_json(out)
+    rows = {r["pid"]: r for r in run["processes"]}
+    # clockprof itself (and its helpers) carry the preloaded library too
+    truth = {pid: t for pid, t in truth.items() if pid in rows}
+    workers = [pid for pid in truth if pid != run["target"]["pid"]]
+    assert len(workers) == 2 and len(rows) == 3, (rows, list(truth))
+    print(f"     nginx: " + ", ".join(
+        f"{pid}: clockprof {rows[pid]['reads']} reads {rows[pid]['requests']} requests, "
+        f"truth {truth[pid].reads} {truth[pid].requests}" for pid in truth), flush=True)
+    for pid in workers:
+        t = truth[pid]
+        assert abs(rows[pid]["reads"] - t.reads) <= max(TOLERANCE * t.reads, 2), \
+            (pid, rows[pid], t.calls)
+        assert abs(rows[pid]["requests"] - t.requests) <= max(TOLERANCE * t.requests, 1), \
+            (pid, rows[pid], t.requests)
+    # each worker's first reply opens its first request
+    assert sum(rows[pid]["requests"] for pid in workers) >= n - len(workers), rows
+    exe_rows = run["executables"]
+    assert len(exe_rows) == 1 and exe_rows[0]["processes"] == 3, exe_rows
+
+
+TOLERANCE = 0.01
+
+
+def _listening(port, proc):
+    import socket
+    if proc.poll() is not None:
+        raise AssertionError(f"clockprof exited {proc.returncode}")
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
