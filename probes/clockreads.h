@@ -342,6 +342,8 @@ struct cp_patch_exit_site {
 enum cp_proc_flag {
 	CP_PROC_EXITED = 1,	/* its last thread exited */
 	CP_PROC_EXECED = 2,	/* it exec()ed another program */
+	CP_PROC_SHARED_SLOT = 4,	/* a thread of it found no slot of its own
+					 * in the vDSO patch's table */
 };
 
 struct cp_proc {

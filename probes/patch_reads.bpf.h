@@ -406,20 +406,27 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 	bpf_loop(CP_PATCH_SITE_ENTRIES, add_child_site, &sites, 0);
 }
 
-/* A followed process's thread exits in the clock window: its slot is
- * added (found as its boundaries find it), and at the last thread the
- * shared one. A page of the table no thread of the process wrote was
- * wiped at the fork and never touched: it cannot be read here, and holds
+/* A followed process's thread exits: its slot is added (found as its
+ * boundaries find it), and at the last thread the shared one, if a thread
+ * found every slot it may probe taken (only then are reads filed there).
+ * A page of the table no thread of the process wrote was wiped at the
+ * fork and never touched: it cannot be read here, and holds nothing.
+ * The first read of the table from here costs ~7 us on these VMs (a
+ * short-lived child pays it once): the shared slot is not read for
  * nothing. */
 static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
+	int found = read_patch_slot(patch_key(), words, &slot, true);
 
-	if (read_patch_slot(patch_key(), words, &slot, true) == 1) {
+	if (found == 1) {
 		add_child_slot(p, (__u32)slot + 1, words);
 		__sync_fetch_and_add(&p->threads_summed, 1);
+	} else if (found < 0) {
+		__sync_fetch_and_or(&p->flags, CP_PROC_SHARED_SLOT);
 	}
-	if (last && !bpf_probe_read_user(words, sizeof(words), (void *)patch_table))
+	if (last && (p->flags & CP_PROC_SHARED_SLOT) &&
+	    !bpf_probe_read_user(words, sizeof(words), (void *)patch_table))
 		add_child_slot(p, 0, words);
 }
 
