@@ -253,3 +253,22 @@ def _listening(port, proc):
         return True
     except OSError:
         return False
+
+
+def test_a_long_run_of_short_children_is_counted_whole(ctx):
+    """A CGI-style storm: 300 children, one every 8 ms, each reading 3
+    times (the root 2 per child and 2 more): more than two seconds, so
+    the children that exited are moved out of the program's maps while
+    the window is open; every read and every child still in run.json."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    out = os.path.join(ctx.tmp, "storm.json")
+    proc = ctx.run("run", "-q", "-e", "none", "-o", out, "--", ctx.target("fork_tree_target"),
+                   "storm", 300, 8, 100000)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["total"] == 3 * 300 + 2 * 300 + 2, run["clock_reads"]
+    rows = run["processes"]
+    assert len(rows) == 301 and all(r["reads"] == 3 for r in rows[1:]), \
+        sorted({r["reads"] for r in rows[1:]})
+    assert run["duration_s"] > 2, run["duration_s"]

@@ -12,6 +12,8 @@
  * REQUESTS), waits for them all and serves REQUESTS more. With "linger",
  * one more child serves REQUESTS, says "linger PID" on stdout, lets go of
  * stdin, stdout and stderr and waits for SIGTERM: it outlives the root.
+ * With "wait", the root itself waits for SIGTERM at the end (and then
+ * serves REQUESTS more), the lingering child with it.
  * Nothing else in it reads the clock. */
 #include <fcntl.h>
 #include <signal.h>
@@ -168,5 +170,15 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[3], "linger") && child(0, linger, n) < 0)
 		return 1;
 	serve(n);
+	if (argc > 3 && !strcmp(argv[3], "wait")) {
+		signal(SIGTERM, on_term);
+		printf("waiting\n");
+		fflush(stdout);
+		if (child(0, linger, n) < 0)
+			return 1;
+		while (!stop)
+			pause();
+		serve(n);
+	}
 	return 0;
 }

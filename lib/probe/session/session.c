@@ -33,6 +33,13 @@ struct cp_session {
 	pid_t pid;
 	bool multi;			/* uprobes as uprobe_multi links */
 	bool follow;			/* cp_session_config.follow_forks */
+	/* Followed processes whose exit (or exec) the program has said: moved
+	 * out of its maps (drain_followed) so that a long run's forks never
+	 * fill them; those marked are moved at the next drain. */
+	struct cp_followed *gone;
+	size_t ngone, cap_gone;
+	uint32_t *marked;
+	size_t nmarked, cap_marked;
 	bool watch_exec;		/* cp_session_config.watch_exec */
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
@@ -872,6 +879,11 @@ int cp_session_followed(const struct cp_session *s, struct cp_followed **out, si
 	size_t have = 0, cap = 0;
 	__u32 key, next;
 
+	if (s->ngone && (cp_grow(&v, &cap, s->ngone, sizeof(*v)) ||
+			 !memcpy(v, s->gone, s->ngone * sizeof(*v))))
+		return -1;
+	have = s->ngone;
+
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
 	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
 		key = next;
@@ -889,8 +901,76 @@ int cp_session_followed(const struct cp_session *s, struct cp_followed **out, si
 
 int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, struct cp_proc *out)
 {
+	for (size_t i = 0; i < s->ngone; i++)
+		if (s->gone[i].host_tgid == host_tgid) {
+			*out = s->gone[i].p;
+			return 0;
+		}
 	return bpf_map__lookup_elem(s->skel->maps.procs, &host_tgid, sizeof(host_tgid), out,
 				    sizeof(*out), 0) ? -1 : 0;
+}
+
+/* Whether tgid is among v[0..n). */
+static bool has_tgid(const uint32_t *v, size_t n, uint32_t tgid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == tgid)
+			return true;
+	return false;
+}
+
+/* The child_slots entries of the processes in tgids[0..n) deleted. */
+static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
+{
+	struct bpf_map *map = s->skel->maps.child_slots;
+	struct { __u32 tgid, slot; } key, next, *doomed = NULL;
+	size_t ndoomed = 0, cap = 0;
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (has_tgid(tgids, n, key.tgid) && !cp_grow(&doomed, &cap, ndoomed + 1, sizeof(key)))
+			doomed[ndoomed++] = key;
+	}
+	for (size_t i = 0; i < ndoomed; i++)
+		bpf_map__delete_elem(map, &doomed[i], sizeof(key), 0);
+	free(doomed);
+}
+
+void cp_session_drain_followed(struct cp_session *s)
+{
+	struct bpf_map *map = s->skel->maps.procs;
+	uint32_t *moved = NULL;
+	size_t nmoved = 0, cap = 0;
+	__u32 key, next;
+
+	/* Those marked at the last drain: every thread's exit has added what
+	 * it read by now (a second or more later). */
+	for (size_t i = 0; i < s->nmarked; i++) {
+		struct cp_followed f = { .host_tgid = s->marked[i] };
+
+		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid), &f.p, sizeof(f.p), 0) ||
+		    cp_grow(&s->gone, &s->cap_gone, s->ngone + 1, sizeof(*s->gone)) ||
+		    cp_grow(&moved, &cap, nmoved + 1, sizeof(*moved)))
+			continue;
+		s->gone[s->ngone++] = f;
+		moved[nmoved++] = f.host_tgid;
+		bpf_map__delete_elem(map, &f.host_tgid, sizeof(f.host_tgid), 0);
+	}
+	if (nmoved)
+		forget_slots(s, moved, nmoved);
+	free(moved);
+	s->nmarked = 0;
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		struct cp_proc p;
+
+		key = next;
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &p, sizeof(p), 0) &&
+		    (p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) &&
+		    !cp_grow(&s->marked, &s->cap_marked, s->nmarked + 1, sizeof(*s->marked)))
+			s->marked[s->nmarked++] = key;
+	}
 }
 
 int cp_session_child_exit_sites(struct cp_session *s,
@@ -949,6 +1029,8 @@ size_t cp_session_close(struct cp_session *s)
 	ring_buffer__free(s->events);
 	bpf_link__destroy(s->exec_watch);
 	bpf_link__destroy(s->fork_watch);
+	free(s->gone);
+	free(s->marked);
 	bpf_link__destroy(s->exit_watch);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)

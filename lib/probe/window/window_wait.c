@@ -191,6 +191,8 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	if (now < t->next_tick)
 		return;
 	t->next_tick += 1;
+	if (p->followed)
+		cp_session_drain_followed(s);
 	if (o->tick && !p->counter_phase && cp_mech_read(w->mech, &p->totals) == 0) {
 		p->duration_s = now - t->start;
 		o->tick(p, o->callback_arg);

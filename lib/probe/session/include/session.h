@@ -93,6 +93,11 @@ struct cp_followed {
 /* Every process followed so far, in no order (malloc'd array); -1 out of
  * memory. */
 int cp_session_followed(const struct cp_session *s, struct cp_followed **out, size_t *n);
+/* Moves the processes that have exited (or exec()ed) out of the
+ * program's maps, kept here: a long run's forks never fill them (at
+ * most CP_MAX_PROCS at once). Once a second or so, while the window is
+ * open. */
+void cp_session_drain_followed(struct cp_session *s);
 /* One of them as it is now; -1 when not followed. */
 int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, struct cp_proc *out);
 
