@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* clockreads.bpf.c - counts every clock read of one process, per request.
+/* clockreads.bpf.c - counts every clock read of one process (and, run's
+ * default, of the processes it forks: procs), per request.
  *
  * Ways in, each counted exactly once (user space attaches one mechanism):
  *  - on_clock_func (the uprobe mechanism, the default): a uprobe on each

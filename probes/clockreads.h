@@ -356,8 +356,8 @@ struct cp_proc {
 	__u32 threads_summed;	/* threads whose vDSO patch slot was added to sums */
 	char comm[16];		/* at its exit or exec */
 	/* The vDSO patch: its threads' slots, each added as the thread exited
-	 * in the clock window (the table is the process's own: it is wiped at
-	 * fork), and its shared slot at its last thread's. */
+	 * (the table is the process's own: it is wiped at fork), and its
+	 * shared slot at its last thread's. */
 	__u64 sums[CP_PATCH_SLOT_WORDS];
 };
 

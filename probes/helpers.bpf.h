@@ -22,24 +22,29 @@ static __always_inline __u32 log2_floor(__u64 v)
 	return e;
 }
 
-/* Adds one to the __u64 counter at key of a hash map shared by every CPU,
+/* Adds n to the __u64 counter at key of a hash map shared by every CPU,
  * creating it when missing. -1 when the map is full. */
-static __always_inline int map_count_one(void *map, const void *key)
+static __always_inline int map_add(void *map, const void *key, __u64 n)
 {
-	__u64 one = 1, *count = bpf_map_lookup_elem(map, key);
+	__u64 *count = bpf_map_lookup_elem(map, key);
 
 	if (count) {
-		__sync_fetch_and_add(count, 1);
+		__sync_fetch_and_add(count, n);
 		return 0;
 	}
-	if (bpf_map_update_elem(map, key, &one, BPF_NOEXIST) == 0)
+	if (bpf_map_update_elem(map, key, &n, BPF_NOEXIST) == 0)
 		return 0;
 	/* Another CPU stored it first, or the map is full. */
 	count = bpf_map_lookup_elem(map, key);
 	if (!count)
 		return -1;
-	__sync_fetch_and_add(count, 1);
+	__sync_fetch_and_add(count, n);
 	return 0;
+}
+
+static __always_inline int map_count_one(void *map, const void *key)
+{
+	return map_add(map, key, 1);
 }
 
 /* Raises the counter at max to v if v is larger, atomically (see cp_add in

@@ -304,7 +304,6 @@ static __always_inline void sum_patch_table(void)
 	}
 }
 
-
 /* A followed process's table (it forked from the target: its copy of the
  * table was wiped at the fork, so it counts from zero) is summed thread
  * by thread as each exits: its own slot and site block, each exit adding
@@ -325,7 +324,7 @@ struct child_slot_seen {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CP_MAX_PROCS);
+	__uint(max_entries, 4 * CP_MAX_PROCS);	/* slots of the processes not yet drained */
 	__type(key, struct child_slot_key);
 	__type(value, struct child_slot_seen);
 } child_slots SEC(".maps");
@@ -357,7 +356,7 @@ struct child_sites_walk {
 static long add_child_site(__u32 i, void *ctx)
 {
 	struct child_sites_walk *w = ctx;
-	__u64 e[2], *count, gained;
+	__u64 e[2], gained;
 
 	if (i >= CP_PATCH_SITE_ENTRIES ||
 	    bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
@@ -366,14 +365,8 @@ static long add_child_site(__u32 i, void *ctx)
 		return 0;
 	gained = e[1] - w->seen->sites[i];
 	w->seen->sites[i] = e[1];
-	if (!gained)
-		return 0;
-	if ((count = bpf_map_lookup_elem(&child_exit_sites, &e[0]))) {
-		__sync_fetch_and_add(count, gained);
-	} else if (bpf_map_update_elem(&child_exit_sites, &e[0], &gained, BPF_NOEXIST)) {
-		if ((count = bpf_map_lookup_elem(&child_exit_sites, &e[0])))
-			__sync_fetch_and_add(count, gained);
-	}
+	if (gained)
+		map_add(&child_exit_sites, &e[0], gained);
 	return 0;
 }
 
