@@ -272,3 +272,87 @@ def test_a_long_run_of_short_children_is_counted_whole(ctx):
     assert len(rows) == 301 and all(r["reads"] == 3 for r in rows[1:]), \
         sorted({r["reads"] for r in rows[1:]})
     assert run["duration_s"] > 2, run["duration_s"]
+
+
+FORKING_SERVER = r"""
+import http.server, socketserver, sys, time
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # keep-alive: one child serves a connection's requests
+    wbufsize = 65536                # header and body leave in one send at the end
+
+    def do_GET(self):
+        started = time.monotonic()
+        body = b"%20.6f %12.6f\n" % (time.time(), time.monotonic() - started)  # one length
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        if self.headers.get("Connection", "").lower() == "keep-alive":
+            self.send_header("Connection", "keep-alive")  # ab -k waits for it
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+class Server(socketserver.ForkingMixIn, http.server.HTTPServer):
+    pass
+
+Server(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+def test_a_pre_fork_python_server_under_run(ctx):
+    """socketserver.ForkingTCPServer's way: a child per connection. One
+    keep-alive connection of 500 requests (one child serves them all)
+    and 20 one-request connections (20 children, each gone before the
+    window ends, read from its exit sums): each child's reads and
+    requests against the truth preloaded into every process, within 1%."""
+    import servers
+    from readiness import wait_for
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    server = servers.Python(ctx)
+    exe = servers.need("/usr/bin/python3", "python3")
+    script = server.write("forking.py", FORKING_SERVER)
+    out = os.path.join(ctx.tmp, "forking.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", "syscall:sendto",
+                             "-o", out, "--", exe, script, str(server.port)],
+                            env=server.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        wait_for(lambda: _listening(server.port, proc), "the forking server to listen")
+        servers.ab(server.port, 500, "/", keepalive=True)
+        for _ in range(20):
+            servers.http_get(server.port)
+        wait_for(lambda: len(_children(proc)) <= 1, "the server to reap its children")
+        truth = {pid: server.truth.snapshot(pid) for pid in server.truth.pids()}
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
+    run = ctx.load_json(out)
+    rows = {r["pid"]: r for r in run["processes"]}
+    children = [pid for pid in rows if pid != run["target"]["pid"]]
+    # 21, and the readiness check's connection (no request)
+    assert len(children) == 22, (len(children), rows)
+    served = sorted(rows[pid]["requests"] for pid in children)
+    assert served[-1] >= 499 and served[:-1] == [0] * 21, served
+    for pid in children:
+        t = truth[pid]
+        assert abs(rows[pid]["reads"] - t.reads) <= max(TOLERANCE * t.reads, 1), \
+            (pid, rows[pid], t.calls)
+        assert rows[pid]["requests"] == t.requests, (pid, rows[pid], t.requests)
+        assert rows[pid]["exit_s"] is not None, rows[pid]
+    print(f"     forking python: {len(children)} children, "
+          f"{sum(rows[p]['reads'] for p in children)} reads "
+          f"(truth {sum(truth[p].reads for p in children)})", flush=True)
+
+
+def _children(proc):
+    """The processes clockprof's command has forked, still there."""
+    try:
+        root = int(open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()[0])
+        return open(f"/proc/{root}/task/{root}/children").read().split()
+    except (OSError, IndexError, ValueError):
+        return []
