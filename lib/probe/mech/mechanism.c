@@ -91,7 +91,7 @@ int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session
 	m->pause_ms[0] = m->pause_ms[1] = -1;
 	m->pid = cfg->pid;
 	if (m->ops->open && m->ops->open(m, cfg, err)) {
-		cp_mech_close(m, NULL);
+		cp_mech_close(m, NULL, NULL);
 		return -1;
 	}
 	*out = m;
@@ -161,7 +161,7 @@ void cp_mech_detach(struct cp_mech *m)
 	cp_session_detach_clock_probes(m->s);
 }
 
-void cp_mech_close(struct cp_mech *m, double pause_ms[2])
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning)
 {
 	if (!m)
 		return;
@@ -169,6 +169,8 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2])
 		m->ops->close(m);
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
+	if (warning)
+		memcpy(warning, m->closing_warning, sizeof(m->closing_warning));
 	free(m->procs);
 	free(m);
 }

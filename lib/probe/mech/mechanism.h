@@ -109,6 +109,7 @@ struct cp_mech {
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
 	char warning[256];		/* what the window should say; "" none */
+	char closing_warning[256];	/* ... of what closing it did (cp_mech_close) */
 	/* The followed processes' reads as of the last read, by a mechanism
 	 * that counts them (the patch: each in its own copy of the table,
 	 * added to the totals); none otherwise. */
@@ -150,8 +151,9 @@ int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *
 void cp_mech_detach(struct cp_mech *m);
 /* Releases m (NULL is fine); the session is closed after it. pause_ms
  * (may be NULL) receives m's pauses (attach, detach), the last one being
- * made here. */
-void cp_mech_close(struct cp_mech *m, double pause_ms[2]);
+ * made here, and warning (may be NULL; 256 bytes) what closing did that
+ * the run should say, "" nothing. */
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning);
 
 /* For mechanisms that see reads at the vDSO: of a file, syscall() only
  * (direct clock syscalls do not pass the vDSO). */

@@ -223,7 +223,7 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	if (!r->s || !cp_mech_may_fall_back(p->requested_mechanism, p->mechanism, err))
 		return -1;
 	snprintf(p->fallback_reason, sizeof(p->fallback_reason), "%s", err->msg);
-	cp_mech_close(r->w.mech, NULL);
+	cp_mech_close(r->w.mech, NULL, NULL);
 	r->w.mech = NULL;
 	cp_session_close(r->s);
 	r->s = NULL;
@@ -459,6 +459,7 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
 {
+	char closing[256] = "";
 	size_t left;
 	double t0;
 
@@ -467,7 +468,9 @@ static void close_window(struct run *r, struct cp_profile *p)
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
-	cp_mech_close(r->w.mech, p->pause_ms);
+	cp_mech_close(r->w.mech, p->pause_ms, closing);
+	if (closing[0])
+		cp_profile_warn(p, "%s", closing);
 	left = cp_session_close(r->s);
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
@@ -568,7 +571,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	p->counters = NULL;
 	cp_counters_close(r->ctr);
 	cp_counters_close(r->cpu_clock);
-	cp_mech_close(r->w.mech, NULL);
+	cp_mech_close(r->w.mech, NULL, NULL);
 	cp_session_close(r->s);
 	cp_naming_close(&r->w.naming);
 	if (p->launched)

@@ -13,7 +13,6 @@
  * only after its entry point, is given one to zeros until it sets its own:
  * vdso_area.S). */
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +23,9 @@
 #include "mechanism.h"
 #include "proc_maps.h"
 #include "procfs.h"
-#include "grow.h"
+#include "patch_followed.h"
 #include "patch_sites.h"
 #include "patch_table.h"
-#include "session.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
 
@@ -212,104 +210,6 @@ static void read_patch_sites(struct patch_state *st, uint64_t total, struct cp_t
 		t->site_unnamed += total - named;
 }
 
-/* Reads counted in a table (c) join the window's, by entry, clock and
- * path. */
-static void add_counts(const struct patch_state *st, const struct cp_vdso_patch_counts *c,
-		       struct cp_totals *t)
-{
-	t->all.reads += c->total;
-	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		t->all.by_entry[e] += c->by_entry[e];
-	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
-		t->all.by_clock[k] += c->by_clock[k];
-		t->all.by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME, k == CP_CLOCK_OTHER ? -1 : k,
-						  st->hres)] += c->by_clock[k];
-	}
-	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */
-		t->all.by_clock[0] += c->by_entry[e];
-		t->all.by_path[cp_vdso_entry_path(e, 0, st->hres)] += c->by_entry[e];
-	}
-}
-
-/* One followed process's reads: a live one's table read whole (it was
- * wiped at its fork: it counts from zero), an exited one's as the
- * program summed it, thread by thread, as they exited. Its sites join
- * sites. False when neither can be had (it exec()ed, or it is in no pid
- * namespace of clockprof's). */
-static bool read_followed_one(const struct cp_mech *m, const struct patch_state *st,
-			      struct cp_followed *f, struct cp_vdso_patch_counts *c,
-			      struct cp_patch_sites *sites)
-{
-	uint64_t sums[CP_PATCH_SLOT_WORDS];
-	struct cp_patch_sites own = { 0 };
-	bool got = false;
-
-	if (f->p.flags & CP_PROC_EXECED)
-		return false;
-	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid &&
-	    cp_patch_table_read_whole((pid_t)f->p.pid, cp_vdso_patch_table(st->patch), sums,
-				      &own) == 0) {
-		for (size_t i = 0; i < own.n; i++)
-			cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
-		cp_patch_sites_free(&own);
-		got = true;
-	}
-	/* gone since it was listed: its exit was traced before its memory went */
-	if (!got && !(f->p.flags & CP_PROC_EXITED) &&
-	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||
-	     (f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) != CP_PROC_EXITED))
-		return false;
-	if (!got)
-		memcpy(sums, f->p.sums, sizeof(sums));
-	cp_patch_counts_between(NULL, sums, c);
-	return true;
-}
-
-static int add_child_exit_site(void *ctx, uint64_t key, uint64_t count)
-{
-	return cp_patch_sites_add(ctx, key, count);
-}
-
-/* The processes the target forked, followed (run's default): their reads
- * join the totals and their sites the window's; each one's reads are
- * kept in m->procs for the window's per-process table. */
-static void read_followed(struct cp_mech *m, struct patch_state *st, struct cp_totals *t)
-{
-	struct cp_followed *f = NULL;
-	struct cp_patch_sites sites = { 0 };
-	uint64_t reads = 0, named = 0;
-	size_t n = 0, cap = 0;
-
-	m->nprocs = 0;
-	if (cp_session_followed(m->s, &f, &n) || !n ||
-	    cp_grow(&m->procs, &cap, n, sizeof(*m->procs))) {
-		free(f);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct cp_vdso_patch_counts c;
-		bool known = read_followed_one(m, st, &f[i], &c, &sites);
-
-		m->procs[m->nprocs++] = (struct cp_mech_proc){
-			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known };
-		if (known) {
-			add_counts(st, &c, t);
-			reads += c.total;
-		}
-	}
-	cp_session_child_exit_sites(m->s, add_child_exit_site, &sites);
-	cp_patch_sites_normalize(&sites);
-	for (size_t i = 0; i < sites.n; i++) {
-		cp_patch_sites_add(&st->sites, sites.v[i].key, sites.v[i].count);
-		named += sites.v[i].count;
-	}
-	if (reads > named)
-		t->site_unnamed += reads - named;
-	cp_patch_sites_normalize(&st->sites);
-	cp_patch_sites_free(&sites);
-	free(f);
-}
-
 /* The target's reads join the session's (syscall() ones), and those of
  * the processes it forked, when followed. */
 static int patch_read(struct cp_mech *m, struct cp_totals *t)
@@ -328,8 +228,9 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	if (rc == 1)
 		snprintf(m->warning, sizeof(m->warning),
 			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
-	add_counts(st, &c, t);
-	read_followed(m, st, t);
+	cp_patch_counts_add(&c, st->hres, t);
+	if (cp_patch_followed_read(m, cp_vdso_patch_table(st->patch), st->hres, t, &st->sites))
+		cp_patch_sites_normalize(&st->sites);
 	return 0;
 }
 
@@ -364,35 +265,6 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 	return 0;
 }
 
-/* The followed processes still running when the clock window ends: each
- * runs its copy of the target's patched vDSO, switched back as the
- * target's is (a child whose vDSO cannot be restored keeps counting into
- * its own table, which no one reads: said). */
-static void restore_followed(struct cp_mech *m)
-{
-	struct cp_followed *f = NULL;
-	size_t n = 0, failed = 0;
-	pid_t first = 0;
-
-	if (cp_session_followed(m->s, &f, &n))
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct cp_error err = { 0 };
-
-		if (f[i].p.flags & (CP_PROC_EXITED | CP_PROC_EXECED) || !f[i].p.pid ||
-		    kill((pid_t)f[i].p.pid, 0) ||
-		    cp_vdso_patch_restore_copy((pid_t)f[i].p.pid, &err) == 0)
-			continue;
-		if (!failed++)
-			first = (pid_t)f[i].p.pid;
-	}
-	if (failed && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
-			 failed, failed == 1 ? "" : "es", (int)first, failed > 1 ? " and others" : "");
-	free(f);
-}
-
 /* The counter window: the sites go back, the counts stay. */
 static void patch_detach(struct cp_mech *m)
 {
@@ -401,7 +273,7 @@ static void patch_detach(struct cp_mech *m)
 
 	if (st->patch)
 		cp_vdso_patch_restore(st->patch, &ignored);
-	restore_followed(m);
+	cp_patch_followed_restore(m);
 }
 
 /* The pauses the patch cost one thread of the target, and whether that
@@ -434,7 +306,7 @@ static void patch_close(struct cp_mech *m)
 		return;
 	if (st->patch) {
 		cp_vdso_patch_restore(st->patch, &ignored);
-		restore_followed(m);
+		cp_patch_followed_restore(m);
 		note_pauses(m);
 	}
 	cp_vdso_patch_free(st->patch);

@@ -1,0 +1,113 @@
+/* patch_followed.c - see patch_followed.h. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "patch_followed.h"
+#include "patch_table.h"
+#include "session.h"
+#include "session_probes.h"
+#include "vdso_patch.h"
+
+/* One followed process's reads: a live one's table read whole (it was
+ * wiped at its fork: it counts from zero), an exited one's as the
+ * program summed it, thread by thread, as they exited. Its sites join
+ * sites. False when neither can be had (it exec()ed, or it is in no pid
+ * namespace of clockprof's). */
+static bool read_one(const struct cp_mech *m, uint64_t table, struct cp_followed *f,
+		     struct cp_vdso_patch_counts *c, struct cp_patch_sites *sites)
+{
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
+	struct cp_patch_sites own = { 0 };
+	bool got = false;
+
+	if (f->p.flags & CP_PROC_EXECED)
+		return false;
+	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid &&
+	    cp_patch_table_read_whole((pid_t)f->p.pid, table, sums, &own) == 0) {
+		for (size_t i = 0; i < own.n; i++)
+			cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
+		cp_patch_sites_free(&own);
+		got = true;
+	}
+	/* gone since it was listed: its exit was traced before its memory went */
+	if (!got && !(f->p.flags & CP_PROC_EXITED) &&
+	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||
+	     (f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) != CP_PROC_EXITED))
+		return false;
+	if (!got)
+		memcpy(sums, f->p.sums, sizeof(sums));
+	cp_patch_counts_between(NULL, sums, c);
+	return true;
+}
+
+static int add_child_exit_site(void *ctx, uint64_t key, uint64_t count)
+{
+	return cp_patch_sites_add(ctx, key, count);
+}
+
+bool cp_patch_followed_read(struct cp_mech *m, uint64_t table, bool hres, struct cp_totals *t,
+			    struct cp_patch_sites *into)
+{
+	struct cp_followed *f = NULL;
+	struct cp_patch_sites sites = { 0 };
+	uint64_t reads = 0, named = 0;
+	size_t n = 0, cap = 0;
+
+	m->nprocs = 0;
+	if (cp_session_followed(m->s, &f, &n) || !n ||
+	    cp_grow(&m->procs, &cap, n, sizeof(*m->procs))) {
+		free(f);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct cp_vdso_patch_counts c;
+		bool known = read_one(m, table, &f[i], &c, &sites);
+
+		m->procs[m->nprocs++] = (struct cp_mech_proc){
+			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known };
+		if (known) {
+			cp_patch_counts_add(&c, hres, t);
+			reads += c.total;
+		}
+	}
+	cp_session_child_exit_sites(m->s, add_child_exit_site, &sites);
+	cp_patch_sites_normalize(&sites);
+	for (size_t i = 0; i < sites.n; i++) {
+		cp_patch_sites_add(into, sites.v[i].key, sites.v[i].count);
+		named += sites.v[i].count;
+	}
+	if (reads > named)
+		t->site_unnamed += reads - named;
+	cp_patch_sites_free(&sites);
+	free(f);
+	return true;
+}
+
+void cp_patch_followed_restore(struct cp_mech *m)
+{
+	struct cp_followed *f = NULL;
+	size_t n = 0, failed = 0;
+	pid_t first = 0;
+
+	if (cp_session_followed(m->s, &f, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct cp_error err = { 0 };
+
+		if (f[i].p.flags & (CP_PROC_EXITED | CP_PROC_EXECED) || !f[i].p.pid ||
+		    kill((pid_t)f[i].p.pid, 0) ||
+		    cp_vdso_patch_restore_copy((pid_t)f[i].p.pid, &err) == 0)
+			continue;
+		if (!failed++)
+			first = (pid_t)f[i].p.pid;
+	}
+	if (failed)
+		snprintf(m->closing_warning, sizeof(m->closing_warning),
+			 "the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
+			 failed, failed == 1 ? "" : "es", (int)first, failed > 1 ? " and others" : "");
+	free(f);
+}
+

@@ -1,0 +1,29 @@
+/* patch_followed.h - the vDSO patch's side of following the processes the
+ * target forks (run's default, cp_session_config.follow_forks): a forked
+ * child runs its parent's patched vDSO and counts in its own copy of the
+ * table (wiped at the fork, so from zero), at the same address. Its
+ * counts are read here, from its table while it runs or from the sums the
+ * BPF program took as its threads exited (probes/patch_reads.bpf.h), and
+ * a child still running when the clock window ends is switched back as
+ * the target is. The session knows the processes (its procs map). */
+#ifndef CP_PATCH_FOLLOWED_H
+#define CP_PATCH_FOLLOWED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clockreads.h"
+#include "mechanism.h"
+#include "patch_sites.h"
+
+/* Every followed process's reads added to t and kept in m->procs (for the
+ * window's per-process rows), their sites added to into (to be
+ * normalized: true when any were added); table: the target's counter
+ * table, at the same address in every child; hres: as the session's. */
+bool cp_patch_followed_read(struct cp_mech *m, uint64_t table, bool hres, struct cp_totals *t,
+			    struct cp_patch_sites *into);
+/* Each followed process still running switched back to the vDSO it was
+ * forked with (a failure said in m->closing_warning). */
+void cp_patch_followed_restore(struct cp_mech *m);
+
+#endif
