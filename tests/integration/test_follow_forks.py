@@ -203,25 +203,16 @@ def test_nginx_master_and_two_workers_under_run(ctx):
     server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
     conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
                         .replace("worker_processes 1;", "worker_processes 2;"))
-    out = os.path.join(ctx.tmp, "nginx-run.json")
-    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", "syscall:writev",
-                             "-o", out, "--", exe, "-e", "stderr", "-c", conf, "-p", server.dir],
-                            env=server.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
     n = 1000
-    try:
+
+    def drive(proc):
         wait_for(lambda: server.truth.ready() and len(server.truth.pids()) >= 3,
                  "nginx's master and two workers")
         wait_for(lambda: _listening(server.port, proc), "nginx to listen")
         servers.ab(server.port, n, "/index.html", keepalive=False)
-        truth = {pid: server.truth.snapshot(pid) for pid in server.truth.pids()}
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
-    run = ctx.load_json(out)
-    rows = {r["pid"]: r for r in run["processes"]}
+
+    run, rows, truth = run_server(ctx, server, "syscall:writev",
+                                  [exe, "-e", "stderr", "-c", conf, "-p", server.dir], drive)
     # clockprof itself (and its helpers) carry the preloaded library too
     truth = {pid: t for pid, t in truth.items() if pid in rows}
     workers = [pid for pid in truth if pid != run["target"]["pid"]]
@@ -242,6 +233,28 @@ def test_nginx_master_and_two_workers_under_run(ctx):
 
 
 TOLERANCE = 0.01
+
+
+def run_server(ctx, server, boundary, argv, drive):
+    """argv launched by `clockprof run -r boundary`, the server's ground
+    truth preloaded; drive(proc) loads it; the truth sampled, then the
+    window ended (SIGINT). (run.json, its processes by pid, the truth of
+    those processes by pid; clockprof itself carries the preload too.)"""
+    out = os.path.join(ctx.tmp, f"{server.name}-run.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", boundary, "-o", out,
+                             "--", *argv], env=server.env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        drive(proc)
+        truth = {pid: server.truth.snapshot(pid) for pid in server.truth.pids()}
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
+    run = ctx.load_json(out)
+    rows = {r["pid"]: r for r in run["processes"]}
+    return run, rows, {pid: t for pid, t in truth.items() if pid in rows}
 
 
 def _listening(port, proc):
@@ -314,25 +327,16 @@ def test_a_pre_fork_python_server_under_run(ctx):
     server = servers.Python(ctx)
     exe = servers.need("/usr/bin/python3", "python3")
     script = server.write("forking.py", FORKING_SERVER)
-    out = os.path.join(ctx.tmp, "forking.json")
-    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", "syscall:sendto",
-                             "-o", out, "--", exe, script, str(server.port)],
-                            env=server.env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
-    try:
+
+    def drive(proc):
         wait_for(lambda: _listening(server.port, proc), "the forking server to listen")
         servers.ab(server.port, 500, "/", keepalive=True)
         for _ in range(20):
             servers.http_get(server.port)
         wait_for(lambda: len(_children(proc)) <= 1, "the server to reap its children")
-        truth = {pid: server.truth.snapshot(pid) for pid in server.truth.pids()}
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
-    run = ctx.load_json(out)
-    rows = {r["pid"]: r for r in run["processes"]}
+
+    run, rows, truth = run_server(ctx, server, "syscall:sendto", [exe, script, str(server.port)],
+                                  drive)
     children = [pid for pid in rows if pid != run["target"]["pid"]]
     # 21, and the readiness check's connection (no request)
     assert len(children) == 22, (len(children), rows)
