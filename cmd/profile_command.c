@@ -226,6 +226,8 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_INTERVAL: return cp_parse_duration(value, &o->interval_s, err);
 	case PC_OPT_INTERVAL_OUTPUT: pc->interval_output = value; return 0;
 	case PC_OPT_NO_INHERIT: pc->no_inherit = 1; return 0;
+	case PC_OPT_TREE: pc->tree = 1; return 0;
+	case PC_OPT_CGROUP: pc->cgroup = value; return 0;
 	}
 	return take_metrics_option(pc, id, value, err);
 }

@@ -37,6 +37,8 @@ enum {
 	PC_OPT_INTERVAL,
 	PC_OPT_INTERVAL_OUTPUT,
 	PC_OPT_NO_INHERIT,
+	PC_OPT_TREE,
+	PC_OPT_CGROUP,
 };
 
 /* What is measured and how: every profiling command takes these. */
@@ -150,6 +152,8 @@ struct profile_command {
 	struct interval_sink *intervals;	/* --interval's lines, set by execute */
 	int quiet;
 	int no_inherit;		/* run --no-inherit */
+	int tree;		/* attach --tree */
+	const char *cgroup;	/* attach --cgroup PATH */
 	int color;		/* the summary's colour: 1 or 0 */
 	int rest;		/* argv index of the first operand left */
 	int interrupted;	/* set by execute: a signal ended the window */

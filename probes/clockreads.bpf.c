@@ -38,8 +38,10 @@
 const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u32 target_tgid;
 /* Follow the processes the target forks, and theirs (run's default): each
- * is counted as the target is, in its own copy of the target's image. */
-const volatile bool follow_forks;
+ * is counted as the target is, in its own copy of the target's image.
+ * follow_procs: the procs map is in use (forks followed, or processes
+ * clockprof was given besides the target: members). */
+const volatile bool follow_forks, follow_procs;
 /* clockprof itself: hits from it are the self-test's, counted apart. */
 const volatile __u32 selftest_tgid;
 const volatile __u64 vdso_entry_addr[CP_ENTRY_MAX];
@@ -257,9 +259,16 @@ static __always_inline struct cp_proc *followed_proc(void)
 	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
 	struct cp_proc *p;
 
-	if (!follow_forks || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
+	if (!follow_procs || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
 		return NULL;
 	return p->flags & CP_PROC_EXECED ? NULL : p;
+}
+
+/* The vDSO patch table the current process counts in: the target's, or
+ * a followed process's (p) own; 0: none. */
+static __always_inline __u64 table_of(const struct cp_proc *p)
+{
+	return p ? p->table : patch_table;
 }
 
 /* The tid of id (current_pid_tgid) when the current task is counted: the
@@ -728,16 +737,18 @@ static __always_inline void close_request(__u32 tid)
 	}
 	if (phase == CP_PHASE_CLOCK)
 		cp_add(&tot->boundary_hits, 1);
-	if (patch_table && phase == CP_PHASE_CLOCK)
+	if (table_of(p) && phase == CP_PHASE_CLOCK)
 		key = patch_key();
 	/* q: where this boundary's request is kept (the thread's, or the
 	 * goroutine's); t stays the thread's for the counter window */
 	if (!(q = request_state(t, key)))
 		return;
-	if (patch_table && phase == CP_PHASE_CLOCK) {
-		whole = add_patch_reads(q, key, &pl, p != NULL);
+	if (table_of(p) && phase == CP_PHASE_CLOCK) {
+		bool wiped = p && !(p->flags & CP_PROC_MEMBER);
+
+		whole = add_patch_reads(q, key, &pl, table_of(p), wiped);
 		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole,
-				     p != NULL)) {
+				     table_of(p), wiped)) {
 			q->patch_valid = 0;
 			whole = false;
 		}
@@ -943,7 +954,7 @@ int BPF_PROG(on_target_exit)
 	/* In any phase: a process that exits as the window closes (its end
 	 * may come with the same Ctrl-C) is read from these sums. Its vDSO
 	 * counts no more once switched back at the clock window's end. */
-	if (patch_table && task->mm)
+	if (p->table && task->mm)
 		sum_exiting_thread(p, last);
 	if (last) {
 		bpf_get_current_comm(p->comm, sizeof(p->comm));
@@ -1009,6 +1020,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.pid = tgid_in_ns(child);
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
+	c.table = table_of(followed_proc());	/* the copy is where its parent's is */
 	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
 	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
 		__sync_fetch_and_add(&target_forks, 1);

@@ -344,6 +344,9 @@ enum cp_proc_flag {
 	CP_PROC_EXECED = 2,	/* it exec()ed another program */
 	CP_PROC_SHARED_SLOT = 4,	/* a thread of it found no slot of its own
 					 * in the vDSO patch's table */
+	CP_PROC_MEMBER = 8,	/* one clockprof was given (attach -p, --tree,
+				 * --cgroup), not one the target forked: its
+				 * table is its own, mapped when it was patched */
 };
 
 struct cp_proc {
@@ -355,10 +358,25 @@ struct cp_proc {
 	__u32 flags;		/* enum cp_proc_flag */
 	__u32 threads_summed;	/* threads whose vDSO patch slot was added to sums */
 	char comm[16];		/* at its exit or exec */
+	__u64 table;		/* its vDSO patch table: its parent's address
+				 * (a forked copy), or a member's own */
 	/* The vDSO patch: its threads' slots, each added as the thread exited
 	 * (the table is the process's own: it is wiped at fork), and its
 	 * shared slot at its last thread's. */
 	__u64 sums[CP_PATCH_SLOT_WORDS];
+};
+
+/* What of a followed process's slot its threads' exits have added to its
+ * sums so far (or, for a member, its counts as the window opened): one
+ * element of the child_slots map per slot in use. */
+struct cp_child_slot_key {
+	__u32 tgid;	/* host's */
+	__u32 slot;	/* 0 shared, else the slot's index + 1 */
+};
+
+struct cp_child_slot_seen {
+	__u64 words[CP_PATCH_SLOT_WORDS];
+	__u64 sites[CP_PATCH_SITE_ENTRIES];
 };
 
 /* Goroutines whose requests a patched Go program's boundaries follow at

@@ -28,13 +28,14 @@ static __always_inline __u64 patch_key(void)
  * known (no key, or every probed slot taken: its reads went to the shared
  * slot). In a followed process (wiped: its table was wiped at its fork) a
  * page that cannot be read is one it never wrote: an empty slot. */
-static __always_inline int read_patch_slot(__u64 key, __u64 *words, __u64 *slot, bool wiped)
+static __always_inline int read_patch_slot(__u64 table, __u64 key, __u64 *words, __u64 *slot,
+					   bool wiped)
 {
 	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 
 	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
 	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
-		__u64 at = patch_table + CP_PATCH_SLOT_WORDS * 8 *
+		__u64 at = table + CP_PATCH_SLOT_WORDS * 8 *
 			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
 
 		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at)) {
@@ -68,10 +69,10 @@ struct patch_look {
  * boundary could not find the thread's slot, nor when the two found
  * different keys' slots (a Go thread runs another goroutine now). */
 static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
-					    struct patch_look *pl, bool wiped)
+					    struct patch_look *pl, __u64 table, bool wiped)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS];
-	int found = read_patch_slot(key, words, &pl->slot, wiped);
+	int found = read_patch_slot(table, key, words, &pl->slot, wiped);
 
 	pl->seen = t->patch_valid && key == t->patch_key;
 	t->patch_key = key;
@@ -186,10 +187,11 @@ static long patch_site_entry(__u32 i, void *ctx)
  * to do when the thread read nothing since. False when the block cannot
  * be read: a thread with a slot has written it, so it is not known. */
 static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
-					    const struct patch_look *pl, bool credit, bool wiped)
+					    const struct patch_look *pl, bool credit, __u64 table,
+					    bool wiped)
 {
 	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen };
-	__u64 at = patch_table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
+	__u64 at = table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
 
 	if (pl->seen && !pl->reads)
 		return true;
@@ -312,21 +314,11 @@ static __always_inline void sum_patch_table(void)
  * the shared slot at the last thread's exit. A walk of the whole table
  * at the exit would cost each short-lived child a tenth of a millisecond.
  * A live process's table is read whole by user space instead. */
-struct child_slot_key {
-	__u32 tgid;	/* host's */
-	__u32 slot;	/* 0 shared, else the slot's index + 1 */
-};
-
-struct child_slot_seen {
-	__u64 words[CP_PATCH_SLOT_WORDS];
-	__u64 sites[CP_PATCH_SITE_ENTRIES];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4 * CP_MAX_PROCS);	/* slots of the processes not yet drained */
-	__type(key, struct child_slot_key);
-	__type(value, struct child_slot_seen);
+	__type(key, struct cp_child_slot_key);
+	__type(value, struct cp_child_slot_seen);
 } child_slots SEC(".maps");
 
 /* The followed processes' exited threads' reads by call site (keyed as
@@ -342,13 +334,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct child_slot_seen);
+	__type(value, struct cp_child_slot_seen);
 } child_slot_scratch SEC(".maps");
 
 /* Where a pass over an exiting thread's site block is. */
 struct child_sites_walk {
 	__u64 block;
-	struct child_slot_seen *seen;
+	struct cp_child_slot_seen *seen;
 };
 
 /* One entry of the block: what it gained since last added (a bpf_loop
@@ -374,8 +366,8 @@ static long add_child_site(__u32 i, void *ctx)
  * since it was last added to p's sums; its site block too. */
 static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const __u64 *w)
 {
-	struct child_slot_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .slot = slot };
-	struct child_slot_seen *seen;
+	struct cp_child_slot_key k = { .tgid = bpf_get_current_pid_tgid() >> 32, .slot = slot };
+	struct cp_child_slot_seen *seen;
 	struct child_sites_walk sites;
 	__u32 zero = 0;
 
@@ -394,13 +386,15 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 	if (!slot)
 		return;
 	sites = (struct child_sites_walk){
-		.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,
+		.block = p->table + CP_PATCH_SITES_OFF + (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,
 		.seen = seen };
 	bpf_loop(CP_PATCH_SITE_ENTRIES, add_child_site, &sites, 0);
 }
 
-/* A followed process's thread exits: its slot is added (found as its
- * boundaries find it), and at the last thread the shared one, if a thread
+/* A followed process's thread exits: what its slot gained since the
+ * baseline is added (found as its boundaries find it; a forked child's
+ * baselines are zeros, a member's were put in child_slots as the window
+ * opened), and at the last thread the shared one, if a thread
  * found every slot it may probe taken (only then are reads filed there).
  * A page of the table no thread of the process wrote was wiped at the
  * fork and never touched: it cannot be read here, and holds nothing.
@@ -410,7 +404,8 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
-	int found = read_patch_slot(patch_key(), words, &slot, true);
+	int found = read_patch_slot(p->table, patch_key(), words, &slot,
+				    !(p->flags & CP_PROC_MEMBER));
 
 	if (found == 1) {
 		add_child_slot(p, (__u32)slot + 1, words);
@@ -419,7 +414,7 @@ static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 		__sync_fetch_and_or(&p->flags, CP_PROC_SHARED_SLOT);
 	}
 	if (last && (p->flags & CP_PROC_SHARED_SLOT) &&
-	    !bpf_probe_read_user(words, sizeof(words), (void *)patch_table))
+	    !bpf_probe_read_user(words, sizeof(words), (void *)p->table))
 		add_child_slot(p, 0, words);
 }
 

@@ -95,7 +95,7 @@ int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 	return rc;
 }
 
-pid_t cp_proc_maps_other_user(const char *path, pid_t except)
+pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso)
 {
 	struct stat st;
 	DIR *d;
@@ -109,7 +109,11 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except)
 		struct cp_proc_map *maps;
 		size_t n;
 
-		if (pid <= 0 || pid == except || pid == self || cp_proc_maps_read(pid, &maps, &n))
+		bool excepted = pid == except || pid == self;
+
+		for (size_t i = 0; i < nalso && !excepted; i++)
+			excepted = also[i] == pid;
+		if (pid <= 0 || excepted || cp_proc_maps_read(pid, &maps, &n))
 			continue;
 		for (size_t i = 0; i < n && !found; i++)
 			if (maps[i].ino == (uint64_t)st.st_ino &&

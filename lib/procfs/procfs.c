@@ -100,3 +100,34 @@ bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 			return true;
 	return false;
 }
+
+int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
+{
+	struct { pid_t pid, ppid; } *all = NULL;
+	size_t nall = 0, cap = 0, ncap = 0;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		struct cp_proc_stat st;
+		pid_t p = (pid_t)atoi(e->d_name);
+
+		if (p > 0 && cp_proc_stat_read(p, &st) == 0 && !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
+			all[nall++] = (typeof(*all)){ p, st.ppid };
+	}
+	closedir(d);
+	/* breadth first: each found process's children join the list */
+	for (size_t i = 0; i <= *n; i++) {
+		pid_t parent = i ? (*out)[i - 1] : pid;
+
+		for (size_t j = 0; j < nall; j++)
+			if (all[j].ppid == parent && !cp_grow(out, &ncap, *n + 1, sizeof(**out)))
+				(*out)[(*n)++] = all[j].pid;
+	}
+	free(all);
+	return 0;
+}

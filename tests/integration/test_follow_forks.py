@@ -360,3 +360,159 @@ def _children(proc):
         return open(f"/proc/{root}/task/{root}/children").read().split()
     except (OSError, IndexError, ValueError):
         return []
+
+
+class IdleTree:
+    """fork_tree_target idle: a root and its children, each serving n
+    requests (3 reads each) at SIGUSR1, the root forking one more that
+    serves at SIGUSR2; wrap=argv to start it under (unshare)."""
+
+    def __init__(self, ctx, children, n, wrap=(), host_pid=None):
+        self.n, self.host_pid = n, host_pid or (lambda pid: pid)
+        self.p = subprocess.Popen([*wrap, ctx.target("fork_tree_target"), "idle", str(children),
+                                   str(n)], stdout=subprocess.PIPE, text=True,
+                                  start_new_session=True)
+        self.pids = [self.said("ready") for _ in range(children + 1)]
+        self.root = min(self.pids, key=lambda pid: _ppid_rank(pid, self.pids))
+
+    def said(self, what):
+        """The host's pid of the process that said what (one in a pid
+        namespace says its own number there)."""
+        line = self.p.stdout.readline().split()
+        assert line and line[0] == what, f"fork_tree_target said {line}, not {what}"
+        return self.host_pid(int(line[1]))
+
+    def serve(self, pids):
+        for pid in pids:
+            os.kill(pid, signal.SIGUSR1)
+        return sorted(self.said("served") for _ in pids)
+
+    def fork_one(self):
+        os.kill(self.root, signal.SIGUSR2)
+        return self.said("served")
+
+    def stop(self):
+        os.killpg(self.p.pid, signal.SIGTERM)
+        self.p.wait(timeout=30)
+
+
+def _host_pid(cgroup, nspid):
+    """The host's pid of the process of cgroup whose pid is nspid in its
+    own (innermost) pid namespace."""
+    from readiness import wait_for
+
+    def find():
+        with open(f"{cgroup}/cgroup.procs") as f:
+            for pid in map(int, f.read().split()):
+                with open(f"/proc/{pid}/status") as st:
+                    ns = next(x for x in st if x.startswith("NSpid:")).split()[1:]
+                if len(ns) > 1 and int(ns[-1]) == nspid:
+                    return pid
+        return None
+    return wait_for(find, f"process {nspid} of {cgroup}")
+
+
+def _ppid_rank(pid, pids):
+    """0 for the process whose parent is not among pids (the root)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(int(f.read().rsplit(")", 1)[1].split()[1]) in pids)
+
+
+def attach_window(ctx, target_args, drive):
+    """`clockprof attach -r syscall:getppid` with target_args, live, then
+    drive(); the window ended with SIGINT: run.json."""
+    from readiness import wait_attached
+    out = os.path.join(ctx.tmp, "attach.json")
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-r", "syscall:getppid",
+                             "-o", out, *target_args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_attached(proc)
+        drive()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"clockprof exit {proc.returncode}: {err}"
+    return ctx.load_json(out)
+
+
+def check_served(run, served, n):
+    """Each process that served did n requests (3 reads each) in the
+    window: n - 1 complete, its first boundary opening the first."""
+    rows = {r["pid"]: r for r in run["processes"]}
+    for pid in served:
+        assert rows[pid]["reads"] == READS * n and rows[pid]["requests"] == n - 1, rows[pid]
+    assert run["clock_reads"]["total"] == READS * n * len(served), run["clock_reads"]
+    assert run["request"]["count"] == (n - 1) * len(served), run["request"]
+
+
+def test_attach_tree_counts_a_process_its_children_and_their_new_forks(ctx):
+    """attach --tree on a root with 3 children already running: each is
+    patched on its own and counted from the window's start (exactly: they
+    serve only inside it), and a child the root forks inside the window is
+    followed too."""
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    tree = IdleTree(ctx, 3, 40)
+    try:
+        served = []
+
+        def drive():
+            served.extend(tree.serve(tree.pids))
+            served.append(tree.fork_one())
+        run = attach_window(ctx, ["--tree", str(tree.root)], drive)
+    finally:
+        tree.stop()
+    assert run["target"]["pid"] == tree.root, run["target"]
+    assert len(run["processes"]) == 5, run["processes"]
+    check_served(run, served, 40)
+
+
+def test_attach_a_list_of_pids_counts_each(ctx):
+    """attach -p A,B: two of the tree's processes, the others not counted
+    though they serve too."""
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    tree = IdleTree(ctx, 2, 30)
+    try:
+        chosen = sorted(tree.pids)[:2]
+        run = attach_window(ctx, ["-p", ",".join(map(str, chosen))],
+                            lambda: tree.serve(tree.pids))
+    finally:
+        tree.stop()
+    assert sorted(r["pid"] for r in run["processes"]) == chosen, run["processes"]
+    check_served(run, chosen, 30)
+
+
+def test_attach_cgroup_in_its_own_pid_and_mount_namespace(ctx):
+    """A container's way: the tree runs in a pid and mount namespace of its
+    own (unshare), in a cgroup the test makes; attach --cgroup from the
+    host counts every process in it, exactly."""
+    import shutil
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    with open("/proc/self/mounts") as f:
+        mounts = [line.split()[1] for line in f if line.split()[2] == "cgroup2"]
+    if not shutil.which("unshare") or not mounts:
+        raise Skip("no unshare(1), or no cgroup v2 mounted")
+    cg = f"{mounts[0]}/clockprof-test-{os.getpid()}"
+    os.mkdir(cg)
+    tree = None
+    try:
+        # the shell moves itself into the cgroup, then becomes the namespace's
+        # init's parent: every process of the tree starts inside it
+        tree = IdleTree(ctx, 2, 25, wrap=["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec '
+                                          'unshare --pid --mount --fork "$@"', "sh"],
+                        host_pid=lambda nspid: _host_pid(cg, nspid))
+        with open(f"{cg}/cgroup.procs") as f:
+            members = sorted(int(x) for x in f.read().split())
+        served = []
+        run = attach_window(ctx, ["--cgroup", cg], lambda: served.extend(tree.serve(tree.pids)))
+    finally:
+        if tree:
+            tree.stop()
+        os.rmdir(cg)
+    rows = {r["pid"]: r for r in run["processes"]}
+    assert sorted(rows) == members, (sorted(rows), members)   # unshare itself too
+    check_served(run, served, 25)

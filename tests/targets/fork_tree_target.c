@@ -10,8 +10,9 @@
  * The root serves REQUESTS, forks CHILDREN children, child i serving
  * (i + 1) * REQUESTS (child 0 first forks a grandchild that serves
  * REQUESTS), waits for them all and serves REQUESTS more. With "linger",
- * one more child serves REQUESTS, says "linger PID" on stdout, lets go of
- * stdin, stdout and stderr and waits for SIGTERM: it outlives the root.
+ * one more child serves REQUESTS (the root waits until it has), says
+ * "linger PID" on stdout, lets go of stdin, stdout and stderr and waits
+ * for SIGTERM: it outlives the root.
  * With "wait", the root itself waits for SIGTERM at the end (and then
  * serves REQUESTS more), the lingering child with it.
  * Nothing else in it reads the clock. */
@@ -76,11 +77,15 @@ static void on_term(int sig)
 	stop = 1;
 }
 
+/* The lingering child says it is done on this pipe: the root waits for
+ * it, so every request the child serves is inside the root's life (the
+ * window of a run). */
+static int served[2];
+
 static void linger(int n)
 {
 	int null = open("/dev/null", O_RDWR);
 
-	(void)n;
 	signal(SIGTERM, on_term);
 	serve(n);
 	printf("linger %d\n", (int)getpid());
@@ -88,9 +93,21 @@ static void linger(int n)
 	dup2(null, 0);
 	dup2(null, 1);
 	dup2(null, 2);
+	if (write(served[1], "", 1) != 1)
+		_exit(1);
 	while (!stop)
 		pause();
 	_exit(0);
+}
+
+/* Starts the lingering child and waits until it has served. */
+static int start_linger(int n)
+{
+	char c;
+
+	if (pipe(served) || child(0, linger, n) < 0 || read(served[0], &c, 1) != 1)
+		return -1;
+	return 0;
 }
 
 static double now_us(void)
@@ -149,11 +166,72 @@ static int storm(int n, int ms, long turns)
 	return 0;
 }
 
+static volatile sig_atomic_t go, more;
+
+static void on_usr(int sig)
+{
+	if (sig == SIGUSR1)
+		go = 1;
+	else
+		more = 1;
+}
+
+static void say(const char *what)
+{
+	printf("%s %d\n", what, (int)getpid());
+	fflush(stdout);
+}
+
+static int idle(int children, int n)
+{
+	sigset_t mask, old;
+
+	signal(SIGTERM, on_term);
+	signal(SIGUSR1, on_usr);
+	signal(SIGUSR2, on_usr);
+	for (int i = 0; i < children; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0)
+			break;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	say("ready");
+	while (!stop) {
+		while (!go && !more && !stop)
+			sigsuspend(&old);
+		if (go) {
+			go = 0;
+			serve(n);
+			say("served");
+		}
+		if (more) {
+			more = 0;
+			if (fork() == 0) {
+				serve(n);
+				say("served");
+				_exit(0);
+			}
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int children = argc > 2 ? atoi(argv[1]) : 0, n = argc > 2 ? atoi(argv[2]) : 0, status;
 	pid_t pids[64];
 
+	if (argc > 3 && !strcmp(argv[1], "idle"))
+		return idle(atoi(argv[2]), atoi(argv[3]));
 	if (argc > 3 && !strcmp(argv[1], "storm"))
 		return storm(atoi(argv[2]), atoi(argv[3]), argc > 4 ? atol(argv[4]) : 0);
 	if (argc < 3 || children < 0 || children > 64 || n < 0) {
@@ -167,14 +245,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < children; i++)
 		if (waitpid(pids[i], &status, 0) != pids[i] || status)
 			return 1;
-	if (argc > 3 && !strcmp(argv[3], "linger") && child(0, linger, n) < 0)
+	if (argc > 3 && !strcmp(argv[3], "linger") && start_linger(n))
 		return 1;
 	serve(n);
 	if (argc > 3 && !strcmp(argv[3], "wait")) {
 		signal(SIGTERM, on_term);
 		printf("waiting\n");
 		fflush(stdout);
-		if (child(0, linger, n) < 0)
+		if (start_linger(n))
 			return 1;
 		while (!stop)
 			pause();

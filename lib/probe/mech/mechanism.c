@@ -73,6 +73,10 @@ int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "--stacks needs the kernel to walk each read's stack: --mechanism %s cannot",
 			       ops->name);
+	if (cfg->nmembers && !(ops->caps & CP_MECH_FOLLOWS_FORKS))
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "counting several processes needs the vDSO patch: --mechanism %s counts one",
+			       ops->name);
 	if (!(ops->caps & CP_MECH_FOLLOWS_FORKS))
 		cfg->follow_forks = false;	/* its probes are the target's alone */
 	return ops->configure ? ops->configure(cfg, err) : 0;

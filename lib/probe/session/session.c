@@ -15,7 +15,9 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
+#include "monotonic.h"
 #include "own_code.h"
+#include "procfs.h"
 #include "session.h"
 #include "session_probes.h"
 #include "unwind_table.h"
@@ -32,7 +34,8 @@ struct cp_session {
 	struct clockreads_bpf *skel;
 	pid_t pid;
 	bool multi;			/* uprobes as uprobe_multi links */
-	bool follow;			/* cp_session_config.follow_forks */
+	bool follow;			/* processes besides the target are counted:
+					 * follow_forks, or members */
 	/* Followed processes whose exit (or exec) the program has said: moved
 	 * out of its maps (drain_followed) so that a long run's forks never
 	 * fill them; those marked are moved at the next drain. */
@@ -448,6 +451,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->pidns_ino = cfg->pidns.ino;
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->follow_forks = cfg->follow_forks;
+	skel->rodata->follow_procs = cfg->follow_forks || cfg->nmembers;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
@@ -502,7 +506,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	allocate_on_insert(skel);
 	s->pid = cfg->pid;
 	s->watch_exec = cfg->watch_exec;
-	s->follow = cfg->follow_forks;
+	s->follow = cfg->follow_forks || cfg->nmembers;
 	s->multi = cp_uprobe_multi_supported();
 	if (s->multi)
 		use_uprobe_multi(skel);
@@ -522,7 +526,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
-	if (cfg->follow_forks)	/* a followed process's exit and its table */
+	if (s->follow)	/* a followed process's exit and its table */
 		s->exit_watch = bpf_program__attach(skel->progs.on_target_exit);
 	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
@@ -923,7 +927,7 @@ static bool has_tgid(const uint32_t *v, size_t n, uint32_t tgid)
 static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
 {
 	struct bpf_map *map = s->skel->maps.child_slots;
-	struct { __u32 tgid, slot; } key, next, *doomed = NULL;
+	struct cp_child_slot_key key, next, *doomed = NULL;
 	size_t ndoomed = 0, cap = 0;
 
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
@@ -935,6 +939,51 @@ static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
 	for (size_t i = 0; i < ndoomed; i++)
 		bpf_map__delete_elem(map, &doomed[i], sizeof(key), 0);
 	free(doomed);
+}
+
+/* A member's slot (0 shared, else index + 1) and its site entries as
+ * they are now, where its exits count from. */
+static int member_base(struct cp_session *s, pid_t pid, uint32_t slot, const uint64_t *words,
+		       const uint64_t *block)
+{
+	struct cp_child_slot_key k = { .tgid = (__u32)pid, .slot = slot };
+	struct cp_child_slot_seen v;
+
+	memset(&v, 0, sizeof(v));
+	memcpy(v.words, words, sizeof(v.words));
+	for (int e = 0; block && e < CP_PATCH_SITE_ENTRIES; e++)
+		v.sites[e] = block[2 * e + 1];
+	return bpf_map__update_elem(s->skel->maps.child_slots, &k, sizeof(k), &v, sizeof(v),
+				    BPF_ANY);
+}
+
+int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
+			  const uint64_t *words, const uint64_t *blocks)
+{
+	struct cp_proc p = { .pid = (__u32)pid, .ppid = (__u32)ppid, .table = table,
+			     .flags = CP_PROC_MEMBER,
+			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
+	__u32 key = (__u32)pid;
+	size_t used = 0;
+	char path[64];
+
+	if (s->skel->rodata->pidns_ino) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	for (uint32_t slot = 0; slot <= CP_PATCH_SLOTS; slot++) {
+		const uint64_t *w = words + (size_t)slot * CP_PATCH_SLOT_WORDS;
+
+		if (slot && !w[0])
+			continue;
+		if (member_base(s, pid, slot, w,
+				slot ? blocks + used++ * 2 * CP_PATCH_SITE_ENTRIES : NULL))
+			return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (cp_proc_read_text(path, p.comm, sizeof(p.comm)) > 0)
+		p.comm[strcspn(p.comm, "\n")] = 0;
+	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
 }
 
 void cp_session_drain_followed(struct cp_session *s)

@@ -142,16 +142,23 @@ static void check_follow(struct cp_profile *p, struct cp_session_config *cfg)
 		files[n++] = cfg->boundary_func;
 	for (int i = 0; i < cfg->nprobes && n < sizeof(files) / sizeof(files[0]); i++)
 		files[n++] = &cfg->probes[i];
-	for (size_t i = 0; i < n && cfg->follow_forks; i++) {
-		pid_t other = cp_proc_maps_other_user(files[i]->path, cfg->pid);
+	for (size_t i = 0; i < n && (cfg->follow_forks || cfg->nmembers); i++) {
+		pid_t other = cp_proc_maps_other_user(files[i]->path, cfg->pid, cfg->members,
+						      cfg->nmembers);
 
 		if (!other)
 			continue;
+		if (cfg->nmembers) {
+			cp_profile_warn(p, "process %d, not one of those given, also runs %s: its "
+					"boundary or --probe uprobe traps it too (counted only in "
+					"the processes given)", (int)other, files[i]->path);
+			return;
+		}
 		cfg->follow_forks = false;
 		cp_profile_warn(p, "the processes the target forks are not followed: process %d, "
 				"not the target's, also runs %s, whose boundary or --probe uprobe "
-				"would trap it too (--no-inherit says this is wanted)", (int)other,
-				files[i]->path);
+				"would trap it too (give --no-inherit to count the target alone)",
+				(int)other, files[i]->path);
 	}
 }
 
@@ -185,6 +192,8 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->stacks = o->stacks;
 	cfg->launched = p->launched;
 	cfg->follow_forks = o->follow_forks;
+	cfg->members = o->members;
+	cfg->nmembers = o->nmembers;
 	check_follow(p, cfg);
 	cfg->verbose = o->verbose;
 	/* Which mechanism opens first; the window configures the session for

@@ -35,6 +35,10 @@ int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
  * copy of the page is made for pid alone). */
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
+/* The processes descended from pid now, children first (malloc'd, *n of
+ * them; none is not an error). */
+int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n);
+
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);
 

@@ -24,6 +24,7 @@
 #include "proc_maps.h"
 #include "procfs.h"
 #include "patch_followed.h"
+#include "patch_members.h"
 #include "patch_sites.h"
 #include "patch_table.h"
 #include "session_probes.h"
@@ -31,6 +32,7 @@
 
 struct patch_state {
 	struct cp_vdso_patch *patch;
+	struct cp_patch_members members;	/* attach -p PID,..., --tree, --cgroup */
 	bool launched, hres;
 	struct cp_patch_sites sites;	/* the window's, as last read */
 };
@@ -81,6 +83,8 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 		note_pauses(m);
 	}
+	if (cp_patch_members_open(m, cfg->members, cfg->nmembers, &st->members))
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	return 0;
 }
 
@@ -94,8 +98,10 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 		return 0;
 	}
-	return cp_vdso_patch_mark(st->patch) ?
-	       cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid) : 0;
+	if (cp_vdso_patch_mark(st->patch))
+		return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid);
+	cp_patch_members_start(m, &st->members);
+	return 0;
 }
 
 /* The patch's own proof (its self-test ran at open; a launched target's
@@ -229,7 +235,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 		snprintf(m->warning, sizeof(m->warning),
 			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	cp_patch_counts_add(&c, st->hres, t);
-	if (cp_patch_followed_read(m, cp_vdso_patch_table(st->patch), st->hres, t, &st->sites))
+	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites))
 		cp_patch_sites_normalize(&st->sites);
 	return 0;
 }
@@ -273,6 +279,8 @@ static void patch_detach(struct cp_mech *m)
 
 	if (st->patch)
 		cp_vdso_patch_restore(st->patch, &ignored);
+	for (size_t i = 0; i < st->members.n; i++)
+		cp_vdso_patch_restore(st->members.v[i].patch, &ignored);
 	cp_patch_followed_restore(m);
 }
 
@@ -309,6 +317,7 @@ static void patch_close(struct cp_mech *m)
 		cp_patch_followed_restore(m);
 		note_pauses(m);
 	}
+	cp_patch_members_close(&st->members);
 	cp_vdso_patch_free(st->patch);
 	cp_patch_sites_free(&st->sites);
 	free(st);

@@ -6,6 +6,7 @@
 
 #include "grow.h"
 #include "patch_followed.h"
+#include "patch_members.h"
 #include "patch_table.h"
 #include "session.h"
 #include "session_probes.h"
@@ -16,22 +17,44 @@
  * program summed it, thread by thread, as they exited. Its sites join
  * sites. False when neither can be had (it exec()ed, or it is in no pid
  * namespace of clockprof's). */
-static bool read_one(const struct cp_mech *m, uint64_t table, struct cp_followed *f,
-		     struct cp_vdso_patch_counts *c, struct cp_patch_sites *sites)
+/* A live process's counts: a forked child's table read whole (it was
+ * wiped at its fork), a member's since the window opened (its own
+ * patch's mark). */
+static bool read_live(const struct cp_patch_members *ms, const struct cp_followed *f,
+		      uint64_t sums[CP_PATCH_SLOT_WORDS], struct cp_patch_sites *sites)
+{
+	struct cp_vdso_patch *member = cp_patch_members_find(ms, (pid_t)f->p.pid);
+	struct cp_vdso_patch_counts c;
+	struct cp_patch_sites own = { 0 };
+
+	if (f->p.flags & CP_PROC_MEMBER) {
+		if (!member || cp_vdso_patch_read(member, &c) ||
+		    cp_vdso_patch_sites(member, &own))
+			return false;
+		memset(sums, 0, CP_PATCH_SLOT_WORDS * sizeof(*sums));
+		for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)	/* the since-mark counts as words */
+			sums[i] = cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME ?
+				  c.by_clock[cp_patch_word_clock(i)] : c.by_entry[cp_patch_word_entry(i)];
+	} else if (cp_patch_table_read_whole((pid_t)f->p.pid, f->p.table, sums, &own)) {
+		return false;
+	}
+	for (size_t i = 0; i < own.n; i++)
+		cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
+	cp_patch_sites_free(&own);
+	return true;
+}
+
+static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
+		     struct cp_followed *f, struct cp_vdso_patch_counts *c,
+		     struct cp_patch_sites *sites)
 {
 	uint64_t sums[CP_PATCH_SLOT_WORDS];
-	struct cp_patch_sites own = { 0 };
 	bool got = false;
 
 	if (f->p.flags & CP_PROC_EXECED)
 		return false;
-	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid &&
-	    cp_patch_table_read_whole((pid_t)f->p.pid, table, sums, &own) == 0) {
-		for (size_t i = 0; i < own.n; i++)
-			cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
-		cp_patch_sites_free(&own);
-		got = true;
-	}
+	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid)
+		got = read_live(ms, f, sums, sites);
 	/* gone since it was listed: its exit was traced before its memory went */
 	if (!got && !(f->p.flags & CP_PROC_EXITED) &&
 	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||
@@ -48,8 +71,8 @@ static int add_child_exit_site(void *ctx, uint64_t key, uint64_t count)
 	return cp_patch_sites_add(ctx, key, count);
 }
 
-bool cp_patch_followed_read(struct cp_mech *m, uint64_t table, bool hres, struct cp_totals *t,
-			    struct cp_patch_sites *into)
+bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
+			    struct cp_totals *t, struct cp_patch_sites *into)
 {
 	struct cp_followed *f = NULL;
 	struct cp_patch_sites sites = { 0 };
@@ -64,7 +87,7 @@ bool cp_patch_followed_read(struct cp_mech *m, uint64_t table, bool hres, struct
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct cp_vdso_patch_counts c;
-		bool known = read_one(m, table, &f[i], &c, &sites);
+		bool known = read_one(m, ms, &f[i], &c, &sites);
 
 		m->procs[m->nprocs++] = (struct cp_mech_proc){
 			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known };
@@ -97,7 +120,8 @@ void cp_patch_followed_restore(struct cp_mech *m)
 	for (size_t i = 0; i < n; i++) {
 		struct cp_error err = { 0 };
 
-		if (f[i].p.flags & (CP_PROC_EXITED | CP_PROC_EXECED) || !f[i].p.pid ||
+		if (f[i].p.flags & (CP_PROC_EXITED | CP_PROC_EXECED | CP_PROC_MEMBER) ||
+		    !f[i].p.pid ||
 		    kill((pid_t)f[i].p.pid, 0) ||
 		    cp_vdso_patch_restore_copy((pid_t)f[i].p.pid, &err) == 0)
 			continue;

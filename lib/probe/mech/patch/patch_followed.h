@@ -14,16 +14,18 @@
 
 #include "clockreads.h"
 #include "mechanism.h"
+#include "patch_members.h"
 #include "patch_sites.h"
 
 /* Every followed process's reads added to t and kept in m->procs (for the
  * window's per-process rows), their sites added to into (to be
- * normalized: true when any were added); table: the target's counter
- * table, at the same address in every child; hres: as the session's. */
-bool cp_patch_followed_read(struct cp_mech *m, uint64_t table, bool hres, struct cp_totals *t,
-			    struct cp_patch_sites *into);
-/* Each followed process still running switched back to the vDSO it was
- * forked with (a failure said in m->closing_warning). */
+ * normalized: true when any were added); ms: the members, read through
+ * their own patch; hres: as the session's. */
+bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
+			    struct cp_totals *t, struct cp_patch_sites *into);
+/* Each followed process the target forked still running switched back
+ * to the vDSO it was forked with (a failure said in
+ * m->closing_warning); members are their own patch's to restore. */
 void cp_patch_followed_restore(struct cp_mech *m);
 
 #endif

@@ -240,6 +240,19 @@ static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint6
 	return 0;
 }
 
+int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters,
+			       uint64_t **blocks, size_t *nslots)
+{
+	*nslots = 0;
+	if (!(*blocks = malloc((size_t)CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)))
+		return -1;
+	if (read_blocks(pid, addr, counters, *blocks, nslots) == 0)
+		return 0;
+	free(*blocks);
+	*blocks = NULL;
+	return -1;
+}
+
 int cp_patch_sites_read(pid_t pid, uint64_t addr, const uint64_t *counters,
 			struct cp_patch_sites *out)
 {

@@ -59,6 +59,10 @@ int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *
  * the target's memory cannot be read. */
 int cp_patch_sites_read(pid_t pid, uint64_t addr, const uint64_t *counters,
 			struct cp_patch_sites *out);
+/* The site blocks of the slots in use in counters (a copy of the table's
+ * counters), raw, in slot order (*nslots of them, malloc'd). */
+int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters,
+			       uint64_t **blocks, size_t *nslots);
 /* Adds one key's count (sums taken elsewhere: the BPF program's at exit). */
 int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count);
 /* Sorts by key and merges equal keys. */

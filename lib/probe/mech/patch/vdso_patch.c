@@ -572,6 +572,11 @@ uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
 	return p->table.addr;
 }
 
+const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p)
+{
+	return p->table.words;
+}
+
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	struct cp_vdso_patch_counts last;

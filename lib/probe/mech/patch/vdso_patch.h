@@ -107,6 +107,9 @@ int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, s
 int cp_vdso_patch_sites(const struct cp_vdso_patch *p, struct cp_patch_sites *out);
 /* The counter table's address in the target (0 until confirmed). */
 uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p);
+/* The table's counters as the last read (or the mark) copied them:
+ * CP_PATCH_TABLE_SIZE bytes, slot 0 the shared one. */
+const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p);
 
 /* Restores and frees p (NULL is fine). A target that has exited needs
  * nothing. */

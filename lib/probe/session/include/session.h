@@ -40,6 +40,10 @@ struct cp_session_config {
 	bool vdso_breakpoints;			/* load the program they run */
 	bool follow_forks;			/* count the processes the target
 						 * forks too, and theirs */
+	const pid_t *members;			/* processes counted besides the
+						 * target (attach -p, --tree,
+						 * --cgroup): the patch only */
+	size_t nmembers;
 	bool watch_exec;			/* uprobe each file's execve/execveat
 						 * (the vDSO patch sums its counters
 						 * there) */

@@ -36,6 +36,9 @@ struct cp_profile_options {
 	bool stacks;			/* --stacks: whole user stacks */
 	bool debuginfod;		/* --debuginfod: names asked for after the window */
 	bool follow_forks;		/* count the processes the target forks too */
+	const pid_t *members;		/* attach: processes counted besides pid
+					 * (-p PID,PID..., --tree, --cgroup) */
+	size_t nmembers;
 	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
 					 * not given (auto: mech_choice.c) */
 	int verbose;

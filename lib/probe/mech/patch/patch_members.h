@@ -1,0 +1,38 @@
+/* patch_members.h - the processes clockprof was given besides the target
+ * (attach -p PID,PID..., --tree, --cgroup): each is patched as the target
+ * is, with a counter table of its own, and counted from the window's
+ * start; the session follows it as it follows a process the target
+ * forked (CP_PROC_MEMBER), so its requests, its exit and its own forks
+ * are seen the same way (patch_followed.h reads them all). */
+#ifndef CP_PATCH_MEMBERS_H
+#define CP_PATCH_MEMBERS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cp_mech;
+struct cp_vdso_patch;
+
+struct cp_patch_member {
+	pid_t pid;
+	struct cp_vdso_patch *patch;
+};
+
+struct cp_patch_members {
+	struct cp_patch_member *v;
+	size_t n;
+};
+
+/* Patches each of pids[0..n) (their vDSO switched, nothing counted yet);
+ * one that cannot be is left out, said in m->warning. -1 out of memory. */
+int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
+			  struct cp_patch_members *out);
+/* The window opens: each member counted from now on, handed to the
+ * session with its counts now (where its threads' exits count from). */
+void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms);
+/* The member that is process pid; NULL: none. */
+struct cp_vdso_patch *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid);
+/* Every member switched back, and what clockprof holds of them released. */
+void cp_patch_members_close(struct cp_patch_members *ms);
+
+#endif

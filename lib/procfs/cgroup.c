@@ -1,0 +1,126 @@
+/* cgroup.c - see cgroup.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "grow.h"
+
+#define UNIT_DEPTH 4	/* system.slice/x.service, user.slice/user-0.slice/... */
+
+static bool is_cgroup(const char *path)
+{
+	char procs[PATH_MAX];
+
+	return snprintf(procs, sizeof(procs), "%s/cgroup.procs", path) < (int)sizeof(procs) &&
+	       access(procs, R_OK) == 0;
+}
+
+/* A directory named name below dir, depth levels at most: into path. */
+static bool find_below(const char *dir, const char *name, int depth, char *path, size_t size)
+{
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	if (depth < 0 || !(d = opendir(dir)))
+		return false;
+	while (!found && (e = readdir(d))) {
+		char sub[PATH_MAX];
+
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= (int)sizeof(sub))
+			continue;
+		if (!strcmp(e->d_name, name) && is_cgroup(sub))
+			found = snprintf(path, size, "%s", sub) < (int)size;
+		else
+			found = find_below(sub, name, depth - 1, path, size);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Where cgroup v2 is mounted: /sys/fs/cgroup, or (hybrid hierarchies)
+ * /sys/fs/cgroup/unified, as /proc/self/mounts says. */
+static bool cgroup2_mount(char *mount, size_t size)
+{
+	char dev[256], dir[PATH_MAX], type[64];
+	bool found = false;
+	FILE *f = fopen("/proc/self/mounts", "re");
+
+	while (f && !found && fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
+		found = !strcmp(type, "cgroup2") && snprintf(mount, size, "%s", dir) < (int)size;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+int cp_cgroup_resolve(const char *spec, char *path, size_t size)
+{
+	char full[PATH_MAX], mount[PATH_MAX];
+
+	if (!cgroup2_mount(mount, sizeof(mount))) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	if ((spec[0] == '/' ? snprintf(full, sizeof(full), "%s", spec) :
+	     snprintf(full, sizeof(full), "%.2047s/%.2047s", mount, spec)) >= (int)sizeof(full)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (is_cgroup(full)) {
+		if (snprintf(path, size, "%s", full) < (int)size)
+			return 0;
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!strchr(spec, '/') && find_below(mount, spec, UNIT_DEPTH, path, size))
+		return 0;
+	errno = ENOENT;
+	return -1;
+}
+
+/* Adds the pids of dir's cgroup.procs and of every cgroup below it. */
+static int add_procs(const char *dir, pid_t **out, size_t *n, size_t *cap)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	long pid;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (fscanf(f, "%ld", &pid) == 1)
+		if (!cp_grow(out, cap, *n + 1, sizeof(**out)))
+			(*out)[(*n)++] = (pid_t)pid;
+	fclose(f);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) < (int)sizeof(path))
+			add_procs(path, out, n, cap);
+	closedir(d);
+	return 0;
+}
+
+int cp_cgroup_procs(const char *path, pid_t **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (add_procs(path, out, n, &cap) == 0)
+		return 0;
+	free(*out);
+	*out = NULL;
+	return -1;
+}
