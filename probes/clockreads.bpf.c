@@ -1013,14 +1013,16 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
 	__u32 child_tgid = BPF_CORE_READ(child, tgid);
 	__u64 id = current_pid_tgid();
-	struct cp_proc c = {};
+	struct cp_proc c = {}, *parent_proc;
 
 	if (child_tgid == host_tgid || !counted_tid(id))
 		return 0;
 	c.pid = tgid_in_ns(child);
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
-	c.table = table_of(followed_proc());	/* the copy is where its parent's is */
+	parent_proc = followed_proc();
+	c.table = table_of(parent_proc);	/* the copy is where its parent's is */
+	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;
 	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
 	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
 		__sync_fetch_and_add(&target_forks, 1);

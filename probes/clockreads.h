@@ -347,6 +347,10 @@ enum cp_proc_flag {
 	CP_PROC_MEMBER = 8,	/* one clockprof was given (attach -p, --tree,
 				 * --cgroup), not one the target forked: its
 				 * table is its own, mapped when it was patched */
+	CP_PROC_NO_SITES = 16,	/* its code is mapped elsewhere than the
+				 * target's: its call sites (whose addresses
+				 * are named as the target's) are not kept;
+				 * inherited at fork */
 };
 
 struct cp_proc {

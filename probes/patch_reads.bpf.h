@@ -383,7 +383,7 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 		__sync_fetch_and_add(&p->sums[i], w[i] - seen->words[i]);
 		seen->words[i] = w[i];
 	}
-	if (!slot)
+	if (!slot || (p->flags & CP_PROC_NO_SITES))
 		return;
 	sites = (struct child_sites_walk){
 		.block = p->table + CP_PATCH_SITES_OFF + (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,

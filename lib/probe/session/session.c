@@ -958,10 +958,10 @@ static int member_base(struct cp_session *s, pid_t pid, uint32_t slot, const uin
 }
 
 int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
-			  const uint64_t *words, const uint64_t *blocks)
+			  const uint64_t *words, const uint64_t *blocks, bool sites)
 {
 	struct cp_proc p = { .pid = (__u32)pid, .ppid = (__u32)ppid, .table = table,
-			     .flags = CP_PROC_MEMBER,
+			     .flags = CP_PROC_MEMBER | (sites ? 0 : CP_PROC_NO_SITES),
 			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
 	__u32 key = (__u32)pid;
 	size_t used = 0;

@@ -46,11 +46,12 @@ int cp_session_child_exit_sites(struct cp_session *s,
  * (its forks too), with CP_PROC_MEMBER: patched on its own, its counter
  * table at table. words (its counters, CP_PATCH_TABLE_SIZE bytes) and
  * blocks (the site blocks of its slots in use, in slot order) are its
- * counts now: where its threads' exits count from. -1 with errno
+ * counts now: where its threads' exits count from; sites: false when its
+ * call sites are not to be kept (CP_PROC_NO_SITES). -1 with errno
  * (EOPNOTSUPP: clockprof runs in a pid namespace of its own, and the
  * program keys processes by the host's numbers). */
 int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
-			  const uint64_t *words, const uint64_t *blocks);
+			  const uint64_t *words, const uint64_t *blocks, bool sites);
 
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);

@@ -165,6 +165,8 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 		else if (call[0] == 0x41 && call[1] == 0xff)
 			pcs[n++] = at + 3;
 	}
+	if (n)
+		cp_patch_members_add_hops(&st->members, pcs, n);
 	return n && st->patch ? cp_vdso_patch_add_frame_hops(st->patch, pcs, n, err) : 0;
 }
 
@@ -174,6 +176,7 @@ static int patch_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
 {
 	struct patch_state *st = m->state;
 
+	cp_patch_members_set_rules(&st->members, t);
 	return st->patch ? cp_vdso_patch_set_rules(st->patch, t, err) : 0;
 }
 

@@ -38,7 +38,7 @@ static bool read_live(const struct cp_patch_members *ms, const struct cp_followe
 	} else if (cp_patch_table_read_whole((pid_t)f->p.pid, f->p.table, sums, &own)) {
 		return false;
 	}
-	for (size_t i = 0; i < own.n; i++)
+	for (size_t i = 0; i < own.n && !(f->p.flags & CP_PROC_NO_SITES); i++)
 		cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
 	cp_patch_sites_free(&own);
 	return true;

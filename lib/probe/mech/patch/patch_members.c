@@ -1,5 +1,7 @@
 /* patch_members.c - see patch_members.h. */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +10,63 @@
 #include "mechanism.h"
 #include "patch_members.h"
 #include "patch_sites.h"
+#include "proc_maps.h"
 #include "procfs.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
 
+/* pid's executable file mappings (malloc'd, *n of them); NULL unreadable. */
+static struct cp_proc_map *code_maps(pid_t pid, size_t *n)
+{
+	struct cp_proc_map *maps;
+	size_t all, k = 0;
+
+	if (cp_proc_maps_read(pid, &maps, &all))
+		return NULL;
+	for (size_t i = 0; i < all; i++)
+		if (maps[i].perms[2] == 'x' && maps[i].ino)
+			maps[k++] = maps[i];
+	*n = k;
+	return maps;
+}
+
+static bool same_map(const struct cp_proc_map *a, const struct cp_proc_map *b)
+{
+	return a->start == b->start && a->end == b->end && a->ino == b->ino &&
+	       !strcmp(a->path, b->path);
+}
+
+/* Whether a mapping like m is among v[0..n) (same), or one overlaps it. */
+static bool among(const struct cp_proc_map *v, size_t n, const struct cp_proc_map *m, bool same)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same ? same_map(&v[i], m) : v[i].start < m->end && m->start < v[i].end)
+			return true;
+	return false;
+}
+
+/* Whether pid's code is where root's is: each of root's code mappings is
+ * pid's too (a fork of it, which may since have loaded more), and pid's
+ * others overlap none of root's (its addresses are named as root's). */
+static bool same_code(pid_t root, pid_t pid)
+{
+	size_t nr = 0, np = 0;
+	struct cp_proc_map *r = code_maps(root, &nr), *p = code_maps(pid, &np);
+	bool same = r && p;
+
+	for (size_t i = 0; same && i < nr; i++)
+		same = among(p, np, &r[i], true);
+	for (size_t i = 0; same && i < np; i++)
+		same = among(r, nr, &p[i], true) || !among(r, nr, &p[i], false);
+	free(r);
+	free(p);
+	return same;
+}
+
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out)
 {
-	size_t refused = 0;
+	size_t refused = 0, elsewhere = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (n && !(out->v = calloc(n, sizeof(*out->v))))
@@ -24,9 +75,12 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 		struct cp_vdso_patch *p = NULL;
 		struct cp_error err = { 0 };
 
-		if (cp_vdso_patch_prepare(pids[i], false, &p, &err) == 0 &&
-		    cp_vdso_patch_apply(p, &err) == 0) {
-			out->v[out->n++] = (struct cp_patch_member){ pids[i], p };
+		if (kill(pids[i], 0) && errno == ESRCH)
+			cp_fail(&err, CP_EXIT_PROFILE, "no such process");
+		else if (cp_vdso_patch_prepare(pids[i], false, &p, &err) == 0 &&
+			 cp_vdso_patch_apply(p, &err) == 0) {
+			out->v[out->n++] = (struct cp_patch_member){ pids[i], p,
+								     same_code(m->pid, pids[i]) };
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
@@ -37,6 +91,12 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 	if (refused > 1)
 		snprintf(m->warning + strlen(m->warning), sizeof(m->warning) - strlen(m->warning),
 			 ", nor %zu other of the processes given", refused - 1);
+	for (size_t i = 0; i < out->n; i++)
+		elsewhere += !out->v[i].same_code;
+	if (elsewhere && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "%zu of the processes given run code mapped elsewhere than the target's: "
+			 "their reads are counted, their call sites not named", elsewhere);
 	return 0;
 }
 
@@ -53,7 +113,7 @@ static int hand_over(struct cp_mech *m, const struct cp_patch_member *mb)
 	if (!words || cp_patch_sites_read_blocks(mb->pid, table, words, &blocks, &nslots))
 		return -1;
 	cp_proc_stat_read(mb->pid, &st);
-	rc = cp_session_add_member(m->s, mb->pid, st.ppid, table, words, blocks);
+	rc = cp_session_add_member(m->s, mb->pid, st.ppid, table, words, blocks, mb->same_code);
 	free(blocks);
 	return rc;
 }
@@ -71,6 +131,20 @@ void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms)
 			 "counting several processes needs clockprof in the host's pid namespace" :
 			 "its counters could not be read");
 	}
+}
+
+void cp_patch_members_set_rules(const struct cp_patch_members *ms, const struct cp_unwind_table *t)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (ms->v[i].same_code)
+			cp_vdso_patch_set_rules(ms->v[i].patch, t, &(struct cp_error){ 0 });
+}
+
+void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t *pcs, size_t n)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (ms->v[i].same_code)
+			cp_vdso_patch_add_frame_hops(ms->v[i].patch, pcs, n, &(struct cp_error){ 0 });
 }
 
 struct cp_vdso_patch *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid)

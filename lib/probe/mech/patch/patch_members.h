@@ -7,15 +7,23 @@
 #ifndef CP_PATCH_MEMBERS_H
 #define CP_PATCH_MEMBERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct cp_mech;
+struct cp_unwind_table;
 struct cp_vdso_patch;
 
 struct cp_patch_member {
 	pid_t pid;
 	struct cp_vdso_patch *patch;
+	/* Its code is where the target's is (a fork of the same image): the
+	 * target's wrapper rules and call-site names hold for it. Else its
+	 * sites are not kept (CP_PROC_NO_SITES): read, they would be named as
+	 * the target's addresses. */
+	bool same_code;
 };
 
 struct cp_patch_members {
@@ -27,6 +35,10 @@ struct cp_patch_members {
  * one that cannot be is left out, said in m->warning. -1 out of memory. */
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out);
+/* The target's wrapper rules (t) and frame hops (pcs) given to each
+ * member whose code is where the target's is. */
+void cp_patch_members_set_rules(const struct cp_patch_members *ms, const struct cp_unwind_table *t);
+void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t *pcs, size_t n);
 /* The window opens: each member counted from now on, handed to the
  * session with its counts now (where its threads' exits count from). */
 void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms);
