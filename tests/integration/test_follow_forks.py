@@ -516,3 +516,60 @@ def test_attach_cgroup_in_its_own_pid_and_mount_namespace(ctx):
     rows = {r["pid"]: r for r in run["processes"]}
     assert sorted(rows) == members, (sorted(rows), members)   # unshare itself too
     check_served(run, served, 25)
+
+
+def test_attach_several_bad_input_is_one_line_and_a_code(ctx):
+    """A bad list, --tree with a list, an unknown cgroup: exit 2; a
+    mechanism that counts one process only: exit 3; a pid that is gone
+    in the list: counted without it, said."""
+    for argv, code, words in ((["1,x"], 2, "invalid PID"), (["--tree", "1,2"], 2, "--tree takes one"),
+                              (["--cgroup", "no-such-unit.service"], 2, "no cgroup"),
+                              (["--cgroup", "x", "1"], 2, "--cgroup takes no PID")):
+        proc = ctx.run("attach", "-q", "-d", "0.1", *argv)
+        assert proc.returncode == code and words in proc.stderr, (argv, proc.returncode, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    tree = IdleTree(ctx, 1, 5)
+    try:
+        proc = ctx.run("attach", "-q", "-d", "0.1", "--mechanism", "uprobe",
+                       ",".join(map(str, tree.pids)))
+        assert proc.returncode == 3 and "needs the vDSO patch" in proc.stderr, proc.stderr
+        if ctx.counted() == "patch":
+            out = os.path.join(ctx.tmp, "gone.json")
+            proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2", "-o", out,
+                           f"{tree.root},4194000")
+            assert proc.returncode == 0, proc.stderr
+            run = ctx.load_json(out)
+            assert any("process 4194000 is not counted (no such process)" in w
+                       for w in run["warnings"]), run["warnings"]
+    finally:
+        tree.stop()
+
+
+def test_attach_tree_leaves_every_process_correct_when_killed(ctx):
+    """clockprof SIGKILLed while attached to a tree: every process keeps
+    its patched vDSO (the documented leftover) and goes on serving through
+    it (the root forks one more too; test_vdso_patch's kill tests check
+    the values read), every process exits cleanly, and a later attach
+    --tree counts them all again, exactly."""
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    from readiness import wait_attached
+    tree = IdleTree(ctx, 2, 10)
+    try:
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--tree",
+                                 str(tree.root)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        proc.kill()
+        proc.wait()
+        tree.serve(tree.pids)
+        tree.fork_one()
+        served = []
+
+        def drive():
+            served.extend(tree.serve(tree.pids))
+        run = attach_window(ctx, ["--tree", str(tree.root)], drive)
+    finally:
+        tree.stop()
+    assert tree.p.returncode == 0, tree.p.returncode
+    check_served(run, served, 10)
