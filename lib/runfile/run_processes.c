@@ -9,11 +9,12 @@
 #include "profile.h"
 #include "run_processes.h"
 
-/* The executable a row ran: the target's, for every process it forked
- * (a fork runs its parent's image); NULL for one that exec()ed another. */
+/* The executable a row ran: its own (a process attach was given, and
+ * those it forked), else the target's (a fork runs its parent's image);
+ * NULL for one that exec()ed another. */
 static const char *executable_of(const struct cp_profile *p, const struct cp_process_row *r)
 {
-	return r->execed ? NULL : p->target.exe;
+	return r->execed ? NULL : r->executable ? r->executable : p->target.exe;
 }
 
 static json_t *seconds_or_null(double s)

@@ -516,6 +516,11 @@ def test_attach_cgroup_in_its_own_pid_and_mount_namespace(ctx):
     rows = {r["pid"]: r for r in run["processes"]}
     assert sorted(rows) == members, (sorted(rows), members)   # unshare itself too
     check_served(run, served, 25)
+    # each process's own executable, rolled up: the tree's 3 and unshare
+    by_exe = {os.path.basename(e["executable"]): e["processes"] for e in run["executables"]}
+    assert by_exe == {"fork_tree_target": 3, "unshare": 1}, by_exe
+    assert run["measures"]["clock_reads[fork_tree_target]/op"]["value"] == READS, \
+        run["measures"]
 
 
 def test_attach_several_bad_input_is_one_line_and_a_code(ctx):

@@ -97,6 +97,9 @@ struct cp_mech_proc {
 	uint32_t host_tgid;	/* cp_followed's */
 	uint64_t reads;
 	bool known;		/* false: its counts could not be had */
+	const char *exe;	/* what it runs, when not what its parent ran
+				 * (a process attach was given); the
+				 * mechanism's until it closes */
 };
 
 /* One mechanism at work on one target, over one session. */

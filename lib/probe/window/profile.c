@@ -622,7 +622,7 @@ void cp_profile_release(struct cp_profile *p)
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);
 	cp_named_stacks_free(&p->stacks);
-	free(p->processes);
+	cp_window_processes_free(p);
 	cp_target_release(&p->target);
 }
 

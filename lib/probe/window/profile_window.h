@@ -114,6 +114,7 @@ void cp_dist_cover_threads(struct cp_profile *p, struct cp_session *s,
  * mechanism counted of each; start: the clock window's (monotonic s). */
 void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 			 const struct cp_mech *m, double start);
+void cp_window_processes_free(struct cp_profile *p);
 
 /* A launched command (child_reap.c). */
 void cp_child_finish(struct cp_profile *p, int end_signal);

@@ -56,6 +56,26 @@ static void child_row(struct cp_process_row *r, const struct cp_followed *f,
 	}
 }
 
+/* A row's executable when it is not the target's: its own (a process
+ * attach was given), else its parent's row's (a fork runs its parent's
+ * image); rows in the order they started, parents first. */
+static void inherit_executables(struct cp_process_row *rows, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = 0; j < i && !rows[i].executable; j++)
+			if (rows[j].pid == rows[i].ppid && rows[j].executable)
+				rows[i].executable = strdup(rows[j].executable);
+}
+
+void cp_window_processes_free(struct cp_profile *p)
+{
+	for (size_t i = 0; i < p->nprocesses; i++)
+		free(p->processes[i].executable);
+	free(p->processes);
+	p->processes = NULL;
+	p->nprocesses = 0;
+}
+
 void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 			 const struct cp_mech *m, double start)
 {
@@ -64,9 +84,7 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 	struct cp_proc_stat st;
 	size_t n = 0, cap = 0;
 
-	free(p->processes);
-	p->processes = NULL;
-	p->nprocesses = 0;
+	cp_window_processes_free(p);
 	if (!p->followed || cp_session_followed(s, &f, &n) ||
 	    cp_grow(&p->processes, &cap, n + 1, sizeof(*p->processes))) {
 		free(f);
@@ -83,12 +101,16 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 	for (size_t i = 0; i < n; i++) {
 		struct cp_process_row *r = &p->processes[1 + i];
 
-		child_row(r, &f[i], mech_proc(m, f[i].host_tgid), start);
+		const struct cp_mech_proc *mp = mech_proc(m, f[i].host_tgid);
+
+		child_row(r, &f[i], mp, start);
+		r->executable = mp && mp->exe ? strdup(mp->exe) : NULL;
 		root->reads -= r->reads;
 		root->requests -= r->requests;
 		root->in_requests -= r->in_requests;
 	}
 	p->nprocesses = n + 1;
 	qsort(p->processes + 1, n, sizeof(*p->processes), by_start);
+	inherit_executables(p->processes, p->nprocesses);
 	free(f);
 }

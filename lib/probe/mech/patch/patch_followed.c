@@ -23,7 +23,8 @@
 static bool read_live(const struct cp_patch_members *ms, const struct cp_followed *f,
 		      uint64_t sums[CP_PATCH_SLOT_WORDS], struct cp_patch_sites *sites)
 {
-	struct cp_vdso_patch *member = cp_patch_members_find(ms, (pid_t)f->p.pid);
+	const struct cp_patch_member *mb = cp_patch_members_find(ms, (pid_t)f->p.pid);
+	struct cp_vdso_patch *member = mb ? mb->patch : NULL;
 	struct cp_vdso_patch_counts c;
 	struct cp_patch_sites own = { 0 };
 
@@ -89,8 +90,12 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 		struct cp_vdso_patch_counts c;
 		bool known = read_one(m, ms, &f[i], &c, &sites);
 
+		const struct cp_patch_member *mb = f[i].p.flags & CP_PROC_MEMBER ?
+						   cp_patch_members_find(ms, (pid_t)f[i].p.pid) : NULL;
+
 		m->procs[m->nprocs++] = (struct cp_mech_proc){
-			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known };
+			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known,
+			.exe = mb ? mb->exe : NULL };
 		if (known) {
 			cp_patch_counts_add(&c, hres, t);
 			reads += c.total;

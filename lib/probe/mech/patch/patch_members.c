@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "mechanism.h"
@@ -63,6 +64,19 @@ static bool same_code(pid_t root, pid_t pid)
 	return same;
 }
 
+/* The file pid runs (malloc'd; NULL unknown). */
+static char *exe_of(pid_t pid)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	if ((len = readlink(link, path, sizeof(path) - 1)) <= 0)
+		return NULL;
+	path[len] = 0;
+	return strdup(path);
+}
+
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out)
 {
@@ -80,7 +94,8 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 		else if (cp_vdso_patch_prepare(pids[i], false, &p, &err) == 0 &&
 			 cp_vdso_patch_apply(p, &err) == 0) {
 			out->v[out->n++] = (struct cp_patch_member){ pids[i], p,
-								     same_code(m->pid, pids[i]) };
+								     same_code(m->pid, pids[i]),
+								     exe_of(pids[i]) };
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
@@ -147,18 +162,20 @@ void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t
 			cp_vdso_patch_add_frame_hops(ms->v[i].patch, pcs, n, &(struct cp_error){ 0 });
 }
 
-struct cp_vdso_patch *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid)
+const struct cp_patch_member *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid)
 {
 	for (size_t i = 0; i < ms->n; i++)
 		if (ms->v[i].pid == pid)
-			return ms->v[i].patch;
+			return &ms->v[i];
 	return NULL;
 }
 
 void cp_patch_members_close(struct cp_patch_members *ms)
 {
-	for (size_t i = 0; i < ms->n; i++)
+	for (size_t i = 0; i < ms->n; i++) {
 		cp_vdso_patch_detach(ms->v[i].patch, &(struct cp_error){ 0 });
+		free(ms->v[i].exe);
+	}
 	free(ms->v);
 	memset(ms, 0, sizeof(*ms));
 }

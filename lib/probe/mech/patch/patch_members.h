@@ -24,6 +24,7 @@ struct cp_patch_member {
 	 * sites are not kept (CP_PROC_NO_SITES): read, they would be named as
 	 * the target's addresses. */
 	bool same_code;
+	char *exe;		/* /proc/PID/exe as it was patched (malloc'd) */
 };
 
 struct cp_patch_members {
@@ -43,7 +44,7 @@ void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t
  * session with its counts now (where its threads' exits count from). */
 void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms);
 /* The member that is process pid; NULL: none. */
-struct cp_vdso_patch *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid);
+const struct cp_patch_member *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid);
 /* Every member switched back, and what clockprof holds of them released. */
 void cp_patch_members_close(struct cp_patch_members *ms);
 

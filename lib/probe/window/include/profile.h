@@ -69,6 +69,9 @@ struct cp_profile_options {
 struct cp_process_row {
 	pid_t pid, ppid;
 	char command[64];	/* its comm: at its exit or exec, else now */
+	char *executable;	/* what it ran (malloc'd): a process attach was
+				 * given, and those it forked; NULL: the
+				 * target's executable */
 	double start_s, end_s;	/* fork and exit (or exec), s since the clock
 				 * window opened; start 0 for the target;
 				 * end < 0: still running */
