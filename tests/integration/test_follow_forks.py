@@ -578,3 +578,26 @@ def test_attach_tree_leaves_every_process_correct_when_killed(ctx):
         tree.stop()
     assert tree.p.returncode == 0, tree.p.returncode
     check_served(run, served, 10)
+
+
+def test_a_childs_command_is_untrusted_text_in_the_report(ctx):
+    """A forked child names itself '<b>x&amp;</b>' (PR_SET_NAME): run.json
+    keeps it as text, the HTML report escapes it in the processes table."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    script = ("import ctypes, os, time\n"
+              "pid = os.fork()\n"
+              "if pid == 0:\n"
+              "    ctypes.CDLL(None).prctl(15, b'<b>x&amp;</b>', 0, 0, 0)\n"
+              "    time.time()\n"
+              "    os._exit(0)\n"
+              "os.waitpid(pid, 0)\n")
+    out, html = os.path.join(ctx.tmp, "name.json"), os.path.join(ctx.tmp, "name.html")
+    proc = ctx.run("run", "-q", "-e", "none", "-o", out, "--html", html, "--",
+                   "/usr/bin/python3", "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    rows = ctx.load_json(out)["processes"]
+    assert [r["command"] for r in rows[1:]] == ["<b>x&amp;</b>"], rows
+    with open(html) as f:
+        page = f.read()
+    assert "&lt;b&gt;x&amp;amp;&lt;/b&gt;" in page and "<b>x&amp;</b>" not in page
