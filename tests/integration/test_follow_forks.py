@@ -601,3 +601,55 @@ def test_a_childs_command_is_untrusted_text_in_the_report(ctx):
     with open(html) as f:
         page = f.read()
     assert "&lt;b&gt;x&amp;amp;&lt;/b&gt;" in page and "<b>x&amp;</b>" not in page
+
+
+def test_nginx_attach_tree_on_the_master(ctx):
+    """nginx with two workers, already running: attach --tree on the
+    master; each worker's reads and requests over the window against the
+    ground truth's difference over the same span, within 1%."""
+    import servers
+    from readiness import wait_attached
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    server = servers.Nginx(ctx)
+    exe = servers.need("/usr/sbin/nginx", "nginx-light")
+    os.makedirs(os.path.join(server.dir, "www"), exist_ok=True)
+    for d in (ctx.tmp, server.dir, os.path.join(server.dir, "www")):
+        os.chmod(d, 0o755)
+    server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
+    conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
+                        .replace("worker_processes 1;", "worker_processes 2;"))
+    server.launch([exe, "-e", "stderr", "-c", conf, "-p", server.dir],
+                  ready=lambda: server.truth.ready() and len(server.truth.pids()) >= 3)
+    out = os.path.join(ctx.tmp, "tree.json")
+    try:
+        workers = [int(x) for x in open(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children")
+                   .read().split()]
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-r",
+                                 "syscall:writev", "-o", out, "--tree", str(server.proc.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_attached(proc)
+            for _ in workers:  # each worker's first reply in the window opens its first request
+                servers.http_get(server.port)
+            before = {pid: server.truth.snapshot(pid) for pid in workers}
+            servers.ab(server.port, 1000, "/index.html", keepalive=False)
+            after = {pid: server.truth.snapshot(pid) for pid in workers}
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    finally:
+        server.stop()
+    run = ctx.load_json(out)
+    rows = {r["pid"]: r for r in run["processes"]}
+    assert sorted(rows) == sorted([server.proc.pid, *workers]), rows
+    got = sum(rows[pid]["requests"] for pid in workers)
+    truth = sum((after[pid] - before[pid]).requests for pid in workers)
+    reads = sum((after[pid] - before[pid]).reads_in_requests for pid in workers)
+    in_req = run["clock_reads"]["in_requests"]
+    print(f"     nginx --tree: clockprof {in_req} reads in {got} requests, "
+          f"truth {reads} in {truth}", flush=True)
+    assert abs(got - truth) <= max(TOLERANCE * truth, 2), (got, truth)
+    assert abs(in_req - reads) <= max(TOLERANCE * reads, 4), (in_req, reads)
