@@ -883,10 +883,12 @@ int cp_session_followed(const struct cp_session *s, struct cp_followed **out, si
 	size_t have = 0, cap = 0;
 	__u32 key, next;
 
-	if (s->ngone && (cp_grow(&v, &cap, s->ngone, sizeof(*v)) ||
-			 !memcpy(v, s->gone, s->ngone * sizeof(*v))))
-		return -1;
-	have = s->ngone;
+	if (s->ngone) {		/* those drained, then those still in the map */
+		if (cp_grow(&v, &cap, s->ngone, sizeof(*v)))
+			return -1;
+		memcpy(v, s->gone, s->ngone * sizeof(*v));
+		have = s->ngone;
+	}
 
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
 	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
