@@ -168,7 +168,7 @@ def test_option_errors_say_what_is_wrong(ctx):
     assert proc.stderr == ("clockprof: option -d/--duration needs a value (TIME); "
                            "see 'clockprof run --help'\n"), proc.stderr
     proc = ctx.run("attach", "-p")
-    assert "needs a value (PID)" in proc.stderr, proc.stderr
+    assert "needs a value (PID[,PID...])" in proc.stderr, proc.stderr
     proc = ctx.run("run", "--quiet=yes", "--", "true")
     assert proc.returncode == 2 and "takes no value" in proc.stderr, proc.stderr
     bounds = os.path.join(ctx.tmp, "missing")
