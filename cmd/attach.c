@@ -83,7 +83,12 @@ static int add_tree(pid_t *pids, size_t *n)
 
 	if (cp_proc_descendants(pids[0], &kids, &nkids))
 		return cmd_error(CP_EXIT_PROFILE, "cannot list the processes: /proc cannot be read");
-	for (size_t i = 0; i < nkids && *n < MAX_PROCESSES; i++)
+	if (nkids + 1 > MAX_PROCESSES) {
+		free(kids);
+		return cmd_error(CP_EXIT_USAGE, "process %d has %zu descendants: at most %d processes",
+				 (int)pids[0], nkids, MAX_PROCESSES);
+	}
+	for (size_t i = 0; i < nkids; i++)
 		pids[(*n)++] = kids[i];
 	free(kids);
 	return 0;
@@ -107,7 +112,12 @@ static int cgroup_pids(const char *spec, pid_t *pids, size_t *n)
 		free(all);
 		return cmd_error(CP_EXIT_PROFILE, "cgroup %s has no process", path);
 	}
-	*n = nall < MAX_PROCESSES ? nall : MAX_PROCESSES;
+	if (nall > MAX_PROCESSES) {
+		free(all);
+		return cmd_error(CP_EXIT_USAGE, "cgroup %s has %zu processes: at most %d", path, nall,
+				 MAX_PROCESSES);
+	}
+	*n = nall;
 	memcpy(pids, all, *n * sizeof(*pids));
 	free(all);
 	return 0;
