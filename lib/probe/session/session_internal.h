@@ -1,0 +1,61 @@
+/* session_internal.h - the session as its own files share it
+ * (session.c: the program, its probes and counts; session_procs.c: the
+ * processes it follows besides the target). Inside lib/probe/session
+ * only. */
+#ifndef CP_SESSION_INTERNAL_H
+#define CP_SESSION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "clockreads.h"
+#include "clockreads.skel.h"
+#include "session.h"
+#include "uprobe_multi.h"
+
+/* One attachment: a libbpf link, or a uprobe_multi link. */
+struct ulink {
+	struct bpf_link *link;
+	struct cp_uprobe_link multi;
+};
+
+struct cp_session {
+	struct clockreads_bpf *skel;
+	pid_t pid;
+	bool multi;			/* uprobes as uprobe_multi links */
+	bool follow;			/* processes besides the target are counted:
+					 * follow_forks, or members */
+	/* Followed processes whose exit (or exec) the program has said: moved
+	 * out of its maps (session_procs.c) so that a long run's forks never
+	 * fill them; those marked are moved at the next drain. */
+	struct cp_followed *gone;
+	size_t ngone, cap_gone;
+	uint32_t *marked;
+	size_t nmarked, cap_marked;
+	bool watch_exec;		/* cp_session_config.watch_exec */
+	/* uprobes in the target's files: clock points and syscall() */
+	struct ulink *file_links;
+	size_t nfile_links, cap_file_links, nclock_uprobes;
+	struct ulink dl_hook;
+	struct ulink selftest_link;	/* kept: removing it costs a grace period */
+	/* What the programs tell user space while attached: dynamic-linker
+	 * events (counted in dl_pending) and, with --stacks, stack copies
+	 * (handed to on_copy). */
+	struct ring_buffer *events;
+	int dl_pending;
+	void (*on_copy)(void *arg, const struct cp_stack_copy *c);
+	void *on_copy_arg;
+	struct ulink boundary;
+	struct ulink probes[CP_MAX_PROBES];
+	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
+	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
+	int ncpus;
+	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
+	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */
+	__u32 dist_slots_used, dist_live;
+	pid_t dist_tids[CP_DIST_MAX_THREADS];
+	int dist_fds[CP_DIST_MAX_THREADS];
+};
+
+#endif

@@ -1,0 +1,181 @@
+/* session_procs.c - the processes the session follows besides the target
+ * (clockreads.h's procs map): those run follows as the target forks them,
+ * and the members attach was given; listed for the mechanism and the
+ * window, members handed over with their counts as the window opens, and
+ * the exited ones moved out of the program's maps while the window is
+ * open. */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "monotonic.h"
+#include "procfs.h"
+#include "session_internal.h"
+#include "session_probes.h"
+
+int cp_session_followed(const struct cp_session *s, struct cp_followed **out, size_t *n)
+{
+	struct bpf_map *map = s->skel->maps.procs;
+	struct cp_followed *v = NULL;
+	size_t have = 0, cap = 0;
+	__u32 key, next;
+
+	if (s->ngone) {		/* those drained, then those still in the map */
+		if (cp_grow(&v, &cap, s->ngone, sizeof(*v)))
+			return -1;
+		memcpy(v, s->gone, s->ngone * sizeof(*v));
+		have = s->ngone;
+	}
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (cp_grow(&v, &cap, have + 1, sizeof(*v))) {
+			free(v);
+			return -1;
+		}
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v[have].p, sizeof(v[have].p), 0))
+			v[have++].host_tgid = key;
+	}
+	*out = v;
+	*n = have;
+	return 0;
+}
+
+int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, struct cp_proc *out)
+{
+	for (size_t i = 0; i < s->ngone; i++)
+		if (s->gone[i].host_tgid == host_tgid) {
+			*out = s->gone[i].p;
+			return 0;
+		}
+	return bpf_map__lookup_elem(s->skel->maps.procs, &host_tgid, sizeof(host_tgid), out,
+				    sizeof(*out), 0) ? -1 : 0;
+}
+
+/* Whether tgid is among v[0..n). */
+static bool has_tgid(const uint32_t *v, size_t n, uint32_t tgid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == tgid)
+			return true;
+	return false;
+}
+
+/* The child_slots entries of the processes in tgids[0..n) deleted. */
+static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
+{
+	struct bpf_map *map = s->skel->maps.child_slots;
+	struct cp_child_slot_key key, next, *doomed = NULL;
+	size_t ndoomed = 0, cap = 0;
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (has_tgid(tgids, n, key.tgid) && !cp_grow(&doomed, &cap, ndoomed + 1, sizeof(key)))
+			doomed[ndoomed++] = key;
+	}
+	for (size_t i = 0; i < ndoomed; i++)
+		bpf_map__delete_elem(map, &doomed[i], sizeof(key), 0);
+	free(doomed);
+}
+
+/* A member's slot (0 shared, else index + 1) and its site entries as
+ * they are now, where its exits count from. */
+static int member_base(struct cp_session *s, pid_t pid, uint32_t slot, const uint64_t *words,
+		       const uint64_t *block)
+{
+	struct cp_child_slot_key k = { .tgid = (__u32)pid, .slot = slot };
+	struct cp_child_slot_seen v;
+
+	memset(&v, 0, sizeof(v));
+	memcpy(v.words, words, sizeof(v.words));
+	for (int e = 0; block && e < CP_PATCH_SITE_ENTRIES; e++)
+		v.sites[e] = block[2 * e + 1];
+	return bpf_map__update_elem(s->skel->maps.child_slots, &k, sizeof(k), &v, sizeof(v),
+				    BPF_ANY);
+}
+
+int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
+			  const uint64_t *words, const uint64_t *blocks, bool sites)
+{
+	struct cp_proc p = { .pid = (__u32)pid, .ppid = (__u32)ppid, .table = table,
+			     .flags = CP_PROC_MEMBER | (sites ? 0 : CP_PROC_NO_SITES),
+			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
+	__u32 key = (__u32)pid;
+	size_t used = 0;
+	char path[64];
+
+	if (s->skel->rodata->pidns_ino) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	for (uint32_t slot = 0; slot <= CP_PATCH_SLOTS; slot++) {
+		const uint64_t *w = words + (size_t)slot * CP_PATCH_SLOT_WORDS;
+
+		if (slot && !w[0])
+			continue;
+		if (member_base(s, pid, slot, w,
+				slot ? blocks + used++ * 2 * CP_PATCH_SITE_ENTRIES : NULL))
+			return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (cp_proc_read_text(path, p.comm, sizeof(p.comm)) > 0)
+		p.comm[strcspn(p.comm, "\n")] = 0;
+	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
+}
+
+void cp_session_drain_followed(struct cp_session *s)
+{
+	struct bpf_map *map = s->skel->maps.procs;
+	uint32_t *moved = NULL;
+	size_t nmoved = 0, cap = 0;
+	__u32 key, next;
+
+	/* Those marked at the last drain: every thread's exit has added what
+	 * it read by now (a second or more later). */
+	for (size_t i = 0; i < s->nmarked; i++) {
+		struct cp_followed f = { .host_tgid = s->marked[i] };
+
+		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid), &f.p, sizeof(f.p), 0) ||
+		    cp_grow(&s->gone, &s->cap_gone, s->ngone + 1, sizeof(*s->gone)) ||
+		    cp_grow(&moved, &cap, nmoved + 1, sizeof(*moved)))
+			continue;
+		s->gone[s->ngone++] = f;
+		moved[nmoved++] = f.host_tgid;
+		bpf_map__delete_elem(map, &f.host_tgid, sizeof(f.host_tgid), 0);
+	}
+	if (nmoved)
+		forget_slots(s, moved, nmoved);
+	free(moved);
+	s->nmarked = 0;
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		struct cp_proc p;
+
+		key = next;
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &p, sizeof(p), 0) &&
+		    (p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) &&
+		    !cp_grow(&s->marked, &s->cap_marked, s->nmarked + 1, sizeof(*s->marked)))
+			s->marked[s->nmarked++] = key;
+	}
+}
+
+int cp_session_child_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
+{
+	struct bpf_map *map = s->skel->maps.child_exit_sites;
+	__u64 key, next, count;
+	int rc = 0;
+
+	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
+	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
+			rc = each(ctx, key, count);
+	}
+	return rc;
+}
