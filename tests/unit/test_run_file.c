@@ -90,6 +90,58 @@ TEST(run_file_per_op_from_complete_requests)
 	json_decref(doc);
 }
 
+/* The synthetic run followed 3 processes besides the target: a fork of
+ * it (the target's image), a member attach was given (its own image) and
+ * that member's fork (its image), and one that exec()ed another program
+ * (not counted). Rows, rollup by executable and its measures. */
+TEST(run_file_processes_roll_up_by_executable)
+{
+	struct cp_process_row rows[5] = {
+		{ .pid = 42, .ppid = 1, .known = true, .reads = 14, .requests = 4, .in_requests = 12 },
+		{ .pid = 43, .ppid = 42, .known = true, .reads = 9, .requests = 3, .in_requests = 9,
+		  .start_s = 0.1, .end_s = 0.5 },
+		{ .pid = 50, .ppid = 7, .known = true, .reads = 8, .requests = 2, .in_requests = 6,
+		  .executable = "/usr/bin/worker", .end_s = -1 },
+		{ .pid = 51, .ppid = 50, .known = true, .reads = 4, .requests = 1, .in_requests = 3,
+		  .executable = "/usr/bin/worker", .start_s = 0.2, .end_s = -1 },
+		{ .pid = 44, .ppid = 42, .execed = true, .requests = 0, .start_s = 0.3, .end_s = 0.4 },
+	};
+	struct cp_profile p;
+	json_t *doc, *procs, *exes, *m, *row;
+
+	synthetic_profile(&p);
+	p.followed = true;
+	p.processes = rows;
+	p.nprocesses = 5;
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	procs = json_object_get(doc, "processes");
+	CHECK_INT(json_array_size(procs), 5);
+	row = json_array_get(procs, 1);
+	CHECK_STR(json_string_value(json_object_get(row, "executable")), "/srv/server");
+	CHECK_NEAR(json_number_value(json_object_get(row, "reads_per_request")), 3.0, 1e-12);
+	row = json_array_get(procs, 4);
+	CHECK(json_is_null(json_object_get(row, "executable")));
+	CHECK(json_is_null(json_object_get(row, "reads")));
+	CHECK(json_is_false(json_object_get(row, "counted")));
+	CHECK(json_is_null(json_object_get(json_array_get(procs, 2), "exit_s")));
+	exes = json_object_get(doc, "executables");
+	CHECK_INT(json_array_size(exes), 2);
+	row = json_array_get(exes, 0);
+	CHECK_STR(json_string_value(json_object_get(row, "executable")), "/srv/server");
+	CHECK_INT(json_integer_value(json_object_get(row, "processes")), 2);
+	CHECK_INT(json_integer_value(json_object_get(row, "reads")), 23);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(row, "reads_per_process"),
+						     "min")), 9);
+	row = json_array_get(exes, 1);
+	CHECK_STR(json_string_value(json_object_get(row, "executable")), "/usr/bin/worker");
+	CHECK_INT(json_integer_value(json_object_get(row, "requests")), 3);
+	m = json_object_get(doc, "measures");
+	CHECK_NEAR(number_at(m, "clock_reads[server]/op", "value"), 21.0 / 7, 1e-12);
+	CHECK_NEAR(number_at(m, "clock_reads[worker]/op", "value"), 3.0, 1e-12);
+	json_decref(doc);
+}
+
 /* A target's bytes that are not UTF-8 (a Latin-1 path): each becomes
  * U+FFFD in run.json, as docs/run-json.md says, not '?'. */
 TEST(run_file_writes_invalid_utf8_as_fffd)
