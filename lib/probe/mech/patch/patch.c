@@ -180,11 +180,6 @@ static int patch_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
 	return st->patch ? cp_vdso_patch_set_rules(st->patch, t, err) : 0;
 }
 
-static int add_exit_site(void *ctx, uint64_t key, uint64_t count)
-{
-	return cp_patch_sites_add(ctx, key, count);
-}
-
 /* The target is gone: its counts and sites as the BPF program summed
  * them at its exit, if it could. */
 static void settle_from_exit(struct cp_mech *m)
@@ -195,7 +190,7 @@ static void settle_from_exit(struct cp_mech *m)
 
 	if (!cp_session_patch_exit_sums(m->s, sums))
 		return;
-	if (cp_session_patch_exit_sites(m->s, add_exit_site, &sites) == 0) {
+	if (cp_session_patch_exit_sites(m->s, cp_patch_sites_add_to, &sites) == 0) {
 		cp_patch_sites_normalize(&sites);
 		cp_vdso_patch_settle(st->patch, sums, &sites);
 	} else {

@@ -12,11 +12,6 @@
 #include "session_probes.h"
 #include "vdso_patch.h"
 
-/* One followed process's reads: a live one's table read whole (it was
- * wiped at its fork: it counts from zero), an exited one's as the
- * program summed it, thread by thread, as they exited. Its sites join
- * sites. False when neither can be had (it exec()ed, or it is in no pid
- * namespace of clockprof's). */
 /* A live process's counts: a forked child's table read whole (it was
  * wiped at its fork), a member's since the window opened (its own
  * patch's mark). */
@@ -45,6 +40,10 @@ static bool read_live(const struct cp_patch_members *ms, const struct cp_followe
 	return true;
 }
 
+/* One followed process's reads: a live one's (read_live), an exited
+ * one's as the program summed them, thread by thread, as they exited.
+ * Its sites join sites. False when neither can be had (it exec()ed, or
+ * it is in no pid namespace of clockprof's). */
 static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		     struct cp_followed *f, struct cp_vdso_patch_counts *c,
 		     struct cp_patch_sites *sites)
@@ -65,11 +64,6 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		memcpy(sums, f->p.sums, sizeof(sums));
 	cp_patch_counts_between(NULL, sums, c);
 	return true;
-}
-
-static int add_child_exit_site(void *ctx, uint64_t key, uint64_t count)
-{
-	return cp_patch_sites_add(ctx, key, count);
 }
 
 bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
@@ -101,7 +95,7 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 			reads += c.total;
 		}
 	}
-	cp_session_child_exit_sites(m->s, add_child_exit_site, &sites);
+	cp_session_child_exit_sites(m->s, cp_patch_sites_add_to, &sites);
 	cp_patch_sites_normalize(&sites);
 	for (size_t i = 0; i < sites.n; i++) {
 		cp_patch_sites_add(into, sites.v[i].key, sites.v[i].count);

@@ -182,6 +182,11 @@ out:
 	return rc;
 }
 
+int cp_patch_sites_add_to(void *ctx, uint64_t key, uint64_t count)
+{
+	return cp_patch_sites_add(ctx, key, count);
+}
+
 int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count)
 {
 	if (cp_grow(&s->v, &s->cap, s->n + 1, sizeof(*s->v)))

@@ -65,6 +65,8 @@ int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counter
 			       uint64_t **blocks, size_t *nslots);
 /* Adds one key's count (sums taken elsewhere: the BPF program's at exit). */
 int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count);
+/* The same as a callback of the session's (ctx: the struct cp_patch_sites). */
+int cp_patch_sites_add_to(void *ctx, uint64_t key, uint64_t count);
 /* Sorts by key and merges equal keys. */
 void cp_patch_sites_normalize(struct cp_patch_sites *s);
 /* now - base, key by key (both normalized); keys with no reads left out. */
