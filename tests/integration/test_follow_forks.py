@@ -184,6 +184,21 @@ def test_a_child_that_execs_is_said_not_counted(ctx):
     assert all(r["reads"] is None and not r["counted"] for r in rows if r["execed"]), rows
 
 
+def two_worker_nginx(ctx):
+    """servers.Nginx set up with two workers, not started: (server, its
+    executable, its configuration file)."""
+    import servers
+    server = servers.Nginx(ctx)
+    exe = servers.need("/usr/sbin/nginx", "nginx-light")
+    os.makedirs(os.path.join(server.dir, "www"), exist_ok=True)
+    for d in (ctx.tmp, server.dir, os.path.join(server.dir, "www")):
+        os.chmod(d, 0o755)  # the workers run as nobody
+    server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
+    conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
+                        .replace("worker_processes 1;", "worker_processes 2;"))
+    return server, exe, conf
+
+
 def test_nginx_master_and_two_workers_under_run(ctx):
     """nginx as it ships (a master that forks its workers), two workers,
     launched by run with its default of following forks: each worker's
@@ -195,14 +210,7 @@ def test_nginx_master_and_two_workers_under_run(ctx):
     from readiness import wait_for
     if ctx.counted() != "patch":
         raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
-    server = servers.Nginx(ctx)
-    exe = servers.need("/usr/sbin/nginx", "nginx-light")
-    os.makedirs(os.path.join(server.dir, "www"), exist_ok=True)
-    for d in (ctx.tmp, server.dir, os.path.join(server.dir, "www")):
-        os.chmod(d, 0o755)
-    server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
-    conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
-                        .replace("worker_processes 1;", "worker_processes 2;"))
+    server, exe, conf = two_worker_nginx(ctx)
     n = 1000
 
     def drive(proc):
@@ -611,14 +619,7 @@ def test_nginx_attach_tree_on_the_master(ctx):
     from readiness import wait_attached
     if ctx.counted() != "patch":
         raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
-    server = servers.Nginx(ctx)
-    exe = servers.need("/usr/sbin/nginx", "nginx-light")
-    os.makedirs(os.path.join(server.dir, "www"), exist_ok=True)
-    for d in (ctx.tmp, server.dir, os.path.join(server.dir, "www")):
-        os.chmod(d, 0o755)
-    server.write(os.path.join("www", "index.html"), "<p>" + "clockprof " * 100 + "</p>\n")
-    conf = server.write("nginx.conf", servers.NGINX_CONF.format(dir=server.dir, port=server.port)
-                        .replace("worker_processes 1;", "worker_processes 2;"))
+    server, exe, conf = two_worker_nginx(ctx)
     server.launch([exe, "-e", "stderr", "-c", conf, "-p", server.dir],
                   ready=lambda: server.truth.ready() and len(server.truth.pids()) >= 3)
     out = os.path.join(ctx.tmp, "tree.json")
