@@ -315,6 +315,42 @@ static int check_mechanisms(const struct cp_compare_side *base,
 	return 0;
 }
 
+/* --- processes counted ------------------------------------------------- */
+
+/* Where two runs' counts cover different processes: one counted the
+ * target alone (no `processes`: --no-inherit, an attach of one pid, or a
+ * clockprof before run followed forks), another counted several (run
+ * following the processes its command forked, attach of several). A
+ * command that forks gives counts of another size by construction, which
+ * would be judged as a change of its code. Runs that counted one process
+ * either way agree. */
+static int check_processes(const struct cp_compare_side *base,
+			   const struct cp_compare_side *head,
+			   struct cp_error *err)
+{
+	const struct cp_compare_side *sides[2] = { base, head };
+	const char *alone = NULL, *several = NULL;
+	size_t many = 0;
+
+	for (int k = 0; k < 2; k++)
+		for (size_t r = 0; r < sides[k]->n; r++) {
+			const json_t *p = json_object_get(sides[k]->runs[r].doc, "processes");
+
+			if (!json_is_array(p) && !alone)
+				alone = run_name(sides[k], r);
+			else if (json_array_size(p) > 1 && !several) {
+				several = run_name(sides[k], r);
+				many = json_array_size(p);
+			}
+		}
+	if (alone && several)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%.120s counted %zu processes (the target and those it forked), %.120s "
+			       "the target alone: rerun both with one clockprof, and both with or "
+			       "without --no-inherit", several, many, alone);
+	return 0;
+}
+
 /* --- gathering measures ------------------------------------------------ */
 
 struct gathered {
@@ -1109,8 +1145,9 @@ static int blind(const struct cp_compare_side *s)
 	return s->n > 0;
 }
 
-/* Run-level checks before any measure: duplicates, mechanisms, complete
- * runs, host fingerprint, warnings of the runs, blind runs. */
+/* Run-level checks before any measure: duplicates, mechanisms, processes
+ * counted, complete runs, host fingerprint, warnings of the runs, blind
+ * runs. */
 static int check_runs(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		      struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
 		      int *unjudged, struct cp_compare_result *out, char *env_why,
@@ -1121,7 +1158,7 @@ static int check_runs(const struct cp_compare_side *base, const struct cp_compar
 	const char **names;
 
 	if (refuse_duplicates(base, "base", err) || refuse_duplicates(head, "head", err) ||
-	    check_mechanisms(base, head, err) ||
+	    check_mechanisms(base, head, err) || check_processes(base, head, err) ||
 	    cp_compare_check_ops(base, head, out->allow_mismatch, out->warnings, err))
 		return -1;
 	*mem = malloc(n * (sizeof(*runs) + sizeof(*names)));

@@ -234,3 +234,37 @@ TEST(compare_load_runs_rejects_unknown_mechanism)
 	unlink(path);
 	rmdir(dir);
 }
+
+/* A run that counted 3 processes (run following forks) against one that
+ * counted the target alone: refused, naming both; one process either way
+ * is judged. */
+TEST(compare_processes_counted_differently_refused)
+{
+	static const char *const names[] = { "b0.json", "h0.json" };
+	struct cp_compare_run runs[2];
+	struct cp_compare_side b = { runs, names, 1 }, h = { runs + 1, names + 1, 1 };
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+	struct cp_error err = { 0 };
+	json_t *base = run_doc("patch", 3), *head = run_doc("patch", 3);
+
+	json_object_set_new(head, "processes", json_pack("[{}, {}, {}]"));
+	CHECK(cp_compare_run_from_doc(base, 0, &runs[0]) == 0);
+	CHECK(cp_compare_run_from_doc(head, 0, &runs[1]) == 0);
+	cp_bounds_init_defaults(&bounds);
+	CHECK_INT(cp_compare(&b, &h, &bounds, NULL, &r, &err), -1);
+	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
+	CHECK_STR(err.msg, "h0.json counted 3 processes (the target and those it forked), b0.json "
+		  "the target alone: rerun both with one clockprof, and both with or without "
+		  "--no-inherit");
+	cp_compare_run_free(&runs[1]);
+	json_object_set_new(head, "processes", json_pack("[{}]"));
+	CHECK(cp_compare_run_from_doc(head, 0, &runs[1]) == 0);
+	CHECK_INT(cp_compare(&b, &h, &bounds, NULL, &r, &err), 0);
+	cp_compare_result_free(&r);
+	cp_compare_run_free(&runs[0]);
+	cp_compare_run_free(&runs[1]);
+	cp_bounds_free(&bounds);
+	json_decref(base);
+	json_decref(head);
+}
