@@ -597,6 +597,36 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</tbody></table>\n");
 }
 
+/* The same processes by the file they ran: the workers of one binary are
+ * one row, with the spread of their reads (paths from the target:
+ * escaped). */
+static void executables(struct cp_buf *b, const json_t *rows)
+{
+	const json_t *r;
+	size_t i;
+
+	cp_buf_puts(b, "<h3>By executable</h3><table class=\"sortable\"><thead><tr>"
+		       "<th>executable</th><th class=\"num\">processes</th><th class=\"num\">reads</th>"
+		       "<th class=\"num\">least</th><th class=\"num\">most</th>"
+		       "<th class=\"num\">requests</th><th class=\"num\">reads per request</th>"
+		       "</tr></thead><tbody>");
+	json_array_foreach(rows, i, r) {
+		const json_t *spread = json_object_get(r, "reads_per_process");
+
+		cp_buf_puts(b, "<tr><td><code>");
+		cp_buf_text(b, cp_json_str(r, "executable", NULL) ? cp_json_str(r, "executable", NULL) : "");
+		cp_buf_puts(b, "</code></td>");
+		cp_html_td_json(b, json_object_get(r, "processes"));
+		cp_html_td_json(b, json_object_get(r, "reads"));
+		cp_html_td_json(b, json_object_get(spread, "min"));
+		cp_html_td_json(b, json_object_get(spread, "max"));
+		cp_html_td_json(b, json_object_get(r, "requests"));
+		cp_html_td_json(b, json_object_get(r, "reads_per_request"));
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table>\n");
+}
+
 /* The processes a run counted when run followed the target's forks: one
  * row each, the target first (their commands come from the target:
  * escaped). */
@@ -630,6 +660,7 @@ static void processes(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "</td></tr>");
 	}
 	cp_buf_puts(b, "</tbody></table>\n");
+	executables(b, json_object_get(run, "executables"));
 }
 
 static void counters(struct cp_buf *b, const json_t *run)

@@ -8,6 +8,7 @@
 #include "clock_names.h"
 #include "distribution.h"
 #include "profile.h"
+#include "run_processes.h"
 #include "summary.h"
 #include "escape_display.h"
 #include "utf8.h"
@@ -71,6 +72,30 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 	}
 }
 
+/* The counted processes by the file they ran (the workers of one binary
+ * are one line, with the spread of their reads). */
+static void print_executables(FILE *out, const struct cp_profile *p)
+{
+	struct cp_exe_rollup *u;
+	size_t n;
+
+	if (cp_run_rollup(p, &u, &n))
+		return;
+	say(out, "by executable\n");
+	for (size_t i = 0; i < n; i++) {
+		say(out, "  %s: %zu process%s, %llu reads", esc(u[i].exe), u[i].processes,
+		    u[i].processes == 1 ? "" : "es", (unsigned long long)u[i].reads);
+		if (u[i].processes > 1)
+			say(out, " (%llu to %llu each)", (unsigned long long)u[i].min_reads,
+			    (unsigned long long)u[i].max_reads);
+		if (u[i].requests)
+			say(out, ", %llu requests, %.3f reads/req", (unsigned long long)u[i].requests,
+			    (double)u[i].in_requests / (double)u[i].requests);
+		say(out, "\n");
+	}
+	free(u);
+}
+
 /* One line per process when the window counted more than one (run
  * follows the target's forks): the target first, then the others as they
  * started; at most 20, the rest summed. */
@@ -108,6 +133,7 @@ static void print_processes(FILE *out, const struct cp_profile *p)
 	if (shown < p->nprocesses)
 		say(out, "  %zu more: %llu reads, %llu requests\n", p->nprocesses - shown, rest_reads,
 		    rest_requests);
+	print_executables(out, p);
 }
 
 static void print_call_sites(FILE *out, const struct cp_profile *p)

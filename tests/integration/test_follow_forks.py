@@ -66,10 +66,17 @@ def check_tree(run, tree):
 
 def test_run_counts_every_forked_process_exactly(ctx):
     """Three children and a grandchild, a func: boundary: every read and
-    request of each counted, each process in its own row."""
+    request of each counted, each process in its own row, and the summary
+    says each and their rollup by executable."""
     run, _ = run_tree(ctx, "func:serve_one", 3, 50)
     check_tree(run, expected_tree(3, 50))
     assert not any("not counted" in w for w in run["warnings"]), run["warnings"]
+    proc = ctx.run("run", "-e", "none", "-r", "func:serve_one", "--",
+                   ctx.target("fork_tree_target"), 3, 50)
+    assert proc.returncode == 0, proc.stderr
+    assert "processes (5; the target first)" in proc.stdout, proc.stdout
+    assert f"{ctx.target('fork_tree_target')}: 5 processes, {READS * 450} reads (150 to 450 " \
+           f"each), 445 requests, 3.000 reads/req" in proc.stdout, proc.stdout
 
 
 def pristine_outside_padding(pid):
