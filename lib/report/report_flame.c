@@ -113,9 +113,8 @@ void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st,
 	for (i = 0; i < shown; i++) {
 		const struct cp_func_total *x = r[i].f;
 
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, st->names[x->name]);
-		cp_buf_puts(b, "</code></td>");
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_code(b, st->names[x->name]);
 		if (sides == 1)
 			function_cells_one(b, st, x, div);
 		else

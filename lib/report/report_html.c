@@ -88,6 +88,13 @@ void cp_html_td_num(struct cp_buf *b, double v)
 	cp_buf_puts(b, "</td>");
 }
 
+void cp_html_td_code(struct cp_buf *b, const char *text)
+{
+	cp_buf_puts(b, "<td><code>");
+	cp_buf_text(b, text ? text : "");
+	cp_buf_puts(b, "</code></td>");
+}
+
 void cp_html_td_json(struct cp_buf *b, const json_t *v)
 {
 	if (json_is_number(v)) {

@@ -363,9 +363,8 @@ static void headline(struct cp_buf *b, const json_t *run)
 
 static void measure_row(struct cp_buf *b, const char *name, const json_t *m)
 {
-	cp_buf_puts(b, "<tr><td><code>");
-	cp_buf_text(b, name);
-	cp_buf_puts(b, "</code></td>");
+	cp_buf_puts(b, "<tr>");
+	cp_html_td_code(b, name);
 	cp_html_td_json(b, json_object_get(m, "value"));
 	cp_html_td_json(b, json_object_get(m, "unit"));
 	cp_html_td_json(b, json_object_get(m, "kind"));
@@ -427,9 +426,8 @@ static void breakdown(struct cp_buf *b, const char *title, const char *col,
 	json_object_foreach((json_t *)counts, name, v) {
 		double c = json_is_number(v) ? json_number_value(v) : NAN;
 
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, name);
-		cp_buf_puts(b, "</code></td>");
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_code(b, name);
 		cp_html_td_num(b, c);
 		if (total > 0 && isfinite(c))
 			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.1f%%</td>",
@@ -586,9 +584,8 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "<h3>Extra probes</h3><table class=\"sortable\"><thead><tr><th>probe</th><th>file</th>"
 		       "<th class=\"num\">calls</th><th class=\"num\">per op</th></tr></thead><tbody>");
 	json_array_foreach(probes, i, p) {
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, cp_json_str(p, "name", NULL));
-		cp_buf_puts(b, "</code></td>");
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_code(b, cp_json_str(p, "name", NULL));
 		cp_html_td_json(b, json_object_get(p, "file"));
 		cp_html_td_json(b, json_object_get(p, "calls"));
 		cp_html_td_json(b, json_object_get(p, "per_op"));
@@ -613,9 +610,8 @@ static void executables(struct cp_buf *b, const json_t *rows)
 	json_array_foreach(rows, i, r) {
 		const json_t *spread = json_object_get(r, "reads_per_process");
 
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, cp_json_str(r, "executable", NULL) ? cp_json_str(r, "executable", NULL) : "");
-		cp_buf_puts(b, "</code></td>");
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_code(b, cp_json_str(r, "executable", NULL));
 		cp_html_td_json(b, json_object_get(r, "processes"));
 		cp_html_td_json(b, json_object_get(r, "reads"));
 		cp_html_td_json(b, json_object_get(spread, "min"));
@@ -646,9 +642,7 @@ static void processes(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_json(b, json_object_get(r, "pid"));
 		cp_html_td_json(b, json_object_get(r, "parent"));
-		cp_buf_puts(b, "<td><code>");
-		cp_buf_text(b, cp_json_str(r, "command", NULL) ? cp_json_str(r, "command", NULL) : "");
-		cp_buf_puts(b, "</code></td>");
+		cp_html_td_code(b, cp_json_str(r, "command", NULL));
 		cp_html_td_json(b, json_object_get(r, "reads"));
 		cp_html_td_json(b, json_object_get(r, "requests"));
 		cp_html_td_json(b, json_object_get(r, "reads_per_request"));
@@ -678,9 +672,8 @@ static void counters(struct cp_buf *b, const json_t *run)
 	json_object_foreach((json_t *)cs, name, c) {
 		double ratio;
 
-		cp_buf_puts(b, "<tr><td><code>");
-		cp_buf_text(b, name);
-		cp_buf_puts(b, "</code></td>");
+		cp_buf_puts(b, "<tr>");
+		cp_html_td_code(b, name);
 		if (json_is_false(json_object_get(c, "supported"))) {
 			cp_buf_puts(b, "<td colspan=\"5\" class=\"unsupported\" data-v=\"\">unsupported");
 			if (cp_json_str(c, "reason", NULL)) {

@@ -266,11 +266,10 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 
 		if (!json_is_number(p))
 			p = json_object_get(m, "p_value");
-		cp_buf_printf(b, "<tr class=\"st-%s\"><td><code>",
+		cp_buf_printf(b, "<tr class=\"st-%s\">",
 			      cp_verdict_status_rank(cp_json_str(m, "status", NULL)) < 6 ?
 				      cp_json_str(m, "status", NULL) : "unknown");
-		cp_buf_text(b, cp_json_str(m, "name", NULL));
-		cp_buf_puts(b, "</code></td>");
+		cp_html_td_code(b, cp_json_str(m, "name", NULL));
 		cp_html_td_json(b, json_object_get(m, "unit"));
 		cp_html_td_json(b, json_object_get(m, "kind"));
 		side_cell(b, json_object_get(m, "base"));

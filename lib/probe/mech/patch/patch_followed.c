@@ -16,23 +16,19 @@
  * wiped at its fork), a member's since the window opened (its own
  * patch's mark). */
 static bool read_live(const struct cp_patch_members *ms, const struct cp_followed *f,
-		      uint64_t sums[CP_PATCH_SLOT_WORDS], struct cp_patch_sites *sites)
+		      struct cp_vdso_patch_counts *c, struct cp_patch_sites *sites)
 {
 	const struct cp_patch_member *mb = cp_patch_members_find(ms, (pid_t)f->p.pid);
-	struct cp_vdso_patch *member = mb ? mb->patch : NULL;
-	struct cp_vdso_patch_counts c;
+	uint64_t sums[CP_PATCH_SLOT_WORDS];
 	struct cp_patch_sites own = { 0 };
 
 	if (f->p.flags & CP_PROC_MEMBER) {
-		if (!member || cp_vdso_patch_read(member, &c) ||
-		    cp_vdso_patch_sites(member, &own))
+		if (!mb || cp_vdso_patch_read(mb->patch, c) || cp_vdso_patch_sites(mb->patch, &own))
 			return false;
-		memset(sums, 0, CP_PATCH_SLOT_WORDS * sizeof(*sums));
-		for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)	/* the since-mark counts as words */
-			sums[i] = cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME ?
-				  c.by_clock[cp_patch_word_clock(i)] : c.by_entry[cp_patch_word_entry(i)];
 	} else if (cp_patch_table_read_whole((pid_t)f->p.pid, f->p.table, sums, &own)) {
 		return false;
+	} else {
+		cp_patch_counts_between(NULL, sums, c);
 	}
 	for (size_t i = 0; i < own.n && !(f->p.flags & CP_PROC_NO_SITES); i++)
 		cp_patch_sites_add(sites, own.v[i].key, own.v[i].count);
@@ -49,19 +45,17 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		     struct cp_patch_sites *sites)
 {
 	uint64_t sums[CP_PATCH_SLOT_WORDS];
-	bool got = false;
 
 	if (f->p.flags & CP_PROC_EXECED)
 		return false;
-	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid)
-		got = read_live(ms, f, sums, sites);
+	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid && read_live(ms, f, c, sites))
+		return true;
 	/* gone since it was listed: its exit was traced before its memory went */
-	if (!got && !(f->p.flags & CP_PROC_EXITED) &&
+	if (!(f->p.flags & CP_PROC_EXITED) &&
 	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||
 	     (f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) != CP_PROC_EXITED))
 		return false;
-	if (!got)
-		memcpy(sums, f->p.sums, sizeof(sums));
+	memcpy(sums, f->p.sums, sizeof(sums));	/* __u64 words as uint64_t */
 	cp_patch_counts_between(NULL, sums, c);
 	return true;
 }
