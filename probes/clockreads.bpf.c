@@ -69,14 +69,21 @@ __u32 next_site_id;
 __u64 selftest_hits;
 
 /* Set when the target exec()s: the new image is not the one probed (other
- * addresses, perhaps other files), so from then on nothing is counted and
- * user space warns. */
+ * addresses, perhaps other files). 1: nothing is counted from then on,
+ * and user space warns; 2: the target is followed into its new image as
+ * a process of procs (held at its exec, as a followed one is), and its
+ * old image's counts are the target's own. */
 __u32 target_execed;
 /* Processes the target started (fork, or clone without CLONE_THREAD)
  * that are not counted (not following, or the procs map was full); and
  * followed ones that exec()ed another program. User space says so. */
 __u32 target_forks;
 __u32 procs_execed;
+/* Hold a followed process that execs at its new image's first
+ * instruction, for user space to patch that image (on_target_exec): set
+ * by user space once the exec hooks are attached and it reads
+ * exec_events; cleared as the clock window closes. */
+__u32 hold_execs;
 
 /* ---- How the program counts --------------------------------------------
  * Counts that every read adds to (totals, dist) are per-CPU arrays, summed
@@ -252,6 +259,13 @@ struct {
 	__type(value, struct cp_proc);
 } procs SEC(".maps");
 
+/* Followed processes held at their exec (host tgids), for user space to
+ * patch their new image and let go. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} exec_events SEC(".maps");
+
 /* The current process's element of procs when it is followed (and runs
  * the target's image still), else NULL. */
 static __always_inline struct cp_proc *followed_proc(void)
@@ -275,8 +289,8 @@ static __always_inline __u64 table_of(const struct cp_proc *p)
  * target's, or a followed process's; else 0. */
 static __always_inline __u32 counted_tid(__u64 id)
 {
-	if ((id >> 32) == target_tgid)
-		return target_execed ? 0 : (__u32)id;
+	if ((id >> 32) == target_tgid && !target_execed)
+		return (__u32)id;
 	return followed_proc() ? (__u32)id : 0;
 }
 
@@ -919,13 +933,16 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 
 /* The dynamic linker calls its debugger hook (_dl_debug_state, r_brk)
  * before and after it maps or unmaps libraries: user space is woken to
- * probe the new ones. Any target thread, any phase. */
+ * probe the new ones. Any thread of the target's image as probed, any
+ * phase. */
 SEC("uprobe")
 int on_dl_change(struct pt_regs *ctx)
 {
-	__u32 tid = target_tid();
+	__u64 id = current_pid_tgid();
+	__u32 tid = (__u32)id;
 
-	if (tid)
+	/* the target's image as probed: not one it exec()ed since */
+	if (id >> 32 == target_tgid && !target_execed)
 		bpf_ringbuf_output(&dl_events, &tid, sizeof(tid), 0);
 	return 0;
 }
@@ -964,22 +981,6 @@ int BPF_PROG(on_target_exit)
 	return 0;
 }
 
-SEC("raw_tp/sched_process_exec")
-int BPF_PROG(on_target_exec)
-{
-	struct cp_proc *p;
-
-	if ((__u32)(current_pid_tgid() >> 32) == target_tgid) {
-		target_execed = 1;
-	} else if ((p = followed_proc())) {
-		bpf_get_current_comm(p->comm, sizeof(p->comm));
-		p->end_ns = bpf_ktime_get_ns();
-		__sync_fetch_and_or(&p->flags, CP_PROC_EXECED);
-		__sync_fetch_and_add(&procs_execed, 1);
-	}
-	return 0;
-}
-
 /* A task's tgid in clockprof's pid namespace (pidns_ino; the host's when
  * 0): the number of its thread group's pid at that namespace's level. 0
  * when it is not in it. */
@@ -999,6 +1000,86 @@ static __always_inline __u32 tgid_in_ns(struct task_struct *task)
 			break;
 		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
 			return up.nr;
+	}
+	return 0;
+}
+
+/* A followed process is about to exec, at the point of no return: its
+ * table goes with its old image, so this thread's reads are summed now,
+ * as at an exit (the other threads exit on their own before the exec). */
+SEC("raw_tp/sched_prepare_exec")
+int BPF_PROG(on_target_prepare_exec)
+{
+	struct cp_proc *p;
+
+	if ((__u32)(current_pid_tgid() >> 32) == target_tgid && !target_execed) {
+		if (patch_table)
+			sum_patch_table();	/* as at the C library's execve */
+	} else if ((p = followed_proc()) && p->table) {
+		sum_exiting_thread(p, true);
+	}
+	return 0;
+}
+
+/* A followed process held before its new image's first instruction: a
+ * SIGSTOP, which user space turns into a ptrace stop at once (a SIGKILLed
+ * clockprof leaves it to run: lib/probe/mech/patch/patch_execs.c), and an
+ * event. False when it cannot be held. */
+static __always_inline bool hold_exec(struct cp_proc *p, __u32 host_tgid)
+{
+	__u32 *ev;
+
+	if (!hold_execs || phase != CP_PHASE_CLOCK ||
+	    !(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
+		return false;
+	*ev = host_tgid;
+	if (bpf_send_signal(19 /* SIGSTOP */)) {
+		bpf_ringbuf_discard(ev, 0);
+		return false;
+	}
+	p->table = 0;	/* none until its new image is patched */
+	__sync_fetch_and_or(&p->flags, CP_PROC_EXEC_HELD | CP_PROC_NO_SITES);
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return true;
+}
+
+/* The target's exec, when run follows its forks: the target joins procs
+ * as the processes it forked are, held there. */
+static __always_inline bool follow_target_exec(__u32 host_tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct cp_proc c = {}, *p;
+
+	if (!follow_forks || !hold_execs || phase != CP_PHASE_CLOCK)
+		return false;
+	c.pid = target_tgid;
+	c.ppid = tgid_in_ns(task->real_parent);
+	c.start_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(c.comm, sizeof(c.comm));
+	if (bpf_map_update_elem(&procs, &host_tgid, &c, BPF_NOEXIST) ||
+	    !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
+		return false;
+	if (hold_exec(p, host_tgid))
+		return true;
+	bpf_map_delete_elem(&procs, &host_tgid);
+	return false;
+}
+
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(on_target_exec)
+{
+	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
+	struct cp_proc *p;
+
+	if ((__u32)(current_pid_tgid() >> 32) == target_tgid && !target_execed) {
+		target_execed = follow_target_exec(host_tgid) ? 2 : 1;
+	} else if ((p = followed_proc())) {
+		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		if (hold_exec(p, host_tgid))
+			return 0;
+		p->end_ns = bpf_ktime_get_ns();
+		__sync_fetch_and_or(&p->flags, CP_PROC_EXECED);
+		__sync_fetch_and_add(&procs_execed, 1);
 	}
 	return 0;
 }

@@ -336,7 +336,9 @@ struct cp_patch_exit_site {
  * of the procs map per process, keyed by its tgid in the host's numbers
  * (task_struct's, bpf_get_current_pid_tgid's). A forked child runs the
  * target's image, so the target's probes and patched vDSO count it; a
- * child that execs another program is not counted from then on. */
+ * child that execs another program is held at its new image's first
+ * instruction while clockprof patches that image too (CP_PROC_EXEC_HELD),
+ * or, where it cannot be, not counted from then on (CP_PROC_EXECED). */
 #define CP_MAX_PROCS 16384
 
 enum cp_proc_flag {
@@ -351,6 +353,12 @@ enum cp_proc_flag {
 				 * target's: its call sites (whose addresses
 				 * are named as the target's) are not kept;
 				 * inherited at fork */
+	CP_PROC_EXEC_HELD = 32,	/* it exec()ed and is held (SIGSTOP) at its
+				 * new image's first instruction until
+				 * clockprof has patched it (exec_events) */
+	CP_PROC_REIMAGED = 64,	/* it exec()ed and clockprof patched its new
+				 * image (with CP_PROC_MEMBER: a table of its
+				 * own): sums hold what its old image read */
 };
 
 struct cp_proc {

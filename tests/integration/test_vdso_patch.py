@@ -348,15 +348,22 @@ def test_patch_refuses_a_target_under_a_debugger(ctx):
 
 def test_patch_keeps_reads_before_an_exec_and_leaves_children_apart(ctx):
     """An exec takes the old image and its counters away: they are summed
-    at the C library's execve first (7 reads, then an exec of a program
-    that reads more: 7). A forked child counts in its own copy of the
-    counters, never its parent's: 5 + 5 reads around a child that reads
-    30 are 40 with the child followed (run's default), 10 without."""
+    at the exec first (7 reads, then an exec of a program that reads 5 + 5
+    and forks a child that reads 3: 7 with --no-inherit, 20 when run
+    follows the target into its new image). A forked child counts in its
+    own copy of the counters, never its parent's: 5 + 5 reads around a
+    child that reads 30 are 40 with the child followed (run's default), 10
+    without."""
     target = ctx.target("lifecycle_target")
-    run = run_patch(ctx, "--", target, "exec", 7, target, "fork", 5, 3)
+    run = run_patch(ctx, "--no-inherit", "--", target, "exec", 7, target, "fork", 5, 3)
     assert run["clock_reads"]["total"] == 7, (run["clock_reads"], run["warnings"])
     assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
     assert not any("memory was gone" in w for w in run["warnings"]), run["warnings"]
+    run = run_patch(ctx, "--", target, "exec", 7, target, "fork", 5, 3)
+    assert run["clock_reads"]["total"] == 20, (run["clock_reads"], run["warnings"])
+    assert [r["reads"] for r in run["processes"]] == [17, 3], run["processes"]
+    assert not any("memory was gone" in w or "exec()ed" in w for w in run["warnings"]), \
+        run["warnings"]
     run = run_patch(ctx, "--", target, "fork", 5, 30)
     assert run["clock_reads"]["total"] == 40, (run["clock_reads"], run["warnings"])
     assert [r["reads"] for r in run["processes"]] == [10, 30], run["processes"]

@@ -77,6 +77,15 @@ class Truth:
     def pids(self):
         return [v[0] for v, _ in self._slots()]
 
+    def reads_by_pid(self):
+        """Reads per process, every slot of it summed: a process that
+        exec()s claims a new slot in its new image."""
+        out = {}
+        for vals, ncalls in self._slots():
+            calls = dict(zip(CALLS, vals[1:1 + ncalls]))
+            out[vals[0]] = out.get(vals[0], 0) + sum(calls[k] for k in READS)
+        return out
+
     def snapshot(self, pid):
         for vals, ncalls in self._slots():
             if vals[0] == pid:

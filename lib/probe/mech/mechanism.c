@@ -158,6 +158,12 @@ int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *
 	return rc || !m->ops->read_sites ? rc : m->ops->read_sites(m, sites, n);
 }
 
+void cp_mech_follow_execs(struct cp_mech *m)
+{
+	if (m->ops->follow_execs)
+		m->ops->follow_execs(m);
+}
+
 void cp_mech_detach(struct cp_mech *m)
 {
 	if (m->ops->detach)

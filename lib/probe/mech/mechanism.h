@@ -85,6 +85,10 @@ struct cp_mechanism_ops {
 	 * NULL: the session's are the counts. */
 	int (*read)(struct cp_mech *m, struct cp_totals *t);
 	int (*read_sites)(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
+	/* Followed processes the session holds at their exec
+	 * (cp_session_hold_execs): each counted in its new image, or let go.
+	 * NULL: the mechanism never asks for them to be held. */
+	void (*follow_execs)(struct cp_mech *m);
 	/* Its own clock probes removed (the counter window), before the
 	 * session's; and everything it holds released, before the session
 	 * closes. NULL: nothing of its own. */
@@ -149,6 +153,9 @@ void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st);
 void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st);
 int cp_mech_read(struct cp_mech *m, struct cp_totals *t);
 int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
+/* After the session's events are consumed: the processes held at their
+ * exec since, followed into their new image (or let go). */
+void cp_mech_follow_execs(struct cp_mech *m);
 /* Every clock probe removed, the mechanism's and the session's; the
  * request boundary stays. */
 void cp_mech_detach(struct cp_mech *m);

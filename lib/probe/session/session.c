@@ -16,6 +16,7 @@
 #include "error.h"
 #include "grow.h"
 #include "own_code.h"
+#include "exec_guard.h"
 #include "session.h"
 #include "session_internal.h"
 #include "session_probes.h"
@@ -272,11 +273,32 @@ static int stack_copy_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A followed process held at its exec: kept for the mechanism to patch
+ * its new image (cp_session_take_execs). */
+static int exec_event(void *ctx, void *data, size_t size)
+{
+	struct cp_session *s = ctx;
+
+	if (size < sizeof(uint32_t))
+		return 0;
+	if (cp_grow(&s->execs, &s->cap_execs, s->nexecs + 1, sizeof(*s->execs))) {
+		cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), *(uint32_t *)data);
+		return 0;
+	}
+	s->execs[s->nexecs++] = *(uint32_t *)data;
+	return 0;
+}
+
 /* The ring buffers user space reads while attached, behind one epoll fd;
  * the stack copies' joins when someone takes them. */
 static int open_events(struct cp_session *s)
 {
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
+	if (s->events && ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.exec_events),
+					  exec_event, s)) {
+		ring_buffer__free(s->events);
+		s->events = NULL;
+	}
 	return s->events ? 0 : -1;
 }
 
@@ -430,6 +452,8 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
 	if (!cfg->vdso_breakpoints)
 		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
+	if (!cfg->follow_forks && !cfg->nmembers)
+		bpf_program__set_autoload(skel->progs.on_target_prepare_exec, false);
 }
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
@@ -481,8 +505,10 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
 	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
-	if (s->follow)	/* a followed process's exit and its table */
+	if (s->follow) {	/* a followed process's exit and its table, its exec */
 		s->exit_watch = bpf_program__attach(skel->progs.on_target_exit);
+		s->prepare_exec_watch = bpf_program__attach(skel->progs.on_target_prepare_exec);
+	}
 	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
@@ -825,7 +851,7 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks,
 			  unsigned *followed_execed)
 {
-	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED);
+	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED) == 1;
 	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
 	*followed_execed = s->exec_watch ?
 			   __atomic_load_n(&s->skel->bss->procs_execed, __ATOMIC_RELAXED) : 0;
@@ -868,8 +894,11 @@ size_t cp_session_close(struct cp_session *s)
 	}
 	left = ulinks_destroy(s->file_links, s->nfile_links, false);
 	free(s->file_links);
+	cp_session_hold_execs(s, false);
 	ring_buffer__free(s->events);
 	bpf_link__destroy(s->exec_watch);
+	bpf_link__destroy(s->prepare_exec_watch);
+	free(s->execs);
 	bpf_link__destroy(s->fork_watch);
 	free(s->gone);
 	free(s->marked);

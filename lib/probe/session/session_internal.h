@@ -50,6 +50,13 @@ struct cp_session {
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
 	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
+	struct bpf_link *prepare_exec_watch;	/* sums a followed process's table at exec */
+	/* Followed processes held at their exec (exec_events), not yet taken
+	 * by the mechanism; the child that lets them go if clockprof dies
+	 * (exec_guard.h), 0: not holding. */
+	uint32_t *execs;
+	size_t nexecs, cap_execs;
+	pid_t exec_guard;
 	int ncpus;
 	/* Per-request distribution: slot i holds thread dist_tids[i]'s counter
 	 * dist_fds[i]; tid 0 marks a free slot below dist_slots_used. */

@@ -53,6 +53,29 @@ int cp_session_child_exit_sites(struct cp_session *s,
 int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
 			  const uint64_t *words, const uint64_t *blocks, bool sites);
 
+/* A followed process that exec()s is held by the program before its new
+ * image's first instruction (CP_PROC_EXEC_HELD), for the mechanism to
+ * patch that image too: on, from the clock window's start, when the
+ * kernel has the hooks and clockprof is in the host's pid namespace (true
+ * then), with a guard that lets the held go if clockprof dies
+ * (exec_guard.h); off, as the window closes, every process still held let
+ * go uncounted (CP_PROC_EXECED). */
+bool cp_session_hold_execs(struct cp_session *s, bool on);
+/* Up to max of the processes held since the last call (host tgids),
+ * oldest first, for the mechanism; each must end in reimage or
+ * exec_unfollowed. */
+size_t cp_session_take_execs(struct cp_session *s, uint32_t *out, size_t max);
+/* The held process host_tgid's new image patched, its counter table at
+ * table (zeros): followed from now on as a member, its old image's reads
+ * kept in its sums (CP_PROC_REIMAGED). The caller lets it go. */
+int cp_session_reimage(struct cp_session *s, uint32_t host_tgid, uint64_t table);
+/* ... or not followed from its exec on (CP_PROC_EXECED), and let go. */
+void cp_session_exec_unfollowed(struct cp_session *s, uint32_t host_tgid);
+/* The target exec()ed and is followed into its new image as a process of
+ * the procs map (its pid): its old image's counts are the target's own,
+ * and its table there is gone. */
+bool cp_session_target_followed_exec(const struct cp_session *s);
+
 /* The calls of clockprof's own the program has counted since reset. */
 void cp_session_selftest_reset(struct cp_session *s);
 unsigned long cp_session_selftest_hits(const struct cp_session *s);

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "exec_guard.h"
 #include "grow.h"
 #include "monotonic.h"
 #include "procfs.h"
@@ -178,4 +180,78 @@ int cp_session_child_exit_sites(struct cp_session *s,
 			rc = each(ctx, key, count);
 	}
 	return rc;
+}
+
+bool cp_session_hold_execs(struct cp_session *s, bool on)
+{
+	int procs_fd = bpf_map__fd(s->skel->maps.procs);
+	__u32 key, next;
+
+	if (on) {
+		if (!s->exec_watch || !s->prepare_exec_watch || !s->skel->rodata->follow_procs ||
+		    s->skel->rodata->pidns_ino)
+			return false;
+		if (!s->exec_guard && (s->exec_guard = cp_exec_guard_start(procs_fd)) < 0)
+			s->exec_guard = 0;
+		if (s->exec_guard)
+			__atomic_store_n(&s->skel->bss->hold_execs, 1, __ATOMIC_SEQ_CST);
+		return s->exec_guard != 0;
+	}
+	if (!s->exec_guard)
+		return false;
+	/* No new hold; one a program may be making as this runs is marked in
+	 * procs before its event is sent: a moment later every mark is seen. */
+	__atomic_store_n(&s->skel->bss->hold_execs, 0, __ATOMIC_SEQ_CST);
+	usleep(1000);
+	ring_buffer__consume(s->events);
+	s->nexecs = 0;
+	for (int more = !bpf_map__get_next_key(s->skel->maps.procs, NULL, &next, sizeof(next)); more;
+	     more = !bpf_map__get_next_key(s->skel->maps.procs, &key, &next, sizeof(next))) {
+		key = next;
+		cp_session_exec_unfollowed(s, key);
+	}
+	cp_exec_guard_stop(s->exec_guard);
+	s->exec_guard = 0;
+	return false;
+}
+
+size_t cp_session_take_execs(struct cp_session *s, uint32_t *out, size_t max)
+{
+	size_t n = s->nexecs < max ? s->nexecs : max;
+
+	memcpy(out, s->execs, n * sizeof(*out));
+	memmove(s->execs, s->execs + n, (s->nexecs - n) * sizeof(*out));
+	s->nexecs -= n;
+	return n;
+}
+
+int cp_session_reimage(struct cp_session *s, uint32_t host_tgid, uint64_t table)
+{
+	struct bpf_map *map = s->skel->maps.procs;
+	struct cp_proc p;
+
+	if (bpf_map__lookup_elem(map, &host_tgid, sizeof(host_tgid), &p, sizeof(p), 0) ||
+	    !(p.flags & CP_PROC_EXEC_HELD))
+		return -1;
+	/* Its old image's slots: where its new table's exits count from is
+	 * zero. Nothing of it runs meanwhile (held). */
+	forget_slots(s, &host_tgid, 1);
+	p.table = table;
+	p.flags = (p.flags & ~(__u32)CP_PROC_EXEC_HELD) | CP_PROC_MEMBER | CP_PROC_REIMAGED;
+	return bpf_map__update_elem(map, &host_tgid, sizeof(host_tgid), &p, sizeof(p), BPF_EXIST);
+}
+
+void cp_session_exec_unfollowed(struct cp_session *s, uint32_t host_tgid)
+{
+	if (!cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), host_tgid))
+		return;
+	if (host_tgid == (uint32_t)s->pid)	/* the target: counted up to its exec */
+		__atomic_store_n(&s->skel->bss->target_execed, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&s->skel->bss->procs_execed, 1, __ATOMIC_RELAXED);
+}
+
+bool cp_session_target_followed_exec(const struct cp_session *s)
+{
+	return __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED) == 2;
 }

@@ -48,7 +48,8 @@ static int hold_child(pid_t child)
 	int status;
 
 	if (waitpid(child, &status, 0) != child || !WIFSTOPPED(status) ||
-	    ptrace(PTRACE_SETOPTIONS, child, NULL, (void *)(long)PTRACE_O_EXITKILL) ||
+	    ptrace(PTRACE_SETOPTIONS, child, NULL,
+		   (void *)(long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) ||
 	    ptrace(PTRACE_CONT, child, NULL, NULL)) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);

@@ -82,7 +82,7 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 	struct cp_followed *f = NULL;
 	struct cp_process_row *root;
 	struct cp_proc_stat st;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, rows = 0;
 
 	cp_window_processes_free(p);
 	if (!p->followed || cp_session_followed(s, &f, &n) ||
@@ -99,18 +99,27 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 	if (cp_proc_stat_read(p->target.pid, &st) == 0)
 		root->ppid = st.ppid;
 	for (size_t i = 0; i < n; i++) {
-		struct cp_process_row *r = &p->processes[1 + i];
-
+		struct cp_process_row *r = &p->processes[1 + rows];
 		const struct cp_mech_proc *mp = mech_proc(m, f[i].host_tgid);
 
+		if ((pid_t)f[i].p.pid == p->target.pid) {
+			/* the target, followed into the program it exec()ed: one
+			 * process, one row, named by its last image */
+			if (mp && mp->known && mp->exe)
+				root->executable = strdup(mp->exe);
+			memcpy(root->command, f[i].p.comm, sizeof(f[i].p.comm));
+			root->command[sizeof(f[i].p.comm)] = 0;
+			continue;
+		}
 		child_row(r, &f[i], mp, start);
 		r->executable = mp && mp->exe ? strdup(mp->exe) : NULL;
 		root->reads -= r->reads;
 		root->requests -= r->requests;
 		root->in_requests -= r->in_requests;
+		rows++;
 	}
-	p->nprocesses = n + 1;
-	qsort(p->processes + 1, n, sizeof(*p->processes), by_start);
+	p->nprocesses = rows + 1;
+	qsort(p->processes + 1, rows, sizeof(*p->processes), by_start);
 	inherit_executables(p->processes, p->nprocesses);
 	free(f);
 }

@@ -169,8 +169,10 @@ static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_sess
 		*sig = 0;
 		return 1;
 	}
-	if (fds[2].revents & POLLIN)
+	if (fds[2].revents & POLLIN) {
 		libraries_changed(w, p, s);
+		cp_mech_follow_execs(w->mech);
+	}
 	return 0;
 }
 

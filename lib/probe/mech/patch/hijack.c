@@ -1,5 +1,6 @@
 /* hijack.c - see hijack.h. */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,24 @@ static pid_t pick_thread(pid_t pid)
 	return pick;
 }
 
+/* waitpid for the thread until `until` (0: not by then). A held thread
+ * is usually back within microseconds (a syscall of the stub): the first
+ * tries only yield the CPU, where a sleep of even 0.1 ms made each of a
+ * round trip's ~16 stops cost that much. */
+static pid_t wait_until(pid_t tid, int *st, double until)
+{
+	for (int tries = 0;; tries++) {
+		pid_t got = waitpid(tid, st, __WALL | WNOHANG);
+
+		if (got != 0 || now_s() >= until)
+			return got;
+		if (tries < 1000)
+			sched_yield();
+		else
+			usleep(100);
+	}
+}
+
 /* Waits for the thread's interrupt stop; a signal that stops it first is
  * passed on to it. */
 static int wait_held(pid_t tid)
@@ -130,19 +149,14 @@ static int wait_held(pid_t tid)
 	int st;
 
 	for (;;) {
-		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
+		pid_t r = wait_until(tid, &st, until);
 
-		if (r < 0 || (r > 0 && (WIFEXITED(st) || WIFSIGNALED(st))))
+		if (r <= 0 || WIFEXITED(st) || WIFSIGNALED(st))
 			return -1;
-		if (r == 0) {
-			if (now_s() > until)
-				return -1;
-			usleep(100);
-		} else if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP) {
+		if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
 			return 0;
-		} else if (WIFSTOPPED(st)) {
+		if (WIFSTOPPED(st))
 			ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(st));
-		}
 	}
 }
 
@@ -210,9 +224,11 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
 	return check_and_send(pid, stub, 0, check, ctx, h, err);
 }
 
-/* Runs the held thread until it traps at stop; signals meant for it on
- * the way are passed on. */
-static int run_to_stop(pid_t tid, uint64_t stop)
+/* Runs the held thread until it stops at the entry of the getpid whose
+ * return address is stop_ret (a syscall stop, PTRACE_O_TRACESYSGOOD);
+ * the stub's own syscalls pass, and signals meant for the thread on the
+ * way are passed on. */
+static int run_to_stop(pid_t tid, uint64_t stop_ret)
 {
 	double until = now_s() + HOLD_TIMEOUT_S;
 	struct user_regs_struct r;
@@ -221,20 +237,26 @@ static int run_to_stop(pid_t tid, uint64_t stop)
 	for (;;) {
 		pid_t got;
 
-		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig))
+		if (ptrace(PTRACE_SYSCALL, tid, 0, (void *)(long)sig))
 			return -1;
-		while ((got = waitpid(tid, &st, __WALL | WNOHANG)) == 0 && now_s() < until)
-			usleep(100);
+		got = wait_until(tid, &st, until);
 		if (got <= 0 || !WIFSTOPPED(st))
 			return -1;
 		sig = WSTOPSIG(st);
-		if (sig == SIGTRAP && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == stop + 1)
-			return 0;
+		if ((st >> 16) != 0) {		/* an event stop: no signal to pass on */
+			sig = 0;
+		} else if (sig == (SIGTRAP | 0x80)) {
+			sig = 0;
+			if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && r.rip == stop_ret &&
+			    r.orig_rax == SYS_getpid)
+				return 0;
+		}
 	}
 }
 
 int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
-			      cp_hijack_check_fn check, void *ctx, struct cp_error *err)
+			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
+			      struct cp_error *err)
 {
 	struct user_regs_struct before, after;
 	struct cp_hijack h = { .tid = tid, .syscall = -1 };
@@ -243,11 +265,14 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (check_and_send(pid, stub, stop, check, ctx, &h, err))
 		return -1;
-	if (run_to_stop(tid, stop) || ptrace(PTRACE_GETREGS, tid, 0, &after))
+	if (run_to_stop(tid, stop_ret) || ptrace(PTRACE_GETREGS, tid, 0, &after))
 		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not come back from clockprof's stub",
 			       tid, pid);
-	after.rip = before.rip;
-	if (ptrace(PTRACE_SETREGS, tid, 0, &after))
+	/* Every register as it was (the getpid skipped), but a thread pointer
+	 * the stub gave it. */
+	before.fs_base = after.fs_base;
+	before.orig_rax = (unsigned long long)-1;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &before))
 		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be put back", tid, pid);
 	cp_patch_step();
 	return 0;

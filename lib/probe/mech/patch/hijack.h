@@ -53,13 +53,17 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
 		   struct cp_hijack *h, struct cp_error *err);
 
 /* A thread clockprof holds, sent through stub with its return at stop
- * (an int3) instead of where it was, run until it traps there and held
- * again where it was, its registers as the stub leaves them (a thread
- * pointer it was given stays). For work the stub must do before the
- * command's first instruction and clockprof after it (the table mapped,
- * then the rules written). The command dies with clockprof meanwhile
- * (PTRACE_O_EXITKILL), so no state is left half-done. */
+ * (vdso_area.S's cp_vdso_stop) instead of where it was, run until it
+ * stops at the entry of the getpid there (whose return address is
+ * stop_ret), and held again where it was, its registers as they were but
+ * a thread pointer the stub gave it. For work the stub must do before the
+ * thread's first instruction and clockprof after it (the table mapped,
+ * then the code and rules written). Its tracer options must include
+ * PTRACE_O_TRACESYSGOOD. If clockprof dies meanwhile, the thread goes on
+ * from the stop where it was (or dies with it: a launched command,
+ * PTRACE_O_EXITKILL): no state is left half-done. */
 int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
-			      cp_hijack_check_fn check, void *ctx, struct cp_error *err);
+			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
+			      struct cp_error *err);
 
 #endif

@@ -23,6 +23,7 @@
 #include "mechanism.h"
 #include "proc_maps.h"
 #include "procfs.h"
+#include "patch_execs.h"
 #include "patch_followed.h"
 #include "patch_members.h"
 #include "patch_sites.h"
@@ -34,6 +35,9 @@ struct patch_state {
 	struct cp_vdso_patch *patch;
 	struct cp_patch_members members;	/* attach -p PID,..., --tree, --cgroup */
 	bool launched, hres;
+	bool follow;			/* forks or members: followed, execs too */
+	bool target_reimaged;		/* the target exec()ed, followed: its old
+					 * image's counts settled at the exec */
 	struct cp_patch_sites sites;	/* the window's, as last read */
 };
 
@@ -70,6 +74,7 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;
+	st->follow = cfg->follow_forks || cfg->nmembers;
 	/* The patch proves itself before the target is touched (a child of
 	 * clockprof's own, patched by the same code, 200 reads counted
 	 * exactly): a failure refuses it while nothing is counted, where
@@ -96,12 +101,24 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
 			return -1;
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
-		return 0;
+	} else {
+		if (cp_vdso_patch_mark(st->patch))
+			return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read",
+				       m->pid);
+		cp_patch_members_start(m, &st->members);
 	}
-	if (cp_vdso_patch_mark(st->patch))
-		return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", m->pid);
-	cp_patch_members_start(m, &st->members);
+	if (st->follow && !cp_session_hold_execs(m->s, true) && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "a followed process that execs another program is not counted from its exec on (%s)",
+			 "this kernel cannot hold it there, or clockprof is not in the host's pid namespace");
 	return 0;
+}
+
+static void patch_follow_execs(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+
+	cp_patch_execs_follow(m, &st->members);
 }
 
 /* The patch's own proof (its self-test ran at open; a launched target's
@@ -139,6 +156,24 @@ static uint64_t mapped_at(pid_t pid, const char *link, uint64_t off)
 	return at;
 }
 
+static void settle_from_exit(struct cp_mech *m);
+
+/* The target's patch while the target runs the image patched; NULL once
+ * it has exec()ed and is followed into its new image (as a process of
+ * the session's, patch_execs.h): its table went with the old image, whose
+ * counts are then settled from the sums taken at the exec. */
+static struct cp_vdso_patch *patched_image(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+
+	if (st->patch && !st->target_reimaged && cp_session_target_followed_exec(m->s)) {
+		st->target_reimaged = true;
+		settle_from_exit(m);
+		cp_vdso_patch_forget(st->patch);
+	}
+	return st->target_reimaged ? NULL : st->patch;
+}
+
 /* A file's syscall() as every mechanism probes it; and where Go's
  * runtime calls the vDSO from a frame-pointer function on another stack
  * (its frame points, lib/probe/points/go_clock_points.c), the return
@@ -167,7 +202,7 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 	}
 	if (n)
 		cp_patch_members_add_hops(&st->members, pcs, n);
-	return n && st->patch ? cp_vdso_patch_add_frame_hops(st->patch, pcs, n, err) : 0;
+	return n && patched_image(m) ? cp_vdso_patch_add_frame_hops(st->patch, pcs, n, err) : 0;
 }
 
 /* The wrapper rules go into the target's table for the thunks' walk. */
@@ -177,11 +212,11 @@ static int patch_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
 	struct patch_state *st = m->state;
 
 	cp_patch_members_set_rules(&st->members, t);
-	return st->patch ? cp_vdso_patch_set_rules(st->patch, t, err) : 0;
+	return patched_image(m) ? cp_vdso_patch_set_rules(st->patch, t, err) : 0;
 }
 
-/* The target is gone: its counts and sites as the BPF program summed
- * them at its exit, if it could. */
+/* The target is gone (or its image, at an exec): its counts and sites as
+ * the BPF program summed them at its exit (or exec), if it could. */
 static void settle_from_exit(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
@@ -222,6 +257,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	struct cp_vdso_patch_counts c;
 	int rc;
 
+	patched_image(m);	/* settled at an exec followed */
 	if (!st->patch || (rc = cp_vdso_patch_read(st->patch, &c)) < 0)
 		return 0;
 	if (rc == 1) {
@@ -275,6 +311,7 @@ static void patch_detach(struct cp_mech *m)
 	struct patch_state *st = m->state;
 	struct cp_error ignored;
 
+	cp_session_hold_execs(m->s, false);
 	if (st->patch)
 		cp_vdso_patch_restore(st->patch, &ignored);
 	for (size_t i = 0; i < st->members.n; i++)
@@ -310,6 +347,7 @@ static void patch_close(struct cp_mech *m)
 
 	if (!st)
 		return;
+	cp_session_hold_execs(m->s, false);
 	if (st->patch) {
 		cp_vdso_patch_restore(st->patch, &ignored);
 		cp_patch_followed_restore(m);
@@ -337,6 +375,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.remove_own = cp_mech_remove_own_uprobe,
 	.read = patch_read,
 	.read_sites = patch_read_sites,
+	.follow_execs = patch_follow_execs,
 	.detach = patch_detach,
 	.close = patch_close,
 };

@@ -36,8 +36,21 @@ static bool read_live(const struct cp_patch_members *ms, const struct cp_followe
 	return true;
 }
 
-/* One followed process's reads: a live one's (read_live), an exited
- * one's as the program summed them, thread by thread, as they exited.
+/* c += more. */
+static void counts_add(struct cp_vdso_patch_counts *c, const struct cp_vdso_patch_counts *more)
+{
+	c->total += more->total;
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		c->by_entry[e] += more->by_entry[e];
+	for (int k = 0; k < CP_CLOCK_SLOTS; k++)
+		c->by_clock[k] += more->by_clock[k];
+	c->threads += more->threads;
+	c->shared += more->shared;
+}
+
+/* One followed process's reads: a live one's (read_live; with what its
+ * image before an exec read, summed at the exec), an exited one's as the
+ * program summed them, thread by thread, as they exited.
  * Its sites join sites. False when neither can be had (it exec()ed, or
  * it is in no pid namespace of clockprof's). */
 static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
@@ -48,8 +61,16 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 
 	if (f->p.flags & CP_PROC_EXECED)
 		return false;
-	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid && read_live(ms, f, c, sites))
+	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid && read_live(ms, f, c, sites)) {
+		struct cp_vdso_patch_counts before_exec;
+
+		if (f->p.flags & CP_PROC_REIMAGED) {
+			memcpy(sums, f->p.sums, sizeof(sums));
+			cp_patch_counts_between(NULL, sums, &before_exec);
+			counts_add(c, &before_exec);
+		}
 		return true;
+	}
 	/* gone since it was listed: its exit was traced before its memory went */
 	if (!(f->p.flags & CP_PROC_EXITED) &&
 	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||

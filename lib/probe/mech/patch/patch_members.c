@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "grow.h"
 #include "mechanism.h"
 #include "patch_members.h"
 #include "patch_sites.h"
@@ -83,7 +84,7 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 	size_t refused = 0, elsewhere = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (n && !(out->v = calloc(n, sizeof(*out->v))))
+	if (n && cp_grow(&out->v, &out->cap, n, sizeof(*out->v)))
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct cp_vdso_patch *p = NULL;
@@ -112,6 +113,22 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 		snprintf(m->warning, sizeof(m->warning),
 			 "%zu of the processes given run code mapped elsewhere than the target's: "
 			 "their reads are counted, their call sites not named", elsewhere);
+	return 0;
+}
+
+int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_patch *patch)
+{
+	struct cp_patch_member *mb = (struct cp_patch_member *)cp_patch_members_find(ms, pid);
+
+	if (mb) {	/* it exec()ed again: the image patched before is gone */
+		cp_vdso_patch_free(mb->patch);
+		free(mb->exe);
+	} else if (cp_grow(&ms->v, &ms->cap, ms->n + 1, sizeof(*ms->v))) {
+		return -1;
+	} else {
+		mb = &ms->v[ms->n++];
+	}
+	*mb = (struct cp_patch_member){ pid, patch, false, exe_of(pid) };
 	return 0;
 }
 

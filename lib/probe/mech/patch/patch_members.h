@@ -29,13 +29,17 @@ struct cp_patch_member {
 
 struct cp_patch_members {
 	struct cp_patch_member *v;
-	size_t n;
+	size_t n, cap;
 };
 
 /* Patches each of pids[0..n) (their vDSO switched, nothing counted yet);
  * one that cannot be is left out, said in m->warning. -1 out of memory. */
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out);
+/* A process patched by the caller (a followed one, in the image it has
+ * exec()ed: patch_execs.h) joins them, its code its own; -1 out of
+ * memory. */
+int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_patch *patch);
 /* The target's wrapper rules (t) and frame hops (pcs) given to each
  * member whose code is where the target's is. */
 void cp_patch_members_set_rules(const struct cp_patch_members *ms, const struct cp_unwind_table *t);

@@ -53,6 +53,13 @@ int cp_patch_table_mark(struct cp_patch_table *t)
 	return cp_patch_sites_read(t->pid, t->addr, t->words, &t->base_sites);
 }
 
+void cp_patch_table_mark_zeros(struct cp_patch_table *t)
+{
+	memset(t->base, 0, sizeof(t->base));
+	memset(t->last, 0, sizeof(t->last));
+	cp_patch_sites_free(&t->base_sites);
+}
+
 /* The sites now, of the slots in use in the counters just read. A read
  * is counted in its slot before its site: sites read before the counters
  * they are compared with never hold more reads than those (the window's

@@ -27,6 +27,8 @@ struct cp_patch_table {
 int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr);
 /* Counts from now on (the window opens): the sums now are the base. */
 int cp_patch_table_mark(struct cp_patch_table *t);
+/* ... for a table just mapped, whose counters are zeros: not read. */
+void cp_patch_table_mark_zeros(struct cp_patch_table *t);
 /* The counts since the base: 0. When the target cannot be read any more
  * (it exited), the last counts read, or those settled: 1 and 0. -1 when
  * there is no table. */

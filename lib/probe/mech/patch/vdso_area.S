@@ -31,7 +31,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso3\0"
+h_magic:	.ascii "clockprof-vdso4\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -44,6 +44,7 @@ h_errno:	.quad 0		/* the failed syscall's -errno */
 h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
+h_resume:	.quad 0		/* where cp_vdso_stop sends a held thread on */
 h_sites:	.fill 3 * 4, 8, 0	/* {qword address, original, patched, swapped}, one a clock entry */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
@@ -195,11 +196,27 @@ sc_ip_3:
 	popfq
 	ret	128
 
-/* A launched command's thread comes here from the stub when it was sent
- * to map the table only: clockprof, its tracer, sees the trap, writes the
- * rules and sends it on (vdso_patch.c). Never reached otherwise. */
+/* A thread clockprof holds (a launched command's, or a followed process
+ * just after its exec) comes here from the stub when it was sent to map
+ * the table only, its own resume address kept in h_resume. It stops at the
+ * entry of a getpid, where clockprof, its tracer (PTRACE_SYSCALL), takes
+ * it back, writes the code and rules, and sends it through the stub
+ * again. If clockprof is gone by then, nothing waits: the getpid runs,
+ * and the thread goes on where it was interrupted with every register as
+ * it was (the table mapped, no site switched). Never reached otherwise. */
 cp_vdso_stop:
-	int3
+	lea	rsp, [rsp - 128]	/* the interrupted red zone, kept */
+	push	rax			/* the syscall takes rax, rcx and r11 */
+	push	rcx
+	push	r11
+	mov	eax, 39			/* getpid */
+	syscall
+sc_ip_9:
+	pop	r11
+	pop	rcx
+	pop	rax
+	lea	rsp, [rsp + 128]
+	jmp	[rip + h_resume]
 
 	.balign 16
 cp_vdso_area_end:
@@ -207,7 +224,7 @@ cp_vdso_area_end:
 /* Where the stub's syscalls return to (seccomp sees these as the
  * instruction pointer), as offsets from the area's start: mprotect, mmap,
  * mprotect, arch_prctl, madvise, mprotect (the code pages), madvise
- * twice (wipe on fork). */
+ * twice (wipe on fork), and cp_vdso_stop's getpid. */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -218,6 +235,7 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_6 - cp_vdso_area_start
 	.quad sc_ip_7 - cp_vdso_area_start
 	.quad sc_ip_8 - cp_vdso_area_start
+	.quad sc_ip_9 - cp_vdso_area_start
 
 
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where

@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso3"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso4"
 #define CP_VDSO_AREA_MAX_SITES 3	/* one a clock entry */
 
 enum cp_vdso_area_cmd {
@@ -34,6 +34,7 @@ struct cp_vdso_area_header {
 	uint64_t nsites;
 	uint64_t table_at;		/* where to map the table; 0: anywhere */
 	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
+	uint64_t resume;		/* where cp_vdso_stop sends a held thread on */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 };
 
@@ -48,16 +49,19 @@ struct cp_vdso_area_header {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[8];
+extern const uint64_t cp_vdso_stub_syscall_ips[9];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
 #define CP_VDSO_STOP_OFFSET ((uint64_t)(cp_vdso_stop - cp_vdso_area_start))
+/* Where cp_vdso_stop's getpid returns to: a held thread is taken back at
+ * that syscall's entry. */
+#define CP_VDSO_STOP_SYSCALL_OFFSET (cp_vdso_stub_syscall_ips[8])
 _Static_assert(CP_ENTRY_MAX == CP_VDSO_AREA_MAX_SITES, "vdso_area.S holds a site for each of 3 entries");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0xd0,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0xd8,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

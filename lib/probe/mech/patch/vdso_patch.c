@@ -39,6 +39,7 @@ struct cp_vdso_patch {
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
 	bool give_fs;			/* the held thread has no thread pointer yet */
+	uint64_t resume;		/* a round trip's: where the held thread was */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
 	struct cp_patch_rules rules;	/* to write once the table is mapped */
@@ -264,9 +265,9 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
  * wiped on fork), mprotect (the code pages executable), and arch_prctl
  * when the thread is given a thread pointer. How many. ip: the
  * syscall's in cp_vdso_stub_syscall_ips. */
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[8])
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[9])
 {
-	const struct { int nr, ip; uint64_t args[6]; } calls[8] = {
+	const struct { int nr, ip; uint64_t args[6]; } calls[9] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
@@ -276,13 +277,16 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 				    CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF, 18 } },
 		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
+		{ SYS_getpid, 8, { 0 } },	/* cp_vdso_stop's, on a round trip */
 	};
-	size_t n = p->give_fs ? 8 : 7;
+	size_t n = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		d[i] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
+	for (size_t i = 0; i < 9; i++) {
+		if ((i == 7 && !p->give_fs) || (i == 8 && !p->resume))
+			continue;
+		d[n] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
 			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
-		memcpy(d[i].args, calls[i].args, sizeof(d[i].args));
+		memcpy(d[n++].args, calls[i].args, sizeof(d[0].args));
 	}
 	return n;
 }
@@ -293,7 +297,7 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[8];
+	struct seccomp_data calls[9];
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -325,6 +329,7 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
 	h.table_size = CP_VDSO_MAP_SIZE;
 	h.give_fs = p->give_fs;
+	h.resume = p->resume;
 	h.vdso_base = p->plan.base;
 	h.vdso_len = p->plan.size;
 	h.cmd = cmd;
@@ -479,19 +484,28 @@ int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, s
 	return write_rules(p, err);
 }
 
-/* A launched command's table mapped before its first instruction, the
- * sites left alone, and its code and the rules written into it: the
- * thread goes through the stub and comes back to clockprof (a reused
+/* A held thread's table mapped before its first instruction (a launched
+ * command's, or a followed process's just after its exec), the sites left
+ * alone, and its code and the rules written into it: the thread goes
+ * through the stub and comes back to clockprof by cp_vdso_stop (a reused
  * table is there already). */
 static int map_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 {
-	if (!p->info.reused &&
-	    (post_request(p, CP_VDSO_CMD_PATCH, false, err) ||
+	struct user_regs_struct r;
+	int rc;
+
+	if (p->info.reused)
+		return write_count(p, err) || write_rules(p, err) ? -1 : 0;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
+	p->resume = r.rip;
+	rc = post_request(p, CP_VDSO_CMD_PATCH, false, err) ||
 	     cp_hijack_held_round_trip(p->pid, tid, header_addr(p) + CP_VDSO_STUB_OFFSET,
-				       header_addr(p) + CP_VDSO_STOP_OFFSET, check_held, p, err) ||
-	     wait_stub(p, err)))
-		return -1;
-	return write_count(p, err) || write_rules(p, err) ? -1 : 0;
+				       header_addr(p) + CP_VDSO_STOP_OFFSET,
+				       header_addr(p) + CP_VDSO_STOP_SYSCALL_OFFSET, check_held, p, err) ||
+	     wait_stub(p, err);
+	p->resume = 0;
+	return rc || write_count(p, err) || write_rules(p, err) ? -1 : 0;
 }
 
 int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
@@ -551,6 +565,11 @@ int cp_vdso_patch_mark(struct cp_vdso_patch *p)
 	return cp_patch_table_mark(&p->table);
 }
 
+void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)
+{
+	cp_patch_table_mark_zeros(&p->table);
+}
+
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
 {
 	return cp_patch_table_read(&p->table, c);
@@ -575,6 +594,11 @@ uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p)
 const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p)
 {
 	return p->table.words;
+}
+
+void cp_vdso_patch_forget(struct cp_vdso_patch *p)
+{
+	p->patched = false;
 }
 
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)

@@ -57,16 +57,21 @@ struct cp_vdso_patch_info {
  * thread clockprof already holds under ptrace (a launched command), which
  * switches them when let go, and confirm then waits for that (1: the
  * target has already exited, nothing to confirm); mark starts
- * the counts; restore switches the sites back and keeps the last counts;
+ * the counts (mark_fresh: from the zeros of a table arm_held has just
+ * mapped, not read); restore switches the sites back and keeps the last counts;
  * free releases what clockprof holds (never the target's code or table).
- * held: clockprof itself traces the target (a command run launched). */
+ * held: clockprof itself traces the target (a command run launched, a
+ * followed process held at its exec). */
 int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
 			  struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
 int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_mark(struct cp_vdso_patch *p);
+void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p);
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err);
+/* The patched image is gone (the process exec()ed): nothing to restore. */
+void cp_vdso_patch_forget(struct cp_vdso_patch *p);
 void cp_vdso_patch_free(struct cp_vdso_patch *p);
 /* A process forked from a patched one runs its parent's patched vDSO
  * copy: its sites are switched back (its table stays, inert), as

@@ -79,8 +79,9 @@ struct cp_selftest {
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err);
 
-/* Whether the target exec()ed since the session opened (nothing is counted
- * after that: the probes were placed in the old image), how many
+/* Whether the target exec()ed since the session opened and is not
+ * counted after that (the probes were placed in the old image; run
+ * follows it into its new image where it can), how many
  * processes it (or a followed one) started that are not counted (not
  * following, or too many), and how many followed ones exec()ed another
  * program (counted no more from then on). */

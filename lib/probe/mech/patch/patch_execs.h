@@ -1,0 +1,20 @@
+/* patch_execs.h - a followed process that exec()s another program is
+ * counted in its new image too, from that image's first instruction:
+ * the session's program holds it there (a SIGSTOP from the exec
+ * tracepoint, cp_session_hold_execs), and this patches the new image as
+ * `run` patches a launched command, before letting it go. Its new table
+ * is its own: it joins the members (patch_members.h), and its old
+ * image's reads, summed at the exec, stay in its sums. No process is
+ * stopped at a fork. */
+#ifndef CP_PATCH_EXECS_H
+#define CP_PATCH_EXECS_H
+
+struct cp_mech;
+struct cp_patch_members;
+
+/* Each process held since the last call patched (joining ms) or, where it
+ * cannot be, let go uncounted from its exec (the first such said in
+ * m->warning); let go either way. */
+void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms);
+
+#endif

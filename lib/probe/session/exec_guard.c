@@ -1,0 +1,86 @@
+/* exec_guard.c - see exec_guard.h. The only state a SIGKILLed clockprof
+ * could leave wrong in a process it follows is a SIGSTOP of the program's
+ * that clockprof had no time to turn into its own ptrace stop (which the
+ * kernel ends with clockprof): the guard is there for that moment. */
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clockreads.h"
+#include "exec_guard.h"
+
+size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid)
+{
+	struct cp_proc p;
+
+	if (bpf_map_lookup_elem(procs_fd, &host_tgid, &p) || !(p.flags & CP_PROC_EXEC_HELD))
+		return 0;
+	/* Not counted from its exec on, as where it could not be held. */
+	p.flags = (p.flags & ~(__u32)CP_PROC_EXEC_HELD) | CP_PROC_EXECED;
+	bpf_map_update_elem(procs_fd, &host_tgid, &p, BPF_EXIST);
+	return kill((pid_t)host_tgid, SIGCONT) == 0;
+}
+
+size_t cp_exec_held_release_all(int procs_fd)
+{
+	__u32 key, next;
+	size_t n = 0;
+
+	for (int more = !bpf_map_get_next_key(procs_fd, NULL, &next); more;
+	     more = !bpf_map_get_next_key(procs_fd, &key, &next)) {
+		key = next;
+		n += cp_exec_held_release_one(procs_fd, key);
+	}
+	return n;
+}
+
+/* The guard's life: wait for clockprof's end, let the held go, exit.
+ * Only system calls from here (a child of a process with threads). */
+static void guard(int procs_fd, pid_t parent)
+{
+	sigset_t wake;
+	int sig, devnull = open("/dev/null", O_RDWR);
+
+	/* Its own process group: a terminal's Ctrl-C or a kill of
+	 * clockprof's group spares it. Its descriptors: only the map (an
+	 * output pipe held open would keep a reader of clockprof's waiting). */
+	setpgid(0, 0);
+	for (int fd = 0; fd < 3 && devnull >= 0; fd++)
+		dup2(devnull, fd);
+	if (procs_fd > 3)
+		close_range(3, (unsigned int)procs_fd - 1, 0);
+	close_range((unsigned int)procs_fd + 1, ~0U, 0);
+	sigfillset(&wake);
+	sigprocmask(SIG_BLOCK, &wake, NULL);
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGUSR1);
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR1) == 0 && getppid() == parent)
+		while (sigwait(&wake, &sig) != 0)
+			;
+	for (int round = 0; round < 4; round++) {
+		cp_exec_held_release_all(procs_fd);
+		usleep(50000);
+	}
+	_exit(0);
+}
+
+pid_t cp_exec_guard_start(int procs_fd)
+{
+	pid_t parent = getpid(), child = fork();
+
+	if (child == 0)
+		guard(procs_fd, parent);
+	return child;
+}
+
+void cp_exec_guard_stop(pid_t guard)
+{
+	if (guard <= 0)
+		return;
+	kill(guard, SIGKILL);
+	waitpid(guard, NULL, 0);
+}
