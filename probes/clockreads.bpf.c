@@ -81,8 +81,9 @@ __u32 target_forks;
 __u32 procs_execed;
 /* Hold a followed process that execs at its new image's first
  * instruction, for user space to patch that image (on_target_exec): set
- * by user space once the exec hooks are attached and it reads
- * exec_events; cleared as the clock window closes. */
+ * by user space once it reads exec_events (before the clock window opens,
+ * so that an exec as it opens is held too); cleared as the window
+ * closes. */
 __u32 hold_execs;
 
 /* ---- How the program counts --------------------------------------------
@@ -1015,8 +1016,10 @@ int BPF_PROG(on_target_prepare_exec)
 	if ((__u32)(current_pid_tgid() >> 32) == target_tgid && !target_execed) {
 		if (patch_table)
 			sum_patch_table();	/* as at the C library's execve */
-	} else if ((p = followed_proc()) && p->table) {
-		sum_exiting_thread(p, true);
+	} else if ((p = followed_proc())) {
+		if (p->table)
+			sum_exiting_thread(p, true);
+		__sync_fetch_and_or(&p->flags, CP_PROC_EXECING);
 	}
 	return 0;
 }
@@ -1029,8 +1032,7 @@ static __always_inline bool hold_exec(struct cp_proc *p, __u32 host_tgid)
 {
 	__u32 *ev;
 
-	if (!hold_execs || phase != CP_PHASE_CLOCK ||
-	    !(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
+	if (!hold_execs || !(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
 		return false;
 	*ev = host_tgid;
 	if (bpf_send_signal(19 /* SIGSTOP */)) {
@@ -1050,7 +1052,7 @@ static __always_inline bool follow_target_exec(__u32 host_tgid)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct cp_proc c = {}, *p;
 
-	if (!follow_forks || !hold_execs || phase != CP_PHASE_CLOCK)
+	if (!follow_forks || !hold_execs)
 		return false;
 	c.pid = target_tgid;
 	c.ppid = tgid_in_ns(task->real_parent);
@@ -1075,6 +1077,7 @@ int BPF_PROG(on_target_exec)
 		target_execed = follow_target_exec(host_tgid) ? 2 : 1;
 	} else if ((p = followed_proc())) {
 		bpf_get_current_comm(p->comm, sizeof(p->comm));
+		__sync_fetch_and_and(&p->flags, ~(__u32)CP_PROC_EXECING);
 		if (hold_exec(p, host_tgid))
 			return 0;
 		p->end_ns = bpf_ktime_get_ns();

@@ -229,6 +229,39 @@ def wait_file(path, timeout):
     return False
 
 
+def test_attach_tree_follows_the_programs_a_shell_loop_execs(ctx):
+    """attach --tree on a shell that runs a program (2 reads) and a sleep
+    in a loop: every program the loop started and ended inside the window
+    was followed into, its reads exact by construction and against the
+    truth preloaded into it, and no process is said not counted (but a
+    short one the tree listed that was gone before it was patched)."""
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    import truth
+    reads = ctx.target("reads_target")
+    truth_file = os.path.join(ctx.tmp, "loop.truth")
+    env = dict(os.environ, LD_PRELOAD=ctx.target("clock_truth.so"), CLOCK_TRUTH_FILE=truth_file)
+    loop = subprocess.Popen(["/bin/sh", "-c", f"while :; do {reads} clock_gettime 2 1; "
+                             "sleep 0.005; done"], env=env)
+    try:
+        time.sleep(0.3)
+        run = attach_window(ctx, ["--tree", str(loop.pid)], lambda: time.sleep(2))
+    finally:
+        loop.kill()
+        loop.wait()
+    by_truth = truth.Truth(truth_file).reads_by_pid()
+    inside = [r for r in run["processes"][1:] if r["start_s"] >= 0 and r["exit_s"] is not None
+              and os.path.basename(r["executable"] or "") == "reads_target"]
+    print(f"{len(inside)} programs inside the window, {run['clock_reads']['total']} reads",
+          flush=True)
+    assert len(inside) >= 5, run["processes"]
+    wrong = [(r, by_truth.get(r["pid"])) for r in inside if not r["reads"] == 2 == by_truth.get(r["pid"])]
+    assert not wrong, wrong
+    uncounted = [r for r in run["processes"] if not r["counted"]]
+    assert not uncounted, (uncounted, run["warnings"])
+    assert not any("exec" in w and "not counted" in w for w in run["warnings"]), run["warnings"]
+
+
 def test_execs_go_on_when_clockprof_is_killed(ctx):
     """clockprof SIGKILLed at three moments of a loop that execs a program
     400 times: a process held at its exec is never left stopped (the loop,

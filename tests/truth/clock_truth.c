@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #define TRUTH_MAGIC 0x6874757274706300ull /* "\0cptruth" */
-#define TRUTH_SLOTS 32
+#define TRUTH_SLOTS 1024
 #define TRUTH_HIST 64
 
 enum call {

@@ -6,21 +6,21 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <sys/prctl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "clockreads.h"
 #include "exec_guard.h"
 
-size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid)
+size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark)
 {
 	struct cp_proc p;
 
 	if (bpf_map_lookup_elem(procs_fd, &host_tgid, &p) || !(p.flags & CP_PROC_EXEC_HELD))
 		return 0;
-	/* Not counted from its exec on, as where it could not be held. */
-	p.flags = (p.flags & ~(__u32)CP_PROC_EXEC_HELD) | CP_PROC_EXECED;
+	p.flags = (p.flags & ~(__u32)CP_PROC_EXEC_HELD) | mark;
 	bpf_map_update_elem(procs_fd, &host_tgid, &p, BPF_EXIST);
 	return kill((pid_t)host_tgid, SIGCONT) == 0;
 }
@@ -33,33 +33,37 @@ size_t cp_exec_held_release_all(int procs_fd)
 	for (int more = !bpf_map_get_next_key(procs_fd, NULL, &next); more;
 	     more = !bpf_map_get_next_key(procs_fd, &key, &next)) {
 		key = next;
-		n += cp_exec_held_release_one(procs_fd, key);
+		n += cp_exec_held_release_one(procs_fd, key, CP_PROC_EXECED);
 	}
 	return n;
 }
 
 /* The guard's life: wait for clockprof's end, let the held go, exit.
- * Only system calls from here (a child of a process with threads). */
+ * Only system calls from here (a child of a process with threads). Its
+ * end is told by a pidfd, which says when the whole process is gone: a
+ * parent-death signal would come when the thread that forked the guard
+ * ends (a worker of clockprof's opens the session). */
 static void guard(int procs_fd, pid_t parent)
 {
-	sigset_t wake;
-	int sig, devnull = open("/dev/null", O_RDWR);
+	sigset_t all;
+	int devnull = open("/dev/null", O_RDWR), pidfd;
+	struct pollfd gone;
 
 	/* Its own process group: a terminal's Ctrl-C or a kill of
 	 * clockprof's group spares it. Its descriptors: only the map (an
 	 * output pipe held open would keep a reader of clockprof's waiting). */
 	setpgid(0, 0);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
 	for (int fd = 0; fd < 3 && devnull >= 0; fd++)
 		dup2(devnull, fd);
 	if (procs_fd > 3)
 		close_range(3, (unsigned int)procs_fd - 1, 0);
 	close_range((unsigned int)procs_fd + 1, ~0U, 0);
-	sigfillset(&wake);
-	sigprocmask(SIG_BLOCK, &wake, NULL);
-	sigemptyset(&wake);
-	sigaddset(&wake, SIGUSR1);
-	if (prctl(PR_SET_PDEATHSIG, SIGUSR1) == 0 && getppid() == parent)
-		while (sigwait(&wake, &sig) != 0)
+	pidfd = (int)syscall(SYS_pidfd_open, parent, 0);
+	gone = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	if (pidfd >= 0 && getppid() == parent)
+		while (poll(&gone, 1, -1) <= 0)
 			;
 	for (int round = 0; round < 4; round++) {
 		cp_exec_held_release_all(procs_fd);

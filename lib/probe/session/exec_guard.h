@@ -11,14 +11,15 @@
 #include <sys/types.h>
 
 /* SIGCONT to the process host_tgid if procs_fd (the procs map) still
- * marks it held, and the mark cleared; to every one so marked. The
- * number let go. */
-size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid);
+ * marks it held, the mark replaced by mark (CP_PROC_EXECED: not counted
+ * from its exec on; CP_PROC_EXEC_LATE); to every one so marked, as not
+ * counted. The number let go. */
+size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark);
 size_t cp_exec_held_release_all(int procs_fd);
 
 /* A child of clockprof's own, in a process group of its own, holding
- * nothing but procs_fd: when clockprof ends, however it ends (its parent's
- * death signal), it lets every held process go, a few times over a
+ * nothing but procs_fd: when clockprof ends, however it ends (a pidfd of
+ * clockprof's says so), it lets every held process go, a few times over a
  * fraction of a second (a program may be mid-hold as clockprof dies),
  * and exits. -1 when it cannot be started. stop ends it (clockprof let
  * them go itself). */

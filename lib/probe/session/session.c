@@ -282,7 +282,7 @@ static int exec_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(uint32_t))
 		return 0;
 	if (cp_grow(&s->execs, &s->cap_execs, s->nexecs + 1, sizeof(*s->execs))) {
-		cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), *(uint32_t *)data);
+		cp_session_exec_unfollowed(s, *(uint32_t *)data);
 		return 0;
 	}
 	s->execs[s->nexecs++] = *(uint32_t *)data;
@@ -504,11 +504,15 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 	}
 	/* Best effort: without them an exec is counted on and forks unsaid. */
 	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
-	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
 	if (s->follow) {	/* a followed process's exit and its table, its exec */
 		s->exit_watch = bpf_program__attach(skel->progs.on_target_exit);
 		s->prepare_exec_watch = bpf_program__attach(skel->progs.on_target_prepare_exec);
 	}
+	/* before the first fork is followed: a process forked and exec()ed
+	 * before the window opens is held until the mechanism takes it there */
+	if (cfg->hold_execs && s->follow)
+		cp_session_hold_execs(s, true);
+	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
 	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;

@@ -55,11 +55,11 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 
 /* A followed process that exec()s is held by the program before its new
  * image's first instruction (CP_PROC_EXEC_HELD), for the mechanism to
- * patch that image too: on, from the clock window's start, when the
+ * patch that image too: on, before the clock window opens, when the
  * kernel has the hooks and clockprof is in the host's pid namespace (true
  * then), with a guard that lets the held go if clockprof dies
  * (exec_guard.h); off, as the window closes, every process still held let
- * go uncounted (CP_PROC_EXECED). */
+ * go (CP_PROC_EXEC_LATE: what it read in the window is its sums). */
 bool cp_session_hold_execs(struct cp_session *s, bool on);
 /* Up to max of the processes held since the last call (host tgids),
  * oldest first, for the mechanism; each must end in reimage or

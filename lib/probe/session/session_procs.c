@@ -205,10 +205,11 @@ bool cp_session_hold_execs(struct cp_session *s, bool on)
 	usleep(1000);
 	ring_buffer__consume(s->events);
 	s->nexecs = 0;
+	/* held as the window closed: nothing of their new image is in it */
 	for (int more = !bpf_map__get_next_key(s->skel->maps.procs, NULL, &next, sizeof(next)); more;
 	     more = !bpf_map__get_next_key(s->skel->maps.procs, &key, &next, sizeof(next))) {
 		key = next;
-		cp_session_exec_unfollowed(s, key);
+		cp_exec_held_release_one(procs_fd, key, CP_PROC_EXEC_LATE);
 	}
 	cp_exec_guard_stop(s->exec_guard);
 	s->exec_guard = 0;
@@ -217,7 +218,10 @@ bool cp_session_hold_execs(struct cp_session *s, bool on)
 
 size_t cp_session_take_execs(struct cp_session *s, uint32_t *out, size_t max)
 {
-	size_t n = s->nexecs < max ? s->nexecs : max;
+	size_t n;
+
+	ring_buffer__consume(s->events);	/* what came since the last poll */
+	n = s->nexecs < max ? s->nexecs : max;
 
 	memcpy(out, s->execs, n * sizeof(*out));
 	memmove(s->execs, s->execs + n, (s->nexecs - n) * sizeof(*out));
@@ -243,7 +247,7 @@ int cp_session_reimage(struct cp_session *s, uint32_t host_tgid, uint64_t table)
 
 void cp_session_exec_unfollowed(struct cp_session *s, uint32_t host_tgid)
 {
-	if (!cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), host_tgid))
+	if (!cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), host_tgid, CP_PROC_EXECED))
 		return;
 	if (host_tgid == (uint32_t)s->pid)	/* the target: counted up to its exec */
 		__atomic_store_n(&s->skel->bss->target_execed, 1, __ATOMIC_RELAXED);

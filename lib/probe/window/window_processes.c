@@ -102,6 +102,8 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 		struct cp_process_row *r = &p->processes[1 + rows];
 		const struct cp_mech_proc *mp = mech_proc(m, f[i].host_tgid);
 
+		if (!mp)	/* started after the window's counts were read */
+			continue;
 		if ((pid_t)f[i].p.pid == p->target.pid) {
 			/* the target, followed into the program it exec()ed: one
 			 * process, one row, named by its last image */

@@ -44,12 +44,14 @@ struct patch_state {
 static void note_pauses(struct cp_mech *m);
 
 /* An exec takes the target's counters away with its old image: the
- * session's program sums them at the C library's execve first. The
- * self-test starts now, to run while the session loads. */
+ * session's program sums them at the C library's execve first; a
+ * followed process is held at its exec for patch_execs. The self-test
+ * starts now, to run while the session loads. */
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
 	cfg->watch_exec = true;
+	cfg->hold_execs = true;
 	cp_vdso_patch_selftest_start();
 	return 0;
 }
@@ -90,6 +92,10 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	}
 	if (cp_patch_members_open(m, cfg->members, cfg->nmembers, &st->members))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	if (st->follow && !cp_session_hold_execs(m->s, true) && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "a followed process that execs another program is not counted from its exec on (%s)",
+			 "this kernel cannot hold it there, or clockprof is not in the host's pid namespace");
 	return 0;
 }
 
@@ -107,10 +113,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 				       m->pid);
 		cp_patch_members_start(m, &st->members);
 	}
-	if (st->follow && !cp_session_hold_execs(m->s, true) && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "a followed process that execs another program is not counted from its exec on (%s)",
-			 "this kernel cannot hold it there, or clockprof is not in the host's pid namespace");
+	cp_patch_execs_follow(m, &st->members);	/* those held before the window */
 	return 0;
 }
 

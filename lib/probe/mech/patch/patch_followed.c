@@ -48,11 +48,15 @@ static void counts_add(struct cp_vdso_patch_counts *c, const struct cp_vdso_patc
 	c->shared += more->shared;
 }
 
+/* The flags of a process whose reads are all in its sums: it exited, or
+ * it is at an exec (in it, held there, or let go as the window closed). */
+#define CP_PROC_IN_SUMS (CP_PROC_EXITED | CP_PROC_EXECING | CP_PROC_EXEC_HELD | CP_PROC_EXEC_LATE)
+
 /* One followed process's reads: a live one's (read_live; with what its
- * image before an exec read, summed at the exec), an exited one's as the
- * program summed them, thread by thread, as they exited.
- * Its sites join sites. False when neither can be had (it exec()ed, or
- * it is in no pid namespace of clockprof's). */
+ * image before an exec read, summed at the exec), else as the program
+ * summed them (thread by thread, as they exited; at an exec). Its sites
+ * join sites. False when neither can be had (it exec()ed and was not
+ * followed, or it is in no pid namespace of clockprof's). */
 static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		     struct cp_followed *f, struct cp_vdso_patch_counts *c,
 		     struct cp_patch_sites *sites)
@@ -61,7 +65,7 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 
 	if (f->p.flags & CP_PROC_EXECED)
 		return false;
-	if (!(f->p.flags & CP_PROC_EXITED) && f->p.pid && read_live(ms, f, c, sites)) {
+	if (!(f->p.flags & CP_PROC_IN_SUMS) && f->p.pid && read_live(ms, f, c, sites)) {
 		struct cp_vdso_patch_counts before_exec;
 
 		if (f->p.flags & CP_PROC_REIMAGED) {
@@ -71,10 +75,11 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		}
 		return true;
 	}
-	/* gone since it was listed: its exit was traced before its memory went */
-	if (!(f->p.flags & CP_PROC_EXITED) &&
-	    (cp_session_followed_one(m->s, f->host_tgid, &f->p) ||
-	     (f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) != CP_PROC_EXITED))
+	/* gone, or at an exec, since it was listed: its exit (exec) was
+	 * traced before its memory went */
+	if (!(f->p.flags & CP_PROC_IN_SUMS) && cp_session_followed_one(m->s, f->host_tgid, &f->p))
+		return false;
+	if ((f->p.flags & CP_PROC_EXECED) || !(f->p.flags & CP_PROC_IN_SUMS))
 		return false;
 	memcpy(sums, f->p.sums, sizeof(sums));	/* __u64 words as uint64_t */
 	cp_patch_counts_between(NULL, sums, c);
@@ -134,7 +139,7 @@ void cp_patch_followed_restore(struct cp_mech *m)
 	for (size_t i = 0; i < n; i++) {
 		struct cp_error err = { 0 };
 
-		if (f[i].p.flags & (CP_PROC_EXITED | CP_PROC_EXECED | CP_PROC_MEMBER) ||
+		if (f[i].p.flags & (CP_PROC_EXECED | CP_PROC_MEMBER | CP_PROC_IN_SUMS) ||
 		    !f[i].p.pid ||
 		    kill((pid_t)f[i].p.pid, 0) ||
 		    cp_vdso_patch_restore_copy((pid_t)f[i].p.pid, &err) == 0)

@@ -47,6 +47,10 @@ struct cp_session_config {
 	bool watch_exec;			/* uprobe each file's execve/execveat
 						 * (the vDSO patch sums its counters
 						 * there) */
+	bool hold_execs;			/* following: hold a process at its
+						 * exec from the start, for the
+						 * mechanism to follow it there
+						 * (cp_session_hold_execs) */
 	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
