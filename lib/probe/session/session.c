@@ -456,6 +456,22 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 		bpf_program__set_autoload(skel->progs.on_target_prepare_exec, false);
 }
 
+/* The target's (and followed processes') exec, fork and exit. Best
+ * effort: without them an exec is counted on and forks unsaid. */
+static void watch_lifecycle(struct cp_session *s, const struct cp_session_config *cfg)
+{
+	s->exec_watch = bpf_program__attach(s->skel->progs.on_target_exec);
+	if (s->follow) {	/* a followed process's exit and its table, its exec */
+		s->exit_watch = bpf_program__attach(s->skel->progs.on_target_exit);
+		s->prepare_exec_watch = bpf_program__attach(s->skel->progs.on_target_prepare_exec);
+	}
+	/* before the first fork is followed: a process forked and exec()ed
+	 * before the window opens is held until the mechanism takes it there */
+	if (cfg->hold_execs && s->follow)
+		cp_session_hold_execs(s, true);
+	s->fork_watch = bpf_program__attach(s->skel->progs.on_target_fork);
+}
+
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
 		    struct cp_error *err)
 {
@@ -502,17 +518,7 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
 		cp_session_close(s);
 		return load_error(e, err);
 	}
-	/* Best effort: without them an exec is counted on and forks unsaid. */
-	s->exec_watch = bpf_program__attach(skel->progs.on_target_exec);
-	if (s->follow) {	/* a followed process's exit and its table, its exec */
-		s->exit_watch = bpf_program__attach(skel->progs.on_target_exit);
-		s->prepare_exec_watch = bpf_program__attach(skel->progs.on_target_prepare_exec);
-	}
-	/* before the first fork is followed: a process forked and exec()ed
-	 * before the window opens is held until the mechanism takes it there */
-	if (cfg->hold_execs && s->follow)
-		cp_session_hold_execs(s, true);
-	s->fork_watch = bpf_program__attach(skel->progs.on_target_fork);
+	watch_lifecycle(s, cfg);
 	if (attach_all(s, cfg, err)) {
 		cp_session_close(s);
 		return -1;
