@@ -329,6 +329,7 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@python3 tests/bench/redis_mechanisms.py --clockprof ./clockprof
 	@python3 tests/bench/churn_rss.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@python3 tests/bench/fork_storm.py --clockprof ./clockprof --targets $(O)/tests/targets --pairs 7
+	@python3 tests/bench/exec_storm.py --clockprof ./clockprof --targets $(O)/tests/targets --pairs 5
 	@$(O)/bench-compare ./clockprof
 	@$(O)/bench-gate-stats
 	@$(O)/bench-symbolize $(O)/tests/targets
