@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "monotonic.h"
 #include "hijack.h"
 #include "procfs.h"
 
@@ -27,14 +28,6 @@ void (*cp_patch_step_hook)(void);
 #define ERESTARTNOINTR 513
 #define ERESTARTNOHAND 514
 #define ERESTART_RESTARTBLOCK 516
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A thread's scheduler state ('R' running) from /proc/PID/task/TID/stat. */
 static char thread_state(pid_t pid, pid_t tid)
@@ -108,7 +101,7 @@ static pid_t pick_thread(pid_t pid)
 {
 	pid_t *tids = NULL, pick = 0;
 	size_t n = 0;
-	double until = now_s() + RUNNING_WAIT_S;
+	double until = cp_monotonic_s() + RUNNING_WAIT_S;
 
 	do {
 		free(tids);
@@ -116,7 +109,7 @@ static pid_t pick_thread(pid_t pid)
 			return 0;
 		if (!(pick = pick_quiet(pid, tids, n)))
 			usleep(2000);
-	} while (!pick && now_s() < until);
+	} while (!pick && cp_monotonic_s() < until);
 	if (!pick)
 		pick = tids[0];	/* its syscall may return EINTR: send_through says */
 	free(tids);
@@ -132,7 +125,7 @@ static pid_t wait_until(pid_t tid, int *st, double until)
 	for (int tries = 0;; tries++) {
 		pid_t got = waitpid(tid, st, __WALL | WNOHANG);
 
-		if (got != 0 || now_s() >= until)
+		if (got != 0 || cp_monotonic_s() >= until)
 			return got;
 		if (tries < 1000)
 			sched_yield();
@@ -145,7 +138,7 @@ static pid_t wait_until(pid_t tid, int *st, double until)
  * passed on to it. */
 static int wait_held(pid_t tid)
 {
-	double until = now_s() + HOLD_TIMEOUT_S;
+	double until = cp_monotonic_s() + HOLD_TIMEOUT_S;
 	int st;
 
 	for (;;) {
@@ -230,7 +223,7 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
  * way are passed on. */
 static int run_to_stop(pid_t tid, uint64_t stop_ret)
 {
-	double until = now_s() + HOLD_TIMEOUT_S;
+	double until = cp_monotonic_s() + HOLD_TIMEOUT_S;
 	struct user_regs_struct r;
 	int st, sig = 0;
 
@@ -296,11 +289,11 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
 		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
 			     h->tid, pid, HOLD_TIMEOUT_S);
-	t0 = now_s();	/* stopped: the target's pause starts here */
+	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
 	if (!rc)
 		rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
-	h->held_ms = (now_s() - t0) * 1e3;
+	h->held_ms = (cp_monotonic_s() - t0) * 1e3;
 	cp_patch_step();
 	return rc;
 }

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
+#include "monotonic.h"
 #include "mechanism.h"
 #include "patch_execs.h"
 #include "patch_members.h"
@@ -29,20 +29,12 @@
 #define HOLD_WAIT_S 2.0
 #define EXECS_AT_ONCE 64
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The first ptrace stop of a process just seized and interrupted; a
  * signal it was about to take (other than the program's SIGSTOP) in
  * *sig, to be sent again once it runs. */
 static int wait_stop(pid_t pid, int *sig)
 {
-	double until = now_s() + HOLD_WAIT_S;
+	double until = cp_monotonic_s() + HOLD_WAIT_S;
 	int st;
 
 	*sig = 0;
@@ -56,7 +48,7 @@ static int wait_stop(pid_t pid, int *sig)
 				*sig = WSTOPSIG(st);
 			return 0;
 		}
-		if (now_s() > until)
+		if (cp_monotonic_s() > until)
 			return -1;
 		usleep(50);
 	}

@@ -13,13 +13,13 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 #include <sys/user.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
 #include <sys/syscall.h>
 
 #include "error.h"
+#include "monotonic.h"
 #include "hijack.h"
 #include "patch_sites.h"
 #include "patch_table.h"
@@ -46,14 +46,6 @@ struct cp_vdso_patch {
 	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
 	struct cp_vdso_patch_info info;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A line "Key:\tvalue" of /proc/PID/status, copied into val. */
 static bool status_field(pid_t pid, const char *key, char *val, size_t size)
@@ -356,7 +348,7 @@ static void note_held(struct cp_vdso_patch *p, const struct cp_hijack *hj)
 /* Waits until the stub says it is done with the request in flight. */
 static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	for (double until = now_s() + STUB_TIMEOUT_S; now_s() < until; usleep(200)) {
+	for (double until = cp_monotonic_s() + STUB_TIMEOUT_S; cp_monotonic_s() < until; usleep(200)) {
 		struct cp_vdso_area_header now;
 
 		if (read_header(p, &now))
