@@ -1005,9 +1005,11 @@ static __always_inline __u32 tgid_in_ns(struct task_struct *task)
 	return 0;
 }
 
-/* A followed process is about to exec, at the point of no return: its
- * table goes with its old image, so this thread's reads are summed now,
- * as at an exit (the other threads exit on their own before the exec). */
+/* The target or a followed process is about to exec, at the point of no
+ * return: its table goes with its old image, so it is summed now (a
+ * followed one's thread as at an exit: the other threads exit on their
+ * own before the exec), and a followed one is marked in its exec until
+ * on_target_exec. */
 SEC("raw_tp/sched_prepare_exec")
 int BPF_PROG(on_target_prepare_exec)
 {

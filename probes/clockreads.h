@@ -359,13 +359,13 @@ enum cp_proc_flag {
 	CP_PROC_REIMAGED = 64,	/* it exec()ed and clockprof patched its new
 				 * image (with CP_PROC_MEMBER: a table of its
 				 * own): sums hold what its old image read */
-	CP_PROC_EXECING = 256,	/* past an exec's point of no return, its
-				 * old image summed, its new one not yet
-				 * started: its reads are all in its sums */
 	CP_PROC_EXEC_LATE = 128,	/* held at its exec as the clock window
 					 * closed, let go unpatched: nothing of
 					 * its new image is in the window, its
 					 * sums are all it read there */
+	CP_PROC_EXECING = 256,	/* past an exec's point of no return, its
+				 * old image summed, its new one not yet
+				 * started: its reads are all in its sums */
 };
 
 struct cp_proc {

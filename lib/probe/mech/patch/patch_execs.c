@@ -89,8 +89,8 @@ static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t
 		}
 		cp_fail(err, CP_EXIT_PROFILE, "its counters could not be handed over");
 	}
-	/* Sent through the stub already, it counts unread: switched back at
-	 * the window's end with the members. */
+	/* Perhaps sent through the stub already (it then counts, unread):
+	 * kept with the members, to be switched back at the window's end. */
 	if (cp_vdso_patch_table(p) && cp_patch_members_add(ms, pid, p) == 0)
 		return -1;
 	cp_vdso_patch_free(p);
@@ -117,7 +117,6 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 	if (delay_ms)
 		usleep(delay_ms * 1000);
 	held = take_hold(pid, &sig) == 0;
-
 	if (!held)
 		cp_fail(&err, CP_EXIT_PROFILE, errno == EPERM ?
 			"it is traced by another process" : "it could not be held");
