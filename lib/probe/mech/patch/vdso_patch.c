@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,23 +97,41 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 
 static int write_rules(struct cp_vdso_patch *p, struct cp_error *err);
 
+/* clockprof's own vDSO, found once (clockprof's maps are long, ~0.7 ms
+ * to read, and its vDSO never moves): its size, 0 when it has none;
+ * sealed, when the kernel seals system mappings (mseal), every process's
+ * vDSO then, so that the stub could not make the target's writable
+ * (mprotect with the protection it has changes nothing, and is refused
+ * when sealed). */
+static struct {
+	pthread_once_t once;
+	size_t size;
+	bool sealed;
+} own_vdso = { PTHREAD_ONCE_INIT, 0, false };
+
+static void find_own_vdso(void)
+{
+	uint64_t image = getauxval(AT_SYSINFO_EHDR), start, end;
+
+	if (!image || cp_proc_maps_find_vdso(getpid(), &start, &end) || start != image)
+		return;
+	own_vdso.size = end - start;
+	own_vdso.sealed = mprotect((void *)(uintptr_t)start, end - start, PROT_READ | PROT_EXEC) &&
+			  errno == EPERM;
+}
+
 /* clockprof's own vDSO: the same kernel's image, never patched. */
 static int pristine_image(size_t size, const uint8_t **image, struct cp_error *err)
 {
-	uint64_t start, end;
-
+	pthread_once(&own_vdso.once, find_own_vdso);
 	*image = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-	if (!*image || cp_proc_maps_find_vdso(getpid(), &start, &end) ||
-	    start != (uint64_t)*image)
+	if (!own_vdso.size)
 		return cp_fail(err, CP_EXIT_PROFILE, "clockprof has no vDSO of its own to compare with");
-	if (end - start != size)
+	if (own_vdso.size != size)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the target's vDSO is not this kernel's 64-bit one (%zu bytes, not %zu)",
-			       size, (size_t)(end - start));
-	/* A kernel that seals system mappings (mseal) seals every process's
-	 * vDSO: the stub could not make the target's writable. mprotect with
-	 * the protection it has changes nothing, and is refused when sealed. */
-	if (mprotect((void *)(uintptr_t)start, end - start, PROT_READ | PROT_EXEC) && errno == EPERM)
+			       size, own_vdso.size);
+	if (own_vdso.sealed)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "this kernel seals the vDSO of every process (mseal): it cannot be patched");
 	return 0;
