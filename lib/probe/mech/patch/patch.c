@@ -35,7 +35,6 @@ struct patch_state {
 	struct cp_vdso_patch *patch;
 	struct cp_patch_members members;	/* attach -p PID,..., --tree, --cgroup */
 	bool launched, hres;
-	bool follow;			/* forks or members: followed, execs too */
 	bool target_reimaged;		/* the target exec()ed, followed: its old
 					 * image's counts settled at the exec */
 	struct cp_patch_sites sites;	/* the window's, as last read */
@@ -76,7 +75,6 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;
-	st->follow = cfg->follow_forks || cfg->nmembers;
 	/* The patch proves itself before the target is touched (a child of
 	 * clockprof's own, patched by the same code, 200 reads counted
 	 * exactly): a failure refuses it while nothing is counted, where
@@ -92,10 +90,6 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	}
 	if (cp_patch_members_open(m, cfg->members, cfg->nmembers, &st->members))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	if (st->follow && !cp_session_hold_execs(m->s, true) && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "a followed process that execs another program is not counted from its exec on (%s)",
-			 "this kernel cannot hold it there, or clockprof is not in the host's pid namespace");
 	return 0;
 }
 
