@@ -205,6 +205,25 @@ def test_a_shell_pipeline_is_counted_exactly(ctx):
     assert not any("not counted" in w for w in run["warnings"]), run["warnings"]
 
 
+def test_requests_of_a_program_a_shell_execs(ctx):
+    """A func:FILE:SYMBOL boundary in the program a shell execs: its
+    requests are counted in the process followed into it, exact (reads_target
+    clock_gettime 3 50: 49 complete requests of 3 reads, its first a partial
+    one; a second run of it, 40 more of 2)."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    reads, out = ctx.target("reads_target"), os.path.join(ctx.tmp, "req.json")
+    proc = ctx.run("run", "-q", "-e", "none", "-r", f"func:{reads}:handle_request", "-o", out,
+                   "--", "/bin/sh", "-c",
+                   f"{reads} clock_gettime 3 50; {reads} gettimeofday 2 41; true")
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    rows = sorted(run["processes"][1:], key=lambda r: r["start_s"])
+    assert [(r["reads"], r["requests"]) for r in rows] == [(150, 49), (82, 40)], rows
+    assert run["request"]["count"] == 89, run["request"]
+    assert run["per_request"]["histogram"] == [[2, 40], [3, 49]], run["per_request"]
+
+
 def process_state(pid):
     """The state letter of /proc/PID/stat; None when gone."""
     try:
