@@ -4,9 +4,8 @@
  * kernel ends with clockprof): the guard is there for that moment. */
 #include <bpf/bpf.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
