@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,8 @@ static void guard(int procs_fd, pid_t parent)
 	 * clockprof's group spares it. Its descriptors: only the map (an
 	 * output pipe held open would keep a reader of clockprof's waiting). */
 	setpgid(0, 0);
+	/* a name `pkill clockprof` does not take for clockprof's */
+	prctl(PR_SET_NAME, "cp-exec-guard", 0, 0, 0);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
 	for (int fd = 0; fd < 3 && devnull >= 0; fd++)
