@@ -107,7 +107,7 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 		if ((pid_t)f[i].p.pid == p->target.pid) {
 			/* the target, followed into the program it exec()ed: one
 			 * process, one row, named by its last image */
-			if (mp && mp->known && mp->exe)
+			if (mp->known && mp->exe)
 				root->executable = strdup(mp->exe);
 			memcpy(root->command, f[i].p.comm, sizeof(f[i].p.comm));
 			root->command[sizeof(f[i].p.comm)] = 0;
