@@ -299,6 +299,47 @@ def test_execs_go_on_when_clockprof_is_killed(ctx):
         assert wait_file(marker, 60), f"the loop did not finish after a kill at {delay} s"
 
 
+def test_an_exec_patch_cut_at_each_step_leaves_the_program_right(ctx):
+    """clockprof SIGKILLs itself at each step of following a shell's child
+    into the program it execs, in turn (a test hook): seizing it, its
+    thread sent to map the table and caught back, the code and rules
+    written, its thread sent to switch the sites, let go. Each time that
+    program (patch_target check: every vDSO result against the raw
+    syscall, from its threads and a SIGPROF handler) runs on and finds
+    every result right, and nothing is left stopped; past the last step
+    clockprof runs to the end."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    checker = ctx.target("patch_target")
+    cut = 0
+    for step in range(1, 60):
+        marker = os.path.join(ctx.tmp, f"cut-{step}")
+        env = dict(os.environ, CLOCKPROF_TEST_EXEC_KILL_STEP=str(step))
+        proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o",
+                                 os.path.join(ctx.tmp, "cut.json"), "--", "/bin/sh", "-c",
+                                 f"{checker} 2 check; echo $? > {marker}"],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, text=True, env=env)
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            pass
+        killed = proc.returncode == -signal.SIGKILL
+        time.sleep(0.3)		# the program checks on, whatever was left
+        proc.stdin.write("quit\n")
+        proc.stdin.close()
+        if not killed:
+            assert proc.wait(timeout=60) == 0, proc.returncode
+        assert wait_file(marker, 30), f"cut at step {step}: the program did not end"
+        with open(marker) as f:
+            assert f.read().strip() == "0", f"cut at step {step}: a wrong clock result"
+        if not killed:
+            break
+        cut += 1
+    print(f"cut at each of {cut} steps", flush=True)
+    assert cut >= 8, cut
+
+
 def test_the_guard_lets_a_held_exec_go_when_clockprof_is_killed(ctx):
     """The hold taken late (a test hook), clockprof is SIGKILLed while the
     program's SIGSTOP alone holds the exec'd process: the session's guard

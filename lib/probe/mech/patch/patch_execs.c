@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "hijack.h"
 #include "monotonic.h"
 #include "mechanism.h"
 #include "patch_execs.h"
@@ -59,11 +60,14 @@ static int take_hold(pid_t pid, int *sig)
 {
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD))
 		return -1;
+	cp_patch_step();
 	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) || wait_stop(pid, sig)) {
 		ptrace(PTRACE_DETACH, pid, 0, 0);
 		return -1;
 	}
+	cp_patch_step();
 	kill(pid, SIGCONT);
+	cp_patch_step();
 	return 0;
 }
 
@@ -97,25 +101,38 @@ static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t
 	return -1;
 }
 
-/* Tests only: the hold taken this many ms late, so that a test can kill
- * clockprof while the program's SIGSTOP alone holds a process (what the
- * session's guard is for). */
-static unsigned test_hold_delay_ms(void)
+/* Tests only, two hooks. CLOCKPROF_TEST_EXEC_HOLD_MS: the hold taken
+ * this many ms late, so that a test can kill clockprof while the
+ * program's SIGSTOP alone holds a process (what the session's guard is
+ * for). CLOCKPROF_TEST_EXEC_KILL_STEP=N: clockprof SIGKILLs itself at the
+ * Nth step of following execs that changes a process (cp_patch_step), so
+ * that a test can cut an exec's patch at each step in turn. */
+static unsigned test_env(const char *name)
 {
-	const char *v = getenv("CLOCKPROF_TEST_EXEC_HOLD_MS");
+	const char *v = getenv(name);
 
 	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
+}
+
+static unsigned kill_step, steps_taken;
+
+static void kill_at_step(void)
+{
+	if (++steps_taken == kill_step)
+		raise(SIGKILL);
 }
 
 static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid)
 {
 	struct cp_error err = { 0 };
-	unsigned delay_ms = test_hold_delay_ms();
+	unsigned delay_ms = test_env("CLOCKPROF_TEST_EXEC_HOLD_MS");
 	int sig = 0;
 	bool held;
 
 	if (delay_ms)
 		usleep(delay_ms * 1000);
+	if ((kill_step = test_env("CLOCKPROF_TEST_EXEC_KILL_STEP")))
+		cp_patch_step_hook = kill_at_step;
 	held = take_hold(pid, &sig) == 0;
 	if (!held)
 		cp_fail(&err, CP_EXIT_PROFILE, errno == EPERM ?
@@ -130,8 +147,10 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 	}
 	if (held)
 		ptrace(PTRACE_DETACH, pid, 0, 0);
+	cp_patch_step();
 	if (sig)
 		kill(pid, sig);
+	cp_patch_step_hook = NULL;
 }
 
 void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms)
