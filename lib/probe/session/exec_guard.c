@@ -25,7 +25,7 @@ size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark)
 	return kill((pid_t)host_tgid, SIGCONT) == 0;
 }
 
-size_t cp_exec_held_release_all(int procs_fd)
+size_t cp_exec_held_release_all(int procs_fd, uint32_t mark)
 {
 	__u32 key, next;
 	size_t n = 0;
@@ -33,7 +33,7 @@ size_t cp_exec_held_release_all(int procs_fd)
 	for (int more = !bpf_map_get_next_key(procs_fd, NULL, &next); more;
 	     more = !bpf_map_get_next_key(procs_fd, &key, &next)) {
 		key = next;
-		n += cp_exec_held_release_one(procs_fd, key, CP_PROC_EXECED);
+		n += cp_exec_held_release_one(procs_fd, key, mark);
 	}
 	return n;
 }
@@ -68,7 +68,7 @@ static void guard(int procs_fd, pid_t parent)
 		while (poll(&gone, 1, -1) <= 0)
 			;
 	for (int round = 0; round < 4; round++) {
-		cp_exec_held_release_all(procs_fd);
+		cp_exec_held_release_all(procs_fd, CP_PROC_EXECED);
 		usleep(50000);
 	}
 	_exit(0);

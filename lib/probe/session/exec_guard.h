@@ -12,10 +12,10 @@
 
 /* SIGCONT to the process host_tgid if procs_fd (the procs map) still
  * marks it held, the mark replaced by mark (CP_PROC_EXECED: not counted
- * from its exec on; CP_PROC_EXEC_LATE); to every one so marked, as not
- * counted. The number let go. */
+ * from its exec on; CP_PROC_EXEC_LATE); to every one so marked. The
+ * number let go. */
 size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark);
-size_t cp_exec_held_release_all(int procs_fd);
+size_t cp_exec_held_release_all(int procs_fd, uint32_t mark);
 
 /* A child of clockprof's own, in a process group of its own, holding
  * nothing but procs_fd: when clockprof ends, however it ends (a pidfd of

@@ -185,7 +185,6 @@ int cp_session_child_exit_sites(struct cp_session *s,
 bool cp_session_hold_execs(struct cp_session *s, bool on)
 {
 	int procs_fd = bpf_map__fd(s->skel->maps.procs);
-	__u32 key, next;
 
 	if (on) {
 		if (!s->exec_watch || !s->prepare_exec_watch || !s->skel->rodata->follow_procs ||
@@ -206,11 +205,7 @@ bool cp_session_hold_execs(struct cp_session *s, bool on)
 	ring_buffer__consume(s->events);
 	s->nexecs = 0;
 	/* held as the window closed: nothing of their new image is in it */
-	for (int more = !bpf_map__get_next_key(s->skel->maps.procs, NULL, &next, sizeof(next)); more;
-	     more = !bpf_map__get_next_key(s->skel->maps.procs, &key, &next, sizeof(next))) {
-		key = next;
-		cp_exec_held_release_one(procs_fd, key, CP_PROC_EXEC_LATE);
-	}
+	cp_exec_held_release_all(procs_fd, CP_PROC_EXEC_LATE);
 	cp_exec_guard_stop(s->exec_guard);
 	s->exec_guard = 0;
 	return false;
