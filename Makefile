@@ -326,6 +326,8 @@ bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-sym
 	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 1 --clockprof ./clockprof
 	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 4 --rounds 200000 --clockprof ./clockprof
 	@python3 tests/bench/vdso_patch_pause.py --targets $(O)/tests/targets
+	@python3 tests/bench/boundary_cost.py --targets $(O)/tests/targets
+	@python3 tests/bench/demo_share.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@python3 tests/bench/redis_mechanisms.py --clockprof ./clockprof
 	@python3 tests/bench/churn_rss.py --clockprof ./clockprof --targets $(O)/tests/targets
 	@python3 tests/bench/fork_storm.py --clockprof ./clockprof --targets $(O)/tests/targets --pairs 7

@@ -206,6 +206,7 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 		return 0;
 	case PC_OPT_MECHANISM: return cp_mechanism_parse(value, &o->mechanism, err);
 	case 'e': o->events = value; return 0;
+	case PC_OPT_PER_REQUEST_COUNTERS: o->per_request_counters = true; return 0;
 	case 'o': pc->output = value; return 0;
 	case PC_OPT_HTML: pc->html = value; return 0;
 	case PC_OPT_STACKS: o->stacks = true; return 0;
@@ -246,6 +247,9 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 	if (pc->pprof_keep_given && (!pc->pprof || !strcmp(pc->pprof, "-") ||
 				     pc->opts.interval_s <= 0))
 		return cp_fail(err, CP_EXIT_USAGE, "--pprof-keep needs --pprof FILE (not -) and --interval TIME");
+	if (pc->opts.per_request_counters &&
+	    (pc->opts.duration_s <= 0 || pc->opts.request.kind == CP_REQUEST_NONE))
+		return cp_fail(err, CP_EXIT_USAGE, "--per-request-counters needs -d TIME and -r SPEC");
 	if (pc->metrics_sites_given && !pc->metrics_file && !pc->serve)
 		return cp_fail(err, CP_EXIT_USAGE, "--metrics-sites needs --metrics-file or --serve");
 	if (pc->opts.interval_s > 0 && pc->opts.interval_s < CP_INTERVAL_MIN_S)

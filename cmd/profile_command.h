@@ -37,6 +37,7 @@ enum {
 	PC_OPT_INTERVAL,
 	PC_OPT_INTERVAL_OUTPUT,
 	PC_OPT_NO_INHERIT,
+	PC_OPT_PER_REQUEST_COUNTERS,
 	PC_OPT_TREE,
 	PC_OPT_CGROUP,
 };
@@ -66,9 +67,15 @@ enum {
 	  .help = "perf counters, perf-style names with :u/:k (default: instructions, " \
 	  "branches, branch-misses, cycles, each :u and :k, task-clock, " \
 	  "context-switches, cpu-migrations, page-faults); 'none' for no counters. " \
-	  "With -d and -r they get the second half of the window, with only the " \
-	  "boundary probe installed. Hardware and software events only: " \
-	  "tracepoints (sched:sched_switch) are not supported" }, \
+	  "With -d and -r and a boundary that traps, they get the second half of the " \
+	  "window, with only the boundary probe installed; with the vDSO patch a " \
+	  "func: boundary is closed in the target, nothing traps, and they share the " \
+	  "window. Hardware and software events only: tracepoints " \
+	  "(sched:sched_switch) are not supported" }, \
+	{ .id = PC_OPT_PER_REQUEST_COUNTERS, .long_name = "per-request-counters", \
+	  .help = "one counter per request too (instructions:u, cycles:u or task-clock, " \
+	  "the first that counts here), read at each boundary by a uprobe there (a trap " \
+	  "per request) in the counters' half of the window (needs -d and -r)" }, \
 	{ .id = PC_OPT_STACKS, .long_name = "stacks", \
 	  .help = "also record whole user stacks of clock reads" }, \
 	{ .id = PC_OPT_DEBUGINFOD, .long_name = "debuginfod", \

@@ -52,6 +52,9 @@ const volatile bool vdso_hres = true;
 const volatile bool capture_stacks;
 /* The syscall that ends a request (syscall:NAME), -1: none. */
 const volatile __s32 boundary_syscall = -1;
+/* The func: boundary is closed inside the target (the vDSO patch): the
+ * followed processes' requests are in their tables' request blocks. */
+const volatile bool boundary_in_target;
 /* The clock syscalls' numbers. User space sets them from <sys/syscall.h>,
  * the one place they are defined: -1 matches no syscall. */
 const volatile __s32 sys_clock_gettime = -1, sys_gettimeofday = -1, sys_time = -1;

@@ -272,8 +272,10 @@ struct cp_site_counts {
  * of CP_PATCH_SITE_ENTRIES sites per thread slot (slot i's block at
  * CP_PATCH_SITES_OFF + i * CP_PATCH_SITE_BLOCK): {key, count} pairs the
  * thunk claims from the entry at the key's low bits on. A key is the call site's return
- * address (48 bits), the outermost wrapper crossed (12 bits, 0xfff: none)
- * and the entry (2 bits). Reads that find no entry free have no site. */
+ * address (48 bits), the outermost wrapper crossed (12 bits, 0xfff: none),
+ * the entry (2 bits) and, bit 62, a read through syscall() (counted by a
+ * redirected syscall(): syscall_count.S). Reads that find no entry free
+ * have no site. */
 
 /* One rule as the thunk reads it: CFA = (rbp if base_bp, else sp) +
  * cfa_offset; rbp reloaded from CFA + bp_offset when that is not 0; the
@@ -300,6 +302,12 @@ static inline __attribute__((always_inline)) __u16 cp_patch_site_via(__u64 key)
 static inline __attribute__((always_inline)) int cp_patch_site_entry(__u64 key)
 {
 	return (int)((key >> 60) & 3);
+}
+
+/* Bit 62: a read through syscall() (lib/probe/mech/patch/syscall_count.S). */
+static inline __attribute__((always_inline)) __u8 cp_patch_site_direct(__u64 key)
+{
+	return (__u8)((key >> 62) & 1);
 }
 
 /* What word i (1..15) of a slot counts: the entry, and the clock slot
@@ -329,6 +337,27 @@ struct cp_patch_exit {
 
 struct cp_patch_exit_site {
 	__u64 count;
+	__u64 gen;
+	__u64 in_requests;	/* inside requests closed in the target */
+};
+
+/* The requests a func: boundary closed inside the target (lib/probe/mech/
+ * patch/boundary_close.S), summed over its thread slots' request blocks
+ * (CP_PB_* in patch_layout.h): by user space while the target runs, by
+ * the BPF program as it exits (its patch_exit_requests map, from the pass
+ * numbered gen, with patch_exit). Blocks of an earlier epoch than block
+ * 0's are not the window's and are left out. */
+struct cp_request_sums {
+	__u64 requests;		/* complete requests (boundary to boundary) */
+	__u64 hits;		/* boundaries passed */
+	__u64 lost;		/* block 0's hits: passed by threads with no slot */
+	__u64 max;		/* the most reads in one request */
+	__u64 in_words[CP_PATCH_SLOT_WORDS];	/* the reads inside them, by word */
+	__u64 in_syscalls[CP_PATCH_SLOT_WORDS];	/* ... through syscall(), by word */
+	__u64 syscalls[CP_PATCH_SLOT_WORDS];	/* every read through syscall() (every
+						 * block, every epoch: a sum to subtract
+						 * the window's start from) */
+	__u64 hist[CP_HIST_SLOTS];	/* requests by reads */
 	__u64 gen;
 };
 
@@ -383,6 +412,10 @@ struct cp_proc {
 	 * (the table is the process's own: it is wiped at fork), and its
 	 * shared slot at its last thread's. */
 	__u64 sums[CP_PATCH_SLOT_WORDS];
+	/* ... and, with the boundary closed in the target, its reads through
+	 * a redirected syscall() (its request blocks' words, as slots' words),
+	 * summed with its requests at its last thread's exit. */
+	__u64 syscall_sums[CP_PATCH_SLOT_WORDS];
 };
 
 /* What of a followed process's slot its threads' exits have added to its

@@ -7,7 +7,8 @@
  * The mapping: the counters (slot 0 shared, then one slot of
  * CP_PATCH_SLOT_WORDS words per thread key), the wrapper rules
  * (CP_PATCH_RULES entries of 16 bytes), one site block per thread slot,
- * a page of zeros (not counted in CP_PATCH_MAP_USED), then the code pages. */
+ * one request block per slot (and one for the shared slot, first), a page
+ * of zeros (not counted in CP_PATCH_MAP_USED), then the code pages. */
 #ifndef CP_PATCH_LAYOUT_H
 #define CP_PATCH_LAYOUT_H
 
@@ -32,12 +33,41 @@
 #define CP_PATCH_SITE_ENTRIES 32
 #define CP_PATCH_SITE_BLOCK (CP_PATCH_SITE_ENTRIES * 16)
 #define CP_PATCH_SITES_OFF (CP_PATCH_RULES_OFF + CP_PATCH_RULES * 16)
-#define CP_PATCH_MAP_USED (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
+
+/* A thread slot's requests, closed in the target by a request boundary
+ * with no trap (boundary_close.S): block 0 is the shared slot's (its hits
+ * word: boundaries that found no slot), block 1 + i slot i's. A block is
+ * reset when its epoch differs from block 0's, which clockprof moves on
+ * as a window opens: a request counts from the first boundary a thread
+ * passes in the window. Words, then each part's first word: */
+#define CP_PB_HITS 0		/* boundaries passed in this epoch */
+#define CP_PB_EPOCH 1		/* the epoch the block was reset in, + 1 */
+#define CP_PB_LAST_SUM 2	/* the slot's reads at its last boundary */
+#define CP_PB_MAX 3		/* the most reads in one request */
+#define CP_PB_FIRST 16		/* the slot's words at its first boundary */
+#define CP_PB_LAST 32		/* ... and at its last */
+#define CP_PB_SITES_FIRST 48	/* its site block's counts at its first */
+#define CP_PB_SITES_LAST 80	/* ... and at its last */
+#define CP_PB_SYSCALLS 112	/* its reads through syscall(), counted by
+				 * syscall_count.S: words 1-15 as a slot's */
+#define CP_PB_HIST 128		/* requests by reads: CP_PB_HIST_SLOTS words */
+#define CP_PB_HIST_SLOTS 512	/* = CP_HIST_SLOTS (clockreads.h) */
+#define CP_PB_SC_FIRST 640	/* its syscall() words at its first boundary */
+#define CP_PB_SC_LAST 656	/* ... and at its last */
+#define CP_PB_WORDS 672
+#define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
+#define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
+#define CP_PATCH_MAP_USED ((CP_PATCH_BLOCKS_OFF + (CP_PATCH_SLOTS + 1) * CP_PATCH_BLOCK + 4095) & ~4095)
 
 /* After the table and a page of zeros, in the same mapping: the code
  * pages that count a read (lib/probe/mech/patch/vdso_count.S), read-only
  * and executable. The code finds the table at its own address less this. */
 #define CP_PATCH_CODE_OFF (CP_PATCH_MAP_USED + 4096)
-#define CP_PATCH_CODE_SIZE 8192
+#define CP_PATCH_CODE_SIZE 12288
+/* The code the redirected functions' trampolines call, in the last code
+ * page: the request boundary's close (boundary_close.S), and syscall()'s
+ * count (syscall_count.S). */
+#define CP_PATCH_BOUNDARY_CODE_OFF (CP_PATCH_CODE_OFF + 8192)
+#define CP_PATCH_SYSCALL_CODE_OFF (CP_PATCH_CODE_OFF + 8192 + 3072)
 
 #endif

@@ -143,6 +143,7 @@ static __always_inline void patch_site_key(__u64 key, struct cp_site_key *k)
 	k->pc = cp_patch_site_pc(key);
 	k->via = cp_patch_site_via(key);
 	k->entry = (__u8)cp_patch_site_entry(key);
+	k->direct_syscall = cp_patch_site_direct(key);
 }
 
 /* Where add_patch_sites is, between two entries of the block. */
@@ -231,10 +232,40 @@ struct {
 __u64 patch_exit_gen;
 __u64 patch_exit_gen_done;
 
-/* Where a pass over one slot's site block is. */
+/* The requests a boundary closed in the target, summed by the same pass
+ * (clockreads.h: struct cp_request_sums), and one request block's copy. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_request_sums);
+} patch_exit_requests SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[CP_PB_WORDS + 2 * CP_PATCH_SITE_ENTRIES]);	/* + its site block */
+} request_block SEC(".maps");
+
+/* Where a pass over one slot's site block is; requests: its request
+ * block (request_block) is the window's. */
 struct exit_sites_walk {
 	__u64 block, gen;
+	bool requests;
 };
+
+/* Entry i's reads inside the requests of the slot whose request block
+ * request_block holds. */
+static __always_inline __u64 site_in_requests(__u32 i)
+{
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+
+	if (!b || i >= CP_PATCH_SITE_ENTRIES)
+		return 0;
+	return b[CP_PB_SITES_LAST + i] - b[CP_PB_SITES_FIRST + i];
+}
 
 /* One entry of a site block added to patch_exit_sites (a bpf_loop
  * callback). */
@@ -252,20 +283,65 @@ static long sum_patch_site(__u32 i, void *ctx)
 	if (v && v->gen == w->gen) {
 		v->count += e[1];
 	} else if (v) {
-		v->count = e[1];
-		v->gen = w->gen;
+		*v = (struct cp_patch_exit_site){ .count = e[1], .gen = w->gen };
 	} else {
 		fresh = (struct cp_patch_exit_site){ .count = e[1], .gen = w->gen };
 		bpf_map_update_elem(&patch_exit_sites, &e[0], &fresh, BPF_ANY);
+		v = bpf_map_lookup_elem(&patch_exit_sites, &e[0]);
 	}
+	if (v && w->requests)
+		v->in_requests += site_in_requests(i);
 	return 0;
 }
 
-/* Where a pass over the table is. */
+/* Where a pass over the table is: epoch, block 0's (the window's). */
 struct exit_sum {
 	struct cp_patch_exit sums;
-	__u64 gen;
+	__u64 gen, epoch;
 };
+
+/* r zeroed for pass gen, unless it is that pass's already (too large
+ * for a memset here). */
+static __always_inline void start_request_sums(struct cp_request_sums *r, __u64 gen)
+{
+	volatile __u64 *w = (__u64 *)r;	/* volatile: not made a memset */
+
+	if (r->gen == gen)
+		return;
+	for (int k = 0; k < (int)(sizeof(*r) / 8); k++)
+		w[k] = 0;
+	r->gen = gen;
+}
+
+/* Table slot i's request block (block i: block 0 is the shared slot's)
+ * into request_block, and added to patch_exit_requests when it is
+ * the window's. True when it is. */
+static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
+{
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
+	__u64 at = patch_table + CP_PATCH_BLOCKS_OFF + (__u64)i * CP_PATCH_BLOCK;
+
+	if (!b || !r || bpf_probe_read_user(b, CP_PATCH_BLOCK, (void *)at))
+		return false;
+	start_request_sums(r, e->gen);
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
+	if (b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
+		return false;
+	r->hits += b[CP_PB_HITS];
+	r->requests += b[CP_PB_HITS] - 1;
+	if (b[CP_PB_MAX] > r->max)
+		r->max = b[CP_PB_MAX];
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++) {
+		r->in_words[k] += b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
+		r->in_syscalls[k] += b[CP_PB_SC_LAST + k] - b[CP_PB_SC_FIRST + k];
+	}
+	for (int k = 0; k < CP_HIST_SLOTS; k++)
+		r->hist[k] += b[CP_PB_HIST + k];
+	return true;
+}
 
 /* One slot added to the sums, its sites to patch_exit_sites (a bpf_loop
  * callback; its context lives on the caller's stack, as bpf_loop wants). */
@@ -282,10 +358,31 @@ static long sum_patch_slot(__u32 i, void *ctx)
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		e->sums.sums[k] += w[k];
 	if (i > 0 && w[0]) {
+		sites.requests = add_slot_requests(i, e);
 		sites.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
 		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
 	}
 	return 0;
+}
+
+/* The pass's requests made whole: zeros if no slot had any, and block
+ * 0's, the shared slot's: the boundaries passed by threads with no slot,
+ * and their reads through syscall(). */
+static __always_inline void sum_lost_requests(const struct exit_sum *e)
+{
+	__u32 zero = 0;
+	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+
+	if (!r || !b)
+		return;
+	start_request_sums(r, e->gen);
+	if (bpf_probe_read_user(b, (CP_PB_SYSCALLS + CP_PATCH_SLOT_WORDS) * 8,
+				(void *)(patch_table + CP_PATCH_BLOCKS_OFF)))
+		return;		/* never written */
+	r->lost = b[CP_PB_HITS];
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
 }
 
 /* The table summed into patch_exit now, while the target's memory still
@@ -299,9 +396,12 @@ static __always_inline void sum_patch_table(void)
 	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))
 		return;
 	sum.gen = __sync_fetch_and_add(&patch_exit_gen, 1) + 1;
+	bpf_probe_read_user(&sum.epoch, sizeof(sum.epoch),
+			    (void *)(patch_table + CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8));
 	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
 	if (sum.sums.done) {	/* a table that could not be read keeps the last sums */
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
+		sum_lost_requests(&sum);
 		patch_exit_gen_done = sum.gen;
 	}
 }
@@ -391,6 +491,90 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 	bpf_loop(CP_PATCH_SITE_ENTRIES, add_child_site, &sites, 0);
 }
 
+/* A followed process's requests closed in its own table (a fork of the
+ * target runs its redirected boundary; its table was wiped at the fork,
+ * so its blocks' epoch is 0 + 1), summed at its last thread's exit, with
+ * its reads through syscall(): its requests join the window's, as the
+ * BPF boundary would have added them one by one, and its sites' reads
+ * inside them are credited. One slot a bpf_loop callback. */
+struct child_requests_walk {
+	struct cp_proc *p;
+	struct cp_totals *tot;
+};
+
+/* A slot word's reads (n) inside requests added to the totals' counts. */
+static __always_inline void add_in_word(struct cp_totals *tot, int k, __u64 n, bool syscall)
+{
+	int entry = cp_patch_word_entry(k), clock = cp_patch_word_clock(k);
+
+	if (!n)
+		return;
+	cp_add(&tot->in_requests.reads, n);
+	cp_add(&tot->in_requests.by_entry[entry], n);
+	cp_add(&tot->in_requests.by_clock[clock], n);
+	cp_add(&tot->in_requests.by_path[syscall ? CP_PATH_SYSCALL :
+				       entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock)], n);
+}
+
+/* The block's sites' reads inside its requests credited (sites: the
+ * slot's site block, read after the request block). */
+static __always_inline void credit_block_sites(const __u64 *b, const __u64 *sites)
+{
+	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++) {
+		__u64 n = b[CP_PB_SITES_LAST + e] - b[CP_PB_SITES_FIRST + e];
+		struct cp_site_counts *c;
+		struct cp_site_key k;
+		__u32 id;
+
+		if (!sites[2 * e] || !n)
+			continue;
+		patch_site_key(sites[2 * e], &k);
+		id = site_id(&k);
+		if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id)))
+			__sync_fetch_and_add(&c->in_requests, n);
+	}
+}
+
+static long sum_child_requests(__u32 i, void *ctx)
+{
+	struct child_requests_walk *w = ctx;
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero), key = 0, in = 0;
+	__u64 table = w->p->table, *sites;
+
+	if (!b || i >= CP_PATCH_SLOTS ||
+	    bpf_probe_read_user(&key, sizeof(key), (void *)(table + 128 * (__u64)(i + 1))) || !key ||
+	    bpf_probe_read_user(b, CP_PATCH_BLOCK,
+				(void *)(table + CP_PATCH_BLOCKS_OFF + (__u64)(i + 1) * CP_PATCH_BLOCK)))
+		return 0;	/* a page never written: nothing */
+	sites = b + CP_PB_WORDS;
+	if (bpf_probe_read_user(sites, CP_PATCH_SITE_BLOCK,
+				(void *)(table + CP_PATCH_SITES_OFF + (__u64)i * CP_PATCH_SITE_BLOCK)))
+		__builtin_memset(sites, 0, CP_PATCH_SITE_BLOCK);
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
+		__sync_fetch_and_add(&w->p->syscall_sums[k], b[CP_PB_SYSCALLS + k]);
+	if (b[CP_PB_EPOCH] != 1 || !b[CP_PB_HITS])
+		return 0;
+	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++) {
+		__u64 v = b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
+		__u64 s = b[CP_PB_SC_LAST + k] - b[CP_PB_SC_FIRST + k];
+
+		add_in_word(w->tot, k, v, false);
+		add_in_word(w->tot, k, s, true);
+		in += v + s;
+	}
+	for (int k = 0; k < CP_HIST_SLOTS; k++)
+		if (b[CP_PB_HIST + k])
+			cp_add(&w->tot->hist[k], b[CP_PB_HIST + k]);
+	raise_max(&w->tot->max_reads_per_request, b[CP_PB_MAX]);
+	cp_add(&w->tot->requests, b[CP_PB_HITS] - 1);
+	cp_add(&w->tot->boundary_hits, b[CP_PB_HITS]);
+	__sync_fetch_and_add(&w->p->requests, b[CP_PB_HITS] - 1);
+	__sync_fetch_and_add(&w->p->in_requests, in);
+	credit_block_sites(b, sites);
+	return 0;
+}
+
 /* A followed process's thread exits: what its slot gained since the
  * baseline is added (found as its boundaries find it; a forked child's
  * baselines are zeros, a member's were put in child_slots as the window
@@ -416,6 +600,12 @@ static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 	if (last && (p->flags & CP_PROC_SHARED_SLOT) &&
 	    !bpf_probe_read_user(words, sizeof(words), (void *)p->table))
 		add_child_slot(p, 0, words);
+	if (last && boundary_in_target && !(p->flags & CP_PROC_MEMBER)) {
+		struct child_requests_walk w = { .p = p, .tot = get_totals() };
+
+		if (w.tot && phase == CP_PHASE_CLOCK)
+			bpf_loop(CP_PATCH_SLOTS, sum_child_requests, &w, 0);
+	}
 }
 
 #endif

@@ -112,7 +112,9 @@ static json_t *build_windows(const struct cp_profile *p)
 	if (p->nevents)
 		counters = json_pack("{s:b, s:f, s:s, s:o}", "measured", p->counters_measured,
 				     "duration_s", p->counter_window_s, "probes",
-				     p->counters_split ? "request boundary only" : "all (shared with clock reads)",
+				     p->counters_split ? "request boundary only" :
+				     cp_profile_trap_free(p) ? "all, none trapping (counted in the target)" :
+				     "all (shared with clock reads)",
 				     "ops", counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
 	return json_pack("{s:{s:f, s:s}, s:o}", "clock_reads", "duration_s", p->clock_window_s,
 			 "probes", "all", "counters", counters);

@@ -203,7 +203,8 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 	}
 	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
 		p->counters_split ? "only the request boundary probe installed" :
-				    "shared with the clock probes: includes their cost");
+		cp_profile_trap_free(p) ? "shared with the counting, in the target: nothing trapped" :
+					  "shared with the clock probes: includes their cost");
 	for (size_t i = 0; i < p->nevents; i++) {
 		if (strlen(p->event_specs[i].name) > name_w)
 			name_w = strlen(p->event_specs[i].name);
@@ -370,8 +371,9 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 
 	print_mechanism_choice(out, p);
 	if (p->mechanism == CP_MECHANISM_PATCH)
-		say(out, "\nreads counted in the target's vDSO, no trap per read%s", p->pause_ms[0] >= 0 ||
-		    p->pause_ms[1] >= 0 ? ": one thread held" : "");
+		say(out, "\nreads counted in the target's vDSO, no trap per read%s%s",
+		    p->boundary_in_target ? ", requests closed in the target, none per request" : "",
+		    p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0 ? ": one thread held" : "");
 	if (p->pause_ms[0] >= 0)
 		say(out, " %.2f ms to attach", p->pause_ms[0]);
 	if (p->pause_ms[1] >= 0)

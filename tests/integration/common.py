@@ -1,5 +1,6 @@
 """Shared helpers for integration tests: `from common import Skip`."""
 import os
+import struct
 import subprocess
 
 
@@ -56,3 +57,48 @@ def live_bpf_ids(kind):
     out = subprocess.run(["bpftool", kind, "show"], capture_output=True, text=True).stdout
     return {int(line.split(":")[0]) for line in out.splitlines()
             if line and line[0].isdigit()}
+
+
+def segments_end(f):
+    """Where each executable PT_LOAD segment of the ELF file f ends in the
+    file (p_offset + p_filesz): past it, in the same page, the vDSO patch
+    leaves the trampolines of the functions it redirected (inert once
+    switched back, documented), which are not the file's code."""
+    f.seek(0)
+    head = f.read(64)
+    phoff, = struct.unpack_from("<Q", head, 32)
+    phentsize, phnum = struct.unpack_from("<HH", head, 54)
+    ends = []
+    for i in range(phnum):
+        f.seek(phoff + i * phentsize)
+        p_type, p_flags, p_offset, _, _, p_filesz = struct.unpack("<IIQQQQ", f.read(40))
+        if p_type == 1 and p_flags & 1:
+            ends.append(p_offset + p_filesz)
+    return ends
+
+
+def code_changed(pid):
+    """How many bytes of pid's code differ from its files' bytes at the same
+    offsets: a uprobe's breakpoint is an int3 written into the code, a
+    redirect's jump too. Read through /proc/PID/mem and /proc/PID/map_files
+    (a deleted file too). The unused end of a segment's last page is not
+    code (segments_end)."""
+    changed = 0
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+        for line in maps:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
+                continue
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            off = int(fields[2], 16)
+            with open(f"/proc/{pid}/map_files/{fields[0]}", "rb") as f:
+                ends = segments_end(f)
+                f.seek(off)
+                want = f.read(hi - lo)
+            mem.seek(lo)
+            have = mem.read(len(want))
+            code = [e - off for e in ends if off < e <= off + len(want)]
+            if code:
+                have, want = have[:max(code)], want[:max(code)]
+            changed += sum(a != b for a, b in zip(have, want))
+    return changed

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip, bpf_ids, live_bpf_ids  # noqa: F401
+from common import Skip, bpf_ids, code_changed, live_bpf_ids  # noqa: F401
 
 BOTH_MECHANISMS = True
 from readiness import wait_attached, wait_for, wait_serving
@@ -43,7 +43,8 @@ def test_threads_before_attach(ctx):
     target = start_target(ctx, "clock_gettime", 2, 0, 2, 0)
     try:
         wait_serving(target, threads=3)
-        proc, out = start_attach(ctx, target.pid, "-d", "1", "-r", "func:handle_request")
+        proc, out = start_attach(ctx, target.pid, "-d", "1", "-r", "func:handle_request",
+                                 "--per-request-counters")
         wait_ok(proc)
     finally:
         target.kill()
@@ -55,8 +56,10 @@ def test_threads_before_attach(ctx):
     assert run["complete"] is True and run["end_reason"] == "duration"
     uniform(run, 2)
     # All three threads' requests are in (how many each served in 1 s is
-    # host speed): each has its per-request counter in the counter window.
+    # host speed): each has its per-request counter in the counter window,
+    # read by the boundary's uprobe (--per-request-counters keeps it one).
     assert run["per_request_counters"]["task-clock"]["threads"] == 3, run["per_request_counters"]
+    assert run["windows"]["counters"]["probes"] == "request boundary only", run["windows"]
 
 
 def test_threads_created_after_attach(ctx):
@@ -125,26 +128,6 @@ def test_sigterm_writes_incomplete_run(ctx):
 def loaded_programs(ids):
     """Those of ids that the kernel still has loaded."""
     return ids & live_bpf_ids("prog")
-
-
-def code_changed(pid):
-    """How many bytes of pid's code differ from its files' bytes at the same
-    offsets: a uprobe's breakpoint is an int3 written into the code. Read
-    through /proc/PID/mem and /proc/PID/map_files (a deleted file too)."""
-    changed = 0
-    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
-        for line in maps:
-            fields = line.split(maxsplit=5)
-            if len(fields) < 6 or "x" not in fields[1] or not fields[5].startswith("/"):
-                continue
-            lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            with open(f"/proc/{pid}/map_files/{fields[0]}", "rb") as f:
-                f.seek(int(fields[2], 16))
-                want = f.read(hi - lo)
-            mem.seek(lo)
-            have = mem.read(len(want))
-            changed += sum(a != b for a, b in zip(have, want))
-    return changed
 
 
 def test_probes_out_of_the_code_when_clockprof_returns(ctx):

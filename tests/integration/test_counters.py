@@ -76,7 +76,8 @@ def test_bad_event_list(ctx):
 
 def test_per_request_distribution(ctx):
     run = profile(ctx, [ctx.target("pagefault_target"), 7], "-d", "2", "-r",
-                  "func:handle_request", "-e", "task-clock,page-faults:u")
+                  "func:handle_request", "-e", "task-clock,page-faults:u",
+                  "--per-request-counters")
     dist = run["per_request_counters"]["task-clock"]
     requests = run["windows"]["counters"]["ops"]
     # Every request of the counter window but the first (its start is the
@@ -92,7 +93,8 @@ def test_per_request_distribution_covers_threads_born_in_the_window(ctx):
     # reads_target serves from its main thread and, 1.3 s after start (the
     # counter window of `-d 2` is the second second), from two more.
     run = profile(ctx, [ctx.target("reads_target"), "clock_gettime", 1, 0, 2, 1300],
-                  "-d", "2", "-r", "func:handle_request", "-e", "task-clock")
+                  "-d", "2", "-r", "func:handle_request", "-e", "task-clock",
+                  "--per-request-counters")
     dist = run["per_request_counters"]["task-clock"]
     requests = run["windows"]["counters"]["ops"]
     assert dist["threads"] == 3, dist

@@ -121,6 +121,38 @@ def test_patch_agrees_with_uprobes_on_every_bundled_target(ctx):
               f"{up['probe']['hits']} -> {pt['probe']['hits']}")
 
 
+def test_requests_closed_in_the_target_agree_with_the_uprobe_boundary(ctx):
+    """The func: boundary closed inside the target (the vDSO patch's
+    redirect, run --no-inherit: nothing traps) against a uprobe boundary
+    (--mechanism uprobe), every bundled target: the same requests, reads
+    per request and histogram, the same totals by entry, clock and path,
+    and the same call sites with the same reads inside requests; reads
+    through syscall() are in them too (redirected, not trapped). Not Go,
+    whose requests are goroutines' (its boundary stays a uprobe). One
+    target's boundary cannot be redirected (callsites_cpp_target's
+    handle_request: its prologue's instructions are 2-4 bytes long, or
+    straddle an aligned word, before its first branch, and no padding is
+    within a short jump for a springboard): it stays a uprobe, said."""
+    for name, command, boundary in bundled(ctx):
+        if name == "go":
+            continue
+        up = profile(ctx, command, "-r", boundary)
+        pt = profile(ctx, command, "-r", boundary, "--no-inherit", mechanism="patch")
+        a, b = per_request(up), per_request(pt)
+        for key in ("total", "by_entry", "by_clock", "by_path"):
+            assert up["clock_reads"][key] == pt["clock_reads"][key], (name, key)
+        assert all_sites(up) == all_sites(pt), (name, all_sites(up), all_sites(pt))
+        assert a == b, (name, a, b)
+        if name == "callsites cpp":
+            assert any(w.startswith("the request boundary is a uprobe") for w in pt["warnings"]), \
+                (name, pt["warnings"])
+            continue
+        assert pt["probe"]["hits"] == 0, (name, pt["probe"], pt["warnings"])
+        assert not pt["warnings"], (name, pt["warnings"])
+        print(f"    {name}: {a['per_op']} reads/request both ways; traps "
+              f"{up['probe']['hits']} -> {pt['probe']['hits']}")
+
+
 def test_go_requests_by_goroutine_with_the_patch(ctx):
     """go_target goroutines: 4 goroutines x N requests of 3 reads, moved
     between two threads after every request. Counted inside the target,

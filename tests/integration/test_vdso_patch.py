@@ -59,17 +59,18 @@ class Target:
 
 
 class Tool:
-    def __init__(self, ctx, pid, kill_at=None):
+    def __init__(self, ctx, pid, kill_at=None, boundary=None):
         path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
         if not os.path.exists(path):
             raise AssertionError(f"{path} was not built")
         pre = ["--kill-at", str(kill_at)] if kill_at else []
+        pre += ["--boundary", boundary] if boundary else []
         self.p = subprocess.Popen([path, *pre, str(pid)], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, text=True)
         self.attached = self.p.stdout.readline().strip()
 
-    def read(self):
-        self.p.stdin.write("read\n")
+    def read(self, what="read"):
+        self.p.stdin.write(f"{what}\n")
         self.p.stdin.flush()
         words = self.p.stdout.readline().split()
         return {words[i]: int(words[i + 1]) for i in range(0, len(words) - 1, 2)}
@@ -183,29 +184,74 @@ def test_patch_target_survives_a_kill_after_each_step(ctx):
     assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
 
 
-def test_patch_fresh_target_survives_a_kill_after_each_step(ctx):
-    """As above, but each kill on a target never patched before: the steps
-    of a first attach (the table mapped by a first pass of the stub, its
-    code pages written, the sites switched by a second pass) are each cut
-    once. The next attach finds what was left, completes it and counts."""
+def fresh_target_survives_each_kill(ctx, boundary=None):
+    """The tool killed after each step of a first attach (with boundary: a
+    request boundary redirected too) in turn, each on a fresh 2-thread
+    checking target; after each kill an attach still works and counts, and
+    the target exits 0 (it saw no wrong value)."""
     step = 0
     while True:
         step += 1
         target = Target(ctx.target("patch_target"), 2, "check")
         try:
-            tool = Tool(ctx, target.pid, kill_at=step)
+            tool = Tool(ctx, target.pid, kill_at=step, boundary=boundary)
             tool.p.stdin.close()
             rc = tool.p.wait(timeout=30)
             assert target.p.poll() is None, f"target died after step {step}"
             if rc != 0:
                 assert rc == -signal.SIGKILL, f"tool exited {rc} before step {step}: {tool.attached}"
                 attach_again_counts(ctx, target, step)
+            else:
+                assert tool.attached.startswith("attached"), tool.attached
         finally:
             code, out = target.quit()
-        assert code == 0, f"after step {step}: the target saw a wrong clock value: exit {code}, {out}"
+        assert code == 0, f"after step {step}: the target saw a wrong value: exit {code}, {out}"
         if rc == 0:
             break
     assert step > 10, f"only {step - 1} steps seen"
+
+
+def test_patch_fresh_target_survives_a_kill_after_each_step(ctx):
+    """As above, but each kill on a target never patched before: the steps
+    of a first attach (the table mapped by a first pass of the stub, its
+    code pages written, the sites switched by a second pass) are each cut
+    once. The next attach finds what was left, completes it and counts."""
+    fresh_target_survives_each_kill(ctx)
+
+
+def test_a_boundary_closed_in_the_target_makes_each_round_a_request(ctx):
+    """A request boundary redirected in the target (one_round, called once
+    per round of 5 reads by each of 3 threads): K rounds a thread are K
+    boundaries, K - 1 requests of exactly 5 reads each, closed in the
+    target with no trap; the round after the last boundary is in none."""
+    k = 200
+    target = Target(ctx.target("patch_target"), 3)
+    try:
+        tool = Tool(ctx, target.pid, boundary="one_round")
+        assert tool.attached.startswith("attached"), tool.attached
+        before = tool.read("requests")
+        assert before == {"requests": 0, "in_requests": 0, "lost": 0}, before
+        target.go(k)
+        got = tool.read("requests")
+        tool.detach()
+        target.go(10)  # switched back: runs on, and still reads right
+    finally:
+        rc, out = target.quit()
+    assert got == {"requests": 3 * (k - 1), "in_requests": 5 * 3 * (k - 1), "lost": 0,
+                   f"hist{ROUND}": 3 * (k - 1)}, got
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_patch_with_a_boundary_survives_a_kill_after_each_step(ctx):
+    """A target never patched before, a request boundary redirected on its
+    check_once (each of 2 threads calls it in a loop, and so does its
+    5 kHz SIGPROF handler, which interrupts them anywhere, inside the
+    trampoline and the close too; it checks every clock value against the
+    raw syscall and its own return value): the tool killed after each
+    step of the attach in turn (the trampoline written, the table mapped,
+    its code written, the sites and the boundary switched ...). The target
+    never notices, and an attach after each kill works and counts."""
+    fresh_target_survives_each_kill(ctx, boundary="check_once")
 
 
 def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):

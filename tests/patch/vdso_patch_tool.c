@@ -10,15 +10,21 @@
  *   vdso-patch-tool --selftest   the patch's self-test: "selftest N of 200"
  *   vdso-patch-tool --kill-at N PID   as PID, but kills itself (SIGKILL)
  *                           after the patch's Nth step (attach, then the
- *                           detach on EOF): the target must not care */
+ *                           detach on EOF): the target must not care
+ *   vdso-patch-tool --boundary SYMBOL PID   as PID, with SYMBOL of the
+ *                           target's executable a request boundary closed
+ *                           in the target ("read" then says its requests);
+ *                           both options may be given, in this order */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <signal.h>
 
+#include "elf_symbols.h"
 #include "error.h"
 #include "hijack.h"
+#include "patch_requests.h"
 #include "unwind_table.h"
 #include "vdso_patch.h"
 
@@ -48,12 +54,57 @@ static void print_counts(struct cp_vdso_patch *p)
 	printf("\n");
 }
 
+/* requests N in_requests N hist0 N ... (the buckets with requests). */
+static void print_requests(struct cp_vdso_patch *p)
+{
+	const struct cp_patch_requests *r;
+	uint64_t in = 0;
+
+	if (cp_vdso_patch_read_requests(p) || !(r = cp_vdso_patch_requests(p))) {
+		printf("gone\n");
+		return;
+	}
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)
+		in += r->sums.in_words[i] + r->sums.in_syscalls[i];
+	printf("requests %llu in_requests %llu lost %llu", (unsigned long long)r->sums.requests,
+	       (unsigned long long)in, (unsigned long long)r->sums.lost);
+	for (int i = 0; i < CP_HIST_SLOTS; i++)
+		if (r->sums.hist[i])
+			printf(" hist%d %llu", i, (unsigned long long)r->sums.hist[i]);
+	printf("\n");
+}
+
+/* prepare, the boundary (SYMBOL of the target's executable) added, apply,
+ * mark: cp_vdso_patch_attach with a redirect. */
+static int attach_with_boundary(pid_t pid, const char *symbol, struct cp_vdso_patch **p,
+				struct cp_error *err)
+{
+	struct cp_elf_function fn;
+	char exe[64], why[256];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (cp_elf_find_function(exe, exe, symbol, &fn, err) ||
+	    cp_vdso_patch_prepare(pid, false, p, err))
+		return -1;
+	if (cp_vdso_patch_add_redirect(*p, CP_REDIRECT_BOUNDARY, exe, fn.offset, fn.size, why,
+				       sizeof(why))) {
+		cp_vdso_patch_free(*p);
+		return cp_fail(err, CP_EXIT_PROFILE, "boundary %s: %s", symbol, why);
+	}
+	if (cp_vdso_patch_apply(*p, err) || cp_vdso_patch_mark(*p)) {
+		cp_vdso_patch_detach(*p, &(struct cp_error){ 0 });
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cp_vdso_patch *p;
 	struct cp_vdso_patch_info info;
 	struct cp_unwind_table rules;
 	struct cp_error err = { 0 };
+	const char *boundary = NULL;
 	char line[64];
 
 	if (argc == 2 && !strcmp(argv[1], "--selftest")) {
@@ -64,17 +115,23 @@ int main(int argc, char **argv)
 		       rc ? err.msg : "");
 		return rc ? 3 : 0;
 	}
-	if (argc == 4 && !strcmp(argv[1], "--kill-at")) {
+	if (argc >= 4 && !strcmp(argv[1], "--kill-at")) {
 		kill_at = atoi(argv[2]);
 		cp_patch_step_hook = count_step;
 		argv += 2;
 		argc -= 2;
 	}
+	if (argc == 4 && !strcmp(argv[1], "--boundary")) {
+		boundary = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: vdso-patch-tool PID\n");
+		fprintf(stderr, "usage: vdso-patch-tool [--kill-at N] [--boundary SYMBOL] PID\n");
 		return 2;
 	}
-	if (cp_vdso_patch_attach(atoi(argv[1]), &p, &err)) {
+	if (boundary ? attach_with_boundary(atoi(argv[1]), boundary, &p, &err) :
+		       cp_vdso_patch_attach(atoi(argv[1]), &p, &err)) {
 		printf("refused: %s\n", err.msg);
 		return 3;
 	}
@@ -90,7 +147,9 @@ int main(int argc, char **argv)
 	       (int)info.tid, info.attach_pause_ms, info.syscall, info.eintr);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "detach", 6)) {
-		if (!strncmp(line, "read", 4))
+		if (!strncmp(line, "requests", 8))
+			print_requests(p);
+		else if (!strncmp(line, "read", 4))
 			print_counts(p);
 		fflush(stdout);
 	}

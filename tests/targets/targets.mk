@@ -31,6 +31,12 @@ $(T)/targets/thread_spawner: tests/targets/thread_spawner.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 
+# CPU time per request, stable, for the gate on task-clock/op (test_gate.py).
+test-targets: $(T)/targets/work_target
+$(T)/targets/work_target: tests/targets/work_target.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 # Software-counter reference targets (page faults, blocking per request).
 test-targets: $(T)/targets/pagefault_target $(T)/targets/blocking_target
 $(T)/targets/pagefault_target: tests/targets/pagefault_target.c

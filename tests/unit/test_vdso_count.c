@@ -7,60 +7,22 @@
  * entry taken) run in a target only by chance; here each runs on
  * purpose. */
 #include <stdint.h>
-#include <string.h>
-#include <sys/mman.h>
 
-#include "clockreads.h"
+#include "patch_table_fixture.h"
 #include "unit.h"
-#include "vdso_area.h"
-#include "vdso_count.h"
-
-/* cp_test_thunk_enter(path, where the return address is, r9, r10): as a
- * thunk; cp_test_thunk_landing returns to the caller of enter (the code
- * leaves rsp as it found it). */
-void cp_test_thunk_enter(const void *path, const uint64_t *ret, uint64_t r9, uint64_t r10);
-void cp_test_thunk_landing(void);
-__asm__(".text\n"
-	".globl cp_test_thunk_enter\n"
-	"cp_test_thunk_enter:\n"
-	"	mov %rsi, %rax\n"
-	"	mov %rdx, %r9\n"
-	"	mov %rcx, %r10\n"
-	"	jmp *%rdi\n"
-	".globl cp_test_thunk_landing\n"
-	"cp_test_thunk_landing:\n"
-	"	ret\n");
 
 struct area {
 	uint8_t *table;		/* the mapping: table, code pages, zeros */
 };
 
-/* The table mapped as the stub maps it, the count's code built for it,
- * each entry's way back a jump (absolute, near the code) to the landing. */
 static int area_open(struct area *a)
 {
-	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp [rip + 0] */
-	uint64_t landing = (uint64_t)(uintptr_t)cp_test_thunk_landing, cont[CP_ENTRY_MAX];
-	uint8_t *code, *back;
-
-	a->table = mmap(NULL, CP_VDSO_MAP_SIZE, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a->table == MAP_FAILED)
-		return -1;
-	code = a->table + CP_PATCH_CODE_OFF;
-	back = code + CP_PATCH_CODE_SIZE - 16;
-	memcpy(back, jmp_abs, sizeof(jmp_abs));
-	memcpy(back + sizeof(jmp_abs), &landing, 8);
-	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		cont[e] = (uint64_t)(uintptr_t)back;
-	if (cp_vdso_count_build((uint64_t)(uintptr_t)a->table, cont, code))
-		return -1;
-	return mprotect(code, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC);
+	return (a->table = cp_test_table_open()) ? 0 : -1;
 }
 
 static void area_close(struct area *a)
 {
-	munmap(a->table, CP_VDSO_MAP_SIZE);
+	cp_test_table_close(a->table);
 }
 
 /* One read of entry at counter index, its return address *ret. */
@@ -68,7 +30,7 @@ static void read_at(const struct area *a, int entry, unsigned index, const uint6
 {
 	uint64_t path = cp_vdso_count_entry((uint64_t)(uintptr_t)a->table, entry);
 
-	cp_test_thunk_enter((const void *)(uintptr_t)path, ret, 0, index - 1);
+	cp_test_read_enter((const void *)(uintptr_t)path, ret, 0, index - 1);
 }
 
 static uint64_t thread_key(void)

@@ -100,6 +100,9 @@ struct cp_mechanism_ops {
 struct cp_mech_proc {
 	uint32_t host_tgid;	/* cp_followed's */
 	uint64_t reads;
+	uint64_t requests, in_requests;	/* closed in its own memory (the
+					 * vDSO patch's boundary), beside those
+					 * the session's program counted */
 	bool known;		/* false: its counts could not be had */
 	const char *exe;	/* what it runs, when not what its parent ran
 				 * (a process attach was given); the

@@ -168,7 +168,7 @@ static int attach_all(struct cp_session *s, const struct cp_session_config *cfg,
 				       "cannot attach to the sys_enter tracepoint: %s",
 				       strerror(errno));
 	}
-	if (cfg->boundary_func) {
+	if (cfg->boundary_func && !cfg->boundary_in_target) {
 		if (attach_request_probe(s, skel->progs.on_boundary_func, cfg->boundary_func, 0,
 					 &s->boundary))
 			return cp_fail(err, CP_EXIT_PROFILE,
@@ -428,6 +428,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->pidns_ino = cfg->pidns.ino;
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->follow_forks = cfg->follow_forks;
+	skel->rodata->boundary_in_target = cfg->boundary_in_target;
 	skel->rodata->follow_procs = cfg->follow_forks || cfg->nmembers;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
@@ -446,7 +447,7 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 {
 	if (cfg->boundary_syscall < 0)
 		bpf_program__set_autoload(skel->progs.on_boundary_syscall, false);
-	if (!cfg->boundary_func)
+	if (!cfg->boundary_func || cfg->boundary_in_target)
 		bpf_program__set_autoload(skel->progs.on_boundary_func, false);
 	if (cfg->nprobes <= 0)
 		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
@@ -819,23 +820,45 @@ bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLO
 	return true;
 }
 
-int cp_session_patch_exit_sites(struct cp_session *s,
-				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
+/* Each call site of the last whole pass over the target's table, with
+ * its reads (in: inside requests closed in the target, else all). */
+static int each_exit_site(struct cp_session *s, bool in,
+			  int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
 {
 	struct bpf_map *map = s->skel->maps.patch_exit_sites;
 	__u64 gen = s->skel->bss->patch_exit_gen_done, key, next;
 	struct cp_patch_exit_site v;
 	int rc = 0;
 
-	if (!s->exit_watch || !gen)
-		return -1;
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
 	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
 		key = next;
-		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0) && v.gen == gen)
-			rc = each(ctx, key, v.count);
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0) && v.gen == gen &&
+		    (in ? v.in_requests : v.count))
+			rc = each(ctx, key, in ? v.in_requests : v.count);
 	}
 	return rc;
+}
+
+int cp_session_patch_exit_requests(struct cp_session *s, struct cp_request_sums *out,
+				   int (*each)(void *ctx, uint64_t key, uint64_t in_requests),
+				   void *ctx)
+{
+	__u32 zero = 0;
+
+	if (!s->exit_watch || !s->skel->bss->patch_exit_gen_done ||
+	    bpf_map__lookup_elem(s->skel->maps.patch_exit_requests, &zero, sizeof(zero), out,
+				 sizeof(*out), 0) || out->gen != s->skel->bss->patch_exit_gen_done)
+		return -1;
+	return each_exit_site(s, true, each, ctx);
+}
+
+int cp_session_patch_exit_sites(struct cp_session *s,
+				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
+{
+	if (!s->exit_watch || !s->skel->bss->patch_exit_gen_done)
+		return -1;
+	return each_exit_site(s, false, each, ctx);
 }
 
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase)

@@ -35,6 +35,13 @@ bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLO
 int cp_session_patch_exit_sites(struct cp_session *s,
 				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx);
 
+/* The requests a boundary closed in the target, as the same pass summed
+ * its request blocks (clockreads.h), and the reads inside them by call
+ * site, each given to each; -1 when no pass read them all. */
+int cp_session_patch_exit_requests(struct cp_session *s, struct cp_request_sums *out,
+				   int (*each)(void *ctx, uint64_t key, uint64_t in_requests),
+				   void *ctx);
+
 /* The call sites of the followed processes' threads that exited in the
  * clock window, summed (their counts are in cp_followed's sums), each
  * given to each. */

@@ -133,24 +133,28 @@ static int start(struct run *r, const struct cp_profile_options *o,
 
 /* Counters are opened (disabled) on every thread once the target is held
  * or attached. They are split off into a window of their own when that can
- * be divided fairly: a duration to halve and a boundary to count the
- * requests of each half. Otherwise they share the probed window and say so. */
+ * be divided fairly and is needed: a duration to halve, a boundary to
+ * count the requests of each half, and probes that trap, whose cost the
+ * counters would measure. Otherwise they share the probed window and say
+ * so: with the boundary closed in the target, nothing traps per request
+ * (boundary_in_target). */
 static int open_counters(const struct cp_profile_options *o, struct cp_profile *p,
-			 pid_t pid, struct cp_counters **ctr, struct cp_error *err)
+			 const struct cp_session_config *cfg, struct cp_counters **ctr,
+			 struct cp_error *err)
 {
 	struct cp_counters_info info;
 
 	if (!p->nevents)
 		return 0;
 	p->counters = calloc(p->nevents, sizeof(*p->counters));
-	if (!p->counters || cp_counters_open(ctr, pid, p->event_specs, p->nevents, err))
+	if (!p->counters || cp_counters_open(ctr, cfg->pid, p->event_specs, p->nevents, err))
 		return -1;
 	cp_counters_info(*ctr, &info);
 	if (info.uncertain_threads)
 		cp_profile_warn(p, "%zu threads were born while counters were opened: their counts may be missing",
 				info.uncertain_threads);
 	p->counters_split = o->duration_s > 0 && o->interval_s <= 0 && o->request.kind != CP_REQUEST_NONE &&
-			    o->ops <= 0;
+			    o->ops <= 0 && !cfg->boundary_in_target;
 	return 0;
 }
 
@@ -279,7 +283,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	if (o->stacks)
 		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
-	if (open_counters(o, p, r->cfg.pid, &r->ctr, err))
+	p->boundary_in_target = r->cfg.boundary_in_target;
+	if (open_counters(o, p, &r->cfg, &r->ctr, err))
 		return -1;
 	r->w.ctr = r->ctr;	/* --interval reads them while they count */
 	r->cpu_clock = open_cpu_clock(r->cfg.pid);
@@ -624,6 +629,11 @@ void cp_profile_release(struct cp_profile *p)
 	cp_named_stacks_free(&p->stacks);
 	cp_window_processes_free(p);
 	cp_target_release(&p->target);
+}
+
+bool cp_profile_trap_free(const struct cp_profile *p)
+{
+	return p->boundary_in_target && p->totals.trap_hits == 0;
 }
 
 const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p)

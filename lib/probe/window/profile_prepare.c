@@ -59,6 +59,7 @@ static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f
 			       "%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
 			       what, f->symbol, shown);
 	pt->offset = fn->offset;
+	pt->size = fn->size;
 	return 0;
 }
 
@@ -192,6 +193,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->stacks = o->stacks;
 	cfg->launched = p->launched;
 	cfg->follow_forks = o->follow_forks;
+	cfg->boundary_keep_uprobe = o->per_request_counters;
 	cfg->members = o->members;
 	cfg->nmembers = o->nmembers;
 	check_follow(p, cfg);

@@ -46,7 +46,8 @@ static void child_row(struct cp_process_row *r, const struct cp_followed *f,
 		.execed = f->p.flags & CP_PROC_EXECED,
 		.known = mp && mp->known,
 		.reads = mp ? mp->reads : 0,
-		.requests = f->p.requests, .in_requests = f->p.in_requests };
+		.requests = f->p.requests + (mp ? mp->requests : 0),
+		.in_requests = f->p.in_requests + (mp ? mp->in_requests : 0) };
 	memcpy(r->command, f->p.comm, sizeof(f->p.comm));
 	r->command[sizeof(f->p.comm)] = 0;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->pid);

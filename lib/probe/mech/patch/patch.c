@@ -1,8 +1,10 @@
 /* patch.c - the patch mechanism: reads are counted inside the target, at
- * its vDSO's clock entries, with no trap (vdso_patch.h). The session still
- * places what traps: the request boundary, syscall() (direct clock
- * syscalls do not pass the vDSO) and the dynamic linker's hook; at each
- * boundary its program adds the reads the thread made in the target to
+ * its vDSO's clock entries, with no trap (vdso_patch.h). A func: request
+ * boundary is closed there too, and syscall() counted there, where they
+ * can be (patch_boundary.h). Otherwise the session places what traps: the
+ * request boundary, syscall() (direct clock syscalls do not pass the
+ * vDSO); and always the dynamic linker's hook. At each boundary of the
+ * session's, its program adds the reads the thread made in the target to
  * the request (probes/patch_reads.bpf.h, add_patch_reads).
  *
  * A running target (attach) is patched when the mechanism opens and
@@ -23,6 +25,7 @@
 #include "mechanism.h"
 #include "proc_maps.h"
 #include "procfs.h"
+#include "patch_boundary.h"
 #include "patch_execs.h"
 #include "patch_followed.h"
 #include "patch_members.h"
@@ -38,19 +41,22 @@ struct patch_state {
 	bool target_reimaged;		/* the target exec()ed, followed: its old
 					 * image's counts settled at the exec */
 	struct cp_patch_sites sites;	/* the window's, as last read */
+	struct cp_patch_boundary boundary;	/* a func: boundary closed in the target */
 };
 
 static void note_pauses(struct cp_mech *m);
 
 /* An exec takes the target's counters away with its old image: the
  * session's program sums them at the C library's execve first; a
- * followed process is held at its exec for patch_execs. The self-test
- * starts now, to run while the session loads. */
+ * followed process is held at its exec for patch_execs. A func: boundary
+ * that can be is closed in the target (no uprobe). The self-test starts
+ * now, to run while the session loads. */
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
 	cfg->watch_exec = true;
 	cfg->hold_execs = true;
+	cp_patch_boundary_configure(cfg);
 	cp_vdso_patch_selftest_start();
 	return 0;
 }
@@ -82,6 +88,7 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	if (cp_vdso_patch_selftest_finish(&c, err))
 		return selftest_failed(err);
 	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
+	    cp_patch_boundary_open(&st->boundary, m, st->patch, cfg, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
 	if (!st->launched) {
@@ -97,6 +104,8 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
+	if (cp_patch_boundary_start(&st->boundary, st->patch, err))
+		return -1;
 	if (st->launched) {
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
 			return -1;
@@ -107,7 +116,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 				       m->pid);
 		cp_patch_members_start(m, &st->members);
 	}
-	cp_patch_execs_follow(m, &st->members);	/* those held before the window */
+	cp_patch_execs_follow(m, &st->members, cp_patch_boundary_file(&st->boundary));	/* those held before the window */
 	return 0;
 }
 
@@ -115,7 +124,7 @@ static void patch_follow_execs(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
 
-	cp_patch_execs_follow(m, &st->members);
+	cp_patch_execs_follow(m, &st->members, cp_patch_boundary_file(&st->boundary));
 }
 
 /* The patch's own proof (its self-test ran at open; a launched target's
@@ -153,7 +162,7 @@ static uint64_t mapped_at(pid_t pid, const char *link, uint64_t off)
 	return at;
 }
 
-static void settle_from_exit(struct cp_mech *m);
+static bool settle_from_exit(struct cp_mech *m);
 
 /* The target's patch while the target runs the image patched; NULL once
  * it has exec()ed and is followed into its new image (as a process of
@@ -179,10 +188,13 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 			     const struct cp_clock_points *pts, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
+	struct cp_clock_points counted = *pts;
 	uint64_t pcs[16];
 	size_t n = 0;
 
-	if (cp_mech_attach_syscall_only(m, path, pts, err))
+	if (cp_patch_boundary_syscall(&st->boundary, m, patched_image(m), st->launched, path, pts))
+		counted.syscall_offset = 0;	/* counted in the target: no uprobe */
+	if (cp_mech_attach_syscall_only(m, path, &counted, err))
 		return -1;
 	for (size_t i = 0; i < pts->n && n < 16; i++) {
 		uint64_t at = pts->points[i].site == CP_SITE_FRAME ?
@@ -213,15 +225,15 @@ static int patch_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
 }
 
 /* The target is gone (or its image, at an exec): its counts and sites as
- * the BPF program summed them at its exit (or exec), if it could. */
-static void settle_from_exit(struct cp_mech *m)
+ * the BPF program summed them at its exit (or exec), if it could (true). */
+static bool settle_from_exit(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
 	uint64_t sums[CP_PATCH_SLOT_WORDS];
 	struct cp_patch_sites sites = { 0 };
 
 	if (!cp_session_patch_exit_sums(m->s, sums))
-		return;
+		return false;
 	if (cp_session_patch_exit_sites(m->s, cp_patch_sites_add_to, &sites) == 0) {
 		cp_patch_sites_normalize(&sites);
 		cp_vdso_patch_settle(st->patch, sums, &sites);
@@ -229,6 +241,8 @@ static void settle_from_exit(struct cp_mech *m)
 		cp_vdso_patch_settle(st->patch, sums, NULL);
 	}
 	cp_patch_sites_free(&sites);
+	cp_patch_boundary_settle(&st->boundary, m, st->patch);
+	return true;
 }
 
 /* The window's reads by call site; those the thunks found no site for
@@ -252,28 +266,35 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 {
 	struct patch_state *st = m->state;
 	struct cp_vdso_patch_counts c;
+	bool requests_read, exited = false;
 	int rc;
 
 	patched_image(m);	/* settled at an exec followed */
-	if (!st->patch || (rc = cp_vdso_patch_read(st->patch, &c)) < 0)
+	if (!st->patch)
+		return 0;
+	/* the requests first: the counts are then a superset */
+	requests_read = cp_patch_boundary_read(&st->boundary, st->patch);
+	if ((rc = cp_vdso_patch_read(st->patch, &c)) < 0)
 		return 0;
 	if (rc == 1) {
-		settle_from_exit(m);
+		exited = settle_from_exit(m);
 		rc = cp_vdso_patch_read(st->patch, &c);
 	}
 	read_patch_sites(st, c.total, t);
+	cp_patch_boundary_add(&st->boundary, m, st->patch, requests_read, exited, st->hres, t);
 	if (rc == 1)
 		snprintf(m->warning, sizeof(m->warning),
 			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	cp_patch_counts_add(&c, st->hres, t);
-	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites))
+	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites,
+				   cp_patch_boundary_forks(&st->boundary)))
 		cp_patch_sites_normalize(&st->sites);
 	return 0;
 }
 
 /* The thunks' sites join the session's: the program credited their
- * in-request reads at the boundaries (under the same keys), the table
- * holds all of them. */
+ * in-request reads at the boundaries (under the same keys), or the
+ * boundary closed in the target did; the table holds all of them. */
 static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n)
 {
 	struct patch_state *st = m->state;
@@ -288,7 +309,8 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 	for (size_t i = 0; i < st->sites.n; i++) {
 		uint64_t key = st->sites.v[i].key;
 		struct cp_site_key k = { .pc = cp_patch_site_pc(key), .via = cp_patch_site_via(key),
-					 .entry = (__u8)cp_patch_site_entry(key) };
+					 .entry = (__u8)cp_patch_site_entry(key),
+					 .direct_syscall = cp_patch_site_direct(key) };
 		size_t j = 0;
 
 		while (j < have && memcmp(&v[j].key, &k, sizeof(k)))
@@ -298,6 +320,7 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 			v[j] = (struct cp_site_count){ .key = k };
 		}
 		v[j].counts.all += st->sites.v[i].count;
+		v[j].counts.in_requests += cp_patch_boundary_in_requests_at(&st->boundary, st->patch, key);
 	}
 	return 0;
 }
@@ -353,6 +376,7 @@ static void patch_close(struct cp_mech *m)
 	cp_patch_members_close(&st->members);
 	cp_vdso_patch_free(st->patch);
 	cp_patch_sites_free(&st->sites);
+	cp_patch_boundary_free(&st->boundary);
 	free(st);
 	m->state = NULL;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "mechanism.h"
 #include "patch_execs.h"
 #include "patch_members.h"
+#include "redirect_place.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
 
@@ -122,7 +124,8 @@ static void kill_at_step(void)
 		raise(SIGKILL);
 }
 
-static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid)
+static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid,
+		       const struct stat *boundary_file)
 {
 	struct cp_error err = { 0 };
 	unsigned delay_ms = test_env("CLOCKPROF_TEST_EXEC_HOLD_MS");
@@ -139,6 +142,11 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 			"it is traced by another process" : "it could not be held");
 	else if (patch_new_image(m, ms, pid, &err) == 0)
 		err.msg[0] = 0;
+	if (!err.msg[0] && boundary_file && cp_redirect_place_maps(pid, boundary_file) &&
+	    !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "process %d exec()ed a program that holds the request boundary: its requests are not counted (the boundary is closed in the target's image; --per-request-counters keeps it a uprobe, which follows every process)",
+			 (int)pid);
 	if (err.msg[0]) {
 		cp_session_exec_unfollowed(m->s, (uint32_t)pid);
 		if (!m->warning[0])
@@ -153,12 +161,13 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 	cp_patch_step_hook = NULL;
 }
 
-void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms)
+void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms,
+			   const struct stat *boundary_file)
 {
 	uint32_t pids[EXECS_AT_ONCE];
 	size_t n;
 
 	while ((n = cp_session_take_execs(m->s, pids, EXECS_AT_ONCE)) > 0)
 		for (size_t i = 0; i < n; i++)
-			follow_one(m, ms, (pid_t)pids[i]);
+			follow_one(m, ms, (pid_t)pids[i], boundary_file);
 }

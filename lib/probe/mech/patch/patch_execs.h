@@ -14,7 +14,12 @@ struct cp_patch_members;
 
 /* Each process held since the last call patched (joining ms) or, where it
  * cannot be, let go uncounted from its exec (the first such said in
- * m->warning); let go either way. */
-void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms);
+ * m->warning); let go either way. boundary_file: the file (its stat) of
+ * a request boundary closed in the target's image (NULL: none), which a
+ * new image does not redirect: one that maps it is said (its requests
+ * are not counted). */
+struct stat;
+void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms,
+			   const struct stat *boundary_file);
 
 #endif

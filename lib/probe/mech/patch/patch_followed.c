@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "patch_followed.h"
 #include "patch_members.h"
+#include "patch_requests.h"
 #include "patch_table.h"
 #include "session.h"
 #include "session_probes.h"
@@ -86,8 +87,37 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 	return true;
 }
 
+/* With the boundary closed in the target, a fork's own requests: a
+ * running one's read from its table (with its reads through syscall()),
+ * an exited one's reads through syscall() as the program summed them (its
+ * requests it added to the window's itself). */
+static void fork_requests(const struct cp_followed *f, bool hres, struct cp_totals *t,
+			  struct cp_mech_proc *mp, struct cp_patch_sites *in_requests)
+{
+	static const struct cp_patch_requests_mark zeros;
+	struct cp_patch_requests r;
+
+	if (f->p.flags & CP_PROC_MEMBER)
+		return;
+	if (f->p.flags & CP_PROC_IN_SUMS) {
+		mp->reads += cp_patch_syscalls_add(f->p.syscall_sums, NULL, &t->all);
+		return;
+	}
+	if (cp_patch_requests_read_whole((pid_t)f->p.pid, f->p.table, &r))
+		return;
+	mp->reads += cp_patch_syscalls_add(r.sums.syscalls, NULL, &t->all);
+	mp->requests = r.sums.requests;
+	mp->in_requests = cp_patch_requests_reads(&r);
+	memset(r.sums.syscalls, 0, sizeof(r.sums.syscalls));	/* added above */
+	cp_patch_requests_add(&r, &zeros, hres, t);
+	for (size_t i = 0; i < r.sites.n; i++)
+		cp_patch_sites_add(in_requests, r.sites.v[i].key, r.sites.v[i].count);
+	cp_patch_requests_free(&r);
+}
+
 bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
-			    struct cp_totals *t, struct cp_patch_sites *into)
+			    struct cp_totals *t, struct cp_patch_sites *into,
+			    struct cp_patch_sites *in_requests)
 {
 	struct cp_followed *f = NULL;
 	struct cp_patch_sites sites = { 0 };
@@ -113,6 +143,8 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 		if (known) {
 			cp_patch_counts_add(&c, hres, t);
 			reads += c.total;
+			if (in_requests)
+				fork_requests(&f[i], hres, t, &m->procs[m->nprocs - 1], in_requests);
 		}
 	}
 	cp_session_child_exit_sites(m->s, cp_patch_sites_add_to, &sites);

@@ -20,9 +20,15 @@
 /* Every followed process's reads added to t and kept in m->procs (for the
  * window's per-process rows), their sites added to into (to be
  * normalized: true when any were added); ms: the members, read through
- * their own patch; hres: as the session's. */
+ * their own patch; hres: as the session's. in_requests, when the
+ * boundary is closed in the target (a fork runs it too, in its own
+ * table): a running fork's requests, and its reads through syscall(),
+ * read from its table and added to t, their reads by call site to
+ * in_requests (an exited one's, the session's program summed as it
+ * exited); NULL: the session's boundary counts them. */
 bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
-			    struct cp_totals *t, struct cp_patch_sites *into);
+			    struct cp_totals *t, struct cp_patch_sites *into,
+			    struct cp_patch_sites *in_requests);
 /* Each followed process the target forked still running switched back
  * to the vDSO it was forked with (a failure said in
  * m->closing_warning); members are their own patch's to restore. */

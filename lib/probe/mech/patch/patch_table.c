@@ -156,18 +156,24 @@ void cp_patch_table_close(struct cp_patch_table *t)
 	cp_patch_sites_free(&t->last_sites);
 }
 
-void cp_patch_counts_add(const struct cp_vdso_patch_counts *c, bool hres, struct cp_totals *t)
+void cp_patch_counts_add_into(const struct cp_vdso_patch_counts *c, bool hres,
+			      struct cp_read_counts *into)
 {
-	t->all.reads += c->total;
+	into->reads += c->total;
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		t->all.by_entry[e] += c->by_entry[e];
+		into->by_entry[e] += c->by_entry[e];
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
-		t->all.by_clock[k] += c->by_clock[k];
-		t->all.by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME, k == CP_CLOCK_OTHER ? -1 : k,
-						  hres)] += c->by_clock[k];
+		into->by_clock[k] += c->by_clock[k];
+		into->by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME, k == CP_CLOCK_OTHER ? -1 : k,
+						 hres)] += c->by_clock[k];
 	}
 	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */
-		t->all.by_clock[0] += c->by_entry[e];
-		t->all.by_path[cp_vdso_entry_path(e, 0, hres)] += c->by_entry[e];
+		into->by_clock[0] += c->by_entry[e];
+		into->by_path[cp_vdso_entry_path(e, 0, hres)] += c->by_entry[e];
 	}
+}
+
+void cp_patch_counts_add(const struct cp_vdso_patch_counts *c, bool hres, struct cp_totals *t)
+{
+	cp_patch_counts_add_into(c, hres, &t->all);
 }

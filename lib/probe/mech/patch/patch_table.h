@@ -49,6 +49,9 @@ void cp_patch_counts_between(const uint64_t base[CP_PATCH_SLOT_WORDS],
 /* Reads counted in a table (c) added to a window's totals, by entry,
  * clock and path (hres: cp_session_config.vdso_hres). */
 void cp_patch_counts_add(const struct cp_vdso_patch_counts *c, bool hres, struct cp_totals *t);
+/* ... into one set of counts (a window's requests: t->in_requests). */
+void cp_patch_counts_add_into(const struct cp_vdso_patch_counts *c, bool hres,
+			      struct cp_read_counts *into);
 /* A table read once, whole: the sums over its slots and its sites (a
  * followed process's, counted from zero); -1 when it cannot be read (the
  * process is gone). */

@@ -9,8 +9,9 @@
  *   maps the counter table (private anonymous memory, its code pages
  *   read-only and executable: vdso_count.S is copied there) once,
  *   switches each patch site with one `lock cmpxchg` of the aligned 8
- *   bytes that hold it, makes the vDSO read-only again and returns where
- *   it was interrupted. Nothing depends on clockprof once the thread is
+ *   bytes that hold it (a request boundary's site, in a function's code,
+ *   with its page made writable for that instant), makes the vDSO
+ *   read-only again and returns where it was interrupted. Nothing depends on clockprof once the thread is
  *   sent: a SIGKILL of clockprof at any instant leaves every site either
  *   original or completely patched.
  *
@@ -31,7 +32,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso4\0"
+h_magic:	.ascii "clockprof-vdso5\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -45,7 +46,11 @@ h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_resume:	.quad 0		/* where cp_vdso_stop sends a held thread on */
-h_sites:	.fill 3 * 4, 8, 0	/* {qword address, original, patched, swapped}, one a clock entry */
+h_sites:	.fill 6 * 5, 8, 0	/* {qword address, original, patched, swapped,
+				 * prot}: one a clock entry, three for the
+				 * redirected functions (prot: its page's
+				 * protection, put back after; 0: a site in
+				 * the vDSO) */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the
@@ -151,6 +156,13 @@ sc_ip_4:
 .Lsite:
 	test	rsi, rsi
 	jz	.Lprotect
+	mov	edx, 7			/* a boundary's page: writable (RWX) */
+	cmp	qword ptr [rdi + 32], 0
+	je	.Lswitch
+	call	.Lsite_page
+	test	rax, rax
+	jnz	.Lsite_next		/* not writable: left as it is */
+.Lswitch:
 	mov	r9, [rdi]
 	mov	rax, [rdi + 8]
 	mov	rcx, [rdi + 16]
@@ -160,9 +172,31 @@ sc_ip_4:
 .Lswap:
 	lock cmpxchg [r9], rcx
 	sete	byte ptr [rdi + 24]
-	add	rdi, 32
+	mov	rdx, [rdi + 32]		/* and back to what it was */
+	test	rdx, rdx
+	jz	.Lsite_next
+	call	.Lsite_page
+.Lsite_next:
+	add	rdi, 40
 	dec	rsi
 	jmp	.Lsite
+
+/* mprotect(the page of site rdi, 4096, rdx), keeping rdi, rsi and r8;
+ * its result in rax. */
+.Lsite_page:
+	push	rdi
+	push	rsi
+	push	r8
+	mov	rdi, [rdi]
+	and	rdi, -4096
+	mov	esi, 4096
+	mov	eax, 10
+	syscall
+.Lsite_page_syscall:
+	pop	r8
+	pop	rsi
+	pop	rdi
+	ret
 .Lmmap_failed:
 	mov	qword ptr [rip + h_status], 2
 	mov	[rip + h_errno], rax
@@ -224,7 +258,8 @@ cp_vdso_area_end:
 /* Where the stub's syscalls return to (seccomp sees these as the
  * instruction pointer), as offsets from the area's start: mprotect, mmap,
  * mprotect, arch_prctl, madvise, mprotect (the code pages), madvise
- * twice (wipe on fork), and cp_vdso_stop's getpid. */
+ * twice (wipe on fork), cp_vdso_stop's getpid, and the mprotect of a
+ * boundary site's page. */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -236,6 +271,7 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_7 - cp_vdso_area_start
 	.quad sc_ip_8 - cp_vdso_area_start
 	.quad sc_ip_9 - cp_vdso_area_start
+	.quad .Lsite_page_syscall - cp_vdso_area_start
 
 
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where

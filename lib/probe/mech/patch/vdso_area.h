@@ -8,8 +8,9 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso4"
-#define CP_VDSO_AREA_MAX_SITES 3	/* one a clock entry */
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso5"
+#define CP_VDSO_AREA_MAX_REDIRECTS 3	/* a request boundary, syscall() twice */
+#define CP_VDSO_AREA_MAX_SITES (CP_ENTRY_MAX + CP_VDSO_AREA_MAX_REDIRECTS)
 
 enum cp_vdso_area_cmd {
 	CP_VDSO_CMD_PATCH = 1,		/* original -> patched */
@@ -21,6 +22,9 @@ struct cp_vdso_area_site {
 	uint64_t qword;			/* address */
 	uint64_t original, patched;
 	uint64_t swapped;		/* low byte 1: the stub swapped it */
+	uint64_t prot;			/* a request boundary's: its page's
+					 * protection, made RWX for the switch
+					 * and put back; 0: a site in the vDSO */
 };
 
 /* The header at the start of the area (vdso_area.S's h_* words). */
@@ -49,7 +53,7 @@ struct cp_vdso_area_header {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[9];
+extern const uint64_t cp_vdso_stub_syscall_ips[10];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 
@@ -59,9 +63,10 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 /* Where cp_vdso_stop's getpid returns to: a held thread is taken back at
  * that syscall's entry. */
 #define CP_VDSO_STOP_SYSCALL_OFFSET (cp_vdso_stub_syscall_ips[8])
-_Static_assert(CP_ENTRY_MAX == CP_VDSO_AREA_MAX_SITES, "vdso_area.S holds a site for each of 3 entries");
+_Static_assert(CP_VDSO_AREA_MAX_SITES == 6,
+	       "vdso_area.S holds a site for each of 3 entries and 3 redirects");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0xd8,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0x168,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

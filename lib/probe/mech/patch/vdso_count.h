@@ -21,10 +21,12 @@ extern const struct cp_vdso_count_cont cp_vdso_count_conts[], cp_vdso_count_cont
 
 #define CP_VDSO_COUNT_SIZE ((size_t)(cp_vdso_count_end - cp_vdso_count_start))
 
-/* The code for the table at table (the code at table + CP_PATCH_CODE_OFF),
+/* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
  * each entry's path going back to cont[entry] (addresses in the target),
- * into out (CP_VDSO_COUNT_SIZE bytes). -1 when a continuation is beyond
- * a rel32 jump's reach, or the code outgrew CP_PATCH_CODE_SIZE. */
+ * the request boundary's close (boundary_close.h) and syscall()'s count
+ * (syscall_count.h), into out
+ * (CP_PATCH_CODE_SIZE bytes). -1 when a continuation is beyond a rel32
+ * jump's reach, or the code outgrew its page. */
 int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out);
 
 /* Where entry's path starts in the target, for the table at table. */

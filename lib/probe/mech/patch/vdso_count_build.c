@@ -1,16 +1,25 @@
-/* vdso_count_build.c - see vdso_count.h: the template (vdso_count.S)
- * copied for one table, its jumps back aimed. */
+/* vdso_count_build.c - see vdso_count.h: the templates (vdso_count.S,
+ * boundary_close.S) copied for one table, the count's jumps back aimed. */
 #include <string.h>
 
+#include "boundary_close.h"
+#include "syscall_count.h"
 #include "vdso_count.h"
 
 int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out)
 {
 	uint64_t code = table + CP_PATCH_CODE_OFF;
 
-	if (CP_VDSO_COUNT_SIZE > CP_PATCH_CODE_SIZE)
+	if (CP_VDSO_COUNT_SIZE > CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF ||
+	    CP_BOUNDARY_CLOSE_SIZE > CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF ||
+	    CP_SYSCALL_COUNT_SIZE > CP_PATCH_CODE_OFF + CP_PATCH_CODE_SIZE - CP_PATCH_SYSCALL_CODE_OFF)
 		return -1;
+	memset(out, 0, CP_PATCH_CODE_SIZE);
 	memcpy(out, cp_vdso_count_start, CP_VDSO_COUNT_SIZE);
+	memcpy(out + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF, cp_boundary_close_start,
+	       CP_BOUNDARY_CLOSE_SIZE);
+	memcpy(out + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_CODE_OFF, cp_syscall_count_start,
+	       CP_SYSCALL_COUNT_SIZE);
 	for (const struct cp_vdso_count_cont *c = cp_vdso_count_conts; c < cp_vdso_count_conts_end; c++) {
 		int64_t rel = (int64_t)(cont[c->entry] - (code + c->at + 4));
 		int32_t rel32 = (int32_t)rel;

@@ -19,9 +19,13 @@
 #include <linux/audit.h>
 #include <sys/syscall.h>
 
+#include "boundary_close.h"
+#include "redirect_place.h"
+#include "syscall_count.h"
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
+#include "patch_requests.h"
 #include "patch_sites.h"
 #include "patch_table.h"
 #include "seccomp_filter.h"
@@ -45,6 +49,11 @@ struct cp_vdso_patch {
 	bool patched;			/* the sites are (or are being) switched */
 	struct cp_patch_rules rules;	/* to write once the table is mapped */
 	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
+	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
+	size_t nredirects;
+	struct cp_patch_requests_mark requests_mark;
+	struct cp_patch_requests requests;	/* as last read, or settled */
+	bool requests_known;
 	struct cp_vdso_patch_info info;
 };
 
@@ -236,22 +245,22 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	uint64_t at = p->plan.table + CP_PATCH_CODE_OFF;
-	uint8_t *now = malloc(CP_VDSO_COUNT_SIZE);
+	uint8_t *now = malloc(CP_PATCH_CODE_SIZE);
 	int rc = -1;
 	size_t i;
 
-	if (!now || cp_proc_mem_read(p->pid, at, now, CP_VDSO_COUNT_SIZE)) {
+	if (!now || cp_proc_mem_read(p->pid, at, now, CP_PATCH_CODE_SIZE)) {
 		free(now);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counter table of process %d", p->pid);
 	}
-	for (i = 0; i < CP_VDSO_COUNT_SIZE && !now[i]; i++)
+	for (i = 0; i < CP_PATCH_CODE_SIZE && !now[i]; i++)
 		;
-	if (!memcmp(now, p->plan.count, CP_VDSO_COUNT_SIZE))
+	if (!memcmp(now, p->plan.count, CP_PATCH_CODE_SIZE))
 		rc = 0;
-	else if (i < CP_VDSO_COUNT_SIZE)
+	else if (i < CP_PATCH_CODE_SIZE)
 		cp_fail(err, CP_EXIT_PROFILE,
 			"the counter table of process %d holds code of another version of clockprof", p->pid);
-	else if (cp_proc_mem_write(p->pid, at, p->plan.count, CP_VDSO_COUNT_SIZE))
+	else if (cp_proc_mem_write(p->pid, at, p->plan.count, CP_PATCH_CODE_SIZE))
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the counter table of process %d", p->pid);
 	else
 		rc = 0;
@@ -273,10 +282,12 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 /* The stub's syscalls exactly as the target's seccomp filters will see
  * them: mprotect (writable), mmap (the table), mprotect (back), madvise
  * (the counters populated), madvise twice (the counters and site blocks
- * wiped on fork), mprotect (the code pages executable), and arch_prctl
- * when the thread is given a thread pointer. How many. ip: the
+ * wiped on fork), mprotect (the code pages executable), arch_prctl
+ * when the thread is given a thread pointer, the round trip's getpid,
+ * and a boundary's page made writable and put back. How many. ip: the
  * syscall's in cp_vdso_stub_syscall_ips. */
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[9])
+#define STUB_CALLS (9 + 2 * CP_VDSO_AREA_MAX_REDIRECTS)
+static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[STUB_CALLS])
 {
 	const struct { int nr, ip; uint64_t args[6]; } calls[9] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
@@ -299,6 +310,14 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
 		memcpy(d[n++].args, calls[i].args, sizeof(d[0].args));
 	}
+	for (size_t i = 0; i < p->nredirects; i++)	/* a redirect's page: RWX, and back */
+		for (int back = 0; back < 2; back++) {
+			d[n] = (struct seccomp_data){ .nr = SYS_mprotect, .arch = AUDIT_ARCH_X86_64,
+				.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[9],
+				.args = { p->redirects[i].plan.qword & ~4095ul, 4096,
+					  back ? (uint64_t)p->redirects[i].prot : 7 } };
+			n++;
+		}
 	return n;
 }
 
@@ -308,7 +327,7 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
-	struct seccomp_data calls[9];
+	struct seccomp_data calls[STUB_CALLS];
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -327,6 +346,27 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d runs under a seccomp filter that cannot be read", p->pid);
 	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: %s", p->pid, why);
+}
+
+/* A redirect's site as the stub is to switch it: the word as it is now
+ * (another tool's uprobe at the function's entry may share it, and come
+ * or go), with the replaced instruction's bytes or the jump. -1 when the
+ * replaced bytes are neither (someone else wrote there): left alone. */
+static int redirect_site(const struct cp_vdso_patch *p, const struct cp_redirect_place *r,
+			 struct cp_vdso_area_site *site)
+{
+	const struct cp_redirect_plan *b = &r->plan;
+	uint64_t jump = b->patched - b->original;	/* the two differ in the replaced bytes */
+	uint64_t live, original;
+
+	if (cp_proc_mem_read(p->pid, b->qword, &live, sizeof(live)))
+		return -1;
+	original = cp_redirect_plan_unpatched(b, live);
+	if (live != original && live != original + jump)
+		return -1;
+	*site = (struct cp_vdso_area_site){ b->qword, original, original + jump, 0,
+					    (uint64_t)r->prot };
+	return 0;
 }
 
 /* The stub's request: cmd for every site (none: the table mapped only),
@@ -350,7 +390,10 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool
 	h.table_at = p->plan.table;
 	for (int i = 0; i < p->plan.nsites; i++)
 		h.sites[i] = (struct cp_vdso_area_site){ p->plan.base + p->plan.site[i].qword,
-			p->plan.site[i].original, p->plan.site[i].patched, 0 };
+			p->plan.site[i].original, p->plan.site[i].patched, 0, 0 };
+	for (size_t i = 0; sites && i < p->nredirects; i++)
+		if (redirect_site(p, &p->redirects[i], &h.sites[h.nsites]) == 0)
+			h.nsites++;
 	if (cp_proc_mem_write(p->pid, header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	cp_patch_step();
@@ -391,17 +434,25 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 		       p->info.tid, p->pid, STUB_TIMEOUT_S);
 }
 
-/* Whether every site's word reads as want (patched or original). */
+/* Whether every site's word reads as want (patched or original); a
+ * redirect's by its replaced bytes alone (redirect_site). */
 static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 {
+	struct cp_vdso_area_site b;
+	uint64_t word;
+
 	for (int i = 0; i < p->plan.nsites; i++) {
 		const struct cp_vdso_site *s = &p->plan.site[i];
-		uint64_t word;
 
 		if (cp_proc_mem_read(p->pid, p->plan.base + s->qword, &word, sizeof(word)) ||
 		    word != (patched ? s->patched : s->original))
 			return false;
 	}
+	for (size_t i = 0; i < p->nredirects; i++)
+		if (redirect_site(p, &p->redirects[i], &b) ||
+		    cp_proc_mem_read(p->pid, b.qword, &word, sizeof(word)) ||
+		    word != (patched ? b.patched : b.original))
+			return false;
 	return true;
 }
 
@@ -571,14 +622,88 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 	return 0;	/* the table was opened before the sites were switched */
 }
 
+/* The counts' base first, then the requests' epoch: every request counted
+ * is then made of reads the counts have (the window's are a superset). */
 int cp_vdso_patch_mark(struct cp_vdso_patch *p)
 {
-	return cp_patch_table_mark(&p->table);
+	if (cp_patch_table_mark(&p->table))
+		return -1;
+	return p->nredirects ? cp_patch_requests_mark(p->pid, p->plan.table, p->table.words,
+						      &p->requests_mark) : 0;
 }
 
 void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)
 {
+	p->requests_mark = (struct cp_patch_requests_mark){ 0 };
 	cp_patch_table_mark_zeros(&p->table);
+}
+
+int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind, const char *path,
+			       uint64_t off, uint64_t size, char *why, size_t whylen)
+{
+	struct cp_redirect_place *r = &p->redirects[p->nredirects];
+	uint64_t call = kind == CP_REDIRECT_BOUNDARY ? cp_boundary_close_addr(p->plan.table) :
+			cp_syscall_count_addr(p->plan.table);
+
+	if (p->nredirects == CP_VDSO_AREA_MAX_REDIRECTS) {
+		snprintf(why, whylen, "clockprof redirects %d functions at most", CP_VDSO_AREA_MAX_REDIRECTS);
+		return -1;
+	}
+	if (cp_redirect_place(p->pid, kind, path, off, size, call, r, why, whylen))
+		return -1;
+	if ((!r->written &&
+	     cp_proc_mem_write(p->pid, r->plan.tramp, r->plan.code, sizeof(r->plan.code))) ||
+	    (r->plan.jump_len == 2 &&
+	     cp_proc_mem_write(p->pid, r->plan.springboard, r->plan.springboard_code,
+			       sizeof(r->plan.springboard_code)))) {
+		snprintf(why, whylen, "its trampoline cannot be written");
+		return -1;
+	}
+	cp_patch_step();
+	p->nredirects++;
+	return 0;
+}
+
+int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	if (run_stub(p, CP_VDSO_CMD_PATCH, true, err) || wait_stub(p, err))
+		return -1;
+	return sites_read(p, true) ? 0 : cp_fail(err, CP_EXIT_PROFILE,
+		"a function redirected in process %d changed while it was switched (another tool?)", p->pid);
+}
+
+int cp_vdso_patch_read_requests(struct cp_vdso_patch *p)
+{
+	struct iovec local = { p->table.words, CP_PATCH_TABLE_SIZE };
+	struct iovec remote = { (void *)(uintptr_t)p->plan.table, CP_PATCH_TABLE_SIZE };
+	struct cp_patch_requests now;
+
+	if (!p->nredirects || !p->table.words ||
+	    process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE ||
+	    cp_patch_requests_read(p->pid, p->plan.table, &p->requests_mark, p->table.words, &now))
+		return -1;
+	cp_patch_requests_free(&p->requests);
+	p->requests = now;
+	p->requests_known = true;
+	return 0;
+}
+
+const struct cp_patch_requests *cp_vdso_patch_requests(const struct cp_vdso_patch *p)
+{
+	return p->requests_known ? &p->requests : NULL;
+}
+
+void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, struct cp_totals *t)
+{
+	if (p->requests_known)
+		cp_patch_requests_add(&p->requests, &p->requests_mark, hres, t);
+}
+
+void cp_vdso_patch_settle_requests(struct cp_vdso_patch *p, const struct cp_request_sums *at_exit,
+				   struct cp_patch_sites *sites)
+{
+	cp_patch_requests_settle(&p->requests, at_exit, &p->requests_mark, sites);
+	p->requests_known = true;
 }
 
 int cp_vdso_patch_read(struct cp_vdso_patch *p, struct cp_vdso_patch_counts *c)
@@ -647,6 +772,7 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p)
 	if (!p)
 		return;
 	cp_patch_table_close(&p->table);
+	cp_patch_requests_free(&p->requests);
 	cp_patch_rules_free(&p->rules);
 	cp_patch_rules_free(&p->hops);
 	cp_vdso_plan_free(&p->plan);

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "clockreads.h"
+#include "redirect_plan.h"
 
 struct cp_error;
 struct cp_patch_sites;
@@ -115,6 +116,34 @@ uint64_t cp_vdso_patch_table(const struct cp_vdso_patch *p);
 /* The table's counters as the last read (or the mark) copied them:
  * CP_PATCH_TABLE_SIZE bytes, slot 0 the shared one. */
 const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p);
+
+/* A function redirected to code in the target, with no trap
+ * (redirect_plan.h): a `func:` request boundary's, closing the request
+ * there, or the C library's syscall(), counting a clock read through it.
+ * The function at file offset off (size bytes) of the file at path is
+ * planned now and its trampoline written; its site is switched with the
+ * vDSO's (apply, arm_held, switch) and back (restore). 0, or -1 with why:
+ * the session's uprobe stays. */
+int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind, const char *path,
+			       uint64_t off, uint64_t size, char *why, size_t whylen);
+/* The redirects added since the sites were switched, switched too (the
+ * vDSO's sites, switched already, stay so). */
+int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err);
+/* The requests the boundary closed since the mark, and the reads
+ * through syscall() (their blocks: patch_requests.h), read now: read
+ * before the counts (cp_vdso_patch_read), they hold no read the counts
+ * lack. -1: none to read (no redirect, or the target is gone). */
+int cp_vdso_patch_read_requests(struct cp_vdso_patch *p);
+/* ... as last read (or settled); NULL: never read. */
+struct cp_patch_requests;
+struct cp_request_sums;
+const struct cp_patch_requests *cp_vdso_patch_requests(const struct cp_vdso_patch *p);
+/* ... added to a window's totals (cp_patch_requests_add). */
+void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, struct cp_totals *t);
+/* The request blocks' sums at the target's exit, taken by the BPF program
+ * (sites: the reads inside them by call site, taken over; NULL none). */
+void cp_vdso_patch_settle_requests(struct cp_vdso_patch *p, const struct cp_request_sums *at_exit,
+				   struct cp_patch_sites *sites);
 
 /* Restores and frees p (NULL is fine). A target that has exited needs
  * nothing. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock_names.h"
+#include "code_relocate.h"
 #include "vdso.h"
 #include "vdso_area.h"
 #include "vdso_count.h"
@@ -173,29 +174,11 @@ static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
  * its length, 0 when Zydis cannot. */
 static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8_t *out)
 {
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	ZydisEncoderRequest req;
-	ZyanUSize len = ZYDIS_MAX_INSTRUCTION_LENGTH;
 	uint64_t base = pl->plan->base;
 
-	if (!decode(pl, at, pl->plan->size, &in, ops) ||
-	    !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(&in, ops,
-						in.operand_count_visible, &req)))
+	if (at >= pl->plan->size)
 		return 0;
-	for (int i = 0; i < in.operand_count_visible; i++) {
-		ZyanU64 abs;
-
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
-		    ops[i].mem.base == ZYDIS_REGISTER_RIP) {
-			if (!ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[i], base + at, &abs)))
-				return 0;
-			req.operands[i].mem.displacement = (ZyanI64)abs;
-		}
-	}
-	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&req, out, &len, base + to)))
-		return 0;
-	return len;
+	return cp_code_relocate(pl->image + at, pl->plan->size - at, base + at, base + to, out);
 }
 
 /* The thunk of one site at pl->next_code: rax (and r10d for
@@ -382,7 +365,7 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t
 	memcpy(plan->bytes + plan->area, cp_vdso_area_start, CP_VDSO_AREA_SIZE);
 	rc = plan_sites(&pl);
 	plan->code_end = pl.next_code;
-	if (!rc && (!(plan->count = malloc(CP_VDSO_COUNT_SIZE)) ||
+	if (!rc && (!(plan->count = malloc(CP_PATCH_CODE_SIZE)) ||
 		    cp_vdso_count_build(table, plan->cont, plan->count))) {
 		snprintf(why, whylen, "the counter table is beyond a jump's reach of the vDSO");
 		rc = -1;

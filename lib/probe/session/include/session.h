@@ -31,6 +31,7 @@ struct cp_unwind_table;
 struct cp_uprobe_point {
 	char path[4096];
 	uint64_t offset;
+	uint64_t size;		/* the function's (its symbol's); 0: not known */
 };
 
 struct cp_session_config {
@@ -56,6 +57,11 @@ struct cp_session_config {
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
 	int boundary_syscall;			/* -1: none (else sys_enter) */
 	const struct cp_uprobe_point *boundary_func; /* NULL: none */
+	bool boundary_keep_uprobe;		/* --per-request-counters: the BPF
+						 * program reads a counter at each
+						 * boundary */
+	bool boundary_in_target;		/* the mechanism closes boundary_func's
+						 * requests in the target: no uprobe */
 	const struct cp_uprobe_point *probes;	/* --probe entry points */
 	int nprobes;
 	bool stacks;				/* --stacks: whole user stacks */

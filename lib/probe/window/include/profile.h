@@ -36,6 +36,8 @@ struct cp_profile_options {
 	bool stacks;			/* --stacks: whole user stacks */
 	bool debuginfod;		/* --debuginfod: names asked for after the window */
 	bool follow_forks;		/* count the processes the target forks too */
+	bool per_request_counters;	/* --per-request-counters: the boundary a
+					 * uprobe, the counters a window of their own */
 	const pid_t *members;		/* attach: processes counted besides pid
 					 * (-p PID,PID..., --tree, --cgroup) */
 	size_t nmembers;
@@ -174,6 +176,8 @@ struct cp_profile {
 	struct cp_counter_value *counters;
 	bool counters_measured;
 	bool counters_split;		/* their own window, boundary probe only */
+	bool boundary_in_target;	/* the func: boundary closed its requests in
+					 * the target, with no trap (the vDSO patch) */
 	bool counter_phase;		/* in that window now */
 	double clock_window_s, counter_window_s;
 	unsigned long long counter_requests; /* requests in the counter window */
@@ -215,5 +219,11 @@ double cp_profile_overhead_estimated_pct(const struct cp_profile *p);
 double cp_profile_overhead_measured_pct(const struct cp_profile *p);
 
 const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p);
+
+/* Whether nothing trapped in the window: the reads and the requests were
+ * counted in the target (the vDSO patch, the boundary closed there), and
+ * no uprobe or breakpoint was hit. The counters then measure the program,
+ * not clockprof. */
+bool cp_profile_trap_free(const struct cp_profile *p);
 
 #endif

@@ -1,0 +1,138 @@
+/* boundary_close.S - a request closed inside the target, with no trap: the
+ * code a `func:` boundary's trampoline calls (boundary_plan.h), which
+ * clockprof copies into the last code page of the counter table's mapping
+ * (CP_PATCH_BOUNDARY_CODE_OFF in probes/patch_layout.h).
+ *
+ * Why in the target: a uprobe hit costs 9-26 us on these VMs, the request
+ * it closes often less. Here a boundary costs the loads and stores below.
+ *
+ * What it keeps, in the calling thread's request block (patch_layout.h:
+ * CP_PB_*), found by the thread's key as the read's count finds its slot
+ * (vdso_count.S), the slot claimed if the thread has read nothing yet:
+ * the boundaries passed, the reads of each complete request (their
+ * histogram and maximum), and the slot's words, its syscall() words
+ * (syscall_count.S) and its site counts at the first and at the last
+ * boundary, whose differences are the reads inside complete requests by
+ * clock, entry, path and call site. A block whose epoch is
+ * not block 0's is reset first: clockprof moves the epoch on as a window
+ * opens, so a request counts from the first boundary a thread passes in
+ * the window, as the BPF boundary counts it. The reset writes every page
+ * of the block, which the BPF program reads at the target's exit (it can
+ * read no page that was never touched).
+ *
+ * Entered by `call` from the trampoline, with rsp already 128 bytes below
+ * the function's (its red zone kept). Every register is kept but the
+ * flags, which the plan finds dead where the trampoline is entered; the
+ * direction flag is clear there (the ABI's rule at a call). */
+#include "patch_layout.h"
+
+	.intel_syntax noprefix
+#include "redirect_call.inc"
+
+/* The slot's words 1-15 (rcx) into the block (rsi) from word dst + 1. */
+	.macro COPY_WORDS dst
+	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	mov	r8, [rcx + \i * 8]
+	mov	[rsi + (\dst + \i) * 8], r8
+	.endr
+	.endm
+
+/* The block's own syscall() words 1-15 to its words from dst + 1. */
+	.macro COPY_SYSCALLS dst
+	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	mov	r8, [rsi + (CP_PB_SYSCALLS + \i) * 8]
+	mov	[rsi + (\dst + \i) * 8], r8
+	.endr
+	.endm
+
+/* The counts of the site block's 32 entries (rdi) into the block from
+ * word dst (the keys stay in the site block, which never drops one). */
+	.macro COPY_SITES dst
+	.irp	j, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	mov	r8, [rdi + \j * 16 + 8]
+	mov	[rsi + (\dst + \j) * 8], r8
+	.endr
+	.endm
+
+	.section .rodata.cp_boundary_close, "a"
+	.balign 64
+	.globl cp_boundary_close_start, cp_boundary_close_end
+cp_boundary_close_start:
+.Lstart:
+	SAVE_REGS
+	lea	r9, [rip + .Lstart - CP_PATCH_BOUNDARY_CODE_OFF]	/* the table */
+	SLOT_FIND .Llost
+	jmp	.Lfound
+.Llost:					/* no key or no slot: said in block 0 */
+	lock inc qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB_HITS * 8]
+	jmp	.Lout
+
+.Lfound:				/* rcx: the slot; rdx: its index x 128 */
+	SLOT_BLOCK			/* rsi: its request block */
+	lea	rdi, [r9 + rdx * 4 + CP_PATCH_SITES_OFF]	/* rdi: its site block */
+	mov	rax, [r9 + CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8]
+	inc	rax			/* a block keeps its epoch + 1: one never */
+	cmp	[rsi + CP_PB_EPOCH * 8], rax	/* written (zeros) is reset too */
+	jne	.Lreset
+.Lsum:
+	mov	rax, [rcx + 8]		/* the slot's reads: words 1-15, and */
+	.irp	i, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	add	rax, [rcx + \i * 8]	/* those through syscall() */
+	.endr
+	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
+	add	rax, [rsi + (CP_PB_SYSCALLS + \i) * 8]
+	.endr
+	cmp	qword ptr [rsi + CP_PB_HITS * 8], 0
+	je	.Lfirst
+	mov	r8, rax			/* this request's reads */
+	sub	r8, [rsi + CP_PB_LAST_SUM * 8]
+	jz	.Lnone
+	cmp	r8, [rsi + CP_PB_MAX * 8]
+	jbe	1f
+	mov	[rsi + CP_PB_MAX * 8], r8
+1:	cmp	r8, CP_PB_HIST_SLOTS - 1
+	jb	2f
+	mov	r8d, CP_PB_HIST_SLOTS - 1
+2:	inc	qword ptr [rsi + r8 * 8 + CP_PB_HIST * 8]
+	mov	[rsi + CP_PB_LAST_SUM * 8], rax
+	COPY_WORDS CP_PB_LAST
+	COPY_SYSCALLS CP_PB_SC_LAST
+	COPY_SITES CP_PB_SITES_LAST
+	inc	qword ptr [rsi + CP_PB_HITS * 8]	/* last: a reader that sees it sees the rest */
+.Lout:
+	RESTORE_REGS
+	ret
+
+.Lnone:					/* a request with no read: nothing to copy */
+	inc	qword ptr [rsi + CP_PB_HIST * 8]
+	inc	qword ptr [rsi + CP_PB_HITS * 8]
+	jmp	.Lout
+
+.Lfirst:				/* the thread's first boundary in the epoch */
+	mov	[rsi + CP_PB_LAST_SUM * 8], rax
+	COPY_WORDS CP_PB_FIRST
+	COPY_WORDS CP_PB_LAST
+	COPY_SYSCALLS CP_PB_SC_FIRST
+	COPY_SYSCALLS CP_PB_SC_LAST
+	COPY_SITES CP_PB_SITES_FIRST
+	COPY_SITES CP_PB_SITES_LAST
+	mov	qword ptr [rsi + CP_PB_HITS * 8], 1
+	jmp	.Lout
+
+.Lreset:				/* a block of an earlier epoch: zeros */
+	mov	[rsi + CP_PB_EPOCH * 8], rax
+	push	rdi
+	push	rcx
+	xor	eax, eax
+	mov	[rsi + CP_PB_HITS * 8], rax
+	mov	[rsi + CP_PB_MAX * 8], rax
+	lea	rdi, [rsi + CP_PB_HIST * 8]
+	mov	ecx, CP_PB_HIST_SLOTS
+	rep stosq
+	pop	rcx
+	pop	rdi
+	jmp	.Lsum
+
+	.balign 16
+cp_boundary_close_end:
+	.section .note.GNU-stack, "", @progbits

@@ -1,0 +1,172 @@
+/* patch_boundary.c - see patch_boundary.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "clock_points.h"
+#include "elf_symbols.h"
+#include "error.h"
+#include "mechanism.h"
+#include "patch_boundary.h"
+#include "patch_requests.h"
+#include "redirect_place.h"
+#include "session_probes.h"
+#include "vdso_patch.h"
+
+/* Whether a func: boundary may close its requests in the target, and why
+ * not. Not with members (attach -p PID,..., --tree, --cgroup: each has its
+ * own patch, whose code is not the target's); the target's forks run it
+ * too, each in its own table (patch_followed.c). */
+static bool may_be_in_target(const struct cp_session_config *cfg, char *why, size_t whylen)
+{
+	const struct cp_uprobe_point *b = cfg->boundary_func;
+	struct cp_redirect_place place;
+
+	if (cfg->boundary_keep_uprobe || cfg->nprobes) {
+		snprintf(why, whylen, "%s", cfg->nprobes ?
+			 "--probe's calls are counted per request at the boundary's uprobe" :
+			 "--per-request-counters reads a counter at each boundary");
+		return false;
+	}
+	if (cfg->nmembers) {
+		snprintf(why, whylen, "several processes are counted, each its own image");
+		return false;
+	}
+	return cp_redirect_place(cfg->pid, CP_REDIRECT_BOUNDARY, b->path, b->offset, b->size, 0,
+				 &place, why, whylen) == 0;
+}
+
+void cp_patch_boundary_configure(struct cp_session_config *cfg)
+{
+	char why[256];
+
+	cfg->boundary_in_target = cfg->boundary_func && may_be_in_target(cfg, why, sizeof(why));
+}
+
+int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
+			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
+			   struct cp_error *err)
+{
+	const struct cp_uprobe_point *f = cfg->boundary_func;
+	char why[256];
+
+	if (!f)
+		return 0;
+	if (!cfg->boundary_in_target) {
+		if (!may_be_in_target(cfg, why, sizeof(why)))
+			snprintf(m->warning, sizeof(m->warning),
+				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s", why);
+		return 0;
+	}
+	if (cp_vdso_patch_add_redirect(p, CP_REDIRECT_BOUNDARY, f->path, f->offset, f->size, why,
+				       sizeof(why)))
+		return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
+			       cfg->pid, why);
+	b->in_target = true;
+	if (stat(f->path, &b->file))
+		memset(&b->file, 0, sizeof(b->file));
+	return 0;
+}
+
+/* With the boundary closed in the target, the file's syscall() (a C
+ * library's, a static executable's) counts its clock reads there too
+ * (syscall_count.S): a request then holds them, and no call of syscall()
+ * traps. One that cannot be is said: its reads trap, and are in no
+ * request. */
+bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
+			       struct cp_vdso_patch *p, bool launched, const char *path,
+			       const struct cp_clock_points *pts)
+{
+	struct cp_elf_function fn = { .size = 0 };
+	struct cp_error ignored;
+	char why[256];
+
+	if (!b->in_target || !pts->syscall_offset || !p)
+		return false;
+	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) || fn.offset != pts->syscall_offset)
+		fn.size = 0;
+	if (b->started)
+		snprintf(why, sizeof(why), "mapped after the window started");
+	else if (!cp_vdso_patch_add_redirect(p, CP_REDIRECT_SYSCALL, path, pts->syscall_offset,
+					     fn.size, why, sizeof(why))) {
+		b->switch_pending |= !launched;
+		return true;
+	}
+	snprintf(m->warning, sizeof(m->warning),
+		 "syscall() in %.60s is a uprobe: its clock reads are in no request closed in the target (%.100s)",
+		 path, why);
+	return false;
+}
+
+int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_vdso_patch *p,
+			    struct cp_error *err)
+{
+	b->started = true;
+	return b->switch_pending ? cp_vdso_patch_switch(p, err) : 0;
+}
+
+const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b)
+{
+	return b->in_target && b->file.st_ino ? &b->file : NULL;
+}
+
+bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_vdso_patch *p)
+{
+	return b->in_target && p && cp_vdso_patch_read_requests(p) == 0;
+}
+
+void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
+			      struct cp_vdso_patch *p)
+{
+	struct cp_request_sums r;
+	struct cp_patch_sites in = { 0 };
+
+	if (!b->in_target || cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
+		return;
+	cp_patch_sites_normalize(&in);
+	cp_vdso_patch_settle_requests(p, &r, &in);
+	cp_patch_sites_free(&in);
+}
+
+void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
+			   const struct cp_vdso_patch *p, bool now_read, bool exited, bool hres,
+			   struct cp_totals *t)
+{
+	const struct cp_patch_requests *r;
+
+	if (!b->in_target)
+		return;
+	if (!now_read && !exited && !m->warning[0])
+		snprintf(m->warning, sizeof(m->warning),
+			 "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing");
+	if (!(r = cp_vdso_patch_requests(p)))
+		return;
+	cp_vdso_patch_add_requests(p, hres, t);
+	if (r->sums.lost)
+		snprintf(m->warning, sizeof(m->warning),
+			 "%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
+			 (unsigned long long)r->sums.lost);
+}
+
+struct cp_patch_sites *cp_patch_boundary_forks(struct cp_patch_boundary *b)
+{
+	cp_patch_sites_free(&b->forks_in_requests);
+	return b->in_target ? &b->forks_in_requests : NULL;
+}
+
+uint64_t cp_patch_boundary_in_requests_at(const struct cp_patch_boundary *b,
+					  const struct cp_vdso_patch *p, uint64_t key)
+{
+	const struct cp_patch_requests *r = b->in_target && p ? cp_vdso_patch_requests(p) : NULL;
+	uint64_t n = 0;
+
+	for (size_t i = 0; r && i < r->sites.n; i++)
+		n += r->sites.v[i].key == key ? r->sites.v[i].count : 0;
+	for (size_t i = 0; i < b->forks_in_requests.n; i++)
+		n += b->forks_in_requests.v[i].key == key ? b->forks_in_requests.v[i].count : 0;
+	return n;
+}
+
+void cp_patch_boundary_free(struct cp_patch_boundary *b)
+{
+	cp_patch_sites_free(&b->forks_in_requests);
+}

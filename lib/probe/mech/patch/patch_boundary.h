@@ -1,0 +1,75 @@
+/* patch_boundary.h - the patch mechanism's side of a `func:` request
+ * boundary closed inside the target (redirect_plan.h): whether it can be
+ * (else it stays the session's uprobe, and why), the boundary and the C
+ * library's syscall() redirected with the vDSO's entries, the requests
+ * read back with the counts (or as the BPF program summed them at an
+ * exit), the forks' too, and their reads by call site. patch.c calls
+ * these at its steps; it keeps one struct cp_patch_boundary. */
+#ifndef CP_PATCH_BOUNDARY_H
+#define CP_PATCH_BOUNDARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "clockreads.h"
+#include "patch_sites.h"
+
+struct cp_clock_points;
+struct cp_error;
+struct cp_mech;
+struct cp_session_config;
+struct cp_vdso_patch;
+
+struct cp_patch_boundary {
+	bool in_target;			/* the requests are closed in the target */
+	bool started;			/* the window has started */
+	bool switch_pending;		/* syscall() redirected after the sites
+					 * were switched (attach): at start */
+	struct stat file;		/* the boundary's file */
+	struct cp_patch_sites forks_in_requests;	/* the running forks' reads
+						 * inside their requests, by site */
+};
+
+/* Before the session opens: cfg->boundary_in_target when the boundary
+ * can be closed in the target (then the session places no uprobe). */
+void cp_patch_boundary_configure(struct cp_session_config *cfg);
+/* Once the patch is prepared, before its sites are switched: the
+ * boundary redirected (or why not, in m->warning). */
+int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
+			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
+			   struct cp_error *err);
+/* A file the target maps: its syscall() redirected too, when the
+ * boundary is, before the window starts (launched: switched as the
+ * command is let go; else at start). True when it is: its uprobe is not
+ * placed. */
+bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
+			       struct cp_vdso_patch *p, bool launched, const char *path,
+			       const struct cp_clock_points *pts);
+/* The window starts (attach): what was redirected since the sites were
+ * switched is switched now. */
+int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_vdso_patch *p,
+			    struct cp_error *err);
+/* The file of the boundary closed in the target, for a new image to be
+ * checked against (NULL: none). */
+const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b);
+
+/* The requests read now, before the counts: true when read. */
+bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_vdso_patch *p);
+/* ... or, the target gone, as the program summed them at its exit. */
+void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
+			      struct cp_vdso_patch *p);
+/* The requests as last read (or settled) added to t; now_read, exited:
+ * how they were had, for the warning when neither. */
+void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
+			   const struct cp_vdso_patch *p, bool now_read, bool exited, bool hres,
+			   struct cp_totals *t);
+/* Where the forks' requests go (NULL: the boundary is the session's). */
+struct cp_patch_sites *cp_patch_boundary_forks(struct cp_patch_boundary *b);
+/* The reads at a call site inside the requests closed in the target and
+ * its forks (0 when the boundary is the session's, which credits them). */
+uint64_t cp_patch_boundary_in_requests_at(const struct cp_patch_boundary *b,
+					  const struct cp_vdso_patch *p, uint64_t key);
+void cp_patch_boundary_free(struct cp_patch_boundary *b);
+
+#endif

@@ -1,0 +1,273 @@
+/* redirect_place.c - see redirect_place.h. */
+#include <Zydis/Zydis.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proc_maps.h"
+#include "procfs.h"
+#include "redirect_place.h"
+
+#define CODE_MAX 65536		/* the most of a function looked at */
+
+/* The executable mapping of the file (dev and inode of st) that holds
+ * file offset off (UINT64_MAX: any). */
+static bool find_mapping(pid_t pid, const struct stat *st, uint64_t off, struct cp_proc_map *out)
+{
+	struct cp_proc_map *maps;
+	size_t n;
+	bool found = false;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return false;
+	for (size_t i = 0; i < n && !found; i++) {
+		char link[64];
+		struct stat ms;
+
+		if (maps[i].perms[2] != 'x' || (off != UINT64_MAX && (off < maps[i].offset ||
+		    off >= maps[i].offset + (maps[i].end - maps[i].start))))
+			continue;
+		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", pid,
+			 (unsigned long long)maps[i].start, (unsigned long long)maps[i].end);
+		if (!stat(link, &ms) && ms.st_dev == st->st_dev && ms.st_ino == st->st_ino) {
+			*out = maps[i];
+			found = true;
+		}
+	}
+	free(maps);
+	return found;
+}
+
+/* Whether the file is a Go program: its functions take arguments in
+ * other registers, keep no red zone and may grow their stack, and its
+ * requests are goroutines', not threads'. */
+static bool is_go(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".gopclntab") || !strcmp(name, ".go.buildinfo")))
+			return true;
+	}
+	return false;
+}
+
+bool cp_redirect_place_maps(pid_t pid, const struct stat *st)
+{
+	struct cp_proc_map m;
+
+	return find_mapping(pid, st, UINT64_MAX, &m);
+}
+
+/* The file's executable segment that holds off; false when none does. */
+static bool segment_of(Elf *elf, uint64_t off, GElf_Phdr *seg)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, seg) && seg->p_type == PT_LOAD && (seg->p_flags & PF_X) &&
+		    off >= seg->p_offset && off < seg->p_offset + seg->p_filesz)
+			return true;
+	return false;
+}
+
+/* The symbols next to [lo, hi) (vaddrs): the nearest that starts before
+ * lo (its start, and its end: 0 when it has no size) and the nearest that
+ * starts at hi or after (*next; 0 none). */
+static void neighbours(Elf *elf, uint64_t lo, uint64_t hi, uint64_t *prev_start,
+		       uint64_t *prev_end, uint64_t *next)
+{
+	Elf_Scn *scn = NULL;
+
+	*prev_start = *prev_end = *next = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			if (sym.st_value < lo && sym.st_value >= *prev_start) {
+				*prev_end = sym.st_value == *prev_start && *prev_end ?
+					    *prev_end : (sym.st_size ? sym.st_value + sym.st_size : 0);
+				*prev_start = sym.st_value;
+			}
+			if (sym.st_value >= hi && (!*next || sym.st_value < *next))
+				*next = sym.st_value;
+		}
+	}
+}
+
+/* Whether every byte of [from, to) of the file (file bytes at buf) is
+ * padding: nops and int3s. */
+static bool is_padding(const uint8_t *buf, size_t len)
+{
+	ZydisDecoder dec;
+	ZydisDecodedInstruction in;
+
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (size_t i = 0; i < len; i += in.length)
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i, &in)) ||
+		    (in.mnemonic != ZYDIS_MNEMONIC_NOP && in.mnemonic != ZYDIS_MNEMONIC_INT3))
+			return false;
+	return true;
+}
+
+/* Where the code of a function with no size (a start at vaddr start, up
+ * to lo) ends: after its last jump or return, when only padding follows;
+ * lo when not known. */
+static uint64_t code_end(int fd, const GElf_Phdr *seg, uint64_t start, uint64_t lo)
+{
+	uint8_t buf[256];
+	size_t len = lo - start, end = len;
+	ZydisDecoder dec;
+	ZydisDecodedInstruction in;
+
+	if (!start || len > sizeof(buf) ||
+	    pread(fd, buf, len, (off_t)(start - seg->p_vaddr + seg->p_offset)) != (ssize_t)len)
+		return lo;
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (size_t i = 0; i < len; i += in.length) {
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i, &in)))
+			return lo;
+		if (in.meta.category == ZYDIS_CATEGORY_UNCOND_BR || in.meta.category == ZYDIS_CATEGORY_RET)
+			end = i + in.length;
+	}
+	return end < len && is_padding(buf + end, len - end) ? start + end : lo;
+}
+
+/* The padding before and after the function (file offset off, size
+ * bytes, at func in the target): between it and its neighbours, when
+ * they are known, 64 bytes at most, nops and int3s in the file and the
+ * same in the target. */
+static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_t off,
+		      uint64_t size, uint64_t func, struct cp_redirect_room *room)
+{
+	uint64_t lo = off - seg->p_offset + seg->p_vaddr, hi = lo + size, prev_start, prev_end, next;
+	uint64_t gap[2][2];
+
+	neighbours(elf, lo, hi, &prev_start, &prev_end, &next);
+	if (!prev_end)
+		prev_end = code_end(fd, seg, prev_start, lo);
+	gap[0][0] = prev_end && prev_end <= lo && lo - prev_end <= 64 ? prev_end : lo;
+	gap[0][1] = lo;
+	gap[1][0] = hi;
+	gap[1][1] = next >= hi && next - hi <= 64 ? next : hi;
+	memset(room, 0, sizeof(*room));
+	for (int i = 0; i < 2; i++) {
+		uint8_t in_file[64], now[64];
+		size_t len = gap[i][1] - gap[i][0];
+		uint64_t at = func + (gap[i][0] - lo);
+
+		if (len < 5 || (size_t)pread(fd, in_file, len, (off_t)(off + (gap[i][0] - lo))) != len ||
+		    cp_proc_mem_read(pid, at, now, len) || memcmp(in_file, now, len) ||
+		    !is_padding(in_file, len))
+			continue;
+		room->pad[i][0] = at;
+		room->pad[i][1] = at + len;
+	}
+}
+
+/* Bytes of the file at off (zeros past its end). */
+static void file_bytes(int fd, uint64_t off, uint8_t *buf, size_t len)
+{
+	ssize_t got = pread(fd, buf, len, (off_t)off);
+
+	memset(buf + (got > 0 ? (size_t)got : 0), 0, len - (got > 0 ? (size_t)got : 0));
+}
+
+/* The first 64-byte place past the segment's end, in the mapping, that is
+ * as the file has it (no one wrote there) or holds this very trampoline
+ * (an earlier clockprof's, reused). */
+static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t seg_end,
+			const uint8_t *file, const uint8_t *live, size_t size, uint64_t func,
+			uint64_t call, const struct cp_redirect_room *room,
+			struct cp_redirect_place *out, char *why, size_t whylen)
+{
+	uint64_t from = (m->start + (seg_end - m->offset) + 63) & ~63ul;
+
+	for (uint64_t t = from; t + CP_REDIRECT_TRAMP_SIZE <= m->end; t += CP_REDIRECT_TRAMP_SIZE) {
+		uint8_t now[CP_REDIRECT_TRAMP_SIZE], in_file[CP_REDIRECT_TRAMP_SIZE];
+
+		if (cp_proc_mem_read(pid, t, now, sizeof(now)))
+			break;
+		file_bytes(fd, m->offset + (t - m->start), in_file, sizeof(in_file));
+		if (cp_redirect_plan_make(out->kind, file, live, size, func, t, call, room, &out->plan,
+					  why, whylen))
+			return -1;
+		out->written = !memcmp(now, out->plan.code, sizeof(now));
+		if (out->written || !memcmp(now, in_file, sizeof(now)))
+			return 0;
+	}
+	snprintf(why, whylen, "its file's executable segment has no room left in its last page for a trampoline");
+	return -1;
+}
+
+int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, uint64_t off,
+		      uint64_t size, uint64_t call, struct cp_redirect_place *out, char *why,
+		      size_t whylen)
+{
+	struct cp_redirect_room room;
+	struct cp_proc_map m;
+	struct stat st;
+	GElf_Phdr seg;
+	Elf *elf = NULL;
+	uint8_t *file = NULL, *live = NULL;
+	uint64_t seg_end, func;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	uint64_t sym_size = size;
+
+	memset(out, 0, sizeof(*out));
+	memset(&room, 0, sizeof(room));
+	out->kind = kind;
+	size = size && size < CODE_MAX ? size : CODE_MAX;
+	snprintf(why, whylen, "its file cannot be read, or is a Go program (its requests are goroutines', its ABI another)");
+	elf_version(EV_CURRENT);
+	if (fd < 0 || fstat(fd, &st) || !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || is_go(elf) ||
+	    !segment_of(elf, off, &seg))
+		goto out;
+	seg_end = seg.p_offset + seg.p_filesz;
+	size = off + size <= seg_end ? size : seg_end - off;
+	snprintf(why, whylen, "the target does not map it (yet)");
+	if (!find_mapping(pid, &st, off, &m))
+		goto out;
+	func = m.start + (off - m.offset);
+	snprintf(why, whylen, "its code cannot be read");
+	if (!(file = malloc(size)) || !(live = malloc(size)) ||
+	    pread(fd, file, size, (off_t)off) != (ssize_t)size || func + size > m.end ||
+	    cp_proc_mem_read(pid, func, live, size))
+		goto out;
+	out->prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
+		    PROT_EXEC;
+	if (sym_size == size)	/* its end known: the padding after it too */
+		find_room(pid, fd, elf, &seg, off, size, func, &room);
+	rc = choose_tramp(pid, fd, &m, seg_end, file, live, size, func, call, &room, out, why, whylen);
+out:
+	free(file);
+	free(live);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}

@@ -1,0 +1,406 @@
+/* redirect_plan.c - see redirect_plan.h. */
+#include <Zydis/Zydis.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "code_relocate.h"
+#include "redirect_plan.h"
+
+#define JMP_REL32 0xe9
+#define JMP_REL8 0xeb
+#define MAX_TARGETS 4096
+#define FLAG_SCAN_MAX 64
+#define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
+		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
+
+struct fn_code {
+	ZydisDecoder dec;
+	const uint8_t *bytes;
+	size_t size;
+	uint64_t func;
+	uint64_t targets[MAX_TARGETS];	/* where the function's own branches land */
+	size_t ntargets;
+};
+
+/* Where syscall()'s number and first argument are before an instruction
+ * (bit r of a mask: general register r holds it), and how many bytes the
+ * instructions before it pushed; ok: nothing else moved the stack
+ * pointer. */
+struct args_track {
+	uint16_t nr, a1;
+	unsigned depth;
+	bool ok;
+};
+
+static int gpr(ZydisRegister r)
+{
+	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ? (int)(r - ZYDIS_REGISTER_RAX) : -1;
+}
+
+/* The track after the instruction: a 64-bit register move copies what
+ * its source holds; any other write of a register loses it; a push
+ * deepens the stack. */
+static void track_insn(struct args_track *t, const ZydisDecodedInstruction *in,
+		       const ZydisDecodedOperand *ops)
+{
+	int dst = -1, src = -1;
+
+	if (in->mnemonic == ZYDIS_MNEMONIC_PUSH && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    gpr(ops[0].reg.value) != 4) {
+		t->depth += 8;
+		return;
+	}
+	if (in->mnemonic == ZYDIS_MNEMONIC_MOV && in->operand_width == 64 &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		dst = gpr(ops[0].reg.value);
+		src = gpr(ops[1].reg.value);
+	}
+	for (int i = 0; i < in->operand_count; i++) {
+		int r = ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER ? gpr(ops[i].reg.value) : -1;
+
+		if (r < 0 || !(ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			continue;
+		if (r == 4)
+			t->ok = false;
+		t->nr &= (uint16_t)~(1u << r);
+		t->a1 &= (uint16_t)~(1u << r);
+	}
+	if (dst >= 0 && src >= 0) {
+		t->nr |= (uint16_t)(((t->nr >> src) & 1) << dst);
+		t->a1 |= (uint16_t)(((t->a1 >> src) & 1) << dst);
+	}
+}
+
+static int lowest(uint16_t mask)
+{
+	return mask ? __builtin_ctz(mask) : -1;
+}
+
+static bool decode(const struct fn_code *f, size_t off, ZydisDecodedInstruction *in,
+		   ZydisDecodedOperand *ops)
+{
+	return off < f->size &&
+	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f->dec, f->bytes + off, f->size - off, in, ops));
+}
+
+static bool is_branch(const ZydisDecodedInstruction *in)
+{
+	return in->meta.branch_type != ZYDIS_BRANCH_TYPE_NONE ||
+	       in->meta.category == ZYDIS_CATEGORY_RET ||
+	       in->meta.category == ZYDIS_CATEGORY_SYSCALL ||
+	       in->meta.category == ZYDIS_CATEGORY_INTERRUPT;
+}
+
+/* The targets of the function's relative branches, start to end (the
+ * sweep stops at bytes it cannot decode: data, or padding). */
+static void sweep(struct fn_code *f)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	for (size_t off = 0; decode(f, off, &in, ops); off += in.length) {
+		ZyanU64 to;
+
+		if (in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE &&
+		    (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) && f->ntargets < MAX_TARGETS &&
+		    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], f->func + off, &to)))
+			f->targets[f->ntargets++] = to;
+	}
+}
+
+static bool lands_within(const struct fn_code *f, uint64_t from, uint64_t to)
+{
+	for (size_t i = 0; i < f->ntargets; i++)
+		if (f->targets[i] >= from && f->targets[i] < to)
+			return true;
+	return false;
+}
+
+/* Whether the flags are dead at off: every status flag written before an
+ * instruction reads one, or a call or return reached first (the ABI keeps
+ * no flag across either). A branch, or the end of what is looked at,
+ * before that: live. */
+static bool flags_dead(const struct fn_code *f, size_t off)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	uint32_t written = 0;
+
+	for (int n = 0; n < FLAG_SCAN_MAX && decode(f, off, &in, ops); n++, off += in.length) {
+		if (in.cpu_flags && (in.cpu_flags->tested & STATUS_FLAGS & ~written))
+			return false;
+		if (in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_RET)
+			return true;
+		if (in.cpu_flags)
+			written |= in.cpu_flags->modified | in.cpu_flags->set_0 |
+				   in.cpu_flags->set_1 | in.cpu_flags->undefined;
+		if ((written & STATUS_FLAGS) == STATUS_FLAGS)
+			return true;
+		if (is_branch(&in))
+			return false;
+	}
+	return false;
+}
+
+static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
+{
+	int32_t rel = (int32_t)(to - from_end);
+
+	memcpy(at, &rel, 4);
+}
+
+static bool within_rel32(uint64_t from_end, uint64_t to)
+{
+	int64_t d = (int64_t)(to - from_end);
+
+	return d == (int32_t)d;
+}
+
+static size_t put(uint8_t *c, size_t pos, const uint8_t *bytes, size_t n)
+{
+	memcpy(c + pos, bytes, n);
+	return pos + n;
+}
+
+/* push of general register r */
+static size_t put_push(uint8_t *c, size_t pos, int r)
+{
+	if (r >= 8)
+		c[pos++] = 0x41;
+	c[pos++] = (uint8_t)(0x50 + (r & 7));
+	return pos;
+}
+
+/* What syscall()'s count is given on the stack: the call site (at the
+ * depth the function has pushed, above the red zone the trampoline
+ * skips), the number, the first argument. */
+static size_t put_syscall_args(uint8_t *c, size_t pos, const struct args_track *t)
+{
+	static const uint8_t push_mem[] = { 0xff, 0xb4, 0x24 };	/* push [rsp + disp32] */
+	uint32_t disp = 128 + t->depth;
+
+	pos = put(c, pos, push_mem, sizeof(push_mem));
+	memcpy(c + pos, &disp, 4);
+	pos = put_push(c, pos + 4, lowest(t->nr));
+	return put_push(c, pos, lowest(t->a1));
+}
+
+/* lea rsp, [rsp - 128]; (syscall(): its arguments pushed); call [rip +
+ * the code's address]; lea rsp, [rsp + 128 (+ 24)]; the replaced
+ * instruction; jmp back; the code's address. */
+static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
+		       enum cp_redirect_kind kind, const struct args_track *t, uint64_t call)
+{
+	static const uint8_t below[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+	static const uint8_t call_ind[] = { 0xff, 0x15 };
+	uint8_t above[] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00 };
+	uint8_t *c = plan->code;
+	size_t pos = 0, nrel, addr_at = CP_REDIRECT_TRAMP_SIZE - 8;
+	uint64_t off = plan->at - f->func;
+
+	memset(c, 0xcc, CP_REDIRECT_TRAMP_SIZE);
+	pos = put(c, pos, below, sizeof(below));
+	if (kind == CP_REDIRECT_SYSCALL) {
+		pos = put_syscall_args(c, pos, t);
+		above[4] = 128 + 24;
+	}
+	pos = put(c, pos, call_ind, sizeof(call_ind));
+	put_rel32(c + pos, plan->tramp + pos + 4, plan->tramp + addr_at);
+	pos = put(c, pos + 4, above, sizeof(above));
+	nrel = cp_code_relocate(f->bytes + off, f->size - off, plan->at, plan->tramp + pos, c + pos);
+	if (!nrel || pos + nrel + 5 > addr_at ||
+	    !within_rel32(plan->tramp + pos + nrel + 5, plan->at + plan->len))
+		return -1;
+	pos += nrel;
+	c[pos] = JMP_REL32;
+	put_rel32(c + pos + 1, plan->tramp + pos + 5, plan->at + plan->len);
+	memcpy(c + addr_at, &call, 8);
+	return 0;
+}
+
+/* The word with the jump over the replaced bytes: to the trampoline, or
+ * short, to the springboard. */
+static uint64_t with_jump(const struct cp_redirect_plan *plan, uint64_t word)
+{
+	uint8_t w[8];
+	unsigned at = (unsigned)(plan->at - plan->qword);
+
+	memcpy(w, &word, 8);
+	if (plan->jump_len == 5) {
+		w[at] = JMP_REL32;
+		put_rel32(w + at + 1, plan->at + 5, plan->tramp);
+	} else {
+		w[at] = JMP_REL8;
+		w[at + 1] = (uint8_t)(int8_t)((int64_t)plan->springboard - (int64_t)(plan->at + 2));
+	}
+	memcpy(&word, w, 8);
+	return word;
+}
+
+/* A springboard's place in room within a short jump of from (the end of
+ * a 2-byte jump): 0 when none. */
+static uint64_t springboard_at(const struct cp_redirect_room *room, uint64_t from)
+{
+	for (int i = 0; room && i < 2; i++)
+		for (uint64_t p = room->pad[i][0]; p + 5 <= room->pad[i][1]; p++) {
+			int64_t d = (int64_t)p - (int64_t)from;
+
+			if (d >= -128 && d <= 127)
+				return p;
+		}
+	return 0;
+}
+
+/* The jump the instruction at off (in) can take: 5, 2 (with a springboard
+ * in room), 0 none. */
+static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecodedInstruction *in,
+			 const struct cp_redirect_room *room, uint64_t *springboard)
+{
+	uint64_t at = f->func + off;
+
+	if (off + 8 - (at & 7) > f->size || lands_within(f, at, at + in->length) ||
+	    !flags_dead(f, off))
+		return 0;
+	if (in->length >= 5 && (at & 7) + 5 <= 8)
+		return 5;
+	if (in->length >= 2 && (at & 7) + 2 <= 8 && (*springboard = springboard_at(room, at + 2)))
+		return 2;
+	return 0;
+}
+
+/* The words of the site: the live word (a leftover's jump taken for ours:
+ * the displaced bytes the file's, or exactly our jump). */
+static int site_words(const struct fn_code *f, const uint8_t *file, const uint8_t *live,
+		      struct cp_redirect_plan *plan)
+{
+	size_t q = plan->qword - f->func, a = plan->at - plan->qword;
+	uint64_t word, from_file;
+
+	memcpy(&word, live + q, 8);
+	memcpy(&from_file, live + q, 8);
+	memcpy((uint8_t *)&from_file + a, file + q + a, plan->jump_len);
+	if (!memcmp(live + q + a, file + q + a, plan->len)) {
+		plan->original = word;
+		plan->patched = with_jump(plan, word);
+		return 0;
+	}
+	if (word != with_jump(plan, from_file) ||
+	    memcmp(live + q + a + plan->jump_len, file + q + a + plan->jump_len,
+		   plan->len - plan->jump_len))
+		return -1;
+	plan->original = from_file;
+	plan->patched = word;
+	return 0;
+}
+
+/* Where the near jump to the trampoline ends: at the site, or at the
+ * springboard. */
+static uint64_t jump_end(const struct cp_redirect_plan *plan)
+{
+	return plan->jump_len == 5 ? plan->at + 5 : plan->springboard + 5;
+}
+
+/* Whether the instruction before which t stands can take syscall()'s
+ * jump: the number and first argument in registers, the stack known. */
+static bool args_known(enum cp_redirect_kind kind, const struct args_track *t)
+{
+	return kind != CP_REDIRECT_SYSCALL || (t->ok && t->nr && t->a1 && t->depth <= 0x10000);
+}
+
+/* What one pass over the function's straight-line start looks for. */
+struct site_search {
+	struct fn_code *f;
+	enum cp_redirect_kind kind;
+	const struct cp_redirect_room *room;	/* NULL: near jumps only */
+	uint64_t call;
+	size_t first;				/* the second instruction */
+	struct args_track t;			/* before it */
+};
+
+/* The first instruction of the pass's kind that can take the jump, its
+ * plan made (but its words): 1, or 0 when none can. */
+static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	for (size_t off = ss->first; decode(ss->f, off, &in, ops) && !is_branch(&in);
+	     track_insn(&ss->t, &in, ops), off += in.length) {
+		plan->jump_len = can_take(ss->f, off, &in, ss->room, &plan->springboard);
+		if (!args_known(ss->kind, &ss->t) || !plan->jump_len ||
+		    (ss->room && plan->jump_len == 5))
+			continue;
+		plan->at = ss->f->func + off;
+		plan->len = in.length;
+		plan->qword = plan->at & ~7ul;
+		if (!within_rel32(jump_end(plan), plan->tramp) ||
+		    build_tramp(ss->f, plan, ss->kind, &ss->t, ss->call))
+			continue;
+		if (plan->jump_len == 2) {
+			plan->springboard_code[0] = JMP_REL32;
+			put_rel32(plan->springboard_code + 1, plan->springboard + 5, plan->tramp);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live,
+			  size_t size, uint64_t func, uint64_t tramp, uint64_t call,
+			  const struct cp_redirect_room *room, struct cp_redirect_plan *plan,
+			  char *why, size_t whylen)
+{
+	static struct fn_code f;	/* large: the branch targets */
+	struct site_search ss = { .f = &f, .kind = kind, .call = call,
+				  .t = { .nr = 1u << 7, .a1 = 1u << 6, .ok = true } };	/* rdi, rsi */
+	struct args_track start;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	int found;
+
+	memset(plan, 0, sizeof(*plan));
+	memset(&f, 0, sizeof(f));
+	ZydisDecoderInit(&f.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	f.bytes = file;
+	f.size = size;
+	f.func = func;
+	plan->func = func;
+	plan->tramp = tramp;
+	sweep(&f);
+	if (!decode(&f, 0, &in, ops) || is_branch(&in)) {
+		snprintf(why, whylen, "its first instruction is a branch, or cannot be decoded");
+		return -1;
+	}
+	ss.first = in.length;
+	track_insn(&ss.t, &in, ops);
+	start = ss.t;
+	/* near jumps first (a springboard, though never run, is a change to
+	 * the code between two functions that stays), then short ones */
+	if (!(found = find_site(&ss, plan)) && room) {
+		ss.t = start;
+		ss.room = room;
+		found = find_site(&ss, plan);
+	}
+	if (!found) {
+		snprintf(why, whylen,
+			 "no instruction after its first and before its first branch can take a jump (5 bytes or more, or 2 with padding near for a springboard, within an aligned word; no branch landing there; the flags dead%s)",
+			 kind == CP_REDIRECT_SYSCALL ? "; the syscall's number and argument in registers" : "");
+		return -1;
+	}
+	if (site_words(&f, file, live, plan)) {
+		snprintf(why, whylen, "its code at +0x%llx differs from its file's (another tool has written there)",
+			 (unsigned long long)(plan->at - func));
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t cp_redirect_plan_unpatched(const struct cp_redirect_plan *plan, uint64_t live)
+{
+	unsigned a = (unsigned)(plan->at - plan->qword);
+
+	memcpy((uint8_t *)&live + a, (const uint8_t *)&plan->original + a, plan->jump_len);
+	return live;
+}

@@ -1,0 +1,104 @@
+"""Functions redirected inside the target by the vDSO patch
+(lib/probe/mech/patch/redirect_plan.h): a func: request boundary, closed
+there, coexists with another tool's uprobe and uretprobe on the same
+function, placed and removed while clockprof's window is open, in either
+order: the target is unharmed, every request is counted exactly, the
+other tool counts its calls, and the code is the file's again after."""
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from common import Skip, code_changed
+from readiness import wait_attached, wait_for, wait_serving
+
+
+class Bpftrace:
+    """bpftrace counting the calls and returns of one function."""
+
+    def __init__(self, exe, fn):
+        if not shutil.which("bpftrace"):
+            raise Skip("bpftrace not installed (make test-deps installs it)")
+        prog = (f"uprobe:{exe}:{fn} {{ @calls = count(); }} "
+                f"uretprobe:{exe}:{fn} {{ @returns = count(); }}")
+        self.p = subprocess.Popen(["bpftrace", "-e", prog], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
+        line = self.p.stdout.readline()
+        assert line.startswith("Attaching"), f"bpftrace said {line!r}"
+        time.sleep(0.2)  # its probes are in once it says so; a little margin
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        out, err = self.p.communicate(timeout=30)
+        counts = {}
+        for line in out.splitlines():
+            if line.startswith("@"):
+                name, value = line.split(":")
+                counts[name.strip("@ ")] = int(value)
+        return counts
+
+
+def attach(ctx, pid, seconds):
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
+                             str(seconds), "-r", "func:handle_request", str(pid)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return proc, out
+
+
+def finish(ctx, proc, out):
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {err}"
+    return ctx.load_json(out)
+
+
+def check(run, traced, target):
+    """Every request 2 reads (reads_target clock_gettime 2), closed in the
+    target with no trap; the other tool's uprobes fired; the target lives."""
+    assert run["per_request"]["histogram"] == [[2, run["request"]["count"]]], run["per_request"]
+    assert run["request"]["count"] > 100, run["request"]
+    assert run["probe"]["hits"] == 0, run["probe"]
+    assert not [w for w in run["warnings"] if "boundary" in w or "uprobe" in w], run["warnings"]
+    assert traced.get("calls", 0) > 100 and traced.get("returns", 0) > 100, traced
+    assert target.poll() is None, "the target died"
+
+
+def coexist(ctx, bpftrace_first):
+    """bpftrace's probes placed (after clockprof, or before it) and removed
+    while clockprof's window is open on reads_target's handle_request."""
+    exe = ctx.target("reads_target")
+    target = subprocess.Popen([exe, "clock_gettime", "2", "0"])
+    try:
+        wait_serving(target)
+        bt = Bpftrace(exe, "handle_request") if bpftrace_first else None
+        proc, out = attach(ctx, target.pid, 3)
+        wait_attached(proc)
+        if not bt:
+            time.sleep(0.3)
+            bt = Bpftrace(exe, "handle_request")
+        time.sleep(1)
+        traced = bt.stop()
+        run = finish(ctx, proc, out)
+        check(run, traced, target)
+        wait_for(lambda: code_changed(target.pid) == 0, "the target's code to be its file's")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_bpftrace_on_a_redirected_boundary_placed_and_removed_mid_window(ctx):
+    """clockprof first, then bpftrace's uprobe and uretprobe on the same
+    handle_request (the kernel writes an int3 over its first instruction,
+    which the redirect leaves alone, and single-steps it), removed while
+    the window is still open."""
+    coexist(ctx, bpftrace_first=False)
+
+
+def test_a_boundary_redirected_under_bpftrace_uprobes_removed_mid_window(ctx):
+    """bpftrace first (its int3 is at the function's entry when clockprof
+    plans the redirect, in the same aligned word as the jump), clockprof
+    attaches, bpftrace's probes go while the window is open (the kernel
+    writes the first byte back), and clockprof switches the word back as
+    it now is at the window's end."""
+    coexist(ctx, bpftrace_first=True)

@@ -1,0 +1,61 @@
+/* patch_table_fixture.h - a vDSO patch's counter table mapped in the test's
+ * own process, as the stub maps it in a target, its code pages built
+ * (vdso_count.S, boundary_close.S) and made executable: each read's path
+ * jumps back to cp_test_read_landing, which returns to the caller of
+ * cp_test_read_enter. For the tests that run that code here. */
+#ifndef CP_PATCH_TABLE_FIXTURE_H
+#define CP_PATCH_TABLE_FIXTURE_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "boundary_close.h"
+#include "clockreads.h"
+#include "vdso_area.h"
+#include "vdso_count.h"
+
+void cp_test_read_enter(const void *path, const uint64_t *ret, uint64_t r9, uint64_t r10);
+void cp_test_read_landing(void);
+
+static inline uint8_t *cp_test_table_open(void)
+{
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp [rip + 0] */
+	uint64_t landing = (uint64_t)(uintptr_t)cp_test_read_landing, cont[CP_ENTRY_MAX];
+	uint8_t *t = mmap(NULL, CP_VDSO_MAP_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *code, *back;
+
+	if (t == MAP_FAILED)
+		return NULL;
+	code = t + CP_PATCH_CODE_OFF;
+	back = code + CP_PATCH_CODE_SIZE - 16;
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		cont[e] = (uint64_t)(uintptr_t)back;
+	if (cp_vdso_count_build((uint64_t)(uintptr_t)t, cont, code))
+		return NULL;
+	memcpy(back, jmp_abs, sizeof(jmp_abs));
+	memcpy(back + sizeof(jmp_abs), &landing, 8);
+	return mprotect(code, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC) ? NULL : t;
+}
+
+static inline void cp_test_table_close(uint8_t *t)
+{
+	munmap(t, CP_VDSO_MAP_SIZE);
+}
+
+/* The calling thread's home slot's index, as the code hashes its key. */
+static inline uint64_t cp_test_home_slot(void)
+{
+	uint64_t key;
+
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(key));
+	return ((key * CP_PATCH_HASH) >> 45 & (CP_PATCH_SLOTS - 1) * 128) / 128;
+}
+
+/* Slot index's request block (boundary_close.S). */
+static inline uint64_t *cp_test_request_block(uint8_t *t, uint64_t slot)
+{
+	return (uint64_t *)(t + CP_PATCH_BLOCKS_OFF + (slot + 1) * CP_PATCH_BLOCK);
+}
+
+#endif

@@ -1,0 +1,223 @@
+/* test_redirect_plan.c - where a redirected function's jump goes
+ * (redirect_plan.c), on code of the test's making: never its
+ * first instruction, never where the flags are live or a branch lands,
+ * refused where the bytes are not the file's, a leftover's jump taken
+ * for ours; and one plan run for real here, its trampoline calling the
+ * close (boundary_close.S) on a table of the test's own. */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "patch_table_fixture.h"
+#include "redirect_plan.h"
+#include "syscall_count.h"
+#include "unit.h"
+
+#define FUNC 0x401000ul
+#define TRAMP 0x402000ul
+#define CLOSE 0x7f0000001000ul
+
+/* push rbp; lea rax, [rip + 0xf8] (at +1, 7 bytes: the site); mov rax,
+ * [rax]; pop rbp; ret. The lea's target, +0x100, holds the answer. */
+static const uint8_t lea_fn[] = { 0x55, 0x48, 0x8d, 0x05, 0xf8, 0x00, 0x00, 0x00,
+				  0x48, 0x8b, 0x00, 0x5d, 0xc3 };
+
+static int plan(const uint8_t *file, const uint8_t *live, size_t n, struct cp_redirect_plan *p)
+{
+	char why[256];
+
+	return cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, file, live, n, FUNC, TRAMP, CLOSE, NULL, p,
+				     why, sizeof(why));
+}
+
+TEST(redirect_plan_takes_the_second_instruction_never_the_first)
+{
+	struct cp_redirect_plan p;
+	uint8_t live[sizeof(lea_fn)];
+
+	memcpy(live, lea_fn, sizeof(live));
+	CHECK(plan(lea_fn, live, sizeof(lea_fn), &p) == 0);
+	CHECK(p.at == FUNC + 1 && p.len == 7 && p.qword == FUNC);
+	CHECK((p.patched & 0xff) == 0x55);		/* the first instruction, kept */
+	CHECK(((p.patched >> 8) & 0xff) == 0xe9);	/* the jump, after it */
+	CHECK(cp_redirect_plan_unpatched(&p, p.patched) == p.original);
+}
+
+TEST(redirect_plan_refuses_a_function_whose_only_long_instruction_is_its_first)
+{
+	/* mov edi, 1 (5 bytes, first); push rbp; pop rbp; ret */
+	static const uint8_t fn[] = { 0xbf, 0x01, 0x00, 0x00, 0x00, 0x55, 0x5d, 0xc3 };
+	struct cp_redirect_plan p;
+
+	CHECK(plan(fn, fn, sizeof(fn), &p) != 0);
+}
+
+TEST(redirect_plan_refuses_where_the_flags_are_live)
+{
+	/* push rbp; lea; jne: the jne reads the flags its caller left (as
+	 * if the function tested them first), which the close would change */
+	static const uint8_t fn[] = { 0x55, 0x48, 0x8d, 0x05, 0xf8, 0x00, 0x00, 0x00,
+				      0x75, 0x00, 0x5d, 0xc3 };
+	struct cp_redirect_plan p;
+
+	CHECK(plan(fn, fn, sizeof(fn), &p) != 0);
+}
+
+TEST(redirect_plan_refuses_where_a_branch_of_the_function_lands)
+{
+	/* lea_fn, then a jump back to the lea at +1 */
+	static const uint8_t fn[] = { 0x55, 0x48, 0x8d, 0x05, 0xf8, 0x00, 0x00, 0x00,
+				      0x48, 0x8b, 0x00, 0x5d, 0xc3, 0xeb, 0xf2 };
+	struct cp_redirect_plan p;
+
+	CHECK(plan(fn, fn, sizeof(fn), &p) != 0);
+}
+
+TEST(redirect_plan_refuses_bytes_someone_else_wrote_and_keeps_an_entry_uprobe)
+{
+	struct cp_redirect_plan p;
+	uint8_t live[sizeof(lea_fn)];
+
+	memcpy(live, lea_fn, sizeof(live));
+	live[3] = 0xcc;				/* inside the site: another tool's */
+	CHECK(plan(lea_fn, live, sizeof(lea_fn), &p) != 0);
+	memcpy(live, lea_fn, sizeof(live));
+	live[0] = 0xcc;				/* a uprobe at the entry: it coexists */
+	CHECK(plan(lea_fn, live, sizeof(lea_fn), &p) == 0);
+	CHECK((p.original & 0xff) == 0xcc && (p.patched & 0xff) == 0xcc);
+}
+
+TEST(redirect_plan_takes_a_leftover_jump_of_its_own_for_ours)
+{
+	struct cp_redirect_plan p, again;
+	uint8_t live[sizeof(lea_fn)];
+
+	memcpy(live, lea_fn, sizeof(live));
+	CHECK(plan(lea_fn, live, sizeof(lea_fn), &p) == 0);
+	memcpy(live, &p.patched, 8);		/* an earlier clockprof's, left switched */
+	CHECK(plan(lea_fn, live, sizeof(lea_fn), &again) == 0);
+	CHECK(again.original == p.original && again.patched == p.patched);
+}
+
+TEST(redirect_plan_runs_the_function_through_its_trampoline_and_the_close)
+{
+	uint8_t *t = cp_test_table_open(), *code;
+	struct cp_redirect_plan p;
+	char why[256];
+	long (*fn)(void);
+	uint64_t answer = 42;
+
+	CHECK(t != NULL);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	memcpy(code, lea_fn, sizeof(lea_fn));
+	memcpy(code + 0x100, &answer, 8);
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, lea_fn, code, sizeof(lea_fn),
+				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), NULL, &p, why,
+				    sizeof(why)) == 0);
+	memcpy(code + 0x200, p.code, sizeof(p.code));
+	memcpy(code, &p.patched, 8);
+	fn = (long (*)(void))(uintptr_t)code;
+	CHECK(fn() == 42 && fn() == 42 && fn() == 42);
+	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HITS] == 3);
+	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HIST] == 2);
+	munmap(code, 4096);
+	cp_test_table_close(t);
+}
+
+/* mov eax, [rip + 0xfa] (first: +0x100 holds the answer); test eax, eax
+ * (at +6, 2 bytes: the site, by a short jump); jle +1; ret; xor eax,
+ * eax; ret. Padding (nops) from +0x10 to +0x20: the springboard's room. */
+static const uint8_t test_fn[] = { 0x8b, 0x05, 0xfa, 0x00, 0x00, 0x00, 0x85, 0xc0,
+				   0x7e, 0x01, 0xc3, 0x31, 0xc0, 0xc3 };
+
+TEST(redirect_plan_takes_a_short_instruction_by_a_springboard_in_the_padding)
+{
+	uint8_t *t = cp_test_table_open(), *code;
+	struct cp_redirect_plan p;
+	struct cp_redirect_room room = { 0 };
+	char why[256];
+	uint64_t answer = 42;
+	long (*fn)(void);
+
+	CHECK(t != NULL);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	memcpy(code, test_fn, sizeof(test_fn));
+	memset(code + 0x10, 0x90, 0x10);
+	memcpy(code + 0x100, &answer, 8);
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
+				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p, why,
+				    sizeof(why)) != 0);	/* no room: no springboard */
+	room.pad[1][0] = (uint64_t)(uintptr_t)code + 0x10;
+	room.pad[1][1] = (uint64_t)(uintptr_t)code + 0x20;
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
+				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p, why,
+				    sizeof(why)) == 0);
+	CHECK(p.at == (uint64_t)(uintptr_t)code + 6 && p.jump_len == 2);
+	CHECK(p.springboard == (uint64_t)(uintptr_t)code + 0x10);
+	memcpy(code + 0x200, p.code, sizeof(p.code));
+	memcpy(code + 0x10, p.springboard_code, sizeof(p.springboard_code));
+	memcpy(code, &p.patched, 8);
+	fn = (long (*)(void))(uintptr_t)code;
+	CHECK(fn() == 42 && fn() == 42);
+	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HITS] == 2);
+	munmap(code, 4096);
+	cp_test_table_close(t);
+}
+
+/* A C library's syscall(), as glibc's: the arguments moved down a
+ * register, the number into rax, the seventh from the stack (+0x12, 5
+ * bytes: the site), syscall, an error check. */
+static const uint8_t syscall_fn[] = {
+	0x48, 0x89, 0xf8, 0x48, 0x89, 0xf7, 0x48, 0x89, 0xd6, 0x48, 0x89, 0xca,
+	0x4d, 0x89, 0xc2, 0x4d, 0x89, 0xc8, 0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x0f,
+	0x05, 0x48, 0x3d, 0x01, 0xf0, 0xff, 0xff, 0x73, 0x01, 0xc3, 0x48, 0xc7,
+	0xc0, 0xff, 0xff, 0xff, 0xff, 0xc3 };
+
+TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
+{
+	uint8_t *t = cp_test_table_open(), *code;
+	struct cp_redirect_plan p;
+	struct timespec ts = { 0 };
+	struct timeval tv;
+	char why[256];
+	long (*sys)(long, ...);
+	uint64_t *b, *sites;
+	int found = 0;
+
+	CHECK(t != NULL);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	memcpy(code, syscall_fn, sizeof(syscall_fn));
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_SYSCALL, syscall_fn, code, sizeof(syscall_fn),
+				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+				    cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p, why,
+				    sizeof(why)) == 0);
+	CHECK(p.at == (uint64_t)(uintptr_t)code + 0x12 && p.jump_len == 5);
+	memcpy(code + 0x200, p.code, sizeof(p.code));
+	memcpy(code + 0x10, &p.patched, 8);
+	sys = (long (*)(long, ...))(uintptr_t)code;
+	CHECK(sys(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) == 0 && ts.tv_sec > 0);
+	CHECK(sys(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) == 0);
+	CHECK(sys(SYS_gettimeofday, &tv, NULL) == 0);
+	CHECK(sys(SYS_getpid) == getpid());
+	b = cp_test_request_block(t, cp_test_home_slot());
+	CHECK(b[CP_PB_SYSCALLS + 2] == 2 && b[CP_PB_SYSCALLS + 14] == 1);
+	uint64_t all = 0;
+	for (int i = 1; i < 16; i++)
+		all += b[CP_PB_SYSCALLS + i];
+	CHECK(all == 3);			/* getpid: not a clock read */
+	sites = (uint64_t *)(t + CP_PATCH_SITES_OFF + cp_test_home_slot() * CP_PATCH_SITE_BLOCK);
+	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++)
+		found += sites[2 * e] && cp_patch_site_direct(sites[2 * e]) ? (int)sites[2 * e + 1] : 0;
+	CHECK(found == 3);			/* at their call sites, through syscall() */
+	munmap(code, 4096);
+	cp_test_table_close(t);
+}
