@@ -44,6 +44,8 @@
 #define CP_PB_EPOCH 1		/* the epoch the block was reset in, + 1 */
 #define CP_PB_LAST_SUM 2	/* the slot's reads at its last boundary */
 #define CP_PB_MAX 3		/* the most reads in one request */
+#define CP_PB_SC_TOTAL 4	/* its reads through syscall(), all words */
+#define CP_PB_SC_TOTAL_LAST 5	/* ... at its last boundary */
 #define CP_PB_FIRST 16		/* the slot's words at its first boundary */
 #define CP_PB_LAST 32		/* ... and at its last */
 #define CP_PB_SITES_FIRST 48	/* its site block's counts at its first */

@@ -46,11 +46,16 @@
 	.endm
 
 /* The counts of the site block's 32 entries (rdi) into the block from
- * word dst (the keys stay in the site block, which never drops one). */
+ * word dst (the keys stay in the site block, which never drops one);
+ * an entry no read has claimed (key 0, count 0) is left as it was, 0:
+ * a request touches a few sites, and a store costs more than a load. */
 	.macro COPY_SITES dst
 	.irp	j, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+	cmp	qword ptr [rdi + \j * 16], 0
+	je	1f
 	mov	r8, [rdi + \j * 16 + 8]
 	mov	[rsi + (\dst + \j) * 8], r8
+1:
 	.endr
 	.endm
 
@@ -75,12 +80,9 @@ cp_boundary_close_start:
 	cmp	[rsi + CP_PB_EPOCH * 8], rax	/* written (zeros) is reset too */
 	jne	.Lreset
 .Lsum:
-	mov	rax, [rcx + 8]		/* the slot's reads: words 1-15, and */
-	.irp	i, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-	add	rax, [rcx + \i * 8]	/* those through syscall() */
-	.endr
+	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]	/* the reads through syscall(), */
 	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-	add	rax, [rsi + (CP_PB_SYSCALLS + \i) * 8]
+	add	rax, [rcx + \i * 8]	/* and the slot's: words 1-15 */
 	.endr
 	cmp	qword ptr [rsi + CP_PB_HITS * 8], 0
 	je	.Lfirst
@@ -96,8 +98,12 @@ cp_boundary_close_start:
 2:	inc	qword ptr [rsi + r8 * 8 + CP_PB_HIST * 8]
 	mov	[rsi + CP_PB_LAST_SUM * 8], rax
 	COPY_WORDS CP_PB_LAST
+	mov	r8, [rsi + CP_PB_SC_TOTAL * 8]	/* none through syscall() since: */
+	cmp	r8, [rsi + CP_PB_SC_TOTAL_LAST * 8]	/* their words are as they were */
+	je	3f
+	mov	[rsi + CP_PB_SC_TOTAL_LAST * 8], r8
 	COPY_SYSCALLS CP_PB_SC_LAST
-	COPY_SITES CP_PB_SITES_LAST
+3:	COPY_SITES CP_PB_SITES_LAST
 	inc	qword ptr [rsi + CP_PB_HITS * 8]	/* last: a reader that sees it sees the rest */
 .Lout:
 	RESTORE_REGS
@@ -114,8 +120,15 @@ cp_boundary_close_start:
 	COPY_WORDS CP_PB_LAST
 	COPY_SYSCALLS CP_PB_SC_FIRST
 	COPY_SYSCALLS CP_PB_SC_LAST
-	COPY_SITES CP_PB_SITES_FIRST
-	COPY_SITES CP_PB_SITES_LAST
+	mov	r8, [rsi + CP_PB_SC_TOTAL * 8]
+	mov	[rsi + CP_PB_SC_TOTAL_LAST * 8], r8
+	xor	edx, edx		/* the sites, by a loop: once a thread */
+1:	mov	r8, [rdi + rdx * 2 + 8]	/* (rdx: 8 x the entry) */
+	mov	[rsi + rdx + CP_PB_SITES_FIRST * 8], r8
+	mov	[rsi + rdx + CP_PB_SITES_LAST * 8], r8
+	add	edx, 8
+	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
+	jb	1b
 	mov	qword ptr [rsi + CP_PB_HITS * 8], 1
 	jmp	.Lout
 

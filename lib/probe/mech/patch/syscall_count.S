@@ -58,6 +58,7 @@ cp_syscall_count_start:
 	SLOT_FIND .Lshared
 	SLOT_BLOCK			/* rsi: the slot's request block */
 	inc	qword ptr [rsi + r10 * 8 + CP_PB_SYSCALLS * 8]	/* the thread's own: no lock */
+	inc	qword ptr [rsi + CP_PB_SC_TOTAL * 8]	/* the close's shortcut */
 	/* the site: the call site | no wrapper << 48 | entry << 60 | 1 << 62 */
 	lea	rdi, [r9 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's site block */
 	mov	r8, [rsp + 88]		/* the call site */
@@ -95,6 +96,7 @@ cp_syscall_count_start:
 
 .Lshared:				/* no key or no slot: block 0 */
 	lock inc qword ptr [r9 + r10 * 8 + CP_PATCH_BLOCKS_OFF + CP_PB_SYSCALLS * 8]
+	lock inc qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB_SC_TOTAL * 8]
 	jmp	.Lout
 
 	.balign 16
