@@ -46,6 +46,9 @@
 #define CP_PB_MAX 3		/* the most reads in one request */
 #define CP_PB_SC_TOTAL 4	/* its reads through syscall(), all words */
 #define CP_PB_SC_TOTAL_LAST 5	/* ... at its last boundary */
+#define CP_PB_SITES_USED 6	/* bit e: its site block's entry e is claimed
+				 * (set by whoever claims it: vdso_count.S,
+				 * syscall_count.S), for the close to copy */
 #define CP_PB_FIRST 16		/* the slot's words at its first boundary */
 #define CP_PB_LAST 32		/* ... and at its last */
 #define CP_PB_SITES_FIRST 48	/* its site block's counts at its first */

@@ -51,6 +51,9 @@ TEST(boundary_close_keeps_requests_their_reads_and_sites)
 	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++)
 		in_sites += b[CP_PB_SITES_LAST + e] - b[CP_PB_SITES_FIRST + e];
 	CHECK(in_sites == 6);
+	/* two sites claimed, each said in the block as the read's count
+	 * claimed it (the close copies those only) */
+	CHECK(__builtin_popcountll(b[CP_PB_SITES_USED]) == 2);
 	cp_test_table_close(t);
 }
 

@@ -218,6 +218,7 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++)
 		found += sites[2 * e] && cp_patch_site_direct(sites[2 * e]) ? (int)sites[2 * e + 1] : 0;
 	CHECK(found == 3);			/* at their call sites, through syscall() */
+	CHECK(b[CP_PB_SITES_USED] != 0);	/* claimed: said for the close */
 	munmap(code, 4096);
 	cp_test_table_close(t);
 }

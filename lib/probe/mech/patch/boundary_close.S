@@ -45,18 +45,24 @@
 	.endr
 	.endm
 
-/* The counts of the site block's 32 entries (rdi) into the block from
- * word dst (the keys stay in the site block, which never drops one);
- * an entry no read has claimed (key 0, count 0) is left as it was, 0:
- * a request touches a few sites, and a store costs more than a load. */
+/* The counts of the site block's claimed entries (rdi; CP_PB_SITES_USED
+ * says which, set as each is claimed) into the block from word dst (the
+ * keys stay in the site block, which never drops one): a thread's reads
+ * come from a few sites, and an entry never claimed holds 0. Uses rax,
+ * rdx and r8. */
 	.macro COPY_SITES dst
-	.irp	j, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
-	cmp	qword ptr [rdi + \j * 16], 0
-	je	1f
-	mov	r8, [rdi + \j * 16 + 8]
-	mov	[rsi + (\dst + \j) * 8], r8
-1:
-	.endr
+	mov	rdx, [rsi + CP_PB_SITES_USED * 8]
+	test	rdx, rdx
+	jz	2f
+1:	bsf	rax, rdx		/* the next claimed entry */
+	mov	r8, rax
+	shl	r8, 4
+	mov	r8, [rdi + r8 + 8]
+	mov	[rsi + rax * 8 + \dst * 8], r8
+	lea	r8, [rdx - 1]
+	and	rdx, r8
+	jnz	1b
+2:
 	.endm
 
 	.section .rodata.cp_boundary_close, "a"

@@ -81,7 +81,7 @@ cp_syscall_count_start:
 	xor	eax, eax
 	lock cmpxchg [rdi + rcx], r8	/* an empty entry: claimed (a signal
 					 * handler's read may race this one) */
-	je	4f
+	je	5f
 	cmp	rax, r8
 	je	4f
 3:	add	ecx, 16
@@ -89,6 +89,9 @@ cp_syscall_count_start:
 	dec	edx
 	jnz	2b
 	jmp	.Lout			/* the block is full: no site */
+5:	mov	eax, ecx		/* claimed: said for the close */
+	shr	eax, 4
+	lock bts qword ptr [rsi + CP_PB_SITES_USED * 8], rax
 4:	inc	qword ptr [rdi + rcx + 8]
 .Lout:
 	RESTORE_REGS

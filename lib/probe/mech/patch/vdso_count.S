@@ -243,7 +243,7 @@ cp_vdso_count_start:
 	xor	eax, eax
 	lock cmpxchg [rdx + rcx], rdi	/* an empty entry: claim it (a signal
 					 * handler's read may race this one) */
-	je	.Lcount_\entry
+	je	.Lclaimed_\entry
 	cmp	rax, rdi
 	je	.Lcount_\entry
 .Lnext_\entry:
@@ -252,6 +252,16 @@ cp_vdso_count_start:
 	dec	ebx
 	jnz	.Lsite_entry_\entry
 	jmp	.Ldone_\entry		/* the block is full: no site */
+/* The entry claimed: said in the slot's request block, whose close
+ * (boundary_close.S) copies the claimed entries only. */
+.Lclaimed_\entry:
+	lea	rax, [rdx - CP_PATCH_SITES_OFF]
+	sub	rax, r11		/* the slot's index x 512 */
+	shr	rax, 2
+	imul	rax, rax, CP_PATCH_BLOCK / 128
+	mov	ebx, ecx
+	shr	ebx, 4			/* the entry */
+	lock bts qword ptr [r11 + rax + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK + CP_PB_SITES_USED * 8], rbx
 .Lcount_\entry:
 	inc	qword ptr [rdx + rcx + 8]
 .Ldone_\entry:
