@@ -3,7 +3,8 @@
 there, coexists with another tool's uprobe and uretprobe on the same
 function, placed and removed while clockprof's window is open, in either
 order: the target is unharmed, every request is counted exactly, the
-other tool counts its calls, and the code is the file's again after."""
+other tool counts its calls, and the code is the file's again after. A
+target attached again is redirected again."""
 import os
 import shutil
 import signal
@@ -102,3 +103,25 @@ def test_a_boundary_redirected_under_bpftrace_uprobes_removed_mid_window(ctx):
     writes the first byte back), and clockprof switches the word back as
     it now is at the window's end."""
     coexist(ctx, bpftrace_first=True)
+
+
+def test_each_attach_redirects_again(ctx):
+    """Three attaches in turn to one target: each redirects the boundary
+    and the C library's syscall() again (the first one's switch cut the
+    pages' mappings in three, and left its trampolines, reused), counts
+    every request exactly with no trap, and says nothing of a uprobe."""
+    exe = ctx.target("reads_target")
+    target = subprocess.Popen([exe, "mix", "1", "0"])
+    try:
+        wait_serving(target)
+        for i in range(3):
+            proc, out = attach(ctx, target.pid, 0.5)
+            run = finish(ctx, proc, out)
+            assert run["per_request"]["histogram"] == [[6, run["request"]["count"]]], (i, run["per_request"])
+            assert run["request"]["count"] > 50, (i, run["request"])
+            assert run["probe"]["hits"] == 0, (i, run["probe"], run["warnings"])
+            assert not [w for w in run["warnings"] if "uprobe" in w], (i, run["warnings"])
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait()

@@ -195,9 +195,11 @@ static void file_bytes(int fd, uint64_t off, uint8_t *buf, size_t len)
 	memset(buf + (got > 0 ? (size_t)got : 0), 0, len - (got > 0 ? (size_t)got : 0));
 }
 
-/* The first 64-byte place past the segment's end, in the mapping, that is
- * as the file has it (no one wrote there) or holds this very trampoline
- * (an earlier clockprof's, reused). */
+/* The first 64-byte place past the segment's end, in the mapping m of its
+ * last page (the segment's mapping may be cut in several: the stub's
+ * mprotect of a redirected page cuts it), that is as the file has it (no
+ * one wrote there) or holds this very trampoline (an earlier clockprof's,
+ * reused). */
 static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t seg_end,
 			const uint8_t *file, const uint8_t *live, size_t size, uint64_t func,
 			uint64_t call, const struct cp_redirect_room *room,
@@ -227,7 +229,7 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 		      size_t whylen)
 {
 	struct cp_redirect_room room;
-	struct cp_proc_map m;
+	struct cp_proc_map m, last;
 	struct stat st;
 	GElf_Phdr seg;
 	Elf *elf = NULL;
@@ -254,14 +256,17 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 	func = m.start + (off - m.offset);
 	snprintf(why, whylen, "its code cannot be read");
 	if (!(file = malloc(size)) || !(live = malloc(size)) ||
-	    pread(fd, file, size, (off_t)off) != (ssize_t)size || func + size > m.end ||
+	    pread(fd, file, size, (off_t)off) != (ssize_t)size ||
 	    cp_proc_mem_read(pid, func, live, size))
 		goto out;
 	out->prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 		    PROT_EXEC;
 	if (sym_size == size)	/* its end known: the padding after it too */
 		find_room(pid, fd, elf, &seg, off, size, func, &room);
-	rc = choose_tramp(pid, fd, &m, seg_end, file, live, size, func, call, &room, out, why, whylen);
+	snprintf(why, whylen, "the end of its segment is not mapped");
+	if (find_mapping(pid, &st, seg_end - 1, &last))
+		rc = choose_tramp(pid, fd, &last, seg_end, file, live, size, func, call, &room, out,
+				  why, whylen);
 out:
 	free(file);
 	free(live);
