@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip
+from common import Skip, code_changed
 
 MECHANISMS = ("patch",)
 READS = 3  # per request of fork_tree_target
@@ -143,6 +143,23 @@ def test_run_follows_a_child_that_outlives_the_target(ctx):
         time.sleep(0.05)
     else:
         raise AssertionError(f"the lingering child {pid} did not exit at SIGTERM")
+
+
+def test_a_child_that_outlives_the_window_gets_its_code_back(ctx):
+    """A func: boundary closed in the target: a forked child runs its
+    parent's redirects (the boundary, the C library's syscall()). One
+    still running when the window ends is switched back, its code its
+    files' again, and its requests were counted exactly."""
+    run, out = run_tree(ctx, "func:serve_one", 2, 40, "linger")
+    line = [x for x in out.splitlines() if x.startswith("linger ")]
+    assert line, f"the lingering child said nothing: {out!r}"
+    pid = int(line[0].split()[1])
+    try:
+        check_tree(run, expected_tree(2, 40, linger=True))
+        assert run["probe"]["hits"] == 0, (run["probe"], run["warnings"])
+        assert code_changed(pid) == 0, "the child's code still differs from its files'"
+    finally:
+        os.kill(pid, signal.SIGTERM)
 
 
 def test_no_inherit_counts_the_target_alone(ctx):

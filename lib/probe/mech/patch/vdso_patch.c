@@ -51,6 +51,9 @@ struct cp_vdso_patch {
 	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
 	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
 	size_t nredirects;
+	struct cp_vdso_area_site inherited[CP_VDSO_AREA_MAX_REDIRECTS];	/* a fork's redirects,
+						 * as its parent switched them */
+	size_t ninherited;
 	struct cp_patch_requests_mark requests_mark;
 	struct cp_patch_requests requests;	/* as last read, or settled */
 	bool requests_known;
@@ -394,6 +397,8 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool
 	for (size_t i = 0; sites && i < p->nredirects; i++)
 		if (redirect_site(p, &p->redirects[i], &h.sites[h.nsites]) == 0)
 			h.nsites++;
+	for (size_t i = 0; sites && i < p->ninherited; i++)
+		h.sites[h.nsites++] = p->inherited[i];
 	if (cp_proc_mem_write(p->pid, header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	cp_patch_step();
@@ -452,6 +457,10 @@ static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 		if (redirect_site(p, &p->redirects[i], &b) ||
 		    cp_proc_mem_read(p->pid, b.qword, &word, sizeof(word)) ||
 		    word != (patched ? b.patched : b.original))
+			return false;
+	for (size_t i = 0; i < p->ninherited; i++)
+		if (cp_proc_mem_read(p->pid, p->inherited[i].qword, &word, sizeof(word)) ||
+		    word != (patched ? p->inherited[i].patched : p->inherited[i].original))
 			return false;
 	return true;
 }
@@ -754,6 +763,21 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	return 0;
 }
 
+/* A fork's redirected functions (its code is its parent's): the sites
+ * its parent's stub switched, as its header copy says, switched back with
+ * the vDSO's. */
+static void inherit_redirects(struct cp_vdso_patch *p)
+{
+	struct cp_vdso_area_header h;
+
+	if (!p->info.reused || read_header(p, &h))
+		return;
+	for (uint64_t i = (uint64_t)p->plan.nsites; i < h.nsites && i < CP_VDSO_AREA_MAX_SITES; i++)
+		if (h.sites[i].prot && p->ninherited < CP_VDSO_AREA_MAX_REDIRECTS)
+			p->inherited[p->ninherited++] = (struct cp_vdso_area_site){ h.sites[i].qword,
+				h.sites[i].original, h.sites[i].patched, 0, h.sites[i].prot };
+}
+
 int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 {
 	struct cp_vdso_patch *p;
@@ -762,6 +786,7 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 	if (cp_vdso_patch_prepare(pid, false, &p, err))
 		return -1;
 	p->patched = p->info.reused;	/* its sites are its parent's, switched */
+	inherit_redirects(p);
 	rc = cp_vdso_patch_restore(p, err);
 	cp_vdso_patch_free(p);
 	return rc;
