@@ -117,14 +117,20 @@ def nop_bytes(code):
     return out
 
 
+def run_lingering(ctx, boundary):
+    """run_tree with a child that outlives the target: the run and the
+    child's pid."""
+    run, out = run_tree(ctx, boundary, 2, 40, "linger")
+    line = [x for x in out.splitlines() if x.startswith("linger ")]
+    assert line, f"the lingering child said nothing: {out!r}"
+    return run, int(line[0].split()[1])
+
+
 def test_run_follows_a_child_that_outlives_the_target(ctx):
     """A syscall boundary, and a child still running when the target exits
     (the window's end): its table is read whole, its vDSO switched back,
     and it runs on to exit cleanly at SIGTERM."""
-    run, out = run_tree(ctx, "syscall:getppid", 2, 40, "linger")
-    line = [x for x in out.splitlines() if x.startswith("linger ")]
-    assert line, f"the lingering child said nothing: {out!r}"
-    pid = int(line[0].split()[1])
+    run, pid = run_lingering(ctx, "syscall:getppid")
     try:
         check_tree(run, expected_tree(2, 40, linger=True))
         rows = {r["pid"]: r for r in run["processes"]}
@@ -150,10 +156,7 @@ def test_a_child_that_outlives_the_window_gets_its_code_back(ctx):
     parent's redirects (the boundary, the C library's syscall()). One
     still running when the window ends is switched back, its code its
     files' again, and its requests were counted exactly."""
-    run, out = run_tree(ctx, "func:serve_one", 2, 40, "linger")
-    line = [x for x in out.splitlines() if x.startswith("linger ")]
-    assert line, f"the lingering child said nothing: {out!r}"
-    pid = int(line[0].split()[1])
+    run, pid = run_lingering(ctx, "func:serve_one")
     try:
         check_tree(run, expected_tree(2, 40, linger=True))
         assert run["probe"]["hits"] == 0, (run["probe"], run["warnings"])
