@@ -337,7 +337,7 @@ def test_an_exec_patch_cut_at_each_step_leaves_the_program_right(ctx):
         env = dict(os.environ, CLOCKPROF_TEST_EXEC_KILL_STEP=str(step))
         proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o",
                                  os.path.join(ctx.tmp, "cut.json"), "--", "/bin/sh", "-c",
-                                 f"{checker} 2 check; echo $? > {marker}"],
+                                 f"{checker} 2 check > {marker}.out 2>&1; echo $? > {marker}"],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, text=True, env=env)
         try:
@@ -351,8 +351,10 @@ def test_an_exec_patch_cut_at_each_step_leaves_the_program_right(ctx):
         if not killed:
             assert proc.wait(timeout=60) == 0, proc.returncode
         assert wait_file(marker, 30), f"cut at step {step}: the program did not end"
-        with open(marker) as f:
-            assert f.read().strip() == "0", f"cut at step {step}: a wrong clock result"
+        with open(marker) as f, open(marker + ".out") as said:
+            code = f.read().strip()
+            assert code == "0", \
+                f"cut at step {step}: the program exited {code} ({said.read().strip()!r})"
         if not killed:
             break
         cut += 1
