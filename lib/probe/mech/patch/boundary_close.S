@@ -1,5 +1,5 @@
 /* boundary_close.S - a request closed inside the target, with no trap: the
- * code a `func:` boundary's trampoline calls (boundary_plan.h), which
+ * code a `func:` boundary's trampoline calls (redirect_plan.h), which
  * clockprof copies into the last code page of the counter table's mapping
  * (CP_PATCH_BOUNDARY_CODE_OFF in probes/patch_layout.h).
  *
