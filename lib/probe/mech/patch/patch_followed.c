@@ -105,11 +105,9 @@ static void fork_requests(const struct cp_followed *f, bool hres, struct cp_tota
 	}
 	if (cp_patch_requests_read_whole((pid_t)f->p.pid, f->p.table, &r))
 		return;
-	mp->reads += cp_patch_syscalls_add(r.sums.syscalls, NULL, &t->all);
+	mp->reads += cp_patch_requests_add(&r, &zeros, hres, t);
 	mp->requests = r.sums.requests;
 	mp->in_requests = cp_patch_requests_reads(&r);
-	memset(r.sums.syscalls, 0, sizeof(r.sums.syscalls));	/* added above */
-	cp_patch_requests_add(&r, &zeros, hres, t);
 	for (size_t i = 0; i < r.sites.n; i++)
 		cp_patch_sites_add(in_requests, r.sites.v[i].key, r.sites.v[i].count);
 	cp_patch_requests_free(&r);

@@ -148,15 +148,15 @@ int cp_patch_requests_read_whole(pid_t pid, uint64_t table, struct cp_patch_requ
 	return rc;
 }
 
-void cp_patch_requests_add(const struct cp_patch_requests *r, const struct cp_patch_requests_mark *mark,
-			   bool hres, struct cp_totals *t)
+uint64_t cp_patch_requests_add(const struct cp_patch_requests *r,
+			       const struct cp_patch_requests_mark *mark, bool hres, struct cp_totals *t)
 {
 	const struct cp_request_sums *s = &r->sums;
 	struct cp_vdso_patch_counts c;
+	uint64_t syscalls = cp_patch_syscalls_add(s->syscalls, mark->syscalls, &t->all);
 
-	cp_patch_syscalls_add(s->syscalls, mark->syscalls, &t->all);
 	if (!s->hits && !s->lost)
-		return;		/* no boundary in the target: no request */
+		return syscalls;	/* no boundary in the target: no request */
 	cp_patch_counts_between(NULL, (const uint64_t *)s->in_words, &c);
 	cp_patch_counts_add_into(&c, hres, &t->in_requests);
 	cp_patch_syscalls_add(s->in_syscalls, NULL, &t->in_requests);
@@ -166,6 +166,7 @@ void cp_patch_requests_add(const struct cp_patch_requests *r, const struct cp_pa
 		t->hist[i] += s->hist[i];
 	if (s->max > t->max_reads_per_request)
 		t->max_reads_per_request = s->max;
+	return syscalls;
 }
 
 void cp_patch_requests_settle(struct cp_patch_requests *r, const struct cp_request_sums *at_exit,

@@ -2,6 +2,7 @@
 #include <Zydis/Zydis.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "code_relocate.h"
@@ -347,29 +348,19 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 	return 0;
 }
 
-int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live,
-			  size_t size, uint64_t func, uint64_t tramp, uint64_t call,
-			  const struct cp_redirect_room *room, struct cp_redirect_plan *plan,
-			  char *why, size_t whylen)
+/* The plan, f set up for the function's code (its branch targets swept). */
+static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t *live,
+		   uint64_t call, const struct cp_redirect_room *room,
+		   struct cp_redirect_plan *plan, char *why, size_t whylen)
 {
-	static struct fn_code f;	/* large: the branch targets */
-	struct site_search ss = { .f = &f, .kind = kind, .call = call,
+	struct site_search ss = { .f = f, .kind = kind, .call = call,
 				  .t = { .nr = 1u << 7, .a1 = 1u << 6, .ok = true } };	/* rdi, rsi */
 	struct args_track start;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int found;
 
-	memset(plan, 0, sizeof(*plan));
-	memset(&f, 0, sizeof(f));
-	ZydisDecoderInit(&f.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	f.bytes = file;
-	f.size = size;
-	f.func = func;
-	plan->func = func;
-	plan->tramp = tramp;
-	sweep(&f);
-	if (!decode(&f, 0, &in, ops) || is_branch(&in)) {
+	if (!decode(f, 0, &in, ops) || is_branch(&in)) {
 		snprintf(why, whylen, "its first instruction is a branch, or cannot be decoded");
 		return -1;
 	}
@@ -389,12 +380,37 @@ int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const
 			 kind == CP_REDIRECT_SYSCALL ? "; the syscall's number and argument in registers" : "");
 		return -1;
 	}
-	if (site_words(&f, file, live, plan)) {
+	if (site_words(f, f->bytes, live, plan)) {
 		snprintf(why, whylen, "its code at +0x%llx differs from its file's (another tool has written there)",
-			 (unsigned long long)(plan->at - func));
+			 (unsigned long long)(plan->at - f->func));
 		return -1;
 	}
 	return 0;
+}
+
+int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live,
+			  size_t size, uint64_t func, uint64_t tramp, uint64_t call,
+			  const struct cp_redirect_room *room, struct cp_redirect_plan *plan,
+			  char *why, size_t whylen)
+{
+	struct fn_code *f = calloc(1, sizeof(*f));	/* large: the branch targets */
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->func = func;
+	plan->tramp = tramp;
+	if (!f) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	ZydisDecoderInit(&f->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	f->bytes = file;
+	f->size = size;
+	f->func = func;
+	sweep(f);
+	rc = plan_in(f, kind, live, call, room, plan, why, whylen);
+	free(f);
+	return rc;
 }
 
 uint64_t cp_redirect_plan_unpatched(const struct cp_redirect_plan *plan, uint64_t live)
