@@ -127,22 +127,22 @@ def test_requests_closed_in_the_target_agree_with_the_uprobe_boundary(ctx):
     (--mechanism uprobe), every bundled target: the same requests, reads
     per request and histogram, the same totals by entry, clock and path,
     and the same call sites with the same reads inside requests; reads
-    through syscall() are in them too (redirected, not trapped). Not Go,
-    whose requests are goroutines' (its boundary stays a uprobe). One
+    through syscall() are in them too (redirected, not trapped). Go's
+    too, past its stack check, by goroutine both ways (its requests and
+    their sites: outside them, the runtime's monitor thread reads the
+    clock at its own pace, so whole-life totals differ run to run). One
     target's boundary cannot be redirected (callsites_cpp_target's
     handle_request: its prologue's instructions are 2-4 bytes long, or
     straddle an aligned word, before its first branch, and no padding is
     within a short jump for a springboard): it stays a uprobe, said."""
     for name, command, boundary in bundled(ctx):
-        if name == "go":
-            continue
         up = profile(ctx, command, "-r", boundary)
         pt = profile(ctx, command, "-r", boundary, "--no-inherit", mechanism="patch")
         a, b = per_request(up), per_request(pt)
-        for key in ("total", "by_entry", "by_clock", "by_path"):
-            assert up["clock_reads"][key] == pt["clock_reads"][key], (name, key)
-        assert all_sites(up) == all_sites(pt), (name, all_sites(up), all_sites(pt))
         assert a == b, (name, a, b)
+        for key in ("total", "by_entry", "by_clock", "by_path"):
+            assert name == "go" or up["clock_reads"][key] == pt["clock_reads"][key], (name, key)
+        assert name == "go" or all_sites(up) == all_sites(pt), (name, all_sites(up), all_sites(pt))
         if name == "callsites cpp":
             assert any(w.startswith("the request boundary is a uprobe") for w in pt["warnings"]), \
                 (name, pt["warnings"])
@@ -156,16 +156,19 @@ def test_requests_closed_in_the_target_agree_with_the_uprobe_boundary(ctx):
 def test_go_requests_by_goroutine_with_the_patch(ctx):
     """go_target goroutines: 4 goroutines x N requests of 3 reads, moved
     between two threads after every request. Counted inside the target,
-    reads are filed by goroutine, and so are requests: every one of the
+    reads are filed by goroutine, and so are requests, closed in the
+    target with no trap (the redirect past handleRequest's start, the
+    goroutine found as the read's count finds it): every one of the
     4 x (N - 1) has its 3 reads (cut by thread, as uprobes cut them, they
     spread over 3-5), at the program's own calls of time.Now and
     time.Since, file:line (Go's API is a clock wrapper too; Go's units have
     no address ranges libdwfl can look up)."""
     if not os.path.exists(os.path.join(ctx.targets, "go_target")):
         raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
-    n = 300
+    n = 2000
     run = profile(ctx, [ctx.target("go_target"), "goroutines", 4, n, 20000],
                   "-r", "func:main.handleRequest", mechanism="patch")
+    assert run["probe"]["hits"] == 0 and not run["warnings"], (run["probe"], run["warnings"])
     assert run["request"]["count"] == 4 * (n - 1), run["request"]
     assert run["per_request"]["histogram"] == [[3, 4 * (n - 1)]], run["per_request"]
     src = open(os.path.join(os.path.dirname(__file__), "..", "targets", "go_target.go")).read()

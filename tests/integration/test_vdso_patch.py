@@ -184,15 +184,16 @@ def test_patch_target_survives_a_kill_after_each_step(ctx):
     assert rc == 0, f"the target saw a wrong clock value or failed: exit {rc}, {out}"
 
 
-def fresh_target_survives_each_kill(ctx, boundary=None):
+def fresh_target_survives_each_kill(ctx, boundary=None, command=("patch_target", 2, "check")):
     """The tool killed after each step of a first attach (with boundary: a
-    request boundary redirected too) in turn, each on a fresh 2-thread
-    checking target; after each kill an attach still works and counts, and
-    the target exits 0 (it saw no wrong value)."""
+    request boundary redirected too) in turn, each on a fresh checking
+    target (command; by default 2 threads of patch_target's); after each
+    kill an attach still works and counts, and the target exits 0 (it saw
+    no wrong value)."""
     step = 0
     while True:
         step += 1
-        target = Target(ctx.target("patch_target"), 2, "check")
+        target = Target(ctx.target(command[0]), *command[1:])
         try:
             tool = Tool(ctx, target.pid, kill_at=step, boundary=boundary)
             tool.p.stdin.close()
@@ -252,6 +253,20 @@ def test_patch_with_a_boundary_survives_a_kill_after_each_step(ctx):
     its code written, the sites and the boundary switched ...). The target
     never notices, and an attach after each kill works and counts."""
     fresh_target_survives_each_kill(ctx, boundary="check_once")
+
+
+def test_a_go_boundary_survives_a_kill_after_each_step(ctx):
+    """As above in Go (go_target check: 3 goroutines on their threads
+    call main.checkOnce, the boundary, which checks time.Now against the
+    raw syscall and its own result; its stack check fails now and then,
+    so morestack runs its entry again; the collector runs, and a 2 kHz
+    CPU profiler walks the goroutines' stacks from wherever SIGPROF lands,
+    inside the trampoline and the close too). The redirect goes past the
+    stack check; the tool is killed after each step of the attach; the
+    program never notices."""
+    if not os.path.exists(ctx.target("go_target")):
+        raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
+    fresh_target_survives_each_kill(ctx, boundary="main.checkOnce", command=("go_target", "check", 3))
 
 
 def test_patch_target_survives_the_tool_killed_at_random_instants(ctx):

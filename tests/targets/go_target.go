@@ -5,6 +5,7 @@
 //
 //	go_target MODE K [REQUESTS [SPIN]]
 //	go_target goroutines G REQUESTS [SPIN]
+//	go_target check G
 //
 // Each request is one call of main.handleRequest (never inlined: it is the
 // request boundary, func:main.handleRequest), which reads the clock K
@@ -25,6 +26,18 @@
 // reads each, cut by thread they are not. The scheduler's own reads are
 // made on its threads' g0 stacks, with g0 as the running goroutine.
 //
+// check: G goroutines check the clock until "quit" comes on stdin (it
+// says "ready" first), each by calls of main.checkOnce, the boundary a
+// test redirects while they run and kills the tool at each step of that:
+// it compares time.Now with the raw clock_gettime syscall around it and
+// with the goroutine's last reading, and its result with what it must
+// be. It is called at a depth that changes from call to call, so that its
+// stack check fails now and then (morestack grows the stack and runs its
+// entry again); the goroutines allocate (the collector scans and shrinks
+// their stacks) and the CPU profiler's SIGPROF (2 kHz) walks their
+// stacks from wherever it lands. At "quit" it says "ok CALLS" and exits
+// 0, or says what went wrong and exits 1.
+//
 // Why the serving loop is pinned (runtime.procPin, as sync.Pool does):
 // Go 1.19's scheduler samples every 8th time a goroutine stops running and
 // then reads the clock twice on that thread (casgstatus: scheduling
@@ -44,14 +57,17 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
-	_ "unsafe" // go:linkname
+	"unsafe" // go:linkname, the raw syscall's argument
 )
 
 var (
@@ -121,6 +137,10 @@ func main() {
 		goroutines(k, requests, spins)
 		return
 	}
+	if mode == "check" {
+		check(k)
+		return
+	}
 	if mode != "now" && mode != "since" && mode != "mix" {
 		fmt.Fprintf(os.Stderr, "go_target: unknown mode %q\n", mode)
 		os.Exit(2)
@@ -160,6 +180,74 @@ func goroutines(g, requests, spins int) {
 	if sink == 42 {
 		fmt.Println(sink)
 	}
+}
+
+var garbage []byte
+
+// rawRealtime is CLOCK_REALTIME by the syscall, not the vDSO.
+func rawRealtime() int64 {
+	var ts syscall.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 0, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+// checkOnce returns time.Now, n*3+1 (through a frame of its own) and
+// whether the reading was right.
+//
+//go:noinline
+func checkOnce(n int, prev time.Time) (time.Time, int, bool) {
+	var frame [64]int64
+	lo := rawRealtime()
+	now := time.Now()
+	hi := rawRealtime()
+	frame[n&63] = int64(n*3 + 1)
+	ok := lo <= now.UnixNano() && now.UnixNano() <= hi && !now.Before(prev)
+	return now, int(frame[n&63]), ok
+}
+
+//go:noinline
+func descend(depth, n int, prev time.Time) (time.Time, int, bool) {
+	var frame [32]int64
+	if depth == 0 {
+		return checkOnce(n, prev)
+	}
+	frame[depth&31] = int64(depth)
+	t, r, ok := descend(depth-1, n, prev)
+	return t, r + int(frame[depth&31]) - depth, ok
+}
+
+func check(g int) {
+	var stop atomic.Bool
+	var calls, bad atomic.Int64
+	var wg sync.WaitGroup
+	runtime.SetCPUProfileRate(2000)
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var prev time.Time
+			for n := 0; !stop.Load(); n++ {
+				t, r, ok := descend(n%48, n, prev)
+				if !ok || r != n*3+1 {
+					bad.Add(1)
+				}
+				prev = t
+				calls.Add(1)
+				garbage = make([]byte, 512)
+			}
+		}()
+	}
+	fmt.Println("ready")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() && in.Text() != "quit" {
+	}
+	stop.Store(true)
+	wg.Wait()
+	if bad.Load() != 0 {
+		fmt.Printf("wrong: %d of %d calls\n", bad.Load(), calls.Load())
+		os.Exit(1)
+	}
+	fmt.Printf("ok %d\n", calls.Load())
 }
 
 // While pinned (m.locks > 0) the runtime neither preempts nor reschedules

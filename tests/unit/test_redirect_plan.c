@@ -25,12 +25,57 @@
 static const uint8_t lea_fn[] = { 0x55, 0x48, 0x8d, 0x05, 0xf8, 0x00, 0x00, 0x00,
 				  0x48, 0x8b, 0x00, 0x5d, 0xc3 };
 
-static int plan(const uint8_t *file, const uint8_t *live, size_t n, struct cp_redirect_plan *p)
+/* The plan of a function of n bytes at func (file: its bytes in the
+ * file, live: in memory), its trampoline at tramp. */
+static int plan_at(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live, size_t n,
+		   uint64_t func, uint64_t tramp, uint64_t call,
+		   const struct cp_redirect_room *room, struct cp_redirect_plan *p)
 {
+	struct cp_redirect_fn fn = { .file = file, .live = live, .size = n, .func = func,
+				     .room = room };
 	char why[256];
 
-	return cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, file, live, n, FUNC, TRAMP, CLOSE, NULL, p,
-				     why, sizeof(why));
+	return cp_redirect_plan_make(kind, &fn, tramp, call, p, why, sizeof(why));
+}
+
+static int plan(const uint8_t *file, const uint8_t *live, size_t n, struct cp_redirect_plan *p)
+{
+	return plan_at(CP_REDIRECT_BOUNDARY, file, live, n, FUNC, TRAMP, CLOSE, NULL, p);
+}
+
+/* A Go function as Go 1.17+ compiles it: cmp rsp, [r14 + 0x10]; jbe
+ * +0x1f (to its morestack call); push rbp; mov rbp, rsp; sub rsp, 0x18;
+ * nop; nop; mov rdx, [rax + 0x100] (at +0x10, 7 bytes: a load that may
+ * fault, a nil check); nop; mov [rsp + 0x28], rax (at +0x18, 5 bytes:
+ * on the stack); xor eax, eax; add rsp, 0x18; pop rbp; ret; then call
+ * morestack; jmp to the entry. */
+static const uint8_t go_fn[] = {
+	0x49, 0x3b, 0x66, 0x10, 0x76, 0x1f, 0x55, 0x48, 0x89, 0xe5, 0x48, 0x83,
+	0xec, 0x18, 0x90, 0x90, 0x48, 0x8b, 0x90, 0x00, 0x01, 0x00, 0x00, 0x90,
+	0x48, 0x89, 0x44, 0x24, 0x28, 0x31, 0xc0, 0x48, 0x83, 0xc4, 0x18, 0x5d,
+	0xc3, 0xe8, 0x00, 0x00, 0x00, 0x00, 0xeb, 0xd4 };
+
+static int plan_go(const uint8_t *code, size_t n, struct cp_redirect_plan *p)
+{
+	struct cp_redirect_fn fn = { .file = code, .live = code, .size = n, .func = FUNC,
+				     .go = true };
+	char why[256];
+
+	return cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, &fn, TRAMP, CLOSE, p, why, sizeof(why));
+}
+
+TEST(redirect_plan_of_a_go_function_goes_past_its_stack_check_and_never_where_it_may_fault)
+{
+	struct cp_redirect_plan p;
+	uint8_t fn[sizeof(go_fn)];
+
+	memcpy(fn, go_fn, sizeof(fn));
+	CHECK(plan_go(fn, sizeof(fn), &p) == 0);
+	CHECK(p.at == FUNC + 0x18 && p.len == 5);	/* the stack's store, not the load */
+	fn[0x18 + 3] = 0x0c;				/* mov [rsp + rcx + 0x28], rax: */
+							/* indexed, may fault */
+	CHECK(plan_go(fn, sizeof(fn), &p) != 0);
+	CHECK(plan(fn, fn, sizeof(fn), &p) != 0);	/* as C: the check's flags are live */
 }
 
 TEST(redirect_plan_takes_the_second_instruction_never_the_first)
@@ -106,7 +151,6 @@ TEST(redirect_plan_runs_the_function_through_its_trampoline_and_the_close)
 {
 	uint8_t *t = cp_test_table_open(), *code;
 	struct cp_redirect_plan p;
-	char why[256];
 	long (*fn)(void);
 	uint64_t answer = 42;
 
@@ -115,10 +159,9 @@ TEST(redirect_plan_runs_the_function_through_its_trampoline_and_the_close)
 	CHECK(code != MAP_FAILED);
 	memcpy(code, lea_fn, sizeof(lea_fn));
 	memcpy(code + 0x100, &answer, 8);
-	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, lea_fn, code, sizeof(lea_fn),
-				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), NULL, &p, why,
-				    sizeof(why)) == 0);
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY, lea_fn, code, sizeof(lea_fn),
+		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code, &p.patched, 8);
 	fn = (long (*)(void))(uintptr_t)code;
@@ -140,7 +183,6 @@ TEST(redirect_plan_takes_a_short_instruction_by_a_springboard_in_the_padding)
 	uint8_t *t = cp_test_table_open(), *code;
 	struct cp_redirect_plan p;
 	struct cp_redirect_room room = { 0 };
-	char why[256];
 	uint64_t answer = 42;
 	long (*fn)(void);
 
@@ -150,16 +192,14 @@ TEST(redirect_plan_takes_a_short_instruction_by_a_springboard_in_the_padding)
 	memcpy(code, test_fn, sizeof(test_fn));
 	memset(code + 0x10, 0x90, 0x10);
 	memcpy(code + 0x100, &answer, 8);
-	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
-				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p, why,
-				    sizeof(why)) != 0);	/* no room: no springboard */
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
+		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p) != 0);	/* no room: no springboard */
 	room.pad[1][0] = (uint64_t)(uintptr_t)code + 0x10;
 	room.pad[1][1] = (uint64_t)(uintptr_t)code + 0x20;
-	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
-				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-				    cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p, why,
-				    sizeof(why)) == 0);
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
+		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 6 && p.jump_len == 2);
 	CHECK(p.springboard == (uint64_t)(uintptr_t)code + 0x10);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
@@ -187,7 +227,6 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	struct cp_redirect_plan p;
 	struct timespec ts = { 0 };
 	struct timeval tv;
-	char why[256];
 	long (*sys)(long, ...);
 	uint64_t *b, *sites;
 	int found = 0;
@@ -196,10 +235,9 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED);
 	memcpy(code, syscall_fn, sizeof(syscall_fn));
-	CHECK(cp_redirect_plan_make(CP_REDIRECT_SYSCALL, syscall_fn, code, sizeof(syscall_fn),
-				    (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-				    cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p, why,
-				    sizeof(why)) == 0);
+	CHECK(plan_at(CP_REDIRECT_SYSCALL, syscall_fn, code, sizeof(syscall_fn),
+		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+		      cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 0x12 && p.jump_len == 5);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code + 0x10, &p.patched, 8);

@@ -43,9 +43,8 @@ static bool find_mapping(pid_t pid, const struct stat *st, uint64_t off, struct 
 	return found;
 }
 
-/* Whether the file is a Go program: its functions take arguments in
- * other registers, keep no red zone and may grow their stack, and its
- * requests are goroutines', not threads'. */
+/* Whether the file is a Go program: its functions check their stack
+ * first, and its nil checks are faults (redirect_plan.h). */
 static bool is_go(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
@@ -201,9 +200,8 @@ static void file_bytes(int fd, uint64_t off, uint8_t *buf, size_t len)
  * one wrote there) or holds this very trampoline (an earlier clockprof's,
  * reused). */
 static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t seg_end,
-			const uint8_t *file, const uint8_t *live, size_t size, uint64_t func,
-			uint64_t call, const struct cp_redirect_room *room,
-			struct cp_redirect_place *out, char *why, size_t whylen)
+			const struct cp_redirect_fn *fn, uint64_t call, struct cp_redirect_place *out,
+			char *why, size_t whylen)
 {
 	uint64_t from = (m->start + (seg_end - m->offset) + 63) & ~63ul;
 
@@ -213,8 +211,7 @@ static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t
 		if (cp_proc_mem_read(pid, t, now, sizeof(now)))
 			break;
 		file_bytes(fd, m->offset + (t - m->start), in_file, sizeof(in_file));
-		if (cp_redirect_plan_make(out->kind, file, live, size, func, t, call, room, &out->plan,
-					  why, whylen))
+		if (cp_redirect_plan_make(out->kind, fn, t, call, &out->plan, why, whylen))
 			return -1;
 		out->written = !memcmp(now, out->plan.code, sizeof(now));
 		if (out->written || !memcmp(now, in_file, sizeof(now)))
@@ -229,44 +226,49 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 		      size_t whylen)
 {
 	struct cp_redirect_room room;
+	struct cp_redirect_fn fn = { .room = &room };
 	struct cp_proc_map m, last;
 	struct stat st;
 	GElf_Phdr seg;
 	Elf *elf = NULL;
 	uint8_t *file = NULL, *live = NULL;
-	uint64_t seg_end, func;
+	uint64_t seg_end, sym_size = size;
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
-
-	uint64_t sym_size = size;
 
 	memset(out, 0, sizeof(*out));
 	memset(&room, 0, sizeof(room));
 	out->kind = kind;
 	size = size && size < CODE_MAX ? size : CODE_MAX;
-	snprintf(why, whylen, "its file cannot be read, or is a Go program (its requests are goroutines', its ABI another)");
+	snprintf(why, whylen, "its file cannot be read");
 	elf_version(EV_CURRENT);
-	if (fd < 0 || fstat(fd, &st) || !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || is_go(elf) ||
+	if (fd < 0 || fstat(fd, &st) || !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) ||
 	    !segment_of(elf, off, &seg))
+		goto out;
+	fn.go = is_go(elf);
+	snprintf(why, whylen, "a Go program's syscalls are not the C library's syscall()");
+	if (fn.go && kind == CP_REDIRECT_SYSCALL)
 		goto out;
 	seg_end = seg.p_offset + seg.p_filesz;
 	size = off + size <= seg_end ? size : seg_end - off;
 	snprintf(why, whylen, "the target does not map it (yet)");
 	if (!find_mapping(pid, &st, off, &m))
 		goto out;
-	func = m.start + (off - m.offset);
+	fn.func = m.start + (off - m.offset);
 	snprintf(why, whylen, "its code cannot be read");
 	if (!(file = malloc(size)) || !(live = malloc(size)) ||
 	    pread(fd, file, size, (off_t)off) != (ssize_t)size ||
-	    cp_proc_mem_read(pid, func, live, size))
+	    cp_proc_mem_read(pid, fn.func, live, size))
 		goto out;
+	fn.file = file;
+	fn.live = live;
+	fn.size = size;
 	out->prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 		    PROT_EXEC;
 	if (sym_size == size)	/* its end known: the padding after it too */
-		find_room(pid, fd, elf, &seg, off, size, func, &room);
+		find_room(pid, fd, elf, &seg, off, size, fn.func, &room);
 	snprintf(why, whylen, "the end of its segment is not mapped");
 	if (find_mapping(pid, &st, seg_end - 1, &last))
-		rc = choose_tramp(pid, fd, &last, seg_end, file, live, size, func, call, &room, out,
-				  why, whylen);
+		rc = choose_tramp(pid, fd, &last, seg_end, &fn, call, out, why, whylen);
 out:
 	free(file);
 	free(live);

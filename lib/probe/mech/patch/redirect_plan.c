@@ -12,6 +12,8 @@
 #define JMP_REL8 0xeb
 #define MAX_TARGETS 4096
 #define FLAG_SCAN_MAX 64
+#define GO_CHECK_SCAN 6		/* a Go stack check's instructions, at most */
+#define GO_STACKGUARD0 0x10	/* g.stackguard0's offset in g */
 #define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
 		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
 
@@ -20,6 +22,7 @@ struct fn_code {
 	const uint8_t *bytes;
 	size_t size;
 	uint64_t func;
+	bool go;
 	uint64_t targets[MAX_TARGETS];	/* where the function's own branches land */
 	size_t ntargets;
 };
@@ -254,15 +257,33 @@ static uint64_t springboard_at(const struct cp_redirect_room *room, uint64_t fro
 	return 0;
 }
 
+static bool is_stack_register(ZydisRegister r)
+{
+	return r == ZYDIS_REGISTER_RSP || r == ZYDIS_REGISTER_RBP;
+}
+
+/* Whether the instruction may touch memory other than the stack (where it
+ * cannot fault: the stack check made room), so may fault. */
+static bool may_fault(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	for (int i = 0; i < in->operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type != ZYDIS_MEMOP_TYPE_AGEN &&
+		    (!is_stack_register(ops[i].mem.base) || ops[i].mem.index != ZYDIS_REGISTER_NONE ||
+		     ops[i].mem.segment == ZYDIS_REGISTER_FS || ops[i].mem.segment == ZYDIS_REGISTER_GS))
+			return true;
+	return false;
+}
+
 /* The jump the instruction at off (in) can take: 5, 2 (with a springboard
  * in room), 0 none. */
 static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecodedInstruction *in,
-			 const struct cp_redirect_room *room, uint64_t *springboard)
+			 const ZydisDecodedOperand *ops, const struct cp_redirect_room *room,
+			 uint64_t *springboard)
 {
 	uint64_t at = f->func + off;
 
 	if (off + 8 - (at & 7) > f->size || lands_within(f, at, at + in->length) ||
-	    !flags_dead(f, off))
+	    !flags_dead(f, off) || (f->go && may_fault(in, ops)))
 		return 0;
 	if (in->length >= 5 && (at & 7) + 5 <= 8)
 		return 5;
@@ -329,7 +350,7 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 
 	for (size_t off = ss->first; decode(ss->f, off, &in, ops) && !is_branch(&in);
 	     track_insn(&ss->t, &in, ops), off += in.length) {
-		plan->jump_len = can_take(ss->f, off, &in, ss->room, &plan->springboard);
+		plan->jump_len = can_take(ss->f, off, &in, ops, ss->room, &plan->springboard);
 		if (!args_known(ss->kind, &ss->t) || !plan->jump_len ||
 		    (ss->room && plan->jump_len == 5))
 			continue;
@@ -348,6 +369,30 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 	return 0;
 }
 
+/* Where a Go function's code goes on past its stack check (a compare
+ * with g's stack guard, then the conditional jump to the call of
+ * morestack; before it, for a large frame, the frame's end computed and
+ * checked for wrapping), or 0 when it has none (a function Go marked
+ * nosplit). */
+static size_t past_go_stack_check(const struct fn_code *f)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	bool compared = false;
+	size_t off = 0;
+
+	for (int n = 0; n < GO_CHECK_SCAN && decode(f, off, &in, ops); n++, off += in.length) {
+		if (compared)
+			return in.meta.category == ZYDIS_CATEGORY_COND_BR ? off + in.length : 0;
+		compared = in.mnemonic == ZYDIS_MNEMONIC_CMP &&
+			   ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			   ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+			   !is_stack_register(ops[1].mem.base) &&
+			   ops[1].mem.disp.value == GO_STACKGUARD0;
+	}
+	return 0;
+}
+
 /* The plan, f set up for the function's code (its branch targets swept). */
 static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t *live,
 		   uint64_t call, const struct cp_redirect_room *room,
@@ -356,6 +401,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	struct site_search ss = { .f = f, .kind = kind, .call = call,
 				  .t = { .nr = 1u << 7, .a1 = 1u << 6, .ok = true } };	/* rdi, rsi */
 	struct args_track start;
+	size_t past;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int found;
@@ -366,6 +412,8 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	}
 	ss.first = in.length;
 	track_insn(&ss.t, &in, ops);
+	if (f->go && (past = past_go_stack_check(f)))
+		ss.first = past;
 	start = ss.t;
 	/* near jumps first (a springboard, though never run, is a change to
 	 * the code between two functions that stays), then short ones */
@@ -388,27 +436,27 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	return 0;
 }
 
-int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live,
-			  size_t size, uint64_t func, uint64_t tramp, uint64_t call,
-			  const struct cp_redirect_room *room, struct cp_redirect_plan *plan,
+int cp_redirect_plan_make(enum cp_redirect_kind kind, const struct cp_redirect_fn *fn,
+			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan,
 			  char *why, size_t whylen)
 {
 	struct fn_code *f = calloc(1, sizeof(*f));	/* large: the branch targets */
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
-	plan->func = func;
+	plan->func = fn->func;
 	plan->tramp = tramp;
 	if (!f) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
 	ZydisDecoderInit(&f->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	f->bytes = file;
-	f->size = size;
-	f->func = func;
+	f->bytes = fn->file;
+	f->size = fn->size;
+	f->func = fn->func;
+	f->go = fn->go;
 	sweep(f);
-	rc = plan_in(f, kind, live, call, room, plan, why, whylen);
+	rc = plan_in(f, kind, fn->live, call, fn->room, plan, why, whylen);
 	free(f);
 	return rc;
 }

@@ -30,11 +30,22 @@
  * - syscall(): the number and first argument are still in registers
  *   there (followed through the moves before it), and nothing but pushes
  *   has moved the stack pointer.
+ * - Go: after the stack check (cmp against g's stack guard, then a jump
+ *   to morestack, which calls the function again from its entry: before
+ *   it, a request would close twice when the stack grows). And the
+ *   replaced instruction touches no memory but the stack: Go turns a
+ *   fault in its own code into a panic (its nil checks are loads), and a
+ *   fault in the trampoline, not Go's code, would kill the program. The
+ *   close keeps every register (Go's g in r14, X15 zero), and finds the
+ *   goroutine as the read's count does (g, at fs:-8); the stack it takes
+ *   (under 256 bytes) is within what a Go function may use past its
+ *   check (800 bytes for functions that do not check).
  * The trampoline goes into the unused end of the function's executable
  * segment in the same mapping (redirect_place.h). */
 #ifndef CP_REDIRECT_PLAN_H
 #define CP_REDIRECT_PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,14 +76,22 @@ struct cp_redirect_plan {
 	uint8_t code[CP_REDIRECT_TRAMP_SIZE];	/* its bytes */
 };
 
-/* Plans the redirect of the function at func in the target (size bytes:
- * file, its bytes in the file; live, in the target) with its trampoline
- * at tramp, calling the code at call; room: where a springboard may go
- * (NULL: nowhere). 0, or -1 with why ("no instruction after its first
- * ..."). */
-int cp_redirect_plan_make(enum cp_redirect_kind kind, const uint8_t *file, const uint8_t *live,
-			  size_t size, uint64_t func, uint64_t tramp, uint64_t call,
-			  const struct cp_redirect_room *room, struct cp_redirect_plan *plan,
+/* The function as a plan sees it. */
+struct cp_redirect_fn {
+	const uint8_t *file;		/* its bytes in the file */
+	const uint8_t *live;		/* and in the target now */
+	size_t size;
+	uint64_t func;			/* its address in the target */
+	const struct cp_redirect_room *room;	/* where a springboard may go
+						 * (NULL: nowhere) */
+	bool go;			/* Go's ABI (below) */
+};
+
+/* Plans the redirect of the function fn with its trampoline at tramp,
+ * calling the code at call. 0, or -1 with why ("no instruction after its
+ * first ..."). */
+int cp_redirect_plan_make(enum cp_redirect_kind kind, const struct cp_redirect_fn *fn,
+			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan,
 			  char *why, size_t whylen);
 
 /* The jump's 8 bytes with the replaced instruction's bytes put back
