@@ -39,7 +39,12 @@
  * word: boundaries that found no slot), block 1 + i slot i's. A block is
  * reset when its epoch differs from block 0's, which clockprof moves on
  * as a window opens: a request counts from the first boundary a thread
- * passes in the window. Words, then each part's first word: */
+ * passes in the window. A block is two pages, page-aligned: what every
+ * boundary writes (the header, the last boundary's words and site
+ * counts, the histogram's first 456 slots) is in the first, so that a
+ * request after a sleep pays one page's TLB miss for it (measured: the
+ * demo's added CPU per request is mostly such cold misses). Words, then
+ * each part's first word: */
 #define CP_PB_HITS 0		/* boundaries passed in this epoch */
 #define CP_PB_EPOCH 1		/* the epoch the block was reset in, + 1 */
 #define CP_PB_LAST_SUM 2	/* the slot's reads at its last boundary */
@@ -49,17 +54,17 @@
 #define CP_PB_SITES_USED 6	/* bit e: its site block's entry e is claimed
 				 * (set by whoever claims it: vdso_count.S,
 				 * syscall_count.S), for the close to copy */
-#define CP_PB_FIRST 16		/* the slot's words at its first boundary */
-#define CP_PB_LAST 32		/* ... and at its last */
-#define CP_PB_SITES_FIRST 48	/* its site block's counts at its first */
-#define CP_PB_SITES_LAST 80	/* ... and at its last */
-#define CP_PB_SYSCALLS 112	/* its reads through syscall(), counted by
-				 * syscall_count.S: words 1-15 as a slot's */
-#define CP_PB_HIST 128		/* requests by reads: CP_PB_HIST_SLOTS words */
+#define CP_PB_LAST 8		/* the slot's words at its last boundary */
+#define CP_PB_SITES_LAST 24	/* its site block's counts at its last */
+#define CP_PB_HIST 56		/* requests by reads: CP_PB_HIST_SLOTS words */
 #define CP_PB_HIST_SLOTS 512	/* = CP_HIST_SLOTS (clockreads.h) */
-#define CP_PB_SC_FIRST 640	/* its syscall() words at its first boundary */
-#define CP_PB_SC_LAST 656	/* ... and at its last */
-#define CP_PB_WORDS 672
+#define CP_PB_FIRST 568		/* the slot's words at its first boundary */
+#define CP_PB_SITES_FIRST 584	/* its site block's counts at its first */
+#define CP_PB_SYSCALLS 616	/* its reads through syscall(), counted by
+				 * syscall_count.S: words 1-15 as a slot's */
+#define CP_PB_SC_FIRST 632	/* its syscall() words at its first boundary */
+#define CP_PB_SC_LAST 648	/* ... and at its last */
+#define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
 #define CP_PATCH_MAP_USED ((CP_PATCH_BLOCKS_OFF + (CP_PATCH_SLOTS + 1) * CP_PATCH_BLOCK + 4095) & ~4095)
@@ -69,10 +74,12 @@
  * and executable. The code finds the table at its own address less this. */
 #define CP_PATCH_CODE_OFF (CP_PATCH_MAP_USED + 4096)
 #define CP_PATCH_CODE_SIZE 12288
-/* The code the redirected functions' trampolines call, in the last code
- * page: the request boundary's close (boundary_close.S), and syscall()'s
+/* The code the redirected functions' trampolines call, in the first code
+ * page with the read's count (a request's reads have its TLB entry warm
+ * when its boundary comes; each file's .error says when one outgrows its
+ * room): the request boundary's close (boundary_close.S), and syscall()'s
  * count (syscall_count.S). */
-#define CP_PATCH_BOUNDARY_CODE_OFF (CP_PATCH_CODE_OFF + 8192)
-#define CP_PATCH_SYSCALL_CODE_OFF (CP_PATCH_CODE_OFF + 8192 + 3072)
+#define CP_PATCH_BOUNDARY_CODE_OFF (CP_PATCH_CODE_OFF + 2048)
+#define CP_PATCH_SYSCALL_CODE_OFF (CP_PATCH_CODE_OFF + 3712)
 
 #endif

@@ -67,7 +67,7 @@ $(T)/$(1)/callsites_target_nofp: tests/targets/callsites_target.c tests/targets/
 	$$(CC) $$(CALLSITES_CFLAGS) -fomit-frame-pointer -o $$@ $$<
 $(T)/$(1)/callsites_target_stripped: tests/targets/callsites_target.c tests/targets/callsites_common.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CALLSITES_CFLAGS) -o $$@.full $$<
+	$$(CC) $$(CALLSITES_CFLAGS) -fno-omit-frame-pointer -o $$@.full $$<
 	objcopy --only-keep-debug $$@.full $$@.debug
 	objcopy --strip-all --add-gnu-debuglink=$$@.debug $$@.full $$@
 	rm -f $$@.full

@@ -17,6 +17,7 @@
 #include "mechanism.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "target_cpu.h"
 #include "uprobe_removal.h"
 #include "warmup.h"
 
@@ -70,7 +71,7 @@ struct run {
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
 	struct cp_session *s;
 	struct cp_counters *ctr;	/* -e events */
-	struct cp_counters *cpu_clock;	/* the target's task-clock */
+	struct cp_target_cpu cpu;	/* the target's CPU in the clock window */
 	struct cp_raw_places raw;
 	struct cp_window w;
 	double begin, start;		/* monotonic: set-up, clock window */
@@ -78,29 +79,14 @@ struct run {
 	int end_signal;			/* what ended the window; -1: an error */
 };
 
-/* The target's CPU time in the clock window comes from its own task-clock
- * counter (every thread, those born later too; readable after it exits):
- * probe overhead is estimated as a share of it. */
-static struct cp_counters *open_cpu_clock(pid_t pid)
+/* The target's CPU time in the clock window (target_cpu.h): from a
+ * counter it carries where its forks are followed, or where something
+ * traps (the overhead estimate is wanted even if the target exits in the
+ * window); else, nothing trapping, from its CPU clock, which costs it
+ * nothing at its context switches. */
+static bool cpu_needs_counter(const struct cp_session_config *cfg)
 {
-	struct cp_event_spec *spec = NULL;
-	struct cp_counters *c = NULL;
-	size_t n;
-
-	if (cp_events_parse("task-clock", &spec, &n, NULL) == 0 &&
-	    cp_counters_open(&c, pid, spec, n, NULL))
-		c = NULL;
-	free(spec);
-	return c;
-}
-
-static double cpu_clock_s(struct cp_counters *c)
-{
-	struct cp_counter_value v;
-
-	if (!c || cp_counters_disable(c) || cp_counters_read(c, &v) || !v.supported)
-		return 0;
-	return v.value / 1e9;
+	return cfg->follow_forks || !cfg->boundary_in_target || cfg->nprobes || cfg->nmembers;
 }
 
 /* -e LIST, the default set without it, nothing with "none". */
@@ -287,7 +273,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	if (open_counters(o, p, &r->cfg, &r->ctr, err))
 		return -1;
 	r->w.ctr = r->ctr;	/* --interval reads them while they count */
-	r->cpu_clock = open_cpu_clock(r->cfg.pid);
+	cp_target_cpu_open(&r->cpu, r->cfg.pid, cpu_needs_counter(&r->cfg));
 	return 0;
 }
 
@@ -318,8 +304,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	cp_mech_stats(r->w.mech, &p->stats);
 	p->breakpoints_fire = cp_mech_has(r->w.mech, CP_MECH_TESTS_BREAKPOINTS) ? 1 : -1;
 	rfc3339_now(p->started_at, sizeof(p->started_at));
-	if (r->cpu_clock)
-		cp_counters_enable(r->cpu_clock);
+	cp_target_cpu_start(&r->cpu);
 	if (start_mechanism(r, p, err))
 		return -1;
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
@@ -368,7 +353,7 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	cp_mech_read(r->w.mech, &p->totals);
 	cp_window_processes(p, r->s, r->w.mech, r->start);
 	p->clock_window_s = cp_monotonic_s() - r->start;
-	p->clock_window_cpu_s = cpu_clock_s(r->cpu_clock);
+	p->clock_window_cpu_s = cp_target_cpu_read_s(&r->cpu);
 	if (r->w.mech->warning[0])
 		cp_profile_warn(p, "%s", r->w.mech->warning);
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
@@ -472,7 +457,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 	p->duration_s = cp_monotonic_s() - r->start;
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
-	cp_counters_close(r->cpu_clock);
+	cp_target_cpu_close(&r->cpu);
 	cp_mech_close(r->w.mech, p->pause_ms, closing);
 	if (closing[0])
 		cp_profile_warn(p, "%s", closing);
@@ -575,7 +560,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	p->event_specs = NULL;
 	p->counters = NULL;
 	cp_counters_close(r->ctr);
-	cp_counters_close(r->cpu_clock);
+	cp_target_cpu_close(&r->cpu);
 	cp_mech_close(r->w.mech, NULL, NULL);
 	cp_session_close(r->s);
 	cp_naming_close(&r->w.naming);

@@ -7,8 +7,9 @@
  * it closes often less. Here a boundary costs the loads and stores below.
  *
  * What it keeps, in the calling thread's request block (patch_layout.h:
- * CP_PB_*), found by the thread's key as the read's count finds its slot
- * (vdso_count.S), the slot claimed if the thread has read nothing yet:
+ * CP_PB_*), found by the thread's key (in Go, the goroutine's) as the
+ * read's count finds its slot (vdso_count.S), the slot claimed if the
+ * thread has read nothing yet:
  * the boundaries passed, the reads of each complete request (their
  * histogram and maximum), and the slot's words, its syscall() words
  * (syscall_count.S) and its site counts at the first and at the last
@@ -85,10 +86,12 @@ cp_boundary_close_start:
 	inc	rax			/* a block keeps its epoch + 1: one never */
 	cmp	[rsi + CP_PB_EPOCH * 8], rax	/* written (zeros) is reset too */
 	jne	.Lreset
-.Lsum:
-	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]	/* the reads through syscall(), */
+.Lsum:					/* the slot's words 1-15 summed and kept */
+	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]	/* as the last boundary's, with */
 	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
-	add	rax, [rcx + \i * 8]	/* and the slot's: words 1-15 */
+	mov	r8, [rcx + \i * 8]	/* the reads through syscall() (one */
+	add	rax, r8			/* pass: a cold line of code costs */
+	mov	[rsi + (CP_PB_LAST + \i) * 8], r8	/* more than the stores) */
 	.endr
 	cmp	qword ptr [rsi + CP_PB_HITS * 8], 0
 	je	.Lfirst
@@ -103,7 +106,6 @@ cp_boundary_close_start:
 	mov	r8d, CP_PB_HIST_SLOTS - 1
 2:	inc	qword ptr [rsi + r8 * 8 + CP_PB_HIST * 8]
 	mov	[rsi + CP_PB_LAST_SUM * 8], rax
-	COPY_WORDS CP_PB_LAST
 	mov	r8, [rsi + CP_PB_SC_TOTAL * 8]	/* none through syscall() since: */
 	cmp	r8, [rsi + CP_PB_SC_TOTAL_LAST * 8]	/* their words are as they were */
 	je	3f
@@ -123,7 +125,6 @@ cp_boundary_close_start:
 .Lfirst:				/* the thread's first boundary in the epoch */
 	mov	[rsi + CP_PB_LAST_SUM * 8], rax
 	COPY_WORDS CP_PB_FIRST
-	COPY_WORDS CP_PB_LAST
 	COPY_SYSCALLS CP_PB_SC_FIRST
 	COPY_SYSCALLS CP_PB_SC_LAST
 	mov	r8, [rsi + CP_PB_SC_TOTAL * 8]
@@ -154,4 +155,5 @@ cp_boundary_close_start:
 
 	.balign 16
 cp_boundary_close_end:
+	.org	.Lstart + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
 	.section .note.GNU-stack, "", @progbits

@@ -104,4 +104,5 @@ cp_syscall_count_start:
 
 	.balign 16
 cp_syscall_count_end:
+	.org	.Lstart + CP_PATCH_CODE_OFF + 4096 - CP_PATCH_SYSCALL_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
 	.section .note.GNU-stack, "", @progbits

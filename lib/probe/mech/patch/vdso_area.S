@@ -32,7 +32,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso5\0"
+h_magic:	.ascii "clockprof-vdso6\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */

@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso5"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso6"
 #define CP_VDSO_AREA_MAX_REDIRECTS 3	/* a request boundary, syscall() twice */
 #define CP_VDSO_AREA_MAX_SITES (CP_ENTRY_MAX + CP_VDSO_AREA_MAX_REDIRECTS)
 

@@ -94,21 +94,31 @@ cp_vdso_count_start:
 	inc	qword ptr [rcx + r10 * 8 + 8]
 	.endif
 
-	/* The site: the entry's caller if it has no rule, or a wrapper's
-	 * caller, one step out by the stack pointer, if that has none;
-	 * anything else (a rule's collision, a second wrapper, Go's frame
-	 * hops, a site not at its home in the block) is walked. */
+	/* The site: the entry's caller, counted at once where the slot's
+	 * block holds it at its home as a direct site (no wrapper crossed:
+	 * its rule was looked for when it was claimed, so it is not looked
+	 * for again; a read after a sleep pays a cold line for each table
+	 * line it touches, and the rules' lines are spread over 16 pages);
+	 * else a wrapper's caller, one step out by the stack pointer, if the
+	 * entry's caller has a rule and its caller none; anything else (a
+	 * rule's collision, a second wrapper, Go's frame hops, a site not at
+	 * its home, a site not claimed yet) is walked. */
 	mov	r8, [rax]		/* the entry's return address */
-	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
-	and	ecx, (CP_PATCH_RULES - 1) * 2
-	mov	r10, [r11 + rcx * 8 + CP_PATCH_RULES_OFF]
-	cmp	r10, r8
-	je	.Lwrapper_\entry
-	test	r10, r10		/* another's rule at the home: walked */
-	jnz	.Lwalk_\entry
 	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
 	add	r10, r8			/* key: pc | via << 48 | entry << 60 */
-	COUNT_SITE_AND_CONTINUE \entry
+	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
+	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
+	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
+	jne	.Lrule_home_\entry
+	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
+	CONTINUE \entry
+
+.Lrule_home_\entry:
+	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
+	and	ecx, (CP_PATCH_RULES - 1) * 2
+	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], r8
+	jne	.Lwalk_\entry		/* no rule, or another's: walked */
 
 .Lwrapper_\entry:
 	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
@@ -277,6 +287,7 @@ cp_vdso_count_start:
 	ENTRY_PATH 2, 15		/* time          clockreads.h; test_vdso_count) */
 	.balign 16
 cp_vdso_count_end:
+	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
 
 /* Each entry's path, as offsets from the start, by CP_ENTRY_*. */
 	.balign 8
