@@ -58,13 +58,13 @@ cp_vdso_count_start:
 	.endm
 
 /* The read counted at its key (r10; r8 its pc) if the key sits at its
- * home in the slot's block (else walked), then back. */
-	.macro COUNT_SITE_AND_CONTINUE entry
+ * home in the slot's block (else to miss), then back. */
+	.macro COUNT_SITE_AND_CONTINUE entry, miss
 	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
 	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
 	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
 	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
-	jne	.Lwalk_\entry
+	jne	\miss
 	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
 	CONTINUE \entry
 	.endm
@@ -106,13 +106,7 @@ cp_vdso_count_start:
 	mov	r8, [rax]		/* the entry's return address */
 	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
 	add	r10, r8			/* key: pc | via << 48 | entry << 60 */
-	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
-	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
-	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
-	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
-	jne	.Lrule_home_\entry
-	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
-	CONTINUE \entry
+	COUNT_SITE_AND_CONTINUE \entry, .Lrule_home_\entry
 
 .Lrule_home_\entry:
 	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
@@ -135,7 +129,7 @@ cp_vdso_count_start:
 	.if \entry
 	bts	r10, 59 + \entry
 	.endif
-	COUNT_SITE_AND_CONTINUE \entry
+	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry
 
 /* Go's threads keep 0 at fs:0: the running goroutine, g, is the key,
  * tagged; neither: the shared slot. */
