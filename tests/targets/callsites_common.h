@@ -8,7 +8,7 @@
  * no clock: it paces with nanosleep and a fixed pause. It counts the
  * requests served in callsites_served, which a benchmark reads from the
  * process's memory (the CPU a request costs, tests/bench/demo_share.py).
- * For that benchmark only, CALLSITES_TSC=1 in the environment times each
+ * For that benchmark only, CALLSITES_TSC set in the environment times each
  * request in TSC ticks (rdtscp: no clock read clockprof sees), kept in a
  * ring it reads too, with the ticks per microsecond measured once before
  * "ready" (two clock reads there, outside every request). */

@@ -38,8 +38,9 @@
  *   fault in the trampoline, not Go's code, would kill the program. The
  *   close keeps every register (Go's g in r14, X15 zero), and finds the
  *   goroutine as the read's count does (g, at fs:-8); the stack it takes
- *   (under 256 bytes) is within what a Go function may use past its
- *   check (800 bytes for functions that do not check).
+ *   (216 bytes) is within the 800 a Go function may use past its check
+ *   (a function with no check shares them with the nosplit frames above
+ *   it, which Go's linker counts without the close: README, Go).
  * The trampoline goes into the unused end of the function's executable
  * segment in the same mapping (redirect_place.h). */
 #ifndef CP_REDIRECT_PLAN_H
