@@ -157,7 +157,10 @@ test-deps: deps
 	@command -v go >/dev/null || { $(call install_missing,golang-go); }
 	@$(MAKE) --no-print-directory -C tests/browser deps
 
+# Under a lock: two rules of a parallel make may install at once (apt
+# takes one at a time, and the second fails).
 define install_missing
+exec 9>/tmp/.clockprof-apt.lock && flock 9; \
 missing=""; for p in $(1); do \
 	dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 done; \
@@ -234,7 +237,9 @@ $(O)/.serve-deps: | $(DEPS_STAMP)
 	@mkdir -p $(@D) && touch $@
 $(O)/lib/runfile/metrics_serve.o: | $(O)/.serve-deps
 
-$(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP)
+# A clean build has no .d files yet to say who includes a skeleton: every
+# object of lib/ waits for them (order-only: no rebuild when one changes).
+$(O)/lib/%.o: lib/%.c $(O)/lib/%.d | $(DEPS_STAMP) $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(DEPFLAGS) -c $< -o $@
 

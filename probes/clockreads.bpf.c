@@ -55,6 +55,10 @@ const volatile __s32 boundary_syscall = -1;
 /* The func: boundary is closed inside the target (the vDSO patch): the
  * followed processes' requests are in their tables' request blocks. */
 const volatile bool boundary_in_target;
+/* syscall:NAME closed in the target, at the C library's wrapper(s) for it
+ * (boundary_in_target too): on_boundary_syscall checks the wrappers
+ * against the kernel's syscalls (wrapper_check) instead of closing. */
+const volatile bool boundary_wrapped;
 /* The clock syscalls' numbers. User space sets them from <sys/syscall.h>,
  * the one place they are defined: -1 matches no syscall. */
 const volatile __s32 sys_clock_gettime = -1, sys_gettimeofday = -1, sys_time = -1;
@@ -70,6 +74,8 @@ __u64 patch_table;
 __u32 next_site_id;
 /* Hits of clockprof's own start-up self-test. */
 __u64 selftest_hits;
+/* boundary_wrapped: what the check found (clockreads.h). */
+struct cp_wrapper_check wrapper_check;
 
 /* Set when the target exec()s: the new image is not the one probed (other
  * addresses, perhaps other files). 1: nothing is counted from then on,
@@ -1118,9 +1124,63 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	return 0;
 }
 
+/* The boundaries the current thread has passed in the target's request
+ * block (boundary_close.S) in the block's epoch; false: not known (no
+ * key, or no slot to be had). A thread with no slot has passed none. */
+static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
+{
+	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 };
+	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
+
+	*hits = 0;
+	if (found < 0 || bpf_probe_read_user(epoch, sizeof(*epoch), (void *)(table +
+			 CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8)))
+		return false;
+	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
+					  (1 + slot) * CP_PATCH_BLOCK)) &&
+	    head[CP_PB_EPOCH] == *epoch + 1)
+		*hits = head[CP_PB_HITS];
+	return true;
+}
+
+/* boundary_wrapped: this syscall of the thread's must have come through
+ * the wrapper, which passed the boundary just before it: the thread's
+ * boundaries are one more than at its last such syscall. A raw syscall
+ * (glibc's inline *_nocancel, syscall(2), a restarted call) finds them
+ * as they were, a wrapper that made none (or a wrapper calling another)
+ * finds two more: the first that does not match makes this program the
+ * boundary from then on (fallback_ns), and user space drops what the
+ * target closed. The first syscall of a thread (or in a new epoch) sets
+ * where it is. */
+static __always_inline void check_wrapper(void)
+{
+	struct cp_proc *p = followed_proc();
+	struct cp_thread *t = get_thread();
+	__u64 table = table_of(p), epoch = 0, hits;
+
+	if (!t || !table)
+		return;
+	if (!wrapper_hits(table, p && !(p->flags & CP_PROC_MEMBER), &epoch, &hits)) {
+		t->wrap_known = 0;
+		return;
+	}
+	if (t->wrap_known && t->wrap_epoch == epoch && hits == t->wrap_hits + 1)
+		cp_add(&wrapper_check.checked, 1);
+	else if (t->wrap_known && t->wrap_epoch == epoch) {
+		cp_add(&wrapper_check.mismatched, 1);
+		if (!wrapper_check.fallback_ns)
+			wrapper_check.fallback_ns = bpf_ktime_get_ns();
+	}
+	t->wrap_known = 1;
+	t->wrap_epoch = epoch;
+	t->wrap_hits = hits;
+}
+
 /* syscall:NAME boundaries. Only loaded when asked for: this tracepoint
  * slows every process's syscalls while attached (see above), which the
- * user accepts by choosing a syscall boundary over a function. */
+ * user accepts by choosing a syscall boundary over a function. With the
+ * wrapper closing in the target, only until it is checked (user space
+ * detaches it then). */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
 {
@@ -1129,7 +1189,11 @@ int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
 	if (id != boundary_syscall)
 		return 0;
 	tid = target_tid();
-	if (tid)
+	if (!tid)
+		return 0;
+	if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
+		check_wrapper();
+	if (!boundary_wrapped || wrapper_check.fallback_ns)
 		close_request(tid);
 	return 0;
 }

@@ -455,6 +455,17 @@ struct cp_thread {
 	 * last boundary, entry by entry (an entry's key never changes). */
 	__u64 patch_sites_now[2 * CP_PATCH_SITE_ENTRIES];
 	__u64 patch_sites_last[CP_PATCH_SITE_ENTRIES];
+	/* A syscall: boundary closed at its wrapper: the thread's boundaries
+	 * in the target at its last boundary syscall, and their epoch. */
+	__u64 wrap_hits, wrap_epoch, wrap_known;
+};
+
+/* A syscall: boundary closed in the target at the C library's wrapper,
+ * checked against the kernel's syscalls (on_boundary_syscall): the
+ * syscalls that came through the wrapper, those that did not, and when
+ * the first did not (0: none), from which the kernel's are the boundary. */
+struct cp_wrapper_check {
+	__u64 checked, mismatched, fallback_ns;
 };
 
 /* Per-request counter distribution (the counter window): at each boundary

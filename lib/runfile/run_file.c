@@ -400,12 +400,28 @@ static json_t *build_boundary(const struct cp_profile *p)
 			 "symbol", text(p->request_symbol));
 }
 
+/* A syscall: boundary closed at the C library's functions: how its check
+ * against the kernel's syscalls went (wrapper_check.h). */
+static json_t *build_wrapper_check(const struct cp_profile *p)
+{
+	const struct cp_wrapper_check *c = &p->wrapper_check;
+
+	if (!p->boundary_wrapped)
+		return json_null();
+	return json_pack("{s:I, s:I, s:b, s:o}", "checked", (json_int_t)c->checked,
+			 "mismatched", (json_int_t)c->mismatched, "fell_back", c->fallback_ns != 0,
+			 "checked_for_s", p->wrapper_check_s >= 0 ? json_real(p->wrapper_check_s) :
+			 json_null());
+}
+
 static json_t *build_request(const struct cp_profile *p)
 {
 	if (!p->request_text[0])
 		return json_null();
-	return json_pack("{s:o, s:I, s:o}", "spec", text(p->request_text), "count",
-			 (json_int_t)p->totals.requests, "boundary", build_boundary(p));
+	return json_pack("{s:o, s:I, s:o, s:b, s:o}", "spec", text(p->request_text), "count",
+			 (json_int_t)p->totals.requests, "boundary", build_boundary(p),
+			 "closed_in_target", p->boundary_in_target,
+			 "wrapper_check", build_wrapper_check(p));
 }
 
 json_t *cp_run_file_build(const struct cp_profile *p)

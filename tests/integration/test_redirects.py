@@ -4,7 +4,9 @@ there, coexists with another tool's uprobe and uretprobe on the same
 function, placed and removed while clockprof's window is open, in either
 order: the target is unharmed, every request is counted exactly, the
 other tool counts its calls, and the code is the file's again after. A
-target attached again is redirected again."""
+target attached again is redirected again. A syscall: boundary closed at
+the C library's function for it is checked against the kernel's
+syscalls, and falls back to sys_enter where one did not come through it."""
 import os
 import shutil
 import signal
@@ -125,3 +127,71 @@ def test_each_attach_redirects_again(ctx):
     finally:
         target.kill()
         target.wait()
+
+
+def attach_syscall_write(ctx, how, seconds):
+    """reads_target (3 reads a request, each followed by a write to
+    /dev/null, `how`: READS_TARGET_REPLY) attached with -r syscall:write
+    for seconds; its run.json."""
+    exe = ctx.target("reads_target")
+    target = subprocess.Popen([exe, "clock_gettime", "3", "0"],
+                              env=dict(os.environ, READS_TARGET_REPLY=how))
+    try:
+        wait_serving(target)
+        out = os.path.join(ctx.tmp, f"{how}.json")
+        proc = subprocess.run([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
+                               str(seconds), "-r", "syscall:write", str(target.pid)],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+        assert target.poll() is None, "the target died"
+        return ctx.load_json(out)
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_a_syscall_boundary_closed_at_its_wrapper_equals_the_kernels_count(ctx):
+    """-r syscall:write on a target whose writes all go through glibc's
+    write(): the requests are closed in the target, at both paths past
+    write()'s first branch (nothing before it can take a jump), with no
+    trap; the check against sys_enter, which here lasts the whole window,
+    matched every write the kernel saw: as many as the requests."""
+    run = attach_syscall_write(ctx, "write", 0.7)
+    count, check = run["request"]["count"], run["request"]["wrapper_check"]
+    assert run["request"]["closed_in_target"], run["request"]
+    assert run["per_request"]["histogram"] == [[3, count]], run["per_request"]
+    assert count > 100, run["request"]
+    assert check["mismatched"] == 0 and not check["fell_back"], check
+    # a thread's first write sets where the check starts, as its first
+    # interval is no request: one per thread, one thread
+    assert check["checked"] == count, check
+    assert run["probe"]["hits"] == 0, run["probe"]
+    assert not [w for w in run["warnings"] if "sys_enter" in w], run["warnings"]
+
+
+def test_a_checked_wrapper_lets_sys_enter_go(ctx):
+    """Past the check's second and its 100 writes, sys_enter is let go
+    (checked_for_s), and the requests after it are still every one."""
+    run = attach_syscall_write(ctx, "write", 2.5)
+    check = run["request"]["wrapper_check"]
+    assert run["request"]["closed_in_target"], run["request"]
+    assert check["checked_for_s"] is not None and 1 <= check["checked_for_s"] < 2.5, check
+    assert check["checked"] >= 100 and check["mismatched"] == 0, check
+    assert run["per_request"]["histogram"] == [[3, run["request"]["count"]]], run["per_request"]
+    assert run["request"]["count"] > check["checked"], (run["request"], check)
+
+
+def test_a_syscall_not_through_its_wrapper_makes_sys_enter_the_boundary(ctx):
+    """syscall(SYS_write) alone, or every other write: the check finds a
+    write the wrapper did not make, sys_enter closes the requests from
+    then on (exact: 3 reads each), what the target closed is dropped, and
+    a warning says so."""
+    for how in ("raw", "both"):
+        run = attach_syscall_write(ctx, how, 0.7)
+        check = run["request"]["wrapper_check"]
+        assert not run["request"]["closed_in_target"], (how, run["request"])
+        assert check["fell_back"] and check["mismatched"] >= 1, (how, check)
+        assert run["per_request"]["histogram"] == [[3, run["request"]["count"]]], \
+            (how, run["per_request"])
+        assert run["request"]["count"] > 100, (how, run["request"])
+        assert [w for w in run["warnings"] if "did not come through" in w], (how, run["warnings"])

@@ -260,3 +260,34 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	munmap(code, 4096);
 	cp_test_table_close(t);
 }
+
+/* glibc 2.36's write(), its first 60 bytes: cmp byte [rip + single
+ * threaded], 0 (7 bytes); je +0x17 (to +0x20); mov eax, 1 (at +9);
+ * syscall; cmp rax, -4096; ja; ret; nop padding; then (+0x20) sub rsp,
+ * 0x28; mov [rsp + 0x18], rdx (at +0x24: across an aligned word); mov
+ * [rsp + 0x10], rsi (at +0x29); ... call. */
+static const uint8_t glibc_write[] = {
+	0x80, 0x3d, 0x91, 0x32, 0x0e, 0x00, 0x00, 0x74, 0x17, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x0f,
+	0x05, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x58, 0xc3, 0x0f, 0x1f, 0x80, 0x00, 0x00,
+	0x00, 0x00, 0x48, 0x83, 0xec, 0x28, 0x48, 0x89, 0x54, 0x24, 0x18, 0x48, 0x89, 0x74, 0x24,
+	0x10, 0x89, 0x7c, 0x24, 0x08, 0xe8, 0xa9, 0xd4, 0xf8, 0xff, 0x48, 0x8b, 0x54, 0x24, 0x18 };
+
+TEST(redirect_plan_of_a_syscall_wrapper_takes_both_paths_past_its_first_branch)
+{
+	struct cp_redirect_plan p;
+	uint8_t fn[sizeof(glibc_write)];
+
+	memcpy(fn, glibc_write, sizeof(fn));
+	/* nothing between the first instruction and the branch */
+	CHECK(plan(fn, fn, sizeof(fn), &p) != 0);
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY_UNTAKEN, fn, fn, sizeof(fn), FUNC, TRAMP, CLOSE, NULL,
+		      &p) == 0);
+	CHECK(p.at == FUNC + 9 && p.len == 5);		/* mov eax, 1: the flags dead past
+							 * the syscall */
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY_TAKEN, fn, fn, sizeof(fn), FUNC, TRAMP, CLOSE, NULL,
+		      &p) == 0);
+	CHECK(p.at == FUNC + 0x29 && p.len == 5);
+	fn[0x18] = 0x90;				/* ret -> nop: the first path falls */
+	CHECK(plan_at(CP_REDIRECT_BOUNDARY_TAKEN, fn, fn, sizeof(fn), FUNC, TRAMP, CLOSE, NULL,
+		      &p) != 0);			/* into the taken one */
+}

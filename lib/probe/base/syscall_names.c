@@ -32,6 +32,23 @@ const char *cp_syscall_name(int nr)
 	return NULL;
 }
 
+int cp_syscall_wrappers(int nr, const char *out[CP_SYSCALL_WRAPPERS_MAX])
+{
+	static const struct { const char *syscall, *also; } also[] = {
+		{ "sendto", "send" }, { "recvfrom", "recv" },
+	};
+	const char *name = cp_syscall_name(nr);
+	int n = 0;
+
+	if (!name)
+		return 0;
+	out[n++] = name;
+	for (size_t i = 0; i < sizeof(also) / sizeof(also[0]); i++)
+		if (!strcmp(also[i].syscall, name))
+			out[n++] = also[i].also;
+	return n;
+}
+
 int cp_syscall_suggest(const char *name, const char **out, int max)
 {
 	struct cp_suggest s;

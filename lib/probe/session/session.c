@@ -429,6 +429,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->target_tgid = (__u32)cfg->pid;
 	skel->rodata->follow_forks = cfg->follow_forks;
 	skel->rodata->boundary_in_target = cfg->boundary_in_target;
+	skel->rodata->boundary_wrapped = cfg->boundary_in_target && cfg->boundary_syscall >= 0;
 	skel->rodata->follow_procs = cfg->follow_forks || cfg->nmembers;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
@@ -619,6 +620,26 @@ int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 
 	return read_reduced(s, s->skel->maps.totals, &zero, sizeof(zero), sum, sizeof(*sum),
 			    totals_add);
+}
+
+void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_check *c)
+{
+	const volatile struct cp_wrapper_check *w = &s->skel->bss->wrapper_check;
+
+	c->checked = w->checked;
+	c->mismatched = w->mismatched;
+	c->fallback_ns = w->fallback_ns;
+}
+
+void cp_session_end_wrapper_check(struct cp_session *s)
+{
+	struct cp_wrapper_check c;
+
+	cp_session_wrapper_check(s, &c);
+	if (c.fallback_ns || !s->boundary.link)
+		return;
+	bpf_link__destroy(s->boundary.link);
+	s->boundary.link = NULL;
 }
 
 /* Puts table t's rules in map fd; 0, or -1 with errno set. */

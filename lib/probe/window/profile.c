@@ -17,9 +17,11 @@
 #include "mechanism.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "syscall_names.h"
 #include "target_cpu.h"
 #include "uprobe_removal.h"
 #include "warmup.h"
+#include "wrapper_check.h"
 
 static void rfc3339_now(char *buf, size_t size)
 {
@@ -69,6 +71,7 @@ struct run {
 	struct cp_session_config cfg;
 	struct cp_session_config plain;	/* cfg without the mechanism's part */
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
+	struct cp_uprobe_point wrappers[CP_SYSCALL_WRAPPERS_MAX];	/* syscall: */
 	struct cp_session *s;
 	struct cp_counters *ctr;	/* -e events */
 	struct cp_target_cpu cpu;	/* the target's CPU in the clock window */
@@ -254,7 +257,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
 	r->plain = r->cfg;	/* the pid, from start() */
-	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->probes, err) ||
+	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->wrappers, r->probes, err) ||
 	    configure(r, p, err))
 		return -1;
 	if ((open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
@@ -270,6 +273,8 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	if (o->stacks)
 		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
 	p->boundary_in_target = r->cfg.boundary_in_target;
+	p->boundary_wrapped = r->cfg.boundary_in_target && r->cfg.boundary_syscall >= 0;
+	p->wrapper_check_s = -1;
 	if (open_counters(o, p, &r->cfg, &r->ctr, err))
 		return -1;
 	r->w.ctr = r->ctr;	/* --interval reads them while they count */
@@ -351,6 +356,7 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	 * counting past the phase, and a read it counts after the switch is
 	 * in no request. */
 	cp_mech_read(r->w.mech, &p->totals);
+	cp_wrapper_check_finish(p, r->s, r->start);
 	cp_window_processes(p, r->s, r->w.mech, r->start);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cp_target_cpu_read_s(&r->cpu);
@@ -517,6 +523,14 @@ double cp_profile_overhead_measured_pct(const struct cp_profile *p)
 }
 
 /* The ops figures per op divide by, and what the window says about itself. */
+static bool warned_about(const struct cp_profile *p, const char *what)
+{
+	for (int i = 0; i < p->nwarnings; i++)
+		if (strstr(p->warnings[i], what))
+			return true;
+	return false;
+}
+
 static void finish_figures(const struct cp_profile_options *o, struct cp_profile *p)
 {
 	double share;
@@ -529,7 +543,7 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		p->ops = (double)p->totals.requests;
 		p->ops_source = CP_OPS_REQUEST;
 	}
-	if (o->request.kind == CP_REQUEST_SYSCALL)
+	if (o->request.kind == CP_REQUEST_SYSCALL && !p->boundary_in_target && !warned_about(p, "sys_enter"))
 		cp_profile_warn(p, "a syscall boundary traces sys_enter, which slows every process's syscalls while attached; prefer func:SYMBOL");
 	if (p->request_text[0] && p->totals.requests == 0)
 		cp_profile_warn(p, "no complete request was seen: the boundary %s was hit %llu time(s)",

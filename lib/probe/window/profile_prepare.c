@@ -100,12 +100,46 @@ static void hint_without_symbols(const struct cp_profile *p, const char *path,
 			 "; try -r syscall:NAME (it made no syscall in a 1 s look) or --ops N");
 }
 
+/* A syscall: boundary's functions in the target's C library, for the
+ * mechanism to close its requests there (the patch: patch_boundary.h),
+ * checked against the kernel's syscalls as the target runs. None: it is
+ * traced at sys_enter, and the warning says why. */
+static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_config *cfg,
+			     struct cp_uprobe_point *wrappers)
+{
+	const char *names[CP_SYSCALL_WRAPPERS_MAX];
+	int n = cp_syscall_wrappers(nr, names), found = 0;
+	char shown[256], path[sizeof(wrappers->path)];
+	struct cp_error why = { 0 };
+
+	if (n && cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path), shown,
+					sizeof(shown), &why))
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		struct cp_elf_function fn;
+
+		if (cp_elf_find_function(path, shown, names[i], &fn, &why) || fn.ifunc)
+			continue;
+		snprintf(wrappers[found].path, sizeof(wrappers[found].path), "%s", path);
+		wrappers[found].offset = fn.offset;
+		wrappers[found].size = fn.size;
+		found += !(found && wrappers[0].offset == fn.offset);	/* an alias */
+	}
+	if (!found) {
+		cp_profile_warn(p, "%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%.120s); prefer func:SYMBOL",
+				p->request_text, why.msg[0] ? why.msg : "no such syscall");
+		return;
+	}
+	cfg->boundary_wrappers = wrappers;
+	cfg->nboundary_wrappers = found;
+}
+
 /* The request boundary resolved, and recorded as resolved: two spellings
  * of one function (func:handle_request, func:./server:handle_request) are
  * one boundary to compare. */
 static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile *p,
 			    struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
-			    struct cp_error *err)
+			    struct cp_uprobe_point *wrappers, struct cp_error *err)
 {
 	struct cp_elf_function fn;
 	const char *name;
@@ -115,6 +149,7 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 		name = cp_syscall_name(rq->syscall_nr);
 		snprintf(p->request_symbol, sizeof(p->request_symbol), "%s",
 			 name ? name : rq->text + 8);
+		resolve_wrappers(p, rq->syscall_nr, cfg, wrappers);
 		return 0;
 	}
 	if (resolve_func(p, &rq->func, boundary, p->request_file,
@@ -165,7 +200,8 @@ static void check_follow(struct cp_profile *p, struct cp_session_config *cfg)
 
 int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
-		       struct cp_uprobe_point *probes, struct cp_error *err)
+		       struct cp_uprobe_point *wrappers, struct cp_uprobe_point *probes,
+		       struct cp_error *err)
 {
 	/* First: with /proc of another namespace, pid is not the target. */
 	if (cp_pid_ns_for(cfg->pid, &cfg->pidns, err) ||
@@ -176,7 +212,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		 o->request.kind == CP_REQUEST_NONE ? "" : o->request.text);
 	cfg->boundary_syscall = -1;
 	if (o->request.kind != CP_REQUEST_NONE &&
-	    resolve_boundary(&o->request, p, cfg, boundary, err))
+	    resolve_boundary(&o->request, p, cfg, boundary, wrappers, err))
 		return -1;
 	for (int i = 0; i < o->nprobes && i < CP_MAX_PROBES; i++) {
 		struct cp_probe_info *info = &p->probes[p->nprobes++];

@@ -53,13 +53,15 @@ void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Inspects the target, resolves the boundary and --probe functions into
- * boundary and probes[], chooses the mechanism to open first
+ * boundary and probes[] (a syscall: boundary's C library functions into
+ * wrappers[CP_SYSCALL_WRAPPERS_MAX]), chooses the mechanism to open first
  * (p->mechanism, p->requested_mechanism) and fills cfg in, all but the
  * mechanism's part (cp_mech_configure: the window's, so that a fallback
  * starts from this cfg again) (profile_prepare.c). */
 int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
-		       struct cp_uprobe_point *probes, struct cp_error *err);
+		       struct cp_uprobe_point *wrappers, struct cp_uprobe_point *probes,
+		       struct cp_error *err);
 
 /* Window set-up and tear-down (window_wait.c). */
 int cp_window_block_signals(struct cp_window *w, struct cp_profile *p,

@@ -15,6 +15,7 @@
 #include "mechanism.h"
 #include "profile_window.h"
 #include "session.h"
+#include "wrapper_check.h"
 
 void cp_window_restore_signals(struct cp_profile *p)
 {
@@ -193,6 +194,8 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	if (now < t->next_tick)
 		return;
 	t->next_tick += 1;
+	if (!p->counter_phase)
+		cp_wrapper_check_tick(p, s, now - t->start);
 	if (p->followed)
 		cp_session_drain_followed(s);
 	if (o->tick && !p->counter_phase && cp_mech_read(w->mech, &p->totals) == 0) {

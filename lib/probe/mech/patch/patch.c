@@ -273,7 +273,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	if (!st->patch)
 		return 0;
 	/* the requests first: the counts are then a superset */
-	requests_read = cp_patch_boundary_read(&st->boundary, st->patch);
+	requests_read = cp_patch_boundary_read(&st->boundary, m, st->patch);
 	if ((rc = cp_vdso_patch_read(st->patch, &c)) < 0)
 		return 0;
 	if (rc == 1) {

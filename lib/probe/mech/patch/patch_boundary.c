@@ -12,14 +12,50 @@
 #include "session_probes.h"
 #include "vdso_patch.h"
 
-/* Whether a func: boundary may close its requests in the target, and why
+/* The functions whose entry closes a request: a func: boundary's, or a
+ * syscall: boundary's C library wrappers (checked against the kernel's
+ * syscalls as the target runs: on_boundary_syscall). How many. */
+static int closing_functions(const struct cp_session_config *cfg,
+			     const struct cp_uprobe_point **fns)
+{
+	if (cfg->boundary_func) {
+		*fns = cfg->boundary_func;
+		return 1;
+	}
+	*fns = cfg->boundary_wrappers;
+	return cfg->boundary_syscall >= 0 ? cfg->nboundary_wrappers : 0;
+}
+
+/* How fn's entry is redirected to the close: at its straight-line start,
+ * or else on both paths past its first branch (a syscall's C library
+ * wrapper: redirect_plan.h). How many redirects (kinds[]), 0 with why. */
+static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
+			     enum cp_redirect_kind kinds[2], char *why, size_t whylen)
+{
+	struct cp_redirect_place place;
+	char why_arms[256];
+
+	kinds[0] = CP_REDIRECT_BOUNDARY;
+	if (!cp_redirect_place(pid, kinds[0], fn->path, fn->offset, fn->size, 0, &place, why,
+			       whylen))
+		return 1;
+	kinds[0] = CP_REDIRECT_BOUNDARY_UNTAKEN;
+	kinds[1] = CP_REDIRECT_BOUNDARY_TAKEN;
+	for (int i = 0; i < 2; i++)
+		if (cp_redirect_place(pid, kinds[i], fn->path, fn->offset, fn->size, 0, &place,
+				      why_arms, sizeof(why_arms)))
+			return 0;
+	return 2;
+}
+
+/* Whether a boundary may close its requests in the target, and why
  * not. Not with members (attach -p PID,..., --tree, --cgroup: each has its
  * own patch, whose code is not the target's); the target's forks run it
  * too, each in its own table (patch_followed.c). */
 static bool may_be_in_target(const struct cp_session_config *cfg, char *why, size_t whylen)
 {
-	const struct cp_uprobe_point *b = cfg->boundary_func;
-	struct cp_redirect_place place;
+	const struct cp_uprobe_point *fns;
+	int n = closing_functions(cfg, &fns);
 
 	if (cfg->boundary_keep_uprobe || cfg->nprobes) {
 		snprintf(why, whylen, "%s", cfg->nprobes ?
@@ -31,37 +67,59 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 		snprintf(why, whylen, "several processes are counted, each its own image");
 		return false;
 	}
-	return cp_redirect_place(cfg->pid, CP_REDIRECT_BOUNDARY, b->path, b->offset, b->size, 0,
-				 &place, why, whylen) == 0;
+	enum cp_redirect_kind kinds[2];
+	int can = 0;
+
+	/* A syscall's wrapper that cannot be redirected is left out: the
+	 * check against the kernel's syscalls finds it if it is called. */
+	for (int i = 0; i < n; i++)
+		can += closing_redirects(cfg->pid, &fns[i], kinds, why, whylen) > 0;
+	return can > 0 && (can == n || !cfg->boundary_func);
 }
 
 void cp_patch_boundary_configure(struct cp_session_config *cfg)
 {
+	const struct cp_uprobe_point *fns;
 	char why[256];
 
-	cfg->boundary_in_target = cfg->boundary_func && may_be_in_target(cfg, why, sizeof(why));
+	cfg->boundary_in_target = closing_functions(cfg, &fns) &&
+				  may_be_in_target(cfg, why, sizeof(why));
 }
 
 int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
 			   struct cp_error *err)
 {
-	const struct cp_uprobe_point *f = cfg->boundary_func;
+	const struct cp_uprobe_point *f;
+	int n = closing_functions(cfg, &f);
 	char why[256];
 
-	if (!f)
+	if (!n)
 		return 0;
 	if (!cfg->boundary_in_target) {
 		if (!may_be_in_target(cfg, why, sizeof(why)))
-			snprintf(m->warning, sizeof(m->warning),
-				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s", why);
+			snprintf(m->warning, sizeof(m->warning), cfg->boundary_func ?
+				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s" :
+				 "the request boundary is traced at sys_enter, which slows every process's syscalls while attached: it cannot be closed in the target at the C library's function: %.150s",
+				 why);
 		return 0;
 	}
-	if (cp_vdso_patch_add_redirect(p, CP_REDIRECT_BOUNDARY, f->path, f->offset, f->size, why,
-				       sizeof(why)))
-		return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
-			       cfg->pid, why);
+	for (int i = 0; i < n; i++) {
+		enum cp_redirect_kind kinds[2];
+		int k = closing_redirects(cfg->pid, &f[i], kinds, why, sizeof(why));
+
+		if (!k && n > 1)
+			continue;	/* one of a syscall's wrappers (above) */
+		for (int j = 0; j < k; j++)
+			if (cp_vdso_patch_add_redirect(p, kinds[j], f[i].path, f[i].offset,
+						       f[i].size, why, sizeof(why)))
+				k = 0;
+		if (!k)
+			return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
+				       cfg->pid, why);
+	}
 	b->in_target = true;
+	b->wrapped = !cfg->boundary_func;
 	if (stat(f->path, &b->file))
 		memset(&b->file, 0, sizeof(b->file));
 	return 0;
@@ -109,8 +167,25 @@ const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b)
 	return b->in_target && b->file.st_ino ? &b->file : NULL;
 }
 
-bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_vdso_patch *p)
+/* A syscall: boundary's wrappers were found to miss a syscall of the
+ * kernel's (on_boundary_syscall): from then on the session's program
+ * closed the requests, and what the target closed is not the run's. */
+static bool wrappers_missed(struct cp_patch_boundary *b, struct cp_mech *m)
 {
+	struct cp_wrapper_check c;
+
+	if (!b->wrapped || !b->in_target)
+		return false;
+	cp_session_wrapper_check(m->s, &c);
+	if (!c.fallback_ns)
+		return false;
+	b->in_target = false;
+	return true;
+}
+
+bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p)
+{
+	wrappers_missed(b, m);
 	return b->in_target && p && cp_vdso_patch_read_requests(p) == 0;
 }
 
@@ -120,7 +195,8 @@ void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
 	struct cp_request_sums r;
 	struct cp_patch_sites in = { 0 };
 
-	if (!b->in_target || cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
+	if (wrappers_missed(b, m) || !b->in_target ||
+	    cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
 		return;
 	cp_patch_sites_normalize(&in);
 	cp_vdso_patch_settle_requests(p, &r, &in);

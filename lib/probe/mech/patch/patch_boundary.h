@@ -23,6 +23,9 @@ struct cp_vdso_patch;
 
 struct cp_patch_boundary {
 	bool in_target;			/* the requests are closed in the target */
+	bool wrapped;			/* ... at a syscall's C library functions:
+					 * not where the kernel found a syscall
+					 * that did not come through them */
 	bool started;			/* the window has started */
 	bool switch_pending;		/* syscall() redirected after the sites
 					 * were switched (attach): at start */
@@ -54,8 +57,11 @@ int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_vdso_patch *p
  * checked against (NULL: none). */
 const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b);
 
-/* The requests read now, before the counts: true when read. */
-bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_vdso_patch *p);
+/* The requests read now, before the counts: true when read. A syscall:
+ * boundary's that a syscall not through its wrappers made the session's
+ * (cp_session_wrapper_check) is no longer in_target, and none are. */
+bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_mech *m,
+			    struct cp_vdso_patch *p);
 /* ... or, the target gone, as the program summed them at its exit. */
 void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
 			      struct cp_vdso_patch *p);

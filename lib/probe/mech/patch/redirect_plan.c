@@ -137,6 +137,8 @@ static bool flags_dead(const struct fn_code *f, size_t off)
 			return false;
 		if (in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_RET)
 			return true;
+		if (in.meta.category == ZYDIS_CATEGORY_SYSCALL)
+			continue;	/* the kernel gives the flags back as they were */
 		if (in.cpu_flags)
 			written |= in.cpu_flags->modified | in.cpu_flags->set_0 |
 				   in.cpu_flags->set_1 | in.cpu_flags->undefined;
@@ -393,6 +395,60 @@ static size_t past_go_stack_check(const struct fn_code *f)
 	return 0;
 }
 
+/* How many of the function's branches land at to. */
+static size_t landings(const struct fn_code *f, uint64_t to)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->ntargets; i++)
+		n += f->targets[i] == to;
+	return n;
+}
+
+/* Whether the code from off on falls through to end: what precedes end,
+ * but for padding, is not a jump or return. */
+static bool falls_into(const struct fn_code *f, size_t off, size_t end)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	bool falls = true;
+
+	for (; off < end; off += in.length) {
+		if (!decode(f, off, &in, ops))
+			return true;
+		if (in.mnemonic == ZYDIS_MNEMONIC_NOP || in.mnemonic == ZYDIS_MNEMONIC_INT3)
+			continue;
+		falls = !(in.meta.category == ZYDIS_CATEGORY_RET ||
+			  in.meta.category == ZYDIS_CATEGORY_UNCOND_BR);
+	}
+	return off != end || falls;
+}
+
+/* A path past the function's first conditional branch (kind _UNTAKEN or
+ * _TAKEN): where it starts, or 0 when the branch is not a relative jcc
+ * or that path has ways in other than the branch. from: the instruction
+ * after the first. */
+static size_t arm_start(const struct fn_code *f, enum cp_redirect_kind kind, size_t from)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZyanU64 to;
+	size_t off = from, after, taken;
+
+	while (decode(f, off, &in, ops) && !is_branch(&in))
+		off += in.length;
+	if (off >= f->size || in.meta.category != ZYDIS_CATEGORY_COND_BR ||
+	    !(in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) ||
+	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], f->func + off, &to)) ||
+	    to <= f->func + off || to >= f->func + f->size)
+		return 0;
+	after = off + in.length;
+	taken = to - f->func;
+	if (kind == CP_REDIRECT_BOUNDARY_UNTAKEN)
+		return landings(f, f->func + after) ? 0 : after;
+	return landings(f, to) == 1 && !falls_into(f, after, taken) ? taken : 0;
+}
+
 /* The plan, f set up for the function's code (its branch targets swept). */
 static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t *live,
 		   uint64_t call, const struct cp_redirect_room *room,
@@ -401,6 +457,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	struct site_search ss = { .f = f, .kind = kind, .call = call,
 				  .t = { .nr = 1u << 7, .a1 = 1u << 6, .ok = true } };	/* rdi, rsi */
 	struct args_track start;
+	bool arm = kind == CP_REDIRECT_BOUNDARY_UNTAKEN || kind == CP_REDIRECT_BOUNDARY_TAKEN;
 	size_t past;
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -414,6 +471,10 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	track_insn(&ss.t, &in, ops);
 	if (f->go && (past = past_go_stack_check(f)))
 		ss.first = past;
+	if (arm && !(ss.first = arm_start(f, kind, ss.first))) {
+		snprintf(why, whylen, "its first branch is not a conditional jump forward with one way into each path");
+		return -1;
+	}
 	start = ss.t;
 	/* near jumps first (a springboard, though never run, is a change to
 	 * the code between two functions that stays), then short ones */
@@ -421,6 +482,10 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		ss.t = start;
 		ss.room = room;
 		found = find_site(&ss, plan);
+	}
+	if (found && arm && lands_within(f, f->func + ss.first + 1, plan->at)) {
+		snprintf(why, whylen, "a branch lands on the path between its first branch and the jump");
+		return -1;
 	}
 	if (!found) {
 		snprintf(why, whylen,

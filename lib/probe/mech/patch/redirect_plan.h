@@ -55,6 +55,16 @@
 enum cp_redirect_kind {
 	CP_REDIRECT_BOUNDARY,		/* calls the request's close */
 	CP_REDIRECT_SYSCALL,		/* calls syscall()'s count */
+	/* The close too, on one of the two paths past the function's first
+	 * conditional branch, where nothing before that branch can take the
+	 * jump (glibc's syscall wrappers: a compare of
+	 * __libc_single_threaded, then the branch): the path it falls
+	 * through to, and the one it takes. Both are redirected, or neither:
+	 * every call passes one of the two. A path must start with that
+	 * branch alone (nothing else lands before its site, nothing falls
+	 * into the taken one). */
+	CP_REDIRECT_BOUNDARY_UNTAKEN,
+	CP_REDIRECT_BOUNDARY_TAKEN,
 };
 
 /* The alignment padding next to the function, where a springboard may

@@ -32,7 +32,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso6\0"
+h_magic:	.ascii "clockprof-vdso7\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -46,8 +46,8 @@ h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_resume:	.quad 0		/* where cp_vdso_stop sends a held thread on */
-h_sites:	.fill 6 * 5, 8, 0	/* {qword address, original, patched, swapped,
-				 * prot}: one a clock entry, three for the
+h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, swapped,
+				 * prot}: one a clock entry, six for the
 				 * redirected functions (prot: its page's
 				 * protection, put back after; 0: a site in
 				 * the vDSO) */

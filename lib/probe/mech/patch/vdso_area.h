@@ -8,8 +8,10 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso6"
-#define CP_VDSO_AREA_MAX_REDIRECTS 3	/* a request boundary, syscall() twice */
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso7"
+#define CP_VDSO_AREA_MAX_REDIRECTS 6	/* a request boundary (a syscall's: two
+					 * wrappers, each on two paths),
+					 * syscall() twice */
 #define CP_VDSO_AREA_MAX_SITES (CP_ENTRY_MAX + CP_VDSO_AREA_MAX_REDIRECTS)
 
 enum cp_vdso_area_cmd {
@@ -63,10 +65,10 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 /* Where cp_vdso_stop's getpid returns to: a held thread is taken back at
  * that syscall's entry. */
 #define CP_VDSO_STOP_SYSCALL_OFFSET (cp_vdso_stub_syscall_ips[8])
-_Static_assert(CP_VDSO_AREA_MAX_SITES == 6,
-	       "vdso_area.S holds a site for each of 3 entries and 3 redirects");
+_Static_assert(CP_VDSO_AREA_MAX_SITES == 9,
+	       "vdso_area.S holds a site for each of 3 entries and 6 redirects");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0x168,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0x1e0,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

@@ -651,7 +651,7 @@ int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind ki
 			       uint64_t off, uint64_t size, char *why, size_t whylen)
 {
 	struct cp_redirect_place *r = &p->redirects[p->nredirects];
-	uint64_t call = kind == CP_REDIRECT_BOUNDARY ? cp_boundary_close_addr(p->plan.table) :
+	uint64_t call = kind != CP_REDIRECT_SYSCALL ? cp_boundary_close_addr(p->plan.table) :
 			cp_syscall_count_addr(p->plan.table);
 
 	if (p->nredirects == CP_VDSO_AREA_MAX_REDIRECTS) {

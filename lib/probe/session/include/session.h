@@ -61,7 +61,13 @@ struct cp_session_config {
 						 * program reads a counter at each
 						 * boundary */
 	bool boundary_in_target;		/* the mechanism closes boundary_func's
-						 * requests in the target: no uprobe */
+						 * requests in the target: no uprobe;
+						 * or boundary_syscall's, at its C
+						 * library wrappers (checked against
+						 * sys_enter: cp_session_wrapper_check) */
+	const struct cp_uprobe_point *boundary_wrappers; /* syscall: the C library's
+						 * functions that make it */
+	int nboundary_wrappers;
 	const struct cp_uprobe_point *probes;	/* --probe entry points */
 	int nprobes;
 	bool stacks;				/* --stacks: whole user stacks */
@@ -190,6 +196,12 @@ int cp_session_read_dist(struct cp_session *s, struct cp_dist *sum);
 
 /* Sums the per-CPU totals into *sum. */
 int cp_session_read(struct cp_session *s, struct cp_totals *sum);
+/* A syscall: boundary closed at its wrappers: what the check against the
+ * kernel's syscalls found so far (zeros without one). */
+void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_check *c);
+/* ... and the check ended, sys_enter let go (every process's syscalls
+ * run untraced again), where it found every syscall a wrapper's. */
+void cp_session_end_wrapper_check(struct cp_session *s);
 void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
 /* Detaches everything and frees the session (NULL is fine), after the
  * mechanism is closed (cp_mech_close). Returns once

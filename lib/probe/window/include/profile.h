@@ -176,8 +176,14 @@ struct cp_profile {
 	struct cp_counter_value *counters;
 	bool counters_measured;
 	bool counters_split;		/* their own window, boundary probe only */
-	bool boundary_in_target;	/* the func: boundary closed its requests in
-					 * the target, with no trap (the vDSO patch) */
+	bool boundary_in_target;	/* the boundary closed its requests in the
+					 * target, with no trap (the vDSO patch) */
+	bool boundary_wrapped;		/* ... a syscall: boundary's, at the C
+					 * library's functions that make it,
+					 * checked against the kernel's syscalls */
+	struct cp_wrapper_check wrapper_check;	/* what that check found */
+	double wrapper_check_s;		/* how long it ran (sys_enter let go
+					 * then); < 0: the whole window */
 	bool counter_phase;		/* in that window now */
 	double clock_window_s, counter_window_s;
 	unsigned long long counter_requests; /* requests in the counter window */
