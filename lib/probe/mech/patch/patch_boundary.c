@@ -55,7 +55,8 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 static bool may_be_in_target(const struct cp_session_config *cfg, char *why, size_t whylen)
 {
 	const struct cp_uprobe_point *fns;
-	int n = closing_functions(cfg, &fns);
+	int n = closing_functions(cfg, &fns), can = 0;
+	enum cp_redirect_kind kinds[2];
 
 	if (cfg->boundary_keep_uprobe || cfg->nprobes) {
 		snprintf(why, whylen, "%s", cfg->nprobes ?
@@ -67,9 +68,6 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 		snprintf(why, whylen, "several processes are counted, each its own image");
 		return false;
 	}
-	enum cp_redirect_kind kinds[2];
-	int can = 0;
-
 	/* A syscall's wrapper that cannot be redirected is left out: the
 	 * check against the kernel's syscalls finds it if it is called. */
 	for (int i = 0; i < n; i++)
