@@ -1126,16 +1126,21 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 
 /* The boundaries the current thread has passed in the target's request
  * block (boundary_close.S) in the block's epoch; false: not known (no
- * key, or no slot to be had). A thread with no slot has passed none. */
+ * key, or no slot to be had). A thread with no slot has passed none. A
+ * page of the table that cannot be read was never touched: zeros (a
+ * block no boundary wrote; block 0 of a launched command, whose epoch
+ * clockprof never moved). */
 static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 };
 	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
 
 	*hits = 0;
-	if (found < 0 || bpf_probe_read_user(epoch, sizeof(*epoch), (void *)(table +
-			 CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8)))
+	if (found < 0)
 		return false;
+	if (bpf_probe_read_user(epoch, sizeof(*epoch), (void *)(table + CP_PATCH_BLOCKS_OFF +
+								 CP_PB_EPOCH * 8)))
+		*epoch = 0;
 	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
 					  (1 + slot) * CP_PATCH_BLOCK)) &&
 	    head[CP_PB_EPOCH] == *epoch + 1)

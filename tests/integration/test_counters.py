@@ -19,13 +19,21 @@ def test_page_faults_per_request(ctx):
     run = profile(ctx, [ctx.target("pagefault_target"), k], "-d", "2", "-r",
                   "func:handle_request", "-e", "page-faults:u,task-clock")
     w = run["windows"]["counters"]
-    assert w["measured"] and w["probes"] == "request boundary only", w
+    # handle_request returns early for k = 0 (test, jne): its boundary is
+    # closed in the target on both paths, nothing traps, and the counters
+    # share the clock window; with a uprobe boundary, a window of their own
+    assert w["measured"] and w["probes"] in ("request boundary only",
+                                             "all, none trapping (counted in the target)"), w
     faults = run["counters"]["page-faults:u"]
     requests = w["ops"]
     assert requests > 200, w
-    # Exact up to the window's two edges, each inside one request.
-    assert abs(faults["value"] - k * requests) <= 2 * k, (faults, requests)
-    assert abs(run["measures"]["page-faults:u/op"]["value"] - k) <= 2 * k / requests
+    # Exact up to the window's two edges, each inside one request, and,
+    # in a shared window, the target's first touches of the pages of
+    # clockprof's counting (its slot, site and request blocks, the code
+    # pages: 20 measured here).
+    edges = 2 * k + (32 if w["probes"] != "request boundary only" else 0)
+    assert abs(faults["value"] - k * requests) <= edges, (faults, requests)
+    assert abs(run["measures"]["page-faults:u/op"]["value"] - k) <= edges / requests
     assert run["measures"]["page-faults:u/op"]["kind"] == "sampled"
     assert run["counters"]["task-clock"]["per_op"] > 0
 

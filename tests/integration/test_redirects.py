@@ -130,12 +130,11 @@ def test_each_attach_redirects_again(ctx):
 
 
 def attach_syscall_write(ctx, how, seconds):
-    """reads_target (3 reads a request, each followed by a write to
-    /dev/null, `how`: READS_TARGET_REPLY) attached with -r syscall:write
-    for seconds; its run.json."""
-    exe = ctx.target("reads_target")
-    target = subprocess.Popen([exe, "clock_gettime", "3", "0"],
-                              env=dict(os.environ, READS_TARGET_REPLY=how))
+    """reply_target (3 reads a request, each followed by a write to
+    /dev/null made `how`) attached with -r syscall:write for seconds; its
+    run.json."""
+    exe = ctx.target("reply_target")
+    target = subprocess.Popen([exe, how, "3", "0"])
     try:
         wait_serving(target)
         out = os.path.join(ctx.tmp, f"{how}.json")
@@ -195,3 +194,27 @@ def test_a_syscall_not_through_its_wrapper_makes_sys_enter_the_boundary(ctx):
             (how, run["per_request"])
         assert run["request"]["count"] > 100, (how, run["request"])
         assert [w for w in run["warnings"] if "did not come through" in w], (how, run["warnings"])
+
+
+def test_a_launched_commands_syscall_boundary_is_closed_at_its_wrapper(ctx):
+    """run -r syscall:write: the command's C library is mapped after the
+    boundary is planned; its write() is redirected as the dynamic linker
+    maps it, before the command is let go. 500 writes through write():
+    499 requests of 3 reads, closed in the target, each write checked.
+    Through syscall(SYS_write): the second write is found not to be
+    write()'s, and sys_enter closes the 498 after it, exactly."""
+    exe = ctx.target("reply_target")
+    expected = {"write": (True, 499), "raw": (False, 498)}
+    for how, (in_target, count) in expected.items():
+        out = os.path.join(ctx.tmp, f"run-{how}.json")
+        proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
+                               "-r", "syscall:write", "--", exe, how, "3", "500"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{how}: exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        check = run["request"]["wrapper_check"]
+        assert run["request"]["closed_in_target"] == in_target, (how, run["request"], run["warnings"])
+        assert run["request"]["count"] == count, (how, run["request"])
+        assert run["per_request"]["histogram"] == [[3, count]], (how, run["per_request"])
+        assert check["fell_back"] == (not in_target), (how, check)
+        assert check["checked"] == (count if in_target else 0), (how, check)

@@ -255,6 +255,16 @@ def test_patch_with_a_boundary_survives_a_kill_after_each_step(ctx):
     fresh_target_survives_each_kill(ctx, boundary="check_once")
 
 
+def test_a_boundary_on_both_paths_survives_a_kill_after_each_step(ctx):
+    """As above with a boundary whose start has no room before its first
+    branch (patch_target's check_branches: test, js), redirected on both
+    paths past it, as glibc's syscall wrappers are for syscall: boundaries:
+    two jumps in one function, switched by one pass of the stub; each
+    thread calls it on both paths. The tool is killed after each step;
+    the program never notices, and an attach after each kill counts."""
+    fresh_target_survives_each_kill(ctx, boundary="check_branches")
+
+
 def test_a_go_boundary_survives_a_kill_after_each_step(ctx):
     """As above in Go (go_target check: 3 goroutines on their threads
     call main.checkOnce, the boundary, which checks time.Now against the

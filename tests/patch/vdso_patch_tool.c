@@ -24,7 +24,9 @@
 #include "elf_symbols.h"
 #include "error.h"
 #include "hijack.h"
+#include "patch_boundary.h"
 #include "patch_requests.h"
+#include "session.h"
 #include "unwind_table.h"
 #include "vdso_patch.h"
 
@@ -75,19 +77,22 @@ static void print_requests(struct cp_vdso_patch *p)
 }
 
 /* prepare, the boundary (SYMBOL of the target's executable) added, apply,
- * mark: cp_vdso_patch_attach with a redirect. */
+ * mark: cp_vdso_patch_attach with a redirect (on both paths past the
+ * function's first branch where its start has no room, as clockprof's). */
 static int attach_with_boundary(pid_t pid, const char *symbol, struct cp_vdso_patch **p,
 				struct cp_error *err)
 {
+	static struct cp_uprobe_point at;	/* 4 KiB: its path */
 	struct cp_elf_function fn;
-	char exe[64], why[256];
+	char why[256];
 
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if (cp_elf_find_function(exe, exe, symbol, &fn, err) ||
+	snprintf(at.path, sizeof(at.path), "/proc/%d/exe", (int)pid);
+	if (cp_elf_find_function(at.path, at.path, symbol, &fn, err) ||
 	    cp_vdso_patch_prepare(pid, false, p, err))
 		return -1;
-	if (cp_vdso_patch_add_redirect(*p, CP_REDIRECT_BOUNDARY, exe, fn.offset, fn.size, why,
-				       sizeof(why))) {
+	at.offset = fn.offset;
+	at.size = fn.size;
+	if (cp_patch_boundary_redirect(*p, pid, &at, why, sizeof(why))) {
 		cp_vdso_patch_free(*p);
 		return cp_fail(err, CP_EXIT_PROFILE, "boundary %s: %s", symbol, why);
 	}

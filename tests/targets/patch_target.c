@@ -152,11 +152,39 @@ __attribute__((noinline)) long check_once(long x)
 	return x + 1;
 }
 
+/* check_branches(x): x + 1, for a negative x at once (the branch's taken
+ * path), else through check_once (the path it falls through to). In
+ * assembly for its layout: its first branch follows its first
+ * instruction, so nothing before the branch can take a jump and a
+ * boundary there (the tool's --boundary check_branches) is redirected on
+ * both paths past it, as glibc's syscall wrappers are; each path's first
+ * long instruction lies in one aligned word. */
+long check_branches(long x);
+__asm__(".text\n"
+	".globl check_branches\n"
+	".type check_branches, @function\n"
+	".p2align 4\n"
+	"check_branches:\n"
+	"	testq %rdi, %rdi\n"
+	"	js 1f\n"
+	"	pushq %rbp\n"
+	"	movq %rsp, %rbp\n"
+	"	movl $0, %eax\n"		/* +9: the untaken path's jump */
+	"	call check_once\n"
+	"	popq %rbp\n"
+	"	ret\n"
+	".p2align 3\n"
+	"1:	movl $1, %eax\n"		/* the taken path's jump, where js lands */
+	"	addq %rdi, %rax\n"
+	"	ret\n"
+	".size check_branches, . - check_branches\n");
+
 static void *check_thread(void *arg)
 {
 	(void)arg;
 	for (long x = 0; !atomic_load(&stop); x++) {
-		if (check_once(x) != x + 1)
+		if (check_once(x) != x + 1 || check_branches(x) != x + 1 ||
+		    check_branches(-x - 2) != -x - 1)
 			atomic_fetch_add(&bad, 1);
 		(void)time(NULL);
 	}

@@ -9,10 +9,7 @@
  * stay cheap. Every thread serves REQUESTS requests (0: until killed); the
  * program exits when all have. LATE_THREADS extra threads start DELAY_MS
  * (default 300) after start-up, i.e. after clockprof has attached. Nothing
- * else reads the clock. With READS_TARGET_REPLY set, each request is
- * followed by a one-byte write to /dev/null, the boundary syscall:write:
- * "write" through the C library's write(), "raw" by syscall(SYS_write),
- * "both" each way in turn. Reads per request by mode:
+ * else reads the clock. Reads per request by mode:
  *   clock_gettime   K  clock_gettime CLOCK_MONOTONIC, vdso
  *   clocks          6K clock_gettime REALTIME, MONOTONIC, MONOTONIC_RAW,
  *                      REALTIME_COARSE, MONOTONIC_COARSE, BOOTTIME, vdso
@@ -28,7 +25,6 @@
  *                      syscall clock_gettime REALTIME (syscall),
  *                      clock_gettime PROCESS_CPUTIME_ID (syscall)
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,22 +103,6 @@ __attribute__((noinline)) void handle_request(void)
 		read_once();
 }
 
-/* READS_TARGET_REPLY's write after request i, if any. */
-static void reply(long i)
-{
-	static const char *how;
-	static int fd = -1;
-
-	if (!how && !(how = getenv("READS_TARGET_REPLY")))
-		how = "";
-	if (!*how || (fd < 0 && (fd = open("/dev/null", O_WRONLY)) < 0))
-		return;
-	if (!strcmp(how, "raw") || (!strcmp(how, "both") && i % 2))
-		sink += syscall(SYS_write, fd, ".", 1);
-	else
-		sink += write(fd, ".", 1);
-}
-
 /* Paces requests with nanosleep: a syscall, never a clock read. */
 static void serve(long requests)
 {
@@ -130,7 +110,6 @@ static void serve(long requests)
 
 	for (long i = 0; requests == 0 || i < requests; i++) {
 		handle_request();
-		reply(i);
 		nanosleep(&gap, NULL);
 	}
 }

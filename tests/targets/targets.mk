@@ -16,6 +16,11 @@ $(T)/targets/reads_target_static: tests/targets/reads_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
 
+test-targets: $(T)/targets/reply_target
+$(T)/targets/reply_target: tests/targets/reply_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<
+
 test-targets: $(T)/targets/chrono_target $(T)/targets/clock_loop
 $(T)/targets/chrono_target: tests/targets/chrono_target.cpp
 	@mkdir -p $(@D)

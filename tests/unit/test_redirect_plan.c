@@ -291,3 +291,25 @@ TEST(redirect_plan_of_a_syscall_wrapper_takes_both_paths_past_its_first_branch)
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY_TAKEN, fn, fn, sizeof(fn), FUNC, TRAMP, CLOSE, NULL,
 		      &p) != 0);			/* into the taken one */
 }
+
+TEST(redirect_plan_of_a_taken_path_may_jump_where_its_branch_lands)
+{
+	/* cmp edi, 3; je +0xb (to 0x10); xor eax, eax; ret; nop padding;
+	 * then (0x10) mov eax, 0x16 (5 bytes, where the je lands); ret: the
+	 * function ends 2 bytes into the aligned word, whose rest (int3s,
+	 * the next function's padding) is read as the tail */
+	static const uint8_t code[] = {
+		0x83, 0xff, 0x03, 0x74, 0x0b, 0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0xb8, 0x16, 0x00, 0x00, 0x00, 0xc3,
+		0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc };
+	struct cp_redirect_fn fn = { .file = code, .live = code, .size = 22, .func = FUNC };
+	struct cp_redirect_plan p;
+	char why[256];
+
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY_TAKEN, &fn, TRAMP, CLOSE, &p, why,
+				    sizeof(why)) != 0);	/* the word past the function unknown */
+	fn.tail = 8;
+	CHECK(cp_redirect_plan_make(CP_REDIRECT_BOUNDARY_TAKEN, &fn, TRAMP, CLOSE, &p, why,
+				    sizeof(why)) == 0);
+	CHECK(p.at == FUNC + 0x10 && p.len == 5);
+}

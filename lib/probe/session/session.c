@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock_points.h"
@@ -629,6 +630,15 @@ void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_chec
 	c->checked = w->checked;
 	c->mismatched = w->mismatched;
 	c->fallback_ns = w->fallback_ns;
+}
+
+void cp_session_wrapper_fall_back(struct cp_session *s)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns's clock */
+	s->skel->bss->wrapper_check.fallback_ns = (uint64_t)now.tv_sec * 1000000000u +
+						  (uint64_t)now.tv_nsec;
 }
 
 void cp_session_end_wrapper_check(struct cp_session *s)

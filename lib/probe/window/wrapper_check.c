@@ -17,14 +17,18 @@ void cp_wrapper_check_tick(struct cp_profile *p, struct cp_session *s, double si
 void cp_wrapper_check_finish(struct cp_profile *p, struct cp_session *s, double start)
 {
 	struct cp_wrapper_check *c = &p->wrapper_check;
+	double from;
 
 	if (!p->boundary_wrapped)
 		return;
 	cp_session_wrapper_check(s, c);
 	if (!c->fallback_ns)
 		return;
+	from = (double)c->fallback_ns / 1e9 - start;
+
 	p->boundary_in_target = false;
-	cp_profile_warn(p, "%s: %llu of the target's %s syscalls did not come through the C library's function (glibc's inline calls, syscall(2), a restarted call): requests are closed at sys_enter from %.3f s into the window",
-			p->request_text, (unsigned long long)c->mismatched, p->request_symbol,
-			(double)c->fallback_ns / 1e9 - start > 0 ? (double)c->fallback_ns / 1e9 - start : 0);
+	if (c->mismatched)	/* else never placed: the mechanism said why */
+		cp_profile_warn(p, "%s: %llu of the target's %s syscalls did not come through the C library's function (glibc's inline calls, syscall(2), a restarted call): requests are closed at sys_enter from %.3f s into the window",
+				p->request_text, (unsigned long long)c->mismatched, p->request_symbol,
+				from > 0 ? from : 0);
 }

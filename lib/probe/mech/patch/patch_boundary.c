@@ -12,6 +12,10 @@
 #include "session_probes.h"
 #include "vdso_patch.h"
 
+/* What a syscall: boundary not closed in the target is, and costs. */
+#define SYS_ENTER_BOUNDARY \
+	"the request boundary is traced at sys_enter (which slows every process's syscalls), not closed at the C library's function: %.120s"
+
 /* The functions whose entry closes a request: a func: boundary's, or a
  * syscall: boundary's C library wrappers (checked against the kernel's
  * syscalls as the target runs: on_boundary_syscall). How many. */
@@ -43,8 +47,11 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 	kinds[1] = CP_REDIRECT_BOUNDARY_TAKEN;
 	for (int i = 0; i < 2; i++)
 		if (cp_redirect_place(pid, kinds[i], fn->path, fn->offset, fn->size, 0, &place,
-				      why_arms, sizeof(why_arms)))
+				      why_arms, sizeof(why_arms))) {
+			snprintf(why, whylen, "%s path past its first branch: %.200s",
+				 i ? "the taken" : "the untaken", why_arms);
 			return 0;
+		}
 	return 2;
 }
 
@@ -68,6 +75,9 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 		snprintf(why, whylen, "several processes are counted, each its own image");
 		return false;
 	}
+	/* A launched command maps its C library later (add_pending) */
+	if (!cfg->boundary_func && cfg->launched)
+		return n > 0;
 	/* A syscall's wrapper that cannot be redirected is left out: the
 	 * check against the kernel's syscalls finds it if it is called. */
 	for (int i = 0; i < n; i++)
@@ -84,6 +94,34 @@ void cp_patch_boundary_configure(struct cp_session_config *cfg)
 				  may_be_in_target(cfg, why, sizeof(why));
 }
 
+int cp_patch_boundary_redirect(struct cp_vdso_patch *p, pid_t pid, const struct cp_uprobe_point *f,
+			       char *why, size_t whylen)
+{
+	enum cp_redirect_kind kinds[2];
+	int k = closing_redirects(pid, f, kinds, why, whylen);
+
+	for (int j = 0; j < k; j++)
+		if (cp_vdso_patch_add_redirect(p, kinds[j], f->path, f->offset, f->size, why, whylen))
+			return -1;
+	return k ? 0 : 1;
+}
+
+/* The redirects of the n functions at f that close a request, added to
+ * the patch of process pid: 0, or -1 with why. A syscall's wrapper that
+ * cannot be redirected is left out (may_be_in_target), not all of them. */
+static int add_closing(struct cp_vdso_patch *p, pid_t pid, const struct cp_uprobe_point *f, int n,
+		       char *why, size_t whylen)
+{
+	int added = 0, rc;
+
+	for (int i = 0; i < n; i++) {
+		if ((rc = cp_patch_boundary_redirect(p, pid, &f[i], why, whylen)) < 0)
+			return -1;
+		added += rc == 0;
+	}
+	return added ? 0 : -1;
+}
+
 int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
 			   struct cp_error *err)
@@ -98,29 +136,43 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 		if (!may_be_in_target(cfg, why, sizeof(why)))
 			snprintf(m->warning, sizeof(m->warning), cfg->boundary_func ?
 				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s" :
-				 "the request boundary is traced at sys_enter, which slows every process's syscalls while attached: it cannot be closed in the target at the C library's function: %.150s",
-				 why);
+				 SYS_ENTER_BOUNDARY, why);
 		return 0;
-	}
-	for (int i = 0; i < n; i++) {
-		enum cp_redirect_kind kinds[2];
-		int k = closing_redirects(cfg->pid, &f[i], kinds, why, sizeof(why));
-
-		if (!k && n > 1)
-			continue;	/* one of a syscall's wrappers (above) */
-		for (int j = 0; j < k; j++)
-			if (cp_vdso_patch_add_redirect(p, kinds[j], f[i].path, f[i].offset,
-						       f[i].size, why, sizeof(why)))
-				k = 0;
-		if (!k)
-			return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
-				       cfg->pid, why);
 	}
 	b->in_target = true;
 	b->wrapped = !cfg->boundary_func;
 	if (stat(f->path, &b->file))
 		memset(&b->file, 0, sizeof(b->file));
+	if (b->wrapped && cfg->launched) {	/* its C library is not mapped yet */
+		b->pending = f;
+		b->npending = n;
+		return 0;
+	}
+	if (add_closing(p, cfg->pid, f, n, why, sizeof(why)))
+		return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
+			       cfg->pid, why);
 	return 0;
+}
+
+/* A launched command's C library, as its dynamic linker maps it (before
+ * the command is let go): the syscall: boundary's wrappers redirected
+ * there, or else the boundary is sys_enter's from the start. */
+static void add_pending(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p,
+			const char *path)
+{
+	struct stat st;
+	char why[256];
+
+	if (!b->npending || stat(path, &st) || st.st_dev != b->file.st_dev ||
+	    st.st_ino != b->file.st_ino)
+		return;
+	if (!p || add_closing(p, m->pid, b->pending, b->npending, why, sizeof(why))) {
+		b->in_target = false;	/* nor syscall(): its reads in sys_enter's requests */
+		cp_session_wrapper_fall_back(m->s);
+		snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY,
+			 p ? why : "the target runs another image");
+	}
+	b->npending = 0;
 }
 
 /* With the boundary closed in the target, the file's syscall() (a C
@@ -136,6 +188,8 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	struct cp_error ignored;
 	char why[256];
 
+	if (!b->started)
+		add_pending(b, m, p, path);
 	if (!b->in_target || !pts->syscall_offset || !p)
 		return false;
 	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) || fn.offset != pts->syscall_offset)

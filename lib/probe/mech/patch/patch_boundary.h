@@ -26,6 +26,10 @@ struct cp_patch_boundary {
 	bool wrapped;			/* ... at a syscall's C library functions:
 					 * not where the kernel found a syscall
 					 * that did not come through them */
+	const struct cp_uprobe_point *pending;	/* those functions, for a
+					 * launched command: redirected as its
+					 * dynamic linker maps them */
+	int npending;
 	bool started;			/* the window has started */
 	bool switch_pending;		/* syscall() redirected after the sites
 					 * were switched (attach): at start */
@@ -34,6 +38,13 @@ struct cp_patch_boundary {
 						 * inside their requests, by site */
 };
 
+struct cp_uprobe_point;
+
+/* The function f of process pid redirected to the close in patch p: at
+ * its straight-line start, or else on both paths past its first branch
+ * (redirect_plan.h). 0; 1 it cannot be, -1 it could not be added (why). */
+int cp_patch_boundary_redirect(struct cp_vdso_patch *p, pid_t pid, const struct cp_uprobe_point *f,
+			       char *why, size_t whylen);
 /* Before the session opens: cfg->boundary_in_target when the boundary
  * can be closed in the target (then the session places no uprobe). */
 void cp_patch_boundary_configure(struct cp_session_config *cfg);
@@ -42,7 +53,8 @@ void cp_patch_boundary_configure(struct cp_session_config *cfg);
 int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
 			   struct cp_error *err);
-/* A file the target maps: its syscall() redirected too, when the
+/* A file the target maps: a launched command's C library takes its
+ * syscall: boundary's wrappers; its syscall() redirected too, when the
  * boundary is, before the window starts (launched: switched as the
  * command is let go; else at start). True when it is: its uprobe is not
  * placed. */

@@ -255,9 +255,10 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 		goto out;
 	fn.func = m.start + (off - m.offset);
 	snprintf(why, whylen, "its code cannot be read");
-	if (!(file = malloc(size)) || !(live = malloc(size)) ||
-	    pread(fd, file, size, (off_t)off) != (ssize_t)size ||
-	    cp_proc_mem_read(pid, fn.func, live, size))
+	fn.tail = seg_end - (off + size) < 8 ? seg_end - (off + size) : 8;
+	if (!(file = malloc(size + fn.tail)) || !(live = malloc(size + fn.tail)) ||
+	    pread(fd, file, size + fn.tail, (off_t)off) != (ssize_t)(size + fn.tail) ||
+	    cp_proc_mem_read(pid, fn.func, live, size + fn.tail))
 		goto out;
 	fn.file = file;
 	fn.live = live;

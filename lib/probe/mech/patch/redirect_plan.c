@@ -20,7 +20,7 @@
 struct fn_code {
 	ZydisDecoder dec;
 	const uint8_t *bytes;
-	size_t size;
+	size_t size, tail;		/* tail: cp_redirect_fn's */
 	uint64_t func;
 	bool go;
 	uint64_t targets[MAX_TARGETS];	/* where the function's own branches land */
@@ -114,12 +114,14 @@ static void sweep(struct fn_code *f)
 	}
 }
 
-static bool lands_within(const struct fn_code *f, uint64_t from, uint64_t to)
+/* How many of the function's branches land in [from, to). */
+static size_t landings_within(const struct fn_code *f, uint64_t from, uint64_t to)
 {
+	size_t n = 0;
+
 	for (size_t i = 0; i < f->ntargets; i++)
-		if (f->targets[i] >= from && f->targets[i] < to)
-			return true;
-	return false;
+		n += f->targets[i] >= from && f->targets[i] < to;
+	return n;
 }
 
 /* Whether the flags are dead at off: every status flag written before an
@@ -280,11 +282,12 @@ static bool may_fault(const ZydisDecodedInstruction *in, const ZydisDecodedOpera
  * in room), 0 none. */
 static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecodedInstruction *in,
 			 const ZydisDecodedOperand *ops, const struct cp_redirect_room *room,
-			 uint64_t *springboard)
+			 uint64_t entry, uint64_t *springboard)
 {
 	uint64_t at = f->func + off;
+	size_t expected = entry == at;	/* the taken path's own branch lands there */
 
-	if (off + 8 - (at & 7) > f->size || lands_within(f, at, at + in->length) ||
+	if (off + 8 - (at & 7) > f->size + f->tail || landings_within(f, at, at + in->length) > expected ||
 	    !flags_dead(f, off) || (f->go && may_fault(in, ops)))
 		return 0;
 	if (in->length >= 5 && (at & 7) + 5 <= 8)
@@ -339,7 +342,10 @@ struct site_search {
 	enum cp_redirect_kind kind;
 	const struct cp_redirect_room *room;	/* NULL: near jumps only */
 	uint64_t call;
-	size_t first;				/* the second instruction */
+	size_t first;				/* the second instruction (or the
+						 * path's first: _UNTAKEN, _TAKEN) */
+	uint64_t entry;				/* _TAKEN: where the path's branch
+						 * lands (the jump may be there) */
 	struct args_track t;			/* before it */
 };
 
@@ -352,7 +358,7 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 
 	for (size_t off = ss->first; decode(ss->f, off, &in, ops) && !is_branch(&in);
 	     track_insn(&ss->t, &in, ops), off += in.length) {
-		plan->jump_len = can_take(ss->f, off, &in, ops, ss->room, &plan->springboard);
+		plan->jump_len = can_take(ss->f, off, &in, ops, ss->room, ss->entry, &plan->springboard);
 		if (!args_known(ss->kind, &ss->t) || !plan->jump_len ||
 		    (ss->room && plan->jump_len == 5))
 			continue;
@@ -395,16 +401,6 @@ static size_t past_go_stack_check(const struct fn_code *f)
 	return 0;
 }
 
-/* How many of the function's branches land at to. */
-static size_t landings(const struct fn_code *f, uint64_t to)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < f->ntargets; i++)
-		n += f->targets[i] == to;
-	return n;
-}
-
 /* Whether the code from off on falls through to end: what precedes end,
  * but for padding, is not a jump or return. */
 static bool falls_into(const struct fn_code *f, size_t off, size_t end)
@@ -445,8 +441,8 @@ static size_t arm_start(const struct fn_code *f, enum cp_redirect_kind kind, siz
 	after = off + in.length;
 	taken = to - f->func;
 	if (kind == CP_REDIRECT_BOUNDARY_UNTAKEN)
-		return landings(f, f->func + after) ? 0 : after;
-	return landings(f, to) == 1 && !falls_into(f, after, taken) ? taken : 0;
+		return landings_within(f, f->func + after, f->func + after + 1) ? 0 : after;
+	return landings_within(f, to, to + 1) == 1 && !falls_into(f, after, taken) ? taken : 0;
 }
 
 /* The plan, f set up for the function's code (its branch targets swept). */
@@ -475,6 +471,8 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		snprintf(why, whylen, "its first branch is not a conditional jump forward with one way into each path");
 		return -1;
 	}
+	if (kind == CP_REDIRECT_BOUNDARY_TAKEN)
+		ss.entry = f->func + ss.first;
 	start = ss.t;
 	/* near jumps first (a springboard, though never run, is a change to
 	 * the code between two functions that stays), then short ones */
@@ -483,7 +481,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		ss.room = room;
 		found = find_site(&ss, plan);
 	}
-	if (found && arm && lands_within(f, f->func + ss.first + 1, plan->at)) {
+	if (found && arm && landings_within(f, f->func + ss.first + 1, plan->at)) {
 		snprintf(why, whylen, "a branch lands on the path between its first branch and the jump");
 		return -1;
 	}
@@ -518,6 +516,7 @@ int cp_redirect_plan_make(enum cp_redirect_kind kind, const struct cp_redirect_f
 	ZydisDecoderInit(&f->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	f->bytes = fn->file;
 	f->size = fn->size;
+	f->tail = fn->tail;
 	f->func = fn->func;
 	f->go = fn->go;
 	sweep(f);

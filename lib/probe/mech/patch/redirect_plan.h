@@ -92,6 +92,9 @@ struct cp_redirect_fn {
 	const uint8_t *file;		/* its bytes in the file */
 	const uint8_t *live;		/* and in the target now */
 	size_t size;
+	size_t tail;			/* bytes past size in both (at most 8:
+					 * the rest of the aligned word of a
+					 * jump near its end) */
 	uint64_t func;			/* its address in the target */
 	const struct cp_redirect_room *room;	/* where a springboard may go
 						 * (NULL: nowhere) */

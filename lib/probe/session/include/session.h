@@ -199,6 +199,9 @@ int cp_session_read(struct cp_session *s, struct cp_totals *sum);
 /* A syscall: boundary closed at its wrappers: what the check against the
  * kernel's syscalls found so far (zeros without one). */
 void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_check *c);
+/* ... or given up before it began (the wrappers could not be placed):
+ * sys_enter is the boundary. */
+void cp_session_wrapper_fall_back(struct cp_session *s);
 /* ... and the check ended, sys_enter let go (every process's syscalls
  * run untraced again), where it found every syscall a wrapper's. */
 void cp_session_end_wrapper_check(struct cp_session *s);

@@ -1,0 +1,45 @@
+/* reply_target.c - a reference target for a syscall: boundary closed at
+ * the C library's function for it: each request reads CLOCK_MONOTONIC K
+ * times and then "replies" with a one-byte write to /dev/null, the
+ * boundary -r syscall:write, made the HOW way:
+ *
+ *   reply_target HOW K REQUESTS     (REQUESTS 0: until killed)
+ *
+ *   write   through the C library's write()
+ *   raw     by syscall(SYS_write): the kernel's write, not write()'s
+ *   both    each way in turn
+ *
+ * A request is K reads; the program paces them with nanosleep (1 ms), a
+ * syscall that is no clock read and no write. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile long sink;
+
+int main(int argc, char **argv)
+{
+	const struct timespec gap = { 0, 1000000 };
+	const char *how = argc > 1 ? argv[1] : "write";
+	int k = argc > 2 ? atoi(argv[2]) : 1, fd = open("/dev/null", O_WRONLY);
+	long requests = argc > 3 ? atol(argv[3]) : 0;
+	struct timespec ts;
+
+	if (fd < 0)
+		return 1;
+	for (long i = 0; requests == 0 || i < requests; i++) {
+		for (int r = 0; r < k; r++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			sink += ts.tv_nsec;
+		}
+		if (!strcmp(how, "raw") || (!strcmp(how, "both") && i % 2))
+			sink += syscall(SYS_write, fd, ".", 1);
+		else
+			sink += write(fd, ".", 1);
+		nanosleep(&gap, NULL);
+	}
+	return 0;
+}
