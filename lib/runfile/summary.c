@@ -364,6 +364,20 @@ static void print_mechanism_choice(FILE *out, const struct cp_profile *p)
 		say(out, "; the patch was not used: %s", esc(p->fallback_reason));
 }
 
+/* A syscall: boundary closed at the C library's functions: how far the
+ * kernel's syscalls were checked against them (wrapper_check.h). */
+static void print_wrapper_check(FILE *out, const struct cp_profile *p)
+{
+	const struct cp_wrapper_check *c = &p->wrapper_check;
+
+	if (!p->boundary_wrapped || c->fallback_ns)
+		return;
+	say(out, "\n%s closed at the C library's function: %llu syscalls checked against sys_enter, all through it",
+	    esc(p->request_text), (unsigned long long)c->checked);
+	if (p->wrapper_check_s >= 0)
+		say(out, " (sys_enter let go after %.1f s)", p->wrapper_check_s);
+}
+
 /* The probe hits line: mechanism, self-test and what the hits cost. */
 static void print_probe_hits(FILE *out, const struct cp_profile *p)
 {
@@ -378,6 +392,7 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 		say(out, " %.2f ms to attach", p->pause_ms[0]);
 	if (p->pause_ms[1] >= 0)
 		say(out, "%s %.2f ms to detach", p->pause_ms[0] >= 0 ? "," : "", p->pause_ms[1]);
+	print_wrapper_check(out, p);
 	say(out, "\nprobe hits (traps) %llu (%s; self-test: %lu of %lu calls counted)",
 	    (unsigned long long)t->trap_hits, cp_mechanism_name(p->mechanism), p->selftest.hits,
 	    p->selftest.calls);

@@ -218,3 +218,27 @@ def test_a_launched_commands_syscall_boundary_is_closed_at_its_wrapper(ctx):
         assert run["per_request"]["histogram"] == [[3, count]], (how, run["per_request"])
         assert check["fell_back"] == (not in_target), (how, check)
         assert check["checked"] == (count if in_target else 0), (how, check)
+
+
+def test_a_launched_commands_wrappers_elsewhere_leave_sys_enter_the_boundary(ctx):
+    """run -r syscall:write of a static command (its write() is its own:
+    closed there, 299 requests of 3 reads) and of a musl one (clockprof
+    finds write() in glibc, which the command never maps: the boundary is
+    sys_enter's from the start, with a warning, and exact: 299)."""
+    for name, in_target in (("reply_target_static", True), ("reply_target_musl", False)):
+        if in_target or os.path.exists(os.path.join(ctx.targets, name)):
+            exe = ctx.target(name)
+        else:
+            print(f"     {name}: not built (no musl-gcc: make test-deps installs musl-tools)")
+            continue
+        out = os.path.join(ctx.tmp, f"{name}.json")
+        proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
+                               "-r", "syscall:write", "--", exe, "write", "3", "300"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        assert run["request"]["closed_in_target"] == in_target, (name, run["request"], run["warnings"])
+        assert run["request"]["count"] == 299, (name, run["request"])
+        assert run["per_request"]["histogram"] == [[3, 299]], (name, run["per_request"])
+        said = [w for w in run["warnings"] if "sys_enter" in w]
+        assert bool(said) != in_target, (name, run["warnings"])

@@ -16,10 +16,13 @@ $(T)/targets/reads_target_static: tests/targets/reads_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
 
-test-targets: $(T)/targets/reply_target
+test-targets: $(T)/targets/reply_target $(T)/targets/reply_target_static
 $(T)/targets/reply_target: tests/targets/reply_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
+$(T)/targets/reply_target_static: tests/targets/reply_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -static -o $@ $<
 
 test-targets: $(T)/targets/chrono_target $(T)/targets/clock_loop
 $(T)/targets/chrono_target: tests/targets/chrono_target.cpp
@@ -199,6 +202,10 @@ $(T)/targets/patch_target_musl: tests/targets/patch_target.c
 $(T)/targets/patch_target_musl_static: tests/targets/patch_target.c
 	@mkdir -p $(@D)
 	musl-gcc -O2 -g -pthread -Wall -Wextra -static -o $@ $<
+test-targets: $(T)/targets/reply_target_musl
+$(T)/targets/reply_target_musl: tests/targets/reply_target.c
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -Wall -Wextra -o $@ $<
 test-targets: $(T)/targets/wrapper_sites_target_musl_static
 $(T)/targets/wrapper_sites_target_musl_static: tests/targets/wrapper_sites_target.c tests/targets/callsites_common.h
 	@mkdir -p $(@D)

@@ -100,31 +100,45 @@ static void hint_without_symbols(const struct cp_profile *p, const char *path,
 			 "; try -r syscall:NAME (it made no syscall in a 1 s look) or --ops N");
 }
 
-/* A syscall: boundary's functions in the target's C library, for the
- * mechanism to close its requests there (the patch: patch_boundary.h),
- * checked against the kernel's syscalls as the target runs. None: it is
- * traced at sys_enter, and the warning says why. */
-static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_config *cfg,
-			     struct cp_uprobe_point *wrappers)
+/* Those of the n functions names[] that path (shown so) defines, into
+ * wrappers[] (aliases once): how many. */
+static int wrappers_in(const char *path, const char *shown, const char **names, int n,
+		       struct cp_uprobe_point *wrappers, struct cp_error *why)
 {
-	const char *names[CP_SYSCALL_WRAPPERS_MAX];
-	int n = cp_syscall_wrappers(nr, names), found = 0;
-	char shown[256], path[sizeof(wrappers->path)];
-	struct cp_error why = { 0 };
+	int found = 0;
 
-	if (n && cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path), shown,
-					sizeof(shown), &why))
-		n = 0;
 	for (int i = 0; i < n; i++) {
 		struct cp_elf_function fn;
 
-		if (cp_elf_find_function(path, shown, names[i], &fn, &why) || fn.ifunc)
+		if (cp_elf_find_function(path, shown, names[i], &fn, why) || fn.ifunc)
 			continue;
 		snprintf(wrappers[found].path, sizeof(wrappers[found].path), "%s", path);
 		wrappers[found].offset = fn.offset;
 		wrappers[found].size = fn.size;
 		found += !(found && wrappers[0].offset == fn.offset);	/* an alias */
 	}
+	return found;
+}
+
+/* A syscall: boundary's functions, for the mechanism to close its
+ * requests there (the patch: patch_boundary.h), checked against the
+ * kernel's syscalls as the target runs: the executable's own where it
+ * defines them (a static one: its C library is in it; calls bind to the
+ * executable's first), else its C library's. None: it is traced at
+ * sys_enter, and the warning says why. */
+static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_config *cfg,
+			     struct cp_uprobe_point *wrappers)
+{
+	const char *names[CP_SYSCALL_WRAPPERS_MAX];
+	int n = cp_syscall_wrappers(nr, names), found;
+	char shown[256], path[sizeof(wrappers->path)];
+	struct cp_error why = { 0 };
+
+	main_executable_path(p, path, sizeof(path));
+	found = wrappers_in(path, p->target.exe, names, n, wrappers, &why);
+	if (!found && n && !cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path),
+						    shown, sizeof(shown), &why))
+		found = wrappers_in(path, shown, names, n, wrappers, &why);
 	if (!found) {
 		cp_profile_warn(p, "%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%.120s); prefer func:SYMBOL",
 				p->request_text, why.msg[0] ? why.msg : "no such syscall");

@@ -104,7 +104,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
-	if (cp_patch_boundary_start(&st->boundary, st->patch, err))
+	if (cp_patch_boundary_start(&st->boundary, m, st->patch, err))
 		return -1;
 	if (st->launched) {
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))

@@ -207,9 +207,16 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	return false;
 }
 
-int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_vdso_patch *p,
-			    struct cp_error *err)
+int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
+			    struct cp_vdso_patch *p, struct cp_error *err)
 {
+	if (b->npending) {	/* the command never mapped the wrappers' file */
+		b->in_target = false;
+		b->npending = 0;
+		cp_session_wrapper_fall_back(m->s);
+		snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY,
+			 "the command did not map the C library clockprof resolved them in");
+	}
 	b->started = true;
 	return b->switch_pending ? cp_vdso_patch_switch(p, err) : 0;
 }

@@ -62,9 +62,10 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 			       struct cp_vdso_patch *p, bool launched, const char *path,
 			       const struct cp_clock_points *pts);
 /* The window starts (attach): what was redirected since the sites were
- * switched is switched now. */
-int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_vdso_patch *p,
-			    struct cp_error *err);
+ * switched is switched now. A launched command's wrappers that never
+ * came (their file not mapped): the boundary is sys_enter's. */
+int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
+			    struct cp_vdso_patch *p, struct cp_error *err);
 /* The file of the boundary closed in the target, for a new image to be
  * checked against (NULL: none). */
 const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b);
