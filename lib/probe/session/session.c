@@ -939,8 +939,10 @@ size_t cp_session_close(struct cp_session *s)
 	/* Everything at once, so the removals share their grace periods. The
 	 * kernel finishes them off clockprof's path; this returns once the
 	 * target's code is free of breakpoints (uprobe_removal.h). Where the
-	 * links have to be closed instead, clockprof writes its results while
-	 * they go (its exit waits for them). */
+	 * links have to be closed instead (no CAP_SYS_ADMIN), this waits for
+	 * the closes: closes left to run while clockprof wrote its results and
+	 * exited were seen to leave the boundary's and the dynamic linker
+	 * hook's breakpoints in the target for good (kernel 6.18.44). */
 	if (!cp_grow(&s->file_links, &s->cap_file_links,
 		     s->nfile_links + CP_MAX_PROBES + 3, sizeof(*s->file_links))) {
 		struct ulink *u = s->file_links + s->nfile_links;
@@ -951,12 +953,12 @@ size_t cp_session_close(struct cp_session *s)
 		u[CP_MAX_PROBES + 2] = s->boundary;
 		s->nfile_links += CP_MAX_PROBES + 3;
 	} else {
-		ulinks_destroy(s->probes, CP_MAX_PROBES, false);
-		ulinks_destroy(&s->dl_hook, 1, false);
+		ulinks_destroy(s->probes, CP_MAX_PROBES, true);
+		ulinks_destroy(&s->dl_hook, 1, true);
 		ulinks_destroy(&s->selftest_link, 1, false);
-		ulinks_destroy(&s->boundary, 1, false);
+		ulinks_destroy(&s->boundary, 1, true);
 	}
-	left = ulinks_destroy(s->file_links, s->nfile_links, false);
+	left = ulinks_destroy(s->file_links, s->nfile_links, true);
 	free(s->file_links);
 	cp_session_hold_execs(s, false);
 	ring_buffer__free(s->events);
