@@ -77,6 +77,11 @@ def check_wrapper(name, run):
           f"{run['request']['closed_in_target']}, checked against sys_enter {check}", flush=True)
     assert run["request"]["closed_in_target"], (run["request"], run["warnings"])
     assert check["mismatched"] == 0 and check["checked"] >= REQUESTS / 2, check
+    # checked for the whole window: as many as the kernel's syscalls (each
+    # thread's first sets where its check starts, as its first interval is
+    # no request)
+    assert check["checked_for_s"] is not None or check["checked"] == run["request"]["count"], \
+        (check, run["request"])
 
 
 def check_against_truth(ctx, name, min_reads_per_request):
