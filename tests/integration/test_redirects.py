@@ -154,7 +154,8 @@ def test_a_syscall_boundary_closed_at_its_wrapper_equals_the_kernels_count(ctx):
     write(): the requests are closed in the target, at both paths past
     write()'s first branch (nothing before it can take a jump), with no
     trap; the check against sys_enter, which here lasts the whole window,
-    matched every write the kernel saw: as many as the requests."""
+    matched every write the kernel saw: as many as the requests, but for
+    the window's last instant."""
     run = attach_syscall_write(ctx, "write", 0.7)
     count, check = run["request"]["count"], run["request"]["wrapper_check"]
     assert run["request"]["closed_in_target"], run["request"]
@@ -162,8 +163,10 @@ def test_a_syscall_boundary_closed_at_its_wrapper_equals_the_kernels_count(ctx):
     assert count > 100, run["request"]
     assert check["mismatched"] == 0 and not check["fell_back"], check
     # a thread's first write sets where the check starts, as its first
-    # interval is no request: one per thread, one thread
-    assert check["checked"] == count, check
+    # interval is no request: one per thread, one thread. This target
+    # writes on while the window closes: a write whose close the requests
+    # hold may come just after the check has stopped (one, at most)
+    assert count - 1 <= check["checked"] <= count, (check, count)
     assert run["probe"]["hits"] == 0, run["probe"]
     assert not [w for w in run["warnings"] if "sys_enter" in w], run["warnings"]
 

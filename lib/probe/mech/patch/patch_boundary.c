@@ -82,7 +82,7 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 	 * check against the kernel's syscalls finds it if it is called. */
 	for (int i = 0; i < n; i++)
 		can += closing_redirects(cfg->pid, &fns[i], kinds, why, whylen) > 0;
-	return can > 0 && (can == n || !cfg->boundary_func);
+	return can > 0;
 }
 
 void cp_patch_boundary_configure(struct cp_session_config *cfg)
