@@ -2,7 +2,8 @@
 """make bench: redis GET throughput while clockprof counts its clock reads
 (`attach`): reads only, with the vDSO patch and with uprobes, and with the
 request boundary func:processCommand too, closed inside redis by the vDSO
-patch (nothing traps), against redis alone, in alternated rounds on one
+patch (nothing traps), or syscall:write (closed at glibc's write() with
+the patch; at sys_enter with uprobes), against redis alone, in alternated rounds on one
 redis-server on loopback. Prints the median of the per-round ratios. A
 benchmark, not a test: it prints figures and never fails on them."""
 import argparse
@@ -26,6 +27,9 @@ MODES = {  # label: how clockprof attaches
     "patch, reads only": ["--mechanism", "patch"],
     "uprobe, reads only": ["--mechanism", "uprobe"],
     "patch, -r func:processCommand": ["--mechanism", "patch", "-r", "func:processCommand"],
+    # closed at glibc's write(), sys_enter traced for the check's first second
+    "patch, -r syscall:write": ["--mechanism", "patch", "-r", "syscall:write"],
+    "uprobe, -r syscall:write": ["--mechanism", "uprobe", "-r", "syscall:write"],
 }
 
 
