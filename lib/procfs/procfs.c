@@ -26,6 +26,18 @@ ssize_t cp_proc_read_text(const char *path, char *buf, size_t size)
 	return total;
 }
 
+ssize_t cp_proc_comm(pid_t pid, char *buf, size_t size)
+{
+	char path[64], comm[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if ((n = cp_proc_read_text(path, comm, sizeof(comm))) <= 0)
+		return -1;
+	comm[strcspn(comm, "\n")] = 0;
+	return snprintf(buf, size, "%s", comm);
+}
+
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 {
 	char path[64], buf[4096], *p;

@@ -49,3 +49,9 @@ $(O)/tests/vdso-patch-tool: tests/patch/vdso_patch_tool.c $(O)/libclockprof.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
 test-targets: $(O)/tests/vdso-patch-tool
+
+# Another tool's uprobe, for tests/integration/test_redirects.py.
+$(O)/tests/uprobe-holder: tests/patch/uprobe_holder.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDLIBS)
+test-targets: $(O)/tests/uprobe-holder

@@ -245,3 +245,50 @@ def test_a_launched_commands_wrappers_elsewhere_leave_sys_enter_the_boundary(ctx
         assert run["per_request"]["histogram"] == [[3, 299]], (name, run["per_request"])
         said = [w for w in run["warnings"] if "sys_enter" in w]
         assert bool(said) != in_target, (name, run["warnings"])
+
+
+def file_offset(exe, symbol):
+    """symbol's offset in the file exe (its address through the program
+    headers' mapping of file offsets)."""
+    addr = int(next(line.split()[0] for line in subprocess.run(
+        ["nm", "--defined-only", exe], capture_output=True, text=True, check=True).stdout.splitlines()
+        if line.split()[-1] == symbol), 16)
+    for line in subprocess.run(["readelf", "-lW", exe], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD":
+            off, vaddr, size = int(f[1], 16), int(f[2], 16), int(f[5], 16)
+            if vaddr <= addr < vaddr + size:
+                return addr - vaddr + off
+    raise AssertionError(f"{symbol} is in no segment of {exe}")
+
+
+def test_another_tools_uprobe_on_the_displaced_instruction_is_named(ctx):
+    """A uprobe another process holds (with a BPF program, as bpftrace's
+    are) on the instruction the jump would displace (reads_target's
+    handle_request+1: push rbp, then the 7-byte lea): clockprof finds it
+    in the kernel's list, names its holder, and keeps the boundary a
+    uprobe; every request is still counted exactly, the target unharmed."""
+    holder_exe = os.path.join(ctx.targets, "..", "uprobe-holder")
+    exe = ctx.target("reads_target")
+    target = subprocess.Popen([exe, "clock_gettime", "2", "0"])
+    holder = None
+    try:
+        wait_serving(target)
+        holder = subprocess.Popen([holder_exe, exe, str(file_offset(exe, "handle_request") + 1)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "holding", "the holder placed no uprobe"
+        proc, out = attach(ctx, target.pid, 0.7)
+        run = finish(ctx, proc, out)
+        said = [w for w in run["warnings"] if "uprobe-holder" in w and "displace" in w]
+        assert said, run["warnings"]
+        assert not run["request"]["closed_in_target"] and run["probe"]["hits"] > 0, run["request"]
+        assert run["per_request"]["histogram"] == [[2, run["request"]["count"]]], run["per_request"]
+        assert run["request"]["count"] > 100, run["request"]
+        assert target.poll() is None, "the target died"
+    finally:
+        if holder:
+            holder.stdin.close()
+            holder.wait(timeout=30)
+        target.kill()
+        target.wait()

@@ -109,7 +109,6 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
 	__u32 key = (__u32)pid;
 	size_t used = 0;
-	char path[64];
 
 	if (s->skel->rodata->pidns_ino) {
 		errno = EOPNOTSUPP;
@@ -124,9 +123,7 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 				slot ? blocks + used++ * 2 * CP_PATCH_SITE_ENTRIES : NULL))
 			return -1;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (cp_proc_read_text(path, p.comm, sizeof(p.comm)) > 0)
-		p.comm[strcspn(p.comm, "\n")] = 0;
+	cp_proc_comm(pid, p.comm, sizeof(p.comm));
 	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
 }
 

@@ -122,9 +122,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is a kernel thread: it never reads the clock from user space",
 			       pid);
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	if (cp_proc_read_text(path, t->comm, sizeof(t->comm)) > 0)
-		t->comm[strcspn(t->comm, "\n")] = '\0';
+	cp_proc_comm(pid, t->comm, sizeof(t->comm));
 	if ((valid = cp_utf8_dup(t->comm))) {	/* 15 bytes: fits when tripled */
 		snprintf(t->comm, sizeof(t->comm), "%s", valid);
 		free(valid);

@@ -36,7 +36,7 @@ static int by_start(const void *a, const void *b)
 static void child_row(struct cp_process_row *r, const struct cp_followed *f,
 		      const struct cp_mech_proc *mp, double start)
 {
-	char comm[sizeof(r->command)], path[64];
+	char comm[sizeof(r->command)];
 
 	*r = (struct cp_process_row){
 		.pid = (pid_t)f->p.pid, .ppid = (pid_t)f->p.ppid,
@@ -50,11 +50,8 @@ static void child_row(struct cp_process_row *r, const struct cp_followed *f,
 		.in_requests = f->p.in_requests + (mp ? mp->in_requests : 0) };
 	memcpy(r->command, f->p.comm, sizeof(f->p.comm));
 	r->command[sizeof(f->p.comm)] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)r->pid);
-	if (r->end_s < 0 && r->pid && cp_proc_read_text(path, comm, sizeof(comm)) > 0) {
-		comm[strcspn(comm, "\n")] = 0;
+	if (r->end_s < 0 && r->pid && cp_proc_comm(r->pid, comm, sizeof(comm)) > 0)
 		snprintf(r->command, sizeof(r->command), "%s", comm);
-	}
 }
 
 /* A row's executable when it is not the target's: its own (a process

@@ -24,6 +24,10 @@ struct cp_proc_stat {
  * bytes); returns the length or -1 when it cannot be opened. */
 ssize_t cp_proc_read_text(const char *path, char *buf, size_t size);
 
+/* pid's command name (/proc/PID/comm, its newline taken off) into buf;
+ * the length, or -1 (buf untouched) when it cannot be read. */
+ssize_t cp_proc_comm(pid_t pid, char *buf, size_t size);
+
 /* Reads /proc/PID/stat; -1 when the process does not exist. */
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 

@@ -43,6 +43,8 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 	if (!cp_redirect_place(pid, kinds[0], fn->path, fn->offset, fn->size, 0, &place, why,
 			       whylen))
 		return 1;
+	if (strncmp(why, CP_REDIRECT_NO_ROOM, strlen(CP_REDIRECT_NO_ROOM)))
+		return 0;	/* refused for what the paths would be refused for too */
 	kinds[0] = CP_REDIRECT_BOUNDARY_UNTAKEN;
 	kinds[1] = CP_REDIRECT_BOUNDARY_TAKEN;
 	for (int i = 0; i < 2; i++)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "foreign_uprobes.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "redirect_place.h"
@@ -221,6 +222,21 @@ static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t
 	return -1;
 }
 
+/* Another tool's uprobe on the instruction the jump displaces (file
+ * offsets [at, at + len)): refused, naming who holds it (its breakpoint,
+ * once in the code, is refused too, as bytes that differ from the
+ * file's: this says whose). */
+static int no_uprobe_displaced(const struct stat *st, uint64_t at, unsigned len, char *why,
+			       size_t whylen)
+{
+	char who[64];
+
+	if (!cp_foreign_uprobe_in(st, at, at + len, who, sizeof(who)))
+		return 0;
+	snprintf(why, whylen, "%s holds a uprobe on the instruction the jump would displace", who);
+	return -1;
+}
+
 int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, uint64_t off,
 		      uint64_t size, uint64_t call, struct cp_redirect_place *out, char *why,
 		      size_t whylen)
@@ -270,6 +286,10 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 	snprintf(why, whylen, "the end of its segment is not mapped");
 	if (find_mapping(pid, &st, seg_end - 1, &last))
 		rc = choose_tramp(pid, fd, &last, seg_end, &fn, call, out, why, whylen);
+	/* a site found (planned, or refused for bytes someone changed) */
+	if (out->plan.len &&
+	    no_uprobe_displaced(&st, off + (out->plan.at - fn.func), out->plan.len, why, whylen))
+		rc = -1;
 out:
 	free(file);
 	free(live);

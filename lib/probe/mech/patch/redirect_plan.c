@@ -487,7 +487,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	}
 	if (!found) {
 		snprintf(why, whylen,
-			 "no instruction after its first and before its first branch can take a jump (5 bytes or more, or 2 with padding near for a springboard, within an aligned word; no branch landing there; the flags dead%s)",
+			 CP_REDIRECT_NO_ROOM " (5 bytes or more, or 2 with padding near for a springboard, within an aligned word; no branch landing there; the flags dead%s)",
 			 kind == CP_REDIRECT_SYSCALL ? "; the syscall's number and argument in registers" : "");
 		return -1;
 	}

@@ -101,6 +101,11 @@ struct cp_redirect_fn {
 	bool go;			/* Go's ABI (below) */
 };
 
+/* How a plan's why begins when the function's straight-line start has no
+ * instruction for the jump: then (and only then) the paths past its first
+ * branch may have (CP_REDIRECT_BOUNDARY_UNTAKEN, _TAKEN). */
+#define CP_REDIRECT_NO_ROOM "no instruction after its first and before its first branch can take a jump"
+
 /* Plans the redirect of the function fn with its trampoline at tramp,
  * calling the code at call. 0, or -1 with why ("no instruction after its
  * first ..."). */
