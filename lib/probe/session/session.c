@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock_points.h"
@@ -16,6 +15,7 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
+#include "monotonic.h"
 #include "own_code.h"
 #include "exec_guard.h"
 #include "session.h"
@@ -634,11 +634,8 @@ void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_chec
 
 void cp_session_wrapper_fall_back(struct cp_session *s)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);	/* bpf_ktime_get_ns's clock */
-	s->skel->bss->wrapper_check.fallback_ns = (uint64_t)now.tv_sec * 1000000000u +
-						  (uint64_t)now.tv_nsec;
+	/* CLOCK_MONOTONIC: bpf_ktime_get_ns's clock */
+	s->skel->bss->wrapper_check.fallback_ns = (uint64_t)(cp_monotonic_s() * 1e9);
 }
 
 void cp_session_end_wrapper_check(struct cp_session *s)

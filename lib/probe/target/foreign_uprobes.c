@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "foreign_uprobes.h"
+#include "grow.h"
 #include "monotonic.h"
 #include "procfs.h"
 
@@ -41,11 +42,8 @@ static void add_fd(pid_t pid, int fd)
 		return;
 	snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, path);
 	if ((stat(rooted, &st) && stat(path, &st)) ||
-	    (listed.n == listed.cap &&
-	     !(listed.v = realloc(listed.v, (listed.cap = listed.cap * 2 + 16) * sizeof(*listed.v))))) {
-		listed.n = listed.cap = 0;
+	    cp_grow(&listed.v, &listed.cap, listed.n + 1, sizeof(*listed.v)))
 		return;
-	}
 	listed.v[listed.n++] = (struct foreign){ st.st_dev, st.st_ino, offset, pid };
 }
 

@@ -120,8 +120,8 @@ static int wrappers_in(const char *path, const char *shown, const char **names, 
 	return found;
 }
 
-/* A syscall: boundary's functions, for the mechanism to close its
- * requests there (the patch: patch_boundary.h), checked against the
+/* A syscall: boundary's functions, for the patch to close its requests
+ * there (patch_boundary.h), checked against the
  * kernel's syscalls as the target runs: the executable's own where it
  * defines them (a static one: its C library is in it; calls bind to the
  * executable's first), else its C library's. None: it is traced at
@@ -153,7 +153,7 @@ static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_con
  * one boundary to compare. */
 static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile *p,
 			    struct cp_session_config *cfg, struct cp_uprobe_point *boundary,
-			    struct cp_uprobe_point *wrappers, struct cp_error *err)
+			    struct cp_error *err)
 {
 	struct cp_elf_function fn;
 	const char *name;
@@ -163,7 +163,6 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 		name = cp_syscall_name(rq->syscall_nr);
 		snprintf(p->request_symbol, sizeof(p->request_symbol), "%s",
 			 name ? name : rq->text + 8);
-		resolve_wrappers(p, rq->syscall_nr, cfg, wrappers);
 		return 0;
 	}
 	if (resolve_func(p, &rq->func, boundary, p->request_file,
@@ -226,7 +225,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		 o->request.kind == CP_REQUEST_NONE ? "" : o->request.text);
 	cfg->boundary_syscall = -1;
 	if (o->request.kind != CP_REQUEST_NONE &&
-	    resolve_boundary(&o->request, p, cfg, boundary, wrappers, err))
+	    resolve_boundary(&o->request, p, cfg, boundary, err))
 		return -1;
 	for (int i = 0; i < o->nprobes && i < CP_MAX_PROBES; i++) {
 		struct cp_probe_info *info = &p->probes[p->nprobes++];
@@ -253,5 +252,8 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	p->requested_mechanism = o->mechanism;
 	p->mechanism = cp_mech_choose(o->mechanism, o->stacks, p->fallback_reason,
 				      sizeof(p->fallback_reason));
+	/* only the patch closes a syscall: boundary at its functions */
+	if (o->request.kind == CP_REQUEST_SYSCALL && p->mechanism == CP_MECHANISM_PATCH)
+		resolve_wrappers(p, o->request.syscall_nr, cfg, wrappers);
 	return 0;
 }

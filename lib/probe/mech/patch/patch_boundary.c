@@ -156,6 +156,17 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 	return 0;
 }
 
+/* A launched command's wrappers not redirected after all: the boundary is
+ * sys_enter's from the start, and syscall() is not redirected either (its
+ * reads are then in sys_enter's requests). */
+static void pending_to_sys_enter(struct cp_patch_boundary *b, struct cp_mech *m, const char *why)
+{
+	b->in_target = false;
+	b->npending = 0;
+	cp_session_wrapper_fall_back(m->s);
+	snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY, why);
+}
+
 /* A launched command's C library, as its dynamic linker maps it (before
  * the command is let go): the syscall: boundary's wrappers redirected
  * there, or else the boundary is sys_enter's from the start. */
@@ -168,12 +179,10 @@ static void add_pending(struct cp_patch_boundary *b, struct cp_mech *m, struct c
 	if (!b->npending || stat(path, &st) || st.st_dev != b->file.st_dev ||
 	    st.st_ino != b->file.st_ino)
 		return;
-	if (!p || add_closing(p, m->pid, b->pending, b->npending, why, sizeof(why))) {
-		b->in_target = false;	/* nor syscall(): its reads in sys_enter's requests */
-		cp_session_wrapper_fall_back(m->s);
-		snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY,
-			 p ? why : "the target runs another image");
-	}
+	if (!p)
+		pending_to_sys_enter(b, m, "the target runs another image");
+	else if (add_closing(p, m->pid, b->pending, b->npending, why, sizeof(why)))
+		pending_to_sys_enter(b, m, why);
 	b->npending = 0;
 }
 
@@ -212,13 +221,8 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
 			    struct cp_vdso_patch *p, struct cp_error *err)
 {
-	if (b->npending) {	/* the command never mapped the wrappers' file */
-		b->in_target = false;
-		b->npending = 0;
-		cp_session_wrapper_fall_back(m->s);
-		snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY,
-			 "the command did not map the C library clockprof resolved them in");
-	}
+	if (b->npending)	/* the command never mapped the wrappers' file */
+		pending_to_sys_enter(b, m, "the command did not map the C library clockprof resolved them in");
 	b->started = true;
 	return b->switch_pending ? cp_vdso_patch_switch(p, err) : 0;
 }
