@@ -186,7 +186,9 @@ def test_interval_profiles_add_up_to_the_run(ctx):
     assert len(series) == len(records) >= 3, (len(series), len(records))
     per_file = [sum(v[0] for v in top(p).values()) for p in series]
     assert per_file == [site_reads(r) for r in records], per_file
-    assert sum(per_file) == run["clock_reads"]["total"] == sum(v[0] for v in top(prof).values())
+    whole = sum(v[0] for v in top(prof).values())
+    assert sum(per_file) == run["clock_reads"]["total"] == whole, \
+        (per_file, run["clock_reads"]["total"], whole, [r.get("end_s") for r in records])
     requests = sum(sum(v[0] for v in top(p, "-sample_index=requests").values()) for p in series)
     assert requests == run["request"]["count"]
 
