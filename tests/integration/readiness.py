@@ -79,3 +79,26 @@ def wait_attached(proc, timeout=TIMEOUT):
             return False
         return "anon_inode:bpf-prog" in links and "anon_inode:[pidfd]" in links
     wait_for(ready, what, timeout)
+
+
+def _voluntary_switches(pid):
+    for line in _read(f"/proc/{pid}/status").splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    return None
+
+
+def wait_paced_requests(target, n, timeout=TIMEOUT):
+    """Waits until a target that sleeps once per request (a nanosleep after
+    each, as reads_target and the call-site targets pace themselves) has
+    slept n more times than when called: n - 1 requests at least ran whole
+    since then. For a window that must hold some requests before it is
+    closed; a fixed sleep would hold none on a slow enough host."""
+    what = f"target (pid {target.pid}) to serve {n} requests"
+    start = _voluntary_switches(target.pid)
+
+    def ready():
+        _alive(target, what)
+        now = _voluntary_switches(target.pid)
+        return start is not None and now is not None and now - start >= n
+    wait_for(ready, what, timeout)
