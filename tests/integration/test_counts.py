@@ -124,6 +124,10 @@ def test_syscall_boundary(ctx):
     assert run["request"]["count"] == N - 1
     assert run["clock_reads"]["per_op"] == 6
     assert run["per_request"]["histogram"] == [[6, N - 1]]
+    # Traced at sys_enter, which every process's syscalls pay for, it says
+    # so, once; closed at the C library's function, there is nothing to say.
+    said = [w for w in run["warnings"] if "sys_enter" in w]
+    assert len(said) == (0 if run["request"]["closed_in_target"] else 1), run["warnings"]
 
 
 def test_library_function_boundary(ctx):

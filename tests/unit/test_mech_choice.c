@@ -1,6 +1,7 @@
 /* test_mech_choice.c - --mechanism auto: the names, the default, the
  * choice before anything is counted and when a refusal may fall back
- * (lib/probe/mech/mech_choice.c). */
+ * (lib/probe/mech/mech_choice.c), and the warnings a mechanism keeps for
+ * its window (cp_mech_warn). */
 #include <string.h>
 
 #include "error.h"
@@ -54,4 +55,23 @@ TEST(mechanism_only_auto_falls_back_and_only_from_a_refusal)
 	CHECK(!cp_mech_may_fall_back(CP_MECHANISM_AUTO, CP_MECHANISM_PATCH, &usage));
 	/* The fallback itself has nothing to fall back to. */
 	CHECK(!cp_mech_may_fall_back(CP_MECHANISM_AUTO, CP_MECHANISM_UPROBE, &refused));
+}
+
+/* What a mechanism has to say reaches the window whole: each warning once,
+ * none overwriting another, and those past the room counted. */
+TEST(mechanism_warnings_kept_each_once_and_counted_past_room)
+{
+	struct cp_mech m = { 0 };
+
+	cp_mech_warn(&m, "process %d is not counted", 7);
+	cp_mech_warn(&m, "process %d is not counted", 7);
+	cp_mech_warn(&m, "the request blocks could not be read");
+	CHECK_INT(m.nwarnings, 2);
+	CHECK_STR(m.warnings[0], "process 7 is not counted");
+	CHECK_STR(m.warnings[1], "the request blocks could not be read");
+	for (int i = 0; i < CP_MECH_WARNINGS + 3; i++)
+		cp_mech_warn(&m, "process %d is not counted", 100 + i);
+	CHECK_INT(m.nwarnings, CP_MECH_WARNINGS);
+	CHECK_INT(m.warnings_dropped, 5);
+	CHECK_STR(m.warnings[CP_MECH_WARNINGS - 1], "process 105 is not counted");
 }

@@ -1,6 +1,7 @@
 /* mechanism.c - see mechanism.h: the table of mechanisms, their names, and
  * the calls the window makes, each passed to the chosen mechanism with the
  * session's part done here once for all. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,23 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning)
 		memcpy(warning, m->closing_warning, sizeof(m->closing_warning));
 	free(m->procs);
 	free(m);
+}
+
+void cp_mech_warn(struct cp_mech *m, const char *fmt, ...)
+{
+	char text[sizeof(m->warnings[0])];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	for (int i = 0; i < m->nwarnings; i++)
+		if (!strcmp(m->warnings[i], text))
+			return;
+	if (m->nwarnings == CP_MECH_WARNINGS)
+		m->warnings_dropped++;
+	else
+		memcpy(m->warnings[m->nwarnings++], text, sizeof(text));
 }
 
 int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,

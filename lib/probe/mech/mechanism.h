@@ -109,6 +109,9 @@ struct cp_mech_proc {
 				 * mechanism's until it closes */
 };
 
+/* The warnings one mechanism keeps for its window to say. */
+#define CP_MECH_WARNINGS 8
+
 /* One mechanism at work on one target, over one session. */
 struct cp_mech {
 	const struct cp_mechanism_ops *ops;
@@ -118,7 +121,10 @@ struct cp_mech {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
-	char warning[256];		/* what the window should say; "" none */
+	/* What the window should say (cp_mech_warn), and how many more
+	 * there were than room for. */
+	char warnings[CP_MECH_WARNINGS][256];
+	int nwarnings, warnings_dropped;
 	char closing_warning[256];	/* ... of what closing it did (cp_mech_close) */
 	/* The followed processes' reads as of the last read, by a mechanism
 	 * that counts them (the patch: each in its own copy of the table,
@@ -167,6 +173,10 @@ void cp_mech_detach(struct cp_mech *m);
  * made here, and warning (may be NULL; 256 bytes) what closing did that
  * the run should say, "" nothing. */
 void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning);
+
+/* A warning for the window to say (each text once; past
+ * CP_MECH_WARNINGS only counted). */
+void cp_mech_warn(struct cp_mech *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* For mechanisms that see reads at the vDSO: of a file, syscall() only
  * (direct clock syscalls do not pass the vDSO). */

@@ -360,8 +360,11 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	cp_window_processes(p, r->s, r->w.mech, r->start);
 	p->clock_window_s = cp_monotonic_s() - r->start;
 	p->clock_window_cpu_s = cp_target_cpu_read_s(&r->cpu);
-	if (r->w.mech->warning[0])
-		cp_profile_warn(p, "%s", r->w.mech->warning);
+	for (int i = 0; i < r->w.mech->nwarnings; i++)
+		cp_profile_warn(p, "%s", r->w.mech->warnings[i]);
+	if (r->w.mech->warnings_dropped)
+		cp_profile_warn(p, "%d more warnings of the mechanism's were left out",
+				r->w.mech->warnings_dropped);
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
 	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);
@@ -523,14 +526,6 @@ double cp_profile_overhead_measured_pct(const struct cp_profile *p)
 }
 
 /* The ops figures per op divide by, and what the window says about itself. */
-static bool warned_about(const struct cp_profile *p, const char *what)
-{
-	for (int i = 0; i < p->nwarnings; i++)
-		if (strstr(p->warnings[i], what))
-			return true;
-	return false;
-}
-
 static void finish_figures(const struct cp_profile_options *o, struct cp_profile *p)
 {
 	double share;
@@ -543,7 +538,10 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 		p->ops = (double)p->totals.requests;
 		p->ops_source = CP_OPS_REQUEST;
 	}
-	if (o->request.kind == CP_REQUEST_SYSCALL && !p->boundary_in_target && !warned_about(p, "sys_enter"))
+	/* The patch says itself why it does not close a syscall: boundary
+	 * (profile_prepare.c, patch_boundary.c, wrapper_check.c). */
+	if (o->request.kind == CP_REQUEST_SYSCALL && !p->boundary_in_target &&
+	    p->mechanism != CP_MECHANISM_PATCH)
 		cp_profile_warn(p, "a syscall boundary traces sys_enter, which slows every process's syscalls while attached; prefer func:SYMBOL");
 	if (p->request_text[0] && p->totals.requests == 0)
 		cp_profile_warn(p, "no complete request was seen: the boundary %s was hit %llu time(s)",

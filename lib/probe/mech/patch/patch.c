@@ -283,8 +283,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	read_patch_sites(st, c.total, t);
 	cp_patch_boundary_add(&st->boundary, m, st->patch, requests_read, exited, st->hres, t);
 	if (rc == 1)
-		snprintf(m->warning, sizeof(m->warning),
-			 "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
+		cp_mech_warn(m, "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	cp_patch_counts_add(&c, st->hres, t);
 	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites,
 				   cp_patch_boundary_forks(&st->boundary)))
@@ -350,13 +349,11 @@ static void note_pauses(struct cp_mech *m)
 	cp_vdso_patch_info(st->patch, &info);
 	m->pause_ms[0] = info.attach_pause_ms > 0 ? info.attach_pause_ms : -1;
 	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
-	if (info.rules_unplaced && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
+	if (info.rules_unplaced)
+		cp_mech_warn(m, "%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
 			 info.rules_unplaced);
-	if (info.eintr && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",
+	if (info.eintr)
+		cp_mech_warn(m, "thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",
 			 (int)info.tid, info.syscall);
 }
 

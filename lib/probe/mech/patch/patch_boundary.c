@@ -136,7 +136,7 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 		return 0;
 	if (!cfg->boundary_in_target) {
 		if (!may_be_in_target(cfg, why, sizeof(why)))
-			snprintf(m->warning, sizeof(m->warning), cfg->boundary_func ?
+			cp_mech_warn(m, cfg->boundary_func ?
 				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s" :
 				 SYS_ENTER_BOUNDARY, why);
 		return 0;
@@ -164,7 +164,7 @@ static void pending_to_sys_enter(struct cp_patch_boundary *b, struct cp_mech *m,
 	b->in_target = false;
 	b->npending = 0;
 	cp_session_wrapper_fall_back(m->s);
-	snprintf(m->warning, sizeof(m->warning), SYS_ENTER_BOUNDARY, why);
+	cp_mech_warn(m, SYS_ENTER_BOUNDARY, why);
 }
 
 /* A launched command's C library, as its dynamic linker maps it (before
@@ -212,8 +212,7 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 		b->switch_pending |= !launched;
 		return true;
 	}
-	snprintf(m->warning, sizeof(m->warning),
-		 "syscall() in %.60s is a uprobe: its clock reads are in no request closed in the target (%.100s)",
+	cp_mech_warn(m, "syscall() in %.60s is a uprobe: its clock reads are in no request closed in the target (%.100s)",
 		 path, why);
 	return false;
 }
@@ -276,15 +275,13 @@ void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
 
 	if (!b->in_target)
 		return;
-	if (!now_read && !exited && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing");
+	if (!now_read && !exited)
+		cp_mech_warn(m, "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing");
 	if (!(r = cp_vdso_patch_requests(p)))
 		return;
 	cp_vdso_patch_add_requests(p, hres, t);
 	if (r->sums.lost)
-		snprintf(m->warning, sizeof(m->warning),
-			 "%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
+		cp_mech_warn(m, "%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
 			 (unsigned long long)r->sums.lost);
 }
 

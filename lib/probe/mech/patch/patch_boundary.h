@@ -49,7 +49,7 @@ int cp_patch_boundary_redirect(struct cp_vdso_patch *p, pid_t pid, const struct 
  * can be closed in the target (then the session places no uprobe). */
 void cp_patch_boundary_configure(struct cp_session_config *cfg);
 /* Once the patch is prepared, before its sites are switched: the
- * boundary redirected (or why not, in m->warning). */
+ * boundary redirected (or why not, in cp_mech_warn). */
 int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
 			   struct cp_error *err);

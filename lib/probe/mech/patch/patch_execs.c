@@ -142,16 +142,12 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 			"it is traced by another process" : "it could not be held");
 	else if (patch_new_image(m, ms, pid, &err) == 0)
 		err.msg[0] = 0;
-	if (!err.msg[0] && boundary_file && cp_redirect_place_maps(pid, boundary_file) &&
-	    !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "process %d exec()ed a program that holds the request boundary: its requests are not counted (the boundary is closed in the target's image; --per-request-counters keeps it a uprobe, which follows every process)",
+	if (!err.msg[0] && boundary_file && cp_redirect_place_maps(pid, boundary_file))
+		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary: its requests are not counted (the boundary is closed in the target's image; --per-request-counters keeps it a uprobe, which follows every process)",
 			 (int)pid);
 	if (err.msg[0]) {
 		cp_session_exec_unfollowed(m->s, (uint32_t)pid);
-		if (!m->warning[0])
-			snprintf(m->warning, sizeof(m->warning),
-				 "process %d is not counted after its exec: %.180s", (int)pid, err.msg);
+		cp_mech_warn(m, "process %d is not counted after its exec: %.180s", (int)pid, err.msg);
 	}
 	if (held)
 		ptrace(PTRACE_DETACH, pid, 0, 0);

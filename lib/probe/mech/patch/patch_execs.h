@@ -13,8 +13,8 @@ struct cp_mech;
 struct cp_patch_members;
 
 /* Each process held since the last call patched (joining ms) or, where it
- * cannot be, let go uncounted from its exec (the first such said in
- * m->warning); let go either way. boundary_file: the file (its stat) of
+ * cannot be, let go uncounted from its exec (each such said with
+ * cp_mech_warn); let go either way. boundary_file: the file (its stat) of
  * a request boundary closed in the target's image (NULL: none), which a
  * new image does not redirect: one that maps it is said (its requests
  * are not counted). */

@@ -100,18 +100,13 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
-		if (!refused++)
-			snprintf(m->warning, sizeof(m->warning), "process %d is not counted (%.180s)",
-				 (int)pids[i], err.msg);
+		refused++;
+		cp_mech_warn(m, "process %d is not counted (%.180s)", (int)pids[i], err.msg);
 	}
-	if (refused > 1)
-		snprintf(m->warning + strlen(m->warning), sizeof(m->warning) - strlen(m->warning),
-			 ", nor %zu other of the processes given", refused - 1);
 	for (size_t i = 0; i < out->n; i++)
 		elsewhere += !out->v[i].same_code;
-	if (elsewhere && !m->warning[0])
-		snprintf(m->warning, sizeof(m->warning),
-			 "%zu of the processes given run code mapped elsewhere than the target's: "
+	if (elsewhere && !refused)
+		cp_mech_warn(m, "%zu of the processes given run code mapped elsewhere than the target's: "
 			 "their reads are counted, their call sites not named", elsewhere);
 	return 0;
 }
@@ -158,8 +153,7 @@ void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms)
 		if (cp_vdso_patch_mark(ms->v[i].patch) == 0 && hand_over(m, &ms->v[i]) == 0)
 			continue;
 		e = errno;
-		snprintf(m->warning, sizeof(m->warning), "process %d is not counted: %s",
-			 (int)ms->v[i].pid, e == EOPNOTSUPP ?
+		cp_mech_warn(m, "process %d is not counted: %s", (int)ms->v[i].pid, e == EOPNOTSUPP ?
 			 "counting several processes needs clockprof in the host's pid namespace" :
 			 "its counters could not be read");
 	}

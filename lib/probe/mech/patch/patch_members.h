@@ -33,7 +33,7 @@ struct cp_patch_members {
 };
 
 /* Patches each of pids[0..n) (their vDSO switched, nothing counted yet);
- * one that cannot be is left out, said in m->warning. -1 out of memory. */
+ * one that cannot be is left out, said with cp_mech_warn. -1 out of memory. */
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out);
 /* A process patched by the caller (a followed one, in the image it has
