@@ -451,6 +451,9 @@ struct cp_thread {
 	__u64 patch_last[CP_PATCH_SLOT_WORDS];
 	__u64 patch_valid;
 	__u64 patch_key;		/* the key whose slot patch_last is */
+	/* ... and its reads through syscall() then (its request block's
+	 * CP_PB_SYSCALLS words: syscall_count.S), words as a slot's. */
+	__u64 patch_sc_last[CP_PATCH_SLOT_WORDS];
 	/* ... its site block now ({key, count} pairs) and its counts at the
 	 * last boundary, entry by entry (an entry's key never changes). */
 	__u64 patch_sites_now[2 * CP_PATCH_SITE_ENTRIES];

@@ -62,8 +62,39 @@ struct patch_look {
 	bool seen;	/* the last boundary's figures are this slot's */
 };
 
+/* The reads the thread made through syscall() since its last boundary
+ * (words: its block's CP_PB_SYSCALLS words now, which only grow) join its
+ * request, on the syscall path. syscall() is counted in the target only
+ * where the boundary is closed there (patch_boundary.h); this program
+ * closes the requests then only once a syscall: boundary fell back to
+ * sys_enter (check_wrapper), and their syscall() reads are here. A block
+ * that cannot be read is left for the next boundary. */
+static __always_inline void add_patch_syscalls(struct cp_thread *t, struct patch_look *pl,
+					       __u64 table, __u64 *words)
+{
+	__u64 at = table + CP_PATCH_BLOCKS_OFF + (1 + pl->slot) * CP_PATCH_BLOCK +
+		   CP_PB_SYSCALLS * 8;
+
+	if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
+		return;
+	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
+		__u64 n = words[i] - t->patch_sc_last[i];
+		int entry = cp_patch_word_entry(i);
+
+		pl->reads += n;
+		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
+			continue;
+		cp_add(&t->cur.reads, n);
+		cp_add(&t->cur.by_entry[entry], n);
+		cp_add(&t->cur.by_path[CP_PATH_SYSCALL], n);
+		cp_add(&t->cur.by_clock[cp_patch_word_clock(i)], n);
+	}
+	__builtin_memcpy(t->patch_sc_last, words, CP_PATCH_SLOT_WORDS * 8);
+}
+
 /* With the vDSO patch, the reads the thread made in the target since its
- * last boundary join its request, by entry, clock and path. Whether the
+ * last boundary join its request, by entry, clock and path (through
+ * syscall() too: add_patch_syscalls). Whether the
  * request is whole: not when its first boundary came before user space
  * handed the table over (a launched command's first ms), nor when either
  * boundary could not find the thread's slot, nor when the two found
@@ -97,6 +128,8 @@ static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
 		cp_add(&t->cur.by_clock[clock], n);
 	}
 	__builtin_memcpy(t->patch_last, words, sizeof(words));
+	if (found)
+		add_patch_syscalls(t, pl, table, words);
 	return pl->seen;
 }
 

@@ -260,9 +260,11 @@ def exec_loop(ctx, n, marker):
             f"i=$((i+1)); done; echo done > {marker}")
 
 
-def wait_file(path, timeout):
+def wait_file(path, timeout, written=False):
+    """Whether path appears within timeout s; written: with something in
+    it (a shell's `echo $? > path` creates it empty first)."""
     for _ in range(int(timeout / 0.05)):
-        if os.path.exists(path):
+        if os.path.exists(path) and (not written or os.path.getsize(path)):
             return True
         time.sleep(0.05)
     return False
@@ -350,7 +352,7 @@ def test_an_exec_patch_cut_at_each_step_leaves_the_program_right(ctx):
         proc.stdin.close()
         if not killed:
             assert proc.wait(timeout=60) == 0, proc.returncode
-        assert wait_file(marker, 30), f"cut at step {step}: the program did not end"
+        assert wait_file(marker, 30, written=True), f"cut at step {step}: the program did not end"
         with open(marker) as f, open(marker + ".out") as said:
             code = f.read().strip()
             assert code == "0", \

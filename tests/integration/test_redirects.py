@@ -129,15 +129,15 @@ def test_each_attach_redirects_again(ctx):
         target.wait()
 
 
-def attach_syscall_write(ctx, how, seconds):
-    """reply_target (3 reads a request, each followed by a write to
-    /dev/null made `how`) attached with -r syscall:write for seconds; its
-    run.json."""
+def attach_syscall_write(ctx, how, seconds, reads="vdso"):
+    """reply_target (3 reads a request made `reads` way, each followed by a
+    write to /dev/null made `how`) attached with -r syscall:write for
+    seconds; its run.json."""
     exe = ctx.target("reply_target")
-    target = subprocess.Popen([exe, how, "3", "0"])
+    target = subprocess.Popen([exe, how, "3", "0", reads])
     try:
         wait_serving(target)
-        out = os.path.join(ctx.tmp, f"{how}.json")
+        out = os.path.join(ctx.tmp, f"{how}-{reads}.json")
         proc = subprocess.run([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
                                str(seconds), "-r", "syscall:write", str(target.pid)],
                               capture_output=True, text=True, timeout=60)
@@ -186,15 +186,21 @@ def test_a_checked_wrapper_lets_sys_enter_go(ctx):
 def test_a_syscall_not_through_its_wrapper_makes_sys_enter_the_boundary(ctx):
     """syscall(SYS_write) alone, or every other write: the check finds a
     write the wrapper did not make, sys_enter closes the requests from
-    then on (exact: 3 reads each), what the target closed is dropped, and
-    a warning says so."""
-    for how in ("raw", "both"):
-        run = attach_syscall_write(ctx, how, 0.7)
+    then on (exact: 3 reads each, also where one of them is made by
+    syscall(SYS_clock_gettime), which the target counts in its own
+    memory), what the target closed is dropped, and a warning says so."""
+    for how, reads in (("raw", "vdso"), ("both", "vdso"), ("both", "mixed")):
+        run = attach_syscall_write(ctx, how, 0.7, reads)
+        paths = run["clock_reads"]["by_path"]
+        assert run["clock_reads"]["total"] >= 3 * run["request"]["count"], (how, reads, paths)
+        if reads == "mixed":  # one in three through syscall(), counted too
+            assert paths["syscall"] >= run["request"]["count"], paths
+            assert abs(2 * paths["syscall"] - paths["vdso"]) <= 2, paths
         check = run["request"]["wrapper_check"]
         assert not run["request"]["closed_in_target"], (how, run["request"])
         assert check["fell_back"] and check["mismatched"] >= 1, (how, check)
         assert run["per_request"]["histogram"] == [[3, run["request"]["count"]]], \
-            (how, run["per_request"])
+            (how, reads, run["per_request"])
         assert run["request"]["count"] > 100, (how, run["request"])
         assert [w for w in run["warnings"] if "did not come through" in w], (how, run["warnings"])
 

@@ -210,6 +210,7 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	else if (!cp_vdso_patch_add_redirect(p, CP_REDIRECT_SYSCALL, path, pts->syscall_offset,
 					     fn.size, why, sizeof(why))) {
 		b->switch_pending |= !launched;
+		b->syscall_counted = true;
 		return true;
 	}
 	cp_mech_warn(m, "syscall() in %.60s is a uprobe: its clock reads are in no request closed in the target (%.100s)",
@@ -247,10 +248,17 @@ static bool wrappers_missed(struct cp_patch_boundary *b, struct cp_mech *m)
 	return true;
 }
 
+/* Whether the target's request blocks hold counts of the run's: its
+ * requests, or its reads through syscall(). */
+static bool blocks_count(const struct cp_patch_boundary *b)
+{
+	return b->in_target || b->syscall_counted;
+}
+
 bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p)
 {
 	wrappers_missed(b, m);
-	return b->in_target && p && cp_vdso_patch_read_requests(p) == 0;
+	return blocks_count(b) && p && cp_vdso_patch_read_requests(p) == 0;
 }
 
 void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
@@ -259,8 +267,8 @@ void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
 	struct cp_request_sums r;
 	struct cp_patch_sites in = { 0 };
 
-	if (wrappers_missed(b, m) || !b->in_target ||
-	    cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
+	wrappers_missed(b, m);
+	if (!blocks_count(b) || cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
 		return;
 	cp_patch_sites_normalize(&in);
 	cp_vdso_patch_settle_requests(p, &r, &in);
@@ -273,14 +281,16 @@ void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
 {
 	const struct cp_patch_requests *r;
 
-	if (!b->in_target)
+	if (!blocks_count(b))
 		return;
 	if (!now_read && !exited)
-		cp_mech_warn(m, "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing");
+		cp_mech_warn(m, b->in_target ?
+			     "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing" :
+			     "the target's request blocks could not be read as it exited: its reads through syscall() after the last read are missing");
 	if (!(r = cp_vdso_patch_requests(p)))
 		return;
-	cp_vdso_patch_add_requests(p, hres, t);
-	if (r->sums.lost)
+	cp_vdso_patch_add_requests(p, hres, b->in_target, t);
+	if (b->in_target && r->sums.lost)
 		cp_mech_warn(m, "%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
 			 (unsigned long long)r->sums.lost);
 }

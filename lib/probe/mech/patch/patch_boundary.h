@@ -33,6 +33,10 @@ struct cp_patch_boundary {
 	bool started;			/* the window has started */
 	bool switch_pending;		/* syscall() redirected after the sites
 					 * were switched (attach): at start */
+	bool syscall_counted;		/* syscall() redirected: the request
+					 * blocks hold its reads, even once
+					 * the requests are no longer closed
+					 * in the target */
 	struct stat file;		/* the boundary's file */
 	struct cp_patch_sites forks_in_requests;	/* the running forks' reads
 						 * inside their requests, by site */

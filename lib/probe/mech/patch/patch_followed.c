@@ -105,7 +105,7 @@ static void fork_requests(const struct cp_followed *f, bool hres, struct cp_tota
 	}
 	if (cp_patch_requests_read_whole((pid_t)f->p.pid, f->p.table, &r))
 		return;
-	mp->reads += cp_patch_requests_add(&r, &zeros, hres, t);
+	mp->reads += cp_patch_requests_add(&r, &zeros, hres, true, t);
 	mp->requests = r.sums.requests;
 	mp->in_requests = cp_patch_requests_reads(&r);
 	for (size_t i = 0; i < r.sites.n; i++)

@@ -149,13 +149,14 @@ int cp_patch_requests_read_whole(pid_t pid, uint64_t table, struct cp_patch_requ
 }
 
 uint64_t cp_patch_requests_add(const struct cp_patch_requests *r,
-			       const struct cp_patch_requests_mark *mark, bool hres, struct cp_totals *t)
+			       const struct cp_patch_requests_mark *mark, bool hres, bool requests,
+			       struct cp_totals *t)
 {
 	const struct cp_request_sums *s = &r->sums;
 	struct cp_vdso_patch_counts c;
 	uint64_t syscalls = cp_patch_syscalls_add(s->syscalls, mark->syscalls, &t->all);
 
-	if (!s->hits && !s->lost)
+	if (!requests || (!s->hits && !s->lost))
 		return syscalls;	/* no boundary in the target: no request */
 	cp_patch_counts_between(NULL, (const uint64_t *)s->in_words, &c);
 	cp_patch_counts_add_into(&c, hres, &t->in_requests);

@@ -51,9 +51,11 @@ void cp_patch_requests_settle(struct cp_patch_requests *r, const struct cp_reque
 			      const struct cp_patch_requests_mark *mark, struct cp_patch_sites *sites);
 
 /* r added to a window's totals (hres: cp_session_config.vdso_hres): its
- * requests, and every read through syscall() since the mark (path
- * syscall, in the window's reads): how many of those. */
+ * requests (unless !requests: the session's program closed them), and
+ * every read through syscall() since the mark (path syscall, in the
+ * window's reads): how many of those. */
 uint64_t cp_patch_requests_add(const struct cp_patch_requests *r,
-			       const struct cp_patch_requests_mark *mark, bool hres, struct cp_totals *t);
+			       const struct cp_patch_requests_mark *mark, bool hres, bool requests,
+			       struct cp_totals *t);
 
 #endif

@@ -702,10 +702,11 @@ const struct cp_patch_requests *cp_vdso_patch_requests(const struct cp_vdso_patc
 	return p->requests_known ? &p->requests : NULL;
 }
 
-void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, struct cp_totals *t)
+void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, bool requests,
+				struct cp_totals *t)
 {
 	if (p->requests_known)
-		cp_patch_requests_add(&p->requests, &p->requests_mark, hres, t);
+		cp_patch_requests_add(&p->requests, &p->requests_mark, hres, requests, t);
 }
 
 void cp_vdso_patch_settle_requests(struct cp_vdso_patch *p, const struct cp_request_sums *at_exit,

@@ -139,7 +139,8 @@ struct cp_patch_requests;
 struct cp_request_sums;
 const struct cp_patch_requests *cp_vdso_patch_requests(const struct cp_vdso_patch *p);
 /* ... added to a window's totals (cp_patch_requests_add). */
-void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, struct cp_totals *t);
+void cp_vdso_patch_add_requests(const struct cp_vdso_patch *p, bool hres, bool requests,
+				struct cp_totals *t);
 /* The request blocks' sums at the target's exit, taken by the BPF program
  * (sites: the reads inside them by call site, taken over; NULL none). */
 void cp_vdso_patch_settle_requests(struct cp_vdso_patch *p, const struct cp_request_sums *at_exit,
