@@ -529,10 +529,13 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
  * so its blocks' epoch is 0 + 1), summed at its last thread's exit, with
  * its reads through syscall(): its requests join the window's, as the
  * BPF boundary would have added them one by one, and its sites' reads
- * inside them are credited. One slot a bpf_loop callback. */
+ * inside them are credited; once a syscall: boundary fell back to
+ * sys_enter (check_wrapper), which closed them instead, only its reads
+ * through syscall(). One slot a bpf_loop callback. */
 struct child_requests_walk {
 	struct cp_proc *p;
 	struct cp_totals *tot;
+	bool requests;		/* its requests are the window's */
 };
 
 /* A slot word's reads (n) inside requests added to the totals' counts. */
@@ -586,7 +589,7 @@ static long sum_child_requests(__u32 i, void *ctx)
 		__builtin_memset(sites, 0, CP_PATCH_SITE_BLOCK);
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		__sync_fetch_and_add(&w->p->syscall_sums[k], b[CP_PB_SYSCALLS + k]);
-	if (b[CP_PB_EPOCH] != 1 || !b[CP_PB_HITS])
+	if (!w->requests || b[CP_PB_EPOCH] != 1 || !b[CP_PB_HITS])
 		return 0;
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++) {
 		__u64 v = b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
@@ -634,7 +637,8 @@ static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 	    !bpf_probe_read_user(words, sizeof(words), (void *)p->table))
 		add_child_slot(p, 0, words);
 	if (last && boundary_in_target && !(p->flags & CP_PROC_MEMBER)) {
-		struct child_requests_walk w = { .p = p, .tot = get_totals() };
+		struct child_requests_walk w = { .p = p, .tot = get_totals(),
+						 .requests = !wrapper_check.fallback_ns };
 
 		if (w.tot && phase == CP_PHASE_CLOCK)
 			bpf_loop(CP_PATCH_SLOTS, sum_child_requests, &w, 0);

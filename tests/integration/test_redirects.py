@@ -229,6 +229,27 @@ def test_a_launched_commands_syscall_boundary_is_closed_at_its_wrapper(ctx):
         assert check["checked"] == (count if in_target else 0), (how, check)
 
 
+def test_a_forked_workers_reads_after_the_fall_back_are_each_counted_once(ctx):
+    """run -r syscall:write of a program whose forked child serves 300
+    requests of 3 reads, one of them through syscall(SYS_clock_gettime),
+    and writes every other reply by syscall(SYS_write): the check falls
+    back at the second reply, sys_enter closes the 298 after it, and the
+    child's table, summed as it exits, adds its reads through syscall()
+    (all 300) but not its requests, which sys_enter counted already."""
+    out = os.path.join(ctx.tmp, "fork.json")
+    proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "-r", "syscall:write",
+                           "--", ctx.target("reply_target"), "both", "3", "300", "mixed", "fork"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    run = ctx.load_json(out)
+    reads = run["clock_reads"]
+    assert run["request"]["wrapper_check"]["fell_back"], run["request"]
+    assert reads["total"] == 900 and reads["by_path"] == {"syscall": 300, "vdso": 600}, reads
+    assert run["request"]["count"] == 298, run["request"]
+    assert run["per_request"]["histogram"] == [[3, 298]], run["per_request"]
+    assert reads["in_requests"] == 3 * 298, reads
+
+
 def test_a_launched_commands_wrappers_elsewhere_leave_sys_enter_the_boundary(ctx):
     """run -r syscall:write of a static command (its write() is its own:
     closed there, 299 requests of 3 reads) and of a musl one (clockprof

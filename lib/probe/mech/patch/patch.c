@@ -286,7 +286,8 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 		cp_mech_warn(m, "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	cp_patch_counts_add(&c, st->hres, t);
 	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites,
-				   cp_patch_boundary_forks(&st->boundary)))
+				   cp_patch_boundary_forks(&st->boundary),
+				   cp_patch_boundary_counts_syscalls(&st->boundary)))
 		cp_patch_sites_normalize(&st->sites);
 	return 0;
 }

@@ -301,6 +301,11 @@ struct cp_patch_sites *cp_patch_boundary_forks(struct cp_patch_boundary *b)
 	return b->in_target ? &b->forks_in_requests : NULL;
 }
 
+bool cp_patch_boundary_counts_syscalls(const struct cp_patch_boundary *b)
+{
+	return b->syscall_counted;
+}
+
 uint64_t cp_patch_boundary_in_requests_at(const struct cp_patch_boundary *b,
 					  const struct cp_vdso_patch *p, uint64_t key)
 {

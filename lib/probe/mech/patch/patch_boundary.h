@@ -89,6 +89,9 @@ void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
 			   struct cp_totals *t);
 /* Where the forks' requests go (NULL: the boundary is the session's). */
 struct cp_patch_sites *cp_patch_boundary_forks(struct cp_patch_boundary *b);
+/* Whether syscall() is redirected, its reads counted in the request
+ * blocks (the target's, its forks'). */
+bool cp_patch_boundary_counts_syscalls(const struct cp_patch_boundary *b);
 /* The reads at a call site inside the requests closed in the target and
  * its forks (0 when the boundary is the session's, which credits them). */
 uint64_t cp_patch_boundary_in_requests_at(const struct cp_patch_boundary *b,

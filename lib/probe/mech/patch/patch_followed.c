@@ -90,7 +90,8 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 /* With the boundary closed in the target, a fork's own requests: a
  * running one's read from its table (with its reads through syscall()),
  * an exited one's reads through syscall() as the program summed them (its
- * requests it added to the window's itself). */
+ * requests it added to the window's itself). in_requests NULL: its reads
+ * through syscall() only (the session's program closed its requests). */
 static void fork_requests(const struct cp_followed *f, bool hres, struct cp_totals *t,
 			  struct cp_mech_proc *mp, struct cp_patch_sites *in_requests)
 {
@@ -105,17 +106,19 @@ static void fork_requests(const struct cp_followed *f, bool hres, struct cp_tota
 	}
 	if (cp_patch_requests_read_whole((pid_t)f->p.pid, f->p.table, &r))
 		return;
-	mp->reads += cp_patch_requests_add(&r, &zeros, hres, true, t);
-	mp->requests = r.sums.requests;
-	mp->in_requests = cp_patch_requests_reads(&r);
-	for (size_t i = 0; i < r.sites.n; i++)
+	mp->reads += cp_patch_requests_add(&r, &zeros, hres, in_requests != NULL, t);
+	if (in_requests) {
+		mp->requests = r.sums.requests;
+		mp->in_requests = cp_patch_requests_reads(&r);
+	}
+	for (size_t i = 0; in_requests && i < r.sites.n; i++)
 		cp_patch_sites_add(in_requests, r.sites.v[i].key, r.sites.v[i].count);
 	cp_patch_requests_free(&r);
 }
 
 bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
 			    struct cp_totals *t, struct cp_patch_sites *into,
-			    struct cp_patch_sites *in_requests)
+			    struct cp_patch_sites *in_requests, bool syscalls)
 {
 	struct cp_followed *f = NULL;
 	struct cp_patch_sites sites = { 0 };
@@ -141,7 +144,7 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 		if (known) {
 			cp_patch_counts_add(&c, hres, t);
 			reads += c.total;
-			if (in_requests)
+			if (in_requests || syscalls)
 				fork_requests(&f[i], hres, t, &m->procs[m->nprocs - 1], in_requests);
 		}
 	}

@@ -25,10 +25,13 @@
  * table): a running fork's requests, and its reads through syscall(),
  * read from its table and added to t, their reads by call site to
  * in_requests (an exited one's, the session's program summed as it
- * exited); NULL: the session's boundary counts them. */
+ * exited); NULL: the session's boundary counts them. syscalls: the
+ * forks' tables hold their reads through syscall() (redirected with the
+ * boundary), added to t even where in_requests is NULL (a syscall:
+ * boundary that fell back to sys_enter). */
 bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms, bool hres,
 			    struct cp_totals *t, struct cp_patch_sites *into,
-			    struct cp_patch_sites *in_requests);
+			    struct cp_patch_sites *in_requests, bool syscalls);
 /* Each followed process the target forked still running switched back
  * to the vDSO it was forked with (a failure said in
  * m->closing_warning); members are their own patch's to restore. */
