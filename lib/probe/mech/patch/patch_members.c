@@ -81,7 +81,7 @@ static char *exe_of(pid_t pid)
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out)
 {
-	size_t refused = 0, elsewhere = 0;
+	size_t elsewhere = 0;
 
 	memset(out, 0, sizeof(*out));
 	if (n && cp_grow(&out->v, &out->cap, n, sizeof(*out->v)))
@@ -100,12 +100,11 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
-		refused++;
 		cp_mech_warn(m, "process %d is not counted (%.180s)", (int)pids[i], err.msg);
 	}
 	for (size_t i = 0; i < out->n; i++)
 		elsewhere += !out->v[i].same_code;
-	if (elsewhere && !refused)
+	if (elsewhere)
 		cp_mech_warn(m, "%zu of the processes given run code mapped elsewhere than the target's: "
 			 "their reads are counted, their call sites not named", elsewhere);
 	return 0;

@@ -204,9 +204,30 @@ static int make_plan(struct cp_vdso_patch *p, const uint8_t *pristine, const uin
 	return cp_vdso_plan_make(pristine, size, start, left, &p->plan, why, whylen);
 }
 
+/* How long an earlier clockprof's stub request in flight is waited for:
+ * a stub runs for microseconds, a preempted one on a loaded host for
+ * milliseconds. A request never sent (its clockprof died before it sent
+ * a thread) costs the next attach this wait once: that attach's own
+ * request brings the header's numbers level again. */
+#define EARLIER_STUB_WAIT_S 0.5
+
+/* Whether an earlier clockprof's request to its stub is in flight in the
+ * target (target: its vDSO image): posted, not yet done. That clockprof
+ * was killed while a thread of the target ran its stub, which goes on
+ * alone: planned beside it, this one's table found its place taken
+ * (EEXIST, seen on a loaded host), and two stubs at once would each make
+ * the vDSO writable and read-only again under the other's writes. */
+static bool earlier_request_in_flight(const struct cp_vdso_plan *plan, const uint8_t *target)
+{
+	struct cp_vdso_area_header h;
+
+	return leftover_header(plan, target, &h) && h.gen_req != h.gen_done;
+}
+
 /* Reads the target's image, plans the patch from the pristine one and
- * writes the code. */
-static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
+ * writes the code; on the first try, 1 (nothing written) while an earlier
+ * clockprof's stub request is in flight. */
+static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
 	uint64_t start, end, table, differs = 0;
@@ -228,6 +249,8 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
 	else if (make_plan(p, pristine, target, start, end - start, table, why, sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
+	else if (first && earlier_request_in_flight(&p->plan, target))
+		rc = 1;
 	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
 			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)", p->pid,
@@ -240,6 +263,7 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 	free(target);
 	return rc;
 }
+
 
 /* The count's code in the table's code pages (vdso_count.h), before any
  * site jumps there: written when they are still zeros (a fresh table, or
@@ -280,6 +304,31 @@ static uint64_t header_addr(const struct cp_vdso_patch *p)
 static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h)
 {
 	return cp_proc_mem_read(p->pid, header_addr(p), h, sizeof(*h));
+}
+
+/* An earlier clockprof's request in flight (earlier_request_in_flight)
+ * waited for, EARLIER_STUB_WAIT_S at most. */
+static void wait_earlier_request(const struct cp_vdso_patch *p)
+{
+	struct cp_vdso_area_header h;
+
+	for (double until = cp_monotonic_s() + EARLIER_STUB_WAIT_S; cp_monotonic_s() < until;
+	     usleep(1000))
+		if (read_header(p, &h) || h.gen_req == h.gen_done)
+			return;
+}
+
+/* The patch prepared, after an earlier clockprof's stub request in
+ * flight, if any, is done. */
+static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	int rc = prepare_once(p, true, err);
+
+	if (rc != 1)
+		return rc;
+	wait_earlier_request(p);
+	cp_vdso_plan_free(&p->plan);
+	return prepare_once(p, false, err);
 }
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
