@@ -62,34 +62,45 @@ struct patch_look {
 	bool seen;	/* the last boundary's figures are this slot's */
 };
 
-/* The reads the thread made through syscall() since its last boundary
- * (words: its block's CP_PB_SYSCALLS words now, which only grow) join its
- * request, on the syscall path. syscall() is counted in the target only
- * where the boundary is closed there (patch_boundary.h); this program
- * closes the requests then only once a syscall: boundary fell back to
- * sys_enter (check_wrapper), and their syscall() reads are here. A block
- * that cannot be read is left for the next boundary. */
-static __always_inline void add_patch_syscalls(struct cp_thread *t, struct patch_look *pl,
-					       __u64 table, __u64 *words)
+/* The reads in words[1..15] (a slot's layout: cp_patch_word_entry) since
+ * last[] join the thread's request (when pl->seen), each word's on its
+ * entry's path, or on the syscall path (syscall: the words of its reads
+ * through syscall()); last[] then holds words. */
+static __always_inline void add_word_reads(struct cp_thread *t, struct patch_look *pl,
+					   const __u64 *words, __u64 *last, bool syscall)
 {
-	__u64 at = table + CP_PATCH_BLOCKS_OFF + (1 + pl->slot) * CP_PATCH_BLOCK +
-		   CP_PB_SYSCALLS * 8;
-
-	if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
-		return;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
-		__u64 n = words[i] - t->patch_sc_last[i];
-		int entry = cp_patch_word_entry(i);
+		__u64 n = words[i] - last[i];
+		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
+		int path = syscall ? CP_PATH_SYSCALL :
+			   entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
 
 		pl->reads += n;
 		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
 			continue;
 		cp_add(&t->cur.reads, n);
 		cp_add(&t->cur.by_entry[entry], n);
-		cp_add(&t->cur.by_path[CP_PATH_SYSCALL], n);
-		cp_add(&t->cur.by_clock[cp_patch_word_clock(i)], n);
+		cp_add(&t->cur.by_path[path], n);
+		cp_add(&t->cur.by_clock[clock], n);
 	}
-	__builtin_memcpy(t->patch_sc_last, words, CP_PATCH_SLOT_WORDS * 8);
+	__builtin_memcpy(last, words, CP_PATCH_SLOT_WORDS * 8);
+}
+
+/* The reads the thread made through syscall() since its last boundary
+ * (its block's CP_PB_SYSCALLS words, which only grow; words: room for
+ * them) join its request. syscall() is counted in the target only where
+ * the boundary is closed there (patch_boundary.h); this program closes
+ * the requests then only once a syscall: boundary fell back to sys_enter
+ * (check_wrapper), and their syscall() reads are here. A block that
+ * cannot be read is left for the next boundary. */
+static __always_inline void add_patch_syscalls(struct cp_thread *t, struct patch_look *pl,
+					       __u64 table, __u64 *words)
+{
+	__u64 at = table + CP_PATCH_BLOCKS_OFF + (1 + pl->slot) * CP_PATCH_BLOCK +
+		   CP_PB_SYSCALLS * 8;
+
+	if (!bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at))
+		add_word_reads(t, pl, words, t->patch_sc_last, true);
 }
 
 /* With the vDSO patch, the reads the thread made in the target since its
@@ -114,20 +125,7 @@ static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
 	if (!found)
 		pl->slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
 	t->patch_valid = 1;
-	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
-		__u64 n = words[i] - t->patch_last[i];
-		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
-		int path = entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
-
-		pl->reads += n;
-		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
-			continue;
-		cp_add(&t->cur.reads, n);
-		cp_add(&t->cur.by_entry[entry], n);
-		cp_add(&t->cur.by_path[path], n);
-		cp_add(&t->cur.by_clock[clock], n);
-	}
-	__builtin_memcpy(t->patch_last, words, sizeof(words));
+	add_word_reads(t, pl, words, t->patch_last, false);
 	if (found)
 		add_patch_syscalls(t, pl, table, words);
 	return pl->seen;
