@@ -264,7 +264,6 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 	return rc;
 }
 
-
 /* The count's code in the table's code pages (vdso_count.h), before any
  * site jumps there: written when they are still zeros (a fresh table, or
  * one whose clockprof died before writing them), left alone when equal
