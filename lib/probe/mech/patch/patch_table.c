@@ -75,20 +75,34 @@ static void read_sites(struct cp_patch_table *t)
 	t->last_sites = now;
 }
 
+/* How many times the sites are read again when the counts moved while
+ * they were read. */
+#define SITE_READ_TRIES 8
+
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c)
 {
-	uint64_t sums[CP_PATCH_SLOT_WORDS];
+	uint64_t sums[CP_PATCH_SLOT_WORDS], before[CP_PATCH_SLOT_WORDS];
 	size_t threads = 0;
 	uint64_t shared = 0;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
 	if (!t->settled && sum(t, sums, &threads, &shared) == 0) {
-		read_sites(t);
-		if (sum(t, sums, &threads, &shared) == 0)
+		/* The sites between two sums of the counts, read again while
+		 * the counts moved in between: a read there would be counted
+		 * with no site (a request that came as the window closed was
+		 * said to have none). A target that reads without a pause
+		 * keeps the last try's. */
+		for (int try = 0; rc == 0 && try < SITE_READ_TRIES; try++) {
+			memcpy(before, sums, sizeof(sums));
+			read_sites(t);
+			if (sum(t, sums, &threads, &shared))
+				rc = 1;		/* gone in between: the exit's sums */
+			else if (!memcmp(before, sums, sizeof(sums)))
+				break;
+		}
+		if (rc == 0)
 			memcpy(t->last, sums, sizeof(sums));
-		else
-			rc = 1;		/* gone in between: the exit's sums */
 	} else if (!t->addr)
 		return -1;
 	else if (!t->settled)
