@@ -110,9 +110,9 @@ static void fork_requests(const struct cp_followed *f, bool hres, struct cp_tota
 	if (in_requests) {
 		mp->requests = r.sums.requests;
 		mp->in_requests = cp_patch_requests_reads(&r);
+		for (size_t i = 0; i < r.sites.n; i++)
+			cp_patch_sites_add(in_requests, r.sites.v[i].key, r.sites.v[i].count);
 	}
-	for (size_t i = 0; in_requests && i < r.sites.n; i++)
-		cp_patch_sites_add(in_requests, r.sites.v[i].key, r.sites.v[i].count);
 	cp_patch_requests_free(&r);
 }
 
