@@ -35,6 +35,7 @@ import servers
 MECHANISMS = ("uprobe", "breakpoint", "patch")
 REQUESTS = 2000
 TOLERANCE = 0.01  # the goal: clockprof within 1% of the truth
+WRAPPER_CHECK_MIN = 100  # CP_WRAPPER_CHECK_MIN
 
 
 def profile(ctx, server, requests=REQUESTS, opts=None, env=None):
@@ -76,12 +77,17 @@ def check_wrapper(name, run):
     print(f"     {name}: {run['request']['spec']} closed in the target: "
           f"{run['request']['closed_in_target']}, checked against sys_enter {check}", flush=True)
     assert run["request"]["closed_in_target"], (run["request"], run["warnings"])
-    assert check["mismatched"] == 0 and check["checked"] >= REQUESTS / 2, check
-    # checked for the whole window: as many as the kernel's syscalls (each
-    # thread's first sets where its check starts, as its first interval is
-    # no request)
-    assert check["checked_for_s"] is not None or check["checked"] == run["request"]["count"], \
-        (check, run["request"])
+    assert check["mismatched"] == 0, check
+    if check["checked_for_s"] is None:
+        # checked for the whole window: as many as the kernel's syscalls
+        # (each thread's first sets where its check starts, as its first
+        # interval is no request)
+        assert check["checked"] == run["request"]["count"], (check, run["request"])
+    else:
+        # let go early: only once a second had passed and that many calls
+        # were checked (lib/probe/window/wrapper_check.h), however fast
+        # the host served them in that second
+        assert check["checked"] >= WRAPPER_CHECK_MIN, check
 
 
 def check_against_truth(ctx, name, min_reads_per_request):

@@ -260,6 +260,31 @@ static void read_patch_sites(struct patch_state *st, uint64_t total, struct cp_t
 		t->site_unnamed += total - named;
 }
 
+/* The requests first: the counts are then a superset. Read again between
+ * two reads of the counts while these moved, so that the reads through
+ * syscall() the blocks hold are of the counts' instant (the window's
+ * start is marked alike: cp_vdso_patch_mark). A re-read that fails keeps
+ * the blocks read before. */
+static int read_counts_and_requests(struct cp_mech *m, struct patch_state *st,
+				    struct cp_vdso_patch_counts *c, bool *requests_read)
+{
+	struct cp_vdso_patch_counts before;
+	int rc;
+
+	*requests_read = cp_patch_boundary_read(&st->boundary, m, st->patch);
+	cp_vdso_patch_test_gap(0);
+	rc = cp_vdso_patch_read(st->patch, c);
+	for (int try = 1; rc == 0 && *requests_read && try < CP_PATCH_INSTANT_TRIES; try++) {
+		before = *c;
+		if (!cp_patch_boundary_read(&st->boundary, m, st->patch))
+			break;
+		rc = cp_vdso_patch_read(st->patch, c);
+		if (!memcmp(before.by_entry, c->by_entry, sizeof(c->by_entry)))
+			break;
+	}
+	return rc;
+}
+
 /* The target's reads join the session's (syscall() ones), and those of
  * the processes it forked, when followed. */
 static int patch_read(struct cp_mech *m, struct cp_totals *t)
@@ -272,9 +297,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	patched_image(m);	/* settled at an exec followed */
 	if (!st->patch)
 		return 0;
-	/* the requests first: the counts are then a superset */
-	requests_read = cp_patch_boundary_read(&st->boundary, m, st->patch);
-	if ((rc = cp_vdso_patch_read(st->patch, &c)) < 0)
+	if ((rc = read_counts_and_requests(m, st, &c, &requests_read)) < 0)
 		return 0;
 	if (rc == 1) {
 		exited = settle_from_exit(m);

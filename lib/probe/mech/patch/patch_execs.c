@@ -27,6 +27,7 @@
 #include "patch_members.h"
 #include "redirect_place.h"
 #include "session_probes.h"
+#include "test_hook.h"
 #include "vdso_patch.h"
 
 #define HOLD_WAIT_S 2.0
@@ -103,19 +104,12 @@ static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t
 	return -1;
 }
 
-/* Tests only, two hooks. CLOCKPROF_TEST_EXEC_HOLD_MS: the hold taken
- * this many ms late, so that a test can kill clockprof while the
- * program's SIGSTOP alone holds a process (what the session's guard is
- * for). CLOCKPROF_TEST_EXEC_KILL_STEP=N: clockprof SIGKILLs itself at the
- * Nth step of following execs that changes a process (cp_patch_step), so
- * that a test can cut an exec's patch at each step in turn. */
-static unsigned test_env(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v ? (unsigned)strtoul(v, NULL, 10) : 0;
-}
-
+/* Tests only, two hooks (test_hook.h). CLOCKPROF_TEST_EXEC_HOLD_MS: the
+ * hold taken this many ms late, so that a test can kill clockprof while
+ * the program's SIGSTOP alone holds a process (what the session's guard
+ * is for). CLOCKPROF_TEST_EXEC_KILL_STEP=N: clockprof SIGKILLs itself at
+ * the Nth step of following execs that changes a process (cp_patch_step),
+ * so that a test can cut an exec's patch at each step in turn. */
 static unsigned kill_step, steps_taken;
 
 static void kill_at_step(void)
@@ -128,13 +122,13 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 		       const struct stat *boundary_file)
 {
 	struct cp_error err = { 0 };
-	unsigned delay_ms = test_env("CLOCKPROF_TEST_EXEC_HOLD_MS");
+	unsigned delay_ms = cp_test_hook("CLOCKPROF_TEST_EXEC_HOLD_MS");
 	int sig = 0;
 	bool held;
 
 	if (delay_ms)
 		usleep(delay_ms * 1000);
-	if ((kill_step = test_env("CLOCKPROF_TEST_EXEC_KILL_STEP")))
+	if ((kill_step = cp_test_hook("CLOCKPROF_TEST_EXEC_KILL_STEP")))
 		cp_patch_step_hook = kill_at_step;
 	held = take_hold(pid, &sig) == 0;
 	if (!held)

@@ -30,6 +30,7 @@
 #include "patch_table.h"
 #include "seccomp_filter.h"
 #include "table_place.h"
+#include "test_hook.h"
 #include "proc_maps.h"
 #include "procfs.h"
 #include "vdso_area.h"
@@ -679,14 +680,50 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 	return 0;	/* the table was opened before the sites were switched */
 }
 
+void cp_vdso_patch_test_gap(int try)
+{
+	unsigned ms = try ? 0 : cp_test_hook("CLOCKPROF_TEST_READ_GAP_MS");
+
+	if (ms)
+		usleep(ms * 1000u);
+}
+
+/* The reads through syscall() counted from, taken between two sums of the
+ * counts' base, again while the counts moved: both paths' totals then
+ * start at one instant. Apart, a loaded host ran the target for ms between
+ * them, and its vDSO reads there were counted without the syscall() reads
+ * of their requests (reply_target mixed: 1216 and 606, for twice). */
+static int mark_syscalls(struct cp_vdso_patch *p, uint64_t syscalls[CP_PATCH_SLOT_WORDS])
+{
+	uint64_t before[CP_PATCH_SLOT_WORDS];
+
+	for (int try = 0; try < CP_PATCH_INSTANT_TRIES; try++) {
+		memcpy(before, p->table.base, sizeof(before));
+		cp_vdso_patch_test_gap(try);
+		if (cp_patch_requests_syscalls(p->pid, p->plan.table, p->table.words, syscalls) ||
+		    cp_patch_table_mark(&p->table))
+			return -1;
+		if (!memcmp(before, p->table.base, sizeof(before)))
+			break;
+	}
+	return 0;
+}
+
 /* The counts' base first, then the requests' epoch: every request counted
  * is then made of reads the counts have (the window's are a superset). */
 int cp_vdso_patch_mark(struct cp_vdso_patch *p)
 {
+	uint64_t syscalls[CP_PATCH_SLOT_WORDS];
+
 	if (cp_patch_table_mark(&p->table))
 		return -1;
-	return p->nredirects ? cp_patch_requests_mark(p->pid, p->plan.table, p->table.words,
-						      &p->requests_mark) : 0;
+	if (!p->nredirects)
+		return 0;
+	if (mark_syscalls(p, syscalls) ||
+	    cp_patch_requests_mark(p->pid, p->plan.table, p->table.words, &p->requests_mark))
+		return -1;
+	memcpy(p->requests_mark.syscalls, syscalls, sizeof(syscalls));
+	return 0;
 }
 
 void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)
