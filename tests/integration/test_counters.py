@@ -26,7 +26,7 @@ def test_page_faults_per_request(ctx):
                                              "all, none trapping (counted in the target)"), w
     faults = run["counters"]["page-faults:u"]
     requests = w["ops"]
-    assert requests > 200, w
+    assert requests >= 20, w  # a floor only a hang reaches: the window is 1 s
     # Exact up to the window's two edges, each inside one request, and,
     # in a shared window, the target's first touches of the pages of
     # clockprof's counting (its slot, site and request blocks, the code

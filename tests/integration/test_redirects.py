@@ -16,6 +16,11 @@ import time
 from common import Skip, code_changed
 from readiness import wait_attached, wait_for, wait_serving
 
+# The fewest requests a window of these tests (0.5 s or more of a target
+# that serves one a millisecond) must hold: a floor that only a hung
+# target or host reaches, never a rate (a loaded host serves hundreds).
+MIN_REQUESTS = 20
+
 
 class Bpftrace:
     """bpftrace counting the calls and returns of one function."""
@@ -60,10 +65,10 @@ def check(run, traced, target):
     """Every request 2 reads (reads_target clock_gettime 2), closed in the
     target with no trap; the other tool's uprobes fired; the target lives."""
     assert run["per_request"]["histogram"] == [[2, run["request"]["count"]]], run["per_request"]
-    assert run["request"]["count"] > 100, run["request"]
+    assert run["request"]["count"] >= MIN_REQUESTS, run["request"]
     assert run["probe"]["hits"] == 0, run["probe"]
     assert not [w for w in run["warnings"] if "boundary" in w or "uprobe" in w], run["warnings"]
-    assert traced.get("calls", 0) > 100 and traced.get("returns", 0) > 100, traced
+    assert traced.get("calls", 0) >= MIN_REQUESTS and traced.get("returns", 0) >= MIN_REQUESTS, traced
     assert target.poll() is None, "the target died"
 
 
@@ -120,7 +125,7 @@ def test_each_attach_redirects_again(ctx):
             proc, out = attach(ctx, target.pid, 0.5)
             run = finish(ctx, proc, out)
             assert run["per_request"]["histogram"] == [[6, run["request"]["count"]]], (i, run["per_request"])
-            assert run["request"]["count"] > 50, (i, run["request"])
+            assert run["request"]["count"] >= MIN_REQUESTS, (i, run["request"])
             assert run["probe"]["hits"] == 0, (i, run["probe"], run["warnings"])
             assert not [w for w in run["warnings"] if "uprobe" in w], (i, run["warnings"])
         assert target.poll() is None, "the target died"
@@ -161,7 +166,7 @@ def test_a_syscall_boundary_closed_at_its_wrapper_equals_the_kernels_count(ctx):
     count, check = run["request"]["count"], run["request"]["wrapper_check"]
     assert run["request"]["closed_in_target"], run["request"]
     assert run["per_request"]["histogram"] == [[3, count]], run["per_request"]
-    assert count > 100, run["request"]
+    assert count >= MIN_REQUESTS, run["request"]
     assert check["mismatched"] == 0 and not check["fell_back"], check
     # a thread's first write sets where the check starts, as its first
     # interval is no request: one per thread, one thread. This target
@@ -202,7 +207,7 @@ def test_a_syscall_not_through_its_wrapper_makes_sys_enter_the_boundary(ctx):
         assert check["fell_back"] and check["mismatched"] >= 1, (how, check)
         assert run["per_request"]["histogram"] == [[3, run["request"]["count"]]], \
             (how, reads, run["per_request"])
-        assert run["request"]["count"] > 100, (how, run["request"])
+        assert run["request"]["count"] >= MIN_REQUESTS, (how, run["request"])
         assert [w for w in run["warnings"] if "did not come through" in w], (how, run["warnings"])
 
 
@@ -336,7 +341,7 @@ def test_another_tools_uprobe_on_the_displaced_instruction_is_named(ctx):
         assert said, run["warnings"]
         assert not run["request"]["closed_in_target"] and run["probe"]["hits"] > 0, run["request"]
         assert run["per_request"]["histogram"] == [[2, run["request"]["count"]]], run["per_request"]
-        assert run["request"]["count"] > 100, run["request"]
+        assert run["request"]["count"] >= MIN_REQUESTS, run["request"]
         assert target.poll() is None, "the target died"
     finally:
         if holder:
