@@ -377,13 +377,16 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",
 				    "attach", p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
 				    "detach", p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
-	/* --stacks: when every function's rules were in place, and how many
-	 * stacks clockprof walked from copies before that. */
+	/* --stacks: when every function's rules were in place, how many
+	 * stacks clockprof walked from copies before that, and how many were
+	 * cut where the walk left the target's code. */
 	if (probe && p->stacks_recorded) {
 		json_object_set_new(probe, "stack_rules_s", p->stack_rules_s >= 0 ?
 				    json_real(p->stack_rules_s) : json_null());
 		json_object_set_new(probe, "stacks_from_copies",
 				    json_integer((json_int_t)p->stacks_from_copies));
+		json_object_set_new(probe, "stacks_truncated",
+				    json_integer((json_int_t)p->stacks.truncated));
 	}
 	return probe;
 }

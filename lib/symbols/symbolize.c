@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "build_id.h"
+#include "code_ranges.h"
 #include "demangle.h"
 #include "error.h"
 #include "grow.h"
@@ -335,6 +336,19 @@ static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
 		module_free(m);
 }
 
+/* The executable mappings of the maps just read, kept in place of the
+ * last ones (those stay when out of memory). */
+static void keep_code(struct cp_symbolizer *s, const struct cp_proc_map *v, size_t n)
+{
+	struct cp_code_ranges code;
+
+	if (cp_code_ranges_from_maps(v, n, &code))
+		return;
+	cp_code_ranges_free(&s->code);
+	s->code = code;
+	s->have_code = true;
+}
+
 static int report_maps(struct cp_symbolizer *s, bool adding,
 		       struct cp_error *err)
 {
@@ -345,6 +359,7 @@ static int report_maps(struct cp_symbolizer *s, bool adding,
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "cannot read the memory map of process %d: %s",
 			       (int)s->pid, strerror(errno));
+	keep_code(s, v, n);
 	if (adding)
 		dwfl_report_begin_add(s->dwfl);
 	else
@@ -917,10 +932,22 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 	return rc;
 }
 
+int cp_symbolizer_code(struct cp_symbolizer *s, struct cp_code_ranges *out)
+{
+	*out = (struct cp_code_ranges){ 0 };
+	/* Read again while the process is the one captured: what it maps now,
+	 * the libraries it loaded since (reported to libdwfl too) and without
+	 * those it unloaded. */
+	if (proc_start_time(s->pid) == s->start_time)
+		report_maps(s, true, NULL);
+	return s->have_code ? cp_code_ranges_copy(&s->code, out) : -1;
+}
+
 void cp_symbolizer_close(struct cp_symbolizer *s)
 {
 	if (!s)
 		return;
+	cp_code_ranges_free(&s->code);
 	for (size_t i = 0; i < s->cap; i++) {
 		struct cache_entry *e = s->vals[i];
 

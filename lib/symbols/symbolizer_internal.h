@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "code_ranges.h"
 #include "symbolize.h"
 
 /* A function symbol, for lookup by address (libdwfl's own lookup scans the
@@ -60,6 +61,10 @@ struct cp_symbolizer {
 	struct sym_module **mods;
 	size_t n_mods, cap_mods;
 	struct timespec last_refresh;
+	/* The executable mappings as the maps were last read (have_code:
+	 * read at least once). */
+	struct cp_code_ranges code;
+	bool have_code;
 	/* open addressing, keys are addresses, 0 means empty slot */
 	uint64_t *keys;
 	struct cache_entry **vals;

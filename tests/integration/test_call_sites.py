@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 
+from code_frames import frames_outside_code, read_maps
 from common import Skip, rust_target
 from readiness import wait_attached, wait_paced_requests, wait_serving
 
@@ -222,6 +223,45 @@ def test_stacks_of_a_command_that_exits_at_once(ctx):
     assert folded_from_main(path) == expected_stacks(ctx.counted(stacks=True), 3)
     assert run["end_reason"] == "target-exit"
     assert not [w for w in run["warnings"] if "probe overhead" not in w], run["warnings"]
+
+
+def test_stacks_stay_in_the_targets_code(ctx):
+    # tests/targets/deep_stack_target.c: a stack deeper than the walk goes
+    # (every frame the target's code, kept), and a read from a function
+    # without CFI whose rbp points at ASCII on its stack: the walk reads
+    # "0x313a2a2072657671" as a return address. That stack is cut there,
+    # lost_read its root, and counted in probe.stacks_truncated.
+    target = subprocess.Popen([ctx.target("deep_stack_target"), "0", "200"],
+                              stdout=subprocess.DEVNULL)
+    out = os.path.join(ctx.tmp, "run.json")
+    try:
+        wait_serving(target)
+        maps = read_maps(target.pid)
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--stacks",
+                                 "-d", "60", "-o", out, str(target.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        wait_paced_requests(target, 10)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        target.kill()
+        target.wait()
+    assert proc.returncode == 0, err
+    run = ctx.load_json(out)
+    assert not frames_outside_code(run, maps), frames_outside_code(run, maps)
+    lost = [s for s in run["stacks"] if "lost_read" in s["frames"]]
+    deep = [s for s in run["stacks"] if "read_deep" in s["frames"]]
+    assert lost and deep, run["stacks"]
+    for s in lost:
+        assert s["frames"] == ["lost_read", "clock_gettime"], s
+    for s in deep:
+        # as deep as the walk goes (CP_STACK_DEPTH): none of it cut
+        assert s["frames"][-2:] == ["read_deep", "clock_gettime"], s
+        assert set(s["frames"][:-2]) == {"recurse"} and len(s["frames"]) == 32, s
+    assert run["probe"]["stacks_truncated"] == sum(s["count"] for s in lost), \
+        (run["probe"], lost)
+    assert any("stacks are cut short" in w for w in run["warnings"]), run["warnings"]
 
 
 def test_stripped_binary_with_separate_debug_file(ctx):

@@ -55,6 +55,12 @@ $(T)/targets/blocking_target: tests/targets/blocking_target.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fno-omit-frame-pointer -o $@ $<
 
+# --stacks: a stack deeper than the walk and one that loses its way.
+test-targets: $(T)/targets/deep_stack_target
+$(T)/targets/deep_stack_target: tests/targets/deep_stack_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -o $@ $<
+
 # Call-site targets (symbolization, unwind table): known call sites per
 # function; built into $(T)/targets for integration tests and $(T)/fixtures
 # for the unit tests. _stripped has its debug info in a separate file found

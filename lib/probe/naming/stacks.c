@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_ranges.h"
 #include "grow.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -115,37 +116,72 @@ static void free_frames(struct frames *f)
 	free_pos(f->pos, f->n);
 }
 
+int cp_stack_depth_in_code(const struct cp_stack_key *key, const struct cp_code_ranges *code,
+			   bool *cut)
+{
+	int depth = 0;
+
+	*cut = false;
+	for (; depth < CP_STACK_DEPTH && key->pc[depth]; depth++) {
+		/* Every frame but the leaf is a return address: its call
+		 * instruction is the byte before it. */
+		__u64 at = depth ? key->pc[depth] - 1 : key->pc[depth];
+
+		if (code && !cp_code_ranges_has(code, at)) {
+			*cut = true;
+			break;
+		}
+	}
+	return depth;
+}
+
+/* Names the frames of raw kept by cp_stack_depth_in_code, root first, into
+ * *k; -1 when out of memory. */
+static int name_stack(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
+		      const struct cp_code_ranges *code, struct keyed *k, uint64_t *truncated)
+{
+	struct frames f = { 0 };
+	bool cut;
+	int depth = cp_stack_depth_in_code(&raw->key, code, &cut);
+
+	if (cut)
+		*truncated += raw->count;
+	/* Root first; each caller named at its call instruction. */
+	for (int d = depth - 1; d >= 0; d--)
+		name_address(sym, d == 0 ? raw->key.pc[d] : raw->key.pc[d] - 1, d == 0, &f);
+	k->key = frames_key(&f);
+	k->frames = f;
+	k->count = raw->count;
+	if (!k->key) {
+		free_frames(&f);
+		return -1;
+	}
+	return 0;
+}
+
 int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
 			  size_t nraw, struct cp_named_stacks *out)
 {
 	struct keyed *all = calloc(nraw ? nraw : 1, sizeof(*all));
+	struct cp_code_ranges code;
+	bool have_code;
 	size_t n = 0;
 
 	out->n = 0;
+	out->truncated = 0;
 	out->stacks = calloc(nraw ? nraw : 1, sizeof(*out->stacks));
 	if (!out->stacks || !all) {
 		free(all);
 		return -1;
 	}
-	for (size_t i = 0; i < nraw; i++) {
-		struct frames f = { 0 };
-		int depth = 0;
-
-		while (depth < CP_STACK_DEPTH && raw[i].key.pc[depth])
-			depth++;
-		/* Root first. Every frame but the leaf is a return address:
-		 * name the call instruction before it. */
-		for (int d = depth - 1; d >= 0; d--)
-			name_address(sym, d == 0 ? raw[i].key.pc[d] : raw[i].key.pc[d] - 1, d == 0, &f);
-		all[n].key = frames_key(&f);
-		all[n].frames = f;
-		all[n].count = raw[i].count;
-		if (!all[n].key) {
-			free_frames(&f);
-			continue;
-		}
-		n++;
-	}
+	/* The code mapped now (before naming, which may read the maps
+	 * again): a frame elsewhere is where the walk lost its way. Not
+	 * known (out of memory): nothing is cut. */
+	have_code = cp_symbolizer_code(sym, &code) == 0;
+	for (size_t i = 0; i < nraw; i++)
+		if (name_stack(sym, &raw[i], have_code ? &code : NULL, &all[n], &out->truncated) == 0)
+			n++;
+	cp_code_ranges_free(&code);
 	qsort(all, n, sizeof(*all), by_key);
 	for (size_t i = 0; i < n; i++) {
 		if (out->n && !strcmp(all[i].key, all[i - 1].key)) {
@@ -175,4 +211,5 @@ void cp_named_stacks_free(struct cp_named_stacks *st)
 	free(st->stacks);
 	st->stacks = NULL;
 	st->n = 0;
+	st->truncated = 0;
 }

@@ -111,6 +111,9 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 	}
 	if (raw->nstacks)
 		cp_named_stacks_build(nm->sym, raw->stacks, raw->nstacks, &p->stacks);
+	if (p->stacks.truncated)
+		cp_profile_warn(p, "%llu reads' stacks are cut short where their walk left the target's code (a return address read from data, past code without frame pointers or unwind rules): their outer frames are not shown",
+				(unsigned long long)p->stacks.truncated);
 	hint_unnamed(nm, p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct cp_code_ranges;
 struct cp_error;
 struct cp_symbolizer;
 struct Dwfl;
@@ -53,6 +54,12 @@ struct cp_frame_info {
 /* Captures the modules of live process pid. CP_EXIT_PROFILE when the
  * process does not exist or cannot be read. */
 struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err);
+
+/* Where the process's code is (code_ranges.h): its maps read again now,
+ * or, once it has exited (or its pid is another's), as the symbolizer
+ * last read them. *out is the caller's (cp_code_ranges_free); -1 when
+ * none is known, or out of memory. */
+int cp_symbolizer_code(struct cp_symbolizer *s, struct cp_code_ranges *out);
 
 /* Symbolizes addr (pass a return address minus 1 for a call site). Results
  * are cached per address. Returns 0, or -1 when addr is in no module even

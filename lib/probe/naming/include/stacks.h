@@ -11,6 +11,7 @@
 
 #include "session.h"
 
+struct cp_code_ranges;
 struct cp_symbolizer;
 
 /* Where one frame of a stack is: the line it calls the next frame from
@@ -39,8 +40,21 @@ struct cp_stack {
 struct cp_named_stacks {
 	struct cp_stack *stacks;	/* frames root first */
 	size_t n;
+	/* Reads whose stack was cut where it left the target's code. */
+	uint64_t truncated;
 };
 
+/* How many frames of key (leaf first) lie in the target's code: up to the
+ * first whose address (the leaf's own, each caller's call instruction,
+ * the byte before its return address) is in no executable mapping of
+ * code, where the walk read a return address out of data (stack memory,
+ * ASCII) and everything past it is as wrong; *cut then. code NULL (not
+ * known): every frame. */
+int cp_stack_depth_in_code(const struct cp_stack_key *key, const struct cp_code_ranges *code,
+			   bool *cut);
+
+/* Names raw's stacks, each cut by cp_stack_depth_in_code with the code sym's
+ * process maps now (or last mapped, once it has exited). */
 int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
 		   size_t nraw, struct cp_named_stacks *out);
 void cp_named_stacks_free(struct cp_named_stacks *st);
