@@ -288,8 +288,10 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	cp_buf_puts(b, "</span> % of the target's CPU");
 	cp_rj_num(probe, "hits", &hits);
 	cp_rj_num(probe, "cost_ns_per_hit", &cost);
-	if (hits >= 0 && cost > 0)
+	if (hits > 0 && cost > 0)	/* a cost per trap only where traps were taken */
 		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits, cost / 1000);
+	else if (hits == 0)
+		cp_buf_puts(b, "<small>no probe hit: nothing trapped</small>");
 	cp_buf_puts(b, "</dd></div>");
 }
 

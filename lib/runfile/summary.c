@@ -190,6 +190,22 @@ static void print_unsupported(FILE *out, const struct cp_profile *p)
 	}
 }
 
+/* What shared the counters' window, as it happened: clock probes trap
+ * with uprobes and breakpoints, and then only when hit; the patch counts
+ * in the target, where only the probes left to the kernel trap (a
+ * boundary not closed there, --probe). */
+static const char *counters_shared(const struct cp_profile *p)
+{
+	if (p->counters_split)
+		return "only the request boundary probe installed";
+	if (p->mechanism == CP_MECHANISM_PATCH)
+		return p->totals.trap_hits ?
+		       "shared with the counting, in the target, and the probes that trapped: includes their cost" :
+		       "shared with the counting, in the target: nothing trapped";
+	return p->totals.trap_hits ? "shared with the clock probes: includes their cost" :
+	       "shared with the clock probes, never hit: nothing trapped";
+}
+
 static void print_counters(FILE *out, const struct cp_profile *p)
 {
 	double ops = p->counters_split ? (double)p->counter_requests : p->ops;
@@ -201,10 +217,7 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 		say(out, "\ncounters: not measured\n");
 		return;
 	}
-	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
-		p->counters_split ? "only the request boundary probe installed" :
-		cp_profile_trap_free(p) ? "shared with the counting, in the target: nothing trapped" :
-					  "shared with the clock probes: includes their cost");
+	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s, counters_shared(p));
 	for (size_t i = 0; i < p->nevents; i++) {
 		if (strlen(p->event_specs[i].name) > name_w)
 			name_w = strlen(p->event_specs[i].name);
@@ -339,8 +352,8 @@ static void print_probe_share(FILE *out, const struct cp_profile *p)
 	double measured = cp_profile_overhead_measured_pct(p);
 	double estimated = cp_profile_overhead_estimated_pct(p);
 
-	if (measured < 0 && estimated < 0)
-		return;
+	if (measured < 0 && (estimated < 0 || !p->totals.trap_hits))
+		return;	/* no trap, no trap's cost */
 	say(out, "probe cost: share of the target's %.2f s of CPU in the clock window\n",
 	    p->clock_window_cpu_s);
 	if (measured >= 0)
@@ -396,7 +409,7 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 	say(out, "\nprobe hits (traps) %llu (%s; self-test: %lu of %lu calls counted)",
 	    (unsigned long long)t->trap_hits, cp_mechanism_name(p->mechanism), p->selftest.hits,
 	    p->selftest.calls);
-	if (p->cost_ns_per_hit > 0)
+	if (t->trap_hits && p->cost_ns_per_hit > 0)	/* a cost only for traps taken */
 		say(out, ", about %.1f us of CPU each", p->cost_ns_per_hit / 1000);
 	say(out, "\n");
 	print_probe_share(out, p);
