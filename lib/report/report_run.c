@@ -71,6 +71,18 @@ static void cmdline_cut(struct cp_buf *b, const json_t *target, size_t kept)
 	cp_buf_puts(b, " arguments</span>");
 }
 
+/* The path the target was started by, where it is not the executable's
+ * (a symlink: redis-server for redis-check-rdb; a script); files of
+ * earlier versions do not say it. */
+static void started_as(struct cp_buf *b, const json_t *target)
+{
+	const char *path = cp_json_str(target, "exec_path", NULL);
+	const char *exe = cp_json_str(target, "exe", "");
+
+	if (path && strcmp(path, exe))
+		cp_html_fact(b, "started as", path);
+}
+
 /* The Target group of facts: command, pid, executable, command line, build id, exit. */
 static void facts_target(struct cp_buf *b, const json_t *target)
 {
@@ -80,6 +92,7 @@ static void facts_target(struct cp_buf *b, const json_t *target)
 	cp_html_fact(b, "command", cp_json_str(target, "comm", NULL));
 	fact_num(b, "pid", target, "pid", "");
 	cp_html_fact(b, "executable", cp_json_str(target, "exe", NULL));
+	started_as(b, target);
 	if (json_array_size(cmdline)) {
 		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
 		cp_html_json_join(b, cmdline, " ");
