@@ -41,11 +41,17 @@ static const struct cp_program_spec program = {
 	.summary = "how many times a program reads the clock, from where, at what cost",
 	.description =
 		"clockprof counts a program's clock reads (clock_gettime, gettimeofday, "
-		"time and the vDSO paths behind them) per request, with eBPF uprobes or "
-		"hardware breakpoints, names their call sites, and gates CI on "
-		"regressions: 'run' or 'attach' writes a run file (run.json), 'ab' "
-		"measures base and head builds in turn, 'compare' judges head against "
-		"base within bounds and 'report' renders one self-contained HTML file.\n\n"
+		"time and the vDSO paths behind them) per request, names their call "
+		"sites, and gates CI on regressions: 'run' or 'attach' writes a run file "
+		"(run.json), 'ab' measures base and head builds in turn, 'compare' "
+		"judges head against base within bounds and 'report' renders one "
+		"self-contained HTML file.\n\n"
+		"By default (--mechanism auto) the reads are counted inside the target: "
+		"its vDSO is patched to count each read in the process itself, with no "
+		"trap (the patch mechanism). Where the patch cannot be used, or with "
+		"--stacks, eBPF programs count them on uprobes (every host) or on "
+		"hardware breakpoints (where the host fires them): then each read is a "
+		"trap into the kernel, and the summary says what the traps cost.\n\n"
 		"Profiling needs root (or CAP_BPF and CAP_PERFMON).",
 	.commands = specs,
 	.ncommands = NSUB,

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -36,6 +37,48 @@ ssize_t cp_proc_comm(pid_t pid, char *buf, size_t size)
 		return -1;
 	comm[strcspn(comm, "\n")] = 0;
 	return snprintf(buf, size, "%s", comm);
+}
+
+/* Where AT_EXECFN's string is in pid's memory, from /proc/PID/auxv (a
+ * 64-bit process's: type and value pairs of 8 bytes); 0 when not found. */
+static uint64_t execfn_address(pid_t pid)
+{
+	char path[64];
+	uint64_t aux[2 * 64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, aux, sizeof(aux));
+	close(fd);
+	for (ssize_t i = 0; n > 0 && (i + 2) * 8 <= n && aux[i] != AT_NULL; i += 2)
+		if (aux[i] == AT_EXECFN)
+			return aux[i + 1];
+	return 0;
+}
+
+ssize_t cp_proc_execfn(pid_t pid, char *buf, size_t size)
+{
+	uint64_t addr = execfn_address(pid);
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	if (!addr || size < 2 || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	/* The string ends near the top of the stack: a read may stop short
+	 * there, and must hold its NUL. */
+	n = pread(fd, buf, size - 1, (off_t)addr);
+	close(fd);
+	if (n <= 0 || !memchr(buf, '\0', (size_t)n)) {
+		buf[0] = '\0';
+		return -1;
+	}
+	return (ssize_t)strlen(buf);
 }
 
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)

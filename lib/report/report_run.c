@@ -71,6 +71,18 @@ static void cmdline_cut(struct cp_buf *b, const json_t *target, size_t kept)
 	cp_buf_puts(b, " arguments</span>");
 }
 
+/* The path the target was started by, where it is not the executable's
+ * (a symlink: redis-server for redis-check-rdb; a script); files of
+ * earlier versions do not say it. */
+static void started_as(struct cp_buf *b, const json_t *target)
+{
+	const char *path = cp_json_str(target, "exec_path", NULL);
+	const char *exe = cp_json_str(target, "exe", "");
+
+	if (path && strcmp(path, exe))
+		cp_html_fact(b, "started as", path);
+}
+
 /* The Target group of facts: command, pid, executable, command line, build id, exit. */
 static void facts_target(struct cp_buf *b, const json_t *target)
 {
@@ -80,6 +92,7 @@ static void facts_target(struct cp_buf *b, const json_t *target)
 	cp_html_fact(b, "command", cp_json_str(target, "comm", NULL));
 	fact_num(b, "pid", target, "pid", "");
 	cp_html_fact(b, "executable", cp_json_str(target, "exe", NULL));
+	started_as(b, target);
 	if (json_array_size(cmdline)) {
 		cp_buf_puts(b, "<dt>command line</dt><dd><code>");
 		cp_html_json_join(b, cmdline, " ");
@@ -288,8 +301,10 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	cp_buf_puts(b, "</span> % of the target's CPU");
 	cp_rj_num(probe, "hits", &hits);
 	cp_rj_num(probe, "cost_ns_per_hit", &cost);
-	if (hits >= 0 && cost > 0)
+	if (hits > 0 && cost > 0)	/* a cost per trap only where traps were taken */
 		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits, cost / 1000);
+	else if (hits == 0)
+		cp_buf_puts(b, "<small>no probe hit: nothing trapped</small>");
 	cp_buf_puts(b, "</dd></div>");
 }
 

@@ -1,5 +1,7 @@
 /* metrics_text.c - see metrics_text.h. Every sample carries the label
- * executable (the target's executable as it sees it); none carries a pid.
+ * executable (the path the target was started by, where known and
+ * absolute: the name its users know, a symlink's; else /proc/PID/exe);
+ * none carries a pid.
  * Every string from the target or the command line goes through
  * cp_buf_prom_label (prom_escape.h). Counters end in _total; a family is
  * written only when it has samples, and perf counters only where one was
@@ -28,12 +30,20 @@ static void family(struct cp_buf *b, const char *name, const char *type, const c
 	cp_buf_printf(b, "# HELP clockprof_%s %s\n# TYPE clockprof_%s %s\n", name, help, name, type);
 }
 
+/* The executable label: /usr/bin/redis-server as started, not the
+ * /usr/bin/redis-check-rdb it links to; a relative path (./server) would
+ * depend on where it was started from: the kernel's then. */
+static const char *executable(const struct cp_profile *p)
+{
+	return p->target.exec_path[0] == '/' ? p->target.exec_path : p->target.exe;
+}
+
 /* The start of a sample: name{executable="..." (the caller adds its other
  * labels, each starting with a comma, and ends it with sample_end). */
 static void sample(struct cp_buf *b, const struct cp_profile *p, const char *name)
 {
 	cp_buf_printf(b, "clockprof_%s{executable=\"", name);
-	cp_buf_prom_label(b, p->target.exe);
+	cp_buf_prom_label(b, executable(p));
 	cp_buf_puts(b, "\"");
 }
 
@@ -268,6 +278,11 @@ void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, s
 {
 	family(b, "build_info", "gauge", "1, labelled with clockprof's version.");
 	cp_buf_printf(b, "clockprof_build_info{version=\"%s\"} 1\n", CLOCKPROF_VERSION);
+	family(b, "executable_info", "gauge",
+	       "1, labelled with the file the kernel runs (/proc/PID/exe) for the executable label.");
+	sample(b, p, "executable_info");
+	label(b, "file", p->target.exe);
+	end_u64(b, 1);
 	clock_reads(b, p);
 	call_sites(b, s, p);
 	extra_probes(b, p);

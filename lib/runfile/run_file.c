@@ -306,11 +306,13 @@ static json_t *build_target(const struct cp_profile *p)
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
 	}
-	return json_pack("{s:i, s:o, s:o, s:s, s:o, s:i, s:b, s:o}", "pid", p->target.pid,
-			 "comm", text(p->target.comm), "exe", text(p->target.exe), "build_id",
-			 p->target.build_id, "cmdline", cmdline,
+	return json_pack("{s:i, s:o, s:o, s:o, s:s, s:o, s:i, s:b, s:b, s:o}", "pid", p->target.pid,
+			 "comm", text(p->target.comm), "exe", text(p->target.exe),
+			 "exec_path", p->target.exec_path[0] ? text(p->target.exec_path) : json_null(),
+			 "build_id", p->target.build_id, "cmdline", cmdline,
 			 "argc", p->target.argc_total,
 			 "cmdline_truncated", p->target.argc < p->target.argc_total,
+			 "cmdline_rewritten", p->target.cmdline_rewritten,
 			 "exit_status", exit_status);
 }
 

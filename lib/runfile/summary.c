@@ -72,6 +72,22 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 	}
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Whether the target was started by a path whose name is not its
+ * executable's (a symlink: redis-server for redis-check-rdb; a script):
+ * then both are said, so that neither misleads. */
+static bool renamed(const struct cp_profile *p)
+{
+	return p->target.exec_path[0] &&
+	       strcmp(base_name(p->target.exec_path), base_name(p->target.exe));
+}
+
 /* The counted processes by the file they ran (the workers of one binary
  * are one line, with the spread of their reads). */
 static void print_executables(FILE *out, const struct cp_profile *p)
@@ -83,7 +99,10 @@ static void print_executables(FILE *out, const struct cp_profile *p)
 		return;
 	say(out, "by executable\n");
 	for (size_t i = 0; i < n; i++) {
-		say(out, "  %s: %zu process%s, %llu reads", esc(u[i].exe), u[i].processes,
+		say(out, "  %s", esc(u[i].exe));
+		if (!strcmp(u[i].exe, p->target.exe) && renamed(p))
+			say(out, " (started as %s)", esc(p->target.exec_path));
+		say(out, ": %zu process%s, %llu reads", u[i].processes,
 		    u[i].processes == 1 ? "" : "es", (unsigned long long)u[i].reads);
 		if (u[i].processes > 1)
 			say(out, " (%llu to %llu each)", (unsigned long long)u[i].min_reads,
@@ -190,6 +209,22 @@ static void print_unsupported(FILE *out, const struct cp_profile *p)
 	}
 }
 
+/* What shared the counters' window, as it happened: clock probes trap
+ * with uprobes and breakpoints, and then only when hit; the patch counts
+ * in the target, where only the probes left to the kernel trap (a
+ * boundary not closed there, --probe). */
+static const char *counters_shared(const struct cp_profile *p)
+{
+	if (p->counters_split)
+		return "only the request boundary probe installed";
+	if (p->mechanism == CP_MECHANISM_PATCH)
+		return p->totals.trap_hits ?
+		       "shared with the counting, in the target, and the probes that trapped: includes their cost" :
+		       "shared with the counting, in the target: nothing trapped";
+	return p->totals.trap_hits ? "shared with the clock probes: includes their cost" :
+	       "shared with the clock probes, never hit: nothing trapped";
+}
+
 static void print_counters(FILE *out, const struct cp_profile *p)
 {
 	double ops = p->counters_split ? (double)p->counter_requests : p->ops;
@@ -201,10 +236,7 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 		say(out, "\ncounters: not measured\n");
 		return;
 	}
-	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s,
-		p->counters_split ? "only the request boundary probe installed" :
-		cp_profile_trap_free(p) ? "shared with the counting, in the target: nothing trapped" :
-					  "shared with the clock probes: includes their cost");
+	say(out, "\ncounters (%.2f s window, %s)\n", p->counter_window_s, counters_shared(p));
 	for (size_t i = 0; i < p->nevents; i++) {
 		if (strlen(p->event_specs[i].name) > name_w)
 			name_w = strlen(p->event_specs[i].name);
@@ -241,17 +273,30 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 			p->cost_ns_per_hit / 1000);
 }
 
-/* The program as people call it: its executable's name, not the
- * 15-character comm the kernel keeps ("callsites_targe"). */
-static const char *program_name(const struct cp_profile *p)
+/* The program as people call it: the path it was started by (a symlink's
+ * name, redis-server, not the redis-check-rdb it resolves to; a script's,
+ * not its interpreter's), else the first word of its command line (a
+ * title such as "nginx: master process /usr/sbin/nginx -p /srv/ngx" is no
+ * path: its last '/' once named it "ngx"), else the kernel's 15-character
+ * comm ("callsites_targe"). */
+static const char *program_name(const struct cp_profile *p, char *buf, size_t size)
 {
-	const char *path = p->target.argv && p->target.argv[0] ? p->target.argv[0] :
-			   p->target.exe;
-	const char *slash = strrchr(path, '/');
+	const char *arg0 = p->target.argv && p->target.argc ? p->target.argv[0] : NULL;
 
-	if (!*path)
+	if (p->target.exec_path[0])
+		return base_name(p->target.exec_path);
+	if (!arg0 || !*arg0)
 		return p->target.comm;
-	return slash && slash[1] ? slash + 1 : path;
+	snprintf(buf, size, "%.*s", (int)strcspn(arg0, ": "), arg0);
+	return buf[0] ? base_name(buf) : p->target.comm;
+}
+
+static void print_started_as(FILE *out, const struct cp_profile *p)
+{
+	if (!renamed(p))
+		return;
+	say(out, "  started as %s (the kernel's executable: %s)\n", esc(p->target.exec_path),
+	    esc(p->target.exe));
 }
 
 static void print_exit(FILE *out, const struct cp_profile *p)
@@ -272,10 +317,13 @@ static void print_exit(FILE *out, const struct cp_profile *p)
 /* The heading: program, duration, windows, exit, requests and --ops. */
 static void print_heading(FILE *out, const struct cp_profile *p)
 {
-	say(out, "clockprof: %s (pid %d), %.2f s%s\n", esc(program_name(p)), p->target.pid,
-		p->duration_s, p->complete ? "" :
+	char name[256];
+
+	say(out, "clockprof: %s (pid %d), %.2f s%s\n", esc(program_name(p, name, sizeof(name))),
+		p->target.pid, p->duration_s, p->complete ? "" :
 		p->end_reason == CP_END_SIGNAL ?
 		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
+	print_started_as(out, p);
 	if (p->counters_split && p->counter_window_s > 0)
 		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s (with the clock probes removed, so that their traps do not inflate the counters)\n",
 		    p->clock_window_s, p->counter_window_s);
@@ -339,8 +387,8 @@ static void print_probe_share(FILE *out, const struct cp_profile *p)
 	double measured = cp_profile_overhead_measured_pct(p);
 	double estimated = cp_profile_overhead_estimated_pct(p);
 
-	if (measured < 0 && estimated < 0)
-		return;
+	if (measured < 0 && (estimated < 0 || !p->totals.trap_hits))
+		return;	/* no trap, no trap's cost */
 	say(out, "probe cost: share of the target's %.2f s of CPU in the clock window\n",
 	    p->clock_window_cpu_s);
 	if (measured >= 0)
@@ -396,7 +444,7 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 	say(out, "\nprobe hits (traps) %llu (%s; self-test: %lu of %lu calls counted)",
 	    (unsigned long long)t->trap_hits, cp_mechanism_name(p->mechanism), p->selftest.hits,
 	    p->selftest.calls);
-	if (p->cost_ns_per_hit > 0)
+	if (t->trap_hits && p->cost_ns_per_hit > 0)	/* a cost only for traps taken */
 		say(out, ", about %.1f us of CPU each", p->cost_ns_per_hit / 1000);
 	say(out, "\n");
 	print_probe_share(out, p);

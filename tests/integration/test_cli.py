@@ -308,6 +308,20 @@ def test_man_page_renders_without_warnings_and_lists_every_option(ctx):
         assert opt in common, opt
 
 
+def test_man_page_description_names_every_mechanism(ctx):
+    # It named only uprobes and breakpoints, not the default: the patch,
+    # which counts inside the target with no trap.
+    roff = ctx.run("--man", check=True).stdout
+    text = roff.split(".SH DESCRIPTION\n", 1)[1].split(".SH COMMANDS", 1)[0]
+    text = " ".join(text.replace("\\-", "-").replace(".PP\n", "").split())
+    assert "By default (--mechanism auto) the reads are counted inside the target: " \
+           "its vDSO is patched to count each read in the process itself, with no trap " \
+           "(the patch mechanism)." in text, text
+    assert "eBPF programs count them on uprobes (every host) or on hardware breakpoints" \
+           in text, text
+    assert "with eBPF uprobes or hardware breakpoints" not in text, text
+
+
 def complete(ctx, script, *words, at=None):
     """What bash completion offers for `clockprof WORDS...`, the word at
     index `at` of WORDS (default: the last) being completed. The first word

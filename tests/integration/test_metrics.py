@@ -103,9 +103,12 @@ def test_metrics_file_counts_exact_as_constructed(ctx):
     assert total(s, "clockprof_reads_per_request_bucket", le="+Inf") == requests
     assert total(s, "clockprof_reads_per_request_count") == requests
     assert total(s, "clockprof_reads_per_request_sum") == 7 * requests
-    # Every series names the executable; none a pid.
-    exe = run["target"]["exe"]
+    # Every series names the executable as started (absolute: the path
+    # the command ran by); the kernel's file beside it; none a pid.
+    exe = run["target"]["exec_path"]
+    assert exe.startswith("/") and os.path.samefile(exe, run["target"]["exe"]), run["target"]
     assert all(dict(ls).get("executable") == exe for (n, ls) in s if n != "clockprof_build_info")
+    assert total(s, "clockprof_executable_info", file=run["target"]["exe"]) == 1
     assert "pid" not in text
     assert all(n.endswith("_total") for n, t in types.items() if t == "counter")
     assert total(s, "clockprof_probe_info", mechanism=reads["mechanism"]) == 1

@@ -20,6 +20,7 @@ pass the dynamic linker, so an interposer misses them. None of these
 servers makes such calls while serving; were one to, clockprof would count
 more than the truth and the test would fail, naming the counts.
 """
+import json
 import os
 import re
 import signal
@@ -127,6 +128,63 @@ def test_nginx_static_file(ctx):
     # ngx_time_update at every event-loop wake-up: gettimeofday and
     # clock_gettime(MONOTONIC); ab -k, one response a writev.
     check_against_truth(ctx, "nginx", 1)
+
+
+def attach_briefly(ctx, pid, name, *opts):
+    """A 1 s attach of pid: (run.json, the summary)."""
+    out = os.path.join(ctx.tmp, f"{name}-names.json")
+    proc = ctx.run("attach", "-d", "1", "-e", "none", *opts, "-o", out, pid, check=True)
+    return ctx.load_json(out), proc.stdout
+
+
+def test_redis_named_as_started(ctx):
+    # redis writes its title over its command line and zeroes the rest
+    # ("redis-server 127.0.0.1:PORT" and dozens of empty "arguments"), and
+    # Debian's /usr/bin/redis-server is a symlink to redis-check-rdb: the
+    # name it was started by is said beside the kernel's, in the summary,
+    # run.json and every interval record, and no empty argument is kept.
+    server = servers.Redis(ctx, preload=False)
+    exe = servers.need("redis-server", "redis-server")
+    lines = os.path.join(ctx.tmp, "redis-intervals.jsonl")
+    try:
+        server.start()
+        run, summary = attach_briefly(ctx, server.pid, "redis", "--interval", "500ms",
+                                      "--interval-output", lines)
+    finally:
+        server.stop()
+    target = run["target"]
+    with open(lines) as f:
+        records = [json.loads(line)["target"] for line in f]
+    assert records, "no interval record"
+    for t in [target, *records]:
+        assert t["cmdline"][0].startswith(f"{exe} 127.0.0.1:") and "" not in t["cmdline"], t
+        assert t["cmdline_rewritten"] is True and t["argc"] == len(t["cmdline"]), t
+        assert t["exec_path"] == exe and t["exe"] == os.path.realpath(exe), t
+    assert summary.startswith(f"clockprof: redis-server (pid {server.pid})"), summary
+    if os.path.realpath(exe) != exe:  # Debian's symlink
+        assert f"  started as {exe} (the kernel's executable: {target['exe']})\n" in summary, \
+            summary
+
+
+def test_nginx_named_nginx(ctx):
+    # nginx's master titles itself "nginx: master process /usr/sbin/nginx
+    # ... -p PREFIX": the summary named it after that title's last '/'
+    # (a prefix named ngx: "ngx"); its worker ("nginx: worker process")
+    # by the whole title.
+    server = servers.Nginx(ctx, preload=False)
+    server.dir = os.path.join(ctx.tmp, "ngx")
+    os.makedirs(server.dir, exist_ok=True)
+    try:
+        server.start()
+        master, worker = server.proc.pid, server.pid
+        runs = {pid: attach_briefly(ctx, pid, f"nginx-{pid}") for pid in (master, worker)}
+    finally:
+        server.stop()
+    for pid, (run, summary) in runs.items():
+        assert summary.startswith(f"clockprof: nginx (pid {pid})"), summary
+        assert run["target"]["exec_path"] == "/usr/sbin/nginx", run["target"]
+        assert run["target"]["cmdline"][0].startswith("nginx: "), run["target"]
+        assert "started as" not in summary, summary
 
 
 def test_python_http_server(ctx):

@@ -195,6 +195,34 @@ TEST(report_run_shows_the_fallback_reason_escaped)
 	json_decref(run);
 }
 
+/* The path the target was started by is said where it is not the
+ * executable's (escaped: it comes from the target); a file of an earlier
+ * version, without it, says nothing more. The overhead tile multiplies no
+ * 0 hits by a cost. */
+TEST(report_run_says_the_path_started_by)
+{
+	json_t *run = make_run(100, "handle", 100);
+	json_t *target = json_object_get(run, "target");
+	struct cp_error err = { 0 };
+	char *html;
+
+	CHECK(run);
+	json_object_set_new(json_object_get(run, "probe"), "hits", json_integer(0));
+	html = write_report(&run, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "started as") == NULL);
+	CHECK(strstr(html, "no probe hit: nothing trapped") != NULL);
+	CHECK(strstr(html, "0 probe hits") == NULL);
+	free(html);
+	json_object_set_new(target, "exe", json_string("/usr/bin/redis-check-rdb"));
+	json_object_set_new(target, "exec_path", json_string("/usr/bin/" HOSTILE));
+	html = write_report(&run, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "<dt>started as</dt><dd>/usr/bin/" HOSTILE_HTML "</dd>") != NULL);
+	free(html);
+	json_decref(run);
+}
+
 TEST(report_csp_hashes_inline_script_and_style)
 {
 	json_t *run = make_run(100, "f", 100);

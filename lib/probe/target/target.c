@@ -31,6 +31,50 @@ static int count_ends(const char *buf, size_t n, char *last)
 	return ends;
 }
 
+/* A process that wrote a title over its command line (setproctitle:
+ * redis, postgres) zeroes the rest of that area, which then reads as empty
+ * arguments it was never given ("redis-server 127.0.0.1:6379" and 73 "").
+ * Two or more empty arguments at the end are taken for that padding and
+ * dropped (one may be an argument given: prog ''); argc_total is then what
+ * is left, as the original count is gone. */
+static void drop_title_padding(struct cp_target *t)
+{
+	int end = t->argc;
+
+	if (t->argc < t->argc_total)
+		return;	/* cut: its end was not read */
+	while (end > 0 && t->argv[end - 1] && !t->argv[end - 1][0])
+		end--;
+	if (t->argc - end < 2)
+		return;
+	for (int i = end; i < t->argc; i++) {
+		free(t->argv[i]);
+		t->argv[i] = NULL;
+	}
+	t->argc = t->argc_total = end;
+	t->cmdline_rewritten = true;
+}
+
+void cp_target_cmdline_parse(struct cp_target *t, char *buf, size_t n, bool whole,
+			     int argc_total)
+{
+	char last = '\0';
+	int kept = count_ends(buf, n, &last);
+
+	t->argc_total = argc_total;
+	/* The last argument may lack its NUL (a process that rewrote its
+	 * command line): whole when the file ended inside buf, else cut. */
+	if (whole && n && buf[n - 1] != '\0') {
+		buf[n++] = '\0';
+		kept++;
+	}
+	if (!(t->argv = calloc((size_t)kept + 1, sizeof(char *))))
+		return;
+	for (size_t i = 0; t->argc < kept; i += strlen(buf + i) + 1)
+		t->argv[t->argc++] = cp_utf8_dup(buf + i);
+	drop_title_padding(t);
+}
+
 /* The command line, whole arguments up to CP_CMDLINE_KEEP bytes in all:
  * it can be megabytes (ARG_MAX), which run.json has no use for. Every
  * argument is counted (argc_total), so that a cut is known and said. */
@@ -39,30 +83,20 @@ static void read_cmdline(pid_t pid, struct cp_target *t)
 	char path[64], buf[CP_CMDLINE_KEEP + 1], rest[4096], last = '\0';
 	size_t n = 0, beyond = 0;
 	ssize_t got;
-	int fd, kept, ends;
+	int fd, ends;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return;
 	while (n < CP_CMDLINE_KEEP && (got = read(fd, buf + n, CP_CMDLINE_KEEP - n)) > 0)
 		n += (size_t)got;
-	ends = kept = count_ends(buf, n, &last);
+	ends = count_ends(buf, n, &last);
 	while ((got = read(fd, rest, sizeof(rest))) > 0) {
 		ends += count_ends(rest, (size_t)got, &last);
 		beyond += (size_t)got;
 	}
 	close(fd);
-	/* The last argument may lack its NUL (a process that rewrote its
-	 * command line): whole when the file ended inside buf, else cut. */
-	t->argc_total = ends + (last != '\0');
-	if (!beyond && n && buf[n - 1] != '\0') {
-		buf[n++] = '\0';
-		kept++;
-	}
-	if (!(t->argv = calloc((size_t)kept + 1, sizeof(char *))))
-		return;
-	for (size_t i = 0; t->argc < kept; i += strlen(buf + i) + 1)
-		t->argv[t->argc++] = cp_utf8_dup(buf + i);
+	cp_target_cmdline_parse(t, buf, n, !beyond, ends + (last != '\0'));
 }
 
 /* Permitted capabilities of pid (self for 0) from /proc/PID/status. */
@@ -137,6 +171,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	t->exe[n] = '\0';
 	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
 	read_cmdline(pid, t);
+	cp_proc_execfn(pid, t->exec_path, sizeof(t->exec_path));
 	if (cp_proc_maps_find_vdso(pid, &t->vdso_start, &t->vdso_end))
 		t->vdso_start = t->vdso_end = 0;
 	return 0;

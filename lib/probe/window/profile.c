@@ -630,7 +630,7 @@ void cp_profile_release(struct cp_profile *p)
 
 bool cp_profile_trap_free(const struct cp_profile *p)
 {
-	return p->boundary_in_target && p->totals.trap_hits == 0;
+	return p->mechanism == CP_MECHANISM_PATCH && p->totals.trap_hits == 0;
 }
 
 const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p)

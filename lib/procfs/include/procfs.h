@@ -28,6 +28,13 @@ ssize_t cp_proc_read_text(const char *path, char *buf, size_t size);
  * the length, or -1 (buf untouched) when it cannot be read. */
 ssize_t cp_proc_comm(pid_t pid, char *buf, size_t size);
 
+/* The file name pid's execve(2) was given (AT_EXECFN: the path the
+ * program was started by, a symlink such as /usr/bin/redis-server where
+ * /proc/PID/exe names the file it resolves to) into buf, from the
+ * process's memory, where its rewritten command line does not reach; the
+ * length, or -1 (buf empty) when it cannot be read. */
+ssize_t cp_proc_execfn(pid_t pid, char *buf, size_t size);
+
 /* Reads /proc/PID/stat; -1 when the process does not exist. */
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 

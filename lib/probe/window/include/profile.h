@@ -226,10 +226,10 @@ double cp_profile_overhead_measured_pct(const struct cp_profile *p);
 
 const struct cp_read_counts *cp_profile_per_op_counts(const struct cp_profile *p);
 
-/* Whether nothing trapped in the window: the reads and the requests were
- * counted in the target (the vDSO patch, the boundary closed there), and
- * no uprobe or breakpoint was hit. The counters then measure the program,
- * not clockprof. */
+/* Whether nothing trapped in the window: the reads and the requests, if
+ * any, were counted in the target (the vDSO patch, a boundary closed
+ * there), and no uprobe or breakpoint was hit. The counters then measure
+ * the program, not clockprof. */
 bool cp_profile_trap_free(const struct cp_profile *p);
 
 #endif
