@@ -31,7 +31,10 @@ const struct cp_command_spec cmd_ab_spec = {
 		"  clockprof compare --base DIR/base-*.json --head DIR/head-*.json\n\n"
 		"The mechanism is chosen once: every run after the first is asked for the one "
 		"the first counted with (with auto, the patch or its fallback), and exits 3 "
-		"if it cannot use it.",
+		"if it cannot use it.\n\n"
+		"ab launches only the programs: a server needs its load running throughout "
+		"(started before ab). A run that saw no complete request (with -r) or no "
+		"clock read gets a warning; compare refuses such runs (exit 2).",
 	.options = options,
 	.exit_codes = "Exit codes: 0 all runs profiled; a command's own status when it "
 		      "failed by itself (ab stops at that run); 2 usage or bad input, 3 could not "
@@ -51,6 +54,21 @@ static int options_first(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? CP_EXIT_OK : rc;
 	return cmd_error(CP_EXIT_USAGE, "ab needs N and DIR before the options: %s", usage);
+}
+
+/* A run that saw nothing (no load drove the program, or the probes saw
+ * no read) is said where it happened: ab's runs print no summary, and
+ * compare refuses such runs later with exit 2
+ * (lib/gate/compare_evidence.c). */
+static void warn_if_empty(const struct profile_command *pc, const char *name, long i,
+			  long runs)
+{
+	if (pc->has_boundary && !pc->requests)
+		fprintf(stderr, "clockprof: warning: ab: %s run %ld of %ld saw no complete request: "
+			"is the load driving the program during each run?\n", name, i, runs);
+	else if (!pc->reads)
+		fprintf(stderr, "clockprof: warning: ab: %s run %ld of %ld saw no clock read\n",
+			name, i, runs);
 }
 
 /* Runs base and head in turn; returns the exit code. */
@@ -80,6 +98,7 @@ static int run_sides(struct profile_command *pc, long runs, const char *dir,
 				return cmd_error(CP_EXIT_PROFILE,
 						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
 						 name, i, runs);
+			warn_if_empty(pc, name, i, runs);
 			/* One mechanism for every run: what the first counted
 			 * with (auto's choice, or its fallback) is asked of the
 			 * others by name, so a run that cannot use it exits 3

@@ -78,7 +78,10 @@ const struct cp_command_spec cmd_compare_spec = {
 		      "or went missing from the head (or inconclusive, with "
 		      "--fail-on-inconclusive), 2 usage error or invalid input, the "
 		      "same run given twice and runs of different request boundaries "
-		      "or ops_source (without --allow-mismatch) included.",
+		      "or ops_source (without --allow-mismatch) included; and no verdict "
+		      "from runs that measured nothing: a side with a request boundary "
+		      "and no complete request in any run, or no clock read in any run "
+		      "of either side.",
 	.order = CP_ORDER_IN_ORDER,
 	.operands = CP_COMPLETE_FILE,
 };

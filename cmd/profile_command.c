@@ -449,6 +449,9 @@ static void note_outcome(struct profile_command *pc, const struct cp_profile *p)
 	pc->interrupted = !p->complete && p->end_reason == CP_END_SIGNAL;
 	pc->counted = p->mechanism;
 	pc->command_status = cp_profile_command_status(p);
+	pc->has_boundary = p->request_text[0] != '\0';
+	pc->requests = p->totals.requests;
+	pc->reads = p->totals.all.reads;
 	pc->command_how[0] = '\0';
 	if (pc->command_status)
 		cp_describe_exit(p->exit_status, pc->command_how, sizeof(pc->command_how));

@@ -167,6 +167,11 @@ struct profile_command {
 	int command_status;	/* set by execute: cp_profile_command_status() */
 	enum cp_mechanism counted;	/* set by execute: what counted the run */
 	char command_how[64];	/* "exit code 3", "killed by SIGSEGV", or "" */
+	/* Set by execute: what the clock window saw (run.json's
+	 * request.count and clock_reads.total); requests only when a
+	 * boundary was given (has_boundary). */
+	int has_boundary;
+	unsigned long long requests, reads;
 };
 
 /* Parses argv (argv[0] is the subcommand) by spec; argv[pc->rest]

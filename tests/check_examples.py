@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The shipped CI workflow (examples/github-actions.yml) is valid YAML, has
-the steps a user needs (build clockprof, build base and head, `ab`,
-`compare` with bounds, step summary, report.html uploaded), and every
+the steps a user needs (build clockprof, build base and head, `ab` with a
+load driving the program, `compare` with bounds, step summary, report.html
+uploaded), and every
 clockprof command in it names a real subcommand and real options: they are
 checked against the built binary's own --help, so a renamed option breaks
 this test, not the user's CI. Prints "examples: N passed, N failed"."""
@@ -42,6 +43,22 @@ def commands(script):
             tokens = tokens[1:]
         if tokens and tokens[0] == "clockprof":
             yield tokens[1:]
+
+
+def load_around_ab(script):
+    """The script runs `clockprof ab` with a load started before it in the
+    background (a line ending in a lone `&`) and stopped in the script
+    (`kill`): without load a server serves nothing, and a gate on runs
+    of no request measured nothing."""
+    lines = re.sub(r"\\\n\s*", " ", script).splitlines()
+    ab = [i for i, line in enumerate(lines)
+          if re.match(r"\s*(sudo\s+)?clockprof\s+ab\b", line)]
+    if not ab:
+        return False
+    before = lines[:ab[0]]
+    started = any(re.search(r"(?<!&)&\s*$", line) and "clockprof" not in line
+                  for line in before)
+    return started and any(re.search(r"\bkill\b", line) for line in lines)
 
 
 def options_used(args):
@@ -88,6 +105,10 @@ def check(workflow, clockprof):
     expect("builds and installs clockprof from source",
            re.search(r"make\b.*\binstall\b", text) and "clockprof --version" in text)
     expect("runs base and head interleaved with clockprof ab", "ab" in subs)
+    ab_scripts = [s for s in scripts if any(a and a[0] == "ab" for a in commands(s))]
+    expect("a load drives the program during clockprof ab (started before it "
+           "in the background, stopped after)",
+           ab_scripts and all(load_around_ab(s) for s in ab_scripts))
     compare = [a for a in invocations if a and a[0] == "compare"]
     expect("gates with clockprof compare --bounds",
            compare and all("--bounds" in a for a in compare))

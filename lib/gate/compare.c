@@ -9,6 +9,7 @@
 #include "bounds.h"
 #include "compare.h"
 #include "compare_boundary.h"
+#include "compare_evidence.h"
 #include "grow.h"
 #include "json_file.h"
 #include "error.h"
@@ -1128,26 +1129,9 @@ static void leave_unjudged(struct cp_compare_result *out)
 	out->holm_family = 0;
 }
 
-/* Every run without a clock read although requests were counted: the
- * profiler most likely saw nothing (wrong mechanism, probes not hit). */
-static int blind(const struct cp_compare_side *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		const json_t *doc = s->runs[i].doc;
-		json_int_t reads = json_integer_value(
-			json_object_get(json_object_get(doc, "clock_reads"), "total"));
-		json_int_t reqs = json_integer_value(
-			json_object_get(json_object_get(doc, "request"), "count"));
-
-		if (reads != 0 || reqs <= 0)
-			return 0;
-	}
-	return s->n > 0;
-}
-
 /* Run-level checks before any measure: duplicates, mechanisms, processes
- * counted, complete runs, host fingerprint, warnings of the runs, blind
- * runs. */
+ * counted, complete runs, runs that measured nothing (refused), host
+ * fingerprint, warnings of the runs. */
 static int check_runs(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		      struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
 		      int *unjudged, struct cp_compare_result *out, char *env_why,
@@ -1168,13 +1152,14 @@ static int check_runs(const struct cp_compare_side *base, const struct cp_compar
 	names = (const char **)(runs + n);
 	*unjudged = complete_runs(base, "base", runs, names, b, out);
 	*unjudged |= complete_runs(head, "head", runs + base->n, names + base->n, h, out);
+	if (cp_compare_check_evidence(b, h, err)) {
+		free(*mem);
+		*mem = NULL;
+		return -1;
+	}
 	compare_env(b, h, out, env_why, why_len);
 	run_warnings(b, "base", out->warnings);
 	run_warnings(h, "head", out->warnings);
-	if (blind(b) && blind(h))
-		warnf(out->inconclusive_reasons,
-		      "no clock read in any run on either side although requests were counted: "
-		      "the probes may have seen nothing");
 	return 0;
 }
 

@@ -153,8 +153,8 @@ static void warnings(struct cp_buf *b, const json_t *v)
 			cp_buf_puts(b, " (sampled measures are judged inconclusive)");
 		cp_buf_puts(b, "</li>");
 	}
-	/* Run-level reasons the verdict is inconclusive (blind or cut-short
-	 * runs), first: they say the numbers below may mean nothing. */
+	/* Run-level reasons the verdict is inconclusive (cut-short runs),
+	 * first: they say the numbers below may mean nothing. */
 	json_array_foreach(why, i, x) {
 		cp_buf_puts(b, "<li><strong>Inconclusive:</strong> ");
 		cp_html_json_text(b, x);

@@ -69,6 +69,29 @@ def test_ab_stops_at_the_first_failing_run(ctx):
     assert not os.path.exists(os.path.join(d, "base-2.json"))
 
 
+def test_ab_with_no_load_gets_no_verdict(ctx):
+    """A server profiled with nothing driving it (the CI example's load
+    step broken or missing): reads_target with one late thread and a long
+    delay waits, serving no request, for the whole window, like a server
+    no client reaches. ab says so at each run; compare refuses the runs,
+    exit 2, even without --fail-on-inconclusive, and writes no
+    verdict.json (it used to pass: "0 of 1 measures outside bounds")."""
+    d = os.path.join(ctx.tmp, "runs")
+    t = ctx.target("reads_target")
+    idle = [t, "clock_gettime", 2, 1, 1, 600000]
+    p = ctx.run("ab", 2, d, "-d", "300ms", "-r", "func:handle_request", "-e", "none",
+                "--", *idle, "--", *idle)
+    assert p.returncode == 0, p.stderr
+    for name in ("base run 1 of 2", "head run 1 of 2", "base run 2 of 2", "head run 2 of 2"):
+        assert f"warning: ab: {name} saw no complete request" in p.stderr, p.stderr
+    verdict = os.path.join(ctx.tmp, "verdict.json")
+    p = ctx.run("compare", "--base", *sorted(glob.glob(os.path.join(d, "base-*.json"))),
+                "--head", *sorted(glob.glob(os.path.join(d, "head-*.json"))), "-o", verdict)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "no base run saw a complete request" in p.stderr, p.stderr
+    assert not os.path.exists(verdict)
+
+
 def test_request_boundary_compared_as_resolved(ctx):
     """run.json records the boundary as resolved: func:handle_request and
     func:./reads_target:handle_request are one boundary (compare judges

@@ -32,9 +32,10 @@
  *    the same run given twice is refused; runs counted by different
  *    mechanisms (uprobe, breakpoint) are not judged at all, nor (unless
  *    allowed) runs whose request boundary or ops_source differ
- *    (lib/gate/compare_boundary.c); warnings of the
- *    runs are carried into the result; no clock read on either side
- *    although requests were counted makes the verdict inconclusive.
+ *    (lib/gate/compare_boundary.c), nor runs that measured nothing: a
+ *    side with a request boundary and no complete request in any run, or
+ *    no clock read in any run of either side (lib/gate/compare_evidence.c);
+ *    warnings of the runs are carried into the result.
  *
  * The result is turned into verdict.json by lib/verdict_file.h. */
 #ifndef CP_COMPARE_H
