@@ -349,3 +349,59 @@ def test_another_tools_uprobe_on_the_displaced_instruction_is_named(ctx):
             holder.wait(timeout=30)
         target.kill()
         target.wait()
+
+
+SYSCALL_READ_TARGETS = ("syscall_read_target", "syscall_read_target_musl",
+                        "syscall_read_target_musl_static")
+
+
+def syscall_read_targets(ctx):
+    """syscall_read_target as built: glibc always, musl (dynamic and
+    static) where musl-gcc is installed."""
+    names = [n for n in SYSCALL_READ_TARGETS if os.path.exists(os.path.join(ctx.targets, n))]
+    if len(names) < len(SYSCALL_READ_TARGETS):
+        print("     musl builds not built (no musl-gcc: make test-deps installs musl-tools)")
+    return [ctx.target(n) for n in names or SYSCALL_READ_TARGETS[:1]]
+
+
+def check_syscall_read(exe, run):
+    """7 reads in every request, by construction (syscall_read_target.c),
+    one of them through syscall(): counted in its request, with no trap."""
+    name, reads, count = os.path.basename(exe), run["clock_reads"], run["request"]["count"]
+    assert run["request"]["closed_in_target"], (name, run["request"], run["warnings"])
+    assert count > 50, (name, run["request"])
+    assert run["per_request"]["histogram"] == [[7, count]], (name, run["per_request"], run["warnings"])
+    assert reads["per_op"] == 7.0 and reads["in_requests"] == 7 * count, (name, reads)
+    assert run["probe"]["hits"] == 0, (name, run["probe"])
+    assert not [w for w in run["warnings"] if "syscall()" in w], (name, run["warnings"])
+
+
+def test_a_read_through_syscall_is_in_its_request_under_each_c_library(ctx):
+    """run -r func:handle_request of the demo's request with one read
+    through syscall() (glibc, musl dynamic and static): musl's syscall()
+    makes its frame first (sub rsp) and is redirected past it, so the read
+    is counted in the target, in its request: 7.000/op, no trap."""
+    for exe in syscall_read_targets(ctx):
+        out = os.path.join(ctx.tmp, os.path.basename(exe) + ".json")
+        proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
+                               "-r", "func:handle_request", "--", exe, "300", "500"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{exe}: exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        check_syscall_read(exe, run)
+        assert run["request"]["count"] == 299, run["request"]
+        assert run["clock_reads"]["by_path"] == {"syscall": 300, "vdso": 1800}, run["clock_reads"]
+
+
+def test_an_attached_read_through_syscall_is_in_its_request_under_each_c_library(ctx):
+    """The same, attached to the running target: 7.000/op."""
+    for exe in syscall_read_targets(ctx):
+        target = subprocess.Popen([exe, "0", "500"], stdout=subprocess.PIPE, text=True)
+        try:
+            assert target.stdout.readline().startswith("ready"), f"{exe} did not start"
+            proc, out = attach(ctx, target.pid, 1)
+            check_syscall_read(exe, finish(ctx, proc, out))
+            assert target.poll() is None, f"{exe} died"
+        finally:
+            target.kill()
+            target.wait()

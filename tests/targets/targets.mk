@@ -213,10 +213,22 @@ $(T)/targets/reply_target_musl: tests/targets/reply_target.c
 	@mkdir -p $(@D)
 	musl-gcc -O2 -g -Wall -Wextra -o $@ $<
 test-targets: $(T)/targets/wrapper_sites_target_musl_static
+# The demo's request with a read through syscall() (test_redirects.py).
+test-targets: $(T)/targets/syscall_read_target_musl $(T)/targets/syscall_read_target_musl_static
+$(T)/targets/syscall_read_target_musl: tests/targets/syscall_read_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(T)/targets/syscall_read_target_musl_static: tests/targets/syscall_read_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	musl-gcc -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 $(T)/targets/wrapper_sites_target_musl_static: tests/targets/wrapper_sites_target.c tests/targets/callsites_common.h
 	@mkdir -p $(@D)
 	musl-gcc -O2 -g -Wall -Wextra -Werror -static -o $@ $<
 endif
+test-targets: $(T)/targets/syscall_read_target
+$(T)/targets/syscall_read_target: tests/targets/syscall_read_target.c tests/targets/callsites_common.h
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 test-targets: $(T)/targets/wrapper_sites_target
 $(T)/targets/wrapper_sites_target: tests/targets/wrapper_sites_target.c tests/targets/callsites_common.h
 	@mkdir -p $(@D)

@@ -261,6 +261,57 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	cp_test_table_close(t);
 }
 
+/* musl's syscall(), in short: its frame made first (sub rsp, 0x58), the
+ * number into rax, r8 into r10, the first argument stored in the frame
+ * (+10, 5 bytes: the site, 0x58 bytes below the return address), the
+ * arguments moved down, syscall, the frame let go. */
+static const uint8_t musl_syscall_fn[] = {
+	0x48, 0x83, 0xec, 0x58, 0x48, 0x89, 0xf8, 0x4d, 0x89, 0xc2, 0x48, 0x89,
+	0x74, 0x24, 0x28, 0x48, 0x89, 0xf7, 0x48, 0x89, 0xd6, 0x48, 0x89, 0xca,
+	0x0f, 0x05, 0x48, 0x83, 0xc4, 0x58, 0xc3 };
+
+/* Two clock reads and a getpid through sys, from here: their call sites. */
+static __attribute__((noinline)) void three_syscalls(long (*sys)(long, ...))
+{
+	struct timespec ts = { 0 };
+
+	CHECK(sys(SYS_clock_gettime, CLOCK_MONOTONIC, &ts) == 0 && ts.tv_sec > 0);
+	CHECK(sys(SYS_clock_gettime, CLOCK_REALTIME, &ts) == 0);
+	CHECK(sys(SYS_getpid) == getpid());
+}
+
+TEST(redirect_plan_counts_syscall_past_a_frame_made_first_as_musls)
+{
+	uint8_t *t = cp_test_table_open(), *code;
+	uint64_t *b, *sites, from = (uint64_t)(uintptr_t)three_syscalls;
+	struct cp_redirect_plan p;
+	int found = 0;
+
+	CHECK(t != NULL);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(code != MAP_FAILED);
+	memcpy(code, musl_syscall_fn, sizeof(musl_syscall_fn));
+	CHECK(plan_at(CP_REDIRECT_SYSCALL, musl_syscall_fn, code, sizeof(musl_syscall_fn),
+		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
+		      cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
+	CHECK(p.at == (uint64_t)(uintptr_t)code + 10 && p.jump_len == 5);
+	memcpy(code + 0x200, p.code, sizeof(p.code));
+	memcpy(code + (p.qword - (uint64_t)(uintptr_t)code), &p.patched, 8);
+	three_syscalls((long (*)(long, ...))(uintptr_t)code);
+	b = cp_test_request_block(t, cp_test_home_slot());
+	CHECK(b[CP_PB_SYSCALLS + 2] == 1 && b[CP_PB_SYSCALLS + 1] == 1 && b[CP_PB_SC_TOTAL] == 2);
+	sites = (uint64_t *)(t + CP_PATCH_SITES_OFF + cp_test_home_slot() * CP_PATCH_SITE_BLOCK);
+	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++) {
+		uint64_t pc = cp_patch_site_pc(sites[2 * e]);
+
+		/* the call site found above the frame: in three_syscalls */
+		found += sites[2 * e] && pc > from && pc < from + 512 ? (int)sites[2 * e + 1] : 0;
+	}
+	CHECK(found == 2);
+	munmap(code, 4096);
+	cp_test_table_close(t);
+}
+
 /* glibc 2.36's write(), its first 60 bytes: cmp byte [rip + single
  * threaded], 0 (7 bytes); je +0x17 (to +0x20); mov eax, 1 (at +9);
  * syscall; cmp rax, -4096; ja; ret; nop padding; then (+0x20) sub rsp,

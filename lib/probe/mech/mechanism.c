@@ -172,7 +172,7 @@ void cp_mech_detach(struct cp_mech *m)
 	cp_session_detach_clock_probes(m->s);
 }
 
-void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning)
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], char **warning)
 {
 	if (!m)
 		return;
@@ -181,26 +181,52 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning)
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
 	if (warning)
-		memcpy(warning, m->closing_warning, sizeof(m->closing_warning));
+		*warning = m->closing_warning;
+	else
+		free(m->closing_warning);
+	for (int i = 0; i < m->nwarnings; i++)
+		free(m->warnings[i]);
 	free(m->procs);
 	free(m);
 }
 
 void cp_mech_warn(struct cp_mech *m, const char *fmt, ...)
 {
-	char text[sizeof(m->warnings[0])];
+	char *text;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		m->warnings_dropped++;
+		return;
+	}
+	for (int i = 0; i < m->nwarnings; i++)
+		if (!strcmp(m->warnings[i], text)) {
+			free(text);
+			return;
+		}
+	if (m->nwarnings == CP_MECH_WARNINGS) {
+		m->warnings_dropped++;
+		free(text);
+	} else {
+		m->warnings[m->nwarnings++] = text;
+	}
+}
+
+void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
+{
+	char *text;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	if (vasprintf(&text, fmt, ap) >= 0) {
+		free(m->closing_warning);
+		m->closing_warning = text;
+	}
 	va_end(ap);
-	for (int i = 0; i < m->nwarnings; i++)
-		if (!strcmp(m->warnings[i], text))
-			return;
-	if (m->nwarnings == CP_MECH_WARNINGS)
-		m->warnings_dropped++;
-	else
-		memcpy(m->warnings[m->nwarnings++], text, sizeof(text));
 }
 
 int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,

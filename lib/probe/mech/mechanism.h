@@ -121,11 +121,12 @@ struct cp_mech {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
-	/* What the window should say (cp_mech_warn), and how many more
-	 * there were than room for. */
-	char warnings[CP_MECH_WARNINGS][256];
+	/* What the window should say (cp_mech_warn), each whole (allocated:
+	 * a warning is never cut), and how many more there were than room
+	 * for. */
+	char *warnings[CP_MECH_WARNINGS];
 	int nwarnings, warnings_dropped;
-	char closing_warning[256];	/* ... of what closing it did (cp_mech_close) */
+	char *closing_warning;		/* ... of what closing it did (cp_mech_close) */
 	/* The followed processes' reads as of the last read, by a mechanism
 	 * that counts them (the patch: each in its own copy of the table,
 	 * added to the totals); none otherwise. */
@@ -170,13 +171,17 @@ void cp_mech_follow_execs(struct cp_mech *m);
 void cp_mech_detach(struct cp_mech *m);
 /* Releases m (NULL is fine); the session is closed after it. pause_ms
  * (may be NULL) receives m's pauses (attach, detach), the last one being
- * made here, and warning (may be NULL; 256 bytes) what closing did that
- * the run should say, "" nothing. */
-void cp_mech_close(struct cp_mech *m, double pause_ms[2], char *warning);
+ * made here, and warning (may be NULL) what closing did that the run
+ * should say (the caller's to free), NULL nothing. */
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], char **warning);
 
-/* A warning for the window to say (each text once; past
- * CP_MECH_WARNINGS only counted). */
+/* A warning for the window to say, whole (each text once; past
+ * CP_MECH_WARNINGS, or with no memory for it, only counted). */
 void cp_mech_warn(struct cp_mech *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* What closing m did that the run should say, whole (cp_mech_close):
+ * the last one said. */
+void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* For mechanisms that see reads at the vDSO: of a file, syscall() only
  * (direct clock syscalls do not pass the vDSO). */

@@ -35,12 +35,15 @@ static void rfc3339_now(char *buf, size_t size)
 void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	if (p->nwarnings == CP_MAX_WARNINGS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(p->warnings[p->nwarnings++], sizeof(p->warnings[0]), fmt, ap);
+	n = vasprintf(&p->warnings[p->nwarnings], fmt, ap);
 	va_end(ap);
+	if (n >= 0)
+		p->nwarnings++;
 }
 
 const char *cp_end_reason_name(enum cp_end_reason r)
@@ -458,7 +461,7 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
 {
-	char closing[256] = "";
+	char *closing = NULL;
 	size_t left;
 	double t0;
 
@@ -467,9 +470,10 @@ static void close_window(struct run *r, struct cp_profile *p)
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
-	cp_mech_close(r->w.mech, p->pause_ms, closing);
-	if (closing[0])
+	cp_mech_close(r->w.mech, p->pause_ms, &closing);
+	if (closing)
 		cp_profile_warn(p, "%s", closing);
+	free(closing);
 	left = cp_session_close(r->s);
 	if (left)
 		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
@@ -620,6 +624,9 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 void cp_profile_release(struct cp_profile *p)
 {
 	cp_window_restore_signals(p);
+	for (int i = 0; i < p->nwarnings; i++)
+		free(p->warnings[i]);
+	p->nwarnings = 0;
 	free(p->event_specs);
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);

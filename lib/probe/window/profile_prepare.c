@@ -140,7 +140,7 @@ static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_con
 						    shown, sizeof(shown), &why))
 		found = wrappers_in(path, shown, names, n, wrappers, &why);
 	if (!found) {
-		cp_profile_warn(p, "%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%.120s); prefer func:SYMBOL",
+		cp_profile_warn(p, "%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%s); prefer func:SYMBOL",
 				p->request_text, why.msg[0] ? why.msg : "no such syscall");
 		return;
 	}

@@ -48,7 +48,8 @@ struct cp_window {
 	struct cp_counters *ctr;		/* -e events (NULL: none) */
 };
 
-/* Adds a one-line warning to the profile (at most CP_MAX_WARNINGS). */
+/* Adds a one-line warning to the profile, whole (at most CP_MAX_WARNINGS;
+ * cp_profile_release frees them). */
 void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -14,7 +14,7 @@
 
 /* What a syscall: boundary not closed in the target is, and costs. */
 #define SYS_ENTER_BOUNDARY \
-	"the request boundary is traced at sys_enter (which slows every process's syscalls), not closed at the C library's function: %.120s"
+	"the request boundary is traced at sys_enter (which slows every process's syscalls), not closed at the C library's function: %s"
 
 /* The functions whose entry closes a request: a func: boundary's, or a
  * syscall: boundary's C library wrappers (checked against the kernel's
@@ -50,7 +50,7 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 	for (int i = 0; i < 2; i++)
 		if (cp_redirect_place(pid, kinds[i], fn->path, fn->offset, fn->size, 0, &place,
 				      why_arms, sizeof(why_arms))) {
-			snprintf(why, whylen, "%s path past its first branch: %.200s",
+			snprintf(why, whylen, "%s path past its first branch: %s",
 				 i ? "the taken" : "the untaken", why_arms);
 			return 0;
 		}
@@ -90,7 +90,7 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 void cp_patch_boundary_configure(struct cp_session_config *cfg)
 {
 	const struct cp_uprobe_point *fns;
-	char why[256];
+	char why[512];
 
 	cfg->boundary_in_target = closing_functions(cfg, &fns) &&
 				  may_be_in_target(cfg, why, sizeof(why));
@@ -130,14 +130,14 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 {
 	const struct cp_uprobe_point *f;
 	int n = closing_functions(cfg, &f);
-	char why[256];
+	char why[512];
 
 	if (!n)
 		return 0;
 	if (!cfg->boundary_in_target) {
 		if (!may_be_in_target(cfg, why, sizeof(why)))
 			cp_mech_warn(m, cfg->boundary_func ?
-				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %.150s" :
+				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %s" :
 				 SYS_ENTER_BOUNDARY, why);
 		return 0;
 	}
@@ -174,7 +174,7 @@ static void add_pending(struct cp_patch_boundary *b, struct cp_mech *m, struct c
 			const char *path)
 {
 	struct stat st;
-	char why[256];
+	char why[512];
 
 	if (!b->npending || stat(path, &st) || st.st_dev != b->file.st_dev ||
 	    st.st_ino != b->file.st_ino)
@@ -197,7 +197,7 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 {
 	struct cp_elf_function fn = { .size = 0 };
 	struct cp_error ignored;
-	char why[256];
+	char why[512];
 
 	if (!b->started)
 		add_pending(b, m, p, path);
@@ -213,7 +213,7 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 		b->syscall_counted = true;
 		return true;
 	}
-	cp_mech_warn(m, "syscall() in %.60s is a uprobe: its clock reads are in no request closed in the target (%.100s)",
+	cp_mech_warn(m, "syscall() in %s is a uprobe: its clock reads are in no request closed in the target (%s)",
 		 path, why);
 	return false;
 }

@@ -141,7 +141,7 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 			 (int)pid);
 	if (err.msg[0]) {
 		cp_session_exec_unfollowed(m->s, (uint32_t)pid);
-		cp_mech_warn(m, "process %d is not counted after its exec: %.180s", (int)pid, err.msg);
+		cp_mech_warn(m, "process %d is not counted after its exec: %s", (int)pid, err.msg);
 	}
 	if (held)
 		ptrace(PTRACE_DETACH, pid, 0, 0);

@@ -181,8 +181,7 @@ void cp_patch_followed_restore(struct cp_mech *m)
 			first = (pid_t)f[i].p.pid;
 	}
 	if (failed)
-		snprintf(m->closing_warning, sizeof(m->closing_warning),
-			 "the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
+		cp_mech_warn_closing(m, "the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
 			 failed, failed == 1 ? "" : "es", (int)first, failed > 1 ? " and others" : "");
 	free(f);
 }

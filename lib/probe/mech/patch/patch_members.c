@@ -100,7 +100,7 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
-		cp_mech_warn(m, "process %d is not counted (%.180s)", (int)pids[i], err.msg);
+		cp_mech_warn(m, "process %d is not counted (%s)", (int)pids[i], err.msg);
 	}
 	for (size_t i = 0; i < out->n; i++)
 		elsewhere += !out->v[i].same_code;

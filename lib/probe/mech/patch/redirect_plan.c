@@ -43,17 +43,38 @@ static int gpr(ZydisRegister r)
 	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ? (int)(r - ZYDIS_REGISTER_RAX) : -1;
 }
 
+/* How many bytes the instruction moves the stack pointer down by when it
+ * is `sub rsp, imm` (or `add rsp, -imm`) with imm > 0, else 0: a frame
+ * made at once (musl's syscall() starts with sub rsp, 0x58). */
+static int64_t frame_made(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
+{
+	int64_t imm;
+
+	if ((in->mnemonic != ZYDIS_MNEMONIC_SUB && in->mnemonic != ZYDIS_MNEMONIC_ADD) ||
+	    in->operand_count_visible != 2 || ops[0].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+	    ops[0].reg.value != ZYDIS_REGISTER_RSP || ops[1].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		return 0;
+	imm = ops[1].imm.value.s;
+	imm = in->mnemonic == ZYDIS_MNEMONIC_SUB ? imm : -imm;
+	return imm > 0 && imm <= 0x10000 ? imm : 0;
+}
+
 /* The track after the instruction: a 64-bit register move copies what
- * its source holds; any other write of a register loses it; a push
- * deepens the stack. */
+ * its source holds; any other write of a register loses it; a push, or
+ * a frame made by a subtraction, deepens the stack. */
 static void track_insn(struct args_track *t, const ZydisDecodedInstruction *in,
 		       const ZydisDecodedOperand *ops)
 {
+	int64_t frame = frame_made(in, ops);
 	int dst = -1, src = -1;
 
 	if (in->mnemonic == ZYDIS_MNEMONIC_PUSH && ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
 	    gpr(ops[0].reg.value) != 4) {
 		t->depth += 8;
+		return;
+	}
+	if (frame) {
+		t->depth += (unsigned)frame;
 		return;
 	}
 	if (in->mnemonic == ZYDIS_MNEMONIC_MOV && in->operand_width == 64 &&

@@ -29,7 +29,8 @@
  * - its bytes are the file's: someone else has not written there.
  * - syscall(): the number and first argument are still in registers
  *   there (followed through the moves before it), and nothing but pushes
- *   has moved the stack pointer.
+ *   and a frame's subtraction (musl's: sub rsp, 0x58 first) has moved the
+ *   stack pointer: the call site is then found that far up.
  * - Go: after the stack check (cmp against g's stack guard, then a jump
  *   to morestack, which calls the function again from its entry: before
  *   it, a request would close twice when the stack grows). And the

@@ -191,7 +191,7 @@ struct cp_profile {
 					 * distribution, -1: none */
 	size_t dist_threads;		/* threads it covers */
 	struct cp_dist dist;
-	char warnings[CP_MAX_WARNINGS][256];
+	char *warnings[CP_MAX_WARNINGS];	/* each whole (allocated: never cut) */
 	int nwarnings;
 	/* private: the signal mask to restore once the results are out */
 	sigset_t saved_mask;
