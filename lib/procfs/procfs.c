@@ -124,6 +124,32 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return proc_mem_io(pid, addr, (void *)buf, len, true);
 }
 
+char cp_proc_thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if ((n = cp_proc_read_text(path, buf, sizeof(buf))) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+pid_t cp_proc_stopped_thread(pid_t pid)
+{
+	pid_t *tids = NULL, stopped = 0;
+	size_t n = 0;
+
+	if (cp_proc_threads(pid, &tids, &n))
+		return 0;
+	for (size_t i = 0; i < n && !stopped; i++)
+		if (cp_proc_thread_state(pid, tids[i]) == 'T')
+			stopped = tids[i];
+	free(tids);
+	return stopped;
+}
+
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];

@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 
 from common import Skip
-from readiness import wait_attached
+from readiness import task_state, wait_attached, wait_for
 from test_vdso_patch import Target
 
 ROUNDS = 100
@@ -127,6 +127,91 @@ def test_auto_falls_back_under_a_seccomp_filter_that_kills_on_mmap(ctx):
     finally:
         rc, out = target.quit()
     assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
+def attached_by_fallback(ctx, pid, reason_has):
+    """attach --mechanism auto for 0.3 s to a target that cannot run now:
+    counted by uprobes, the patch's reason said."""
+    out = os.path.join(ctx.tmp, "auto.json")
+    proc = ctx.run("attach", "-q", "--mechanism", "auto", "-d", "0.3", "-e", "none", "-o", out, pid)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr)
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+    assert reason_has in (run["probe"]["fallback_reason"] or ""), run["probe"]
+
+
+def anon_maps(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return sum(1 for line in f if len(line.split()) == 5)
+
+
+def test_a_stopped_target_is_refused_and_left_as_it_was(ctx):
+    """A target stopped by SIGSTOP runs nothing until a SIGCONT: a thread
+    sent through the stub then would run it with clockprof gone (and
+    beside a later attach's stub: the target died of SIGSEGV). The patch is
+    refused at once, saying the target is stopped (it was held, blamed on
+    memory-deny-write-execute after the stub's timeout, and its stub ran
+    at SIGCONT: maps 26 -> 31); auto counts with uprobes; continued, the
+    target has its mappings and vDSO as they were, and reads right."""
+    target = PatchTarget(ctx)
+    try:
+        maps = anon_maps(target.pid)
+        os.kill(target.pid, signal.SIGSTOP)
+        wait_for(lambda: task_state(f"/proc/{target.pid}/stat") == "T", "the target to stop")
+        refused_by_name(ctx, target.pid, "is stopped")
+        attached_by_fallback(ctx, target.pid, "is stopped")
+        os.kill(target.pid, signal.SIGCONT)
+        target.go(10)
+        assert anon_maps(target.pid) == maps, "code or a table was left in the stopped target"
+        assert_entries_pristine(target.pid)
+    finally:
+        os.kill(target.pid, signal.SIGCONT)
+        rc, out = target.quit()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
+def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
+    """Filters are per thread: workers that put a kill-on-mmap filter on
+    themselves alone (no TSYNC), busy in user space, are the threads the
+    stub would run on, and the process's status (its leader's) shows no
+    filter. The held thread's own filters are checked: the patch is
+    refused naming one, auto counts with uprobes, and the target lives on
+    (it died of SIGSYS inside the stub)."""
+    target = Target(ctx.target("patch_target"), THREADS, "check",
+                    env={"PATCH_TARGET_THREAD_SECCOMP": "kill-mmap"})
+    try:
+        refused_by_name(ctx, target.pid, "seccomp filter")
+        attached_by_fallback(ctx, target.pid, "seccomp filter")
+        assert_entries_pristine(target.pid)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
+def test_a_container_filter_allows_the_stub_with_a_boundary(ctx):
+    """A container runtime's filter (a deny-list here) allows every call of
+    the stub, also the two more of a redirected boundary: the patch is
+    used and counts each request exactly (more than 8 calls were read as
+    "a seccomp filter that cannot be read", and refused)."""
+    target = PatchTarget(ctx, env={"PATCH_TARGET_SECCOMP": "container"})
+    try:
+        out = os.path.join(ctx.tmp, "container.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none",
+                                 "-r", "func:one_round", "-o", out, str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        target.go(ROUNDS)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, (proc.returncode, stderr)
+    finally:
+        rc, text = target.quit()
+    assert rc == 0 and "bad 0" in text, f"target exited {rc}: {text}"
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
+    assert run["request"]["closed_in_target"], (run["request"], run["warnings"])
+    # each thread's last round ends no request: it is followed by none
+    assert run["per_request"]["histogram"] == [[5, THREADS * (ROUNDS - 1)]], run["per_request"]
 
 
 def test_auto_falls_back_for_a_target_already_traced(ctx):

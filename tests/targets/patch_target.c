@@ -25,7 +25,10 @@
  * kills the process on any mmap. With PATCH_TARGET_MDWE=1 the process
  * denies itself memory that is both writable and executable, or that
  * becomes executable (prctl PR_SET_MDWE: what systemd's
- * MemoryDenyWriteExecute= sets where the kernel has it).
+ * MemoryDenyWriteExecute= sets where the kernel has it). With
+ * PATCH_TARGET_THREAD_SECCOMP=kill-mmap each worker thread installs that
+ * filter on itself alone (no TSYNC), the main thread none: a thread's own
+ * filters, which the process's status does not show.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -51,6 +54,8 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #define HAVE_SECCOMP 1
+#else
+#define SECCOMP_FILTER_FLAG_TSYNC 1
 #endif
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -227,9 +232,9 @@ static void *epoll_thread(void *arg)
 }
 
 #ifdef HAVE_SECCOMP
-/* A filter on every thread: EPERM for reboot and kexec_load, or death
- * on mmap. */
-static void install_filter(const char *kind)
+/* A filter on every thread (flags SECCOMP_FILTER_FLAG_TSYNC) or on the
+ * calling one (0): EPERM for reboot and kexec_load, or death on mmap. */
+static void install_filter(const char *kind, unsigned flags)
 {
 	int kill_mmap = !strcmp(kind, "kill-mmap");
 	struct sock_filter f[] = {
@@ -246,18 +251,27 @@ static void install_filter(const char *kind)
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog)) {
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog)) {
 		perror("seccomp");
 		exit(2);
 	}
 }
 #else
-static void install_filter(const char *kind)
+static void install_filter(const char *kind, unsigned flags)
 {
+	(void)flags;
 	fprintf(stderr, "no seccomp filter (%s) in this build\n", kind);
 	exit(2);
 }
 #endif
+
+static void *(*worker)(void *);
+
+static void *filtered_worker(void *arg)
+{
+	install_filter(getenv("PATCH_TARGET_THREAD_SECCOMP"), 0);
+	return worker(arg);
+}
 
 static void command_loop(void)
 {
@@ -294,14 +308,16 @@ int main(int argc, char **argv)
 	gtod = (int (*)(struct timeval *, void *))dlsym(RTLD_DEFAULT, "gettimeofday");
 	if (!gtod)
 		gtod = (int (*)(struct timeval *, void *))gettimeofday;
+	worker = fn;
 	for (int i = 0; i < nthreads; i++)
-		pthread_create(&t, NULL, fn, NULL);
+		pthread_create(&t, NULL, getenv("PATCH_TARGET_THREAD_SECCOMP") ? filtered_worker : fn,
+			       NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))
 		start_sigprof();
 	if (getenv("PATCH_TARGET_SECCOMP"))
-		install_filter(getenv("PATCH_TARGET_SECCOMP"));
+		install_filter(getenv("PATCH_TARGET_SECCOMP"), SECCOMP_FILTER_FLAG_TSYNC);
 	if (getenv("PATCH_TARGET_MDWE") && prctl(65 /* PR_SET_MDWE */, 1 /* REFUSE_EXEC_GAIN */, 0, 0, 0)) {
 		perror("PR_SET_MDWE");
 		exit(2);

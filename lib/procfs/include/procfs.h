@@ -53,6 +53,16 @@ int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n);
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);
 
+/* A thread's scheduler state letter ('R' running, 'S' asleep, 'T'
+ * stopped by a signal, 't' stopped by its tracer) from
+ * /proc/PID/task/TID/stat; 0 when it is gone. */
+char cp_proc_thread_state(pid_t pid, pid_t tid);
+
+/* The first of the process's threads stopped by a signal (SIGSTOP,
+ * SIGTSTP: state 'T'), 0 when none is: such a thread runs nothing until
+ * a SIGCONT, whoever sends it and whenever. */
+pid_t cp_proc_stopped_thread(pid_t pid);
+
 /* Whether tid is among tids[0..n). */
 bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid);
 

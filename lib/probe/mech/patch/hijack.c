@@ -29,23 +29,6 @@ void (*cp_patch_step_hook)(void);
 #define ERESTARTNOHAND 514
 #define ERESTART_RESTARTBLOCK 516
 
-/* A thread's scheduler state ('R' running) from /proc/PID/task/TID/stat. */
-static char thread_state(pid_t pid, pid_t tid)
-{
-	char path[96], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 /* The syscall a blocked thread is in (/proc/PID/task/TID/syscall), -1. */
 static int thread_syscall(pid_t pid, pid_t tid)
 {
@@ -85,7 +68,7 @@ static bool restarts(int nr)
 static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (thread_state(pid, tids[i]) == 'R')
+		if (cp_proc_thread_state(pid, tids[i]) == 'R')
 			return tids[i];
 	for (size_t i = 0; i < n; i++)
 		if (restarts(thread_syscall(pid, tids[i])))
@@ -134,8 +117,17 @@ static pid_t wait_until(pid_t tid, int *st, double until)
 	}
 }
 
-/* Waits for the thread's interrupt stop; a signal that stops it first is
- * passed on to it. */
+int cp_hijack_refuse_stopped(pid_t pid, struct cp_error *err)
+{
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "process %d is stopped (SIGSTOP or a terminal stop): code written into it would run only once it is continued, clockprof gone",
+		       pid);
+}
+
+/* Waits for the thread's interrupt stop (PTRACE_EVENT_STOP with SIGTRAP);
+ * a signal that stops it first is passed on to it. 1: a group stop came
+ * instead (the process is stopped, or was stopped as it was held: the
+ * same event with the stopping signal), and it stays so. */
 static int wait_held(pid_t tid)
 {
 	double until = cp_monotonic_s() + HOLD_TIMEOUT_S;
@@ -147,7 +139,7 @@ static int wait_held(pid_t tid)
 		if (r <= 0 || WIFEXITED(st) || WIFSIGNALED(st))
 			return -1;
 		if (WIFSTOPPED(st) && (st >> 16) == PTRACE_EVENT_STOP)
-			return 0;
+			return WSTOPSIG(st) == SIGTRAP ? 0 : 1;
 		if (WIFSTOPPED(st))
 			ptrace(PTRACE_CONT, tid, 0, (void *)(long)WSTOPSIG(st));
 	}
@@ -275,7 +267,7 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 		     struct cp_hijack *h, struct cp_error *err)
 {
 	double t0;
-	int rc = 0;
+	int rc = 0, held = 0;
 
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
@@ -286,9 +278,11 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
 			       "thread %d of process %d cannot be traced", h->tid, pid);
 	cp_patch_step();
-	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || wait_held(h->tid))
+	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || (held = wait_held(h->tid)) < 0)
 		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
 			     h->tid, pid, HOLD_TIMEOUT_S);
+	else if (held > 0)
+		rc = cp_hijack_refuse_stopped(pid, err);
 	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
 	if (!rc)
 		rc = check_and_send(pid, stub, 0, check, ctx, h, err);

@@ -66,4 +66,9 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
 			      struct cp_error *err);
 
+/* Fails err with why a stopped process is refused: a thread sent through
+ * the stub while stopped would run it only at a SIGCONT, after clockprof
+ * has stopped waiting for it (and maybe beside a later one's). */
+int cp_hijack_refuse_stopped(pid_t pid, struct cp_error *err);
+
 #endif

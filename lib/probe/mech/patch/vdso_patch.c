@@ -62,14 +62,20 @@ struct cp_vdso_patch {
 };
 
 /* A line "Key:\tvalue" of /proc/PID/status, copied into val. */
-static bool status_field(pid_t pid, const char *key, char *val, size_t size)
+/* A field of /proc/PID/status, or of thread tid's own (tid 0: the
+ * process's, its leader's: per-thread state such as a seccomp filter a
+ * thread installed on itself is only in its own). */
+static bool status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size)
 {
 	char path[64], line[256];
 	size_t klen = strlen(key);
 	bool found = false;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	if (!(f = fopen(path, "re")))
 		return false;
 	while (!found && fgets(line, sizeof(line), f))
@@ -79,6 +85,11 @@ static bool status_field(pid_t pid, const char *key, char *val, size_t size)
 		}
 	fclose(f);
 	return found;
+}
+
+static bool status_field(pid_t pid, const char *key, char *val, size_t size)
+{
+	return status_field_of(pid, 0, key, val, size);
 }
 
 /* What forbids the patch before anything is touched. */
@@ -105,6 +116,10 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is already under a debugger (traced by process %d)", pid,
 			       atoi(val));
+	/* At once, not after a hold that cannot come (one stopped while it
+	 * is held is found by the hold: cp_hijack_thread). */
+	if (!held && cp_proc_stopped_thread(pid))
+		return cp_hijack_refuse_stopped(pid, err);
 	return 0;
 }
 
@@ -390,14 +405,22 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d has no thread pointer yet (a static executable sets it up after its entry point)",
 			       p->pid);
-	if (!status_field(p->pid, "Seccomp", mode, sizeof(mode)) || atoi(mode) != SECCOMP_MODE_FILTER)
+	/* The held thread's own filters: a thread may have installed some
+	 * on itself alone (no TSYNC), and the stub runs on this one. */
+	if (!status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
+		return 0;
+	if (atoi(mode) == SECCOMP_MODE_STRICT)
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d runs in seccomp's strict mode",
+			       p->pid, tid);
+	if (atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
 	n = stub_syscalls(p, calls);
 	ok = cp_seccomp_allows(tid, calls, n, why, sizeof(why));
 	if (ok < 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d runs under a seccomp filter that cannot be read", p->pid);
-	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: %s", p->pid, why);
+			       "process %d runs under a seccomp filter that cannot be read (thread %d's)",
+			       p->pid, tid);
+	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: thread %d: %s", p->pid, tid, why);
 }
 
 /* A redirect's site as the stub is to switch it: the word as it is now
