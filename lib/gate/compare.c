@@ -875,7 +875,14 @@ static void add_group(const char *text, size_t count, void *arg)
 {
 	const struct side_warnings *sw = arg;
 
-	warnf(sw->warnings, "%s runs (%zu of %zu): %.300s", sw->side, count, sw->nruns, text);
+	/* Whole: what the runs said is never cut (it comes from run files,
+	 * read as UTF-8); cut only were it not, mid-character never. */
+	json_t *whole = json_sprintf("%s runs (%zu of %zu): %s", sw->side, count, sw->nruns, text);
+
+	if (whole)
+		json_array_append_new(sw->warnings, whole);
+	else
+		warnf(sw->warnings, "%s runs (%zu of %zu): %.300s", sw->side, count, sw->nruns, text);
 }
 
 static void run_warnings(const struct cp_compare_side *s, const char *side,

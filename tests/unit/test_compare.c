@@ -1005,3 +1005,31 @@ TEST(verdict_records_test_interval_and_family)
 	json_decref(v);
 	cp_compare_result_free(&r);
 }
+
+TEST(compare_keeps_a_runs_long_warning_whole)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	char text[1001], want[1100];
+
+	memset(text, 'w', sizeof(text) - 1);
+	text[sizeof(text) - 1] = 0;
+	memcpy(text + sizeof(text) - 5, "tail", 4);
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 3, "tsc");
+	add_runs(&h, 3, "tsc");
+	for (size_t i = 0; i < 3; i++) {
+		set_measure(&b, i, "clock_reads/op", 3, "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", 3, "exact", "lower");
+		json_object_set_new(b.docs[i], "warnings", json_pack("[s]", text));
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	/* a run's warning reaches the verdict whole: it was cut at 300 */
+	snprintf(want, sizeof(want), "base runs (3 of 3): %s", text);
+	CHECK(has_warning(r.warnings, want));
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
