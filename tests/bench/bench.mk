@@ -35,9 +35,11 @@ $(O)/bench-shared-counter: tests/bench/shared_counter.c
 
 # The gate's error rates and power by seeded Monte Carlo through the
 # library (tests/bench/bench_gate_stats.c); goals printed beside them.
-$(O)/bench-gate-stats: tests/bench/bench_gate_stats.c tests/bench/bench_util.h $(O)/libclockprof.a
+# The realistic run is the unit tests' model (tests/unit/realistic_run.c).
+GATE_STATS_SRCS := tests/bench/bench_gate_stats.c tests/unit/realistic_run.c tests/unit/verdict_fixture.c
+$(O)/bench-gate-stats: $(GATE_STATS_SRCS) tests/bench/bench_util.h tests/unit/realistic_run.h $(O)/libclockprof.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(O)/libclockprof.a $(LDLIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $(GATE_STATS_SRCS) $(O)/libclockprof.a $(LDLIBS)
 
 # compare and report on huge run files: peak RSS and time per size, and
 # the measure limit's refusal (issue 12). Minutes; not part of `make bench`.

@@ -29,6 +29,7 @@
 #include "run_file.h"
 #include "stats.h"
 #include "bench_util.h"
+#include "realistic_run.h"
 
 #define MEASURES 20
 #define MAX_RUNS 30
@@ -144,112 +145,24 @@ static void shifts(double *s, double first, double rest)
 		s[k] = k ? rest : first;
 }
 
-/* A realistic run: what `clockprof run -r ... -e ...` writes, as values
- * drawn for one run. R requests a run. */
-#define R 500
-static const struct {
-	const char *name;
-	int exact;
-} real_measures[] = {
-	{ "clock_reads/op", 1 },		/* 5, every request */
-	{ "clock_reads@varying/op", 1 },	/* 5 or 6 at random */
-	{ "task-clock/op", 0 },			/* 20 us, 3% CV */
-	{ "instructions:u/op", 0 },		/* 50,000, 0.5% CV */
-	{ "cpu-migrations/op", 0 },		/* 0 in most runs */
-	{ "context-switches/op", 0 },		/* 0.3, 5% CV */
-	{ "page-faults/op", 0 },		/* about 0.01 */
-};
-#define NREAL (sizeof(real_measures) / sizeof(real_measures[0]))
-
-static double binomial_share(int n, double p)
-{
-	int k = 0;
-
-	for (int i = 0; i < n; i++)
-		k += uniform(&rng) < p;
-	return (double)k / n;
-}
-
-/* plus: reads per op the head adds to both clock measures. */
-static void real_values(double *v, double plus)
-{
-	double u = uniform(&rng);
-
-	v[0] = 5 + plus;
-	v[1] = 5 + binomial_share(R, 0.5) + plus;
-	v[2] = 20000 * exp(0.03 * normal());
-	v[3] = 50000 * exp(0.005 * normal());
-	v[4] = u < 0.7 ? 0 : (1 + (int)(3 * uniform(&rng))) / (double)R;
-	v[5] = 0.3 * exp(0.05 * normal());
-	v[6] = (5 + (int)(3 * uniform(&rng))) / (double)R;
-}
-
-static json_t *real_doc(int serial, const double *v)
-{
-	json_t *doc = run_doc(serial, v, 0), *m = json_object_get(doc, "measures");
-
-	for (size_t k = 0; k < NREAL; k++)
-		json_object_set_new(m, real_measures[k].name,
-				    json_pack("{s:f, s:s, s:s, s:s}", "value", v[k], "unit",
-					      real_measures[k].exact ? "reads/op" : "ns/op", "kind",
-					      real_measures[k].exact ? "exact" : "sampled",
-					      "better", "lower"));
-	return doc;
-}
-
-/* One realistic comparison under the default bounds: the verdict's
- * status, and in *caught the measures of the head's extra read that
- * regressed (bit 0: constant, bit 1: varying). */
-static enum cp_verdict_status real_one(size_t n, double plus, int *caught)
-{
-	static int serial = 1000000;
-	struct cp_compare_run runs[2 * MAX_RUNS];
-	struct cp_compare_side b = { runs, NULL, n }, h = { runs + n, NULL, n };
-	struct cp_compare_opts opts = { .alpha = 0.05, .fail_on_inconclusive = 1 };
-	struct cp_compare_result r;
-	struct cp_bounds bounds;
-	enum cp_verdict_status status;
-	double v[NREAL];
-
-	cp_bounds_init_defaults(&bounds);
-	for (size_t i = 0; i < 2 * n; i++) {
-		json_t *doc;
-
-		real_values(v, i >= n ? plus : 0);
-		doc = real_doc(serial++, v);
-		if (cp_compare_run_from_doc(doc, 0, &runs[i]))
-			abort();
-		json_decref(doc);
-	}
-	if (cp_compare(&b, &h, &bounds, &opts, &r, NULL))
-		abort();
-	status = r.status;
-	*caught = 0;
-	for (size_t i = 0; i < r.n; i++)
-		if (r.measures[i].status == CP_MEASURE_REGRESSED)
-			*caught |= !strcmp(r.measures[i].name, "clock_reads/op") ? 1 :
-				   !strcmp(r.measures[i].name, "clock_reads@varying/op") ? 2 : 0;
-	cp_compare_result_free(&r);
-	for (size_t i = 0; i < 2 * n; i++)
-		cp_compare_run_free(&runs[i]);
-	cp_bounds_free(&bounds);
-	return status;
-}
-
-/* The figures published in README.md and docs/bounds.md. */
+/* The figures published in README.md and docs/bounds.md, on the model
+ * the unit tests hold bounds files to (tests/unit/realistic_run.c). */
 static void default_bounds_figures(int trials)
 {
 	static const size_t ns[] = { 4, 5, 10 };
+	struct cp_bounds bounds;
 
-	printf("default bounds, --fail-on-inconclusive, a realistic run of %zu measures "
-	       "(%d requests a run):\n", NREAL, R);
+	cp_bounds_init_defaults(&bounds);
+	realistic_seed(rng);
+	printf("default bounds, --fail-on-inconclusive, a realistic run of %d measures "
+	       "(%d requests a run):\n", REALISTIC_MEASURES, REALISTIC_REQUESTS);
 	for (size_t i = 0; i < 3; i++) {
-		int pass = 0, caught_exact = 0, caught_varying = 0, c;
+		int pass = 0, caught_exact = 0, caught_varying = 0, c = 0;
 
 		for (int t = 0; t < trials; t++)
-			pass += real_one(ns[i], 0, &c) == CP_VERDICT_PASS;
+			pass += realistic_one(&bounds, ns[i], 0, NULL) == 1;
 		for (int t = 0; t < trials; t++) {
-			real_one(ns[i], 1, &c);
+			realistic_one(&bounds, ns[i], 1, &c);
 			caught_exact += c & 1;
 			caught_varying += (c & 2) != 0;
 		}
@@ -261,6 +174,7 @@ static void default_bounds_figures(int trials)
 		       ns[i] == 10 ? (caught_varying * 10 >= trials * 9 ? " (goal >= 90%: within)" :
 								   " (goal >= 90%: UNDER)") : "");
 	}
+	cp_bounds_free(&bounds);
 }
 
 int main(int argc, char **argv)

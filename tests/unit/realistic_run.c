@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench/bench_util.h"
 #include "compare.h"
 #include "realistic_run.h"
 #include "verdict_fixture.h"
 
-#define R 500
+#define R REALISTIC_REQUESTS
 #define MAX_N 32
 
 static const struct {
@@ -28,21 +29,13 @@ static const struct {
 	{ "page-faults/op", 0 },
 };
 #define NM (sizeof(measures) / sizeof(measures[0]))
+_Static_assert(NM == REALISTIC_MEASURES, "REALISTIC_MEASURES is the table's length");
 
 static unsigned long long rng;
 
-/* xorshift64*, as tests/bench/bench_util.h's. */
-static double uniform(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return ((rng * 2685821657736338717ULL) >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static double normal(void)
 {
-	double u1 = uniform(), u2 = uniform();
+	double u1 = uniform(&rng), u2 = uniform(&rng);
 
 	return sqrt(-2 * log(u1 > 1e-300 ? u1 : 1e-300)) * cos(2 * M_PI * u2);
 }
@@ -52,21 +45,21 @@ static double binomial_share(int n, double p)
 	int k = 0;
 
 	for (int i = 0; i < n; i++)
-		k += uniform() < p;
+		k += uniform(&rng) < p;
 	return (double)k / n;
 }
 
 static void draw(double *v, double plus)
 {
-	double u = uniform();
+	double u = uniform(&rng);
 
 	v[0] = 5 + plus;
 	v[1] = 5 + binomial_share(R, 0.5) + plus;
 	v[2] = 20000 * exp(0.03 * normal());
 	v[3] = 50000 * exp(0.005 * normal());
-	v[4] = u < 0.7 ? 0 : (1 + (int)(3 * uniform())) / (double)R;
+	v[4] = u < 0.7 ? 0 : (1 + (int)(3 * uniform(&rng))) / (double)R;
 	v[5] = 0.3 * exp(0.05 * normal());
-	v[6] = (5 + (int)(3 * uniform())) / (double)R;
+	v[6] = (5 + (int)(3 * uniform(&rng))) / (double)R;
 }
 
 static int run_of(double plus, struct cp_compare_run *run)
@@ -86,8 +79,25 @@ static int run_of(double plus, struct cp_compare_run *run)
 	return rc;
 }
 
-/* One comparison: 1 passed, 0 not, -1 not made. */
-static int one(struct cp_bounds *bounds, size_t n, double plus)
+void realistic_seed(unsigned long long seed)
+{
+	rng = seed;
+}
+
+/* Which of the clock measures regressed: bit 0 the constant one, bit 1
+ * the one that varies. */
+static int clock_measures_regressed(const struct cp_compare_result *r)
+{
+	int caught = 0;
+
+	for (size_t i = 0; i < r->n; i++)
+		if (r->measures[i].status == CP_MEASURE_REGRESSED)
+			caught |= !strcmp(r->measures[i].name, measures[0].name) ? 1 :
+				  !strcmp(r->measures[i].name, measures[1].name) ? 2 : 0;
+	return caught;
+}
+
+int realistic_one(struct cp_bounds *bounds, size_t n, double plus_reads, int *caught)
 {
 	struct cp_compare_run runs[2 * MAX_N] = { 0 };
 	struct cp_compare_side b = { runs, NULL, n }, h = { runs + n, NULL, n };
@@ -95,11 +105,15 @@ static int one(struct cp_bounds *bounds, size_t n, double plus)
 	struct cp_compare_result r;
 	int rc = -1;
 
+	if (n > MAX_N)
+		return -1;
 	for (size_t i = 0; i < 2 * n; i++)
-		if (run_of(i >= n ? plus : 0, &runs[i]))
+		if (run_of(i >= n ? plus_reads : 0, &runs[i]))
 			goto out;
 	if (cp_compare(&b, &h, bounds, &opts, &r, NULL) == 0) {
 		rc = r.exit_code == 0;
+		if (caught)
+			*caught = clock_measures_regressed(&r);
 		cp_compare_result_free(&r);
 	}
 out:
@@ -113,11 +127,9 @@ int realistic_passes(struct cp_bounds *bounds, size_t n, double plus_reads,
 {
 	int passed = 0;
 
-	if (n > MAX_N)
-		return -1;
-	rng = seed;
+	realistic_seed(seed);
 	for (int t = 0; t < pairs; t++) {
-		int rc = one(bounds, n, plus_reads);
+		int rc = realistic_one(bounds, n, plus_reads, NULL);
 
 		if (rc < 0)
 			return -1;
