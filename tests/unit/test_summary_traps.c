@@ -9,6 +9,7 @@
 
 #include "profile.h"
 #include "summary.h"
+#include "summary_fixture.h"
 #include "unit.h"
 
 static struct cp_event_spec task_clock = { .name = "task-clock", .unit = "ns" };
@@ -34,17 +35,6 @@ static void profile_of(struct cp_profile *p, enum cp_mechanism m, unsigned long 
 	p->counters = &task_clock_value;
 	p->nevents = 1;
 	p->counters_measured = true;
-}
-
-static char *summary_of(const struct cp_profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-
-	cp_summary_print(out, p, 0);
-	fclose(out);
-	return text;
 }
 
 TEST(summary_patch_without_traps_says_no_trap_cost)

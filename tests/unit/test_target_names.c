@@ -14,6 +14,7 @@
 #include "profile.h"
 #include "run_file.h"
 #include "summary.h"
+#include "summary_fixture.h"
 #include "target.h"
 #include "unit.h"
 
@@ -81,17 +82,6 @@ TEST(execfn_is_the_path_started_by)
 	CHECK(cp_proc_execfn(getpid(), path, sizeof(path)) == (ssize_t)strlen(mine));
 	CHECK_STR(path, mine);
 	CHECK(cp_proc_execfn(-1, path, sizeof(path)) == -1 && path[0] == '\0');
-}
-
-static char *summary_of(const struct cp_profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-
-	cp_summary_print(out, p, 0);
-	fclose(out);
-	return text;
 }
 
 static void profile_of(struct cp_profile *p, const char *exe, const char *exec_path,
