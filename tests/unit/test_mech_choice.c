@@ -2,6 +2,7 @@
  * choice before anything is counted and when a refusal may fall back
  * (lib/probe/mech/mech_choice.c), and the warnings a mechanism keeps for
  * its window (cp_mech_warn). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -74,4 +75,6 @@ TEST(mechanism_warnings_kept_each_once_and_counted_past_room)
 	CHECK_INT(m.nwarnings, CP_MECH_WARNINGS);
 	CHECK_INT(m.warnings_dropped, 5);
 	CHECK_STR(m.warnings[CP_MECH_WARNINGS - 1], "process 105 is not counted");
+	for (int i = 0; i < m.nwarnings; i++)	/* cp_mech_close's part, m being ours */
+		free(m.warnings[i]);
 }
