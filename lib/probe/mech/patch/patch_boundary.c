@@ -66,7 +66,8 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
  * pid alone, count nothing after the exec). Only where execs are followed
  * (forks followed, clockprof in the host's pid namespace: the session's
  * hold) and for a program, which an exec maps with the image: a library
- * is mapped later, by the dynamic linker, and stays a uprobe. */
+ * is mapped later, by the dynamic linker, and stays a uprobe. Whether it
+ * can be redirected is planned against the file (may_be_in_target). */
 static bool closed_at_exec(const struct cp_session_config *cfg, const struct cp_uprobe_point *f)
 {
 	struct stat st;
@@ -99,8 +100,8 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 	/* A launched command maps its C library later (add_pending) */
 	if (!cfg->boundary_func && cfg->launched)
 		return n > 0;
-	if (closed_at_exec(cfg, fns))
-		return true;
+	if (closed_at_exec(cfg, fns))	/* planned as an exec will map it */
+		return closing_redirects(0, fns, kinds, why, whylen) > 0;
 	/* A syscall's wrapper that cannot be redirected is left out: the
 	 * check against the kernel's syscalls finds it if it is called. */
 	for (int i = 0; i < n; i++)
