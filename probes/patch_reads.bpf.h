@@ -618,7 +618,10 @@ static long sum_child_requests(__u32 i, void *ctx)
  * fork and never touched: it cannot be read here, and holds nothing.
  * The first read of the table from here costs ~7 us on these VMs (a
  * short-lived child pays it once): the shared slot is not read for
- * nothing. */
+ * nothing. With the boundary closed in the target, at the last thread
+ * its requests too: a fork's, or a process's followed into the image it
+ * exec()ed (its table is that image's, fresh at the exec), not those of
+ * a member attach was given (its patch closes none). */
 static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
@@ -634,7 +637,8 @@ static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 	if (last && (p->flags & CP_PROC_SHARED_SLOT) &&
 	    !bpf_probe_read_user(words, sizeof(words), (void *)p->table))
 		add_child_slot(p, 0, words);
-	if (last && boundary_in_target && !(p->flags & CP_PROC_MEMBER)) {
+	if (last && boundary_in_target &&
+	    (!(p->flags & CP_PROC_MEMBER) || (p->flags & CP_PROC_REIMAGED))) {
 		struct child_requests_walk w = { .p = p, .tot = get_totals(),
 						 .requests = !wrapper_check.fallback_ns };
 

@@ -4,6 +4,7 @@ marked incomplete), SIGKILL (no probe left behind), and processes that are
 not the target are not probed."""
 import os
 import signal
+import struct
 import subprocess
 import time
 
@@ -250,3 +251,66 @@ def test_other_processes_not_probed(ctx):
     assert reads["total"] >= reads["in_requests"] > 0, reads
     assert {e: n for e, n in reads["by_entry"].items() if n} == {"clock_gettime": reads["total"]}, \
         ("the other process's gettimeofday reads were counted", reads["by_entry"])
+
+
+def served(exe, pid):
+    """How many requests callsites_target pid has served: its
+    callsites_served, read from its memory (callsites_common.h)."""
+    out = subprocess.run(["nm", exe], capture_output=True, text=True, check=True).stdout
+    at = next(int(f[0], 16) for f in (line.split() for line in out.splitlines())
+              if len(f) == 3 and f[2] == "callsites_served")
+    with open(f"/proc/{pid}/maps") as f:
+        base = min(int(line.split("-")[0], 16) for line in f if line.rstrip().endswith(exe))
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        mem.seek(base + at)
+        return struct.unpack("q", mem.read(8))[0]
+
+
+def test_a_boundary_in_a_file_another_process_runs(ctx):
+    """attach -r func:PROG:handle_request to one PROG beside another, both
+    running the same file: the target's requests are exact against
+    construction (callsites_target: 7 reads each; as many as it served
+    while the window was open, read from its memory), the other's code is
+    never changed and none of its requests or reads counted. With the
+    patch the boundary is closed in the target (a jump in its private copy
+    of the file's code: no trap); with uprobes the breakpoint is the
+    target's alone."""
+    exe = os.path.realpath(ctx.target("callsites_target"))
+    procs = [subprocess.Popen([exe, "0", "500"], stdout=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    target, other = procs
+    try:
+        for p in procs:
+            assert p.stdout.readline().startswith("ready "), "a callsites_target did not start"
+            wait_serving(p)
+        before = served(exe, target.pid)
+        proc, out = start_attach(ctx, target.pid, "-d", "30", "-e", "none", "-r",
+                                 f"func:{exe}:handle_request")
+        wait_attached(proc)
+        opened = served(exe, target.pid)
+        assert code_changed(target.pid) > 0, "no redirect or breakpoint in the target's code"
+        assert code_changed(other.pid) == 0, "the other process's code was changed"
+        time.sleep(0.5)
+        closing = served(exe, target.pid)
+        proc.send_signal(signal.SIGINT)
+        wait_ok(proc)
+        after = served(exe, target.pid)
+        assert other.poll() is None and target.poll() is None, "a callsites_target died"
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    run = ctx.load_json(out)
+    assert run["target"]["pid"] == target.pid, run["target"]
+    uniform(run, 7)
+    reads, rq = run["clock_reads"], run["request"]
+    print("served before, at the window, at SIGINT, after:", before, opened, closing, after,
+          "counted:", rq["count"], reads["total"], flush=True)
+    # every request the target served while the window was surely open, and
+    # none but the target's: at most what it served from before attach to
+    # after clockprof ended (the other's would add some 250 a 0.5 s)
+    assert closing - opened - 1 <= rq["count"] <= after - before, (before, opened, closing, after, rq)
+    assert reads["in_requests"] == 7 * rq["count"], (reads, rq)
+    assert reads["total"] <= 7 * (after - before + 1), (before, after, reads)
+    if ctx.counted() == "patch":
+        assert rq["closed_in_target"] and run["probe"]["hits"] == 0, (rq, run["probe"])

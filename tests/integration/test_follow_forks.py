@@ -175,17 +175,42 @@ def test_no_inherit_counts_the_target_alone(ctx):
     assert any("started 3 processes" in w for w in run["warnings"]), run["warnings"]
 
 
-def test_a_boundary_another_process_runs_is_not_followed(ctx):
-    """A func: boundary in a file another process runs (another instance
-    of the target's executable, outside its tree) would trap that process
-    too: the forks are not followed, and the warning names it."""
+def lingering_other(ctx):
+    """Another instance of fork_tree_target, outside any run's tree, that
+    lingers (reading nothing) until SIGTERM: the Popen and its pid."""
     other = subprocess.Popen([ctx.target("fork_tree_target"), "0", "1", "linger"],
                              stdout=subprocess.PIPE, text=True)
+    line = other.stdout.readline()
+    assert line.startswith("linger "), line
+    return other, int(line.split()[1])
+
+
+def test_a_boundary_another_process_runs_is_closed_in_the_tree(ctx):
+    """A func: boundary in a file another process runs (another instance
+    of the target's executable, outside its tree) is closed in the target
+    and its forks, with no uprobe on the file: the forks are followed and
+    counted exactly, and the other process is not touched."""
+    other, lingerer = lingering_other(ctx)
     try:
-        line = other.stdout.readline()
-        assert line.startswith("linger "), line
-        lingerer = int(line.split()[1])
         run, _ = run_tree(ctx, "func:serve_one", 2, 20)
+        check_tree(run, expected_tree(2, 20))
+        assert run["request"]["closed_in_target"] and run["probe"]["hits"] == 0, \
+            (run["request"], run["probe"])
+        assert not any("not followed" in w for w in run["warnings"]), run["warnings"]
+        assert code_changed(lingerer) == 0, "the other process's code was changed"
+    finally:
+        os.kill(lingerer, signal.SIGTERM)
+        other.wait(timeout=30)
+
+
+def test_a_probe_another_process_runs_is_not_followed(ctx):
+    """A --probe uprobe (which keeps the boundary a uprobe too) in a file
+    another process runs would trap that process as well: the forks are
+    not followed, and the warning names it."""
+    other, lingerer = lingering_other(ctx)
+    try:
+        exe = ctx.target("fork_tree_target")
+        run, _ = run_tree(ctx, "func:serve_one", 2, 20, extra=("--probe", f"{exe}:serve_one"))
         assert run["clock_reads"]["total"] == READS * 40, run["clock_reads"]
         assert any("not followed" in w and "also runs" in w for w in run["warnings"]), \
             run["warnings"]
@@ -193,6 +218,77 @@ def test_a_boundary_another_process_runs_is_not_followed(ctx):
     finally:
         os.kill(lingerer, signal.SIGTERM)
         other.wait(timeout=30)
+
+
+def launched_pid(proc):
+    """The pid of the command `clockprof run` (a Popen) launched: its
+    child."""
+    def child():
+        for tid in os.listdir(f"/proc/{proc.pid}/task"):
+            with open(f"/proc/{proc.pid}/task/{tid}/children") as f:
+                kids = f.read().split()
+            if kids:
+                return int(kids[0])
+        return None
+    for _ in range(600):
+        pid = child()
+        if pid:
+            return pid
+        assert proc.poll() is None, f"clockprof exited {proc.returncode}"
+        time.sleep(0.05)
+    raise AssertionError("clockprof launched nothing")
+
+
+def test_run_env_closes_a_boundary_another_process_runs_in_the_program(ctx):
+    """`run -r func:PROG:handle_request -- env PROG` beside an unrelated
+    PROG: the boundary is closed in the image env execs (held at its first
+    instruction, redirected there), not a uprobe on the file, so the
+    launched program's reads and requests are exact (callsites_target
+    600 300: 7 reads a request, 599 complete ones, its first a partial
+    one), nothing traps, and the other PROG's code is never changed (none
+    of its reads counted)."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows execs with the vDSO patch only (counting with {ctx.counted()})")
+    exe, out = ctx.target("callsites_target"), os.path.join(ctx.tmp, "env.json")
+    other = subprocess.Popen([exe, "0", "500"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().startswith("ready "), "the other did not start"
+        proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "-r",
+                                 f"func:{exe}:handle_request", "--", "env", exe, "600", "300"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        pid = launched_pid(proc)
+        # the program exec'd and redirected: a jump in its code (the
+        # control), none in the other's, while the window is open
+        changed = 0
+        for _ in range(400):
+            if proc.poll() is not None:
+                break
+            try:
+                if os.readlink(f"/proc/{pid}/exe") == exe and (changed := code_changed(pid)):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.01)
+        assert changed > 0, "no redirect seen in the launched program's code"
+        assert code_changed(other.pid) == 0, "the other process's code was changed"
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {err}"
+        assert other.poll() is None, "the other process died"
+    finally:
+        other.kill()
+        other.wait()
+    run = ctx.load_json(out)
+    reads, rq = run["clock_reads"], run["request"]
+    assert (reads["total"], reads["in_requests"]) == (7 * 600, 7 * 599), (reads, run["warnings"])
+    assert rq["count"] == 599 and rq["closed_in_target"], (rq, run["warnings"])
+    assert run["per_request"]["histogram"] == [[7, 599]], run["per_request"]
+    # one trap at most: env's execve (where an image's counts are summed
+    # before an exec), none per request
+    assert run["probe"]["hits"] <= 1, run["probe"]
+    assert [(r["pid"], r["reads"], r["requests"]) for r in run["processes"]] == \
+        [(pid, 7 * 600, 599)], run["processes"]
+    assert not any("not followed" in w or "not counted" in w or "uprobe" in w
+                   for w in run["warnings"]), run["warnings"]
 
 
 def test_a_shell_pipeline_is_counted_exactly(ctx):
@@ -229,7 +325,8 @@ def test_requests_of_a_program_a_shell_execs(ctx):
     """A func:FILE:SYMBOL boundary in the program a shell execs: its
     requests are counted in the process followed into it, exact (reads_target
     clock_gettime 3 50: 49 complete requests of 3 reads, its first a partial
-    one; a second run of it, 40 more of 2)."""
+    one; a second run of it, 40 more of 2), closed in each image exec'd
+    (redirected as it is held at the exec), with no trap per request."""
     if ctx.counted() != "patch":
         raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
     reads, out = ctx.target("reads_target"), os.path.join(ctx.tmp, "req.json")
@@ -242,6 +339,8 @@ def test_requests_of_a_program_a_shell_execs(ctx):
     assert [(r["reads"], r["requests"]) for r in rows] == [(150, 49), (82, 40)], rows
     assert run["request"]["count"] == 89, run["request"]
     assert run["per_request"]["histogram"] == [[2, 40], [3, 49]], run["per_request"]
+    assert run["request"]["closed_in_target"], (run["request"], run["warnings"])
+    assert run["probe"]["hits"] <= 2, run["probe"]  # at most one at each execve
 
 
 def process_state(pid):

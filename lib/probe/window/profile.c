@@ -200,6 +200,7 @@ static int configure(struct run *r, struct cp_profile *p, struct cp_error *err)
 	r->cfg = r->plain;
 	if (cp_mech_configure(p->mechanism, &r->cfg, err))
 		return -1;
+	cp_profile_check_follow(p, &r->cfg);
 	p->followed = r->cfg.follow_forks || r->cfg.nmembers;
 	return 0;
 }

@@ -178,16 +178,12 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 	return 0;
 }
 
-/* Following the target's forks, the boundary and --probe functions count
- * in every process that runs their files (session.c): not when another
- * process runs one of them already, whose every call would trap. Then
- * the forks are not followed, and the warning says why. */
-static void check_follow(struct cp_profile *p, struct cp_session_config *cfg)
+void cp_profile_check_follow(struct cp_profile *p, struct cp_session_config *cfg)
 {
 	const struct cp_uprobe_point *files[1 + CP_MAX_PROBES];
 	size_t n = 0;
 
-	if (cfg->boundary_func)
+	if (cfg->boundary_func && !cfg->boundary_in_target)
 		files[n++] = cfg->boundary_func;
 	for (int i = 0; i < cfg->nprobes && n < sizeof(files) / sizeof(files[0]); i++)
 		files[n++] = &cfg->probes[i];
@@ -245,7 +241,6 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->boundary_keep_uprobe = o->per_request_counters;
 	cfg->members = o->members;
 	cfg->nmembers = o->nmembers;
-	check_follow(p, cfg);
 	cfg->verbose = o->verbose;
 	/* Which mechanism opens first; the window configures the session for
 	 * it, and falls back from it while nothing is counted yet (profile.c). */

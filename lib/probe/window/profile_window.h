@@ -53,6 +53,15 @@ struct cp_window {
 void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Once the mechanism's part of cfg is in (cp_mech_configure): following
+ * the target's forks, a boundary uprobe and --probe functions count in
+ * every process that runs their files (session.c): not when another
+ * process runs one of them already, whose every call would trap. Then
+ * the forks are not followed, and the warning says why. A boundary the
+ * mechanism closes in the target places no uprobe, and leaves them
+ * followed (profile_prepare.c). */
+void cp_profile_check_follow(struct cp_profile *p, struct cp_session_config *cfg);
+
 /* Inspects the target, resolves the boundary and --probe functions into
  * boundary and probes[] (a syscall: boundary's C library functions into
  * wrappers[CP_SYSCALL_WRAPPERS_MAX]), chooses the mechanism to open first

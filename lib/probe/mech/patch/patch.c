@@ -116,7 +116,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 				       m->pid);
 		cp_patch_members_start(m, &st->members);
 	}
-	cp_patch_execs_follow(m, &st->members, cp_patch_boundary_file(&st->boundary));	/* those held before the window */
+	cp_patch_execs_follow(m, &st->members, &st->boundary);	/* those held before the window */
 	return 0;
 }
 
@@ -124,7 +124,7 @@ static void patch_follow_execs(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
 
-	cp_patch_execs_follow(m, &st->members, cp_patch_boundary_file(&st->boundary));
+	cp_patch_execs_follow(m, &st->members, &st->boundary);
 }
 
 /* The patch's own proof (its self-test ran at open; a launched target's

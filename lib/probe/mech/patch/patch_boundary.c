@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "clock_points.h"
+#include "elf_program.h"
 #include "elf_symbols.h"
 #include "error.h"
 #include "mechanism.h"
@@ -57,6 +58,25 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 	return 2;
 }
 
+/* A func: boundary in a program that the launched command does not map
+ * (`run -- env prog`, `run -- sh -c prog`): closed in the image of each
+ * followed process that execs it (cp_patch_boundary_exec), as it is held
+ * there before its first instruction, rather than a uprobe on the file,
+ * which would fire in every process that runs it (or, for the target's
+ * pid alone, count nothing after the exec). Only where execs are followed
+ * (forks followed, clockprof in the host's pid namespace: the session's
+ * hold) and for a program, which an exec maps with the image: a library
+ * is mapped later, by the dynamic linker, and stays a uprobe. Whether it
+ * can be redirected is planned against the file (may_be_in_target). */
+static bool closed_at_exec(const struct cp_session_config *cfg, const struct cp_uprobe_point *f)
+{
+	struct stat st;
+
+	return cfg->boundary_func && cfg->launched && cfg->follow_forks && !cfg->pidns.ino &&
+	       !stat(f->path, &st) && !cp_redirect_place_maps(cfg->pid, &st) &&
+	       cp_elf_is_program(f->path);
+}
+
 /* Whether a boundary may close its requests in the target, and why
  * not. Not with members (attach -p PID,..., --tree, --cgroup: each has its
  * own patch, whose code is not the target's); the target's forks run it
@@ -80,6 +100,8 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 	/* A launched command maps its C library later (add_pending) */
 	if (!cfg->boundary_func && cfg->launched)
 		return n > 0;
+	if (closed_at_exec(cfg, fns))	/* planned as an exec will map it */
+		return closing_redirects(0, fns, kinds, why, whylen) > 0;
 	/* A syscall's wrapper that cannot be redirected is left out: the
 	 * check against the kernel's syscalls finds it if it is called. */
 	for (int i = 0; i < n; i++)
@@ -143,8 +165,11 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 	}
 	b->in_target = true;
 	b->wrapped = !cfg->boundary_func;
+	b->func = cfg->boundary_func;
 	if (stat(f->path, &b->file))
 		memset(&b->file, 0, sizeof(b->file));
+	if ((b->at_exec = closed_at_exec(cfg, f)))
+		return 0;	/* nothing of it in the target's own image */
 	if (b->wrapped && cfg->launched) {	/* its C library is not mapped yet */
 		b->pending = f;
 		b->npending = n;
@@ -201,7 +226,8 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 
 	if (!b->started)
 		add_pending(b, m, p, path);
-	if (!b->in_target || !pts->syscall_offset || !p)
+	/* closed at an exec: the image exec'd counts none of syscall() */
+	if (!b->in_target || b->at_exec || !pts->syscall_offset || !p)
 		return false;
 	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) || fn.offset != pts->syscall_offset)
 		fn.size = 0;
@@ -227,9 +253,13 @@ int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
 	return b->switch_pending ? cp_vdso_patch_switch(p, err) : 0;
 }
 
-const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b)
+int cp_patch_boundary_exec(const struct cp_patch_boundary *b, struct cp_vdso_patch *p, pid_t pid,
+			   char *why, size_t whylen)
 {
-	return b->in_target && b->file.st_ino ? &b->file : NULL;
+	if (!b->in_target || !b->func || !b->file.st_ino ||
+	    !cp_redirect_place_maps(pid, &b->file))
+		return 0;
+	return cp_patch_boundary_redirect(p, pid, b->func, why, whylen) ? -1 : 0;
 }
 
 /* A syscall: boundary's wrappers were found to miss a syscall of the
@@ -249,10 +279,12 @@ static bool wrappers_missed(struct cp_patch_boundary *b, struct cp_mech *m)
 }
 
 /* Whether the target's request blocks hold counts of the run's: its
- * requests, or its reads through syscall(). */
+ * requests, or its reads through syscall(). A boundary closed at an exec
+ * has none in the target's own image (the image exec'd is a member's,
+ * read as a fork's). */
 static bool blocks_count(const struct cp_patch_boundary *b)
 {
-	return b->in_target || b->syscall_counted;
+	return (b->in_target && !b->at_exec) || b->syscall_counted;
 }
 
 bool cp_patch_boundary_read(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p)

@@ -37,6 +37,12 @@ struct cp_patch_boundary {
 					 * blocks hold its reads, even once
 					 * the requests are no longer closed
 					 * in the target */
+	bool at_exec;			/* a func: boundary in a program the
+					 * launched command has yet to exec
+					 * (`run -- env prog`): closed in each
+					 * image that an exec followed maps it
+					 * in, none in the target's own */
+	const struct cp_uprobe_point *func;	/* a func: boundary's function */
 	struct stat file;		/* the boundary's file */
 	struct cp_patch_sites forks_in_requests;	/* the running forks' reads
 						 * inside their requests, by site */
@@ -70,9 +76,14 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
  * came (their file not mapped): the boundary is sys_enter's. */
 int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
 			    struct cp_vdso_patch *p, struct cp_error *err);
-/* The file of the boundary closed in the target, for a new image to be
- * checked against (NULL: none). */
-const struct stat *cp_patch_boundary_file(const struct cp_patch_boundary *b);
+/* A followed process held at its exec, its new image prepared in p (not
+ * yet armed): a func: boundary closed in the target is redirected there
+ * too when that image maps its file, so that its requests are closed in
+ * its own table (read as a fork's are). 0: done or nothing to do; -1
+ * with why: it maps the file but cannot be redirected (its requests are
+ * not counted). */
+int cp_patch_boundary_exec(const struct cp_patch_boundary *b, struct cp_vdso_patch *p, pid_t pid,
+			   char *why, size_t whylen);
 
 /* The requests read now, before the counts: true when read. A syscall:
  * boundary's that a syscall not through its wrappers made the session's

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,9 +22,9 @@
 #include "hijack.h"
 #include "monotonic.h"
 #include "mechanism.h"
+#include "patch_boundary.h"
 #include "patch_execs.h"
 #include "patch_members.h"
-#include "redirect_place.h"
 #include "session_probes.h"
 #include "test_hook.h"
 #include "vdso_patch.h"
@@ -76,15 +75,20 @@ static int take_hold(pid_t pid, int *sig)
 
 /* The held process pid's new image patched and handed to the session as
  * a member of its own, counting from the zeros of its fresh table; still
- * held. */
+ * held. A program that holds the boundary closed in the target closes its
+ * requests in that table too (a redirect placed before it is armed). */
 static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid,
-			   struct cp_error *err)
+			   const struct cp_patch_boundary *b, struct cp_error *err)
 {
 	struct cp_vdso_patch *p = NULL;
+	char why[200];
 	bool armed;
 
 	if (cp_vdso_patch_prepare(pid, true, &p, err))
 		return -1;
+	if (b && cp_patch_boundary_exec(b, p, pid, why, sizeof(why)))
+		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary, which cannot be closed in its image: its requests are not counted (%.150s)",
+			     (int)pid, why);
 	armed = cp_vdso_patch_arm_held(p, pid, err) == 0;
 	if (armed) {
 		cp_vdso_patch_mark_fresh(p);
@@ -119,7 +123,7 @@ static void kill_at_step(void)
 }
 
 static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid,
-		       const struct stat *boundary_file)
+		       const struct cp_patch_boundary *b)
 {
 	struct cp_error err = { 0 };
 	unsigned delay_ms = cp_test_hook("CLOCKPROF_TEST_EXEC_HOLD_MS");
@@ -134,11 +138,8 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 	if (!held)
 		cp_fail(&err, CP_EXIT_PROFILE, errno == EPERM ?
 			"it is traced by another process" : "it could not be held");
-	else if (patch_new_image(m, ms, pid, &err) == 0)
+	else if (patch_new_image(m, ms, pid, b, &err) == 0)
 		err.msg[0] = 0;
-	if (!err.msg[0] && boundary_file && cp_redirect_place_maps(pid, boundary_file))
-		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary: its requests are not counted (the boundary is closed in the target's image; --per-request-counters keeps it a uprobe, which follows every process)",
-			 (int)pid);
 	if (err.msg[0]) {
 		cp_session_exec_unfollowed(m->s, (uint32_t)pid);
 		cp_mech_warn(m, "process %d is not counted after its exec: %s", (int)pid, err.msg);
@@ -152,12 +153,12 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 }
 
 void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms,
-			   const struct stat *boundary_file)
+			   const struct cp_patch_boundary *b)
 {
 	uint32_t pids[EXECS_AT_ONCE];
 	size_t n;
 
 	while ((n = cp_session_take_execs(m->s, pids, EXECS_AT_ONCE)) > 0)
 		for (size_t i = 0; i < n; i++)
-			follow_one(m, ms, (pid_t)pids[i], boundary_file);
+			follow_one(m, ms, (pid_t)pids[i], b);
 }

@@ -14,12 +14,12 @@ struct cp_patch_members;
 
 /* Each process held since the last call patched (joining ms) or, where it
  * cannot be, let go uncounted from its exec (each such said with
- * cp_mech_warn); let go either way. boundary_file: the file (its stat) of
- * a request boundary closed in the target's image (NULL: none), which a
- * new image does not redirect: one that maps it is said (its requests
- * are not counted). */
-struct stat;
+ * cp_mech_warn); let go either way. b: the request boundary (NULL: none);
+ * one closed in the target is closed in a new image that maps its file
+ * too (cp_patch_boundary_exec), or that image's requests are said not
+ * counted. */
+struct cp_patch_boundary;
 void cp_patch_execs_follow(struct cp_mech *m, struct cp_patch_members *ms,
-			   const struct stat *boundary_file);
+			   const struct cp_patch_boundary *b);
 
 #endif

@@ -91,14 +91,17 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
  * running one's read from its table (with its reads through syscall()),
  * an exited one's reads through syscall() as the program summed them (its
  * requests it added to the window's itself). in_requests NULL: its reads
- * through syscall() only (the session's program closed its requests). */
+ * through syscall() only (the session's program closed its requests). A
+ * process followed into the image it exec()ed is read so too: its table
+ * is that image's, fresh at the exec (patch_execs.h); a member attach
+ * was given is not (its patch closes none). */
 static void fork_requests(const struct cp_followed *f, bool hres, struct cp_totals *t,
 			  struct cp_mech_proc *mp, struct cp_patch_sites *in_requests)
 {
 	static const struct cp_patch_requests_mark zeros;
 	struct cp_patch_requests r;
 
-	if (f->p.flags & CP_PROC_MEMBER)
+	if ((f->p.flags & CP_PROC_MEMBER) && !(f->p.flags & CP_PROC_REIMAGED))
 		return;
 	if (f->p.flags & CP_PROC_IN_SUMS) {
 		mp->reads += cp_patch_syscalls_add(f->p.syscall_sums, NULL, &t->all);

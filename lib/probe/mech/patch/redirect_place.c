@@ -158,7 +158,7 @@ static uint64_t code_end(int fd, const GElf_Phdr *seg, uint64_t start, uint64_t 
 /* The padding before and after the function (file offset off, size
  * bytes, at func in the target): between it and its neighbours, when
  * they are known, 64 bytes at most, nops and int3s in the file and the
- * same in the target. */
+ * same in the target (pid 0: the file's alone). */
 static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_t off,
 		      uint64_t size, uint64_t func, struct cp_redirect_room *room)
 {
@@ -179,7 +179,7 @@ static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_
 		uint64_t at = func + (gap[i][0] - lo);
 
 		if (len < 5 || (size_t)pread(fd, in_file, len, (off_t)(off + (gap[i][0] - lo))) != len ||
-		    cp_proc_mem_read(pid, at, now, len) || memcmp(in_file, now, len) ||
+		    (pid && (cp_proc_mem_read(pid, at, now, len) || memcmp(in_file, now, len))) ||
 		    !is_padding(in_file, len))
 			continue;
 		room->pad[i][0] = at;
@@ -222,6 +222,41 @@ static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t
 	return -1;
 }
 
+/* pid 0: the first 64-byte place past the segment's end in its last
+ * page, as an exec of the file would map it (no code of the segment's
+ * there; choose_tramp checks a running target's bytes too). */
+static int tramp_in_file(const GElf_Phdr *seg, const struct cp_redirect_fn *fn, uint64_t call,
+			 struct cp_redirect_place *out, char *why, size_t whylen)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), end = seg->p_vaddr + seg->p_filesz;
+	uint64_t t = (end + 63) & ~63ul;
+
+	if (t + CP_REDIRECT_TRAMP_SIZE > ((end + page - 1) & ~(page - 1))) {
+		snprintf(why, whylen, "its file's executable segment has no room left in its last page for a trampoline");
+		return -1;
+	}
+	return cp_redirect_plan_make(out->kind, fn, t, call, &out->plan, why, whylen);
+}
+
+/* The function's bytes (size, and fn->tail past it) in the file at off
+ * and in pid at fn->func (pid 0: the file's as both), into fn. */
+static int read_code(pid_t pid, int fd, uint64_t off, struct cp_redirect_fn *fn, uint8_t **file,
+		     uint8_t **live)
+{
+	size_t len = fn->size + fn->tail;
+
+	if (!(*file = malloc(len)) || !(*live = malloc(len)) ||
+	    pread(fd, *file, len, (off_t)off) != (ssize_t)len)
+		return -1;
+	if (!pid)
+		memcpy(*live, *file, len);
+	else if (cp_proc_mem_read(pid, fn->func, *live, len))
+		return -1;
+	fn->file = *file;
+	fn->live = *live;
+	return 0;
+}
+
 /* Another tool's uprobe on the instruction the jump displaces (file
  * offsets [at, at + len)): refused, naming who holds it (its breakpoint,
  * once in the code, is refused too, as bytes that differ from the
@@ -243,7 +278,7 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 {
 	struct cp_redirect_room room;
 	struct cp_redirect_fn fn = { .room = &room };
-	struct cp_proc_map m, last;
+	struct cp_proc_map m = { .perms = "r-x" }, last;
 	struct stat st;
 	GElf_Phdr seg;
 	Elf *elf = NULL;
@@ -267,24 +302,22 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 	seg_end = seg.p_offset + seg.p_filesz;
 	size = off + size <= seg_end ? size : seg_end - off;
 	snprintf(why, whylen, "the target does not map it (yet)");
-	if (!find_mapping(pid, &st, off, &m))
+	if (pid && !find_mapping(pid, &st, off, &m))
 		goto out;
-	fn.func = m.start + (off - m.offset);
+	fn.func = pid ? m.start + (off - m.offset) : seg.p_vaddr + (off - seg.p_offset);
 	snprintf(why, whylen, "its code cannot be read");
 	fn.tail = seg_end - (off + size) < 8 ? seg_end - (off + size) : 8;
-	if (!(file = malloc(size + fn.tail)) || !(live = malloc(size + fn.tail)) ||
-	    pread(fd, file, size + fn.tail, (off_t)off) != (ssize_t)(size + fn.tail) ||
-	    cp_proc_mem_read(pid, fn.func, live, size + fn.tail))
-		goto out;
-	fn.file = file;
-	fn.live = live;
 	fn.size = size;
+	if (read_code(pid, fd, off, &fn, &file, &live))
+		goto out;
 	out->prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 		    PROT_EXEC;
 	if (sym_size == size)	/* its end known: the padding after it too */
 		find_room(pid, fd, elf, &seg, off, size, fn.func, &room);
 	snprintf(why, whylen, "the end of its segment is not mapped");
-	if (find_mapping(pid, &st, seg_end - 1, &last))
+	if (!pid)
+		rc = tramp_in_file(&seg, &fn, call, out, why, whylen);
+	else if (find_mapping(pid, &st, seg_end - 1, &last))
 		rc = choose_tramp(pid, fd, &last, seg_end, &fn, call, out, why, whylen);
 	/* a site found (planned, or refused for bytes someone changed) */
 	if (out->plan.len &&

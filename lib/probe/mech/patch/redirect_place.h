@@ -31,7 +31,9 @@ bool cp_redirect_place_maps(pid_t pid, const struct stat *st);
 
 /* The redirect of the function at file offset off (size bytes: its
  * symbol's) of the file at path, calling the code at call. 0, or -1 with
- * why. */
+ * why. pid 0: planned against the file alone, as an exec of it would map
+ * it (its own addresses, its bytes, zeros past its segment's end): whether
+ * it can be redirected in a process that has yet to map it. */
 int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, uint64_t off,
 		      uint64_t size, uint64_t call, struct cp_redirect_place *out, char *why,
 		      size_t whylen);
