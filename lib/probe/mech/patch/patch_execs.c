@@ -87,7 +87,7 @@ static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t
 	if (cp_vdso_patch_prepare(pid, true, &p, err))
 		return -1;
 	if (b && cp_patch_boundary_exec(b, p, pid, why, sizeof(why)))
-		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary, which cannot be closed in its image: its requests are not counted (%.150s)",
+		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary, which cannot be closed in its image: its requests are not counted (%s)",
 			     (int)pid, why);
 	armed = cp_vdso_patch_arm_held(p, pid, err) == 0;
 	if (armed) {
