@@ -77,7 +77,7 @@ static void print_requests(struct cp_vdso_patch *p)
 }
 
 /* prepare, the boundary (SYMBOL of the target's executable) added, apply,
- * mark: cp_vdso_patch_attach with a redirect (on both paths past the
+ * switch, mark: cp_vdso_patch_attach with a redirect (on both paths past the
  * function's first branch where its start has no room, as clockprof's). */
 static int attach_with_boundary(pid_t pid, const char *symbol, struct cp_vdso_patch **p,
 				struct cp_error *err)
@@ -96,7 +96,7 @@ static int attach_with_boundary(pid_t pid, const char *symbol, struct cp_vdso_pa
 		cp_vdso_patch_free(*p);
 		return cp_fail(err, CP_EXIT_PROFILE, "boundary %s: %s", symbol, why);
 	}
-	if (cp_vdso_patch_apply(*p, err) || cp_vdso_patch_mark(*p)) {
+	if (cp_vdso_patch_apply(*p, err) || cp_vdso_patch_switch(*p, err) || cp_vdso_patch_mark(*p)) {
 		cp_vdso_patch_detach(*p, &(struct cp_error){ 0 });
 		return -1;
 	}

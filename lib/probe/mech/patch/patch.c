@@ -91,10 +91,8 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	    cp_patch_boundary_open(&st->boundary, m, st->patch, cfg, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
-	if (!st->launched) {
+	if (!st->launched)
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
-		note_pauses(m);
-	}
 	if (cp_patch_members_open(m, cfg->members, cfg->nmembers, &st->members))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	return 0;
@@ -104,8 +102,12 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
-	if (cp_patch_boundary_start(&st->boundary, m, st->patch, err))
+	/* The sites switched now, the wrappers' rules and frame hops written
+	 * since open (a read before its wrapper's rule would claim its
+	 * thread's site at the wrapper for good: cp_vdso_patch_switch). */
+	if (!st->launched && cp_vdso_patch_switch(st->patch, err))
 		return -1;
+	cp_patch_boundary_start(&st->boundary, m);
 	if (st->launched) {
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
 			return -1;
@@ -114,6 +116,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 		if (cp_vdso_patch_mark(st->patch))
 			return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read",
 				       m->pid);
+		note_pauses(m);
 		cp_patch_members_start(m, &st->members);
 	}
 	cp_patch_execs_follow(m, &st->members, &st->boundary);	/* those held before the window */
@@ -192,7 +195,7 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 	uint64_t pcs[16];
 	size_t n = 0;
 
-	if (cp_patch_boundary_syscall(&st->boundary, m, patched_image(m), st->launched, path, pts))
+	if (cp_patch_boundary_syscall(&st->boundary, m, patched_image(m), path, pts))
 		counted.syscall_offset = 0;	/* counted in the target: no uprobe */
 	if (cp_mech_attach_syscall_only(m, path, &counted, err))
 		return -1;

@@ -217,7 +217,7 @@ static void add_pending(struct cp_patch_boundary *b, struct cp_mech *m, struct c
  * traps. One that cannot be is said: its reads trap, and are in no
  * request. */
 bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
-			       struct cp_vdso_patch *p, bool launched, const char *path,
+			       struct cp_vdso_patch *p, const char *path,
 			       const struct cp_clock_points *pts)
 {
 	struct cp_elf_function fn = { .size = 0 };
@@ -235,7 +235,6 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 		snprintf(why, sizeof(why), "mapped after the window started");
 	else if (!cp_vdso_patch_add_redirect(p, CP_REDIRECT_SYSCALL, path, pts->syscall_offset,
 					     fn.size, why, sizeof(why))) {
-		b->switch_pending |= !launched;
 		b->syscall_counted = true;
 		return true;
 	}
@@ -244,13 +243,11 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	return false;
 }
 
-int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
-			    struct cp_vdso_patch *p, struct cp_error *err)
+void cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m)
 {
 	if (b->npending)	/* the command never mapped the wrappers' file */
 		pending_to_sys_enter(b, m, "the command did not map the C library clockprof resolved them in");
 	b->started = true;
-	return b->switch_pending ? cp_vdso_patch_switch(p, err) : 0;
 }
 
 int cp_patch_boundary_exec(const struct cp_patch_boundary *b, struct cp_vdso_patch *p, pid_t pid,

@@ -31,8 +31,6 @@ struct cp_patch_boundary {
 					 * dynamic linker maps them */
 	int npending;
 	bool started;			/* the window has started */
-	bool switch_pending;		/* syscall() redirected after the sites
-					 * were switched (attach): at start */
 	bool syscall_counted;		/* syscall() redirected: the request
 					 * blocks hold its reads, even once
 					 * the requests are no longer closed
@@ -69,13 +67,13 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
  * command is let go; else at start). True when it is: its uprobe is not
  * placed. */
 bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
-			       struct cp_vdso_patch *p, bool launched, const char *path,
+			       struct cp_vdso_patch *p, const char *path,
 			       const struct cp_clock_points *pts);
-/* The window starts (attach): what was redirected since the sites were
- * switched is switched now. A launched command's wrappers that never
- * came (their file not mapped): the boundary is sys_enter's. */
-int cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m,
-			    struct cp_vdso_patch *p, struct cp_error *err);
+/* The window starts (its redirects were switched with the vDSO's sites,
+ * cp_vdso_patch_switch, or are as a launched command is let go). A
+ * launched command's wrappers that never came (their file not mapped):
+ * the boundary is sys_enter's. */
+void cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m);
 /* A followed process held at its exec, its new image prepared in p (not
  * yet armed): a func: boundary closed in the target is redirected there
  * too when that image maps its file, so that its requests are closed in

@@ -144,8 +144,28 @@ static int hand_over(struct cp_mech *m, const struct cp_patch_member *mb)
 	return rc;
 }
 
+/* Its sites switched, once the target's rules are written (as the
+ * target's: cp_vdso_patch_switch); one that cannot be is left out. */
+static bool switched(struct cp_mech *m, const struct cp_patch_member *mb)
+{
+	struct cp_error err = { 0 };
+
+	if (cp_vdso_patch_switch(mb->patch, &err) == 0)
+		return true;
+	cp_vdso_patch_detach(mb->patch, &(struct cp_error){ 0 });
+	free(mb->exe);
+	cp_mech_warn(m, "process %d is not counted (%s)", (int)mb->pid, err.msg);
+	return false;
+}
+
 void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms)
 {
+	size_t k = 0;
+
+	for (size_t i = 0; i < ms->n; i++)
+		if (switched(m, &ms->v[i]))
+			ms->v[k++] = ms->v[i];
+	ms->n = k;
 	for (size_t i = 0; i < ms->n; i++) {
 		int e;
 

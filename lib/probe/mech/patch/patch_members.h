@@ -32,7 +32,8 @@ struct cp_patch_members {
 	size_t n, cap;
 };
 
-/* Patches each of pids[0..n) (their vDSO switched, nothing counted yet);
+/* Patches each of pids[0..n) (their tables mapped, their vDSO switched
+ * at start, after the rules: nothing counted yet);
  * one that cannot be is left out, said with cp_mech_warn. -1 out of memory. */
 int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			  struct cp_patch_members *out);
@@ -44,8 +45,9 @@ int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_
  * member whose code is where the target's is. */
 void cp_patch_members_set_rules(const struct cp_patch_members *ms, const struct cp_unwind_table *t);
 void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t *pcs, size_t n);
-/* The window opens: each member counted from now on, handed to the
- * session with its counts now (where its threads' exits count from). */
+/* The window opens: each member switched (one that cannot be is left
+ * out, said) and counted from now on, handed to the session with its
+ * counts now (where its threads' exits count from). */
 void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms);
 /* The member that is process pid; NULL: none. */
 const struct cp_patch_member *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid);

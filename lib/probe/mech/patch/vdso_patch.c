@@ -574,17 +574,27 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 }
 
 /* A fresh table is mapped by a first pass of the stub, its code written
- * and its rules, before a second pass switches the sites to it. */
+ * and whatever rules are known; the sites are switched to it later
+ * (cp_vdso_patch_switch), once the wrappers' rules are in. */
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int rc;
-
 	if (!p->info.reused && (run_stub(p, CP_VDSO_CMD_PATCH, false, err) || wait_stub(p, err)))
 		return -1;
 	if (cp_patch_table_open(&p->table, p->pid, p->plan.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	if (write_count(p, err) || write_rules(p, err))
-		return -1;
+	return write_count(p, err) || write_rules(p, err) ? -1 : 0;
+}
+
+/* A read that comes before its wrapper's rule claims its site in its
+ * thread's block at the wrapper, and every later read of that thread
+ * there is counted at once where it was claimed (vdso_count.S): the
+ * sites switched after the rules, each thread's reads are named at their
+ * callers, as under run. The vDSO's sites and the redirects planned so
+ * far are switched by one pass of the stub. */
+int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	int rc;
+
 	p->patched = true;
 	if (run_stub(p, CP_VDSO_CMD_PATCH, true, err))
 		return -1;
@@ -781,14 +791,6 @@ int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind ki
 	return 0;
 }
 
-int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err)
-{
-	if (run_stub(p, CP_VDSO_CMD_PATCH, true, err) || wait_stub(p, err))
-		return -1;
-	return sites_read(p, true) ? 0 : cp_fail(err, CP_EXIT_PROFILE,
-		"a function redirected in process %d changed while it was switched (another tool?)", p->pid);
-}
-
 int cp_vdso_patch_read_requests(struct cp_vdso_patch *p)
 {
 	struct iovec local = { p->table.words, CP_PATCH_TABLE_SIZE };
@@ -919,7 +921,8 @@ int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error 
 
 	if (cp_vdso_patch_prepare(pid, false, out, err))
 		return -1;
-	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_mark(*out)) {
+	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_switch(*out, err) ||
+	    cp_vdso_patch_mark(*out)) {
 		cp_vdso_patch_detach(*out, &ignored);
 		*out = NULL;
 		if (!err->msg[0])

@@ -53,8 +53,10 @@ struct cp_vdso_patch_info {
 
 /* The steps, for a window that must place them (lib/probe/mech/patch/
  * patch.c): prepare checks what forbids the patch and writes the code into
- * the vDSO's unused end (nothing runs it yet); apply switches the sites
- * through one thread held for an instant; arm_held instead redirects a
+ * the vDSO's unused end (nothing runs it yet); apply maps the table
+ * through one thread held for an instant, and switch (once the wrappers'
+ * rules are written: cp_vdso_patch_set_rules) the sites, the same way;
+ * arm_held instead redirects a
  * thread clockprof already holds under ptrace (a launched command), which
  * switches them when let go, and confirm then waits for that (1: the
  * target has already exited, nothing to confirm); mark starts
@@ -66,6 +68,7 @@ struct cp_vdso_patch_info {
 int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
 			  struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
+int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
 int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
 /* The window opens: the counts' base and the requests' epoch. */
@@ -106,7 +109,9 @@ void cp_vdso_patch_settle(struct cp_vdso_patch *p, const uint64_t sums[CP_PATCH_
 			  struct cp_patch_sites *sites);
 /* The rules for stepping out of t's clock wrappers, for the thunks' call
  * sites: written into the table as soon as it is mapped (now, if it is),
- * before the window's mark; later calls add the rules not there yet.
+ * before the sites are switched (a thread's site first read before its
+ * wrapper's rule stays at the wrapper); later calls add the rules not
+ * there yet.
  * A launched command is sent through the stub twice for them: once to
  * map the table, then to switch the sites (cp_vdso_patch_arm_held). */
 int cp_vdso_patch_set_rules(struct cp_vdso_patch *p, const struct cp_unwind_table *t,
@@ -131,13 +136,10 @@ const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p);
  * there, or the C library's syscall(), counting a clock read through it.
  * The function at file offset off (size bytes) of the file at path is
  * planned now and its trampoline written; its site is switched with the
- * vDSO's (apply, arm_held, switch) and back (restore). 0, or -1 with why:
+ * vDSO's (switch, arm_held) and back (restore). 0, or -1 with why:
  * the session's uprobe stays. */
 int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind, const char *path,
 			       uint64_t off, uint64_t size, char *why, size_t whylen);
-/* The redirects added since the sites were switched, switched too (the
- * vDSO's sites, switched already, stay so). */
-int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err);
 /* The requests the boundary closed since the mark, and the reads
  * through syscall() (their blocks: patch_requests.h), read now: read
  * before the counts (cp_vdso_patch_read), they hold no read the counts
