@@ -32,7 +32,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso7\0"
+h_magic:	.ascii "clockprof-vdso8\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -51,6 +51,9 @@ h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, swapped,
 				 * redirected functions (prot: its page's
 				 * protection, put back after; 0: a site in
 				 * the vDSO) */
+h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
+				 * holds the patch (patch_owner.h); written by
+				 * clockprof alone, never by the stub */
 
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the

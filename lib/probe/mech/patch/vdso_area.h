@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso7"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso8"
 #define CP_VDSO_AREA_MAX_REDIRECTS 6	/* a request boundary (a syscall's: two
 					 * wrappers, each on two paths),
 					 * syscall() twice */
@@ -29,6 +29,12 @@ struct cp_vdso_area_site {
 					 * and put back; 0: a site in the vDSO */
 };
 
+/* The clockprof that holds the patch (patch_owner.h): its pid and start
+ * time (/proc/PID/stat's, ticks after boot); zeros: none. */
+struct cp_vdso_area_owner {
+	uint64_t pid, start;
+};
+
 /* The header at the start of the area (vdso_area.S's h_* words). */
 struct cp_vdso_area_header {
 	char magic[16];
@@ -42,6 +48,7 @@ struct cp_vdso_area_header {
 	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
 	uint64_t resume;		/* where cp_vdso_stop sends a held thread on */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
+	struct cp_vdso_area_owner owner;
 };
 
 /* The table's layout (counters, wrapper rules, site blocks, a page of
@@ -68,7 +75,7 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 _Static_assert(CP_VDSO_AREA_MAX_SITES == 9,
 	       "vdso_area.S holds a site for each of 3 entries and 6 redirects");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0x1e0,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0x1f0,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
+#include "patch_owner.h"
 #include "patch_requests.h"
 #include "patch_sites.h"
 #include "patch_table.h"
@@ -48,6 +50,7 @@ struct cp_vdso_patch {
 	uint64_t resume;		/* a round trip's: where the held thread was */
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
+	bool owned;			/* its header names this clockprof (patch_owner.h) */
 	struct cp_patch_rules rules;	/* to write once the table is mapped */
 	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
 	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
@@ -240,6 +243,39 @@ static bool earlier_request_in_flight(const struct cp_vdso_plan *plan, const uin
 	return leftover_header(plan, target, &h) && h.gen_req != h.gen_done;
 }
 
+/* Refused while another clockprof that lives holds the patch (its
+ * header, if the image has one, says who; a fork's copy names its
+ * parent's): its window is counted from these counts and request blocks,
+ * and its detach would switch back what this one switched. */
+static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target,
+			struct cp_error *err)
+{
+	struct cp_vdso_area_header h;
+	pid_t other;
+
+	if (!leftover_header(&p->plan, target, &h) || !(other = cp_patch_owner_live_other(&h.owner)))
+		return 0;
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "process %d runs the vDSO patch of another clockprof (process %d), which one clockprof holds at a time",
+		       p->pid, other);
+}
+
+static uint64_t header_addr(const struct cp_vdso_patch *p);
+
+/* This clockprof named in the header (its code is written: the header
+ * is there) as the patch's holder. */
+static int claim(struct cp_vdso_patch *p)
+{
+	struct cp_vdso_area_owner self;
+
+	cp_patch_owner_self(&self);
+	if (cp_proc_mem_write(p->pid, header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+			      &self, sizeof(self)))
+		return -1;
+	p->owned = true;
+	return 0;
+}
+
 /* Reads the target's image, plans the patch from the pristine one and
  * writes the code; on the first try, 1 (nothing written) while an earlier
  * clockprof's stub request is in flight. */
@@ -265,13 +301,15 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
 	else if (make_plan(p, pristine, target, start, end - start, table, why, sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
+	else if (refuse_owned(p, target, err))
+		;	/* err names the holder */
 	else if (first && earlier_request_in_flight(&p->plan, target))
 		rc = 1;
 	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
 			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)", p->pid,
 			(unsigned long long)differs);
-	else if (write_code(p, target))
+	else if (write_code(p, target) || claim(p))
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	else
 		rc = 0;
@@ -337,13 +375,16 @@ static void wait_earlier_request(const struct cp_vdso_patch *p)
  * flight, if any, is done. */
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
+	int lock = cp_patch_owner_lock(p->pid);	/* the look and the claim, one step */
 	int rc = prepare_once(p, true, err);
 
-	if (rc != 1)
-		return rc;
-	wait_earlier_request(p);
-	cp_vdso_plan_free(&p->plan);
-	return prepare_once(p, false, err);
+	if (rc == 1) {
+		wait_earlier_request(p);
+		cp_vdso_plan_free(&p->plan);
+		rc = prepare_once(p, false, err);
+	}
+	cp_patch_owner_unlock(lock);
+	return rc;
 }
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
@@ -855,6 +896,7 @@ const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p)
 void cp_vdso_patch_forget(struct cp_vdso_patch *p)
 {
 	p->patched = false;
+	p->owned = false;	/* its header went with the image */
 }
 
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
@@ -903,10 +945,27 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 	return rc;
 }
 
+/* The header no longer names this clockprof, if it still does (a record
+ * another wrote since is left alone): the next clockprof may patch. */
+static void release(struct cp_vdso_patch *p)
+{
+	struct cp_vdso_area_owner self, none = { 0 };
+	struct cp_vdso_area_header h;
+
+	if (!p->owned || read_header(p, &h) || memcmp(h.magic, CP_VDSO_AREA_MAGIC, 16))
+		return;
+	cp_patch_owner_self(&self);
+	if (!memcmp(&h.owner, &self, sizeof(self)))
+		cp_proc_mem_write(p->pid, header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+				  &none, sizeof(none));
+	p->owned = false;
+}
+
 void cp_vdso_patch_free(struct cp_vdso_patch *p)
 {
 	if (!p)
 		return;
+	release(p);
 	cp_patch_table_close(&p->table);
 	cp_patch_requests_free(&p->requests);
 	cp_patch_rules_free(&p->rules);

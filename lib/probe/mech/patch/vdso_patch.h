@@ -95,7 +95,8 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
  * must not be patched (then nothing of the target was changed, or only
  * its vDSO's unused end): 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no
- * thread pointer, a vDSO changed by another tool, ptrace refused. */
+ * thread pointer, a vDSO changed by another tool, ptrace refused, another
+ * clockprof that holds its patch (patch_owner.h; prepare refuses it). */
 int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
 
 /* What was counted since the mark: 0. Once the target cannot be read (it

@@ -1,0 +1,78 @@
+/* patch_owner.c - see patch_owner.h: the holder of a target's patch,
+ * recorded, recognized alive, and the lock its look and claim take. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "monotonic.h"
+#include "patch_owner.h"
+#include "procfs.h"
+
+/* How long another clockprof's look and claim are waited for: they take
+ * milliseconds, a preempted one on a loaded host a few hundred. */
+#define OWNER_LOCK_WAIT_S 2.0
+
+/* pid's start time, 0 when it is not a live process (gone, or a zombie:
+ * a SIGKILLed clockprof its parent has not reaped yet counts nothing). */
+static uint64_t live_start(pid_t pid)
+{
+	struct cp_proc_stat st;
+
+	if (pid <= 0 || cp_proc_stat_read(pid, &st) || st.state == 'Z' || st.state == 'X')
+		return 0;
+	return st.start_time;
+}
+
+void cp_patch_owner_self(struct cp_vdso_area_owner *o)
+{
+	pid_t self = getpid();
+
+	*o = (struct cp_vdso_area_owner){ (uint64_t)self, live_start(self) };
+}
+
+pid_t cp_patch_owner_live_other(const struct cp_vdso_area_owner *o)
+{
+	struct cp_vdso_area_owner self;
+
+	if (!o->pid || o->pid > (uint64_t)INT32_MAX)
+		return 0;
+	cp_patch_owner_self(&self);
+	if (o->pid == self.pid && o->start == self.start)
+		return 0;
+	/* A pid that a later process reuses has another start time. */
+	return live_start((pid_t)o->pid) == o->start ? (pid_t)o->pid : 0;
+}
+
+int cp_patch_owner_lock(pid_t target)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	socklen_t len;
+
+	if (fd < 0)
+		return -1;
+	/* An abstract name: nothing on disk, freed when the socket closes,
+	 * by the kernel too when its clockprof is killed. */
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+			  snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "clockprof-patch-owner-%d",
+				   (int)target));
+	for (double until = cp_monotonic_s() + OWNER_LOCK_WAIT_S;; usleep(1000)) {
+		if (!bind(fd, (struct sockaddr *)&a, len))
+			return fd;
+		if (errno != EADDRINUSE || cp_monotonic_s() > until)
+			break;
+	}
+	close(fd);
+	return -1;
+}
+
+void cp_patch_owner_unlock(int lock)
+{
+	if (lock >= 0)
+		close(lock);
+}
