@@ -276,14 +276,26 @@ struct {
 	__uint(max_entries, 4096);
 } exec_events SEC(".maps");
 
+/* When the process whose leader is task started, as its procs element
+ * keeps it (cp_proc.start_ticks). */
+static __always_inline __u64 start_ticks_of(struct task_struct *leader)
+{
+	return BPF_CORE_READ(leader, start_boottime) / CP_NS_PER_TICK;
+}
+
 /* The current process's element of procs when it is followed (and runs
- * the target's image still), else NULL. */
+ * the target's image still), else NULL. An element whose process exited
+ * is not one that has since been given its pid. */
 static __always_inline struct cp_proc *followed_proc(void)
 {
 	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
 	struct cp_proc *p;
 
 	if (!follow_procs || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
+		return NULL;
+	task = bpf_get_current_task_btf();
+	if (p->start_ticks != start_ticks_of(task->group_leader))
 		return NULL;
 	return p->flags & CP_PROC_EXECED ? NULL : p;
 }
@@ -1068,6 +1080,7 @@ static __always_inline bool follow_target_exec(__u32 host_tgid)
 	c.pid = target_tgid;
 	c.ppid = tgid_in_ns(task->real_parent);
 	c.start_ns = bpf_ktime_get_ns();
+	c.start_ticks = start_ticks_of(task->group_leader);
 	bpf_get_current_comm(c.comm, sizeof(c.comm));
 	if (bpf_map_update_elem(&procs, &host_tgid, &c, BPF_NOEXIST) ||
 	    !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
@@ -1115,6 +1128,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.pid = tgid_in_ns(child);
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
+	c.start_ticks = start_ticks_of(child);	/* a new process: its own leader */
 	parent_proc = followed_proc();
 	c.table = table_of(parent_proc);	/* the copy is where its parent's is */
 	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;

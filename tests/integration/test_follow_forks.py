@@ -865,3 +865,64 @@ def test_nginx_attach_tree_on_the_master(ctx):
           f"truth {reads} in {truth}", flush=True)
     assert abs(got - truth) <= max(TOLERANCE * truth, 2), (got, truth)
     assert abs(in_req - reads) <= max(TOLERANCE * reads, 4), (in_req, reads)
+
+
+def _started_at(pid, argv, tries=5000):
+    """argv started outside clockprof's tree as process pid (the kernel's
+    ns_last_pid set just below it; another process may take it first, so
+    tried again); None when it never got it."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        if proc.pid == pid:
+            return proc
+        proc.kill()
+        proc.wait()
+    return None
+
+
+def test_a_process_reusing_an_exited_childs_pid_is_not_followed(ctx):
+    """A followed child exits; a process clockprof never followed gets its
+    pid at once (while the child's entry may still be listed) and execs:
+    it is not held at its exec nor patched, and no row nor warning names
+    it (its start time is not the child's)."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        raise Skip("no /proc/sys/kernel/ns_last_pid to choose a pid with")
+    reads = ctx.target("reads_target")
+    said, out = os.path.join(ctx.tmp, "child-pid"), os.path.join(ctx.tmp, "reuse.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
+                             "/bin/sh", "-c", f"/bin/sh -c 'echo $$ > {said}'; sleep 4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    other = None
+    try:
+        assert wait_file(said, 60, written=True), "the child never ran"
+        with open(said) as f:
+            child = int(f.read())
+        for _ in range(1000):
+            if process_state(child) in (None, "Z"):
+                break
+            time.sleep(0.002)
+        while process_state(child) is not None:
+            time.sleep(0.002)
+        other = _started_at(child, [reads, "clock_gettime", "1", "200"])
+        if other is None:
+            raise Skip(f"pid {child} was taken by another process each time")
+        assert other.wait(timeout=60) == 0
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if other and other.poll() is None:
+            other.kill()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    run = ctx.load_json(out)
+    rows = [r for r in run["processes"] if r["pid"] == child]
+    assert all(os.path.basename(r["executable"] or "") != "reads_target" for r in rows), rows
+    assert not any("reads_target" in str(r.get("executable")) for r in run["processes"]), \
+        run["processes"]
+    assert not any(str(child) in w for w in run["warnings"]), run["warnings"]
+
