@@ -88,6 +88,8 @@ __u32 target_execed;
  * followed ones that exec()ed another program. User space says so. */
 __u32 target_forks;
 __u32 procs_execed;
+/* ... of which traced by another process at their exec (not held). */
+__u32 procs_traced;
 /* Hold a followed process that execs at its new image's first
  * instruction, for user space to patch that image (on_target_exec): set
  * by user space once it reads exec_events (before the clock window opens,
@@ -1047,6 +1049,18 @@ int BPF_PROG(on_target_prepare_exec)
 	return 0;
 }
 
+/* Whether another process (a debugger, strace) traces the current one:
+ * a SIGSTOP would be its tracer's to see first, which may keep it
+ * stopped (gdb) or pass it on after clockprof's SIGCONT, and clockprof
+ * cannot seize it, so it is not held. clockprof's own trace of the
+ * command it launched is not another's. */
+static __always_inline bool traced_by_another(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->ptrace && (__u32)BPF_CORE_READ(task, parent, tgid) != selftest_tgid;
+}
+
 /* A followed process held before its new image's first instruction: a
  * SIGSTOP, which user space turns into a ptrace stop at once (a SIGKILLed
  * clockprof leaves it to run: lib/probe/mech/patch/patch_execs.c), and an
@@ -1055,7 +1069,13 @@ static __always_inline bool hold_exec(struct cp_proc *p, __u32 host_tgid)
 {
 	__u32 *ev;
 
-	if (!hold_execs || !(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
+	if (!hold_execs)
+		return false;
+	if (traced_by_another()) {
+		__sync_fetch_and_add(&procs_traced, 1);
+		return false;
+	}
+	if (!(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
 		return false;
 	*ev = host_tgid;
 	if (bpf_send_signal(19 /* SIGSTOP */)) {
