@@ -88,6 +88,8 @@ __u32 target_execed;
  * followed ones that exec()ed another program. User space says so. */
 __u32 target_forks;
 __u32 procs_execed;
+/* ... of which traced by another process at their exec (not held). */
+__u32 procs_traced;
 /* Hold a followed process that execs at its new image's first
  * instruction, for user space to patch that image (on_target_exec): set
  * by user space once it reads exec_events (before the clock window opens,
@@ -276,14 +278,26 @@ struct {
 	__uint(max_entries, 4096);
 } exec_events SEC(".maps");
 
+/* When the process whose leader is task started, as its procs element
+ * keeps it (cp_proc.start_ticks). */
+static __always_inline __u64 start_ticks_of(struct task_struct *leader)
+{
+	return BPF_CORE_READ(leader, start_boottime) / CP_NS_PER_TICK;
+}
+
 /* The current process's element of procs when it is followed (and runs
- * the target's image still), else NULL. */
+ * the target's image still), else NULL. An element whose process exited
+ * is not one that has since been given its pid. */
 static __always_inline struct cp_proc *followed_proc(void)
 {
 	__u32 host_tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task;
 	struct cp_proc *p;
 
 	if (!follow_procs || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
+		return NULL;
+	task = bpf_get_current_task_btf();
+	if (p->start_ticks != start_ticks_of(task->group_leader))
 		return NULL;
 	return p->flags & CP_PROC_EXECED ? NULL : p;
 }
@@ -1035,6 +1049,18 @@ int BPF_PROG(on_target_prepare_exec)
 	return 0;
 }
 
+/* Whether another process (a debugger, strace) traces the current one:
+ * a SIGSTOP would be its tracer's to see first, which may keep it
+ * stopped (gdb) or pass it on after clockprof's SIGCONT, and clockprof
+ * cannot seize it, so it is not held. clockprof's own trace of the
+ * command it launched is not another's. */
+static __always_inline bool traced_by_another(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+	return task->ptrace && (__u32)BPF_CORE_READ(task, parent, tgid) != selftest_tgid;
+}
+
 /* A followed process held before its new image's first instruction: a
  * SIGSTOP, which user space turns into a ptrace stop at once (a SIGKILLed
  * clockprof leaves it to run: lib/probe/mech/patch/patch_execs.c), and an
@@ -1043,7 +1069,13 @@ static __always_inline bool hold_exec(struct cp_proc *p, __u32 host_tgid)
 {
 	__u32 *ev;
 
-	if (!hold_execs || !(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
+	if (!hold_execs)
+		return false;
+	if (traced_by_another()) {
+		__sync_fetch_and_add(&procs_traced, 1);
+		return false;
+	}
+	if (!(ev = bpf_ringbuf_reserve(&exec_events, sizeof(*ev), 0)))
 		return false;
 	*ev = host_tgid;
 	if (bpf_send_signal(19 /* SIGSTOP */)) {
@@ -1068,6 +1100,7 @@ static __always_inline bool follow_target_exec(__u32 host_tgid)
 	c.pid = target_tgid;
 	c.ppid = tgid_in_ns(task->real_parent);
 	c.start_ns = bpf_ktime_get_ns();
+	c.start_ticks = start_ticks_of(task->group_leader);
 	bpf_get_current_comm(c.comm, sizeof(c.comm));
 	if (bpf_map_update_elem(&procs, &host_tgid, &c, BPF_NOEXIST) ||
 	    !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
@@ -1115,6 +1148,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.pid = tgid_in_ns(child);
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
+	c.start_ticks = start_ticks_of(child);	/* a new process: its own leader */
 	parent_proc = followed_proc();
 	c.table = table_of(parent_proc);	/* the copy is where its parent's is */
 	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;

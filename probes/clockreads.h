@@ -397,6 +397,9 @@ enum cp_proc_flag {
 				 * started: its reads are all in its sums */
 };
 
+/* The kernel's USER_HZ (clock_t ticks, /proc/PID/stat), fixed in its ABI. */
+#define CP_NS_PER_TICK 10000000ULL
+
 struct cp_proc {
 	__u32 pid;		/* in clockprof's pid namespace; 0 not in it */
 	__u32 ppid;		/* its parent's, likewise */
@@ -408,6 +411,11 @@ struct cp_proc {
 	char comm[16];		/* at its exit or exec */
 	__u64 table;		/* its vDSO patch table: its parent's address
 				 * (a forked copy), or a member's own */
+	/* Its start in clock ticks after boot (/proc/PID/stat's field 22,
+	 * CP_NS_PER_TICK): with the pid, its identity. An exited process's
+	 * entry stays until a later drain; a process that gets its pid
+	 * meanwhile is not it (never counted, held or patched as it). */
+	__u64 start_ticks;
 	/* The vDSO patch: its threads' slots, each added as the thread exited
 	 * (the table is the process's own: it is wiped at fork), and its
 	 * shared slot at its last thread's. */

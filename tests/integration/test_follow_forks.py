@@ -964,3 +964,148 @@ def test_nginx_attach_tree_on_the_master(ctx):
           f"truth {reads} in {truth}", flush=True)
     assert abs(got - truth) <= max(TOLERANCE * truth, 2), (got, truth)
     assert abs(in_req - reads) <= max(TOLERANCE * reads, 4), (in_req, reads)
+
+
+def _started_at(pid, argv, tries=5000):
+    """argv started outside clockprof's tree as process pid (the kernel's
+    ns_last_pid set just below it; another process may take it first, so
+    tried again); None when it never got it."""
+    for _ in range(tries):
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(pid - 1))
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        if proc.pid == pid:
+            return proc
+        proc.kill()
+        proc.wait()
+    return None
+
+
+def test_a_process_reusing_an_exited_childs_pid_is_not_followed(ctx):
+    """A followed child exits; a process clockprof never followed gets its
+    pid at once (while the child's entry may still be listed) and execs:
+    it is not held at its exec nor patched, and no row nor warning names
+    it (its start time is not the child's)."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    if not os.path.exists("/proc/sys/kernel/ns_last_pid"):
+        raise Skip("no /proc/sys/kernel/ns_last_pid to choose a pid with")
+    reads = ctx.target("reads_target")
+    said, out = os.path.join(ctx.tmp, "child-pid"), os.path.join(ctx.tmp, "reuse.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
+                             "/bin/sh", "-c", f"/bin/sh -c 'echo $$ > {said}'; sleep 4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    other = None
+    try:
+        assert wait_file(said, 60, written=True), "the child never ran"
+        with open(said) as f:
+            child = int(f.read())
+        for _ in range(1000):
+            if process_state(child) in (None, "Z"):
+                break
+            time.sleep(0.002)
+        while process_state(child) is not None:
+            time.sleep(0.002)
+        other = _started_at(child, [reads, "clock_gettime", "1", "200"])
+        if other is None:
+            raise Skip(f"pid {child} was taken by another process each time")
+        assert other.wait(timeout=60) == 0
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if other and other.poll() is None:
+            other.kill()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    run = ctx.load_json(out)
+    rows = [r for r in run["processes"] if r["pid"] == child]
+    assert all(os.path.basename(r["executable"] or "") != "reads_target" for r in rows), rows
+    assert not any("reads_target" in str(r.get("executable")) for r in run["processes"]), \
+        run["processes"]
+    assert not any(str(child) in w for w in run["warnings"]), run["warnings"]
+
+
+def _descendants(pid):
+    """The processes below pid now."""
+    kids, found = {}, []
+    for p in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                kids.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
+        except (OSError, ValueError, IndexError):
+            continue
+    todo = [pid]
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            found.append(k)
+            todo.append(k)
+    return found
+
+
+def test_a_child_traced_by_strace_is_not_left_stopped(ctx):
+    """A followed shell runs `strace -f` on a program: the program, traced
+    by strace at its exec, is not held there (clockprof cannot take it
+    from strace) and runs to its end, never left stopped; the run ends
+    and says it was not counted from its exec, naming the tracer."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    strace = next((d + "/strace" for d in ("/usr/bin", "/bin") if os.path.exists(d + "/strace")),
+                  None)
+    if not strace:
+        raise Skip("strace is not installed")
+    reads = ctx.target("reads_target")
+    marker, out = os.path.join(ctx.tmp, "traced-done"), os.path.join(ctx.tmp, "traced.json")
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "--",
+                             "/bin/sh", "-c", f"{strace} -f -o /dev/null {reads} clock_gettime 2 3"
+                             f" && echo ok > {marker}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped = []
+    try:
+        for _ in range(1200):
+            if proc.poll() is not None:
+                break
+            stopped = [p for p in _descendants(proc.pid) if process_state(p) in ("t", "T")]
+            if stopped:
+                time.sleep(2)	# a hold that is let go soon is not left
+                stopped = [p for p in stopped if process_state(p) in ("t", "T")]
+                if stopped:
+                    break
+            time.sleep(0.05)
+        assert not stopped, f"left stopped: {[(p, process_state(p)) for p in stopped]}"
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        for p in stopped:
+            os.kill(p, signal.SIGCONT)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert wait_file(marker, 10), "the traced program did not finish"
+    run = ctx.load_json(out)
+    traced = [w for w in run["warnings"] if "traced" in w]
+    assert traced and "not counted" in traced[0], run["warnings"]
+
+
+def test_a_child_gdb_runs_gets_no_stop_of_clockprofs(ctx):
+    """gdb, the target, runs a program: clockprof's hold at that program's
+    exec is not made (gdb traces it; taken late by a test hook, the hold's
+    SIGSTOP reached gdb first, which stopped the program and, in batch
+    mode, killed it): the program exits normally and the run says it was
+    not counted from its exec."""
+    if ctx.counted() != "patch":
+        raise Skip(f"run follows forks with the vDSO patch only (counting with {ctx.counted()})")
+    gdb = next((d + "/gdb" for d in ("/usr/bin", "/bin") if os.path.exists(d + "/gdb")), None)
+    if not gdb:
+        raise Skip("gdb is not installed")
+    out = os.path.join(ctx.tmp, "gdb.json")
+    env = dict(os.environ, CLOCKPROF_TEST_EXEC_HOLD_MS="500")
+    proc = ctx.run("run", "-q", "-e", "none", "-o", out, "--", gdb, "-nx", "-batch",
+                   "-ex", "run", "--args", ctx.target("reads_target"), "clock_gettime", "1", "1",
+                   env=env)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    assert "SIGSTOP" not in said and "exited normally" in said, said
+    run = ctx.load_json(out)
+    traced = [w for w in run["warnings"] if "traced by another process" in w]
+    assert traced and "not counted" in traced[0], run["warnings"]

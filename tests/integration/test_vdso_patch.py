@@ -441,3 +441,28 @@ def test_patch_keeps_reads_before_an_exec_and_leaves_children_apart(ctx):
     run = run_patch(ctx, "--no-inherit", "--", target, "fork", 5, 30)
     assert run["clock_reads"]["total"] == 10, (run["clock_reads"], run["warnings"])
     assert any("started 1 process " in w for w in run["warnings"]), run["warnings"]
+
+
+def test_a_failed_table_mmap_does_not_block_the_next_attach(ctx):
+    """The stub's mmap of the table fails with EEXIST (a test hook plans
+    the table where the vDSO itself is, as when the target maps that place
+    first): that attach is refused, saying so; the next one maps its table
+    where there is room and patches (it planned the taken place again, and
+    failed there, every time); the target runs on right."""
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        out = os.path.join(ctx.tmp, "eexist.json")
+        args = ("attach", "-q", "--mechanism", "patch", "-d", "0.2", "-e", "none", "-o", out,
+                target.pid)
+        proc = ctx.run(*args, env=dict(os.environ, CLOCKPROF_TEST_TABLE_TAKEN=str(target.pid)))
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "could not be mapped" in proc.stderr and "error 17" in proc.stderr, proc.stderr
+        target.go(10)
+        for attempt in range(2):
+            proc = ctx.run(*args)
+            assert proc.returncode == 0, f"attach {attempt + 2}: {proc.stderr}"
+            assert ctx.load_json(out)["clock_reads"]["mechanism"] == "patch"
+        target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

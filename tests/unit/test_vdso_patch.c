@@ -148,3 +148,40 @@ TEST(seccomp_interpreter_sees_the_instruction_pointer_and_arguments)
 	/* A load the kernel would refuse (unaligned): treated as a kill. */
 	CHECK(cp_seccomp_run(&bad, 1, &d) == SECCOMP_RET_KILL_PROCESS);
 }
+
+/* A synthetic image: this process's vDSO with the bytes where its plan
+ * put springboards made code (push %rbp), as a function without a
+ * symbol between two others would be: no springboard is placed over
+ * them (the plan takes other padding, another site, or gives up). */
+TEST(vdso_plan_places_springboards_only_over_padding)
+{
+	struct cp_vdso_plan plan, again;
+	const uint8_t *image;
+	uint8_t *synthetic;
+	char why[256];
+	int springboards = 0;
+
+	CHECK(own_plan(&plan, &image) == 0);
+	synthetic = malloc(plan.size);
+	memcpy(synthetic, image, plan.size);
+	for (int i = 0; i < plan.nsites; i++)
+		if (plan.site[i].jump_len == 2) {
+			memset(synthetic + plan.site[i].springboard, 0x55, 5);
+			springboards++;
+		}
+	if (!springboards) {
+		free(synthetic);
+		cp_vdso_plan_free(&plan);
+		unit_skip("this kernel's vDSO plan takes no springboard");
+		return;
+	}
+	if (cp_vdso_plan_make(synthetic, plan.size, plan.base, plan.table, &again, why,
+			      sizeof(why)) == 0) {
+		for (int i = 0; i < again.nsites; i++)
+			for (uint64_t b = 0; again.site[i].jump_len == 2 && b < 5; b++)
+				CHECK(synthetic[again.site[i].springboard + b] != 0x55);
+		cp_vdso_plan_free(&again);
+	}
+	free(synthetic);
+	cp_vdso_plan_free(&plan);
+}

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -13,6 +14,41 @@
 
 #include "clockreads.h"
 #include "exec_guard.h"
+
+/* When process tgid started (/proc/TGID/stat's field 22, clock ticks
+ * after boot); 0 when gone. System calls only: the guard calls it. */
+static uint64_t start_ticks(uint32_t tgid)
+{
+	char path[32] = "/proc/", digits[12], buf[1024];
+	uint64_t v = 0;
+	size_t k = 0, at = 6;
+	ssize_t n;
+	int fd, field = 2;
+
+	do
+		digits[k++] = (char)('0' + tgid % 10);
+	while ((tgid /= 10) && k < sizeof(digits));
+	while (k)
+		path[at++] = digits[--k];
+	memcpy(path + at, "/stat", 6);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* comm may hold spaces and ')': the fields resume after the last ')' */
+	while (n > 0 && buf[n - 1] != ')')
+		n--;
+	for (ssize_t i = n; n > 0 && buf[i] && buf[i] != '\n'; i++) {
+		if (buf[i] == ' ')
+			field++;
+		else if (field == 22 && buf[i] >= '0' && buf[i] <= '9')
+			v = v * 10 + (uint64_t)(buf[i] - '0');
+	}
+	return v;
+}
 
 size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark)
 {
@@ -22,6 +58,9 @@ size_t cp_exec_held_release_one(int procs_fd, uint32_t host_tgid, uint32_t mark)
 		return 0;
 	p.flags = (p.flags & ~(__u32)CP_PROC_EXEC_HELD) | mark;
 	bpf_map_update_elem(procs_fd, &host_tgid, &p, BPF_EXIST);
+	/* gone while held: whoever has its pid now was never stopped */
+	if (start_ticks(host_tgid) != p.start_ticks)
+		return 0;
 	return kill((pid_t)host_tgid, SIGCONT) == 0;
 }
 

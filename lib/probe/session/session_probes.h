@@ -76,6 +76,9 @@ size_t cp_session_take_execs(struct cp_session *s, uint32_t *out, size_t max);
  * table (zeros): followed from now on as a member, its old image's reads
  * kept in its sums (CP_PROC_REIMAGED). The caller lets it go. */
 int cp_session_reimage(struct cp_session *s, uint32_t host_tgid, uint64_t table);
+/* Whether the process host_tgid is now the one followed under that pid
+ * (its start time the same), not one given the pid since it exited. */
+bool cp_session_still_followed(const struct cp_session *s, uint32_t host_tgid);
 /* ... or not followed from its exec on (CP_PROC_EXECED), and let go. */
 void cp_session_exec_unfollowed(struct cp_session *s, uint32_t host_tgid);
 /* The target exec()ed and is followed into its new image as a process of

@@ -58,6 +58,15 @@ int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, stru
 				    sizeof(*out), 0) ? -1 : 0;
 }
 
+bool cp_session_still_followed(const struct cp_session *s, uint32_t host_tgid)
+{
+	struct cp_proc_stat st;
+	struct cp_proc p;
+
+	return cp_session_followed_one(s, host_tgid, &p) == 0 &&
+	       cp_proc_stat_read((pid_t)host_tgid, &st) == 0 && st.start_time == p.start_ticks;
+}
+
 /* Whether tgid is among v[0..n). */
 static bool has_tgid(const uint32_t *v, size_t n, uint32_t tgid)
 {
@@ -108,6 +117,7 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 			     .flags = CP_PROC_MEMBER | (sites ? 0 : CP_PROC_NO_SITES),
 			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
 	__u32 key = (__u32)pid;
+	struct cp_proc_stat st;
 	size_t used = 0;
 
 	if (s->skel->rodata->pidns_ino) {
@@ -124,6 +134,9 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 			return -1;
 	}
 	cp_proc_comm(pid, p.comm, sizeof(p.comm));
+	if (cp_proc_stat_read(pid, &st))
+		return -1;
+	p.start_ticks = st.start_time;
 	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
 }
 

@@ -434,10 +434,10 @@ static void read_counters(struct run *r, struct cp_profile *p)
  * so that a count lower than expected is explained. */
 static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 {
-	unsigned forks, followed_execed;
+	unsigned forks, followed_execed, traced;
 	bool execed;
 
-	cp_session_lifecycle(s, &execed, &forks, &followed_execed);
+	cp_session_lifecycle(s, &execed, &forks, &followed_execed, &traced);
 	if (execed)
 		cp_profile_warn(p, "the target exec()ed a new program during the window: its clock "
 				"reads from the exec on are not counted (the probes were in the old image)");
@@ -452,6 +452,13 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 				forks == 1 ? "" : "es", forks == 1 ? "its" : "their",
 				p->mechanism == CP_MECHANISM_PATCH || !p->launched ? "" :
 				"; run follows the processes it forks with the vDSO patch only");
+	if (traced)
+		cp_profile_warn(p, "%u process%s the target started %s traced by another process "
+				"(a debugger, strace) at %s exec: not held there to be patched, %s "
+				"clock reads from the exec on are not counted", traced,
+				traced == 1 ? "" : "es", traced == 1 ? "was" : "were",
+				traced == 1 ? "its" : "their", traced == 1 ? "its" : "their");
+	followed_execed -= traced < followed_execed ? traced : followed_execed;
 	if (followed_execed)
 		cp_profile_warn(p, "%u process%s the target started exec()ed another program: "
 				"%s clock reads from the exec on are not counted", followed_execed,

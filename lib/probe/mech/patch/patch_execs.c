@@ -57,11 +57,23 @@ static int wait_stop(pid_t pid, int *sig)
 	}
 }
 
-/* The program's hold turned into clockprof's (see the top). */
-static int take_hold(pid_t pid, int *sig)
+/* The program's hold turned into clockprof's (see the top). The pid is
+ * the held process's only if its start time is (checked once seized,
+ * when the pid can no longer change hands): one that exited while held
+ * may have given it to a process clockprof must not touch (ESRCH). */
+static int take_hold(struct cp_mech *m, pid_t pid, int *sig)
 {
+	if (!cp_session_still_followed(m->s, (uint32_t)pid)) {
+		errno = ESRCH;
+		return -1;
+	}
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD))
 		return -1;
+	if (!cp_session_still_followed(m->s, (uint32_t)pid)) {
+		ptrace(PTRACE_DETACH, pid, 0, 0);
+		errno = ESRCH;
+		return -1;
+	}
 	cp_patch_step();
 	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) || wait_stop(pid, sig)) {
 		ptrace(PTRACE_DETACH, pid, 0, 0);
@@ -134,7 +146,9 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 		usleep(delay_ms * 1000);
 	if ((kill_step = cp_test_hook("CLOCKPROF_TEST_EXEC_KILL_STEP")))
 		cp_patch_step_hook = kill_at_step;
-	held = take_hold(pid, &sig) == 0;
+	held = take_hold(m, pid, &sig) == 0;
+	if (!held && errno == ESRCH)
+		goto out;	/* gone (its exit is in its sums), nothing held */
 	if (!held)
 		cp_fail(&err, CP_EXIT_PROFILE, errno == EPERM ?
 			"it is traced by another process" : "it could not be held");
@@ -149,6 +163,7 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 	cp_patch_step();
 	if (sig)
 		kill(pid, sig);
+out:
 	cp_patch_step_hook = NULL;
 }
 

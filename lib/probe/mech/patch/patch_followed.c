@@ -9,6 +9,7 @@
 #include "patch_members.h"
 #include "patch_requests.h"
 #include "patch_table.h"
+#include "procfs.h"
 #include "session.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
@@ -164,6 +165,15 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 	return true;
 }
 
+/* Whether p's process is still the one under its pid (its start time):
+ * one that got the pid since it exited is never written to. */
+static bool same_process(const struct cp_proc *p)
+{
+	struct cp_proc_stat st;
+
+	return cp_proc_stat_read((pid_t)p->pid, &st) == 0 && st.start_time == p->start_ticks;
+}
+
 void cp_patch_followed_restore(struct cp_mech *m)
 {
 	struct cp_followed *f = NULL;
@@ -176,8 +186,7 @@ void cp_patch_followed_restore(struct cp_mech *m)
 		struct cp_error err = { 0 };
 
 		if (f[i].p.flags & (CP_PROC_EXECED | CP_PROC_MEMBER | CP_PROC_IN_SUMS) ||
-		    !f[i].p.pid ||
-		    kill((pid_t)f[i].p.pid, 0) ||
+		    !f[i].p.pid || !same_process(&f[i].p) ||
 		    cp_vdso_patch_restore_copy((pid_t)f[i].p.pid, &err) == 0)
 			continue;
 		if (!failed++)

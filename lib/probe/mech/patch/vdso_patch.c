@@ -206,21 +206,64 @@ static uint64_t leftover_table(const struct cp_vdso_plan *plan, const uint8_t *t
 	return h.table ? h.table : h.table_at;
 }
 
+/* Whether the earlier clockprof's area that plan (made for its table)
+ * describes never had its table mapped, its last stub done (its mmap
+ * failed: EEXIST when the place was taken), and no site of it jumps to
+ * its thunks: no thread can reach them, so they may be written again for
+ * a table elsewhere. A stub still in flight may yet map the table there
+ * and switch the sites to those thunks: not so. */
+static bool leftover_unmapped(const struct cp_vdso_plan *plan, const uint8_t *target)
+{
+	struct cp_vdso_area_header h;
+	uint64_t word;
+
+	if (!leftover_header(plan, target, &h) || h.table || h.gen_req != h.gen_done)
+		return false;
+	for (int i = 0; i < plan->nsites; i++) {
+		memcpy(&word, target + plan->site[i].qword, 8);
+		if (word == plan->site[i].patched)
+			return false;
+	}
+	return true;
+}
+
 /* The plan for the table at table, or, when the target holds an earlier
  * clockprof's table elsewhere, for that one (a leftover's thunks jump to
- * its own table's code). */
+ * its own table's code). A leftover whose table was never mapped, its
+ * stub done, is not followed (leftover_unmapped): its place may be taken
+ * (its mmap failed with EEXIST), and every later attach would fail there
+ * again. Its area, once told ours (*judged), is planned for table. */
 static int make_plan(struct cp_vdso_patch *p, const uint8_t *pristine, const uint8_t *target,
-		     uint64_t start, size_t size, uint64_t table, char *why, size_t whylen)
+		     uint64_t start, size_t size, uint64_t table, bool *judged, char *why,
+		     size_t whylen)
 {
-	uint64_t left;
+	uint64_t left, differs;
 
+	*judged = false;
 	if (cp_vdso_plan_make(pristine, size, start, table, &p->plan, why, whylen))
 		return -1;
 	left = leftover_table(&p->plan, target);
 	if (!left || left == table)
 		return 0;
 	cp_vdso_plan_free(&p->plan);
-	return cp_vdso_plan_make(pristine, size, start, left, &p->plan, why, whylen);
+	if (cp_vdso_plan_make(pristine, size, start, left, &p->plan, why, whylen))
+		return -1;
+	if (!leftover_unmapped(&p->plan, target) ||
+	    cp_vdso_plan_classify(&p->plan, pristine, target, &differs) != CP_VDSO_OURS)
+		return 0;
+	cp_vdso_plan_free(&p->plan);
+	*judged = true;
+	return cp_vdso_plan_make(pristine, size, start, table, &p->plan, why, whylen);
+}
+
+/* Tests only (test_hook.h): CLOCKPROF_TEST_TABLE_TAKEN=PID plans process
+ * PID's table where its vDSO itself is, so that the stub's mmap fails
+ * with EEXIST, as when the target maps that place first. */
+static uint64_t table_place(pid_t pid, uint64_t start, uint64_t end)
+{
+	uint64_t at = cp_table_place(pid, start, end, CP_VDSO_MAP_SIZE);
+
+	return at && cp_test_hook("CLOCKPROF_TEST_TABLE_TAKEN") == (unsigned)pid ? start : at;
 }
 
 /* How long an earlier clockprof's stub request in flight is waited for:
@@ -286,6 +329,7 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 	const uint8_t *pristine;
 	uint8_t *target;
 	char why[256];
+	bool judged;
 	int rc = -1;
 
 	if (cp_proc_maps_find_vdso(p->pid, &start, &end))
@@ -296,16 +340,18 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 		free(target);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the vDSO of process %d", p->pid);
 	}
-	if (!(table = cp_table_place(p->pid, start, end, CP_VDSO_MAP_SIZE)))
+	if (!(table = table_place(p->pid, start, end)))
 		cp_fail(err, CP_EXIT_PROFILE,
 			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
-	else if (make_plan(p, pristine, target, start, end - start, table, why, sizeof(why)))
+	else if (make_plan(p, pristine, target, start, end - start, table, &judged, why,
+			   sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (refuse_owned(p, target, err))
 		;	/* err names the holder */
 	else if (first && earlier_request_in_flight(&p->plan, target))
 		rc = 1;
-	else if (cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
+	else if (!judged &&
+		 cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
 			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)", p->pid,
 			(unsigned long long)differs);

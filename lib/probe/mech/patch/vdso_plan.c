@@ -134,6 +134,21 @@ static int fail(struct planner *pl, const char *fmt, const char *entry)
 	return -1;
 }
 
+/* Where the padding that starts at lo (a function's end) ends, before
+ * hi: the run of nop and int3 instructions there. Bytes between two
+ * symbols need not be padding (a function without a symbol, a cold
+ * part, data), and a springboard written over them would break them. */
+static uint64_t padding_end(const struct planner *pl, uint64_t lo, uint64_t hi)
+{
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	while (decode(pl, lo, hi, &in, ops) &&
+	       (in.mnemonic == ZYDIS_MNEMONIC_NOP || in.mnemonic == ZYDIS_MNEMONIC_INT3))
+		lo += in.length;
+	return lo;
+}
+
 /* A 5-byte place in the padding between two functions, within a short
  * jump of from (the end of the site's 2-byte jump), that no branch
  * reaches and no other site uses. */
@@ -144,6 +159,7 @@ static bool find_springboard(const struct planner *pl, uint64_t from, uint64_t *
 	for (size_t i = 0; i + 1 < cf->nfuncs; i++) {
 		uint64_t lo = cf->funcs[i].off + cf->funcs[i].size, hi = cf->funcs[i + 1].off;
 
+		hi = lo < hi ? padding_end(pl, lo, hi) : lo;
 		for (uint64_t p = lo; p + 5 <= hi; p++) {
 			int64_t d = (int64_t)p - (int64_t)from;
 			bool used = false;

@@ -100,9 +100,10 @@ int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg
  * follows it into its new image where it can), how many
  * processes it (or a followed one) started that are not counted (not
  * following, or too many), and how many followed ones exec()ed another
- * program (counted no more from then on). */
+ * program (counted no more from then on), of which *traced were traced
+ * by another process (a debugger, strace) and so not held there. */
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks,
-			  unsigned *followed_execed);
+			  unsigned *followed_execed, unsigned *traced);
 
 /* A process followed besides the target (follow_forks): what the program
  * knows of it (clockreads.h). */
