@@ -1116,7 +1116,13 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
 	parent_proc = followed_proc();
-	c.table = table_of(parent_proc);	/* the copy is where its parent's is */
+	/* The copy is where its parent's is. A child that shares its
+	 * parent's memory (CLONE_VM: vfork, posix_spawn, system()) has no
+	 * copy, and its parent's thread pointer until it execs: what it
+	 * reads is counted in its parent's slot, as the parent's, and its
+	 * exit or exec sums nothing (its exec's new image gets a table). */
+	if (BPF_CORE_READ(child, mm) != BPF_CORE_READ(parent, mm))
+		c.table = table_of(parent_proc);
 	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;
 	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
 	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
