@@ -1138,7 +1138,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
  * clockprof never moved). */
 static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 };
+	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 }, opens = 0;
 	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
 
 	*hits = 0;
@@ -1149,8 +1149,10 @@ static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, 
 		*epoch = 0;
 	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
 					  (1 + slot) * CP_PATCH_BLOCK)) &&
-	    head[CP_PB_EPOCH] == *epoch + 1)
-		*hits = head[CP_PB_HITS];
+	    head[CP_PB_EPOCH] == *epoch + 1 &&
+	    !bpf_probe_read_user(&opens, sizeof(opens), (void *)(table + CP_PATCH_BLOCKS_OFF +
+					  (1 + slot) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
+		*hits = cp_pb_passed(head[CP_PB_HITS], opens);
 	return true;
 }
 
