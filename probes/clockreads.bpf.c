@@ -1150,7 +1150,13 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.start_ns = bpf_ktime_get_ns();
 	c.start_ticks = start_ticks_of(child);	/* a new process: its own leader */
 	parent_proc = followed_proc();
-	c.table = table_of(parent_proc);	/* the copy is where its parent's is */
+	/* The copy is where its parent's is. A child that shares its
+	 * parent's memory (CLONE_VM: vfork, posix_spawn, system()) has no
+	 * copy, and its parent's thread pointer until it execs: what it
+	 * reads is counted in its parent's slot, as the parent's, and its
+	 * exit or exec sums nothing (its exec's new image gets a table). */
+	if (BPF_CORE_READ(child, mm) != BPF_CORE_READ(parent, mm))
+		c.table = table_of(parent_proc);
 	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;
 	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
 	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
@@ -1166,7 +1172,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
  * clockprof never moved). */
 static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 };
+	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 }, opens = 0;
 	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
 
 	*hits = 0;
@@ -1177,8 +1183,10 @@ static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, 
 		*epoch = 0;
 	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
 					  (1 + slot) * CP_PATCH_BLOCK)) &&
-	    head[CP_PB_EPOCH] == *epoch + 1)
-		*hits = head[CP_PB_HITS];
+	    head[CP_PB_EPOCH] == *epoch + 1 &&
+	    !bpf_probe_read_user(&opens, sizeof(opens), (void *)(table + CP_PATCH_BLOCKS_OFF +
+					  (1 + slot) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
+		*hits = cp_pb_passed(head[CP_PB_HITS], opens);
 	return true;
 }
 

@@ -323,6 +323,15 @@ static inline __attribute__((always_inline)) int cp_patch_word_clock(int i)
 	return cp_patch_word_entry(i) == CP_ENTRY_CLOCK_GETTIME ? i - 1 : 0;
 }
 
+/* The boundaries a request block (CP_PB_*) counts as passed, from its
+ * hits and opens words: its hits, and those that opened a thread's first
+ * request on a slot an exited thread left (its requests are its hits
+ * less one all the same). */
+static inline __attribute__((always_inline)) __u64 cp_pb_passed(__u64 hits, __u64 opens)
+{
+	return hits + opens;
+}
+
 /* The table summed by the BPF program while the target's memory still
  * held it (at its exit, or an exec): one element of its patch_exit map. */
 struct cp_patch_exit {

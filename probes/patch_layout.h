@@ -54,6 +54,9 @@
 #define CP_PB_SITES_USED 6	/* bit e: its site block's entry e is claimed
 				 * (set by whoever claims it: vdso_count.S,
 				 * syscall_count.S), for the close to copy */
+#define CP_PB_OWNER 7		/* the tid of the thread that passed its last
+				 * boundary (the C library's copy in its
+				 * thread's descriptor: boundary_close.S) */
 #define CP_PB_LAST 8		/* the slot's words at its last boundary */
 #define CP_PB_SITES_LAST 24	/* its site block's counts at its last */
 #define CP_PB_HIST 56		/* requests by reads: CP_PB_HIST_SLOTS words */
@@ -64,6 +67,9 @@
 				 * syscall_count.S: words 1-15 as a slot's */
 #define CP_PB_SC_FIRST 632	/* its syscall() words at its first boundary */
 #define CP_PB_SC_LAST 648	/* ... and at its last */
+#define CP_PB_OPENS 664	/* boundaries that opened a thread's first
+				 * request on a slot an exited thread left
+				 * (not in HITS: its requests stay HITS - 1) */
 #define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)

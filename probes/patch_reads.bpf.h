@@ -361,7 +361,7 @@ static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
 		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
 	if (b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
 		return false;
-	r->hits += b[CP_PB_HITS];
+	r->hits += cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]);
 	r->requests += b[CP_PB_HITS] - 1;
 	if (b[CP_PB_MAX] > r->max)
 		r->max = b[CP_PB_MAX];
@@ -602,7 +602,7 @@ static long sum_child_requests(__u32 i, void *ctx)
 			cp_add(&w->tot->hist[k], b[CP_PB_HIST + k]);
 	raise_max(&w->tot->max_reads_per_request, b[CP_PB_MAX]);
 	cp_add(&w->tot->requests, b[CP_PB_HITS] - 1);
-	cp_add(&w->tot->boundary_hits, b[CP_PB_HITS]);
+	cp_add(&w->tot->boundary_hits, cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]));
 	__sync_fetch_and_add(&w->p->requests, b[CP_PB_HITS] - 1);
 	__sync_fetch_and_add(&w->p->in_requests, in);
 	credit_block_sites(b, sites);

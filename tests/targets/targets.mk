@@ -33,6 +33,20 @@ $(T)/targets/clock_loop: tests/targets/clock_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
 
+# Requests that start a program (posix_spawn, system(), vfork, fork):
+# CLONE_VM children share the parent's thread pointer until their exec.
+test-targets: $(T)/targets/spawn_target
+$(T)/targets/spawn_target: tests/targets/spawn_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# A thread per request, each joined before the next: glibc reuses its
+# stack, and so its thread pointer.
+test-targets: $(T)/targets/thread_request_target
+$(T)/targets/thread_request_target: tests/targets/thread_request_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
 # A thread every 10 ms, each with known reads: attach while threads are born.
 test-targets: $(T)/targets/thread_spawner
 $(T)/targets/thread_spawner: tests/targets/thread_spawner.c

@@ -3,10 +3,14 @@
  * making: reads counted by the count's own code (vdso_count.S), the close
  * called as a trampoline calls it. Each of its paths runs on purpose: the
  * first boundary, a request with reads and one without, the histogram's
- * last slot, an epoch moved on, a thread with no slot of its own. */
+ * last slot, an epoch moved on, a thread with no slot of its own, a new
+ * thread on an exited one's thread pointer. */
+#include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "patch_table_fixture.h"
+#include "tid_offset.h"
 #include "unit.h"
 
 /* n reads of CLOCK_MONOTONIC (the slot's word 2) from call site ret. */
@@ -105,5 +109,55 @@ TEST(boundary_close_claims_a_slot_for_a_thread_that_has_read_nothing)
 	boundary(t);
 	CHECK(((uint64_t *)(t + 128 + cp_test_home_slot() * 128))[0] == key);
 	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HITS] == 2 && cp_test_request_block(t, cp_test_home_slot())[CP_PB_HIST] == 1);
+	cp_test_table_close(t);
+}
+
+/* One thread of the next test: 1 read, a boundary, 2 reads, a boundary,
+ * 3 reads (its last interval open as it exits); says its key. */
+static void *one_request_thread(void *arg)
+{
+	uint8_t *t = arg;
+	uint64_t key;
+
+	reads(t, 1, 0x401000);
+	boundary(t);
+	reads(t, 2, 0x401000);
+	boundary(t);
+	reads(t, 3, 0x401000);
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(key));
+	return (void *)(uintptr_t)key;
+}
+
+TEST(boundary_close_opens_a_new_threads_first_request_on_an_exited_ones_slot)
+{
+	uint8_t *t = cp_test_table_open();
+	uint32_t off = cp_tid_offset(getpid());
+	void *key[2] = { NULL, NULL };
+	uint64_t *b;
+
+	CHECK(t != NULL && off != 0);
+	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_WRITE) == 0);
+	cp_vdso_count_set_tid_offset(t + CP_PATCH_CODE_OFF, off);
+	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC) == 0);
+	for (int i = 0; i < 2; i++) {	/* joined: the second gets the first's stack */
+		pthread_t th;
+
+		CHECK(pthread_create(&th, NULL, one_request_thread, t) == 0);
+		CHECK(pthread_join(th, &key[i]) == 0);
+	}
+	if (key[0] != key[1]) {
+		unit_skip("the C library gave the second thread a thread pointer of its own");
+		cp_test_table_close(t);
+		return;
+	}
+	b = (uint64_t *)(t + CP_PATCH_BLOCKS_OFF);
+	for (uint64_t h = (uint64_t)(uintptr_t)key[0] * CP_PATCH_HASH >> 52, i = 0; i < 16; i++)
+		if (((uint64_t *)(t + 128 * (1 + ((h + i) & (CP_PATCH_SLOTS - 1)))))[0] ==
+		    (uint64_t)(uintptr_t)key[0])
+			b = cp_test_request_block(t, (h + i) & (CP_PATCH_SLOTS - 1));
+	/* two requests of 2 reads: the 3 + 1 between the threads in none */
+	CHECK(b[CP_PB_HITS] == 3 && b[CP_PB_OPENS] == 1);
+	CHECK(b[CP_PB_HIST + 2] == 2 && b[CP_PB_HIST + 4] == 0 && b[CP_PB_MAX] == 2);
+	CHECK(b[CP_PB_LAST + 2] - b[CP_PB_FIRST + 2] == 4);
 	cp_test_table_close(t);
 }

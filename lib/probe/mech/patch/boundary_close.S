@@ -86,6 +86,15 @@ cp_boundary_close_start:
 	inc	rax			/* a block keeps its epoch + 1: one never */
 	cmp	[rsi + CP_PB_EPOCH * 8], rax	/* written (zeros) is reset too */
 	jne	.Lreset
+.Lowner:				/* a thread's key (its thread pointer) is */
+	test	r8b, 1			/* an exited thread's when the C library */
+	jnz	.Lsum			/* gave it that one's cached stack: the */
+	mov	eax, [rip + .Ltid_off]	/* slot's owner is told by its tid, the */
+	test	eax, eax		/* C library's copy at this offset from */
+	jz	.Lsum			/* the thread pointer (0: not known; Go's */
+	mov	eax, fs:[rax]		/* goroutines: tagged keys) */
+	cmp	eax, [rsi + CP_PB_OWNER * 8]
+	jne	.Lnew_owner
 .Lsum:					/* the slot's words 1-15 summed and kept */
 	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]	/* as the last boundary's, with */
 	.irp	i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
@@ -151,9 +160,64 @@ cp_boundary_close_start:
 	rep stosq
 	pop	rcx
 	pop	rdi
-	jmp	.Lsum
+	jmp	.Lowner
+
+/* Another thread than the last boundary's on the slot (rax: its tid):
+ * the slot's last thread has exited and this one has its thread
+ * pointer. Its first boundary opens its first request. The reads between
+ * the two threads' boundaries (the old one's after its last, the new
+ * one's before its first) are in no request: the first words move on by
+ * them, as the last words move to now, with no request counted. Loops: a
+ * cold path. */
+.Lnew_owner:
+	mov	[rsi + CP_PB_OWNER * 8], rax
+	cmp	qword ptr [rsi + CP_PB_HITS * 8], 0
+	je	.Lsum			/* no boundary yet: a first one */
+	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]
+	mov	[rsi + CP_PB_SC_TOTAL_LAST * 8], rax
+	mov	edx, 8			/* 8 x the word, 1-15 */
+1:	mov	r8, [rcx + rdx]		/* the slot's word now */
+	add	rax, r8
+	mov	r10, r8
+	sub	r8, [rsi + rdx + CP_PB_LAST * 8]
+	add	[rsi + rdx + CP_PB_FIRST * 8], r8
+	mov	[rsi + rdx + CP_PB_LAST * 8], r10
+	mov	r8, [rsi + rdx + CP_PB_SYSCALLS * 8]
+	mov	r10, r8
+	sub	r8, [rsi + rdx + CP_PB_SC_LAST * 8]
+	add	[rsi + rdx + CP_PB_SC_FIRST * 8], r8
+	mov	[rsi + rdx + CP_PB_SC_LAST * 8], r10
+	add	edx, 8
+	cmp	edx, CP_PATCH_SLOT_WORDS * 8
+	jb	1b
+	mov	[rsi + CP_PB_LAST_SUM * 8], rax
+	xor	edx, edx		/* the sites (rdx: 8 x the entry) */
+2:	mov	r8, [rdi + rdx * 2 + 8]
+	mov	r10, r8
+	sub	r8, [rsi + rdx + CP_PB_SITES_LAST * 8]
+	add	[rsi + rdx + CP_PB_SITES_FIRST * 8], r8
+	mov	[rsi + rdx + CP_PB_SITES_LAST * 8], r10
+	add	edx, 8
+	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
+	jb	2b
+	inc	qword ptr [rsi + CP_PB_OPENS * 8]
+	jmp	.Lout
+
+/* The offset of a thread's tid from its thread pointer in the target's C
+ * library (glibc's _thread_db_pthread_tid), written by clockprof as it
+ * copies this code (cp_vdso_count_set_tid_offset); 0: not known. In the
+ * code page: a fork keeps it. */
+	.balign 4
+.Ltid_off:
+	.long	0
 
 	.balign 16
 cp_boundary_close_end:
 	.org	.Lstart + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
+
+/* Where the tid's offset is, from the start. */
+	.balign 8
+	.globl cp_boundary_close_tid_at
+cp_boundary_close_tid_at:
+	.quad	.Ltid_off - .Lstart
 	.section .note.GNU-stack, "", @progbits

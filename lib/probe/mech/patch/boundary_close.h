@@ -10,6 +10,9 @@
 #include "patch_layout.h"
 
 extern const uint8_t cp_boundary_close_start[], cp_boundary_close_end[];
+/* Where the offset of a thread's tid from its thread pointer is in the
+ * close's code (a 32-bit word; 0: not known), from its start. */
+extern const uint64_t cp_boundary_close_tid_at;
 
 #define CP_BOUNDARY_CLOSE_SIZE ((size_t)(cp_boundary_close_end - cp_boundary_close_start))
 

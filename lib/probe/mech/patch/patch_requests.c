@@ -20,7 +20,7 @@ static void add_block(const uint64_t *b, uint64_t epoch, struct cp_request_sums 
 		r->syscalls[i] += b[CP_PB_SYSCALLS + i];
 	if (b[CP_PB_EPOCH] != epoch + 1 || !b[CP_PB_HITS])
 		return;
-	r->hits += b[CP_PB_HITS];
+	r->hits += cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]);
 	r->requests += b[CP_PB_HITS] - 1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
 		r->in_words[i] += b[CP_PB_LAST + i] - b[CP_PB_FIRST + i];

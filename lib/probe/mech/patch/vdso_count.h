@@ -29,6 +29,12 @@ extern const struct cp_vdso_count_cont cp_vdso_count_conts[], cp_vdso_count_cont
  * jump's reach, or the code outgrew its page. */
 int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out);
 
+/* The offset of a thread's tid from its thread pointer in the target's C
+ * library (tid_offset.h; 0: not known) written into code pages out built
+ * by cp_vdso_count_build: the request boundary's close tells by it a
+ * thread from an exited one whose thread pointer it reuses. */
+void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset);
+
 /* Where entry's path starts in the target, for the table at table. */
 static inline uint64_t cp_vdso_count_entry(uint64_t table, int entry)
 {

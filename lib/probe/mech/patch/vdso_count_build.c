@@ -30,3 +30,9 @@ int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8
 	}
 	return 0;
 }
+
+void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset)
+{
+	memcpy(out + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF + cp_boundary_close_tid_at,
+	       &offset, sizeof(offset));
+}

@@ -32,6 +32,7 @@
 #include "patch_table.h"
 #include "seccomp_filter.h"
 #include "table_place.h"
+#include "tid_offset.h"
 #include "test_hook.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -381,6 +382,7 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 	}
 	for (i = 0; i < CP_PATCH_CODE_SIZE && !now[i]; i++)
 		;
+	cp_vdso_count_set_tid_offset(p->plan.count, cp_tid_offset(p->pid));
 	if (!memcmp(now, p->plan.count, CP_PATCH_CODE_SIZE))
 		rc = 0;
 	else if (i < CP_PATCH_CODE_SIZE)

@@ -1,0 +1,109 @@
+/* tid_offset.c - see tid_offset.h. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_symbols.h"
+#include "proc_maps.h"
+#include "tid_offset.h"
+
+/* The descriptor in one symbol table of the ELF file (fd): 0 without. */
+static uint32_t offset_in_symtab(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+
+	for (size_t i = 0; d && i < n; i++) {
+		uint32_t desc[3];
+		const char *name;
+		uint64_t off;
+		GElf_Sym s;
+
+		if (!gelf_getsym(d, (int)i, &s) || s.st_size != sizeof(desc) ||
+		    !(name = elf_strptr(elf, sh->sh_link, s.st_name)) ||
+		    strcmp(name, "_thread_db_pthread_tid"))
+			continue;
+		if (cp_elf_vaddr_to_offset_in(elf, s.st_value, &off) ||
+		    pread(fd, desc, sizeof(desc), (off_t)off) != (ssize_t)sizeof(desc))
+			return 0;
+		/* within the descriptor's first page, aligned: read at fs:off */
+		return desc[0] == 32 && desc[1] == 1 && desc[2] && desc[2] < 4096 && !(desc[2] % 4) ?
+		       desc[2] : 0;
+	}
+	return 0;
+}
+
+/* The descriptor's offset in the ELF file at path; 0 without. */
+static uint32_t offset_in(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	uint32_t found = 0;
+	Elf *elf;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+			found = offset_in_symtab(elf, fd, scn, &sh);
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static bool named(const struct cp_proc_map *m, const char *prefix)
+{
+	const char *base = strrchr(m->path, '/');
+
+	return base && !strncmp(base + 1, prefix, strlen(prefix));
+}
+
+/* The file mapped at m, through the process's own view of it. */
+static uint32_t offset_in_map(pid_t pid, const struct cp_proc_map *m)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	return offset_in(path);
+}
+
+/* The libc beside the dynamic linker mapped at m. */
+static uint32_t offset_beside(pid_t pid, const struct cp_proc_map *m)
+{
+	char path[PATH_MAX + 64];
+	int dir = (int)(strrchr(m->path, '/') - m->path);
+
+	snprintf(path, sizeof(path), "/proc/%d/root%.*s/libc.so.6", (int)pid, dir, m->path);
+	return offset_in(path);
+}
+
+uint32_t cp_tid_offset(pid_t pid)
+{
+	struct cp_proc_map *maps = NULL;
+	char exe[64];
+	uint32_t found = 0;
+	size_t n = 0;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return 0;
+	for (size_t i = 0; i < n && !found; i++)
+		if (maps[i].ino && !maps[i].offset && (named(&maps[i], "libc.so") || named(&maps[i], "libc-")))
+			found = offset_in_map(pid, &maps[i]);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!found)
+		found = offset_in(exe);
+	for (size_t i = 0; i < n && !found; i++)
+		if (maps[i].ino && !maps[i].offset && named(&maps[i], "ld-linux"))
+			found = offset_beside(pid, &maps[i]);
+	free(maps);
+	return found;
+}
