@@ -124,3 +124,43 @@ int cp_cgroup_procs(const char *path, pid_t **out, size_t *n)
 	*out = NULL;
 	return -1;
 }
+
+/* Whether the file at dir/name holds a line that starts with what. */
+static bool has_line(const char *dir, const char *name, const char *what)
+{
+	char path[PATH_MAX], line[256];
+	bool found = false;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path) ||
+	    !(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, what, strlen(what));
+	fclose(f);
+	return found;
+}
+
+bool cp_cgroup_frozen(pid_t pid)
+{
+	char path[64], line[PATH_MAX], mount[PATH_MAX], dir[2 * PATH_MAX];
+	bool frozen = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!frozen && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "0::", 3) && cgroup2_mount(mount, sizeof(mount)))
+			frozen = snprintf(dir, sizeof(dir), "%s%s", mount, line + 3) < (int)sizeof(dir) &&
+				 has_line(dir, "cgroup.events", "frozen 1");
+		else if (strstr(line, ":freezer:"))
+			frozen = snprintf(dir, sizeof(dir), "/sys/fs/cgroup/freezer%s",
+					  strstr(line, ":freezer:") + 9) < (int)sizeof(dir) &&
+				 (has_line(dir, "freezer.state", "FROZEN") ||
+				  has_line(dir, "freezer.state", "FREEZING"));
+	}
+	fclose(f);
+	return frozen;
+}

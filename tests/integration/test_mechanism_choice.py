@@ -170,6 +170,85 @@ def test_a_stopped_target_is_refused_and_left_as_it_was(ctx):
     assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
 
 
+class Freezer:
+    """A cgroup of its own for one process, frozen and thawed: cgroup v2's
+    cgroup.freeze where cgroup2 is mounted, else v1's freezer."""
+
+    def __init__(self, pid):
+        self.dir = None
+        for mount, knob, frozen, thawed, state in self.kinds():
+            path = os.path.join(mount, f"clockprof-test-{os.getpid()}")
+            try:
+                os.mkdir(path)
+            except OSError:
+                continue
+            if os.path.exists(os.path.join(path, knob)):
+                self.dir, self.knob, self.frozen, self.thawed, self.state = \
+                    path, knob, frozen, thawed, state
+                with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                    f.write(str(pid))
+                return
+            os.rmdir(path)
+        raise Skip("no cgroup freezer to be had here (cgroup v2 or v1's freezer, writable)")
+
+    @staticmethod
+    def kinds():
+        with open("/proc/self/mounts") as f:
+            mounts = [line.split() for line in f]
+        for m in mounts:
+            if m[2] == "cgroup2":
+                yield m[1], "cgroup.freeze", "1", "0", ("cgroup.events", "frozen 1")
+        for m in mounts:
+            if m[2] == "cgroup" and "freezer" in m[3].split(","):
+                yield m[1], "freezer.state", "FROZEN", "THAWED", ("freezer.state", "FROZEN")
+
+    def _set(self, value):
+        with open(os.path.join(self.dir, self.knob), "w") as f:
+            f.write(value)
+
+    def freeze(self):
+        self._set(self.frozen)
+        name, line = self.state
+        wait_for(lambda: line in open(os.path.join(self.dir, name)).read(), "the cgroup to freeze")
+
+    def thaw(self):
+        self._set(self.thawed)
+
+    def remove(self):
+        """Once its process has exited."""
+        wait_for(lambda: not open(os.path.join(self.dir, "cgroup.procs")).read().strip(),
+                 "the frozen cgroup to empty")
+        os.rmdir(self.dir)
+
+
+def test_a_frozen_target_is_refused_and_left_as_it_was(ctx):
+    """A target in a frozen cgroup (docker pause, systemd's freeze) runs
+    nothing until it is thawed, though its threads read S, not T: a
+    thread sent through the stub would run it at the thaw, clockprof gone.
+    Refused at once, as a stopped target is (it was held, sent, and blamed
+    on memory-deny-write-execute after the stub's timeout); thawed, the
+    target has its mappings and vDSO as they were, and reads right."""
+    target = PatchTarget(ctx)
+    freezer = None
+    try:
+        freezer = Freezer(target.pid)
+        maps = anon_maps(target.pid)
+        freezer.freeze()
+        refused_by_name(ctx, target.pid, "is stopped")
+        attached_by_fallback(ctx, target.pid, "cgroup frozen")
+        freezer.thaw()
+        target.go(10)
+        assert anon_maps(target.pid) == maps, "code or a table was left in the frozen target"
+        assert_entries_pristine(target.pid)
+    finally:
+        if freezer and freezer.dir:
+            freezer.thaw()
+        rc, out = target.quit()
+        if freezer and freezer.dir:
+            freezer.remove()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
 def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
     """Filters are per thread: workers that put a kill-on-mmap filter on
     themselves alone (no TSYNC), busy in user space, are the threads the

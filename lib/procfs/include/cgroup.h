@@ -4,6 +4,7 @@
 #ifndef CP_CGROUP_H
 #define CP_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,5 +21,11 @@ int cp_cgroup_resolve(const char *spec, char *path, size_t size);
  * pid (malloc'd, *n of them). -1 with errno when its cgroup.procs cannot
  * be read. */
 int cp_cgroup_procs(const char *path, pid_t **out, size_t *n);
+
+/* Whether the process's cgroup is frozen, or being frozen (cgroup v2's
+ * cgroup.freeze, as `docker pause` and systemd's freeze set it; v1's
+ * freezer): its threads run nothing until it is thawed, though their
+ * state reads S, not T. */
+bool cp_cgroup_frozen(pid_t pid);
 
 #endif

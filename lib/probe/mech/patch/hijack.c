@@ -120,7 +120,7 @@ static pid_t wait_until(pid_t tid, int *st, double until)
 int cp_hijack_refuse_stopped(pid_t pid, struct cp_error *err)
 {
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d is stopped (SIGSTOP or a terminal stop): code written into it would run only once it is continued, clockprof gone",
+		       "process %d is stopped (SIGSTOP, a terminal stop, or its cgroup frozen): code written into it would run only once it is continued, clockprof gone",
 		       pid);
 }
 

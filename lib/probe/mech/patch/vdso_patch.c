@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 
 #include "boundary_close.h"
+#include "cgroup.h"
 #include "redirect_place.h"
 #include "syscall_count.h"
 #include "error.h"
@@ -122,7 +123,7 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 			       atoi(val));
 	/* At once, not after a hold that cannot come (one stopped while it
 	 * is held is found by the hold: cp_hijack_thread). */
-	if (!held && cp_proc_stopped_thread(pid))
+	if (!held && (cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid)))
 		return cp_hijack_refuse_stopped(pid, err);
 	return 0;
 }
@@ -592,6 +593,10 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 					    "the counters could not be mapped in process %d (error %lld)",
 					    p->pid, -(long long)now.err) : 0;
 	}
+	/* Stopped or frozen as its thread was sent: the stub runs when it
+	 * is continued (said so, not blamed on what follows). */
+	if (cp_proc_stopped_thread(p->pid) || cp_cgroup_frozen(p->pid))
+		return cp_hijack_refuse_stopped(p->pid, err);
 	/* The stub cannot say that the vDSO would not become writable: it
 	 * can write nowhere then. Nothing in /proc says that a process denies
 	 * itself writable code (prctl PR_SET_MDWE) either. */
