@@ -11,7 +11,6 @@
 #include "procfs.h"
 #include "unit.h"
 
-#define TARGET 4242	/* the lock's: any pid */
 
 static struct cp_vdso_area_owner record_of(pid_t pid)
 {
@@ -62,18 +61,20 @@ TEST(patch_owner_a_dead_holder_refuses_nothing)
 
 TEST(patch_owner_lock_is_one_holders)
 {
-	int a = cp_patch_owner_lock(TARGET), b;
-	pid_t child;
+	/* the lock's target: any pid, this test's own so that two runs of
+	 * the tests at once never share its name */
+	pid_t target = getpid(), child;
+	int a = cp_patch_owner_lock(target), b;
 	int status;
 
 	CHECK(a >= 0);
 	child = fork();
-	if (child == 0)		/* another process finds it taken (after its wait) */
-		_exit(cp_patch_owner_lock(TARGET) < 0 ? 0 : 1);
+	if (child == 0)		/* another process finds it busy (after its wait) */
+		_exit(cp_patch_owner_lock(target) == -2 ? 0 : 1);
 	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status));
 	CHECK_INT(WEXITSTATUS(status), 0);
 	cp_patch_owner_unlock(a);
-	b = cp_patch_owner_lock(TARGET);
+	b = cp_patch_owner_lock(target);
 	CHECK(b >= 0);
 	cp_patch_owner_unlock(b);
 }

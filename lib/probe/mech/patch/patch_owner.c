@@ -1,6 +1,7 @@
 /* patch_owner.c - see patch_owner.h: the holder of a target's patch,
  * recorded, recognized alive, and the lock its look and claim take. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +54,7 @@ int cp_patch_owner_lock(pid_t target)
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	socklen_t len;
+	bool busy;
 
 	if (fd < 0)
 		return -1;
@@ -67,8 +69,9 @@ int cp_patch_owner_lock(pid_t target)
 		if (errno != EADDRINUSE || cp_monotonic_s() > until)
 			break;
 	}
+	busy = errno == EADDRINUSE;
 	close(fd);
-	return -1;
+	return busy ? -2 : -1;
 }
 
 void cp_patch_owner_unlock(int lock)

@@ -35,8 +35,9 @@ pid_t cp_patch_owner_live_other(const struct cp_vdso_area_owner *o);
 
 /* The look-and-claim lock for target's record, waited for a short while
  * (another clockprof's prepare holds it for milliseconds); the handle to
- * unlock with, -1 when it could not be taken (then the look goes on
- * without it: only a race of two prepares at one instant is lost). */
+ * unlock with; -2 when another held it all that while (the patch is then
+ * refused: two prepares at once could send two stubs); -1 when it could
+ * not be made (no socket: the look goes on without it). */
 int cp_patch_owner_lock(pid_t target);
 void cp_patch_owner_unlock(int lock);
 

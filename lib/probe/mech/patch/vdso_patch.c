@@ -425,7 +425,14 @@ static void wait_earlier_request(const struct cp_vdso_patch *p)
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	int lock = cp_patch_owner_lock(p->pid);	/* the look and the claim, one step */
-	int rc = prepare_once(p, true, err);
+	int rc;
+
+	/* Held past its wait by another, or by a name squatted on: never
+	 * prepared beside another's look and claim (two stubs at once). */
+	if (lock == -2)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "another clockprof is preparing the vDSO patch of process %d", p->pid);
+	rc = prepare_once(p, true, err);
 
 	if (rc == 1) {
 		wait_earlier_request(p);
