@@ -86,6 +86,19 @@ static uint32_t offset_beside(pid_t pid, const struct cp_proc_map *m)
 	return offset_in(path);
 }
 
+/* Whether the file mapped at maps[i] is also mapped executable: the C
+ * library the process runs, not one it only maps to read (a glibc's
+ * offset read at fs:off in a program of another C library could reach
+ * past its thread's memory). */
+static bool runs_code_of(const struct cp_proc_map *maps, size_t n, size_t i)
+{
+	for (size_t j = 0; j < n; j++)
+		if (maps[j].ino == maps[i].ino && maps[j].dev_major == maps[i].dev_major &&
+		    maps[j].dev_minor == maps[i].dev_minor && maps[j].perms[2] == 'x')
+			return true;
+	return false;
+}
+
 uint32_t cp_tid_offset(pid_t pid)
 {
 	struct cp_proc_map *maps = NULL;
@@ -96,7 +109,8 @@ uint32_t cp_tid_offset(pid_t pid)
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return 0;
 	for (size_t i = 0; i < n && !found; i++)
-		if (maps[i].ino && !maps[i].offset && (named(&maps[i], "libc.so") || named(&maps[i], "libc-")))
+		if (maps[i].ino && !maps[i].offset && (named(&maps[i], "libc.so") || named(&maps[i], "libc-")) &&
+		    runs_code_of(maps, n, i))
 			found = offset_in_map(pid, &maps[i]);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if (!found)
