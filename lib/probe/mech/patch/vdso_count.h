@@ -34,6 +34,8 @@ int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8
  * by cp_vdso_count_build: the request boundary's close tells by it a
  * thread from an exited one whose thread pointer it reuses. */
 void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset);
+/* ... as code pages hold it (an earlier clockprof's, read back). */
+uint32_t cp_vdso_count_tid_offset(const uint8_t *code);
 
 /* Where entry's path starts in the target, for the table at table. */
 static inline uint64_t cp_vdso_count_entry(uint64_t table, int entry)

@@ -31,8 +31,21 @@ int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8
 	return 0;
 }
 
+/* Where the close's tid offset is in the code pages as built. */
+static size_t tid_word(void)
+{
+	return CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF + cp_boundary_close_tid_at;
+}
+
+uint32_t cp_vdso_count_tid_offset(const uint8_t *code)
+{
+	uint32_t offset;
+
+	memcpy(&offset, code + tid_word(), sizeof(offset));
+	return offset;
+}
+
 void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset)
 {
-	memcpy(out + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF + cp_boundary_close_tid_at,
-	       &offset, sizeof(offset));
+	memcpy(out + tid_word(), &offset, sizeof(offset));
 }

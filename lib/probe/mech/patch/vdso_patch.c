@@ -383,7 +383,11 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 	}
 	for (i = 0; i < CP_PATCH_CODE_SIZE && !now[i]; i++)
 		;
-	cp_vdso_count_set_tid_offset(p->plan.count, cp_tid_offset(p->pid));
+	/* A leftover's offset stays (its code may be running): found another
+	 * way then (libc beside the dynamic linker, at an exec), it is no
+	 * other version's code for that. */
+	cp_vdso_count_set_tid_offset(p->plan.count, i < CP_PATCH_CODE_SIZE ?
+				     cp_vdso_count_tid_offset(now) : cp_tid_offset(p->pid));
 	if (!memcmp(now, p->plan.count, CP_PATCH_CODE_SIZE))
 		rc = 0;
 	else if (i < CP_PATCH_CODE_SIZE)
