@@ -37,6 +37,10 @@
  * device and inode, 0 when it is the host's (lib/probe/pid_namespace.h). */
 const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u32 target_tgid;
+/* clockprof's time namespace's boottime offset (/proc/self/timens_offsets):
+ * a process's start time as clockprof reads it in /proc/PID/stat is its
+ * start_boottime shifted by it, and both sides compare that one figure. */
+const volatile __s64 boottime_offset_ns;
 /* Follow the processes the target forks, and theirs (run's default): each
  * is counted as the target is, in its own copy of the target's image.
  * follow_procs: the procs map is in use (forks followed, or processes
@@ -282,7 +286,7 @@ struct {
  * keeps it (cp_proc.start_ticks). */
 static __always_inline __u64 start_ticks_of(struct task_struct *leader)
 {
-	return BPF_CORE_READ(leader, start_boottime) / CP_NS_PER_TICK;
+	return (BPF_CORE_READ(leader, start_boottime) + boottime_offset_ns) / CP_NS_PER_TICK;
 }
 
 /* The current process's element of procs when it is followed (and runs

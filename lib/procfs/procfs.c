@@ -124,6 +124,17 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return proc_mem_io(pid, addr, (void *)buf, len, true);
 }
 
+int64_t cp_proc_boottime_offset_ns(void)
+{
+	char buf[256], *at;
+	long long sec = 0, nsec = 0;
+
+	if (cp_proc_read_text("/proc/self/timens_offsets", buf, sizeof(buf)) <= 0 ||
+	    !(at = strstr(buf, "boottime")) || sscanf(at, "boottime %lld %lld", &sec, &nsec) != 2)
+		return 0;
+	return (int64_t)sec * 1000000000 + nsec;
+}
+
 char cp_proc_thread_state(pid_t pid, pid_t tid)
 {
 	char path[96], buf[512], *p;

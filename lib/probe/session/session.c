@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "monotonic.h"
 #include "own_code.h"
+#include "procfs.h"
 #include "exec_guard.h"
 #include "session.h"
 #include "session_internal.h"
@@ -428,6 +429,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->pidns_dev = cfg->pidns.dev;
 	skel->rodata->pidns_ino = cfg->pidns.ino;
 	skel->rodata->target_tgid = (__u32)cfg->pid;
+	skel->rodata->boottime_offset_ns = cp_proc_boottime_offset_ns();
 	skel->rodata->follow_forks = cfg->follow_forks;
 	skel->rodata->boundary_in_target = cfg->boundary_in_target;
 	skel->rodata->boundary_wrapped = cfg->boundary_in_target && cfg->boundary_syscall >= 0;

@@ -63,6 +63,11 @@ char cp_proc_thread_state(pid_t pid, pid_t tid);
  * a SIGCONT, whoever sends it and whenever. */
 pid_t cp_proc_stopped_thread(pid_t pid);
 
+/* The boottime offset of this process's time namespace, in ns
+ * (/proc/self/timens_offsets): /proc/PID/stat's start times are shifted
+ * by it. 0 in the host's, or without time namespaces. */
+int64_t cp_proc_boottime_offset_ns(void);
+
 /* Whether tid is among tids[0..n). */
 bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid);
 
