@@ -202,8 +202,14 @@ class Nginx(Server):
 PYTHON_SERVER = r"""
 import http.server, sys, time
 
+# PORT [threading]: threading, a thread per connection whose requests
+# stay on it (HTTP/1.1), else one thread serves every connection
+THREADING = sys.argv[2:] == ["threading"]
+
 class Handler(http.server.BaseHTTPRequestHandler):
     wbufsize = 65536  # header and body leave in one send at the end
+    if THREADING:
+        protocol_version = "HTTP/1.1"
 
     def do_GET(self):
         started = time.monotonic()          # 1 read
@@ -217,7 +223,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+server = http.server.ThreadingHTTPServer if THREADING else http.server.HTTPServer
+server(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
 """
 
 

@@ -53,28 +53,6 @@ def test_attach_counts_a_thread_per_request_exactly(ctx):
     assert 6 * n - 4 <= total <= 6 * (n + 2), (total, n, run["warnings"])
 
 
-PYTHON_SERVER = r"""
-import http.server, sys, time
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"   # a connection's requests on its one thread
-    wbufsize = 65536                # each reply leaves in one sendto
-
-    def do_GET(self):
-        started = time.monotonic()
-        body = b"%.6f %.6f\n" % (time.time(), time.monotonic() - started)
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-"""
-
-
 def serve_connections(port, conns, k):
     """conns connections one after another, k requests each; the first
     connection (readiness) one request."""
@@ -104,14 +82,14 @@ def test_python_threading_http_server_requests_are_its_threads(ctx):
     its thread, never one across two threads (the issue's 3,998 requests
     at 7.95 reads/op for 2,000 at 1.10); every request the same handler's
     reads, within Python's own."""
-    from servers import free_port, need
+    from servers import PYTHON_SERVER, free_port, need
     exe = need("/usr/bin/python3", "python3")
     script = os.path.join(ctx.tmp, "threading_server.py")
     with open(script, "w") as f:
         f.write(PYTHON_SERVER)
     port, out, conns, k = free_port(), os.path.join(ctx.tmp, "python.json"), 20, 10
     proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "-r", "syscall:sendto",
-                             "-o", out, "--", exe, script, str(port)],
+                             "-o", out, "--", exe, script, str(port), "threading"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         serve_connections(port, conns, k)
