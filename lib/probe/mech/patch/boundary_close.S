@@ -66,6 +66,16 @@
 2:
 	.endm
 
+/* A new owner's window: its first words moved on by as much as its last
+ * words are behind r8, the word now (rdx: 8 x the word), and its last
+ * words made r8. Uses r8 and r10. */
+	.macro SHIFT_WINDOW first, last
+	mov	r10, r8
+	sub	r8, [rsi + rdx + \last * 8]
+	add	[rsi + rdx + \first * 8], r8
+	mov	[rsi + rdx + \last * 8], r10
+	.endm
+
 	.section .rodata.cp_boundary_close, "a"
 	.balign 64
 	.globl cp_boundary_close_start, cp_boundary_close_end
@@ -178,25 +188,16 @@ cp_boundary_close_start:
 	mov	edx, 8			/* 8 x the word, 1-15 */
 1:	mov	r8, [rcx + rdx]		/* the slot's word now */
 	add	rax, r8
-	mov	r10, r8
-	sub	r8, [rsi + rdx + CP_PB_LAST * 8]
-	add	[rsi + rdx + CP_PB_FIRST * 8], r8
-	mov	[rsi + rdx + CP_PB_LAST * 8], r10
+	SHIFT_WINDOW CP_PB_FIRST, CP_PB_LAST
 	mov	r8, [rsi + rdx + CP_PB_SYSCALLS * 8]
-	mov	r10, r8
-	sub	r8, [rsi + rdx + CP_PB_SC_LAST * 8]
-	add	[rsi + rdx + CP_PB_SC_FIRST * 8], r8
-	mov	[rsi + rdx + CP_PB_SC_LAST * 8], r10
+	SHIFT_WINDOW CP_PB_SC_FIRST, CP_PB_SC_LAST
 	add	edx, 8
 	cmp	edx, CP_PATCH_SLOT_WORDS * 8
 	jb	1b
 	mov	[rsi + CP_PB_LAST_SUM * 8], rax
 	xor	edx, edx		/* the sites (rdx: 8 x the entry) */
 2:	mov	r8, [rdi + rdx * 2 + 8]
-	mov	r10, r8
-	sub	r8, [rsi + rdx + CP_PB_SITES_LAST * 8]
-	add	[rsi + rdx + CP_PB_SITES_FIRST * 8], r8
-	mov	[rsi + rdx + CP_PB_SITES_LAST * 8], r10
+	SHIFT_WINDOW CP_PB_SITES_FIRST, CP_PB_SITES_LAST
 	add	edx, 8
 	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
 	jb	2b

@@ -97,6 +97,13 @@ static bool status_field(pid_t pid, const char *key, char *val, size_t size)
 	return status_field_of(pid, 0, key, val, size);
 }
 
+/* Whether the process runs nothing until someone continues it: a thread
+ * stopped by a signal, or its cgroup frozen (its threads then read S). */
+static bool runs_nothing_now(pid_t pid)
+{
+	return cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid);
+}
+
 /* What forbids the patch before anything is touched. */
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
@@ -123,7 +130,7 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 			       atoi(val));
 	/* At once, not after a hold that cannot come (one stopped while it
 	 * is held is found by the hold: cp_hijack_thread). */
-	if (!held && (cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid)))
+	if (!held && runs_nothing_now(pid))
 		return cp_hijack_refuse_stopped(pid, err);
 	return 0;
 }
@@ -606,7 +613,7 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 	}
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
-	if (cp_proc_stopped_thread(p->pid) || cp_cgroup_frozen(p->pid))
+	if (runs_nothing_now(p->pid))
 		return cp_hijack_refuse_stopped(p->pid, err);
 	/* The stub cannot say that the vDSO would not become writable: it
 	 * can write nowhere then. Nothing in /proc says that a process denies
