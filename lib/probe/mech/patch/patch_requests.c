@@ -82,18 +82,6 @@ out:
 	return rc;
 }
 
-int cp_patch_requests_syscalls(pid_t pid, uint64_t table, const uint64_t *words,
-			       uint64_t syscalls[CP_PATCH_SLOT_WORDS])
-{
-	struct cp_patch_requests now;
-
-	if (read_blocks(pid, table, 0, words, &now))
-		return -1;
-	memcpy(syscalls, now.sums.syscalls, sizeof(now.sums.syscalls));
-	cp_patch_requests_free(&now);
-	return 0;
-}
-
 int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
 			   struct cp_patch_requests_mark *mark)
 {

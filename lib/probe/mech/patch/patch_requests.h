@@ -29,10 +29,6 @@ struct cp_patch_requests_mark {
 };
 int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
 			   struct cp_patch_requests_mark *mark);
-/* Every block's reads through syscall() now, summed; -1 when the memory
- * cannot be read. */
-int cp_patch_requests_syscalls(pid_t pid, uint64_t table, const uint64_t *words,
-			       uint64_t syscalls[CP_PATCH_SLOT_WORDS]);
 
 /* The requests since the mark, of the slots in use in words (a copy of
  * the table's counters, as last read). -1 when the memory cannot be read. */

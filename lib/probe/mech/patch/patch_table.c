@@ -41,7 +41,7 @@ static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS],
 	return 0;
 }
 
-int cp_patch_table_mark(struct cp_patch_table *t)
+int cp_patch_table_mark_counts(struct cp_patch_table *t)
 {
 	size_t threads;
 	uint64_t shared;
@@ -49,6 +49,11 @@ int cp_patch_table_mark(struct cp_patch_table *t)
 	if (sum(t, t->base, &threads, &shared))
 		return -1;
 	memcpy(t->last, t->base, sizeof(t->last));
+	return 0;
+}
+
+int cp_patch_table_mark_sites(struct cp_patch_table *t)
+{
 	cp_patch_sites_free(&t->base_sites);
 	return cp_patch_sites_read(t->pid, t->addr, t->words, &t->base_sites);
 }
@@ -64,7 +69,7 @@ void cp_patch_table_mark_zeros(struct cp_patch_table *t)
  * is counted in its slot before its site: sites read before the counters
  * they are compared with never hold more reads than those (the window's
  * end: read_sites, then sum); counters read before the sites counted
- * from never miss a read those hold (its start: cp_patch_table_mark). */
+ * from never miss a read those hold (its start: cp_patch_table_mark_sites). */
 static void read_sites(struct cp_patch_table *t)
 {
 	struct cp_patch_sites now;

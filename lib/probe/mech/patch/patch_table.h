@@ -25,8 +25,11 @@ struct cp_patch_table {
 
 /* Sets the table up for reading (its copy allocated); -1 out of memory. */
 int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr);
-/* Counts from now on (the window opens): the sums now are the base. */
-int cp_patch_table_mark(struct cp_patch_table *t);
+/* Counts from now on (the window opens): the sums now are the base; then
+ * the sites' base, read after the counts' (a read is counted in its slot
+ * before its site: the sites' base never holds a read the counts' lacks). */
+int cp_patch_table_mark_counts(struct cp_patch_table *t);
+int cp_patch_table_mark_sites(struct cp_patch_table *t);
 /* ... for a table just mapped, whose counters are zeros: not read. */
 void cp_patch_table_mark_zeros(struct cp_patch_table *t);
 /* The counts since the base: 0. When the target cannot be read any more
