@@ -466,3 +466,79 @@ def test_a_failed_table_mmap_does_not_block_the_next_attach(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def charged_kib(pid):
+    """What process pid is charged to the kernel's commit (Committed_AS):
+    its mappings flagged accountable ("ac" in smaps' VmFlags), in KiB. Of
+    this process alone, unlike Committed_AS, which the host's others move."""
+    total = size = 0
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            if line.startswith("Size:"):
+                size = int(line.split()[1])
+            elif line.startswith("VmFlags:") and "ac" in line.split()[1:]:
+                total += size
+    return total
+
+
+def test_the_table_adds_no_commit_charge_at_patch_or_to_forks(ctx):
+    """A patched process and each process it forks are charged at most
+    256 KiB + 16 KiB per thread that read the clock beyond what they were
+    before the patch (issue #43: the 34.6 MiB table was charged to the
+    target and again to every later fork, whose forks then failed under
+    vm.overcommit_memory=2): during the window, and after the detach."""
+    threads = 2
+    budget = 256 + 16 * threads
+    target = Target(ctx.target("patch_target"), threads)
+    children = []
+
+    def fork():
+        target.p.stdin.write("fork\n")
+        target.p.stdin.flush()
+        words = target.p.stdout.readline().split()
+        assert words[0] == "child", words
+        children.append(int(words[1]))
+        return children[-1]
+
+    try:
+        target.go(10)
+        before, child_before = charged_kib(target.pid), charged_kib(fork())
+        tool = Tool(ctx, target.pid)
+        assert tool.attached.startswith("attached"), tool.attached
+        target.go(10)
+        charged = {"patched": charged_kib(target.pid) - before,
+                   "fork while patched": charged_kib(fork()) - child_before}
+        tool.detach()
+        charged["detached"] = charged_kib(target.pid) - before
+        charged["fork after detach"] = charged_kib(fork()) - child_before
+        assert all(kib <= budget for kib in charged.values()), \
+            f"charged beyond {budget} KiB: {charged}"
+    finally:
+        for child in children:
+            os.kill(child, signal.SIGTERM)
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_strict_overcommit_refuses_the_patch_and_uprobes_count(ctx):
+    """Under vm.overcommit_memory=2 the kernel charges the table whole
+    whatever its flags (a test hook says so here): the patch is refused
+    before anything is written, saying why, and auto counts with
+    uprobes."""
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        out = os.path.join(ctx.tmp, "strict.json")
+        env = dict(os.environ, CLOCKPROF_TEST_STRICT_OVERCOMMIT="1")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid),
+                       env=env)
+        assert proc.returncode == 0, proc.stderr
+        probe = ctx.load_json(out)["probe"]
+        assert ctx.load_json(out)["clock_reads"]["mechanism"] == "uprobe", probe
+        assert "vm.overcommit_memory=2" in (probe["fallback_reason"] or ""), probe
+        with open(f"/proc/{target.pid}/maps") as f:
+            assert "clockprof" not in f.read()
+        target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

@@ -273,11 +273,34 @@ static void *filtered_worker(void *arg)
 	return worker(arg);
 }
 
+/* "fork": a child that reads the clock once and waits for its parent's
+ * end or a SIGTERM, its pid said ("child PID"): what a fork of a patched
+ * process is charged. */
+static void fork_idle(void)
+{
+	pid_t child = fork();
+
+	if (child == 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		for (;;)
+			pause();
+	}
+	printf("child %d\n", (int)child);
+	fflush(stdout);
+}
+
 static void command_loop(void)
 {
 	char line[64];
 
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "quit", 4)) {
+		if (!strncmp(line, "fork", 4)) {
+			fork_idle();
+			continue;
+		}
 		if (strncmp(line, "go ", 3))
 			continue;
 		pthread_mutex_lock(&mu);

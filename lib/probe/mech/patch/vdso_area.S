@@ -82,12 +82,15 @@ sc_ip_1:
 	mov	rax, [rip + h_table]
 	test	rax, rax
 	jnz	.Lsites
-	/* mmap(at, size, RW, PRIVATE|ANON[|FIXED_NOREPLACE], -1, 0) */
+	/* mmap(at, size, RW, PRIVATE|ANON|NORESERVE[|FIXED_NOREPLACE], -1,
+	 * 0): no commit charge, to the target or to a process it forks,
+	 * which copies the mapping (vm.overcommit_memory=2 would charge it
+	 * all the same: refused there, refuse_early in vdso_patch.c) */
 	mov	eax, 9
 	mov	rdi, [rip + h_table_at]
 	mov	rsi, [rip + h_table_size]
 	mov	edx, 3
-	mov	r10d, 0x22
+	mov	r10d, 0x4022
 	test	rdi, rdi
 	jz	1f
 	or	r10d, 0x100000

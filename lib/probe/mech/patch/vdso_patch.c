@@ -105,6 +105,25 @@ static bool runs_nothing_now(pid_t pid)
 }
 
 /* What forbids the patch before anything is touched. */
+/* Whether the kernel charges every private writable mapping to commit,
+ * MAP_NORESERVE or not (vm.overcommit_memory=2, as PostgreSQL's
+ * documentation recommends): the table would then be charged whole to
+ * the target and again to each process it forks, which fail with ENOMEM
+ * once the limit is reached. Tests only (test_hook.h):
+ * CLOCKPROF_TEST_STRICT_OVERCOMMIT=1 says so on any host. */
+static bool strict_overcommit(void)
+{
+	char mode[8] = "";
+	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "re");
+
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	return atoi(mode) == 2 || cp_test_hook("CLOCKPROF_TEST_STRICT_OVERCOMMIT");
+}
+
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
 	char val[128], path[64];
@@ -119,6 +138,10 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 		if (n == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32)
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d is a 32-bit program", pid);
 	}
+	if (strict_overcommit())
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the kernel charges all private memory to commit (vm.overcommit_memory=2): the patch's %zu MiB counter table would be charged to process %d and to every process it forks",
+			       (size_t)CP_VDSO_MAP_SIZE >> 20, pid);
 	if (status_field(pid, "Seccomp", val, sizeof(val)) && atoi(val) == SECCOMP_MODE_STRICT)
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode", pid);
 	if (status_field(pid, "x86_Thread_features", val, sizeof(val)) && strstr(val, "shstk"))
@@ -466,7 +489,7 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 {
 	const struct { int nr, ip; uint64_t args[6]; } calls[9] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
-		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x100022, (uint64_t)-1, 0 } },
+		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
 		{ SYS_madvise, 6, { p->plan.table, CP_PATCH_TABLE_SIZE, 18 /* MADV_WIPEONFORK */ } },

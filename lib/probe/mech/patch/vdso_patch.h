@@ -93,7 +93,7 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
 
 /* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
- * its vDSO's unused end): 32-bit, a seccomp filter that would not allow
+ * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no
  * thread pointer, a vDSO changed by another tool, ptrace refused, another
  * clockprof that holds its patch (patch_owner.h; prepare refuses it). */
