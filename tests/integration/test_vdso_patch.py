@@ -542,3 +542,18 @@ def test_strict_overcommit_refuses_the_patch_and_uprobes_count(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
+    """5,000 threads alive at once, each reading once, against a table of
+    4,096 slots: every read is counted (the shared slot takes those of
+    threads with no slot of their own), and the run says how many have no
+    call site, and why."""
+    n = 5000
+    run = run_patch(ctx, "--", ctx.target("crowd_target"), n)
+    assert run["clock_reads"]["total"] == n, run["clock_reads"]
+    said = [w for w in run["warnings"] if "no slot of their own" in w]
+    assert said, run["warnings"]
+    # at least those beyond the slots; more if a key's probes all met
+    # taken slots while others were still free
+    assert n - 4096 <= int(said[0].split()[0]) <= n, said
