@@ -557,3 +557,11 @@ def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
     # at least those beyond the slots; more if a key's probes all met
     # taken slots while others were still free
     assert n - 4096 <= int(said[0].split()[0]) <= n, said
+
+
+def test_the_stub_is_never_sent_through_a_thread_with_no_room_on_its_stack(ctx):
+    """A thread spinning with 160 bytes of its stack left above a page
+    no one may touch (the stub needs 248): the hold lets it go and takes
+    another, and every read is counted; the stub sent through it killed
+    the target with SIGSEGV (it is the one thread running, picked first)."""
+    exact_on(ctx, "patch_target", threads=2, k=200, env={"PATCH_TARGET_TIGHT_STACK": "1"})

@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -265,6 +266,24 @@ static void install_filter(const char *kind, unsigned flags)
 }
 #endif
 
+/* PATCH_TARGET_TIGHT_STACK: a thread that spins on a stack of its own
+ * with ROOM bytes below its stack pointer, a page no one may touch below
+ * them (as a small signal stack, or a goroutine deep in nosplit calls,
+ * has little): a thread the stub must not be sent through. */
+#define ROOM 160
+static void *tight_stack_thread(void *arg)
+{
+	char *m = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	if (m == MAP_FAILED || mprotect(m + 4096, 4096, PROT_READ | PROT_WRITE)) {
+		perror("tight stack");
+		exit(2);
+	}
+	__asm__ volatile("mov %0, %%rsp\n1: pause\n\tjmp 1b" : : "r"(m + 4096 + ROOM) : "memory");
+	return NULL;
+}
+
 static void *(*worker)(void *);
 
 static void *filtered_worker(void *arg)
@@ -335,6 +354,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&t, NULL, getenv("PATCH_TARGET_THREAD_SECCOMP") ? filtered_worker : fn,
 			       NULL);
+	if (getenv("PATCH_TARGET_TIGHT_STACK"))
+		pthread_create(&t, NULL, tight_stack_thread, NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
+#include "proc_maps.h"
 #include "procfs.h"
 
 /* Below the interrupted rsp: the red zone (128 bytes), then the resume
@@ -63,15 +64,38 @@ static bool restarts(int nr)
 	return false;
 }
 
+/* Threads not to hold again: their stacks had no room for the stub. */
+struct skipped {
+	pid_t tid[8];
+	size_t n;
+};
+
+static bool skipped(const struct skipped *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->tid[i] == tid)
+			return true;
+	return false;
+}
+
 /* A thread of tids (n) running now, else one blocked in a syscall that
- * restarts unseen; 0: neither. */
-static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n)
+ * restarts unseen, none of skip; 0: neither. */
+static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n, const struct skipped *skip)
 {
 	for (size_t i = 0; i < n; i++)
-		if (cp_proc_thread_state(pid, tids[i]) == 'R')
+		if (!skipped(skip, tids[i]) && cp_proc_thread_state(pid, tids[i]) == 'R')
 			return tids[i];
 	for (size_t i = 0; i < n; i++)
-		if (restarts(thread_syscall(pid, tids[i])))
+		if (!skipped(skip, tids[i]) && restarts(thread_syscall(pid, tids[i])))
+			return tids[i];
+	return 0;
+}
+
+/* The first of tids (n) not in skip; 0: none. */
+static pid_t pick_any(const pid_t *tids, size_t n, const struct skipped *skip)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!skipped(skip, tids[i]))
 			return tids[i];
 	return 0;
 }
@@ -80,7 +104,7 @@ static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n)
  * (neither sees the stop); when every thread waits in a call that a stop
  * interrupts (epoll_wait), one that starts running within RUNNING_WAIT_S,
  * else the first. An idle target is not kept waiting for a running one. */
-static pid_t pick_thread(pid_t pid)
+static pid_t pick_thread(pid_t pid, const struct skipped *skip)
 {
 	pid_t *tids = NULL, pick = 0;
 	size_t n = 0;
@@ -90,13 +114,50 @@ static pid_t pick_thread(pid_t pid)
 		free(tids);
 		if (cp_proc_threads(pid, &tids, &n) || !n)
 			return 0;
-		if (!(pick = pick_quiet(pid, tids, n)))
+		if (!(pick = pick_quiet(pid, tids, n, skip)))
 			usleep(2000);
 	} while (!pick && cp_monotonic_s() < until);
-	if (!pick)
-		pick = tids[0];	/* its syscall may return EINTR: send_through says */
+	if (!pick)	/* its syscall may return EINTR: send_through says */
+		pick = pick_any(tids, n, skip);
 	free(tids);
 	return pick;
+}
+
+static int no_room(pid_t pid, struct cp_error *err)
+{
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "no thread of process %d that could be held had room on its stack for clockprof's stub (%d bytes below its stack pointer)",
+		       pid, CP_HIJACK_STUB_STACK);
+}
+
+/* Whether the held thread's stack has CP_HIJACK_STUB_STACK bytes below
+ * its rsp for the stub: within the mapping rsp is in (a guard page or
+ * another mapping below would take the fault: a thread on a small stack
+ * of its own, a signal handler's alternate one), and, for a Go thread,
+ * within the running goroutine's stack, whose bounds are the first two
+ * words of its g (at fs:-8): a goroutine deep in a chain of nosplit
+ * functions may have only 128 bytes left, and below them another
+ * goroutine's stack or the heap, where no fault says anything. */
+static bool stack_room(pid_t pid, pid_t tid)
+{
+	struct user_regs_struct r;
+	struct cp_proc_map *maps = NULL;
+	uint64_t low, g = 0, bounds[2];
+	size_t n = 0;
+	bool room = false;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) || cp_proc_maps_read(pid, &maps, &n))
+		return false;
+	low = r.rsp - CP_HIJACK_STUB_STACK;
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].start < r.rsp && r.rsp <= maps[i].end)
+			room = low >= maps[i].start && maps[i].perms[1] == 'w';
+	free(maps);
+	if (room && r.fs_base >= 8 && !cp_proc_mem_read(pid, r.fs_base - 8, &g, sizeof(g)) && g &&
+	    !cp_proc_mem_read(pid, g, bounds, sizeof(bounds)) && bounds[0] < r.rsp &&
+	    r.rsp <= bounds[1])
+		room = low >= bounds[0];
+	return room;
 }
 
 /* waitpid for the thread until `until` (0: not by then). A held thread
@@ -263,16 +324,17 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 	return 0;
 }
 
-int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
-		     struct cp_hijack *h, struct cp_error *err)
+/* One thread picked (none of skip) and held in an interrupt stop: 0,
+ * else -1 with err, the thread let go. */
+static int hold(pid_t pid, const struct skipped *skip, struct cp_hijack *h, struct cp_error *err)
 {
-	double t0;
 	int rc = 0, held = 0;
 
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
-	if (!(h->tid = pick_thread(pid)))
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
+	if (!(h->tid = pick_thread(pid, skip)))
+		return skip->n ? no_room(pid, err) :
+		       cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
 	if (ptrace(PTRACE_SEIZE, h->tid, 0, 0))
 		return cp_fail(err, CP_EXIT_PROFILE, errno == EPERM ?
 			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
@@ -283,9 +345,33 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 			     h->tid, pid, HOLD_TIMEOUT_S);
 	else if (held > 0)
 		rc = cp_hijack_refuse_stopped(pid, err);
+	if (rc) {
+		ptrace(PTRACE_DETACH, h->tid, 0, 0);
+		cp_patch_step();
+	}
+	return rc;
+}
+
+/* A thread whose stack has no room for the stub is let go and another
+ * held, a few at most. */
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
+		     struct cp_hijack *h, struct cp_error *err)
+{
+	struct skipped skip = { .n = 0 };
+	double t0;
+	int rc;
+
+	while (!(rc = hold(pid, &skip, h, err)) && !stack_room(pid, h->tid)) {
+		ptrace(PTRACE_DETACH, h->tid, 0, 0);
+		cp_patch_step();
+		if (skip.n == sizeof(skip.tid) / sizeof(skip.tid[0]))
+			return no_room(pid, err);
+		skip.tid[skip.n++] = h->tid;
+	}
+	if (rc)
+		return rc;
 	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
-	if (!rc)
-		rc = check_and_send(pid, stub, 0, check, ctx, h, err);
+	rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (cp_monotonic_s() - t0) * 1e3;
 	cp_patch_step();

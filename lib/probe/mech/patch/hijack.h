@@ -38,12 +38,18 @@ static inline void cp_patch_step(void)
 		cp_patch_step_hook();
 }
 
+/* The most a stub may use of the held thread's stack below the
+ * interrupted rsp (vdso_area.S's: 248 bytes, red zone included); a thread
+ * with less room there is not sent (cp_hijack_thread). */
+#define CP_HIJACK_STUB_STACK 256
+
 /* Called while the thread is held (its seccomp filters can be read then);
  * nonzero refuses, with err set. */
 typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);
 
-/* Sends one thread of pid through stub. CP_EXIT_PROFILE with err when no
- * thread can be held (already traced, ptrace denied, it exited). */
+/* Sends one thread of pid through stub, one whose stack has room for it.
+ * CP_EXIT_PROFILE with err when no thread can be held (already traced,
+ * ptrace denied, it exited, no room). */
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
 		     struct cp_hijack *h, struct cp_error *err);
 

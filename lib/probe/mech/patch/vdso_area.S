@@ -58,7 +58,9 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the
  * thread had it. Leaves them all so and `ret 128` lands on the
- * interrupted rip with the interrupted rsp. */
+ * interrupted rip with the interrupted rsp. Its stack, at most: those
+ * 136 bytes, 80 saved, 32 in .Lsite_page: 248, within the
+ * CP_HIJACK_STUB_STACK (hijack.h) the held thread is checked for. */
 	.balign 16
 cp_vdso_stub:
 	pushfq
