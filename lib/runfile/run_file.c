@@ -375,10 +375,13 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 				    "cpu_ns_per_request_all_probes", p->cpu_ns_per_request[0],
 				    "cpu_ns_per_request_boundary_only", p->cpu_ns_per_request[1]));
 	/* The patch mechanism: how long one thread of the target was held. */
-	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0))
+	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0)) {
 		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",
 				    "attach", p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
 				    "detach", p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
+		json_object_set_new(probe, "stops", json_pack("{s:I, s:I}", "attach",
+				    (json_int_t)p->stops[0], "detach", (json_int_t)p->stops[1]));
+	}
 	/* --stacks: when every function's rules were in place, how many
 	 * stacks clockprof walked from copies before that, and how many were
 	 * cut where the walk left the target's code. */

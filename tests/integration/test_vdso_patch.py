@@ -565,3 +565,23 @@ def test_the_stub_is_never_sent_through_a_thread_with_no_room_on_its_stack(ctx):
     another, and every read is counted; the stub sent through it killed
     the target with SIGSEGV (it is the one thread running, picked first)."""
     exact_on(ctx, "patch_target", threads=2, k=200, env={"PATCH_TARGET_TIGHT_STACK": "1"})
+
+
+def test_every_stop_of_the_target_is_counted_in_run_json(ctx):
+    """probe.stops: a thread of a running target is held twice to attach
+    (the table mapped, then the entries switched once the wrappers'
+    rules are in) and once to detach; a second attach reuses the table
+    and holds it once to switch."""
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        out = os.path.join(ctx.tmp, "stops.json")
+        for stops in ({"attach": 2, "detach": 1}, {"attach": 1, "detach": 1}):
+            proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                           "-o", out, str(target.pid))
+            assert proc.returncode == 0, proc.stderr
+            probe = ctx.load_json(out)["probe"]
+            assert probe["stops"] == stops, probe
+            target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

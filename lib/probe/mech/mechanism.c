@@ -96,7 +96,7 @@ int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session
 	m->pause_ms[0] = m->pause_ms[1] = -1;
 	m->pid = cfg->pid;
 	if (m->ops->open && m->ops->open(m, cfg, err)) {
-		cp_mech_close(m, NULL, NULL);
+		cp_mech_close(m, NULL, NULL, NULL);
 		return -1;
 	}
 	*out = m;
@@ -172,7 +172,7 @@ void cp_mech_detach(struct cp_mech *m)
 	cp_session_detach_clock_probes(m->s);
 }
 
-void cp_mech_close(struct cp_mech *m, double pause_ms[2], char **warning)
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], unsigned stops[2], char **warning)
 {
 	if (!m)
 		return;
@@ -180,6 +180,8 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2], char **warning)
 		m->ops->close(m);
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
+	if (stops)
+		memcpy(stops, m->stops, sizeof(m->stops));
 	if (warning)
 		*warning = m->closing_warning;
 	else

@@ -121,6 +121,7 @@ struct cp_mech {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
+	unsigned stops[2];		/* ... and how many times, each */
 	/* What the window should say (cp_mech_warn), each whole (allocated:
 	 * a warning is never cut), and how many more there were than room
 	 * for. */
@@ -170,10 +171,10 @@ void cp_mech_follow_execs(struct cp_mech *m);
  * request boundary stays. */
 void cp_mech_detach(struct cp_mech *m);
 /* Releases m (NULL is fine); the session is closed after it. pause_ms
- * (may be NULL) receives m's pauses (attach, detach), the last one being
- * made here, and warning (may be NULL) what closing did that the run
+ * and stops (each may be NULL) receive m's pauses (attach, detach) and
+ * their number, the last one being made here, and warning (may be NULL) what closing did that the run
  * should say (the caller's to free), NULL nothing. */
-void cp_mech_close(struct cp_mech *m, double pause_ms[2], char **warning);
+void cp_mech_close(struct cp_mech *m, double pause_ms[2], unsigned stops[2], char **warning);
 
 /* A warning for the window to say, whole (each text once; past
  * CP_MECH_WARNINGS, or with no memory for it, only counted). */

@@ -220,7 +220,7 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	if (!r->s || !cp_mech_may_fall_back(p->requested_mechanism, p->mechanism, err))
 		return -1;
 	snprintf(p->fallback_reason, sizeof(p->fallback_reason), "%s", err->msg);
-	cp_mech_close(r->w.mech, NULL, NULL);
+	cp_mech_close(r->w.mech, NULL, NULL, NULL);
 	r->w.mech = NULL;
 	cp_session_close(r->s);
 	r->s = NULL;
@@ -478,7 +478,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 	warn_lifecycle(p, r->s);
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
-	cp_mech_close(r->w.mech, p->pause_ms, &closing);
+	cp_mech_close(r->w.mech, p->pause_ms, p->stops, &closing);
 	if (closing)
 		cp_profile_warn(p, "%s", closing);
 	free(closing);
@@ -585,7 +585,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	p->counters = NULL;
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
-	cp_mech_close(r->w.mech, NULL, NULL);
+	cp_mech_close(r->w.mech, NULL, NULL, NULL);
 	cp_session_close(r->s);
 	cp_naming_close(&r->w.naming);
 	if (p->launched)

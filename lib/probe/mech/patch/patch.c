@@ -376,6 +376,8 @@ static void note_pauses(struct cp_mech *m)
 	cp_vdso_patch_info(st->patch, &info);
 	m->pause_ms[0] = info.attach_pause_ms > 0 ? info.attach_pause_ms : -1;
 	m->pause_ms[1] = info.detach_pause_ms > 0 ? info.detach_pause_ms : -1;
+	m->stops[0] = info.attach_stops;
+	m->stops[1] = info.detach_stops;
 	if (info.rules_unplaced)
 		cp_mech_warn(m, "%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
 			 info.rules_unplaced);

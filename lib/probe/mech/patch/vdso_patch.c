@@ -701,10 +701,13 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
 	note_held(p, &hj);
-	if (cmd == CP_VDSO_CMD_PATCH)
+	if (cmd == CP_VDSO_CMD_PATCH) {
 		p->info.attach_pause_ms += hj.held_ms;
-	else
+		p->info.attach_stops++;
+	} else {
 		p->info.detach_pause_ms += hj.held_ms;
+		p->info.detach_stops++;
+	}
 	return 0;
 }
 

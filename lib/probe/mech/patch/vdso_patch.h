@@ -46,6 +46,7 @@ struct cp_vdso_patch_info {
 	pid_t tid;			/* the thread held to apply it */
 	double attach_pause_ms;		/* how long that thread was held */
 	double detach_pause_ms;
+	unsigned attach_stops, detach_stops;	/* times a thread was held for them */
 	int syscall;			/* the syscall that thread was in; -1 none */
 	bool eintr;			/* ... which returned EINTR to the target */
 	size_t rules, rules_unplaced;	/* wrapper rules written; without room */

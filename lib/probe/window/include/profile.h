@@ -124,6 +124,8 @@ struct cp_profile {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach (the patch mechanism), in ms; -1: never. */
 	double pause_ms[2];
+	unsigned stops[2];		/* ... and how many times (every stop
+					 * clockprof makes, each) */
 	int breakpoints_fire;		/* 1, 0, or -1: not tested */
 	size_t modules_loaded;		/* files first probed in the window */
 	char started_at[40];		/* RFC 3339, UTC */
