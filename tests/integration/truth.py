@@ -25,6 +25,12 @@ class Snapshot:
                         self.reads_in_requests - other.reads_in_requests,
                         [a - b for a, b in zip(self.hist, other.hist)])
 
+    def __add__(self, other):
+        return Snapshot({k: v + other.calls[k] for k, v in self.calls.items()},
+                        self.requests + other.requests,
+                        self.reads_in_requests + other.reads_in_requests,
+                        [a + b for a, b in zip(self.hist, other.hist)])
+
     @property
     def reads(self):
         return sum(self.calls[k] for k in READS)
@@ -87,9 +93,16 @@ class Truth:
         return out
 
     def snapshot(self, pid):
+        """The process's counts, every slot of it summed (a process that
+        exec()s, or a child forked with the library loaded that exec()s
+        a program loading it again, has one slot per image)."""
+        total = None
         for vals, ncalls in self._slots():
             if vals[0] == pid:
                 calls = dict(zip(CALLS, vals[1:1 + ncalls]))
                 requests, in_req = vals[1 + ncalls], vals[2 + ncalls]
-                return Snapshot(calls, requests, in_req, list(vals[3 + ncalls:]))
-        raise AssertionError(f"process {pid} has no slot in {self.path}")
+                one = Snapshot(calls, requests, in_req, list(vals[3 + ncalls:]))
+                total = one if total is None else total + one
+        if total is None:
+            raise AssertionError(f"process {pid} has no slot in {self.path}")
+        return total
