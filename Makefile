@@ -325,10 +325,12 @@ include tests/bench/bench.mk
 include tests/fuzz/fuzz.mk
 
 bench: all test-targets $(O)/bench-bare-uprobe $(O)/bench-compare $(O)/bench-symbolize $(O)/bench-gate-stats \
-	$(O)/bench-shared-counter
+	$(O)/bench-shared-counter $(O)/bench-commit-target $(O)/bench-peak-rss
 	@( $(call install_missing,bpftrace) ) || echo "bench: bpftrace could not be installed: its figures are skipped"
 	@python3 tests/bench/run.py --clockprof ./clockprof --targets $(O)/tests/targets --build $(O)
 	@python3 tests/bench/servers.py --clockprof ./clockprof --targets $(O)/tests/targets
+	@python3 tests/bench/attach_cost.py --clockprof ./clockprof --targets $(O)/tests/targets \
+		--commit-target $(O)/bench-commit-target --peak-rss $(O)/bench-peak-rss
 	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 1 --clockprof ./clockprof
 	@python3 tests/bench/vdso_patch_cost.py --targets $(O)/tests/targets --threads 4 --rounds 200000 --clockprof ./clockprof
 	@python3 tests/bench/vdso_patch_pause.py --targets $(O)/tests/targets

@@ -33,6 +33,18 @@ $(O)/bench-shared-counter: tests/bench/shared_counter.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
 
+# The target of tests/bench/attach_cost.py's commit figures: threads that
+# read the clock, and a fork at each SIGUSR1.
+$(O)/bench-commit-target: tests/bench/commit_target.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -pthread -o $@ $<
+
+# A command's wall time and peak RSS, forked from a small program
+# (tests/bench/attach_cost.py).
+$(O)/bench-peak-rss: tests/bench/peak_rss.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(WARN) -o $@ $<
+
 # The gate's error rates and power by seeded Monte Carlo through the
 # library (tests/bench/bench_gate_stats.c); goals printed beside them.
 # The realistic run is the unit tests' model (tests/unit/realistic_run.c).

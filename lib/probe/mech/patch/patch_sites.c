@@ -245,11 +245,25 @@ static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint6
 	return 0;
 }
 
+/* How many slots the counters show in use (read_blocks' test). */
+static size_t slots_in_use(const uint64_t *counters)
+{
+	size_t n = 0;
+
+	for (size_t slot = 0; slot < CP_PATCH_SLOTS; slot++)
+		n += counters[(slot + 1) * CP_PATCH_SLOT_WORDS] != 0;
+	return n;
+}
+
 int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters,
 			       uint64_t **blocks, size_t *nslots)
 {
+	/* Room for the slots in use alone: a block for every slot (2 MiB)
+	 * was mapped and unmapped again at each read. */
+	size_t used = slots_in_use(counters);
+
 	*nslots = 0;
-	if (!(*blocks = malloc((size_t)CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)))
+	if (!(*blocks = malloc((used ? used : 1) * CP_PATCH_SITE_BLOCK)))
 		return -1;
 	if (read_blocks(pid, addr, counters, *blocks, nslots) == 0)
 		return 0;
@@ -261,19 +275,17 @@ int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counter
 int cp_patch_sites_read(pid_t pid, uint64_t addr, const uint64_t *counters,
 			struct cp_patch_sites *out)
 {
-	uint64_t *blocks = malloc((size_t)CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK);
+	uint64_t *blocks;
 	size_t nslots = 0;
-	int rc = -1;
+	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!blocks || read_blocks(pid, addr, counters, blocks, &nslots))
-		goto out;
-	rc = 0;
+	if (cp_patch_sites_read_blocks(pid, addr, counters, &blocks, &nslots))
+		return -1;
 	for (size_t i = 0; i < nslots * CP_PATCH_SITE_ENTRIES && !rc; i++)
 		if (blocks[2 * i] && blocks[2 * i + 1])
 			rc = cp_patch_sites_add(out, blocks[2 * i], blocks[2 * i + 1]);
 	cp_patch_sites_normalize(out);
-out:
 	free(blocks);
 	if (rc)
 		cp_patch_sites_free(out);
