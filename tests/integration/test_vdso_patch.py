@@ -559,12 +559,42 @@ def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
     assert n - 4096 <= int(said[0].split()[0]) <= n, said
 
 
+def settled(pid, running=1, timeout=30):
+    """Waits until all but `running` threads of pid sleep (those that
+    would be held first are the running ones)."""
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        states = [open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[0]
+                  for t in os.listdir(f"/proc/{pid}/task")]
+        if states.count("S") == len(states) - running:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid}'s threads did not settle")
+
+
 def test_the_stub_is_never_sent_through_a_thread_with_no_room_on_its_stack(ctx):
-    """A thread spinning with 160 bytes of its stack left above a page
-    no one may touch (the stub needs 248): the hold lets it go and takes
-    another, and every read is counted; the stub sent through it killed
-    the target with SIGSEGV (it is the one thread running, picked first)."""
-    exact_on(ctx, "patch_target", threads=2, k=200, env={"PATCH_TARGET_TIGHT_STACK": "1"})
+    """A thread spinning with 160 bytes of its stack left (the stub needs
+    248), above a page no one may touch, or carved out of a malloc'd
+    block with the program's data below: the hold lets it go and takes
+    another (every hold is in probe.stops), and every read is counted.
+    Sent through it, the stub killed the target with SIGSEGV or wrote over
+    its data (it is the one thread running, so the one picked first)."""
+    for below in ("guard", "heap"):
+        target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_TIGHT_STACK": below})
+        try:
+            settled(target.pid)
+            out = os.path.join(ctx.tmp, "tight.json")
+            proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                           "-o", out, str(target.pid))
+            assert proc.returncode == 0, proc.stderr
+            stops = ctx.load_json(out)["probe"]["stops"]
+            target.go(10)
+        finally:
+            rc, said = target.quit()
+        assert rc == 0, f"{below}: target exited {rc}: {said}"
+        # each pass holds the spinning thread first, then a waiting one
+        assert stops == {"attach": 4, "detach": 2}, (below, stops)
+        exact_on(ctx, "patch_target", threads=2, k=200, env={"PATCH_TARGET_TIGHT_STACK": below})
 
 
 def test_every_stop_of_the_target_is_counted_in_run_json(ctx):

@@ -266,22 +266,49 @@ static void install_filter(const char *kind, unsigned flags)
 }
 #endif
 
-/* PATCH_TARGET_TIGHT_STACK: a thread that spins on a stack of its own
- * with ROOM bytes below its stack pointer, a page no one may touch below
- * them (as a small signal stack, or a goroutine deep in nosplit calls,
- * has little): a thread the stub must not be sent through. */
+/* PATCH_TARGET_TIGHT_STACK: a thread that spins with ROOM bytes of its
+ * stack below its stack pointer (as a small coroutine or signal stack,
+ * or a goroutine deep in nosplit calls, has little), and below them
+ * either a page no one may touch ("guard": a stack of its own) or other
+ * data of the program's ("heap": a coroutine's stack carved out of a
+ * malloc'd block, whose canary below is checked at quit): a thread the
+ * stub must not be sent through. */
 #define ROOM 160
+#define CANARY 0xa5
+static unsigned char *heap_block;
+static atomic_int tight_spinning;
+
 static void *tight_stack_thread(void *arg)
 {
-	char *m = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *top;
 
-	(void)arg;
-	if (m == MAP_FAILED || mprotect(m + 4096, 4096, PROT_READ | PROT_WRITE)) {
-		perror("tight stack");
-		exit(2);
+	if (!strcmp(arg, "heap")) {
+		heap_block = malloc(16384);
+		memset(heap_block, CANARY, 16384);
+		top = (char *)heap_block + 8192 + ROOM;
+	} else {
+		char *m = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED || mprotect(m + 4096, 4096, PROT_READ | PROT_WRITE)) {
+			perror("tight stack");
+			exit(2);
+		}
+		top = m + 4096 + ROOM;
 	}
-	__asm__ volatile("mov %0, %%rsp\n1: pause\n\tjmp 1b" : : "r"(m + 4096 + ROOM) : "memory");
+	atomic_store(&tight_spinning, 1);	/* "ready" waits for it */
+	__asm__ volatile("mov %0, %%rsp\n1: pause\n\tjmp 1b" : : "r"(top) : "memory");
 	return NULL;
+}
+
+/* The heap block's bytes below the tight stack, as written. */
+static void check_canary(void)
+{
+	for (int i = 0; heap_block && i < 8192; i++)
+		if (heap_block[i] != CANARY) {
+			fprintf(stderr, "heap block written at %d, below the tight stack\n", i);
+			atomic_fetch_add(&bad, 1);
+			return;
+		}
 }
 
 static void *(*worker)(void *);
@@ -355,7 +382,9 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, getenv("PATCH_TARGET_THREAD_SECCOMP") ? filtered_worker : fn,
 			       NULL);
 	if (getenv("PATCH_TARGET_TIGHT_STACK"))
-		pthread_create(&t, NULL, tight_stack_thread, NULL);
+		pthread_create(&t, NULL, tight_stack_thread, getenv("PATCH_TARGET_TIGHT_STACK"));
+	while (getenv("PATCH_TARGET_TIGHT_STACK") && !atomic_load(&tight_spinning))
+		usleep(1000);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))
@@ -372,6 +401,7 @@ int main(int argc, char **argv)
 	atomic_store(&stop, 1);
 	setitimer(ITIMER_PROF, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
 	usleep(300000);
+	check_canary();
 	printf("eintr %d bad %d\n", atomic_load(&eintr), atomic_load(&bad));
 	fflush(stdout);
 	return atomic_load(&bad) ? 1 : 0;

@@ -126,38 +126,71 @@ static pid_t pick_thread(pid_t pid, const struct skipped *skip)
 static int no_room(pid_t pid, struct cp_error *err)
 {
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "no thread of process %d that could be held had room on its stack for clockprof's stub (%d bytes below its stack pointer)",
+		       "no thread of process %d that could be held was on a stack whose bottom clockprof knows (its own, the main one, a goroutine's), with room for clockprof's stub (%d bytes below its stack pointer)",
 		       pid, CP_HIJACK_STUB_STACK);
 }
 
-/* Whether the held thread's stack has CP_HIJACK_STUB_STACK bytes below
- * its rsp for the stub: within the mapping rsp is in (a guard page or
- * another mapping below would take the fault: a thread on a small stack
- * of its own, a signal handler's alternate one), and, for a Go thread,
- * within the running goroutine's stack, whose bounds are the first two
- * words of its g (at fs:-8): a goroutine deep in a chain of nosplit
- * functions may have only 128 bytes left, and below them another
- * goroutine's stack or the heap, where no fault says anything. */
+/* The bottom of the running goroutine's stack when the held thread runs
+ * Go: a goroutine's g (or the thread's g0) begins with its stack's
+ * bounds, and is found in r14 (Go's register ABI keeps it there) or in
+ * the thread's TLS (fs:-8 in a Go executable; fs:-16 in a Go library
+ * loaded beside other TLS). A candidate counts only if its bounds hold
+ * rsp. 0: not Go, or not found. */
+static uint64_t go_stack_low(pid_t pid, const struct user_regs_struct *r)
+{
+	uint64_t g[3] = { r->r14, 0, 0 }, bounds[2];
+
+	if (r->fs_base >= 16) {
+		cp_proc_mem_read(pid, r->fs_base - 8, &g[1], sizeof(g[1]));
+		cp_proc_mem_read(pid, r->fs_base - 16, &g[2], sizeof(g[2]));
+	}
+	for (int i = 0; i < 3; i++)
+		if (g[i] && !cp_proc_mem_read(pid, g[i], bounds, sizeof(bounds)) &&
+		    bounds[0] < r->rsp && r->rsp <= bounds[1] && bounds[1] - bounds[0] <= (1ul << 30))
+			return bounds[0];
+	return 0;
+}
+
+/* The bottom of the stack rsp is on, where clockprof knows it: a Go
+ * stack's, from its g; the main thread's [stack]; a thread stack of the
+ * C library's (an anonymous mapping just above its guard page). 0:
+ * unknown (a coroutine's or signal stack carved out of the heap or
+ * .bss, whose mapping says nothing of what lies below it). */
+static uint64_t stack_low(pid_t pid, const struct user_regs_struct *r)
+{
+	struct cp_proc_map *maps = NULL;
+	uint64_t low = go_stack_low(pid, r);
+	size_t n = 0;
+
+	if (low || cp_proc_maps_read(pid, &maps, &n))
+		return low;
+	for (size_t i = 0; i < n; i++) {
+		const struct cp_proc_map *m = &maps[i];
+
+		if (m->start >= r->rsp || r->rsp > m->end || m->perms[1] != 'w')
+			continue;
+		if (!strcmp(m->path, "[stack]") ||
+		    (!m->ino && !m->path[0] && i > 0 && maps[i - 1].end == m->start &&
+		     !strcmp(maps[i - 1].perms, "---p")))
+			low = m->start;
+	}
+	free(maps);
+	return low;
+}
+
+/* Whether the held thread has CP_HIJACK_STUB_STACK bytes of its own stack
+ * below rsp for the stub: a goroutine deep in a chain of nosplit
+ * functions may have only 128 bytes, with another goroutine's stack
+ * below; a thread on a stack of its own, a guard page. */
 static bool stack_room(pid_t pid, pid_t tid)
 {
 	struct user_regs_struct r;
-	struct cp_proc_map *maps = NULL;
-	uint64_t low, g = 0, bounds[2];
-	size_t n = 0;
-	bool room = false;
+	uint64_t low;
 
-	if (ptrace(PTRACE_GETREGS, tid, 0, &r) || cp_proc_maps_read(pid, &maps, &n))
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return false;
-	low = r.rsp - CP_HIJACK_STUB_STACK;
-	for (size_t i = 0; i < n; i++)
-		if (maps[i].start < r.rsp && r.rsp <= maps[i].end)
-			room = low >= maps[i].start && maps[i].perms[1] == 'w';
-	free(maps);
-	if (room && r.fs_base >= 8 && !cp_proc_mem_read(pid, r.fs_base - 8, &g, sizeof(g)) && g &&
-	    !cp_proc_mem_read(pid, g, bounds, sizeof(bounds)) && bounds[0] < r.rsp &&
-	    r.rsp <= bounds[1])
-		room = low >= bounds[0];
-	return room;
+	low = stack_low(pid, &r);
+	return low && r.rsp - CP_HIJACK_STUB_STACK >= low;
 }
 
 /* waitpid for the thread until `until` (0: not by then). A held thread
@@ -267,6 +300,7 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
 	h->tid = tid;
+	h->holds = 1;
 	return check_and_send(pid, stub, 0, check, ctx, h, err);
 }
 
@@ -358,10 +392,12 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 		     struct cp_hijack *h, struct cp_error *err)
 {
 	struct skipped skip = { .n = 0 };
+	unsigned holds = 0;
 	double t0;
 	int rc;
 
 	while (!(rc = hold(pid, &skip, h, err)) && !stack_room(pid, h->tid)) {
+		holds++;
 		ptrace(PTRACE_DETACH, h->tid, 0, 0);
 		cp_patch_step();
 		if (skip.n == sizeof(skip.tid) / sizeof(skip.tid[0]))
@@ -370,6 +406,7 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 	}
 	if (rc)
 		return rc;
+	h->holds = holds + 1;
 	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
 	rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);

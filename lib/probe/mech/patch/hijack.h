@@ -25,6 +25,8 @@ struct cp_hijack {
 	double held_ms;			/* from its stop to its release */
 	int syscall;			/* the syscall it was stopped in; -1 none */
 	bool eintr;			/* ... which returns EINTR to the target */
+	unsigned holds;			/* threads held, the one sent included
+					 * (others had no room for the stub) */
 };
 
 /* Tests only: called after each step that changes the target or the
@@ -40,7 +42,8 @@ static inline void cp_patch_step(void)
 
 /* The most a stub may use of the held thread's stack below the
  * interrupted rsp (vdso_area.S's: 248 bytes, red zone included); a thread
- * with less room there is not sent (cp_hijack_thread). */
+ * is sent only where that room is known to be its stack's
+ * (cp_hijack_thread). */
 #define CP_HIJACK_STUB_STACK 256
 
 /* Called while the thread is held (its seccomp filters can be read then);

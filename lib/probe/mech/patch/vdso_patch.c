@@ -703,10 +703,10 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 	note_held(p, &hj);
 	if (cmd == CP_VDSO_CMD_PATCH) {
 		p->info.attach_pause_ms += hj.held_ms;
-		p->info.attach_stops++;
+		p->info.attach_stops += hj.holds;
 	} else {
 		p->info.detach_pause_ms += hj.held_ms;
-		p->info.detach_stops++;
+		p->info.detach_stops += hj.holds;
 	}
 	return 0;
 }
