@@ -129,6 +129,34 @@ def test_auto_falls_back_under_a_seccomp_filter_that_kills_on_mmap(ctx):
     assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
 
 
+def own_seccomp_filters():
+    """The filters this process has (and a target it starts inherits)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Seccomp_filters:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_auto_falls_back_under_a_kill_on_mmap_filter_past_many_others(ctx):
+    """70 filters that allow everything, a kill-on-mmap one installed
+    last: every filter is read and run, not the oldest 64 (the newest,
+    skipped, killed the target with SIGSYS in the stub's mmap). The
+    refusal names the filter as a user counts them; auto counts with
+    uprobes and the target lives on, reading right."""
+    stacked = 70
+    newest = f"the newest of its {stacked + 1 + own_seccomp_filters()} seccomp filters"
+    target = PatchTarget(ctx, env={"PATCH_TARGET_SECCOMP": "kill-mmap",
+                                   "PATCH_TARGET_SECCOMP_STACK": str(stacked)})
+    try:
+        refused_by_name(ctx, target.pid, newest)
+        counted_by_fallback(ctx, target, newest)
+        target.go(10)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
+
+
 def attached_by_fallback(ctx, pid, reason_has):
     """attach --mechanism auto for 0.3 s to a target that cannot run now:
     counted by uprobes, the patch's reason said."""

@@ -28,7 +28,10 @@
  * MemoryDenyWriteExecute= sets where the kernel has it). With
  * PATCH_TARGET_THREAD_SECCOMP=kill-mmap each worker thread installs that
  * filter on itself alone (no TSYNC), the main thread none: a thread's own
- * filters, which the process's status does not show.
+ * filters, which the process's status does not show. With
+ * PATCH_TARGET_SECCOMP_STACK=N, N filters that allow everything are
+ * installed first, PATCH_TARGET_SECCOMP's on top of them: the newest of
+ * more filters than a reader might expect.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -266,6 +269,28 @@ static void install_filter(const char *kind, unsigned flags)
 }
 #endif
 
+/* N filters that allow every call, stacked on every thread. */
+static void stack_filters(int n)
+{
+#ifdef HAVE_SECCOMP
+	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	struct sock_fprog prog = { 1, allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		n = -1;
+	for (int i = 0; i < n; i++)
+		if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog))
+			n = -1;
+	if (n >= 0)
+		return;
+	perror("seccomp stack");
+	exit(2);
+#else
+	(void)n;
+	install_filter("stack", 0);
+#endif
+}
+
 /* PATCH_TARGET_TIGHT_STACK: a thread that spins with ROOM bytes of its
  * stack below its stack pointer (as a small coroutine or signal stack,
  * or a goroutine deep in nosplit calls, has little), and below them
@@ -389,6 +414,8 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))
 		start_sigprof();
+	if (getenv("PATCH_TARGET_SECCOMP_STACK"))
+		stack_filters(atoi(getenv("PATCH_TARGET_SECCOMP_STACK")));
 	if (getenv("PATCH_TARGET_SECCOMP"))
 		install_filter(getenv("PATCH_TARGET_SECCOMP"), SECCOMP_FILTER_FLAG_TSYNC);
 	if (getenv("PATCH_TARGET_MDWE") && prctl(65 /* PR_SET_MDWE */, 1 /* REFUSE_EXEC_GAIN */, 0, 0, 0)) {

@@ -9,9 +9,6 @@
 
 #include "seccomp_filter.h"
 
-#define MAX_INSNS 4096
-#define MAX_FILTERS 64
-
 static int alu(uint16_t op, uint32_t *a, uint32_t v)
 {
 	switch (op) {
@@ -102,69 +99,126 @@ bad:
 }
 
 /* The kernel's precedence: the lowest action value, read as signed,
- * wins (KILL_PROCESS first, ALLOW last). */
-static uint32_t stricter(uint32_t a, uint32_t b)
+ * wins (KILL_PROCESS, KILL_THREAD, TRAP, ERRNO, USER_NOTIF, TRACE, LOG,
+ * ALLOW). The kernel runs the newest filter first and takes an older
+ * one's only when strictly stricter; run oldest first, a newer one takes
+ * a tie. */
+static int at_least_as_strict(uint32_t a, uint32_t b)
 {
-	return (int32_t)(a & SECCOMP_RET_ACTION_FULL) < (int32_t)(b & SECCOMP_RET_ACTION_FULL) ? a : b;
+	return (int32_t)(a & SECCOMP_RET_ACTION_FULL) <= (int32_t)(b & SECCOMP_RET_ACTION_FULL);
 }
 
-static int run_filter(pid_t tid, unsigned long i, const struct seccomp_data *calls,
-		      size_t ncalls, uint32_t *action, size_t *which)
+/* Filter which (0: the oldest) of n, as a user counts them. */
+static void name_filter(size_t which, size_t n, char *out, size_t len)
 {
-	struct sock_filter *prog = calloc(MAX_INSNS, sizeof(*prog));
-	long n;
-
-	if (!prog)
-		return -1;
-	n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, prog);
-	if (n > 0)
-		for (size_t c = 0; c < ncalls; c++) {
-			uint32_t r = cp_seccomp_run(prog, (size_t)n, &calls[c]);
-
-			if (stricter(r, action[c]) == r && r != action[c]) {
-				action[c] = r;
-				*which = i;
-			}
-		}
-	free(prog);
-	return n > 0 ? 0 : (errno == ENOENT ? 1 : -1);
+	if (n == 1)
+		snprintf(out, len, "its only seccomp filter");
+	else if (which + 1 == n)
+		snprintf(out, len, "the newest of its %zu seccomp filters", n);
+	else if (which == 0)
+		snprintf(out, len, "the oldest of its %zu seccomp filters", n);
+	else
+		snprintf(out, len, "seccomp filter %zu of its %zu (counted from the oldest)",
+			 which + 1, n);
 }
 
-/* The first of calls that actions do not allow (ALLOW or LOG), said in
- * why; 1 when every one is allowed. */
-static int all_allowed(const struct seccomp_data *calls, const uint32_t *action, size_t ncalls,
-		       size_t which, char *why, size_t whylen)
+int cp_seccomp_judge(const struct cp_seccomp_prog *progs, size_t nprogs,
+		     const struct seccomp_data *calls, size_t ncalls, char *why, size_t whylen)
 {
 	for (size_t c = 0; c < ncalls; c++) {
-		uint32_t act = action[c] & SECCOMP_RET_ACTION_FULL;
+		uint32_t action = SECCOMP_RET_ALLOW, act;
+		size_t which = 0;
+		char name[80];
 
-		if (act != SECCOMP_RET_ALLOW && act != SECCOMP_RET_LOG) {
-			snprintf(why, whylen, "its seccomp filter %zu would not allow syscall %d (action 0x%x)",
-				 which, calls[c].nr, act);
-			return 0;
+		for (size_t i = 0; i < nprogs; i++) {
+			uint32_t r = cp_seccomp_run(progs[i].insns, progs[i].n, &calls[c]);
+
+			if (at_least_as_strict(r, action)) {
+				action = r;
+				which = i;
+			}
 		}
+		act = action & SECCOMP_RET_ACTION_FULL;
+		if (act == SECCOMP_RET_ALLOW || act == SECCOMP_RET_LOG)
+			continue;
+		name_filter(which, nprogs, name, sizeof(name));
+		snprintf(why, whylen, "%s would not allow syscall %d (action 0x%x)", name,
+			 calls[c].nr, act);
+		return 0;
 	}
 	return 1;
+}
+
+/* Filter i of the held thread tid (0: its oldest, so an index stays the
+ * same filter as more are installed): 1 read, 0 there is none (ENOENT:
+ * past the newest), -1 it cannot be read. */
+static int read_filter(pid_t tid, unsigned long i, struct cp_seccomp_prog *out)
+{
+	long n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, NULL);
+
+	if (n < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (n == 0 || n > BPF_MAXINSNS)
+		return -1;
+	out->insns = calloc((size_t)n, sizeof(*out->insns));
+	if (!out->insns)
+		return -1;
+	out->n = (size_t)n;
+	if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, out->insns) != n) {
+		free(out->insns);
+		return -1;
+	}
+	return 1;
+}
+
+static void free_filters(struct cp_seccomp_prog *progs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(progs[i].insns);
+	free(progs);
+}
+
+/* Every filter of tid, oldest first, until the kernel says there is no
+ * more: no cap of ours (a thread's filters are bounded only by the
+ * kernel's limit on their instructions together, MAX_INSNS_PER_PATH; a
+ * cap skipped the newest ones). 0, or -1 when one cannot be read. */
+static int read_filters(pid_t tid, struct cp_seccomp_prog **progs, size_t *n)
+{
+	size_t cap = 0;
+	int r = -1;
+
+	*progs = NULL;
+	*n = 0;
+	for (;;) {
+		if (*n == cap) {
+			struct cp_seccomp_prog *more = realloc(*progs, (cap ? 2 * cap : 16) * sizeof(*more));
+
+			if (!more)
+				break;
+			*progs = more;
+			cap = cap ? 2 * cap : 16;
+		}
+		r = read_filter(tid, *n, &(*progs)[*n]);
+		if (r <= 0)
+			break;
+		(*n)++;
+	}
+	if (r == 0)
+		return 0;
+	free_filters(*progs, *n);
+	return -1;
 }
 
 int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls,
 		      char *why, size_t whylen)
 {
-	/* One action per call, however many the stub makes (a fixed 8 read
-	 * a redirect's or a launched command's two more as "cannot be
-	 * read", and refused a container's allow-list for it). */
-	uint32_t *action = calloc(ncalls ? ncalls : 1, sizeof(*action));
-	size_t which = 0;
-	int rc = 0;
+	struct cp_seccomp_prog *progs;
+	size_t n;
+	int rc;
 
-	if (!action)
+	if (read_filters(tid, &progs, &n))
 		return -1;
-	for (size_t c = 0; c < ncalls; c++)
-		action[c] = SECCOMP_RET_ALLOW;
-	for (unsigned long i = 0; i < MAX_FILTERS && rc == 0; i++)
-		rc = run_filter(tid, i, calls, ncalls, action, &which);
-	if (rc >= 0)
-		rc = all_allowed(calls, action, ncalls, which, why, whylen);
-	free(action);
+	rc = cp_seccomp_judge(progs, n, calls, ncalls, why, whylen);
+	free_filters(progs, n);
 	return rc;
 }

@@ -18,9 +18,21 @@
 uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n,
 			const struct seccomp_data *d);
 
-/* Whether every one of calls is allowed (ALLOW or LOG) by every filter
- * of the held thread tid: 1 yes, 0 no (why says which and what), -1 the
- * filters cannot be read. */
+/* One filter of a thread, as PTRACE_SECCOMP_GET_FILTER gives it. */
+struct cp_seccomp_prog {
+	struct sock_filter *insns;
+	size_t n;
+};
+
+/* Whether every one of calls is allowed (ALLOW or LOG) by progs, a
+ * thread's filters oldest first, all run on each call with the most
+ * restrictive action winning, as the kernel does: 1 yes, 0 no (why names
+ * the filter, counted as a user would, and the call). */
+int cp_seccomp_judge(const struct cp_seccomp_prog *progs, size_t nprogs,
+		     const struct seccomp_data *calls, size_t ncalls, char *why, size_t whylen);
+
+/* cp_seccomp_judge on every filter of the held thread tid, however many:
+ * 1 yes, 0 no (why says which and what), -1 the filters cannot be read. */
 int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls,
 		      char *why, size_t whylen);
 
