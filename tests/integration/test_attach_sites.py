@@ -420,3 +420,33 @@ def test_attach_names_go_server_lines_as_uprobes(ctx):
     stamp = {k[3]: v for k, v in uprobe.items() if k[0] == "main.stamp"}
     assert len(stamp) == 3 and set(stamp.values()) == {2.0}, uprobe
     assert all(k[2] and k[3] for k, v in uprobe.items() if v >= 0.5), uprobe
+
+
+def test_attach_finds_a_site_for_every_read_of_busy_threads(ctx):
+    """tests/targets/burst_target.c: 3 threads read as fast as they can,
+    each from its own function, in bursts paused all together. 5 attaches
+    to it: every read in each window is at one of the 3 sites, none
+    without a site. The window's start takes the counts and the sites at
+    one instant, in a pause; a test hook sleeps 50 ms between the two on
+    its first try, as a loaded host may: a start that read them apart
+    counted the reads made there with no site (from the second attach,
+    whose threads have their slots in the table already)."""
+    gap = dict(os.environ, CLOCKPROF_TEST_READ_GAP_MS="50")
+    target = subprocess.Popen([ctx.target("burst_target"), "3", "2000", "20"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert target.stdout.readline().startswith("ready"), "burst_target did not start"
+        for i in range(5):
+            out = os.path.join(ctx.tmp, f"burst-{i}.json")
+            proc = subprocess.run([ctx.clockprof, "attach", "-q", "-e", "none", "-d", "0.3",
+                                   "-o", out, str(target.pid)],
+                                  capture_output=True, text=True, timeout=120, env=gap)
+            assert proc.returncode == 0, proc.stderr
+            run = ctx.load_json(out)
+            total = run["clock_reads"]["total"]
+            by_site = {s["function"]: s["count"] for s in run["call_sites"]}
+            assert not [w for w in run["warnings"] if "no call site" in w], (i, run["warnings"])
+            assert set(by_site) == {"read_a", "read_b", "read_c"}, (i, by_site)
+            assert total > 0 and sum(by_site.values()) == total, (i, by_site, total)
+    finally:
+        stop(target)

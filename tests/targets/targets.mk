@@ -257,3 +257,9 @@ test-targets: $(T)/targets/crowd_target
 $(T)/targets/crowd_target: tests/targets/crowd_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
+
+# Threads reading as fast as they can, in bursts, paused all together.
+test-targets: $(T)/targets/burst_target
+$(T)/targets/burst_target: tests/targets/burst_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

@@ -52,21 +52,61 @@ static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS],
 	return 0;
 }
 
-int cp_patch_table_mark_counts(struct cp_patch_table *t)
+/* The counts, then between (the sites, and whatever else must be of the
+ * counts' instant), then the counts again; all again while the counts
+ * moved in between (CP_PATCH_INSTANT_TRIES). first: the counts read
+ * before between on the last try, sums: after it (the same when they
+ * stood still; a target that never pauses leaves the last try's). 0; 1
+ * when the counts could not be read again (gone in between); -1 when
+ * not at all, or when between failed. */
+static int at_one_instant(struct cp_patch_table *t, uint64_t first[CP_PATCH_SLOT_WORDS],
+			  uint64_t sums[CP_PATCH_SLOT_WORDS], size_t *threads, uint64_t *shared,
+			  cp_patch_table_between between, void *arg)
 {
-	size_t threads;
-	uint64_t shared;
-
-	if (sum(t, t->base, &threads, &shared))
+	if (sum(t, sums, threads, shared))
 		return -1;
-	memcpy(t->last, t->base, sizeof(t->last));
+	for (int try = 0; try < CP_PATCH_INSTANT_TRIES; try++) {
+		memcpy(first, sums, CP_PATCH_SLOT_WORDS * sizeof(*sums));
+		if (between(t, try, arg))
+			return -1;
+		if (sum(t, sums, threads, shared))
+			return 1;
+		if (!memcmp(first, sums, CP_PATCH_SLOT_WORDS * sizeof(*sums)))
+			break;
+	}
 	return 0;
 }
 
-int cp_patch_table_mark_sites(struct cp_patch_table *t)
+/* The start's between: the caller's, then the sites' base. */
+struct mark_between {
+	cp_patch_table_between also;
+	void *arg;
+};
+
+static int mark_sites(struct cp_patch_table *t, int try, void *arg)
 {
+	const struct mark_between *mb = arg;
+
+	if (mb->also && mb->also(t, try, mb->arg))
+		return -1;
 	cp_patch_sites_free(&t->base_sites);
 	return cp_patch_sites_read(t->pid, t->addr, t->words, &t->base_sites);
+}
+
+int cp_patch_table_mark(struct cp_patch_table *t, cp_patch_table_between also, void *arg)
+{
+	struct mark_between mb = { also, arg };
+	uint64_t after[CP_PATCH_SLOT_WORDS];
+	size_t threads;
+	uint64_t shared;
+
+	/* The counts before the sites (and the caller's blocks) of the last
+	 * try: those never hold a read the counts lack. Gone in between:
+	 * nothing to count from. */
+	if (at_one_instant(t, t->base, after, &threads, &shared, mark_sites, &mb))
+		return -1;
+	memcpy(t->last, t->base, sizeof(t->last));
+	return 0;
 }
 
 void cp_patch_table_mark_zeros(struct cp_patch_table *t)
@@ -80,49 +120,41 @@ void cp_patch_table_mark_zeros(struct cp_patch_table *t)
  * is counted in its slot before its site: sites read before the counters
  * they are compared with never hold more reads than those (the window's
  * end: read_sites, then sum); counters read before the sites counted
- * from never miss a read those hold (its start: cp_patch_table_mark_sites). */
-static void read_sites(struct cp_patch_table *t)
+ * from never miss a read those hold (its start: cp_patch_table_mark). */
+static int read_sites(struct cp_patch_table *t, int try, void *arg)
 {
 	struct cp_patch_sites now;
 
+	(void)try;
+	(void)arg;
 	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now))
-		return;		/* the last sites read stay */
+		return 0;	/* the last sites read stay */
 	cp_patch_sites_free(&t->last_sites);
 	t->last_sites = now;
+	return 0;
 }
-
-/* How many times the sites are read again when the counts moved while
- * they were read. */
-#define SITE_READ_TRIES 8
 
 int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c)
 {
 	uint64_t sums[CP_PATCH_SLOT_WORDS], before[CP_PATCH_SLOT_WORDS];
 	size_t threads = 0;
 	uint64_t shared = 0;
-	int rc = 0;
+	int rc = -1;
 
 	memset(c, 0, sizeof(*c));
-	if (!t->settled && sum(t, sums, &threads, &shared) == 0) {
-		/* The sites between two sums of the counts, read again while
-		 * the counts moved in between: a read there would be counted
-		 * with no site (a request that came as the window closed was
-		 * said to have none). A target that reads without a pause
-		 * keeps the last try's. */
-		for (int try = 0; rc == 0 && try < SITE_READ_TRIES; try++) {
-			memcpy(before, sums, sizeof(sums));
-			read_sites(t);
-			if (sum(t, sums, &threads, &shared))
-				rc = 1;		/* gone in between: the exit's sums */
-			else if (!memcmp(before, sums, sizeof(sums)))
-				break;
-		}
-		if (rc == 0)
-			memcpy(t->last, sums, sizeof(sums));
-	} else if (!t->addr)
+	/* The sites at the counts' instant: a read made as they were read
+	 * would be counted with no site (a request that came as the window
+	 * closed was said to have none). */
+	if (!t->settled)
+		rc = at_one_instant(t, before, sums, &threads, &shared, read_sites, NULL);
+	if (rc == 0)
+		memcpy(t->last, sums, sizeof(sums));
+	else if (!t->addr)
 		return -1;
 	else if (!t->settled)
 		rc = 1;		/* gone: the last counts read */
+	else
+		rc = 0;
 	cp_patch_counts_between(t->base, t->last, c);
 	c->threads = threads;
 	c->shared = shared;

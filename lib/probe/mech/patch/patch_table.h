@@ -25,11 +25,17 @@ struct cp_patch_table {
 
 /* Sets the table up for reading (its copy allocated); -1 out of memory. */
 int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr);
-/* Counts from now on (the window opens): the sums now are the base; then
- * the sites' base, read after the counts' (a read is counted in its slot
- * before its site: the sites' base never holds a read the counts' lacks). */
-int cp_patch_table_mark_counts(struct cp_patch_table *t);
-int cp_patch_table_mark_sites(struct cp_patch_table *t);
+/* What is read between two reads of the counts, at their instant (try:
+ * 0 on the first); -1 when it cannot be. */
+typedef int (*cp_patch_table_between)(struct cp_patch_table *t, int try, void *arg);
+/* Counts from now on (the window opens): the counts and the sites taken
+ * at one instant, with what also reads (NULL: nothing; the requests'
+ * blocks, moved to a new epoch), read again while the counts moved
+ * (CP_PATCH_INSTANT_TRIES; the window's end reads alike). A target that
+ * never pauses keeps the counts before the last try's sites (a read is
+ * counted in its slot before its site: the sites' base never holds a
+ * read the counts' lacks). -1 when the target cannot be read. */
+int cp_patch_table_mark(struct cp_patch_table *t, cp_patch_table_between also, void *arg);
 /* ... for a table just mapped, whose counters are zeros: not read. */
 void cp_patch_table_mark_zeros(struct cp_patch_table *t);
 /* The counts since the base: 0. When the target cannot be read any more

@@ -859,36 +859,26 @@ void cp_vdso_patch_test_gap(int try)
 		usleep(ms * 1000u);
 }
 
-/* The counts' base first, then the requests' epoch: every request counted
- * is then made of reads the counts have (the window's are a superset).
- * The epoch is moved between two sums of the counts, again while they
- * moved: the reads through syscall() its blocks hold are then of the
- * counts' instant. Apart, a loaded host ran the target for ms between
- * them, and its vDSO reads there were counted without the syscall() reads
- * of their requests (reply_target mixed: 1216 and 606, for twice). A
- * target that never pauses keeps the last try's base from before its
- * epoch. The sites' base comes last, after the counts'. */
+/* Between two reads of the counts at the window's start: the requests'
+ * epoch moved (each try anew), so that every request counted is made of
+ * reads the counts have, and the reads through syscall() its blocks hold
+ * are of the counts' instant. Apart, a loaded host ran the target for ms
+ * between them, and its vDSO reads there were counted without the
+ * syscall() reads of their requests (reply_target mixed: 1216 and 606,
+ * for twice). */
+static int mark_requests(struct cp_patch_table *t, int try, void *arg)
+{
+	struct cp_vdso_patch *p = arg;
+
+	cp_vdso_patch_test_gap(try);
+	if (!p->nredirects)
+		return 0;
+	return cp_patch_requests_mark(p->pid, p->plan.table, t->words, &p->requests_mark);
+}
+
 int cp_vdso_patch_mark(struct cp_vdso_patch *p)
 {
-	uint64_t before[CP_PATCH_SLOT_WORDS];
-
-	for (int try = 0; cp_patch_table_mark_counts(&p->table) == 0; try++) {
-		if (!p->nredirects)
-			return cp_patch_table_mark_sites(&p->table);
-		memcpy(before, p->table.base, sizeof(before));
-		cp_vdso_patch_test_gap(try);
-		if (cp_patch_requests_mark(p->pid, p->plan.table, p->table.words, &p->requests_mark) ||
-		    cp_patch_table_mark_counts(&p->table))
-			return -1;
-		if (!memcmp(before, p->table.base, sizeof(before)))
-			return cp_patch_table_mark_sites(&p->table);
-		if (try == CP_PATCH_INSTANT_TRIES - 1) {
-			memcpy(p->table.base, before, sizeof(before));
-			memcpy(p->table.last, before, sizeof(before));
-			return cp_patch_table_mark_sites(&p->table);
-		}
-	}
-	return -1;
+	return cp_patch_table_mark(&p->table, mark_requests, p);
 }
 
 void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)

@@ -72,14 +72,16 @@ int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
 int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
-/* The window opens: the counts' base and the requests' epoch. */
+/* The window opens: the counts' base, the sites' and the requests'
+ * epoch, at one instant (cp_patch_table_mark). */
 int cp_vdso_patch_mark(struct cp_vdso_patch *p);
-/* How many times the counts and the request blocks are read again while
+/* How many times the counts and the sites and request blocks are read again while
  * the counts moved between them, at a window's edges: the paths' totals
  * are then of one instant (a target that never pauses keeps the last). */
 #define CP_PATCH_INSTANT_TRIES 8
 /* Tests only (test_hook.h): CLOCKPROF_TEST_READ_GAP_MS=N sleeps N ms
- * between the counts and the request blocks at a window's edges, in a
+ * between the counts and the request blocks at a window's edges (and
+ * the sites at its start), in a
  * first try only: the gap that a loaded host opens now and then. */
 void cp_vdso_patch_test_gap(int try);
 void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p);
