@@ -118,7 +118,7 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (p->totals.site_unnamed && p->mechanism == CP_MECHANISM_PATCH)
-		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites in one thread, or threads with no slot of their own in the target's table%s",
+		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites in one thread, threads with no slot of their own in the target's table, or reads made while the window's edges were read by threads that never paused%s",
 				(unsigned long long)p->totals.site_unnamed, CP_PATCH_SITE_ENTRIES,
 				p->followed ? ", or processes running other code (an exec'd program)" : "");
 	else if (p->totals.site_unnamed)
