@@ -27,9 +27,6 @@ extern char **environ;
 /* The processes one restorer watches, at most (the target and the first
  * members of an attach -p, --tree, --cgroup). */
 #define RESTORER_MAX_PIDS 64
-/* The descriptor the restorer finds clockprof's pidfd at. */
-#define RESTORER_PIDFD 3
-
 static bool enabled;
 
 void cp_patch_restorer_enable(void)
@@ -37,19 +34,20 @@ void cp_patch_restorer_enable(void)
 	enabled = true;
 }
 
-/* Its descriptors: the pidfd at RESTORER_PIDFD, /dev/null for the
- * standard ones, nothing else; its own process group; the signals a
- * terminal or a service manager sends clockprof's group blocked. */
-static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int pidfd)
+/* Its descriptors: /dev/null for the standard ones, nothing else (it
+ * opens clockprof's pidfd itself: one held here, even for an instant,
+ * would read as the window's own to whoever watches clockprof's fds);
+ * its own process group; the signals a terminal or a service manager
+ * sends clockprof's group blocked. */
+static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
 {
 	sigset_t mask, def;
 
 	posix_spawn_file_actions_init(fa);
-	posix_spawn_file_actions_adddup2(fa, pidfd, RESTORER_PIDFD);
 	posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDWR, 0);
 	posix_spawn_file_actions_adddup2(fa, 0, 1);
 	posix_spawn_file_actions_adddup2(fa, 0, 2);
-	posix_spawn_file_actions_addclosefrom_np(fa, RESTORER_PIDFD + 1);
+	posix_spawn_file_actions_addclosefrom_np(fa, 3);
 	posix_spawnattr_init(at);
 	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 				 POSIX_SPAWN_SETSIGDEF);
@@ -66,7 +64,7 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, i
 
 /* argv: the program, the hidden argument, clockprof's record as holder
  * (pid, start time), the area's offset, then PID:START of each process. */
-static pid_t spawn(char *words, size_t stride, size_t nwords, int pidfd)
+static pid_t spawn(char *words, size_t stride, size_t nwords)
 {
 	char *argv[RESTORER_MAX_PIDS + 6];
 	posix_spawn_file_actions_t fa;
@@ -78,7 +76,7 @@ static pid_t spawn(char *words, size_t stride, size_t nwords, int pidfd)
 	for (size_t i = 0; i < nwords; i++)
 		argv[2 + i] = words + i * stride;
 	argv[2 + nwords] = NULL;
-	spawn_setup(&fa, &at, pidfd);
+	spawn_setup(&fa, &at);
 	if (posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ))
 		child = -1;
 	posix_spawn_file_actions_destroy(&fa);
@@ -91,8 +89,6 @@ pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
 	char words[RESTORER_MAX_PIDS + 3][48];
 	struct cp_vdso_area_owner self;
 	size_t k = 0;
-	int pidfd, high;
-	pid_t child;
 
 	if (!enabled)
 		return 0;
@@ -107,16 +103,7 @@ pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
 			snprintf(words[k++], sizeof(words[0]), "%d:%llu", (int)pids[i],
 				 st.start_time);
 	}
-	if ((pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
-		return -1;
-	/* above the standard descriptors, which the child's actions reopen */
-	high = fcntl(pidfd, F_DUPFD_CLOEXEC, RESTORER_PIDFD + 1);
-	close(pidfd);
-	if (high < 0)
-		return -1;
-	child = spawn(&words[0][0], sizeof(words[0]), k, high);
-	close(high);
-	return child;
+	return spawn(&words[0][0], sizeof(words[0]), k);
 }
 
 void cp_patch_restorer_stop(pid_t restorer)
@@ -148,9 +135,23 @@ static void restore_one(const char *word, uint64_t area, const struct cp_vdso_ar
 	cp_patch_forks_restore(pid, area, dead, &first);
 }
 
+/* Until clockprof (its parent, pid) has ended. Its pidfd, then its
+ * parenthood checked: while clockprof is its parent, the pid is
+ * clockprof's; once it is not, clockprof has ended already. */
+static void wait_for_end(pid_t pid)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd gone = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd >= 0 && getppid() == pid)
+		while (poll(&gone, 1, -1) <= 0 && errno == EINTR)
+			;
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
 int cp_patch_restorer_main(int argc, char **argv)
 {
-	struct pollfd gone = { .fd = RESTORER_PIDFD, .events = POLLIN };
 	struct cp_vdso_area_owner dead;
 	uint64_t area;
 
@@ -160,9 +161,7 @@ int cp_patch_restorer_main(int argc, char **argv)
 	dead.pid = strtoull(argv[2], NULL, 10);
 	dead.start = strtoull(argv[3], NULL, 10);
 	area = strtoull(argv[4], NULL, 10);
-	while (poll(&gone, 1, -1) <= 0)
-		if (errno != EINTR)
-			return CP_EXIT_PROFILE;
+	wait_for_end((pid_t)dead.pid);
 	for (int i = 5; i < argc; i++)
 		restore_one(argv[i], area, &dead);
 	return CP_EXIT_OK;
