@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "escape_display.h"
+#include "patch_restorer_main.h"
 #include "suggest.h"
 #include "version.h"
 
@@ -187,6 +188,10 @@ int main(int argc, char **argv)
 	const struct subcommand *s;
 	sigset_t saved;
 
+	/* Hidden: the vDSO patch's restorer, this program run again. */
+	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_RESTORER_ARG))
+		return cp_patch_restorer_main(argc, argv);
+	cp_patch_restorer_enable();
 	block_stop_signals(&saved);
 	if (argc >= 2 && (s = find(argv[1]))) {
 		if (!s->window)

@@ -225,6 +225,13 @@ void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	if (vasprintf(&text, fmt, ap) >= 0) {
+		char *both = NULL;
+
+		/* Each said: a later one joins the earlier (one warning). */
+		if (m->closing_warning && asprintf(&both, "%s; %s", m->closing_warning, text) >= 0) {
+			free(text);
+			text = both;
+		}
 		free(m->closing_warning);
 		m->closing_warning = text;
 	}

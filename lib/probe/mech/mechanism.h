@@ -180,7 +180,7 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2], unsigned stops[2], cha
  * CP_MECH_WARNINGS, or with no memory for it, only counted). */
 void cp_mech_warn(struct cp_mech *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* What closing m did that the run should say, whole (cp_mech_close):
- * the last one said. */
+ * each said, joined into one warning by "; ". */
 void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -28,7 +28,10 @@
 #include "patch_boundary.h"
 #include "patch_execs.h"
 #include "patch_followed.h"
+#include "patch_forks_left.h"
 #include "patch_members.h"
+#include "patch_owner.h"
+#include "patch_restorer.h"
 #include "patch_sites.h"
 #include "patch_table.h"
 #include "session_probes.h"
@@ -42,6 +45,8 @@ struct patch_state {
 					 * image's counts settled at the exec */
 	struct cp_patch_sites sites;	/* the window's, as last read */
 	struct cp_patch_boundary boundary;	/* a func: boundary closed in the target */
+	pid_t restorer;			/* patch_restorer.h; 0 none */
+	bool restored;			/* the sites switched back, or tried */
 };
 
 static void note_pauses(struct cp_mech *m);
@@ -71,6 +76,36 @@ static int selftest_failed(struct cp_error *err)
 		       "the vDSO patch's self-test on a child of clockprof's own failed: %s", msg);
 }
 
+/* The restorer (patch_restorer.h), from the moment this clockprof holds
+ * the patch, before the stub first runs. */
+static void start_restorer(struct cp_mech *m, const struct cp_session_config *cfg)
+{
+	struct patch_state *st = m->state;
+	pid_t pids[1 + 63];
+	size_t n = 0;
+
+	pids[n++] = cfg->pid;
+	for (size_t i = 0; i < cfg->nmembers && n < sizeof(pids) / sizeof(pids[0]); i++)
+		pids[n++] = cfg->members[i];
+	st->restorer = cp_patch_restorer_start(pids, n, cp_vdso_patch_area_offset(st->patch));
+	if (st->restorer < 0)
+		cp_mech_warn(m, "no restorer of the vDSO patch could be started: if clockprof is killed, process %d counts on in its own table, unread, until a later attach switches it back",
+			     cfg->pid);
+}
+
+/* A leftover of an earlier clockprof's, which neither it nor its
+ * restorer switched back, said once apply has switched it back. */
+static void note_leftover(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_patch_info info;
+
+	cp_vdso_patch_info(st->patch, &info);
+	if (info.leftover)
+		cp_mech_warn(m, "process %d carried a leftover of the vDSO patch of a clockprof (process %d) that ended without switching it back, its restorer too (both killed?): its sites were switched back before this window",
+			     m->pid, (int)info.leftover);
+}
+
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
@@ -87,10 +122,13 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 	 * --mechanism auto can still fall back. */
 	if (cp_vdso_patch_selftest_finish(&c, err))
 		return selftest_failed(err);
-	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err) ||
-	    cp_patch_boundary_open(&st->boundary, m, st->patch, cfg, err) ||
+	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err))
+		return -1;
+	start_restorer(m, cfg);
+	if (cp_patch_boundary_open(&st->boundary, m, st->patch, cfg, err) ||
 	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
+	note_leftover(m);
 	if (!st->launched)
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 	if (cp_patch_members_open(m, cfg->members, cfg->nmembers, &st->members))
@@ -351,18 +389,61 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 	return 0;
 }
 
+/* Whether pid runs still: a zombie's restore is refused, and needs none. */
+static bool alive(pid_t pid)
+{
+	struct cp_proc_stat st;
+
+	return cp_proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
+}
+
+/* The forks of the target's made in the window that nobody followed
+ * (patch_forks_left.h), switched back; those that cannot be, said. */
+static void restore_forks_left(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_area_owner self;
+	size_t failed;
+	pid_t first;
+
+	cp_patch_owner_self(&self);
+	failed = cp_patch_forks_restore(m->pid, cp_vdso_patch_area_offset(st->patch), &self, &first);
+	if (failed)
+		cp_mech_warn_closing(m, "the vDSO of %zu process%s the target forked in the window and nobody followed (process %d%s) could not be switched back: it counts on in its own table, unread",
+				     failed, failed == 1 ? "" : "es", (int)first,
+				     failed > 1 ? " and others" : "");
+}
+
+/* The sites back, once, in the target, its members, the forks followed
+ * and those not; each refusal said (the process counts on, unread, where
+ * nobody reads it). */
+static void restore_all(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+	struct cp_error err = { 0 };
+
+	if (st->restored || !st->patch)
+		return;
+	st->restored = true;
+	if (cp_vdso_patch_restore(st->patch, &err) && alive(m->pid))
+		cp_mech_warn_closing(m, "%s: it counts on in its own table, unread, until it exits or a later attach switches it back",
+				     err.msg);
+	for (size_t i = 0; i < st->members.n; i++) {
+		struct cp_error merr = { 0 };
+
+		if (cp_vdso_patch_restore(st->members.v[i].patch, &merr) &&
+		    alive(st->members.v[i].pid))
+			cp_mech_warn_closing(m, "%s", merr.msg);
+	}
+	cp_patch_followed_restore(m);
+	restore_forks_left(m);
+}
+
 /* The counter window: the sites go back, the counts stay. */
 static void patch_detach(struct cp_mech *m)
 {
-	struct patch_state *st = m->state;
-	struct cp_error ignored;
-
 	cp_session_hold_execs(m->s, false);
-	if (st->patch)
-		cp_vdso_patch_restore(st->patch, &ignored);
-	for (size_t i = 0; i < st->members.n; i++)
-		cp_vdso_patch_restore(st->members.v[i].patch, &ignored);
-	cp_patch_followed_restore(m);
+	restore_all(m);
 }
 
 /* The pauses the patch cost one thread of the target, and whether that
@@ -389,18 +470,18 @@ static void note_pauses(struct cp_mech *m)
 static void patch_close(struct cp_mech *m)
 {
 	struct patch_state *st = m->state;
-	struct cp_error ignored;
 
 	if (!st)
 		return;
 	cp_session_hold_execs(m->s, false);
 	if (st->patch) {
-		cp_vdso_patch_restore(st->patch, &ignored);
-		cp_patch_followed_restore(m);
+		restore_all(m);
 		note_pauses(m);
 	}
 	cp_patch_members_close(&st->members);
 	cp_vdso_patch_free(st->patch);
+	/* Only now: its restore never runs beside this one's. */
+	cp_patch_restorer_stop(st->restorer);
 	cp_patch_sites_free(&st->sites);
 	cp_patch_boundary_free(&st->boundary);
 	free(st);

@@ -53,6 +53,7 @@ struct cp_vdso_patch {
 	uint64_t gen;			/* the stub's request in flight */
 	bool patched;			/* the sites are (or are being) switched */
 	bool owned;			/* its header names this clockprof (patch_owner.h) */
+	bool locked;			/* the owner lock is held by the caller */
 	struct cp_patch_rules rules;	/* to write once the table is mapped */
 	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
 	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
@@ -337,6 +338,19 @@ static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target,
 
 static uint64_t header_addr(const struct cp_vdso_patch *p);
 
+/* The clockprof the record o names when that is neither nobody (a
+ * holder that let go: its sites are back) nor this one (a fork's copy of
+ * its own record); 0 otherwise. refuse_owned has refused a live one. */
+static pid_t dead_holder(const struct cp_vdso_area_owner *o)
+{
+	struct cp_vdso_area_owner self;
+
+	cp_patch_owner_self(&self);
+	if (!o->pid || !memcmp(o, &self, sizeof(self)) || o->pid > (uint64_t)INT32_MAX)
+		return 0;
+	return (pid_t)o->pid;
+}
+
 /* This clockprof named in the header (its code is written: the header
  * is there) as the patch's holder. */
 static int claim(struct cp_vdso_patch *p)
@@ -392,6 +406,7 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 	else
 		rc = 0;
 	p->info.reused = !rc && leftover_header(&p->plan, target, &h) && h.table;
+	p->info.leftover = p->info.reused ? dead_holder(&h.owner) : 0;
 	free(target);
 	return rc;
 }
@@ -458,7 +473,7 @@ static void wait_earlier_request(const struct cp_vdso_patch *p)
  * flight, if any, is done. */
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int lock = cp_patch_owner_lock(p->pid);	/* the look and the claim, one step */
+	int lock = p->locked ? -1 : cp_patch_owner_lock(p->pid);	/* the look and the claim, one step */
 	int rc;
 
 	/* Held past its wait by another, or by a name squatted on: never
@@ -672,7 +687,8 @@ static bool sites_read(const struct cp_vdso_patch *p, bool patched)
 	return true;
 }
 
-int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err)
+static int prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
+		       struct cp_error *err)
 {
 	struct cp_vdso_patch *p = calloc(1, sizeof(*p));
 
@@ -680,6 +696,7 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 	if (!p)
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->pid = pid;
+	p->locked = locked;
 	p->info.syscall = -1;
 	if (refuse_early(pid, held, err) || prepare(p, err)) {
 		cp_vdso_plan_free(&p->plan);
@@ -688,6 +705,11 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 	}
 	*out = p;
 	return 0;
+}
+
+int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err)
+{
+	return prepare_new(pid, held, false, out, err);
 }
 
 /* The stub sent once through a thread of the running target for cmd
@@ -711,12 +733,34 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 	return 0;
 }
 
+static void inherit_redirects(struct cp_vdso_patch *p);
+
+/* The sites a clockprof that ended without switching back left switched
+ * (the vDSO's and its redirects'), switched back by one pass of the stub
+ * before this one's rules are written: this window starts from the
+ * original code, as a fresh one does (a read before its wrapper's rule
+ * would otherwise claim its site at the wrapper: cp_vdso_patch_switch). */
+static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	int rc = 0;
+
+	inherit_redirects(p);
+	if (sites_read(p, false))
+		p->info.leftover = 0;	/* a record only: nothing was left switched */
+	else
+		rc = run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || wait_stub(p, err) ? -1 : 0;
+	p->ninherited = 0;	/* the dead one's: never switched again */
+	return rc;
+}
+
 /* A fresh table is mapped by a first pass of the stub, its code written
  * and whatever rules are known; the sites are switched to it later
  * (cp_vdso_patch_switch), once the wrappers' rules are in. */
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	if (!p->info.reused && (run_stub(p, CP_VDSO_CMD_PATCH, false, err) || wait_stub(p, err)))
+		return -1;
+	if (p->info.leftover && restore_leftover(p, err))
 		return -1;
 	if (cp_patch_table_open(&p->table, p->pid, p->plan.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
@@ -997,6 +1041,11 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	return 0;
 }
 
+uint64_t cp_vdso_patch_area_offset(const struct cp_vdso_patch *p)
+{
+	return p->plan.area;
+}
+
 /* A fork's redirected functions (its code is its parent's): the sites
  * its parent's stub switched, as its header copy says, switched back with
  * the vDSO's. */
@@ -1012,17 +1061,26 @@ static void inherit_redirects(struct cp_vdso_patch *p)
 				h.sites[i].original, h.sites[i].patched, 0, h.sites[i].prot };
 }
 
+/* Under the owner lock from the look to the release: the claim this
+ * restore makes (prepare's) is never seen by another clockprof, which
+ * waits for the lock instead of being refused by a holder that is only
+ * switching back (a restorer, patch_restorer.h). */
 int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 {
+	int lock = cp_patch_owner_lock(pid);
 	struct cp_vdso_patch *p;
-	int rc;
+	int rc = -1;
 
-	if (cp_vdso_patch_prepare(pid, false, &p, err))
-		return -1;
-	p->patched = p->info.reused;	/* its sites are its parent's, switched */
-	inherit_redirects(p);
-	rc = cp_vdso_patch_restore(p, err);
-	cp_vdso_patch_free(p);
+	if (lock == -2)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "another clockprof is preparing the vDSO patch of process %d", pid);
+	if (prepare_new(pid, false, true, &p, err) == 0) {
+		p->patched = p->info.reused;	/* its sites are its parent's, switched */
+		inherit_redirects(p);
+		rc = cp_vdso_patch_restore(p, err);
+		cp_vdso_patch_free(p);
+	}
+	cp_patch_owner_unlock(lock);
 	return rc;
 }
 

@@ -14,8 +14,9 @@
  * back the same way; the code and the counter table stay in the target,
  * inert, so a thread that is still inside a thunk, or a signal frame that
  * returns into one, is always safe. A SIGKILL of clockprof at any instant
- * leaves every site original or completely patched, and a later attach
- * finds and reuses what an earlier one left. */
+ * leaves every site original or completely patched; its restorer
+ * (patch_restorer.h) switches them back, and a later attach finds and
+ * reuses what an earlier one left. */
 #ifndef CP_VDSO_PATCH_H
 #define CP_VDSO_PATCH_H
 
@@ -43,6 +44,10 @@ struct cp_vdso_patch_counts {
 
 struct cp_vdso_patch_info {
 	bool reused;			/* an earlier clockprof's code was found and reused */
+	pid_t leftover;			/* ... left switched by that clockprof (this
+					 * pid), which ended without switching back:
+					 * apply switches them back first (known once
+					 * it has); 0 none */
 	pid_t tid;			/* the thread held to apply it */
 	double attach_pause_ms;		/* how long that thread was held */
 	double detach_pause_ms;
@@ -89,9 +94,15 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err);
 /* The patched image is gone (the process exec()ed): nothing to restore. */
 void cp_vdso_patch_forget(struct cp_vdso_patch *p);
 void cp_vdso_patch_free(struct cp_vdso_patch *p);
+/* Where the area's header is in the vDSO of p's target, as an offset
+ * from its start: the same in every process of this kernel's (a fork's
+ * copy is there too). */
+uint64_t cp_vdso_patch_area_offset(const struct cp_vdso_patch *p);
 /* A process forked from a patched one runs its parent's patched vDSO
  * copy: its sites are switched back (its table stays, inert), as
- * restore does for the target. 0 also when there is nothing to do. */
+ * restore does for the target; and so are a process's whose holder died
+ * (a restorer's). Under the owner lock throughout (patch_owner.h), a
+ * live holder's refused. 0 also when there is nothing to do. */
 int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
 
 /* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or

@@ -1,0 +1,19 @@
+/* patch_restorer_main.h - the restorer of the vDSO patch
+ * (lib/probe/mech/patch/patch_restorer.h) is clockprof's own program run
+ * again with a hidden first argument: a fresh process, not a fork of a
+ * clockprof with threads, so that it may use the library. Only a program
+ * that runs cp_patch_restorer_main for that argument may enable it. */
+#ifndef CP_PATCH_RESTORER_MAIN_H
+#define CP_PATCH_RESTORER_MAIN_H
+
+#define CP_PATCH_RESTORER_ARG "--patch-restorer"
+
+/* This program runs cp_patch_restorer_main when its first argument is
+ * CP_PATCH_RESTORER_ARG: every patch gets a restorer from now on. */
+void cp_patch_restorer_enable(void);
+
+/* The restorer's life (argv as cp_patch_restorer_start gives it); its
+ * exit code. */
+int cp_patch_restorer_main(int argc, char **argv);
+
+#endif

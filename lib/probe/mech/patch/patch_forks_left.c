@@ -1,0 +1,77 @@
+/* patch_forks_left.c - see patch_forks_left.h. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "patch_forks_left.h"
+#include "proc_maps.h"
+#include "procfs.h"
+#include "vdso_patch.h"
+
+/* Whether pid's vDSO carries, at area, a header copy naming owner. */
+static bool copy_of(pid_t pid, uint64_t area, const struct cp_vdso_area_owner *owner)
+{
+	struct cp_vdso_area_header h;
+	uint64_t start, end;
+
+	if (cp_proc_maps_find_vdso(pid, &start, &end) || area + sizeof(h) > end - start ||
+	    cp_proc_mem_read(pid, start + area, &h, sizeof(h)))
+		return false;
+	return !memcmp(h.magic, CP_VDSO_AREA_MAGIC, 16) && h.owner.pid == owner->pid &&
+	       h.owner.start == owner->start;
+}
+
+/* Whether a thread of root has a child now (/proc/PID/task/TID/children):
+ * without one, root has no descendant, and the scan of every process
+ * (cp_proc_descendants) is spared. True when it cannot be told. */
+static bool has_children(pid_t root)
+{
+	char path[96];
+	struct dirent *e;
+	bool any = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)root);
+	if (!(d = opendir(path)))
+		return false;
+	while (!any && (e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)root, e->d_name);
+		if (!(f = fopen(path, "re"))) {
+			any = true;	/* no such file in this kernel: scan */
+			break;
+		}
+		any = fgetc(f) != EOF;
+		fclose(f);
+	}
+	closedir(d);
+	return any;
+}
+
+size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_area_owner *owner,
+			      pid_t *first)
+{
+	pid_t *d;
+	size_t n, failed = 0;
+
+	*first = 0;
+	if (!area || !has_children(root) || cp_proc_descendants(root, &d, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct cp_error err = { 0 };
+		struct cp_proc_stat st;
+
+		if (!copy_of(d[i], area, owner) || cp_vdso_patch_restore_copy(d[i], &err) == 0 ||
+		    cp_proc_stat_read(d[i], &st) || st.state == 'Z' || st.state == 'X')
+			continue;
+		if (!failed++)
+			*first = d[i];
+	}
+	free(d);
+	return failed;
+}

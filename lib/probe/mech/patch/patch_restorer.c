@@ -1,0 +1,168 @@
+/* patch_restorer.c - see patch_restorer.h and patch_restorer_main.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "patch_forks_left.h"
+#include "patch_owner.h"
+#include "patch_restorer.h"
+#include "patch_restorer_main.h"
+#include "procfs.h"
+#include "vdso_patch.h"
+
+extern char **environ;
+
+/* The processes one restorer watches, at most (the target and the first
+ * members of an attach -p, --tree, --cgroup). */
+#define RESTORER_MAX_PIDS 64
+static bool enabled;
+
+void cp_patch_restorer_enable(void)
+{
+	enabled = true;
+}
+
+/* Its descriptors: /dev/null for the standard ones, nothing else (it
+ * opens clockprof's pidfd itself: one held here, even for an instant,
+ * would read as the window's own to whoever watches clockprof's fds);
+ * its own process group; the signals a terminal or a service manager
+ * sends clockprof's group blocked. */
+static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
+{
+	sigset_t mask, def;
+
+	posix_spawn_file_actions_init(fa);
+	posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDWR, 0);
+	posix_spawn_file_actions_adddup2(fa, 0, 1);
+	posix_spawn_file_actions_adddup2(fa, 0, 2);
+	posix_spawn_file_actions_addclosefrom_np(fa, 3);
+	posix_spawnattr_init(at);
+	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(at, 0);
+	sigemptyset(&mask);
+	for (int sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig != SIGBUS &&
+		    sig != SIGILL && sig != SIGFPE && sig != SIGABRT && sig != SIGSYS)
+			sigaddset(&mask, sig);
+	posix_spawnattr_setsigmask(at, &mask);
+	sigfillset(&def);
+	posix_spawnattr_setsigdefault(at, &def);
+}
+
+/* argv: the program, the hidden argument, clockprof's record as holder
+ * (pid, start time), the area's offset, then PID:START of each process. */
+static pid_t spawn(char *words, size_t stride, size_t nwords)
+{
+	char *argv[RESTORER_MAX_PIDS + 6];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	pid_t child = -1;
+
+	argv[0] = "cp-restorer";
+	argv[1] = CP_PATCH_RESTORER_ARG;
+	for (size_t i = 0; i < nwords; i++)
+		argv[2 + i] = words + i * stride;
+	argv[2 + nwords] = NULL;
+	spawn_setup(&fa, &at);
+	if (posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ))
+		child = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return child;
+}
+
+pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
+{
+	char words[RESTORER_MAX_PIDS + 3][48];
+	struct cp_vdso_area_owner self;
+	size_t k = 0;
+
+	if (!enabled)
+		return 0;
+	cp_patch_owner_self(&self);
+	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.pid);
+	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.start);
+	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, area);
+	for (size_t i = 0; i < n && i < RESTORER_MAX_PIDS; i++) {
+		struct cp_proc_stat st;
+
+		if (cp_proc_stat_read(pids[i], &st) == 0)
+			snprintf(words[k++], sizeof(words[0]), "%d:%llu", (int)pids[i],
+				 st.start_time);
+	}
+	return spawn(&words[0][0], sizeof(words[0]), k);
+}
+
+void cp_patch_restorer_stop(pid_t restorer)
+{
+	if (restorer <= 0)
+		return;
+	kill(restorer, SIGKILL);
+	waitpid(restorer, NULL, 0);
+}
+
+/* One process the dead clockprof patched (word: PID:START), switched
+ * back with the forks it made in the window, unless it is not the same
+ * process any more; what forbids it (stopped, traced, held by a live
+ * clockprof) is prepare's to refuse (cp_vdso_patch_restore_copy). */
+static void restore_one(const char *word, uint64_t area, const struct cp_vdso_area_owner *dead)
+{
+	struct cp_proc_stat st;
+	struct cp_error err = { 0 };
+	unsigned long long start;
+	pid_t pid, first;
+	int pidv;
+
+	if (sscanf(word, "%d:%llu", &pidv, &start) != 2 || pidv <= 0)
+		return;
+	pid = (pid_t)pidv;
+	if (cp_proc_stat_read(pid, &st) || st.start_time != start)
+		return;
+	cp_vdso_patch_restore_copy(pid, &err);
+	cp_patch_forks_restore(pid, area, dead, &first);
+}
+
+/* Until clockprof (its parent, pid) has ended. Its pidfd, then its
+ * parenthood checked: while clockprof is its parent, the pid is
+ * clockprof's; once it is not, clockprof has ended already. */
+static void wait_for_end(pid_t pid)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd gone = { .fd = pidfd, .events = POLLIN };
+
+	if (pidfd >= 0 && getppid() == pid)
+		while (poll(&gone, 1, -1) <= 0 && errno == EINTR)
+			;
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+int cp_patch_restorer_main(int argc, char **argv)
+{
+	struct cp_vdso_area_owner dead;
+	uint64_t area;
+
+	prctl(PR_SET_NAME, "cp-restorer", 0, 0, 0);
+	if (argc < 5)
+		return CP_EXIT_USAGE;
+	dead.pid = strtoull(argv[2], NULL, 10);
+	dead.start = strtoull(argv[3], NULL, 10);
+	area = strtoull(argv[4], NULL, 10);
+	wait_for_end((pid_t)dead.pid);
+	for (int i = 5; i < argc; i++)
+		restore_one(argv[i], area, &dead);
+	return CP_EXIT_OK;
+}

@@ -1,0 +1,38 @@
+/* patch_restorer.h - a restorer for every patch, as the exec guard is for
+ * execs (lib/probe/session/exec_guard.h): a process of its own that waits
+ * for clockprof's end (a pidfd of clockprof's) and, if clockprof ended
+ * without switching the sites back (it was killed), switches them back
+ * in the target and in the forks of the target that carry its patch
+ * (patch_forks_left.h), the same way clockprof does: one thread sent
+ * through the stub. Nothing is written into the vDSO from outside.
+ *
+ * It never harms: a target that exited (its pid reused: the start time
+ * is checked), is stopped or frozen, or traced by another, or whose
+ * patch a live clockprof holds now (patch_owner.h), is left as it is. It
+ * is stopped by clockprof once clockprof has switched back itself, so it
+ * never acts beside clockprof's own detach; one that outlives a clean
+ * end finds nothing switched and exits. It holds none of clockprof's
+ * descriptors (an output pipe held open would keep a reader waiting),
+ * has a process group of its own (a terminal's Ctrl-C or a kill of
+ * clockprof's group spares it) and a name, cp-restorer, that
+ * `pkill clockprof` does not take for clockprof's.
+ *
+ * If clockprof and its restorer both die (a cgroup's kill, the OOM
+ * killer), the sites stay switched: the next attach switches them back
+ * and says a leftover was found (docs/ARCHITECTURE.md). */
+#ifndef CP_PATCH_RESTORER_H
+#define CP_PATCH_RESTORER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The restorer of the patch of pids[0..n) (the target and any members),
+ * area the header's offset in their vDSO (cp_vdso_patch_area_offset):
+ * its pid; 0 when this program enables none (a test tool); -1 when it
+ * cannot be started. */
+pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area);
+/* Ends it (clockprof switched back itself). */
+void cp_patch_restorer_stop(pid_t restorer);
+
+#endif

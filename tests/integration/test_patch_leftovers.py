@@ -1,0 +1,214 @@
+"""What the vDSO patch leaves where nobody reads it (issue 43, item 9):
+a SIGKILLed clockprof's sites are switched back by its restorer; when the
+restorer dies too, the next attach switches them back and says so; the
+forks a target makes in an attach window, not followed, are switched back
+at detach. A process's vDSO is told original by its functions' bytes:
+every clock function of it (its ELF symbols' extents) reads as this test's
+own vDSO does; the patch's code sits outside them, in the unused end."""
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+from readiness import wait_attached, wait_for
+
+# A Python clock loop: reads the clock (glibc's clock_gettime, the vDSO)
+# between lines of stdin; "fork" makes a child that reads on and says its
+# pid on stdout.
+LOOP = r"""
+import os, select, sys, time
+print("ready", flush=True)
+while True:
+    time.monotonic(); time.time()
+    if not select.select([sys.stdin], [], [], 0.002)[0]:
+        continue
+    line = sys.stdin.readline()
+    if not line or line.strip() == "quit":
+        break
+    child = os.fork()
+    if child == 0:
+        while True:
+            time.monotonic(); time.sleep(0.002)
+    print("child", child, flush=True)
+"""
+
+
+def vdso_range(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if line.rstrip().endswith("[vdso]"):
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                return start, end
+    raise AssertionError(f"process {pid} has no vDSO")
+
+
+def vdso_image(pid):
+    start, end = vdso_range(pid)
+    with open(f"/proc/{pid}/mem", "rb") as f:
+        f.seek(start)
+        return f.read(end - start)
+
+
+def function_extents(image):
+    """(offset, size) of each function symbol in a vDSO image's .dynsym."""
+    shoff, = struct.unpack_from("<Q", image, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", image, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", image, shoff + i * shentsize) for i in range(shnum)]
+    base = min(struct.unpack_from("<IIQQQQQQ", image, 0x40 + i * 56)[3]
+               for i in range(struct.unpack_from("<H", image, 0x38)[0])
+               if struct.unpack_from("<I", image, 0x40 + i * 56)[0] == 1)
+    out = []
+    for sec in sections:
+        if sec[1] != 11:  # SHT_DYNSYM
+            continue
+        for off in range(sec[4], sec[4] + sec[5], 24):
+            info, = struct.unpack_from("<B", image, off + 4)
+            value, size = struct.unpack_from("<QQ", image, off + 8)
+            if info & 0xF == 2 and size:  # STT_FUNC
+                out.append((value - base, size))
+    assert out, "no function found in the vDSO"
+    return out
+
+
+PRISTINE = None
+
+
+def switched(pid):
+    """The vDSO functions of pid whose bytes differ from this process's
+    (pristine) vDSO: [] when none is switched."""
+    global PRISTINE
+    if PRISTINE is None:
+        PRISTINE = vdso_image("self")
+    now = vdso_image(pid)
+    return [hex(o) for o, n in function_extents(PRISTINE) if now[o:o + n] != PRISTINE[o:o + n]]
+
+
+class Loop:
+    def __init__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", LOOP], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "ready"
+        self.children = []
+
+    def fork(self):
+        self.p.stdin.write("fork\n")
+        self.p.stdin.flush()
+        words = self.p.stdout.readline().split()
+        assert words[0] == "child", words
+        self.children.append(int(words[1]))
+        return self.children[-1]
+
+    def close(self):
+        for c in self.children:
+            try:
+                os.kill(c, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.p.poll() is None:
+            self.p.stdin.write("quit\n")
+            self.p.stdin.flush()
+        return self.p.wait(timeout=30)
+
+
+def attach(ctx, pid, *args):
+    out = os.path.join(ctx.tmp, "attach.json")
+    proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism", "patch",
+                             "-o", out, *args, str(pid)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    wait_attached(proc)
+    wait_for(lambda: switched(pid), f"process {pid}'s vDSO to be patched")
+    return proc, out
+
+
+def restorers_of(pid):
+    """The processes whose parent is pid named cp-restorer."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        if comm == "cp-restorer" and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(d))
+    return found
+
+
+def test_a_killed_clockprofs_sites_are_switched_back_by_its_restorer(ctx):
+    """clockprof SIGKILLed in an attach window on a clock loop: its
+    restorer switches the loop's vDSO back (before: +6% a read for good)."""
+    loop = Loop()
+    try:
+        proc, _ = attach(ctx, loop.p.pid)
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_for(lambda: not switched(loop.p.pid), "the loop's vDSO to be switched back", timeout=30)
+        assert loop.p.poll() is None, "the loop died"
+    finally:
+        assert loop.close() == 0
+
+
+def test_an_attach_after_a_leftover_switches_it_back_and_says_so(ctx):
+    """clockprof and its restorer both SIGKILLed (a cgroup's kill): the
+    sites stay switched; the next attach says a leftover was found, and
+    its detach leaves the vDSO original."""
+    loop = Loop()
+    try:
+        proc, _ = attach(ctx, loop.p.pid)
+        for r in restorers_of(proc.pid):
+            os.kill(r, signal.SIGKILL)
+        proc.kill()
+        proc.wait(timeout=30)
+        time.sleep(0.5)  # what a restorer left alive would have done by now
+        assert switched(loop.p.pid), "nothing was left to find"
+        out = os.path.join(ctx.tmp, "again.json")
+        r = ctx.run("attach", "-q", "-e", "none", "--mechanism", "patch", "-d", "0.3",
+                    "-o", out, str(loop.p.pid))
+        assert r.returncode == 0, r.stderr
+        warnings = ctx.load_json(out)["warnings"]
+        assert any("leftover" in w and "switched back" in w for w in warnings), warnings
+        assert not switched(loop.p.pid), "the second attach left the vDSO switched"
+    finally:
+        assert loop.close() == 0
+
+
+def test_a_fork_made_in_an_attach_window_is_switched_back_at_detach(ctx):
+    """The loop forks a child in the window; attach follows no fork: at
+    detach, the child runs the original vDSO again, as its parent does."""
+    loop = Loop()
+    try:
+        proc, out = attach(ctx, loop.p.pid)
+        child = loop.fork()
+        assert switched(child), "the fork did not carry the patch"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert not switched(loop.p.pid), "the target was left switched"
+        assert not switched(child), f"the fork {child} was left switched: {switched(child)}"
+    finally:
+        assert loop.close() == 0
+
+
+def test_a_refused_restore_is_said(ctx):
+    """The target stopped (kill -STOP) when the window ends: its sites
+    cannot be switched back (no thread runs the stub), and run.json says
+    so, where it used to say nothing."""
+    loop = Loop()
+    try:
+        proc, out = attach(ctx, loop.p.pid)
+        os.kill(loop.p.pid, signal.SIGSTOP)
+        wait_for(lambda: "T" in open(f"/proc/{loop.p.pid}/stat").read().rsplit(")", 1)[1].split()[0],
+                 "the loop to stop")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        warnings = ctx.load_json(out)["warnings"]
+        assert any(str(loop.p.pid) in w and "counts on" in w for w in warnings), warnings
+    finally:
+        os.kill(loop.p.pid, signal.SIGCONT)
+        assert loop.close() == 0
