@@ -29,6 +29,10 @@
  * PATCH_TARGET_THREAD_SECCOMP=kill-mmap each worker thread installs that
  * filter on itself alone (no TSYNC), the main thread none: a thread's own
  * filters, which the process's status does not show.
+ * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
+ * ms (150 at most), each sleeping until the process ends: children
+ * forked while clockprof's stub has the vDSO writable (two: the stub may
+ * be sent through one).
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -265,6 +269,26 @@ static void install_filter(const char *kind, unsigned flags)
 }
 #endif
 
+/* PATCH_TARGET_FORKS: a child every 10 ms, each dying with this
+ * process (PR_SET_PDEATHSIG: with this thread, which never returns). */
+static void *forking_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 150; i++) {
+		pid_t kid = fork();
+
+		if (kid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				sleep(10);
+		}
+		usleep(10000);
+	}
+	for (;;)	/* the children's parent thread: it outlives them */
+		pause();
+	return NULL;
+}
+
 static void *(*worker)(void *);
 
 static void *filtered_worker(void *arg)
@@ -312,6 +336,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&t, NULL, getenv("PATCH_TARGET_THREAD_SECCOMP") ? filtered_worker : fn,
 			       NULL);
+	for (int i = 0; getenv("PATCH_TARGET_FORKS") && i < 2; i++)
+		pthread_create(&t, NULL, forking_thread, NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))
