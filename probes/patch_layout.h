@@ -79,6 +79,13 @@
  * pages that count a read (lib/probe/mech/patch/vdso_count.S), read-only
  * and executable. The code finds the table at its own address less this. */
 #define CP_PATCH_CODE_OFF (CP_PATCH_MAP_USED + 4096)
+/* The stub's result (lib/probe/mech/patch/vdso_area.S), four words at
+ * the end of the page of zeros (a thread pointer there reads its first
+ * words alone): {magic, request number done, status, -errno}. Out of the
+ * vDSO page, so that it is said where the vDSO cannot be made writable
+ * (memory-deny-write-execute); not wiped at fork, as the header's copy is
+ * not, so that a forked copy's numbers agree. */
+#define CP_PATCH_STUB_OFF (CP_PATCH_CODE_OFF - 32)
 #define CP_PATCH_CODE_SIZE 12288
 /* The code the redirected functions' trampolines call, in the first code
  * page with the read's count (a request's reads have its TLB entry warm

@@ -59,14 +59,15 @@ class Target:
 
 
 class Tool:
-    def __init__(self, ctx, pid, kill_at=None, boundary=None):
+    def __init__(self, ctx, pid, kill_at=None, boundary=None, env=None, pass_fds=()):
         path = os.path.join(ctx.targets, "..", "vdso-patch-tool")
         if not os.path.exists(path):
             raise AssertionError(f"{path} was not built")
         pre = ["--kill-at", str(kill_at)] if kill_at else []
         pre += ["--boundary", boundary] if boundary else []
         self.p = subprocess.Popen([path, *pre, str(pid)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True,
+                                  env=dict(os.environ, **(env or {})), pass_fds=pass_fds)
         self.attached = self.p.stdout.readline().strip()
 
     def read(self, what="read"):
@@ -342,24 +343,122 @@ def test_patch_refused_by_a_filter_that_kills_on_mmap(ctx):
     assert rc == 0, f"target exited {rc}: {out}"
 
 
+class StubWaits:
+    """The tests' hook CLOCKPROF_TEST_STUB_WAITS_FD: clockprof writes a
+    byte to a pipe for each wait for its stub that runs out."""
+
+    def __init__(self):
+        self.r, self.w = os.pipe()
+        os.set_blocking(self.r, False)
+        self.env = {"CLOCKPROF_TEST_STUB_WAITS_FD": str(self.w)}
+
+    def count(self):
+        try:
+            return len(os.read(self.r, 4096))
+        except BlockingIOError:
+            return 0
+
+    def close(self):
+        os.close(self.r)
+        os.close(self.w)
+
+
 def test_patch_refused_in_a_process_that_denies_itself_writable_code(ctx):
-    """prctl(PR_SET_MDWE): the stub's vDSO cannot be made writable, which
-    nothing says before it runs: the attach gives up after the stub's
-    timeout, saying why; the target lives on, unchanged, and auto counts
-    it with uprobes."""
+    """prctl(PR_SET_MDWE): nothing says it before the stub runs, and the
+    stub's own result says it (its code pages cannot be made executable),
+    kept out of the vDSO page: refused with no wait for the stub run out,
+    naming memory-deny-write-execute; the target lives on, unchanged, and
+    auto counts it with uprobes, again with no wait run out."""
     target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_MDWE": "1"})
+    waits = StubWaits()
     try:
-        tool = Tool(ctx, target.pid)
+        tool = Tool(ctx, target.pid, env=waits.env, pass_fds=(waits.w,))
         assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert "memory-deny-write-execute" in tool.attached, tool.attached
         assert "denies itself writable code" in tool.attached, tool.attached
+        assert waits.count() == 0
         target.go(100)
         out = os.path.join(ctx.tmp, "mdwe.json")
-        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid),
+                       env=dict(os.environ, **waits.env), pass_fds=(waits.w,))
         assert proc.returncode == 0, proc.stderr
+        assert waits.count() == 0
         run = ctx.load_json(out)
         assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]["mechanism"]
-        assert "writable code" in run["probe"]["fallback_reason"], run["probe"]
+        assert "memory-deny-write-execute" in run["probe"]["fallback_reason"], run["probe"]
     finally:
+        waits.close()
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_patch_run_of_a_command_that_denies_itself_writable_code_later(ctx):
+    """run -- WRAPPER PROG where the wrapper sets PR_SET_MDWE and execs
+    PROG: PROG's patch at its exec is refused by the stub's own result,
+    with no wait run out (it was held 5 s, then let go), and said."""
+    waits = StubWaits()
+    wrapper = ("import ctypes, os, sys\n"
+               "assert ctypes.CDLL(None).prctl(65, 1, 0, 0, 0) == 0\n"
+               "os.execv(sys.argv[1], sys.argv[1:])\n")
+    try:
+        proc = ctx.run("run", "-e", "none", "-o", os.path.join(ctx.tmp, "mdwe-run.json"), "--",
+                       "python3", "-c", wrapper, ctx.target("unstubbed_target"), 10,
+                       env=dict(os.environ, **waits.env), pass_fds=(waits.w,))
+        assert proc.returncode == 0, proc.stderr
+        assert waits.count() == 0
+        assert "memory-deny-write-execute" in proc.stdout + proc.stderr, proc.stdout
+    finally:
+        waits.close()
+
+
+def maps_wx(pid):
+    """pid's mappings that are writable and executable, as maps lines."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return [line.strip() for line in f if line.split()[1][1:3] == "wx"]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def tree(pid):
+    """pid and the processes descended from it now."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError, IndexError):
+                pass
+    out = [pid]
+    for p in out:
+        out += [c for c, pp in parents.items() if pp == p]
+    return out
+
+
+def test_patch_leaves_no_writable_code_in_forks_of_its_window(ctx):
+    """A process the target forks while its stub has the vDSO writable and
+    executable (the tests' hook holds the stub there 300 ms; the target
+    forks every 10 ms) inherits that copy for life, and its sites half
+    switched: each is sent through the stub again. After the attach and
+    after the detach, no process of the target's tree has a writable and
+    executable mapping, and the target counts right."""
+    target = Target(ctx.target("patch_target"), 1, env={"PATCH_TARGET_FORKS": "1"})
+    waits = StubWaits()
+    try:
+        tool = Tool(ctx, target.pid, env={"CLOCKPROF_TEST_STUB_PAUSE_MS": "300", **waits.env},
+                    pass_fds=(waits.w,))
+        assert tool.attached.startswith("attached"), tool.attached
+        bad = {p: maps_wx(p) for p in tree(target.pid) if maps_wx(p)}
+        assert not bad, f"after the attach: {bad}"
+        target.go(100)
+        tool.detach()
+        bad = {p: maps_wx(p) for p in tree(target.pid) if maps_wx(p)}
+        assert not bad, f"after the detach: {bad}"
+        assert len(tree(target.pid)) > 1, "the target forked nothing"
+        assert waits.count() == 0
+    finally:
+        waits.close()
         rc, out = target.quit()
     assert rc == 0, f"target exited {rc}: {out}"
 

@@ -148,8 +148,9 @@ int main(int argc, char **argv)
 		cp_unwind_table_free(&rules);
 	}
 	cp_vdso_patch_info(p, &info);
-	printf("attached reused %d tid %d pause_ms %.3f syscall %d eintr %d\n", info.reused,
-	       (int)info.tid, info.attach_pause_ms, info.syscall, info.eintr);
+	printf("attached reused %d tid %d pause_ms %.3f syscall %d eintr %d mended %zu\n",
+	       info.reused, (int)info.tid, info.attach_pause_ms, info.syscall, info.eintr,
+	       info.forks_mended);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "detach", 6)) {
 		if (!strncmp(line, "requests", 8))

@@ -32,6 +32,11 @@
  * PATCH_TARGET_SECCOMP_STACK=N, N filters that allow everything are
  * installed first, PATCH_TARGET_SECCOMP's on top of them: the newest of
  * more filters than a reader might expect.
+ * filters, which the process's status does not show.
+ * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
+ * ms (150 at most), each sleeping until the process ends: children
+ * forked while clockprof's stub has the vDSO writable (two: the stub may
+ * be sent through one).
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -336,6 +341,26 @@ static void check_canary(void)
 		}
 }
 
+/* PATCH_TARGET_FORKS: a child every 10 ms, each dying with this
+ * process (PR_SET_PDEATHSIG: with this thread, which never returns). */
+static void *forking_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 150; i++) {
+		pid_t kid = fork();
+
+		if (kid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				sleep(10);
+		}
+		usleep(10000);
+	}
+	for (;;)	/* the children's parent thread: it outlives them */
+		pause();
+	return NULL;
+}
+
 static void *(*worker)(void *);
 
 static void *filtered_worker(void *arg)
@@ -410,6 +435,8 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, tight_stack_thread, getenv("PATCH_TARGET_TIGHT_STACK"));
 	while (getenv("PATCH_TARGET_TIGHT_STACK") && !atomic_load(&tight_spinning))
 		usleep(1000);
+	for (int i = 0; getenv("PATCH_TARGET_FORKS") && i < 2; i++)
+		pthread_create(&t, NULL, forking_thread, NULL);
 	if (!strcmp(mode, "epoll"))
 		pthread_create(&t, NULL, epoll_thread, NULL);
 	if (!strcmp(mode, "check"))

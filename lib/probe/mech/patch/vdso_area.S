@@ -5,13 +5,14 @@
  *
  * - The area: a header of data and the stub. One thread of the target is
  *   sent through the stub (hijack.c) and does, on its own, everything
- *   that changes what other threads execute: it makes the vDSO writable,
- *   maps the counter table (private anonymous memory, its code pages
- *   read-only and executable: vdso_count.S is copied there) once,
- *   switches each patch site with one `lock cmpxchg` of the aligned 8
- *   bytes that hold it (a request boundary's site, in a function's code,
- *   with its page made writable for that instant), makes the vDSO
- *   read-only again and returns where it was interrupted. Nothing depends on clockprof once the thread is
+ *   that changes what other threads execute: it maps the counter table
+ *   (private anonymous memory, its code pages read-only and executable:
+ *   vdso_count.S is copied there) once, makes the vDSO writable,
+ *   switches each of its sites with one `lock cmpxchg` of the aligned 8
+ *   bytes that hold it, makes it read-only again, then switches each
+ *   request boundary's site (in a function's code, with its page made
+ *   writable for that instant), says its result in the table and returns
+ *   where it was interrupted. Nothing depends on clockprof once the thread is
  *   sent: a SIGKILL of clockprof at any instant leaves every site either
  *   original or completely patched.
  *
@@ -32,7 +33,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso8\0"
+h_magic:	.ascii "clockprof-vdso9\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -40,13 +41,14 @@ h_vdso_len:	.quad 0
 h_cmd:		.quad 0		/* 1: patch the sites, 2: restore them */
 h_gen_req:	.quad 0		/* this request's number ... */
 h_gen_done:	.quad 0		/* ... written here when the stub is done */
-h_status:	.quad 0		/* 0 ok, 2 mmap failed, 3 the code pages' mprotect */
-h_errno:	.quad 0		/* the failed syscall's -errno */
+h_status:	.quad 0		/* 2: mmap failed (other results: in the table) */
+h_errno:	.quad 0		/* its -errno */
 h_nsites:	.quad 0
 h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_resume:	.quad 0		/* where cp_vdso_stop sends a held thread on */
-h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, swapped,
+h_pause:	.quad 0, 0	/* tests only: a timespec slept in the window */
+h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, unused,
 				 * prot}: one a clock entry, six for the
 				 * redirected functions (prot: its page's
 				 * protection, put back after; 0: a site in
@@ -58,9 +60,18 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the
  * thread had it. Leaves them all so and `ret 128` lands on the
- * interrupted rip with the interrupted rsp. Its stack, at most: those
- * 136 bytes, 80 saved, 32 in .Lsite_page: 248, within the
- * CP_HIJACK_STUB_STACK (hijack.h) the held thread is checked for. */
+ * interrupted rip with the interrupted rsp.
+ *
+ * The table is mapped and made ready first, with the vDSO as it is: the
+ * stub's result is written in the table (CP_PATCH_STUB_OFF), so that a
+ * process that denies itself writable code (prctl PR_SET_MDWE), where the
+ * code pages' mprotect fails, says so at once. The vDSO is writable and
+ * executable for its sites' switch alone (a process forked then inherits
+ * it so: vdso_patch.c mends those), each redirect's page for its own
+ * instant. r10 holds the table throughout. Its stack, at most: the
+ * 136 bytes it is entered below, 80 saved, 32 in .Lsite_page: 248,
+ * within the CP_HIJACK_STUB_STACK (hijack.h) a held thread is checked
+ * for. */
 	.balign 16
 cp_vdso_stub:
 	pushfq
@@ -73,16 +84,8 @@ cp_vdso_stub:
 	push	r9
 	push	r10
 	push	r11
-	mov	eax, 10			/* mprotect(base, len, RWX) */
-	mov	rdi, [rip + h_vdso_base]
-	mov	rsi, [rip + h_vdso_len]
-	mov	edx, 7
-	syscall
-sc_ip_1:
-	test	rax, rax
-	jnz	.Lmprotect_failed
-	mov	rax, [rip + h_table]
-	test	rax, rax
+	mov	r10, [rip + h_table]
+	test	r10, r10
 	jnz	.Lsites
 	/* mmap(at, size, RW, PRIVATE|ANON|NORESERVE[|FIXED_NOREPLACE], -1,
 	 * 0): no commit charge, to the target or to a process it forks,
@@ -103,15 +106,15 @@ sc_ip_1:
 sc_ip_2:
 	cmp	rax, -4096
 	ja	.Lmmap_failed
+	mov	r10, rax
 	mov	rcx, [rip + h_magic]	/* the table's first word: found by it */
-	mov	[rax], rcx
+	mov	[r10], rcx
 	/* madvise(table, counters, MADV_POPULATE_WRITE): the counters are
 	 * populated, because the boundary program reads them without faults;
 	 * the rules and site blocks are not (a block never written reads as
 	 * none). Its result does not matter: a page not populated is one the
 	 * program finds no slot in. */
-	push	rax
-	mov	rdi, rax
+	mov	rdi, r10
 	mov	esi, CP_PATCH_TABLE_SIZE
 	mov	edx, 23
 	mov	eax, 28
@@ -121,65 +124,90 @@ sc_ip_5:
 	 * blocks: a process the target forks counts from zero in its own
 	 * copy (the rules and code pages it keeps). Its result does not
 	 * matter either: unwiped, a child's counts start at its parent's. */
-	mov	rdi, [rsp]
+	mov	rdi, r10
 	mov	esi, CP_PATCH_TABLE_SIZE
 	mov	edx, 18
 	mov	eax, 28
 	syscall
 sc_ip_7:
-	mov	rdi, [rsp]
-	add	rdi, CP_PATCH_SITES_OFF
+	lea	rdi, [r10 + CP_PATCH_SITES_OFF]
 	mov	esi, CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF
 	mov	edx, 18
 	mov	eax, 28
 	syscall
 sc_ip_8:
-	/* mprotect(code pages, R-X): vdso_count.S is copied there */
-	mov	rdi, [rsp]
-	add	rdi, CP_PATCH_CODE_OFF
+	/* mprotect(code pages, R-X): vdso_count.S is copied there. Refused
+	 * (EACCES) where the process denies itself writable code. */
+	lea	rdi, [r10 + CP_PATCH_CODE_OFF]
 	mov	esi, CP_PATCH_CODE_SIZE
 	mov	edx, 5
 	mov	eax, 10
 	syscall
 sc_ip_6:
-	mov	rcx, rax
-	pop	rax
-	test	rcx, rcx
+	test	rax, rax
 	jnz	.Lcode_failed
-	mov	[rip + h_table], rax	/* said only once its code pages can run */
 	/* A launched static executable sets its thread pointer after its
 	 * entry point: until then it points at the zeros past the table (the
 	 * counting code reads it), and the program's own replaces it. */
 	cmp	qword ptr [rip + h_give_fs], 0
 	je	.Lsites
-	lea	rsi, [rax + CP_PATCH_MAP_USED + 8]
+	lea	rsi, [r10 + CP_PATCH_MAP_USED + 8]
 	mov	eax, 158		/* arch_prctl(ARCH_SET_FS, the zeros + 8) */
 	mov	edi, 0x1002
 	syscall
 sc_ip_4:
 .Lsites:
+	xor	eax, eax
+	cmp	qword ptr [rip + h_nsites], 0
+	je	.Lok
+	mov	eax, 10			/* mprotect(base, len, RWX) */
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, 7
+	syscall
+sc_ip_1:
+	mov	ecx, 4			/* the vDSO stays as it was */
+	test	rax, rax
+	jnz	.Lsay
+	mov	rax, [rip + h_pause]	/* tests only: a fork inside the window */
+	or	rax, [rip + h_pause + 8]
+	jz	1f
+	lea	rdi, [rip + h_pause]	/* nanosleep(h_pause, NULL) */
+	xor	esi, esi
+	mov	eax, 35
+	syscall
+sc_ip_10:
+1:
+	xor	r9d, r9d		/* pass 0: the vDSO's sites; 1: redirects */
+.Lpass:
 	lea	rdi, [rip + h_sites]
 	mov	rsi, [rip + h_nsites]
 	mov	r8, [rip + h_cmd]
 .Lsite:
 	test	rsi, rsi
-	jz	.Lprotect
-	mov	edx, 7			/* a boundary's page: writable (RWX) */
-	cmp	qword ptr [rdi + 32], 0
-	je	.Lswitch
+	jz	.Lpass_end
+	mov	rdx, [rdi + 32]
+	test	r9, r9
+	jnz	.Lredirect
+	test	rdx, rdx		/* pass 0: a site in the vDSO */
+	jnz	.Lsite_next
+	jmp	.Lswitch
+.Lredirect:
+	test	rdx, rdx		/* pass 1: a boundary's page, writable */
+	jz	.Lsite_next		/* (RWX) for the switch */
+	mov	edx, 7
 	call	.Lsite_page
 	test	rax, rax
 	jnz	.Lsite_next		/* not writable: left as it is */
 .Lswitch:
-	mov	r9, [rdi]
+	mov	r11, [rdi]
 	mov	rax, [rdi + 8]
 	mov	rcx, [rdi + 16]
 	cmp	r8, 2
 	jne	.Lswap
 	xchg	rax, rcx
 .Lswap:
-	lock cmpxchg [r9], rcx
-	sete	byte ptr [rdi + 24]
+	lock cmpxchg [r11], rcx
 	mov	rdx, [rdi + 32]		/* and back to what it was */
 	test	rdx, rdx
 	jz	.Lsite_next
@@ -188,6 +216,17 @@ sc_ip_4:
 	add	rdi, 40
 	dec	rsi
 	jmp	.Lsite
+.Lpass_end:
+	test	r9, r9
+	jnz	.Lok
+	mov	eax, 10			/* mprotect(base, len, R-X) */
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, 5
+	syscall
+sc_ip_3:
+	mov	r9d, 1
+	jmp	.Lpass
 
 /* mprotect(the page of site rdi, 4096, rdx), keeping rdi, rsi and r8;
  * its result in rax. */
@@ -205,26 +244,55 @@ sc_ip_4:
 	pop	rsi
 	pop	rdi
 	ret
+/* The table could not be mapped: nowhere to say so but the header, the
+ * vDSO writable for those three words alone. Where it cannot be made so,
+ * nothing is said (clockprof's wait runs out). */
 .Lmmap_failed:
+	mov	r8, rax			/* (a syscall takes rcx and r11) */
+	mov	eax, 10			/* mprotect(base, len, RWX) */
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, 7
+	syscall
+sc_ip_11:
+	test	rax, rax
+	jnz	.Lreturn
 	mov	qword ptr [rip + h_status], 2
-	mov	[rip + h_errno], rax
-	jmp	.Lprotect
-.Lcode_failed:				/* no table said, no site switched (the */
-	mov	qword ptr [rip + h_status], 3	/* mapping is left, unused) */
-	mov	[rip + h_errno], rcx
-	jmp	.Lprotect
-.Lmprotect_failed:
-	jmp	.Lreturn		/* read-only: nothing can be said; clockprof
-					 * times out and leaves the target as it was */
-.Lprotect:
-	mov	rax, [rip + h_gen_req]	/* done, said while still writable */
+	mov	[rip + h_errno], r8
+	mov	rax, [rip + h_gen_req]
 	mov	[rip + h_gen_done], rax
 	mov	eax, 10			/* mprotect(base, len, R-X) */
 	mov	rdi, [rip + h_vdso_base]
 	mov	rsi, [rip + h_vdso_len]
 	mov	edx, 5
 	syscall
-sc_ip_3:
+sc_ip_12:
+	jmp	.Lreturn
+/* No site switched: the table's 34 MiB unmapped (munmap), its page of
+ * zeros that holds the result and its code pages left, unused. */
+.Lcode_failed:
+	mov	r8, rax
+	mov	rdi, r10
+	mov	esi, CP_PATCH_MAP_USED
+	mov	eax, 11
+	syscall
+sc_ip_13:
+	mov	rax, r8
+	mov	ecx, 3
+	jmp	.Lsay
+.Lok:
+	xor	ecx, ecx
+	xor	eax, eax
+/* The result in the table: the magic's first 8 bytes, status ecx, the
+ * failed call's -errno rax, and the request's number last (what
+ * clockprof waits for). */
+.Lsay:
+	mov	r11, [rip + h_magic]
+	mov	[r10 + CP_PATCH_STUB_OFF], r11
+	mov	[r10 + CP_PATCH_STUB_OFF + 16], rcx
+	mov	[r10 + CP_PATCH_STUB_OFF + 24], rax
+	mov	rax, [rip + h_gen_req]
+	mov	[r10 + CP_PATCH_STUB_OFF + 8], rax
 .Lreturn:
 	pop	r11
 	pop	r10
@@ -266,8 +334,10 @@ cp_vdso_area_end:
 /* Where the stub's syscalls return to (seccomp sees these as the
  * instruction pointer), as offsets from the area's start: mprotect, mmap,
  * mprotect, arch_prctl, madvise, mprotect (the code pages), madvise
- * twice (wipe on fork), cp_vdso_stop's getpid, and the mprotect of a
- * boundary site's page. */
+ * twice (wipe on fork), cp_vdso_stop's getpid, the mprotect of a
+ * boundary site's page, the tests' nanosleep, the mprotects of a
+ * failed mmap's report, and the munmap after the code pages' mprotect
+ * failed. */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -280,6 +350,10 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_8 - cp_vdso_area_start
 	.quad sc_ip_9 - cp_vdso_area_start
 	.quad .Lsite_page_syscall - cp_vdso_area_start
+	.quad sc_ip_10 - cp_vdso_area_start
+	.quad sc_ip_11 - cp_vdso_area_start
+	.quad sc_ip_12 - cp_vdso_area_start
+	.quad sc_ip_13 - cp_vdso_area_start
 
 
 /* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where

@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso8"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdso9"
 #define CP_VDSO_AREA_MAX_REDIRECTS 6	/* a request boundary (a syscall's: two
 					 * wrappers, each on two paths),
 					 * syscall() twice */
@@ -23,7 +23,7 @@ enum cp_vdso_area_cmd {
 struct cp_vdso_area_site {
 	uint64_t qword;			/* address */
 	uint64_t original, patched;
-	uint64_t swapped;		/* low byte 1: the stub swapped it */
+	uint64_t unused;
 	uint64_t prot;			/* a request boundary's: its page's
 					 * protection, made RWX for the switch
 					 * and put back; 0: a site in the vDSO */
@@ -41,14 +41,32 @@ struct cp_vdso_area_header {
 	uint64_t table, table_size;
 	uint64_t vdso_base, vdso_len;
 	uint64_t cmd, gen_req, gen_done;
-	uint64_t status, err;		/* 2: mmap failed with -err; 3: the code
-					 * pages' mprotect */
+	uint64_t status, err;		/* 2: mmap failed with -err (the other
+					 * results: struct cp_vdso_stub_result) */
 	uint64_t nsites;
 	uint64_t table_at;		/* where to map the table; 0: anywhere */
 	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
 	uint64_t resume;		/* where cp_vdso_stop sends a held thread on */
+	uint64_t pause[2];		/* tests only: a timespec the stub sleeps
+					 * with the vDSO writable */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 	struct cp_vdso_area_owner owner;
+};
+
+/* The stub's result, in the table at CP_PATCH_STUB_OFF: out of the vDSO
+ * page, which a process that denies itself writable code keeps
+ * read-only. gen: the request done (written last). */
+enum cp_vdso_stub_status {
+	CP_VDSO_STUB_OK = 0,
+	CP_VDSO_STUB_MMAP = 2,		/* the table's mmap (said in the header) */
+	CP_VDSO_STUB_CODE = 3,		/* the code pages' mprotect: none switched,
+					 * the table unmapped but its last pages */
+	CP_VDSO_STUB_VDSO = 4,		/* the vDSO's mprotect: none switched */
+};
+
+struct cp_vdso_stub_result {
+	char magic[8];			/* CP_VDSO_AREA_MAGIC's first 8 bytes */
+	uint64_t gen, status, err;	/* err: the failed call's -errno */
 };
 
 /* The table's layout (counters, wrapper rules, site blocks, a page of
@@ -62,9 +80,12 @@ struct cp_vdso_area_header {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[10];
+extern const uint64_t cp_vdso_stub_syscall_ips[14];
 extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
 extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
+
+_Static_assert(CP_PATCH_STUB_OFF + sizeof(struct cp_vdso_stub_result) <= CP_PATCH_CODE_OFF,
+	       "the stub's result is past the page of zeros");
 
 #define CP_VDSO_AREA_SIZE ((size_t)(cp_vdso_area_end - cp_vdso_area_start))
 #define CP_VDSO_STUB_OFFSET ((uint64_t)(cp_vdso_stub - cp_vdso_area_start))
@@ -75,7 +96,7 @@ extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 _Static_assert(CP_VDSO_AREA_MAX_SITES == 9,
 	       "vdso_area.S holds a site for each of 3 entries and 6 redirects");
 
-_Static_assert(sizeof(struct cp_vdso_area_header) == 0x1f0,
+_Static_assert(sizeof(struct cp_vdso_area_header) == 0x200,
 	       "vdso_area.S's header and this struct differ");
 
 #endif

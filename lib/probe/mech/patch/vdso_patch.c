@@ -32,6 +32,7 @@
 #include "patch_sites.h"
 #include "patch_table.h"
 #include "seccomp_filter.h"
+#include "stub_forks.h"
 #include "table_place.h"
 #include "tid_offset.h"
 #include "test_hook.h"
@@ -61,6 +62,11 @@ struct cp_vdso_patch {
 	struct cp_vdso_area_site inherited[CP_VDSO_AREA_MAX_REDIRECTS];	/* a fork's redirects,
 						 * as its parent switched them */
 	size_t ninherited;
+	struct cp_stub_window window;	/* the last stub sent to a running target */
+	bool window_open;		/* ... whose forks are not looked at yet */
+	enum cp_vdso_area_cmd last_cmd;	/* ... and its request */
+	bool last_sites;
+	bool mend;			/* a fork's copy, mended (mend_forks) */
 	struct cp_patch_requests_mark requests_mark;
 	struct cp_patch_requests requests;	/* as last read, or settled */
 	bool requests_known;
@@ -216,25 +222,67 @@ static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 	return 0;
 }
 
+/* The stub's result for request gen in the table at table, if it is
+ * there and says that request (with the area's magic: a mapping of the
+ * target's own in a place the stub found taken is not read as one). */
+static bool table_result(pid_t pid, uint64_t table, uint64_t gen, struct cp_vdso_stub_result *r)
+{
+	if (!table || cp_proc_mem_read(pid, table + CP_PATCH_STUB_OFF, r, sizeof(*r)))
+		return false;
+	return !memcmp(r->magic, CP_VDSO_AREA_MAGIC, sizeof(r->magic)) && r->gen == gen;
+}
+
+/* Whether the request header h posted is done, and its result: a failed
+ * mmap's in the header, any other in the table. Nothing posted: done. */
+static bool request_done(pid_t pid, const struct cp_vdso_area_header *h,
+			 struct cp_vdso_stub_result *r)
+{
+	if (h->gen_done == h->gen_req) {
+		*r = (struct cp_vdso_stub_result){ .gen = h->gen_done, .status = h->status,
+						   .err = h->err };
+		return true;
+	}
+	return table_result(pid, h->table ? h->table : h->table_at, h->gen_req, r);
+}
+
+/* The stub maps the table only where the header names none, and the
+ * table's address is written there by clockprof (the stub cannot write
+ * into a read-only vDSO): a table whose mapping request is done, its
+ * code pages executable, is the header's, even when the clockprof that
+ * asked died before it wrote so (the next request would find the place
+ * taken). */
+static void adopt_table(pid_t pid, struct cp_vdso_area_header *h)
+{
+	struct cp_vdso_stub_result r;
+
+	if (!h->table && h->table_at && h->gen_done != h->gen_req &&
+	    table_result(pid, h->table_at, h->gen_req, &r) &&
+	    (r.status == CP_VDSO_STUB_OK || r.status == CP_VDSO_STUB_VDSO))
+		h->table = h->table_at;
+}
+
 /* The header of an earlier clockprof's area in the target's image (where
  * the plan puts the area), if there is one. */
-static bool leftover_header(const struct cp_vdso_plan *plan, const uint8_t *target,
+static bool leftover_header(pid_t pid, const struct cp_vdso_plan *plan, const uint8_t *target,
 			    struct cp_vdso_area_header *h)
 {
 	if (plan->area + sizeof(*h) > plan->size)
 		return false;
 	memcpy(h, target + plan->area, sizeof(*h));
-	return !memcmp(h->magic, CP_VDSO_AREA_MAGIC, 16);
+	if (memcmp(h->magic, CP_VDSO_AREA_MAGIC, 16))
+		return false;
+	adopt_table(pid, h);
+	return true;
 }
 
 /* The table an earlier clockprof left: the one its stub mapped, else the
  * one it was to map (its thunks jump there: it died before the stub ran).
  * 0: none. */
-static uint64_t leftover_table(const struct cp_vdso_plan *plan, const uint8_t *target)
+static uint64_t leftover_table(pid_t pid, const struct cp_vdso_plan *plan, const uint8_t *target)
 {
 	struct cp_vdso_area_header h;
 
-	if (!leftover_header(plan, target, &h))
+	if (!leftover_header(pid, plan, target, &h))
 		return 0;
 	return h.table ? h.table : h.table_at;
 }
@@ -245,12 +293,13 @@ static uint64_t leftover_table(const struct cp_vdso_plan *plan, const uint8_t *t
  * its thunks: no thread can reach them, so they may be written again for
  * a table elsewhere. A stub still in flight may yet map the table there
  * and switch the sites to those thunks: not so. */
-static bool leftover_unmapped(const struct cp_vdso_plan *plan, const uint8_t *target)
+static bool leftover_unmapped(pid_t pid, const struct cp_vdso_plan *plan, const uint8_t *target)
 {
 	struct cp_vdso_area_header h;
+	struct cp_vdso_stub_result r;
 	uint64_t word;
 
-	if (!leftover_header(plan, target, &h) || h.table || h.gen_req != h.gen_done)
+	if (!leftover_header(pid, plan, target, &h) || h.table || !request_done(pid, &h, &r))
 		return false;
 	for (int i = 0; i < plan->nsites; i++) {
 		memcpy(&word, target + plan->site[i].qword, 8);
@@ -275,13 +324,13 @@ static int make_plan(struct cp_vdso_patch *p, const uint8_t *pristine, const uin
 	*judged = false;
 	if (cp_vdso_plan_make(pristine, size, start, table, &p->plan, why, whylen))
 		return -1;
-	left = leftover_table(&p->plan, target);
+	left = leftover_table(p->pid, &p->plan, target);
 	if (!left || left == table)
 		return 0;
 	cp_vdso_plan_free(&p->plan);
 	if (cp_vdso_plan_make(pristine, size, start, left, &p->plan, why, whylen))
 		return -1;
-	if (!leftover_unmapped(&p->plan, target) ||
+	if (!leftover_unmapped(p->pid, &p->plan, target) ||
 	    cp_vdso_plan_classify(&p->plan, pristine, target, &differs) != CP_VDSO_OURS)
 		return 0;
 	cp_vdso_plan_free(&p->plan);
@@ -312,11 +361,13 @@ static uint64_t table_place(pid_t pid, uint64_t start, uint64_t end)
  * alone: planned beside it, this one's table found its place taken
  * (EEXIST, seen on a loaded host), and two stubs at once would each make
  * the vDSO writable and read-only again under the other's writes. */
-static bool earlier_request_in_flight(const struct cp_vdso_plan *plan, const uint8_t *target)
+static bool earlier_request_in_flight(pid_t pid, const struct cp_vdso_plan *plan,
+				     const uint8_t *target)
 {
 	struct cp_vdso_area_header h;
+	struct cp_vdso_stub_result r;
 
-	return leftover_header(plan, target, &h) && h.gen_req != h.gen_done;
+	return leftover_header(pid, plan, target, &h) && !request_done(pid, &h, &r);
 }
 
 /* Refused while another clockprof that lives holds the patch (its
@@ -329,7 +380,8 @@ static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target,
 	struct cp_vdso_area_header h;
 	pid_t other;
 
-	if (!leftover_header(&p->plan, target, &h) || !(other = cp_patch_owner_live_other(&h.owner)))
+	if (!leftover_header(p->pid, &p->plan, target, &h) ||
+	    !(other = cp_patch_owner_live_other(&h.owner)))
 		return 0;
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "process %d runs the vDSO patch of another clockprof (process %d), which one clockprof holds at a time",
@@ -394,7 +446,7 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (refuse_owned(p, target, err))
 		;	/* err names the holder */
-	else if (first && earlier_request_in_flight(&p->plan, target))
+	else if (first && earlier_request_in_flight(p->pid, &p->plan, target))
 		rc = 1;
 	else if (!judged &&
 		 cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
@@ -405,7 +457,7 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	else
 		rc = 0;
-	p->info.reused = !rc && leftover_header(&p->plan, target, &h) && h.table;
+	p->info.reused = !rc && leftover_header(p->pid, &p->plan, target, &h) && h.table;
 	p->info.leftover = p->info.reused ? dead_holder(&h.owner) : 0;
 	free(target);
 	return rc;
@@ -452,9 +504,13 @@ static uint64_t header_addr(const struct cp_vdso_patch *p)
 	return p->plan.base + p->plan.area;
 }
 
+/* The header as it is, with a table adopted (adopt_table). */
 static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h)
 {
-	return cp_proc_mem_read(p->pid, header_addr(p), h, sizeof(*h));
+	if (cp_proc_mem_read(p->pid, header_addr(p), h, sizeof(*h)))
+		return -1;
+	adopt_table(p->pid, h);
+	return 0;
 }
 
 /* An earlier clockprof's request in flight (earlier_request_in_flight)
@@ -462,10 +518,11 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 static void wait_earlier_request(const struct cp_vdso_patch *p)
 {
 	struct cp_vdso_area_header h;
+	struct cp_vdso_stub_result r;
 
 	for (double until = cp_monotonic_s() + EARLIER_STUB_WAIT_S; cp_monotonic_s() < until;
 	     usleep(1000))
-		if (read_header(p, &h) || h.gen_req == h.gen_done)
+		if (read_header(p, &h) || request_done(p->pid, &h, &r))
 			return;
 }
 
@@ -492,17 +549,27 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 	return rc;
 }
 
+/* Tests only (test_hook.h): CLOCKPROF_TEST_STUB_PAUSE_MS=N: the stub
+ * sleeps N ms with the vDSO writable and executable, so that a process
+ * the target forks lands in that window (mend_forks). */
+static unsigned pause_ms(const struct cp_vdso_patch *p)
+{
+	return p->mend ? 0 : cp_test_hook("CLOCKPROF_TEST_STUB_PAUSE_MS");
+}
+
 /* The stub's syscalls exactly as the target's seccomp filters will see
  * them: mprotect (writable), mmap (the table), mprotect (back), madvise
  * (the counters populated), madvise twice (the counters and site blocks
  * wiped on fork), mprotect (the code pages executable), arch_prctl
  * when the thread is given a thread pointer, the round trip's getpid,
- * and a boundary's page made writable and put back. How many. ip: the
- * syscall's in cp_vdso_stub_syscall_ips. */
-#define STUB_CALLS (9 + 2 * CP_VDSO_AREA_MAX_REDIRECTS)
+ * the tests' nanosleep, the mprotects that say a failed mmap, the
+ * munmap after a failed mprotect of the code pages, and a boundary's page
+ * made writable and put back. How many. ip: the syscall's in
+ * cp_vdso_stub_syscall_ips. */
+#define STUB_CALLS (13 + 2 * CP_VDSO_AREA_MAX_REDIRECTS)
 static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[STUB_CALLS])
 {
-	const struct { int nr, ip; uint64_t args[6]; } calls[9] = {
+	const struct { int nr, ip; uint64_t args[6]; } calls[13] = {
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
@@ -513,11 +580,15 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
 		{ SYS_getpid, 8, { 0 } },	/* cp_vdso_stop's, on a round trip */
+		{ SYS_nanosleep, 10, { header_addr(p) + offsetof(struct cp_vdso_area_header, pause) } },
+		{ SYS_mprotect, 11, { p->plan.base, p->plan.size, 7 } },
+		{ SYS_mprotect, 12, { p->plan.base, p->plan.size, 5 } },
+		{ SYS_munmap, 13, { p->plan.table, CP_PATCH_MAP_USED } },
 	};
 	size_t n = 0;
 
-	for (size_t i = 0; i < 9; i++) {
-		if ((i == 7 && !p->give_fs) || (i == 8 && !p->resume))
+	for (size_t i = 0; i < 13; i++) {
+		if ((i == 7 && !p->give_fs) || (i == 8 && !p->resume) || (i == 9 && !pause_ms(p)))
 			continue;
 		d[n] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
 			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
@@ -602,10 +673,12 @@ static int post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool
 	h.table_size = CP_VDSO_MAP_SIZE;
 	h.give_fs = p->give_fs;
 	h.resume = p->resume;
+	h.pause[0] = pause_ms(p) / 1000;
+	h.pause[1] = pause_ms(p) % 1000 * 1000000ull;
 	h.vdso_base = p->plan.base;
 	h.vdso_len = p->plan.size;
 	h.cmd = cmd;
-	h.gen_req = p->gen = h.gen_done + 1;
+	h.gen_req = p->gen = h.gen_req + 1;
 	h.status = 0;
 	h.nsites = sites ? (uint64_t)p->plan.nsites : 0;
 	h.table_at = p->plan.table;
@@ -630,35 +703,117 @@ static void note_held(struct cp_vdso_patch *p, const struct cp_hijack *hj)
 	p->info.eintr |= hj->eintr;
 }
 
+/* The stub's result said as a refusal; 0 when it did what was asked. A
+ * process that denies itself writable code (prctl PR_SET_MDWE) refuses
+ * the code pages' mprotect, or the vDSO's, with EACCES: nothing in /proc
+ * says so beforehand, the stub's own result does at once. */
+static int stub_refusal(const struct cp_vdso_patch *p, const struct cp_vdso_stub_result *r,
+			struct cp_error *err)
+{
+	long long e = -(long long)r->err;
+
+	if (r->status == CP_VDSO_STUB_OK)
+		return 0;
+	if ((r->status == CP_VDSO_STUB_CODE || r->status == CP_VDSO_STUB_VDSO) && e == EACCES)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d denies itself writable code (memory-deny-write-execute: prctl PR_SET_MDWE, systemd's MemoryDenyWriteExecute=): its vDSO cannot be patched",
+			       p->pid);
+	if (r->status == CP_VDSO_STUB_CODE)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the counters' code could not be made executable in process %d (error %lld)",
+			       p->pid, e);
+	if (r->status == CP_VDSO_STUB_VDSO)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the vDSO of process %d could not be made writable (error %lld)", p->pid, e);
+	return cp_fail(err, CP_EXIT_PROFILE, "the counters could not be mapped in process %d (error %lld)",
+		       p->pid, e);
+}
+
+/* Tests only (test_hook.h): CLOCKPROF_TEST_STUB_WAITS_FD=N: a byte
+ * written to descriptor N for each wait for the stub that runs out, so
+ * that a test can say none did. */
+static void note_timeout(void)
+{
+	int fd = (int)cp_test_hook("CLOCKPROF_TEST_STUB_WAITS_FD");
+
+	if (fd > 2 && write(fd, "t", 1) < 0)
+		return;
+}
+
+static void mend_forks(struct cp_vdso_patch *p);
+static bool sites_read(const struct cp_vdso_patch *p, bool patched);
+
 /* Waits until the stub says it is done with the request in flight. */
 static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	for (double until = cp_monotonic_s() + STUB_TIMEOUT_S; cp_monotonic_s() < until; usleep(200)) {
 		struct cp_vdso_area_header now;
+		struct cp_vdso_stub_result r;
 
 		if (read_header(p, &now))
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
-		if (now.gen_done != p->gen)
+		now.gen_req = p->gen;
+		if (!request_done(p->pid, &now, &r))
 			continue;
 		cp_patch_step();
-		if (now.status == 3)
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "the counters' code could not be made executable in process %d (error %lld)",
-				       p->pid, -(long long)now.err);
-		return now.status ? cp_fail(err, CP_EXIT_PROFILE,
-					    "the counters could not be mapped in process %d (error %lld)",
-					    p->pid, -(long long)now.err) : 0;
+		mend_forks(p);
+		return stub_refusal(p, &r, err);
 	}
+	note_timeout();
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
 	if (runs_nothing_now(p->pid))
 		return cp_hijack_refuse_stopped(p->pid, err);
-	/* The stub cannot say that the vDSO would not become writable: it
-	 * can write nowhere then. Nothing in /proc says that a process denies
-	 * itself writable code (prctl PR_SET_MDWE) either. */
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "thread %d of process %d did not finish clockprof's stub within %.0f s: its vDSO could not be made writable (a process that denies itself writable code, as systemd's MemoryDenyWriteExecute= makes it, cannot be patched)",
+		       "thread %d of process %d did not finish clockprof's stub within %.0f s",
 		       p->info.tid, p->pid, STUB_TIMEOUT_S);
+}
+
+/* Whether a process forked in the stub's window still holds its copy of
+ * that instant wrong: a writable and executable mapping (the vDSO, or a
+ * boundary's page), or a site not as the request wants. */
+static bool fork_wrong(const struct cp_vdso_patch *c, const struct cp_vdso_patch *p)
+{
+	return cp_proc_has_wx(c->pid) ||
+	       (p->last_sites && !sites_read(c, p->last_cmd == CP_VDSO_CMD_PATCH));
+}
+
+static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
+		    struct cp_error *err);
+
+/* A process the target forked while its stub ran holds a copy of that
+ * instant: its vDSO perhaps writable and executable for life (nothing
+ * else would put it back), its sites half switched. Each one whose copy
+ * is of that request (not exec'd since) and is wrong is sent through the
+ * stub for the same request: a site already switched is left, the rest
+ * are, and its vDSO is read-only again. Its own forks meanwhile, the
+ * same way (its wait_stub). */
+static void mend_forks(struct cp_vdso_patch *p)
+{
+	pid_t *kids;
+	size_t n;
+
+	if (!p->window_open)
+		return;
+	p->window_open = false;
+	if (cp_stub_window_forks(p->pid, &p->window, &kids, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct cp_vdso_patch c = *p;	/* the same plan, in the child */
+		struct cp_vdso_area_header h;
+		struct cp_error err = { 0 };
+
+		c.pid = kids[i];
+		c.give_fs = false;
+		c.resume = 0;
+		c.mend = true;
+		if (read_header(&c, &h) || memcmp(h.magic, CP_VDSO_AREA_MAGIC, 16) ||
+		    h.gen_req != p->gen || !fork_wrong(&c, p))
+			continue;
+		if (run_stub(&c, p->last_cmd, p->last_sites, &err) == 0 && wait_stub(&c, &err) == 0)
+			p->info.forks_mended++;
+	}
+	free(kids);
 }
 
 /* Whether every site's word reads as want (patched or original); a
@@ -719,6 +874,10 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 {
 	struct cp_hijack hj;
 
+	p->last_cmd = cmd;
+	p->last_sites = sites;
+	cp_stub_window_open(&p->window);
+	p->window_open = true;
 	if (post_request(p, cmd, sites, err) ||
 	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
