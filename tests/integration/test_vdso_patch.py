@@ -714,3 +714,26 @@ def test_every_stop_of_the_target_is_counted_in_run_json(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_a_signal_handled_while_its_thread_is_held_still_ends_its_wait(ctx):
+    """A thread held in sigsuspend() takes a SIGUSR1 as it is let go (a
+    test hook sends it while held): its handler runs and sigsuspend()
+    returns, as without clockprof. The syscall was restarted by hand
+    after the handler, and the program slept on for good."""
+    target = subprocess.Popen([ctx.target("sigsuspend_target")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert target.stdout.readline().startswith("ready")
+        settled(target.pid, running=0)
+        out = os.path.join(ctx.tmp, "sigsuspend.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_SIGNAL_HELD=str(target.pid)))
+        assert proc.returncode == 0, proc.stderr
+        target.stdin.close()
+        assert target.wait(timeout=30) == 0 and target.stdout.read() == "woke\n"
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()

@@ -263,3 +263,10 @@ test-targets: $(T)/targets/burst_target
 $(T)/targets/burst_target: tests/targets/burst_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# Waits in sigsuspend() for a signal: one handled while its thread is
+# held must still end the wait.
+test-targets: $(T)/targets/sigsuspend_target
+$(T)/targets/sigsuspend_target: tests/targets/sigsuspend_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<

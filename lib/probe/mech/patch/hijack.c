@@ -15,6 +15,7 @@
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
+#include "test_hook.h"
 #include "proc_maps.h"
 #include "procfs.h"
 
@@ -239,10 +240,40 @@ static int wait_held(pid_t tid)
 	}
 }
 
+/* A thread held inside a syscall (r its registers, changed here): where
+ * it returns to. One that the kernel is to restart keeps that restart,
+ * and with it what a signal handled before it resumes decides (EINTR,
+ * or SA_RESTART's restart): the kernel moves the rip it resumes at back
+ * by a `syscall`'s 2 bytes, from the stub to its restart entry
+ * (vdso_area.S), which returns to the `syscall` again. Done by hand (the
+ * syscall instruction again), a signal handled meanwhile was lost to a
+ * sigsuspend() that then slept again for good. A thread sent on
+ * elsewhere (resume_at) restarts by hand: clockprof holds it throughout. */
+static uint64_t in_syscall(struct user_regs_struct *r, uint64_t resume_at, struct cp_hijack *h)
+{
+	bool restart = false, block = false;
+
+	h->syscall = (int)r->orig_rax;
+	switch (-(long long)r->rax) {
+	case ERESTARTSYS: case ERESTARTNOINTR: case ERESTARTNOHAND:
+		restart = true;
+		break;
+	case ERESTART_RESTARTBLOCK:
+		restart = block = true;
+		break;
+	default:
+		h->eintr = -(long long)r->rax == EINTR;
+	}
+	if (restart && !resume_at)
+		return r->rip;
+	if (restart)
+		r->rax = block ? SYS_restart_syscall : r->orig_rax;
+	r->orig_rax = (unsigned long long)-1;
+	return restart ? r->rip - 2 : r->rip;
+}
+
 /* The thread's registers point into the stub, which returns to where it
- * was. A thread stopped inside a syscall that the kernel would restart is
- * made to restart it itself (the syscall instruction again, rax its
- * number): the kernel's own restart would move our rip instead. */
+ * was (in a syscall: in_syscall). */
 static int send_through(pid_t pid, pid_t tid, uint64_t stub, uint64_t resume_at,
 			struct cp_hijack *h)
 {
@@ -252,22 +283,8 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, uint64_t resume_at,
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return -1;
 	resume = r.rip;
-	if ((long long)r.orig_rax >= 0) {
-		h->syscall = (int)r.orig_rax;
-		switch (-(long long)r.rax) {
-		case ERESTARTSYS: case ERESTARTNOINTR: case ERESTARTNOHAND:
-			resume -= 2;
-			r.rax = r.orig_rax;
-			break;
-		case ERESTART_RESTARTBLOCK:
-			resume -= 2;
-			r.rax = SYS_restart_syscall;
-			break;
-		default:
-			h->eintr = -(long long)r.rax == EINTR;
-		}
-		r.orig_rax = (unsigned long long)-1;
-	}
+	if ((long long)r.orig_rax >= 0)
+		resume = in_syscall(&r, resume_at, h);
 	if (resume_at)
 		resume = resume_at;
 	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
@@ -386,6 +403,15 @@ static int hold(pid_t pid, const struct skipped *skip, struct cp_hijack *h, stru
 	return rc;
 }
 
+/* Tests only (test_hook.h): CLOCKPROF_TEST_SIGNAL_HELD=PID sends the
+ * held thread of process PID a SIGUSR1, which it takes as it resumes, in
+ * the stub: the signal that comes while a thread is held. */
+static void signal_held(pid_t pid, pid_t tid)
+{
+	if (cp_test_hook("CLOCKPROF_TEST_SIGNAL_HELD") == (unsigned)pid)
+		syscall(SYS_tgkill, pid, tid, SIGUSR1);
+}
+
 /* A thread whose stack has no room for the stub is let go and another
  * held, a few at most. */
 int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
@@ -408,6 +434,7 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 		return rc;
 	h->holds = holds + 1;
 	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
+	signal_held(pid, h->tid);
 	rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (cp_monotonic_s() - t0) * 1e3;

@@ -73,7 +73,22 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
  * within the CP_HIJACK_STUB_STACK (hijack.h) a held thread is checked
  * for. */
 	.balign 16
+/* A thread held inside a syscall that is to restart keeps the kernel's own
+ * restart (hijack.c): the kernel moves its rip back 2 bytes, the length of
+ * a `syscall`, from the stub to here, and the stub then returns to that
+ * `syscall` again; where a handler runs first and the call ends in EINTR
+ * instead, the rip stays on the stub, which returns past the call with
+ * EINTR, as the kernel would have had it. */
+	/* (jumps as bytes: their lengths are fixed, 2 each) */
+.Lstub_restart:
+	sub	qword ptr [rsp], 2	/* back to the interrupted `syscall` */
+	.byte	0xeb, 2			/* jmp cp_vdso_stub */
+cp_vdso_stub_restart:
+	.byte	0xeb, .Lstub_restart - (. + 1)	/* jmp .Lstub_restart */
 cp_vdso_stub:
+	.if cp_vdso_stub - .Lstub_restart - 9
+	.error "the restart entry must be 2 bytes before the stub"
+	.endif
 	pushfq
 	push	rax
 	push	rcx
