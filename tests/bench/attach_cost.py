@@ -28,7 +28,11 @@ import socket
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from common import accountable_kib  # noqa: E402  (the tests' own measure)
 
 WINDOW_S = 0.1
 RSS_GOAL_MB = 10.0
@@ -100,18 +104,6 @@ def with_redis(a, tmp):
     finally:
         proc.kill()
         proc.wait()
-
-
-def accountable_kib(pid):
-    """The sizes of pid's mappings whose VmFlags include "ac", KiB."""
-    total = size = 0
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            if line.startswith("Size:"):
-                size = int(line.split()[1])
-            elif line.startswith("VmFlags:") and "ac" in line.split()[1:]:
-                total += size
-    return total
 
 
 def start_commit_target(a):

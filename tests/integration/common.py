@@ -125,3 +125,18 @@ def code_changed(pid):
                     changed += 1
                 i += 1
     return changed
+
+
+def accountable_kib(pid):
+    """What process pid is charged to the kernel's commit (Committed_AS):
+    its mappings flagged accountable ("ac" in smaps' VmFlags), in KiB. Of
+    this process alone, unlike Committed_AS, which the host's others move
+    (the tests' and tests/bench/attach_cost.py's measure)."""
+    total = size = 0
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            if line.startswith("Size:"):
+                size = int(line.split()[1])
+            elif line.startswith("VmFlags:") and "ac" in line.split()[1:]:
+                total += size
+    return total

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip
+from common import Skip, accountable_kib
 
 ROUND = 5  # reads per round: MONOTONIC, REALTIME, PROCESS_CPUTIME_ID, gettimeofday, time
 
@@ -567,20 +567,6 @@ def test_a_failed_table_mmap_does_not_block_the_next_attach(ctx):
     assert rc == 0, f"target exited {rc}: {said}"
 
 
-def charged_kib(pid):
-    """What process pid is charged to the kernel's commit (Committed_AS):
-    its mappings flagged accountable ("ac" in smaps' VmFlags), in KiB. Of
-    this process alone, unlike Committed_AS, which the host's others move."""
-    total = size = 0
-    with open(f"/proc/{pid}/smaps") as f:
-        for line in f:
-            if line.startswith("Size:"):
-                size = int(line.split()[1])
-            elif line.startswith("VmFlags:") and "ac" in line.split()[1:]:
-                total += size
-    return total
-
-
 def test_the_table_adds_no_commit_charge_at_patch_or_to_forks(ctx):
     """A patched process and each process it forks are charged at most
     256 KiB + 16 KiB per thread that read the clock beyond what they were
@@ -602,15 +588,15 @@ def test_the_table_adds_no_commit_charge_at_patch_or_to_forks(ctx):
 
     try:
         target.go(10)
-        before, child_before = charged_kib(target.pid), charged_kib(fork())
+        before, child_before = accountable_kib(target.pid), accountable_kib(fork())
         tool = Tool(ctx, target.pid)
         assert tool.attached.startswith("attached"), tool.attached
         target.go(10)
-        charged = {"patched": charged_kib(target.pid) - before,
-                   "fork while patched": charged_kib(fork()) - child_before}
+        charged = {"patched": accountable_kib(target.pid) - before,
+                   "fork while patched": accountable_kib(fork()) - child_before}
         tool.detach()
-        charged["detached"] = charged_kib(target.pid) - before
-        charged["fork after detach"] = charged_kib(fork()) - child_before
+        charged["detached"] = accountable_kib(target.pid) - before
+        charged["fork after detach"] = accountable_kib(fork()) - child_before
         assert all(kib <= budget for kib in charged.values()), \
             f"charged beyond {budget} KiB: {charged}"
     finally:
