@@ -660,11 +660,11 @@ def settled(pid, running=1, timeout=30):
 def test_the_stub_is_never_sent_through_a_thread_with_no_room_on_its_stack(ctx):
     """A thread spinning with 160 bytes of its stack left (the stub needs
     248), above a page no one may touch, or carved out of a malloc'd
-    block with the program's data below: the hold lets it go and takes
+    block or a fiber pool with the program's data below: the hold lets it go and takes
     another (every hold is in probe.stops), and every read is counted.
     Sent through it, the stub killed the target with SIGSEGV or wrote over
     its data (it is the one thread running, so the one picked first)."""
-    for below in ("guard", "heap"):
+    for below in ("guard", "heap", "pool"):
         target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_TIGHT_STACK": below})
         try:
             settled(target.pid)

@@ -300,9 +300,10 @@ static void stack_filters(int n)
  * stack below its stack pointer (as a small coroutine or signal stack,
  * or a goroutine deep in nosplit calls, has little), and below them
  * either a page no one may touch ("guard": a stack of its own) or other
- * data of the program's ("heap": a coroutine's stack carved out of a
- * malloc'd block, whose canary below is checked at quit): a thread the
- * stub must not be sent through. */
+ * data of the program's, whose canary is checked at quit ("heap": a
+ * coroutine's stack carved out of a malloc'd block; "pool": a fiber's
+ * slice of a pool with one guard page for all, the slice below another
+ * fiber's): a thread the stub must not be sent through. */
 #define ROOM 160
 #define CANARY 0xa5
 static unsigned char *heap_block;
@@ -316,6 +317,16 @@ static void *tight_stack_thread(void *arg)
 		heap_block = malloc(16384);
 		memset(heap_block, CANARY, 16384);
 		top = (char *)heap_block + 8192 + ROOM;
+	} else if (!strcmp(arg, "pool")) {	/* fibers' slices, one guard page */
+		char *m = mmap(NULL, 4096 + 16384, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED || mprotect(m + 4096, 16384, PROT_READ | PROT_WRITE)) {
+			perror("tight stack");
+			exit(2);
+		}
+		heap_block = (unsigned char *)m + 4096;	/* the first slice */
+		memset(heap_block, CANARY, 8192);
+		top = m + 4096 + 8192 + ROOM;		/* the second's bottom */
 	} else {
 		char *m = mmap(NULL, 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 

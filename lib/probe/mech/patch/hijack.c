@@ -154,9 +154,11 @@ static uint64_t go_stack_low(pid_t pid, const struct user_regs_struct *r)
 
 /* The bottom of the stack rsp is on, where clockprof knows it: a Go
  * stack's, from its g; the main thread's [stack]; a thread stack of the
- * C library's (an anonymous mapping just above its guard page). 0:
- * unknown (a coroutine's or signal stack carved out of the heap or
- * .bss, whose mapping says nothing of what lies below it). */
+ * C library's (an anonymous mapping just above its guard page, which
+ * holds the thread's own descriptor, at fs: glibc and musl put it at the
+ * stack's top). 0: unknown (a coroutine's or signal stack carved out of
+ * the heap or .bss, or a slice of a fiber pool that has one guard page
+ * for all: nothing says what lies below it). */
 static uint64_t stack_low(pid_t pid, const struct user_regs_struct *r)
 {
 	struct cp_proc_map *maps = NULL;
@@ -172,7 +174,8 @@ static uint64_t stack_low(pid_t pid, const struct user_regs_struct *r)
 			continue;
 		if (!strcmp(m->path, "[stack]") ||
 		    (!m->ino && !m->path[0] && i > 0 && maps[i - 1].end == m->start &&
-		     !strcmp(maps[i - 1].perms, "---p")))
+		     !strcmp(maps[i - 1].perms, "---p") && m->start <= r->fs_base &&
+		     r->fs_base < m->end))
 			low = m->start;
 	}
 	free(maps);
