@@ -566,7 +566,19 @@ static unsigned pause_ms(const struct cp_vdso_patch *p)
  * munmap after a failed mprotect of the code pages, and a boundary's page
  * made writable and put back. How many. ip: the syscall's in
  * cp_vdso_stub_syscall_ips. */
-#define STUB_CALLS (13 + 2 * CP_VDSO_AREA_MAX_REDIRECTS)
+#define STUB_CALLS (13 + 4 * CP_VDSO_AREA_MAX_REDIRECTS)	/* redirects and inherited */
+
+/* A redirected function's page made writable for its site's switch, and
+ * put back (prot): the two calls added to d[n...]; the new n. */
+static size_t page_calls(const struct cp_vdso_patch *p, struct seccomp_data *d, size_t n,
+			 uint64_t qword, uint64_t prot)
+{
+	for (int back = 0; back < 2; back++)
+		d[n++] = (struct seccomp_data){ .nr = SYS_mprotect, .arch = AUDIT_ARCH_X86_64,
+			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[9],
+			.args = { qword & ~4095ul, 4096, back ? prot : 7 } };
+	return n;
+}
 static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[STUB_CALLS])
 {
 	const struct { int nr, ip; uint64_t args[6]; } calls[13] = {
@@ -594,14 +606,10 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 			.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
 		memcpy(d[n++].args, calls[i].args, sizeof(d[0].args));
 	}
-	for (size_t i = 0; i < p->nredirects; i++)	/* a redirect's page: RWX, and back */
-		for (int back = 0; back < 2; back++) {
-			d[n] = (struct seccomp_data){ .nr = SYS_mprotect, .arch = AUDIT_ARCH_X86_64,
-				.instruction_pointer = header_addr(p) + cp_vdso_stub_syscall_ips[9],
-				.args = { p->redirects[i].plan.qword & ~4095ul, 4096,
-					  back ? (uint64_t)p->redirects[i].prot : 7 } };
-			n++;
-		}
+	for (size_t i = 0; i < p->nredirects; i++)
+		n = page_calls(p, d, n, p->redirects[i].plan.qword, (uint64_t)p->redirects[i].prot);
+	for (size_t i = 0; i < p->ninherited; i++)	/* a leftover's, a fork's */
+		n = page_calls(p, d, n, p->inherited[i].qword, p->inherited[i].prot);
 	return n;
 }
 
@@ -622,6 +630,12 @@ static int check_held(void *ctx, pid_t tid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d has no thread pointer yet (a static executable sets it up after its entry point)",
 			       p->pid);
+	/* Shadow stacks are enabled thread by thread: the stub's `ret` runs
+	 * on this one. */
+	if (status_field_of(p->pid, tid, "x86_Thread_features", why, sizeof(why)) &&
+	    strstr(why, "shstk"))
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d uses shadow stacks",
+			       p->pid, tid);
 	/* The held thread's own filters: a thread may have installed some
 	 * on itself alone (no TSYNC), and the stub runs on this one. */
 	if (!status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
