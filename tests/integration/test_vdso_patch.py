@@ -723,3 +723,43 @@ def test_a_signal_handled_while_its_thread_is_held_still_ends_its_wait(ctx):
         if target.poll() is None:
             target.kill()
             target.wait()
+
+
+def test_no_second_stub_while_a_killed_clockprofs_stub_may_run(ctx):
+    """A clockprof is SIGKILLed while its stub runs, slowed inside the
+    window by a test hook; a second attach (and the first one's restorer)
+    must not send a stub beside it: two at once each made the vDSO
+    writable and read-only again under the other's writes, and the target
+    died of SIGSEGV. The second is refused saying why (auto counts with
+    uprobes); once the stub has run, a third attach patches again."""
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        first = subprocess.Popen(
+            [ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "20",
+             "-o", os.path.join(ctx.tmp, "first.json"), str(target.pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="3000"))
+        until = time.monotonic() + 60
+        while time.monotonic() < until:
+            with open(f"/proc/{target.pid}/maps") as f:
+                if any("rwxp" in line and "[vdso]" in line for line in f):
+                    break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the stub never made the vDSO writable")
+        first.kill()
+        first.wait()
+        out = os.path.join(ctx.tmp, "second.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2s", "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["probe"]
+        assert "has not run yet" in run["probe"]["fallback_reason"], run["probe"]
+        time.sleep(3.5)  # the slowed stub ends
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

@@ -48,7 +48,7 @@ h_table_at:	.quad 0		/* where to map the table (within a jump of the vDSO) */
 h_give_fs:	.quad 0		/* 1: give the thread a thread pointer (zeros) */
 h_resume:	.quad 0		/* where cp_vdso_stop sends a held thread on */
 h_pause:	.quad 0, 0	/* tests only: a timespec slept in the window */
-h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, unused,
+h_sites:	.fill 9 * 5, 8, 0	/* {qword address, original, patched, spare,
 				 * prot}: one a clock entry, six for the
 				 * redirected functions (prot: its page's
 				 * protection, put back after; 0: a site in

@@ -23,7 +23,11 @@ enum cp_vdso_area_cmd {
 struct cp_vdso_area_site {
 	uint64_t qword;			/* address */
 	uint64_t original, patched;
-	uint64_t unused;
+	uint64_t spare;			/* the first two sites': the request
+					 * whose stub a thread was sent
+					 * through, and that thread (written by
+					 * clockprof once it is sent; the stub
+					 * reads neither) */
 	uint64_t prot;			/* a request boundary's: its page's
 					 * protection, made RWX for the switch
 					 * and put back; 0: a site in the vDSO */

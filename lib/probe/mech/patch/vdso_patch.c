@@ -513,6 +513,41 @@ static int read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header
 	return 0;
 }
 
+/* Whether the stub of the request h posted may still run: a thread was
+ * sent through it (clockprof says so once it is, in the header) and
+ * lives, and the request is not done: that thread is stopped, or has not
+ * been given the CPU yet. Another stub must not be sent then, nor the
+ * area written (two at once each make the vDSO writable and read-only
+ * again under the other's writes: the target died of SIGSEGV). A request
+ * posted and never sent (its clockprof killed first) may not run. */
+static bool stub_may_run(pid_t pid, const struct cp_vdso_area_header *h)
+{
+	struct cp_vdso_stub_result r;
+	char task[64];
+
+	if (request_done(pid, h, &r) || h->sites[0].spare != h->gen_req || !h->sites[1].spare)
+		return false;
+	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid, (unsigned long long)h->sites[1].spare);
+	return access(task, F_OK) == 0;
+}
+
+/* Refused while a stub may still run (stub_may_run); its sites are taken
+ * out of its request first: a stub that has not reached them switches
+ * none when it runs (one past them has switched them all), so that a
+ * stopped target continued after clockprof gave up is not left counting
+ * where nobody reads. */
+static int refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
+			       struct cp_error *err)
+{
+	uint64_t none = 0;
+
+	cp_proc_mem_write(p->pid, header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
+			  &none, sizeof(none));
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, or the thread has not had the CPU): no other is sent while it may run, and it is to switch nothing",
+		       (unsigned long long)h->sites[1].spare, p->pid);
+}
+
 /* An earlier clockprof's request in flight (earlier_request_in_flight)
  * waited for, EARLIER_STUB_WAIT_S at most. */
 static void wait_earlier_request(const struct cp_vdso_patch *p)
@@ -541,9 +576,15 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 	rc = prepare_once(p, true, err);
 
 	if (rc == 1) {
+		struct cp_vdso_area_header h;
+
 		wait_earlier_request(p);
-		cp_vdso_plan_free(&p->plan);
-		rc = prepare_once(p, false, err);
+		if (read_header(p, &h) == 0 && stub_may_run(p->pid, &h))
+			rc = refuse_stub_running(p, &h, err);
+		else {
+			cp_vdso_plan_free(&p->plan);
+			rc = prepare_once(p, false, err);
+		}
 	}
 	cp_patch_owner_unlock(lock);
 	return rc;
@@ -887,7 +928,11 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 		    struct cp_error *err)
 {
 	struct cp_hijack hj;
+	struct cp_vdso_area_header h;
+	uint64_t sent[2];
 
+	if (read_header(p, &h) == 0 && stub_may_run(p->pid, &h))
+		return refuse_stub_running(p, &h, err);
 	p->last_cmd = cmd;
 	p->last_sites = sites;
 	cp_stub_window_open(&p->window);
@@ -895,6 +940,12 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 	if (post_request(p, cmd, sites, err) ||
 	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
 		return -1;
+	sent[0] = p->gen;
+	sent[1] = (uint64_t)hj.tid;
+	for (int i = 0; i < 2; i++)
+		cp_proc_mem_write(p->pid, header_addr(p) +
+				  offsetof(struct cp_vdso_area_header, sites[i].spare),
+				  &sent[i], sizeof(sent[i]));
 	note_held(p, &hj);
 	if (cmd == CP_VDSO_CMD_PATCH) {
 		p->info.attach_pause_ms += hj.held_ms;
