@@ -408,14 +408,17 @@ def go_sites(ctx, server, mechanism):
 
 def test_attach_names_go_server_lines_as_uprobes(ctx):
     # tests/targets/go_http_server.go, net/http over ab -k: main.stamp's
-    # three time.Now lines, 2 reads each, and net/http's own (a
-    # connection's state, deadlines, the Date header, the request's
-    # time), all per request by construction. The runtime's reads
-    # (sysmon, the scheduler's idle Ps) come at its own pace and are
-    # named via clock_gettime by uprobes, via runtime.nanotime by the
-    # patch: left out.
+    # three time.Now lines, 2 reads each, by construction, and net/http's
+    # own (a connection's state, deadlines, the Date header, the
+    # request's time), the same lines, but a connection's state changes
+    # also as ab's connections come and go at a window's edges (5.82 vs
+    # 5.99 a request seen on a loaded host): main.stamp's alone are held
+    # to 2%. The runtime's reads (sysmon, the scheduler's idle Ps) come at
+    # its own pace and are named via clock_gettime by uprobes, via
+    # runtime.nanotime by the patch: left out.
     server = servers.GoServer(ctx)
-    uprobe = lines_as_uprobes(ctx, server, 0.5, measure=lambda m: {
+    uprobe = lines_as_uprobes(ctx, server, 0.5, lambda k: k[0] == "main.stamp",
+                              measure=lambda m: {
         k: v for k, v in go_sites(ctx, server, m).items() if not k[0].startswith("runtime.")})
     stamp = {k[3]: v for k, v in uprobe.items() if k[0] == "main.stamp"}
     assert len(stamp) == 3 and set(stamp.values()) == {2.0}, uprobe
