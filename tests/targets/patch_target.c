@@ -42,6 +42,7 @@
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
  * (no PLT stub), time. */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -356,12 +357,23 @@ static void check_canary(void)
  * process (PR_SET_PDEATHSIG: with this thread, which never returns). */
 static void *forking_thread(void *arg)
 {
+	pid_t parent = getpid();
+
 	(void)arg;
 	for (int i = 0; i < 150; i++) {
 		pid_t kid = fork();
 
 		if (kid == 0) {
+			/* no pipe of the test's held open by a child (its reader
+			 * would wait for it), and none left behind by a parent
+			 * that exited before the prctl */
+			int null = open("/dev/null", O_RDWR);
+
+			dup2(null, 0);
+			dup2(null, 1);
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(0);
 			for (;;)
 				sleep(10);
 		}

@@ -417,8 +417,8 @@ static void signal_held(pid_t pid, pid_t tid)
 
 /* A thread whose stack has no room for the stub is let go and another
  * held, a few at most. */
-int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
-		     struct cp_hijack *h, struct cp_error *err)
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hijack_sent_fn sent,
+		     void *ctx, struct cp_hijack *h, struct cp_error *err)
 {
 	struct skipped skip = { .n = 0 };
 	unsigned holds = 0;
@@ -439,6 +439,8 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *c
 	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
 	signal_held(pid, h->tid);
 	rc = check_and_send(pid, stub, 0, check, ctx, h, err);
+	if (!rc && sent)
+		sent(ctx, h->tid);
 	ptrace(PTRACE_DETACH, h->tid, 0, 0);
 	h->held_ms = (cp_monotonic_s() - t0) * 1e3;
 	cp_patch_step();

@@ -50,11 +50,16 @@ static inline void cp_patch_step(void)
  * nonzero refuses, with err set. */
 typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);
 
+/* Called once the held thread is sent through the stub, before it is let
+ * go: what the target must hold before the stub may run is written then,
+ * when nothing of it can run. */
+typedef void (*cp_hijack_sent_fn)(void *ctx, pid_t tid);
+
 /* Sends one thread of pid through stub, one whose stack has room for it.
  * CP_EXIT_PROFILE with err when no thread can be held (already traced,
  * ptrace denied, it exited, no room). */
-int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, void *ctx,
-		     struct cp_hijack *h, struct cp_error *err);
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hijack_sent_fn sent,
+		     void *ctx, struct cp_hijack *h, struct cp_error *err);
 
 /* The same for a thread clockprof already holds in a ptrace stop (a
  * command `run` launched): it runs the stub when its holder lets it go. */

@@ -548,6 +548,20 @@ static int refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vd
 		       (unsigned long long)h->sites[1].spare, p->pid);
 }
 
+/* The request posted, and the thread held to run its stub, said in the
+ * header (stub_may_run) as that thread is sent, still held: before the
+ * stub may run, so that this write never meets the stub's own. */
+static void mark_sent(void *ctx, pid_t tid)
+{
+	const struct cp_vdso_patch *p = ctx;
+	uint64_t sent[2] = { p->gen, (uint64_t)tid };
+
+	for (int i = 0; i < 2; i++)
+		cp_proc_mem_write(p->pid, header_addr(p) +
+				  offsetof(struct cp_vdso_area_header, sites[i].spare),
+				  &sent[i], sizeof(sent[i]));
+}
+
 /* An earlier clockprof's request in flight (earlier_request_in_flight)
  * waited for, EARLIER_STUB_WAIT_S at most. */
 static void wait_earlier_request(const struct cp_vdso_patch *p)
@@ -929,7 +943,6 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 {
 	struct cp_hijack hj;
 	struct cp_vdso_area_header h;
-	uint64_t sent[2];
 
 	if (read_header(p, &h) == 0 && stub_may_run(p->pid, &h))
 		return refuse_stub_running(p, &h, err);
@@ -938,14 +951,9 @@ static int run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sit
 	cp_stub_window_open(&p->window);
 	p->window_open = true;
 	if (post_request(p, cmd, sites, err) ||
-	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, p, &hj, err))
+	    cp_hijack_thread(p->pid, header_addr(p) + CP_VDSO_STUB_OFFSET, check_held, mark_sent, p,
+			     &hj, err))
 		return -1;
-	sent[0] = p->gen;
-	sent[1] = (uint64_t)hj.tid;
-	for (int i = 0; i < 2; i++)
-		cp_proc_mem_write(p->pid, header_addr(p) +
-				  offsetof(struct cp_vdso_area_header, sites[i].spare),
-				  &sent[i], sizeof(sent[i]));
 	note_held(p, &hj);
 	if (cmd == CP_VDSO_CMD_PATCH) {
 		p->info.attach_pause_ms += hj.held_ms;
