@@ -57,6 +57,16 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
 				 * holds the patch (patch_owner.h); written by
 				 * clockprof alone, never by the stub */
 
+/* The vDSO made writable and executable (7) or put back (5): its result
+ * in rax; each use's syscall ip follows it, named for seccomp. */
+	.macro VDSO_MPROTECT prot
+	mov	eax, 10
+	mov	rdi, [rip + h_vdso_base]
+	mov	rsi, [rip + h_vdso_len]
+	mov	edx, \prot
+	syscall
+	.endm
+
 /* Entered with rsp 136 bytes below the interrupted rsp (beneath the red
  * zone) and the interrupted rip stored at [rsp]; every register as the
  * thread had it. Leaves them all so and `ret 128` lands on the
@@ -175,11 +185,7 @@ sc_ip_4:
 	xor	eax, eax
 	cmp	qword ptr [rip + h_nsites], 0
 	je	.Lok
-	mov	eax, 10			/* mprotect(base, len, RWX) */
-	mov	rdi, [rip + h_vdso_base]
-	mov	rsi, [rip + h_vdso_len]
-	mov	edx, 7
-	syscall
+	VDSO_MPROTECT 7		/* mprotect(base, len, RWX) */
 sc_ip_1:
 	mov	ecx, 4			/* the vDSO stays as it was */
 	test	rax, rax
@@ -234,11 +240,7 @@ sc_ip_10:
 .Lpass_end:
 	test	r9, r9
 	jnz	.Lok
-	mov	eax, 10			/* mprotect(base, len, R-X) */
-	mov	rdi, [rip + h_vdso_base]
-	mov	rsi, [rip + h_vdso_len]
-	mov	edx, 5
-	syscall
+	VDSO_MPROTECT 5		/* mprotect(base, len, R-X) */
 sc_ip_3:
 	mov	r9d, 1
 	jmp	.Lpass
@@ -264,11 +266,7 @@ sc_ip_3:
  * nothing is said (clockprof's wait runs out). */
 .Lmmap_failed:
 	mov	r8, rax			/* (a syscall takes rcx and r11) */
-	mov	eax, 10			/* mprotect(base, len, RWX) */
-	mov	rdi, [rip + h_vdso_base]
-	mov	rsi, [rip + h_vdso_len]
-	mov	edx, 7
-	syscall
+	VDSO_MPROTECT 7		/* mprotect(base, len, RWX) */
 sc_ip_11:
 	test	rax, rax
 	jnz	.Lreturn
@@ -276,11 +274,7 @@ sc_ip_11:
 	mov	[rip + h_errno], r8
 	mov	rax, [rip + h_gen_req]
 	mov	[rip + h_gen_done], rax
-	mov	eax, 10			/* mprotect(base, len, R-X) */
-	mov	rdi, [rip + h_vdso_base]
-	mov	rsi, [rip + h_vdso_len]
-	mov	edx, 5
-	syscall
+	VDSO_MPROTECT 5		/* mprotect(base, len, R-X) */
 sc_ip_12:
 	jmp	.Lreturn
 /* No site switched: the table's 34 MiB unmapped (munmap), its page of
