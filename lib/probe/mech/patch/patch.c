@@ -59,6 +59,7 @@ static void note_pauses(struct cp_mech *m);
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
+	cfg->patch_tables = true;
 	cfg->watch_exec = true;
 	cfg->hold_execs = true;
 	cp_patch_boundary_configure(cfg);

@@ -52,6 +52,9 @@ struct cp_session_config {
 						 * exec from the start, for the
 						 * mechanism to follow it there
 						 * (cp_session_hold_execs) */
+	bool patch_tables;			/* the vDSO patch counts in the
+						 * target: the programs read its
+						 * tables (at exits, boundaries) */
 	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
 	struct cp_vdso vdso;			/* breakpoints: the entries */
 	bool vdso_hres;				/* see cp_clocksource_in_vdso */
