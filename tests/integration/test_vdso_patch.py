@@ -763,3 +763,30 @@ def test_no_second_stub_while_a_killed_clockprofs_stub_may_run(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_a_thread_that_does_not_stop_when_held_is_let_go(ctx):
+    """The target's only thread waits in vfork() for 5 s, where a ptrace
+    interrupt cannot stop it: the hold gives up after its 2 s and auto
+    counts with uprobes. The thread must then run on as soon as its vfork
+    ends: it was left seized with the interrupt pending, stopped at its
+    return from vfork() until clockprof exited, the window's 10 s."""
+    target = Target(ctx.target("patch_target"), 0, env={"PATCH_TARGET_VFORK_MS": "5000"})
+    out = os.path.join(ctx.tmp, "vfork.json")
+    tool = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-d", "10s", "-o", out,
+                             str(target.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        said = target.p.stdout.readline().strip()
+        running = tool.poll() is None
+        assert said == "vforked", f"target said {said!r}"
+        assert tool.wait(timeout=120) == 0, tool.stderr.read()
+        probe = ctx.load_json(out)["probe"]
+        assert "did not stop" in (probe["fallback_reason"] or ""), probe
+        assert running, "the thread ran on only once clockprof had exited"
+        target.go(10)
+    finally:
+        tool.kill()
+        tool.wait()
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

@@ -33,6 +33,9 @@
  * installed first, PATCH_TARGET_SECCOMP's on top of them: the newest of
  * more filters than a reader might expect.
  * filters, which the process's status does not show.
+ * With PATCH_TARGET_VFORK_MS=N the main thread, once "ready" is said,
+ * waits N ms in vfork() for a child that sleeps, then says "vforked": a
+ * thread that a ptrace interrupt cannot stop meanwhile.
  * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
  * ms (150 at most), each sleeping until the process ends: children
  * forked while clockprof's stub has the vDSO writable (two: the stub may
@@ -435,6 +438,20 @@ static void command_loop(void)
 	}
 }
 
+/* PATCH_TARGET_VFORK_MS: the parent waits in vfork() (a wait that only a
+ * fatal signal ends) while its child sleeps ms, then exits. */
+static void vfork_wait(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	if (vfork() == 0) {
+		syscall(SYS_nanosleep, &ts, NULL);
+		_exit(0);
+	}
+	printf("vforked\n");
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 ? argv[2] : "rounds";
@@ -474,6 +491,8 @@ int main(int argc, char **argv)
 	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
+	if (getenv("PATCH_TARGET_VFORK_MS"))
+		vfork_wait(atoi(getenv("PATCH_TARGET_VFORK_MS")));
 	command_loop();
 	atomic_store(&stop, 1);
 	setitimer(ITIMER_PROF, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);

@@ -1,5 +1,6 @@
 /* hijack.c - see hijack.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -417,8 +418,8 @@ static void signal_held(pid_t pid, pid_t tid)
 
 /* A thread whose stack has no room for the stub is let go and another
  * held, a few at most. */
-int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hijack_sent_fn sent,
-		     void *ctx, struct cp_hijack *h, struct cp_error *err)
+static int hijack_here(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hijack_sent_fn sent,
+		       void *ctx, struct cp_hijack *h, struct cp_error *err)
 {
 	struct skipped skip = { .n = 0 };
 	unsigned holds = 0;
@@ -445,4 +446,43 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hija
 	h->held_ms = (cp_monotonic_s() - t0) * 1e3;
 	cp_patch_step();
 	return rc;
+}
+
+/* A hold is made by a thread of its own that ends with it. A thread that
+ * does not stop for the interrupt within HOLD_TIMEOUT_S (in a vfork()
+ * parent's wait, or uninterruptible I/O) cannot be let go: PTRACE_DETACH
+ * wants it stopped, and the interrupt stays pending; it would stop at
+ * its next return to user space and wait there, for its tracer, until
+ * clockprof exited (a whole window of uprobes, after the fallback). Its
+ * tracer is this thread, and the kernel lets go of every tracee of a
+ * thread that ends, the interrupt withdrawn. */
+struct hijack_job {
+	pid_t pid;
+	uint64_t stub;
+	cp_hijack_check_fn check;
+	cp_hijack_sent_fn sent;
+	void *ctx;
+	struct cp_hijack *h;
+	struct cp_error *err;
+	int rc;
+};
+
+static void *hijack_job_run(void *arg)
+{
+	struct hijack_job *j = arg;
+
+	j->rc = hijack_here(j->pid, j->stub, j->check, j->sent, j->ctx, j->h, j->err);
+	return NULL;
+}
+
+int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hijack_sent_fn sent,
+		     void *ctx, struct cp_hijack *h, struct cp_error *err)
+{
+	struct hijack_job j = { pid, stub, check, sent, ctx, h, err, -1 };
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, hijack_job_run, &j))
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot start a thread to hold a thread of process %d", pid);
+	pthread_join(t, NULL);
+	return j.rc;
 }
