@@ -194,10 +194,26 @@ def test_a_fork_made_in_an_attach_window_is_switched_back_at_detach(ctx):
         assert loop.close() == 0
 
 
-def test_a_refused_restore_is_said(ctx):
+def restorers_for(pid):
+    """The cp-restorer processes that watch pid (a PID:START argument)."""
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == b"cp-restorer" and any(a.startswith(f"{pid}:".encode()) for a in argv):
+            found.append(int(d))
+    return found
+
+
+def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
     """The target stopped (kill -STOP) when the window ends: its sites
-    cannot be switched back (no thread runs the stub), and run.json says
-    so, where it used to say nothing."""
+    cannot be switched back then (no thread runs the stub), and run.json
+    says so, where it used to say nothing. Its restorer, left running,
+    switches them back once the target is continued, and ends: the target
+    used to count on, unread, until a later attach."""
     loop = Loop()
     try:
         proc, out = attach(ctx, loop.p.pid)
@@ -208,7 +224,13 @@ def test_a_refused_restore_is_said(ctx):
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         warnings = ctx.load_json(out)["warnings"]
-        assert any(str(loop.p.pid) in w and "counts on" in w for w in warnings), warnings
+        assert any(str(loop.p.pid) in w and "switches it back once it runs again" in w
+                   for w in warnings), warnings
+        assert switched(loop.p.pid), "switched back while stopped"
+        assert restorers_for(loop.p.pid), "no restorer was left to switch it back"
+        os.kill(loop.p.pid, signal.SIGCONT)
+        wait_for(lambda: not switched(loop.p.pid), "the loop's vDSO to be switched back", timeout=30)
+        wait_for(lambda: not restorers_for(loop.p.pid), "its restorer to end", timeout=30)
     finally:
         os.kill(loop.p.pid, signal.SIGCONT)
         assert loop.close() == 0

@@ -47,6 +47,8 @@ struct patch_state {
 	struct cp_patch_boundary boundary;	/* a func: boundary closed in the target */
 	pid_t restorer;			/* patch_restorer.h; 0 none */
 	bool restored;			/* the sites switched back, or tried */
+	bool handed_over;		/* ... refused while stopped: the
+					 * restorer's to make (kept running) */
 };
 
 static void note_pauses(struct cp_mech *m);
@@ -415,6 +417,23 @@ static void restore_forks_left(struct cp_mech *m)
 				     failed > 1 ? " and others" : "");
 }
 
+/* The switch back of pid (the target, or a member) refused (err): one
+ * stopped or frozen is left to the restorer, kept running, which makes it
+ * once pid runs again; else it counts on, unread. Said either way. */
+static void unrestored(struct cp_mech *m, pid_t pid, const struct cp_error *err)
+{
+	struct patch_state *st = m->state;
+
+	if (st->restorer > 0 && cp_vdso_patch_runs_nothing(pid)) {
+		st->handed_over = true;
+		cp_mech_warn_closing(m, "%s: its restorer (process %d) switches it back once it runs again",
+				     err->msg, (int)st->restorer);
+	} else {
+		cp_mech_warn_closing(m, "%s: it counts on in its own table, unread, until it exits or a later attach switches it back",
+				     err->msg);
+	}
+}
+
 /* The sites back, once, in the target, its members, the forks followed
  * and those not; each refusal said (the process counts on, unread, where
  * nobody reads it). */
@@ -427,14 +446,13 @@ static void restore_all(struct cp_mech *m)
 		return;
 	st->restored = true;
 	if (cp_vdso_patch_restore(st->patch, &err) && alive(m->pid))
-		cp_mech_warn_closing(m, "%s: it counts on in its own table, unread, until it exits or a later attach switches it back",
-				     err.msg);
+		unrestored(m, m->pid, &err);
 	for (size_t i = 0; i < st->members.n; i++) {
 		struct cp_error merr = { 0 };
 
 		if (cp_vdso_patch_restore(st->members.v[i].patch, &merr) &&
 		    alive(st->members.v[i].pid))
-			cp_mech_warn_closing(m, "%s", merr.msg);
+			unrestored(m, st->members.v[i].pid, &merr);
 	}
 	cp_patch_followed_restore(m);
 	restore_forks_left(m);
@@ -481,8 +499,10 @@ static void patch_close(struct cp_mech *m)
 	}
 	cp_patch_members_close(&st->members);
 	cp_vdso_patch_free(st->patch);
-	/* Only now: its restore never runs beside this one's. */
-	cp_patch_restorer_stop(st->restorer);
+	/* Only now: its restore never runs beside this one's (one handed
+	 * over acts once clockprof has ended). */
+	if (!st->handed_over)
+		cp_patch_restorer_stop(st->restorer);
 	cp_patch_sites_free(&st->sites);
 	cp_patch_boundary_free(&st->boundary);
 	free(st);

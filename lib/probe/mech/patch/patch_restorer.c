@@ -114,24 +114,48 @@ void cp_patch_restorer_stop(pid_t restorer)
 	waitpid(restorer, NULL, 0);
 }
 
+/* Whether pid is still the process that started at start. */
+static bool same_process(pid_t pid, unsigned long long start)
+{
+	struct cp_proc_stat st;
+
+	return cp_proc_stat_read(pid, &st) == 0 && st.start_time == start && st.state != 'Z';
+}
+
+/* A restore refused is tried again while the process is stopped or
+ * frozen (it may be continued: clockprof, which found it so at its end,
+ * left the switch back to this restorer), every RETRY_US, for as long as
+ * it lives; once it runs, a few times more (the stub it was stopped in
+ * may still be finishing); then given up. */
+#define RETRY_US 200000
+#define RUNNING_RETRIES 5
+
+static bool try_again(pid_t pid, unsigned long long start, int *running)
+{
+	if (!cp_vdso_patch_runs_nothing(pid) && ++*running > RUNNING_RETRIES)
+		return false;
+	usleep(RETRY_US);
+	return same_process(pid, start);
+}
+
 /* One process the dead clockprof patched (word: PID:START), switched
  * back with the forks it made in the window, unless it is not the same
  * process any more; what forbids it (stopped, traced, held by a live
  * clockprof) is prepare's to refuse (cp_vdso_patch_restore_copy). */
 static void restore_one(const char *word, uint64_t area, const struct cp_vdso_area_owner *dead)
 {
-	struct cp_proc_stat st;
 	struct cp_error err = { 0 };
 	unsigned long long start;
+	int pidv, running = 0;
 	pid_t pid, first;
-	int pidv;
 
 	if (sscanf(word, "%d:%llu", &pidv, &start) != 2 || pidv <= 0)
 		return;
 	pid = (pid_t)pidv;
-	if (cp_proc_stat_read(pid, &st) || st.start_time != start)
+	if (!same_process(pid, start))
 		return;
-	cp_vdso_patch_restore_copy(pid, &err);
+	while (cp_vdso_patch_restore_copy(pid, &err) && try_again(pid, start, &running))
+		memset(&err, 0, sizeof(err));
 	cp_patch_forks_restore(pid, area, dead, &first);
 }
 

@@ -11,7 +11,10 @@
  * patch a live clockprof holds now (patch_owner.h), is left as it is. It
  * is stopped by clockprof once clockprof has switched back itself, so it
  * never acts beside clockprof's own detach; one that outlives a clean
- * end finds nothing switched and exits. It holds none of clockprof's
+ * end finds nothing switched and exits. A target stopped or frozen when
+ * clockprof ends (its restore refused: a stub sent into it would run
+ * only later) is left to the restorer, which waits for it to run again,
+ * as long as it lives, and switches it back then. It holds none of clockprof's
  * descriptors (an output pipe held open would keep a reader waiting),
  * has a process group of its own (a terminal's Ctrl-C or a kill of
  * clockprof's group spares it) and a name, cp-restorer, that

@@ -106,7 +106,7 @@ static bool status_field(pid_t pid, const char *key, char *val, size_t size)
 
 /* Whether the process runs nothing until someone continues it: a thread
  * stopped by a signal, or its cgroup frozen (its threads then read S). */
-static bool runs_nothing_now(pid_t pid)
+bool cp_vdso_patch_runs_nothing(pid_t pid)
 {
 	return cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid);
 }
@@ -160,7 +160,7 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 			       atoi(val));
 	/* At once, not after a hold that cannot come (one stopped while it
 	 * is held is found by the hold: cp_hijack_thread). */
-	if (!held && runs_nothing_now(pid))
+	if (!held && cp_vdso_patch_runs_nothing(pid))
 		return cp_hijack_refuse_stopped(pid, err);
 	return 0;
 }
@@ -831,7 +831,7 @@ static int wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 	note_timeout();
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
-	if (runs_nothing_now(p->pid))
+	if (cp_vdso_patch_runs_nothing(p->pid))
 		return cp_hijack_refuse_stopped(p->pid, err);
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "thread %d of process %d did not finish clockprof's stub within %.0f s",

@@ -106,6 +106,10 @@ uint64_t cp_vdso_patch_area_offset(const struct cp_vdso_patch *p);
  * (a restorer's). Under the owner lock throughout (patch_owner.h), a
  * live holder's refused. 0 also when there is nothing to do. */
 int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
+/* Whether no thread of pid can run now: stopped (SIGSTOP, a terminal
+ * stop, a tracer's) or its cgroup frozen. A stub sent into it would run
+ * only once it is continued; a restore it refuses can be made then. */
+bool cp_vdso_patch_runs_nothing(pid_t pid);
 
 /* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
