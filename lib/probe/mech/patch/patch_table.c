@@ -2,18 +2,35 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include "patch_table.h"
 #include "vdso_patch.h"
 
 /* The copy of the last table closed, kept for the next one: a copy's
- * pages are faulted in by its first read, and in this kind of VM (page
- * tables kept by the hypervisor) the 128 faults of a fresh one cost ~4 ms
- * (process_vm_readv's 3.5 ms, the first sum's 1 ms; later reads 0.2 ms).
- * The self-test's table closes before the target's is read (its mark,
- * as the window opens): the target's first read finds warm pages. */
+ * pages would be faulted in by its first read, and in this kind of VM
+ * (page tables kept by the hypervisor) the 128 faults of a fresh one cost
+ * ~4 ms (process_vm_readv's 3.5 ms, the first sum's 1 ms; later reads
+ * 0.2 ms). The self-test's table closes before the target's is read (its
+ * mark, as the window opens): the target's first read finds warm pages.
+ * A fresh copy is mapped populated: its pages come in one call, at half
+ * a fault's cost each (516 KiB: 0.6 ms, against 1.2 ms touched). */
 static uint64_t *_Atomic spare_words;
+
+static uint64_t *copy_new(void)
+{
+	void *w = mmap(NULL, CP_PATCH_TABLE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return w == MAP_FAILED ? NULL : w;
+}
+
+static void copy_free(uint64_t *w)
+{
+	if (w)
+		munmap(w, CP_PATCH_TABLE_SIZE);
+}
 
 int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr)
 {
@@ -22,7 +39,7 @@ int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr)
 	t->addr = addr;
 	t->words = atomic_exchange(&spare_words, NULL);
 	if (!t->words)
-		t->words = malloc(CP_PATCH_TABLE_SIZE);
+		t->words = copy_new();
 	return t->words ? 0 : -1;
 }
 
@@ -213,7 +230,7 @@ int cp_patch_table_sites(const struct cp_patch_table *t, struct cp_patch_sites *
 void cp_patch_table_close(struct cp_patch_table *t)
 {
 	if (t->words)
-		free(atomic_exchange(&spare_words, t->words));
+		copy_free(atomic_exchange(&spare_words, t->words));
 	t->words = NULL;
 	cp_patch_sites_free(&t->base_sites);
 	cp_patch_sites_free(&t->last_sites);
