@@ -26,6 +26,7 @@
 #include "proc_maps.h"
 #include "procfs.h"
 #include "patch_boundary.h"
+#include "patch_early.h"
 #include "patch_execs.h"
 #include "patch_followed.h"
 #include "patch_forks_left.h"
@@ -56,8 +57,8 @@ static void note_pauses(struct cp_mech *m);
 /* An exec takes the target's counters away with its old image: the
  * session's program sums them at the C library's execve first; a
  * followed process is held at its exec for patch_execs. A func: boundary
- * that can be is closed in the target (no uprobe). The self-test starts
- * now, to run while the session loads. */
+ * that can be is closed in the target (no uprobe). The steps that need
+ * no session start now, to run while it loads (patch_early.h). */
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
@@ -65,7 +66,7 @@ static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 	cfg->watch_exec = true;
 	cfg->hold_execs = true;
 	cp_patch_boundary_configure(cfg);
-	cp_vdso_patch_selftest_start();
+	cp_patch_early_start(cfg);
 	return 0;
 }
 
@@ -79,21 +80,25 @@ static int selftest_failed(struct cp_error *err)
 		       "the vDSO patch's self-test on a child of clockprof's own failed: %s", msg);
 }
 
-/* The restorer (patch_restorer.h), from the moment this clockprof holds
- * the patch, before the stub first runs. */
-static void start_restorer(struct cp_mech *m, const struct cp_session_config *cfg)
+/* The steps that ran while the session loaded (patch_early.h), taken:
+ * the patch prepared and its restorer started, from the moment this
+ * clockprof holds the patch, before the stub first runs. */
+static int take_early(struct cp_mech *m, const struct cp_session_config *cfg, bool *applied,
+		      struct cp_error *err)
 {
 	struct patch_state *st = m->state;
-	pid_t pids[1 + 63];
-	size_t n = 0;
+	struct cp_patch_early e;
+	int rc = cp_patch_early_finish(&e, err);
 
-	pids[n++] = cfg->pid;
-	for (size_t i = 0; i < cfg->nmembers && n < sizeof(pids) / sizeof(pids[0]); i++)
-		pids[n++] = cfg->members[i];
-	st->restorer = cp_patch_restorer_start(pids, n, cp_vdso_patch_area_offset(st->patch));
+	st->patch = e.patch;
+	st->restorer = e.restorer;
+	*applied = e.applied;
+	if (rc)
+		return e.selftest_failed ? selftest_failed(err) : -1;
 	if (st->restorer < 0)
 		cp_mech_warn(m, "no restorer of the vDSO patch could be started: if clockprof is killed, process %d counts on in its own table, unread, until a later attach switches it back",
 			     cfg->pid);
+	return 0;
 }
 
 /* A leftover of an earlier clockprof's, which neither it nor its
@@ -113,23 +118,20 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
 	struct patch_state *st = calloc(1, sizeof(*st));
-	struct cp_vdso_patch_counts c;
+	bool applied;
 
 	if (!(m->state = st))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;
-	/* The patch proves itself before the target is touched (a child of
+	/* The patch proved itself before the target was touched (a child of
 	 * clockprof's own, patched by the same code, 200 reads counted
 	 * exactly): a failure refuses it while nothing is counted, where
 	 * --mechanism auto can still fall back. */
-	if (cp_vdso_patch_selftest_finish(&c, err))
-		return selftest_failed(err);
-	if (cp_vdso_patch_prepare(cfg->pid, st->launched, &st->patch, err))
+	if (take_early(m, cfg, &applied, err))
 		return -1;
-	start_restorer(m, cfg);
 	if (cp_patch_boundary_open(&st->boundary, m, st->patch, cfg, err) ||
-	    (!st->launched && cp_vdso_patch_apply(st->patch, err)))
+	    (!st->launched && !applied && cp_vdso_patch_apply(st->patch, err)))
 		return -1;
 	note_leftover(m);
 	if (!st->launched)

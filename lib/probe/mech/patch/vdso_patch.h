@@ -186,9 +186,5 @@ int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err);
  * 200 reads made, every one counted; c says what was. CP_EXIT_PROFILE
  * with the reason when the patch cannot be used on this host. */
 int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_error *err);
-/* The same on a thread of its own, started now; finish waits for it and
- * gives its result (or runs it then, if it could not be started). */
-void cp_vdso_patch_selftest_start(void);
-int cp_vdso_patch_selftest_finish(struct cp_vdso_patch_counts *c, struct cp_error *err);
 
 #endif

@@ -6,7 +6,6 @@
  * mprotect refused, code that does not count. */
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,43 +94,4 @@ int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_error *err)
 			     "the vDSO patch counted %llu of %d reads in its self-test",
 			     (unsigned long long)c->total, SELFTEST_READS);
 	return rc;
-}
-
-/* The self-test needs nothing of the session: started before it opens
- * (the mechanism's configure), it runs while the BPF programs load, and
- * the mechanism's open waits for its verdict. One at a time (ab runs its
- * windows in turn). */
-static struct {
-	pthread_t thread;
-	bool started;
-	int rc;
-	struct cp_vdso_patch_counts counts;
-	struct cp_error err;
-} early;
-
-static void *early_run(void *unused)
-{
-	(void)unused;
-	early.rc = cp_vdso_patch_selftest(&early.counts, &early.err);
-	return NULL;
-}
-
-void cp_vdso_patch_selftest_start(void)
-{
-	if (early.started)
-		pthread_join(early.thread, NULL);
-	memset(&early.err, 0, sizeof(early.err));
-	early.started = pthread_create(&early.thread, NULL, early_run, NULL) == 0;
-}
-
-int cp_vdso_patch_selftest_finish(struct cp_vdso_patch_counts *c, struct cp_error *err)
-{
-	if (!early.started)
-		return cp_vdso_patch_selftest(c, err);	/* not started: now */
-	pthread_join(early.thread, NULL);
-	early.started = false;
-	*c = early.counts;
-	if (early.rc)
-		*err = early.err;
-	return early.rc;
 }

@@ -1,0 +1,97 @@
+/* patch_early.c - see patch_early.h. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "patch_early.h"
+#include "patch_restorer.h"
+
+/* The restorer watches the target and the first members (patch_restorer.h). */
+#define EARLY_MAX_PIDS 64
+
+static struct {
+	pthread_t thread;
+	bool started, taken;
+	pid_t pids[EARLY_MAX_PIDS];
+	size_t npids;
+	bool launched, apply;
+	int rc;
+	struct cp_patch_early out;
+	struct cp_error err;
+} early = { .taken = true };
+
+static void run_steps(void)
+{
+	struct cp_vdso_patch_counts c;
+
+	memset(&early.out, 0, sizeof(early.out));
+	memset(&early.err, 0, sizeof(early.err));
+	early.rc = cp_vdso_patch_selftest(&c, &early.err);
+	if (early.rc) {
+		early.out.selftest_failed = true;
+		return;
+	}
+	early.rc = cp_vdso_patch_prepare(early.pids[0], early.launched, &early.out.patch, &early.err);
+	if (early.rc)
+		return;
+	early.out.restorer = cp_patch_restorer_start(early.pids, early.npids,
+						     cp_vdso_patch_area_offset(early.out.patch));
+	if (early.apply) {
+		early.rc = cp_vdso_patch_apply(early.out.patch, &early.err);
+		early.out.applied = !early.rc;
+	}
+}
+
+static void *run_thread(void *unused)
+{
+	(void)unused;
+	run_steps();
+	return NULL;
+}
+
+/* A result never taken (the session failed to open): its patch switched
+ * nothing yet; detached, its restorer ended. */
+static void drop_untaken(void)
+{
+	struct cp_error ignored;
+
+	if (early.started)
+		pthread_join(early.thread, NULL);
+	early.started = false;
+	if (early.taken)
+		return;
+	cp_vdso_patch_detach(early.out.patch, &ignored);
+	cp_patch_restorer_stop(early.out.restorer);
+	early.taken = true;
+}
+
+void cp_patch_early_start(const struct cp_session_config *cfg)
+{
+	drop_untaken();
+	early.npids = 0;
+	early.pids[early.npids++] = cfg->pid;
+	for (size_t i = 0; i < cfg->nmembers && early.npids < EARLY_MAX_PIDS; i++)
+		early.pids[early.npids++] = cfg->members[i];
+	early.launched = cfg->launched;
+	early.apply = !cfg->launched && !cfg->boundary_in_target;
+	early.taken = false;
+	early.started = pthread_create(&early.thread, NULL, run_thread, NULL) == 0;
+}
+
+int cp_patch_early_finish(struct cp_patch_early *out, struct cp_error *err)
+{
+	if (early.taken) {
+		memset(out, 0, sizeof(*out));
+		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch was not configured");
+	}
+	if (early.started)
+		pthread_join(early.thread, NULL);
+	else
+		run_steps();	/* not started: now */
+	early.started = false;
+	early.taken = true;
+	*out = early.out;
+	if (early.rc)
+		*err = early.err;
+	return early.rc;
+}
