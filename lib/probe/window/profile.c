@@ -468,33 +468,56 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 				followed_execed == 1 ? "" : "es", followed_execed == 1 ? "its" : "their");
 }
 
-/* Everything released, the call sites named (the probes are gone), and a
- * launched command ended. */
-static void close_window(struct run *r, struct cp_profile *p)
-{
-	char *closing = NULL;
+/* Closing the mechanism and the session (the patch's switch back: a
+ * thread of the target held, the stub's round trip) is the target's
+ * business, naming the call sites clockprof's (libdw): on two CPUs they
+ * overlap. Each writes its own fields of p; warnings wait for both. */
+struct close_job {
+	struct run *r;
+	struct cp_profile *p;
+	char *closing;
 	size_t left;
+};
+
+static void close_job_run(void *ctx, size_t i, size_t worker)
+{
+	struct close_job *job = ctx;
+	struct run *r = job->r;
+	struct cp_profile *p = job->p;
 	double t0;
 
-	read_counters(r, p);
-	p->duration_s = cp_monotonic_s() - r->start;
-	warn_lifecycle(p, r->s);
-	cp_counters_close(r->ctr);
-	cp_target_cpu_close(&r->cpu);
-	cp_mech_close(r->w.mech, p->pause_ms, p->stops, &closing);
-	if (closing)
-		cp_profile_warn(p, "%s", closing);
-	free(closing);
-	left = cp_session_close(r->s);
-	if (left)
-		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
-				left, CP_UPROBE_REMOVAL_TIMEOUT_S);
+	(void)worker;
+	if (i == 0) {
+		cp_mech_close(r->w.mech, p->pause_ms, p->stops, &job->closing);
+		job->left = cp_session_close(r->s);
+		return;
+	}
 	t0 = cp_monotonic_s();
 	r->w.naming.debuginfod = r->debuginfod;
 	cp_call_sites_free(&p->call_sites);	/* --interval's last snapshot */
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	cp_naming_close(&r->w.naming);
 	p->naming_s = cp_monotonic_s() - t0;
+}
+
+/* Everything released, the call sites named (the probes are gone), and a
+ * launched command ended. */
+static void close_window(struct run *r, struct cp_profile *p)
+{
+	struct close_job job = { .r = r, .p = p };
+
+	read_counters(r, p);
+	p->duration_s = cp_monotonic_s() - r->start;
+	warn_lifecycle(p, r->s);
+	cp_counters_close(r->ctr);
+	cp_target_cpu_close(&r->cpu);
+	cp_parallel_for(2, cp_parallel_workers(2), close_job_run, &job);
+	if (job.closing)
+		cp_profile_warn(p, "%s", job.closing);
+	free(job.closing);
+	if (job.left)
+		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
+				job.left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	free(r->raw.sites);
 	free(r->raw.stacks);
 	cp_window_close(&r->w);
