@@ -234,3 +234,63 @@ def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
     finally:
         os.kill(loop.p.pid, signal.SIGCONT)
         assert loop.close() == 0
+
+
+def tree(pid):
+    """pid and the processes descended from it now."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                pass
+    out = [pid]
+    for p in out:
+        out += [c for c, pp in parents.items() if pp == p]
+    return out
+
+
+def vdso_perms(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return next((line.split()[1] for line in f if "[vdso]" in line), "")
+    except OSError:
+        return ""
+
+
+def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer(ctx):
+    """A clockprof is SIGKILLed while its stub holds the target's vDSO
+    writable and executable (the tests' hook holds it there 0.3 s; the
+    target forks every 10 ms): the forks made meanwhile inherit that copy,
+    and clockprof is not there to send them through the stub again. Its
+    restorer does: once it is done, no process of the tree keeps a
+    writable and executable vDSO, and none is left switched (a fork kept
+    one for life)."""
+    target = subprocess.Popen([ctx.target("patch_target"), "1"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PATCH_TARGET_FORKS="window"))
+    try:
+        assert target.stdout.readline().startswith("ready")
+        tool = subprocess.Popen(
+            [ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "20",
+             "-o", os.path.join(ctx.tmp, "killed.json"), str(target.pid)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="300"))
+        wait_for(lambda: vdso_perms(target.pid) == "rwxp", "the stub's window", timeout=60)
+        time.sleep(0.1)
+        tool.kill()
+        tool.wait()
+        wait_for(lambda: not restorers_for(target.pid), "the restorer to end", timeout=120)
+        procs = tree(target.pid)
+        # only the children born with a writable vDSO stay (=window)
+        assert len(procs) > 1, "no fork was made inside the stub's window"
+        bad = {p: vdso_perms(p) for p in procs if "w" in vdso_perms(p)}
+        assert not bad, f"writable vDSO left in {bad}"
+        left = {p: switched(p) for p in procs if switched(p)}
+        assert not left, f"left switched: {left}"
+    finally:
+        target.stdin.write("quit\n")
+        target.stdin.flush()
+        target.communicate(timeout=60)

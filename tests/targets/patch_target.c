@@ -39,7 +39,8 @@
  * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
  * ms (150 at most), each sleeping until the process ends: children
  * forked while clockprof's stub has the vDSO writable (two: the stub may
- * be sent through one).
+ * be sent through one). With =window they fork without end, and only
+ * the children born with a writable vDSO stay.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -59,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 /* musl-gcc comes without the kernel's headers: no filters there. */
@@ -356,17 +358,38 @@ static void check_canary(void)
 		}
 }
 
+/* Whether this process's vDSO is writable (a fork of a stub's window). */
+static bool vdso_writable(void)
+{
+	char line[512];
+	bool w = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			w = strchr(line, ' ')[2] == 'w';
+	if (f)
+		fclose(f);
+	return w;
+}
+
 /* PATCH_TARGET_FORKS: a child every 10 ms, each dying with this
- * process (PR_SET_PDEATHSIG: with this thread, which never returns). */
+ * process (PR_SET_PDEATHSIG: with this thread, which never returns); 150
+ * of them, or with =window without end, each child born with a vDSO that
+ * is not writable exiting at once (reaped by the kernel): those of a
+ * stub's window stay. */
 static void *forking_thread(void *arg)
 {
 	pid_t parent = getpid();
+	bool window = !strcmp(getenv("PATCH_TARGET_FORKS"), "window");
 
 	(void)arg;
-	for (int i = 0; i < 150; i++) {
+	for (int i = 0; window || i < 150; i++) {
 		pid_t kid = fork();
 
 		if (kid == 0) {
+			if (window && !vdso_writable())
+				_exit(0);
 			/* no pipe of the test's held open by a child (its reader
 			 * would wait for it), and none left behind by a parent
 			 * that exited before the prctl */
@@ -475,6 +498,8 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, tight_stack_thread, getenv("PATCH_TARGET_TIGHT_STACK"));
 	while (getenv("PATCH_TARGET_TIGHT_STACK") && !atomic_load(&tight_spinning))
 		usleep(1000);
+	if (getenv("PATCH_TARGET_FORKS") && !strcmp(getenv("PATCH_TARGET_FORKS"), "window"))
+		signal(SIGCHLD, SIG_IGN);
 	for (int i = 0; getenv("PATCH_TARGET_FORKS") && i < 2; i++)
 		pthread_create(&t, NULL, forking_thread, NULL);
 	if (!strcmp(mode, "epoll"))

@@ -60,7 +60,8 @@ bool cp_proc_has_wx(pid_t pid)
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return false;
 	for (size_t i = 0; i < n && !wx; i++)
-		wx = maps[i].perms[1] == 'w' && maps[i].perms[2] == 'x';
+		wx = maps[i].perms[1] == 'w' && maps[i].perms[2] == 'x' &&
+		     (maps[i].path[0] == '/' || !strcmp(maps[i].path, "[vdso]"));
 	free(maps);
 	return wx;
 }

@@ -23,7 +23,9 @@ void cp_stub_window_open(struct cp_stub_window *w);
  * process or thread was created since (the common case, one read). */
 int cp_stub_window_forks(pid_t pid, const struct cp_stub_window *w, pid_t **out, size_t *n);
 
-/* Whether pid has a mapping that is writable and executable. */
+/* Whether pid has a mapping of code that is writable and executable:
+ * its vDSO, or a file's page (a boundary's redirect); a JIT's anonymous
+ * ones are its own business. */
 bool cp_proc_has_wx(pid_t pid);
 
 #endif

@@ -1264,7 +1264,10 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 		return 0;
 	cp_patch_table_read(&p->table, &last);	/* the last counts, kept */
 	p->patched = false;
-	if (sites_read(p, false))
+	/* Sites as they were, and no writable and executable copy of the
+	 * vDSO (a fork of a stub's window, whose clockprof died before
+	 * mending it, has one): nothing to do. */
+	if (sites_read(p, false) && !cp_proc_has_wx(p->pid))
 		return 0;
 	if (run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || wait_stub(p, err))
 		return -1;
