@@ -294,3 +294,40 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
         target.stdin.write("quit\n")
         target.stdin.flush()
         target.communicate(timeout=60)
+
+
+def vdso_bytes(pid):
+    start, end = vdso_range(pid)
+    with open(f"/proc/{pid}/mem", "rb") as f:
+        f.seek(start)
+        return f.read(end - start)
+
+
+def test_a_restorer_writes_nothing_into_a_member_that_was_never_patched(ctx):
+    """attach -p TARGET,MEMBER with MEMBER stopped: the patch refuses it
+    before writing anything, and counts the target. clockprof is then
+    SIGKILLed: its restorer switches the target back, and must leave the
+    member as it is: it waited for it to be continued, then wrote the
+    patch's area into its vDSO to find nothing to switch back."""
+    loop, member = Loop(), Loop()
+    try:
+        os.kill(member.p.pid, signal.SIGSTOP)
+        wait_for(lambda: "T" in open(f"/proc/{member.p.pid}/stat").read().rsplit(")", 1)[1].split()[0],
+                 "the member to stop")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism", "patch",
+                                 "-o", os.path.join(ctx.tmp, "members.json"),
+                                 "-p", f"{loop.p.pid},{member.p.pid}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        wait_for(lambda: switched(loop.p.pid), "the target's vDSO to be patched")
+        assert vdso_bytes(member.p.pid) == vdso_bytes("self"), "the member was written at attach"
+        proc.kill()
+        proc.wait()
+        wait_for(lambda: not switched(loop.p.pid), "the target's vDSO to be switched back", timeout=30)
+        os.kill(member.p.pid, signal.SIGCONT)
+        time.sleep(1)  # a restorer waiting for the member acts as it runs again
+        assert vdso_bytes(member.p.pid) == vdso_bytes("self"), "the restorer wrote into the member"
+        wait_for(lambda: not restorers_for(member.p.pid), "the restorer to end", timeout=30)
+    finally:
+        os.kill(member.p.pid, signal.SIGCONT)
+        assert loop.close() == 0 and member.close() == 0

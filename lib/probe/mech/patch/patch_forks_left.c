@@ -10,16 +10,29 @@
 #include "procfs.h"
 #include "vdso_patch.h"
 
+/* Whether pid's vDSO carries an area header at area; h: it. */
+static bool header_at(pid_t pid, uint64_t area, struct cp_vdso_area_header *h)
+{
+	uint64_t start, end;
+
+	return !cp_proc_maps_find_vdso(pid, &start, &end) && area + sizeof(*h) <= end - start &&
+	       !cp_proc_mem_read(pid, start + area, h, sizeof(*h)) &&
+	       !memcmp(h->magic, CP_VDSO_AREA_MAGIC, 16);
+}
+
+bool cp_patch_carries_area(pid_t pid, uint64_t area)
+{
+	struct cp_vdso_area_header h;
+
+	return header_at(pid, area, &h);
+}
+
 /* Whether pid's vDSO carries, at area, a header copy naming owner. */
 static bool copy_of(pid_t pid, uint64_t area, const struct cp_vdso_area_owner *owner)
 {
 	struct cp_vdso_area_header h;
-	uint64_t start, end;
 
-	if (cp_proc_maps_find_vdso(pid, &start, &end) || area + sizeof(h) > end - start ||
-	    cp_proc_mem_read(pid, start + area, &h, sizeof(h)))
-		return false;
-	return !memcmp(h.magic, CP_VDSO_AREA_MAGIC, 16) && h.owner.pid == owner->pid &&
+	return header_at(pid, area, &h) && h.owner.pid == owner->pid &&
 	       h.owner.start == owner->start;
 }
 

@@ -10,6 +10,7 @@
 #ifndef CP_PATCH_FORKS_LEFT_H
 #define CP_PATCH_FORKS_LEFT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,5 +22,10 @@
  * (stopped, traced, ...): *first the first of them. */
 size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_area_owner *owner,
 			      pid_t *first);
+
+/* Whether pid's vDSO holds an area header at area, whoever's: a process
+ * that holds none was never patched (a member refused), and nothing is
+ * to be switched back or written there. */
+bool cp_patch_carries_area(pid_t pid, uint64_t area);
 
 #endif

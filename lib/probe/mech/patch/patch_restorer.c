@@ -154,8 +154,8 @@ static void restore_one(const char *word, uint64_t area, const struct cp_vdso_ar
 	if (sscanf(word, "%d:%llu", &pidv, &start) != 2 || pidv <= 0)
 		return;
 	pid = (pid_t)pidv;
-	if (!same_process(pid, start))
-		return;
+	if (!same_process(pid, start) || !cp_patch_carries_area(pid, area))
+		return;		/* gone, or never patched (a member refused) */
 	while (cp_vdso_patch_restore_copy(pid, &err) && try_again(pid, start, &running))
 		memset(&err, 0, sizeof(err));
 	cp_patch_forks_restore(pid, area, dead, &first);
