@@ -195,9 +195,12 @@ int main(int argc, char **argv)
 	 * attach's ~850 under the patch (perf stat -e page-faults), each
 	 * ~25 us where the hypervisor keeps the page tables. */
 	mallopt(M_ARENA_MAX, 1);
-	/* Hidden: the vDSO patch's restorer, this program run again. */
+	/* Hidden: the vDSO patch's restorer and its self-test's child, this
+	 * program run again. */
 	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_RESTORER_ARG))
 		return cp_patch_restorer_main(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG))
+		return cp_vdso_patch_subject_main(argc, argv);
 	cp_patch_restorer_enable();
 	block_stop_signals(&saved);
 	if (argc >= 2 && (s = find(argv[1]))) {

@@ -34,6 +34,11 @@ void cp_patch_restorer_enable(void)
 	enabled = true;
 }
 
+bool cp_patch_restorer_enabled(void)
+{
+	return enabled;
+}
+
 /* Its descriptors: /dev/null for the standard ones, nothing else (it
  * opens clockprof's pidfd itself: one held here, even for an instant,
  * would read as the window's own to whoever watches clockprof's fds);

@@ -26,6 +26,7 @@
 #ifndef CP_PATCH_RESTORER_H
 #define CP_PATCH_RESTORER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +36,9 @@
  * its pid; 0 when this program enables none (a test tool); -1 when it
  * cannot be started. */
 pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area);
+/* Whether this program runs clockprof's hidden roles (the restorer, the
+ * self-test's child: patch_restorer_main.h). */
+bool cp_patch_restorer_enabled(void);
 /* Ends it (clockprof switched back itself). */
 void cp_patch_restorer_stop(pid_t restorer);
 
