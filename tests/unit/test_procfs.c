@@ -16,23 +16,29 @@ TEST(proc_map_parse_file_deleted_and_anonymous)
 {
 	struct cp_proc_map m;
 	char shown[PATH_MAX + 16];
+	char file[] = "7f12a000-7f12c000 r-xp 00002000 fd:01 1234   /usr/lib/libc.so.6\n";
+	char deleted[] = "400000-401000 r-xp 00000000 08:02 77 /srv/a b (deleted)\n";
+	char vdso[] = "7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]\n";
+	char anon[] = "7ffd4000-7ffd5000 rw-p 00000000 00:00 0 \n";
+	char bad[] = "not a maps line\n";
 
-	CHECK(cp_proc_map_parse("7f12a000-7f12c000 r-xp 00002000 fd:01 1234   /usr/lib/libc.so.6\n",
-				&m) == 0);
+	CHECK(cp_proc_map_parse(file, &m) == 0);
 	CHECK(m.start == 0x7f12a000 && m.end == 0x7f12c000 && m.offset == 0x2000);
 	CHECK_STR(m.perms, "r-xp");
 	CHECK(m.dev_major == 0xfd && m.dev_minor == 1 && m.ino == 1234 && !m.deleted);
 	CHECK_STR(m.path, "/usr/lib/libc.so.6");
-	CHECK(cp_proc_map_parse("400000-401000 r-xp 00000000 08:02 77 /srv/a b (deleted)\n",
-				&m) == 0);
+	CHECK(cp_proc_map_parse(deleted, &m) == 0);
 	CHECK(m.deleted);
 	CHECK_STR(m.path, "/srv/a b");
 	cp_proc_map_shown_path(&m, shown, sizeof(shown));
 	CHECK_STR(shown, "/srv/a b (deleted)");
-	CHECK(cp_proc_map_parse("7ffd1000-7ffd3000 r-xp 00000000 00:00 0 [vdso]\n", &m) == 0);
+	CHECK(cp_proc_map_parse(vdso, &m) == 0);
 	CHECK(m.ino == 0);
 	CHECK_STR(m.path, "[vdso]");
-	CHECK(cp_proc_map_parse("not a maps line\n", &m) == -1);
+	CHECK(cp_proc_map_parse(anon, &m) == 0);
+	CHECK(m.ino == 0 && !m.deleted);
+	CHECK_STR(m.path, "");
+	CHECK(cp_proc_map_parse(bad, &m) == -1);
 }
 
 TEST(proc_maps_of_this_process_hold_its_code_and_vdso)

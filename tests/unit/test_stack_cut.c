@@ -5,6 +5,7 @@
  * (cp_named_stacks_build), with the reads cut counted. */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "code_ranges.h"
@@ -34,11 +35,14 @@ static const char *const MAPS[] = {
 static int synthetic_code(struct cp_code_ranges *code)
 {
 	struct cp_proc_map maps[sizeof(MAPS) / sizeof(MAPS[0])];
+	char lines[sizeof(MAPS) / sizeof(MAPS[0])][128];
 	size_t n = sizeof(MAPS) / sizeof(MAPS[0]);
 
-	for (size_t i = 0; i < n; i++)
-		if (cp_proc_map_parse(MAPS[i], &maps[i]))
+	for (size_t i = 0; i < n; i++) {
+		snprintf(lines[i], sizeof(lines[i]), "%s", MAPS[i]);
+		if (cp_proc_map_parse(lines[i], &maps[i]))
 			return -1;
+	}
 	/* in any order: the vDSO first, in place of the app's rodata */
 	maps[0] = maps[n - 2];
 	return cp_code_ranges_from_maps(maps, n, code);

@@ -14,10 +14,7 @@
 
 static struct cp_proc_map map(uint64_t start, uint64_t end, const char *path)
 {
-	struct cp_proc_map m = { .start = start, .end = end };
-
-	snprintf(m.path, sizeof(m.path), "%s", path);
-	return m;
+	return (struct cp_proc_map){ .start = start, .end = end, .path = path };
 }
 
 /* Linux 6.x: libc, [vvar], [vdso], ld.so, a wide gap, [stack]. */

@@ -247,7 +247,7 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read /proc/%d/maps", pid);
 	for (size_t i = 0; i < n; i++) {
-		char mapped[sizeof(maps[i].path) + 16];
+		char mapped[PATH_MAX + 16];
 
 		if (maps[i].path[0] != '/')
 			continue;

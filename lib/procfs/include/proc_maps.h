@@ -10,21 +10,28 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* One line of /proc/PID/maps. */
+/* One line of /proc/PID/maps. Small (no path buffer of its own): an array
+ * of a long map spans a few pages, not one per line, and each page first
+ * touched costs a fault (tens of microseconds in a guest whose page tables
+ * the hypervisor keeps). */
 struct cp_proc_map {
 	uint64_t start, end, offset;
-	char perms[5];			/* "r-xp" */
-	unsigned dev_major, dev_minor;
 	uint64_t ino;			/* 0: anonymous, [heap], [vdso], ... */
+	const char *path;		/* without " (deleted)"; "" when anonymous */
+	unsigned dev_major, dev_minor;
+	char perms[5];			/* "r-xp" */
 	bool deleted;			/* the file was deleted since it was mapped */
-	char path[PATH_MAX];		/* without " (deleted)"; "" when anonymous */
 };
 
-/* Parses one line; -1 when it is not a maps line. */
-int cp_proc_map_parse(const char *line, struct cp_proc_map *m);
+/* Parses one line in place: the line is cut at the end of its path, and
+ * m->path points into it (valid while the line is). -1 when it is not a
+ * maps line. */
+int cp_proc_map_parse(char *line, struct cp_proc_map *m);
 
-/* Reads the whole map of pid into *maps (malloc'd, *n entries). -1 when it
- * cannot be read, or is empty (errno ESRCH: the process has exited). */
+/* Reads the whole map of pid into *maps, *n entries: one malloc'd block
+ * that holds their paths too (free(*maps) frees all; an entry copied out
+ * of it must not use its path after). -1 when it cannot be read, or is
+ * empty (errno ESRCH: the process has exited). */
 int cp_proc_maps_read(pid_t pid, struct cp_proc_map **maps, size_t *n);
 
 /* The path as /proc/PID/maps shows it: with " (deleted)" when it was. */

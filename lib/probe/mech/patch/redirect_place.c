@@ -37,6 +37,7 @@ static bool find_mapping(pid_t pid, const struct stat *st, uint64_t off, struct 
 			 (unsigned long long)maps[i].start, (unsigned long long)maps[i].end);
 		if (!stat(link, &ms) && ms.st_dev == st->st_dev && ms.st_ino == st->st_ino) {
 			*out = maps[i];
+			out->path = NULL;	/* its text is freed with maps */
 			found = true;
 		}
 	}
