@@ -7,7 +7,6 @@
  * counts per function that the fixture makes by construction. */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <sys/ptrace.h>
@@ -214,21 +213,6 @@ TEST(unwind_table_libc_clock_gettime_matches_cfi)
  * than held in clockprof's RSS for the whole run (issue 43): none of
  * libc's image is held once the table is built, and libc's call sites are
  * still named, from its file read again. */
-static int libc_pages(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start,
-		      void *arg)
-{
-	Dwarf_Addr bias;
-	Elf *elf = strstr(name, "/libc.so.6") ? dwfl_module_getelf(mod, &bias) : NULL;
-	size_t size = 0;
-	char *image = elf ? elf_rawfile(elf, &size) : NULL;
-
-	(void)ud;
-	(void)start;
-	if (image)
-		*(long *)arg = unit_pages_held(image, size);
-	return image ? DWARF_CB_ABORT : DWARF_CB_OK;
-}
-
 TEST(unwind_table_gives_back_the_pages_it_read)
 {
 	pid_t pid = fixture_spawn("callsites_target");
@@ -243,7 +227,7 @@ TEST(unwind_table_gives_back_the_pages_it_read)
 		return;
 	}
 	if (s && cp_unwind_table_build_from(s, &t, NULL) == 0) {
-		dwfl_getmodules(cp_symbolizer_dwfl(s), libc_pages, &held, 0);
+		held = fixture_libc_pages_held(s);
 		via = find_via(&t, "clock_gettime");
 		for (size_t i = 0; via >= 0 && i < t.n_ranges; i++)
 			if (t.ranges[i].via == via)
