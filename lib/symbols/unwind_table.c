@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf_pages.h"
 #include "error.h"
 #include "frame_depth.h"
 #include "grow.h"
@@ -478,13 +479,14 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 }
 
 /* One function symbol of a module: a clock wrapper gets its rules and
- * name; with all_code, any other function gets plain rules. */
+ * name; with all_code, any other function gets plain rules. *from: the
+ * ELF file the symbol was read from. */
 static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
-		       Dwarf_Addr cfi_bias, int i, bool in_vdso)
+		       Dwarf_Addr cfi_bias, int i, bool in_vdso, Elf **from)
 {
 	GElf_Sym sym;
 	GElf_Addr addr;
-	const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+	const char *sname = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, from, NULL);
 	bool switches;
 	char *via;
 
@@ -507,12 +509,29 @@ static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 	add_function(b, mod, cfi, cfi_bias, addr, sym.st_size, via, switches);
 }
 
+/* The files a module's scan read: its own, and those its symbols came
+ * from (its debug file, where that has the symbol table). */
+#define SCANNED_FILES 3
+
+static void note_file(Elf **files, Elf *e)
+{
+	for (int k = 0; e && k < SCANNED_FILES; k++) {
+		if (files[k] == e)
+			return;
+		if (!files[k]) {
+			files[k] = e;
+			return;
+		}
+	}
+}
+
 static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
 		     Dwarf_Addr start, void *arg)
 {
 	struct builder *b = arg;
-	Dwarf_Addr cfi_bias = 0;
+	Dwarf_Addr cfi_bias = 0, bias;
 	Dwarf_CFI *cfi;
+	Elf *files[SCANNED_FILES] = { dwfl_module_getelf(mod, &bias) };
 	bool in_vdso = strcmp(name, "[vdso]") == 0;
 	int n;
 
@@ -524,8 +543,18 @@ static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
 	cfi = dwfl_module_eh_cfi(mod, &cfi_bias);
 	if (!cfi)
 		cfi = dwfl_module_dwarf_cfi(mod, &cfi_bias);
-	for (int i = 1; i < n && !b->failed; i++)
-		add_symbol(b, mod, cfi, cfi_bias, i, in_vdso);
+	for (int i = 1; i < n && !b->failed; i++) {
+		Elf *from = NULL;
+
+		add_symbol(b, mod, cfi, cfi_bias, i, in_vdso, &from);
+		note_file(files, from);
+	}
+	/* Every symbol was read, and the wrappers' code and CFI: their pages
+	 * go now rather than stay in clockprof's RSS until the run ends, one
+	 * module's worth at a time instead of all of them (elf_pages.h). The
+	 * few that naming reads again after the window come back then. */
+	for (int k = 0; k < SCANNED_FILES; k++)
+		cp_elf_release_pages(files[k]);
 	return b->failed ? DWARF_CB_ABORT : DWARF_CB_OK;
 }
 

@@ -8,6 +8,7 @@
 #define CALLSITES_FIXTURE_H
 
 #include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <limits.h>
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "symbolize.h"
 
 static __attribute__((unused)) void fixture_path(const char *name, char *buf, size_t size)
 {
@@ -269,6 +272,31 @@ static __attribute__((unused)) int fixture_vdso_symbol(pid_t pid, const char *na
 		elf_end(elf);
 	free(buf);
 	return rc;
+}
+
+static __attribute__((unused)) int fixture_libc_pages(Dwfl_Module *mod, void **ud,
+						       const char *name, Dwarf_Addr start, void *arg)
+{
+	Dwarf_Addr bias;
+	Elf *elf = strstr(name, "/libc.so.6") ? dwfl_module_getelf(mod, &bias) : NULL;
+	size_t size = 0;
+	char *image = elf ? elf_rawfile(elf, &size) : NULL;
+
+	(void)ud;
+	(void)start;
+	if (image)
+		*(long *)arg = unit_pages_held(image, size);
+	return image ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* How many pages of libc's file, as symbolizer s maps it, this process
+ * holds in memory (unit_pages_held); -2 when s has no libc. */
+static __attribute__((unused)) long fixture_libc_pages_held(struct cp_symbolizer *s)
+{
+	long held = -2;
+
+	dwfl_getmodules(cp_symbolizer_dwfl(s), fixture_libc_pages, &held, 0);
+	return held;
 }
 
 #endif

@@ -1,4 +1,5 @@
 /* main.c - runs the registered unit tests; see unit.h. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,26 @@ const char *unit_build_dir(void)
 	slash = strrchr(dir, '/');
 	strcpy(slash ? slash : dir, "/tests");
 	return dir;
+}
+
+long unit_pages_held(const void *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)p & ~(uintptr_t)(page - 1), end = (uintptr_t)p + len;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	long held = 0;
+	uint64_t e;
+
+	if (fd < 0)
+		return -1;
+	for (uintptr_t at = start; held >= 0 && at < end; at += page) {
+		if (pread(fd, &e, sizeof(e), (off_t)(at / page * sizeof(e))) != sizeof(e))
+			held = -1;
+		else if (e >> 63)
+			held++;
+	}
+	close(fd);
+	return held;
 }
 
 int unit_libc_path(char *path, size_t size)

@@ -29,6 +29,10 @@ const char *unit_build_dir(void);
  * map; 0 when none is mapped. */
 int unit_libc_path(char *path, size_t size);
 
+/* How many pages of [p, p + len) this process holds in memory, from
+ * /proc/self/pagemap; -1 when that cannot be read. */
+long unit_pages_held(const void *p, size_t len);
+
 #define TEST(name)                                                      \
 	static void name(void);                                         \
 	static struct unit_test name##_entry = { #name, __FILE__, name, 0 }; \
