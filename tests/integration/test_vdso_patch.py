@@ -155,7 +155,11 @@ def attach_again_counts(ctx, target, step):
     after = Tool(ctx, target.pid)
     assert after.attached.startswith("attached"), f"after step {step}: {after.attached}"
     c1 = after.read()["total"]
-    time.sleep(0.02)
+    # the target's threads read without end, when a loaded host gives them
+    # a CPU: waited for, as long as only a hang takes
+    until = time.monotonic() + 30
+    while after.read()["total"] == c1 and time.monotonic() < until:
+        time.sleep(0.02)
     assert after.read()["total"] > c1, f"after step {step} an attach no longer counts"
     after.detach()
 
