@@ -3,10 +3,17 @@
 counted (the wrappers' rules written, as clockprof writes them). The
 reference target makes rounds of 5 reads the vDSO serves itself on THREADS
 threads: the mix (clock_gettime MONOTONIC twice and REALTIME,
-gettimeofday, time), then each entry alone (5 call sites of it); rounds
-are timed unpatched and patched, alternated, and the medians compared,
-against the goal of issue 26 (+1.5 ns a read at most); with --clockprof, beside what the uprobe
-mechanism adds to the same reads. A request boundary (-r) adds nothing
+gettimeofday, time), then each entry alone (5 call sites of it); each
+pair of the rounds' timings is bare, patched, bare again, so that a drift
+of the shared host's load cancels: a pair's cost is its patched time less
+the mean of its two bare ones, and the bench prints the median of the
+pairs' costs against the goal of issue 43 (+1.5 ns a read at most), with
+its noise floor beside it: the same median taken of the bare-vs-bare
+control (each pair's second bare time less its first) and the spread of
+the pairs' costs. On one thread the target is pinned to one CPU, its bare
+and patched rounds alike (os.sched_setaffinity, no tool); on more, its
+threads share the host's CPUs as they would. With --clockprof, beside
+what the uprobe mechanism adds to the same reads. A request boundary (-r) adds nothing
 to a read: it is its own probe, per request. Prints figures only: a
 benchmark, not a test."""
 import argparse
@@ -90,28 +97,53 @@ def uprobe_cost(a, target, bare_ns):
     return statistics.median(added)
 
 
+def pin(pid, cpu):
+    """Every thread of pid on cpu alone (threads started later inherit it)."""
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), {cpu})
+
+
+def quartiles(xs):
+    q = statistics.quantiles(xs, n=4)
+    return q[0], q[2]
+
+
+def timed_pairs(ctx, a, target):
+    """Per pair, in ns of CPU per read: bare, patched, bare again."""
+    reads = a.rounds * 5 * a.threads
+    per_read = lambda: timed_go(target, a.rounds) / reads * 1e9  # noqa: E731
+    pairs = []
+    for _ in range(a.pairs):
+        b0 = per_read()
+        tool = Tool(ctx, target.pid)
+        p = per_read()
+        tool.detach()
+        pairs.append((b0, p, per_read()))
+    return pairs
+
+
 def measure(ctx, a, entry):
     mode = "fast" if entry == "mix" else f"fast-{entry}"
     target = Target(ctx.target("patch_target"), a.threads, mode)
-    bare, patched = [], []
     try:
+        if a.threads == 1:
+            pin(target.pid, max(os.sched_getaffinity(0)))
         target.go(a.rounds // 10)
-        for _ in range(a.pairs):
-            bare.append(timed_go(target, a.rounds))
-            tool = Tool(ctx, target.pid)
-            patched.append(timed_go(target, a.rounds))
-            tool.detach()
-        # CPU time per read, over every thread's reads.
-        reads = a.rounds * 5 * a.threads
-        b, p = statistics.median(bare) / reads * 1e9, statistics.median(patched) / reads * 1e9
+        pairs = timed_pairs(ctx, a, target)
+        b = statistics.median(x for x, _, y in pairs for x in (x, y))
+        cost = [p - (b0 + b1) / 2 for b0, p, b1 in pairs]
+        control = [b1 - b0 for b0, _, b1 in pairs]
         u = uprobe_cost(a, target, b) if a.clockprof else False
     finally:
         target.quit()
     beside = ("" if u is False else "; the uprobe mechanism sees none of these reads" if u is None
               else f"; the uprobe mechanism +{u / 1000:.1f} us")
-    print(f"vdso patch, {entry} reads, {a.threads} thread(s), median of {a.pairs} alternated pairs: "
-          f"{b:.2f} ns of CPU per read bare, {p:.2f} patched (+{p - b:.2f} ns, {p / b:.3f}x; "
-          f"goal +{GOAL_NS} at most){beside}")
+    c, (lo, hi), f, (flo, fhi) = (statistics.median(cost), quartiles(cost),
+                                  statistics.median(control), quartiles(control))
+    print(f"vdso patch, {entry} reads, {a.threads} thread(s), {a.pairs} pairs (bare, patched, bare): "
+          f"{b:.2f} ns of CPU per read bare, +{c:.2f} ns patched (quartiles {lo:+.2f} {hi:+.2f}; "
+          f"goal +{GOAL_NS} at most); noise floor, bare vs bare: {f:+.2f} ns "
+          f"(quartiles {flo:+.2f} {fhi:+.2f}){beside}")
 
 
 def main():
@@ -119,7 +151,7 @@ def main():
     ap.add_argument("--targets", required=True)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=400000)
-    ap.add_argument("--pairs", type=int, default=11)
+    ap.add_argument("--pairs", type=int, default=21)
     ap.add_argument("--entry", choices=["each", *ENTRIES], default="each",
                     help="the reads timed: each in turn (default), or one")
     ap.add_argument("--clockprof", default="",
