@@ -87,6 +87,10 @@
  * not, so that a forked copy's numbers agree. */
 #define CP_PATCH_STUB_OFF (CP_PATCH_CODE_OFF - 32)
 #define CP_PATCH_CODE_SIZE 12288
+/* A read's count's exit straight back into the vDSO (vdso_count.S): room
+ * for the entry's first instruction, relocated, and a rel32 jump; an
+ * instruction longer than 11 bytes there is run by its thunk instead. */
+#define CP_VDSO_TAIL_ROOM 16
 /* The code the redirected functions' trampolines call, in the first code
  * page with the read's count (a request's reads have its TLB entry warm
  * when its boundary comes; each file's .error says when one outgrows its

@@ -1,7 +1,7 @@
 /* patch_table_fixture.h - a vDSO patch's counter table mapped in the test's
  * own process, as the stub maps it in a target, its code pages built
- * (vdso_count.S, boundary_close.S) and made executable: each read's path
- * jumps back to cp_test_read_landing, which returns to the caller of
+ * (vdso_count.S, boundary_close.S) and made executable: each read's path,
+ * entered past its prefix, jumps back to cp_test_read_landing, which returns to the caller of
  * cp_test_read_enter. For the tests that run that code here. */
 #ifndef CP_PATCH_TABLE_FIXTURE_H
 #define CP_PATCH_TABLE_FIXTURE_H
@@ -15,13 +15,14 @@
 #include "vdso_area.h"
 #include "vdso_count.h"
 
-void cp_test_read_enter(const void *path, const uint64_t *ret, uint64_t r9, uint64_t r10);
+void cp_test_read_enter(const void *path, const uint64_t *ret, uint64_t r10);
 void cp_test_read_landing(void);
 
 static inline uint8_t *cp_test_table_open(void)
 {
 	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp [rip + 0] */
-	uint64_t landing = (uint64_t)(uintptr_t)cp_test_read_landing, cont[CP_ENTRY_MAX];
+	uint64_t landing = (uint64_t)(uintptr_t)cp_test_read_landing;
+	struct cp_vdso_count_way way[CP_ENTRY_MAX] = { { 0 } };
 	uint8_t *t = mmap(NULL, CP_VDSO_MAP_SIZE, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *code, *back;
 
@@ -29,9 +30,9 @@ static inline uint8_t *cp_test_table_open(void)
 		return NULL;
 	code = t + CP_PATCH_CODE_OFF;
 	back = code + CP_PATCH_CODE_SIZE - 16;
-	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		cont[e] = (uint64_t)(uintptr_t)back;
-	if (cp_vdso_count_build((uint64_t)(uintptr_t)t, cont, code))
+	for (int e = 0; e < CP_ENTRY_MAX; e++)	/* no instruction: each exit jumps back */
+		way[e].cont = (uint64_t)(uintptr_t)back;
+	if (cp_vdso_count_build((uint64_t)(uintptr_t)t, way, code))
 		return NULL;
 	memcpy(back, jmp_abs, sizeof(jmp_abs));
 	memcpy(back + sizeof(jmp_abs), &landing, 8);

@@ -16,10 +16,10 @@
 /* n reads of CLOCK_MONOTONIC (the slot's word 2) from call site ret. */
 static void reads(uint8_t *t, int n, uint64_t ret)
 {
-	uint64_t path = cp_vdso_count_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
+	uint64_t path = cp_vdso_count_prefixed_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
 
 	for (int i = 0; i < n; i++)
-		cp_test_read_enter((const void *)(uintptr_t)path, &ret, 0, 1);
+		cp_test_read_enter((const void *)(uintptr_t)path, &ret, 1);
 }
 
 static void boundary(uint8_t *t)

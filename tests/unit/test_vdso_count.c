@@ -28,9 +28,9 @@ static void area_close(struct area *a)
 /* One read of entry at counter index, its return address *ret. */
 static void read_at(const struct area *a, int entry, unsigned index, const uint64_t *ret)
 {
-	uint64_t path = cp_vdso_count_entry((uint64_t)(uintptr_t)a->table, entry);
+	uint64_t path = cp_vdso_count_prefixed_entry((uint64_t)(uintptr_t)a->table, entry);
 
-	cp_test_read_enter((const void *)(uintptr_t)path, ret, 0, index - 1);
+	cp_test_read_enter((const void *)(uintptr_t)path, ret, index - 1);
 }
 
 static uint64_t thread_key(void)
@@ -170,4 +170,66 @@ TEST(vdso_count_walks_two_wrappers_and_a_taken_block_entry)
 	CHECK(slot(&a, home)[2] == 2);
 	CHECK(site_count(&a, home, site_key(0x401600, 4, CP_ENTRY_CLOCK_GETTIME)) == 2);
 	area_close(&a);
+}
+
+/* gettimeofday's and time's paths try the direct site first, then the
+ * rule; clock_gettime's the rule first, then the direct site: each entry
+ * counts a wrapper's caller and a direct caller alike, as the walk would. */
+TEST(vdso_count_each_entry_counts_a_wrapper_s_caller_and_a_direct_one)
+{
+	static const unsigned words[CP_ENTRY_MAX] = { 1 + 1, CP_PATCH_WORD_GETTIMEOFDAY,
+						      CP_PATCH_WORD_TIME };
+	struct area a;
+	uint64_t stack[8] = { 0x7f0000003000 /* in the wrapper */, 0, 0x401704 /* the user's */ };
+	uint64_t direct = 0x401808;	/* each at a home of its own */
+	unsigned home = home_slot(thread_key());
+
+	CHECK(area_open(&a) == 0);
+	put_rule(&a, stack[0], 16, 5);
+	for (int e = 0; e < CP_ENTRY_MAX; e++) {
+		for (int i = 0; i < 2; i++) {
+			read_at(&a, e, words[e], stack);
+			read_at(&a, e, words[e], &direct);
+		}
+		CHECK(slot(&a, home)[words[e]] == 4);
+		CHECK(site_count(&a, home, site_key(0x401704, 5, e)) == 2);
+		CHECK(site_count(&a, home, site_key(direct, CP_PATCH_VIA_NONE, e)) == 2);
+		CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE, e)) == 0);
+	}
+	area_close(&a);
+}
+
+/* Each exit that goes straight back into the vDSO runs the entry's first
+ * instruction, relocated, and jumps past it; one that cannot be relocated
+ * there jumps to its thunk; each depth is the site's. */
+TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
+{
+	static const uint8_t mov_rbp_rsp[3] = { 0x48, 0x89, 0xe5 };
+	static const uint8_t lea_r10_rip[7] = { 0x4c, 0x8d, 0x15, 0, 0, 0, 0 };	/* lea r10, [rip] */
+	uint64_t table = 0x7f0000000000, code = table + CP_PATCH_CODE_OFF, vdso = 0x7f0004000000;
+	struct cp_vdso_count_way way[CP_ENTRY_MAX] = { { 0 } };
+	static uint8_t out[CP_PATCH_CODE_SIZE];
+	int32_t rel;
+
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e, .depth = 8 * e,
+						     .at = vdso + 0x100 * e };
+	memcpy(way[0].insn, mov_rbp_rsp, way[0].len = 3);
+	memcpy(way[1].insn, lea_r10_rip, way[1].len = 7);
+	way[1].at = table - 0x80000000ull;		/* its operand beyond reach from the table */
+	CHECK(cp_vdso_count_build(table, way, out) == 0);
+	CHECK(cp_vdso_count_tails_end - cp_vdso_count_tails >= 2 * CP_ENTRY_MAX);
+	for (const struct cp_vdso_count_cont *t = cp_vdso_count_tails; t < cp_vdso_count_tails_end; t++) {
+		const struct cp_vdso_count_way *w = &way[t->entry];
+		unsigned n = t->entry == 0 ? 3 : 0;	/* the instruction, then the jump */
+
+		CHECK(!memcmp(out + t->at, w->insn, n));
+		CHECK(out[t->at + n] == 0xe9);
+		memcpy(&rel, out + t->at + n + 1, 4);
+		CHECK(code + t->at + n + 5 + (uint64_t)(int64_t)rel == (n ? w->at + w->len : w->cont));
+	}
+	for (const struct cp_vdso_count_cont *d = cp_vdso_count_depths; d < cp_vdso_count_depths_end; d++)
+		CHECK(out[d->at] == 8 * d->entry);
+	way[2].depth = 0x80;				/* beyond the prefix's disp8 */
+	CHECK(cp_vdso_count_build(table, way, out) == -1);
 }

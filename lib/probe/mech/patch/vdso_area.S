@@ -1,25 +1,18 @@
 /* vdso_area.S - the code clockprof writes into the zero padding at the end
  * of a target's private copy of its vDSO (lib/probe/patch/vdso_patch.h).
  *
- * Two pieces, both position-independent, copied byte for byte:
- *
- * - The area: a header of data and the stub. One thread of the target is
- *   sent through the stub (hijack.c) and does, on its own, everything
- *   that changes what other threads execute: it maps the counter table
- *   (private anonymous memory, its code pages read-only and executable:
- *   vdso_count.S is copied there) once, makes the vDSO writable,
- *   switches each of its sites with one `lock cmpxchg` of the aligned 8
- *   bytes that hold it, makes it read-only again, then switches each
- *   request boundary's site (in a function's code, with its page made
- *   writable for that instant), says its result in the table and returns
- *   where it was interrupted. Nothing depends on clockprof once the thread is
- *   sent: a SIGKILL of clockprof at any instant leaves every site either
- *   original or completely patched.
- *
- * - A thunk's start, copied once per entry (vdso_plan.c): where the
- *   entry's return address is in rax, clock_gettime's counter index in
- *   r10d, then the jump to the entry's path in the table's code pages
- *   (vdso_count.S), which comes back to the rest of the thunk.
+ * The area: a header of data and the stub, position-independent, copied
+ * byte for byte. One thread of the target is sent through the stub
+ * (hijack.c) and does, on its own, everything that changes what other
+ * threads execute: it maps the counter table (private anonymous memory,
+ * its code pages read-only and executable: vdso_count.S is copied there)
+ * once, makes the vDSO writable, switches each of its sites with one
+ * `lock cmpxchg` of the aligned 8 bytes that hold it, makes it read-only
+ * again, then switches each request boundary's site (in a function's
+ * code, with its page made writable for that instant), says its result in
+ * the table and returns where it was interrupted. Nothing depends on
+ * clockprof once the thread is sent: a SIGKILL of clockprof at any
+ * instant leaves every site either original or completely patched.
  *
  * The header layout is mirrored by struct cp_vdso_area_header
  * (vdso_area.h); keep both in step. */
@@ -364,24 +357,4 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_12 - cp_vdso_area_start
 	.quad sc_ip_13 - cp_vdso_area_start
 
-
-/* --- a thunk's start, copied once per entry (vdso_plan.c): rax = where
- * the entry's return address is (the copier sets the load's disp8, the
- * stack depth, at byte 4); for clock_gettime, r10d = the counter's index
- * in the slot less one: 1 + the clock id, ids 12 and up (and negative
- * ones: CPU-time and fd clocks) in one, with no branch. Then the jump to
- * the entry's path in the table's code pages (vdso_count.S), and where
- * that comes back to: the replaced instruction and a jump back. */
-	.globl cp_vdso_prefix_clockid, cp_vdso_prefix_clockid_end
-	.globl cp_vdso_prefix_fixed, cp_vdso_prefix_fixed_end
-cp_vdso_prefix_clockid:
-	lea	rax, [rsp + 0x7f]	/* where the entry's return address is: disp8 at 4 */
-	mov	r10d, 12
-	cmp	edi, r10d
-	cmovb	r10d, edi		/* the clock id: the index - 1 */
-cp_vdso_prefix_clockid_end:
-/* gettimeofday, time: their index is the path's own. */
-cp_vdso_prefix_fixed:
-	lea	rax, [rsp + 0x7f]
-cp_vdso_prefix_fixed_end:
 	.section .note.GNU-stack, "", @progbits

@@ -85,8 +85,6 @@ struct cp_vdso_stub_result {
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
 extern const uint64_t cp_vdso_stub_syscall_ips[14];
-extern const uint8_t cp_vdso_prefix_clockid[], cp_vdso_prefix_clockid_end[];
-extern const uint8_t cp_vdso_prefix_fixed[], cp_vdso_prefix_fixed_end[];
 
 _Static_assert(CP_PATCH_STUB_OFF + sizeof(struct cp_vdso_stub_result) <= CP_PATCH_CODE_OFF,
 	       "the stub's result is past the page of zeros");

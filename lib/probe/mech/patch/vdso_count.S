@@ -11,17 +11,22 @@
  * constants, and the table is found from the code's own address (the code
  * pages follow the table in one mapping: vdso_count.h), with no load.
  *
- * Entered by a jump from the entry's thunk in the vDSO (vdso_plan.c) with
- * rax = where the entry's return address is and, for clock_gettime,
- * r10d = the counter's index less one (the clock id, 12 for ids 12 and up
- * and for negative ones); left by a jump back to the thunk's
- * continuation (the replaced instruction, relocated), whose rel32 the
- * copier writes (each CONTINUE's field is listed in
- * cp_vdso_count_conts). Uses only the registers dead at a patch site
- * (rax, rcx, rdx, r8-r11 and the flags: the entries take their arguments
- * in rdi and rsi) and saves what else it uses on the stack, below the
- * entry's stack pointer (the plan chooses sites before which the entry
- * has stored nothing there).
+ * Entered by the jump that replaces the entry's first instruction in the
+ * vDSO (vdso_plan.c): each path starts as the thunk's prefix did, which
+ * cost a taken jump more (measured: docs/patch.md), loading r9 = the
+ * entry's return address by rsp, as the call stored it (measured faster
+ * than through another register), rax = where it is (both disp8s the stack depth, written by the copier:
+ * cp_vdso_count_depths) and, for clock_gettime, r10d = the counter's
+ * index less one (the clock id, 12 for ids 12 and up and for negative
+ * ones, with no branch). Left where it counted the site at once by the
+ * entry's replaced instruction, relocated here, and a jump back past it
+ * into the vDSO (a TAIL: the copier writes both), else by a jump back to
+ * the entry's thunk in the vDSO, which runs that instruction and jumps
+ * back (each CONTINUE's rel32 is listed in cp_vdso_count_conts). Uses
+ * only the registers dead at a patch site (rax, rcx, rdx, r8-r11 and the
+ * flags: the entries take their arguments in rdi and rsi) and saves what
+ * else it uses on the stack, below the entry's stack pointer (the plan
+ * chooses sites before which the entry has stored nothing there).
  *
  * A read is counted in the calling thread's slot (found by its key, the
  * thread pointer or Go's goroutine), then at its call site in the slot's
@@ -35,12 +40,21 @@
 	.intel_syntax noprefix
 	.section .rodata.cp_vdso_count, "a"
 
-/* Each CONTINUE's rel32 field, {offset from the start, entry}: listed
- * here as the paths are assembled, for the copier (vdso_count.h). */
+/* Each CONTINUE's rel32 field, each TAIL's room and each depth's disp8,
+ * {offset from the start, entry}: listed here as the paths are
+ * assembled, for the copier (vdso_count.h). */
 	.section .rodata.cp_vdso_count_conts, "a"
 	.balign 4
 	.globl cp_vdso_count_conts, cp_vdso_count_conts_end
 cp_vdso_count_conts:
+	.section .rodata.cp_vdso_count_tails, "a"
+	.balign 4
+	.globl cp_vdso_count_tails, cp_vdso_count_tails_end
+cp_vdso_count_tails:
+	.section .rodata.cp_vdso_count_depths, "a"
+	.balign 4
+	.globl cp_vdso_count_depths, cp_vdso_count_depths_end
+cp_vdso_count_depths:
 
 	.section .rodata.cp_vdso_count, "a"
 	.balign 64
@@ -57,25 +71,67 @@ cp_vdso_count_start:
 	.popsection
 	.endm
 
-/* The read counted at its key (r10; r8 its pc) if the key sits at its
- * home in the slot's block (else to miss), then back. */
-	.macro COUNT_SITE_AND_CONTINUE entry, miss
-	lea	ecx, [r8 + r8]		/* its home in the block: 4 x (the */
-	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2	/* slot's offset + 16 */
-	lea	rcx, [rdx + rcx * 2]	/* x the home) / 4 */
-	cmp	[r11 + rcx * 4 + CP_PATCH_SITES_OFF], r10
+/* The entry's replaced instruction and the jump back past it, as the
+ * copier writes them for the entry's site (CP_VDSO_TAIL_ROOM bytes; else
+ * a jump to its thunk). */
+	.macro TAIL entry
+9:	.fill	CP_VDSO_TAIL_ROOM, 1, 0xcc
+	.pushsection .rodata.cp_vdso_count_tails, "a"
+	.long	9b - .Lstart, \entry
+	.popsection
+	.endm
+
+/* A disp8 the copier sets to the entry's stack depth: the byte before. */
+	.macro DEPTH entry
+8:	.pushsection .rodata.cp_vdso_count_depths, "a"
+	.long	8b - 1 - .Lstart, \entry
+	.popsection
+	.endm
+
+/* Whether the key (r10; pc its pc) sits at its home in the slot's block
+ * (rdx): the flags say, [rdx + rcx * 8] is that home. */
+	.macro SITE_AT_HOME pc
+	lea	ecx, [\pc + \pc]		/* its home in the block, / 8 */
+	and	ecx, (CP_PATCH_SITE_ENTRIES - 1) * 2
+	cmp	[rdx + rcx * 8], r10
+	.endm
+
+/* The read counted there if so (else to miss), then back. */
+	.macro COUNT_SITE_AND_CONTINUE entry, miss, pc
+	SITE_AT_HOME \pc
 	jne	\miss
-	inc	qword ptr [r11 + rcx * 4 + CP_PATCH_SITES_OFF + 8]
-	CONTINUE \entry
+	inc	qword ptr [rdx + rcx * 8 + 8]
+	TAIL \entry
+	.endm
+
+/* The read counted at once if its caller (r9) sits at its home in the
+ * slot's block as a direct site (else to miss), then back. */
+	.macro DIRECT_SITE entry, miss
+	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
+	add	r10, r9			/* key: pc | via << 48 | entry << 60 */
+	COUNT_SITE_AND_CONTINUE \entry, \miss, r9
 	.endm
 
 /* One entry's whole path. entry: its CP_ENTRY_* (clockreads.h); word:
- * its counter's index in the slot (CP_PATCH_WORD_*), or 0: the thunk's
- * r10 + 1 (clock_gettime's clock id). */
+ * its counter's index in the slot (CP_PATCH_WORD_*), or 0: r10 + 1
+ * (clock_gettime's clock id). */
 	.macro ENTRY_PATH entry, word
 	.balign 32
 .Lentry_\entry:
+	mov	r9, [rsp + 0x7f]	/* the entry's return address */
+	DEPTH \entry
+	lea	rax, [rsp + 0x7f]	/* where it is */
+	DEPTH \entry
+	.if \word == 0
+	mov	r10d, 12
+	cmp	edi, r10d
+	cmovb	r10d, edi		/* the clock id: the index - 1 */
+	.endif
+.Lprefixed_\entry:
 	lea	r11, [rip + .Lstart - CP_PATCH_CODE_OFF]	/* the table */
+	.if \word == 0			/* the index's counter, less the slot's */
+	lea	r10, [r11 + r10 * 8 + 128 + 8]	/* offset (off the slot's chain) */
+	.endif
 	mov	r8, qword ptr fs:0	/* the thread pointer: a thread's key */
 	test	r8, r8
 	jz	.Lgoroutine_\entry
@@ -84,15 +140,15 @@ cp_vdso_count_start:
 	imul	rdx, r8			/* 12 bits pick the slot, here times the */
 	shr	rdx, 45			/* slot's 128 bytes: the slot's offset */
 	and	edx, (CP_PATCH_SLOTS - 1) * CP_PATCH_SLOT_WORDS * 8
-	lea	rcx, [r11 + rdx + 128]
-	cmp	[rcx], r8		/* the first slot looked at: the key's */
+	cmp	[r11 + rdx + 128], r8	/* the first slot looked at: the key's */
 	jne	.Lnext_slot_\entry
-.Lslot_\entry:
+.Lslot_\entry:				/* (rdx: the key's slot's offset) */
 	.if \word
-	inc	qword ptr [rcx + \word * 8]	/* the key's own: no lock */
+	inc	qword ptr [r11 + rdx + 128 + \word * 8]	/* the key's own: no lock */
 	.else
-	inc	qword ptr [rcx + r10 * 8 + 8]
+	inc	qword ptr [r10 + rdx]
 	.endif
+	lea	rdx, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
 
 	/* The site: the entry's caller, counted at once where the slot's
 	 * block holds it at its home as a direct site (no wrapper crossed:
@@ -102,17 +158,22 @@ cp_vdso_count_start:
 	 * else a wrapper's caller, one step out by the stack pointer, if the
 	 * entry's caller has a rule and its caller none; anything else (a
 	 * rule's collision, a second wrapper, Go's frame hops, a site not at
-	 * its home, a site not claimed yet) is walked. */
-	mov	r8, [rax]		/* the entry's return address */
-	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
-	add	r10, r8			/* key: pc | via << 48 | entry << 60 */
-	COUNT_SITE_AND_CONTINUE \entry, .Lrule_home_\entry
-
+	 * its home, a site not claimed yet) is walked. clock_gettime's
+	 * reads come through the C library's wrapper: its path looks for
+	 * the rule first, and takes no branch to a wrapper's caller (either
+	 * order counts a read as the walk would). */
+	.if \entry
+	DIRECT_SITE \entry, .Lrule_home_\entry
+	.endif
 .Lrule_home_\entry:
-	lea	ecx, [r8 + r8]		/* its rule's home, / 8 */
+	lea	ecx, [r9 + r9]		/* its rule's home, / 8 */
 	and	ecx, (CP_PATCH_RULES - 1) * 2
-	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], r8
+	cmp	[r11 + rcx * 8 + CP_PATCH_RULES_OFF], r9
+	.if \entry
 	jne	.Lwalk_\entry		/* no rule, or another's: walked */
+	.else
+	jne	.Ldirect_\entry		/* no rule, or another's: a direct site? */
+	.endif
 
 .Lwrapper_\entry:
 	movzx	r10d, word ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 14]
@@ -129,7 +190,11 @@ cp_vdso_count_start:
 	.if \entry
 	bts	r10, 59 + \entry
 	.endif
-	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry
+	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry, r8
+	.if \entry == 0
+.Ldirect_\entry:
+	DIRECT_SITE \entry, .Lwalk_\entry
+	.endif
 
 /* Go's threads keep 0 at fs:0: the running goroutine, g, is the key,
  * tagged; neither: the shared slot. */
@@ -144,6 +209,7 @@ cp_vdso_count_start:
  * empty one, CP_PATCH_PROBES at most (rbx counts them). */
 .Lnext_slot_\entry:
 	push	rbx
+	lea	rcx, [r11 + rdx + 128]
 	mov	ebx, CP_PATCH_PROBES
 2:	cmp	[rcx], r8
 	je	5f
@@ -166,7 +232,7 @@ cp_vdso_count_start:
 	.if \word			/* (and no site) */
 	lock inc qword ptr [r11 + \word * 8]
 	.else
-	lock inc qword ptr [r11 + r10 * 8 + 8]
+	lock inc qword ptr [r10 - 128]
 	.endif
 	CONTINUE \entry
 5:	pop	rbx
@@ -236,8 +302,7 @@ cp_vdso_count_start:
 	and	ecx, CP_PATCH_SITE_ENTRIES - 1
 	mov	rdi, rax
 	shl	ecx, 4
-	or	rdi, r10
-	lea	rdx, [r11 + rdx * 4 + CP_PATCH_SITES_OFF]	/* the slot's block */
+	or	rdi, r10			/* (rdx: the slot's block) */
 	mov	ebx, CP_PATCH_SITE_ENTRIES
 .Lsite_entry_\entry:
 	cmp	[rdx + rcx], rdi
@@ -283,13 +348,23 @@ cp_vdso_count_start:
 cp_vdso_count_end:
 	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
 
-/* Each entry's path, as offsets from the start, by CP_ENTRY_*. */
+/* Each entry's path, as offsets from the start, by CP_ENTRY_*; and past
+ * its prefix (the unit tests enter there with r9, rax and r10 set). */
 	.balign 8
+	.globl cp_vdso_count_prefixed
 cp_vdso_count_entries:
 	.quad	.Lentry_0 - .Lstart
 	.quad	.Lentry_1 - .Lstart
 	.quad	.Lentry_2 - .Lstart
+cp_vdso_count_prefixed:
+	.quad	.Lprefixed_0 - .Lstart
+	.quad	.Lprefixed_1 - .Lstart
+	.quad	.Lprefixed_2 - .Lstart
 
 	.section .rodata.cp_vdso_count_conts, "a"
 cp_vdso_count_conts_end:
+	.section .rodata.cp_vdso_count_tails, "a"
+cp_vdso_count_tails_end:
+	.section .rodata.cp_vdso_count_depths, "a"
+cp_vdso_count_depths_end:
 	.section .note.GNU-stack, "", @progbits

@@ -1,7 +1,8 @@
 /* vdso_count.h - the code that counts a read (vdso_count.S), as clockprof
  * copies it into the code pages of a target's counter table: each
- * entry's path, and the jumps back to the entry's thunk in the vDSO that
- * the copy is given. */
+ * entry's path, entered by the jump that replaces the entry's first
+ * instruction in the vDSO, left by that instruction (relocated) and a jump
+ * back, or by a jump to the entry's thunk in the vDSO, which runs it. */
 #ifndef CP_VDSO_COUNT_H
 #define CP_VDSO_COUNT_H
 
@@ -9,25 +10,40 @@
 #include <stdint.h>
 
 #include "clockreads.h"
+#include "code_relocate.h"
 
-/* Where a CONTINUE's rel32 field is in the template, and for which entry. */
+/* Where a field the copier writes is in the template, and for which
+ * entry: a CONTINUE's rel32, a TAIL's room, a depth's disp8. */
 struct cp_vdso_count_cont {
 	uint32_t at, entry;
 };
 
+/* What an entry's path is given, in the target: how it leaves. */
+struct cp_vdso_count_way {
+	uint64_t cont;			/* its thunk: the instruction, a jump back */
+	unsigned depth;			/* bytes pushed before the site */
+	uint8_t insn[CP_RELOCATED_MAX];	/* the replaced instruction */
+	unsigned len;			/* its length; 0: none (exits to cont) */
+	uint64_t at;			/* its address (it goes on at at + len) */
+};
+
 extern const uint8_t cp_vdso_count_start[], cp_vdso_count_end[];
-extern const uint64_t cp_vdso_count_entries[CP_ENTRY_MAX];
+extern const uint64_t cp_vdso_count_entries[CP_ENTRY_MAX], cp_vdso_count_prefixed[CP_ENTRY_MAX];
 extern const struct cp_vdso_count_cont cp_vdso_count_conts[], cp_vdso_count_conts_end[];
+extern const struct cp_vdso_count_cont cp_vdso_count_tails[], cp_vdso_count_tails_end[];
+extern const struct cp_vdso_count_cont cp_vdso_count_depths[], cp_vdso_count_depths_end[];
 
 #define CP_VDSO_COUNT_SIZE ((size_t)(cp_vdso_count_end - cp_vdso_count_start))
 
 /* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
- * each entry's path going back to cont[entry] (addresses in the target),
- * the request boundary's close (boundary_close.h) and syscall()'s count
- * (syscall_count.h), into out
- * (CP_PATCH_CODE_SIZE bytes). -1 when a continuation is beyond a rel32
- * jump's reach, or the code outgrew its page. */
-int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out);
+ * each entry's path leaving by way[entry] (a TAIL whose instruction
+ * cannot be relocated there jumps to the thunk instead), the request
+ * boundary's close (boundary_close.h) and syscall()'s count
+ * (syscall_count.h), into out (CP_PATCH_CODE_SIZE bytes). -1 when a
+ * jump is beyond a rel32's reach, a depth beyond a disp8's, or the code
+ * outgrew its page. */
+int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_ENTRY_MAX],
+			uint8_t *out);
 
 /* The offset of a thread's tid from its thread pointer in the target's C
  * library (tid_offset.h; 0: not known) written into code pages out built
@@ -41,6 +57,12 @@ uint32_t cp_vdso_count_tid_offset(const uint8_t *code);
 static inline uint64_t cp_vdso_count_entry(uint64_t table, int entry)
 {
 	return table + CP_PATCH_CODE_OFF + cp_vdso_count_entries[entry];
+}
+
+/* ... and past its prefix, where r9, rax and r10 are set (the tests). */
+static inline uint64_t cp_vdso_count_prefixed_entry(uint64_t table, int entry)
+{
+	return table + CP_PATCH_CODE_OFF + cp_vdso_count_prefixed[entry];
 }
 
 #endif

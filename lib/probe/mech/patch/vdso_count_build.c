@@ -6,7 +6,58 @@
 #include "syscall_count.h"
 #include "vdso_count.h"
 
-int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8_t *out)
+static int put_jump(uint8_t *out, uint64_t from_end, uint64_t to)
+{
+	int64_t rel = (int64_t)(to - from_end);
+	int32_t rel32 = (int32_t)rel;
+
+	if (rel != rel32)
+		return -1;
+	out[-1] = 0xe9;
+	memcpy(out, &rel32, 4);
+	return 0;
+}
+
+/* A TAIL at code + at (in the target; its room at out): the entry's
+ * instruction relocated there and a jump past it, else a jump to its
+ * thunk (no instruction, or one that cannot be encoded there). */
+static int put_tail(uint8_t *out, uint64_t code, uint32_t at, const struct cp_vdso_count_way *w)
+{
+	uint8_t insn[CP_RELOCATED_MAX];
+	size_t n = w->len ? cp_code_relocate(w->insn, w->len, w->at, code + at, insn) : 0;
+
+	if (n && n + 5 <= CP_VDSO_TAIL_ROOM &&
+	    !put_jump(out + at + n + 1, code + at + n + 5, w->at + w->len)) {
+		memcpy(out + at, insn, n);
+		return 0;
+	}
+	return put_jump(out + at + 1, code + at + 5, w->cont);
+}
+
+/* Each field the copier writes in the count's paths. */
+static int aim_paths(uint64_t code, const struct cp_vdso_count_way way[CP_ENTRY_MAX], uint8_t *out)
+{
+	const struct cp_vdso_count_cont *c;
+
+	for (c = cp_vdso_count_conts; c < cp_vdso_count_conts_end; c++)
+		if (c->entry >= CP_ENTRY_MAX || c->at + 4 > CP_VDSO_COUNT_SIZE ||
+		    put_jump(out + c->at, code + c->at + 4, way[c->entry].cont))
+			return -1;
+	for (c = cp_vdso_count_tails; c < cp_vdso_count_tails_end; c++)
+		if (c->entry >= CP_ENTRY_MAX || c->at + CP_VDSO_TAIL_ROOM > CP_VDSO_COUNT_SIZE ||
+		    put_tail(out, code, c->at, &way[c->entry]))
+			return -1;
+	for (c = cp_vdso_count_depths; c < cp_vdso_count_depths_end; c++) {
+		if (c->entry >= CP_ENTRY_MAX || c->at >= CP_VDSO_COUNT_SIZE ||
+		    way[c->entry].depth > 0x78)
+			return -1;
+		out[c->at] = (uint8_t)way[c->entry].depth;
+	}
+	return 0;
+}
+
+int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_ENTRY_MAX],
+			uint8_t *out)
 {
 	uint64_t code = table + CP_PATCH_CODE_OFF;
 
@@ -20,15 +71,7 @@ int cp_vdso_count_build(uint64_t table, const uint64_t cont[CP_ENTRY_MAX], uint8
 	       CP_BOUNDARY_CLOSE_SIZE);
 	memcpy(out + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_CODE_OFF, cp_syscall_count_start,
 	       CP_SYSCALL_COUNT_SIZE);
-	for (const struct cp_vdso_count_cont *c = cp_vdso_count_conts; c < cp_vdso_count_conts_end; c++) {
-		int64_t rel = (int64_t)(cont[c->entry] - (code + c->at + 4));
-		int32_t rel32 = (int32_t)rel;
-
-		if (c->entry >= CP_ENTRY_MAX || c->at + 4 > CP_VDSO_COUNT_SIZE || rel != rel32)
-			return -1;
-		memcpy(out + c->at, &rel32, 4);
-	}
-	return 0;
+	return aim_paths(code, way, out);
 }
 
 /* Where the close's tid offset is in the code pages as built. */

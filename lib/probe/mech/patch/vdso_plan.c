@@ -197,35 +197,39 @@ static size_t relocate(const struct planner *pl, uint64_t at, uint64_t to, uint8
 	return cp_code_relocate(pl->image + at, pl->plan->size - at, base + at, base + to, out);
 }
 
-/* The thunk of one site at pl->next_code: rax (and r10d for
- * clock_gettime) set as vdso_area.S's prefixes say, a jump to the
- * entry's path in the table's code pages (vdso_count.S), which comes
- * back to the replaced instruction relocated, then a jump back. */
+/* The thunk of one site at pl->next_code: the replaced instruction,
+ * relocated, then a jump back; what the count's path (vdso_count.S),
+ * which the site jumps to, is given to leave by. */
 static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 {
 	uint8_t *code = pl->plan->bytes + pl->next_code;
 	uint64_t pos = pl->next_code, base = pl->plan->base;
-	bool by_clock = s->entry == CP_ENTRY_CLOCK_GETTIME;
-	const uint8_t *pre = by_clock ? cp_vdso_prefix_clockid : cp_vdso_prefix_fixed;
-	size_t npre = (size_t)((by_clock ? cp_vdso_prefix_clockid_end : cp_vdso_prefix_fixed_end) - pre);
-	int64_t to_count = (int64_t)(cp_vdso_count_entry(pl->plan->table, s->entry) - (base + pos + npre + 5));
+	struct cp_vdso_count_way *w = &pl->plan->way[s->entry];
 	uint32_t nrel;
 
-	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size || to_count != (int32_t)to_count)
+	if (s->depth > 0x78 || pos + THUNK_MAX > pl->plan->size || s->len > sizeof(w->insn))
 		return -1;
-	memcpy(code, pre, npre);
-	code[4] = (uint8_t)s->depth;	/* the prefix's lea of where the entry's return address is */
-	code[npre] = JMP_REL32;
-	memcpy(code + npre + 1, &(int32_t){ (int32_t)to_count }, 4);
-	nrel = (uint32_t)relocate(pl, s->at, pos + npre + 5, code + npre + 5);
-	if (!nrel || npre + 5 + nrel + 5 > THUNK_MAX)
+	nrel = (uint32_t)relocate(pl, s->at, pos, code);
+	if (!nrel || nrel + 5 > THUNK_MAX)
 		return -1;
-	pl->plan->cont[s->entry] = base + pos + npre + 5;
-	code[npre + 5 + nrel] = JMP_REL32;
-	put_rel32(code + npre + 5 + nrel + 1, pos + npre + 5 + nrel + 5, s->at + s->len);
+	code[nrel] = JMP_REL32;
+	put_rel32(code + nrel + 1, pos + nrel + 5, s->at + s->len);
 	s->thunk = pos;
-	pl->next_code = (pos + npre + 5 + nrel + 5 + 15) & ~15ul;
+	*w = (struct cp_vdso_count_way){ .cont = base + pos, .depth = s->depth, .len = s->len,
+					 .at = base + s->at };
+	memcpy(w->insn, pl->image + s->at, s->len);
+	pl->next_code = (pos + nrel + 5 + 15) & ~15ul;
 	return 0;
+}
+
+/* The rel32 of a jump that ends at from_end (an image offset) to the
+ * entry's path in the table's code pages; false beyond its reach. */
+static bool to_path(const struct cp_vdso_plan *plan, uint64_t from_end, int entry, int32_t *rel)
+{
+	int64_t d = (int64_t)(cp_vdso_count_entry(plan->table, entry) - (plan->base + from_end));
+
+	*rel = (int32_t)d;
+	return d == *rel;
 }
 
 /* The jump a site can take at off (len bytes): 5, 2 with a springboard,
@@ -242,24 +246,31 @@ static unsigned jump_fits(const struct planner *pl, uint64_t off, unsigned len,
 	return 0;
 }
 
-/* The site's jump written over the word's original bytes. */
-static void site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
+/* The site's jump to its entry's path written over the word's original
+ * bytes; -1 when the path is beyond its reach. */
+static int site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
 {
 	uint8_t w[8];
 	uint64_t at = s->at - s->qword;
+	int32_t rel;
 
 	memcpy(w, plan->bytes + s->qword, 8);
 	memcpy(&s->original, w, 8);
 	if (s->jump_len == 5) {
+		if (!to_path(plan, s->at + 5, s->entry, &rel))
+			return -1;
 		w[at] = JMP_REL32;
-		put_rel32(w + at + 1, s->at + 5, s->thunk);
+		memcpy(w + at + 1, &rel, 4);
 	} else {
+		if (!to_path(plan, s->springboard + 5, s->entry, &rel))
+			return -1;
 		w[at] = JMP_REL8;
 		w[at + 1] = (uint8_t)(int8_t)((int64_t)s->springboard - (int64_t)(s->at + 2));
 		plan->bytes[s->springboard] = JMP_REL32;
-		put_rel32(plan->bytes + s->springboard + 1, s->springboard + 5, s->thunk);
+		memcpy(plan->bytes + s->springboard + 1, &rel, 4);
 	}
 	memcpy(&s->patched, w, 8);
+	return 0;
 }
 
 /* What an instruction before a site may do to the stack: push a register
@@ -342,7 +353,9 @@ static int plan_sites(struct planner *pl)
 		if (build_thunk(pl, s))
 			return fail(pl, "%s: its replaced instruction cannot be relocated, or the vDSO has no room",
 				    cp_entry_name(s->entry));
-		site_words(plan, s);
+		if (site_words(plan, s))
+			return fail(pl, "%s: the counter table is beyond a jump's reach of the vDSO",
+				    cp_entry_name(s->entry));
 		plan->nsites++;
 	}
 	return plan->nsites ? 0 : -1;
@@ -365,7 +378,7 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t
 	plan->size = size;
 	plan->table = table;
 	for (int e = 0; e < CP_ENTRY_MAX; e++)	/* an entry with no site: never taken */
-		plan->cont[e] = cp_vdso_count_entry(table, e);
+		plan->way[e] = (struct cp_vdso_count_way){ .cont = cp_vdso_count_entry(table, e) };
 	ZydisDecoderInit(&pl.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	if (cp_vdso_image_functions((char *)copy, size, &pl.facts.funcs, &pl.facts.nfuncs) ||
 	    !(pl.facts.indirect = calloc(pl.facts.nfuncs, sizeof(bool))))
@@ -382,7 +395,7 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t
 	rc = plan_sites(&pl);
 	plan->code_end = pl.next_code;
 	if (!rc && (!(plan->count = malloc(CP_PATCH_CODE_SIZE)) ||
-		    cp_vdso_count_build(table, plan->cont, plan->count))) {
+		    cp_vdso_count_build(table, plan->way, plan->count))) {
 		snprintf(why, whylen, "the counter table is beyond a jump's reach of the vDSO");
 		rc = -1;
 	}

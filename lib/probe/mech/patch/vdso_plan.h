@@ -1,9 +1,9 @@
 /* vdso_plan.h - where and how a vDSO image is patched, worked out from the
  * image alone (no process is touched): for each clock entry, the one
- * instruction that a jump replaces, the thunk that counts (by a jump to
- * the code in the counter table's code pages, made here too) and then
- * runs that instruction relocated, and the bytes written into the
- * image's unused space. The same plan, made from clockprof's own pristine vDSO,
+ * instruction that a jump to the code that counts replaces (in the
+ * counter table's code pages, made here too, which runs it relocated and
+ * jumps back), the thunk that runs it for that code's rarer exits, and
+ * the bytes written into the image's unused space. The same plan, made from clockprof's own pristine vDSO,
  * tells a target's leftover patch of an earlier run from anyone else's
  * change.
  *
@@ -11,7 +11,7 @@
  * aligned 8 bytes that hold its jump (vdso_area.S), and a thread can only
  * stand before or after an instruction, never inside it, so no thread has
  * to be stopped while the site changes. An instruction of 5 bytes or more
- * takes a near jump to its thunk; a shorter one (2 bytes or more) a short
+ * takes a near jump to the count; a shorter one (2 bytes or more) a short
  * jump to a springboard in the alignment padding between two functions,
  * which jumps on. Relocation is Zydis's (decoder and encoder). */
 #ifndef CP_VDSO_PLAN_H
@@ -21,14 +21,15 @@
 #include <stdint.h>
 
 #include "clockreads.h"
+#include "vdso_count.h"
 
 struct cp_vdso_site {
 	int entry;			/* CP_ENTRY_* */
 	uint64_t at;			/* the replaced instruction (offsets in the image) */
 	unsigned len;
-	unsigned jump_len;		/* 5: near jump to the thunk; 2: short jump */
-	uint64_t springboard;		/* jump_len 2: the 5-byte jump to the thunk */
-	uint64_t thunk;
+	unsigned jump_len;		/* 5: near jump to the count's path; 2: short jump */
+	uint64_t springboard;		/* jump_len 2: the 5-byte jump to the path */
+	uint64_t thunk;			/* the instruction relocated, a jump back */
 	unsigned depth;			/* bytes pushed before the site */
 	uint64_t qword;			/* the aligned 8 bytes switched */
 	uint64_t original, patched;
@@ -43,13 +44,13 @@ struct cp_vdso_plan {
 	int nsites;
 	uint8_t *bytes;			/* the image with everything written but the sites */
 	uint64_t table;			/* the counter table's address in the target */
-	uint64_t cont[CP_ENTRY_MAX];	/* each thunk's way back from the count */
+	struct cp_vdso_count_way way[CP_ENTRY_MAX];	/* each path's ways back from the count */
 	uint8_t *count;			/* the code for the table's code pages
 					 * (vdso_count.h: CP_VDSO_COUNT_SIZE bytes) */
 };
 
 /* Plans the patch of image (size bytes, mapped at base) for a counter
- * table at table: the thunks jump to its code pages, and their code is
+ * table at table: the sites jump to its code pages, and their code is
  * made too. Returns 0, or -1 with why ("clock_gettime: no instruction of
  * 2 bytes or more before its first branch"...). */
 int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t table,
