@@ -140,3 +140,19 @@ def accountable_kib(pid):
             elif line.startswith("VmFlags:") and "ac" in line.split()[1:]:
                 total += size
     return total
+
+
+def tree(pid):
+    """pid and the processes descended from it now."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError):
+                pass
+    out = [pid]
+    for p in out:
+        out += [c for c, pp in parents.items() if pp == p]
+    return out

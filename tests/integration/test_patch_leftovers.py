@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+from common import tree
 from readiness import wait_attached, wait_for
 
 # A Python clock loop: reads the clock (glibc's clock_gettime, the vDSO)
@@ -236,22 +237,6 @@ def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
         assert loop.close() == 0
 
 
-def tree(pid):
-    """pid and the processes descended from it now."""
-    parents = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                pass
-    out = [pid]
-    for p in out:
-        out += [c for c, pp in parents.items() if pp == p]
-    return out
-
-
 def vdso_perms(pid):
     try:
         with open(f"/proc/{pid}/maps") as f:
@@ -296,13 +281,6 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
         target.communicate(timeout=60)
 
 
-def vdso_bytes(pid):
-    start, end = vdso_range(pid)
-    with open(f"/proc/{pid}/mem", "rb") as f:
-        f.seek(start)
-        return f.read(end - start)
-
-
 def test_a_restorer_writes_nothing_into_a_member_that_was_never_patched(ctx):
     """attach -p TARGET,MEMBER with MEMBER stopped: the patch refuses it
     before writing anything, and counts the target. clockprof is then
@@ -320,13 +298,13 @@ def test_a_restorer_writes_nothing_into_a_member_that_was_never_patched(ctx):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wait_attached(proc)
         wait_for(lambda: switched(loop.p.pid), "the target's vDSO to be patched")
-        assert vdso_bytes(member.p.pid) == vdso_bytes("self"), "the member was written at attach"
+        assert vdso_image(member.p.pid) == vdso_image("self"), "the member was written at attach"
         proc.kill()
         proc.wait()
         wait_for(lambda: not switched(loop.p.pid), "the target's vDSO to be switched back", timeout=30)
         os.kill(member.p.pid, signal.SIGCONT)
         time.sleep(1)  # a restorer waiting for the member acts as it runs again
-        assert vdso_bytes(member.p.pid) == vdso_bytes("self"), "the restorer wrote into the member"
+        assert vdso_image(member.p.pid) == vdso_image("self"), "the restorer wrote into the member"
         wait_for(lambda: not restorers_for(member.p.pid), "the restorer to end", timeout=30)
     finally:
         os.kill(member.p.pid, signal.SIGCONT)

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip, accountable_kib
+from common import Skip, accountable_kib, tree
 
 ROUND = 5  # reads per round: MONOTONIC, REALTIME, PROCESS_CPUTIME_ID, gettimeofday, time
 
@@ -422,22 +422,6 @@ def maps_wx(pid):
             return [line.strip() for line in f if line.split()[1][1:3] == "wx"]
     except (FileNotFoundError, ProcessLookupError):
         return []
-
-
-def tree(pid):
-    """pid and the processes descended from it now."""
-    parents = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    parents[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                pass
-    out = [pid]
-    for p in out:
-        out += [c for c, pp in parents.items() if pp == p]
-    return out
 
 
 def test_patch_leaves_no_writable_code_in_forks_of_its_window(ctx):
