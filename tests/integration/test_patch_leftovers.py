@@ -247,8 +247,8 @@ def vdso_perms(pid):
 
 def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer(ctx):
     """A clockprof is SIGKILLed while its stub holds the target's vDSO
-    writable and executable (the tests' hook holds it there 0.3 s; the
-    target forks every 10 ms): the forks made meanwhile inherit that copy,
+    writable and executable (the tests' hook holds it there 1 s; the
+    target forks every 50 ms): the forks made meanwhile inherit that copy,
     and clockprof is not there to send them through the stub again. Its
     restorer does: once it is done, no process of the tree keeps a
     writable and executable vDSO, and none is left switched (a fork kept
@@ -262,9 +262,9 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
             [ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "20",
              "-o", os.path.join(ctx.tmp, "killed.json"), str(target.pid)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="300"))
+            env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="1000"))
         wait_for(lambda: vdso_perms(target.pid) == "rwxp", "the stub's window", timeout=60)
-        time.sleep(0.1)
+        time.sleep(0.2)
         tool.kill()
         tool.wait()
         wait_for(lambda: not restorers_for(target.pid), "the restorer to end", timeout=120)
@@ -309,3 +309,30 @@ def test_a_restorer_writes_nothing_into_a_member_that_was_never_patched(ctx):
     finally:
         os.kill(member.p.pid, signal.SIGCONT)
         assert loop.close() == 0 and member.close() == 0
+
+
+def test_a_stopped_process_does_not_hold_back_the_restorers_others(ctx):
+    """attach -p A,B, then A stopped and clockprof SIGKILLed: its restorer
+    switches B back at once, while it waits for A to be continued (it
+    tried them one after the other, and waited on A first for as long as
+    A stayed stopped); A is switched back once continued."""
+    a, b = Loop(), Loop()
+    try:
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism", "patch",
+                                 "-o", os.path.join(ctx.tmp, "pair.json"),
+                                 "-p", f"{a.p.pid},{b.p.pid}"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        wait_for(lambda: switched(a.p.pid) and switched(b.p.pid), "both to be patched")
+        os.kill(a.p.pid, signal.SIGSTOP)
+        wait_for(lambda: "T" in open(f"/proc/{a.p.pid}/stat").read().rsplit(")", 1)[1].split()[0],
+                 "A to stop")
+        proc.kill()
+        proc.wait()
+        wait_for(lambda: not switched(b.p.pid), "B to be switched back", timeout=30)
+        assert switched(a.p.pid), "A was switched back while stopped"
+        os.kill(a.p.pid, signal.SIGCONT)
+        wait_for(lambda: not switched(a.p.pid), "A to be switched back once continued", timeout=30)
+    finally:
+        os.kill(a.p.pid, signal.SIGCONT)
+        assert a.close() == 0 and b.close() == 0

@@ -39,8 +39,8 @@
  * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
  * ms (150 at most), each sleeping until the process ends: children
  * forked while clockprof's stub has the vDSO writable (two: the stub may
- * be sent through one). With =window they fork without end, and only
- * the children born with a writable vDSO stay.
+ * be sent through one). With =window they fork every 50 ms without end,
+ * and only the children born with a writable vDSO stay.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -403,7 +403,7 @@ static void *forking_thread(void *arg)
 			for (;;)
 				sleep(10);
 		}
-		usleep(10000);
+		usleep(window ? 50000 : 10000);
 	}
 	for (;;)	/* the children's parent thread: it outlives them */
 		pause();

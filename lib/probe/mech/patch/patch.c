@@ -420,13 +420,14 @@ static void restore_forks_left(struct cp_mech *m)
 }
 
 /* The switch back of pid (the target, or a member) refused (err): one
- * stopped or frozen is left to the restorer, kept running, which makes it
- * once pid runs again; else it counts on, unread. Said either way. */
-static void unrestored(struct cp_mech *m, pid_t pid, const struct cp_error *err)
+ * stopped or frozen that the restorer watches (watched) is left to it,
+ * kept running, which makes it once pid runs again; else it counts on,
+ * unread. Said either way. */
+static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
-	if (st->restorer > 0 && cp_vdso_patch_runs_nothing(pid)) {
+	if (st->restorer > 0 && watched && cp_vdso_patch_runs_nothing(pid)) {
 		st->handed_over = true;
 		cp_mech_warn_closing(m, "%s: its restorer (process %d) switches it back once it runs again",
 				     err->msg, (int)st->restorer);
@@ -448,13 +449,13 @@ static void restore_all(struct cp_mech *m)
 		return;
 	st->restored = true;
 	if (cp_vdso_patch_restore(st->patch, &err) && alive(m->pid))
-		unrestored(m, m->pid, &err);
+		unrestored(m, m->pid, true, &err);
 	for (size_t i = 0; i < st->members.n; i++) {
 		struct cp_error merr = { 0 };
 
 		if (cp_vdso_patch_restore(st->members.v[i].patch, &merr) &&
 		    alive(st->members.v[i].pid))
-			unrestored(m, st->members.v[i].pid, &merr);
+			unrestored(m, st->members.v[i].pid, st->members.v[i].watched, &merr);
 	}
 	cp_patch_followed_restore(m);
 	restore_forks_left(m);

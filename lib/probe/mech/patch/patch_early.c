@@ -6,13 +6,11 @@
 #include "patch_early.h"
 #include "patch_restorer.h"
 
-/* The restorer watches the target and the first members (patch_restorer.h). */
-#define EARLY_MAX_PIDS 64
 
 static struct {
 	pthread_t thread;
 	bool started, taken;
-	pid_t pids[EARLY_MAX_PIDS];
+	pid_t pids[CP_PATCH_RESTORER_PIDS];
 	size_t npids;
 	bool launched, apply;
 	int rc;
@@ -70,7 +68,7 @@ void cp_patch_early_start(const struct cp_session_config *cfg)
 	drop_untaken();
 	early.npids = 0;
 	early.pids[early.npids++] = cfg->pid;
-	for (size_t i = 0; i < cfg->nmembers && early.npids < EARLY_MAX_PIDS; i++)
+	for (size_t i = 0; i < cfg->nmembers && early.npids < CP_PATCH_RESTORER_PIDS; i++)
 		early.pids[early.npids++] = cfg->members[i];
 	early.launched = cfg->launched;
 	early.apply = !cfg->launched && !cfg->boundary_in_target;

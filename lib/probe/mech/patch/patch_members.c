@@ -11,6 +11,7 @@
 #include "grow.h"
 #include "mechanism.h"
 #include "patch_members.h"
+#include "patch_restorer.h"
 #include "patch_sites.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -96,7 +97,8 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			 cp_vdso_patch_apply(p, &err) == 0) {
 			out->v[out->n++] = (struct cp_patch_member){ pids[i], p,
 								     same_code(m->pid, pids[i]),
-								     exe_of(pids[i]) };
+								     exe_of(pids[i]),
+								     i + 1 < CP_PATCH_RESTORER_PIDS };
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
@@ -114,6 +116,8 @@ int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_
 {
 	struct cp_patch_member *mb = (struct cp_patch_member *)cp_patch_members_find(ms, pid);
 
+	bool watched = mb && mb->watched;	/* a member given keeps its restorer */
+
 	if (mb) {	/* it exec()ed again: the image patched before is gone */
 		cp_vdso_patch_free(mb->patch);
 		free(mb->exe);
@@ -122,7 +126,7 @@ int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_
 	} else {
 		mb = &ms->v[ms->n++];
 	}
-	*mb = (struct cp_patch_member){ pid, patch, false, exe_of(pid) };
+	*mb = (struct cp_patch_member){ pid, patch, false, exe_of(pid), watched };
 	return 0;
 }
 

@@ -25,6 +25,7 @@ struct cp_patch_member {
 	 * the target's addresses. */
 	bool same_code;
 	char *exe;		/* /proc/PID/exe as it was patched (malloc'd) */
+	bool watched;		/* by the restorer: among the first members given */
 };
 
 struct cp_patch_members {

@@ -24,9 +24,6 @@
 
 extern char **environ;
 
-/* The processes one restorer watches, at most (the target and the first
- * members of an attach -p, --tree, --cgroup). */
-#define RESTORER_MAX_PIDS 64
 static bool enabled;
 
 void cp_patch_restorer_enable(void)
@@ -71,7 +68,7 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
  * (pid, start time), the area's offset, then PID:START of each process. */
 static pid_t spawn(char *words, size_t stride, size_t nwords)
 {
-	char *argv[RESTORER_MAX_PIDS + 6];
+	char *argv[CP_PATCH_RESTORER_PIDS + 6];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	pid_t child = -1;
@@ -91,7 +88,7 @@ static pid_t spawn(char *words, size_t stride, size_t nwords)
 
 pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
 {
-	char words[RESTORER_MAX_PIDS + 3][48];
+	char words[CP_PATCH_RESTORER_PIDS + 3][48];
 	struct cp_vdso_area_owner self;
 	size_t k = 0;
 
@@ -101,7 +98,7 @@ pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
 	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.pid);
 	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.start);
 	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, area);
-	for (size_t i = 0; i < n && i < RESTORER_MAX_PIDS; i++) {
+	for (size_t i = 0; i < n && i < CP_PATCH_RESTORER_PIDS; i++) {
 		struct cp_proc_stat st;
 
 		if (cp_proc_stat_read(pids[i], &st) == 0)
@@ -132,38 +129,64 @@ static bool same_process(pid_t pid, unsigned long long start)
  * left the switch back to this restorer), every RETRY_US, for as long as
  * it lives; while it runs, for RUNNING_RETRY_S more (a stub sent before
  * clockprof died may still be finishing: its thread had no CPU yet, or
- * the tests' hook holds it in its window); then given up. */
+ * the tests' hook holds it in its window); then given up. Every process
+ * watched is tried in each round: one that stays stopped never holds the
+ * others back. */
 #define RETRY_US 200000
 #define RUNNING_RETRY_S 10
 
-static bool try_again(pid_t pid, unsigned long long start, int *running)
-{
-	if (!cp_vdso_patch_runs_nothing(pid) &&
-	    ++*running > RUNNING_RETRY_S * 1000000 / RETRY_US)
-		return false;
-	usleep(RETRY_US);
-	return same_process(pid, start);
-}
+/* One process the dead clockprof patched, as its word (PID:START) said. */
+struct watched {
+	pid_t pid;
+	unsigned long long start;
+	int running;		/* rounds refused while it ran */
+	bool done;
+};
 
-/* One process the dead clockprof patched (word: PID:START), switched
- * back with the forks it made in the window, unless it is not the same
- * process any more; what forbids it (stopped, traced, held by a live
+/* One try at w: switched back with the forks it made in the window, or
+ * given up (not the same process any more, never patched: a member
+ * refused, or refused while it ran for too long); else tried again in
+ * the next round. What forbids it (stopped, traced, held by a live
  * clockprof) is prepare's to refuse (cp_vdso_patch_restore_copy). */
-static void restore_one(const char *word, uint64_t area, const struct cp_vdso_area_owner *dead)
+static void try_one(struct watched *w, uint64_t area, const struct cp_vdso_area_owner *dead)
 {
 	struct cp_error err = { 0 };
-	unsigned long long start;
-	int pidv, running = 0;
-	pid_t pid, first;
+	pid_t first;
 
-	if (sscanf(word, "%d:%llu", &pidv, &start) != 2 || pidv <= 0)
+	if (!same_process(w->pid, w->start) || !cp_patch_carries_area(w->pid, area)) {
+		w->done = true;		/* gone, or never patched */
 		return;
-	pid = (pid_t)pidv;
-	if (!same_process(pid, start) || !cp_patch_carries_area(pid, area))
-		return;		/* gone, or never patched (a member refused) */
-	while (cp_vdso_patch_restore_copy(pid, &err) && try_again(pid, start, &running))
-		memset(&err, 0, sizeof(err));
-	cp_patch_forks_restore(pid, area, dead, &first);
+	}
+	if (cp_vdso_patch_restore_copy(w->pid, &err) && (cp_vdso_patch_runs_nothing(w->pid) ||
+	    ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
+		return;
+	cp_patch_forks_restore(w->pid, area, dead, &first);
+	w->done = true;
+}
+
+/* Rounds over the processes watched (words: PID:START each) until every
+ * one is done. */
+static void restore_all(char **words, int n, uint64_t area, const struct cp_vdso_area_owner *dead)
+{
+	struct watched w[CP_PATCH_RESTORER_PIDS];
+	int k = 0, left;
+
+	for (int i = 0; i < n && k < CP_PATCH_RESTORER_PIDS; i++) {
+		unsigned long long start;
+		int pid;
+
+		if (sscanf(words[i], "%d:%llu", &pid, &start) == 2 && pid > 0)
+			w[k++] = (struct watched){ .pid = (pid_t)pid, .start = start };
+	}
+	for (;;) {
+		left = 0;
+		for (int i = 0; i < k; i++)
+			if (!w[i].done && (try_one(&w[i], area, dead), !w[i].done))
+				left++;
+		if (!left)
+			return;
+		usleep(RETRY_US);
+	}
 }
 
 /* Until clockprof (its parent, pid) has ended. Its pidfd, then its
@@ -197,7 +220,6 @@ int cp_patch_restorer_main(int argc, char **argv)
 	dead.start = strtoull(argv[3], NULL, 10);
 	area = strtoull(argv[4], NULL, 10);
 	wait_for_end((pid_t)dead.pid);
-	for (int i = 5; i < argc; i++)
-		restore_one(argv[i], area, &dead);
+	restore_all(argv + 5, argc - 5, area, &dead);
 	return CP_EXIT_OK;
 }

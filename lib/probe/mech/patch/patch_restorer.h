@@ -31,6 +31,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The processes one restorer watches, at most: the target and the first
+ * members of an attach -p, --tree, --cgroup. */
+#define CP_PATCH_RESTORER_PIDS 64
+
 /* The restorer of the patch of pids[0..n) (the target and any members),
  * area the header's offset in their vDSO (cp_vdso_patch_area_offset):
  * its pid; 0 when this program enables none (a test tool); -1 when it
