@@ -87,6 +87,7 @@ struct cp_wrapper_check wrapper_check;
  * a process of procs (held at its exec, as a followed one is), and its
  * old image's counts are the target's own. */
 __u32 target_execed;
+__u32 target_exit_summed;	/* the target's table summed at its exit */
 /* Processes the target started (fork, or clone without CLONE_THREAD)
  * that are not counted (not following, or the procs map was full); and
  * followed ones that exec()ed another program. User space says so. */
@@ -987,9 +988,14 @@ int BPF_PROG(on_target_exit)
 	bool last;
 
 	/* After an exec the memory is the new program's: the sums were taken
-	 * at the exec (on_clock_func). */
+	 * at the exec (on_clock_func). Once: every thread that exits after
+	 * the last one has counted itself out sees no thread live, and a Go
+	 * program's threads exit at once on every CPU; two passes at once
+	 * each zeroed the other's request sums, which user space then found
+	 * of another pass than the one that ended last: 0 requests said. */
 	if (patch_table && !target_execed && (__u32)(current_pid_tgid() >> 32) == target_tgid) {
-		if (task->signal->live.counter == 0 && task->mm)
+		if (task->signal->live.counter == 0 && task->mm &&
+		    !__sync_lock_test_and_set(&target_exit_summed, 1))
 			sum_patch_table();
 		return 0;
 	}
