@@ -419,6 +419,22 @@ static void restore_forks_left(struct cp_mech *m)
 				     failed > 1 ? " and others" : "");
 }
 
+/* Whether pid is stopped or frozen. A stopped thread that a refused hold
+ * let go runs an instant on its way back into its group stop (the kernel
+ * wakes it from its trace stop): seen running then, it is looked at again
+ * for up to 100 ms (a CI run saw it so once). */
+static bool stays_stopped(pid_t pid)
+{
+	for (int i = 0; i < 100; i++) {
+		if (cp_vdso_patch_runs_nothing(pid))
+			return true;
+		if (!alive(pid))
+			return false;
+		usleep(1000);
+	}
+	return false;
+}
+
 /* The switch back of pid (the target, or a member) refused (err): one
  * stopped or frozen that the restorer watches (watched) is left to it,
  * kept running, which makes it once pid runs again; else it counts on,
@@ -427,7 +443,7 @@ static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct 
 {
 	struct patch_state *st = m->state;
 
-	if (st->restorer > 0 && watched && cp_vdso_patch_runs_nothing(pid)) {
+	if (st->restorer > 0 && watched && stays_stopped(pid)) {
 		st->handed_over = true;
 		cp_mech_warn_closing(m, "%s: its restorer (process %d) switches it back once it runs again",
 				     err->msg, (int)st->restorer);
