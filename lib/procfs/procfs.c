@@ -193,7 +193,16 @@ bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 	return false;
 }
 
-int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
+/* Whether the kernel gave out p after pid `after` and up to `last`,
+ * counting round past pid_max as it does; after < 0: any pid. */
+static bool given_between(pid_t p, long after, long last)
+{
+	if (after < 0)
+		return true;
+	return after <= last ? p > after && p <= last : p > after || p <= last;
+}
+
+int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size_t *n)
 {
 	struct { pid_t pid, ppid; } *all = NULL;
 	size_t nall = 0, cap = 0, ncap = 0;
@@ -208,7 +217,8 @@ int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
 		struct cp_proc_stat st;
 		pid_t p = (pid_t)atoi(e->d_name);
 
-		if (p > 0 && cp_proc_stat_read(p, &st) == 0 && !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
+		if (p > 0 && given_between(p, after, last) && cp_proc_stat_read(p, &st) == 0 &&
+		    !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
 			all[nall++] = (typeof(*all)){ p, st.ppid };
 	}
 	closedir(d);
@@ -222,4 +232,9 @@ int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
 	}
 	free(all);
 	return 0;
+}
+
+int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
+{
+	return cp_proc_descendants_born(pid, -1, 0, out, n);
 }

@@ -49,6 +49,11 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* The processes descended from pid now, children first (malloc'd, *n of
  * them; none is not an error). */
 int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n);
+/* The same, of the processes the kernel gave a pid after it gave out
+ * `after` and up to `last` (two readings of ns_last_pid): only theirs are
+ * read, not every process's (a process created since has a pid between
+ * them, and so have its children). after < 0: every process. */
+int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size_t *n);
 
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);

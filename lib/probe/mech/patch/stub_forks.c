@@ -33,13 +33,14 @@ void cp_stub_window_open(struct cp_stub_window *w)
 
 int cp_stub_window_forks(pid_t pid, const struct cp_stub_window *w, pid_t **out, size_t *n)
 {
+	long now = w->last_pid >= 0 ? last_pid() : -1;
 	size_t kept = 0;
 
 	*out = NULL;
 	*n = 0;
-	if (w->last_pid >= 0 && last_pid() == w->last_pid)
+	if (w->last_pid >= 0 && now == w->last_pid)
 		return 0;
-	if (cp_proc_descendants(pid, out, n))
+	if (cp_proc_descendants_born(pid, now >= 0 ? w->last_pid : -1, now, out, n))
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
 		struct cp_proc_stat st;
