@@ -393,21 +393,26 @@ static int size_stack_maps(struct clockreads_bpf *skel, const struct cp_session_
 
 /* The maps that hold what the programs read from the vDSO patch's tables
  * get room only where they are written: the goroutines' requests with a
- * boundary under the patch, the exits' sums under the patch. Room unused
- * costs every start-up its creation: the goroutines' LRU map, allocated
- * whole, took 12 ms of it here (strace -T, BPF_MAP_CREATE), the exits'
- * preallocated sites 3.5 ms. Nonzero (errno set) on failure. */
+ * boundary under the patch, the exits' sums under the patch, the
+ * followed processes' slots and sites where processes are followed (an
+ * attach to one process follows none). Room unused costs every start-up
+ * its creation: the goroutines' LRU map, allocated whole, took 12 ms of
+ * it here (strace -T, BPF_MAP_CREATE), the exits' preallocated sites
+ * 3.5 ms, the followed slots' 64 Ki buckets ~1 ms. Nonzero (errno set)
+ * on failure. */
 static int size_patch_maps(struct clockreads_bpf *skel, const struct cp_session_config *cfg)
 {
 	bool requests = cfg->boundary_syscall >= 0 || cfg->boundary_func;
-	struct bpf_map *exits[] = { skel->maps.patch_exit_sites, skel->maps.child_slots,
-				    skel->maps.child_exit_sites };
+	bool follows = cfg->follow_forks || cfg->nmembers;
+	struct { struct bpf_map *map; bool used; } room[] = {
+		{ skel->maps.goroutines, cfg->patch_tables && requests },
+		{ skel->maps.patch_exit_sites, cfg->patch_tables },
+		{ skel->maps.child_slots, cfg->patch_tables && follows },
+		{ skel->maps.child_exit_sites, cfg->patch_tables && follows },
+	};
 
-	if (!(cfg->patch_tables && requests) &&
-	    bpf_map__set_max_entries(skel->maps.goroutines, 1))
-		return -1;
-	for (size_t i = 0; i < sizeof(exits) / sizeof(exits[0]) && !cfg->patch_tables; i++)
-		if (bpf_map__set_max_entries(exits[i], 1))
+	for (size_t i = 0; i < sizeof(room) / sizeof(room[0]); i++)
+		if (!room[i].used && bpf_map__set_max_entries(room[i].map, 1))
 			return -1;
 	return 0;
 }
