@@ -379,19 +379,47 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 	return 0;
 }
 
+static bool thread_gone(pid_t pid, pid_t tid)
+{
+	char state = cp_proc_thread_state(pid, tid);
+
+	return !state || state == 'Z' || state == 'X';
+}
+
+/* One thread picked (none of skip) and traced: 0, else errno. One that
+ * exits as it is picked is refused as a traced one is (EPERM), and
+ * another is picked: a server that starts a thread per request was
+ * refused, said to be under a debugger. */
+static int seize_picked(pid_t pid, const struct skipped *skip, struct cp_hijack *h)
+{
+	struct skipped exited = *skip;
+	int e;
+
+	for (;;) {
+		if (!(h->tid = pick_thread(pid, &exited)))
+			return ESRCH;
+		if (!ptrace(PTRACE_SEIZE, h->tid, 0, 0))
+			return 0;
+		e = errno;
+		if (!thread_gone(pid, h->tid) || exited.n == sizeof(exited.tid) / sizeof(exited.tid[0]))
+			return e;
+		exited.tid[exited.n++] = h->tid;
+	}
+}
+
 /* One thread picked (none of skip) and held in an interrupt stop: 0,
  * else -1 with err, the thread let go. */
 static int hold(pid_t pid, const struct skipped *skip, struct cp_hijack *h, struct cp_error *err)
 {
-	int rc = 0, held = 0;
+	int rc = 0, held = 0, e;
 
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
-	if (!(h->tid = pick_thread(pid, skip)))
+	if ((e = seize_picked(pid, skip, h)) == ESRCH && !h->tid)
 		return skip->n ? no_room(pid, err) :
 		       cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
-	if (ptrace(PTRACE_SEIZE, h->tid, 0, 0))
-		return cp_fail(err, CP_EXIT_PROFILE, errno == EPERM ?
+	if (e)
+		return cp_fail(err, CP_EXIT_PROFILE, e == EPERM ?
 			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
 			       "thread %d of process %d cannot be traced", h->tid, pid);
 	cp_patch_step();
