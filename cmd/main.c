@@ -197,10 +197,8 @@ int main(int argc, char **argv)
 	 * each arena, with what was freed in it, until exit: up to ~1 MB of
 	 * an attach's peak RSS. Their mallocs are few beside their work. */
 	mallopt(M_ARENA_MAX, 1);
-	/* Hidden: the vDSO patch's restorer and its self-test's child, this
-	 * program run again. */
-	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_RESTORER_ARG))
-		return cp_patch_restorer_main(argc, argv);
+	/* Hidden: the vDSO patch's helper (its self-test's child, then its
+	 * restorer), this program run again. */
 	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG))
 		return cp_vdso_patch_subject_main(argc, argv);
 	cp_patch_restorer_enable();

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "--selftest")) {
 		struct cp_vdso_patch_counts c;
-		int rc = cp_vdso_patch_selftest(&c, &err);
+		int rc = cp_vdso_patch_selftest(&c, NULL, &err);
 
 		printf("selftest %llu of 200%s%s\n", (unsigned long long)c.total, rc ? ": " : "",
 		       rc ? err.msg : "");
@@ -136,7 +136,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (boundary ? attach_with_boundary(atoi(argv[1]), boundary, &p, &err) :
-		       cp_vdso_patch_attach(atoi(argv[1]), &p, &err)) {
+		       cp_vdso_patch_attach(atoi(argv[1]), false, &p, &err)) {
 		printf("refused: %s\n", err.msg);
 		return 3;
 	}

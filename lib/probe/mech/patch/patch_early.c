@@ -21,18 +21,22 @@ static struct {
 static void run_steps(void)
 {
 	struct cp_vdso_patch_counts c;
+	struct cp_patch_helper helper;
 
 	memset(&early.out, 0, sizeof(early.out));
 	memset(&early.err, 0, sizeof(early.err));
-	early.rc = cp_vdso_patch_selftest(&c, &early.err);
+	early.rc = cp_vdso_patch_selftest(&c, &helper, &early.err);
 	if (early.rc) {
 		early.out.selftest_failed = true;
 		return;
 	}
 	early.rc = cp_vdso_patch_prepare(early.pids[0], early.launched, &early.out.patch, &early.err);
-	if (early.rc)
+	if (early.rc) {
+		cp_patch_helper_end(&helper);
 		return;
-	early.out.restorer = cp_patch_restorer_start(early.pids, early.npids,
+	}
+	/* the self-test's child, made the restorer */
+	early.out.restorer = cp_patch_restorer_start(&helper, early.pids, early.npids,
 						     cp_vdso_patch_area_offset(early.out.patch));
 	if (early.apply) {
 		early.rc = cp_vdso_patch_apply(early.out.patch, &early.err);

@@ -3,7 +3,8 @@
  * verifier's work, ~50 ms here, on one CPU): the self-test on a child of
  * clockprof's own (vdso_selftest.c), then, only if it passed, the
  * target's patch prepared (its code written into the unused end of the
- * target's vDSO, unreached), its restorer started and, for a running
+ * target's vDSO, unreached), its restorer started (the self-test's
+ * child, kept) and, for a running
  * target whose requests are not closed in it, its table mapped (apply).
  * What a boundary closed in the target adds (its redirects) comes after
  * those, at the mechanism's open, as before: the table is mapped then. */

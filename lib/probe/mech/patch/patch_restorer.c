@@ -36,12 +36,13 @@ bool cp_patch_restorer_enabled(void)
 	return enabled;
 }
 
-/* Its descriptors: /dev/null for the standard ones, nothing else (it
- * opens clockprof's pidfd itself: one held here, even for an instant,
- * would read as the window's own to whoever watches clockprof's fds);
+/* Its descriptors: /dev/null for the standard ones, its pipes as 3 and
+ * 4, nothing else (as the restorer it opens clockprof's pidfd itself:
+ * one held here, even for an instant, would read as the window's own to
+ * whoever watches clockprof's fds);
  * its own process group; the signals a terminal or a service manager
  * sends clockprof's group blocked. */
-static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
+static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int go, int done)
 {
 	sigset_t mask, def;
 
@@ -49,7 +50,9 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
 	posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDWR, 0);
 	posix_spawn_file_actions_adddup2(fa, 0, 1);
 	posix_spawn_file_actions_adddup2(fa, 0, 2);
-	posix_spawn_file_actions_addclosefrom_np(fa, 3);
+	posix_spawn_file_actions_adddup2(fa, go, 3);
+	posix_spawn_file_actions_adddup2(fa, done, 4);
+	posix_spawn_file_actions_addclosefrom_np(fa, 5);
 	posix_spawnattr_init(at);
 	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
 				 POSIX_SPAWN_SETSIGDEF);
@@ -64,48 +67,95 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at)
 	posix_spawnattr_setsigdefault(at, &def);
 }
 
-/* argv: the program, the hidden argument, clockprof's record as holder
- * (pid, start time), the area's offset, then PID:START of each process. */
-static pid_t spawn(char *words, size_t stride, size_t nwords)
+/* The handover's words (clockprof's record as holder, the area's offset,
+ * PID:START of each process watched), each at most this long, and room
+ * for them in the helper's argv: there, once it is the restorer, they
+ * show whom it watches (ps, /proc/PID/cmdline). */
+#define WORD_MAX 48
+#define NWORDS (CP_PATCH_RESTORER_PIDS + 3)
+#define ARGV_ROOM (NWORDS * 30)
+
+pid_t cp_patch_helper_spawn(int go, int done)
 {
-	char *argv[CP_PATCH_RESTORER_PIDS + 6];
+	static char room[ARGV_ROOM];
+	char parent[16], *argv[] = { "cp-selftest", CP_PATCH_SUBJECT_ARG, parent, room, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
+	/* above 4: neither is overwritten by the other's dup2 */
+	int g = fcntl(go, F_DUPFD_CLOEXEC, 5), d = fcntl(done, F_DUPFD_CLOEXEC, 5);
 	pid_t child = -1;
 
-	argv[0] = "cp-restorer";
-	argv[1] = CP_PATCH_RESTORER_ARG;
-	for (size_t i = 0; i < nwords; i++)
-		argv[2 + i] = words + i * stride;
-	argv[2 + nwords] = NULL;
-	spawn_setup(&fa, &at);
-	if (posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ))
+	if (!room[0])
+		memset(room, ' ', sizeof(room) - 1);
+	snprintf(parent, sizeof(parent), "%d", (int)getpid());
+	spawn_setup(&fa, &at, g, d);
+	if (g < 0 || d < 0 || posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ))
 		child = -1;
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
+	if (g >= 0)
+		close(g);
+	if (d >= 0)
+		close(d);
 	return child;
 }
 
-pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area)
+void cp_patch_helper_end(struct cp_patch_helper *h)
 {
-	char words[CP_PATCH_RESTORER_PIDS + 3][48];
+	if (h->pid > 0) {
+		kill(h->pid, SIGKILL);
+		waitpid(h->pid, NULL, 0);
+	}
+	if (h->to >= 0)
+		close(h->to);
+	if (h->from >= 0)
+		close(h->from);
+	*h = (struct cp_patch_helper){ .to = -1, .from = -1 };
+}
+
+/* The words, one line, to the helper; its answer awaited: it is the
+ * restorer from then on, its parent-death signal cleared. */
+static bool hand_over(const struct cp_patch_helper *h, char words[][WORD_MAX], size_t n)
+{
+	struct pollfd said = { .fd = h->from, .events = POLLIN };
+	char line[NWORDS * WORD_MAX + 2];
+	size_t len = 0;
+	char b;
+
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "", words[i]);
+	line[len++] = '\n';
+	return write(h->to, line, len) == (ssize_t)len && poll(&said, 1, 5000) == 1 &&
+	       read(h->from, &b, 1) == 1 && b == 'a';
+}
+
+pid_t cp_patch_restorer_start(struct cp_patch_helper *h, const pid_t *pids, size_t n, uint64_t area)
+{
+	char words[NWORDS][WORD_MAX];
 	struct cp_vdso_area_owner self;
+	pid_t restorer = h->pid;
 	size_t k = 0;
 
-	if (!enabled)
-		return 0;
+	if (!enabled || h->pid <= 0) {
+		cp_patch_helper_end(h);
+		return enabled ? -1 : 0;
+	}
 	cp_patch_owner_self(&self);
-	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.pid);
-	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, self.start);
-	snprintf(words[k++], sizeof(words[0]), "%" PRIu64, area);
+	snprintf(words[k++], WORD_MAX, "%" PRIu64, self.pid);
+	snprintf(words[k++], WORD_MAX, "%" PRIu64, self.start);
+	snprintf(words[k++], WORD_MAX, "%" PRIu64, area);
 	for (size_t i = 0; i < n && i < CP_PATCH_RESTORER_PIDS; i++) {
 		struct cp_proc_stat st;
 
 		if (cp_proc_stat_read(pids[i], &st) == 0)
-			snprintf(words[k++], sizeof(words[0]), "%d:%llu", (int)pids[i],
-				 st.start_time);
+			snprintf(words[k++], WORD_MAX, "%d:%llu", (int)pids[i], st.start_time);
 	}
-	return spawn(&words[0][0], sizeof(words[0]), k);
+	if (!hand_over(h, words, k))
+		restorer = -1;
+	else
+		h->pid = 0;	/* kept: it is the restorer now */
+	cp_patch_helper_end(h);
+	return restorer;
 }
 
 void cp_patch_restorer_stop(pid_t restorer)
@@ -204,7 +254,8 @@ static void wait_for_end(pid_t pid)
 		close(pidfd);
 }
 
-int cp_patch_restorer_main(int argc, char **argv)
+/* The restorer's life: words as cp_patch_restorer_start hands them over. */
+static int restorer_run(char **words, int n)
 {
 	struct cp_vdso_area_owner dead;
 	uint64_t area;
@@ -214,12 +265,56 @@ int cp_patch_restorer_main(int argc, char **argv)
 	 * restorer's: a restore's own window would hold a fork of a target
 	 * forking without pause, to be mended in a window of its own, ... */
 	unsetenv("CLOCKPROF_TEST_STUB_PAUSE_MS");
-	if (argc < 5)
+	if (n < 3)
 		return CP_EXIT_USAGE;
-	dead.pid = strtoull(argv[2], NULL, 10);
-	dead.start = strtoull(argv[3], NULL, 10);
-	area = strtoull(argv[4], NULL, 10);
+	dead.pid = strtoull(words[0], NULL, 10);
+	dead.start = strtoull(words[1], NULL, 10);
+	area = strtoull(words[2], NULL, 10);
 	wait_for_end((pid_t)dead.pid);
-	restore_all(argv + 5, argc - 5, area, &dead);
+	restore_all(words + 3, n - 3, area, &dead);
 	return CP_EXIT_OK;
+}
+
+/* The words shown in argv's room, each its own argument, the program's
+ * name first; what is left of the room, NULs. */
+static void show_words(char *room, size_t len, char **words, int n)
+{
+	size_t at = 0;
+
+	memset(room, 0, len);
+	for (int i = -1; i < n; i++) {
+		const char *w = i < 0 ? "cp-restorer" : words[i];
+		size_t wl = strlen(w);
+
+		if (at + wl + 1 >= len)
+			break;
+		memcpy(room + at, w, wl);
+		at += wl + 1;
+	}
+}
+
+_Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len)
+{
+	static char line[NWORDS * WORD_MAX + 2];
+	char *words[NWORDS], *save = NULL;
+	size_t got = 0;
+	int n = 0;
+
+	while (!got || line[got - 1] != '\n') {
+		ssize_t r = got < sizeof(line) - 1 ? read(go, line + got, sizeof(line) - 1 - got) : 0;
+
+		if (r <= 0)
+			_exit(0);	/* no restorer wanted, or clockprof gone */
+		got += (size_t)r;
+	}
+	line[got - 1] = 0;
+	for (char *w = strtok_r(line, " ", &save); w && n < NWORDS; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	prctl(PR_SET_PDEATHSIG, 0);
+	show_words(room, len, words, n);
+	if (write(done, "a", 1) != 1)
+		_exit(1);
+	close(go);
+	close(done);
+	_exit(restorer_run(words, n));
 }

@@ -1,5 +1,6 @@
 /* patch_restorer.h - a restorer for every patch, as the exec guard is for
- * execs (lib/probe/session/exec_guard.h): a process of its own that waits
+ * execs (lib/probe/session/exec_guard.h): a process of its own (the
+ * self-test's child, kept: the helper below) that waits
  * for clockprof's end (a pidfd of clockprof's) and, if clockprof ended
  * without switching the sites back (it was killed), switches them back
  * in the target and in the forks of the target that carry its patch
@@ -35,11 +36,36 @@
  * members of an attach -p, --tree, --cgroup. */
 #define CP_PATCH_RESTORER_PIDS 64
 
+/* The helper: clockprof's program run again (patch_restorer_main.h), one
+ * process for two roles, spawned once (each start of that program costs
+ * ~3 ms of CPU and ~110 page faults here, ~25 us each where the
+ * hypervisor keeps the page tables): first the self-test's child
+ * (vdso_selftest.c), then, handed the words below, the restorer. Its
+ * pid and clockprof's ends of its pipes (-1: none). */
+struct cp_patch_helper {
+	pid_t pid;
+	int to, from;
+};
+
+/* Spawns the helper with go (what it reads) and done (what it writes)
+ * as its descriptors 3 and 4: its pid, or -1. */
+pid_t cp_patch_helper_spawn(int go, int done);
+/* After the self-test: reads the restorer's words from go, clears the
+ * parent-death signal, shows them in argv's room (room, len), answers on
+ * done and is the restorer until it is done; ends at once when go is
+ * closed without them. */
+_Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len);
+/* Ends a helper never made a restorer (killed, reaped) and closes its
+ * pipes. */
+void cp_patch_helper_end(struct cp_patch_helper *h);
+
 /* The restorer of the patch of pids[0..n) (the target and any members),
  * area the header's offset in their vDSO (cp_vdso_patch_area_offset):
- * its pid; 0 when this program enables none (a test tool); -1 when it
+ * the helper h (the self-test's child, kept) made it, h consumed; its
+ * pid; 0 when this program enables none (a test tool); -1 when it
  * cannot be started. */
-pid_t cp_patch_restorer_start(const pid_t *pids, size_t n, uint64_t area);
+pid_t cp_patch_restorer_start(struct cp_patch_helper *h, const pid_t *pids, size_t n,
+			      uint64_t area);
 /* Whether this program runs clockprof's hidden roles (the restorer, the
  * self-test's child: patch_restorer_main.h). */
 bool cp_patch_restorer_enabled(void);

@@ -190,11 +190,23 @@ static void find_own_vdso(void)
 			  errno == EPERM;
 }
 
+/* The own vDSO as it was before the self-test patched it, in the helper
+ * that is then made the restorer (cp_vdso_patch_keep_pristine): its own
+ * keeps the self-test's code in its unused end. */
+static uint8_t *kept_image;
+
+void cp_vdso_patch_keep_pristine(void)
+{
+	pthread_once(&own_vdso.once, find_own_vdso);
+	if (own_vdso.size && (kept_image = malloc(own_vdso.size)))
+		memcpy(kept_image, (const void *)getauxval(AT_SYSINFO_EHDR), own_vdso.size);
+}
+
 /* clockprof's own vDSO: the same kernel's image, never patched. */
 static int pristine_image(size_t size, const uint8_t **image, struct cp_error *err)
 {
 	pthread_once(&own_vdso.once, find_own_vdso);
-	*image = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+	*image = kept_image ? kept_image : (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!own_vdso.size)
 		return cp_fail(err, CP_EXIT_PROFILE, "clockprof has no vDSO of its own to compare with");
 	if (own_vdso.size != size)
@@ -1348,14 +1360,15 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p)
 	free(p);
 }
 
-int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err)
+int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
+			 struct cp_error *err)
 {
 	struct cp_error ignored;
 
 	if (cp_vdso_patch_prepare(pid, false, out, err))
 		return -1;
 	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_switch(*out, err) ||
-	    cp_vdso_patch_mark(*out)) {
+	    (fresh ? (cp_vdso_patch_mark_fresh(*out), 0) : cp_vdso_patch_mark(*out))) {
 		cp_vdso_patch_detach(*out, &ignored);
 		*out = NULL;
 		if (!err->msg[0])

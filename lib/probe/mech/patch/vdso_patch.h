@@ -28,6 +28,8 @@
 #include "clockreads.h"
 #include "redirect_plan.h"
 
+struct cp_patch_helper;
+
 struct cp_error;
 struct cp_patch_sites;
 struct cp_unwind_table;
@@ -111,13 +113,17 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
  * only once it is continued; a restore it refuses can be made then. */
 bool cp_vdso_patch_runs_nothing(pid_t pid);
 
-/* Patches pid's vDSO (prepare, apply, mark). CP_EXIT_PROFILE with the reason when it cannot or
+/* Patches pid's vDSO (prepare, apply, mark; fresh: pid has not read the
+ * clock since it was prepared, and will not before this returns, as the
+ * self-test's child waits: its counts start from zero, unread, so its
+ * table's pages are not faulted in twice). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
  * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no
  * thread pointer, a vDSO changed by another tool, ptrace refused, another
  * clockprof that holds its patch (patch_owner.h; prepare refuses it). */
-int cp_vdso_patch_attach(pid_t pid, struct cp_vdso_patch **out, struct cp_error *err);
+int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
+			 struct cp_error *err);
 
 /* What was counted since the mark: 0. Once the target cannot be read (it
  * exited), the counts settled at its exit (0) or else the last read (1). */
@@ -182,9 +188,17 @@ void cp_vdso_patch_settle_requests(struct cp_vdso_patch *p, const struct cp_requ
  * nothing. */
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err);
 
+/* Keeps a copy of this process's own vDSO, the image every plan is made
+ * from, before the self-test patches it: the self-test's child, made the
+ * restorer, plans from it then. */
+void cp_vdso_patch_keep_pristine(void);
+
 /* The self-test (vdso_selftest.c): a child of clockprof's own patched,
  * 200 reads made, every one counted; c says what was. CP_EXIT_PROFILE
- * with the reason when the patch cannot be used on this host. */
-int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_error *err);
+ * with the reason when the patch cannot be used on this host. keep: on
+ * success the child, when it is the helper (patch_restorer.h), is kept
+ * there for the restorer (else its pid is 0); NULL: it always ends. */
+int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_patch_helper *keep,
+			   struct cp_error *err);
 
 #endif
