@@ -193,6 +193,14 @@ bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 	return false;
 }
 
+long cp_proc_last_pid(void)
+{
+	char buf[32];
+
+	return cp_proc_read_text("/proc/sys/kernel/ns_last_pid", buf, sizeof(buf)) > 0 ?
+	       atol(buf) : -1;
+}
+
 /* Whether the kernel gave out p after pid `after` and up to `last`,
  * counting round past pid_max as it does; after < 0: any pid. */
 static bool given_between(pid_t p, long after, long last)
@@ -202,10 +210,10 @@ static bool given_between(pid_t p, long after, long last)
 	return after <= last ? p > after && p <= last : p > after || p <= last;
 }
 
-int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size_t *n)
+/* The processes listed in /proc now (malloc'd, *n of them). */
+static int list_pids(pid_t **out, size_t *n)
 {
-	struct { pid_t pid, ppid; } *all = NULL;
-	size_t nall = 0, cap = 0, ncap = 0;
+	size_t cap = 0;
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 
@@ -214,14 +222,37 @@ int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		struct cp_proc_stat st;
 		pid_t p = (pid_t)atoi(e->d_name);
 
-		if (p > 0 && given_between(p, after, last) && cp_proc_stat_read(p, &st) == 0 &&
-		    !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
-			all[nall++] = (typeof(*all)){ p, st.ppid };
+		if (p > 0 && !cp_grow(out, &cap, *n + 1, sizeof(**out)))
+			(*out)[(*n)++] = p;
 	}
 	closedir(d);
+	return 0;
+}
+
+int cp_proc_descendants_born(pid_t pid, long after, pid_t **out, size_t *n)
+{
+	struct { pid_t pid, ppid; } *all = NULL;
+	size_t nall = 0, cap = 0, ncap = 0, nlisted;
+	pid_t *listed;
+	long last = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (list_pids(&listed, &nlisted))
+		return -1;
+	/* read once they are listed: each has a pid given out by then */
+	if (after >= 0 && (last = cp_proc_last_pid()) < 0)
+		after = -1;
+	for (size_t i = 0; i < nlisted; i++) {
+		struct cp_proc_stat st;
+
+		if (given_between(listed[i], after, last) && cp_proc_stat_read(listed[i], &st) == 0 &&
+		    !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
+			all[nall++] = (typeof(*all)){ listed[i], st.ppid };
+	}
+	free(listed);
 	/* breadth first: each found process's children join the list */
 	for (size_t i = 0; i <= *n; i++) {
 		pid_t parent = i ? (*out)[i - 1] : pid;
@@ -236,5 +267,5 @@ int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size
 
 int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n)
 {
-	return cp_proc_descendants_born(pid, -1, 0, out, n);
+	return cp_proc_descendants_born(pid, -1, out, n);
 }

@@ -5,11 +5,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "build_id.h"
 #include "json_file.h"
 #include "proc_maps.h"
+#include "procfs.h"
 #include "unit.h"
 
 TEST(proc_map_parse_file_deleted_and_anonymous)
@@ -91,4 +93,53 @@ TEST(json_str_gives_the_string_or_the_stand_in)
 	CHECK_STR(cp_json_str(o, "none", ""), "");
 	CHECK_STR(cp_json_str(o, "missing", "?"), "?");
 	json_decref(o);
+}
+
+static bool holds(const pid_t *pids, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* A child and its own child made after a reading of the last pid are
+ * found from it, parents first; from a reading after them, neither. */
+TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
+{
+	int ready[2], hold[2];
+	long before = cp_proc_last_pid();
+	pid_t child, grandchild = 0, *d = NULL;
+	size_t n = 0;
+	char b;
+
+	CHECK(before > 0 && pipe(ready) == 0 && pipe(hold) == 0);
+	if ((child = fork()) == 0) {
+		pid_t g;
+
+		close(hold[1]);	/* both end when the test closes its end */
+		g = fork();
+
+		if (g == 0) {
+			if (read(hold[0], &b, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+		if (write(ready[1], &g, sizeof(g)) != sizeof(g) || read(hold[0], &b, 1) < 0)
+			_exit(1);
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	CHECK(read(ready[0], &grandchild, sizeof(grandchild)) == sizeof(grandchild));
+	CHECK(cp_proc_descendants_born(getpid(), before, &d, &n) == 0);
+	CHECK(n >= 2 && d[0] == child && holds(d, n, grandchild));
+	free(d);
+	CHECK(cp_proc_descendants_born(getpid(), cp_proc_last_pid(), &d, &n) == 0);
+	CHECK(!holds(d, n, child) && !holds(d, n, grandchild));
+	free(d);
+	close(hold[1]);
+	waitpid(child, NULL, 0);
+	close(hold[0]);
+	close(ready[0]);
+	close(ready[1]);
 }

@@ -50,10 +50,14 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
  * them; none is not an error). */
 int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n);
 /* The same, of the processes the kernel gave a pid after it gave out
- * `after` and up to `last` (two readings of ns_last_pid): only theirs are
- * read, not every process's (a process created since has a pid between
- * them, and so have its children). after < 0: every process. */
-int cp_proc_descendants_born(pid_t pid, long after, long last, pid_t **out, size_t *n);
+ * `after` (a reading of cp_proc_last_pid): only theirs are read, not
+ * every process's (a process created since has a pid given out since,
+ * and so have its children). after < 0: every process. */
+int cp_proc_descendants_born(pid_t pid, long after, pid_t **out, size_t *n);
+/* The last pid the kernel gave out in clockprof's pid namespace
+ * (ns_last_pid: every process and thread created anywhere below it is
+ * given one there too); -1 when it cannot be read. */
+long cp_proc_last_pid(void);
 
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);

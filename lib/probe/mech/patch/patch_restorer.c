@@ -73,7 +73,7 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, i
  * show whom it watches (ps, /proc/PID/cmdline). */
 #define WORD_MAX 48
 #define NWORDS (CP_PATCH_RESTORER_PIDS + 3)
-#define ARGV_ROOM (NWORDS * 30)
+#define ARGV_ROOM (NWORDS * 36)
 
 pid_t cp_patch_helper_spawn(int go, int done)
 {
@@ -260,7 +260,6 @@ static int restorer_run(char **words, int n)
 	struct cp_vdso_area_owner dead;
 	uint64_t area;
 
-	prctl(PR_SET_NAME, "cp-restorer", 0, 0, 0);
 	/* The tests' hook slows clockprof's stubs (test_hook.h), not its
 	 * restorer's: a restore's own window would hold a fork of a target
 	 * forking without pause, to be mended in a window of its own, ... */
@@ -303,6 +302,8 @@ _Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len)
 	while (!got || line[got - 1] != '\n') {
 		ssize_t r = got < sizeof(line) - 1 ? read(go, line + got, sizeof(line) - 1 - got) : 0;
 
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r <= 0)
 			_exit(0);	/* no restorer wanted, or clockprof gone */
 		got += (size_t)r;
@@ -311,6 +312,8 @@ _Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len)
 	for (char *w = strtok_r(line, " ", &save); w && n < NWORDS; w = strtok_r(NULL, " ", &save))
 		words[n++] = w;
 	prctl(PR_SET_PDEATHSIG, 0);
+	/* named and shown before it answers: seen as the restorer at once */
+	prctl(PR_SET_NAME, "cp-restorer", 0, 0, 0);
 	show_words(room, len, words, n);
 	if (write(done, "a", 1) != 1)
 		_exit(1);

@@ -8,23 +8,13 @@
 #include "procfs.h"
 #include "stub_forks.h"
 
-/* The last pid given out in clockprof's pid namespace: every process and
- * thread created anywhere below it is given one there too. */
-static long last_pid(void)
-{
-	char buf[32];
-
-	return cp_proc_read_text("/proc/sys/kernel/ns_last_pid", buf, sizeof(buf)) > 0 ?
-	       atol(buf) : -1;
-}
-
 void cp_stub_window_open(struct cp_stub_window *w)
 {
 	struct timespec ts;
 	long hz = sysconf(_SC_CLK_TCK);
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
-	w->last_pid = last_pid();
+	w->last_pid = cp_proc_last_pid();
 	/* A tick early: a start time is rounded down to its tick. */
 	w->tick = (unsigned long long)ts.tv_sec * (unsigned long long)hz +
 		  (unsigned long long)ts.tv_nsec / (1000000000ull / (unsigned long long)hz);
@@ -33,14 +23,13 @@ void cp_stub_window_open(struct cp_stub_window *w)
 
 int cp_stub_window_forks(pid_t pid, const struct cp_stub_window *w, pid_t **out, size_t *n)
 {
-	long now = w->last_pid >= 0 ? last_pid() : -1;
 	size_t kept = 0;
 
 	*out = NULL;
 	*n = 0;
-	if (w->last_pid >= 0 && now == w->last_pid)
+	if (w->last_pid >= 0 && cp_proc_last_pid() == w->last_pid)
 		return 0;
-	if (cp_proc_descendants_born(pid, now >= 0 ? w->last_pid : -1, now, out, n))
+	if (cp_proc_descendants_born(pid, w->last_pid, out, n))
 		return -1;
 	for (size_t i = 0; i < *n; i++) {
 		struct cp_proc_stat st;

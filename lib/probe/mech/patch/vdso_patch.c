@@ -195,14 +195,16 @@ static void find_own_vdso(void)
  * keeps the self-test's code in its unused end. */
 static uint8_t *kept_image;
 
-void cp_vdso_patch_keep_pristine(void)
+bool cp_vdso_patch_keep_pristine(void)
 {
 	pthread_once(&own_vdso.once, find_own_vdso);
 	if (own_vdso.size && (kept_image = malloc(own_vdso.size)))
 		memcpy(kept_image, (const void *)getauxval(AT_SYSINFO_EHDR), own_vdso.size);
+	return kept_image != NULL;
 }
 
-/* clockprof's own vDSO: the same kernel's image, never patched. */
+/* The same kernel's image, never patched: clockprof's own vDSO, or in
+ * the helper the copy it kept before its self-test. */
 static int pristine_image(size_t size, const uint8_t **image, struct cp_error *err)
 {
 	pthread_once(&own_vdso.once, find_own_vdso);

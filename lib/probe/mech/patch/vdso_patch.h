@@ -190,8 +190,9 @@ int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err);
 
 /* Keeps a copy of this process's own vDSO, the image every plan is made
  * from, before the self-test patches it: the self-test's child, made the
- * restorer, plans from it then. */
-void cp_vdso_patch_keep_pristine(void);
+ * restorer, plans from it then. False when it cannot (no vDSO, no
+ * memory): that child must not start. */
+bool cp_vdso_patch_keep_pristine(void);
 
 /* The self-test (vdso_selftest.c): a child of clockprof's own patched,
  * 200 reads made, every one counted; c says what was. CP_EXIT_PROFILE

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "patch_restorer.h"
 #include "patch_restorer_main.h"
+#include "stub_forks.h"
 #include "vdso_patch.h"
 
 #define SELFTEST_READS 200	/* 100 clock_gettime, 50 gettimeofday, 50 time */
@@ -85,9 +86,9 @@ int cp_vdso_patch_subject_main(int argc, char **argv)
 	 * a child left patched would read the clock on in a table nobody
 	 * reads. Made the restorer, it clears this. */
 	prctl(PR_SET_NAME, "cp-selftest", 0, 0, 0);
-	if (argc < 4 || prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != (pid_t)atoi(argv[2]))
+	if (argc < 4 || prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != (pid_t)atoi(argv[2]) ||
+	    !cp_vdso_patch_keep_pristine())
 		return 1;
-	cp_vdso_patch_keep_pristine();
 	/* argv's strings lie end to end: the room runs from the first's
 	 * start to the last's end */
 	child(3, 4, argv[0], (size_t)(argv[3] + strlen(argv[3]) + 1 - argv[0]));
@@ -136,6 +137,10 @@ int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_patch_helpe
 	}
 	if (!rc)
 		rc = judge(c, err);
+	/* restored, it is left as any target is: no writable code */
+	if (!rc && cp_proc_has_wx(h.pid))
+		rc = cp_fail(err, CP_EXIT_PROFILE,
+			     "the vDSO patch left its self-test's child with writable and executable code");
 	h.to = go[1];
 	h.from = done[0];
 	if (go[0] >= 0)
