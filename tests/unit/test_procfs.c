@@ -95,14 +95,6 @@ TEST(json_str_gives_the_string_or_the_stand_in)
 	json_decref(o);
 }
 
-static bool holds(const pid_t *pids, size_t n, pid_t pid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return true;
-	return false;
-}
-
 /* A child and its own child made after a reading of the last pid are
  * found from it, parents first; from a reading after them, neither. */
 TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
@@ -132,10 +124,10 @@ TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
 	}
 	CHECK(read(ready[0], &grandchild, sizeof(grandchild)) == sizeof(grandchild));
 	CHECK(cp_proc_descendants_born(getpid(), before, &d, &n) == 0);
-	CHECK(n >= 2 && d[0] == child && holds(d, n, grandchild));
+	CHECK(n >= 2 && d[0] == child && cp_tid_in(d, n, grandchild));
 	free(d);
 	CHECK(cp_proc_descendants_born(getpid(), cp_proc_last_pid(), &d, &n) == 0);
-	CHECK(!holds(d, n, child) && !holds(d, n, grandchild));
+	CHECK(!cp_tid_in(d, n, child) && !cp_tid_in(d, n, grandchild));
 	free(d);
 	close(hold[1]);
 	waitpid(child, NULL, 0);

@@ -386,8 +386,8 @@ static bool thread_gone(pid_t pid, pid_t tid)
 	return !state || state == 'Z' || state == 'X';
 }
 
-/* One thread picked (none of skip) and traced: 0, else errno. One that
- * exits as it is picked is refused as a traced one is (EPERM), and
+/* One thread picked (none of skip; h->tid 0: none left) and traced: 0,
+ * else errno. One that exits as it is picked is refused as a traced one is (EPERM), and
  * another is picked: a server that starts a thread per request was
  * refused, said to be under a debugger. */
 static int seize_picked(pid_t pid, const struct skipped *skip, struct cp_hijack *h)
@@ -415,7 +415,8 @@ static int hold(pid_t pid, const struct skipped *skip, struct cp_hijack *h, stru
 
 	memset(h, 0, sizeof(*h));
 	h->syscall = -1;
-	if ((e = seize_picked(pid, skip, h)) == ESRCH && !h->tid)
+	e = seize_picked(pid, skip, h);
+	if (!h->tid)
 		return skip->n ? no_room(pid, err) :
 		       cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
 	if (e)

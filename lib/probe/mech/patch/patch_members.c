@@ -115,7 +115,6 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_patch *patch)
 {
 	struct cp_patch_member *mb = (struct cp_patch_member *)cp_patch_members_find(ms, pid);
-
 	bool watched = mb && mb->watched;	/* a member given keeps its restorer */
 
 	if (mb) {	/* it exec()ed again: the image patched before is gone */

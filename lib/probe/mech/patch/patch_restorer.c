@@ -160,10 +160,7 @@ pid_t cp_patch_restorer_start(struct cp_patch_helper *h, const pid_t *pids, size
 
 void cp_patch_restorer_stop(pid_t restorer)
 {
-	if (restorer <= 0)
-		return;
-	kill(restorer, SIGKILL);
-	waitpid(restorer, NULL, 0);
+	cp_patch_helper_end(&(struct cp_patch_helper){ .pid = restorer, .to = -1, .from = -1 });
 }
 
 /* Whether pid is still the process that started at start. */

@@ -55,8 +55,8 @@ pid_t cp_patch_helper_spawn(int go, int done);
  * done and is the restorer until it is done; ends at once when go is
  * closed without them. */
 _Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len);
-/* Ends a helper never made a restorer (killed, reaped) and closes its
- * pipes. */
+/* Ends a helper (killed, reaped), one never made a restorer or the
+ * restorer cp_patch_restorer_stop ends, and closes its pipes. */
 void cp_patch_helper_end(struct cp_patch_helper *h);
 
 /* The restorer of the patch of pids[0..n) (the target and any members),

@@ -28,9 +28,8 @@
 #include "clockreads.h"
 #include "redirect_plan.h"
 
-struct cp_patch_helper;
-
 struct cp_error;
+struct cp_patch_helper;
 struct cp_patch_sites;
 struct cp_unwind_table;
 struct cp_vdso_patch;
@@ -115,8 +114,8 @@ bool cp_vdso_patch_runs_nothing(pid_t pid);
 
 /* Patches pid's vDSO (prepare, apply, mark; fresh: pid has not read the
  * clock since it was prepared, and will not before this returns, as the
- * self-test's child waits: its counts start from zero, unread, so its
- * table's pages are not faulted in twice). CP_EXIT_PROFILE with the reason when it cannot or
+ * self-test's child waits: its counts start from zero, its fresh table
+ * not read twice for a base of zeros). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
  * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no
