@@ -3,7 +3,7 @@
 counted from its opening brace to the line before its closing one (its
 declarations and statements and the brace that opens them; for the usual
 one-line signature, the lines between the signature and the closing
-brace). The project's rule; README.md, "Tests and benchmarks", says so.
+brace). The project's rule; docs/contributing.md says so.
 
 Functions are found by universal-ctags (`--fields=+ne`: each function's
 first and last line), a real C parser, not a brace count. So that a

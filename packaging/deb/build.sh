@@ -2,7 +2,7 @@
 # build.sh VERSION DIR OUT.deb - `make deb`: clockprof's Debian package, laid
 # out in DIR (a debian/ tree as debhelper would leave it) and built with the
 # dpkg tools themselves: dpkg-shlibdeps finds the shared libraries the
-# binary needs (${shlibs:Depends}: libc6 alone today, as the build links
+# binary needs (${shlibs:Depends}: libc6 and libzydis4.0 today, as the build links
 # the others statically; any added later is picked up the same way),
 # dpkg-gencontrol writes DEBIAN/control from packaging/deb/control, and
 # dpkg-deb builds the file, owned by root without fakeroot.

@@ -145,7 +145,7 @@ static void shifts(double *s, double first, double rest)
 		s[k] = k ? rest : first;
 }
 
-/* The figures published in README.md and docs/bounds.md, on the model
+/* The figures published in docs/gating.md and docs/bounds.md, on the model
  * the unit tests hold bounds files to (tests/unit/realistic_run.c). */
 static void default_bounds_figures(int trials)
 {

@@ -1,6 +1,6 @@
 """--debuginfod: a stripped executable's call sites are named from a debug
 file that a debuginfod server gives, asked once, after the window, through
-libdw's client; without the option no server is asked (the README's
+libdw's client; without the option no server is asked (docs/call-sites.md's
 promise: a download before the window would hold it back), and the summary
 says once what would name them. The server is a local http.server in the
 debuginfod layout (/buildid/HEX/debuginfo) serving the target's debug file,

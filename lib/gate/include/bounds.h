@@ -21,7 +21,7 @@
 
 struct cp_error;
 
-/* Built-in defaults (documented in the README). */
+/* Built-in defaults (documented in docs/gating.md). */
 #define CP_BOUND_DEFAULT_EXACT "+0"
 #define CP_BOUND_DEFAULT_SAMPLED "+5%"
 /* The floor of both defaults, absolute: it equals +5% at a base median of

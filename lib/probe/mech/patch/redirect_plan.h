@@ -41,7 +41,7 @@
  *   goroutine as the read's count does (g, at fs:-8); the stack it takes
  *   (216 bytes) is within the 800 a Go function may use past its check
  *   (a function with no check shares them with the nosplit frames above
- *   it, which Go's linker counts without the close: README, Go).
+ *   it, which Go's linker counts without the close: docs/boundaries.md, Go).
  * The trampoline goes into the unused end of the function's executable
  * segment in the same mapping (redirect_place.h). */
 #ifndef CP_REDIRECT_PLAN_H

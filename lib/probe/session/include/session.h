@@ -5,8 +5,7 @@
  *
  * The session holds what every mechanism shares: the program, the request
  * boundary, --probe, syscall() in the target's files, the dynamic linker's
- * hook and the counts. The mechanisms that see clock reads (the README's
- * "How a clock read is seen") are rooms of their own (lib/probe/mech/):
+ * hook and the counts. The mechanisms that see clock reads (docs/mechanisms.md) are rooms of their own (lib/probe/mech/):
  * they place their probes through this session and prove themselves
  * (lib/probe/mech/mechanism.h); the session knows none of them by name. */
 #ifndef CP_SESSION_H
