@@ -136,7 +136,7 @@ REPORT_ASSETS := $(sort $(wildcard reports/*))
 .SECONDARY: $(BPF_SRCS:probes/%.bpf.c=$(O)/%.bpf.o)
 
 # The man page and bash completion are printed by clockprof itself from
-# the option tables its parser uses (lib/cli_options.h): they cannot drift.
+# the option tables its parser uses (lib/util/include/cli_options.h): they cannot drift.
 MAN_PAGE   := $(O)/clockprof.1
 COMPLETION := $(O)/clockprof.bash
 

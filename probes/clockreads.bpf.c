@@ -7,7 +7,7 @@
  *    place a read passes in an ordinary file of the target: the C
  *    library's real clock_gettime, the PLT stubs of gettimeofday/time
  *    (IFUNCs that jump straight into the vDSO), a static or Go executable's
- *    own vDSO callers (lib/probe/clock_points.h), and the C library's
+ *    own vDSO callers (lib/probe/points/clock_points.h), and the C library's
  *    syscall() function for direct clock syscalls (with either
  *    mechanism). The attach cookie says which read it is (CP_COOKIE);
  *  - on_vdso_entry (the breakpoint mechanism): a per-thread hardware
@@ -31,10 +31,10 @@
 #include "clockreads.h"
 #include "helpers.bpf.h"
 
-/* ---- Configuration: set by user space before load (lib/probe/session.c) */
+/* ---- Configuration: set by user space before load (lib/probe/session/session.c) */
 
 /* Pids are numbers in clockprof's pid namespace: its /proc/self/ns/pid
- * device and inode, 0 when it is the host's (lib/probe/pid_namespace.h). */
+ * device and inode, 0 when it is the host's (lib/probe/target/include/pid_namespace.h). */
 const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u32 target_tgid;
 /* clockprof's time namespace's boottime offset (/proc/self/timens_offsets):
@@ -512,7 +512,7 @@ static __always_inline __u32 copy_pages(__u8 *dst, __u64 from, __u32 size)
 }
 
 /* Before the rules are in place: the top of the stack, for user space to
- * walk (lib/probe/late_stacks.c). A frame-pointer site's frames start at
+ * walk (lib/probe/window/late_stacks.c). A frame-pointer site's frames start at
  * rbp, which may be on another stack than rsp. */
 static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 {

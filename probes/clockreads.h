@@ -32,7 +32,7 @@ enum cp_path {
 #define CP_CLOCK_OTHER 12
 #define CP_CLOCK_SLOTS 13
 
-/* The uprobe mechanism (lib/probe/clock_points.h): each probed place carries a
+/* The uprobe mechanism (lib/probe/points/clock_points.h): each probed place carries a
  * BPF cookie saying what kind of read it is. */
 #define CP_CLOCK_FROM_ARG (-1)	/* clock id in the first argument (rdi) */
 
@@ -70,8 +70,8 @@ enum cp_site_mode {
  * slot holds requests with more (their exact maximum is kept too). */
 #define CP_HIST_SLOTS 512
 
-/* Which path the vDSO takes for a clock, by its own rule (lib/vdso/
- * gettimeofday.c): coarse clocks never fall back; high-resolution and raw
+/* Which path the vDSO takes for a clock, by its own rule (the kernel's
+ * linux/lib/vdso/gettimeofday.c): coarse clocks never fall back; high-resolution and raw
  * clocks fall back when the clocksource cannot be read from user space
  * (hres false); every other clock (CPU-time clocks, alarm clocks, dynamic
  * clocks) is a clock_gettime syscall made from inside the vDSO. Inferring
@@ -221,7 +221,7 @@ struct cp_stack_key {
 };
 
 /* --stacks before every function's unwind rules are in place (user space
- * builds them after the window opens, lib/probe/late_stacks.c): the BPF
+ * builds them after the window opens, lib/probe/window/late_stacks.c): the BPF
  * program copies the top of the read's user stack instead of walking it,
  * and user space walks the copy by the same rules once they are built, into
  * the same stack counts. 8 KiB is perf's default for a stack sample in its
@@ -251,7 +251,7 @@ struct cp_site_counts {
 	__u64 in_requests;	/* reads inside complete requests */
 };
 
-/* The vDSO patch's counter table in the target's memory (lib/probe/patch/
+/* The vDSO patch's counter table in the target's memory (lib/probe/mech/patch/
  * vdso_area.S writes it, the boundary program reads the calling thread's
  * slot, user space sums it): slots of 16 words, one per thread key (the
  * thread pointer, fs:0). Word 0 is the key; words 1..13 count

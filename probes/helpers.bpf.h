@@ -81,7 +81,7 @@ static __always_inline void scratch_give(__u32 *busy)
 /* The current task's tgid << 32 | tid in the pid namespace (ns_dev,
  * ns_ino), or in the host's when ns_ino is 0: bpf_get_current_pid_tgid()
  * gives the host's numbers, which differ from those user space knows when
- * clockprof runs in a pid namespace of its own (lib/probe/pid_namespace.h).
+ * clockprof runs in a pid namespace of its own (lib/probe/target/include/pid_namespace.h).
  * 0 for a task outside that namespace: no process has tgid 0. */
 static __always_inline __u64 current_pid_tgid_in(__u64 ns_dev, __u64 ns_ino)
 {

@@ -101,6 +101,9 @@ def main():
         ("layers", [sys.executable, "tests/check_layers.py"]),
         # No product function over 60 lines (universal-ctags).
         ("functions", [sys.executable, "tests/check_functions.py"]),
+        # Every path a comment, a test or a page names (links and anchors
+        # of README.md and docs/ too) exists.
+        ("paths", [sys.executable, "tests/check_paths.py"]),
         # The shipped CI workflow: valid YAML, and every clockprof option
         # in it exists in the built binary's --help.
         ("examples", [sys.executable, "tests/check_examples.py", "--clockprof", "./clockprof"]),

@@ -88,7 +88,7 @@ static json_t *whole_verdict(const json_t *skeleton, const struct cp_verdict_mea
 }
 
 /* The verdict first, then the base runs, then the head runs:
- * lib/report.h splits them by the verdict's base.runs/head.runs. The
+ * lib/report/include/report.h splits them by the verdict's base.runs/head.runs. The
  * measures are never all built as JSON at once, but here, for the HTML
  * report, which draws them all. */
 static int write_html(FILE *f, void *ctx, struct cp_error *err)

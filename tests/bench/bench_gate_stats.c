@@ -1,5 +1,5 @@
 /* bench_gate_stats.c - how often the gate is right, by seeded Monte Carlo
- * through the real judging code (cp_compare(), lib/compare.h) on run
+ * through the real judging code (cp_compare(), lib/gate/include/compare.h) on run
  * documents generated in memory. Prints, each with its goal:
  *   - the A/A false-fail rate: 20 sampled measures at 3% CV, nothing
  *     changed, N = 5, 10, 30 runs a side (goal <= 1%);

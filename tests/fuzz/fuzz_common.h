@@ -1,6 +1,6 @@
 /* fuzz_common.h - what every libFuzzer harness (tests/fuzz/fuzz_*.c) shares:
  * the fuzzer's bytes as a NUL-terminated string, and a JSON document parsed
- * the way clockprof parses files (lib/json_file.c). */
+ * the way clockprof parses files (lib/util/json_file.c). */
 #ifndef CP_FUZZ_COMMON_H
 #define CP_FUZZ_COMMON_H
 
@@ -29,7 +29,7 @@ static inline json_t *fuzz_json(const uint8_t *data, size_t size)
 }
 
 /* Writers are fed to the null device: written in place, never replaced
- * (lib/atomic_file.c), and nothing piles up on disk. */
+ * (lib/util/atomic_file.c), and nothing piles up on disk. */
 #define FUZZ_SINK "/dev/null"
 
 #endif

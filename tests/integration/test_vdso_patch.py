@@ -1,4 +1,4 @@
-"""The vDSO patch (lib/probe/include/vdso_patch.h), driven alone by
+"""The vDSO patch (lib/probe/mech/patch/vdso_patch.h), driven alone by
 tests/patch/vdso_patch_tool.c against tests/targets/patch_target, whose
 reads are known by construction: exact counts per entry and clock id on
 every C library build, a second attach that reuses what the first left,

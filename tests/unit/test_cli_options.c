@@ -1,4 +1,4 @@
-/* test_cli_options.c - lib/cli_options, cli_man, cli_completion: the option
+/* test_cli_options.c - lib/util/cli_options, cli_man, cli_completion: the option
  * table drives the parser (orders, values, errors, common options) and the
  * help, man page and completion made from it. */
 #include <stdio.h>

@@ -81,7 +81,7 @@ TEST(demangled_cxx_names_match)
 	 * _Z14handle_requestv. */
 	snprintf(path, sizeof(path), "%s/targets/chrono_target", unit_build_dir());
 	if (access(path, R_OK) != 0) {
-		unit_skip("tests/build targets not built (make test-targets)");
+		unit_skip("build/tests targets not built (make test-targets)");
 		return;
 	}
 	CHECK(cp_elf_find_function(path, "chrono_target", "handle_request", &f, &err) == 0);
@@ -109,7 +109,7 @@ TEST(cxx_template_resolves_without_its_return_type)
 
 	snprintf(path, sizeof(path), "%s/targets/callsites_cpp_target", unit_build_dir());
 	if (access(path, R_OK) != 0) {
-		unit_skip("tests/build targets not built (make test-targets)");
+		unit_skip("build/tests targets not built (make test-targets)");
 		return;
 	}
 	CHECK(cp_elf_find_function(path, "cpp", "serve<Req<int> >", &f, &err) == 0);
@@ -143,7 +143,7 @@ TEST(stripped_binary_resolves_through_its_debug_file)
 	snprintf(path, sizeof(path), "%s/targets/callsites_target_stripped", unit_build_dir());
 	snprintf(plain, sizeof(plain), "%s/targets/callsites_target", unit_build_dir());
 	if (access(path, R_OK) != 0) {
-		unit_skip("tests/build targets not built (make test-targets)");
+		unit_skip("build/tests targets not built (make test-targets)");
 		return;
 	}
 	CHECK(cp_elf_find_function(path, "stripped", "read_mono", &stripped, &err) == 0);

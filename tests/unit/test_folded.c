@@ -1,4 +1,4 @@
-/* test_folded.c - lib/folded: FlameGraph folded stacks. */
+/* test_folded.c - lib/runfile/folded: FlameGraph folded stacks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>

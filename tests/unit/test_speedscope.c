@@ -1,4 +1,4 @@
-/* test_speedscope.c - lib/speedscope: speedscope's JSON file format. */
+/* test_speedscope.c - lib/runfile/speedscope: speedscope's JSON file format. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_symbolize.c - lib/symbolize: names, files, lines, inline chains,
+/* test_symbolize.c - lib/symbols/symbolize: names, files, lines, inline chains,
  * demangling, stripped binaries, shared libraries, the vDSO, files replaced
  * on disk, and the 10,000-site speed bound, on fixtures run as children
  * (no privileges needed except where said); where debug files are looked

@@ -1,4 +1,4 @@
-/* test_unwind_table.c - lib/unwind_table: the walk on a synthetic stack,
+/* test_unwind_table.c - lib/symbols/unwind_table: the walk on a synthetic stack,
  * the rules found for glibc and libstdc++ wrappers, and the walk the BPF
  * program will do, simulated in user space on real clock reads: the test
  * traces a fixture it starts (ptrace of its own child, no privileges),

@@ -22,7 +22,7 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Marks the running test skipped, with the reason printed. */
 void unit_skip(const char *reason);
-/* Directory holding test fixtures built by make (tests/build). */
+/* Directory holding test fixtures built by make (build/tests). */
 const char *unit_build_dir(void);
 
 /* The path of the C library this process runs with, from its own memory

@@ -37,7 +37,7 @@
  *    no clock read in any run of either side (lib/gate/compare_evidence.c);
  *    warnings of the runs are carried into the result.
  *
- * The result is turned into verdict.json by lib/verdict_file.h. */
+ * The result is turned into verdict.json by lib/gate/include/verdict_file.h. */
 #ifndef CP_COMPARE_H
 #define CP_COMPARE_H
 

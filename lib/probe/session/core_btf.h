@@ -1,4 +1,4 @@
-/* core_btf.h - a small BTF for libbpf's CO-RE relocations (lib/probe/core_btf_data.S).
+/* core_btf.h - a small BTF for libbpf's CO-RE relocations (lib/probe/session/core_btf_data.S).
  *
  * libbpf reads and parses the running kernel's whole BTF (5 MB here, 10-15
  * ms, a third of the time before the probes are live) to relocate the few

@@ -1,7 +1,7 @@
 /* core_btf_data.S - the kernel types the BPF programs' CO-RE relocations use,
  * cut from the build machine's kernel BTF by `bpftool gen min_core_btf`
  * (a few hundred bytes instead of the 5 MB libbpf would otherwise read and
- * parse at every start). lib/probe/core_btf.c hands it to libbpf only when the
+ * parse at every start). lib/probe/session/core_btf.c hands it to libbpf only when the
  * running kernel is the one it was cut from. Assembled with -I$(O). */
 	.section .rodata.cp_core_btf, "a"
 	.balign 8

@@ -349,7 +349,7 @@ int cp_session_on_stack_copy(struct cp_session *s,
 }
 
 /* Opens the BPF object, with the build's cut of the kernel types for its
- * relocations when this is the build's kernel (lib/core_btf.h). */
+ * relocations when this is the build's kernel (lib/probe/session/core_btf.h). */
 static struct clockreads_bpf *open_skeleton(int *core_btf_fd)
 {
 	char path[64];

@@ -1,5 +1,5 @@
 /* vdso_area.S - the code clockprof writes into the zero padding at the end
- * of a target's private copy of its vDSO (lib/probe/patch/vdso_patch.h).
+ * of a target's private copy of its vDSO (lib/probe/mech/patch/vdso_patch.h).
  *
  * The area: a header of data and the stub, position-independent, copied
  * byte for byte. One thread of the target is sent through the stub

@@ -10,7 +10,7 @@
  * form): the code is written into the vDSO's unused end, where no thread
  * runs; one thread is held for an instant and sent through a stub that
  * maps the counters and switches every site with one atomic store, then
- * returns on its own (lib/probe/patch/). Detaching switches the sites
+ * returns on its own (lib/probe/mech/patch/). Detaching switches the sites
  * back the same way; the code and the counter table stay in the target,
  * inert, so a thread that is still inside a thunk, or a signal frame that
  * returns into one, is always safe. A SIGKILL of clockprof at any instant

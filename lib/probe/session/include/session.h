@@ -187,7 +187,7 @@ void cp_session_detach_clock_probes(struct cp_session *s);
 void cp_session_set_phase(struct cp_session *s, enum cp_phase phase);
 
 /* Per-request counter distribution: gives thread tid its own counter fd
- * (lib/probe/include/counters.h cp_counter_open_own), read at its boundaries in the
+ * (lib/probe/counters/include/counters.h cp_counter_open_own), read at its boundaries in the
  * counter window; -1 (fd closed) when all CP_DIST_MAX_THREADS slots are
  * taken. A thread that has exited gives its slot back with remove. */
 int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd);
