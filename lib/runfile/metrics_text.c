@@ -7,7 +7,9 @@
  * written only when it has samples, and perf counters only where one was
  * measured: an event this host cannot count has no counter at all (never
  * a made-up zero), only clockprof_perf_event_supported 0. */
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "buf.h"
 #include "clock_names.h"
@@ -224,29 +226,51 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 	lost(b, p);
 }
 
-/* Perf counters where measured; an unsupported event has no counter. */
-/* One counter family over the supported events: what 0 raw count, 1
- * enabled time, 2 running time. */
-static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, const char *name,
-				const char *help, int what)
+/* The perf counter families: each raw count in its base unit (events,
+ * or seconds for the clocks perf counts in ns: one unit a metric, as
+ * Prometheus wants), then the two times that scale them. */
+enum perf_family { PERF_EVENTS, PERF_SECONDS, PERF_ENABLED, PERF_RUNNING };
+
+static bool counts_time(const struct cp_event_spec *e)
 {
-	family(b, name, "counter", help);
+	return e->unit && strcmp(e->unit, "ns") == 0;
+}
+
+static bool in_family(const struct cp_profile *p, size_t i, enum perf_family f)
+{
+	if (!p->counters[i].supported)
+		return false;
+	if (f == PERF_EVENTS || f == PERF_SECONDS)
+		return counts_time(&p->event_specs[i]) == (f == PERF_SECONDS);
+	return true;
+}
+
+/* One counter family over the supported events that belong to it;
+ * nothing when none does. */
+static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, const char *name,
+				const char *help, enum perf_family f)
+{
+	bool any = false;
+
 	for (size_t i = 0; i < p->nevents; i++) {
 		const struct cp_counter_value *v = &p->counters[i];
 
-		if (!v->supported)
+		if (!in_family(p, i, f))
 			continue;
+		if (!any)
+			family(b, name, "counter", help);
+		any = true;
 		sample(b, p, name);
 		label(b, "event", p->event_specs[i].name);
-		if (what == 0) {
-			label(b, "unit", p->event_specs[i].unit ? p->event_specs[i].unit : "events");
+		if (f == PERF_EVENTS)
 			end_u64(b, v->raw);
-		} else {
-			end_double(b, (what == 1 ? v->time_enabled : v->time_running) / 1e9);
-		}
+		else
+			end_double(b, (f == PERF_SECONDS ? v->raw : f == PERF_ENABLED ? v->time_enabled :
+				       v->time_running) / 1e9);
 	}
 }
 
+/* Perf counters where measured; an unsupported event has no counter. */
 static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 {
 	int any = 0;
@@ -254,7 +278,7 @@ static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 	if (!p->nevents || !p->counters_measured)
 		return;
 	family(b, "perf_event_supported", "gauge",
-	       "1 when this host counts the perf event, 0 when it cannot (then it has no clockprof_perf_events_total).");
+	       "1 when this host counts the perf event, 0 when it cannot (then it has no counter).");
 	for (size_t i = 0; i < p->nevents; i++) {
 		sample(b, p, "perf_event_supported");
 		label(b, "event", p->event_specs[i].name);
@@ -267,11 +291,16 @@ static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 	 * value can go down when the running ratio changes, which Prometheus
 	 * would take for a counter reset. raw * enabled / running scales. */
 	perf_counter_family(b, p, "perf_events_total",
-			    "Perf events counted in the counter window, raw (while on the PMU).", 0);
+			    "Perf events counted in the counter window, raw (while on the PMU).",
+			    PERF_EVENTS);
+	perf_counter_family(b, p, "perf_event_seconds_total",
+			    "Time counted by a perf clock event (task-clock, cpu-clock) in the counter window, raw (while on the PMU), in seconds.",
+			    PERF_SECONDS);
 	perf_counter_family(b, p, "perf_event_enabled_seconds_total",
-			    "Time each perf event was enabled, s.", 1);
+			    "Time each perf event was enabled, in seconds.", PERF_ENABLED);
 	perf_counter_family(b, p, "perf_event_running_seconds_total",
-			    "Time each perf event was on the PMU, s (below enabled: multiplexed).", 2);
+			    "Time each perf event was on the PMU, in seconds (below enabled: multiplexed).",
+			    PERF_RUNNING);
 }
 
 void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, struct cp_buf *b)

@@ -164,29 +164,38 @@ TEST(metrics_perf_events_only_where_measured)
 	static struct cp_profile p;
 	struct cp_call_site sites[2];
 	char *inl[] = { "now_ns" }, *t;
-	struct cp_event_spec specs[2] = { { .name = "task-clock", .unit = "ns" },
-					  { .name = "cycles:u", .unit = "cycles" } };
-	struct cp_counter_value values[2] = { { .supported = true, .scaled = true, .raw = 1234,
-						.value = 2468, .time_enabled = 2000000000,
+	struct cp_event_spec specs[3] = { { .name = "task-clock", .unit = "ns" },
+					  { .name = "cycles:u", .unit = "cycles" },
+					  { .name = "context-switches", .unit = "context-switches" } };
+	struct cp_counter_value values[3] = { { .supported = true, .scaled = true, .raw = 3000000000,
+						.value = 6000000000, .time_enabled = 2000000000,
 						.time_running = 1000000000 },
-					      { .supported = false } };
+					      { .supported = false },
+					      { .supported = true, .raw = 947, .value = 947,
+						.time_enabled = 1000000000, .time_running = 1000000000 } };
 	struct cp_metrics_state s = { .max_sites = 10 };
 
 	demo_profile(&p, sites, inl);
 	p.event_specs = specs;
 	p.counters = values;
-	p.nevents = 2;
+	p.nevents = 3;
 	t = render(&s, &p);	/* not measured yet: nothing said about them */
 	CHECK(t && !strstr(t, "perf_event"));
 	free(t);
 	p.counters_measured = true;
 	t = render(&s, &p);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"task-clock\",unit=\"ns\"}"), 1234);
+	/* one unit a metric, in its name, no unit label: counts of events,
+	 * and perf's clocks (ns) in seconds */
+	CHECK_INT(value_of(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"context-switches\"}"), 947);
+	CHECK_INT(value_of(t, "clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 3);
+	CHECK(!strstr(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"task-clock\""));
+	CHECK(!strstr(t, "unit="));
 	/* raw, never the scaled estimate (which can go down); the times scale it */
 	CHECK_INT(value_of(t, "clockprof_perf_event_enabled_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 2);
 	CHECK_INT(value_of(t, "clockprof_perf_event_running_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 1);
 	CHECK(!strstr(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"cycles:u\""));
+	CHECK(!strstr(t, "clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"cycles:u\""));
 	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"cycles:u\"}"), 0);
 	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"task-clock\"}"), 1);
 	free(t);
