@@ -2,7 +2,8 @@
  * from its own table (a struct cp_command_spec, lib/util/include/cli_options.h, which
  * also makes its --help, its part of the man page and its completion),
  * calls the library and prints; it returns the process exit code (enum
- * cp_exit in lib/util/include/error.h). main.c only dispatches. */
+ * cp_exit in lib/util/include/error.h). main.c only dispatches;
+ * cmd_messages.c says what all of them say alike. */
 #ifndef CP_CMD_H
 #define CP_CMD_H
 
@@ -34,5 +35,8 @@ int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err
 /* Says on stderr that the output FIFO path waits for a reader (and how
  * to stop waiting): the cp_wait_notice of every command. */
 void cmd_wait_notice(const char *path);
+
+/* Prints "clockprof VERSION" on stdout; returns exit code 0. */
+int cmd_version(void);
 
 #endif

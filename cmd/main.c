@@ -3,7 +3,6 @@
  * bash completion (`--completion bash`), which the build saves. */
 #include <malloc.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -13,7 +12,6 @@
 #include "cli_man.h"
 #include "cmd.h"
 #include "error.h"
-#include "escape_display.h"
 #include "patch_restorer_main.h"
 #include "suggest.h"
 #include "version.h"
@@ -68,51 +66,6 @@ static const struct cp_program_spec program = {
 		"when it writes markdown (--markdown, or --github).",
 	.see_also = "perf-stat(1), bpftrace(8)",
 };
-
-/* An error is one line; what it quotes (a measure name from a run file, a
- * path from the target) may hold newlines or escape sequences: shown
- * escaped, so stderr and CI logs get exactly that one line. */
-int cmd_error(int code, const char *fmt, ...)
-{
-	char msg[2048], shown[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	cp_escape_display(shown, sizeof(shown), msg, sizeof(shown));
-	fprintf(stderr, "clockprof: %s\n", shown);
-	return code;
-}
-
-void cmd_wait_notice(const char *path)
-{
-	char shown[1024];
-
-	cp_escape_display(shown, sizeof(shown), path, sizeof(shown));
-	fprintf(stderr, "clockprof: waiting for a reader of %s (Ctrl-C to stop)\n", shown);
-	fflush(stderr);
-}
-
-static int version(void)
-{
-	printf("clockprof %s\n", CLOCKPROF_VERSION);
-	return CP_EXIT_OK;
-}
-
-int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err)
-{
-	if (id == CP_OPT_HELP) {
-		cp_cli_help(stdout, cli->spec);
-		return CP_EXIT_OK;
-	}
-	if (id == CP_OPT_VERSION)
-		return version();
-	if (id == CP_OPT_ERROR)
-		return cmd_error(err->exit_code ? err->exit_code : CP_EXIT_USAGE, "%s", err->msg);
-	return cmd_error(CP_EXIT_USAGE, "clockprof %s: option %d not handled",
-			 cli->spec->name, id);
-}
 
 static int usage(FILE *out)
 {
@@ -216,7 +169,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "help"))
 		return help(argc, argv);
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
-		return version();
+		return cmd_version();
 	/* Hidden: what the build saves as clockprof.1 and the completion. */
 	if (!strcmp(argv[1], "--man"))
 		return cp_cli_man(stdout, &program), CP_EXIT_OK;

@@ -14,12 +14,17 @@ if a room may use one declared after it, if the Makefile lets a room use
 more, if a room's flags show it a header of a room it may not use, or if a
 file includes a header of such a room (an include that reaches upward or
 sideways), and it names any cycle among the rooms' actual includes.
+Inside every folder of cmd/ and lib/, no files may call each other round
+a circle (file_circles.py); that check first proves it finds one.
 Prints "layers: N passed, N failed"."""
 import glob
 import os
 import re
 import subprocess
 import sys
+import tempfile
+
+import file_circles
 
 STAGES = ["util", "procfs", "symbols", "probe", "runfile", "gate", "report"]
 # The architecture's rule (docs/ARCHITECTURE.md, "may use"), stated here
@@ -219,6 +224,37 @@ def check_rooms(stage, rooms):
     return 0, len(fails)
 
 
+def proves_circles_found():
+    """The file-circle check finds a circle it is shown: two files that
+    call each other."""
+    with tempfile.TemporaryDirectory() as d:
+        for name, defines, calls in (("a.c", "a_one", "b_one"), ("b.c", "b_one", "a_one")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(f"int {calls}(void);\nint {defines}(void)\n{{\n\treturn {calls}();\n}}\n")
+        files = sorted(glob.glob(os.path.join(d, "*.c")))
+        return find_cycle(file_circles.graph(files)) is not None
+
+
+def check_file_circles():
+    """No two files of a folder of cmd/ or lib/ call each other, directly
+    or round a circle (file_circles.py): (passed, failed)."""
+    if not proves_circles_found():
+        print("FAIL the file-circle check does not find a circle of two files")
+        return 0, 1
+    passed = failed = 0
+    for folder, files in file_circles.folders(["cmd", "lib"]):
+        cycle = find_cycle(file_circles.graph(files))
+        if cycle:
+            failed += 1
+            print(f"FAIL {folder}: files call each other round a circle: "
+                  f"{' -> '.join(os.path.basename(c) for c in cycle)}")
+        else:
+            passed += 1
+    print(f"ok   no circle among the files of {passed} folders" if not failed else
+          f"     {passed} folders without a circle")
+    return passed, failed
+
+
 def main():
     passed = failed = 0
     public = {s: [os.path.basename(h) for h in headers(s)[0]] for s in STAGES}
@@ -273,6 +309,9 @@ def main():
     if not failed:
         passed += 1
         print("ok   no quoted include spells a path")
+    p, f = check_file_circles()
+    passed += p
+    failed += f
     print(f"layers: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

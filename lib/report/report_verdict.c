@@ -13,6 +13,7 @@
 #include "report_html.h"
 #include "report_sections.h"
 #include "verdict_file.h"
+#include "verdict_measures.h"
 
 static double summary_num(const json_t *summary, const char *key,
 			  const char *fallback)

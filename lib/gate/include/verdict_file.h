@@ -33,9 +33,6 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 			    const struct cp_compare_side *base,
 			    const struct cp_compare_side *head);
 
-/* One measure's verdict.json object (new reference). */
-json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m);
-
 /* Writes verdict.json to out, the skeleton's text with the measures
  * written one by one where its marker is: byte for byte what
  * cp_json_text() of the whole document (cp_verdict_build) would be, never
@@ -49,10 +46,6 @@ int cp_verdict_write(FILE *out, const json_t *skeleton,
  * On success *doc holds a new reference; invalid or unreadable input fails
  * with CP_EXIT_USAGE and a message naming the file and the member. */
 int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err);
-
-/* The order measures are listed in everywhere (table, markdown, report):
- * the statuses needing attention first. Unknown statuses rank last (6). */
-int cp_verdict_status_rank(const char *status);
 
 /* Checks an already parsed document; `what` names it in messages. */
 int cp_verdict_file_validate(const json_t *doc, const char *what,

@@ -13,12 +13,20 @@
 #include <stddef.h>
 
 struct cp_compare_result;
+struct cp_measure_verdict;
 
 struct cp_verdict_measures {
 	const json_t *array;			/* a verdict's "measures", or */
 	const struct cp_compare_result *result;	/* the gate's result */
 	size_t n;
 };
+
+/* One measure's verdict.json object (new reference). */
+json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m);
+
+/* The order measures are listed in everywhere (table, markdown, report):
+ * the statuses needing attention first. Unknown statuses rank last (6). */
+int cp_verdict_status_rank(const char *status);
 
 /* The measures of a verdict document (NULL or none: an empty list). */
 void cp_verdict_measures_of_doc(struct cp_verdict_measures *ms, const json_t *verdict);

@@ -12,7 +12,6 @@
 #include "clock_points.h"
 #include "elf_symbols.h"
 #include "error.h"
-#include "grow.h"
 #include "plt_stubs.h"
 
 /* Names of real clock functions (not IFUNCs) a C library or a static
@@ -39,32 +38,6 @@ static const struct {
 	{ "gettimeofday", CP_ENTRY_GETTIMEOFDAY },
 	{ "time", CP_ENTRY_TIME },
 };
-
-int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry,
-			int clock, int site, const char *what)
-{
-	struct cp_clock_point *pt;
-
-	for (size_t i = 0; i < cp->n; i++)
-		if (cp->points[i].offset == offset)
-			return 0;	/* an alias: one probe, one count */
-	if (cp_grow(&cp->points, &cp->cap, cp->n + 1, sizeof(*cp->points)))
-		return -1;
-	pt = &cp->points[cp->n++];
-	memset(pt, 0, sizeof(*pt));
-	pt->offset = offset;
-	pt->entry = (uint8_t)entry;
-	pt->clock = (int8_t)clock;
-	pt->site = (uint8_t)site;
-	snprintf(pt->what, sizeof(pt->what), "%s", what);
-	return 0;
-}
-
-void cp_clock_points_free(struct cp_clock_points *cp)
-{
-	free(cp->points);
-	memset(cp, 0, sizeof(*cp));
-}
 
 /* A symbol's name without its version: clock_gettime@@GLIBC_2.17. */
 static bool same_name(const char *sym, const char *name)

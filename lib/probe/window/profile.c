@@ -5,7 +5,6 @@
  * window_wait.c, per-thread counters in dist_threads.c, the launched
  * command's end in child_reap.c. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,20 +29,6 @@ static void rfc3339_now(char *buf, size_t size)
 
 	gmtime_r(&now, &tm);
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p->nwarnings == CP_MAX_WARNINGS)
-		return;
-	va_start(ap, fmt);
-	n = vasprintf(&p->warnings[p->nwarnings], fmt, ap);
-	va_end(ap);
-	if (n >= 0)
-		p->nwarnings++;
 }
 
 const char *cp_end_reason_name(enum cp_end_reason r)
@@ -109,8 +94,8 @@ static int parse_events(const struct cp_profile_options *o, struct cp_profile *p
 }
 
 /* Signals blocked, and the command launched held at exec. */
-static int start(struct run *r, const struct cp_profile_options *o,
-		 struct cp_profile *p, struct cp_error *err)
+static int block_and_launch(struct run *r, const struct cp_profile_options *o,
+			    struct cp_profile *p, struct cp_error *err)
 {
 	r->cfg.pid = o->pid;
 	if (cp_window_block_signals(&r->w, p, err))
@@ -260,7 +245,7 @@ static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *er
 static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
-	r->plain = r->cfg;	/* the pid, from start() */
+	r->plain = r->cfg;	/* the pid, from block_and_launch() */
 	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->wrappers, r->probes, err) ||
 	    configure(r, p, err))
 		return -1;
@@ -638,7 +623,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	r.debuginfod = o->debuginfod;
 	if (parse_events(o, p, err))
 		return -1;
-	if (start(&r, o, p, err) || attach(&r, o, p, err) ||
+	if (block_and_launch(&r, o, p, err) || attach(&r, o, p, err) ||
 	    open_clock_window(&r, o, p, err)) {
 		abandon(&r, p);
 		return -1;
