@@ -7,9 +7,8 @@
 
 #include "code_relocate.h"
 #include "redirect_plan.h"
+#include "x86_jump.h"
 
-#define JMP_REL32 0xe9
-#define JMP_REL8 0xeb
 #define MAX_TARGETS 4096
 #define FLAG_SCAN_MAX 64
 #define GO_CHECK_SCAN 6		/* a Go stack check's instructions, at most */
@@ -173,20 +172,6 @@ static bool flags_dead(const struct fn_code *f, size_t off)
 	return false;
 }
 
-static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
-{
-	int32_t rel = (int32_t)(to - from_end);
-
-	memcpy(at, &rel, 4);
-}
-
-static bool within_rel32(uint64_t from_end, uint64_t to)
-{
-	int64_t d = (int64_t)(to - from_end);
-
-	return d == (int32_t)d;
-}
-
 static size_t put(uint8_t *c, size_t pos, const uint8_t *bytes, size_t n)
 {
 	memcpy(c + pos, bytes, n);
@@ -236,15 +221,14 @@ static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
 		above[4] = 128 + 24;
 	}
 	pos = put(c, pos, call_ind, sizeof(call_ind));
-	put_rel32(c + pos, plan->tramp + pos + 4, plan->tramp + addr_at);
+	cp_x86_put_rel32(c + pos, plan->tramp + pos + 4, plan->tramp + addr_at);
 	pos = put(c, pos + 4, above, sizeof(above));
 	nrel = cp_code_relocate(f->bytes + off, f->size - off, plan->at, plan->tramp + pos, c + pos);
 	if (!nrel || pos + nrel + 5 > addr_at ||
-	    !within_rel32(plan->tramp + pos + nrel + 5, plan->at + plan->len))
+	    !cp_x86_rel32_reaches(plan->tramp + pos + nrel + CP_X86_JMP_LEN, plan->at + plan->len))
 		return -1;
 	pos += nrel;
-	c[pos] = JMP_REL32;
-	put_rel32(c + pos + 1, plan->tramp + pos + 5, plan->at + plan->len);
+	cp_x86_put_jmp(c + pos, plan->tramp + pos, plan->at + plan->len);
 	memcpy(c + addr_at, &call, 8);
 	return 0;
 }
@@ -253,19 +237,8 @@ static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
  * short, to the springboard. */
 static uint64_t with_jump(const struct cp_redirect_plan *plan, uint64_t word)
 {
-	uint8_t w[8];
-	unsigned at = (unsigned)(plan->at - plan->qword);
-
-	memcpy(w, &word, 8);
-	if (plan->jump_len == 5) {
-		w[at] = JMP_REL32;
-		put_rel32(w + at + 1, plan->at + 5, plan->tramp);
-	} else {
-		w[at] = JMP_REL8;
-		w[at + 1] = (uint8_t)(int8_t)((int64_t)plan->springboard - (int64_t)(plan->at + 2));
-	}
-	memcpy(&word, w, 8);
-	return word;
+	return cp_x86_word_with_jump(word, plan->qword, plan->at, plan->jump_len,
+				     plan->jump_len == CP_X86_JMP_LEN ? plan->tramp : plan->springboard);
 }
 
 /* A springboard's place in room within a short jump of from (the end of
@@ -273,12 +246,9 @@ static uint64_t with_jump(const struct cp_redirect_plan *plan, uint64_t word)
 static uint64_t springboard_at(const struct cp_redirect_room *room, uint64_t from)
 {
 	for (int i = 0; room && i < 2; i++)
-		for (uint64_t p = room->pad[i][0]; p + 5 <= room->pad[i][1]; p++) {
-			int64_t d = (int64_t)p - (int64_t)from;
-
-			if (d >= -128 && d <= 127)
+		for (uint64_t p = room->pad[i][0]; p + CP_X86_JMP_LEN <= room->pad[i][1]; p++)
+			if (cp_x86_rel8_reaches(from, p))
 				return p;
-		}
 	return 0;
 }
 
@@ -307,15 +277,15 @@ static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecoded
 {
 	uint64_t at = f->func + off;
 	size_t expected = entry == at;	/* the taken path's own branch lands there */
+	unsigned n;
 
 	if (off + 8 - (at & 7) > f->size + f->tail || landings_within(f, at, at + in->length) > expected ||
 	    !flags_dead(f, off) || (f->go && may_fault(in, ops)))
 		return 0;
-	if (in->length >= 5 && (at & 7) + 5 <= 8)
-		return 5;
-	if (in->length >= 2 && (at & 7) + 2 <= 8 && (*springboard = springboard_at(room, at + 2)))
-		return 2;
-	return 0;
+	n = cp_x86_jump_in_word(at, in->length);
+	if (n == CP_X86_JMP_SHORT_LEN && !(*springboard = springboard_at(room, at + n)))
+		return 0;
+	return n;
 }
 
 /* The words of the site: the live word (a leftover's jump taken for ours:
@@ -386,13 +356,11 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 		plan->at = ss->f->func + off;
 		plan->len = in.length;
 		plan->qword = plan->at & ~7ul;
-		if (!within_rel32(jump_end(plan), plan->tramp) ||
+		if (!cp_x86_rel32_reaches(jump_end(plan), plan->tramp) ||
 		    build_tramp(ss->f, plan, ss->kind, &ss->t, ss->call))
 			continue;
-		if (plan->jump_len == 2) {
-			plan->springboard_code[0] = JMP_REL32;
-			put_rel32(plan->springboard_code + 1, plan->springboard + 5, plan->tramp);
-		}
+		if (plan->jump_len == CP_X86_JMP_SHORT_LEN)
+			cp_x86_put_jmp(plan->springboard_code, plan->springboard, plan->tramp);
 		return 1;
 	}
 	return 0;

@@ -11,11 +11,10 @@
 #include "vdso_area.h"
 #include "vdso_count.h"
 #include "vdso_plan.h"
+#include "x86_jump.h"
 
 #define MAX_TARGETS 4096
 #define THUNK_MAX 64
-#define JMP_REL32 0xe9
-#define JMP_REL8 0xeb
 
 /* What the whole image tells about its code: where branches land, and
  * which functions branch through a register or memory (their targets
@@ -160,11 +159,10 @@ static bool find_springboard(const struct planner *pl, uint64_t from, uint64_t *
 		uint64_t lo = cf->funcs[i].off + cf->funcs[i].size, hi = cf->funcs[i + 1].off;
 
 		hi = lo < hi ? padding_end(pl, lo, hi) : lo;
-		for (uint64_t p = lo; p + 5 <= hi; p++) {
-			int64_t d = (int64_t)p - (int64_t)from;
+		for (uint64_t p = lo; p + CP_X86_JMP_LEN <= hi; p++) {
 			bool used = false;
 
-			if (d < -128 || d > 127 || target_within(cf, p, p + 5))
+			if (!cp_x86_rel8_reaches(from, p) || target_within(cf, p, p + CP_X86_JMP_LEN))
 				continue;
 			for (int s = 0; s < pl->plan->nsites; s++)
 				used |= pl->plan->site[s].jump_len == 2 &&
@@ -177,13 +175,6 @@ static bool find_springboard(const struct planner *pl, uint64_t from, uint64_t *
 		}
 	}
 	return false;
-}
-
-static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
-{
-	int32_t rel = (int32_t)(to - from_end);
-
-	memcpy(at, &rel, 4);
 }
 
 /* The replaced instruction, encoded to run at its new place (offset to);
@@ -212,8 +203,7 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	nrel = (uint32_t)relocate(pl, s->at, pos, code);
 	if (!nrel || nrel + 5 > THUNK_MAX)
 		return -1;
-	code[nrel] = JMP_REL32;
-	put_rel32(code + nrel + 1, pos + nrel + 5, s->at + s->len);
+	cp_x86_put_jmp(code + nrel, pos + nrel, s->at + s->len);
 	s->thunk = pos;
 	*w = (struct cp_vdso_count_way){ .cont = base + pos, .depth = s->depth, .len = s->len,
 					 .at = base + s->at };
@@ -222,14 +212,13 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	return 0;
 }
 
-/* The rel32 of a jump that ends at from_end (an image offset) to the
- * entry's path in the table's code pages; false beyond its reach. */
-static bool to_path(const struct cp_vdso_plan *plan, uint64_t from_end, int entry, int32_t *rel)
+/* Where the entry's path is in the table's code pages, if a near jump
+ * that runs at from (an image offset) reaches it: else 0. */
+static uint64_t path_within_reach(const struct cp_vdso_plan *plan, uint64_t from, int entry)
 {
-	int64_t d = (int64_t)(cp_vdso_count_entry(plan->table, entry) - (plan->base + from_end));
+	uint64_t path = cp_vdso_count_entry(plan->table, entry);
 
-	*rel = (int32_t)d;
-	return d == *rel;
+	return cp_x86_rel32_reaches(plan->base + from + CP_X86_JMP_LEN, path) ? path : 0;
 }
 
 /* The jump a site can take at off (len bytes): 5, 2 with a springboard,
@@ -237,39 +226,27 @@ static bool to_path(const struct cp_vdso_plan *plan, uint64_t from_end, int entr
 static unsigned jump_fits(const struct planner *pl, uint64_t off, unsigned len,
 			  uint64_t *springboard)
 {
-	uint64_t in_word = off & 7;
+	unsigned n = cp_x86_jump_in_word(off, len);	/* the image is page-aligned */
 
-	if (len >= 5 && in_word + 5 <= 8)
-		return 5;
-	if (len >= 2 && in_word + 2 <= 8 && find_springboard(pl, off + 2, springboard))
-		return 2;
-	return 0;
+	if (n == CP_X86_JMP_SHORT_LEN && !find_springboard(pl, off + n, springboard))
+		return 0;
+	return n;
 }
 
 /* The site's jump to its entry's path written over the word's original
  * bytes; -1 when the path is beyond its reach. */
 static int site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
 {
-	uint8_t w[8];
-	uint64_t at = s->at - s->qword;
-	int32_t rel;
+	bool near = s->jump_len == CP_X86_JMP_LEN;
+	uint64_t path = path_within_reach(plan, near ? s->at : s->springboard, s->entry);
 
-	memcpy(w, plan->bytes + s->qword, 8);
-	memcpy(&s->original, w, 8);
-	if (s->jump_len == 5) {
-		if (!to_path(plan, s->at + 5, s->entry, &rel))
-			return -1;
-		w[at] = JMP_REL32;
-		memcpy(w + at + 1, &rel, 4);
-	} else {
-		if (!to_path(plan, s->springboard + 5, s->entry, &rel))
-			return -1;
-		w[at] = JMP_REL8;
-		w[at + 1] = (uint8_t)(int8_t)((int64_t)s->springboard - (int64_t)(s->at + 2));
-		plan->bytes[s->springboard] = JMP_REL32;
-		memcpy(plan->bytes + s->springboard + 1, &rel, 4);
-	}
-	memcpy(&s->patched, w, 8);
+	if (!path)
+		return -1;
+	memcpy(&s->original, plan->bytes + s->qword, 8);
+	s->patched = cp_x86_word_with_jump(s->original, s->qword, s->at, s->jump_len,
+					   near ? path - plan->base : s->springboard);
+	if (!near)
+		cp_x86_put_jmp(plan->bytes + s->springboard, plan->base + s->springboard, path);
 	return 0;
 }
 
