@@ -20,6 +20,13 @@
 int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
 			  size_t nruns, json_t *data);
 
+/* The top of a run report: the target, the host, the window and the
+ * run's warnings (report_run_facts.c). */
+void cp_report_run_facts(struct cp_buf *b, const json_t *run);
+
+/* The per-op divisor of a run (its ops), NAN when it has none. */
+double cp_report_run_ops(const json_t *run);
+
 /* A verdict report: headline, measures table and dumbbell chart; and, when
  * base and head runs are given (nbase and nhead may be 0), the differential
  * flame graph and the call sites that appeared or disappeared. */

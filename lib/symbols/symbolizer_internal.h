@@ -1,7 +1,8 @@
-/* symbolizer_internal.h - what symbolize.c and symbolize_fetch.c (names
- * fetched from a debuginfod server after the window) share: the
- * symbolizer's modules and its cache of named addresses. Not for other
- * files: lib/symbols/include/symbolize.h is the interface. */
+/* symbolizer_internal.h - what symbolize.c, symbol_modules.c and
+ * symbolize_fetch.c (names fetched from a debuginfod server after the
+ * window) share: the symbolizer's modules and its cache of named
+ * addresses. Not for other files: lib/symbols/include/symbolize.h is the
+ * interface. */
 #ifndef CP_SYMBOLIZER_INTERNAL_H
 #define CP_SYMBOLIZER_INTERNAL_H
 
@@ -13,6 +14,8 @@
 
 #include "code_ranges.h"
 #include "symbolize.h"
+
+struct cp_error;
 
 /* A function symbol, for lookup by address (libdwfl's own lookup scans the
  * whole table on every call: too slow for thousands of sites in libc). */
@@ -70,6 +73,22 @@ struct cp_symbolizer {
 	struct cache_entry **vals;
 	size_t cap, count;
 };
+
+/* The modules (symbol_modules.c). The start time of pid (0: gone), which
+ * tells a reused pid from the process captured. */
+uint64_t cp_sym_proc_start_time(pid_t pid);
+/* Reports the target's mapped files to libdwfl (adding: those mapped
+ * since the last report); err may be NULL. */
+int cp_sym_report_maps(struct cp_symbolizer *s, bool adding, struct cp_error *err);
+/* The same, at most every 20 ms: addresses outside every module (JIT
+ * code) stay cheap. */
+void cp_sym_maybe_refresh(struct cp_symbolizer *s);
+/* libdwfl's find_debuginfo callback: the standard search, where a debug
+ * file may be on this machine, never for the vDSO. */
+int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name);
+void cp_sym_modules_free(struct cp_symbolizer *s);
 
 /* Names e (at addr, in m) from m's symbol table; then, where m has DWARF,
  * with file, line and the functions inlined there. */
