@@ -1,7 +1,8 @@
 /* session_internal.h - the session as its own files share it
- * (session.c: the program, its probes and counts; session_procs.c: the
- * processes it follows besides the target). Inside lib/probe/session
- * only. */
+ * (session.c: the program loaded and closed; session_attach.c: its
+ * probes; session_events.c: its ring buffer; session_maps.c: its counts;
+ * session_procs.c: the processes it follows besides the target). Inside
+ * lib/probe/session only. */
 #ifndef CP_SESSION_INTERNAL_H
 #define CP_SESSION_INTERNAL_H
 
@@ -13,6 +14,9 @@
 #include "clockreads.skel.h"
 #include "session.h"
 #include "uprobe_multi.h"
+
+struct cp_error;
+struct cp_uprobe_point;
 
 /* One attachment: a libbpf link, or a uprobe_multi link. */
 struct ulink {
@@ -64,5 +68,19 @@ struct cp_session {
 	pid_t dist_tids[CP_DIST_MAX_THREADS];
 	int dist_fds[CP_DIST_MAX_THREADS];
 };
+
+/* session_attach.c */
+int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
+			     const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out);
+/* Removes u[0..n) together (wait: until their breakpoints have left the
+ * target); the number of probed instructions still holding one. */
+size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait);
+void cp_session_use_uprobe_multi(struct clockreads_bpf *skel);
+/* The boundary, the --probe functions and the dynamic linker's hook. */
+int cp_session_attach_all(struct cp_session *s, const struct cp_session_config *cfg,
+			  struct cp_error *err);
+
+/* session_events.c: the ring buffer made, its callbacks set. */
+int cp_session_open_events(struct cp_session *s);
 
 #endif
