@@ -1,0 +1,179 @@
+/* boundary_hooks.bpf.h - the request boundary: a thread's request closed
+ * (its reads, sites, histogram and maximum; the counter window's
+ * distribution), at a syscall or a function's uprobe; whether a clock
+ * wrapper in the target closes requests it should not (the wrapper
+ * check); --probe's calls counted. Part of clockreads.bpf.c. */
+#ifndef CP_BOUNDARY_HOOKS_BPF_H
+#define CP_BOUNDARY_HOOKS_BPF_H
+
+static __always_inline void close_request(__u32 tid)
+{
+	struct cp_totals *tot = get_totals();
+	struct cp_thread *t = get_thread(), *q;
+	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
+	struct cp_proc *p = followed_proc();
+	__u64 reads, key = 0;
+	bool whole = true;
+
+	if (!tot || !t)
+		return;
+	if (phase == CP_PHASE_COUNTERS) {
+		cp_add(&tot->counter_boundaries, 1);
+		if (t->boundary_phase != CP_PHASE_COUNTERS)
+			t->dist_valid = 0;
+		record_dist(tid, t);
+	}
+	if (phase == CP_PHASE_CLOCK)
+		cp_add(&tot->boundary_hits, 1);
+	if (table_of(p) && phase == CP_PHASE_CLOCK)
+		key = patch_key();
+	/* q: where this boundary's request is kept (the thread's, or the
+	 * goroutine's); t stays the thread's for the counter window */
+	if (!(q = request_state(t, key)))
+		return;
+	if (table_of(p) && phase == CP_PHASE_CLOCK) {
+		bool wiped = p && !(p->flags & CP_PROC_MEMBER);
+
+		whole = add_patch_reads(q, key, &pl, table_of(p), wiped);
+		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole,
+				     table_of(p), wiped)) {
+			q->patch_valid = 0;
+			whole = false;
+		}
+	}
+	if (phase == CP_PHASE_CLOCK && q->boundary_phase == CP_PHASE_CLOCK && whole) {
+		cp_read_counts_add(&tot->in_requests, &q->cur);
+		reads = q->cur.reads;
+		cp_add(&tot->requests, 1);
+		if (p) {
+			__sync_fetch_and_add(&p->requests, 1);
+			__sync_fetch_and_add(&p->in_requests, reads);
+		}
+		credit_sites(q, tot);
+		cp_add(&tot->hist[reads < CP_HIST_SLOTS - 1 ? reads : CP_HIST_SLOTS - 1], 1);
+		raise_max(&tot->max_reads_per_request, reads);
+	}
+	q->boundary_phase = t->boundary_phase = phase;
+	__builtin_memset(&q->cur, 0, sizeof(q->cur));
+	q->npending = 0;
+	q->pending_overflow = 0;
+}
+
+/* The boundaries the current thread has passed in the target's request
+ * block (boundary_close.S) in the block's epoch; false: not known (no
+ * key, or no slot to be had). A thread with no slot has passed none. A
+ * page of the table that cannot be read was never touched: zeros (a
+ * block no boundary wrote; block 0 of a launched command, whose epoch
+ * clockprof never moved). */
+static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
+{
+	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 }, opens = 0;
+	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
+
+	*hits = 0;
+	if (found < 0)
+		return false;
+	if (bpf_probe_read_user(epoch, sizeof(*epoch), (void *)(table + CP_PATCH_BLOCKS_OFF +
+								 CP_PB_EPOCH * 8)))
+		*epoch = 0;
+	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
+					  (1 + slot) * CP_PATCH_BLOCK)) &&
+	    head[CP_PB_EPOCH] == *epoch + 1 &&
+	    !bpf_probe_read_user(&opens, sizeof(opens), (void *)(table + CP_PATCH_BLOCKS_OFF +
+					  (1 + slot) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
+		*hits = cp_pb_passed(head[CP_PB_HITS], opens);
+	return true;
+}
+
+/* boundary_wrapped: this syscall of the thread's must have come through
+ * the wrapper, which passed the boundary just before it: the thread's
+ * boundaries are one more than at its last such syscall. A raw syscall
+ * (glibc's inline *_nocancel, syscall(2), a restarted call) finds them
+ * as they were, a wrapper that made none (or a wrapper calling another)
+ * finds two more: the first that does not match makes this program the
+ * boundary from then on (fallback_ns), and user space drops what the
+ * target closed. The first syscall of a thread (or in a new epoch) sets
+ * where it is. */
+static __always_inline void check_wrapper(void)
+{
+	struct cp_proc *p = followed_proc();
+	struct cp_thread *t = get_thread();
+	__u64 table = table_of(p), epoch = 0, hits;
+
+	if (!t || !table)
+		return;
+	if (!wrapper_hits(table, p && !(p->flags & CP_PROC_MEMBER), &epoch, &hits)) {
+		t->wrap_known = 0;
+		return;
+	}
+	if (t->wrap_known && t->wrap_epoch == epoch && hits == t->wrap_hits + 1)
+		cp_add(&wrapper_check.checked, 1);
+	else if (t->wrap_known && t->wrap_epoch == epoch) {
+		cp_add(&wrapper_check.mismatched, 1);
+		if (!wrapper_check.fallback_ns)
+			wrapper_check.fallback_ns = bpf_ktime_get_ns();
+	}
+	t->wrap_known = 1;
+	t->wrap_epoch = epoch;
+	t->wrap_hits = hits;
+}
+
+/* syscall:NAME boundaries. Only loaded when asked for: this tracepoint
+ * slows every process's syscalls while attached (see above), which the
+ * user accepts by choosing a syscall boundary over a function. With the
+ * wrapper closing in the target, only until it is checked (user space
+ * detaches it then). */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
+{
+	__u32 tid;
+
+	if (id != boundary_syscall)
+		return 0;
+	tid = target_tid();
+	if (!tid)
+		return 0;
+	if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
+		check_wrapper();
+	if (!boundary_wrapped || wrapper_check.fallback_ns)
+		close_request(tid);
+	return 0;
+}
+
+SEC("uprobe")
+int on_boundary_func(struct pt_regs *ctx)
+{
+	__u32 tid = target_tid();
+
+	if (!tid)
+		return 0;
+	count_trap();
+	close_request(tid);
+	return 0;
+}
+
+/* --probe FILE:SYMBOL: the attach cookie is the probe's index. */
+SEC("uprobe")
+int on_extra_probe(struct pt_regs *ctx)
+{
+	__u32 tid = counting_tid();
+	__u64 idx = bpf_get_attach_cookie(ctx);
+	struct cp_totals *tot;
+	struct cp_thread *t;
+
+	if (!tid || idx >= CP_MAX_PROBES)
+		return 0;
+	tot = get_totals();
+	t = get_thread();
+	if (tot) {
+		cp_add(&tot->trap_hits, 1);
+		cp_add(&tot->all.probe_calls[idx], 1);
+	}
+	if (t)
+		t->cur.probe_calls[idx]++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
+
+#endif
