@@ -1,0 +1,171 @@
+/* vdso_area_io.c - the patch's area in the target, read and written from
+ * outside: its header (the stub's request and result, the table it
+ * mapped), and the target's /proc status (per thread: a seccomp filter,
+ * shadow stacks, a tracer), whether it runs at all. See
+ * vdso_patch_internal.h. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+#include <linux/audit.h>
+#include <sys/syscall.h>
+#include "boundary_close.h"
+#include "cgroup.h"
+#include "redirect_place.h"
+#include "syscall_count.h"
+#include "error.h"
+#include "monotonic.h"
+#include "hijack.h"
+#include "patch_owner.h"
+#include "patch_requests.h"
+#include "patch_sites.h"
+#include "patch_table.h"
+#include "seccomp_filter.h"
+#include "stub_forks.h"
+#include "table_place.h"
+#include "tid_offset.h"
+#include "test_hook.h"
+#include "proc_maps.h"
+#include "procfs.h"
+#include "vdso_area.h"
+#include "vdso_count.h"
+#include "vdso_patch.h"
+#include "vdso_patch_internal.h"
+#include "vdso_plan.h"
+
+/* The value of a line "Key:\tvalue" of /proc/PID/status, copied into
+ * val: the process's (tid 0: its leader's), or thread tid's own
+ * (per-thread state such as a seccomp filter a thread installed on
+ * itself is only in its own). */
+bool cp_vdso_status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			snprintf(val, size, "%s", line + klen + 1);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+bool cp_vdso_status_field(pid_t pid, const char *key, char *val, size_t size)
+{
+	return cp_vdso_status_field_of(pid, 0, key, val, size);
+}
+
+/* Whether the process runs nothing until someone continues it: a thread
+ * stopped by a signal, or its cgroup frozen (its threads then read S). */
+bool cp_vdso_patch_runs_nothing(pid_t pid)
+{
+	return cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid);
+}
+
+/* The stub's result for request gen in the table at table, if it is
+ * there and says that request (with the area's magic: a mapping of the
+ * target's own in a place the stub found taken is not read as one). */
+static bool table_result(pid_t pid, uint64_t table, uint64_t gen, struct cp_vdso_stub_result *r)
+{
+	if (!table || cp_proc_mem_read(pid, table + CP_PATCH_STUB_OFF, r, sizeof(*r)))
+		return false;
+	return !memcmp(r->magic, CP_VDSO_AREA_MAGIC, sizeof(r->magic)) && r->gen == gen;
+}
+
+/* Whether the request header h posted is done, and its result: a failed
+ * mmap's in the header, any other in the table. Nothing posted: done. */
+bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
+			 struct cp_vdso_stub_result *r)
+{
+	if (h->gen_done == h->gen_req) {
+		*r = (struct cp_vdso_stub_result){ .gen = h->gen_done, .status = h->status,
+						   .err = h->err };
+		return true;
+	}
+	return table_result(pid, h->table ? h->table : h->table_at, h->gen_req, r);
+}
+
+/* The stub maps the table only where the header names none, and the
+ * table's address is written there by clockprof (the stub cannot write
+ * into a read-only vDSO): a table whose mapping request is done, its
+ * code pages executable, is the header's, even when the clockprof that
+ * asked died before it wrote so (the next request would find the place
+ * taken). */
+void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h)
+{
+	struct cp_vdso_stub_result r;
+
+	if (!h->table && h->table_at && h->gen_done != h->gen_req &&
+	    table_result(pid, h->table_at, h->gen_req, &r) &&
+	    (r.status == CP_VDSO_STUB_OK || r.status == CP_VDSO_STUB_VDSO))
+		h->table = h->table_at;
+}
+
+uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p)
+{
+	return p->plan.base + p->plan.area;
+}
+
+/* The header as it is, with a table adopted (cp_vdso_adopt_table). */
+int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h)
+{
+	if (cp_proc_mem_read(p->pid, cp_vdso_header_addr(p), h, sizeof(*h)))
+		return -1;
+	cp_vdso_adopt_table(p->pid, h);
+	return 0;
+}
+
+/* Whether the stub of the request h posted may still run: a thread was
+ * sent through it (clockprof says so once it is, in the header) and
+ * lives, and the request is not done: that thread is stopped, or has not
+ * been given the CPU yet. Another stub must not be sent then, nor the
+ * area written (two at once each make the vDSO writable and read-only
+ * again under the other's writes: the target died of SIGSEGV). A request
+ * posted and never sent (its clockprof killed first) may not run. */
+bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h)
+{
+	struct cp_vdso_stub_result r;
+	char task[64];
+
+	if (cp_vdso_request_done(pid, h, &r) || h->sites[0].spare != h->gen_req || !h->sites[1].spare)
+		return false;
+	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid, (unsigned long long)h->sites[1].spare);
+	return access(task, F_OK) == 0;
+}
+
+/* Refused while a stub may still run (cp_vdso_stub_may_run); its sites are taken
+ * out of its request first: a stub that has not reached them switches
+ * none when it runs (one past them has switched them all), so that a
+ * stopped target continued after clockprof gave up is not left counting
+ * where nobody reads. */
+int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
+			       struct cp_error *err)
+{
+	uint64_t none = 0;
+
+	cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
+			  &none, sizeof(none));
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, or the thread has not had the CPU): no other is sent while it may run, and it is to switch nothing",
+		       (unsigned long long)h->sites[1].spare, p->pid);
+}

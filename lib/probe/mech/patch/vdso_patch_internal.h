@@ -1,0 +1,84 @@
+/* vdso_patch_internal.h - the engine of the vDSO patch as its files share
+ * it: the patch's state (struct cp_vdso_patch), and the steps each file
+ * lends the others. vdso_area_io.c reads and writes the area's header in
+ * the target and the target's /proc status; vdso_prepare.c makes a patch
+ * ready (refusals, the plan, the code written, an earlier patch taken
+ * over); vdso_stub.c sends the stub through one held thread and waits for
+ * it, its window's forks mended; vdso_patch.c applies, switches, reads
+ * and restores (vdso_patch.h). Inside lib/probe/mech/patch only. */
+#ifndef CP_VDSO_PATCH_INTERNAL_H
+#define CP_VDSO_PATCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "hijack.h"
+#include "patch_requests.h"
+#include "patch_sites.h"
+#include "patch_table.h"
+#include "redirect_place.h"
+#include "stub_forks.h"
+#include "vdso_area.h"
+#include "vdso_patch.h"
+#include "vdso_plan.h"
+
+#define STUB_TIMEOUT_S 5.0
+
+struct cp_vdso_patch {
+	pid_t pid;
+	struct cp_vdso_plan plan;
+	struct cp_patch_table table;
+	bool give_fs;			/* the held thread has no thread pointer yet */
+	uint64_t resume;		/* a round trip's: where the held thread was */
+	uint64_t gen;			/* the stub's request in flight */
+	bool patched;			/* the sites are (or are being) switched */
+	bool owned;			/* its header names this clockprof (patch_owner.h) */
+	bool locked;			/* the owner lock is held by the caller */
+	struct cp_patch_rules rules;	/* to write once the table is mapped */
+	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
+	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
+	size_t nredirects;
+	struct cp_vdso_area_site inherited[CP_VDSO_AREA_MAX_REDIRECTS];	/* a fork's redirects,
+						 * as its parent switched them */
+	size_t ninherited;
+	struct cp_stub_window window;	/* the last stub sent to a running target */
+	bool window_open;		/* ... whose forks are not looked at yet */
+	enum cp_vdso_area_cmd last_cmd;	/* ... and its request */
+	bool last_sites;
+	bool mend;			/* a fork's copy, mended (mend_forks) */
+	struct cp_patch_requests_mark requests_mark;
+	struct cp_patch_requests requests;	/* as last read, or settled */
+	bool requests_known;
+	struct cp_vdso_patch_info info;
+};
+
+/* vdso_area_io.c */
+bool cp_vdso_status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size);
+bool cp_vdso_status_field(pid_t pid, const char *key, char *val, size_t size);
+bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
+			 struct cp_vdso_stub_result *r);
+void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h);
+uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p);
+int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h);
+bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h);
+int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
+			       struct cp_error *err);
+
+/* vdso_prepare.c */
+int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
+		       struct cp_error *err);
+
+/* vdso_stub.c */
+int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err);
+int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
+			struct cp_error *err);
+void cp_vdso_note_held(struct cp_vdso_patch *p, const struct cp_hijack *hj);
+int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err);
+bool cp_vdso_sites_read(const struct cp_vdso_patch *p, bool patched);
+int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
+		    struct cp_error *err);
+
+#endif
