@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,6 @@ static int take_metrics_option(struct profile_command *pc, int id, const char *v
 	char *end;
 
 	switch (id) {
-	case PC_OPT_METRICS_FILE: pc->metrics_file = value; return 0;
 	case PC_OPT_METRICS_SITES:
 		pc->metrics_sites_given = 1;
 		pc->metrics_sites = strtoul(value, &end, 10);
@@ -183,12 +184,16 @@ void profile_command_interval(const struct cp_profile *p, void *arg)
 }
 
 /* Takes one option of the profile table; 0, or -1 with err filled. */
+static bool take_output(struct profile_command *pc, int id, const char *value);
+
 static int take_option(struct profile_command *pc, int id, const char *value,
 		       struct cp_error *err)
 {
 	struct cp_profile_options *o = &pc->opts;
 	char *end;
 
+	if (take_output(pc, id, value))
+		return 0;
 	switch (id) {
 	case 'p': pc->pid = value; return 0;
 	case 'd': return cp_parse_duration(value, &o->duration_s, err);
@@ -207,13 +212,8 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_MECHANISM: return cp_mechanism_parse(value, &o->mechanism, err);
 	case 'e': o->events = value; return 0;
 	case PC_OPT_PER_REQUEST_COUNTERS: o->per_request_counters = true; return 0;
-	case 'o': pc->output = value; return 0;
-	case PC_OPT_HTML: pc->html = value; return 0;
 	case PC_OPT_STACKS: o->stacks = true; return 0;
 	case PC_OPT_DEBUGINFOD: o->debuginfod = true; return 0;
-	case PC_OPT_FOLDED: pc->folded = value; o->stacks = true; return 0;
-	case PC_OPT_SPEEDSCOPE: pc->speedscope = value; o->stacks = true; return 0;
-	case PC_OPT_PPROF: pc->pprof = value; return 0;
 	case PC_OPT_PPROF_KEEP: {
 		unsigned long keep = strtoul(value, &end, 10);
 
@@ -236,11 +236,23 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 /* At most one output may be stdout. The files themselves are opened
  * (and so checked) by profile_command_execute, before anything is
  * attached or launched. */
+/* The files of one run: output_rows, below, has one row each. */
+#define NPO 6
+
+static const char *output_path(const struct profile_command *pc, size_t i);
+
+/* How many outputs, the files' and --interval-output, are "-" (stdout). */
+static int stdout_outputs(const struct profile_command *pc)
+{
+	int n = pc->interval_output && !strcmp(pc->interval_output, "-");
+
+	for (size_t i = 0; i < NPO; i++)
+		n += output_path(pc, i) && !strcmp(output_path(pc, i), "-");
+	return n;
+}
+
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
-				pc->metrics_file, pc->interval_output };
-	int dash = 0;
 
 	if (pc->interval_output && pc->opts.interval_s <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
@@ -256,22 +268,15 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval below %g s: each interval names its "
 			       "sites and writes its files", CP_INTERVAL_MIN_S);
 
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (paths[i] && !strcmp(paths[i], "-") && dash++)
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "only one output can be '-' (stdout); give the others a file");
+	if (stdout_outputs(pc) > 1)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "only one output can be '-' (stdout); give the others a file");
 	return 0;
 }
 
 static int writes_stdout(const struct profile_command *pc)
 {
-	const char *paths[] = { pc->output, pc->html, pc->folded, pc->speedscope, pc->pprof,
-				pc->metrics_file, pc->interval_output };
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
-		if (paths[i] && !strcmp(paths[i], "-"))
-			return 1;
-	return 0;
+	return stdout_outputs(pc) > 0;
 }
 
 int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
@@ -352,8 +357,6 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	return rc;
 }
 
-/* The files of one run, run.json last: put in place after the others. */
-enum { PO_HTML, PO_FOLDED, PO_SPEEDSCOPE, PO_PPROF, PO_METRICS, PO_RUN, NPO };
 
 /* What the output writers draw from. */
 struct profile_writing {
@@ -413,6 +416,51 @@ static int write_metrics(FILE *f, void *ctx, struct cp_error *err)
 	return cp_metrics_sink_final(w->metrics, w->p, f, err);
 }
 
+/* The files one run writes, a row each: the option that names one, where
+ * its path is kept, whether it needs whole stacks (which imply
+ * --stacks), and its writer. run.json is last: put in place after the
+ * others, so that it never stands for a run whose other files are
+ * missing. A new format is a row here, its option in profile_command.h's
+ * table, and its writer above. */
+static const struct output_row {
+	int option;
+	size_t path;		/* offsetof(struct profile_command, its path) */
+	bool stacks;
+	cp_output_writer write;
+} output_rows[] = {
+	{ PC_OPT_HTML, offsetof(struct profile_command, html), false, write_html },
+	{ PC_OPT_FOLDED, offsetof(struct profile_command, folded), true, write_folded },
+	{ PC_OPT_SPEEDSCOPE, offsetof(struct profile_command, speedscope), true, write_speedscope },
+	{ PC_OPT_PPROF, offsetof(struct profile_command, pprof), false, write_pprof },
+	{ PC_OPT_METRICS_FILE, offsetof(struct profile_command, metrics_file), false, write_metrics },
+	{ 'o', offsetof(struct profile_command, output), false, write_run },
+};
+_Static_assert(sizeof(output_rows) / sizeof(output_rows[0]) == NPO, "NPO counts output_rows");
+
+static const char **output_slot(struct profile_command *pc, size_t i)
+{
+	return (const char **)((char *)pc + output_rows[i].path);
+}
+
+static const char *output_path(const struct profile_command *pc, size_t i)
+{
+	return *(const char *const *)((const char *)pc + output_rows[i].path);
+}
+
+/* An output's option: its path kept, whole stacks asked for if it
+ * needs them. False for any other option. */
+static bool take_output(struct profile_command *pc, int id, const char *value)
+{
+	for (size_t i = 0; i < NPO; i++) {
+		if (output_rows[i].option != id)
+			continue;
+		*output_slot(pc, i) = value;
+		pc->opts.stacks |= output_rows[i].stacks;
+		return true;
+	}
+	return false;
+}
+
 /* Writes the files opened in outs; an exit code. run.json holds what was
  * measured: kept when a report made from it fails. */
 static int write_files(struct profile_command *pc, const struct cp_profile *p,
@@ -422,14 +470,10 @@ static int write_files(struct profile_command *pc, const struct cp_profile *p,
 	struct cp_error err = { 0 };
 	int rc = CP_EXIT_OK;
 
-	outs[PO_RUN].write = write_run;
-	outs[PO_HTML].write = write_html;
-	outs[PO_FOLDED].write = write_folded;
-	outs[PO_SPEEDSCOPE].write = write_speedscope;
-	outs[PO_PPROF].write = write_pprof;
-	outs[PO_METRICS].write = write_metrics;
-	for (size_t i = 0; i < NPO; i++)
+	for (size_t i = 0; i < NPO; i++) {
+		outs[i].write = output_rows[i].write;
 		outs[i].ctx = &w;
+	}
 	if (!w.doc) {
 		cp_outputs_abort(outs, NPO);
 		rc = cmd_error(CP_EXIT_USAGE, "out of memory building run.json");
@@ -463,18 +507,15 @@ int profile_command_execute(struct profile_command *pc)
 	struct cp_error err = { 0 };
 	/* The summary is for people: never mixed into an output on stdout. */
 	FILE *text = writes_stdout(pc) ? stderr : stdout;
-	struct cp_output outs[NPO] = { [PO_HTML] = { .path = pc->html },
-				       [PO_FOLDED] = { .path = pc->folded },
-				       [PO_SPEEDSCOPE] = { .path = pc->speedscope },
-				       [PO_PPROF] = { .path = pc->pprof },
-				       [PO_METRICS] = { .path = pc->metrics_file },
-				       [PO_RUN] = { .path = pc->output } };
+	struct cp_output outs[NPO];
 	int rc, live = !pc->quiet && text == stdout && isatty(STDOUT_FILENO);
 	struct interval_sink is = { 0 };
 
 	/* stdout's reader gone (`| head`): an error said, the window goes on
 	 * (the launched command gets SIGPIPE as usual: launcher.c) */
 	signal(SIGPIPE, SIG_IGN);
+	for (size_t i = 0; i < NPO; i++)
+		outs[i] = (struct cp_output){ .path = output_path(pc, i) };
 	cp_metrics_sink_init(&pc->metrics, pc->metrics_file, pc->metrics_sites);
 	/* Before the target is launched or touched: a path that cannot be
 	 * written fails now, and a FIFO waits for its reader now, where a
