@@ -183,9 +183,9 @@ void profile_command_interval(const struct cp_profile *p, void *arg)
 		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n", err.msg);
 }
 
-/* Takes one option of the profile table; 0, or -1 with err filled. */
 static bool take_output(struct profile_command *pc, int id, const char *value);
 
+/* Takes one option of the profile table; 0, or -1 with err filled. */
 static int take_option(struct profile_command *pc, int id, const char *value,
 		       struct cp_error *err)
 {
@@ -233,9 +233,6 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	return take_metrics_option(pc, id, value, err);
 }
 
-/* At most one output may be stdout. The files themselves are opened
- * (and so checked) by profile_command_execute, before anything is
- * attached or launched. */
 /* The files of one run: output_rows, below, has one row each. */
 #define NPO 6
 
@@ -251,9 +248,11 @@ static int stdout_outputs(const struct profile_command *pc)
 	return n;
 }
 
+/* The options that need others, and at most one output on stdout. The
+ * files themselves are opened (and so checked) by
+ * profile_command_execute, before anything is attached or launched. */
 static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
-
 	if (pc->interval_output && pc->opts.interval_s <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
 	if (pc->pprof_keep_given && (!pc->pprof || !strcmp(pc->pprof, "-") ||

@@ -55,8 +55,17 @@ def anchor(heading):
 
 
 def anchors(path):
+    """The anchors of a page's headings, code blocks left out (a "# "
+    comment there is no heading); a heading repeated gets "-1", "-2", ...
+    as GitHub numbers them."""
     with open(path, encoding="utf-8") as f:
-        return {anchor(m.group(1)) for m in re.finditer(r"^#+ (.*)$", f.read(), re.M)}
+        text = re.sub(r"^```.*?^```", "", f.read(), flags=re.S | re.M)
+    found, seen = set(), {}
+    for m in re.finditer(r"^#+ (.*)$", text, re.M):
+        a = anchor(m.group(1))
+        found.add(a if a not in seen else f"{a}-{seen[a]}")
+        seen[a] = seen.get(a, 0) + 1
+    return found
 
 
 def bad_links(page):

@@ -4,7 +4,7 @@
  * reads/op as an improvement while the code read one more. So runs that
  * differ in the boundary (as resolved, not as spelled) or in ops_source
  * are not compared, unless the user says the change is meant
- * (--allow-mismatch); counting mechanisms are checked apart (compare.c),
+ * (--allow-mismatch); counting mechanisms are checked apart (compare_admit.c),
  * with no such way out. */
 #include <stdio.h>
 #include <string.h>

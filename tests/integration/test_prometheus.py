@@ -33,6 +33,16 @@ def doc_queries():
     return queries
 
 
+def log_file(ctx, name):
+    """A process's stderr, in a file: nothing has to drain it meanwhile."""
+    return open(os.path.join(ctx.tmp, name + ".log"), "w")
+
+
+def log_of(ctx, name):
+    with open(os.path.join(ctx.tmp, name + ".log")) as f:
+        return f.read()
+
+
 def start_prometheus(ctx, target):
     binary = shutil.which("prometheus")
     if not binary:
@@ -43,11 +53,11 @@ def start_prometheus(ctx, target):
                 "scrape_configs:\n  - job_name: clockprof\n    static_configs:\n"
                 f"      - targets: ['{target}']\n")
     port = free_port()
-    proc = subprocess.Popen([binary, f"--config.file={config}",
-                             f"--storage.tsdb.path={os.path.join(ctx.tmp, 'tsdb')}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    with log_file(ctx, "prometheus") as log:
+        proc = subprocess.Popen([binary, f"--config.file={config}",
+                                 f"--storage.tsdb.path={os.path.join(ctx.tmp, 'tsdb')}",
+                                 f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+                                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -58,21 +68,21 @@ def query(api, q):
     try:
         with urllib.request.urlopen(url, timeout=10) as r:
             body = json.load(r)
-    except (urllib.error.URLError, ConnectionError):
-        return []
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return []   # not answering yet, or slow on a loaded host: asked again
     assert body["status"] == "success", (q, body)
     return body["data"]["result"]
 
 
-def answers(api, queries, procs, seconds=60):
+def answers(ctx, api, queries, procs, seconds=60):
     """Every query's result once each has data (rate() needs two scrapes
     in its range, the counters a first interval); fails naming those
     still empty after the time given."""
     deadline = time.monotonic() + seconds
     got = {}
     while time.monotonic() < deadline:
-        for p in procs:
-            assert p.poll() is None, p.stderr.read()
+        for name, p in procs.items():
+            assert p.poll() is None, f"{name} ended: " + log_of(ctx, name)
         got = {q: query(api, q) for q in queries}
         if all(got.values()):
             return got
@@ -84,30 +94,31 @@ def stop(proc):
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
     try:
-        return proc.communicate(timeout=30)
+        proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        return proc.communicate()
+        proc.wait()
 
 
 def test_every_query_of_the_metrics_page_returns_data(ctx):
     queries = doc_queries()
     serve = f"127.0.0.1:{free_port()}"
-    clockprof = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "task-clock,context-switches",
-                                  "--interval", "1s", "--interval-output", os.devnull,
-                                  "-r", "func:handle_request", "--serve", serve, "--",
-                                  ctx.target("callsites_target"), "0", "500"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True)
+    with log_file(ctx, "clockprof") as log:
+        clockprof = subprocess.Popen([ctx.clockprof, "run", "-q", "-e",
+                                      "task-clock,context-switches", "--interval", "1s",
+                                      "--interval-output", os.devnull, "-r", "func:handle_request",
+                                      "--serve", serve, "--", ctx.target("callsites_target"), "0",
+                                      "500"],
+                                     stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
     prometheus = None
     try:
         prometheus, api = start_prometheus(ctx, serve)
-        got = answers(api, queries, [clockprof, prometheus])
+        got = answers(ctx, api, queries, {"clockprof": clockprof, "prometheus": prometheus})
     finally:
         if prometheus:
             stop(prometheus)
-        _, err = stop(clockprof)
-    assert clockprof.returncode == 0, err
+        stop(clockprof)
+    assert clockprof.returncode == 0, log_of(ctx, "clockprof")
     for q, result in got.items():
         for series in result:
             assert math.isfinite(float(series["value"][1])), (q, series)

@@ -7,7 +7,7 @@
  * with one syscall and removes them all with one grace period; links closed
  * together share it. libbpf 1.1 (Debian 12) has no API for it, so the link
  * is made with the bpf() syscall directly. Kernels without it keep the
- * per-offset uprobes (lib/probe/session/session.c). */
+ * per-offset uprobes (lib/probe/session/session_attach.c). */
 #ifndef CP_UPROBE_MULTI_H
 #define CP_UPROBE_MULTI_H
 

@@ -1,7 +1,7 @@
-/* profile.c - see profile.h. One window, top to bottom: start (signals
- * blocked, command launched held), attach (probes, names, counters), open
- * the clock window, wait, close it, switch to the counter window when the
- * counters have one of their own, and close. The poll loop is in
+/* profile.c - see profile.h. One window, top to bottom: signals blocked
+ * and the command launched held (block_and_launch), attach (probes,
+ * names, counters), open the clock window, wait, close it, switch to the
+ * counter window when the counters have one of their own, and close. The poll loop is in
  * window_wait.c, per-thread counters in dist_threads.c, the launched
  * command's end in child_reap.c. */
 #include <math.h>
@@ -216,7 +216,7 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	if (configure(r, p, err) || cp_session_open(&r->s, &r->cfg, err) ||
 	    cp_mech_open(&r->w.mech, p->mechanism, r->s, &r->cfg, err))
 		return -1;
-	/* Past attach's first steps (a launched command armed at start): what
+	/* Past attach's first steps (a launched command armed as it was held): what
 	 * they gave the old session. Before them, attach goes on as usual. */
 	if (!had_files)
 		return 0;

@@ -55,7 +55,7 @@ void cp_profile_warn(struct cp_profile *p, const char *fmt, ...)
 
 /* Once the mechanism's part of cfg is in (cp_mech_configure): following
  * the target's forks, a boundary uprobe and --probe functions count in
- * every process that runs their files (session.c): not when another
+ * every process that runs their files (session_attach.c): not when another
  * process runs one of them already, whose every call would trap. Then
  * the forks are not followed, and the warning says why. A boundary the
  * mechanism closes in the target places no uprobe, and leaves them

@@ -1,7 +1,7 @@
 /* stub_forks.h - the processes a target forked while its stub ran (the
  * stub's window, vdso_area.S): each holds a copy of that instant, its
  * vDSO perhaps writable and executable, its sites half switched, and
- * vdso_patch.c sends it through the stub again to finish it. */
+ * vdso_stub.c sends it through the stub again to finish it. */
 #ifndef CP_STUB_FORKS_H
 #define CP_STUB_FORKS_H
 

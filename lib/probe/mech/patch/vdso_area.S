@@ -70,7 +70,7 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
  * process that denies itself writable code (prctl PR_SET_MDWE), where the
  * code pages' mprotect fails, says so at once. The vDSO is writable and
  * executable for its sites' switch alone (a process forked then inherits
- * it so: vdso_patch.c mends those), each redirect's page for its own
+ * it so: vdso_stub.c mends those), each redirect's page for its own
  * instant. r10 holds the table throughout. Its stack, at most: the
  * 136 bytes it is entered below, 80 saved, 32 in .Lsite_page: 248,
  * within the CP_HIJACK_STUB_STACK (hijack.h) a held thread is checked
@@ -108,7 +108,7 @@ cp_vdso_stub:
 	/* mmap(at, size, RW, PRIVATE|ANON|NORESERVE[|FIXED_NOREPLACE], -1,
 	 * 0): no commit charge, to the target or to a process it forks,
 	 * which copies the mapping (vm.overcommit_memory=2 would charge it
-	 * all the same: refused there, refuse_early in vdso_patch.c) */
+	 * all the same: refused there, refuse_early in vdso_prepare.c) */
 	mov	eax, 9
 	mov	rdi, [rip + h_table_at]
 	mov	rsi, [rip + h_table_size]

@@ -57,7 +57,7 @@ struct cp_vdso_patch_info {
 	bool eintr;			/* ... which returned EINTR to the target */
 	size_t rules, rules_unplaced;	/* wrapper rules written; without room */
 	size_t forks_mended;		/* processes forked in a stub's window,
-					 * sent through it again (vdso_patch.c) */
+					 * sent through it again (vdso_stub.c) */
 };
 
 /* The steps, for a window that must place them (lib/probe/mech/patch/

@@ -5,8 +5,9 @@
  *
  * The session holds what every mechanism shares: the program, the request
  * boundary, --probe, syscall() in the target's files, the dynamic linker's
- * hook and the counts. The mechanisms that see clock reads (docs/mechanisms.md) are rooms of their own (lib/probe/mech/):
- * they place their probes through this session and prove themselves
+ * hook and the counts. The mechanisms that see clock reads
+ * (docs/mechanisms.md) are rooms of their own (lib/probe/mech/): they
+ * place their probes through this session and prove themselves
  * (lib/probe/mech/mechanism.h); the session knows none of them by name. */
 #ifndef CP_SESSION_H
 #define CP_SESSION_H
