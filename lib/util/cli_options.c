@@ -229,7 +229,9 @@ void cp_cli_paragraphs(const char *text, void (*fn)(const char *p, size_t len,
 						     int literal, void *arg),
 		       void *arg)
 {
-	while (text && *text) {
+	if (!text)
+		return;
+	while (*text) {
 		const char *end = strstr(text, "\n\n");
 		size_t len = end ? (size_t)(end - text) : strlen(text);
 

@@ -55,7 +55,7 @@ size_t cp_parallel_workers(size_t n)
 void cp_parallel_for(size_t n, size_t nworkers, cp_parallel_fn fn, void *ctx)
 {
 	struct parallel_job job = { fn, ctx, n, 0, PTHREAD_MUTEX_INITIALIZER };
-	struct parallel_worker workers[CP_PARALLEL_MAX_WORKERS];
+	struct parallel_worker workers[CP_PARALLEL_MAX_WORKERS] = { 0 };
 	pthread_t threads[CP_PARALLEL_MAX_WORKERS];
 	size_t started = 0;
 

@@ -117,10 +117,10 @@ static void note_leftover(struct cp_mech *m)
 static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
 		      struct cp_error *err)
 {
-	struct patch_state *st = calloc(1, sizeof(*st));
+	struct patch_state *st;
 	bool applied;
 
-	if (!(m->state = st))
+	if (!(st = m->state = calloc(1, sizeof(*st))))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	st->launched = cfg->launched;
 	st->hres = cfg->vdso_hres;

@@ -185,7 +185,8 @@ static int map_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err)
 	rc = cp_vdso_post_request(p, CP_VDSO_CMD_PATCH, false, err) ||
 	     cp_hijack_held_round_trip(p->pid, tid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET,
 				       cp_vdso_header_addr(p) + CP_VDSO_STOP_OFFSET,
-				       cp_vdso_header_addr(p) + CP_VDSO_STOP_SYSCALL_OFFSET, cp_vdso_check_held, p, err) ||
+				       cp_vdso_header_addr(p) + CP_VDSO_STOP_SYSCALL_OFFSET,
+				       cp_vdso_check_held, p, err) ||
 	     cp_vdso_wait_stub(p, err);
 	p->resume = 0;
 	return rc || write_count(p, err) || write_rules(p, err) ? -1 : 0;
@@ -217,7 +218,8 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	if (map_held(p, tid, err) ||
 	    cp_vdso_post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
-	    cp_hijack_held(p->pid, tid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET, cp_vdso_check_held, p, &hj, err))
+	    cp_hijack_held(p->pid, tid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET,
+			   cp_vdso_check_held, p, &hj, err))
 		return -1;
 	p->patched = true;
 	cp_vdso_note_held(p, &hj);

@@ -377,8 +377,8 @@ int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool si
 	cp_stub_window_open(&p->window);
 	p->window_open = true;
 	if (cp_vdso_post_request(p, cmd, sites, err) ||
-	    cp_hijack_thread(p->pid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET, cp_vdso_check_held, mark_sent, p,
-			     &hj, err))
+	    cp_hijack_thread(p->pid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET,
+			     cp_vdso_check_held, mark_sent, p, &hj, err))
 		return -1;
 	cp_vdso_note_held(p, &hj);
 	if (cmd == CP_VDSO_CMD_PATCH) {
