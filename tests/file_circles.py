@@ -11,7 +11,8 @@ commands) is no call: what calls through the table is decided at run
 time, below the file that fills it."""
 import os
 import re
-import subprocess
+
+from check_functions import ctags_functions
 
 CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
@@ -20,23 +21,21 @@ COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.
 
 def definitions(paths):
     """{name: file} of the functions the files define with external
-    linkage (a name two files define is left out: no call is sure)."""
-    out = subprocess.run(["ctags", "--languages=C", "--kinds-C=f", "-x",
-                          "--_xformat=%F\t%n\t%N", *paths],
-                         capture_output=True, text=True, check=True).stdout
+    linkage (a name two files define is left out: no call is sure).
+    The functions are ctags', as check_functions.py finds them."""
     found, twice = {}, set()
-    for line in out.splitlines():
-        path, start, name = line.split("\t", 2)
+    for path, functions in ctags_functions(paths).items():
         with open(path, errors="replace") as f:
             text = f.read().splitlines()
-        line = text[int(start) - 1]
-        # the return type on the name's line, or alone on the line before
-        before = text[int(start) - 2] if line.startswith(name) and int(start) > 1 else ""
-        if re.search(r"\bstatic\b", line + " " + before):
-            continue
-        if name in found and found[name] != path:
-            twice.add(name)
-        found[name] = path
+        for name, start, _ in functions:
+            line = text[start - 1]
+            # the return type on the name's line, or alone on the line before
+            before = text[start - 2] if line.startswith(name) and start > 1 else ""
+            if re.search(r"\bstatic\b", line + " " + before):
+                continue
+            if name in found and found[name] != path:
+                twice.add(name)
+            found[name] = path
     return {n: p for n, p in found.items() if n not in twice}
 
 
