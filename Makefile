@@ -84,14 +84,20 @@ ALL_INC    := $(foreach s,$(STAGES),$(if $(ROOMS_$(s)),$(patsubst %,-Ilib/$(s)/%
 CMD_CPPFLAGS := -D_GNU_SOURCE $(PUBLIC_INC) -Iprobes -I$(O)
 CPPFLAGS += -D_GNU_SOURCE $(ALL_INC) $(PUBLIC_INC) -Iprobes -I$(O) $(GEN_INC_runfile)
 DEPFLAGS := -MMD -MP
-# The libraries are linked in (their .a from the -dev packages), libc and
-# libm apart: the dynamic loader took ~1.3 ms of every start to map and
-# relocate eleven shared objects before main (`perf stat -r 200 ./clockprof
-# --version`: 6.1 -> 4.8 ms here, /bin/true 3.0), time spent before the
-# probes can be placed.
+# Debian's shared libraries, so that a libbpf or elfutils security fix
+# reaches clockprof with the library's own update (the .deb's Depends comes
+# from dpkg-shlibdeps). libiberty ships only as a static library. The price
+# is ~1.3 ms of every start spent by the dynamic loader before main
+# (`perf stat -r 200 ./clockprof --version`: 4.8 -> 6.1 ms here, /bin/true
+# 3.0); `make STATIC=1` links the libraries in instead (Zydis, which ships
+# no static library, libc and libm apart) for who wants that back.
+LIBS    := -lbpf -ldw -lelf -ljansson -lgcrypt -lprotobuf-c -lz -lZydis -lm
 STATIC_LIBS := -lbpf -ldw -lelf -ljansson -liberty -lgcrypt -lgpg-error -lprotobuf-c -lz -llzma -lbz2
-# Zydis (the vDSO patch's decoder and encoder) ships no static library.
+ifeq ($(STATIC),1)
 LDLIBS  := -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -lZydis -lm
+else
+LDLIBS  := $(LIBS) -Wl,-Bstatic -liberty -Wl,-Bdynamic
+endif
 
 # Debian packages the build, the tests and the demo need; `make deps`
 # installs the missing ones (we run as root on Debian 12).

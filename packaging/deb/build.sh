@@ -2,8 +2,8 @@
 # build.sh VERSION DIR OUT.deb - `make deb`: clockprof's Debian package, laid
 # out in DIR (a debian/ tree as debhelper would leave it) and built with the
 # dpkg tools themselves: dpkg-shlibdeps finds the shared libraries the
-# binary needs (${shlibs:Depends}: libc6 and libzydis4.0 today, as the build links
-# the others statically; any added later is picked up the same way),
+# binary needs (${shlibs:Depends}: libbpf1, libdw1, libjansson4 and the
+# others it links; any added later is picked up the same way),
 # dpkg-gencontrol writes DEBIAN/control from packaging/deb/control, and
 # dpkg-deb builds the file, owned by root without fakeroot.
 set -eu
@@ -25,8 +25,11 @@ install -D -m 0644 "${BUILD:-build}/clockprof.bash" "$pkg/usr/share/bash-complet
 install -m 0644 "$here/copyright" "$doc/copyright"
 install -D -m 0644 "$here/lintian-overrides" "$pkg/usr/share/lintian/overrides/clockprof"
 install -m 0644 README.md "$doc/README.md"
-mkdir -p "$doc/docs"
+mkdir -p "$doc/docs/examples" "$doc/examples"
 install -m 0644 docs/*.md "$doc/docs/"
+install -m 0644 docs/examples/* "$doc/docs/examples/"
+# The CI workflow to copy and the bounds file it starts from.
+install -m 0644 examples/* "$doc/examples/"
 gzip -9n "$doc/README.md"
 # A native package's changelog, in Debian's format (dpkg-gencontrol reads
 # the version from it): the project's own CHANGELOG.md goes beside it.
