@@ -4,8 +4,8 @@ split into rooms, the README into docs/ pages) and a comment or a page
 that still points at the old place sends its reader nowhere.
 
 Two checks:
-- the relative links of README.md and docs/ (a file, and its #anchor as
-  GitHub makes one from a heading);
+- the relative links of README.md, CHANGELOG.md and docs/ (a file, and
+  its #anchor as GitHub makes one from a heading);
 - the paths that the code, the tests, the Makefile and the packaging name
   in their text (comments mostly): a word that starts with one of the
   tree's top folders (lib/, tests/, docs/, ...) must name a file or folder
@@ -105,7 +105,7 @@ def main():
         print("paths: the check does not find a path that does not exist")
         print("paths: 0 passed, 1 failed")
         return 1
-    pages = ["README.md"] + sorted(glob.glob("docs/**/*.md", recursive=True))
+    pages = ["README.md", "CHANGELOG.md"] + sorted(glob.glob("docs/**/*.md", recursive=True))
     failures = [b for p in pages for b in bad_links(p)] + list(bad_names())
     for line in failures:
         print("FAIL", line)
