@@ -1,6 +1,6 @@
 /* compare.c - `clockprof compare`: the gate's options. The gate itself
  * (loading, judging, verdict.json, markdown, HTML) is cp_gate_run()
- * (lib/report/include/gate_run.h); this prints the table and the GitHub
+ * (lib/gate/include/gate.h); this prints the table and the GitHub
  * annotations and exits 0 (within bounds), 1 (regressed; or inconclusive
  * with --fail-on-inconclusive) or 2 (usage or bad input). */
 #include <stdio.h>
@@ -11,9 +11,10 @@
 #include "bounds.h"
 #include "cmd.h"
 #include "error.h"
-#include "gate_run.h"
+#include "gate.h"
 #include "grow.h"
 #include "github_annotations.h"
+#include "report.h"
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
        OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH };
@@ -199,6 +200,7 @@ int cmd_compare(int argc, char **argv)
 	a.rq.head_files = a.head.names;
 	a.rq.nhead = a.head.n;
 	a.rq.notice = cmd_wait_notice;
+	a.rq.html_writer = cp_report_write;
 	if (cli.verbose)
 		fprintf(stderr, "clockprof: compare: %zu base and %zu head run files, bounds %s\n",
 			a.base.n, a.head.n, a.rq.bounds_path ? a.rq.bounds_path : "(defaults)");

@@ -1,12 +1,12 @@
-/* gate_run.h - `clockprof compare` as one call: load the runs and the
- * bounds, judge (lib/gate/include/compare.h), build verdict.json and write the
- * files asked for, the HTML report among them (which is why this sits in
- * the report stage, above the gate).
+/* gate.h - `clockprof compare` as one call: load the runs and the
+ * bounds, judge (compare.h), build verdict.json and write the files asked
+ * for. The HTML report among them is drawn by the report stage, above
+ * this one: the caller hands its writer in (cp_gate_request.html_writer).
  *
  * cmd/compare.c only parses options and prints what this returns, so the
  * whole gate can be driven from a test or a benchmark without a process. */
-#ifndef CP_GATE_RUN_H
-#define CP_GATE_RUN_H
+#ifndef CP_GATE_H
+#define CP_GATE_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -20,6 +20,11 @@ struct cp_bounds;
 struct cp_compare_result;
 struct cp_compare_run;
 
+/* Writes an HTML report of docs[0] (the verdict) and the runs after it
+ * to f, as cp_report_write (lib/report/include/report.h) does. */
+typedef int (*cp_gate_html_writer)(json_t *const *docs, size_t ndocs, FILE *f,
+				   const char *path, struct cp_error *err);
+
 struct cp_gate_request {
 	const char *const *base_files;
 	size_t nbase;
@@ -29,6 +34,7 @@ struct cp_gate_request {
 	const char *output;		/* verdict.json, "-" for the texts only */
 	const char *markdown;		/* markdown file, or NULL */
 	const char *html;		/* HTML report, or NULL */
+	cp_gate_html_writer html_writer;	/* needed with html */
 	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
 	int fail_on_inconclusive;
 	int allow_mismatch;		/* --allow-mismatch (compare.h) */

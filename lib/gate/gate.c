@@ -1,4 +1,4 @@
-/* gate_run.c - see gate_run.h. The orchestration of `clockprof compare`, out of
+/* gate.c - see gate.h. The orchestration of `clockprof compare`, out of
  * cmd/ so that the gate is one library call. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +10,9 @@
 #include "compare.h"
 #include "compare_markdown.h"
 #include "error.h"
-#include "gate_run.h"
+#include "gate.h"
 #include "json_file.h"
 #include "output_set.h"
-#include "report.h"
 #include "verdict_file.h"
 #include "verdict_measures.h"
 
@@ -87,8 +86,8 @@ static json_t *whole_verdict(const json_t *skeleton, const struct cp_verdict_mea
 	return whole;
 }
 
-/* The verdict first, then the base runs, then the head runs:
- * lib/report/include/report.h splits them by the verdict's base.runs/head.runs. The
+/* The verdict first, then the base runs, then the head runs: the report
+ * splits them by the verdict's base.runs/head.runs. The
  * measures are never all built as JSON at once, but here, for the HTML
  * report, which draws them all. */
 static int write_html(FILE *f, void *ctx, struct cp_error *err)
@@ -104,7 +103,7 @@ static int write_html(FILE *f, void *ctx, struct cp_error *err)
 	}
 	for (size_t i = 0; i < nruns; i++)
 		docs[i + 1] = w->runs[i].doc;
-	rc = cp_report_write(docs, nruns + 1, f, w->rq->html, err);
+	rc = w->rq->html_writer(docs, nruns + 1, f, w->rq->html, err);
 	json_decref(docs[0]);
 	free(docs);
 	return rc;
@@ -198,6 +197,8 @@ int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
 					 [GATE_VERDICT] = { .path = rq->output } };
 
 	memset(out, 0, sizeof(*out));
+	if (rq->html && !rq->html_writer)
+		return cp_fail(err, CP_EXIT_USAGE, "no HTML writer for %s", rq->html);
 	if (!(out->bounds = calloc(1, sizeof(*out->bounds))))
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");
 	cp_bounds_init_defaults(out->bounds);
