@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "boundary_close.h"
+#include "redirect_code.h"
 #include "clockreads.h"
 #include "vdso_area.h"
 #include "vdso_count.h"

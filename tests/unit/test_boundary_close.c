@@ -24,7 +24,7 @@ static void reads(uint8_t *t, int n, uint64_t ret)
 
 static void boundary(uint8_t *t)
 {
-	void (*close)(void) = (void (*)(void))(uintptr_t)cp_boundary_close_addr((uint64_t)(uintptr_t)t);
+	void (*close)(void) = (void (*)(void))(uintptr_t)cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
 
 	close();
 }

@@ -13,7 +13,7 @@
 
 #include "patch_table_fixture.h"
 #include "redirect_plan.h"
-#include "syscall_count.h"
+#include "redirect_code.h"
 #include "unit.h"
 
 #define FUNC 0x401000ul
@@ -161,7 +161,7 @@ TEST(redirect_plan_runs_the_function_through_its_trampoline_and_the_close)
 	memcpy(code + 0x100, &answer, 8);
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, lea_fn, code, sizeof(lea_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code, &p.patched, 8);
 	fn = (long (*)(void))(uintptr_t)code;
@@ -194,12 +194,12 @@ TEST(redirect_plan_takes_a_short_instruction_by_a_springboard_in_the_padding)
 	memcpy(code + 0x100, &answer, 8);
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p) != 0);	/* no room: no springboard */
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), &room, &p) != 0);	/* no room: no springboard */
 	room.pad[1][0] = (uint64_t)(uintptr_t)code + 0x10;
 	room.pad[1][1] = (uint64_t)(uintptr_t)code + 0x20;
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_boundary_close_addr((uint64_t)(uintptr_t)t), &room, &p) == 0);
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), &room, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 6 && p.jump_len == 2);
 	CHECK(p.springboard == (uint64_t)(uintptr_t)code + 0x10);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
@@ -237,7 +237,7 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	memcpy(code, syscall_fn, sizeof(syscall_fn));
 	CHECK(plan_at(CP_REDIRECT_SYSCALL, syscall_fn, code, sizeof(syscall_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 0x12 && p.jump_len == 5);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code + 0x10, &p.patched, 8);
@@ -293,7 +293,7 @@ TEST(redirect_plan_counts_syscall_past_a_frame_made_first_as_musls)
 	memcpy(code, musl_syscall_fn, sizeof(musl_syscall_fn));
 	CHECK(plan_at(CP_REDIRECT_SYSCALL, musl_syscall_fn, code, sizeof(musl_syscall_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_syscall_count_addr((uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 10 && p.jump_len == 5);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code + (p.qword - (uint64_t)(uintptr_t)code), &p.patched, 8);

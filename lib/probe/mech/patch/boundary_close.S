@@ -76,13 +76,8 @@
 	mov	[rsi + rdx + \last * 8], r10
 	.endm
 
-	.section .rodata.cp_boundary_close, "a"
-	.balign 64
-	.globl cp_boundary_close_start, cp_boundary_close_end
-cp_boundary_close_start:
-.Lstart:
-	SAVE_REGS
-	lea	r9, [rip + .Lstart - CP_PATCH_BOUNDARY_CODE_OFF]	/* the table */
+	REDIRECT_CODE boundary_close
+	REDIRECT_TABLE boundary_close, CP_PATCH_BOUNDARY_CODE_OFF
 	SLOT_FIND .Llost
 	jmp	.Lfound
 .Llost:					/* no key or no slot: said in block 0 */
@@ -212,13 +207,11 @@ cp_boundary_close_start:
 .Ltid_off:
 	.long	0
 
-	.balign 16
-cp_boundary_close_end:
-	.org	.Lstart + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
+	REDIRECT_CODE_END boundary_close, (CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF)
 
 /* Where the tid's offset is, from the start. */
 	.balign 8
 	.globl cp_boundary_close_tid_at
 cp_boundary_close_tid_at:
-	.quad	.Ltid_off - .Lstart
+	.quad	.Ltid_off - .Lboundary_close_start
 	.section .note.GNU-stack, "", @progbits

@@ -31,12 +31,7 @@
 #define NR_CLOCK_GETTIME 228
 #define SITE_DIRECT 62
 
-	.section .rodata.cp_syscall_count, "a"
-	.balign 64
-	.globl cp_syscall_count_start, cp_syscall_count_end
-cp_syscall_count_start:
-.Lstart:
-	SAVE_REGS
+	REDIRECT_CODE syscall_count
 	/* above: 8 saved, the return address; then the argument, the
 	 * number, the call site */
 	mov	rax, [rsp + 80]		/* the number */
@@ -54,7 +49,7 @@ cp_syscall_count_start:
 	cmovb	r10d, eax
 	inc	r10d
 .Lcount:				/* r10: the word */
-	lea	r9, [rip + .Lstart - CP_PATCH_SYSCALL_CODE_OFF]	/* the table */
+	REDIRECT_TABLE syscall_count, CP_PATCH_SYSCALL_CODE_OFF
 	SLOT_FIND .Lshared
 	SLOT_BLOCK			/* rsi: the slot's request block */
 	inc	qword ptr [rsi + r10 * 8 + CP_PB_SYSCALLS * 8]	/* the thread's own: no lock */
@@ -102,7 +97,5 @@ cp_syscall_count_start:
 	lock inc qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB_SC_TOTAL * 8]
 	jmp	.Lout
 
-	.balign 16
-cp_syscall_count_end:
-	.org	.Lstart + CP_PATCH_CODE_OFF + 4096 - CP_PATCH_SYSCALL_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
+	REDIRECT_CODE_END syscall_count, (CP_PATCH_CODE_OFF + 4096 - CP_PATCH_SYSCALL_CODE_OFF)
 	.section .note.GNU-stack, "", @progbits

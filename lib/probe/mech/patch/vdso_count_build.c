@@ -2,8 +2,7 @@
  * boundary_close.S) copied for one table, the count's jumps back aimed. */
 #include <string.h>
 
-#include "boundary_close.h"
-#include "syscall_count.h"
+#include "redirect_code.h"
 #include "vdso_count.h"
 
 static int put_jump(uint8_t *out, uint64_t from_end, uint64_t to)
@@ -61,23 +60,26 @@ int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_EN
 {
 	uint64_t code = table + CP_PATCH_CODE_OFF;
 
-	if (CP_VDSO_COUNT_SIZE > CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF ||
-	    CP_BOUNDARY_CLOSE_SIZE > CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_BOUNDARY_CODE_OFF ||
-	    CP_SYSCALL_COUNT_SIZE > CP_PATCH_CODE_OFF + CP_PATCH_CODE_SIZE - CP_PATCH_SYSCALL_CODE_OFF)
+	const struct cp_redirect_code *pieces[] = { &cp_boundary_close, &cp_syscall_count };
+
+	if (CP_VDSO_COUNT_SIZE > CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF)
 		return -1;
 	memset(out, 0, CP_PATCH_CODE_SIZE);
 	memcpy(out, cp_vdso_count_start, CP_VDSO_COUNT_SIZE);
-	memcpy(out + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF, cp_boundary_close_start,
-	       CP_BOUNDARY_CLOSE_SIZE);
-	memcpy(out + CP_PATCH_SYSCALL_CODE_OFF - CP_PATCH_CODE_OFF, cp_syscall_count_start,
-	       CP_SYSCALL_COUNT_SIZE);
+	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
+		const struct cp_redirect_code *c = pieces[i];
+
+		if (cp_redirect_code_size(c) > c->room)
+			return -1;
+		memcpy(out + c->off - CP_PATCH_CODE_OFF, c->start, cp_redirect_code_size(c));
+	}
 	return aim_paths(code, way, out);
 }
 
 /* Where the close's tid offset is in the code pages as built. */
 static size_t tid_word(void)
 {
-	return CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF + cp_boundary_close_tid_at;
+	return cp_boundary_close.off - CP_PATCH_CODE_OFF + cp_boundary_close_tid_at;
 }
 
 uint32_t cp_vdso_count_tid_offset(const uint8_t *code)

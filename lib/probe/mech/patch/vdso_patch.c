@@ -20,10 +20,9 @@
 #include <unistd.h>
 #include <linux/audit.h>
 #include <sys/syscall.h>
-#include "boundary_close.h"
 #include "cgroup.h"
 #include "redirect_place.h"
-#include "syscall_count.h"
+#include "redirect_code.h"
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
@@ -285,8 +284,7 @@ int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind ki
 			       uint64_t off, uint64_t size, char *why, size_t whylen)
 {
 	struct cp_redirect_place *r = &p->redirects[p->nredirects];
-	uint64_t call = kind != CP_REDIRECT_SYSCALL ? cp_boundary_close_addr(p->plan.table) :
-			cp_syscall_count_addr(p->plan.table);
+	uint64_t call = cp_redirect_code_addr(cp_redirect_code_of(kind), p->plan.table);
 
 	if (p->nredirects == CP_VDSO_AREA_MAX_REDIRECTS) {
 		snprintf(why, whylen, "clockprof redirects %d functions at most", CP_VDSO_AREA_MAX_REDIRECTS);

@@ -20,10 +20,8 @@
 #include <unistd.h>
 #include <linux/audit.h>
 #include <sys/syscall.h>
-#include "boundary_close.h"
 #include "cgroup.h"
 #include "redirect_place.h"
-#include "syscall_count.h"
 #include "error.h"
 #include "monotonic.h"
 #include "hijack.h"
