@@ -253,6 +253,20 @@ static int walk(const char *path, struct run_read *rr, json_t **other,
 	return 0;
 }
 
+/* What a walk read, checked as a whole once it has all: the top-level
+ * members, the first bad measure, the ranges the measures must keep. */
+static int check_read(const struct run_read *rr, const char *path, struct cp_error *err)
+{
+	if (validate_top(rr->doc, path, err))
+		return -1;
+	if (rr->bad) {
+		if (err)
+			*err = rr->first_bad;
+		return -1;
+	}
+	return cp_run_ranges_check(rr->doc, &rr->ranges, path, err);
+}
+
 int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		     json_t **doc, struct cp_error *err)
 {
@@ -266,14 +280,7 @@ int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 		json_decref(other);
 		goto fail;
 	}
-	if (validate_top(rr.doc, path, err))
-		goto fail;
-	if (rr.bad) {
-		if (err)
-			*err = rr.first_bad;
-		goto fail;
-	}
-	if (cp_run_ranges_check(rr.doc, &rr.ranges, path, err))
+	if (check_read(&rr, path, err))
 		goto fail;
 	/* fn had the measures: the names kept to find duplicates go. */
 	if (fn && rr.measures && json_object_clear(rr.measures))
@@ -301,17 +308,8 @@ int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 		return 0;
 	}
 	schema = json_string_value(json_object_get(rr.doc, "schema"));
-	if (schema && !strcmp(schema, CP_RUN_SCHEMA)) {
-		if (validate_top(rr.doc, path, err))
-			goto fail;
-		if (rr.bad) {
-			if (err)
-				*err = rr.first_bad;
-			goto fail;
-		}
-		if (cp_run_ranges_check(rr.doc, &rr.ranges, path, err))
-			goto fail;
-	}
+	if (schema && !strcmp(schema, CP_RUN_SCHEMA) && check_read(&rr, path, err))
+		goto fail;
 	if (rr.measures_text &&
 	    json_object_set_new(rr.doc, "measures", rr.measures_text)) {
 		rr.measures_text = NULL;
