@@ -240,19 +240,11 @@ int cp_verdict_file_validate(const json_t *doc, const char *what,
 	static const char *const statuses[] = { "pass", "fail", "inconclusive", NULL };
 	static const char *const counts[] = { "measures", "within", "regressed",
 		"improved", "inconclusive" };
-	const json_t *schema, *summary, *measures, *m;
+	const json_t *summary, *measures, *m;
 	size_t i;
 
-	if (!json_is_object(doc))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: not a JSON object", what);
-	schema = json_object_get(doc, "schema");
-	if (!json_is_string(schema) ||
-	    strcmp(json_string_value(schema), CP_VERDICT_SCHEMA) != 0)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: not a clockprof verdict file (schema must be \"%s\")",
-			       what, CP_VERDICT_SCHEMA);
-	if (need(doc, "status", JSON_STRING, 0, what, "", err) ||
+	if (cp_json_check_schema(doc, what, "verdict", CP_VERDICT_SCHEMA, err) ||
+	    need(doc, "status", JSON_STRING, 0, what, "", err) ||
 	    need(doc, "summary", JSON_OBJECT, 0, what, "", err) ||
 	    need(doc, "bounds", JSON_OBJECT, 0, what, "", err) ||
 	    need(doc, "base", JSON_OBJECT, 0, what, "", err) ||

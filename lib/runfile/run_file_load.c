@@ -121,18 +121,8 @@ static int validate_mechanism(const json_t *doc, const char *what,
 /* Everything but the measures one by one (and their number). */
 static int validate_top(const json_t *doc, const char *what, struct cp_error *err)
 {
-	const json_t *schema;
-
-	if (!json_is_object(doc))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: not a JSON object", what);
-	schema = json_object_get(doc, "schema");
-	if (!json_is_string(schema) ||
-	    strcmp(json_string_value(schema), CP_RUN_SCHEMA) != 0)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: not a clockprof run file (schema must be \"%s\")",
-			       what, CP_RUN_SCHEMA);
-	if (need(doc, "tool", JSON_OBJECT, what, err) ||
+	if (cp_json_check_schema(doc, what, "run", CP_RUN_SCHEMA, err) ||
+	    need(doc, "tool", JSON_OBJECT, what, err) ||
 	    need(doc, "complete", JSON_TRUE, what, err) ||
 	    need(doc, "duration_s", JSON_REAL, what, err) ||
 	    need(doc, "target", JSON_OBJECT, what, err) ||

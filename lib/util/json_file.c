@@ -227,3 +227,19 @@ const char *cp_json_str(const json_t *o, const char *key, const char *absent)
 
 	return s ? s : absent;
 }
+
+int cp_json_check_schema(const json_t *doc, const char *what, const char *kind,
+			 const char *schema, struct cp_error *err)
+{
+	const json_t *s;
+
+	if (!json_is_object(doc))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: invalid %s file: not a JSON object", what, kind);
+	s = json_object_get(doc, "schema");
+	if (!json_is_string(s) || strcmp(json_string_value(s), schema) != 0)
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "%s: not a clockprof %s file (schema must be \"%s\")",
+			       what, kind, schema);
+	return 0;
+}

@@ -56,6 +56,12 @@ int cp_json_string_too_long(struct cp_error *err, const char *what, const char *
 int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc,
 		      struct cp_error *err);
 
+/* Fails with CP_EXIT_USAGE unless doc is a JSON object whose "schema" is
+ * schema: the first check of a document read back, kind naming its sort
+ * in the message ("run", "verdict"). */
+int cp_json_check_schema(const json_t *doc, const char *what, const char *kind,
+			 const char *schema, struct cp_error *err);
+
 /* Far beyond any run file or verdict (a run with --stacks of a large C++
  * program is some 100 MB); a bigger input is a mistake, refused by its
  * size before it is read. */
