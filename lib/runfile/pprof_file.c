@@ -147,6 +147,22 @@ static int64_t str(struct pprof *pp, const char *s)
 	return i;
 }
 
+/* The index of key (taken: freed here) in t, with room made for its entry
+ * in the array *items (of elem bytes each) when it is new (*added says
+ * so); -1, the profile failed, when out of memory (a NULL key too). */
+static long entry_index(struct pprof *pp, struct table *t, char *key, void *items,
+			size_t *cap, size_t elem, bool *added)
+{
+	long i = key ? table_index(t, key, added) : -1;
+
+	free(key);
+	if (i < 0 || (*added && cp_grow(items, cap, (size_t)i + 1, elem))) {
+		pp->failed = true;
+		return -1;
+	}
+	return i;
+}
+
 /* A key of the parts joined by a separator no name holds; NULL when out
  * of memory (the profile is then failed). */
 static char *join_key(struct pprof *pp, const char *fmt, ...)
@@ -169,15 +185,13 @@ static char *join_key(struct pprof *pp, const char *fmt, ...)
 static uint64_t function_id(struct pprof *pp, const char *name, const char *file)
 {
 	int64_t n = str(pp, name ? name : "[unknown]"), f = str(pp, file);
-	char *key = join_key(pp, "%lld:%lld", (long long)n, (long long)f);
 	bool added;
-	long i = key ? table_index(&pp->functions, key, &added) : -1;
+	long i = entry_index(pp, &pp->functions,
+			     join_key(pp, "%lld:%lld", (long long)n, (long long)f),
+			     &pp->fn, &pp->fn_cap, sizeof(*pp->fn), &added);
 
-	free(key);
-	if (i < 0 || (added && cp_grow(&pp->fn, &pp->fn_cap, (size_t)i + 1, sizeof(*pp->fn)))) {
-		pp->failed = true;
+	if (i < 0)
 		return 0;
-	}
 	if (added) {
 		perftools__profiles__function__init(&pp->fn[i]);
 		pp->fn[i].id = (uint64_t)i + 1;
@@ -192,16 +206,14 @@ static uint64_t function_id(struct pprof *pp, const char *name, const char *file
 static uint64_t mapping_id(struct pprof *pp, const char *module, const char *build_id)
 {
 	bool added;
-	char *valid = module ? cp_utf8_dup(module) : NULL;
-	long i = valid ? table_index(&pp->mappings, valid, &added) : -1;
+	long i;
 
-	free(valid);
 	if (!module)
 		return 0;
-	if (i < 0 || (added && cp_grow(&pp->map, &pp->map_cap, (size_t)i + 1, sizeof(*pp->map)))) {
-		pp->failed = true;
+	i = entry_index(pp, &pp->mappings, cp_utf8_dup(module), &pp->map, &pp->map_cap,
+			sizeof(*pp->map), &added);
+	if (i < 0)
 		return 0;
-	}
 	if (added) {
 		perftools__profiles__mapping__init(&pp->map[i]);
 		pp->map[i].id = (uint64_t)i + 1;
@@ -260,12 +272,10 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 		at += (size_t)snprintf(key + at, size - at, "|%llu:%d",
 				       (unsigned long long)fns[k], in[k].line);
 	}
-	i = table_index(&pp->locations, key, &added);
-	free(key);
-	if (i < 0 || (added && cp_grow(&pp->loc, &pp->loc_cap, (size_t)i + 1, sizeof(*pp->loc)))) {
-		pp->failed = true;
+	i = entry_index(pp, &pp->locations, key, &pp->loc, &pp->loc_cap, sizeof(*pp->loc),
+			&added);
+	if (i < 0)
 		return 0;
-	}
 	if (added) {
 		pp->nloc = (size_t)i + 1;
 		if (fill_location(&pp->loc[i], (uint64_t)i + 1, map, fns, in, n))
