@@ -127,25 +127,27 @@ struct cp_read_counts {
 #define cp_add(counter, n) ((void)(*(counter) += (n)))
 #endif
 
+/* Adds b[0..n) to a[0..n), skipping zeros: most of a request's fields
+ * are, and each add is atomic in the program. Inlined, n is a constant
+ * and the verifier sees a bounded loop. */
+static inline __attribute__((always_inline)) void
+cp_counts_add_each(__u64 *a, const __u64 *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (b[i])
+			cp_add(&a[i], b[i]);
+}
+
 /* Adds the counts b to a, field by field: the BPF program at each complete
- * request, user space over the CPUs of a per-CPU map. Zeros are skipped:
- * most of a request's fields are, and each add is atomic in the program. */
+ * request, user space over the CPUs of a per-CPU map. */
 static inline __attribute__((always_inline)) void
 cp_read_counts_add(struct cp_read_counts *a, const struct cp_read_counts *b)
 {
 	cp_add(&a->reads, b->reads);
-	for (int i = 0; i < CP_ENTRY_MAX; i++)
-		if (b->by_entry[i])
-			cp_add(&a->by_entry[i], b->by_entry[i]);
-	for (int i = 0; i < CP_PATH_MAX; i++)
-		if (b->by_path[i])
-			cp_add(&a->by_path[i], b->by_path[i]);
-	for (int i = 0; i < CP_CLOCK_SLOTS; i++)
-		if (b->by_clock[i])
-			cp_add(&a->by_clock[i], b->by_clock[i]);
-	for (int i = 0; i < CP_MAX_PROBES; i++)
-		if (b->probe_calls[i])
-			cp_add(&a->probe_calls[i], b->probe_calls[i]);
+	cp_counts_add_each(a->by_entry, b->by_entry, CP_ENTRY_MAX);
+	cp_counts_add_each(a->by_path, b->by_path, CP_PATH_MAX);
+	cp_counts_add_each(a->by_clock, b->by_clock, CP_CLOCK_SLOTS);
+	cp_counts_add_each(a->probe_calls, b->probe_calls, CP_MAX_PROBES);
 }
 
 /* What the program counts now; user space moves it along. Reads, call
