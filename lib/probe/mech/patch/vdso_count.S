@@ -42,19 +42,24 @@
 
 /* Each CONTINUE's rel32 field, each TAIL's room and each depth's disp8,
  * {offset from the start, entry}: listed here as the paths are
- * assembled, for the copier (vdso_count.h). */
-	.section .rodata.cp_vdso_count_conts, "a"
+ * assembled, for the copier (vdso_count.h). FIELDS name opens the list
+ * cp_vdso_count_<name> in a section of its own; FIELDS_END name puts
+ * its end symbol after the last entry. */
+	.macro FIELDS name
+	.section .rodata.cp_vdso_count_\name, "a"
 	.balign 4
-	.globl cp_vdso_count_conts, cp_vdso_count_conts_end
-cp_vdso_count_conts:
-	.section .rodata.cp_vdso_count_tails, "a"
-	.balign 4
-	.globl cp_vdso_count_tails, cp_vdso_count_tails_end
-cp_vdso_count_tails:
-	.section .rodata.cp_vdso_count_depths, "a"
-	.balign 4
-	.globl cp_vdso_count_depths, cp_vdso_count_depths_end
-cp_vdso_count_depths:
+	.globl cp_vdso_count_\name, cp_vdso_count_\name\()_end
+cp_vdso_count_\name:
+	.endm
+
+	.macro FIELDS_END name
+	.section .rodata.cp_vdso_count_\name, "a"
+cp_vdso_count_\name\()_end:
+	.endm
+
+	FIELDS conts
+	FIELDS tails
+	FIELDS depths
 
 	.section .rodata.cp_vdso_count, "a"
 	.balign 64
@@ -361,10 +366,7 @@ cp_vdso_count_prefixed:
 	.quad	.Lprefixed_1 - .Lstart
 	.quad	.Lprefixed_2 - .Lstart
 
-	.section .rodata.cp_vdso_count_conts, "a"
-cp_vdso_count_conts_end:
-	.section .rodata.cp_vdso_count_tails, "a"
-cp_vdso_count_tails_end:
-	.section .rodata.cp_vdso_count_depths, "a"
-cp_vdso_count_depths_end:
+	FIELDS_END conts
+	FIELDS_END tails
+	FIELDS_END depths
 	.section .note.GNU-stack, "", @progbits
