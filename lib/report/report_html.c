@@ -110,6 +110,22 @@ void cp_html_td_json(struct cp_buf *b, const json_t *v)
 	}
 }
 
+void cp_html_td_members(struct cp_buf *b, const json_t *o, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		const char *dot = strchr(*keys, '.');
+		const json_t *v = o;
+
+		if (dot) {
+			char outer[64];
+
+			snprintf(outer, sizeof(outer), "%.*s", (int)(dot - *keys), *keys);
+			v = json_object_get(v, outer);
+		}
+		cp_html_td_json(b, json_object_get(v, dot ? dot + 1 : *keys));
+	}
+}
+
 void cp_html_json_text(struct cp_buf *b, const json_t *v)
 {
 	char *s;

@@ -22,6 +22,9 @@ void cp_html_td_num(struct cp_buf *b, double v);
 /* A cell for any JSON scalar: numbers formatted, strings as text, null,
  * absent and containers as "n/a" (shown as such, never as 0). */
 void cp_html_td_json(struct cp_buf *b, const json_t *v);
+/* A cp_html_td_json cell for each member of o that keys names, in order
+ * ("a.b": member b of member a), up to a NULL. */
+void cp_html_td_members(struct cp_buf *b, const json_t *o, const char *const *keys);
 /* A cell of text from the target (a name, a path, a command): escaped, as
  * code; NULL an empty one. */
 void cp_html_td_code(struct cp_buf *b, const char *text);

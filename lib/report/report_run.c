@@ -64,6 +64,14 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	cp_buf_puts(b, "</dd></div>");
 }
 
+/* open, then text from the target (escaped), then </small>. */
+static void small_text(struct cp_buf *b, const char *open, const char *text)
+{
+	cp_buf_puts(b, open);
+	cp_buf_text(b, text);
+	cp_buf_puts(b, "</small>");
+}
+
 /* How the reads were counted: the mechanism, and for the vDSO patch how
  * long one thread of the target was held to attach and detach. */
 static void mechanism_card(struct cp_buf *b, const json_t *run)
@@ -80,16 +88,11 @@ static void mechanism_card(struct cp_buf *b, const json_t *run)
 	cp_buf_puts(b, "</span>");
 	/* Files of earlier versions have neither: nothing said. The reason
 	 * comes from the target (its pid, its filters): escaped. */
-	if (json_is_string(asked) && strcmp(json_string_value(asked), m)) {
-		cp_buf_puts(b, "<small>asked: ");
-		cp_buf_text(b, json_string_value(asked));
-		cp_buf_puts(b, "</small>");
-	}
-	if (json_is_string(why)) {
-		cp_buf_puts(b, "<small class=\"fallback\">the patch was not used: ");
-		cp_buf_text(b, json_string_value(why));
-		cp_buf_puts(b, "</small>");
-	}
+	if (json_is_string(asked) && strcmp(json_string_value(asked), m))
+		small_text(b, "<small>asked: ", json_string_value(asked));
+	if (json_is_string(why))
+		small_text(b, "<small class=\"fallback\">the patch was not used: ",
+			   json_string_value(why));
 	cp_rj_num(pause, "attach", &attach);
 	cp_rj_num(pause, "detach", &detach);
 	if (!strcmp(m, "patch"))
@@ -136,10 +139,7 @@ static void measure_row(struct cp_buf *b, const char *name, const json_t *m)
 {
 	cp_buf_puts(b, "<tr>");
 	cp_html_td_code(b, name);
-	cp_html_td_json(b, json_object_get(m, "value"));
-	cp_html_td_json(b, json_object_get(m, "unit"));
-	cp_html_td_json(b, json_object_get(m, "kind"));
-	cp_html_td_json(b, json_object_get(m, "better"));
+	cp_html_td_members(b, m, (const char *const[]){ "value", "unit", "kind", "better", NULL });
 	cp_buf_puts(b, "</tr>");
 }
 
@@ -357,9 +357,7 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 	json_array_foreach(probes, i, p) {
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_code(b, cp_json_str(p, "name", NULL));
-		cp_html_td_json(b, json_object_get(p, "file"));
-		cp_html_td_json(b, json_object_get(p, "calls"));
-		cp_html_td_json(b, json_object_get(p, "per_op"));
+		cp_html_td_members(b, p, (const char *const[]){ "file", "calls", "per_op", NULL });
 		cp_buf_puts(b, "</tr>");
 	}
 	cp_buf_puts(b, "</tbody></table>\n");
@@ -379,16 +377,11 @@ static void executables(struct cp_buf *b, const json_t *rows)
 		       "<th class=\"num\">requests</th><th class=\"num\">reads per request</th>"
 		       "</tr></thead><tbody>");
 	json_array_foreach(rows, i, r) {
-		const json_t *spread = json_object_get(r, "reads_per_process");
-
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_code(b, cp_json_str(r, "executable", NULL));
-		cp_html_td_json(b, json_object_get(r, "processes"));
-		cp_html_td_json(b, json_object_get(r, "reads"));
-		cp_html_td_json(b, json_object_get(spread, "min"));
-		cp_html_td_json(b, json_object_get(spread, "max"));
-		cp_html_td_json(b, json_object_get(r, "requests"));
-		cp_html_td_json(b, json_object_get(r, "reads_per_request"));
+		cp_html_td_members(b, r, (const char *const[]){
+			"processes", "reads", "reads_per_process.min", "reads_per_process.max",
+			"requests", "reads_per_request", NULL });
 		cp_buf_puts(b, "</tr>");
 	}
 	cp_buf_puts(b, "</tbody></table>\n");
@@ -411,12 +404,10 @@ static void processes(struct cp_buf *b, const json_t *run)
 		      json_array_size(rows));
 	json_array_foreach(rows, i, r) {
 		cp_buf_puts(b, "<tr>");
-		cp_html_td_json(b, json_object_get(r, "pid"));
-		cp_html_td_json(b, json_object_get(r, "parent"));
+		cp_html_td_members(b, r, (const char *const[]){ "pid", "parent", NULL });
 		cp_html_td_code(b, cp_json_str(r, "command", NULL));
-		cp_html_td_json(b, json_object_get(r, "reads"));
-		cp_html_td_json(b, json_object_get(r, "requests"));
-		cp_html_td_json(b, json_object_get(r, "reads_per_request"));
+		cp_html_td_members(b, r, (const char *const[]){
+			"reads", "requests", "reads_per_request", NULL });
 		cp_buf_puts(b, "<td>");
 		cp_buf_puts(b, json_is_true(json_object_get(r, "execed")) ?
 			    "exec()ed another program: not counted" :
@@ -454,10 +445,7 @@ static void counters(struct cp_buf *b, const json_t *run)
 			cp_buf_puts(b, "</td></tr>");
 			continue;
 		}
-		cp_html_td_json(b, json_object_get(c, "value"));
-		cp_html_td_json(b, json_object_get(c, "unit"));
-		cp_html_td_json(b, json_object_get(c, "per_op"));
-		cp_html_td_json(b, json_object_get(c, "scaled"));
+		cp_html_td_members(b, c, (const char *const[]){ "value", "unit", "per_op", "scaled", NULL });
 		if (cp_rj_num(c, "running_ratio", &ratio))
 			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.0f%%</td>",
 				      ratio, 100 * ratio);

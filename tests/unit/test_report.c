@@ -367,3 +367,15 @@ TEST(report_numbers_read_as_people_write_them)
 	CHECK_STR(b.data, "1,234,567 6 0.17 -1,234 5.5 n/a +33.33%");
 	cp_buf_free(&b);
 }
+
+TEST(report_html_cells_of_members_in_order_nested_and_absent)
+{
+	json_t *o = json_pack("{s:s, s:i, s:{s:i}}", "name", "<a>", "n", 3, "spread", "max", 7);
+	struct cp_buf b = { 0 };
+
+	cp_html_td_members(&b, o, (const char *const[]){ "spread.max", "name", "gone", "spread.gone", NULL });
+	CHECK_STR(b.data, "<td class=\"num\" data-v=\"7\">7</td><td>&lt;a&gt;</td>"
+			  "<td class=\"na\" data-v=\"\">n/a</td><td class=\"na\" data-v=\"\">n/a</td>");
+	cp_buf_free(&b);
+	json_decref(o);
+}
