@@ -24,6 +24,7 @@
 #include "counters_json.h"
 #include "error.h"
 #include "perf_event_names.h"
+#include "perf_trial.h"
 #include "unit.h"
 
 /* --- synthetic reads ------------------------------------------------- */
@@ -269,23 +270,15 @@ TEST(counters_json_shape)
  * only under perf_event_paranoid 3 or a seccomp filter. */
 static bool perf_usable(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	struct perf_event_attr attr = { .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_PAGE_FAULTS };
+	int refused = cp_perf_trial(&attr);
 	char why[160];
 
-	if (fd >= 0) {
-		close(fd);
+	if (!refused)
 		return true;
-	}
 	snprintf(why, sizeof(why), "perf_event_open not permitted here (%s, perf_event_paranoid=%d)",
-		 strerror(errno), cp_perf_event_paranoid());
+		 strerror(refused), cp_perf_event_paranoid());
 	unit_skip(why);
 	return false;
 }

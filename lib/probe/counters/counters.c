@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "counters.h"
+#include "perf_trial.h"
 #include "procfs.h"
 #include "grow.h"
 #include "host.h"
@@ -153,22 +154,13 @@ static bool kernel_groups_inherit(void)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_TASK_CLOCK,
-		.disabled = 1,
 		.inherit = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
 		.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 			       PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
-	int fd = perf_open(&attr, 0, -1);
 
-	if (fd >= 0) {
-		close(fd);
-		return true;
-	}
-	return errno != EINVAL;
+	return cp_perf_trial(&attr) != EINVAL;
 }
 
 /* Why an event the kernel does not know (ENOENT, ENODEV, EOPNOTSUPP)

@@ -1,14 +1,13 @@
 /* host.c - see host.h. */
 #include <dirent.h>
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "host.h"
+#include "perf_trial.h"
 
 static void read_line(const char *path, char *buf, size_t size)
 {
@@ -69,21 +68,13 @@ static bool sysfs_has_cpu_pmu(void)
 
 bool cp_host_has_pmu(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	struct perf_event_attr attr = { .type = PERF_TYPE_HARDWARE,
+					.config = PERF_COUNT_HW_INSTRUCTIONS };
+	int refused = cp_perf_trial(&attr);
 
-	if (fd >= 0) {
-		close(fd);
+	if (!refused)
 		return true;
-	}
-	if (errno == ENOENT || errno == ENODEV || errno == EOPNOTSUPP)
+	if (refused == ENOENT || refused == ENODEV || refused == EOPNOTSUPP)
 		return false;
 	/* Not permitted (or another refusal): the trial says nothing about
 	 * the hardware, the PMU device in sysfs does. */
