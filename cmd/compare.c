@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bounds.h"
@@ -17,7 +18,7 @@
 #include "report.h"
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
-       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH };
+       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH, OPT_SOURCE_ROOT };
 
 static const struct cp_option options[] = {
 	{ .id = OPT_BASE, .long_name = "base", .value = "FILE...",
@@ -49,6 +50,11 @@ static const struct cp_option options[] = {
 	{ .id = OPT_GITHUB, .long_name = "github",
 	  .help = "print GitHub Actions annotations for regressions (and "
 	  "append the markdown summary to $GITHUB_STEP_SUMMARY when set)" },
+	{ .id = OPT_SOURCE_ROOT, .long_name = "source-root", .value = "DIR",
+	  .help = "the repository's root: the lines a regressed per-site measure "
+	  "gained are named relative to it (annotations' file=); default the "
+	  "current directory",
+	  .complete = CP_COMPLETE_DIR },
 	{ .id = OPT_FAIL_INCONCLUSIVE, .long_name = "fail-on-inconclusive",
 	  .help = "exit 1 when the verdict is inconclusive too" },
 	{ .id = OPT_ALLOW_MISMATCH, .long_name = "allow-mismatch",
@@ -110,6 +116,13 @@ static int add_file(struct side_files *s, const char *name, struct cp_error *err
  * *code (--help, --version, or an error already said). In order: the files
  * of a glob after --base/--head come back one by one as operands and join
  * the side named last. */
+static int is_directory(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
 static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 {
 	struct side_files *current = NULL;
@@ -144,6 +157,7 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 		case OPT_GITHUB: a->rq.github = 1; break;
 		case OPT_FAIL_INCONCLUSIVE: a->rq.fail_on_inconclusive = 1; break;
 		case OPT_ALLOW_MISMATCH: a->rq.allow_mismatch = 1; break;
+		case OPT_SOURCE_ROOT: a->rq.source_root = v; break;
 		default:
 			*code = cmd_option_exit(cli, opt, &err);
 			return 0;
@@ -152,6 +166,11 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 	if (!a->base.n || !a->head.n) {
 		*code = cmd_error(CP_EXIT_USAGE,
 				  "compare: give at least one run file after --base and one after --head");
+		return 0;
+	}
+	if (a->rq.source_root && !is_directory(a->rq.source_root)) {
+		*code = cmd_error(CP_EXIT_USAGE, "compare: --source-root %s: not a directory",
+				  a->rq.source_root);
 		return 0;
 	}
 	return 1;

@@ -11,6 +11,7 @@
 #include "compare.h"
 #include "compare_admit.h"
 #include "compare_gathered.h"
+#include "compare_lines.h"
 #include "compare_measure.h"
 #include "compare_notes.h"
 #include "error.h"
@@ -324,13 +325,15 @@ int cp_compare(const struct cp_compare_side *base_in,
 		return -1;
 	}
 	rc = judge_measures(out, &base, &head, bounds, env_why);
+	if (!rc && unjudged)
+		leave_unjudged(out);
+	if (!rc)
+		rc = cp_compare_name_lines(out, &base, &head, opts ? opts->source_root : NULL);
 	free(mem);
 	if (rc) {
 		cp_compare_result_free(out);
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory comparing runs");
 	}
-	if (unjudged)
-		leave_unjudged(out);
 	qsort(out->measures, out->n, sizeof(*out->measures), cmp_verdict_name);
 	decide_verdict(out, bounds);
 	return 0;
@@ -340,6 +343,7 @@ void cp_compare_result_free(struct cp_compare_result *r)
 {
 	for (size_t i = 0; r->measures && i < r->n; i++) {
 		json_decref(r->measures[i].warnings);
+		json_decref(r->measures[i].lines);
 		free(r->measures[i].reason);
 	}
 	free(r->measures);

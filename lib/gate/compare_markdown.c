@@ -191,8 +191,51 @@ static void env_mismatch_line(const struct cp_env_mismatch *m, void *arg)
 		      !strcmp(m->effect, "inconclusive") ? " (sampled measures inconclusive)" : "");
 }
 
+/* One line a per-site measure gained, as `file:line` (base -> head). */
+static void gained_line(struct cp_buf *b, const json_t *line)
+{
+	char where[1400], code[1500], base[48], head[48];
+	const char *path = cp_json_str(line, "repo_path", NULL);
+
+	snprintf(where, sizeof(where), "%.1200s:%lld", path ? path : cp_json_str(line, "file", ""),
+		 (long long)json_integer_value(json_object_get(line, "line")));
+	cp_markdown_code(code, sizeof(code), where, 300);
+	cp_format_value(base, sizeof(base), json_object_get(line, "base"));
+	cp_format_value(head, sizeof(head), json_object_get(line, "head"));
+	cp_buf_printf(b, "%s (%s -> %s)", code, base, head);
+}
+
+/* Regressed per-site measures: the lines that gained reads, a bullet a
+ * measure (at most 10), its lines most gained first. */
+static size_t gained_lines(struct cp_buf *b, const struct cp_verdict_measures *ms,
+			   const size_t *rows)
+{
+	char code[600];
+	size_t shown = 0;
+
+	for (size_t i = 0; i < ms->n && shown < 10; i++) {
+		json_t *m = cp_verdict_measures_get(ms, rows[i]);
+		const json_t *lines = json_object_get(m, "lines"), *line;
+		size_t k;
+
+		if (json_array_size(lines)) {
+			cp_markdown_code(code, sizeof(code), cp_json_str(m, "name", ""), 120);
+			cp_buf_printf(b, "- %s gained reads at ", code);
+			json_array_foreach(lines, k, line) {
+				cp_buf_puts(b, k ? ", " : "");
+				gained_line(b, line);
+			}
+			cp_buf_puts(b, "\n");
+			shown++;
+		}
+		json_decref(m);
+	}
+	return shown;
+}
+
 /* The bullets under the headline: environment differences, reasons for
- * inconclusiveness, measures not excluded; then a blank line if any. */
+ * inconclusiveness, the lines regressed per-site measures gained,
+ * measures not excluded; then a blank line if any. */
 static void notes(struct cp_buf *b, const json_t *verdict,
 		  const struct cp_verdict_measures *ms, const size_t *rows)
 {
@@ -205,7 +248,7 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
-	if (not_excluded_lines(b, ms, rows) ||
+	if (gained_lines(b, ms, rows) + not_excluded_lines(b, ms, rows) ||
 	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(b, "\n");

@@ -112,6 +112,7 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 			goto oom;
 	if (run_digest(run->doc, run))
 		goto oom;
+	run->call_sites = json_incref(json_object_get(doc, "call_sites"));
 	if (whole) {
 		json_decref(run->doc);
 		run->doc = json_incref((json_t *)doc);
@@ -125,6 +126,7 @@ oom:
 void cp_compare_run_free(struct cp_compare_run *run)
 {
 	json_decref(run->doc);
+	json_decref(run->call_sites);
 	free(run->measures);
 	free(run->pool);
 	memset(run, 0, sizeof(*run));
@@ -201,6 +203,7 @@ static int load_compact(const char *path, struct cp_compare_run *run,
 		run->measures[k].unit = run->pool + (uintptr_t)run->measures[k].unit;
 	}
 	json_object_del(doc, "measures");
+	run->call_sites = json_incref(json_object_get(doc, "call_sites"));
 	json_object_del(doc, "call_sites");
 	json_object_del(doc, "stacks");
 	run->doc = doc;

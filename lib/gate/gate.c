@@ -176,7 +176,8 @@ static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
 	struct cp_compare_opts opts = { .alpha = 0.05,
 					.fail_on_inconclusive = rq->fail_on_inconclusive,
-					.allow_mismatch = rq->allow_mismatch };
+					.allow_mismatch = rq->allow_mismatch,
+					.source_root = rq->source_root };
 
 	if (!(out->result = calloc(1, sizeof(*out->result))))
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory");

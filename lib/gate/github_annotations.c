@@ -63,10 +63,32 @@ static int fails(const json_t *m)
 	       json_is_true(json_object_get(m, "fails_gate"));
 }
 
+/* file=PATH,line=N, (ending in a comma) for the line that gained most of
+ * a per-site measure, when it is in the repository; "" otherwise. */
+static void where(char *buf, size_t len, const json_t *m)
+{
+	const json_t *top = json_array_get(json_object_get(m, "lines"), 0);
+	const char *path = cp_json_str(top, "repo_path", NULL);
+	char prop[4096];
+
+	buf[0] = '\0';
+	/* A path the runner could not take as it is (control bytes, or
+	 * longer than its escaped form fits) points nowhere rather than at
+	 * another file. */
+	if (!path || !json_is_integer(json_object_get(top, "line")) || strlen(path) > 1000)
+		return;
+	for (const char *c = path; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return;
+	cp_github_escape_property(prop, sizeof(prop), path);
+	snprintf(buf, len, "file=%s,line=%lld,", prop,
+		 (long long)json_integer_value(json_object_get(top, "line")));
+}
+
 static void error_line(FILE *out, const json_t *m)
 {
 	char name[1024], change[128], text[4096], title[4096], msg[16384];
-	char reason[1200];
+	char reason[1200], at[4200];
 	int regressed = !strcmp(cp_json_str(m, "status", ""), "regressed");
 
 	/* C-escape first (no control bytes at all), then the runner's own
@@ -83,7 +105,8 @@ static void error_line(FILE *out, const json_t *m)
 	else
 		snprintf(text, sizeof(text), "Measure '%s': %s", name, reason);
 	cp_github_escape_data(msg, sizeof(msg), text);
-	fprintf(out, "::error title=%s::%s\n", title, msg);
+	where(at, sizeof(at), m);
+	fprintf(out, "::error %stitle=%s::%s\n", at, title, msg);
 }
 
 /* One ::warning per run-level reason for inconclusive and per warning of

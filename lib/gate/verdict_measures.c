@@ -85,6 +85,8 @@ json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "runs_needed", m->runs_needed ?
 			    json_integer((json_int_t)m->runs_needed) : json_null());
 	json_object_set_new(o, "warnings", strings_copy(m->warnings));
+	if (m->lines)
+		json_object_set(o, "lines", m->lines);
 	return o;
 }
 

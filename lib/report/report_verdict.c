@@ -1,9 +1,10 @@
 /* report_verdict.c - the verdict section of the HTML report: what
  * `clockprof compare` decided (verdict.json, "clockprof.verdict/1") and,
  * when the base and head run files are given too, where the clock reads
- * moved: a differential flame graph and the call sites that appeared or
- * disappeared. Marks follow the other writers: ▲ a change in the worse
- * direction, ▼ in the better one, so nothing relies on colour alone. */
+ * moved: a differential flame graph and the call sites that appeared,
+ * disappeared or were read more or less often per op. Marks follow the
+ * other writers: ▲ a change in the worse direction, ▼ in the better one,
+ * so nothing relies on colour alone. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,35 @@ static void status_cell(struct cp_buf *b, const json_t *m)
 	cp_buf_puts(b, "</td>");
 }
 
+/* Why a measure has its status: the reason, the lines a regressed
+ * per-site measure gained (file names from the target: escaped), the
+ * measure's warnings. */
+static void why_cell(struct cp_buf *b, const json_t *m)
+{
+	const json_t *x;
+	size_t k;
+
+	cp_buf_puts(b, "<td class=\"why\">");
+	cp_buf_text(b, cp_json_str(m, "reason", NULL));
+	json_array_foreach(json_object_get(m, "lines"), k, x) {
+		const char *path = cp_json_str(x, "repo_path", NULL);
+
+		cp_buf_puts(b, "<br><small class=\"gained\">gained at <code>");
+		cp_buf_text(b, path ? path : cp_json_str(x, "file", ""));
+		cp_buf_printf(b, ":%lld</code> ", (long long)json_integer_value(json_object_get(x, "line")));
+		cp_html_num(b, json_number_value(json_object_get(x, "base")));
+		cp_buf_puts(b, " → ");
+		cp_html_num(b, json_number_value(json_object_get(x, "head")));
+		cp_buf_puts(b, "</small>");
+	}
+	json_array_foreach(json_object_get(m, "warnings"), k, x) {
+		cp_buf_puts(b, "<br><small>⚠ ");
+		cp_html_json_text(b, x);
+		cp_buf_puts(b, "</small>");
+	}
+	cp_buf_puts(b, "</td>");
+}
+
 static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 {
 	const json_t *ms = json_object_get(v, "measures"), *m;
@@ -261,9 +291,7 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		       "<thead><tr><th>measure</th><th>unit</th><th>kind</th><th class=\"num\">base</th><th class=\"num\">head</th>"
 		       "<th class=\"num\">change [interval]</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
 	json_array_foreach(ms, i, m) {
-		const json_t *w = json_object_get(m, "warnings"), *x;
 		const json_t *p = json_object_get(m, "p_adjusted");
-		size_t k;
 
 		if (!json_is_number(p))
 			p = json_object_get(m, "p_value");
@@ -283,14 +311,8 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 		else
 			cp_buf_puts(b, "<td class=\"num na\" data-v=\"\">–</td>");
 		status_cell(b, m);
-		cp_buf_puts(b, "<td class=\"why\">");
-		cp_buf_text(b, cp_json_str(m, "reason", NULL));
-		json_array_foreach(w, k, x) {
-			cp_buf_puts(b, "<br><small>⚠ ");
-			cp_html_json_text(b, x);
-			cp_buf_puts(b, "</small>");
-		}
-		cp_buf_puts(b, "</td></tr>");
+		why_cell(b, m);
+		cp_buf_puts(b, "</tr>");
 	}
 	cp_buf_puts(b, "</tbody></table></div></figure>\n");
 }
@@ -364,6 +386,8 @@ static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
 struct site {
 	const json_t *json;	/* the first occurrence, for its cells */
 	double count[2];
+	double per_op[2];	/* summed over the side's runs */
+	int no_per_op;		/* a run gave it none (no ops) */
 };
 
 struct sites {
@@ -401,6 +425,10 @@ static int gather_sites(struct sites *all, json_t *const *runs, size_t nruns, in
 				all->v[all->n++] = (struct site){ .json = s };
 			}
 			all->v[k].count[side] += c;
+			if (json_is_number(json_object_get(s, "per_op")))
+				all->v[k].per_op[side] += json_number_value(json_object_get(s, "per_op"));
+			else
+				all->v[k].no_per_op = 1;
 		}
 	}
 	return 0;
@@ -431,6 +459,43 @@ static void site_table(struct cp_buf *b, const char *title, const struct site *s
 	cp_buf_puts(b, "</tbody></table></div>");
 }
 
+/* A site on both sides whose mean reads per op (the runs' per_op: reads
+ * in complete requests, exact) moved at all: a read added or removed at
+ * a line that reads the clock on both sides. */
+static int moved(const struct site *s, const size_t runs[2])
+{
+	double base = s->per_op[0] / (double)runs[0], head = s->per_op[1] / (double)runs[1];
+
+	return !s->no_per_op && s->count[0] > 0 && s->count[1] > 0 &&
+	       fabs(head - base) > 1e-9 * (1 + base);
+}
+
+static void moved_table(struct cp_buf *b, const struct site *s, size_t n, const size_t runs[2])
+{
+	size_t rows = 0;
+
+	for (size_t i = 0; i < n; i++)
+		rows += moved(&s[i], runs);
+	cp_buf_printf(b, "<div class=\"scroll\"><table class=\"sortable sites\"><caption>◆ read more or less "
+		      "often (%zu)</caption><thead><tr><th>function</th><th>file:line</th><th>via</th>"
+		      "<th>module</th><th class=\"num\">base reads/op</th><th class=\"num\">head reads/op</th>"
+		      "</tr></thead><tbody>", rows);
+	if (!rows)
+		cp_buf_puts(b, "<tr><td colspan=\"6\" class=\"na\">none</td></tr>");
+	for (size_t i = 0; i < n; i++) {
+		double base = s[i].per_op[0] / (double)runs[0], head = s[i].per_op[1] / (double)runs[1];
+
+		if (!moved(&s[i], runs))
+			continue;
+		cp_buf_puts(b, head > base ? "<tr class=\"more\">" : "<tr class=\"less\">");
+		cp_report_site_cells(b, s[i].json);
+		cp_html_td_num(b, base);
+		cp_html_td_num(b, head);
+		cp_buf_puts(b, "</tr>");
+	}
+	cp_buf_puts(b, "</tbody></table></div>");
+}
+
 static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase,
 			     json_t *const *head, size_t nhead,
 			     const double div[2], const char *unit)
@@ -447,9 +512,10 @@ static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase
 	n = all.n;
 	for (size_t i = 0; i < n; i++)
 		both += sites[i].count[0] > 0 && sites[i].count[1] > 0;
-	cp_buf_printf(b, "<h3>Call sites that appeared or disappeared</h3><p>%zu call sites read the clock on both sides.</p><div class=\"row\">", both);
+	cp_buf_printf(b, "<h3>Call sites that appeared, disappeared or moved</h3><p>%zu call sites read the clock on both sides.</p><div class=\"row\">", both);
 	site_table(b, "▲ appeared in head", sites, n, 1, div[1], unit);
 	site_table(b, "▼ disappeared from head", sites, n, 0, div[0], unit);
+	moved_table(b, sites, n, (const size_t[2]){ nbase, nhead });
 	cp_buf_puts(b, "</div>\n");
 	free(sites);
 	return 0;
@@ -482,7 +548,7 @@ int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict,
 	} else {
 		cp_buf_puts(b, "<p class=\"na\" id=\"no-runs\">Give the base and head run files too "
 			       "(clockprof report VERDICT --base RUN... --head RUN...) to see the differential "
-			       "flame graph and the call sites that appeared or disappeared.</p>\n");
+			       "flame graph and the call sites that appeared, disappeared or moved.</p>\n");
 	}
 	cp_buf_puts(b, "</section>\n");
 	return b->failed ? -1 : 0;

@@ -8,6 +8,8 @@ import os
 
 from common import Skip
 
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
 
 def ab(ctx, base_k, head_k, runs=2):
     d = os.path.join(ctx.tmp, "runs")
@@ -19,13 +21,13 @@ def ab(ctx, base_k, head_k, runs=2):
     return d
 
 
-def compare(ctx, d):
+def compare(ctx, d, *args):
     verdict = os.path.join(ctx.tmp, "verdict.json")
     md = os.path.join(ctx.tmp, "summary.md")
     html = os.path.join(ctx.tmp, "report.html")
     proc = ctx.run("compare", "--base", *sorted(glob.glob(os.path.join(d, "base-*.json"))),
                    "--head", *sorted(glob.glob(os.path.join(d, "head-*.json"))),
-                   "-o", verdict, "--markdown", md, "--html", html)
+                   "-o", verdict, "--markdown", md, "--html", html, *args)
     assert os.path.getsize(html) > 0
     return proc, ctx.load_json(verdict), open(md).read()
 
@@ -37,6 +39,36 @@ def test_one_more_read_per_request_fails_the_gate(ctx):
     bad = {m["name"] for m in verdict["measures"] if m["status"] == "regressed"}
     assert "clock_reads/op" in bad and "clock_reads.clock_gettime/op" in bad, bad
     assert "clock_reads/op" in md
+
+
+def site_line(marker):
+    """The line of reads_target.c whose comment is SITE:marker."""
+    src = os.path.join(ROOT, "tests", "targets", "reads_target.c")
+    for n, line in enumerate(open(src), 1):
+        if "/* SITE:%s */" % marker in line:
+            return n
+    raise AssertionError("no SITE:%s in %s" % (marker, src))
+
+
+def test_a_regressed_site_measure_names_the_line_that_gained(ctx):
+    d = ab(ctx, 2, 3)
+    line = site_line("clock_gettime")
+    proc, verdict, md = compare(ctx, d, "--github", "--source-root", ROOT)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    m = {m["name"]: m for m in verdict["measures"]}
+    site = m["clock_reads@handle_request/op"]
+    assert site["status"] == "regressed", site
+    # The line read 2 times per request and now 3: named, and nothing else.
+    assert [(x["repo_path"], x["line"], x["base"], x["head"]) for x in site["lines"]] == \
+        [("tests/targets/reads_target.c", line, 2, 3)], site["lines"]
+    assert "lines" not in m["clock_reads/op"], m["clock_reads/op"]
+    assert "`tests/targets/reads_target.c:%d` (2 -> 3)" % line in md, md
+    errors = [l for l in proc.stdout.splitlines()
+              if l.startswith("::error ") and "clock_reads@handle_request" in l]
+    assert len(errors) == 1 and \
+        errors[0].startswith("::error file=tests/targets/reads_target.c,line=%d,title=" % line), errors
+    html = open(os.path.join(ctx.tmp, "report.html")).read()
+    assert "gained at <code>tests/targets/reads_target.c:%d</code>" % line in html
 
 
 def test_same_build_passes(ctx):

@@ -70,7 +70,7 @@ static void read_once(void)
 	struct timeval tv = { 0, 0 };
 
 	if (!strcmp(mode, "clock_gettime")) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		clock_gettime(CLOCK_MONOTONIC, &ts); /* SITE:clock_gettime */
 	} else if (!strcmp(mode, "clocks")) {
 		for (size_t i = 0; i < sizeof(clocks) / sizeof(clocks[0]); i++)
 			clock_gettime(clocks[i], &ts);

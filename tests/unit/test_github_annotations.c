@@ -112,3 +112,29 @@ TEST(github_stop_commands_token)
 	fclose(f);
 	CHECK(strcmp(token, token2) != 0);
 }
+
+/* The line a regressed per-site measure gained most is the annotation's
+ * file= and line=; a path from the target stays one property, and one the
+ * runner could not take as it is (a control byte) points nowhere. */
+TEST(github_error_points_at_the_line_that_gained)
+{
+	static const char *const paths[] = { "src/a,b:c.c", "src/x\ny.c" };
+	static const char *const want[] = { "::error file=src/a%2Cb%3Ac.c,line=42,title=", "::error title=" };
+
+	for (int i = 0; i < 2; i++) {
+		const char *names[] = { "clock_reads@f/op" };
+		json_t *v = fixture_regressed_verdict(names, 1, 0);
+		json_t *m = json_array_get(json_object_get(v, "measures"), 0);
+		char *out;
+		int lines;
+
+		json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}]", "file", paths[i],
+							  "line", 42, "base", 1.0, "head", 2.0,
+							  "repo_path", paths[i]));
+		out = annotations(v, &lines);
+		CHECK(out && !strncmp(out, want[i], strlen(want[i])));
+		CHECK_INT(lines, 1);
+		free(out);
+		json_decref(v);
+	}
+}

@@ -285,6 +285,8 @@ TEST(report_verdict_with_runs_shows_differential)
 	CHECK(appeared && gone && appeared < gone);
 	CHECK(strstr(appeared, HOSTILE_HTML) < gone);
 	CHECK(strstr(gone, "old_fn") != NULL);
+	/* operator<< reads 2 per op on both sides: it did not move. */
+	CHECK(strstr(html, "◆ read more or less often (0)") != NULL);
 	/* Both sides' counts travel to the flame graph: [base, head, frames]. */
 	CHECK(strstr(html, "\"diff\":{") != NULL);
 	for (int i = 0; i < 3; i++)
@@ -378,4 +380,26 @@ TEST(report_html_cells_of_members_in_order_nested_and_absent)
 			  "<td class=\"na\" data-v=\"\">n/a</td><td class=\"na\" data-v=\"\">n/a</td>");
 	cp_buf_free(&b);
 	json_decref(o);
+}
+
+/* A site read on both sides, more often per op in head: listed with both
+ * values, where the tables of appeared and disappeared sites have none. */
+TEST(report_verdict_lists_a_site_read_more_often_per_op)
+{
+	json_t *docs[3] = { make_verdict(1, 1), make_run(100, "f", 100), make_run(100, "f", 100) };
+	struct cp_error err = { 0 };
+	char *html, *moved;
+
+	CHECK(docs[0] && docs[1] && docs[2]);
+	json_object_set_new(json_array_get(json_object_get(docs[2], "call_sites"), 1), "per_op",
+			    json_real(3.0));
+	html = write_report(docs, 3, &err);
+	CHECK(html);
+	CHECK(strstr(html, "▲ appeared in head (0)") && strstr(html, "▼ disappeared from head (0)"));
+	moved = strstr(html, "◆ read more or less often (1)");
+	CHECK(moved && strstr(moved, "<tr class=\"more\">") && strstr(moved, "operator&lt;&lt;"));
+	CHECK(strstr(moved, "data-v=\"2\">2</td><td class=\"num\" data-v=\"3\">3</td>") != NULL);
+	for (int i = 0; i < 3; i++)
+		json_decref(docs[i]);
+	free(html);
 }

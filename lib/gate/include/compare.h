@@ -85,6 +85,10 @@ struct cp_compare_opts {
 	/* --allow-mismatch: runs whose request boundary or ops_source
 	 * differ are judged (with a warning) rather than refused. */
 	int allow_mismatch;
+	/* The repository's root, to which the lines of a regressed per-site
+	 * measure are made relative ("repo_path"); NULL: the current
+	 * directory. */
+	const char *source_root;
 };
 
 struct cp_side_stats {
@@ -127,6 +131,10 @@ struct cp_measure_verdict {
 	size_t runs_needed;		/* per side; 0 unless too few runs */
 	char *reason;			/* malloc'd; NULL: none ("") */
 	json_t *warnings;		/* array of strings; NULL: none */
+	/* A regressed per-site measure (clock_reads@FUNCTION/op): the
+	 * lines of FUNCTION that gained reads per op (compare_lines.h);
+	 * NULL for any other measure. */
+	json_t *lines;
 };
 
 struct cp_compare_result {

@@ -1,7 +1,8 @@
 /* compare_run.h - a run file as the gate keeps it.
  *
- * compare needs three things of a run: its measures, its environment
- * fingerprint and whether it is complete. A run's measures parse into ten
+ * compare needs four things of a run: its measures, its environment
+ * fingerprint, whether it is complete and, to name the lines of a per-site
+ * measure, its call sites. A run's measures parse into ten
  * times their size in JSON values; holding all 60 runs of a gate as whole
  * documents, then freeing them value by value, cost more than judging them.
  * So each run is read member by member (cp_run_file_read) into a flat
@@ -28,6 +29,9 @@ struct cp_compare_run {
 	/* The run document; without "measures", "call_sites" and "stacks"
 	 * unless it was read whole (a report needs those). */
 	json_t *doc;
+	/* Its call_sites (a reference; NULL when it has none): where a
+	 * per-site measure's reads are, by line (compare_lines.h). */
+	json_t *call_sites;
 	struct cp_run_measure *measures;	/* in document order */
 	size_t nmeasures;
 	char *pool;		/* names and units */

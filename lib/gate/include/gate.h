@@ -38,6 +38,7 @@ struct cp_gate_request {
 	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
 	int fail_on_inconclusive;
 	int allow_mismatch;		/* --allow-mismatch (compare.h) */
+	const char *source_root;	/* --source-root (compare.h), or NULL */
 	cp_wait_notice notice;		/* told of an output FIFO waiting for
 					 * its reader, or NULL */
 };

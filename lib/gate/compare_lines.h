@@ -1,0 +1,28 @@
+/* compare_lines.h - where in the source a regressed per-site measure
+ * gained its reads.
+ *
+ * clock_reads@FUNCTION/op adds up every call site of FUNCTION, so that it
+ * survives a rebuild that moves lines; when it regresses, the reviewer
+ * still has to find which line added a read. The runs' call_sites say: a
+ * site's file, line and reads per op. Summed per line of FUNCTION and
+ * averaged over each side's runs (a run without the line: 0), the lines
+ * where head reads more than base are named, most gained first. */
+#ifndef CP_COMPARE_LINES_H
+#define CP_COMPARE_LINES_H
+
+#include "compare.h"
+
+/* The most lines named for one measure. */
+#define CP_SITE_LINES_MAX 10
+
+/* For every regressed clock_reads@FUNCTION/op of r, sets its lines:
+ * [{file, line, base, head, repo_path}], at most CP_SITE_LINES_MAX, most
+ * gained first; file and line as the runs' call_sites give them (a read
+ * inside an inlined helper: the helper's line), repo_path the file
+ * relative to source_root (NULL: the current directory) or null when it
+ * is not found below it. [] when no line gained (the runs have no line
+ * information, or no ops). -1 when out of memory. */
+int cp_compare_name_lines(struct cp_compare_result *r, const struct cp_compare_side *base,
+			  const struct cp_compare_side *head, const char *source_root);
+
+#endif
