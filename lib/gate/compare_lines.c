@@ -111,7 +111,8 @@ static json_t *gained_lines(struct line_table *t, const size_t n[2], const char 
 {
 	json_t *lines = json_array();
 
-	qsort_r(t->v, t->n, sizeof(*t->v), by_gain, (void *)n);
+	if (t->n)
+		qsort_r(t->v, t->n, sizeof(*t->v), by_gain, (void *)n);
 	for (size_t i = 0; lines && i < t->n && json_array_size(lines) < CP_SITE_LINES_MAX; i++) {
 		const struct line_reads *r = &t->v[i];
 		double base = r->sum[0] / (double)n[0];
