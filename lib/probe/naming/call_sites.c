@@ -22,6 +22,8 @@ char *cp_call_site_place_key(const struct cp_call_site *c)
 	size_t len = 64;
 	char *key, *p;
 
+	if (!c->function || !c->via)	/* out of memory naming the site */
+		return NULL;
 	len += strlen(c->function) + strlen(c->via);
 	len += (c->file ? strlen(c->file) : 0) + (c->module ? strlen(c->module) : 0);
 	for (size_t i = 0; i < c->ninlined; i++)

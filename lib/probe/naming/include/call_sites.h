@@ -39,7 +39,8 @@ int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_tabl
 void cp_call_sites_free(struct cp_call_sites *cs);
 /* What makes two resolved sites one place (the merge above uses it):
  * function, file, line, via, module and the inlined chain, as one
- * malloc'd string; NULL when out of memory. */
+ * malloc'd string; NULL when out of memory, or when c's function or via
+ * is NULL (out of memory copying it). */
 char *cp_call_site_place_key(const struct cp_call_site *c);
 
 #endif
