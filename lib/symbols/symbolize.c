@@ -461,9 +461,10 @@ static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_inf
 		     bool deep)
 {
 	struct cache_entry *e = cache_get(s, addr);
+	struct sym_module *m;
 
-	if (e && deep && e->shallow) {
-		cp_sym_name_by_dwarf(e, module_of(s, addr), addr);
+	if (e && deep && e->shallow && (m = module_of(s, addr))) {
+		cp_sym_name_by_dwarf(e, m, addr);
 		e->shallow = false;
 	}
 	if (!e && (!(e = entry_new(s, addr, deep)) || cache_put(s, addr, e) != 0)) {
