@@ -419,10 +419,11 @@ static size_t arm_start(const struct fn_code *f, enum cp_redirect_kind kind, siz
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZyanU64 to;
 	size_t off = from, after, taken;
+	bool decoded;
 
-	while (decode(f, off, &in, ops) && !is_branch(&in))
+	while ((decoded = decode(f, off, &in, ops)) && !is_branch(&in))
 		off += in.length;
-	if (off >= f->size || in.meta.category != ZYDIS_CATEGORY_COND_BR ||
+	if (!decoded || in.meta.category != ZYDIS_CATEGORY_COND_BR ||
 	    !(in.attributes & ZYDIS_ATTRIB_IS_RELATIVE) ||
 	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&in, &ops[0], f->func + off, &to)) ||
 	    to <= f->func + off || to >= f->func + f->size)
