@@ -108,13 +108,15 @@ static int add_removed_ok(struct cp_bounds *b, const char *glob, int lineno,
 			  const char *name, struct cp_error *err)
 {
 	struct cp_bound_rule *r;
+	char *pattern;
 
 	if (!glob)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s:%d: 'removed-ok' needs one GLOB: 'removed-ok NAME-GLOB'",
 			       name, lineno);
-	if (!(r = new_rule(b)) || !(r->pattern = strdup(glob)))
+	if (!(r = new_rule(b)) || !(pattern = strdup(glob)))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
+	r->pattern = pattern;
 	r->removed_ok = 1;
 	snprintf(r->text, sizeof(r->text), "removed-ok");
 	r->line = lineno;

@@ -140,7 +140,7 @@ static int keep_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 static int diff_counters(struct cp_interval_writer *w, const struct cp_profile *p,
 			 struct cp_counter_value *d)
 {
-	if (!p->counters_measured || !p->counters)
+	if (!p->counters_measured || !p->counters || !d)	/* d: NULL without events */
 		return 0;
 	if (w->nctr != p->nevents) {
 		free(w->prev_ctr);

@@ -338,10 +338,10 @@ int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn
 		/* Not an object: jansson says what is wrong with the text, the
 		 * caller what is wrong with the value. */
 		read_all(&w);
-		if (!w.failed && (*other = json_loadb(w.text, w.len, JSON_REJECT_DUPLICATES, &e)))
-			rc = 0;
-		else
-			fail_at(&w, 0, &e);
+		if (!w.failed) {	/* else err says why already */
+			*other = json_loadb(w.text, w.len, JSON_REJECT_DUPLICATES, &e);
+			rc = *other ? 0 : fail_at(&w, 0, &e);
+		}
 	} else if (cp_json_walk_object(&w, &at, seen, fn, ctx) == 0) {
 		rc = cp_json_walk_peek(&w, &at) < 0 ? 0 : fail_structure(&w, at, AFTER_END);
 	}

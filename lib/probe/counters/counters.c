@@ -419,18 +419,21 @@ static size_t count_newborn(pid_t pid, const pid_t *known, size_t nknown)
 static int add_thread(struct cp_counters *c, pid_t tid, struct thread_events **t)
 {
 	struct thread_events *th;
+	int *fd, *leader;
 
 	if (cp_grow(&c->threads, &c->cap, c->nthreads + 1, sizeof(*c->threads)))
 		return -1;
-	th = &c->threads[c->nthreads];
-	th->tid = tid;
-	th->fd = malloc(c->nslots * sizeof(*th->fd));
-	th->leader = malloc(c->nslots * sizeof(*th->leader));
-	if (!th->fd || !th->leader) {
-		free(th->fd);
-		free(th->leader);
+	fd = malloc(c->nslots * sizeof(*fd));
+	leader = malloc(c->nslots * sizeof(*leader));
+	if (!fd || !leader) {
+		free(fd);
+		free(leader);
 		return -1;
 	}
+	th = &c->threads[c->nthreads];
+	th->tid = tid;
+	th->fd = fd;
+	th->leader = leader;
 	for (size_t sl = 0; sl < c->nslots; sl++)
 		th->fd[sl] = th->leader[sl] = NO_FD;
 	c->nthreads++;

@@ -129,7 +129,8 @@ static enum bp_outcome attach_thread(struct cp_breakpoints *bp, pid_t tid,
 				     const uint64_t *sequence, int naddrs,
 				     struct bpf_program *prog, struct cp_error *err)
 {
-	struct bp_slot slot[CP_BP_SLOTS];
+	/* closed until open_slot fills them */
+	struct bp_slot slot[CP_BP_SLOTS] = { [0 ... CP_BP_SLOTS - 1] = { NULL, -1 } };
 	int opened = 0, e = 0;
 
 	for (; opened < CP_BP_SLOTS; opened++)

@@ -263,7 +263,8 @@ int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counter
 	size_t used = slots_in_use(counters);
 
 	*nslots = 0;
-	if (!(*blocks = malloc((used ? used : 1) * CP_PATCH_SITE_BLOCK)))
+	/* Zeroed: gcc -fanalyzer cannot see process_vm_readv fill them. */
+	if (!(*blocks = calloc(used ? used : 1, CP_PATCH_SITE_BLOCK)))
 		return -1;
 	if (read_blocks(pid, addr, counters, *blocks, nslots) == 0)
 		return 0;
