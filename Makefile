@@ -318,17 +318,36 @@ check: test-deps
 	@$(MAKE) --no-print-directory all $(O)/unit-tests test-fixtures test-targets
 	@python3 tests/run_all.py --build $(O)
 
+# gcc's static analyzer (-fanalyzer) over each .c file of cmd/ and lib/,
+# compiled as the build compiles it (the same include, C and warning
+# flags: -Werror makes any finding fail), into a stamp that exists only
+# while the file has none. A stamp follows its object, so a file is
+# analysed again when it or a header it includes changes. The generated
+# files ($(O)/gen/) and the libraries' headers are not ours to change:
+# out of scope. What it reports that is not a defect is suppressed by
+# file in tests/lint/analyzer.mk or where it stands, each with its reason.
+include tests/lint/analyzer.mk
+ANALYZER_STAMPS := $(LIB_SRCS:%.c=$(O)/lint/%.analyzer) $(CMD_SRCS:%.c=$(O)/lint/%.analyzer)
+$(O)/lint/lib/%.analyzer: lib/%.c $(O)/lib/%.o tests/lint/analyzer.mk
+	@mkdir -p $(@D)
+	$(CC) $(call layer_flags,$<) $(CFLAGS) $(WARN) $(ANALYZER_FLAGS) $(ANALYZER_NO_$<) -c $< -o /dev/null
+	@touch $@
+$(O)/lint/cmd/%.analyzer: cmd/%.c $(O)/cmd/%.o tests/lint/analyzer.mk
+	@mkdir -p $(@D)
+	$(CC) $(CMD_CPPFLAGS) $(CFLAGS) $(WARN) $(ANALYZER_FLAGS) $(ANALYZER_NO_$<) -c $< -o /dev/null
+	@touch $@
+
 # cppcheck over cmd/ and lib/, warnings and portability: zero findings,
 # or it fails. What it reports that is not a defect is suppressed where it
 # stands, each with its reason (tests/lint/suppressions.txt); the
 # libraries' macros it cannot read are described in tests/lint/clockprof.cfg.
 # After the build: the generated headers are read too.
-lint: all
+lint: all $(ANALYZER_STAMPS)
 	@cppcheck --quiet --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-j2 --error-exitcode=1 --library=tests/lint/clockprof.cfg \
 		--suppressions-list=tests/lint/suppressions.txt \
 		$(addprefix -I,$(shell find lib -type d)) -Iprobes -I$(O) cmd lib && \
-		echo "lint: cppcheck, 0 findings"
+		echo "lint: cppcheck and gcc -fanalyzer, 0 findings"
 
 check-sanitize: deps
 	$(MAKE) --no-print-directory O=build-sanitize \
