@@ -134,7 +134,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(O)/%.o)
 SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
 REPORT_ASSETS := $(sort $(wildcard reports/*))
 
-.PHONY: all deps test-deps demo check check-unit check-integration \
+.PHONY: FORCE all deps test-deps demo check check-unit check-integration \
 	check-browser check-sanitize lint bench install uninstall clean deb check-deb
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
@@ -289,8 +289,14 @@ $(DEPS):
 $(O)/libclockprof.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-clockprof: $(CMD_OBJS) $(O)/libclockprof.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+# The libraries the binary was linked with, rewritten only when they
+# change: `make STATIC=1` after a shared build (or back) relinks.
+$(O)/link-libs: FORCE
+	@mkdir -p $(@D) && echo '$(LDLIBS)' | cmp -s - $@ || echo '$(LDLIBS)' > $@
+FORCE:
+
+clockprof: $(CMD_OBJS) $(O)/libclockprof.a $(O)/link-libs
+	$(CC) $(CFLAGS) -o $@ $(filter-out $(O)/link-libs,$^) $(LDLIBS)
 
 $(MAN_PAGE): clockprof
 	./clockprof --man > $@
@@ -396,7 +402,7 @@ VERSION  := $(shell sed -n 's/^\#define CLOCKPROF_VERSION "\(.*\)"$$/\1/p' lib/u
 DEB      := clockprof_$(VERSION)_amd64.deb
 deb: $(DEB)
 $(DEB): clockprof $(MAN_PAGE) $(COMPLETION) README.md CHANGELOG.md $(wildcard docs/*.md) \
-		$(wildcard packaging/deb/*)
+		$(wildcard docs/examples/* examples/* packaging/deb/*)
 	@BUILD=$(O) sh packaging/deb/build.sh $(VERSION) $(O)/deb $@
 
 # Silent when it passes (.ci/run's last line stays the test summary).

@@ -112,10 +112,6 @@ static int add_file(struct side_files *s, const char *name, struct cp_error *err
 	return 0;
 }
 
-/* Parses argv into a; returns 1 to go on, or 0 with the exit code in
- * *code (--help, --version, or an error already said). In order: the files
- * of a glob after --base/--head come back one by one as operands and join
- * the side named last. */
 static int is_directory(const char *path)
 {
 	struct stat st;
@@ -123,6 +119,10 @@ static int is_directory(const char *path)
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
+/* Parses argv into a; returns 1 to go on, or 0 with the exit code in
+ * *code (--help, --version, or an error already said). In order: the files
+ * of a glob after --base/--head come back one by one as operands and join
+ * the side named last. */
 static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 {
 	struct side_files *current = NULL;

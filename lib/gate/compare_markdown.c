@@ -194,15 +194,15 @@ static void env_mismatch_line(const struct cp_env_mismatch *m, void *arg)
 /* One line a per-site measure gained, as `file:line` (base -> head). */
 static void gained_line(struct cp_buf *b, const json_t *line)
 {
-	char where[1400], code[1500], base[48], head[48];
+	char code[1500], base[48], head[48];
 	const char *path = cp_json_str(line, "repo_path", NULL);
 
-	snprintf(where, sizeof(where), "%.1200s:%lld", path ? path : cp_json_str(line, "file", ""),
-		 (long long)json_integer_value(json_object_get(line, "line")));
-	cp_markdown_code(code, sizeof(code), where, 300);
+	/* A path cut to its first 300 characters keeps its line number. */
+	cp_markdown_code(code, sizeof(code), path ? path : cp_json_str(line, "file", ""), 300);
 	cp_format_value(base, sizeof(base), json_object_get(line, "base"));
 	cp_format_value(head, sizeof(head), json_object_get(line, "head"));
-	cp_buf_printf(b, "%s (%s -> %s)", code, base, head);
+	cp_buf_printf(b, "%s line %lld (%s -> %s)", code,
+		      (long long)json_integer_value(json_object_get(line, "line")), base, head);
 }
 
 /* Regressed per-site measures: the lines that gained reads, a bullet a
@@ -241,14 +241,16 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 {
 	char code[4096];
 	const json_t *e;
-	size_t i;
+	size_t i, bullets;
 
 	cp_env_mismatches_each(verdict, env_mismatch_line, b);
 	json_array_foreach(json_object_get(verdict, "inconclusive_reasons"), i, e) {
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
-	if (gained_lines(b, ms, rows) + not_excluded_lines(b, ms, rows) ||
+	bullets = gained_lines(b, ms, rows);
+	bullets += not_excluded_lines(b, ms, rows);
+	if (bullets ||
 	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(b, "\n");

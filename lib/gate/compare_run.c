@@ -1,5 +1,6 @@
 /* compare_run.c - see compare_run.h. */
 #include <malloc.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "compare_run.h"
 #include "error.h"
 #include "grow.h"
+#include "json_file.h"
 #include "parallel.h"
 #include "run_file.h"
 #include "sha256.h"
@@ -56,6 +58,44 @@ static int read_measures(const json_t *doc, struct cp_compare_run *run)
 		rm->higher_is_better = !strcmp(string_or_empty(m, "better"), "higher");
 	}
 	run->nmeasures = k;
+	return 0;
+}
+
+static size_t pool_copy(char *pool, size_t at, const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	memcpy(pool + at, s, len);
+	return at + len;
+}
+
+/* The call sites as a flat table: the gate keeps 60 runs, and a site's
+ * JSON tree is a dozen values where it reads four. */
+static int read_sites(const json_t *cs, struct cp_compare_run *run)
+{
+	size_t n = json_array_size(cs), len = 0, at = 0, i;
+	const json_t *s;
+
+	json_array_foreach(cs, i, s)
+		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 2;
+	if (!n)
+		return 0;
+	run->sites = calloc(n, sizeof(*run->sites));
+	run->sites_pool = malloc(len);
+	if (!run->sites || !run->sites_pool)
+		return -1;
+	json_array_foreach(cs, i, s) {
+		struct cp_run_site *r = &run->sites[i];
+		const json_t *per_op = json_object_get(s, "per_op");
+
+		r->function = run->sites_pool + at;
+		at = pool_copy(run->sites_pool, at, cp_json_str(s, "function", ""));
+		r->file = cp_json_str(s, "file", NULL) ? run->sites_pool + at : NULL;
+		at = pool_copy(run->sites_pool, at, cp_json_str(s, "file", ""));
+		r->line = json_integer_value(json_object_get(s, "line"));
+		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
+	}
+	run->nsites = n;
 	return 0;
 }
 
@@ -112,7 +152,8 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 			goto oom;
 	if (run_digest(run->doc, run))
 		goto oom;
-	run->call_sites = json_incref(json_object_get(doc, "call_sites"));
+	if (read_sites(json_object_get(doc, "call_sites"), run))
+		goto oom;
 	if (whole) {
 		json_decref(run->doc);
 		run->doc = json_incref((json_t *)doc);
@@ -126,7 +167,8 @@ oom:
 void cp_compare_run_free(struct cp_compare_run *run)
 {
 	json_decref(run->doc);
-	json_decref(run->call_sites);
+	free(run->sites);
+	free(run->sites_pool);
 	free(run->measures);
 	free(run->pool);
 	memset(run, 0, sizeof(*run));
@@ -203,10 +245,13 @@ static int load_compact(const char *path, struct cp_compare_run *run,
 		run->measures[k].unit = run->pool + (uintptr_t)run->measures[k].unit;
 	}
 	json_object_del(doc, "measures");
-	run->call_sites = json_incref(json_object_get(doc, "call_sites"));
+	run->doc = doc;
+	if (read_sites(json_object_get(doc, "call_sites"), run)) {
+		cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
+		goto fail;
+	}
 	json_object_del(doc, "call_sites");
 	json_object_del(doc, "stacks");
-	run->doc = doc;
 	if (run_digest(run->doc, run)) {
 		cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
 		goto fail;

@@ -63,26 +63,38 @@ static int fails(const json_t *m)
 	       json_is_true(json_object_get(m, "fails_gate"));
 }
 
-/* file=PATH,line=N, (ending in a comma) for the line that gained most of
- * a per-site measure, when it is in the repository; "" otherwise. */
-static void where(char *buf, size_t len, const json_t *m)
+/* Whether the runner can take path as it is in a property: no control
+ * byte, and short enough that its escaped form is never cut. */
+static int placeable(const char *path)
 {
-	const json_t *top = json_array_get(json_object_get(m, "lines"), 0);
-	const char *path = cp_json_str(top, "repo_path", NULL);
-	char prop[4096];
-
-	buf[0] = '\0';
-	/* A path the runner could not take as it is (control bytes, or
-	 * longer than its escaped form fits) points nowhere rather than at
-	 * another file. */
-	if (!path || !json_is_integer(json_object_get(top, "line")) || strlen(path) > 1000)
-		return;
+	if (!path || strlen(path) > 1000)
+		return 0;
 	for (const char *c = path; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			return;
-	cp_github_escape_property(prop, sizeof(prop), path);
-	snprintf(buf, len, "file=%s,line=%lld,", prop,
-		 (long long)json_integer_value(json_object_get(top, "line")));
+			return 0;
+	return 1;
+}
+
+/* file=PATH,line=N, (ending in a comma) for the line that gained most of
+ * a per-site measure among those in the repository; "" when none is (a
+ * path the runner could not take points nowhere rather than elsewhere). */
+static void where(char *buf, size_t len, const json_t *m)
+{
+	const json_t *line;
+	size_t i;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(m, "lines"), i, line) {
+		const char *path = cp_json_str(line, "repo_path", NULL);
+		char prop[4096];
+
+		if (!placeable(path) || !json_is_integer(json_object_get(line, "line")))
+			continue;
+		cp_github_escape_property(prop, sizeof(prop), path);
+		snprintf(buf, len, "file=%s,line=%lld,", prop,
+			 (long long)json_integer_value(json_object_get(line, "line")));
+		return;
+	}
 }
 
 static void error_line(FILE *out, const json_t *m)

@@ -40,7 +40,7 @@ fi
 # when it links their shared libraries.
 depends=$(dpkg-deb -f "$deb" Depends)
 for lib in libbpf1 libdw1; do
-	case ", $depends" in *", $lib "*|*", $lib,"*) ;; *) fail "Depends does not name $lib: $depends" ;; esac
+	case ", $depends," in *", $lib "*|*", $lib,"*) ;; *) fail "Depends does not name $lib: $depends" ;; esac
 done
 step "install" apt-get install -y -q -o DPkg::Lock::Timeout=300 "$deb"
 [ "$(/usr/bin/clockprof --version)" = "clockprof $version" ] ||

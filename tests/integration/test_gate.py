@@ -62,7 +62,7 @@ def test_a_regressed_site_measure_names_the_line_that_gained(ctx):
     assert [(x["repo_path"], x["line"], x["base"], x["head"]) for x in site["lines"]] == \
         [("tests/targets/reads_target.c", line, 2, 3)], site["lines"]
     assert "lines" not in m["clock_reads/op"], m["clock_reads/op"]
-    assert "`tests/targets/reads_target.c:%d` (2 -> 3)" % line in md, md
+    assert "`tests/targets/reads_target.c` line %d (2 -> 3)" % line in md, md
     errors = [l for l in proc.stdout.splitlines()
               if l.startswith("::error ") and "clock_reads@handle_request" in l]
     assert len(errors) == 1 and \

@@ -1,9 +1,11 @@
 /* test_compare_lines.c - lib/gate/compare_lines.c: a regressed
  * clock_reads@FUNCTION/op names the lines of FUNCTION that gained reads
- * per op, and no other line: not an unchanged one, not another
- * function's, not for a measure that did not regress. */
+ * per op, and no other line: not an unchanged one, not one that only
+ * moved, not another function's, not for a measure that did not regress;
+ * and base and head built in checkouts of their own still match. */
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,72 +16,132 @@
 #include "compare_run.h"
 #include "unit.h"
 
-static json_t *site(const char *fn, const char *file, int line, double per_op)
+#define MAX_SITES 8
+
+/* A run of the sites given as {function, file, line, per_op}, ending at a
+ * NULL function. */
+static struct cp_compare_run run_of(const struct cp_run_site *sites)
 {
-	return json_pack("{s:s, s:s, s:i, s:f}", "function", fn, "file", file, "line", line,
-			 "per_op", per_op);
+	struct cp_compare_run r = { .sites = (struct cp_run_site *)sites };
+
+	while (r.nsites < MAX_SITES && sites[r.nsites].function)
+		r.nsites++;
+	return r;
 }
 
-/* Base: F reads twice at a.c:10 and once at b.c:5, G once. Head: F
- * three times at a.c:10, once more at a new a.c:12, b.c:5 unchanged; G
- * five times. */
-static void sides(struct cp_compare_run base[2], struct cp_compare_run head[2], const char *a)
+/* The lines named for clock_reads@F/op, regressed, of base against head. */
+static json_t *lines_of(struct cp_compare_run *base, size_t nb, struct cp_compare_run *head,
+			size_t nh, const char *root)
 {
-	for (int i = 0; i < 2; i++) {
-		base[i] = (struct cp_compare_run){ .call_sites = json_array() };
-		head[i] = (struct cp_compare_run){ .call_sites = json_array() };
-		json_array_append_new(base[i].call_sites, site("F", a, 10, 2));
-		json_array_append_new(base[i].call_sites, site("F", "b.c", 5, 1));
-		json_array_append_new(base[i].call_sites, site("G", a, 20, 1));
-		json_array_append_new(head[i].call_sites, site("F", a, 10, 3));
-		json_array_append_new(head[i].call_sites, site("F", "b.c", 5, 1));
-		json_array_append_new(head[i].call_sites, site("G", a, 20, 5));
-	}
-	/* The new line in one head run only: 0.5 per op over the side. */
-	json_array_append_new(head[0].call_sites, site("F", a, 12, 1));
+	struct cp_measure_verdict m = { .name = "clock_reads@F/op", .status = CP_MEASURE_REGRESSED };
+	struct cp_compare_result r = { .measures = &m, .n = 1 };
+	struct cp_compare_side b = { base, NULL, nb }, h = { head, NULL, nh };
+
+	if (cp_compare_name_lines(&r, &b, &h, root))
+		return json_string("failed");	/* named() shows no line then */
+	return m.lines;
 }
 
-TEST(compare_lines_name_the_lines_a_regressed_site_measure_gained)
+/* "line:base->head" of each named line, in order, into buf. */
+static const char *named(json_t *lines, char *buf, size_t len)
+{
+	const json_t *l;
+	size_t i, at = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(lines, i, l)
+		at += (size_t)snprintf(buf + at, len - at, "%s%lld:%g->%g", i ? " " : "",
+				       (long long)json_integer_value(json_object_get(l, "line")),
+				       json_number_value(json_object_get(l, "base")),
+				       json_number_value(json_object_get(l, "head")));
+	json_decref(lines);
+	return buf;
+}
+
+TEST(compare_lines_name_what_gained_and_nothing_else)
+{
+	static const struct cp_run_site b0[] = {
+		{ "F", "a.c", 10, 2 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 1 }, { 0 } };
+	static const struct cp_run_site h0[] = {
+		{ "F", "a.c", 10, 3 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 5 }, { "F", "a.c", 12, 1 }, { 0 } };
+	static const struct cp_run_site h1[] = {
+		{ "F", "a.c", 10, 3 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 5 }, { 0 } };
+	struct cp_compare_run base[2] = { run_of(b0), run_of(b0) }, head[2] = { run_of(h0), run_of(h1) };
+	char buf[256];
+
+	/* b.c:5 and G's line did not gain; a.c:12 is in one head run of two. */
+	CHECK_STR(named(lines_of(base, 2, head, 2, NULL), buf, sizeof(buf)), "10:2->3 12:0->0.5");
+}
+
+TEST(compare_lines_a_read_that_only_moved_did_not_gain)
+{
+	static const struct cp_run_site b[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 30, 2 }, { 0 } };
+	static const struct cp_run_site h[] = {
+		{ "F", "x.c", 10, 1 }, { "F", "x.c", 20, 1 }, { "F", "x.c", 31, 2 }, { 0 } };
+	static const struct cp_run_site rose[] = { { "F", "x.c", 12, 3 }, { 0 } };
+	static const struct cp_run_site was[] = { { "F", "x.c", 10, 2 }, { 0 } };
+	struct cp_compare_run base = run_of(b), head = run_of(h), r = run_of(rose), w = run_of(was);
+	char buf[256];
+
+	CHECK_STR(named(lines_of(&base, 1, &head, 1, NULL), buf, sizeof(buf)), "20:0->1");
+	/* Moved down two lines and read once more there. */
+	CHECK_STR(named(lines_of(&w, 1, &r, 1, NULL), buf, sizeof(buf)), "12:2->3");
+}
+
+TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
+{
+	static const struct cp_run_site b[] = { { "F", "/ws/base/src/x.c", 10, 2 }, { 0 } };
+	static const struct cp_run_site none[] = { { "G", "/ws/base/src/y.c", 3, 1 }, { 0 } };
+	static const struct cp_run_site h[] = {
+		{ "F", "/ws/head/src/x.c", 10, 2 }, { "F", "/ws/head/src/x.c", 20, 1 }, { 0 } };
+	struct cp_compare_run base[2] = { run_of(b), run_of(none) }, head[2] = { run_of(h), run_of(h) };
+	char buf[256];
+
+	/* The run without F is no 0 in base's mean: line 10 read 2 on both. */
+	CHECK_STR(named(lines_of(base, 2, head, 2, NULL), buf, sizeof(buf)), "20:0->1");
+}
+
+TEST(compare_lines_repo_path_only_below_the_source_root)
 {
 	char dir[] = "/tmp/cp-lines-XXXXXX", a[PATH_MAX];
-	struct cp_compare_run base[2], head[2];
-	struct cp_measure_verdict ms[3] = {
-		{ .name = "clock_reads@F/op", .status = CP_MEASURE_REGRESSED },
-		{ .name = "clock_reads@G/op", .status = CP_MEASURE_WITHIN },
-		{ .name = "clock_reads/op", .status = CP_MEASURE_REGRESSED },
-	};
-	struct cp_compare_result r = { .measures = ms, .n = 3 };
-	struct cp_compare_side b = { base, NULL, 2 }, h = { head, NULL, 2 };
-	const json_t *l;
+	struct cp_run_site b[] = { { "F", NULL, 10, 1 }, { 0 } }, h[] = { { "F", NULL, 10, 2 }, { 0 } };
+	struct cp_compare_run base, head;
+	json_t *lines;
 	FILE *f;
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(a, sizeof(a), "%s/a.c", dir);
 	CHECK((f = fopen(a, "w")) != NULL);
 	fclose(f);
-	sides(base, head, a);
-	CHECK_INT(cp_compare_name_lines(&r, &b, &h, dir), 0);
-	CHECK(ms[1].lines == NULL && ms[2].lines == NULL);
-	CHECK_INT((int)json_array_size(ms[0].lines), 2);	/* b.c:5 did not gain */
-	l = json_array_get(ms[0].lines, 0);
-	CHECK_STR(json_string_value(json_object_get(l, "file")), a);
-	CHECK_INT((int)json_integer_value(json_object_get(l, "line")), 10);
-	CHECK(json_number_value(json_object_get(l, "base")) == 2);
-	CHECK(json_number_value(json_object_get(l, "head")) == 3);
-	CHECK_STR(json_string_value(json_object_get(l, "repo_path")), "a.c");
-	l = json_array_get(ms[0].lines, 1);
-	CHECK_INT((int)json_integer_value(json_object_get(l, "line")), 12);
-	CHECK(json_number_value(json_object_get(l, "base")) == 0);
-	CHECK(json_number_value(json_object_get(l, "head")) == 0.5);
-	json_decref(ms[0].lines);
-	/* Outside the source root: no repository path. */
-	CHECK_INT(cp_compare_name_lines(&r, &b, &h, "/proc"), 0);
-	CHECK(json_is_null(json_object_get(json_array_get(ms[0].lines, 0), "repo_path")));
-	json_decref(ms[0].lines);
-	for (int i = 0; i < 2; i++) {
-		json_decref(base[i].call_sites);
-		json_decref(head[i].call_sites);
-	}
+	b[0].file = h[0].file = a;
+	base = run_of(b);
+	head = run_of(h);
+	lines = lines_of(&base, 1, &head, 1, dir);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
+	json_decref(lines);
+	lines = lines_of(&base, 1, &head, 1, "/proc");
+	CHECK(json_is_null(json_object_get(json_array_get(lines, 0), "repo_path")));
+	json_decref(lines);
+	b[0].file = h[0].file = "a.c";	/* relative: from the root */
+	lines = lines_of(&base, 1, &head, 1, dir);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
+	json_decref(lines);
 	unlink(a);
 	rmdir(dir);
+}
+
+TEST(compare_lines_none_for_other_measures)
+{
+	static const struct cp_run_site b[] = { { "F", "x.c", 10, 1 }, { 0 } };
+	static const struct cp_run_site h[] = { { "F", "x.c", 10, 2 }, { 0 } };
+	struct cp_compare_run base = run_of(b), head = run_of(h);
+	struct cp_measure_verdict ms[2] = {
+		{ .name = "clock_reads@F/op", .status = CP_MEASURE_WITHIN },
+		{ .name = "clock_reads/op", .status = CP_MEASURE_REGRESSED },
+	};
+	struct cp_compare_result r = { .measures = ms, .n = 2 };
+	struct cp_compare_side bs = { &base, NULL, 1 }, hs = { &head, NULL, 1 };
+
+	CHECK_INT(cp_compare_name_lines(&r, &bs, &hs, NULL), 0);
+	CHECK(ms[0].lines == NULL && ms[1].lines == NULL);
 }

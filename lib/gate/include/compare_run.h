@@ -25,13 +25,23 @@ struct cp_run_measure {
 	int higher_is_better;	/* better "higher" (else "lower") */
 };
 
+/* One entry of run.json "call_sites", as much of it as the gate reads. */
+struct cp_run_site {
+	const char *function;
+	const char *file;	/* NULL without line information */
+	long long line;
+	double per_op;		/* NaN without ops */
+};
+
 struct cp_compare_run {
 	/* The run document; without "measures", "call_sites" and "stacks"
 	 * unless it was read whole (a report needs those). */
 	json_t *doc;
-	/* Its call_sites (a reference; NULL when it has none): where a
-	 * per-site measure's reads are, by line (compare_lines.h). */
-	json_t *call_sites;
+	/* Its call sites, flat (where a per-site measure's reads are, by
+	 * line: compare_lines.h); strings in sites_pool. */
+	struct cp_run_site *sites;
+	size_t nsites;
+	char *sites_pool;
 	struct cp_run_measure *measures;	/* in document order */
 	size_t nmeasures;
 	char *pool;		/* names and units */
