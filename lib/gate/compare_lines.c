@@ -2,16 +2,20 @@
  *
  * Lines are not matched by their numbers alone: a read added above
  * another moves it down, and base and head are often built in checkouts
- * of their own, whose absolute paths differ. So each side's files are
- * named below the directory all of that side's files of the function
- * share, and within one file the two sides' lines (in order, each with its
- * reads per op) are aligned as a diff aligns text: an unchanged read
- * matches its moved line by its count, and only what is left over (a new
- * line, or a line whose count rose) gained. */
+ * of their own, whose absolute paths differ. So a head file is matched to
+ * the base file whose path ends in the most of the same components, and
+ * within one file the two sides' lines (in order, each with its reads per
+ * op) are aligned as a diff aligns text, a pair scored by what it most
+ * likely is: the same line unchanged, a line that only moved (same
+ * reads), a line whose count changed where it was, or any other pair in
+ * order. What a head line reads beyond its pair (all of it, unpaired) is
+ * what it gained. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "compare_lines.h"
 #include "compare_run.h"
@@ -46,9 +50,11 @@ struct gained_list {
 	size_t n, cap;
 };
 
-static int same_reads(double a, double b)
+/* per_op is exact for reads in requests; a change under 1% is not named
+ * either. */
+int cp_same_reads(double a, double b)
 {
-	return fabs(a - b) <= 1e-9 * (1 + fabs(a));
+	return fabs(a - b) <= 1e-9 * (1 + fabs(a)) + 0.01 * fmax(fabs(a), fabs(b));
 }
 
 /* FUNCTION of a per-site measure's name, and its length; NULL for any
@@ -90,7 +96,7 @@ static int side_lines(struct side_lines *t, const struct cp_compare_side *side, 
 			const struct cp_run_site *s = &run->sites[i];
 
 			if (strlen(s->function) != fnlen || memcmp(s->function, fn, fnlen) ||
-			    !s->file || s->line <= 0 || isnan(s->per_op))
+			    !s->file || s->line <= 0 || !isfinite(s->per_op))
 				continue;
 			if (add_line(t, s))
 				return -1;
@@ -103,23 +109,40 @@ static int side_lines(struct side_lines *t, const struct cp_compare_side *side, 
 	return 0;
 }
 
-/* Names each file below the directory the side's files share ("src/x.c"
- * of "/ws/base/src/x.c" and "/ws/base/src/y.h"; "x.c" alone). */
-static void key_files(struct side_lines *t)
+/* How many whole trailing path components a and b share
+ * ("/w/b/src/x.c" and "/w/h/src/x.c": 2). */
+static size_t shared_tail(const char *a, const char *b)
 {
-	size_t shared = t->n ? strlen(t->v[0].file) : 0;
+	size_t i = strlen(a), j = strlen(b), parts = 0;
 
-	for (size_t i = 1; i < t->n; i++) {
-		size_t k = 0;
-
-		while (k < shared && t->v[i].file[k] == t->v[0].file[k])
-			k++;
-		shared = k;
+	while (i > 0 && j > 0 && a[i - 1] == b[j - 1]) {
+		i--, j--;
+		if (a[i] == '/')
+			parts++;
 	}
-	while (shared > 0 && t->v[0].file[shared - 1] != '/')
-		shared--;
-	for (size_t i = 0; i < t->n; i++)
-		t->v[i].key = t->v[i].file + shared;
+	/* The whole of one name, or up to a '/' in both: one more part. */
+	if ((i == 0 || a[i - 1] == '/') && (j == 0 || b[j - 1] == '/') && a[i] != '/')
+		parts++;
+	return parts;
+}
+
+/* Base and head are often built in checkouts of their own: a head file
+ * is base's file whose path ends the same way for the most components
+ * (its name at least), and keeps its own path when base has none. */
+static void key_files(struct side_lines *b, struct side_lines *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		size_t best = 0;
+
+		for (size_t k = 0; k < b->n; k++) {
+			size_t parts = shared_tail(b->v[k].file, h->v[i].file);
+
+			if (parts > best) {
+				best = parts;
+				h->v[i].key = b->v[k].file;
+			}
+		}
+	}
 }
 
 static int by_file_line(const void *a, const void *b)
@@ -132,7 +155,7 @@ static int by_file_line(const void *a, const void *b)
 
 static int add_gained(struct gained_list *g, const struct line_reads *h, double base)
 {
-	if (!(h->per_op > base) || same_reads(base, h->per_op))
+	if (!(h->per_op > base) || cp_same_reads(base, h->per_op))
 		return 0;
 	if (cp_grow(&g->v, &g->cap, g->n + 1, sizeof(*g->v)))
 		return -1;
@@ -140,54 +163,62 @@ static int add_gained(struct gained_list *g, const struct line_reads *h, double 
 	return 0;
 }
 
-/* The best alignment's score of b[0..i) with h[0..j) for every i, j: a
- * pair of lines with the same reads scores 2 on the same line number, 1
- * moved (so an unchanged line keeps its place when it can). */
+/* What pairing base line b with head line h is worth in the alignment:
+ * an unchanged line (same number, same reads) most, then a line that
+ * only moved, then one whose count changed where it was, then any other
+ * pair in order (a line that moved and changed); on par, fewer pairs. */
+static int score(const struct line_reads *b, const struct line_reads *h)
+{
+	int same = cp_same_reads(b->per_op, h->per_op);
+
+	return b->line == h->line ? (same ? 8 : 3) : (same ? 4 : 1);
+}
+
+/* Alignments past this many cells pair lines by number only: a file of
+ * generated code with thousands of reading lines. */
+#define ALIGN_CELLS_MAX (4u << 20)
+
+/* The best alignment's score of b[0..i) with h[0..j) for every i, j, as
+ * a diff aligns text: pairs keep their order. */
 static int *align(const struct line_reads *b, size_t nb, const struct line_reads *h, size_t nh)
 {
-	int *s = calloc((nb + 1) * (nh + 1), sizeof(*s));
+	size_t w = nh + 1;
+	int *s = calloc((nb + 1) * w, sizeof(*s));
 
 	for (size_t i = 1; s && i <= nb; i++)
 		for (size_t j = 1; j <= nh; j++) {
-			int best = s[(i - 1) * (nh + 1) + j], left = s[i * (nh + 1) + j - 1];
+			int up = s[(i - 1) * w + j], left = s[i * w + j - 1];
+			int pair = s[(i - 1) * w + j - 1] + score(&b[i - 1], &h[j - 1]);
 
-			if (left > best)
-				best = left;
-			if (same_reads(b[i - 1].per_op, h[j - 1].per_op)) {
-				int pair = s[(i - 1) * (nh + 1) + j - 1] +
-					   (b[i - 1].line == h[j - 1].line ? 2 : 1);
-
-				if (pair > best)
-					best = pair;
-			}
-			s[i * (nh + 1) + j] = best;
+			s[i * w + j] = pair > up && pair > left ? pair : up > left ? up : left;
 		}
 	return s;
 }
 
-static int score(const struct line_reads *b, const struct line_reads *h)
-{
-	return b->line == h->line ? 2 : 1;
-}
-
-/* For each head line, the base line the best alignment pairs it with
- * (same reads), or -1. */
+/* For each head line, the base line the alignment pairs it with, or -1;
+ * past ALIGN_CELLS_MAX, the base line of the same number. */
 static long *matches(const struct line_reads *b, size_t nb, const struct line_reads *h, size_t nh)
 {
-	int *s = align(b, nb, h, nh);
 	long *m = malloc((nh ? nh : 1) * sizeof(*m));
 	size_t i = nb, j = nh, w = nh + 1;
+	int *s;
 
-	if (!s || !m) {
-		free(s);
+	for (size_t k = 0; m && k < nh; k++)
+		m[k] = -1;
+	if (!m || (nb + 1) > ALIGN_CELLS_MAX / w) {
+		for (size_t k = 0, a = 0; m && k < nh; k++) {
+			while (a < nb && b[a].line < h[k].line)
+				a++;
+			m[k] = a < nb && b[a].line == h[k].line ? (long)a : -1;
+		}
+		return m;
+	}
+	if (!(s = align(b, nb, h, nh))) {
 		free(m);
 		return NULL;
 	}
-	for (size_t k = 0; k < nh; k++)
-		m[k] = -1;
 	while (i > 0 && j > 0) {
-		if (same_reads(b[i - 1].per_op, h[j - 1].per_op) &&
-		    s[i * w + j] == s[(i - 1) * w + j - 1] + score(&b[i - 1], &h[j - 1]))
+		if (s[i * w + j] == s[(i - 1) * w + j - 1] + score(&b[i - 1], &h[j - 1]))
 			m[--j] = (long)--i;
 		else if (s[(i - 1) * w + j] >= s[i * w + j - 1])
 			i--;
@@ -198,29 +229,18 @@ static long *matches(const struct line_reads *b, size_t nb, const struct line_re
 	return m;
 }
 
-/* Between two paired lines, head's other lines are set in order against
- * base's other lines there (a count that rose, or fell) and the rest are
- * new; those that read more than their base counterpart gained. */
+/* A head line paired with a base line gained what it reads more; one
+ * paired with none is new. */
 static int gained_in_file(struct gained_list *g, const struct line_reads *b, size_t nb,
 			  const struct line_reads *h, size_t nh)
 {
 	long *m = matches(b, nb, h, nh);
-	size_t bi = 0, j = 0;
 	int rc = 0;
 
 	if (!m)
 		return -1;
-	while (!rc && j <= nh) {
-		size_t next = j, bend;
-
-		while (next < nh && m[next] < 0)
-			next++;
-		bend = next < nh ? (size_t)m[next] : nb;
-		for (size_t k = 0; !rc && j + k < next; k++)
-			rc = add_gained(g, &h[j + k], bi + k < bend ? b[bi + k].per_op : 0);
-		bi = bend + 1;
-		j = next + 1;
-	}
+	for (size_t j = 0; !rc && j < nh; j++)
+		rc = add_gained(g, &h[j], m[j] >= 0 ? b[m[j]].per_op : 0);
 	free(m);
 	return rc;
 }
@@ -230,8 +250,7 @@ static int gained_by_file(struct gained_list *g, struct side_lines *b, struct si
 {
 	size_t i = 0, k = 0;
 
-	key_files(b);
-	key_files(h);
+	key_files(b, h);
 	if (b->n)
 		qsort(b->v, b->n, sizeof(*b->v), by_file_line);
 	if (h->n)
@@ -246,7 +265,7 @@ static int gained_by_file(struct gained_list *g, struct side_lines *b, struct si
 		bend = i;
 		while (bend < b->n && !strcmp(b->v[bend].key, h->v[k].key))
 			bend++;
-		if (gained_in_file(g, b->v + i, bend - i, h->v + k, hend - k))
+		if (gained_in_file(g, bend > i ? b->v + i : NULL, bend - i, h->v + k, hend - k))
 			return -1;
 		i = bend;
 		k = hend;
@@ -260,31 +279,45 @@ static int by_gain(const void *a, const void *b)
 	const struct gained *x = a, *y = b;
 	double gx = x->head->per_op - x->base, gy = y->head->per_op - y->base;
 
-	if (!same_reads(gx, gy))
+	if (gx != gy)
 		return gx < gy ? 1 : -1;
 	return by_file_line(x->head, y->head);
 }
 
-/* file relative to root, when it is there (symbolic links resolved): an
- * absolute path only when it names root's directory to begin with, a
+/* Whether path names dir or a file below it, by its letters. */
+static int lexically_below(const char *path, const char *dir)
+{
+	size_t n = strcmp(dir, "/") ? strlen(dir) : 0;
+
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/* file relative to root, when it is a regular file there (symbolic links
+ * resolved): an absolute path only when it names root (as given, or as
+ * resolved) to begin with, so that no path elsewhere is looked up; a
  * relative one taken from root. */
 static json_t *repo_path(const char *file, const char *root)
 {
-	char top[PATH_MAX], path[PATH_MAX], real[PATH_MAX];
+	char top[PATH_MAX], given[PATH_MAX], path[PATH_MAX], real[PATH_MAX], cwd[PATH_MAX];
+	struct stat st;
 	json_t *rel;
 	size_t n;
 	int len;
 
-	if (!realpath(root ? root : ".", top))
+	root = root ? root : ".";
+	if (!realpath(root, top) || !getcwd(cwd, sizeof(cwd)))
 		return json_null();
-	n = strcmp(top, "/") ? strlen(top) : 0;
-	if (file[0] == '/' && (strncmp(file, top, n) || file[n] != '/'))
+	len = root[0] == '/' ? snprintf(given, sizeof(given), "%s", root) :
+			       snprintf(given, sizeof(given), "%s/%s", cwd, root);
+	if (len < 0 || (size_t)len >= sizeof(given) ||
+	    (file[0] == '/' && !lexically_below(file, top) && !lexically_below(file, given)))
 		return json_null();
 	len = file[0] == '/' ? snprintf(path, sizeof(path), "%s", file) :
 			       snprintf(path, sizeof(path), "%s/%s", top, file);
 	if (len < 0 || (size_t)len >= sizeof(path) || !realpath(path, real) ||
-	    strncmp(real, top, n) || real[n] != '/')
+	    !lexically_below(real, top) || stat(real, &st) || !S_ISREG(st.st_mode))
 		return json_null();
+	n = strcmp(top, "/") ? strlen(top) : 0;
 	rel = json_string(real + n + 1);	/* NULL: not UTF-8 */
 	return rel ? rel : json_null();
 }
@@ -298,6 +331,8 @@ static json_t *lines_json(struct gained_list *g, const char *root)
 	for (size_t i = 0; lines && i < g->n && i < CP_SITE_LINES_MAX; i++) {
 		const struct line_reads *h = g->v[i].head;
 
+		if (!isfinite(h->per_op) || !isfinite(g->v[i].base))
+			continue;
 		if (json_array_append_new(lines, json_pack("{s:s, s:I, s:f, s:f, s:o}", "file", h->file,
 				"line", (json_int_t)h->line, "base", g->v[i].base, "head", h->per_op,
 				"repo_path", repo_path(h->file, root)))) {
@@ -334,7 +369,10 @@ int cp_compare_name_lines(struct cp_compare_result *r, const struct cp_compare_s
 
 		if (!fn || m->status != CP_MEASURE_REGRESSED)
 			continue;
-		if (!(m->lines = site_lines(fn, len, base, head, source_root)))
+		/* Lines it cannot name (out of memory for the alignment) leave
+		 * the verdict as it is, without them. */
+		if (!(m->lines = site_lines(fn, len, base, head, source_root)) &&
+		    !(m->lines = json_array()))
 			return -1;
 	}
 	return 0;

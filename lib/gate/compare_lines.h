@@ -5,8 +5,12 @@
  * survives a rebuild that moves lines; when it regresses, the reviewer
  * still has to find which line added a read. The runs' call_sites say: a
  * site's file, line and reads per op. Summed per line of FUNCTION and
- * averaged over each side's runs (a run without the line: 0), the lines
- * where head reads more than base are named, most gained first. */
+ * averaged over the runs of a side that have the function, each side's
+ * lines of a file are aligned as a diff aligns text (a head file is the
+ * base file whose path ends the same way: base and head are often built
+ * in checkouts of their own), pairing an unchanged line, then a moved
+ * one, then one whose count changed; a head line that reads more than
+ * its pair, or has none, gained. */
 #ifndef CP_COMPARE_LINES_H
 #define CP_COMPARE_LINES_H
 
@@ -17,10 +21,11 @@
 
 /* For every regressed clock_reads@FUNCTION/op of r, sets its lines:
  * [{file, line, base, head, repo_path}], at most CP_SITE_LINES_MAX, most
- * gained first; file and line as the runs' call_sites give them (a read
- * inside an inlined helper: the helper's line), repo_path the file
- * relative to source_root (NULL: the current directory) or null when it
- * is not found below it. [] when no line gained (the runs have no line
+ * gained first; file and line as head's call_sites give them (a read
+ * inside an inlined helper: the helper's line), base the reads per op of
+ * the base line paired with it (0: none), repo_path the file relative to
+ * source_root (NULL: the current directory) or null when it is not a
+ * file below it. [] when no line gained (the runs have no line
  * information, or no ops). -1 when out of memory. */
 int cp_compare_name_lines(struct cp_compare_result *r, const struct cp_compare_side *base,
 			  const struct cp_compare_side *head, const char *source_root);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "grow.h"
 #include "report_html.h"
 #include "report_sections.h"
@@ -459,15 +460,14 @@ static void site_table(struct cp_buf *b, const char *title, const struct site *s
 	cp_buf_puts(b, "</tbody></table></div>");
 }
 
-/* A site on both sides whose mean reads per op (the runs' per_op: reads
- * in complete requests, exact) moved at all: a read added or removed at
- * a line that reads the clock on both sides. */
+/* A site on both sides whose mean reads per op (the runs' per_op) are not
+ * the same reads (cp_same_reads): a read added or removed at a line that
+ * reads the clock on both sides. */
 static int moved(const struct site *s, const size_t runs[2])
 {
 	double base = s->per_op[0] / (double)runs[0], head = s->per_op[1] / (double)runs[1];
 
-	return !s->no_per_op && s->count[0] > 0 && s->count[1] > 0 &&
-	       fabs(head - base) > 1e-9 * (1 + base);
+	return !s->no_per_op && s->count[0] > 0 && s->count[1] > 0 && !cp_same_reads(base, head);
 }
 
 static void moved_table(struct cp_buf *b, const struct site *s, size_t n, const size_t runs[2])

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compare.h"
@@ -144,4 +145,59 @@ TEST(compare_lines_none_for_other_measures)
 
 	CHECK_INT(cp_compare_name_lines(&r, &bs, &hs, NULL), 0);
 	CHECK(ms[0].lines == NULL && ms[1].lines == NULL);
+}
+
+/* An independent review's cases: a read added between two that stay,
+ * the other counting more (each named by what it gained); counts that
+ * waver in their last digits; a count that rose at one line and fell at
+ * another; a header only head inlines from. */
+TEST(compare_lines_pair_by_line_then_by_reads)
+{
+	static const struct cp_run_site b1[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 3 }, { 0 } };
+	static const struct cp_run_site h1[] = {
+		{ "F", "x.c", 10, 1 }, { "F", "x.c", 15, 1 }, { "F", "x.c", 20, 4 }, { 0 } };
+	static const struct cp_run_site b2[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 0.5 }, { 0 } };
+	static const struct cp_run_site h2[] = {
+		{ "F", "x.c", 10, 1 }, { "F", "x.c", 15, 1 }, { "F", "x.c", 21, 0.5003 }, { 0 } };
+	static const struct cp_run_site b3[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 2 }, { 0 } };
+	static const struct cp_run_site h3[] = { { "F", "x.c", 10, 2 }, { "F", "x.c", 20, 1.5 }, { 0 } };
+	static const struct cp_run_site b4[] = { { "F", "/w/b/src/x.c", 10, 1 }, { 0 } };
+	static const struct cp_run_site h4[] = {
+		{ "F", "/w/h/src/x.c", 10, 1 }, { "F", "/w/h/include/c.h", 5, 1 }, { 0 } };
+	struct cp_compare_run b[4] = { run_of(b1), run_of(b2), run_of(b3), run_of(b4) };
+	struct cp_compare_run h[4] = { run_of(h1), run_of(h2), run_of(h3), run_of(h4) };
+	char buf[256];
+
+	CHECK_STR(named(lines_of(&b[0], 1, &h[0], 1, NULL), buf, sizeof(buf)), "15:0->1 20:3->4");
+	CHECK_STR(named(lines_of(&b[1], 1, &h[1], 1, NULL), buf, sizeof(buf)), "15:0->1");
+	CHECK_STR(named(lines_of(&b[2], 1, &h[2], 1, NULL), buf, sizeof(buf)), "10:1->2");
+	CHECK_STR(named(lines_of(&b[3], 1, &h[3], 1, NULL), buf, sizeof(buf)), "5:0->1");
+}
+
+/* A source root given through a symbolic link, as a build records $PWD. */
+TEST(compare_lines_repo_path_through_a_linked_root)
+{
+	char dir[] = "/tmp/cp-lines-XXXXXX", real[PATH_MAX], link[PATH_MAX], file[PATH_MAX];
+	struct cp_run_site b[] = { { "F", NULL, 10, 1 }, { 0 } }, h[] = { { "F", NULL, 10, 2 }, { 0 } };
+	struct cp_compare_run base, head;
+	json_t *lines;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(file, sizeof(file), "%s/link/a.c", dir);
+	CHECK(mkdir(real, 0700) == 0 && symlink(real, link) == 0);
+	CHECK((f = fopen(file, "w")) != NULL);
+	fclose(f);
+	b[0].file = h[0].file = file;
+	base = run_of(b);
+	head = run_of(h);
+	lines = lines_of(&base, 1, &head, 1, link);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
+	json_decref(lines);
+	unlink(file);
+	unlink(link);
+	rmdir(real);
+	rmdir(dir);
 }

@@ -176,4 +176,9 @@ int cp_compare(const struct cp_compare_side *base,
 
 void cp_compare_result_free(struct cp_compare_result *r);
 
+/* Whether two figures of a line's reads per op are the same reads: they
+ * differ by less than 1% (per_op over --ops, or with reads outside
+ * requests, wavers in its last digits; docs/gating.md). */
+int cp_same_reads(double a, double b);
+
 #endif
