@@ -102,31 +102,42 @@ TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
 	CHECK_STR(named(lines_of(base, 2, head, 2, NULL), buf, sizeof(buf)), "20:0->1");
 }
 
+/* The repo_path named for a line of file that gained, under root: a new
+ * reference ("" when none was named). */
+static json_t *repo_path_of(const char *file, const char *root)
+{
+	struct cp_run_site b[] = { { "F", file, 10, 1 }, { 0 } }, h[] = { { "F", file, 10, 2 }, { 0 } };
+	struct cp_compare_run base = run_of(b), head = run_of(h);
+	json_t *lines = lines_of(&base, 1, &head, 1, root);
+	json_t *path = json_object_get(json_array_get(lines, 0), "repo_path");
+
+	path = path ? json_incref(path) : json_string("");
+	json_decref(lines);
+	return path;
+}
+
+static int names(json_t *path, const char *want)
+{
+	int same = want ? json_is_string(path) && !strcmp(json_string_value(path), want) :
+			  json_is_null(path);
+
+	json_decref(path);
+	return same;
+}
+
 TEST(compare_lines_repo_path_only_below_the_source_root)
 {
 	char dir[] = "/tmp/cp-lines-XXXXXX", a[PATH_MAX];
-	struct cp_run_site b[] = { { "F", NULL, 10, 1 }, { 0 } }, h[] = { { "F", NULL, 10, 2 }, { 0 } };
-	struct cp_compare_run base, head;
-	json_t *lines;
 	FILE *f;
 
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(a, sizeof(a), "%s/a.c", dir);
 	CHECK((f = fopen(a, "w")) != NULL);
 	fclose(f);
-	b[0].file = h[0].file = a;
-	base = run_of(b);
-	head = run_of(h);
-	lines = lines_of(&base, 1, &head, 1, dir);
-	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
-	json_decref(lines);
-	lines = lines_of(&base, 1, &head, 1, "/proc");
-	CHECK(json_is_null(json_object_get(json_array_get(lines, 0), "repo_path")));
-	json_decref(lines);
-	b[0].file = h[0].file = "a.c";	/* relative: from the root */
-	lines = lines_of(&base, 1, &head, 1, dir);
-	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
-	json_decref(lines);
+	CHECK(names(repo_path_of(a, dir), "a.c"));
+	CHECK(names(repo_path_of(a, "/proc"), NULL));
+	CHECK(names(repo_path_of("a.c", dir), "a.c"));	/* relative: from the root */
+	CHECK(names(repo_path_of(dir, "/"), NULL));	/* not a file */
 	unlink(a);
 	rmdir(dir);
 }
@@ -178,9 +189,6 @@ TEST(compare_lines_pair_by_line_then_by_reads)
 TEST(compare_lines_repo_path_through_a_linked_root)
 {
 	char dir[] = "/tmp/cp-lines-XXXXXX", real[PATH_MAX], link[PATH_MAX], file[PATH_MAX];
-	struct cp_run_site b[] = { { "F", NULL, 10, 1 }, { 0 } }, h[] = { { "F", NULL, 10, 2 }, { 0 } };
-	struct cp_compare_run base, head;
-	json_t *lines;
 	FILE *f;
 
 	CHECK(mkdtemp(dir) != NULL);
@@ -190,12 +198,7 @@ TEST(compare_lines_repo_path_through_a_linked_root)
 	CHECK(mkdir(real, 0700) == 0 && symlink(real, link) == 0);
 	CHECK((f = fopen(file, "w")) != NULL);
 	fclose(f);
-	b[0].file = h[0].file = file;
-	base = run_of(b);
-	head = run_of(h);
-	lines = lines_of(&base, 1, &head, 1, link);
-	CHECK_STR(json_string_value(json_object_get(json_array_get(lines, 0), "repo_path")), "a.c");
-	json_decref(lines);
+	CHECK(names(repo_path_of(file, link), "a.c"));
 	unlink(file);
 	unlink(link);
 	rmdir(real);
