@@ -26,8 +26,11 @@ char *cp_call_site_place_key(const struct cp_call_site *c)
 		return NULL;
 	len += strlen(c->function) + strlen(c->via);
 	len += (c->file ? strlen(c->file) : 0) + (c->module ? strlen(c->module) : 0);
-	for (size_t i = 0; i < c->ninlined; i++)
+	for (size_t i = 0; i < c->ninlined; i++) {
+		if (!c->inlined[i])	/* likewise, an inlined function's */
+			return NULL;
 		len += strlen(c->inlined[i]) + 1;
+	}
 	key = p = malloc(len);
 	if (!key)
 		return NULL;
