@@ -20,9 +20,7 @@
 #include "compare_lines.h"
 #include "compare_run.h"
 #include "grow.h"
-
-#define SITE_PREFIX "clock_reads@"
-#define SITE_SUFFIX "/op"
+#include "run_file.h"
 
 /* One line of the function on one side: its reads per op summed over the
  * side's runs, then their mean. */
@@ -61,9 +59,11 @@ int cp_same_reads(double a, double b)
  * other measure. */
 static const char *site_function(const char *name, size_t *len)
 {
-	size_t n = strlen(name), p = strlen(SITE_PREFIX), s = strlen(SITE_SUFFIX);
+	size_t n = strlen(name), p = strlen(CP_SITE_MEASURE_PREFIX);
+	size_t s = strlen(CP_SITE_MEASURE_SUFFIX);
 
-	if (n <= p + s || strncmp(name, SITE_PREFIX, p) || strcmp(name + n - s, SITE_SUFFIX))
+	if (n <= p + s || strncmp(name, CP_SITE_MEASURE_PREFIX, p) ||
+	    strcmp(name + n - s, CP_SITE_MEASURE_SUFFIX))
 		return NULL;
 	*len = n - p - s;
 	return name + p;

@@ -175,7 +175,7 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
-		if (asprintf(&whole, "clock_reads@%s/op", c->function) < 0)
+		if (asprintf(&whole, CP_SITE_MEASURE_PREFIX "%s" CP_SITE_MEASURE_SUFFIX, c->function) < 0)
 			continue;
 		name = cp_utf8_dup(whole);
 		free(whole);

@@ -14,6 +14,12 @@ struct cp_profile;
 
 #define CP_RUN_SCHEMA "clockprof.run/1"
 
+/* A per-site measure's name: CP_SITE_MEASURE_PREFIX FUNCTION
+ * CP_SITE_MEASURE_SUFFIX ("clock_reads@handle_request/op"), written per
+ * call site's function and read back by the gate to name its lines. */
+#define CP_SITE_MEASURE_PREFIX "clock_reads@"
+#define CP_SITE_MEASURE_SUFFIX "/op"
+
 /* The most measures a run file may hold (a real run has one per counter and
  * clock, tens to a few thousand): beyond it compare and report would need
  * memory and time out of proportion, so the file is refused (exit 2). */
