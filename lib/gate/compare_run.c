@@ -69,6 +69,15 @@ static size_t pool_copy(char *pool, size_t at, const char *s)
 	return at + len;
 }
 
+/* Where a site reads in its function's own lines: where it calls the
+ * helper inlined into it (run-json.md: inlined_at), else the site. */
+static const json_t *site_line(const json_t *s)
+{
+	const json_t *at = json_object_get(s, "inlined_at");
+
+	return json_integer_value(json_object_get(at, "line")) > 0 ? at : s;
+}
+
 /* The call sites as a flat table: the gate keeps 60 runs, and a site's
  * JSON tree is a dozen values where it reads four. */
 static int read_sites(const json_t *cs, struct cp_compare_run *run)
@@ -77,7 +86,7 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 	const json_t *s;
 
 	json_array_foreach(cs, i, s)
-		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 2;
+		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(site_line(s), "file", "")) + 2;
 	if (!n)
 		return 0;
 	run->sites = calloc(n, sizeof(*run->sites));
@@ -90,9 +99,9 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 
 		r->function = run->sites_pool + at;
 		at = pool_copy(run->sites_pool, at, cp_json_str(s, "function", ""));
-		r->file = cp_json_str(s, "file", NULL) ? run->sites_pool + at : NULL;
-		at = pool_copy(run->sites_pool, at, cp_json_str(s, "file", ""));
-		r->line = json_integer_value(json_object_get(s, "line"));
+		r->file = cp_json_str(site_line(s), "file", NULL) ? run->sites_pool + at : NULL;
+		at = pool_copy(run->sites_pool, at, cp_json_str(site_line(s), "file", ""));
+		r->line = json_integer_value(json_object_get(site_line(s), "line"));
 		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
 	}
 	run->nsites = n;

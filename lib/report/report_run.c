@@ -283,6 +283,26 @@ static int by_count_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
+/* Where the site's function calls its inlined helper, the line of its
+ * own that reads (run-json.md: inlined_at). */
+static void inlined_at(struct cp_buf *b, const json_t *at, const char *file)
+{
+	const char *at_file = cp_json_str(at, "file", NULL);
+	double line;
+
+	if (!cp_rj_num(at, "line", &line) || line <= 0)
+		return;
+	cp_buf_puts(b, "<small> inlined at ");
+	if (at_file && (!file || strcmp(at_file, file))) {
+		cp_buf_puts(b, "<code>");
+		cp_buf_text(b, at_file);
+		cp_buf_printf(b, ":%.0f</code>", line);
+	} else {
+		cp_buf_printf(b, "line %.0f", line);
+	}
+	cp_buf_puts(b, "</small>");
+}
+
 void cp_report_site_cells(struct cp_buf *b, const json_t *s)
 {
 	const json_t *inl = json_object_get(s, "inlined");
@@ -301,7 +321,9 @@ void cp_report_site_cells(struct cp_buf *b, const json_t *s)
 	cp_buf_text(b, file ? file : "??");
 	if (cp_rj_num(s, "line", &line) && line > 0)
 		cp_buf_printf(b, ":%.0f", line);
-	cp_buf_puts(b, "</code></td>");
+	cp_buf_puts(b, "</code>");
+	inlined_at(b, json_object_get(s, "inlined_at"), file);
+	cp_buf_puts(b, "</td>");
 	cp_html_td_json(b, json_object_get(s, "via"));
 	cp_buf_puts(b, "<td class=\"module\">");
 	cp_buf_text(b, cp_json_str(s, "module", NULL));

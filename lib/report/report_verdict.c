@@ -398,9 +398,9 @@ struct sites {
 
 static int same_site(const json_t *a, const json_t *b)
 {
-	static const char *const keys[] = { "function", "file", "line", "via" };
+	static const char *const keys[] = { "function", "file", "line", "via", "inlined_at" };
 
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i])) &&
 		    (json_object_get(a, keys[i]) || json_object_get(b, keys[i])))
 			return 0;

@@ -14,7 +14,6 @@
 static int site_labels(const struct cp_call_site *c, struct cp_metrics_site *out)
 {
 	size_t len = strlen(c->function) + 1;
-	int n;
 
 	for (size_t i = 0; i < c->ninlined; i++)
 		len += strlen(c->inlined[i]) + 3;
@@ -24,12 +23,7 @@ static int site_labels(const struct cp_call_site *c, struct cp_metrics_site *out
 		for (size_t i = 0; i < c->ninlined; i++)
 			strcat(strcat(out->site, " > "), c->inlined[i]);
 	}
-	if (c->file && c->line > 0)
-		n = asprintf(&out->location, "%s:%d", c->file, c->line);
-	else
-		n = asprintf(&out->location, "%s", c->file ? c->file : c->module ? c->module : "");
-	if (n < 0)
-		out->location = NULL;
+	out->location = cp_call_site_location(c);
 	out->via = strdup(c->via ? c->via : "");
 	out->value = 0;
 	if (out->site && out->location && out->via)

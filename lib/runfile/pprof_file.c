@@ -313,7 +313,8 @@ static void add_sample(struct pprof *pp, uint64_t *ids, size_t n, uint64_t reads
 
 /* One sample per call site: its location is the site (the innermost
  * inlined function at the site's file:line, then the functions it is
- * inlined into, whose lines run.json does not hold: 0, unknown). */
+ * inlined into: the outermost at inlined_at, those between at 0, unknown,
+ * as run.json does not hold their lines). */
 static void add_call_sites(struct pprof *pp, const struct cp_call_sites *cs)
 {
 	for (size_t i = 0; i < cs->n; i++) {
@@ -333,6 +334,8 @@ static void add_call_sites(struct pprof *pp, const struct cp_call_sites *cs)
 
 			in[k] = (struct line_in){ fn, k ? NULL : c->file, k ? 0 : c->line };
 		}
+		if (n > 1 && c->inlined_at_file && c->inlined_at_line > 0)
+			in[n - 1] = (struct line_in){ c->function, c->inlined_at_file, c->inlined_at_line };
 		if (!c->file)
 			in[0].line = 0;
 		ids[0] = location_id(pp, c->module, c->build_id, in, n);

@@ -139,6 +139,14 @@ static json_t *text(const char *s)
 	return cp_json_utf8(s);
 }
 
+/* Where the site's function calls the outermost of its inlined ones: the
+ * line of its own that reads, where the read's line is the helper's. */
+static json_t *inlined_at(const struct cp_call_site *c)
+{
+	if (!c->ninlined || !c->inlined_at_file || c->inlined_at_line <= 0)
+		return json_null();
+	return json_pack("{s:o, s:i}", "file", text(c->inlined_at_file), "line", c->inlined_at_line);
+}
 
 static json_t *build_call_sites(const struct cp_profile *p)
 {
@@ -151,10 +159,10 @@ static json_t *build_call_sites(const struct cp_profile *p)
 		for (size_t j = 0; j < c->ninlined; j++)
 			json_array_append_new(inl, json_string(c->inlined[j]));
 		json_array_append_new(a, json_pack(
-			"{s:s, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
+			"{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
 			"function", c->function, "file", text(c->file),
 			"line", c->line ? json_integer(c->line) : json_null(),
-			"inlined", inl, "via", c->via, "module", text(c->module),
+			"inlined", inl, "inlined_at", inlined_at(c), "via", c->via, "module", text(c->module),
 			"build_id", text(c->build_id),
 			"count", (json_int_t)c->count,
 			"in_requests", (json_int_t)c->in_requests,

@@ -166,10 +166,11 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 	    p->ops > 0 ? "reads per op" : "reads");
 	for (size_t i = 0; i < shown; i++) {
 		const struct cp_call_site *c = &p->call_sites.sites[i];
-		char where[600] = "";
+		char where[600] = "", *location = c->file ? cp_call_site_location(c) : NULL;
 
-		if (c->file)
-			snprintf(where, sizeof(where), "  %s:%d", esc(c->file), c->line);
+		if (location)
+			snprintf(where, sizeof(where), "  %s", esc(location));
+		free(location);
 		if (p->ops > 0)
 			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
 				(double)(in_req ? c->in_requests : c->count) / p->ops, esc(c->function),

@@ -1,11 +1,23 @@
 """Shared helpers for integration tests: `from common import Skip`."""
 import os
+import re
 import struct
 import subprocess
 
 
 class Skip(Exception):
     """Raised by a test that cannot run here; the message says why."""
+
+
+def site_line(target_source, marker):
+    """The line of tests/targets/TARGET_SOURCE whose comment names
+    SITE:marker (the lines the targets read at, by construction)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "targets", target_source)
+    with open(path) as f:
+        for number, text in enumerate(f, 1):
+            if re.search(r"SITE:%s\b" % re.escape(marker), text):
+                return number
+    raise AssertionError(f"no SITE:{marker} in {path}")
 
 
 def rust_target(ctx):

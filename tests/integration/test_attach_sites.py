@@ -69,11 +69,12 @@ def attach(ctx, target, mechanism, boundary="func:handle_request", paced=True):
 
 
 def sites(run):
-    """{(function, via, file, line, inlined): reads per request}."""
+    """{(function, via, file, line, inlined, inlined_at line): reads per
+    request}."""
     got = {}
     for s in run["call_sites"]:
         key = (s["function"], s["via"], os.path.basename(s["file"] or ""), s["line"],
-               tuple(s["inlined"]))
+               tuple(s["inlined"]), (s["inlined_at"] or {}).get("line"))
         got[key] = got.get(key, 0) + s["in_requests"]
     n = run["clock_reads"]["in_requests"]
     assert sum(got.values()) == n, (got, n)
@@ -399,7 +400,7 @@ def go_sites(ctx, server, mechanism):
     got = {}
     for s in run["call_sites"]:
         key = (s["function"], s["via"], os.path.basename(s["file"] or ""), s["line"],
-               tuple(s["inlined"]))
+               tuple(s["inlined"]), (s["inlined_at"] or {}).get("line"))
         got[key] = got.get(key, 0) + s["count"]
     stamp = sum(v for k, v in got.items() if k[0] == "main.stamp")
     assert stamp >= 6 * 2001, (stamp, got)

@@ -11,7 +11,7 @@ import signal
 import subprocess
 
 from code_frames import frames_outside_code, read_maps
-from common import Skip, rust_target
+from common import Skip, rust_target, site_line
 from readiness import wait_attached, wait_paced_requests, wait_serving
 
 N = 60  # requests; the targets exit after them
@@ -50,6 +50,13 @@ def check_c_target(run):
     }, by_function(run)
     inlined = [s for s in run["call_sites"] if s["function"] == "handle_request"]
     assert all(s["inlined"] == ["now_ns"] for s in inlined), inlined
+    # now_ns inlined at two lines of handle_request: two sites, each named
+    # at its own line there too (run-json.md: inlined_at).
+    assert sorted((s["line"], s["inlined_at"]["line"], s["count"]) for s in inlined) == [
+        (site_line("callsites_target.c", "now_ns"), site_line("callsites_target.c", m), N)
+        for m in ("inline1", "inline2")], inlined
+    assert all(s["inlined_at"]["file"] == s["file"] for s in inlined), inlined
+    assert all(s["inlined_at"] is None for s in run["call_sites"] if not s["inlined"])
     for s in run["call_sites"]:
         assert s["file"].endswith("callsites_target.c") and s["line"] > 0, s
     m = run["measures"]

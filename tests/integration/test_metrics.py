@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 
-from common import Skip
+from common import Skip, site_line
 
 N = 60  # requests; the target exits after them
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -87,12 +87,20 @@ def test_metrics_file_counts_exact_as_constructed(ctx):
     assert total(s, "clockprof_clock_reads_by_path_total", path="syscall") == 0
     assert total(s, "clockprof_clock_reads_by_clock_total") == 7 * N
     assert total(s, "clockprof_call_site_reads_total") == 7 * N
-    sites = {(dict(ls)["site"], dict(ls)["via"]): v for (n, ls), v in s.items()
-             if n == "clockprof_call_site_reads_total"}
-    assert sites == {("handle_request > now_ns", "clock_gettime"): 2 * N,
-                     ("read_wall_twice", "gettimeofday"): 2 * N,
-                     ("read_mono", "clock_gettime"): N, ("read_time", "time"): N,
-                     ("read_timespec", "timespec_get"): N}, sites
+    sites = {(dict(ls)["site"], dict(ls)["via"], dict(ls)["location"].partition(":")[2]): v
+             for (n, ls), v in s.items() if n == "clockprof_call_site_reads_total"}
+
+    def at(marker, inlined_at=None):
+        line = site_line("callsites_target.c", marker)
+        return f"{line} (inlined at line {site_line('callsites_target.c', inlined_at)})" \
+            if inlined_at else str(line)
+    # now_ns, inlined into handle_request at two lines: a series each.
+    assert sites == {("handle_request > now_ns", "clock_gettime", at("now_ns", "inline1")): N,
+                     ("handle_request > now_ns", "clock_gettime", at("now_ns", "inline2")): N,
+                     ("read_wall_twice", "gettimeofday", at("read_wall_twice")): 2 * N,
+                     ("read_mono", "clock_gettime", at("read_mono")): N,
+                     ("read_time", "time", at("read_time")): N,
+                     ("read_timespec", "timespec_get", at("read_timespec")): N}, sites
     # Every request but each thread's first, partial one: 7 reads each.
     requests = run["request"]["count"]
     assert requests == N - 1

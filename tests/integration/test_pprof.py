@@ -12,20 +12,14 @@ import shutil
 import subprocess
 
 from common import Skip
+from common import site_line as source_line
 
 N = 60  # requests; the target exits after them
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "targets",
-                      "callsites_target.c")
 TOP_ROW = re.compile(r"^\s*(\d+)\s+\S+%\s+\S+%\s+(\d+)\s+\S+%\s+(.+?)(?: \(inline\))?$")
 
 
 def site_line(marker):
-    """The line of callsites_target.c whose comment is SITE:marker."""
-    with open(SOURCE) as f:
-        for number, text in enumerate(f, 1):
-            if f"SITE:{marker} " in text:
-                return number
-    raise AssertionError(f"no SITE:{marker} in {SOURCE}")
+    return source_line("callsites_target.c", marker)
 
 
 def go_pprof(*args):
@@ -84,6 +78,18 @@ def where(file, line):
     return f"{file}:{line}" if file and line else (file or "")
 
 
+def site_frames(s):
+    """A call site's inline chain as pprof -traces prints it, innermost
+    first: the function it is inlined into at inlined_at, those between
+    without a line."""
+    inner = f"{(s['inlined'] or [s['function']])[-1]} {where(s['file'], s['line'])}"
+    outer = ([s["function"]] + s["inlined"][:-1])[::-1][:len(s["inlined"])]
+    at = s["inlined_at"]
+    if outer and at:
+        outer[-1] = f"{outer[-1]} {where(at['file'], at['line'])}"
+    return [inner] + outer
+
+
 def test_call_sites_as_in_run_json_and_by_construction(ctx):
     run, prof = profile(ctx)
     # -top: each site's reads at its innermost function and file:line,
@@ -103,14 +109,13 @@ def test_call_sites_as_in_run_json_and_by_construction(ctx):
                     ("read_time", f"{f}:{site_line('read_time')}"): N,
                     ("read_timespec", f"{f}:{site_line('read_timespec')}"): N}, flat
     assert sum(flat.values()) == run["clock_reads"]["total"] == 7 * N
-    # handle_request holds now_ns's reads, inlined into it.
-    assert rows[("handle_request", "")] == (0, 2 * N), rows
+    # handle_request holds now_ns's reads, inlined into it at two lines.
+    assert {k: v for k, v in rows.items() if k[0] == "handle_request"} == {
+        ("handle_request", f"{f}:{site_line('inline1')}"): (0, N),
+        ("handle_request", f"{f}:{site_line('inline2')}"): (0, N)}, rows
     # -traces: one trace per site: its count, the clock function called
     # (label via) and its inline chain, innermost first.
-    want = sorted((s["count"], s["via"],
-                   [f"{(s['inlined'] or [s['function']])[-1]} {where(s['file'], s['line'])}"]
-                   + ([s["function"]] + s["inlined"][:-1])[::-1][:len(s["inlined"])])
-                  for s in run["call_sites"])
+    want = sorted((s["count"], s["via"], site_frames(s)) for s in run["call_sites"])
     got = [t for t in traces(prof) if t[0]]
     assert got == want, (got, want)
 

@@ -100,7 +100,7 @@ __attribute__((noinline)) void handle_request(void)
 		return;
 	}
 	for (int i = 0; i < k; i++)
-		read_once();
+		read_once(); /* SITE:read_once_call */
 }
 
 /* Paces requests with nanosleep: a syscall, never a clock read. */

@@ -71,15 +71,17 @@ static int strings_unique(const pb_profile *prof)
 static void two_sites(struct cp_profile *p, struct cp_call_site *sites, char **inl)
 {
 	/* One place read through two clock functions: one location, two
-	 * samples. The other site has now_ns inlined into handle_request. */
+	 * samples. The other site has now_ns inlined into handle_request, at
+	 * its line 60. */
 	sites[0] = (struct cp_call_site){ .function = "read_mono", .file = "t.c", .line = 31,
 		.module = "/bin/t", .build_id = "abcd", .via = "clock_gettime", .count = 5 };
 	sites[1] = sites[0];
 	sites[1].via = "timespec_get";
 	sites[1].count = 2;
 	sites[2] = (struct cp_call_site){ .function = "handle_request", .file = "t.c",
-		.line = 23, .inlined = inl, .ninlined = 1, .module = "/bin/t",
-		.build_id = "abcd", .via = "clock_gettime", .count = 7 };
+		.line = 23, .inlined = inl, .ninlined = 1, .inlined_at_file = "t.c",
+		.inlined_at_line = 60, .module = "/bin/t", .build_id = "abcd", .via = "clock_gettime",
+		.count = 7 };
 	p->call_sites.sites = sites;
 	p->call_sites.n = 3;
 	snprintf(p->request_text, sizeof(p->request_text), "func:handle_request");
@@ -123,7 +125,7 @@ TEST(pprof_call_sites_locations_once_requests_at_boundary)
 	CHECK_STR(fn_name(prof, l->line[0]->function_id), "now_ns");
 	CHECK_INT(l->line[0]->line, 23);
 	CHECK_STR(fn_name(prof, l->line[1]->function_id), "handle_request");
-	CHECK_INT(l->line[1]->line, 0);
+	CHECK_INT(l->line[1]->line, 60);	/* where it calls now_ns */
 	/* requests: the boundary function's own location, its function the
 	 * one now_ns is inlined into */
 	CHECK_INT(prof->sample[3]->value[0], 0);

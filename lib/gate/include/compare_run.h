@@ -25,7 +25,9 @@ struct cp_run_measure {
 	int higher_is_better;	/* better "higher" (else "lower") */
 };
 
-/* One entry of run.json "call_sites", as much of it as the gate reads. */
+/* One entry of run.json "call_sites", as much of it as the gate reads:
+ * the line is the function's own (inlined_at, where a helper inlined into
+ * it reads). */
 struct cp_run_site {
 	const char *function;
 	const char *file;	/* NULL without line information */

@@ -26,6 +26,7 @@ char *cp_call_site_place_key(const struct cp_call_site *c)
 		return NULL;
 	len += strlen(c->function) + strlen(c->via);
 	len += (c->file ? strlen(c->file) : 0) + (c->module ? strlen(c->module) : 0);
+	len += c->inlined_at_file ? strlen(c->inlined_at_file) : 0;
 	for (size_t i = 0; i < c->ninlined; i++) {
 		if (!c->inlined[i])	/* likewise, an inlined function's */
 			return NULL;
@@ -34,11 +35,29 @@ char *cp_call_site_place_key(const struct cp_call_site *c)
 	key = p = malloc(len);
 	if (!key)
 		return NULL;
-	p += sprintf(p, "%s\x1f%s\x1f%d\x1f%s\x1f%s", c->function, c->file ? c->file : "",
-		     c->line, c->via, c->module ? c->module : "");
+	p += sprintf(p, "%s\x1f%s\x1f%d\x1f%s\x1f%s\x1f%s\x1f%d", c->function, c->file ? c->file : "",
+		     c->line, c->via, c->module ? c->module : "",
+		     c->inlined_at_file ? c->inlined_at_file : "", c->inlined_at_line);
 	for (size_t i = 0; i < c->ninlined; i++)
 		p += sprintf(p, "\x1f%s", c->inlined[i]);
 	return key;
+}
+
+char *cp_call_site_location(const struct cp_call_site *c)
+{
+	const char *at = c->inlined_at_file;
+	char *out;
+	int n;
+
+	if (!c->file || c->line <= 0)
+		n = asprintf(&out, "%s", c->file ? c->file : c->module ? c->module : "");
+	else if (!at || c->inlined_at_line <= 0)
+		n = asprintf(&out, "%s:%d", c->file, c->line);
+	else if (!strcmp(at, c->file))
+		n = asprintf(&out, "%s:%d (inlined at line %d)", c->file, c->line, c->inlined_at_line);
+	else
+		n = asprintf(&out, "%s:%d (inlined at %s:%d)", c->file, c->line, at, c->inlined_at_line);
+	return n < 0 ? NULL : out;
 }
 
 struct keyed {
@@ -91,6 +110,10 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 		for (size_t i = 0; site->inlined && i < f.n_inlined; i++)
 			site->inlined[site->ninlined++] = dup_or_null(f.inlined[i].function ?
 								     f.inlined[i].function : "?");
+		if (f.inlined[0].call_file && f.inlined[0].call_line > 0) {
+			site->inlined_at_file = dup_or_null(f.inlined[0].call_file);
+			site->inlined_at_line = f.inlined[0].call_line;
+		}
 	}
 }
 
@@ -101,6 +124,7 @@ static void free_site(struct cp_call_site *s)
 	for (size_t i = 0; i < s->ninlined; i++)
 		free(s->inlined[i]);
 	free(s->inlined);
+	free(s->inlined_at_file);
 	free(s->module);
 	free(s->build_id);
 	free(s->via);

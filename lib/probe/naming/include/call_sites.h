@@ -19,6 +19,8 @@ struct cp_call_site {
 	int line;
 	char **inlined;		/* functions inlined at the site, outermost first */
 	size_t ninlined;
+	char *inlined_at_file;	/* where function calls inlined[0]: the line of */
+	int inlined_at_line;	/* its own that reads; NULL and 0 when unknown */
 	char *module;
 	char *build_id;
 	char *via;		/* the wrapper called: "clock_gettime",
@@ -38,9 +40,15 @@ int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_tabl
 			  struct cp_call_sites *out);
 void cp_call_sites_free(struct cp_call_sites *cs);
 /* What makes two resolved sites one place (the merge above uses it):
- * function, file, line, via, module and the inlined chain, as one
+ * function, file, line, via, module, the inlined chain and where it is
+ * inlined (one helper inlined at two lines is two places), as one
  * malloc'd string; NULL when out of memory, or when c's function or via
  * is NULL (out of memory copying it). */
 char *cp_call_site_place_key(const struct cp_call_site *c);
+/* Where c is, for a person: "FILE:LINE", with " (inlined at line N)" (or
+ * "at FILE:N" in another file) where its function calls a helper inlined
+ * into it; the file, or the module, without a line; "" without either.
+ * malloc'd; NULL when out of memory. */
+char *cp_call_site_location(const struct cp_call_site *c);
 
 #endif
