@@ -142,22 +142,24 @@ int main(int argc, char **argv)
 	const struct subcommand *s;
 	sigset_t saved;
 
-	/* One malloc arena for every thread: each of clockprof's short-lived
-	 * threads (the session's loaders, the patch's holds) otherwise gets a
-	 * fresh arena whose pages are faulted in one by one, ~140 faults of an
-	 * attach's ~850 under the patch (perf stat -e page-faults), each
-	 * ~25 us where the hypervisor keeps the page tables, and glibc keeps
-	 * each arena, with what was freed in it, until exit: up to ~1 MB of
-	 * an attach's peak RSS. Their mallocs are few beside their work. */
-	mallopt(M_ARENA_MAX, 1);
 	/* Hidden: the vDSO patch's helper (its self-test's child, then its
 	 * restorer), this program run again. */
 	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG))
-		return cp_vdso_patch_subject_main(argc, argv);
+		return mallopt(M_ARENA_MAX, 1), cp_vdso_patch_subject_main(argc, argv);
 	cp_patch_restorer_enable();
 	block_stop_signals(&saved);
 	if (argc >= 2 && (s = find(argv[1]))) {
-		if (!s->window)
+		/* A profile's threads share one malloc arena: each of its
+		 * short-lived threads (the session's loaders, the patch's holds)
+		 * otherwise gets a fresh arena whose pages are faulted in one by
+		 * one, ~140 faults of an attach's ~850 under the patch, each
+		 * ~25 us where the hypervisor keeps the page tables, and glibc
+		 * keeps each arena until exit: up to ~1 MB of an attach's peak
+		 * RSS. compare's run loaders malloc all they do: one arena made
+		 * them wait on its lock. */
+		if (s->window)
+			mallopt(M_ARENA_MAX, 1);
+		else
 			sigprocmask(SIG_SETMASK, &saved, NULL);
 		return s->fn(argc - 1, argv + 1);
 	}
