@@ -221,6 +221,20 @@ static void fill_inlines(struct cache_entry *e, Dwarf_Die *cu, Dwarf_Addr pc)
 
 	if (n <= 0)
 		return;
+	/* Past the innermost inlined instance, dwarf_getscopes goes on with
+	 * its abstract definition's scopes: a helper inlined into a helper
+	 * inlined into the function would lose the outer helper (and the
+	 * function's own call line). The DIE's own parents are the chain. */
+	if (count_inlined(scopes, n)) {
+		Dwarf_Die inner = scopes[0], *chain = NULL;
+		int m = dwarf_getscopes_die(&inner, &chain);
+
+		if (m > 0) {
+			free(scopes);
+			scopes = chain;
+			n = m;
+		}
+	}
 	count = count_inlined(scopes, n);
 	if (count && (e->inl = calloc(count, sizeof(*e->inl)))) {
 		/* scopes run innermost first; the chain is stored outermost first */

@@ -90,6 +90,56 @@ def test_program_own_library(ctx):
     assert run["call_sites"][0]["module"].endswith("libcallsites.so")
 
 
+NESTED_INLINE = r"""#include <stdio.h>
+#include <time.h>
+static inline __attribute__((always_inline)) long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* SITE:now_ns */
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+static inline __attribute__((always_inline)) long stamp(void)
+{
+	return now_ns() + 1; /* SITE:stamp */
+}
+__attribute__((noinline)) long handle_request(int i)
+{
+	long a = stamp(); /* SITE:first */
+	long b = stamp(); /* SITE:second */
+	return a + b + i;
+}
+int main(void)
+{
+	long s = 0;
+	for (int i = 0; i < 50; i++)
+		s += handle_request(i);
+	printf("%ld\n", s & 1);
+	return 0;
+}
+"""
+
+
+def test_helper_inlined_into_inlined_helper(ctx):
+    """stamp() inlined at two lines of handle_request, now_ns() inlined
+    into stamp(): the whole chain, and each read named at the line of
+    handle_request that calls stamp(), not at stamp()'s call of now_ns()."""
+    src = os.path.join(ctx.tmp, "nested.c")
+    exe = os.path.join(ctx.tmp, "nested")
+    with open(src, "w") as f:
+        f.write(NESTED_INLINE)
+    subprocess.run(["cc", "-O2", "-g", "-o", exe, src], check=True)
+    line = {m.group(1): n for n, text in enumerate(NESTED_INLINE.splitlines(), 1)
+            for m in [re.search(r"SITE:(\w+)", text)] if m}
+    out = os.path.join(ctx.tmp, "run.json")
+    proc = ctx.run("run", "-q", "-o", out, "--", exe)
+    assert proc.returncode == 0, proc.stderr
+    sites = ctx.load_json(out)["call_sites"]
+    got = sorted((s["function"], s["line"], s["inlined"], s["inlined_at"]["line"], s["count"])
+                 for s in sites)
+    assert got == [("handle_request", line["now_ns"], ["stamp", "now_ns"], line[m], 50)
+                   for m in ("first", "second")], sites
+
+
 def marked_sites(source):
     """{via: line} of a target's lines marked "SITE:<via>"."""
     sites = {}
