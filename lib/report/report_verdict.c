@@ -396,13 +396,21 @@ struct sites {
 	size_t n, cap;
 };
 
+/* A key a run lacks is null: runs written before "inlined_at" was added
+ * lack it where newer ones say null (run-json.md). */
+static const json_t *site_field(const json_t *s, const char *key)
+{
+	const json_t *v = json_object_get(s, key);
+
+	return v ? v : json_null();
+}
+
 static int same_site(const json_t *a, const json_t *b)
 {
 	static const char *const keys[] = { "function", "file", "line", "via", "inlined_at" };
 
 	for (int i = 0; i < 5; i++)
-		if (!json_equal(json_object_get(a, keys[i]), json_object_get(b, keys[i])) &&
-		    (json_object_get(a, keys[i]) || json_object_get(b, keys[i])))
+		if (!json_equal(site_field(a, keys[i]), site_field(b, keys[i])))
 			return 0;
 	return 1;
 }

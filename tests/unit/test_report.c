@@ -403,3 +403,25 @@ TEST(report_verdict_lists_a_site_read_more_often_per_op)
 		json_decref(docs[i]);
 	free(html);
 }
+
+/* A base run written before call sites had "inlined_at" lacks the key;
+ * head's sites say null (run-json.md: readers take a missing one as
+ * null): the same sites on both sides, none appeared or disappeared. */
+TEST(report_verdict_site_without_inlined_at_is_one_with_null)
+{
+	json_t *docs[3] = { make_verdict(1, 1), make_run(100, "f", 100), make_run(100, "f", 100) };
+	struct cp_error err = { 0 };
+	const json_t *s;
+	size_t i;
+	char *html;
+
+	CHECK(docs[0] && docs[1] && docs[2]);
+	json_array_foreach(json_object_get(docs[2], "call_sites"), i, s)
+		json_object_set_new((json_t *)s, "inlined_at", json_null());
+	html = write_report(docs, 3, &err);
+	CHECK(html);
+	CHECK(html && strstr(html, "▲ appeared in head (0)") && strstr(html, "▼ disappeared from head (0)"));
+	for (int k = 0; k < 3; k++)
+		json_decref(docs[k]);
+	free(html);
+}
