@@ -70,12 +70,14 @@ static size_t pool_copy(char *pool, size_t at, const char *s)
 }
 
 /* Where a site reads in its function's own lines: where it calls the
- * helper inlined into it (run-json.md: inlined_at), else the site. */
+ * helper inlined into it (run-json.md: inlined_at), else the site; an
+ * inlined_at without a file would lose the line the site has. */
 static const json_t *site_line(const json_t *s)
 {
 	const json_t *at = json_object_get(s, "inlined_at");
 
-	return json_integer_value(json_object_get(at, "line")) > 0 ? at : s;
+	return json_integer_value(json_object_get(at, "line")) > 0 &&
+	       json_is_string(json_object_get(at, "file")) ? at : s;
 }
 
 /* The call sites as a flat table: the gate keeps 60 runs, and a site's

@@ -204,3 +204,28 @@ TEST(compare_lines_repo_path_through_a_linked_root)
 	rmdir(real);
 	rmdir(dir);
 }
+
+/* A site's line for the gate is its function's own (inlined_at) only
+ * where inlined_at names a file and a line: one with a line but no file
+ * (a hand-edited or foreign run) keeps the site's own file:line rather
+ * than losing the line. */
+TEST(compare_run_site_line_is_inlined_at_only_with_a_file)
+{
+	json_error_t e;
+	json_t *doc = json_loads("{\"measures\": {}, \"call_sites\": ["
+		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
+		" \"inlined_at\": {\"file\": \"x.c\", \"line\": 60}, \"per_op\": 1},"
+		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
+		" \"inlined_at\": {\"line\": 66}, \"per_op\": 1},"
+		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
+		" \"inlined_at\": {\"file\": 7, \"line\": 70}, \"per_op\": 1}]}", 0, &e);
+	struct cp_compare_run run;
+
+	CHECK(doc && cp_compare_run_from_doc(doc, 0, &run) == 0);
+	CHECK_INT(run.nsites, 3);
+	CHECK(run.sites[0].file && !strcmp(run.sites[0].file, "x.c") && run.sites[0].line == 60);
+	for (size_t i = 1; i < 3; i++)
+		CHECK(run.sites[i].file && !strcmp(run.sites[i].file, "h.h") && run.sites[i].line == 5);
+	cp_compare_run_free(&run);
+	json_decref(doc);
+}
