@@ -69,24 +69,26 @@ static const char *site_function(const char *name, size_t *len)
 	return name + p;
 }
 
-static int add_line(struct side_lines *t, const struct cp_run_site *s)
+static int add_line(struct side_lines *t, const char *file, long long line, double per_op)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].line == s->line && !strcmp(t->v[i].file, s->file)) {
-			t->v[i].per_op += s->per_op;
+		if (t->v[i].line == line && !strcmp(t->v[i].file, file)) {
+			t->v[i].per_op += per_op;
 			return 0;
 		}
 	if (cp_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 		return -1;
-	t->v[t->n++] = (struct line_reads){ .file = s->file, .key = s->file, .line = s->line,
-					    .per_op = s->per_op };
+	t->v[t->n++] = (struct line_reads){ .file = file, .key = file, .line = line,
+					    .per_op = per_op };
 	return 0;
 }
 
 /* The function's lines over a side's runs; a run without any of them (or
- * without ops) is left out of the mean, as the measure leaves it out. */
+ * without ops) is left out of the mean, as the measure leaves it out. A
+ * read in a helper inlined into the function is at the function's own
+ * line that calls it (inlined), else at the helper's. */
 static int side_lines(struct side_lines *t, const struct cp_compare_side *side, const char *fn,
-		      size_t fnlen)
+		      size_t fnlen, int inlined)
 {
 	for (size_t r = 0; r < side->n; r++) {
 		const struct cp_compare_run *run = &side->runs[r];
@@ -94,11 +96,14 @@ static int side_lines(struct side_lines *t, const struct cp_compare_side *side, 
 
 		for (size_t i = 0; i < run->nsites; i++) {
 			const struct cp_run_site *s = &run->sites[i];
+			int at = inlined && s->at_file;
+			const char *file = at ? s->at_file : s->file;
+			long long line = at ? s->at_line : s->line;
 
 			if (strlen(s->function) != fnlen || memcmp(s->function, fn, fnlen) ||
-			    !s->file || s->line <= 0 || !isfinite(s->per_op))
+			    !file || line <= 0 || !isfinite(s->per_op))
 				continue;
-			if (add_line(t, s))
+			if (add_line(t, file, line, s->per_op))
 				return -1;
 			has = 1;
 		}
@@ -343,6 +348,18 @@ static json_t *lines_json(struct gained_list *g, const char *root)
 	return lines;
 }
 
+/* Whether every run of side names the function's lines that call its
+ * inlined helpers: a run written before inlined_at was, beside one
+ * written since, would pair a helper's line with the caller's (and merge
+ * the calls one splits), so both sides name the helper's then. */
+static int names_inlined_at(const struct cp_compare_side *side)
+{
+	for (size_t r = 0; r < side->n; r++)
+		if (!side->runs[r].names_inlined_at)
+			return 0;
+	return 1;
+}
+
 static json_t *site_lines(const char *fn, size_t fnlen, const struct cp_compare_side *base,
 			  const struct cp_compare_side *head, const char *root)
 {
@@ -350,7 +367,9 @@ static json_t *site_lines(const char *fn, size_t fnlen, const struct cp_compare_
 	struct gained_list g = { 0 };
 	json_t *lines = NULL;
 
-	if (!side_lines(&b, base, fn, fnlen) && !side_lines(&h, head, fn, fnlen) &&
+	int inlined = names_inlined_at(base) && names_inlined_at(head);
+
+	if (!side_lines(&b, base, fn, fnlen, inlined) && !side_lines(&h, head, fn, fnlen, inlined) &&
 	    !gained_by_file(&g, &b, &h))
 		lines = lines_json(&g, root);
 	free(b.v);

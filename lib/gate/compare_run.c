@@ -61,23 +61,28 @@ static int read_measures(const json_t *doc, struct cp_compare_run *run)
 	return 0;
 }
 
-static size_t pool_copy(char *pool, size_t at, const char *s)
-{
-	size_t len = strlen(s) + 1;
-
-	memcpy(pool + at, s, len);
-	return at + len;
-}
-
-/* Where a site reads in its function's own lines: where it calls the
- * helper inlined into it (run-json.md: inlined_at), else the site; an
- * inlined_at without a file would lose the line the site has. */
-static const json_t *site_line(const json_t *s)
+/* Where a site reads in its function's own lines, where a helper inlined
+ * into it reads (run-json.md: inlined_at): NULL without one, or without a
+ * file, which the site's own line is named by instead. */
+static const json_t *inlined_at(const json_t *s)
 {
 	const json_t *at = json_object_get(s, "inlined_at");
 
 	return json_integer_value(json_object_get(at, "line")) > 0 &&
-	       json_is_string(json_object_get(at, "file")) ? at : s;
+	       json_is_string(json_object_get(at, "file")) ? at : NULL;
+}
+
+/* s copied into pool at *at, which moves past it; NULL stays NULL. */
+static const char *pooled(char *pool, size_t *at, const char *s)
+{
+	char *copy = pool + *at;
+	size_t len = s ? strlen(s) + 1 : 0;
+
+	if (!s)
+		return NULL;
+	memcpy(copy, s, len);
+	*at += len;
+	return copy;
 }
 
 /* The call sites as a flat table: the gate keeps 60 runs, and a site's
@@ -87,8 +92,12 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 	size_t n = json_array_size(cs), len = 0, at = 0, i;
 	const json_t *s;
 
-	json_array_foreach(cs, i, s)
-		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(site_line(s), "file", "")) + 2;
+	run->names_inlined_at = !n;
+	json_array_foreach(cs, i, s) {
+		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 3;
+		len += strlen(cp_json_str(inlined_at(s), "file", ""));
+		run->names_inlined_at |= json_object_get(s, "inlined_at") != NULL;
+	}
 	if (!n)
 		return 0;
 	run->sites = calloc(n, sizeof(*run->sites));
@@ -99,11 +108,11 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 		struct cp_run_site *r = &run->sites[i];
 		const json_t *per_op = json_object_get(s, "per_op");
 
-		r->function = run->sites_pool + at;
-		at = pool_copy(run->sites_pool, at, cp_json_str(s, "function", ""));
-		r->file = cp_json_str(site_line(s), "file", NULL) ? run->sites_pool + at : NULL;
-		at = pool_copy(run->sites_pool, at, cp_json_str(site_line(s), "file", ""));
-		r->line = json_integer_value(json_object_get(site_line(s), "line"));
+		r->function = pooled(run->sites_pool, &at, cp_json_str(s, "function", ""));
+		r->file = pooled(run->sites_pool, &at, cp_json_str(s, "file", NULL));
+		r->line = json_integer_value(json_object_get(s, "line"));
+		r->at_file = pooled(run->sites_pool, &at, cp_json_str(inlined_at(s), "file", NULL));
+		r->at_line = r->at_file ? json_integer_value(json_object_get(inlined_at(s), "line")) : 0;
 		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
 	}
 	run->nsites = n;

@@ -18,6 +18,11 @@
 #include "unit.h"
 
 #define MAX_SITES 8
+/* A site: function, file, line, reads per op (no inlined_at). */
+#define S(fn, f, l, per) { .function = (fn), .file = (f), .line = (l), .per_op = (per) }
+/* A read in a helper at h.h:5, inlined at x.c:AT of F. */
+#define HELPER_AT(at, per) { .function = "F", .file = "h.h", .line = 5, .per_op = (per), \
+			     .at_file = "x.c", .at_line = (at) }
 
 /* A run of the sites given as {function, file, line, per_op}, ending at a
  * NULL function. */
@@ -62,11 +67,11 @@ static const char *named(json_t *lines, char *buf, size_t len)
 TEST(compare_lines_name_what_gained_and_nothing_else)
 {
 	static const struct cp_run_site b0[] = {
-		{ "F", "a.c", 10, 2 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 1 }, { 0 } };
+		S("F", "a.c", 10, 2), S("F", "b.c", 5, 1), S("G", "a.c", 20, 1), { 0 } };
 	static const struct cp_run_site h0[] = {
-		{ "F", "a.c", 10, 3 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 5 }, { "F", "a.c", 12, 1 }, { 0 } };
+		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), S("F", "a.c", 12, 1), { 0 } };
 	static const struct cp_run_site h1[] = {
-		{ "F", "a.c", 10, 3 }, { "F", "b.c", 5, 1 }, { "G", "a.c", 20, 5 }, { 0 } };
+		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), { 0 } };
 	struct cp_compare_run base[2] = { run_of(b0), run_of(b0) }, head[2] = { run_of(h0), run_of(h1) };
 	char buf[256];
 
@@ -76,11 +81,11 @@ TEST(compare_lines_name_what_gained_and_nothing_else)
 
 TEST(compare_lines_a_read_that_only_moved_did_not_gain)
 {
-	static const struct cp_run_site b[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 30, 2 }, { 0 } };
+	static const struct cp_run_site b[] = { S("F", "x.c", 10, 1), S("F", "x.c", 30, 2), { 0 } };
 	static const struct cp_run_site h[] = {
-		{ "F", "x.c", 10, 1 }, { "F", "x.c", 20, 1 }, { "F", "x.c", 31, 2 }, { 0 } };
-	static const struct cp_run_site rose[] = { { "F", "x.c", 12, 3 }, { 0 } };
-	static const struct cp_run_site was[] = { { "F", "x.c", 10, 2 }, { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 20, 1), S("F", "x.c", 31, 2), { 0 } };
+	static const struct cp_run_site rose[] = { S("F", "x.c", 12, 3), { 0 } };
+	static const struct cp_run_site was[] = { S("F", "x.c", 10, 2), { 0 } };
 	struct cp_compare_run base = run_of(b), head = run_of(h), r = run_of(rose), w = run_of(was);
 	char buf[256];
 
@@ -91,10 +96,10 @@ TEST(compare_lines_a_read_that_only_moved_did_not_gain)
 
 TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
 {
-	static const struct cp_run_site b[] = { { "F", "/ws/base/src/x.c", 10, 2 }, { 0 } };
-	static const struct cp_run_site none[] = { { "G", "/ws/base/src/y.c", 3, 1 }, { 0 } };
+	static const struct cp_run_site b[] = { S("F", "/ws/base/src/x.c", 10, 2), { 0 } };
+	static const struct cp_run_site none[] = { S("G", "/ws/base/src/y.c", 3, 1), { 0 } };
 	static const struct cp_run_site h[] = {
-		{ "F", "/ws/head/src/x.c", 10, 2 }, { "F", "/ws/head/src/x.c", 20, 1 }, { 0 } };
+		S("F", "/ws/head/src/x.c", 10, 2), S("F", "/ws/head/src/x.c", 20, 1), { 0 } };
 	struct cp_compare_run base[2] = { run_of(b), run_of(none) }, head[2] = { run_of(h), run_of(h) };
 	char buf[256];
 
@@ -106,7 +111,7 @@ TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
  * reference ("" when none was named). */
 static json_t *repo_path_of(const char *file, const char *root)
 {
-	struct cp_run_site b[] = { { "F", file, 10, 1 }, { 0 } }, h[] = { { "F", file, 10, 2 }, { 0 } };
+	struct cp_run_site b[] = { S("F", file, 10, 1), { 0 } }, h[] = { S("F", file, 10, 2), { 0 } };
 	struct cp_compare_run base = run_of(b), head = run_of(h);
 	json_t *lines = lines_of(&base, 1, &head, 1, root);
 	json_t *path = json_object_get(json_array_get(lines, 0), "repo_path");
@@ -144,8 +149,8 @@ TEST(compare_lines_repo_path_only_below_the_source_root)
 
 TEST(compare_lines_none_for_other_measures)
 {
-	static const struct cp_run_site b[] = { { "F", "x.c", 10, 1 }, { 0 } };
-	static const struct cp_run_site h[] = { { "F", "x.c", 10, 2 }, { 0 } };
+	static const struct cp_run_site b[] = { S("F", "x.c", 10, 1), { 0 } };
+	static const struct cp_run_site h[] = { S("F", "x.c", 10, 2), { 0 } };
 	struct cp_compare_run base = run_of(b), head = run_of(h);
 	struct cp_measure_verdict ms[2] = {
 		{ .name = "clock_reads@F/op", .status = CP_MEASURE_WITHIN },
@@ -164,17 +169,17 @@ TEST(compare_lines_none_for_other_measures)
  * another; a header only head inlines from. */
 TEST(compare_lines_pair_by_line_then_by_reads)
 {
-	static const struct cp_run_site b1[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 3 }, { 0 } };
+	static const struct cp_run_site b1[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 3), { 0 } };
 	static const struct cp_run_site h1[] = {
-		{ "F", "x.c", 10, 1 }, { "F", "x.c", 15, 1 }, { "F", "x.c", 20, 4 }, { 0 } };
-	static const struct cp_run_site b2[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 0.5 }, { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 20, 4), { 0 } };
+	static const struct cp_run_site b2[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 0.5), { 0 } };
 	static const struct cp_run_site h2[] = {
-		{ "F", "x.c", 10, 1 }, { "F", "x.c", 15, 1 }, { "F", "x.c", 21, 0.5003 }, { 0 } };
-	static const struct cp_run_site b3[] = { { "F", "x.c", 10, 1 }, { "F", "x.c", 20, 2 }, { 0 } };
-	static const struct cp_run_site h3[] = { { "F", "x.c", 10, 2 }, { "F", "x.c", 20, 1.5 }, { 0 } };
-	static const struct cp_run_site b4[] = { { "F", "/w/b/src/x.c", 10, 1 }, { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 21, 0.5003), { 0 } };
+	static const struct cp_run_site b3[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 2), { 0 } };
+	static const struct cp_run_site h3[] = { S("F", "x.c", 10, 2), S("F", "x.c", 20, 1.5), { 0 } };
+	static const struct cp_run_site b4[] = { S("F", "/w/b/src/x.c", 10, 1), { 0 } };
 	static const struct cp_run_site h4[] = {
-		{ "F", "/w/h/src/x.c", 10, 1 }, { "F", "/w/h/include/c.h", 5, 1 }, { 0 } };
+		S("F", "/w/h/src/x.c", 10, 1), S("F", "/w/h/include/c.h", 5, 1), { 0 } };
 	struct cp_compare_run b[4] = { run_of(b1), run_of(b2), run_of(b3), run_of(b4) };
 	struct cp_compare_run h[4] = { run_of(h1), run_of(h2), run_of(h3), run_of(h4) };
 	char buf[256];
@@ -223,9 +228,29 @@ TEST(compare_run_site_line_is_inlined_at_only_with_a_file)
 
 	CHECK(doc && cp_compare_run_from_doc(doc, 0, &run) == 0);
 	CHECK_INT(run.nsites, 3);
-	CHECK(run.sites[0].file && !strcmp(run.sites[0].file, "x.c") && run.sites[0].line == 60);
-	for (size_t i = 1; i < 3; i++)
+	CHECK(run.names_inlined_at);
+	for (size_t i = 0; i < 3; i++)
 		CHECK(run.sites[i].file && !strcmp(run.sites[i].file, "h.h") && run.sites[i].line == 5);
+	CHECK(run.sites[0].at_file && !strcmp(run.sites[0].at_file, "x.c") && run.sites[0].at_line == 60);
+	for (size_t i = 1; i < 3; i++)
+		CHECK(!run.sites[i].at_file && run.sites[i].at_line == 0);
 	cp_compare_run_free(&run);
 	json_decref(doc);
+}
+
+/* A helper inlined at a new line of F: named at F's line, as both sides
+ * name the lines calling it; beside a base written before inlined_at
+ * (its calls merged at the helper's line), at the helper's line on both
+ * sides, never a caller's line paired with the helper's. */
+TEST(compare_lines_an_inlined_call_is_named_at_the_callers_line)
+{
+	static const struct cp_run_site b[] = { HELPER_AT(60, 1), { 0 } };
+	static const struct cp_run_site h[] = { HELPER_AT(60, 1), HELPER_AT(66, 1), { 0 } };
+	static const struct cp_run_site old[] = { S("F", "h.h", 5, 1), { 0 } };
+	struct cp_compare_run base = run_of(b), head = run_of(h), before = run_of(old);
+	char buf[256];
+
+	base.names_inlined_at = head.names_inlined_at = 1;
+	CHECK_STR(named(lines_of(&base, 1, &head, 1, NULL), buf, sizeof(buf)), "66:0->1");
+	CHECK_STR(named(lines_of(&before, 1, &head, 1, NULL), buf, sizeof(buf)), "5:1->2");
 }

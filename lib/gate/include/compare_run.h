@@ -25,14 +25,16 @@ struct cp_run_measure {
 	int higher_is_better;	/* better "higher" (else "lower") */
 };
 
-/* One entry of run.json "call_sites", as much of it as the gate reads:
- * the line is the function's own (inlined_at, where a helper inlined into
- * it reads). */
+/* One entry of run.json "call_sites", as much of it as the gate reads. */
 struct cp_run_site {
 	const char *function;
 	const char *file;	/* NULL without line information */
 	long long line;
 	double per_op;		/* NaN without ops */
+	/* Where a helper inlined into the function is called, the line of the
+	 * function's own (inlined_at); NULL and 0 when none is named. */
+	const char *at_file;
+	long long at_line;
 };
 
 struct cp_compare_run {
@@ -44,6 +46,9 @@ struct cp_compare_run {
 	struct cp_run_site *sites;
 	size_t nsites;
 	char *sites_pool;
+	/* Its sites say inlined_at, null or not (written since it was added);
+	 * one without any sites too. */
+	int names_inlined_at;
 	struct cp_run_measure *measures;	/* in document order */
 	size_t nmeasures;
 	char *pool;		/* names and units */
