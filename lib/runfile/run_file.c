@@ -143,7 +143,7 @@ static json_t *text(const char *s)
  * line of its own that reads, where the read's line is the helper's. */
 static json_t *inlined_at(const struct cp_call_site *c)
 {
-	if (!c->ninlined || !c->inlined_at_file || c->inlined_at_line <= 0)
+	if (!c->ninlined || c->inlined_at_line <= 0)
 		return json_null();
 	return json_pack("{s:o, s:i}", "file", text(c->inlined_at_file), "line", c->inlined_at_line);
 }

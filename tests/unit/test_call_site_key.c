@@ -42,13 +42,14 @@ TEST(call_site_inlined_at_two_lines_is_two_places)
 	struct cp_call_site a = { .function = "handle_request", .via = "clock_gettime",
 				  .file = "srv.c", .line = 23, .inlined = names, .ninlined = 1,
 				  .inlined_at_file = "srv.c", .inlined_at_line = 60 };
-	struct cp_call_site b = a, other_file = a, unknown = a;
+	struct cp_call_site b = a, other_file = a, unknown = a, no_file = a;
 	char *ka, *kb, *where;
 
 	b.inlined_at_line = 66;
 	other_file.inlined_at_file = "main.c";
 	unknown.inlined_at_file = NULL;
 	unknown.inlined_at_line = 0;
+	no_file.inlined_at_file = NULL;
 	ka = cp_call_site_place_key(&a);
 	kb = cp_call_site_place_key(&b);
 	CHECK(ka && kb && strcmp(ka, kb));
@@ -60,6 +61,15 @@ TEST(call_site_inlined_at_two_lines_is_two_places)
 	free(where);
 	CHECK_STR((where = cp_call_site_location(&unknown)), "srv.c:23");
 	free(where);
+	/* DWARF named the line but no file: still told apart */
+	CHECK_STR((where = cp_call_site_location(&no_file)), "srv.c:23 (inlined at line 60)");
+	free(where);
+	no_file.inlined_at_line = 66;
+	ka = cp_call_site_place_key(&a);
+	kb = cp_call_site_place_key(&no_file);
+	CHECK(ka && kb && strcmp(ka, kb));
+	free(ka);
+	free(kb);
 }
 
 TEST(call_site_location_without_a_line)

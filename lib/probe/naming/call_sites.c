@@ -51,9 +51,9 @@ char *cp_call_site_location(const struct cp_call_site *c)
 
 	if (!c->file || c->line <= 0)
 		n = asprintf(&out, "%s", c->file ? c->file : c->module ? c->module : "");
-	else if (!at || c->inlined_at_line <= 0)
+	else if (c->inlined_at_line <= 0)
 		n = asprintf(&out, "%s:%d", c->file, c->line);
-	else if (!strcmp(at, c->file))
+	else if (!at || !strcmp(at, c->file))
 		n = asprintf(&out, "%s:%d (inlined at line %d)", c->file, c->line, c->inlined_at_line);
 	else
 		n = asprintf(&out, "%s:%d (inlined at %s:%d)", c->file, c->line, at, c->inlined_at_line);
@@ -110,7 +110,9 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 		for (size_t i = 0; site->inlined && i < f.n_inlined; i++)
 			site->inlined[site->ninlined++] = dup_or_null(f.inlined[i].function ?
 								     f.inlined[i].function : "?");
-		if (f.inlined[0].call_file && f.inlined[0].call_line > 0) {
+		/* the line alone, where DWARF names no file, still tells the
+		 * calls apart */
+		if (f.inlined[0].call_line > 0) {
 			site->inlined_at_file = dup_or_null(f.inlined[0].call_file);
 			site->inlined_at_line = f.inlined[0].call_line;
 		}
@@ -133,10 +135,16 @@ static void free_site(struct cp_call_site *s)
 static int by_count_desc(const void *a, const void *b)
 {
 	const struct cp_call_site *x = a, *y = b;
+	int by_name;
 
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	return strcmp(x->function, y->function);
+	if ((by_name = strcmp(x->function, y->function)))
+		return by_name;
+	/* one function's sites as its lines run, a helper's calls too */
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return (x->inlined_at_line > y->inlined_at_line) - (x->inlined_at_line < y->inlined_at_line);
 }
 
 int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_table *t,

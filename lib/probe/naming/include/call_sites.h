@@ -20,7 +20,8 @@ struct cp_call_site {
 	char **inlined;		/* functions inlined at the site, outermost first */
 	size_t ninlined;
 	char *inlined_at_file;	/* where function calls inlined[0]: the line of */
-	int inlined_at_line;	/* its own that reads; NULL and 0 when unknown */
+	int inlined_at_line;	/* its own that reads; 0 unknown, the file NULL
+				 * where DWARF names none */
 	char *module;
 	char *build_id;
 	char *via;		/* the wrapper called: "clock_gettime",
