@@ -6,6 +6,7 @@ no EINTR seen by a thread blocked in epoll_wait, and a target that stays
 correct however the tool is killed."""
 import os
 import random
+import resource
 import signal
 import subprocess
 import time
@@ -615,6 +616,38 @@ def test_strict_overcommit_refuses_the_patch_and_uprobes_count(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_a_cap_on_memory_refuses_the_patch_and_uprobes_count(ctx):
+    """A process that caps its address space or its data (ulimit -v,
+    LimitAS=) would lose the table's 34 MiB of its budget for life, the
+    table counting against either cap whatever its flags: allocations it
+    made within its budget before would fail. The patch is refused before
+    anything is mapped, saying which cap; auto counts with uprobes, and
+    --mechanism patch exits 3 with one line."""
+    for resource_, words in ((resource.RLIMIT_AS, "RLIMIT_AS"), (resource.RLIMIT_DATA, "RLIMIT_DATA")):
+        target = Target(ctx.target("patch_target"), 2)
+        try:
+            with open(f"/proc/{target.pid}/status") as f:
+                vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
+            cap = (int(vm["VmSize"].split()[0]) + 64 * 1024) * 1024
+            resource.prlimit(target.pid, resource_, (cap, cap))
+            out = os.path.join(ctx.tmp, "capped.json")
+            proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
+            assert proc.returncode == 0, proc.stderr
+            run = ctx.load_json(out)
+            assert run["clock_reads"]["mechanism"] == "uprobe", run["probe"]
+            assert words in (run["probe"]["fallback_reason"] or ""), run["probe"]
+            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
+                           "-o", out, str(target.pid))
+            assert proc.returncode == 3 and words in proc.stderr, proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            with open(f"/proc/{target.pid}/maps") as f:
+                assert "clockprof" not in f.read()
+            target.go(10)
+        finally:
+            rc, said = target.quit()
+        assert rc == 0, f"target exited {rc}: {said}"
 
 
 def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):

@@ -73,7 +73,9 @@ struct cp_vdso_patch_info {
  * mapped, not read); restore switches the sites back and keeps the last counts;
  * free releases what clockprof holds (never the target's code or table).
  * held: clockprof itself traces the target (a command run launched, a
- * followed process held at its exec). */
+ * followed process held at its exec). prepare also refuses a process
+ * that caps its address space or data (RLIMIT_AS, RLIMIT_DATA), against
+ * which the table would count for its life. */
 int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
 			  struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
@@ -115,7 +117,8 @@ bool cp_vdso_patch_runs_nothing(pid_t pid);
 /* Patches pid's vDSO (prepare, apply, mark; fresh: pid has not read the
  * clock since it was prepared, and will not before this returns, as the
  * self-test's child waits: its counts start from zero, its fresh table
- * not read twice for a base of zeros). CP_EXIT_PROFILE with the reason when it cannot or
+ * not read twice for a base of zeros; its memory caps not looked at: the
+ * self-test's child, clockprof's own). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
  * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp filter that would not allow
  * the stub's syscalls, shadow stacks, no

@@ -15,6 +15,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <unistd.h>
@@ -59,6 +60,28 @@ static bool strict_overcommit(void)
 		fclose(f);
 	}
 	return atoi(mode) == 2 || cp_test_hook("CLOCKPROF_TEST_STRICT_OVERCOMMIT");
+}
+
+/* Whether the target caps its address space or its data (RLIMIT_AS,
+ * RLIMIT_DATA: ulimit -v, systemd's LimitAS=/LimitDATA=): the table, a
+ * private writable mapping, counts against both whatever its flags, and
+ * stays mapped after detach, so that allocations the process made within
+ * its budget before would fail; its forks inherit the limit and the
+ * table alike. Which one, said in words; NULL when neither is set. */
+static const char *capped_memory(pid_t pid, unsigned long long *mib)
+{
+	static const struct { int resource; const char *name; } caps[] = {
+		{ RLIMIT_AS, "its address space (RLIMIT_AS, ulimit -v)" },
+		{ RLIMIT_DATA, "its data (RLIMIT_DATA, ulimit -d)" },
+	};
+	struct rlimit r;
+
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		if (!prlimit(pid, caps[i].resource, NULL, &r) && r.rlim_cur != RLIM_INFINITY) {
+			*mib = (unsigned long long)r.rlim_cur >> 20;
+			return caps[i].name;
+		}
+	return NULL;
 }
 
 /* What forbids the patch before anything is touched. */
@@ -427,7 +450,17 @@ int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch 
 	return 0;
 }
 
+/* A new patch, not a switch back (cp_vdso_patch_restore_copy): only a
+ * new one may map the table. */
 int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err)
 {
+	unsigned long long mib;
+	const char *capped = capped_memory(pid, &mib);
+
+	*out = NULL;
+	if (capped)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d caps %s at %llu MiB: the patch's %zu MiB counter table would count against it for the process's life",
+			       pid, capped, mib, (size_t)CP_VDSO_MAP_SIZE >> 20);
 	return cp_vdso_prepare_new(pid, held, false, out, err);
 }
