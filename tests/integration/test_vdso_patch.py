@@ -151,6 +151,45 @@ def test_patch_no_eintr_for_a_thread_in_epoll_wait(ctx):
     assert rc == 0 and "eintr 0 " in out, f"target: exit {rc}, {out}"
 
 
+# A thread in recv() on a socket with a receive timeout (SO_RCVTIMEO)
+# and one asleep; the first has the lower tid.
+RECV_WITH_TIMEOUT = """
+import socket, struct, threading, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", 0))
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 60, 0))
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+print("ready", flush=True)
+s.recv(1)
+"""
+
+
+def test_no_eintr_for_a_socket_wait_when_another_thread_sleeps(ctx):
+    """A socket call with a timeout returns EINTR at a ptrace stop where
+    the same call without one restarts unseen (signal(7)); nothing outside
+    the process says which it has. With a thread asleep beside it (a stop
+    restarts that sleep unseen), that thread is the one held: the socket
+    call never sees EINTR, and the run says no EINTR."""
+    p = subprocess.Popen(["python3", "-c", RECV_WITH_TIMEOUT], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        until = time.monotonic() + 30
+        while time.monotonic() < until:  # the main thread in recvfrom, the other asleep
+            with open(f"/proc/{p.pid}/syscall") as f:
+                if f.read().split()[0] == "45":
+                    break
+            time.sleep(0.02)
+        out = os.path.join(ctx.tmp, "recv.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(p.pid))
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "patch", run["probe"]
+        assert not [w for w in run["warnings"] if "EINTR" in w], run["warnings"]
+    finally:
+        p.kill()
+        p.wait()
+
+
 def attach_again_counts(ctx, target, step):
     """After the tool was killed at step: a new attach works and counts."""
     after = Tool(ctx, target.pid)

@@ -32,38 +32,60 @@ void (*cp_patch_step_hook)(void);
 #define ERESTARTNOHAND 514
 #define ERESTART_RESTARTBLOCK 516
 
-/* The syscall a blocked thread is in (/proc/PID/task/TID/syscall), -1. */
-static int thread_syscall(pid_t pid, pid_t tid)
+/* The syscall a blocked thread is in (/proc/PID/task/TID/syscall), -1;
+ * arg0: its first argument. */
+static int thread_syscall(pid_t pid, pid_t tid, unsigned long *arg0)
 {
 	char path[96];
 	FILE *f;
 	int nr = -1;
 
+	*arg0 = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
 	if ((f = fopen(path, "re"))) {
-		if (fscanf(f, "%d", &nr) != 1)
+		if (fscanf(f, "%d %lx", &nr, arg0) < 1)
 			nr = -1;
 		fclose(f);
 	}
 	return nr;
 }
 
-/* Syscalls the kernel restarts unseen after a ptrace stop: they end in
- * ERESTARTSYS, ERESTARTNOHAND or ERESTART_RESTARTBLOCK when no handler
- * runs. epoll_wait and others return EINTR: not here. */
-static bool restarts(int nr)
+/* Whether descriptor fd of pid is a socket. */
+static bool is_socket(pid_t pid, unsigned long fd)
 {
-	static const int quiet[] = {
-		SYS_read, SYS_write, SYS_poll, SYS_select, SYS_pause, SYS_nanosleep,
-		SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_wait4, SYS_futex,
-		SYS_clock_nanosleep, SYS_waitid, SYS_pselect6, SYS_ppoll, SYS_accept4,
-		SYS_rt_sigsuspend,
-	};
+	char path[64], link[32];
+	ssize_t n;
 
-	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
-		if (quiet[i] == nr)
-			return true;
-	return false;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	return n > 7 && !memcmp(link, "socket:", 7);
+}
+
+/* How quietly a thread blocked in a syscall takes a ptrace stop when no
+ * handler runs: 2, the kernel restarts it unseen (ERESTARTSYS,
+ * ERESTARTNOHAND, ERESTART_RESTARTBLOCK); 1, so it does unless it waits
+ * on a socket with a timeout (SO_RCVTIMEO, SO_SNDTIMEO: then it returns
+ * EINTR, signal(7)), which nothing outside the process can read; 0, it
+ * may return EINTR (epoll_wait and others). */
+static int quietness(pid_t pid, pid_t tid)
+{
+	static const int always[] = {
+		SYS_poll, SYS_select, SYS_pause, SYS_nanosleep, SYS_wait4, SYS_futex,
+		SYS_clock_nanosleep, SYS_waitid, SYS_pselect6, SYS_ppoll, SYS_rt_sigsuspend,
+	};
+	static const int sockets[] = { SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_accept4 };
+	unsigned long fd;
+	int nr = thread_syscall(pid, tid, &fd);
+
+	for (size_t i = 0; i < sizeof(always) / sizeof(always[0]); i++)
+		if (always[i] == nr)
+			return 2;
+	for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
+		if (sockets[i] == nr)
+			return 1;
+	if (nr == SYS_read || nr == SYS_write)
+		return is_socket(pid, fd) ? 1 : 2;
+	return 0;
 }
 
 /* Threads not to hold again: their stacks had no room for the stub. */
@@ -81,16 +103,24 @@ static bool skipped(const struct skipped *s, pid_t tid)
 }
 
 /* A thread of tids (n) running now, else one blocked in a syscall that
- * restarts unseen, none of skip; 0: neither. */
+ * restarts unseen, the quietest (quietness), none of skip; 0: neither. */
 static pid_t pick_quiet(pid_t pid, const pid_t *tids, size_t n, const struct skipped *skip)
 {
+	pid_t best = 0;
+	int best_q = 0;
+
 	for (size_t i = 0; i < n; i++)
 		if (!skipped(skip, tids[i]) && cp_proc_thread_state(pid, tids[i]) == 'R')
 			return tids[i];
-	for (size_t i = 0; i < n; i++)
-		if (!skipped(skip, tids[i]) && restarts(thread_syscall(pid, tids[i])))
-			return tids[i];
-	return 0;
+	for (size_t i = 0; i < n && best_q < 2; i++) {
+		int q = skipped(skip, tids[i]) ? 0 : quietness(pid, tids[i]);
+
+		if (q > best_q) {
+			best = tids[i];
+			best_q = q;
+		}
+	}
+	return best;
 }
 
 /* The first of tids (n) not in skip; 0: none. */
