@@ -281,6 +281,37 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
         target.communicate(timeout=60)
 
 
+def test_a_fork_of_the_stubs_window_that_stops_at_once_is_said(ctx):
+    """The target forks every 50 ms while the stub holds its vDSO
+    writable and executable (the tests' hook: 1 s), and each child born
+    then stops itself at once, as a child a debugger forks does: no stub
+    can be sent through it, its copy of the vDSO stays writable and
+    executable. The run says so, naming one."""
+    target = subprocess.Popen([ctx.target("patch_target"), "1"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PATCH_TARGET_FORKS="window-stopped"))
+    try:
+        assert target.stdout.readline().startswith("ready")
+        out = os.path.join(ctx.tmp, "stopped.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.5",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="1000"))
+        assert proc.returncode == 0, proc.stderr
+        kept = [p for p in tree(target.pid) if "w" in vdso_perms(p)]
+        assert kept, "no fork was made inside the stub's window"
+        # said at attach, and again at detach with those since (the
+        # window's closing words)
+        said = [part for w in ctx.load_json(out)["warnings"] for part in w.split("; ")
+                if "stays writable and executable" in part]
+        assert said, ctx.load_json(out)["warnings"]
+        named = int(said[-1].split("(process ")[1].split()[0].rstrip(")"))
+        assert int(said[-1].split()[0]) == len(kept) and named in kept, (said, kept)
+    finally:
+        target.stdin.write("quit\n")
+        target.stdin.flush()
+        target.communicate(timeout=60)
+
+
 def test_a_restorer_writes_nothing_into_a_member_that_was_never_patched(ctx):
     """attach -p TARGET,MEMBER with MEMBER stopped: the patch refuses it
     before writing anything, and counts the target. clockprof is then

@@ -40,7 +40,9 @@
  * ms (150 at most), each sleeping until the process ends: children
  * forked while clockprof's stub has the vDSO writable (two: the stub may
  * be sent through one). With =window they fork every 50 ms without end,
- * and only the children born with a writable vDSO stay.
+ * and only the children born with a writable vDSO stay; with
+ * =window-stopped those stop themselves at once (SIGSTOP), as a child a
+ * debugger forks does, and stay stopped.
  *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
@@ -381,7 +383,8 @@ static bool vdso_writable(void)
 static void *forking_thread(void *arg)
 {
 	pid_t parent = getpid();
-	bool window = !strcmp(getenv("PATCH_TARGET_FORKS"), "window");
+	bool window = !strncmp(getenv("PATCH_TARGET_FORKS"), "window", 6);
+	bool stop = !strcmp(getenv("PATCH_TARGET_FORKS"), "window-stopped");
 
 	(void)arg;
 	for (int i = 0; window || i < 150; i++) {
@@ -400,6 +403,8 @@ static void *forking_thread(void *arg)
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			if (getppid() != parent)
 				_exit(0);
+			if (stop)
+				raise(SIGSTOP);
 			for (;;)
 				sleep(10);
 		}
@@ -498,7 +503,7 @@ int main(int argc, char **argv)
 		pthread_create(&t, NULL, tight_stack_thread, getenv("PATCH_TARGET_TIGHT_STACK"));
 	while (getenv("PATCH_TARGET_TIGHT_STACK") && !atomic_load(&tight_spinning))
 		usleep(1000);
-	if (getenv("PATCH_TARGET_FORKS") && !strcmp(getenv("PATCH_TARGET_FORKS"), "window"))
+	if (getenv("PATCH_TARGET_FORKS") && !strncmp(getenv("PATCH_TARGET_FORKS"), "window", 6))
 		signal(SIGCHLD, SIG_IGN);
 	for (int i = 0; getenv("PATCH_TARGET_FORKS") && i < 2; i++)
 		pthread_create(&t, NULL, forking_thread, NULL);

@@ -50,9 +50,11 @@ struct patch_state {
 	bool restored;			/* the sites switched back, or tried */
 	bool handed_over;		/* ... refused while stopped: the
 					 * restorer's to make (kept running) */
+	size_t unmended_said;		/* forks_unmended (vdso_patch.h) said */
 };
 
 static void note_pauses(struct cp_mech *m);
+static void warn_unmended(struct cp_mech *m, bool closing);
 
 /* An exec takes the target's counters away with its old image: the
  * session's program sums them at the C library's execve first; a
@@ -160,6 +162,7 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 			return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read",
 				       m->pid);
 		note_pauses(m);
+		warn_unmended(m, false);
 		cp_patch_members_start(m, &st->members);
 	}
 	cp_patch_execs_follow(m, &st->members, &st->boundary);	/* those held before the window */
@@ -484,6 +487,25 @@ static void patch_detach(struct cp_mech *m)
 	restore_all(m);
 }
 
+/* The forks of a stub's window left with a writable and executable vDSO
+ * (vdso_patch.h's forks_unmended), said once more grew: closing, after
+ * the mechanism's warnings were taken, with the window's closing words. */
+static void warn_unmended(struct cp_mech *m, bool closing)
+{
+	struct patch_state *st = m->state;
+	struct cp_vdso_patch_info info;
+	size_t n;
+
+	cp_vdso_patch_info(st->patch, &info);
+	if ((n = info.forks_unmended) == st->unmended_said)
+		return;
+	st->unmended_said = n;
+	(closing ? cp_mech_warn_closing : cp_mech_warn)(m,
+		"%zu process%s the target forked while clockprof's stub had its vDSO writable (process %d%s) could not be sent through the stub again (stopped, traced, or under a seccomp filter of its own that would not allow it): %s vDSO stays writable and executable",
+		n, n == 1 ? "" : "es", (int)info.first_unmended, n > 1 ? " and others" : "",
+		n == 1 ? "its" : "their");
+}
+
 /* The pauses the patch cost one thread of the target, and whether that
  * thread's syscall returned EINTR for it (every thread was waiting in
  * calls such as epoll_wait, which a stop interrupts). */
@@ -515,6 +537,7 @@ static void patch_close(struct cp_mech *m)
 	if (st->patch) {
 		restore_all(m);
 		note_pauses(m);
+		warn_unmended(m, true);
 	}
 	cp_patch_members_close(&st->members);
 	cp_vdso_patch_free(st->patch);

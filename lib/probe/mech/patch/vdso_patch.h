@@ -58,6 +58,10 @@ struct cp_vdso_patch_info {
 	size_t rules, rules_unplaced;	/* wrapper rules written; without room */
 	size_t forks_mended;		/* processes forked in a stub's window,
 					 * sent through it again (vdso_stub.c) */
+	size_t forks_unmended;		/* ... that could not be (stopped, traced,
+					 * their own seccomp filter): their vDSO
+					 * stays writable and executable */
+	pid_t first_unmended;		/* the first of those; 0 none */
 };
 
 /* The steps, for a window that must place them (lib/probe/mech/patch/
