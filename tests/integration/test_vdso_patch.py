@@ -689,6 +689,27 @@ def test_a_cap_on_memory_refuses_the_patch_and_uprobes_count(ctx):
         assert rc == 0, f"target exited {rc}: {said}"
 
 
+
+def test_a_cap_far_above_use_keeps_the_patch(ctx):
+    """8 GiB of room under ulimit -v or -d: the table's 35 MiB is no
+    reason to give the target a trap per read."""
+    for resource_ in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+        target = Target(ctx.target("patch_target"), 2)
+        try:
+            with open(f"/proc/{target.pid}/status") as f:
+                vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
+            cap = (int(vm["VmSize"].split()[0]) * 1024) + (8 << 30)
+            resource.prlimit(target.pid, resource_, (cap, cap))
+            out = os.path.join(ctx.tmp, "roomy.json")
+            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
+                           "-o", out, str(target.pid))
+            assert proc.returncode == 0, proc.stderr
+            assert ctx.load_json(out)["clock_reads"]["mechanism"] == "patch"
+            target.go(10)
+        finally:
+            rc, said = target.quit()
+        assert rc == 0, f"target exited {rc}: {said}"
+
 def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
     """5,000 threads alive at once, each reading once, against a table of
     4,096 slots: every read is counted (the shared slot takes those of

@@ -62,25 +62,40 @@ static bool strict_overcommit(void)
 	return atoi(mode) == 2 || cp_test_hook("CLOCKPROF_TEST_STRICT_OVERCOMMIT");
 }
 
+/* The table may take at most this share of the room a cap on memory
+ * leaves a process: 35 MiB of a 64 GiB ulimit -v is nothing to it, of
+ * the last 64 MiB a malloc it could make before. */
+#define CAPPED_ROOM_SHARE 32
+
 /* Whether the target caps its address space or its data (RLIMIT_AS,
- * RLIMIT_DATA: ulimit -v, systemd's LimitAS=/LimitDATA=): the table, a
- * private writable mapping, counts against both whatever its flags, and
- * stays mapped after detach, so that allocations the process made within
- * its budget before would fail; its forks inherit the limit and the
- * table alike. Which one, said in words; NULL when neither is set. */
+ * RLIMIT_DATA: ulimit -v, systemd's LimitAS=/LimitDATA=) so near what it
+ * uses (VmSize, VmData) that the table would take more than a 32nd of
+ * the room left: the table, a private writable mapping, counts against
+ * both whatever its flags, and stays mapped after detach, and allocations
+ * the process made within its budget before would fail; its forks inherit
+ * the cap and the table alike. Which cap, said in words; NULL when none
+ * is so near. */
 static const char *capped_memory(pid_t pid, unsigned long long *mib)
 {
-	static const struct { int resource; const char *name; } caps[] = {
-		{ RLIMIT_AS, "its address space (RLIMIT_AS, ulimit -v)" },
-		{ RLIMIT_DATA, "its data (RLIMIT_DATA, ulimit -d)" },
+	static const struct { int resource; const char *used, *name; } caps[] = {
+		{ RLIMIT_AS, "VmSize", "its address space (RLIMIT_AS, ulimit -v)" },
+		{ RLIMIT_DATA, "VmData", "its data (RLIMIT_DATA, ulimit -d)" },
 	};
+	unsigned long long used, room;
 	struct rlimit r;
+	char val[64];
 
-	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
-		if (!prlimit(pid, caps[i].resource, NULL, &r) && r.rlim_cur != RLIM_INFINITY) {
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		if (prlimit(pid, caps[i].resource, NULL, &r) || r.rlim_cur == RLIM_INFINITY)
+			continue;
+		used = cp_vdso_status_field(pid, caps[i].used, val, sizeof(val)) ?
+		       strtoull(val, NULL, 10) << 10 : 0;
+		room = r.rlim_cur > used ? r.rlim_cur - used : 0;
+		if (room / CAPPED_ROOM_SHARE < CP_VDSO_MAP_SIZE) {
 			*mib = (unsigned long long)r.rlim_cur >> 20;
 			return caps[i].name;
 		}
+	}
 	return NULL;
 }
 
@@ -460,7 +475,7 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 	*out = NULL;
 	if (capped)
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d caps %s at %llu MiB: the patch's %zu MiB counter table would count against it for the process's life",
+			       "process %d caps %s at %llu MiB, near what it uses: the patch's %zu MiB counter table would count against it for the process's life",
 			       pid, capped, mib, (size_t)CP_VDSO_MAP_SIZE >> 20);
 	return cp_vdso_prepare_new(pid, held, false, out, err);
 }
