@@ -153,15 +153,18 @@ def test_patch_no_eintr_for_a_thread_in_epoll_wait(ctx):
 
 # A thread in recv() on a socket with a receive timeout (SO_RCVTIMEO)
 # and one asleep; the first has the lower tid.
+# SLEEP: time.sleep, an absolute clock_nanosleep, restarted as itself; a
+# poll with a timeout, restarted as restart_syscall after the first stop.
 RECV_WITH_TIMEOUT = """
-import socket, struct, threading, time
+import select, socket, struct, threading, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", 0))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 60, 0))
-threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+threading.Thread(target=SLEEP, daemon=True).start()
 print("ready", flush=True)
 s.recv(1)
 """
+SLEEPS = ("lambda: time.sleep(60)", "lambda: select.poll().poll(60000)")
 
 
 def test_no_eintr_for_a_socket_wait_when_another_thread_sleeps(ctx):
@@ -169,8 +172,14 @@ def test_no_eintr_for_a_socket_wait_when_another_thread_sleeps(ctx):
     the same call without one restarts unseen (signal(7)); nothing outside
     the process says which it has. With a thread asleep beside it (a stop
     restarts that sleep unseen), that thread is the one held: the socket
-    call never sees EINTR, and the run says no EINTR."""
-    p = subprocess.Popen(["python3", "-c", RECV_WITH_TIMEOUT], stdout=subprocess.PIPE, text=True)
+    call never sees EINTR, and the run says no EINTR: at every stop of the
+    attach, a sleep resumed as restart_syscall included."""
+    for sleep in SLEEPS:
+        no_eintr_beside(ctx, RECV_WITH_TIMEOUT.replace("SLEEP", sleep))
+
+
+def no_eintr_beside(ctx, code):
+    p = subprocess.Popen(["python3", "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "ready"
         until = time.monotonic() + 30
@@ -184,7 +193,7 @@ def test_no_eintr_for_a_socket_wait_when_another_thread_sleeps(ctx):
         assert proc.returncode == 0, proc.stderr
         run = ctx.load_json(out)
         assert run["clock_reads"]["mechanism"] == "patch", run["probe"]
-        assert not [w for w in run["warnings"] if "EINTR" in w], run["warnings"]
+        assert not [w for w in run["warnings"] if "EINTR" in w], (code, run["warnings"])
     finally:
         p.kill()
         p.wait()

@@ -69,9 +69,12 @@ static bool is_socket(pid_t pid, unsigned long fd)
  * may return EINTR (epoll_wait and others). */
 static int quietness(pid_t pid, pid_t tid)
 {
+	/* restart_syscall: a sleep with a timeout (poll, nanosleep, a futex)
+	 * that an earlier stop interrupted goes on as it */
 	static const int always[] = {
 		SYS_poll, SYS_select, SYS_pause, SYS_nanosleep, SYS_wait4, SYS_futex,
 		SYS_clock_nanosleep, SYS_waitid, SYS_pselect6, SYS_ppoll, SYS_rt_sigsuspend,
+		SYS_restart_syscall,
 	};
 	static const int sockets[] = { SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_accept4 };
 	unsigned long fd;
