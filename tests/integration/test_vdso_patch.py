@@ -719,6 +719,28 @@ def test_a_cap_far_above_use_keeps_the_patch(ctx):
             rc, said = target.quit()
         assert rc == 0, f"target exited {rc}: {said}"
 
+
+def test_a_cap_is_weighed_against_a_new_table_only(ctx):
+    """A second attach reuses the first's table, already in what the
+    process uses: a cap the first left room under refuses no later one."""
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        with open(f"/proc/{target.pid}/status") as f:
+            vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
+        # room for the table (35 MiB) 32 times and 20 MiB more: once mapped,
+        # less than that is left
+        cap = int(vm["VmSize"].split()[0]) * 1024 + 32 * 35 * (1 << 20) + (20 << 20)
+        resource.prlimit(target.pid, resource.RLIMIT_AS, (cap, cap))
+        out = os.path.join(ctx.tmp, "again.json")
+        for attach in ("first", "second"):
+            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
+                           "-o", out, str(target.pid))
+            assert proc.returncode == 0, (attach, proc.stderr)
+            target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"
+
 def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
     """5,000 threads alive at once, each reading once, against a table of
     4,096 slots: every read is counted (the shared slot takes those of
