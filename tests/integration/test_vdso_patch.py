@@ -666,80 +666,82 @@ def test_strict_overcommit_refuses_the_patch_and_uprobes_count(ctx):
     assert rc == 0, f"target exited {rc}: {said}"
 
 
+def capped_target(ctx, resource_, room):
+    """patch_target (2 threads) capped by resource_ at room bytes above
+    the address space it uses now."""
+    target = Target(ctx.target("patch_target"), 2)
+    with open(f"/proc/{target.pid}/status") as f:
+        vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
+    cap = int(vm["VmSize"].split()[0]) * 1024 + room
+    resource.prlimit(target.pid, resource_, (cap, cap))
+    return target
+
+
+def attach_patch(ctx, target, out):
+    return ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
+                   "-o", out, str(target.pid))
+
+
+def ends_well(target):
+    rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"
+
+
 def test_a_cap_on_memory_refuses_the_patch_and_uprobes_count(ctx):
     """A process that caps its address space or its data (ulimit -v,
-    LimitAS=) would lose the table's 34 MiB of its budget for life, the
-    table counting against either cap whatever its flags: allocations it
-    made within its budget before would fail. The patch is refused before
-    anything is mapped, saying which cap; auto counts with uprobes, and
-    --mechanism patch exits 3 with one line."""
+    LimitAS=) so near its use would lose the table's 35 MiB of its budget
+    for life, the table counting against either cap whatever its flags:
+    allocations it made within its budget before would fail. The patch is
+    refused before any stub runs, saying which cap; auto counts with
+    uprobes, and --mechanism patch exits 3 with one line."""
+    out = os.path.join(ctx.tmp, "capped.json")
     for resource_, words in ((resource.RLIMIT_AS, "RLIMIT_AS"), (resource.RLIMIT_DATA, "RLIMIT_DATA")):
-        target = Target(ctx.target("patch_target"), 2)
+        target = capped_target(ctx, resource_, 64 << 20)
         try:
-            with open(f"/proc/{target.pid}/status") as f:
-                vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
-            cap = (int(vm["VmSize"].split()[0]) + 64 * 1024) * 1024
-            resource.prlimit(target.pid, resource_, (cap, cap))
-            out = os.path.join(ctx.tmp, "capped.json")
             proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
             assert proc.returncode == 0, proc.stderr
             run = ctx.load_json(out)
             assert run["clock_reads"]["mechanism"] == "uprobe", run["probe"]
             assert words in (run["probe"]["fallback_reason"] or ""), run["probe"]
-            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
-                           "-o", out, str(target.pid))
+            proc = attach_patch(ctx, target, out)
             assert proc.returncode == 3 and words in proc.stderr, proc.stderr
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
             with open(f"/proc/{target.pid}/maps") as f:
                 assert "clockprof" not in f.read()
             target.go(10)
         finally:
-            rc, said = target.quit()
-        assert rc == 0, f"target exited {rc}: {said}"
-
+            ends_well(target)
 
 
 def test_a_cap_far_above_use_keeps_the_patch(ctx):
     """8 GiB of room under ulimit -v or -d: the table's 35 MiB is no
     reason to give the target a trap per read."""
+    out = os.path.join(ctx.tmp, "roomy.json")
     for resource_ in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
-        target = Target(ctx.target("patch_target"), 2)
+        target = capped_target(ctx, resource_, 8 << 30)
         try:
-            with open(f"/proc/{target.pid}/status") as f:
-                vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
-            cap = (int(vm["VmSize"].split()[0]) * 1024) + (8 << 30)
-            resource.prlimit(target.pid, resource_, (cap, cap))
-            out = os.path.join(ctx.tmp, "roomy.json")
-            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
-                           "-o", out, str(target.pid))
+            proc = attach_patch(ctx, target, out)
             assert proc.returncode == 0, proc.stderr
             assert ctx.load_json(out)["clock_reads"]["mechanism"] == "patch"
             target.go(10)
         finally:
-            rc, said = target.quit()
-        assert rc == 0, f"target exited {rc}: {said}"
+            ends_well(target)
 
 
 def test_a_cap_is_weighed_against_a_new_table_only(ctx):
     """A second attach reuses the first's table, already in what the
-    process uses: a cap the first left room under refuses no later one."""
-    target = Target(ctx.target("patch_target"), 2)
+    process uses: a cap the first left room under refuses no later one.
+    The room: the table (35 MiB) 32 times and 20 MiB more, less than that
+    once it is mapped."""
+    target = capped_target(ctx, resource.RLIMIT_AS, 32 * 35 * (1 << 20) + (20 << 20))
     try:
-        with open(f"/proc/{target.pid}/status") as f:
-            vm = dict(line.split(":", 1) for line in f if line.startswith("Vm"))
-        # room for the table (35 MiB) 32 times and 20 MiB more: once mapped,
-        # less than that is left
-        cap = int(vm["VmSize"].split()[0]) * 1024 + 32 * 35 * (1 << 20) + (20 << 20)
-        resource.prlimit(target.pid, resource.RLIMIT_AS, (cap, cap))
-        out = os.path.join(ctx.tmp, "again.json")
         for attach in ("first", "second"):
-            proc = ctx.run("attach", "--mechanism", "patch", "-q", "-e", "none", "-d", "0.3s",
-                           "-o", out, str(target.pid))
+            proc = attach_patch(ctx, target, os.path.join(ctx.tmp, "again.json"))
             assert proc.returncode == 0, (attach, proc.stderr)
             target.go(10)
     finally:
-        rc, said = target.quit()
-    assert rc == 0, f"target exited {rc}: {said}"
+        ends_well(target)
+
 
 def test_threads_beyond_the_table_are_counted_in_the_shared_slot(ctx):
     """5,000 threads alive at once, each reading once, against a table of

@@ -68,6 +68,9 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 			       struct cp_error *err);
 
 /* vdso_prepare.c */
+/* Which cap on memory pid's use is so near that a new table would crowd
+ * it, in words, and the cap in MiB; NULL none. */
+const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib);
 int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
 		       struct cp_error *err);
 

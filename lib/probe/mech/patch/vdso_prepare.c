@@ -75,7 +75,7 @@ static bool strict_overcommit(void)
  * the process made within its budget before would fail; its forks inherit
  * the cap and the table alike. Which cap, said in words; NULL when none
  * is so near. */
-static const char *capped_memory(pid_t pid, unsigned long long *mib)
+const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 {
 	static const struct { int resource; const char *used, *name; } caps[] = {
 		{ RLIMIT_AS, "VmSize", "its address space (RLIMIT_AS, ulimit -v)" },
@@ -465,22 +465,3 @@ int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch 
 	return 0;
 }
 
-/* A new patch, not a switch back (cp_vdso_patch_restore_copy): only a
- * new one may map the table, and only a table not mapped yet (an earlier
- * attach's is reused, already in what the process uses) is weighed
- * against a cap; refused, the patch is released before it ran a stub. */
-int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err)
-{
-	unsigned long long mib;
-	const char *capped;
-
-	if (cp_vdso_prepare_new(pid, held, false, out, err))
-		return -1;
-	if ((*out)->info.reused || !(capped = capped_memory(pid, &mib)))
-		return 0;
-	cp_vdso_patch_free(*out);
-	*out = NULL;
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d caps %s at %llu MiB, near what it uses: the patch's %zu MiB counter table would count against it for the process's life",
-		       pid, capped, mib, ((size_t)CP_VDSO_MAP_SIZE + (1 << 20) - 1) >> 20);
-}
