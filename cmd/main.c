@@ -144,8 +144,10 @@ int main(int argc, char **argv)
 
 	/* Hidden: the vDSO patch's helper (its self-test's child, then its
 	 * restorer), this program run again. */
-	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG))
-		return mallopt(M_ARENA_MAX, 1), cp_vdso_patch_subject_main(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG)) {
+		mallopt(M_ARENA_MAX, 1);	/* as a profile's (below) */
+		return cp_vdso_patch_subject_main(argc, argv);
+	}
 	cp_patch_restorer_enable();
 	block_stop_signals(&saved);
 	if (argc >= 2 && (s = find(argv[1]))) {

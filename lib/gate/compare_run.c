@@ -76,10 +76,11 @@ static const json_t *inlined_at(const json_t *s)
 static const char *pooled(char *pool, size_t *at, const char *s)
 {
 	char *copy = pool + *at;
-	size_t len = s ? strlen(s) + 1 : 0;
+	size_t len;
 
 	if (!s)
 		return NULL;
+	len = strlen(s) + 1;
 	memcpy(copy, s, len);
 	*at += len;
 	return copy;
@@ -106,13 +107,13 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 		return -1;
 	json_array_foreach(cs, i, s) {
 		struct cp_run_site *r = &run->sites[i];
-		const json_t *per_op = json_object_get(s, "per_op");
+		const json_t *per_op = json_object_get(s, "per_op"), *called = inlined_at(s);
 
 		r->function = pooled(run->sites_pool, &at, cp_json_str(s, "function", ""));
 		r->file = pooled(run->sites_pool, &at, cp_json_str(s, "file", NULL));
 		r->line = json_integer_value(json_object_get(s, "line"));
-		r->at_file = pooled(run->sites_pool, &at, cp_json_str(inlined_at(s), "file", NULL));
-		r->at_line = r->at_file ? json_integer_value(json_object_get(inlined_at(s), "line")) : 0;
+		r->at_file = pooled(run->sites_pool, &at, cp_json_str(called, "file", NULL));
+		r->at_line = called ? json_integer_value(json_object_get(called, "line")) : 0;
 		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
 	}
 	run->nsites = n;

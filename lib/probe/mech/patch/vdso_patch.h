@@ -78,8 +78,9 @@ struct cp_vdso_patch_info {
  * free releases what clockprof holds (never the target's code or table).
  * held: clockprof itself traces the target (a command run launched, a
  * followed process held at its exec). prepare also refuses a process
- * that caps its address space or data (RLIMIT_AS, RLIMIT_DATA), against
- * which the table would count for its life. */
+ * whose cap on its address space or data (RLIMIT_AS, RLIMIT_DATA) is so
+ * near its use that a new table, counted against it for the process's
+ * life, would crowd it (an earlier attach's table is reused, not weighed). */
 int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
 			  struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);

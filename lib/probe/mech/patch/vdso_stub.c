@@ -330,8 +330,8 @@ static void mend_forks(struct cp_vdso_patch *p)
 			continue;
 		if (cp_vdso_run_stub(&c, p->last_cmd, p->last_sites, &err) == 0 && cp_vdso_wait_stub(&c, &err) == 0)
 			p->info.forks_mended++;
-		else if (cp_proc_has_wx(c.pid) && !p->info.forks_unmended++)
-			p->info.first_unmended = c.pid;
+		else if (cp_proc_has_wx(c.pid) && p->info.forks_unmended++ == 0)
+			p->info.first_unmended = c.pid;	/* named in the warning */
 	}
 	free(kids);
 }
