@@ -62,6 +62,45 @@ struct patch_look {
 	bool seen;	/* the last boundary's figures are this slot's */
 };
 
+/* Where add_word_reads is, between two words. */
+struct word_reads_walk {
+	struct cp_thread *t;
+	struct patch_look *pl;
+	const __u64 *words;
+	const __u64 *last;
+	bool syscall;
+};
+
+/* Word k + 1's reads since the last boundary join the request (a
+ * bpf_loop callback: unrolled, the fifteen words' branches were walked
+ * for every state a boundary reached them in, most of the ~21,700
+ * instructions a syscall: boundary under the patch cost every start-up). */
+static long add_word_read(__u32 k, void *ctx)
+{
+	struct word_reads_walk *w = ctx;
+	struct cp_thread *t = w->t;
+	__u32 i = k + 1;
+	int entry, clock, path;
+	__u64 n;
+
+	if (i >= CP_PATCH_SLOT_WORDS)
+		return 1;
+	n = w->words[i] - w->last[i];
+	entry = cp_patch_word_entry(i);
+	clock = cp_patch_word_clock(i);
+	path = w->syscall ? CP_PATH_SYSCALL :
+	       entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
+	w->pl->reads += n;
+	if (!n || t->boundary_phase != CP_PHASE_CLOCK || clock < 0 || clock >= CP_CLOCK_SLOTS ||
+	    path < 0 || path >= CP_PATH_MAX)
+		return 0;
+	cp_add(&t->cur.reads, n);
+	cp_add(&t->cur.by_entry[entry], n);
+	cp_add(&t->cur.by_path[path], n);
+	cp_add(&t->cur.by_clock[clock], n);
+	return 0;
+}
+
 /* The reads in words[1..15] (a slot's layout: cp_patch_word_entry) since
  * last[] join the thread's request (when pl->seen), each word's on its
  * entry's path, or on the syscall path (syscall: the words of its reads
@@ -69,20 +108,11 @@ struct patch_look {
 static __always_inline void add_word_reads(struct cp_thread *t, struct patch_look *pl,
 					   const __u64 *words, __u64 *last, bool syscall)
 {
-	for (int i = 1; i < CP_PATCH_SLOT_WORDS && pl->seen; i++) {
-		__u64 n = words[i] - last[i];
-		int entry = cp_patch_word_entry(i), clock = cp_patch_word_clock(i);
-		int path = syscall ? CP_PATH_SYSCALL :
-			   entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
+	struct word_reads_walk w = { .t = t, .pl = pl, .words = words, .last = last,
+				     .syscall = syscall };
 
-		pl->reads += n;
-		if (!n || t->boundary_phase != CP_PHASE_CLOCK)
-			continue;
-		cp_add(&t->cur.reads, n);
-		cp_add(&t->cur.by_entry[entry], n);
-		cp_add(&t->cur.by_path[path], n);
-		cp_add(&t->cur.by_clock[clock], n);
-	}
+	if (pl->seen)
+		bpf_loop(CP_PATCH_SLOT_WORDS - 1, add_word_read, &w, 0);
 	__builtin_memcpy(last, words, CP_PATCH_SLOT_WORDS * 8);
 }
 
@@ -331,17 +361,43 @@ struct exit_sum {
 	__u64 gen, epoch;
 };
 
-/* r zeroed for pass gen, unless it is that pass's already (too large
- * for a memset here). */
+/* Word i of the pass's request sums zeroed (a bpf_loop callback: the
+ * verifier walks a plain loop turn by turn, and this one's 580 turns were
+ * ~17,000 instructions of each program that sums the table, at every
+ * start-up). */
+static long zero_request_word(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *w = bpf_map_lookup_elem(&patch_exit_requests, &zero);
+
+	if (!w || i >= sizeof(struct cp_request_sums) / 8)
+		return 1;
+	w[i] = 0;
+	return 0;
+}
+
+/* r, patch_exit_requests' element, zeroed for pass gen, unless it is that
+ * pass's already. */
 static __always_inline void start_request_sums(struct cp_request_sums *r, __u64 gen)
 {
-	volatile __u64 *w = (__u64 *)r;	/* volatile: not made a memset */
-
 	if (r->gen == gen)
 		return;
-	for (int k = 0; k < (int)(sizeof(*r) / 8); k++)
-		w[k] = 0;
+	bpf_loop(sizeof(*r) / 8, zero_request_word, NULL, 0);
 	r->gen = gen;
+}
+
+/* Histogram slot i of request_block added to the pass's (a bpf_loop
+ * callback, for the reason above: ~22,000 instructions, unrolled). */
+static long add_hist_slot(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
+
+	if (!b || !r || i >= CP_HIST_SLOTS)
+		return 1;
+	r->hist[i] += b[CP_PB_HIST + i];
+	return 0;
 }
 
 /* Table slot i's request block (block i: block 0 is the shared slot's)
@@ -369,8 +425,7 @@ static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
 		r->in_words[k] += b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
 		r->in_syscalls[k] += b[CP_PB_SC_LAST + k] - b[CP_PB_SC_FIRST + k];
 	}
-	for (int k = 0; k < CP_HIST_SLOTS; k++)
-		r->hist[k] += b[CP_PB_HIST + k];
+	bpf_loop(CP_HIST_SLOTS, add_hist_slot, NULL, 0);
 	return true;
 }
 
@@ -424,7 +479,7 @@ static __always_inline void sum_patch_table(void)
 	struct cp_patch_exit *e;
 	__u32 zero = 0;
 
-	if (!(e = bpf_map_lookup_elem(&patch_exit, &zero)))
+	if (!patch_tables || !(e = bpf_map_lookup_elem(&patch_exit, &zero)))
 		return;
 	sum.gen = __sync_fetch_and_add(&patch_exit_gen, 1) + 1;
 	bpf_probe_read_user(&sum.epoch, sizeof(sum.epoch),
@@ -625,9 +680,12 @@ static long sum_child_requests(__u32 i, void *ctx)
 static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 {
 	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
-	int found = read_patch_slot(p->table, patch_key(), words, &slot,
-				    !(p->flags & CP_PROC_MEMBER));
+	int found;
 
+	if (!patch_tables)
+		return;
+	found = read_patch_slot(p->table, patch_key(), words, &slot,
+				!(p->flags & CP_PROC_MEMBER));
 	if (found == 1) {
 		add_child_slot(p, (__u32)slot + 1, words);
 		__sync_fetch_and_add(&p->threads_summed, 1);

@@ -174,6 +174,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
+	skel->rodata->patch_tables = cfg->patch_tables;
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;

@@ -1,0 +1,85 @@
+"""What every start-up pays before the window opens, in figures that do not
+depend on the host's speed: the instructions the kernel's verifier walks
+through for each BPF program clockprof loads (bpf_prog_info's
+verified_insns, in the fdinfo of clockprof's program fds). Its time is
+most of an attach's cost: a program of 44,000 walked instructions held
+every attach back 25-40 ms here, one of 5,000 about 5 ms. A plain loop
+over a few hundred words, or a helper inlined where every state of its
+caller reaches it, multiplies the count; bpf_loop callbacks and global
+functions keep it down (probes/patch_reads.bpf.h, probes/read_hooks.bpf.h).
+The budget leaves room for a kernel whose verifier walks more."""
+import os
+import subprocess
+
+from readiness import wait_attached, wait_serving
+
+BUDGET = 20000
+
+
+def verified_insns(pid):
+    """{prog_id: verified instructions} of the programs process pid holds."""
+    seen = {}
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if "prog_id" in fields and "verified_insns" in fields:
+            seen[int(fields["prog_id"])] = int(fields["verified_insns"])
+    return seen
+
+
+def programs_walked(ctx, argv):
+    """The verifier's walk of each program a clockprof command (argv, run
+    with a window long enough to be looked at) loaded."""
+    proc = subprocess.Popen([ctx.clockprof, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_attached(proc)
+        walked = verified_insns(proc.pid)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, f"{' '.join(argv)}: exit {proc.returncode}: {err}"
+    assert walked, f"{' '.join(argv)}: no program's verified_insns in its fdinfo"
+    return walked
+
+
+def over_budget(walked):
+    return sorted(n for n in walked.values() if n > BUDGET)
+
+
+def test_each_program_is_cheap_to_verify_at_attach(ctx):
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "2", "0", "0"])
+    try:
+        wait_serving(target)
+        for mechanism in ("patch", "uprobe"):
+            for opts in ([], ["-r", "func:handle_request"], ["-r", "syscall:nanosleep"],
+                         ["--stacks"]):
+                if mechanism == "patch" and opts == ["--stacks"]:
+                    continue  # the patch does not record stacks
+                out = os.path.join(ctx.tmp, "run.json")
+                argv = ["attach", "-q", "-e", "none", "-o", out, "-d", "30",
+                        "--mechanism", mechanism, *opts, str(target.pid)]
+                walked = programs_walked(ctx, argv)
+                assert not over_budget(walked), (
+                    f"attach --mechanism {mechanism} {' '.join(opts)}: programs the verifier "
+                    f"walked more than {BUDGET} instructions of: {over_budget(walked)} "
+                    f"(all: {sorted(walked.values())})")
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_each_program_is_cheap_to_verify_when_forks_are_followed(ctx):
+    # run follows the processes its command forks: the exec and exit hooks
+    # sum their tables.
+    out = os.path.join(ctx.tmp, "run.json")
+    argv = ["run", "-q", "-e", "none", "-o", out, "-d", "30", "--mechanism", "patch", "--",
+            ctx.target("reads_target"), "clock_gettime", "2", "0", "0"]
+    walked = programs_walked(ctx, argv)
+    assert len(walked) >= 4, f"expected the lifecycle hooks too: {walked}"
+    assert not over_budget(walked), (
+        f"run --mechanism patch: programs the verifier walked more than {BUDGET} "
+        f"instructions of: {over_budget(walked)} (all: {sorted(walked.values())})")
