@@ -223,11 +223,13 @@ def test_sigkill_at_random_moments(ctx):
                 what = f"trial {trial}: {cmd[0]} killed after {delay * 1000:.0f} ms"
                 for c in launched:
                     # Released commands run on (a `run` after its start-up
-                    # is a normal process); held ones must be gone.
-                    state = open(f"/proc/{c}/stat").read().split()[2] \
-                        if os.path.exists(f"/proc/{c}/stat") else "gone"
-                    assert state not in ("t", "T"), f"{what}: command {c} left stopped"
-                    assert tracer_of(c) <= 0, f"{what}: command {c} still traced"
+                    # is a normal process); held ones must be gone. One
+                    # killed in its window is switched back by the patch's
+                    # restorer, which traces it for that (docs/patch.md):
+                    # it is let go, neither stopped nor traced.
+                    wait_for(lambda: state_of(c) == "gone" or
+                             (state_of(c) not in ("t", "T") and tracer_of(c) <= 0),
+                             f"{what}: command {c} to be neither stopped nor traced")
                     os.kill(c, signal.SIGKILL)
                     os.waitpid(c, 0)
                 # Any other child clockprof had, forked after the look above
