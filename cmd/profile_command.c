@@ -60,7 +60,8 @@ static int take_metrics_option(struct profile_command *pc, int id, const char *v
 	case PC_OPT_METRICS_SITES:
 		pc->metrics_sites_given = 1;
 		pc->metrics_sites = strtoul(value, &end, 10);
-		if (*end || end == value || *value == '-' || pc->metrics_sites > CP_METRICS_SITES_MAX)
+		if (*end || end == value || *value == '-' ||
+		    pc->metrics_sites > CP_METRICS_SITES_MAX)
 			return cp_fail(err, CP_EXIT_USAGE, "invalid --metrics-sites '%s': give 0 to %d",
 				       value, CP_METRICS_SITES_MAX);
 		return 0;
@@ -431,7 +432,8 @@ static const struct output_row {
 	{ PC_OPT_FOLDED, offsetof(struct profile_command, folded), true, write_folded },
 	{ PC_OPT_SPEEDSCOPE, offsetof(struct profile_command, speedscope), true, write_speedscope },
 	{ PC_OPT_PPROF, offsetof(struct profile_command, pprof), false, write_pprof },
-	{ PC_OPT_METRICS_FILE, offsetof(struct profile_command, metrics_file), false, write_metrics },
+	{ PC_OPT_METRICS_FILE, offsetof(struct profile_command, metrics_file), false,
+	  write_metrics },
 	{ 'o', offsetof(struct profile_command, output), false, write_run },
 };
 _Static_assert(sizeof(output_rows) / sizeof(output_rows[0]) == NPO, "NPO counts output_rows");

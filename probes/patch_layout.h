@@ -73,7 +73,8 @@
 #define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
-#define CP_PATCH_MAP_USED ((CP_PATCH_BLOCKS_OFF + (CP_PATCH_SLOTS + 1) * CP_PATCH_BLOCK + 4095) & ~4095)
+#define CP_PATCH_MAP_USED \
+	((CP_PATCH_BLOCKS_OFF + (CP_PATCH_SLOTS + 1) * CP_PATCH_BLOCK + 4095) & ~4095)
 
 /* After the table and a page of zeros, in the same mapping: the code
  * pages that count a read (lib/probe/mech/patch/vdso_count.S), read-only

@@ -445,7 +445,8 @@ static long sum_patch_slot(__u32 i, void *ctx)
 		e->sums.sums[k] += w[k];
 	if (i > 0 && w[0]) {
 		sites.requests = add_slot_requests(i, e);
-		sites.block = patch_table + CP_PATCH_SITES_OFF + (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
+		sites.block = patch_table + CP_PATCH_SITES_OFF +
+			      (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
 		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
 	}
 	return 0;
@@ -632,13 +633,16 @@ static long sum_child_requests(__u32 i, void *ctx)
 	__u64 table = w->p->table, *sites;
 
 	if (!b || i >= CP_PATCH_SLOTS ||
-	    bpf_probe_read_user(&key, sizeof(key), (void *)(table + 128 * (__u64)(i + 1))) || !key ||
+	    bpf_probe_read_user(&key, sizeof(key), (void *)(table + 128 * (__u64)(i + 1))) ||
+	    !key ||
 	    bpf_probe_read_user(b, CP_PATCH_BLOCK,
-				(void *)(table + CP_PATCH_BLOCKS_OFF + (__u64)(i + 1) * CP_PATCH_BLOCK)))
+				(void *)(table + CP_PATCH_BLOCKS_OFF +
+					 (__u64)(i + 1) * CP_PATCH_BLOCK)))
 		return 0;	/* a page never written: nothing */
 	sites = b + CP_PB_WORDS;
 	if (bpf_probe_read_user(sites, CP_PATCH_SITE_BLOCK,
-				(void *)(table + CP_PATCH_SITES_OFF + (__u64)i * CP_PATCH_SITE_BLOCK)))
+				(void *)(table + CP_PATCH_SITES_OFF +
+					 (__u64)i * CP_PATCH_SITE_BLOCK)))
 		__builtin_memset(sites, 0, CP_PATCH_SITE_BLOCK);
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		__sync_fetch_and_add(&w->p->syscall_sums[k], b[CP_PB_SYSCALLS + k]);

@@ -115,9 +115,9 @@ int on_clock_func(struct pt_regs *ctx)
 		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
 		path = entry_path(entry, clock_id);
 	}
-	read = (struct read_seen){ .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx),
-				   .clock_id = clock_id, .entry = entry, .path = path, .mode = mode,
-				   .direct = direct };
+	read = (struct read_seen){ .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx),
+				   .bp = PT_REGS_FP(ctx), .clock_id = clock_id, .entry = entry,
+				   .path = path, .mode = mode, .direct = direct };
 	record_read_seen(&read);
 	return 0;
 }

@@ -185,7 +185,8 @@ static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 	 * the rest at the window's end): a wake-up per copy cost the target
 	 * more than the copy itself, and woken at half it was too late for a
 	 * busy server on two busy CPUs (copies found the buffer full). */
-	rc = bpf_ringbuf_output(&stack_copies, c, offsetof(struct cp_stack_copy, bytes) + len + len1,
+	rc = bpf_ringbuf_output(&stack_copies, c,
+				offsetof(struct cp_stack_copy, bytes) + len + len1,
 				bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
 				bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
 				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);

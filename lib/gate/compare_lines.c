@@ -369,7 +369,8 @@ static json_t *site_lines(const char *fn, size_t fnlen, const struct cp_compare_
 
 	int inlined = names_inlined_at(base) && names_inlined_at(head);
 
-	if (!side_lines(&b, base, fn, fnlen, inlined) && !side_lines(&h, head, fn, fnlen, inlined) &&
+	if (!side_lines(&b, base, fn, fnlen, inlined) &&
+	    !side_lines(&h, head, fn, fnlen, inlined) &&
 	    !gained_by_file(&g, &b, &h))
 		lines = lines_json(&g, root);
 	free(b.v);

@@ -203,7 +203,8 @@ int cp_github_stop_commands(FILE *out, char token[33])
 				       ((unsigned long long)getpid() << 32) ^
 				       (unsigned long long)(size_t)&r;
 
-		for (size_t i = 0; i < sizeof(r); i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
+		for (size_t i = 0; i < sizeof(r); i++,
+		     x = x * 6364136223846793005ULL + 1442695040888963407ULL)
 			r[i] = (unsigned char)(x >> 56);
 	}
 	for (size_t i = 0; i < sizeof(r); i++)

@@ -465,7 +465,8 @@ static int adjust(const double *p, size_t n, double *adj, bool step_up)
 		return -1;
 	for (size_t j = 0; j < m; j++) {
 		size_t k = step_up ? m - 1 - j : j;
-		double v = step_up ? (double)m * s[k].p / (double)(k + 1) : (double)(m - k) * s[k].p;
+		double v = step_up ? (double)m * s[k].p / (double)(k + 1) :
+			   (double)(m - k) * s[k].p;
 
 		v = v > 1 ? 1 : v;
 		running = step_up ? fmin(running, v) : fmax(running, v);

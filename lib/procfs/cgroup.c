@@ -153,7 +153,8 @@ bool cp_cgroup_frozen(pid_t pid)
 	while (!frozen && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, "0::", 3) && cgroup2_mount(mount, sizeof(mount)))
-			frozen = snprintf(dir, sizeof(dir), "%s%s", mount, line + 3) < (int)sizeof(dir) &&
+			frozen = snprintf(dir, sizeof(dir), "%s%s", mount,
+					  line + 3) < (int)sizeof(dir) &&
 				 has_line(dir, "cgroup.events", "frozen 1");
 		else if (strstr(line, ":freezer:"))
 			frozen = snprintf(dir, sizeof(dir), "/sys/fs/cgroup/freezer%s",

@@ -168,7 +168,8 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 			continue;
 		for (size_t i = 0; i < n && !found; i++)
 			if (maps[i].ino == (uint64_t)st.st_ino &&
-			    maps[i].dev_major == major(st.st_dev) && maps[i].dev_minor == minor(st.st_dev))
+			    maps[i].dev_major == major(st.st_dev) &&
+			    maps[i].dev_minor == minor(st.st_dev))
 				found = pid;
 		free(maps);
 	}

@@ -248,7 +248,8 @@ int cp_proc_descendants_born(pid_t pid, long after, pid_t **out, size_t *n)
 	for (size_t i = 0; i < nlisted; i++) {
 		struct cp_proc_stat st;
 
-		if (given_between(listed[i], after, last) && cp_proc_stat_read(listed[i], &st) == 0 &&
+		if (given_between(listed[i], after, last) &&
+		    cp_proc_stat_read(listed[i], &st) == 0 &&
 		    !cp_grow(&all, &cap, nall + 1, sizeof(*all)))
 			all[nall++] = (typeof(*all)){ listed[i], st.ppid };
 	}

@@ -207,7 +207,8 @@ static int write_page(const struct report_parts *p, FILE *f, const char *path,
 		      struct cp_error *err)
 {
 	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
-	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style, &p->body, &p->data, &p->script };
+	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style,
+					 &p->body, &p->data, &p->script };
 
 	errno = 0;
 	if (fill(f, names, parts, 6)) {

@@ -77,7 +77,8 @@ static void function_cells_one(struct cp_buf *b, const struct cp_stacks *st,
 	cp_html_td_num(b, x->v[0] / div[0]);
 }
 
-/* The cells of one function's row for base vs head: both per-op values, the change, its direction. */
+/* The cells of one function's row for base vs head: both per-op values,
+ * the change, its direction. */
 static void function_cells_diff(struct cp_buf *b, const struct cp_func_total *x,
 				const double div[2])
 {

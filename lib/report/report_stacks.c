@@ -170,7 +170,8 @@ static json_t *count_json(double c)
 json_t *cp_stacks_to_json(const struct cp_stacks *s, int sides)
 {
 	json_t *doc = json_object(), *names = json_array(), *stacks = json_array();
-	const struct cp_report_stack **order = malloc((s->nstacks ? s->nstacks : 1) * sizeof(*order));
+	const struct cp_report_stack **order = malloc((s->nstacks ? s->nstacks : 1) *
+						      sizeof(*order));
 
 	if (!doc || !names || !stacks || !order)
 		goto fail;

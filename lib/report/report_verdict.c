@@ -244,7 +244,8 @@ static void status_cell(struct cp_buf *b, const json_t *m)
 	else if (st && !strcmp(st, "within"))
 		mark = "= ";
 	cp_buf_printf(b, "<td class=\"status st-%s\" data-v=\"%d\">%s",
-		      st && cp_verdict_status_rank(st) < 6 ? st : "unknown", cp_verdict_status_rank(st), mark);
+		      st && cp_verdict_status_rank(st) < 6 ? st : "unknown",
+		      cp_verdict_status_rank(st), mark);
 	cp_buf_text(b, st ? st : "unknown");
 	cp_buf_puts(b, "</td>");
 }
@@ -354,8 +355,8 @@ static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
 		int recorded = 0;	/* run.json has "stacks": [] under --stacks */
 
 		for (size_t i = 0; i < nbase + nhead; i++)
-			recorded |= json_is_array(json_object_get(i < nbase ? base[i] : head[i - nbase],
-								  "stacks"));
+			recorded |= json_is_array(
+				json_object_get(i < nbase ? base[i] : head[i - nbase], "stacks"));
 		cp_buf_puts(b, recorded ?
 			    "<p class=\"na\">The runs were profiled with --stacks, but no clock read "
 			    "had a user stack that could be recorded.</p>\n" :
@@ -491,7 +492,8 @@ static void moved_table(struct cp_buf *b, const struct site *s, size_t n, const 
 	if (!rows)
 		cp_buf_puts(b, "<tr><td colspan=\"6\" class=\"na\">none</td></tr>");
 	for (size_t i = 0; i < n; i++) {
-		double base = s[i].per_op[0] / (double)runs[0], head = s[i].per_op[1] / (double)runs[1];
+		double base = s[i].per_op[0] / (double)runs[0];
+		double head = s[i].per_op[1] / (double)runs[1];
 
 		if (!moved(&s[i], runs))
 			continue;

@@ -37,7 +37,8 @@ static int site_labels(const struct cp_call_site *c, struct cp_metrics_site *out
 static struct cp_metrics_site *find(struct cp_metrics_state *s, const struct cp_metrics_site *k)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->sites[i].site, k->site) && !strcmp(s->sites[i].location, k->location) &&
+		if (!strcmp(s->sites[i].site, k->site) &&
+		    !strcmp(s->sites[i].location, k->location) &&
 		    !strcmp(s->sites[i].via, k->via))
 			return &s->sites[i];
 	return NULL;

@@ -265,7 +265,8 @@ static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, co
 		if (f == PERF_EVENTS)
 			end_u64(b, v->raw);
 		else
-			end_double(b, (f == PERF_SECONDS ? v->raw : f == PERF_ENABLED ? v->time_enabled :
+			end_double(b, (f == PERF_SECONDS ? v->raw :
+				       f == PERF_ENABLED ? v->time_enabled :
 				       v->time_running) / 1e9);
 	}
 }

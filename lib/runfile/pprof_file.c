@@ -335,7 +335,8 @@ static void add_call_sites(struct pprof *pp, const struct cp_call_sites *cs)
 			in[k] = (struct line_in){ fn, k ? NULL : c->file, k ? 0 : c->line };
 		}
 		if (n > 1 && c->inlined_at_line > 0)
-			in[n - 1] = (struct line_in){ c->function, c->inlined_at_file, c->inlined_at_line };
+			in[n - 1] = (struct line_in){ c->function, c->inlined_at_file,
+						      c->inlined_at_line };
 		if (!c->file)
 			in[0].line = 0;
 		ids[0] = location_id(pp, c->module, c->build_id, in, n);

@@ -114,8 +114,8 @@ static json_t *build_windows(const struct cp_profile *p)
 				     "duration_s", p->counter_window_s, "probes",
 				     p->counters_split ? "request boundary only" :
 				     cp_profile_trap_free(p) ? "all, none trapping (counted in the target)" :
-				     "all (shared with clock reads)",
-				     "ops", counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
+				     "all (shared with clock reads)", "ops",
+				     counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
 	return json_pack("{s:{s:f, s:s}, s:o}", "clock_reads", "duration_s", p->clock_window_s,
 			 "probes", "all", "counters", counters);
 }
@@ -183,7 +183,8 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
-		if (asprintf(&whole, CP_SITE_MEASURE_PREFIX "%s" CP_SITE_MEASURE_SUFFIX, c->function) < 0)
+		if (asprintf(&whole, CP_SITE_MEASURE_PREFIX "%s" CP_SITE_MEASURE_SUFFIX,
+			     c->function) < 0)
 			continue;
 		name = cp_utf8_dup(whole);
 		free(whole);
@@ -345,11 +346,11 @@ static json_t *build_probes(const struct cp_profile *p)
 	json_t *a = json_array();
 
 	for (int i = 0; i < p->nprobes; i++)
-		json_array_append_new(a, json_pack("{s:o, s:o, s:I, s:o}", "name",
-						   text(p->probes[i].symbol), "file",
-						   text(p->probes[i].file), "calls",
-						   (json_int_t)p->totals.all.probe_calls[i],
-						   "per_op", per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
+		json_array_append_new(a, json_pack(
+			"{s:o, s:o, s:I, s:o}",
+			"name", text(p->probes[i].symbol), "file", text(p->probes[i].file),
+			"calls", (json_int_t)p->totals.all.probe_calls[i],
+			"per_op", per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
 	return a;
 }
 
@@ -384,9 +385,10 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 				    "cpu_ns_per_request_boundary_only", p->cpu_ns_per_request[1]));
 	/* The patch mechanism: how long one thread of the target was held. */
 	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0)) {
-		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}",
-				    "attach", p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
-				    "detach", p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
+		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}", "attach",
+				    p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
+				    "detach",
+				    p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
 		json_object_set_new(probe, "stops", json_pack("{s:I, s:I}", "attach",
 				    (json_int_t)p->stops[0], "detach", (json_int_t)p->stops[1]));
 	}

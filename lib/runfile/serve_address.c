@@ -18,7 +18,8 @@ static bool is_loopback(const struct sockaddr_storage *sa)
 	if (sa->ss_family == AF_INET6) {
 		const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 
-		return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 	}
 	return false;
 }
@@ -71,7 +72,8 @@ int cp_serve_address_parse(const char *spec, struct cp_serve_address *a, struct 
 	freeaddrinfo(res);
 	a->loopback = is_loopback(&a->sa);
 	if (a->sa.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a->sa)->sin6_addr, name, sizeof(name));
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a->sa)->sin6_addr, name,
+			  sizeof(name));
 	else
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&a->sa)->sin_addr, name, sizeof(name));
 	snprintf(a->shown, sizeof(a->shown), a->sa.ss_family == AF_INET6 ? "[%s]:%ld" : "%s:%ld",

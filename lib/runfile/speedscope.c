@@ -64,7 +64,8 @@ static json_int_t frame_index(json_t *frames, json_t *index, const char *name,
 	json_int_t i = -1;
 
 	if (!str || asprintf(&key, "%s\x1e%s:%d", json_string_value(str),
-			     pos && pos->file ? pos->file : "", pos && pos->file ? pos->line : 0) < 0) {
+			     pos && pos->file ? pos->file : "",
+			     pos && pos->file ? pos->line : 0) < 0) {
 		json_decref(str);
 		return -1;
 	}

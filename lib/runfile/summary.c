@@ -142,7 +142,8 @@ static void print_processes(FILE *out, const struct cp_profile *p)
 		if (r->known && !r->execed)
 			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)r->reads);
 		if (r->requests)
-			snprintf(per, sizeof(per), "%.3f", (double)r->in_requests / (double)r->requests);
+			snprintf(per, sizeof(per), "%.3f",
+				 (double)r->in_requests / (double)r->requests);
 		note = r->execed ? "  exec()ed another program: not counted" :
 		       !r->known ? "  its counts could not be read" :
 		       r->end_s < 0 && i > 0 ? "  still running at the end" : "";
@@ -173,14 +174,15 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 		free(location);
 		if (p->ops > 0)
 			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
-				(double)(in_req ? c->in_requests : c->count) / p->ops, esc(c->function),
-				c->ninlined ? " > " : "",
-				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), "", esc(c->via),
-				where);
+				(double)(in_req ? c->in_requests : c->count) / p->ops,
+				esc(c->function), c->ninlined ? " > " : "",
+				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), "",
+				esc(c->via), where);
 		else
 			say(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
 				esc(c->function), c->ninlined ? " > " : "",
-				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), esc(c->via), where);
+				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), esc(c->via),
+				where);
 	}
 	if (p->call_sites.n > shown)
 		say(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);

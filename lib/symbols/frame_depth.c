@@ -25,11 +25,13 @@ static int step(struct depth *d, const ZydisDecodedInstruction *in,
 	switch (in->mnemonic) {
 	case ZYDIS_MNEMONIC_PUSH:
 		d->now += 8;
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[0].reg.value == ZYDIS_REGISTER_RBP)
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    ops[0].reg.value == ZYDIS_REGISTER_RBP)
 			d->bp_offset = d->pushed_bp = -(d->now + 8);
 		break;
 	case ZYDIS_MNEMONIC_POP:
-		if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[0].reg.value == ZYDIS_REGISTER_RBP)
+		if (ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    ops[0].reg.value == ZYDIS_REGISTER_RBP)
 			d->bp_offset = 0;
 		d->now -= 8;
 		break;
@@ -39,7 +41,8 @@ static int step(struct depth *d, const ZydisDecodedInstruction *in,
 			return 0;
 		if (!imm)
 			return -1;
-		d->now += in->mnemonic == ZYDIS_MNEMONIC_SUB ? ops[1].imm.value.s : -ops[1].imm.value.s;
+		d->now += in->mnemonic == ZYDIS_MNEMONIC_SUB ?
+			  ops[1].imm.value.s : -ops[1].imm.value.s;
 		break;
 	case ZYDIS_MNEMONIC_CALL:
 	case ZYDIS_MNEMONIC_SYSCALL:
@@ -80,7 +83,8 @@ static int walk(const uint8_t *code, size_t size,
 		if ((in.mnemonic == ZYDIS_MNEMONIC_CALL || in.mnemonic == ZYDIS_MNEMONIC_SYSCALL) &&
 		    emit) {
 			struct cp_unwind_rule r = {
-				.cfa_offset = (int32_t)(d.now + 8), .bp_offset = (int32_t)d.bp_offset,
+				.cfa_offset = (int32_t)(d.now + 8),
+				.bp_offset = (int32_t)d.bp_offset,
 				.base_reg = CP_UNWIND_SP,
 			};
 			emit(arg, off + in.length, &r);

@@ -36,7 +36,8 @@ size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *
 		if (j < n)
 			out[j].addresses++;
 		else if (n < max)
-			out[n++] = (struct cp_unnamed_module){ e->info.module, e->info.build_id, 1 };
+			out[n++] = (struct cp_unnamed_module){ e->info.module,
+							       e->info.build_id, 1 };
 	}
 	return n;
 }
@@ -55,7 +56,8 @@ static int reopen_module(const struct cp_symbolizer *s, const struct sym_module 
 		else
 			snprintf(name, size, "%s", m->path);
 		fd = open(name, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0 && !strcmp(hex, m->build_id))
+		if (fd >= 0 && cp_build_id_of_fd(fd, hex, sizeof(hex)) == 0 &&
+		    !strcmp(hex, m->build_id))
 			return fd;
 		if (fd >= 0)
 			close(fd);

@@ -96,7 +96,8 @@ static int attach_with_boundary(pid_t pid, const char *symbol, struct cp_vdso_pa
 		cp_vdso_patch_free(*p);
 		return cp_fail(err, CP_EXIT_PROFILE, "boundary %s: %s", symbol, why);
 	}
-	if (cp_vdso_patch_apply(*p, err) || cp_vdso_patch_switch(*p, err) || cp_vdso_patch_mark(*p)) {
+	if (cp_vdso_patch_apply(*p, err) || cp_vdso_patch_switch(*p, err) ||
+	    cp_vdso_patch_mark(*p)) {
 		cp_vdso_patch_detach(*p, &(struct cp_error){ 0 });
 		return -1;
 	}

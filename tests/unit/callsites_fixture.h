@@ -135,8 +135,8 @@ static __attribute__((unused)) void fixture_libc_code(pid_t pid, unsigned long l
 
 /* Address in process pid of symbol `name`, read from ELF file elf_path
  * (.symtab, else .dynsym), in the module whose maps path ends with suffix. */
-static __attribute__((unused)) int fixture_symbol(pid_t pid, const char *suffix, const char *elf_path,
-			  const char *name, uint64_t *addr, uint64_t *size)
+static __attribute__((unused)) int fixture_symbol(pid_t pid, const char *suffix,
+			  const char *elf_path, const char *name, uint64_t *addr, uint64_t *size)
 {
 	int fd = open(elf_path, O_RDONLY);
 	Elf *elf;
@@ -275,7 +275,8 @@ static __attribute__((unused)) int fixture_vdso_symbol(pid_t pid, const char *na
 }
 
 static __attribute__((unused)) int fixture_libc_pages(Dwfl_Module *mod, void **ud,
-						       const char *name, Dwarf_Addr start, void *arg)
+						       const char *name, Dwarf_Addr start,
+						       void *arg)
 {
 	Dwarf_Addr bias;
 	Elf *elf = strstr(name, "/libc.so.6") ? dwfl_module_getelf(mod, &bias) : NULL;

@@ -16,7 +16,8 @@
 /* n reads of CLOCK_MONOTONIC (the slot's word 2) from call site ret. */
 static void reads(uint8_t *t, int n, uint64_t ret)
 {
-	uint64_t path = cp_vdso_count_prefixed_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
+	uint64_t path = cp_vdso_count_prefixed_entry((uint64_t)(uintptr_t)t,
+						     CP_ENTRY_CLOCK_GETTIME);
 
 	for (int i = 0; i < n; i++)
 		cp_test_read_enter((const void *)(uintptr_t)path, &ret, 1);
@@ -24,7 +25,8 @@ static void reads(uint8_t *t, int n, uint64_t ret)
 
 static void boundary(uint8_t *t)
 {
-	void (*close)(void) = (void (*)(void))(uintptr_t)cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
+	void (*close)(void) = (void (*)(void))(uintptr_t)
+		cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
 
 	close();
 }
@@ -108,7 +110,8 @@ TEST(boundary_close_claims_a_slot_for_a_thread_that_has_read_nothing)
 	boundary(t);
 	boundary(t);
 	CHECK(((uint64_t *)(t + 128 + cp_test_home_slot() * 128))[0] == key);
-	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HITS] == 2 && cp_test_request_block(t, cp_test_home_slot())[CP_PB_HIST] == 1);
+	CHECK(cp_test_request_block(t, cp_test_home_slot())[CP_PB_HITS] == 2 &&
+	      cp_test_request_block(t, cp_test_home_slot())[CP_PB_HIST] == 1);
 	cp_test_table_close(t);
 }
 

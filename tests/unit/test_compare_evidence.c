@@ -44,7 +44,8 @@ static void judge(struct pair *p, const long long reads[2], const long long requ
 		  const double per_op[2], const long long *last_base)
 {
 	static const char *const names[2 * RUNS] = { "b1", "b2", "b3", "h1", "h2", "h3" };
-	struct cp_compare_side b = { p->runs, names, RUNS }, h = { p->runs + RUNS, names + RUNS, RUNS };
+	struct cp_compare_side b = { p->runs, names, RUNS };
+	struct cp_compare_side h = { p->runs + RUNS, names + RUNS, RUNS };
 	struct cp_compare_opts opts = { .alpha = 0.05, .fail_on_inconclusive = 1 };
 	struct cp_bounds bounds;
 

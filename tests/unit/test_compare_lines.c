@@ -72,7 +72,8 @@ TEST(compare_lines_name_what_gained_and_nothing_else)
 		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), S("F", "a.c", 12, 1), { 0 } };
 	static const struct cp_run_site h1[] = {
 		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), { 0 } };
-	struct cp_compare_run base[2] = { run_of(b0), run_of(b0) }, head[2] = { run_of(h0), run_of(h1) };
+	struct cp_compare_run base[2] = { run_of(b0), run_of(b0) };
+	struct cp_compare_run head[2] = { run_of(h0), run_of(h1) };
 	char buf[256];
 
 	/* b.c:5 and G's line did not gain; a.c:12 is in one head run of two. */
@@ -100,7 +101,8 @@ TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
 	static const struct cp_run_site none[] = { S("G", "/ws/base/src/y.c", 3, 1), { 0 } };
 	static const struct cp_run_site h[] = {
 		S("F", "/ws/head/src/x.c", 10, 2), S("F", "/ws/head/src/x.c", 20, 1), { 0 } };
-	struct cp_compare_run base[2] = { run_of(b), run_of(none) }, head[2] = { run_of(h), run_of(h) };
+	struct cp_compare_run base[2] = { run_of(b), run_of(none) };
+	struct cp_compare_run head[2] = { run_of(h), run_of(h) };
 	char buf[256];
 
 	/* The run without F is no 0 in base's mean: line 10 read 2 on both. */
@@ -230,8 +232,10 @@ TEST(compare_run_site_line_is_inlined_at_only_with_a_file)
 	CHECK_INT(run.nsites, 3);
 	CHECK(run.names_inlined_at);
 	for (size_t i = 0; i < 3; i++)
-		CHECK(run.sites[i].file && !strcmp(run.sites[i].file, "h.h") && run.sites[i].line == 5);
-	CHECK(run.sites[0].at_file && !strcmp(run.sites[0].at_file, "x.c") && run.sites[0].at_line == 60);
+		CHECK(run.sites[i].file && !strcmp(run.sites[i].file, "h.h") &&
+		      run.sites[i].line == 5);
+	CHECK(run.sites[0].at_file && !strcmp(run.sites[0].at_file, "x.c") &&
+	      run.sites[0].at_line == 60);
 	for (size_t i = 1; i < 3; i++)
 		CHECK(!run.sites[i].at_file && run.sites[i].at_line == 0);
 	cp_compare_run_free(&run);

@@ -29,7 +29,8 @@ static unsigned long dynsym_names(Elf *elf)
 			GElf_Sym sym;
 			const char *name;
 
-			if (gelf_getsym(d, (int)i, &sym) && (name = elf_strptr(elf, sh.sh_link, sym.st_name)))
+			if (gelf_getsym(d, (int)i, &sym) &&
+			    (name = elf_strptr(elf, sh.sh_link, sym.st_name)))
 				for (; *name; name++)
 					sum = sum * 31 + (unsigned char)*name;
 		}

@@ -167,12 +167,14 @@ TEST(metrics_perf_events_only_where_measured)
 	struct cp_event_spec specs[3] = { { .name = "task-clock", .unit = "ns" },
 					  { .name = "cycles:u", .unit = "cycles" },
 					  { .name = "context-switches", .unit = "context-switches" } };
-	struct cp_counter_value values[3] = { { .supported = true, .scaled = true, .raw = 3000000000,
-						.value = 6000000000, .time_enabled = 2000000000,
+	struct cp_counter_value values[3] = { { .supported = true, .scaled = true,
+						.raw = 3000000000, .value = 6000000000,
+						.time_enabled = 2000000000,
 						.time_running = 1000000000 },
 					      { .supported = false },
 					      { .supported = true, .raw = 947, .value = 947,
-						.time_enabled = 1000000000, .time_running = 1000000000 } };
+						.time_enabled = 1000000000,
+						.time_running = 1000000000 } };
 	struct cp_metrics_state s = { .max_sites = 10 };
 
 	demo_profile(&p, sites, inl);

@@ -23,7 +23,8 @@ TEST(patch_rules_keep_wrappers_only_in_the_thunks_form)
 {
 	struct cp_unwind_entry e[3] = {
 		{ PC(0), { .cfa_offset = 48, .via = 2, .base_reg = CP_UNWIND_SP } },
-		{ PC(1), { .cfa_offset = 16, .bp_offset = -16, .via = 5, .base_reg = CP_UNWIND_BP } },
+		{ PC(1), { .cfa_offset = 16, .bp_offset = -16, .via = 5,
+			   .base_reg = CP_UNWIND_BP } },
 		{ PC(2), { .cfa_offset = 8, .via = CP_VIA_NONE } },	/* not a wrapper */
 	};
 	struct cp_unwind_table t = { .entries = e, .n = 3 };
@@ -45,7 +46,8 @@ TEST(patch_rules_go_home_or_just_after_and_replace_only_what_differs)
 	struct cp_patch_rule *tab = table_rules(table);
 
 	for (size_t i = 0; i < r.n; i++)
-		v[i] = (struct cp_patch_rule){ .pc = PC(i), .cfa_offset = 8 * (int)i + 8, .via_base = 1 };
+		v[i] = (struct cp_patch_rule){ .pc = PC(i), .cfa_offset = 8 * (int)i + 8,
+					       .via_base = 1 };
 	/* an earlier run's rule for PC(0), from a module since replaced */
 	tab[0x123] = (struct cp_patch_rule){ .pc = PC(0), .cfa_offset = 99 };
 	CHECK(cp_patch_rules_write(getpid(), (uint64_t)(uintptr_t)table, &r, &unplaced) == 0);

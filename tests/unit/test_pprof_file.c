@@ -190,7 +190,8 @@ TEST(pprof_strings_from_the_target_made_utf8)
 	prof = decode(&p);
 	CHECK(prof);
 	for (size_t i = 0; i < prof->n_string_table; i++)
-		CHECK(!strchr(prof->string_table[i], '\xff') && !strchr(prof->string_table[i], '\xe9'));
+		CHECK(!strchr(prof->string_table[i], '\xff') &&
+		      !strchr(prof->string_table[i], '\xe9'));
 	CHECK_STR(s_of(prof, prof->mapping[0]->filename), "/srv/caf\xef\xbf\xbd");
 	perftools__profiles__profile__free_unpacked(prof, NULL);
 }

@@ -155,13 +155,15 @@ TEST(redirect_plan_runs_the_function_through_its_trampoline_and_the_close)
 	uint64_t answer = 42;
 
 	CHECK(t != NULL);
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED);
 	memcpy(code, lea_fn, sizeof(lea_fn));
 	memcpy(code + 0x100, &answer, 8);
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, lea_fn, code, sizeof(lea_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t),
+		      NULL, &p) == 0);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code, &p.patched, 8);
 	fn = (long (*)(void))(uintptr_t)code;
@@ -187,19 +189,22 @@ TEST(redirect_plan_takes_a_short_instruction_by_a_springboard_in_the_padding)
 	long (*fn)(void);
 
 	CHECK(t != NULL);
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED);
 	memcpy(code, test_fn, sizeof(test_fn));
 	memset(code + 0x10, 0x90, 0x10);
 	memcpy(code + 0x100, &answer, 8);
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), &room, &p) != 0);	/* no room: no springboard */
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t),
+		      &room, &p) != 0);	/* no room: no springboard */
 	room.pad[1][0] = (uint64_t)(uintptr_t)code + 0x10;
 	room.pad[1][1] = (uint64_t)(uintptr_t)code + 0x20;
 	CHECK(plan_at(CP_REDIRECT_BOUNDARY, test_fn, code, sizeof(test_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t), &room, &p) == 0);
+		      cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t),
+		      &room, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 6 && p.jump_len == 2);
 	CHECK(p.springboard == (uint64_t)(uintptr_t)code + 0x10);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
@@ -232,12 +237,14 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	int found = 0;
 
 	CHECK(t != NULL);
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED);
 	memcpy(code, syscall_fn, sizeof(syscall_fn));
 	CHECK(plan_at(CP_REDIRECT_SYSCALL, syscall_fn, code, sizeof(syscall_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t),
+		      NULL, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 0x12 && p.jump_len == 5);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code + 0x10, &p.patched, 8);
@@ -254,7 +261,8 @@ TEST(redirect_plan_counts_clock_reads_through_syscall_and_no_other_syscall)
 	CHECK(all == 3);			/* getpid: not a clock read */
 	sites = (uint64_t *)(t + CP_PATCH_SITES_OFF + cp_test_home_slot() * CP_PATCH_SITE_BLOCK);
 	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++)
-		found += sites[2 * e] && cp_patch_site_direct(sites[2 * e]) ? (int)sites[2 * e + 1] : 0;
+		found += sites[2 * e] && cp_patch_site_direct(sites[2 * e]) ?
+			 (int)sites[2 * e + 1] : 0;
 	CHECK(found == 3);			/* at their call sites, through syscall() */
 	CHECK(b[CP_PB_SITES_USED] != 0);	/* claimed: said for the close */
 	munmap(code, 4096);
@@ -288,12 +296,14 @@ TEST(redirect_plan_counts_syscall_past_a_frame_made_first_as_musls)
 	int found = 0;
 
 	CHECK(t != NULL);
-	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(code != MAP_FAILED);
 	memcpy(code, musl_syscall_fn, sizeof(musl_syscall_fn));
 	CHECK(plan_at(CP_REDIRECT_SYSCALL, musl_syscall_fn, code, sizeof(musl_syscall_fn),
 		      (uint64_t)(uintptr_t)code, (uint64_t)(uintptr_t)code + 0x200,
-		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t), NULL, &p) == 0);
+		      cp_redirect_code_addr(&cp_syscall_count, (uint64_t)(uintptr_t)t),
+		      NULL, &p) == 0);
 	CHECK(p.at == (uint64_t)(uintptr_t)code + 10 && p.jump_len == 5);
 	memcpy(code + 0x200, p.code, sizeof(p.code));
 	memcpy(code + (p.qword - (uint64_t)(uintptr_t)code), &p.patched, 8);

@@ -97,14 +97,16 @@ TEST(run_file_per_op_from_complete_requests)
 TEST(run_file_processes_roll_up_by_executable)
 {
 	struct cp_process_row rows[5] = {
-		{ .pid = 42, .ppid = 1, .known = true, .reads = 14, .requests = 4, .in_requests = 12 },
+		{ .pid = 42, .ppid = 1, .known = true, .reads = 14, .requests = 4,
+		  .in_requests = 12 },
 		{ .pid = 43, .ppid = 42, .known = true, .reads = 9, .requests = 3, .in_requests = 9,
 		  .start_s = 0.1, .end_s = 0.5 },
 		{ .pid = 50, .ppid = 7, .known = true, .reads = 8, .requests = 2, .in_requests = 6,
 		  .executable = "/usr/bin/worker", .end_s = -1 },
 		{ .pid = 51, .ppid = 50, .known = true, .reads = 4, .requests = 1, .in_requests = 3,
 		  .executable = "/usr/bin/worker", .start_s = 0.2, .end_s = -1 },
-		{ .pid = 44, .ppid = 42, .execed = true, .requests = 0, .start_s = 0.3, .end_s = 0.4 },
+		{ .pid = 44, .ppid = 42, .execed = true, .requests = 0, .start_s = 0.3,
+		  .end_s = 0.4 },
 	};
 	struct cp_profile p;
 	json_t *doc, *procs, *exes, *m, *row;
@@ -406,7 +408,8 @@ static char *run_text_with_arg(size_t n)
 TEST(run_file_strings_past_64_kib_are_refused_naming_the_field)
 {
 	struct cp_error err = { 0 };
-	char *at_limit = run_text_with_arg(CP_STRING_MAX), *past = run_text_with_arg(CP_STRING_MAX + 1);
+	char *at_limit = run_text_with_arg(CP_STRING_MAX);
+	char *past = run_text_with_arg(CP_STRING_MAX + 1);
 	char *huge = run_text_with_arg(8 * CP_STRING_MAX);
 
 	CHECK(at_limit && past && huge);

@@ -13,7 +13,8 @@ TEST(speedscope_frames_samples_weights)
 	const char *a[] = { "main", "handle_request", "now_ns" };
 	const char *b[] = { "main", "std::vector<int>::at(int const&)" };
 	const char *bad[] = { "main", "\xff\xfe" };
-	struct cp_stack st[] = { { a, 3, 200, NULL }, { b, 2, 5, NULL }, { bad, 2, 1, NULL }, { a, 1, 0, NULL } };
+	struct cp_stack st[] = { { a, 3, 200, NULL }, { b, 2, 5, NULL }, { bad, 2, 1, NULL },
+				 { a, 1, 0, NULL } };
 	char *text = cp_speedscope_render(st, 4, "clock reads: server (pid 1)");
 	json_error_t jerr;
 	json_t *doc, *frames, *prof, *samples, *weights;

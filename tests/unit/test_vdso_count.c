@@ -138,7 +138,8 @@ static void put_rule(const struct area *a, uint64_t pc, int32_t offset, uint16_t
 TEST(vdso_count_steps_out_of_a_wrapper_to_its_caller)
 {
 	struct area a;
-	uint64_t stack[8] = { 0x7f0000001000 /* in the wrapper */, 0, 0, 0x401500 /* the user's */ };
+	uint64_t stack[8] = { 0x7f0000001000 /* in the wrapper */, 0, 0,
+			      0x401500 /* the user's */ };
 	unsigned home = home_slot(thread_key());
 
 	CHECK(area_open(&a) == 0);
@@ -147,7 +148,8 @@ TEST(vdso_count_steps_out_of_a_wrapper_to_its_caller)
 	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 0, stack);
 	CHECK(slot(&a, home)[1] == 2);
 	CHECK(site_count(&a, home, site_key(0x401500, 3, CP_ENTRY_CLOCK_GETTIME)) == 2);
-	CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE, CP_ENTRY_CLOCK_GETTIME)) == 0);
+	CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE,
+					    CP_ENTRY_CLOCK_GETTIME)) == 0);
 	area_close(&a);
 }
 
@@ -163,7 +165,8 @@ TEST(vdso_count_walks_two_wrappers_and_a_taken_block_entry)
 	put_rule(&a, stack[0], 16, 3);
 	put_rule(&a, stack[2], 24, 4);
 	/* another site holds the user's pc's home entry in the block */
-	block = (uint64_t *)(a.table + CP_PATCH_SITES_OFF + (size_t)(home - 1) * CP_PATCH_SITE_BLOCK);
+	block = (uint64_t *)(a.table + CP_PATCH_SITES_OFF +
+			     (size_t)(home - 1) * CP_PATCH_SITE_BLOCK);
 	block[2 * (0x401600 & (CP_PATCH_SITE_ENTRIES - 1))] = site_key(0x401600 + 32, 4, 0);
 	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, stack);
 	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, stack);
@@ -216,19 +219,23 @@ TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
 						     .at = vdso + 0x100 * e };
 	memcpy(way[0].insn, mov_rbp_rsp, way[0].len = 3);
 	memcpy(way[1].insn, lea_r10_rip, way[1].len = 7);
-	way[1].at = table - 0x80000000ull;		/* its operand beyond reach from the table */
+	way[1].at = table - 0x80000000ull;		/* its operand beyond reach
+							 * from the table */
 	CHECK(cp_vdso_count_build(table, way, out) == 0);
 	CHECK(cp_vdso_count_tails_end - cp_vdso_count_tails >= 2 * CP_ENTRY_MAX);
-	for (const struct cp_vdso_count_cont *t = cp_vdso_count_tails; t < cp_vdso_count_tails_end; t++) {
+	for (const struct cp_vdso_count_cont *t = cp_vdso_count_tails;
+	     t < cp_vdso_count_tails_end; t++) {
 		const struct cp_vdso_count_way *w = &way[t->entry];
 		unsigned n = t->entry == 0 ? 3 : 0;	/* the instruction, then the jump */
 
 		CHECK(!memcmp(out + t->at, w->insn, n));
 		CHECK(out[t->at + n] == 0xe9);
 		memcpy(&rel, out + t->at + n + 1, 4);
-		CHECK(code + t->at + n + 5 + (uint64_t)(int64_t)rel == (n ? w->at + w->len : w->cont));
+		CHECK(code + t->at + n + 5 + (uint64_t)(int64_t)rel ==
+		      (n ? w->at + w->len : w->cont));
 	}
-	for (const struct cp_vdso_count_cont *d = cp_vdso_count_depths; d < cp_vdso_count_depths_end; d++)
+	for (const struct cp_vdso_count_cont *d = cp_vdso_count_depths;
+	     d < cp_vdso_count_depths_end; d++)
 		CHECK(out[d->at] == 8 * d->entry);
 	way[2].depth = 0x80;				/* beyond the prefix's disp8 */
 	CHECK(cp_vdso_count_build(table, way, out) == -1);

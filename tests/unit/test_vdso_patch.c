@@ -25,7 +25,8 @@ static int own_plan(struct cp_vdso_plan *plan, const uint8_t **image)
 	*image = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!*image || cp_proc_maps_find_vdso(getpid(), &start, &end))
 		return -1;
-	return cp_vdso_plan_make(*image, end - start, start, start + (16u << 20), plan, why, sizeof(why));
+	return cp_vdso_plan_make(*image, end - start, start, start + (16u << 20),
+				 plan, why, sizeof(why));
 }
 
 TEST(vdso_plan_has_a_site_for_every_clock_entry)
@@ -96,7 +97,8 @@ TEST(vdso_plan_never_writes_a_site_word_as_code)
 
 static struct seccomp_data call(int nr, uint64_t ip)
 {
-	return (struct seccomp_data){ .nr = nr, .arch = AUDIT_ARCH_X86_64, .instruction_pointer = ip };
+	return (struct seccomp_data){ .nr = nr, .arch = AUDIT_ARCH_X86_64,
+				      .instruction_pointer = ip };
 }
 
 TEST(seccomp_interpreter_runs_a_deny_list_filter)
@@ -124,7 +126,8 @@ TEST(seccomp_interpreter_sees_the_instruction_pointer_and_arguments)
 	/* Allows mprotect only from ip 0x2000 with PROT_EXEC (4) set in arg 2,
 	 * using the scratch memory, X and an ALU op on the way. */
 	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, instruction_pointer)),
 		BPF_STMT(BPF_ST, 3),
 		BPF_STMT(BPF_LDX | BPF_W | BPF_MEM, 3),
 		BPF_STMT(BPF_MISC | BPF_TXA, 0),

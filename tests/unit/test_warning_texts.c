@@ -126,7 +126,8 @@ static struct format *new_format(const char *path, int line)
 
 static bool ident_char(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
 }
 
 /* The format argument from s to its end: one format per arm of a ?:
@@ -151,7 +152,8 @@ static void take_formats(const char *file, const char *s, const char *path, int 
 
 			while (ident_char(*s))
 				s++;
-			f->literal &= macro_text(file, id, (size_t)(s - id), f->text, sizeof(f->text));
+			f->literal &= macro_text(file, id, (size_t)(s - id), f->text,
+						 sizeof(f->text));
 		} else {
 			s++;
 		}
@@ -171,7 +173,8 @@ static int scan_file(const char *path, const struct stat *st, int type, struct F
 	if (file && fread(file, 1, (size_t)st->st_size, fp) == (size_t)st->st_size) {
 		blank_comments(file);
 		for (size_t w = 0; w < sizeof(warners) / sizeof(warners[0]); w++)
-			for (const char *c = strstr(file, warners[w]); c; c = strstr(c + 1, warners[w])) {
+			for (const char *c = strstr(file, warners[w]); c;
+			     c = strstr(c + 1, warners[w])) {
 				const char *s = c + strlen(warners[w]);
 				int line = 1;
 

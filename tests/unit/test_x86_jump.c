@@ -29,8 +29,10 @@ TEST(x86_near_jump_and_its_reach)
 	CHECK(!cp_x86_rel32_reaches(0x7f0000000000, 0x7f0000000000 + 0x80000000ull));
 	CHECK(cp_x86_rel32_reaches(0x7f0080000000, 0x7f0000000000));
 	CHECK(!cp_x86_rel32_reaches(0x7f0080000001, 0x7f0000000000));
-	CHECK(cp_x86_rel8_reaches(0x1000, 0x1000 + 127) && cp_x86_rel8_reaches(0x1000, 0x1000 - 128));
-	CHECK(!cp_x86_rel8_reaches(0x1000, 0x1000 + 128) && !cp_x86_rel8_reaches(0x1000, 0x1000 - 129));
+	CHECK(cp_x86_rel8_reaches(0x1000, 0x1000 + 127) &&
+	      cp_x86_rel8_reaches(0x1000, 0x1000 - 128));
+	CHECK(!cp_x86_rel8_reaches(0x1000, 0x1000 + 128) &&
+	      !cp_x86_rel8_reaches(0x1000, 0x1000 - 129));
 }
 
 TEST(x86_jump_fits_in_one_aligned_word)

@@ -145,7 +145,8 @@ void cp_close_together(const int *fds, size_t n, bool wait)
 	size_t started = 0;
 
 	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, wait ? PTHREAD_CREATE_JOINABLE : PTHREAD_CREATE_DETACHED);
+	pthread_attr_setdetachstate(&attr,
+				    wait ? PTHREAD_CREATE_JOINABLE : PTHREAD_CREATE_DETACHED);
 	/* close() needs little stack. */
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (size_t i = 0; i < n; i++) {

@@ -172,8 +172,9 @@ void cp_mech_follow_execs(struct cp_mech *m);
 void cp_mech_detach(struct cp_mech *m);
 /* Releases m (NULL is fine); the session is closed after it. pause_ms
  * and stops (each may be NULL) receive m's pauses (attach, detach) and
- * their number, the last one being made here, and warning (may be NULL) what closing did that the run
- * should say (the caller's to free), NULL nothing. */
+ * their number, the last one being made here, and warning (may be NULL)
+ * what closing did that the run should say (the caller's to free), NULL
+ * nothing. */
 void cp_mech_close(struct cp_mech *m, double pause_ms[2], unsigned stops[2], char **warning);
 
 /* A warning for the window to say, whole (each text once; past

@@ -144,7 +144,8 @@ static int by_count_desc(const void *a, const void *b)
 	/* one function's sites as its lines run, a helper's calls too */
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
-	return (x->inlined_at_line > y->inlined_at_line) - (x->inlined_at_line < y->inlined_at_line);
+	return (x->inlined_at_line > y->inlined_at_line) -
+	       (x->inlined_at_line < y->inlined_at_line);
 }
 
 int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_table *t,

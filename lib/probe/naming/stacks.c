@@ -179,7 +179,8 @@ int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count
 	 * known (out of memory): nothing is cut. */
 	have_code = cp_symbolizer_code(sym, &code) == 0;
 	for (size_t i = 0; i < nraw; i++)
-		if (name_stack(sym, &raw[i], have_code ? &code : NULL, &all[n], &out->truncated) == 0)
+		if (name_stack(sym, &raw[i], have_code ? &code : NULL, &all[n],
+			       &out->truncated) == 0)
 			n++;
 	cp_code_ranges_free(&code);
 	qsort(all, n, sizeof(*all), by_key);

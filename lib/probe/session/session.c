@@ -284,11 +284,13 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st)
 void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *forks,
 			  unsigned *followed_execed, unsigned *traced)
 {
-	*execed = s->exec_watch && __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED) == 1;
+	*execed = s->exec_watch &&
+		  __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED) == 1;
 	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
 	*followed_execed = s->exec_watch ?
 			   __atomic_load_n(&s->skel->bss->procs_execed, __ATOMIC_RELAXED) : 0;
-	*traced = s->exec_watch ? __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) : 0;
+	*traced = s->exec_watch ?
+		  __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) : 0;
 }
 
 size_t cp_session_close(struct cp_session *s)

@@ -361,8 +361,8 @@ static int each_exit_site(struct cp_session *s, bool in,
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
 	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
 		key = next;
-		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0) && v.gen == gen &&
-		    (in ? v.in_requests : v.count))
+		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v, sizeof(v), 0) &&
+		    v.gen == gen && (in ? v.in_requests : v.count))
 			rc = each(ctx, key, in ? v.in_requests : v.count);
 	}
 	return rc;

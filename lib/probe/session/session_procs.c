@@ -86,7 +86,8 @@ static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
 	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
 	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
 		key = next;
-		if (has_tgid(tgids, n, key.tgid) && !cp_grow(&doomed, &cap, ndoomed + 1, sizeof(key)))
+		if (has_tgid(tgids, n, key.tgid) &&
+		    !cp_grow(&doomed, &cap, ndoomed + 1, sizeof(key)))
 			doomed[ndoomed++] = key;
 	}
 	for (size_t i = 0; i < ndoomed; i++)
@@ -152,7 +153,8 @@ void cp_session_drain_followed(struct cp_session *s)
 	for (size_t i = 0; i < s->nmarked; i++) {
 		struct cp_followed f = { .host_tgid = s->marked[i] };
 
-		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid), &f.p, sizeof(f.p), 0) ||
+		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid),
+					 &f.p, sizeof(f.p), 0) ||
 		    cp_grow(&s->gone, &s->cap_gone, s->ngone + 1, sizeof(*s->gone)) ||
 		    cp_grow(&moved, &cap, nmoved + 1, sizeof(*moved)))
 			continue;

@@ -94,7 +94,8 @@ int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *
 		const struct foreign *f = &listed.v[i];
 		char comm[32] = "?";
 
-		if (f->dev != st->st_dev || f->ino != st->st_ino || f->offset < lo || f->offset >= hi)
+		if (f->dev != st->st_dev || f->ino != st->st_ino ||
+		    f->offset < lo || f->offset >= hi)
 			continue;
 		cp_proc_comm(f->pid, comm, sizeof(comm));
 		snprintf(who, wholen, "process %d (%s)", (int)f->pid, comm);

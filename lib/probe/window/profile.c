@@ -130,7 +130,8 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 	if (info.uncertain_threads)
 		cp_profile_warn(p, "%zu threads were born while counters were opened: their counts may be missing",
 				info.uncertain_threads);
-	p->counters_split = o->duration_s > 0 && o->interval_s <= 0 && o->request.kind != CP_REQUEST_NONE &&
+	p->counters_split = o->duration_s > 0 && o->interval_s <= 0 &&
+			    o->request.kind != CP_REQUEST_NONE &&
 			    o->ops <= 0 && !cfg->boundary_in_target;
 	return 0;
 }

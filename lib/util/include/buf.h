@@ -2,8 +2,9 @@
  * HTML report and the markdown summary are assembled whole and written in
  * one atomic call, so their writers append to a cp_buf. Appends never
  * fail individually: running out of memory sets `failed`, later appends do
- * nothing, and the caller checks once at the end. cp_buf_text() is the only way report code puts a string
- * from a document into the page: it escapes it (html_escape.h). */
+ * nothing, and the caller checks once at the end. cp_buf_text() is the
+ * only way report code puts a string from a document into the page: it
+ * escapes it (html_escape.h). */
 #ifndef CP_BUF_H
 #define CP_BUF_H
 

@@ -126,7 +126,8 @@
 	mov	[rsi + CP_PB_SC_TOTAL_LAST * 8], r8
 	COPY_SYSCALLS CP_PB_SC_LAST
 3:	COPY_SITES CP_PB_SITES_LAST
-	inc	qword ptr [rsi + CP_PB_HITS * 8]	/* last: a reader that sees it sees the rest */
+	/* last: a reader that sees it sees the rest */
+	inc	qword ptr [rsi + CP_PB_HITS * 8]
 .Lout:
 	RESTORE_REGS
 	ret

@@ -181,7 +181,8 @@ static uint64_t go_stack_low(pid_t pid, const struct user_regs_struct *r)
 	}
 	for (int i = 0; i < 3; i++)
 		if (g[i] && !cp_proc_mem_read(pid, g[i], bounds, sizeof(bounds)) &&
-		    bounds[0] < r->rsp && r->rsp <= bounds[1] && bounds[1] - bounds[0] <= (1ul << 30))
+		    bounds[0] < r->rsp && r->rsp <= bounds[1] &&
+		    bounds[1] - bounds[0] <= (1ul << 30))
 			return bounds[0];
 	return 0;
 }
@@ -434,7 +435,8 @@ static int seize_picked(pid_t pid, const struct skipped *skip, struct cp_hijack 
 		if (!ptrace(PTRACE_SEIZE, h->tid, 0, 0))
 			return 0;
 		e = errno;
-		if (!thread_gone(pid, h->tid) || exited.n == sizeof(exited.tid) / sizeof(exited.tid[0]))
+		if (!thread_gone(pid, h->tid) ||
+		    exited.n == sizeof(exited.tid) / sizeof(exited.tid[0]))
 			return e;
 		exited.tid[exited.n++] = h->tid;
 	}

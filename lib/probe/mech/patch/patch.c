@@ -392,7 +392,8 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 			v[j] = (struct cp_site_count){ .key = k };
 		}
 		v[j].counts.all += st->sites.v[i].count;
-		v[j].counts.in_requests += cp_patch_boundary_in_requests_at(&st->boundary, st->patch, key);
+		v[j].counts.in_requests +=
+			cp_patch_boundary_in_requests_at(&st->boundary, st->patch, key);
 	}
 	return 0;
 }
@@ -415,7 +416,8 @@ static void restore_forks_left(struct cp_mech *m)
 	pid_t first;
 
 	cp_patch_owner_self(&self);
-	failed = cp_patch_forks_restore(m->pid, cp_vdso_patch_area_offset(st->patch), &self, &first);
+	failed = cp_patch_forks_restore(m->pid, cp_vdso_patch_area_offset(st->patch), &self,
+					&first);
 	if (failed)
 		cp_mech_warn_closing(m, "the vDSO of %zu process%s the target forked in the window and nobody followed (process %d%s) could not be switched back: it counts on in its own table, unread",
 				     failed, failed == 1 ? "" : "es", (int)first,

@@ -125,7 +125,8 @@ int cp_patch_boundary_redirect(struct cp_vdso_patch *p, pid_t pid, const struct 
 	int k = closing_redirects(pid, f, kinds, why, whylen);
 
 	for (int j = 0; j < k; j++)
-		if (cp_vdso_patch_add_redirect(p, kinds[j], f->path, f->offset, f->size, why, whylen))
+		if (cp_vdso_patch_add_redirect(p, kinds[j], f->path, f->offset, f->size, why,
+					       whylen))
 			return -1;
 	return k ? 0 : 1;
 }
@@ -297,7 +298,8 @@ void cp_patch_boundary_settle(struct cp_patch_boundary *b, struct cp_mech *m,
 	struct cp_patch_sites in = { 0 };
 
 	wrappers_missed(b, m);
-	if (!blocks_count(b) || cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
+	if (!blocks_count(b) ||
+	    cp_session_patch_exit_requests(m->s, &r, cp_patch_sites_add_to, &in))
 		return;
 	cp_patch_sites_normalize(&in);
 	cp_vdso_patch_settle_requests(p, &r, &in);

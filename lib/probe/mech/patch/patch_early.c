@@ -30,7 +30,8 @@ static void run_steps(void)
 		early.out.selftest_failed = true;
 		return;
 	}
-	early.rc = cp_vdso_patch_prepare(early.pids[0], early.launched, &early.out.patch, &early.err);
+	early.rc = cp_vdso_patch_prepare(early.pids[0], early.launched, &early.out.patch,
+					 &early.err);
 	if (early.rc) {
 		cp_patch_helper_end(&helper);
 		return;

@@ -140,7 +140,7 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 		bool known = read_one(m, ms, &f[i], &c, &sites);
 
 		const struct cp_patch_member *mb = f[i].p.flags & CP_PROC_MEMBER ?
-						   cp_patch_members_find(ms, (pid_t)f[i].p.pid) : NULL;
+			cp_patch_members_find(ms, (pid_t)f[i].p.pid) : NULL;
 
 		m->procs[m->nprocs++] = (struct cp_mech_proc){
 			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known,
@@ -149,7 +149,8 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 			cp_patch_counts_add(&c, hres, t);
 			reads += c.total;
 			if (in_requests || syscalls)
-				fork_requests(&f[i], hres, t, &m->procs[m->nprocs - 1], in_requests);
+				fork_requests(&f[i], hres, t, &m->procs[m->nprocs - 1],
+					      in_requests);
 		}
 	}
 	cp_session_child_exit_sites(m->s, cp_patch_sites_add_to, &sites);

@@ -96,9 +96,8 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 		else if (cp_vdso_patch_prepare(pids[i], false, &p, &err) == 0 &&
 			 cp_vdso_patch_apply(p, &err) == 0) {
 			out->v[out->n++] = (struct cp_patch_member){ pids[i], p,
-								     same_code(m->pid, pids[i]),
-								     exe_of(pids[i]),
-								     i + 1 < CP_PATCH_RESTORER_PIDS };
+				same_code(m->pid, pids[i]), exe_of(pids[i]),
+				i + 1 < CP_PATCH_RESTORER_PIDS };
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
@@ -192,7 +191,8 @@ void cp_patch_members_add_hops(const struct cp_patch_members *ms, const uint64_t
 {
 	for (size_t i = 0; i < ms->n; i++)
 		if (ms->v[i].same_code)
-			cp_vdso_patch_add_frame_hops(ms->v[i].patch, pcs, n, &(struct cp_error){ 0 });
+			cp_vdso_patch_add_frame_hops(ms->v[i].patch, pcs, n,
+						     &(struct cp_error){ 0 });
 }
 
 const struct cp_patch_member *cp_patch_members_find(const struct cp_patch_members *ms, pid_t pid)

@@ -171,7 +171,8 @@ uint64_t cp_patch_requests_add(const struct cp_patch_requests *r,
 }
 
 void cp_patch_requests_settle(struct cp_patch_requests *r, const struct cp_request_sums *at_exit,
-			      const struct cp_patch_requests_mark *mark, struct cp_patch_sites *sites)
+			      const struct cp_patch_requests_mark *mark,
+			      struct cp_patch_sites *sites)
 {
 	cp_patch_requests_free(r);
 	r->sums = *at_exit;

@@ -48,7 +48,8 @@ uint64_t cp_patch_requests_reads(const struct cp_patch_requests *r);
  * exit (struct cp_request_sums, its patch_exit_requests), and the reads
  * inside them by call site (taken over: normalized), as r from now on. */
 void cp_patch_requests_settle(struct cp_patch_requests *r, const struct cp_request_sums *at_exit,
-			      const struct cp_patch_requests_mark *mark, struct cp_patch_sites *sites);
+			      const struct cp_patch_requests_mark *mark,
+			      struct cp_patch_sites *sites);
 
 /* r added to a window's totals (hres: cp_session_config.vdso_hres): its
  * requests (unless !requests: the session's program closed them), and

@@ -297,7 +297,8 @@ _Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len)
 	int n = 0;
 
 	while (!got || line[got - 1] != '\n') {
-		ssize_t r = got < sizeof(line) - 1 ? read(go, line + got, sizeof(line) - 1 - got) : 0;
+		ssize_t r = got < sizeof(line) - 1 ?
+			    read(go, line + got, sizeof(line) - 1 - got) : 0;
 
 		if (r < 0 && errno == EINTR)
 			continue;

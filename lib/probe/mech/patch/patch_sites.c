@@ -20,8 +20,10 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 		if (r->via == CP_VIA_NONE)
 			continue;	/* not a wrapper: the walk stops there */
 		/* what the thunk would not follow (vdso_area.S), or cannot hold */
-		if (r->via >= CP_PATCH_VIA_KEEP || r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX ||
-		    (r->base_reg == CP_UNWIND_SP && (r->cfa_offset <= 0 || r->cfa_offset > 0x10000))) {
+		if (r->via >= CP_PATCH_VIA_KEEP ||
+		    r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX ||
+		    (r->base_reg == CP_UNWIND_SP &&
+		     (r->cfa_offset <= 0 || r->cfa_offset > 0x10000))) {
 			out->dropped++;
 			continue;
 		}
@@ -29,7 +31,8 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 			.pc = t->entries[i].pc,
 			.cfa_offset = r->cfa_offset,
 			.bp_offset = (__s16)r->bp_offset,
-			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ? CP_PATCH_RULE_BASE_BP : 0)),
+			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ?
+						      CP_PATCH_RULE_BASE_BP : 0)),
 		};
 
 		if (cp_patch_rules_add(out, &rule)) {
@@ -144,7 +147,8 @@ static int write_pass(pid_t pid, uint64_t addr, const struct cp_patch_rule *tab,
 		if (at[i] == SIZE_MAX || (zero && !replaced[i]))
 			continue;
 		local[n] = (struct iovec){ zero ? (void *)&nothing : (char *)tab + off, 8 };
-		remote[n++] = (struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
+		remote[n++] = (struct iovec){
+			(void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
 	}
 	return write_words(pid, local, remote, n);
 }
@@ -158,7 +162,8 @@ int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *
 	bool *replaced = calloc(r->n + 1, sizeof(*replaced));
 	struct iovec *local = calloc(r->n + 1, sizeof(*local));
 	struct iovec *remote = calloc(r->n + 1, sizeof(*remote));
-	struct iovec whole = { tab, size }, there = { (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF), size };
+	struct iovec whole = { tab, size };
+	struct iovec there = { (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF), size };
 	int rc = -1;
 
 	*unplaced = 0;
@@ -197,7 +202,8 @@ int cp_patch_sites_add(struct cp_patch_sites *s, uint64_t key, uint64_t count)
 
 static int by_key(const void *a, const void *b)
 {
-	uint64_t x = ((const struct cp_patch_site *)a)->key, y = ((const struct cp_patch_site *)b)->key;
+	uint64_t x = ((const struct cp_patch_site *)a)->key;
+	uint64_t y = ((const struct cp_patch_site *)b)->key;
 
 	return x < y ? -1 : x > y;
 }
@@ -229,14 +235,17 @@ static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint6
 		bool in_use = slot < CP_PATCH_SLOTS && counters[(slot + 1) * CP_PATCH_SLOT_WORDS];
 
 		if (in_use) {
-			local[k] = (struct iovec){ blocks + n * 2 * CP_PATCH_SITE_ENTRIES, CP_PATCH_SITE_BLOCK };
+			local[k] = (struct iovec){ blocks + n * 2 * CP_PATCH_SITE_ENTRIES,
+						   CP_PATCH_SITE_BLOCK };
 			remote[k++] = (struct iovec){
-				(void *)(uintptr_t)(addr + CP_PATCH_SITES_OFF + slot * CP_PATCH_SITE_BLOCK),
+				(void *)(uintptr_t)(addr + CP_PATCH_SITES_OFF +
+						    slot * CP_PATCH_SITE_BLOCK),
 				CP_PATCH_SITE_BLOCK };
 			n++;
 		}
 		if (k == IOV_BATCH || (k && slot == CP_PATCH_SLOTS)) {
-			if (process_vm_readv(pid, local, k, remote, k, 0) != (ssize_t)(k * CP_PATCH_SITE_BLOCK))
+			if (process_vm_readv(pid, local, k, remote, k, 0) !=
+			    (ssize_t)(k * CP_PATCH_SITE_BLOCK))
 				return -1;
 			k = 0;
 		}

@@ -179,7 +179,8 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 }
 
 void cp_patch_counts_between(const uint64_t base[CP_PATCH_SLOT_WORDS],
-			     const uint64_t last[CP_PATCH_SLOT_WORDS], struct cp_vdso_patch_counts *c)
+			     const uint64_t last[CP_PATCH_SLOT_WORDS],
+			     struct cp_vdso_patch_counts *c)
 {
 	memset(c, 0, sizeof(*c));
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++) {
@@ -244,7 +245,8 @@ void cp_patch_counts_add_into(const struct cp_vdso_patch_counts *c, bool hres,
 		into->by_entry[e] += c->by_entry[e];
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
 		into->by_clock[k] += c->by_clock[k];
-		into->by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME, k == CP_CLOCK_OTHER ? -1 : k,
+		into->by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME,
+						 k == CP_CLOCK_OTHER ? -1 : k,
 						 hres)] += c->by_clock[k];
 	}
 	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */

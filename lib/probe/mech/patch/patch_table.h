@@ -54,7 +54,8 @@ void cp_patch_table_close(struct cp_patch_table *t);
 /* The reads between two sets of sums (base NULL: from zero), by entry and
  * clock (threads and shared left 0). */
 void cp_patch_counts_between(const uint64_t base[CP_PATCH_SLOT_WORDS],
-			     const uint64_t last[CP_PATCH_SLOT_WORDS], struct cp_vdso_patch_counts *c);
+			     const uint64_t last[CP_PATCH_SLOT_WORDS],
+			     struct cp_vdso_patch_counts *c);
 /* Reads counted in a table (c) added to a window's totals, by entry,
  * clock and path (hres: cp_session_config.vdso_hres). */
 void cp_patch_counts_add(const struct cp_vdso_patch_counts *c, bool hres, struct cp_totals *t);

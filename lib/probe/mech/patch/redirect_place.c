@@ -80,7 +80,8 @@ static bool segment_of(Elf *elf, uint64_t off, GElf_Phdr *seg)
 	if (elf_getphdrnum(elf, &n))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, seg) && seg->p_type == PT_LOAD && (seg->p_flags & PF_X) &&
+		if (gelf_getphdr(elf, (int)i, seg) &&
+		    seg->p_type == PT_LOAD && (seg->p_flags & PF_X) &&
 		    off >= seg->p_offset && off < seg->p_offset + seg->p_filesz)
 			return true;
 	return false;
@@ -99,17 +100,20 @@ static void neighbours(Elf *elf, uint64_t lo, uint64_t hi, uint64_t *prev_start,
 		GElf_Shdr sh;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
 
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value)
 				continue;
 			if (sym.st_value < lo && sym.st_value >= *prev_start) {
 				*prev_end = sym.st_value == *prev_start && *prev_end ?
-					    *prev_end : (sym.st_size ? sym.st_value + sym.st_size : 0);
+					    *prev_end :
+					    (sym.st_size ? sym.st_value + sym.st_size : 0);
 				*prev_start = sym.st_value;
 			}
 			if (sym.st_value >= hi && (!*next || sym.st_value < *next))
@@ -127,7 +131,8 @@ static bool is_padding(const uint8_t *buf, size_t len)
 
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t i = 0; i < len; i += in.length)
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i, &in)) ||
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i,
+								&in)) ||
 		    (in.mnemonic != ZYDIS_MNEMONIC_NOP && in.mnemonic != ZYDIS_MNEMONIC_INT3))
 			return false;
 	return true;
@@ -150,7 +155,8 @@ static uint64_t code_end(int fd, const GElf_Phdr *seg, uint64_t start, uint64_t 
 	for (size_t i = 0; i < len; i += in.length) {
 		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i, &in)))
 			return lo;
-		if (in.meta.category == ZYDIS_CATEGORY_UNCOND_BR || in.meta.category == ZYDIS_CATEGORY_RET)
+		if (in.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+		    in.meta.category == ZYDIS_CATEGORY_RET)
 			end = i + in.length;
 	}
 	return end < len && is_padding(buf + end, len - end) ? start + end : lo;
@@ -163,7 +169,8 @@ static uint64_t code_end(int fd, const GElf_Phdr *seg, uint64_t start, uint64_t 
 static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_t off,
 		      uint64_t size, uint64_t func, struct cp_redirect_room *room)
 {
-	uint64_t lo = off - seg->p_offset + seg->p_vaddr, hi = lo + size, prev_start, prev_end, next;
+	uint64_t lo = off - seg->p_offset + seg->p_vaddr, hi = lo + size;
+	uint64_t prev_start, prev_end, next;
 	uint64_t gap[2][2];
 
 	neighbours(elf, lo, hi, &prev_start, &prev_end, &next);
@@ -179,7 +186,8 @@ static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_
 		size_t len = gap[i][1] - gap[i][0];
 		uint64_t at = func + (gap[i][0] - lo);
 
-		if (len < 5 || (size_t)pread(fd, in_file, len, (off_t)(off + (gap[i][0] - lo))) != len ||
+		if (len < 5 ||
+		    (size_t)pread(fd, in_file, len, (off_t)(off + (gap[i][0] - lo))) != len ||
 		    (pid && (cp_proc_mem_read(pid, at, now, len) || memcmp(in_file, now, len))) ||
 		    !is_padding(in_file, len))
 			continue;
@@ -202,8 +210,8 @@ static void file_bytes(int fd, uint64_t off, uint8_t *buf, size_t len)
  * one wrote there) or holds this very trampoline (an earlier clockprof's,
  * reused). */
 static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t seg_end,
-			const struct cp_redirect_fn *fn, uint64_t call, struct cp_redirect_place *out,
-			char *why, size_t whylen)
+			const struct cp_redirect_fn *fn, uint64_t call,
+			struct cp_redirect_place *out, char *why, size_t whylen)
 {
 	uint64_t from = (m->start + (seg_end - m->offset) + 63) & ~63ul;
 

@@ -39,7 +39,8 @@ struct args_track {
 static int gpr(ZydisRegister r)
 {
 	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ? (int)(r - ZYDIS_REGISTER_RAX) : -1;
+	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ?
+	       (int)(r - ZYDIS_REGISTER_RAX) : -1;
 }
 
 /* How many bytes the instruction moves the stack pointer down by when it
@@ -77,7 +78,8 @@ static void track_insn(struct args_track *t, const ZydisDecodedInstruction *in,
 		return;
 	}
 	if (in->mnemonic == ZYDIS_MNEMONIC_MOV && in->operand_width == 64 &&
-	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    ops[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
 		dst = gpr(ops[0].reg.value);
 		src = gpr(ops[1].reg.value);
 	}
@@ -106,7 +108,8 @@ static bool decode(const struct fn_code *f, size_t off, ZydisDecodedInstruction 
 		   ZydisDecodedOperand *ops)
 {
 	return off < f->size &&
-	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f->dec, f->bytes + off, f->size - off, in, ops));
+	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f->dec, f->bytes + off, f->size - off,
+						   in, ops));
 }
 
 static bool is_branch(const ZydisDecodedInstruction *in)
@@ -157,7 +160,8 @@ static bool flags_dead(const struct fn_code *f, size_t off)
 	for (int n = 0; n < FLAG_SCAN_MAX && decode(f, off, &in, ops); n++, off += in.length) {
 		if (in.cpu_flags && (in.cpu_flags->tested & STATUS_FLAGS & ~written))
 			return false;
-		if (in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_RET)
+		if (in.meta.category == ZYDIS_CATEGORY_CALL ||
+		    in.meta.category == ZYDIS_CATEGORY_RET)
 			return true;
 		if (in.meta.category == ZYDIS_CATEGORY_SYSCALL)
 			continue;	/* the kernel gives the flags back as they were */
@@ -223,7 +227,8 @@ static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
 	pos = put(c, pos, call_ind, sizeof(call_ind));
 	cp_x86_put_rel32(c + pos, plan->tramp + pos + 4, plan->tramp + addr_at);
 	pos = put(c, pos + 4, above, sizeof(above));
-	nrel = cp_code_relocate(f->bytes + off, f->size - off, plan->at, plan->tramp + pos, c + pos);
+	nrel = cp_code_relocate(f->bytes + off, f->size - off, plan->at, plan->tramp + pos,
+				c + pos);
 	if (!nrel || pos + nrel + 5 > addr_at ||
 	    !cp_x86_rel32_reaches(plan->tramp + pos + nrel + CP_X86_JMP_LEN, plan->at + plan->len))
 		return -1;
@@ -238,7 +243,8 @@ static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
 static uint64_t with_jump(const struct cp_redirect_plan *plan, uint64_t word)
 {
 	return cp_x86_word_with_jump(word, plan->qword, plan->at, plan->jump_len,
-				     plan->jump_len == CP_X86_JMP_LEN ? plan->tramp : plan->springboard);
+				     plan->jump_len == CP_X86_JMP_LEN ?
+				     plan->tramp : plan->springboard);
 }
 
 /* A springboard's place in room within a short jump of from (the end of
@@ -262,9 +268,12 @@ static bool is_stack_register(ZydisRegister r)
 static bool may_fault(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
 {
 	for (int i = 0; i < in->operand_count; i++)
-		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type != ZYDIS_MEMOP_TYPE_AGEN &&
-		    (!is_stack_register(ops[i].mem.base) || ops[i].mem.index != ZYDIS_REGISTER_NONE ||
-		     ops[i].mem.segment == ZYDIS_REGISTER_FS || ops[i].mem.segment == ZYDIS_REGISTER_GS))
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+		    ops[i].mem.type != ZYDIS_MEMOP_TYPE_AGEN &&
+		    (!is_stack_register(ops[i].mem.base) ||
+		     ops[i].mem.index != ZYDIS_REGISTER_NONE ||
+		     ops[i].mem.segment == ZYDIS_REGISTER_FS ||
+		     ops[i].mem.segment == ZYDIS_REGISTER_GS))
 			return true;
 	return false;
 }
@@ -279,7 +288,8 @@ static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecoded
 	size_t expected = entry == at;	/* the taken path's own branch lands there */
 	unsigned n;
 
-	if (off + 8 - (at & 7) > f->size + f->tail || landings_within(f, at, at + in->length) > expected ||
+	if (off + 8 - (at & 7) > f->size + f->tail ||
+	    landings_within(f, at, at + in->length) > expected ||
 	    !flags_dead(f, off) || (f->go && may_fault(in, ops)))
 		return 0;
 	n = cp_x86_jump_in_word(at, in->length);
@@ -349,7 +359,8 @@ static int find_site(struct site_search *ss, struct cp_redirect_plan *plan)
 
 	for (size_t off = ss->first; decode(ss->f, off, &in, ops) && !is_branch(&in);
 	     track_insn(&ss->t, &in, ops), off += in.length) {
-		plan->jump_len = can_take(ss->f, off, &in, ops, ss->room, ss->entry, &plan->springboard);
+		plan->jump_len = can_take(ss->f, off, &in, ops, ss->room, ss->entry,
+					  &plan->springboard);
 		if (!args_known(ss->kind, &ss->t) || !plan->jump_len ||
 		    (ss->room && plan->jump_len == 5))
 			continue;
@@ -441,7 +452,8 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		   struct cp_redirect_plan *plan, char *why, size_t whylen)
 {
 	struct site_search ss = { .f = f, .kind = kind, .call = call,
-				  .t = { .nr = 1u << 7, .a1 = 1u << 6, .ok = true } };	/* rdi, rsi */
+				  .t = { .nr = 1u << 7, .a1 = 1u << 6,	/* rdi, rsi */
+					 .ok = true } };
 	struct args_track start;
 	bool arm = kind == CP_REDIRECT_BOUNDARY_UNTAKEN || kind == CP_REDIRECT_BOUNDARY_TAKEN;
 	size_t past;

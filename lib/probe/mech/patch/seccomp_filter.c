@@ -191,7 +191,8 @@ static int read_filters(pid_t tid, struct cp_seccomp_prog **progs, size_t *n)
 	*n = 0;
 	for (;;) {
 		if (*n == cap) {
-			struct cp_seccomp_prog *more = realloc(*progs, (cap ? 2 * cap : 16) * sizeof(*more));
+			struct cp_seccomp_prog *more = realloc(*progs, (cap ? 2 * cap : 16) *
+							       sizeof(*more));
 
 			if (!more)
 				break;

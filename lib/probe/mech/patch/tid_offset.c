@@ -30,7 +30,8 @@ static uint32_t offset_in_symtab(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr
 		    pread(fd, desc, sizeof(desc), (off_t)off) != (ssize_t)sizeof(desc))
 			return 0;
 		/* within the descriptor's first page, aligned: read at fs:off */
-		return desc[0] == 32 && desc[1] == 1 && desc[2] && desc[2] < 4096 && !(desc[2] % 4) ?
+		return desc[0] == 32 && desc[1] == 1 && desc[2] &&
+		       desc[2] < 4096 && !(desc[2] % 4) ?
 		       desc[2] : 0;
 	}
 	return 0;
@@ -55,7 +56,8 @@ static uint32_t offset_in(const char *path)
 	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
-		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
+		if (gelf_getshdr(scn, &sh) &&
+		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
 			found = offset_in_symtab(elf, fd, scn, &sh);
 	}
 	elf_end(elf);
@@ -113,7 +115,8 @@ uint32_t cp_tid_offset(pid_t pid)
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return 0;
 	for (size_t i = 0; i < n && !found; i++)
-		if (maps[i].ino && !maps[i].offset && (named(&maps[i], "libc.so") || named(&maps[i], "libc-")) &&
+		if (maps[i].ino && !maps[i].offset &&
+		    (named(&maps[i], "libc.so") || named(&maps[i], "libc-")) &&
 		    runs_code_of(maps, n, i))
 			found = offset_in_map(pid, &maps[i]);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);

@@ -145,7 +145,8 @@ bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h)
 	struct cp_vdso_stub_result r;
 	char task[64];
 
-	if (cp_vdso_request_done(pid, h, &r) || h->sites[0].spare != h->gen_req || !h->sites[1].spare)
+	if (cp_vdso_request_done(pid, h, &r) || h->sites[0].spare != h->gen_req ||
+	    !h->sites[1].spare)
 		return false;
 	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid, (unsigned long long)h->sites[1].spare);
 	return access(task, F_OK) == 0;
@@ -161,7 +162,8 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 {
 	uint64_t none = 0;
 
-	cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
+	cp_proc_mem_write(p->pid,
+			  cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
 			  &none, sizeof(none));
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, or the thread has not had the CPU): no other is sent while it may run, and it is to switch nothing",

@@ -15,18 +15,19 @@
  * vDSO (vdso_plan.c): each path starts as the thunk's prefix did, which
  * cost a taken jump more (measured: docs/patch.md), loading r9 = the
  * entry's return address by rsp, as the call stored it (measured faster
- * than through another register), rax = where it is (both disp8s the stack depth, written by the copier:
- * cp_vdso_count_depths) and, for clock_gettime, r10d = the counter's
- * index less one (the clock id, 12 for ids 12 and up and for negative
- * ones, with no branch). Left where it counted the site at once by the
- * entry's replaced instruction, relocated here, and a jump back past it
- * into the vDSO (a TAIL: the copier writes both), else by a jump back to
- * the entry's thunk in the vDSO, which runs that instruction and jumps
- * back (each CONTINUE's rel32 is listed in cp_vdso_count_conts). Uses
- * only the registers dead at a patch site (rax, rcx, rdx, r8-r11 and the
- * flags: the entries take their arguments in rdi and rsi) and saves what
- * else it uses on the stack, below the entry's stack pointer (the plan
- * chooses sites before which the entry has stored nothing there).
+ * than through another register), rax = where it is (both disp8s the
+ * stack depth, written by the copier: cp_vdso_count_depths) and, for
+ * clock_gettime, r10d = the counter's index less one (the clock id, 12
+ * for ids 12 and up and for negative ones, with no branch). Left where it
+ * counted the site at once by the entry's replaced instruction, relocated
+ * here, and a jump back past it into the vDSO (a TAIL: the copier writes
+ * both), else by a jump back to the entry's thunk in the vDSO, which runs
+ * that instruction and jumps back (each CONTINUE's rel32 is listed in
+ * cp_vdso_count_conts). Uses only the registers dead at a patch site
+ * (rax, rcx, rdx, r8-r11 and the flags: the entries take their arguments
+ * in rdi and rsi) and saves what else it uses on the stack, below the
+ * entry's stack pointer (the plan chooses sites before which the entry
+ * has stored nothing there).
  *
  * A read is counted in the calling thread's slot (found by its key, the
  * thread pointer or Go's goroutine), then at its call site in the slot's
@@ -335,7 +336,8 @@ cp_vdso_count_start:
 	imul	rax, rax, CP_PATCH_BLOCK / 128
 	mov	ebx, ecx
 	shr	ebx, 4			/* the entry */
-	lock bts qword ptr [r11 + rax + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK + CP_PB_SITES_USED * 8], rbx
+	lock bts qword ptr [r11 + rax + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK + \
+			    CP_PB_SITES_USED * 8], rbx
 .Lcount_\entry:
 	inc	qword ptr [rdx + rcx + 8]
 .Ldone_\entry:
@@ -351,7 +353,8 @@ cp_vdso_count_start:
 	ENTRY_PATH 2, 15		/* time          clockreads.h; test_vdso_count) */
 	.balign 16
 cp_vdso_count_end:
-	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF	/* its room: past it, "attempt to move .org backwards" */
+	/* its room: past it, "attempt to move .org backwards" */
+	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF
 
 /* Each entry's path, as offsets from the start, by CP_ENTRY_*; and past
  * its prefix (the unit tests enter there with r9, rax and r10 set). */

@@ -38,9 +38,9 @@ extern const struct cp_vdso_count_cont cp_vdso_count_depths[], cp_vdso_count_dep
 /* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
  * each entry's path leaving by way[entry] (a TAIL whose instruction
  * cannot be relocated there jumps to the thunk instead), the request
- * boundary's close and syscall()'s count (redirect_code.h), into out (CP_PATCH_CODE_SIZE bytes). -1 when a
- * jump is beyond a rel32's reach, a depth beyond a disp8's, or the code
- * outgrew its page. */
+ * boundary's close and syscall()'s count (redirect_code.h), into out
+ * (CP_PATCH_CODE_SIZE bytes). -1 when a jump is beyond a rel32's reach, a
+ * depth beyond a disp8's, or the code outgrew its page. */
 int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_ENTRY_MAX],
 			uint8_t *out);
 

@@ -95,7 +95,8 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 	if (cp_vdso_sites_read(p, false))
 		p->info.leftover = 0;	/* a record only: nothing was left switched */
 	else
-		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err) ? -1 : 0;
+		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
+		     cp_vdso_wait_stub(p, err) ? -1 : 0;
 	p->ninherited = 0;	/* the dead one's: never switched again */
 	return rc;
 }
@@ -105,7 +106,8 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
  * (cp_vdso_patch_switch), once the wrappers' rules are in. */
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	if (!p->info.reused && (cp_vdso_run_stub(p, CP_VDSO_CMD_PATCH, false, err) || cp_vdso_wait_stub(p, err)))
+	if (!p->info.reused && (cp_vdso_run_stub(p, CP_VDSO_CMD_PATCH, false, err) ||
+				cp_vdso_wait_stub(p, err)))
 		return -1;
 	if (p->info.leftover && restore_leftover(p, err))
 		return -1;
@@ -158,7 +160,7 @@ int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, s
 {
 	for (size_t i = 0; i < n; i++) {
 		struct cp_patch_rule hop = { .pc = pcs[i], .cfa_offset = 16, .bp_offset = -16,
-					     .via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
+			.via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
 
 		if (cp_patch_rules_add(&p->hops, &hop))
 			return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
@@ -280,8 +282,9 @@ void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)
 	cp_patch_table_mark_zeros(&p->table);
 }
 
-int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind, const char *path,
-			       uint64_t off, uint64_t size, char *why, size_t whylen)
+int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind,
+			       const char *path, uint64_t off, uint64_t size, char *why,
+			       size_t whylen)
 {
 	struct cp_redirect_place *r = &p->redirects[p->nredirects];
 	uint64_t call = cp_redirect_code_addr(cp_redirect_code_of(kind), p->plan.table);
@@ -408,8 +411,9 @@ static void inherit_redirects(struct cp_vdso_patch *p)
 		return;
 	for (uint64_t i = (uint64_t)p->plan.nsites; i < h.nsites && i < CP_VDSO_AREA_MAX_SITES; i++)
 		if (h.sites[i].prot && p->ninherited < CP_VDSO_AREA_MAX_REDIRECTS)
-			p->inherited[p->ninherited++] = (struct cp_vdso_area_site){ h.sites[i].qword,
-				h.sites[i].original, h.sites[i].patched, 0, h.sites[i].prot };
+			p->inherited[p->ninherited++] = (struct cp_vdso_area_site){
+				h.sites[i].qword, h.sites[i].original, h.sites[i].patched, 0,
+				h.sites[i].prot };
 }
 
 /* Under the owner lock from the look to the release: the claim this
@@ -446,7 +450,8 @@ static void release(struct cp_vdso_patch *p)
 		return;
 	cp_patch_owner_self(&self);
 	if (!memcmp(&h.owner, &self, sizeof(self)))
-		cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+		cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) +
+				  offsetof(struct cp_vdso_area_header, owner),
 				  &none, sizeof(none));
 	p->owned = false;
 }

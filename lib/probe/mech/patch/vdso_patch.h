@@ -125,9 +125,9 @@ bool cp_vdso_patch_runs_nothing(pid_t pid);
  * not read twice for a base of zeros; its memory caps not looked at: the
  * self-test's child, clockprof's own). CP_EXIT_PROFILE with the reason when it cannot or
  * must not be patched (then nothing of the target was changed, or only
- * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp filter that would not allow
- * the stub's syscalls, shadow stacks, no
- * thread pointer, a vDSO changed by another tool, ptrace refused, another
+ * its vDSO's unused end): the kernel's strict overcommit, 32-bit, a seccomp
+ * filter that would not allow the stub's syscalls, shadow stacks, no thread
+ * pointer, a vDSO changed by another tool, ptrace refused, another
  * clockprof that holds its patch (patch_owner.h; prepare refuses it). */
 int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
 			 struct cp_error *err);
@@ -172,8 +172,9 @@ const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p);
  * planned now and its trampoline written; its site is switched with the
  * vDSO's (switch, arm_held) and back (restore). 0, or -1 with why:
  * the session's uprobe stays. */
-int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind, const char *path,
-			       uint64_t off, uint64_t size, char *why, size_t whylen);
+int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind kind,
+			       const char *path, uint64_t off, uint64_t size, char *why,
+			       size_t whylen);
 /* The requests the boundary closed since the mark, and the reads
  * through syscall() (their blocks: patch_requests.h), read now: read
  * before the counts (cp_vdso_patch_read), they hold no read the counts

@@ -162,7 +162,8 @@ static bool find_springboard(const struct planner *pl, uint64_t from, uint64_t *
 		for (uint64_t p = lo; p + CP_X86_JMP_LEN <= hi; p++) {
 			bool used = false;
 
-			if (!cp_x86_rel8_reaches(from, p) || target_within(cf, p, p + CP_X86_JMP_LEN))
+			if (!cp_x86_rel8_reaches(from, p) ||
+			    target_within(cf, p, p + CP_X86_JMP_LEN))
 				continue;
 			for (int s = 0; s < pl->plan->nsites; s++)
 				used |= pl->plan->site[s].jump_len == 2 &&
@@ -261,7 +262,8 @@ static int stack_effect(const ZydisDecodedInstruction *in, const ZydisDecodedOpe
 	for (int i = 0; i < in->operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		ZydisRegister r = op->type == ZYDIS_OPERAND_TYPE_REGISTER ?
-			ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op->reg.value) :
+			ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
+							 op->reg.value) :
 			ZYDIS_REGISTER_NONE;
 
 		if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))

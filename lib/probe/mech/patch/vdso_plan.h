@@ -3,9 +3,9 @@
  * instruction that a jump to the code that counts replaces (in the
  * counter table's code pages, made here too, which runs it relocated and
  * jumps back), the thunk that runs it for that code's rarer exits, and
- * the bytes written into the image's unused space. The same plan, made from clockprof's own pristine vDSO,
- * tells a target's leftover patch of an earlier run from anyone else's
- * change.
+ * the bytes written into the image's unused space. The same plan, made
+ * from clockprof's own pristine vDSO, tells a target's leftover patch of
+ * an earlier run from anyone else's change.
  *
  * Why one instruction: a site is switched by one atomic store of the
  * aligned 8 bytes that hold its jump (vdso_area.S), and a thread can only

@@ -241,7 +241,8 @@ static bool leftover_unmapped(pid_t pid, const struct cp_vdso_plan *plan, const 
 	struct cp_vdso_stub_result r;
 	uint64_t word;
 
-	if (!leftover_header(pid, plan, target, &h) || h.table || !cp_vdso_request_done(pid, &h, &r))
+	if (!leftover_header(pid, plan, target, &h) || h.table ||
+	    !cp_vdso_request_done(pid, &h, &r))
 		return false;
 	for (int i = 0; i < plan->nsites; i++) {
 		memcpy(&word, target + plan->site[i].qword, 8);
@@ -350,7 +351,8 @@ static int claim(struct cp_vdso_patch *p)
 	struct cp_vdso_area_owner self;
 
 	cp_patch_owner_self(&self);
-	if (cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+	if (cp_proc_mem_write(p->pid,
+			      cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
 			      &self, sizeof(self)))
 		return -1;
 	p->owned = true;
@@ -374,7 +376,8 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no vDSO mapped", p->pid);
 	if (pristine_image(end - start, &pristine, err))
 		return -1;
-	if (!(target = malloc(end - start)) || cp_proc_mem_read(p->pid, start, target, end - start)) {
+	if (!(target = malloc(end - start)) ||
+	    cp_proc_mem_read(p->pid, start, target, end - start)) {
 		free(target);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the vDSO of process %d", p->pid);
 	}
@@ -420,7 +423,8 @@ static void wait_earlier_request(const struct cp_vdso_patch *p)
  * flight, if any, is done. */
 static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int lock = p->locked ? -1 : cp_patch_owner_lock(p->pid);	/* the look and the claim, one step */
+	/* the look and the claim, one step */
+	int lock = p->locked ? -1 : cp_patch_owner_lock(p->pid);
 	int rc;
 
 	/* Held past its wait by another, or by a name squatted on: never

@@ -95,14 +95,17 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
-		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
-		{ SYS_madvise, 6, { p->plan.table, CP_PATCH_TABLE_SIZE, 18 /* MADV_WIPEONFORK */ } },
+		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE,
+				    23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_madvise, 6, { p->plan.table, CP_PATCH_TABLE_SIZE,
+				    18 /* MADV_WIPEONFORK */ } },
 		{ SYS_madvise, 7, { p->plan.table + CP_PATCH_SITES_OFF,
 				    CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF, 18 } },
 		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
 		{ SYS_getpid, 8, { 0 } },	/* cp_vdso_stop's, on a round trip */
-		{ SYS_nanosleep, 10, { cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, pause) } },
+		{ SYS_nanosleep, 10, { cp_vdso_header_addr(p) +
+				       offsetof(struct cp_vdso_area_header, pause) } },
 		{ SYS_mprotect, 11, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mprotect, 12, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_munmap, 13, { p->plan.table, CP_PATCH_MAP_USED } },
@@ -113,7 +116,8 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 		if ((i == 7 && !p->give_fs) || (i == 8 && !p->resume) || (i == 9 && !pause_ms(p)))
 			continue;
 		d[n] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
-			.instruction_pointer = cp_vdso_header_addr(p) + cp_vdso_stub_syscall_ips[calls[i].ip] };
+			.instruction_pointer = cp_vdso_header_addr(p) +
+					       cp_vdso_stub_syscall_ips[calls[i].ip] };
 		memcpy(d[n++].args, calls[i].args, sizeof(d[0].args));
 	}
 	for (size_t i = 0; i < p->nredirects; i++)
@@ -267,7 +271,8 @@ static void note_timeout(void)
 /* Waits until the stub says it is done with the request in flight. */
 int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	for (double until = cp_monotonic_s() + STUB_TIMEOUT_S; cp_monotonic_s() < until; usleep(200)) {
+	for (double until = cp_monotonic_s() + STUB_TIMEOUT_S; cp_monotonic_s() < until;
+	     usleep(200)) {
 		struct cp_vdso_area_header now;
 		struct cp_vdso_stub_result r;
 
@@ -328,7 +333,8 @@ static void mend_forks(struct cp_vdso_patch *p)
 		if (cp_vdso_read_header(&c, &h) || memcmp(h.magic, CP_VDSO_AREA_MAGIC, 16) ||
 		    h.gen_req != p->gen || !fork_wrong(&c, p))
 			continue;
-		if (cp_vdso_run_stub(&c, p->last_cmd, p->last_sites, &err) == 0 && cp_vdso_wait_stub(&c, &err) == 0)
+		if (cp_vdso_run_stub(&c, p->last_cmd, p->last_sites, &err) == 0 &&
+		    cp_vdso_wait_stub(&c, &err) == 0)
 			p->info.forks_mended++;
 		else if (cp_proc_has_wx(c.pid) && p->info.forks_unmended++ == 0)
 			p->info.first_unmended = c.pid;	/* named in the warning */

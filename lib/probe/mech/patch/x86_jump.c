@@ -52,7 +52,8 @@ uint64_t cp_x86_word_with_jump(uint64_t word, uint64_t word_at, uint64_t jump_at
 		cp_x86_put_jmp(w + in, jump_at, to);
 	} else {
 		w[in] = CP_X86_JMP_REL8;
-		w[in + 1] = (uint8_t)(int8_t)((int64_t)to - (int64_t)(jump_at + CP_X86_JMP_SHORT_LEN));
+		w[in + 1] = (uint8_t)(int8_t)((int64_t)to -
+					      (int64_t)(jump_at + CP_X86_JMP_SHORT_LEN));
 	}
 	memcpy(&word, w, 8);
 	return word;
