@@ -104,6 +104,9 @@ def main():
         # Every path a comment, a test or a page names (links and anchors
         # of README.md and docs/ too) exists.
         ("paths", [sys.executable, "tests/check_paths.py"]),
+        # No line of C, header, BPF or assembly over 100 columns but for a
+        # string literal (.editorconfig's max_line_length).
+        ("lines", [sys.executable, "tests/check_lines.py"]),
         # The shipped CI workflow: valid YAML, and every clockprof option
         # in it exists in the built binary's --help.
         ("examples", [sys.executable, "tests/check_examples.py", "--clockprof", "./clockprof"]),
