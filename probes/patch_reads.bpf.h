@@ -606,23 +606,43 @@ static __always_inline void add_in_word(struct cp_totals *tot, int k, __u64 n, b
 				       entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock)], n);
 }
 
-/* The block's sites' reads inside its requests credited (sites: the
- * slot's site block, read after the request block). */
-static __always_inline void credit_block_sites(const __u64 *b, const __u64 *sites)
+/* Entry e of the block's sites: its reads inside the block's requests
+ * credited (a bpf_loop callback; request_block holds the request block,
+ * then the slot's site block, read after it). */
+static long credit_block_site(__u32 e, void *ctx)
 {
-	for (int e = 0; e < CP_PATCH_SITE_ENTRIES; e++) {
-		__u64 n = b[CP_PB_SITES_LAST + e] - b[CP_PB_SITES_FIRST + e];
-		struct cp_site_counts *c;
-		struct cp_site_key k;
-		__u32 id;
+	__u32 zero = 0, id;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero), n, site;
+	struct cp_site_counts *c;
+	struct cp_site_key k;
 
-		if (!sites[2 * e] || !n)
-			continue;
-		patch_site_key(sites[2 * e], &k);
-		id = site_id(&k);
-		if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id)))
-			__sync_fetch_and_add(&c->in_requests, n);
-	}
+	if (!b || e >= CP_PATCH_SITE_ENTRIES)
+		return 1;
+	n = b[CP_PB_SITES_LAST + e] - b[CP_PB_SITES_FIRST + e];
+	site = b[CP_PB_WORDS + 2 * e];
+	if (!site || !n)
+		return 0;
+	patch_site_key(site, &k);
+	id = site_id(&k);
+	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id)))
+		__sync_fetch_and_add(&c->in_requests, n);
+	return 0;
+}
+
+/* Histogram slot i of request_block added to the totals' (a bpf_loop
+ * callback: unrolled, its 512 turns were walked in each program that sums
+ * a followed process's requests). */
+static long add_child_hist_slot(__u32 i, void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+	struct cp_totals *tot = get_totals();
+
+	if (!b || !tot || i >= CP_HIST_SLOTS)
+		return 1;
+	if (b[CP_PB_HIST + i])
+		cp_add(&tot->hist[i], b[CP_PB_HIST + i]);
+	return 0;
 }
 
 static long sum_child_requests(__u32 i, void *ctx)
@@ -656,15 +676,13 @@ static long sum_child_requests(__u32 i, void *ctx)
 		add_in_word(w->tot, k, s, true);
 		in += v + s;
 	}
-	for (int k = 0; k < CP_HIST_SLOTS; k++)
-		if (b[CP_PB_HIST + k])
-			cp_add(&w->tot->hist[k], b[CP_PB_HIST + k]);
+	bpf_loop(CP_HIST_SLOTS, add_child_hist_slot, NULL, 0);
 	raise_max(&w->tot->max_reads_per_request, b[CP_PB_MAX]);
 	cp_add(&w->tot->requests, b[CP_PB_HITS] - 1);
 	cp_add(&w->tot->boundary_hits, cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]));
 	__sync_fetch_and_add(&w->p->requests, b[CP_PB_HITS] - 1);
 	__sync_fetch_and_add(&w->p->in_requests, in);
-	credit_block_sites(b, sites);
+	bpf_loop(CP_PATCH_SITE_ENTRIES, credit_block_site, NULL, 0);
 	return 0;
 }
 

@@ -74,12 +74,15 @@ def test_each_program_is_cheap_to_verify_at_attach(ctx):
 
 def test_each_program_is_cheap_to_verify_when_forks_are_followed(ctx):
     # run follows the processes its command forks: the exec and exit hooks
-    # sum their tables.
+    # sum their tables, and with a boundary closed in the target their
+    # requests too (sum_child_requests: its histogram and sites).
     out = os.path.join(ctx.tmp, "run.json")
-    argv = ["run", "-q", "-e", "none", "-o", out, "-d", "30", "--mechanism", "patch", "--",
-            ctx.target("reads_target"), "clock_gettime", "2", "0", "0"]
-    walked = programs_walked(ctx, argv)
-    assert len(walked) >= 4, f"expected the lifecycle hooks too: {walked}"
-    assert not over_budget(walked), (
-        f"run --mechanism patch: programs the verifier walked more than {BUDGET} "
-        f"instructions of: {over_budget(walked)} (all: {sorted(walked.values())})")
+    for opts in ([], ["-r", "func:handle_request"]):
+        argv = ["run", "-q", "-e", "none", "-o", out, "-d", "30", "--mechanism", "patch",
+                *opts, "--", ctx.target("reads_target"), "clock_gettime", "2", "0", "0"]
+        walked = programs_walked(ctx, argv)
+        assert len(walked) >= 4, f"expected the lifecycle hooks too: {walked}"
+        assert not over_budget(walked), (
+            f"run --mechanism patch {' '.join(opts)}: programs the verifier walked more "
+            f"than {BUDGET} instructions of: {over_budget(walked)} "
+            f"(all: {sorted(walked.values())})")
