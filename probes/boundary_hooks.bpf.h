@@ -67,8 +67,9 @@ static __always_inline void close_request(__u32 tid)
  * clockprof never moved). */
 static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, __u64 *hits)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0, head[2] = { 0, 0 }, opens = 0;
-	int found = read_patch_slot(table, patch_key(), words, &slot, wiped);
+	struct patch_slot ps = { .index = 0 };
+	__u64 head[2] = { 0, 0 }, opens = 0;
+	int found = read_patch_slot(table, patch_key(), &ps, wiped);
 
 	*hits = 0;
 	if (found < 0)
@@ -77,10 +78,10 @@ static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, 
 								 CP_PB_EPOCH * 8)))
 		*epoch = 0;
 	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
-					  (1 + slot) * CP_PATCH_BLOCK)) &&
+					  (1 + ps.index) * CP_PATCH_BLOCK)) &&
 	    head[CP_PB_EPOCH] == *epoch + 1 &&
 	    !bpf_probe_read_user(&opens, sizeof(opens), (void *)(table + CP_PATCH_BLOCKS_OFF +
-					  (1 + slot) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
+					  (1 + ps.index) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
 		*hits = cp_pb_passed(head[CP_PB_HITS], opens);
 	return true;
 }

@@ -22,36 +22,48 @@ static __always_inline __u64 patch_key(void)
 	return key;
 }
 
+/* A thread's slot in the target's vDSO patch table, as read_patch_slot
+ * finds it: its words, and its index (left as it was when no slot is
+ * probed). */
+struct patch_slot {
+	__u64 words[CP_PATCH_SLOT_WORDS];
+	__u64 index;
+};
+
 /* The current thread's slot words in the target's vDSO patch table, found
  * as the thunk finds them. 1 found; 0 it has none (an empty slot came
  * first: it has read nothing through the vDSO) and words are zero; -1 not
  * known (no key, or every probed slot taken: its reads went to the shared
  * slot). In a followed process (wiped: its table was wiped at its fork) a
- * page that cannot be read is one it never wrote: an empty slot. */
-static __always_inline int read_patch_slot(__u64 table, __u64 key, __u64 *words, __u64 *slot,
-					   bool wiped)
+ * page that cannot be read is one it never wrote: an empty slot. A global
+ * function: the verifier walks its probes once, where inlined they were
+ * walked again for each state of each caller (a boundary's program, with
+ * processes followed, reached them in dozens). */
+__noinline int read_patch_slot(__u64 table, __u64 key, struct patch_slot *s, bool wiped)
 {
 	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 
-	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+	if (!s)
+		return -1;
+	__builtin_memset(s->words, 0, sizeof(s->words));
 	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
 		__u64 at = table + CP_PATCH_SLOT_WORDS * 8 *
 			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
 
-		if (bpf_probe_read_user(words, CP_PATCH_SLOT_WORDS * 8, (void *)at)) {
+		if (bpf_probe_read_user(s->words, sizeof(s->words), (void *)at)) {
 			if (!wiped)
 				break;
-			__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
-			*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
+			__builtin_memset(s->words, 0, sizeof(s->words));
+			s->index = (idx + i) & (CP_PATCH_SLOTS - 1);
 			return 0;
 		}
-		*slot = (idx + i) & (CP_PATCH_SLOTS - 1);
-		if (words[0] == key)
+		s->index = (idx + i) & (CP_PATCH_SLOTS - 1);
+		if (s->words[0] == key)
 			return 1;
-		if (words[0] == 0)
+		if (s->words[0] == 0)
 			return 0;
 	}
-	__builtin_memset(words, 0, CP_PATCH_SLOT_WORDS * 8);
+	__builtin_memset(s->words, 0, sizeof(s->words));
 	return -1;
 }
 
@@ -143,8 +155,11 @@ static __always_inline void add_patch_syscalls(struct cp_thread *t, struct patch
 static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
 					    struct patch_look *pl, __u64 table, bool wiped)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS];
-	int found = read_patch_slot(table, key, words, &pl->slot, wiped);
+	struct patch_slot ps = { .index = pl->slot };
+	int found = read_patch_slot(table, key, &ps, wiped);
+	__u64 *words = ps.words;
+
+	pl->slot = ps.index;
 
 	pl->seen = t->patch_valid && key == t->patch_key;
 	t->patch_key = key;
@@ -701,21 +716,21 @@ static long sum_child_requests(__u32 i, void *ctx)
  * a member attach was given (its patch closes none). */
 static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 {
-	__u64 words[CP_PATCH_SLOT_WORDS], slot = 0;
+	struct patch_slot ps = { .index = 0 };
+	__u64 *words = ps.words;
 	int found;
 
 	if (!patch_tables)
 		return;
-	found = read_patch_slot(p->table, patch_key(), words, &slot,
-				!(p->flags & CP_PROC_MEMBER));
+	found = read_patch_slot(p->table, patch_key(), &ps, !(p->flags & CP_PROC_MEMBER));
 	if (found == 1) {
-		add_child_slot(p, (__u32)slot + 1, words);
+		add_child_slot(p, (__u32)ps.index + 1, words);
 		__sync_fetch_and_add(&p->threads_summed, 1);
 	} else if (found < 0) {
 		__sync_fetch_and_or(&p->flags, CP_PROC_SHARED_SLOT);
 	}
 	if (last && (p->flags & CP_PROC_SHARED_SLOT) &&
-	    !bpf_probe_read_user(words, sizeof(words), (void *)p->table))
+	    !bpf_probe_read_user(words, sizeof(ps.words), (void *)p->table))
 		add_child_slot(p, 0, words);
 	if (last && boundary_in_target &&
 	    (!(p->flags & CP_PROC_MEMBER) || (p->flags & CP_PROC_REIMAGED))) {
