@@ -21,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 
+from check_report import report
+
 LIMIT = 60
 DIRS = ["cmd", "lib", "probes"]
 
@@ -120,15 +122,9 @@ def main():
         print("functions: 0 passed, 1 failed")
         return 1
     wrong = self_test()
-    for w in wrong:
-        print(f"FAIL {w}")
     checked, problems = check(root)
-    for p in problems:
-        print(f"FAIL {p}")
-    failed = len(wrong) + len(problems)
-    print(f"functions: {checked} product functions, at most {LIMIT} lines each")
-    print(f"functions: {4 - len(wrong) + checked - len(problems)} passed, {failed} failed")
-    return 1 if failed else 0
+    return report("functions", f"{checked} product functions, at most {LIMIT} lines each",
+                  wrong + problems, 4 - len(wrong) + checked - len(problems))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 
+from check_report import report
+
 LIMIT = 100
 DIRS = ("cmd", "lib", "probes", "tests")
 EXTENSIONS = (".c", ".h", ".S", ".inc")
@@ -111,15 +113,10 @@ def self_test():
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     wrong = self_test()
-    for w in wrong:
-        print(f"FAIL {w}")
     files, problems = check(root)
-    for p in problems:
-        print(f"FAIL {p}")
-    print(f"lines: {files} files, no line over {LIMIT} columns but for a string")
-    failed = len(wrong) + len(problems)
-    print(f"lines: {1 if not failed else 0} passed, {failed} failed")
-    return 1 if failed else 0
+    failures = wrong + problems
+    return report("lines", f"{files} files, no line over {LIMIT} columns but for a string",
+                  failures, 0 if failures else 1)
 
 
 if __name__ == "__main__":
