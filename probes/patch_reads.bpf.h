@@ -612,7 +612,7 @@ static __always_inline void add_in_word(struct cp_totals *tot, int k, __u64 n, b
 {
 	int entry = cp_patch_word_entry(k), clock = cp_patch_word_clock(k);
 
-	if (!n)
+	if (!n || clock < 0 || clock >= CP_CLOCK_SLOTS)
 		return;
 	cp_add(&tot->in_requests.reads, n);
 	cp_add(&tot->in_requests.by_entry[entry], n);
@@ -660,12 +660,40 @@ static long add_child_hist_slot(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Where add_in_words is, between two words. */
+struct in_words_walk {
+	struct cp_totals *tot;
+	__u64 in;	/* the reads inside the slot's requests, summed */
+};
+
+/* Word j + 1 of request_block: its reads inside the block's requests,
+ * through the vDSO and through syscall(), added to the totals' counts (a
+ * bpf_loop callback: unrolled, the fifteen words' adds were walked for
+ * every state a slot reached them in, ~6,600 instructions of each
+ * program that sums a followed process's requests). */
+static long add_in_words(__u32 j, void *ctx)
+{
+	struct in_words_walk *w = ctx;
+	__u32 zero = 0, k = j + 1;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero), v, s;
+
+	if (!b || k >= CP_PATCH_SLOT_WORDS)
+		return 1;
+	v = b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
+	s = b[CP_PB_SC_LAST + k] - b[CP_PB_SC_FIRST + k];
+	add_in_word(w->tot, (int)k, v, false);
+	add_in_word(w->tot, (int)k, s, true);
+	w->in += v + s;
+	return 0;
+}
+
 static long sum_child_requests(__u32 i, void *ctx)
 {
 	struct child_requests_walk *w = ctx;
 	__u32 zero = 0;
-	__u64 *b = bpf_map_lookup_elem(&request_block, &zero), key = 0, in = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero), key = 0;
 	__u64 table = w->p->table, *sites;
+	struct in_words_walk words = { 0 };
 
 	if (!b || i >= CP_PATCH_SLOTS ||
 	    bpf_probe_read_user(&key, sizeof(key), (void *)(table + 128 * (__u64)(i + 1))) ||
@@ -683,20 +711,14 @@ static long sum_child_requests(__u32 i, void *ctx)
 		__sync_fetch_and_add(&w->p->syscall_sums[k], b[CP_PB_SYSCALLS + k]);
 	if (!w->requests || b[CP_PB_EPOCH] != 1 || !b[CP_PB_HITS])
 		return 0;
-	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++) {
-		__u64 v = b[CP_PB_LAST + k] - b[CP_PB_FIRST + k];
-		__u64 s = b[CP_PB_SC_LAST + k] - b[CP_PB_SC_FIRST + k];
-
-		add_in_word(w->tot, k, v, false);
-		add_in_word(w->tot, k, s, true);
-		in += v + s;
-	}
+	words.tot = w->tot;
+	bpf_loop(CP_PATCH_SLOT_WORDS - 1, add_in_words, &words, 0);
 	bpf_loop(CP_HIST_SLOTS, add_child_hist_slot, NULL, 0);
 	raise_max(&w->tot->max_reads_per_request, b[CP_PB_MAX]);
 	cp_add(&w->tot->requests, b[CP_PB_HITS] - 1);
 	cp_add(&w->tot->boundary_hits, cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]));
 	__sync_fetch_and_add(&w->p->requests, b[CP_PB_HITS] - 1);
-	__sync_fetch_and_add(&w->p->in_requests, in);
+	__sync_fetch_and_add(&w->p->in_requests, words.in);
 	bpf_loop(CP_PATCH_SITE_ENTRIES, credit_block_site, NULL, 0);
 	return 0;
 }
