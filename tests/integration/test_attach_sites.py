@@ -343,12 +343,14 @@ def test_attach_names_redis_lines_as_uprobes(ctx):
         server.stop()
 
 
-def same_main_sites(name, uprobe, patch, share, structural):
-    """The sites of at least `share` reads per request, patch as uprobes,
-    and each site `structural` names (a predicate) at its reads per
+def same_main_sites(name, uprobe, patch, share, structural, paced):
+    """The sites of at least `share` reads per request, patch as uprobes
+    (but those `paced` names, whose reads per request follow the server's
+    pace), and each site `structural` names (a predicate) at its reads per
     request within 2%; none at the C library's wrapper."""
-    main = {k for k, v in uprobe.items() if v >= share}
-    assert {k for k, v in patch.items() if v >= share} == main, (name, patch, uprobe)
+    main = {k for k, v in uprobe.items() if v >= share and not paced(k)}
+    assert {k for k, v in patch.items() if v >= share and not paced(k)} == main, \
+        (name, patch, uprobe)
     compared = [k for k in main if structural(k)]
     assert compared, (name, uprobe)
     for k in compared:
@@ -356,7 +358,8 @@ def same_main_sites(name, uprobe, patch, share, structural):
     assert not [k for k in patch if k[0] == "clock_gettime"], (name, patch)
 
 
-def lines_as_uprobes(ctx, server, share, structural=lambda k: True, measure=None):
+def lines_as_uprobes(ctx, server, share, structural=lambda k: True, measure=None,
+                     paced=lambda k: False):
     """Uprobes, then the patch twice (the second reusing the first's
     table), each attached while requests are served: same_main_sites."""
     measure = measure or (lambda m: attach_server(ctx, server, m, busy=ab_until))
@@ -365,7 +368,7 @@ def lines_as_uprobes(ctx, server, share, structural=lambda k: True, measure=None
         uprobe = measure("uprobe")
         for i in range(2):
             same_main_sites(f"{server.name} patch {i + 1}", uprobe, measure("patch"), share,
-                            structural)
+                            structural, paced)
     finally:
         server.stop()
     return uprobe
@@ -391,9 +394,11 @@ def test_attach_names_node_lines_as_uprobes(ctx):
     # server's pace: uprobes' slower reads make it 5-8% fewer (both
     # mechanisms exact against the truth library: test_servers.py), so
     # only Date.now's site is compared for its count; V8's TimeTicks::Now
-    # (0.1-0.5 a request) is left out.
+    # is left out: 0.1-0.5 a request on a quiet host, 0.8 under uprobes and
+    # 1.3 under the patch beside two busy loops, its pace too.
     uprobe = lines_as_uprobes(ctx, servers.Node(ctx, preload=False), 0.9,
-                              lambda k: k[0] == "v8::base::Time::Now()")
+                              lambda k: k[0] == "v8::base::Time::Now()",
+                              paced=lambda k: k[0] == "v8::base::TimeTicks::Now()")
     assert round(uprobe[("v8::base::Time::Now()", "gettimeofday", "", None, (), None)], 2) == 1.0, uprobe
     assert sum(v for k, v in uprobe.items() if k[0] == "uv__hrtime") >= 2, uprobe
 
