@@ -85,7 +85,7 @@ struct word_reads_walk {
 
 /* Word k + 1's reads since the last boundary join the request (a
  * bpf_loop callback: unrolled, the fifteen words' branches were walked
- * for every state a boundary reached them in, most of the ~21,700
+ * for every state a boundary reached them in, some 7,500 of the 21,700
  * instructions a syscall: boundary under the patch cost every start-up). */
 static long add_word_read(__u32 k, void *ctx)
 {
