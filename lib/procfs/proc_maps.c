@@ -11,6 +11,7 @@
 
 #include "grow.h"
 #include "proc_maps.h"
+#include "procfs.h"
 
 int cp_proc_map_parse(char *line, struct cp_proc_map *m)
 {
@@ -146,7 +147,24 @@ int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
 	return rc;
 }
 
-pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso)
+/* Whether pid descends from root (its parent's parent's ..., a few dozen
+ * generations at most). */
+static bool descends_from(pid_t pid, pid_t root)
+{
+	struct cp_proc_stat st;
+
+	for (int depth = 0; depth < 64 && pid > 1; depth++) {
+		if (cp_proc_stat_read(pid, &st))
+			return false;
+		if (st.ppid == root)
+			return true;
+		pid = st.ppid;
+	}
+	return false;
+}
+
+pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso,
+			      bool descendants)
 {
 	struct stat st;
 	DIR *d;
@@ -164,7 +182,8 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 
 		for (size_t i = 0; i < nalso && !excepted; i++)
 			excepted = also[i] == pid;
-		if (pid <= 0 || excepted || cp_proc_maps_read(pid, &maps, &n))
+		if (pid <= 0 || excepted || (descendants && descends_from(pid, except)) ||
+		    cp_proc_maps_read(pid, &maps, &n))
 			continue;
 		for (size_t i = 0; i < n && !found; i++)
 			if (maps[i].ino == (uint64_t)st.st_ino &&

@@ -274,3 +274,39 @@ TEST(proc_map_entry_is_small)
 {
 	CHECK(sizeof(struct cp_proc_map) <= 64);
 }
+
+/* A child forked after a followed target's tree was listed (attach --tree
+ * on a shell loop) maps the boundary's file as its parent does: it is the
+ * target's own, not another process's that would drop following. Here the
+ * target is this process, and the file its own executable, which a forked
+ * child maps too. */
+TEST(proc_maps_other_user_spares_the_targets_descendants)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int ready[2];
+	pid_t child, other, spared;
+	char c;
+
+	CHECK(len > 0 && pipe(ready) == 0);
+	exe[len] = '\0';
+	child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		(void)!write(ready[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	CHECK(child > 0);
+	(void)!read(ready[0], &c, 1);
+	close(ready[0]);
+	other = cp_proc_maps_other_user(exe, getpid(), NULL, 0, false);
+	spared = cp_proc_maps_other_user(exe, getpid(), NULL, 0, true);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* without following, the child is another user (the first found
+	 * may be another process of the host running these tests) */
+	CHECK(other != 0);
+	CHECK(spared != child);
+}

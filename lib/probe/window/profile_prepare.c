@@ -188,8 +188,10 @@ void cp_profile_check_follow(struct cp_profile *p, struct cp_session_config *cfg
 	for (int i = 0; i < cfg->nprobes && n < sizeof(files) / sizeof(files[0]); i++)
 		files[n++] = &cfg->probes[i];
 	for (size_t i = 0; i < n && (cfg->follow_forks || cfg->nmembers); i++) {
+		/* a process the followed target forked since its tree was
+		 * listed (attach --tree) is one of its own, not another's */
 		pid_t other = cp_proc_maps_other_user(files[i]->path, cfg->pid, cfg->members,
-						      cfg->nmembers);
+						      cfg->nmembers, cfg->follow_forks);
 
 		if (!other)
 			continue;

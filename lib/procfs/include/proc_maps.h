@@ -40,9 +40,11 @@ void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
 /* Where the vDSO is mapped in pid; -1 when it has none (or has exited). */
 int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
 
-/* A process other than except, also[0..nalso) and clockprof that maps the
- * file at path now, found by its device and inode in every
- * /proc/PID/maps; 0: none. */
-pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso);
+/* A process other than except, also[0..nalso) and clockprof (and, given
+ * descendants, other than any process descended from except: those a
+ * followed target forks) that maps the file at path now, found by its
+ * device and inode in every /proc/PID/maps; 0: none. */
+pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso,
+			      bool descendants);
 
 #endif
