@@ -177,13 +177,11 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 		pid_t pid = (pid_t)atoi(e->d_name);
 		struct cp_proc_map *maps;
 		size_t n;
-
 		bool excepted = pid == except || pid == self;
 
 		for (size_t i = 0; i < nalso && !excepted; i++)
 			excepted = also[i] == pid;
-		if (pid <= 0 || excepted || (descendants && descends_from(pid, except)) ||
-		    cp_proc_maps_read(pid, &maps, &n))
+		if (pid <= 0 || excepted || cp_proc_maps_read(pid, &maps, &n))
 			continue;
 		for (size_t i = 0; i < n && !found; i++)
 			if (maps[i].ino == (uint64_t)st.st_ino &&
@@ -191,6 +189,9 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 			    maps[i].dev_minor == minor(st.st_dev))
 				found = pid;
 		free(maps);
+		/* only a process that maps it is walked up: /proc holds hundreds */
+		if (found && descendants && descends_from(found, except))
+			found = 0;
 	}
 	closedir(d);
 	return found;
