@@ -502,7 +502,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 		cp_profile_warn(p, "%s", job.closing);
 	free(job.closing);
 	if (job.left)
-		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too?",
+		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too, or a clockprof killed while it placed them left them (dmesg: 'leaking uprobe')?",
 				job.left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	free(r->raw.sites);
 	free(r->raw.stacks);
