@@ -432,8 +432,10 @@ def test_attach_names_go_server_lines_as_uprobes(ctx):
     uprobe = lines_as_uprobes(ctx, server, 0.5, lambda k: k[0] == "main.stamp",
                               measure=lambda m: {
         k: v for k, v in go_sites(ctx, server, m).items() if not k[0].startswith("runtime.")})
+    # the window's two edges may each cut a request between its stamps:
+    # a line a read off (6 / ~6,000 requests' reads = 0.001 a request)
     stamp = {k[3]: v for k, v in uprobe.items() if k[0] == "main.stamp"}
-    assert len(stamp) == 3 and set(stamp.values()) == {2.0}, uprobe
+    assert len(stamp) == 3 and all(abs(v - 2.0) <= 0.002 for v in stamp.values()), uprobe
     assert all(k[2] and k[3] for k, v in uprobe.items() if v >= 0.5), uprobe
 
 
