@@ -44,24 +44,31 @@ def require_breakpoints(ctx):
         raise Skip(_BREAKPOINTS["why"])
 
 
+def fd_infos(pid):
+    """The fields of each of process pid's fds (/proc/PID/fdinfo), as
+    {name: text} dicts; none once it has gone."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return
+    for fd in fds:
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                yield dict((k, v.strip()) for k, v in
+                           (line.split(":", 1) for line in f if ":" in line))
+        except OSError:
+            pass
+
+
 def bpf_ids(pid):
     """The BPF programs and links process pid holds (from its fdinfo), so
     that another clockprof running meanwhile is not mistaken for it."""
     progs, links = set(), set()
-    try:
-        fds = os.listdir(f"/proc/{pid}/fdinfo")
-    except OSError:
-        return progs, links
-    for fd in fds:
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        progs.add(int(line.split()[1]))
-                    elif line.startswith("link_id:"):
-                        links.add(int(line.split()[1]))
-        except OSError:
-            pass
+    for info in fd_infos(pid):
+        if "prog_id" in info:
+            progs.add(int(info["prog_id"]))
+        if "link_id" in info:
+            links.add(int(info["link_id"]))
     return progs, links
 
 

@@ -14,6 +14,7 @@ held to it."""
 import os
 import subprocess
 
+from common import fd_infos
 from readiness import wait_attached, wait_serving
 
 BUDGET = 30000
@@ -21,16 +22,8 @@ BUDGET = 30000
 
 def verified_insns(pid):
     """{prog_id: verified instructions} of the programs process pid holds."""
-    seen = {}
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-        except OSError:
-            continue
-        if "prog_id" in fields and "verified_insns" in fields:
-            seen[int(fields["prog_id"])] = int(fields["verified_insns"])
-    return seen
+    return {int(i["prog_id"]): int(i["verified_insns"]) for i in fd_infos(pid)
+            if "prog_id" in i and "verified_insns" in i}
 
 
 def programs_walked(ctx, argv):
