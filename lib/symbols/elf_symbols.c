@@ -59,6 +59,34 @@ int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset)
 	return -1;
 }
 
+int cp_elf_each_symbol(Elf *elf, int (*fn)(const GElf_Sym *sym, const char *name, void *arg),
+		       void *arg)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int rc;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if ((rc = fn(&sym, name ? name : "", arg)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
 Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
@@ -220,31 +248,25 @@ static void consider(struct search *s, Elf *layout, const GElf_Sym *sym,
 	f->ifunc = type == STT_GNU_IFUNC;
 }
 
+struct scan {
+	struct search *s;
+	Elf *layout;
+};
+
+static int consider_named(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct scan *sc = arg;
+
+	if (*name)
+		consider(sc->s, sc->layout, sym, name);
+	return 0;
+}
+
 static void scan_symbols(struct search *s, Elf *elf, Elf *layout)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct scan sc = { s, layout };
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !sh.sh_entsize)
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				continue;
-			name = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (name && *name)
-				consider(s, layout, &sym, name);
-		}
-	}
+	cp_elf_each_symbol(elf, consider_named, &sc);
 }
 
 /* A stripped file's full symbol table lives in its separate debug file:

@@ -81,34 +81,30 @@ static bool calls_clock_gettime(const struct elf_view *v, GElf_Addr addr, GElf_X
 	return false;
 }
 
+struct function_walk {
+	struct elf_view *v;
+	struct cp_clock_points *out;
+	int (*fn)(struct elf_view *, const GElf_Sym *, const char *, struct cp_clock_points *);
+};
+
+static int if_function(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct function_walk *w = arg;
+
+	if (sym->st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
+	    !sym->st_value)
+		return 0;
+	return w->fn(w->v, sym, name, w->out) ? -1 : 0;
+}
+
 /* Calls fn for every defined function symbol of .symtab and .dynsym. */
 static int for_each_function(struct elf_view *v, struct cp_clock_points *out,
 			     int (*fn)(struct elf_view *, const GElf_Sym *, const char *,
 				       struct cp_clock_points *))
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	struct function_walk w = { v, out, fn };
 
-	while ((scn = elf_nextscn(v->elf, scn))) {
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value ||
-			    !(name = elf_strptr(v->elf, sh.sh_link, sym.st_name)))
-				continue;
-			if (fn(v, &sym, name, out))
-				return -1;
-		}
-	}
-	return 0;
+	return cp_elf_each_symbol(v->elf, if_function, &w);
 }
 
 static int note_clock_gettime(struct elf_view *v, const GElf_Sym *sym, const char *name,

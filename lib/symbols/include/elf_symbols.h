@@ -46,6 +46,13 @@ int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);
 /* The same for an ELF file already open. */
 int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset);
 
+/* Calls fn for each symbol of the file's .symtab and .dynsym, in their
+ * order, with its name ("" when it has none), until fn returns nonzero:
+ * that value is returned, else 0. The one walk of the symbol tables that
+ * the callers' filters share. */
+int cp_elf_each_symbol(Elf *elf, int (*fn)(const GElf_Sym *sym, const char *name, void *arg),
+		       void *arg);
+
 /* The section called name (and its header in *sh), or NULL. */
 Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf_symbols.h"
 #include "foreign_uprobes.h"
 #include "proc_maps.h"
 #include "procfs.h"
@@ -87,39 +88,38 @@ static bool segment_of(Elf *elf, uint64_t off, GElf_Phdr *seg)
 	return false;
 }
 
+struct neighbours {
+	uint64_t lo, hi;
+	uint64_t prev_start, prev_end, next;
+};
+
+static int note_neighbour(const GElf_Sym *sym, const char *name, void *arg)
+{
+	struct neighbours *nb = arg;
+
+	(void)name;
+	if (sym->st_shndx == SHN_UNDEF || !sym->st_value)
+		return 0;
+	if (sym->st_value < nb->lo && sym->st_value >= nb->prev_start) {
+		nb->prev_end = sym->st_value == nb->prev_start && nb->prev_end ?
+			       nb->prev_end :
+			       (sym->st_size ? sym->st_value + sym->st_size : 0);
+		nb->prev_start = sym->st_value;
+	}
+	if (sym->st_value >= nb->hi && (!nb->next || sym->st_value < nb->next))
+		nb->next = sym->st_value;
+	return 0;
+}
+
 /* The symbols next to [lo, hi) (vaddrs): the nearest that starts before
  * lo (its start, and its end: 0 when it has no size) and the nearest that
- * starts at hi or after (*next; 0 none). */
-static void neighbours(Elf *elf, uint64_t lo, uint64_t hi, uint64_t *prev_start,
-		       uint64_t *prev_end, uint64_t *next)
+ * starts at hi or after (next; 0 none). */
+static struct neighbours neighbours(Elf *elf, uint64_t lo, uint64_t hi)
 {
-	Elf_Scn *scn = NULL;
+	struct neighbours nb = { .lo = lo, .hi = hi };
 
-	*prev_start = *prev_end = *next = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
-				continue;
-			if (sym.st_value < lo && sym.st_value >= *prev_start) {
-				*prev_end = sym.st_value == *prev_start && *prev_end ?
-					    *prev_end :
-					    (sym.st_size ? sym.st_value + sym.st_size : 0);
-				*prev_start = sym.st_value;
-			}
-			if (sym.st_value >= hi && (!*next || sym.st_value < *next))
-				*next = sym.st_value;
-		}
-	}
+	cp_elf_each_symbol(elf, note_neighbour, &nb);
+	return nb;
 }
 
 /* Whether every byte of [from, to) of the file (file bytes at buf) is
@@ -170,12 +170,11 @@ static void find_room(pid_t pid, int fd, Elf *elf, const GElf_Phdr *seg, uint64_
 		      uint64_t size, uint64_t func, struct cp_redirect_room *room)
 {
 	uint64_t lo = off - seg->p_offset + seg->p_vaddr, hi = lo + size;
-	uint64_t prev_start, prev_end, next;
+	struct neighbours nb = neighbours(elf, lo, hi);
+	uint64_t prev_end = nb.prev_end ? nb.prev_end : code_end(fd, seg, nb.prev_start, lo);
+	uint64_t next = nb.next;
 	uint64_t gap[2][2];
 
-	neighbours(elf, lo, hi, &prev_start, &prev_end, &next);
-	if (!prev_end)
-		prev_end = code_end(fd, seg, prev_start, lo);
 	gap[0][0] = prev_end && prev_end <= lo && lo - prev_end <= 64 ? prev_end : lo;
 	gap[0][1] = lo;
 	gap[1][0] = hi;

@@ -10,31 +10,27 @@
 #include "proc_maps.h"
 #include "tid_offset.h"
 
-/* The descriptor in one symbol table of the ELF file (fd): 0 without. */
-static uint32_t offset_in_symtab(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr *sh)
+struct descriptor_file {
+	Elf *elf;
+	int fd;
+};
+
+/* The offset _thread_db_pthread_tid's descriptor gives, read from the file
+ * (fd): nonzero ends the walk of the symbols. */
+static int descriptor_offset(const GElf_Sym *s, const char *name, void *arg)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n = sh->sh_entsize ? sh->sh_size / sh->sh_entsize : 0;
+	struct descriptor_file *f = arg;
+	uint32_t desc[3];
+	uint64_t off;
 
-	for (size_t i = 0; d && i < n; i++) {
-		uint32_t desc[3];
-		const char *name;
-		uint64_t off;
-		GElf_Sym s;
-
-		if (!gelf_getsym(d, (int)i, &s) || s.st_size != sizeof(desc) ||
-		    !(name = elf_strptr(elf, sh->sh_link, s.st_name)) ||
-		    strcmp(name, "_thread_db_pthread_tid"))
-			continue;
-		if (cp_elf_vaddr_to_offset_in(elf, s.st_value, &off) ||
-		    pread(fd, desc, sizeof(desc), (off_t)off) != (ssize_t)sizeof(desc))
-			return 0;
-		/* within the descriptor's first page, aligned: read at fs:off */
-		return desc[0] == 32 && desc[1] == 1 && desc[2] &&
-		       desc[2] < 4096 && !(desc[2] % 4) ?
-		       desc[2] : 0;
-	}
-	return 0;
+	if (s->st_size != sizeof(desc) || strcmp(name, "_thread_db_pthread_tid"))
+		return 0;
+	if (cp_elf_vaddr_to_offset_in(f->elf, s->st_value, &off) ||
+	    pread(f->fd, desc, sizeof(desc), (off_t)off) != (ssize_t)sizeof(desc))
+		return 0;
+	/* within the descriptor's first page, aligned: read at fs:off */
+	return desc[0] == 32 && desc[1] == 1 && desc[2] && desc[2] < 4096 && !(desc[2] % 4) ?
+	       (int)desc[2] : 0;
 }
 
 /* The descriptor's offset in the ELF file at path; 0 without. Its
@@ -45,22 +41,16 @@ static uint32_t offset_in_symtab(Elf *elf, int fd, Elf_Scn *scn, const GElf_Shdr
 static uint32_t offset_in(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
+	struct descriptor_file f = { NULL, fd };
 	uint32_t found = 0;
-	Elf *elf;
 
 	if (fd < 0)
 		return 0;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (sh.sh_type == SHT_DYNSYM || sh.sh_type == SHT_SYMTAB))
-			found = offset_in_symtab(elf, fd, scn, &sh);
-	}
-	elf_end(elf);
+	f.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (f.elf)
+		found = (uint32_t)cp_elf_each_symbol(f.elf, descriptor_offset, &f);
+	elf_end(f.elf);
 	close(fd);
 	return found;
 }
