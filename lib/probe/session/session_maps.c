@@ -19,6 +19,7 @@
 #include "core_btf.h"
 #include "error.h"
 #include "grow.h"
+#include "map_walk.h"
 #include "monotonic.h"
 #include "own_code.h"
 #include "procfs.h"
@@ -215,55 +216,69 @@ int cp_session_set_stack_rules(struct cp_session *s, const struct cp_unwind_tabl
 	return 0;
 }
 
+/* A growing list of the entries read, elements of size bytes. */
+struct entry_list {
+	void *v;
+	size_t n, cap, size;
+};
+
+static int append_entry(struct entry_list *l, const void *entry)
+{
+	if (cp_grow(&l->v, &l->cap, l->n + 1, l->size))
+		return -1;
+	memcpy((char *)l->v + l->n++ * l->size, entry, l->size);
+	return 0;
+}
+
+struct site_walk {
+	struct bpf_map *counts;
+	struct entry_list list;
+};
+
+/* site_counts is shared by the CPUs: one value per site, at the id that
+ * site_ids gives its key. */
+static int add_site(const void *key, const void *id, void *arg)
+{
+	struct site_walk *w = arg;
+	struct cp_site_count c;
+
+	memcpy(&c.key, key, sizeof(c.key));
+	if (bpf_map__lookup_elem(w->counts, id, sizeof(__u32), &c.counts, sizeof(c.counts), 0))
+		return 0;
+	return append_entry(&w->list, &c);
+}
+
 int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n)
 {
-	struct bpf_map *ids = s->skel->maps.site_ids;
-	struct cp_site_counts counts;
-	struct cp_site_key key, next, *prev = NULL;
-	size_t cap = 0;
-	__u32 id;
+	struct site_walk w = { s->skel->maps.site_counts, { .size = sizeof(**sites) } };
+	int rc = cp_map_walk(s->skel->maps.site_ids, sizeof(struct cp_site_key), sizeof(__u32),
+			     add_site, &w);
 
-	*sites = NULL;
-	*n = 0;
-	while (bpf_map__get_next_key(ids, prev, &next, sizeof(next)) == 0) {
-		key = next;
-		prev = &key;
-		/* site_counts is shared by the CPUs: one value per site. */
-		if (bpf_map__lookup_elem(ids, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    bpf_map__lookup_elem(s->skel->maps.site_counts, &id, sizeof(id), &counts,
-					 sizeof(counts), 0))
-			continue;
-		if (cp_grow(sites, &cap, *n + 1, sizeof(**sites)))
-			return -1;
-		(*sites)[*n].key = key;
-		(*sites)[(*n)++].counts = counts;
-	}
-	return 0;
+	*sites = w.list.v;
+	*n = w.list.n;
+	return rc;
+}
+
+static int add_stack(const void *key, const void *count, void *arg)
+{
+	struct cp_stack_count c;
+
+	memcpy(&c.key, key, sizeof(c.key));
+	memcpy(&c.count, count, sizeof(c.count));
+	return append_entry(arg, &c);
 }
 
 int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
 			   size_t *n)
 {
-	struct bpf_map *map = s->skel->maps.stacks;
-	struct cp_stack_key key, next, *prev = NULL;
-	size_t cap = 0;
+	struct entry_list l = { .size = sizeof(**stacks) };
+	int rc = cp_map_walk(s->skel->maps.stacks, sizeof(struct cp_stack_key), sizeof(__u64),
+			     add_stack, &l);
 
-	*stacks = NULL;
-	*n = 0;
-	while (bpf_map__get_next_key(map, prev, &next, sizeof(next)) == 0) {
-		__u64 count;
-
-		key = next;
-		prev = &key;
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
-			continue;
-		if (cp_grow(stacks, &cap, *n + 1, sizeof(**stacks)))
-			return -1;
-		(*stacks)[*n].key = key;
-		(*stacks)[(*n)++].count = count;
-	}
-	return 0;
+	*stacks = l.v;
+	*n = l.n;
+	return rc;
 }
 
 static bool dist_free_slot(const struct cp_session *s, __u32 *slot)

@@ -13,37 +13,45 @@
 
 #include "exec_guard.h"
 #include "grow.h"
+#include "map_walk.h"
 #include "monotonic.h"
 #include "procfs.h"
 #include "session_internal.h"
 #include "session_probes.h"
 
+struct followed_list {
+	struct cp_followed *v;
+	size_t n, cap;
+};
+
+static int add_followed(const void *key, const void *proc, void *arg)
+{
+	struct followed_list *l = arg;
+
+	if (cp_grow(&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return -1;
+	memcpy(&l->v[l->n].host_tgid, key, sizeof(l->v[l->n].host_tgid));
+	memcpy(&l->v[l->n++].p, proc, sizeof(l->v->p));
+	return 0;
+}
+
 int cp_session_followed(const struct cp_session *s, struct cp_followed **out, size_t *n)
 {
-	struct bpf_map *map = s->skel->maps.procs;
-	struct cp_followed *v = NULL;
-	size_t have = 0, cap = 0;
-	__u32 key, next;
+	struct followed_list l = { 0 };
 
 	if (s->ngone) {		/* those drained, then those still in the map */
-		if (cp_grow(&v, &cap, s->ngone, sizeof(*v)))
+		if (cp_grow(&l.v, &l.cap, s->ngone, sizeof(*l.v)))
 			return -1;
-		memcpy(v, s->gone, s->ngone * sizeof(*v));
-		have = s->ngone;
+		memcpy(l.v, s->gone, s->ngone * sizeof(*l.v));
+		l.n = s->ngone;
 	}
-
-	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
-	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		key = next;
-		if (cp_grow(&v, &cap, have + 1, sizeof(*v))) {
-			free(v);
-			return -1;
-		}
-		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &v[have].p, sizeof(v[have].p), 0))
-			v[have++].host_tgid = key;
+	if (cp_map_walk(s->skel->maps.procs, sizeof(__u32), sizeof(struct cp_proc), add_followed,
+			&l)) {
+		free(l.v);
+		return -1;
 	}
-	*out = v;
-	*n = have;
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }
 
@@ -76,23 +84,35 @@ static bool has_tgid(const uint32_t *v, size_t n, uint32_t tgid)
 	return false;
 }
 
+struct doomed_slots {
+	const uint32_t *tgids;
+	size_t ntgids;
+	struct cp_child_slot_key *v;
+	size_t n, cap;
+};
+
+static int note_doomed(const void *key, const void *value, void *arg)
+{
+	struct doomed_slots *d = arg;
+	struct cp_child_slot_key k;
+
+	(void)value;
+	memcpy(&k, key, sizeof(k));
+	if (has_tgid(d->tgids, d->ntgids, k.tgid) && !cp_grow(&d->v, &d->cap, d->n + 1, sizeof(k)))
+		d->v[d->n++] = k;
+	return 0;
+}
+
 /* The child_slots entries of the processes in tgids[0..n) deleted. */
 static void forget_slots(struct cp_session *s, const uint32_t *tgids, size_t n)
 {
 	struct bpf_map *map = s->skel->maps.child_slots;
-	struct cp_child_slot_key key, next, *doomed = NULL;
-	size_t ndoomed = 0, cap = 0;
+	struct doomed_slots d = { .tgids = tgids, .ntgids = n };
 
-	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
-	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		key = next;
-		if (has_tgid(tgids, n, key.tgid) &&
-		    !cp_grow(&doomed, &cap, ndoomed + 1, sizeof(key)))
-			doomed[ndoomed++] = key;
-	}
-	for (size_t i = 0; i < ndoomed; i++)
-		bpf_map__delete_elem(map, &doomed[i], sizeof(key), 0);
-	free(doomed);
+	cp_map_walk(map, sizeof(struct cp_child_slot_key), 0, note_doomed, &d);
+	for (size_t i = 0; i < d.n; i++)
+		bpf_map__delete_elem(map, &d.v[i], sizeof(d.v[i]), 0);
+	free(d.v);
 }
 
 /* A member's slot (0 shared, else index + 1) and its site entries as
@@ -141,12 +161,23 @@ int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t 
 	return bpf_map__update_elem(s->skel->maps.procs, &key, sizeof(key), &p, sizeof(p), BPF_ANY);
 }
 
+/* A followed process that exited or exec'd: moved out at the next drain. */
+static int mark_ended(const void *key, const void *proc, void *arg)
+{
+	struct cp_session *s = arg;
+	const struct cp_proc *p = proc;
+
+	if ((p->flags & (CP_PROC_EXITED | CP_PROC_EXECED)) &&
+	    !cp_grow(&s->marked, &s->cap_marked, s->nmarked + 1, sizeof(*s->marked)))
+		memcpy(&s->marked[s->nmarked++], key, sizeof(*s->marked));
+	return 0;
+}
+
 void cp_session_drain_followed(struct cp_session *s)
 {
 	struct bpf_map *map = s->skel->maps.procs;
 	uint32_t *moved = NULL;
 	size_t nmoved = 0, cap = 0;
-	__u32 key, next;
 
 	/* Those marked at the last drain: every thread's exit has added what
 	 * it read by now (a second or more later). */
@@ -166,32 +197,31 @@ void cp_session_drain_followed(struct cp_session *s)
 		forget_slots(s, moved, nmoved);
 	free(moved);
 	s->nmarked = 0;
-	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more;
-	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		struct cp_proc p;
+	cp_map_walk(map, sizeof(__u32), sizeof(struct cp_proc), mark_ended, s);
+}
 
-		key = next;
-		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &p, sizeof(p), 0) &&
-		    (p.flags & (CP_PROC_EXITED | CP_PROC_EXECED)) &&
-		    !cp_grow(&s->marked, &s->cap_marked, s->nmarked + 1, sizeof(*s->marked)))
-			s->marked[s->nmarked++] = key;
-	}
+struct exit_sites_walk {
+	int (*each)(void *ctx, uint64_t key, uint64_t count);
+	void *ctx;
+};
+
+static int pass_exit_site(const void *key, const void *count, void *arg)
+{
+	struct exit_sites_walk *w = arg;
+	__u64 k, c;
+
+	memcpy(&k, key, sizeof(k));
+	memcpy(&c, count, sizeof(c));
+	return w->each(w->ctx, k, c);
 }
 
 int cp_session_child_exit_sites(struct cp_session *s,
 				int (*each)(void *ctx, uint64_t key, uint64_t count), void *ctx)
 {
-	struct bpf_map *map = s->skel->maps.child_exit_sites;
-	__u64 key, next, count;
-	int rc = 0;
+	struct exit_sites_walk w = { each, ctx };
 
-	for (int more = !bpf_map__get_next_key(map, NULL, &next, sizeof(next)); more && !rc;
-	     more = !bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		key = next;
-		if (!bpf_map__lookup_elem(map, &key, sizeof(key), &count, sizeof(count), 0))
-			rc = each(ctx, key, count);
-	}
-	return rc;
+	return cp_map_walk(s->skel->maps.child_exit_sites, sizeof(__u64), sizeof(__u64),
+			   pass_exit_site, &w);
 }
 
 bool cp_session_hold_execs(struct cp_session *s, bool on)
