@@ -497,43 +497,45 @@ static void no_stacks(struct cp_buf *b, const json_t *run)
 			      json_array_size(json_object_get(run, "warnings")) ? " (see the warnings)" : "");
 }
 
-static int flame(struct cp_buf *b, const json_t *run, size_t index,
-		 json_t *entry)
+/* The flame graph of a run's stacks (st, one side), its data in entry. */
+static int flame_figure(struct cp_buf *b, const struct cp_stacks *st, size_t index, double ops,
+			json_t *entry)
 {
-	struct cp_stacks st = { 0 };
-	double ops = cp_report_run_ops(run);
 	double div[2] = { isnan(ops) ? 1 : ops, 1 };
-	json_t *fj;
+	json_t *fj = cp_stacks_to_json(st, 1);
 
-	cp_buf_printf(b, "<h3 id=\"stacks-%zu\">Clock-read stacks</h3>", index);
-	cp_stacks_add(&st, json_object_get(run, "stacks"), 0);
-	if (st.failed) {
-		cp_stacks_free(&st);
+	if (!fj)
 		return -1;
-	}
-	if (!st.nstacks) {
-		no_stacks(b, run);
-		cp_stacks_free(&st);
-		return 0;
-	}
-	fj = cp_stacks_to_json(&st, 1);
-	if (!fj) {
-		cp_stacks_free(&st);
-		return -1;
-	}
-	json_object_set_new(fj, "total", json_real(st.total[0]));
+	json_object_set_new(fj, "total", json_real(st->total[0]));
 	json_object_set_new(fj, "div", json_real(div[0]));
 	json_object_set_new(fj, "unit", json_string(isnan(ops) ? "reads" : "reads/op"));
 	json_object_set_new(entry, "flame", fj);
 	cp_buf_printf(b, "<figure class=\"flamegraph\" id=\"flame-%zu\" data-flame=\"run\" data-run=\"%zu\">"
 			 "<figcaption>Flame graph of ", index, index);
-	cp_html_num(b, st.total[0]);
+	cp_html_num(b, st->total[0]);
 	cp_buf_printf(b, " clock reads in %zu distinct stacks (root at top; width is the share of reads)</figcaption>"
-			 "<div class=\"plot\"></div>", st.nstacks);
-	cp_report_function_table(b, &st, 1, div, isnan(ops) ? "reads" : "per op");
+			 "<div class=\"plot\"></div>", st->nstacks);
+	cp_report_function_table(b, st, 1, div, isnan(ops) ? "reads" : "per op");
 	cp_buf_puts(b, "</figure>\n");
-	cp_stacks_free(&st);
 	return 0;
+}
+
+static int flame(struct cp_buf *b, const json_t *run, size_t index,
+		 json_t *entry)
+{
+	struct cp_stacks st = { 0 };
+	int rc = 0;
+
+	cp_buf_printf(b, "<h3 id=\"stacks-%zu\">Clock-read stacks</h3>", index);
+	cp_stacks_add(&st, json_object_get(run, "stacks"), 0);
+	if (st.failed)
+		rc = -1;
+	else if (!st.nstacks)
+		no_stacks(b, run);
+	else
+		rc = flame_figure(b, &st, index, cp_report_run_ops(run), entry);
+	cp_stacks_free(&st);
+	return rc;
 }
 
 int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,

@@ -335,42 +335,32 @@ static double side_div(json_t *const *runs, size_t n, int *per_op)
 	return ops;
 }
 
-static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
-		      json_t *const *head, size_t nhead, const double div[2],
-		      const char *unit, json_t *data)
+/* What the base and head runs' empty stacks say: recorded with none to
+ * show, or not recorded (run.json has "stacks": [] under --stacks). */
+static void no_diff_stacks(struct cp_buf *b, json_t *const *base, size_t nbase,
+			   json_t *const *head, size_t nhead)
 {
-	struct cp_stacks st = { 0 };
-	json_t *fj;
+	int recorded = 0;
 
-	cp_buf_puts(b, "<h3 id=\"diff-stacks\">Clock-read stacks: base vs head</h3>");
-	for (size_t i = 0; i < nbase; i++)
-		cp_stacks_add(&st, json_object_get(base[i], "stacks"), 0);
-	for (size_t i = 0; i < nhead; i++)
-		cp_stacks_add(&st, json_object_get(head[i], "stacks"), 1);
-	if (st.failed) {
-		cp_stacks_free(&st);
-		return -1;
-	}
-	if (!st.nstacks) {
-		int recorded = 0;	/* run.json has "stacks": [] under --stacks */
+	for (size_t i = 0; i < nbase + nhead; i++)
+		recorded |= json_is_array(
+			json_object_get(i < nbase ? base[i] : head[i - nbase], "stacks"));
+	cp_buf_puts(b, recorded ?
+		    "<p class=\"na\">The runs were profiled with --stacks, but no clock read "
+		    "had a user stack that could be recorded.</p>\n" :
+		    "<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
+}
 
-		for (size_t i = 0; i < nbase + nhead; i++)
-			recorded |= json_is_array(
-				json_object_get(i < nbase ? base[i] : head[i - nbase], "stacks"));
-		cp_buf_puts(b, recorded ?
-			    "<p class=\"na\">The runs were profiled with --stacks, but no clock read "
-			    "had a user stack that could be recorded.</p>\n" :
-			    "<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
-		cp_stacks_free(&st);
-		return 0;
-	}
-	fj = cp_stacks_to_json(&st, 2);
-	if (!fj) {
-		cp_stacks_free(&st);
+/* The differential flame graph of st (two sides), its data in data. */
+static int diff_flame_figure(struct cp_buf *b, const struct cp_stacks *st, const double div[2],
+			     const char *unit, json_t *data)
+{
+	json_t *fj = cp_stacks_to_json(st, 2);
+
+	if (!fj)
 		return -1;
-	}
 	json_object_set_new(fj, "div", json_pack("[ff]", div[0], div[1]));
-	json_object_set_new(fj, "total", json_pack("[ff]", st.total[0], st.total[1]));
+	json_object_set_new(fj, "total", json_pack("[ff]", st->total[0], st->total[1]));
 	json_object_set_new(fj, "unit", json_string(unit));
 	json_object_set_new(data, "diff", fj);
 	cp_buf_puts(b, "<figure class=\"flamegraph\" id=\"flame-diff\" data-flame=\"diff\">"
@@ -378,11 +368,32 @@ static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
 	cp_buf_text(b, unit);
 	cp_buf_printf(b, "), %zu distinct stacks: width is the head (switch to base to see what went away); "
 			 "frames with more reads in head are marked ▲ and hatched, fewer ▼ and dotted</figcaption>"
-			 "<div class=\"plot\"></div>", st.nstacks);
-	cp_report_function_table(b, &st, 2, div, unit);
+			 "<div class=\"plot\"></div>", st->nstacks);
+	cp_report_function_table(b, st, 2, div, unit);
 	cp_buf_puts(b, "</figure>\n");
-	cp_stacks_free(&st);
 	return 0;
+}
+
+static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
+		      json_t *const *head, size_t nhead, const double div[2],
+		      const char *unit, json_t *data)
+{
+	struct cp_stacks st = { 0 };
+	int rc = 0;
+
+	cp_buf_puts(b, "<h3 id=\"diff-stacks\">Clock-read stacks: base vs head</h3>");
+	for (size_t i = 0; i < nbase; i++)
+		cp_stacks_add(&st, json_object_get(base[i], "stacks"), 0);
+	for (size_t i = 0; i < nhead; i++)
+		cp_stacks_add(&st, json_object_get(head[i], "stacks"), 1);
+	if (st.failed)
+		rc = -1;
+	else if (!st.nstacks)
+		no_diff_stacks(b, base, nbase, head, nhead);
+	else
+		rc = diff_flame_figure(b, &st, div, unit, data);
+	cp_stacks_free(&st);
+	return rc;
 }
 
 struct site {

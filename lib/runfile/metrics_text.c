@@ -56,6 +56,14 @@ static void label(struct cp_buf *b, const char *key, const char *value)
 	cp_buf_puts(b, "\"");
 }
 
+/* A sample with its first label past the executable. */
+static void sample_by(struct cp_buf *b, const struct cp_profile *p, const char *name,
+		      const char *key, const char *value)
+{
+	sample(b, p, name);
+	label(b, key, value);
+}
+
 static void end_u64(struct cp_buf *b, unsigned long long v)
 {
 	cp_buf_printf(b, "} %llu\n", v);
@@ -75,8 +83,7 @@ static void counts_by(struct cp_buf *b, const struct cp_profile *p, const char *
 	for (int i = 0; i < n; i++) {
 		if (skip_zero && !counts[i])
 			continue;
-		sample(b, p, name);
-		label(b, key, of(i));
+		sample_by(b, p, name, key, of(i));
 		end_u64(b, counts[i]);
 	}
 }
@@ -111,8 +118,7 @@ static void call_sites(struct cp_buf *b, struct cp_metrics_state *s, const struc
 	family(b, "call_site_reads_total", "counter",
 	       "Clock reads by call site; sites past the labelled ones are summed in site=\"other\".");
 	for (size_t i = 0; i < s->n; i++) {
-		sample(b, p, "call_site_reads_total");
-		label(b, "site", s->sites[i].site);
+		sample_by(b, p, "call_site_reads_total", "site", s->sites[i].site);
 		label(b, "location", s->sites[i].location);
 		label(b, "via", s->sites[i].via);
 		end_u64(b, s->sites[i].value);
@@ -130,8 +136,7 @@ static void extra_probes(struct cp_buf *b, const struct cp_profile *p)
 		return;
 	family(b, "probe_calls_total", "counter", "Calls of a --probe entry point.");
 	for (int i = 0; i < p->nprobes; i++) {
-		sample(b, p, "probe_calls_total");
-		label(b, "probe", p->probes[i].symbol);
+		sample_by(b, p, "probe_calls_total", "probe", p->probes[i].symbol);
 		end_u64(b, p->totals.all.probe_calls[i]);
 	}
 }
@@ -147,8 +152,7 @@ static void requests(struct cp_buf *b, const struct cp_profile *p)
 	if (!p->request_text[0])
 		return;
 	family(b, "requests_total", "counter", "Complete requests (boundary to boundary).");
-	sample(b, p, "requests_total");
-	label(b, "boundary", p->request_text);
+	sample_by(b, p, "requests_total", "boundary", p->request_text);
 	end_u64(b, t->requests);
 	family(b, "reads_per_request", "histogram", "Clock reads in one complete request.");
 	for (size_t i = 0; i < sizeof(hist_bounds) / sizeof(hist_bounds[0]); i++) {
@@ -157,12 +161,10 @@ static void requests(struct cp_buf *b, const struct cp_profile *p)
 		for (; next <= hist_bounds[i]; next++)
 			below += t->hist[next];
 		snprintf(le, sizeof(le), "%u", hist_bounds[i]);
-		sample(b, p, "reads_per_request_bucket");
-		label(b, "le", le);
+		sample_by(b, p, "reads_per_request_bucket", "le", le);
 		end_u64(b, below);
 	}
-	sample(b, p, "reads_per_request_bucket");
-	label(b, "le", "+Inf");
+	sample_by(b, p, "reads_per_request_bucket", "le", "+Inf");
 	end_u64(b, t->requests);
 	sample(b, p, "reads_per_request_sum");
 	end_u64(b, t->in_requests.reads);
@@ -182,8 +184,7 @@ static void lost(struct cp_buf *b, const struct cp_profile *p)
 	family(b, "lost_events_total", "counter",
 	       "Reads counted but not attributed in full (docs/metrics.md says each kind).");
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		sample(b, p, "lost_events_total");
-		label(b, "kind", kinds[i].kind);
+		sample_by(b, p, "lost_events_total", "kind", kinds[i].kind);
 		end_u64(b, kinds[i].n);
 	}
 }
@@ -196,8 +197,7 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 
 	family(b, "probe_info", "gauge",
 	       "1, labelled with the mechanism that counts, the one asked for and why auto fell back (\"\": it did not).");
-	sample(b, p, "probe_info");
-	label(b, "mechanism", cp_mechanism_name(p->mechanism));
+	sample_by(b, p, "probe_info", "mechanism", cp_mechanism_name(p->mechanism));
 	label(b, "requested", cp_mechanism_name(p->requested_mechanism));
 	label(b, "fallback_reason", p->fallback_reason);
 	end_u64(b, 1);
@@ -210,8 +210,7 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 	for (int i = 0; i < 2; i++) {
 		if (p->pause_ms[i] < 0)
 			continue;
-		sample(b, p, "probe_pause_seconds");
-		label(b, "phase", phase[i]);
+		sample_by(b, p, "probe_pause_seconds", "phase", phase[i]);
 		end_double(b, p->pause_ms[i] / 1000);
 	}
 	family(b, "probe_hits_total", "counter", "Probe hits that trap (uprobes, breakpoints, the boundary).");
@@ -260,8 +259,7 @@ static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, co
 		if (!any)
 			family(b, name, "counter", help);
 		any = true;
-		sample(b, p, name);
-		label(b, "event", p->event_specs[i].name);
+		sample_by(b, p, name, "event", p->event_specs[i].name);
 		if (f == PERF_EVENTS)
 			end_u64(b, v->raw);
 		else
@@ -281,8 +279,7 @@ static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 	family(b, "perf_event_supported", "gauge",
 	       "1 when this host counts the perf event, 0 when it cannot (then it has no counter).");
 	for (size_t i = 0; i < p->nevents; i++) {
-		sample(b, p, "perf_event_supported");
-		label(b, "event", p->event_specs[i].name);
+		sample_by(b, p, "perf_event_supported", "event", p->event_specs[i].name);
 		end_u64(b, p->counters[i].supported);
 		any |= p->counters[i].supported;
 	}
@@ -310,8 +307,7 @@ void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, s
 	cp_buf_printf(b, "clockprof_build_info{version=\"%s\"} 1\n", CLOCKPROF_VERSION);
 	family(b, "executable_info", "gauge",
 	       "1, labelled with the file the kernel runs (/proc/PID/exe) for the executable label.");
-	sample(b, p, "executable_info");
-	label(b, "file", p->target.exe);
+	sample_by(b, p, "executable_info", "file", p->target.exe);
 	end_u64(b, 1);
 	clock_reads(b, p);
 	call_sites(b, s, p);
