@@ -262,7 +262,7 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
     and clockprof is not there to send them through the stub again. Its
     restorer does: once it is done, no process of the tree keeps a
     writable and executable vDSO, and none is left switched (a fork kept
-    one for life)."""
+    one for life). clockprof is killed once such a fork exists."""
     target = subprocess.Popen([ctx.target("patch_target"), "1"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True,
                               env=dict(os.environ, PATCH_TARGET_FORKS="window"))
@@ -274,7 +274,8 @@ def test_forks_of_a_killed_clockprofs_stub_window_are_made_right_by_its_restorer
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="1000"))
         wait_for(lambda: vdso_perms(target.pid) == "rwxp", "the stub's window", timeout=60)
-        time.sleep(0.2)
+        wait_for(lambda: any(vdso_perms(p) == "rwxp" for p in tree(target.pid)[1:]),
+                 "a fork inside the stub's window", timeout=60)
         tool.kill()
         tool.wait()
         wait_for(lambda: not restorers_for(target.pid), "the restorer to end", timeout=120)
