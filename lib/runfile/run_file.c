@@ -174,7 +174,10 @@ static json_t *build_call_sites(const struct cp_profile *p)
 /* clock_reads@FUNCTION/op: per function, not per line or address, so the
  * name survives a rebuild; several sites in one function add up. The
  * function's whole name (a C++ one can be 20 KB; cut to 700 bytes, two
- * functions alike that far were one measure), within CP_STRING_MAX. */
+ * functions alike that far were one measure), within CP_STRING_MAX. A
+ * site in no file the target had mapped when its maps were read (a
+ * library dlopen()ed just before it exited) has only its address for a
+ * name, another at each run: no measure (a warning says why). */
 static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 {
 	for (size_t i = 0; i < p->call_sites.n; i++) {
@@ -183,6 +186,8 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
+		if (!c->module)
+			continue;
 		if (asprintf(&whole, CP_SITE_MEASURE_PREFIX "%s" CP_SITE_MEASURE_SUFFIX,
 			     c->function) < 0)
 			continue;

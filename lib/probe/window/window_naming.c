@@ -95,6 +95,26 @@ static void hint_unnamed(struct cp_naming *nm, struct cp_profile *p)
 				count, base, n > 1 ? " and other files" : "", how);
 }
 
+/* Sites in no file the target had mapped when clockprof last read its
+ * maps: code in no file (a JIT's), or a library dlopen()ed (or
+ * dlclose()d) too close to the target's exit for its maps to be read.
+ * Named by their address alone. */
+static void hint_outside_files(struct cp_profile *p)
+{
+	unsigned long long reads = 0;
+	size_t places = 0;
+
+	for (size_t i = 0; i < p->call_sites.n; i++) {
+		if (!p->call_sites.sites[i].module) {
+			reads += p->call_sites.sites[i].count;
+			places++;
+		}
+	}
+	if (places)
+		cp_profile_warn(p, "%llu reads come from %zu place(s) in no file the target had mapped when its maps were last read (code in no file, as a JIT's, or a library loaded or unloaded just before the target exited): named by their address alone, which changes from run to run, so they have no clock_reads@FUNCTION/op measure",
+				reads, places);
+}
+
 void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		       const struct cp_raw_places *raw)
 {
@@ -115,6 +135,7 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		cp_profile_warn(p, "%llu reads' stacks are cut short where their walk left the target's code (a return address read from data, past code without frame pointers or unwind rules): their outer frames are not shown",
 				(unsigned long long)p->stacks.truncated);
 	hint_unnamed(nm, p);
+	hint_outside_files(p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (p->totals.site_unnamed && p->mechanism == CP_MECHANISM_PATCH)
