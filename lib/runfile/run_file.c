@@ -295,6 +295,15 @@ static json_t *build_per_request(const struct cp_profile *p)
 		json_array_append_new(hist, json_pack("[I, I]", (json_int_t)i,
 						      (json_int_t)t->hist[i]));
 	}
+	/* Without a complete request nothing was measured: null, not 0 reads
+	 * per request (which the report showed as the p50 of a program that
+	 * read the clock all window long). */
+	if (!t->requests)	/* an interval record's max is the run's so far */
+		return json_pack("{s:I, s:n, s:n, s:n, s:n, s:o, s:n, s:o}",
+				 "count", (json_int_t)0, "min", "p50", "p90", "p99", "max",
+				 t->max_reads_per_request ?
+				 json_integer((json_int_t)t->max_reads_per_request) : json_null(),
+				 "mean", "histogram", hist);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "count", (json_int_t)t->requests,
 			 "min", (json_int_t)min,
@@ -302,8 +311,7 @@ static json_t *build_per_request(const struct cp_profile *p)
 			 "p90", (json_int_t)hist_percentile(t, 0.90),
 			 "p99", (json_int_t)hist_percentile(t, 0.99),
 			 "max", (json_int_t)t->max_reads_per_request,
-			 "mean", t->requests ? json_real((double)t->in_requests.reads /
-							 (double)t->requests) : json_null(),
+			 "mean", json_real((double)t->in_requests.reads / (double)t->requests),
 			 "histogram", hist);
 }
 

@@ -91,6 +91,32 @@ TEST(run_file_per_op_from_complete_requests)
 	json_decref(doc);
 }
 
+/* A boundary never passed: no request, so no reads per request either.
+ * null (run-json.md: never a made-up 0), not 0 reads at p50, which the
+ * report showed as the "reads per request" of a program reading all along. */
+TEST(run_file_no_request_has_no_percentiles)
+{
+	static const char *const keys[] = { "min", "p50", "p90", "p99", "max", "mean" };
+	struct cp_profile p;
+	json_t *doc, *pr;
+
+	synthetic_profile(&p);
+	memset(p.totals.hist, 0, sizeof(p.totals.hist));
+	p.totals.requests = 0;
+	p.totals.in_requests = (struct cp_read_counts){ 0 };
+	p.totals.max_reads_per_request = 0;
+	p.ops = 0;
+	p.ops_source = CP_OPS_NONE;
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	pr = json_object_get(doc, "per_request");
+	CHECK_INT(json_integer_value(json_object_get(pr, "count")), 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		CHECK(json_is_null(json_object_get(pr, keys[i])));
+	CHECK_INT(json_array_size(json_object_get(pr, "histogram")), 0);
+	json_decref(doc);
+}
+
 /* A site in no file the target had mapped (a library dlopen()ed just
  * before the target exited, JIT code) is named by its address, another at
  * each run: a clock_reads@0x.../op measure would be "removed" and "added"
