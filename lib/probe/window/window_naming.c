@@ -32,6 +32,50 @@ void cp_naming_open(struct cp_naming *nm, struct cp_profile *p)
 		cp_profile_warn(p, "%s", nm->table.warning);
 }
 
+/* Whether pid still has its memory: an exiting process's maps read
+ * empty from the moment its memory is released. */
+static bool has_memory(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	c = f ? fgetc(f) : EOF;
+	if (f)
+		fclose(f);
+	return c != EOF;
+}
+
+/* dlopen: the modules read again into a new symbolizer, which replaces
+ * the old one only once it has them all. A target that exits right after
+ * its dlopen has no maps left to read (no such process, or a zombie's,
+ * empty): the old one is kept, and still names every file but the new
+ * library; dropping it had left the run with no call site at all. */
+bool cp_naming_reopen(struct cp_naming *nm, struct cp_profile *p)
+{
+	struct cp_naming fresh = { .debuginfod = nm->debuginfod };
+	struct cp_error err = { 0 };
+
+	fresh.sym = cp_symbolizer_open(p->target.pid, &err);
+	if (fresh.sym && cp_symbolizer_modules(fresh.sym))
+		fresh.have_table = !cp_unwind_table_build_from(fresh.sym, &fresh.table, &err);
+	/* no table where there was one: its files were gone before read; no
+	 * memory now: the target exited while its files were read, whose
+	 * names then fail (map_files gone: "replaced on disk") */
+	if (!cp_symbolizer_modules(fresh.sym) || (nm->have_table && !fresh.have_table) ||
+	    !has_memory(p->target.pid)) {
+		cp_symbolizer_close(fresh.sym);
+		return false;
+	}
+	if (fresh.have_table && fresh.table.n_unsupported)
+		cp_profile_warn(p, "%s", fresh.table.warning);
+	cp_naming_close(nm);
+	*nm = fresh;
+	return true;
+}
+
 void cp_naming_close(struct cp_naming *nm)
 {
 	if (nm->have_table)
