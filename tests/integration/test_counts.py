@@ -168,6 +168,11 @@ def test_copied_boundary_is_said(ctx):
         assert run["request"]["count"] == N // 4 - 1, run["request"]
         copied = [w for w in run["warnings"] if "pass no boundary" in w]
         assert len(copied) == 1 and said in copied[0], run["warnings"]
+    # A --probe on it counts the pointer's calls alone: said too.
+    run = profile(ctx, [target, N], "--ops", N, "--probe", "step")
+    assert run["extra_probes"][0]["calls"] == N // 4, run["extra_probes"]
+    copied = [w for w in run["warnings"] if "--probe step is inlined" in w]
+    assert len(copied) == 1 and "calls.step/op falls short" in copied[0], run["warnings"]
     # A function called only out of line is one boundary per call: nothing said.
     run = profile(ctx, [ctx.target("reads_target"), "time", 1, N], "-r", "func:handle_request")
     assert not [w for w in run["warnings"] if "pass no boundary" in w], run["warnings"]
