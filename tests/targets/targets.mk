@@ -277,3 +277,9 @@ test-targets: $(T)/targets/inlined_boundary_target
 $(T)/targets/inlined_boundary_target: tests/targets/inlined_boundary_target.c
 	@mkdir -p $(@D)
 	$(CC) -O3 -g -Wall -Wextra -Werror -o $@ $<
+
+# Pointers to gettimeofday and time initialised in data (test_clock_points.c).
+test-fixtures: $(T)/fixtures/fn_pointer_clock
+$(T)/fixtures/fn_pointer_clock: tests/targets/fn_pointer_clock.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIE -pie -Wall -Wextra -Werror -o $@ $<
