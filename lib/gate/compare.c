@@ -3,6 +3,7 @@
  * each measure judged (compare_measure.c), the p-values corrected over
  * the family, and the verdict decided, with the exit code. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,15 +95,60 @@ static long measure_index(struct cp_gathered *g, size_t k, const char *name)
 	return i;
 }
 
+/* The file name of a run's target executable (target.exe), or NULL. */
+static const char *target_file_name(const struct cp_compare_run *run)
+{
+	const char *exe = json_string_value(json_object_get(json_object_get(run->doc, "target"),
+							    "exe"));
+	const char *slash = exe ? strrchr(exe, '/') : NULL;
+
+	return slash ? slash + 1 : exe;
+}
+
+static bool run_has(const struct cp_compare_run *run, const char *name)
+{
+	for (size_t k = 0; k < run->nmeasures; k++)
+		if (!strcmp(run->measures[k].name, name))
+			return true;
+	return false;
+}
+
+/* clock_reads[EXE]/op names an executable by its file name. The target's
+ * own is matched by its role, as the request boundary is: builds of base
+ * and head named apart (server-old, server-new) judge one measure, under
+ * the first base run's name (g->main_measure), not one "removed" (which
+ * fails the gate) and one "added". from: this run's own name for it, when
+ * it differs and the run has no measure of the base's name; else NULL. */
+static char *main_alias(struct cp_gathered *g, const struct cp_compare_run *run)
+{
+	const char *mine = target_file_name(run);
+	char *from = NULL;
+
+	if (!g->main_measure || !mine || !strcmp(mine, g->main_file) ||
+	    run_has(run, g->main_measure) || asprintf(&from, "clock_reads[%s]/op", mine) < 0)
+		return NULL;
+	if (!run_has(run, from)) {
+		free(from);
+		return NULL;
+	}
+	return from;
+}
+
 static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run,
 		      size_t column, int is_head)
 {
+	char *from = main_alias(g, run);
+
+	g->aliased += from != NULL;
 	for (size_t k = 0; k < run->nmeasures; k++) {
 		const struct cp_run_measure *m = &run->measures[k];
-		long i = measure_index(g, k, m->name);
+		long i = measure_index(g, k, from && !strcmp(m->name, from) ?
+					     g->main_measure : m->name);
 
-		if (i < 0)
+		if (i < 0) {
+			free(from);
 			return -1;
+		}
 		g->values[(size_t)i * (g->nb + g->nh) + column] = m->value;
 		if (is_head && !g->head_meta[i])
 			g->head_meta[i] = m;
@@ -111,6 +157,7 @@ static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run,
 	}
 	/* Positions past this run's end belong to an older run. */
 	g->npositions = run->nmeasures;
+	free(from);
 	return 0;
 }
 
@@ -123,6 +170,9 @@ static int gather(struct cp_gathered *g, const struct cp_compare_side *base,
 	g->index = json_object();
 	if (!g->index)
 		return -1;
+	g->main_file = target_file_name(&base->runs[0]);
+	if (g->main_file && asprintf(&g->main_measure, "clock_reads[%s]/op", g->main_file) < 0)
+		g->main_measure = NULL;
 	for (size_t r = 0; r < base->n; r++)
 		if (gather_run(g, &base->runs[r], r, 0))
 			return -1;
@@ -146,6 +196,7 @@ static void gathered_free(struct cp_gathered *g)
 	free(g->base_meta);
 	free(g->head_meta);
 	free(g->by_position);
+	free(g->main_measure);
 	json_decref(g->index);
 }
 
@@ -264,6 +315,10 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 
 	if (gather(&g, base, head))
 		goto out;
+	if (g.aliased)
+		json_array_append_new(out->warnings, json_sprintf(
+			"%zu run(s) name the target's executable otherwise than the first base run (%s): their %s is judged as that run's, the target's by its role",
+			g.aliased, g.main_file, "clock_reads[EXE]/op"));
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
 	job.measures = out->measures;

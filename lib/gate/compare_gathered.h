@@ -22,6 +22,12 @@ struct cp_gathered {
 	json_t *index;		/* name -> integer index */
 	size_t *by_position;	/* the previous run's measure indices, in order */
 	size_t npositions, positions_cap;
+	/* The target's executable by its role: the first base run's file
+	 * name and its clock_reads[EXE]/op, which the runs that name theirs
+	 * otherwise are judged under (aliased: how many). */
+	const char *main_file;
+	char *main_measure;
+	size_t aliased;
 };
 
 /* How many runs of one side have measure i. */

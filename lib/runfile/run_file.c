@@ -174,7 +174,10 @@ static json_t *build_call_sites(const struct cp_profile *p)
 /* clock_reads@FUNCTION/op: per function, not per line or address, so the
  * name survives a rebuild; several sites in one function add up. The
  * function's whole name (a C++ one can be 20 KB; cut to 700 bytes, two
- * functions alike that far were one measure), within CP_STRING_MAX. */
+ * functions alike that far were one measure), within CP_STRING_MAX. A
+ * site in no file the target had mapped when its maps were read (a
+ * library dlopen()ed just before it exited) has only its address for a
+ * name, another at each run: no measure (a warning says why). */
 static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 {
 	for (size_t i = 0; i < p->call_sites.n; i++) {
@@ -183,6 +186,8 @@ static void add_call_site_measures(json_t *m, const struct cp_profile *p)
 		json_t *old;
 		double v = (double)site_basis(p, c) / p->ops;
 
+		if (!c->module)
+			continue;
 		if (asprintf(&whole, CP_SITE_MEASURE_PREFIX "%s" CP_SITE_MEASURE_SUFFIX,
 			     c->function) < 0)
 			continue;
@@ -290,6 +295,15 @@ static json_t *build_per_request(const struct cp_profile *p)
 		json_array_append_new(hist, json_pack("[I, I]", (json_int_t)i,
 						      (json_int_t)t->hist[i]));
 	}
+	/* Without a complete request nothing was measured: null, not 0 reads
+	 * per request (which the report showed as the p50 of a program that
+	 * read the clock all window long). */
+	if (!t->requests)	/* an interval record's max is the run's so far */
+		return json_pack("{s:I, s:n, s:n, s:n, s:n, s:o, s:n, s:o}",
+				 "count", (json_int_t)0, "min", "p50", "p90", "p99", "max",
+				 t->max_reads_per_request ?
+				 json_integer((json_int_t)t->max_reads_per_request) : json_null(),
+				 "mean", "histogram", hist);
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "count", (json_int_t)t->requests,
 			 "min", (json_int_t)min,
@@ -297,8 +311,7 @@ static json_t *build_per_request(const struct cp_profile *p)
 			 "p90", (json_int_t)hist_percentile(t, 0.90),
 			 "p99", (json_int_t)hist_percentile(t, 0.99),
 			 "max", (json_int_t)t->max_reads_per_request,
-			 "mean", t->requests ? json_real((double)t->in_requests.reads /
-							 (double)t->requests) : json_null(),
+			 "mean", json_real((double)t->in_requests.reads / (double)t->requests),
 			 "histogram", hist);
 }
 

@@ -63,7 +63,12 @@ static int add_relocations(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (!gelf_getrela(d, (int)i, &r))
 			continue;
 		type = (int)GELF_R_TYPE(r.r_info);
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+		/* R_X86_64_64: the function's address stored in data, a
+		 * pointer initialised with it in position-independent code
+		 * (int (*now)(...) = gettimeofday): called through it, never
+		 * through a stub, as a GLOB_DAT import is */
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
+		     type != R_X86_64_64) ||
 		    !gelf_getsym(symd, (int)GELF_R_SYM(r.r_info), &sym) ||
 		    sym.st_shndx != SHN_UNDEF || GELF_ST_TYPE(sym.st_info) == STT_OBJECT ||
 		    !(name = elf_strptr(elf, symsh.sh_link, sym.st_name)) || !*name)

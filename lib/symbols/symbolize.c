@@ -39,6 +39,11 @@ char *cp_symbol_display_name(const char *name)
 	return out;
 }
 
+size_t cp_symbolizer_modules(const struct cp_symbolizer *s)
+{
+	return s ? s->n_mods : 0;
+}
+
 struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err)
 {
 	struct cp_symbolizer *s;

@@ -152,3 +152,27 @@ def test_no_boundary_reports_rate(ctx):
     assert run["ops"] is None and run["clock_reads"]["per_op"] is None
     assert run["clock_reads"]["total"] == N
     assert "clock_reads/s" in run["measures"]
+
+
+def test_copied_boundary_is_said(ctx):
+    # step() is inlined into main and handle() cloned (handle.constprop.0)
+    # for its direct calls: a boundary on either symbol sees only the calls
+    # through a pointer, every 4th request, so its "requests" hold four
+    # calls each. The counts are what they are; the run must say why.
+    target = ctx.target("inlined_boundary_target")
+    for spec, said in (("func:step", "inlined into its callers at 1 place(s) "
+                                     "(inlined_boundary_target.c:"),
+                       ("func:handle", "cloned by the compiler 1 time(s) "
+                                       "(handle.constprop.0)")):
+        run = profile(ctx, [target, N], "-r", spec)
+        assert run["request"]["count"] == N // 4 - 1, run["request"]
+        copied = [w for w in run["warnings"] if "pass no boundary" in w]
+        assert len(copied) == 1 and said in copied[0], run["warnings"]
+    # A --probe on it counts the pointer's calls alone: said too.
+    run = profile(ctx, [target, N], "--ops", N, "--probe", "step")
+    assert run["extra_probes"][0]["calls"] == N // 4, run["extra_probes"]
+    copied = [w for w in run["warnings"] if "--probe step is inlined" in w]
+    assert len(copied) == 1 and "calls.step/op falls short" in copied[0], run["warnings"]
+    # A function called only out of line is one boundary per call: nothing said.
+    run = profile(ctx, [ctx.target("reads_target"), "time", 1, N], "-r", "func:handle_request")
+    assert not [w for w in run["warnings"] if "pass no boundary" in w], run["warnings"]

@@ -526,6 +526,26 @@ def test_patch_counts_reads_no_stub_shows(ctx):
     assert not any("not seen" in w for w in run.get("warnings", [])), run.get("warnings")
 
 
+def test_uprobes_say_a_vdso_called_by_its_own_name(ctx):
+    """unstubbed_target looks __vdso_clock_gettime up by name and calls it:
+    uprobes count 1 of its 4 reads per request. The count is what it is;
+    the run must say which reads it cannot see, as it does for -fno-plt."""
+    n = 20
+    out = os.path.join(ctx.tmp, "u.json")
+    proc = ctx.run("run", "-q", "--mechanism", "uprobe", "-e", "none", "-o", out,
+                   "-r", "func:handle_request", "--", ctx.target("unstubbed_target"), n)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    assert run["per_request"]["histogram"] == [[1, n - 1]], run["per_request"]
+    said = [w for w in run["warnings"] if "not seen by uprobes" in w]
+    assert len(said) == 1 and "__vdso_clock_gettime" in said[0], run["warnings"]
+    # Go names the vDSO's entries for its runtime, whose calls are probed.
+    proc = ctx.run("run", "-q", "--mechanism", "uprobe", "-e", "none", "-o", out,
+                   "--", ctx.target("go_target"), "mix", 0, n)
+    assert proc.returncode == 0, proc.stderr
+    assert not any("not seen" in w for w in ctx.load_json(out)["warnings"])
+
+
 def test_patch_refuses_a_target_under_a_debugger(ctx):
     """A target already traced (here by strace) cannot be held: the patch
     is refused with the reason, exit 3, and the target runs on unharmed."""

@@ -270,3 +270,16 @@ test-targets: $(T)/targets/sigsuspend_target
 $(T)/targets/sigsuspend_target: tests/targets/sigsuspend_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
+
+# A request function inlined into main (step) and cloned by -O3
+# (handle.constprop.0): a func: boundary on either must say so.
+test-targets: $(T)/targets/inlined_boundary_target
+$(T)/targets/inlined_boundary_target: tests/targets/inlined_boundary_target.c
+	@mkdir -p $(@D)
+	$(CC) -O3 -g -Wall -Wextra -Werror -o $@ $<
+
+# Pointers to gettimeofday and time initialised in data (test_clock_points.c).
+test-fixtures: $(T)/fixtures/fn_pointer_clock
+$(T)/fixtures/fn_pointer_clock: tests/targets/fn_pointer_clock.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -fPIE -pie -Wall -Wextra -Werror -o $@ $<

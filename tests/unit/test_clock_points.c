@@ -45,3 +45,28 @@ TEST(interposer_clock_functions_are_not_probed)
 	CHECK_INT(cp.syscall_offset, 0);
 	cp_clock_points_free(&cp);
 }
+
+/* Pointers initialised with gettimeofday and time in a PIE's data (an
+ * R_X86_64_64 relocation each, no GOT slot a stub jumps through): their
+ * calls pass no PLT stub, and the file says so (unseen), as it does for
+ * -fno-plt; gettimeofday's stub, which it also calls, is still probed. */
+TEST(function_pointers_in_data_are_unseen)
+{
+	struct cp_clock_points cp;
+	struct cp_error err;
+	char path[4096];
+	int stubs = 0;
+
+	snprintf(path, sizeof(path), "%s/fixtures/fn_pointer_clock", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("fixtures/fn_pointer_clock not built (make test-fixtures)");
+		return;
+	}
+	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	CHECK(strstr(cp.unseen, "gettimeofday") != NULL);
+	CHECK(strstr(cp.unseen, "time") != NULL);
+	for (size_t i = 0; i < cp.n; i++)
+		stubs += cp.points[i].entry == CP_ENTRY_GETTIMEOFDAY;
+	CHECK_INT(stubs, 1);
+	cp_clock_points_free(&cp);
+}

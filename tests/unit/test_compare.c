@@ -468,6 +468,59 @@ TEST(compare_added_removed_and_unmatched_rule)
 	free_side(&h);
 }
 
+static void set_target_exe(struct side *s, size_t run, const char *exe)
+{
+	json_object_set_new(json_object_get(s->docs[run], "target"), "exe", json_string(exe));
+}
+
+/* clock_reads[EXE]/op names an executable by its file name: base and head
+ * builds named apart (./server-old, ./server-new) are one program by its
+ * role, as their request boundary is. Judged as one measure under the
+ * base's name, not one "removed" (failing the gate) and one "added"; an
+ * executable the target forks keeps its own name. */
+TEST(compare_target_executable_measure_by_role)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 2, "tsc");
+	add_runs(&h, 2, "tsc");
+	for (size_t i = 0; i < 2; i++) {
+		set_target_exe(&b, i, "/ci/base/server-old");
+		set_target_exe(&h, i, "/ci/head/server-new");
+		set_measure(&b, i, "clock_reads/op", 3, "exact", "lower");
+		set_measure(&h, i, "clock_reads/op", 3, "exact", "lower");
+		set_measure(&b, i, "clock_reads[server-old]/op", 2, "exact", "lower");
+		set_measure(&h, i, "clock_reads[server-new]/op", 2, "exact", "lower");
+		set_measure(&b, i, "clock_reads[worker]/op", 1, "exact", "lower");
+		set_measure(&h, i, "clock_reads[worker]/op", 1, "exact", "lower");
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	CHECK_INT(r.n, 3);
+	m = find(&r, "clock_reads[server-old]/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK(!find(&r, "clock_reads[server-new]/op"));
+	m = find(&r, "clock_reads[worker]/op");
+	CHECK(m && m->status == CP_MEASURE_WITHIN);
+	CHECK_INT(r.status, CP_VERDICT_PASS);
+	CHECK(has_warning(r.warnings, "otherwise than the first base run (server-old)"));
+	cp_compare_result_free(&r);
+	/* One more read per op in the renamed head still fails. */
+	set_measure(&h, 1, "clock_reads[server-new]/op", 3, "exact", "lower");
+	set_measure(&h, 0, "clock_reads[server-new]/op", 3, "exact", "lower");
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "clock_reads[server-old]/op");
+	CHECK(m && m->status == CP_MEASURE_REGRESSED);
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
 /* Runs may list their measures in any order and miss some: each value
  * must still land on its own measure (the gather reuses the previous
  * run's order as a guess). 300 measures also outgrow the first table. */

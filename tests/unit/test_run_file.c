@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "call_sites.h"
 #include "error.h"
 #include "json_file.h"
 #include "profile.h"
@@ -87,6 +88,62 @@ TEST(run_file_per_op_from_complete_requests)
 	CHECK_INT(number_at(doc, "per_request", "p99"), 4);
 	CHECK_INT(number_at(doc, "per_request", "max"), 4);
 	CHECK_NEAR(number_at(doc, "probe", "estimated_overhead_pct"), 100 * 45 * 1e-6 / 0.5, 1e-9);
+	json_decref(doc);
+}
+
+/* A boundary never passed: no request, so no reads per request either.
+ * null (run-json.md: never a made-up 0), not 0 reads at p50, which the
+ * report showed as the "reads per request" of a program reading all along. */
+TEST(run_file_no_request_has_no_percentiles)
+{
+	static const char *const keys[] = { "min", "p50", "p90", "p99", "max", "mean" };
+	struct cp_profile p;
+	json_t *doc, *pr;
+
+	synthetic_profile(&p);
+	memset(p.totals.hist, 0, sizeof(p.totals.hist));
+	p.totals.requests = 0;
+	p.totals.in_requests = (struct cp_read_counts){ 0 };
+	p.totals.max_reads_per_request = 0;
+	p.ops = 0;
+	p.ops_source = CP_OPS_NONE;
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	pr = json_object_get(doc, "per_request");
+	CHECK_INT(json_integer_value(json_object_get(pr, "count")), 0);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		CHECK(json_is_null(json_object_get(pr, keys[i])));
+	CHECK_INT(json_array_size(json_object_get(pr, "histogram")), 0);
+	json_decref(doc);
+}
+
+/* A site in no file the target had mapped (a library dlopen()ed just
+ * before the target exited, JIT code) is named by its address, another at
+ * each run: a clock_reads@0x.../op measure would be "removed" and "added"
+ * between two runs of one build, and fail the gate. It gets none; a site
+ * in a file keeps its measure. */
+TEST(run_file_site_without_file_has_no_measure)
+{
+	struct cp_call_site sites[2] = {
+		{ .function = "handle_request", .module = "/srv/server", .via = "clock_gettime",
+		  .count = 25, .in_requests = 20 },
+		{ .function = "0x7f3c744b913f", .via = "clock_gettime", .count = 10,
+		  .in_requests = 10 },
+	};
+	struct cp_profile p;
+	json_t *doc, *m;
+	const char *key;
+	json_t *v;
+
+	synthetic_profile(&p);
+	p.call_sites = (struct cp_call_sites){ sites, 2 };
+	doc = cp_run_file_build(&p);
+	CHECK(doc != NULL);
+	m = json_object_get(doc, "measures");
+	CHECK_NEAR(number_at(m, "clock_reads@handle_request/op", "value"), 2.0, 1e-12);
+	json_object_foreach(m, key, v)
+		CHECK(strncmp(key, "clock_reads@0x", 14) != 0);
+	CHECK_INT(json_array_size(json_object_get(doc, "call_sites")), 2);
 	json_decref(doc);
 }
 

@@ -215,9 +215,48 @@ static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 	return rc;
 }
 
+/* The vDSO's reading entries, by the names a program looks them up by
+ * (dlsym on "linux-vdso.so.1", its own ELF walk of AT_SYSINFO_EHDR). */
+static const char *const vdso_entry_names[] = {
+	"__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time",
+};
+
+/* Those of the vDSO's entries whose names the file's data holds, into
+ * unseen ("" when none): a program linked against a C library that
+ * names them calls the vDSO through a pointer of its own, past every
+ * uprobe (the C library, which looks them up itself, and a static
+ * executable, which holds one, need none: their callers are probed). */
+static void vdso_entries_named(Elf *elf, char *unseen, size_t size)
+{
+	bool named[sizeof(vdso_entry_names) / sizeof(vdso_entry_names[0])] = { false };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || (sh.sh_flags & SHF_EXECINSTR) ||
+		    !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		for (size_t k = 0; k < sizeof(named) / sizeof(named[0]); k++)
+			named[k] |= memmem(d->d_buf, d->d_size, vdso_entry_names[k],
+					   strlen(vdso_entry_names[k]) + 1) != NULL;
+	}
+	for (size_t k = 0; k < sizeof(named) / sizeof(named[0]); k++) {
+		size_t used = strlen(unseen);
+
+		if (named[k])
+			snprintf(unseen + used, size - used, "%s%s", used ? " and " : "",
+				 vdso_entry_names[k]);
+	}
+}
+
 int cp_clock_points_find(const char *path, struct cp_clock_points *out,
 			 struct cp_error *err)
 {
+	char vdso_named[96] = "";
+	size_t before_go;
 	struct elf_view v = { 0 };
 	int fd, rc;
 
@@ -238,10 +277,17 @@ int cp_clock_points_find(const char *path, struct cp_clock_points *out,
 		rc = for_each_function(&v, out, add_function);
 	if (!rc)
 		rc = add_plt_stubs(v.elf, out);
+	if (v.wrapper)
+		vdso_entries_named(v.elf, vdso_named, sizeof(vdso_named));
 	elf_end(v.elf);
 	close(fd);
+	before_go = out->n;
 	if (!rc)
 		rc = cp_go_clock_points_find(path, out);
+	/* a Go program names them for its runtime, whose calls are probed */
+	if (!rc && vdso_named[0] && out->n == before_go && !out->unseen[0])
+		snprintf(out->unseen, sizeof(out->unseen), "the vDSO's %s (looked up by name)",
+			 vdso_named);
 	if (rc) {
 		cp_clock_points_free(out);
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");

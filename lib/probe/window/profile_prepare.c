@@ -148,6 +148,35 @@ static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_con
 	cfg->nboundary_wrappers = found;
 }
 
+/* A func: boundary's (or a --probe's) symbol is one copy of the
+ * function: calls the compiler inlined into their callers, or sent to a
+ * clone it made of it (GCC's .constprop, .isra, .part), never reach it,
+ * so a "request" then runs over several calls and its reads per op are a
+ * multiple of the function's (a --probe's calls/op fall short). Said,
+ * from the DWARF of the function's compile unit; probe: the --probe's
+ * symbol, NULL for the boundary. */
+static void warn_other_copies(struct cp_profile *p, const char *path,
+			      const struct cp_elf_function *fn, const char *probe)
+{
+	struct cp_inlined_copies c;
+	char inl[400] = "", cl[400] = "";
+
+	if (cp_elf_inlined_copies(path, fn->vaddr, &c) || (!c.inlined && !c.clones))
+		return;
+	if (c.inlined)
+		snprintf(inl, sizeof(inl), "inlined into its callers at %d place(s) (%s:%d%s)",
+			 c.inlined, c.file[0] ? c.file : "?", c.line, c.inlined > 1 ? ", ..." : "");
+	if (c.clones)
+		snprintf(cl, sizeof(cl), "%scloned by the compiler %d time(s) (%s%s)",
+			 c.inlined ? " and " : "", c.clones, c.clone, c.clones > 1 ? ", ..." : "");
+	if (probe)
+		cp_profile_warn(p, "--probe %s is %s%s: calls there are not counted, so calls.%s/op falls short of its calls; mark it __attribute__((noinline, noclone))",
+				probe, inl, cl, probe);
+	else
+		cp_profile_warn(p, "%s is %s%s: calls there pass no boundary, so a request may span several calls of it and its reads per op count them together; mark it __attribute__((noinline, noclone)) or pick another boundary",
+				p->request_text, inl, cl);
+}
+
 /* The request boundary resolved, and recorded as resolved: two spellings
  * of one function (func:handle_request, func:./server:handle_request) are
  * one boundary to compare. */
@@ -172,6 +201,7 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 		return -1;
 	}
 	snprintf(p->request_symbol, sizeof(p->request_symbol), "%s", fn.name);
+	warn_other_copies(p, boundary->path, &fn, NULL);
 	p->request_in_main = !rq->func.file[0] ||
 			     same_file(boundary->path, p->target.exe_access);
 	cfg->boundary_func = boundary;
@@ -233,6 +263,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		if (resolve_func(p, &o->probes[i], &probes[i], info->file,
 				 sizeof(info->file), "--probe", &fn, err))
 			return -1;
+		warn_other_copies(p, probes[i].path, &fn, info->symbol);
 	}
 	cfg->probes = probes;
 	cfg->nprobes = p->nprobes;

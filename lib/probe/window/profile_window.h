@@ -102,6 +102,9 @@ void cp_window_interval(struct cp_window *w, struct cp_profile *p,
  * wrappers' rules (--stacks' rules for every function: late_stacks.h). */
 void cp_naming_open(struct cp_naming *nm, struct cp_profile *p);
 void cp_naming_close(struct cp_naming *nm);
+/* The modules read again (dlopen): false, the old naming kept, when they
+ * cannot be (the target gone). */
+bool cp_naming_reopen(struct cp_naming *nm, struct cp_profile *p);
 
 /* What the clock window saw of where reads were, read at its end and
  * named after the probes are gone. */

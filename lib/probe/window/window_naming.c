@@ -32,6 +32,50 @@ void cp_naming_open(struct cp_naming *nm, struct cp_profile *p)
 		cp_profile_warn(p, "%s", nm->table.warning);
 }
 
+/* Whether pid still has its memory: an exiting process's maps read
+ * empty from the moment its memory is released. */
+static bool has_memory(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	int c;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	c = f ? fgetc(f) : EOF;
+	if (f)
+		fclose(f);
+	return c != EOF;
+}
+
+/* dlopen: the modules read again into a new symbolizer, which replaces
+ * the old one only once it has them all. A target that exits right after
+ * its dlopen has no maps left to read (no such process, or a zombie's,
+ * empty): the old one is kept, and still names every file but the new
+ * library; dropping it had left the run with no call site at all. */
+bool cp_naming_reopen(struct cp_naming *nm, struct cp_profile *p)
+{
+	struct cp_naming fresh = { .debuginfod = nm->debuginfod };
+	struct cp_error err = { 0 };
+
+	fresh.sym = cp_symbolizer_open(p->target.pid, &err);
+	if (fresh.sym && cp_symbolizer_modules(fresh.sym))
+		fresh.have_table = !cp_unwind_table_build_from(fresh.sym, &fresh.table, &err);
+	/* no table where there was one: its files were gone before read; no
+	 * memory now: the target exited while its files were read, whose
+	 * names then fail (map_files gone: "replaced on disk") */
+	if (!cp_symbolizer_modules(fresh.sym) || (nm->have_table && !fresh.have_table) ||
+	    !has_memory(p->target.pid)) {
+		cp_symbolizer_close(fresh.sym);
+		return false;
+	}
+	if (fresh.have_table && fresh.table.n_unsupported)
+		cp_profile_warn(p, "%s", fresh.table.warning);
+	cp_naming_close(nm);
+	*nm = fresh;
+	return true;
+}
+
 void cp_naming_close(struct cp_naming *nm)
 {
 	if (nm->have_table)
@@ -95,6 +139,26 @@ static void hint_unnamed(struct cp_naming *nm, struct cp_profile *p)
 				count, base, n > 1 ? " and other files" : "", how);
 }
 
+/* Sites in no file the target had mapped when clockprof last read its
+ * maps: code in no file (a JIT's), or a library dlopen()ed (or
+ * dlclose()d) too close to the target's exit for its maps to be read.
+ * Named by their address alone. */
+static void hint_outside_files(struct cp_profile *p)
+{
+	unsigned long long reads = 0;
+	size_t places = 0;
+
+	for (size_t i = 0; i < p->call_sites.n; i++) {
+		if (!p->call_sites.sites[i].module) {
+			reads += p->call_sites.sites[i].count;
+			places++;
+		}
+	}
+	if (places)
+		cp_profile_warn(p, "%llu reads come from %zu place(s) in no file the target had mapped when its maps were last read (code in no file, as a JIT's, or a library loaded or unloaded just before the target exited): named by their address alone, which changes from run to run, so they have no clock_reads@FUNCTION/op measure",
+				reads, places);
+}
+
 void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		       const struct cp_raw_places *raw)
 {
@@ -115,6 +179,7 @@ void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		cp_profile_warn(p, "%llu reads' stacks are cut short where their walk left the target's code (a return address read from data, past code without frame pointers or unwind rules): their outer frames are not shown",
 				(unsigned long long)p->stacks.truncated);
 	hint_unnamed(nm, p);
+	hint_outside_files(p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (p->totals.site_unnamed && p->mechanism == CP_MECHANISM_PATCH)

@@ -115,8 +115,8 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 	p->modules_loaded += (size_t)added;
 	if (!added)
 		return;
-	cp_naming_close(&w->naming);
-	cp_naming_open(&w->naming, p);
+	if (!cp_naming_reopen(&w->naming, p))
+		return;
 	if (w->naming.have_table && cp_mech_set_unwind(w->mech, &w->naming.table, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (w->stacks)

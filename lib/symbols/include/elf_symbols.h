@@ -56,4 +56,19 @@ int cp_elf_each_symbol(Elf *elf, int (*fn)(const GElf_Sym *sym, const char *name
 /* The section called name (and its header in *sh), or NULL. */
 Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
 
+/* The copies of a function a probe on its symbol does not see, from the
+ * DWARF of its compile unit (the file's or its separate debug file's):
+ * the places it is inlined into (the first: file name, line) and the
+ * clones the compiler made of it (GCC's NAME.constprop.N, .isra.N,
+ * .part.N; the first one's symbol). Calls there never reach the symbol.
+ * Returns -1 when the file has no DWARF for vaddr (nothing said), else 0. */
+struct cp_inlined_copies {
+	int inlined;
+	char file[256];
+	int line;
+	int clones;
+	char clone[256];
+};
+int cp_elf_inlined_copies(const char *path, uint64_t vaddr, struct cp_inlined_copies *out);
+
 #endif

@@ -20,11 +20,13 @@ struct cp_plt_import {
 	GElf_Addr got;		/* the slot its address is loaded into */
 	GElf_Addr stub;		/* the stub jumping through it, 0: none */
 	bool jump_slot;		/* lazily bound through a PLT stub; else
-				 * GLOB_DAT: also reached without any stub */
+				 * GLOB_DAT or R_X86_64_64 (a pointer in data
+				 * initialised with it): also reached without
+				 * any stub */
 };
 
-/* Every JUMP_SLOT and GLOB_DAT import of an undefined function (malloc'd
- * in *out). 0, or -1 out of memory. */
+/* Every JUMP_SLOT, GLOB_DAT and R_X86_64_64 import of an undefined
+ * function (malloc'd in *out). 0, or -1 out of memory. */
 int cp_plt_imports(Elf *elf, struct cp_plt_import **out, size_t *n);
 
 /* The name of the import whose stub holds vaddr ("gettimeofday"), and the

@@ -55,6 +55,10 @@ struct cp_frame_info {
  * process does not exist or cannot be read. */
 struct cp_symbolizer *cp_symbolizer_open(pid_t pid, struct cp_error *err);
 
+/* How many files (and the vDSO) it found mapped: 0 for a process whose
+ * memory is gone (exiting, a zombie), whose maps read empty. */
+size_t cp_symbolizer_modules(const struct cp_symbolizer *s);
+
 /* Where the process's code is (code_ranges.h): its maps read again now,
  * or, once it has exited (or its pid is another's), as the symbolizer
  * last read them. *out is the caller's (cp_code_ranges_free); -1 when
