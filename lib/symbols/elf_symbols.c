@@ -269,10 +269,7 @@ static void scan_symbols(struct search *s, Elf *elf, Elf *layout)
 	cp_elf_each_symbol(elf, consider_named, &sc);
 }
 
-/* A stripped file's full symbol table lives in its separate debug file:
- * found by libdwfl the standard way (build-id under /usr/lib/debug, then
- * .gnu_debuglink next to the file, in .debug/ and under /usr/lib/debug). */
-static void scan_debug_file(struct search *s, const char *path, Elf *layout)
+Dwfl *cp_elf_dwfl_offline(const char *path, Dwfl_Module **mod)
 {
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,
@@ -280,13 +277,23 @@ static void scan_debug_file(struct search *s, const char *path, Elf *layout)
 		.section_address = dwfl_offline_section_address,
 	};
 	Dwfl *dwfl = dwfl_begin(&callbacks);
-	Dwfl_Module *mod = dwfl ? dwfl_report_offline(dwfl, "", path, -1) : NULL;
+
+	*mod = dwfl ? dwfl_report_offline(dwfl, "", path, -1) : NULL;
+	if (*mod && dwfl_report_end(dwfl, NULL, NULL))
+		*mod = NULL;
+	return dwfl;
+}
+
+/* A stripped file's full symbol table lives in its separate debug file. */
+static void scan_debug_file(struct search *s, const char *path, Elf *layout)
+{
+	Dwfl_Module *mod;
+	Dwfl *dwfl = cp_elf_dwfl_offline(path, &mod);
 	const char *debug = NULL;
 	struct elf_file f;
 	Dwarf_Addr bias;
 
 	if (mod) {
-		dwfl_report_end(dwfl, NULL, NULL);
 		dwfl_module_getdwarf(mod, &bias);
 		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
 	}

@@ -90,20 +90,15 @@ static void walk(Dwarf_Die *first, struct walk *w, int depth)
 
 int cp_elf_inlined_copies(const char *path, uint64_t vaddr, struct cp_inlined_copies *out)
 {
-	static const Dwfl_Callbacks callbacks = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-	};
-	Dwfl *dwfl = dwfl_begin(&callbacks);
-	Dwfl_Module *mod = dwfl ? dwfl_report_offline(dwfl, "", path, -1) : NULL;
+	Dwfl_Module *mod;
+	Dwfl *dwfl = cp_elf_dwfl_offline(path, &mod);
 	struct walk w = { .vaddr = vaddr, .mod = mod, .out = out };
 	Dwarf_Die *cu, child;
 	size_t nfiles;
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (!mod || dwfl_report_end(dwfl, NULL, NULL) || !dwfl_module_getdwarf(mod, &w.bias))
+	if (!mod || !dwfl_module_getdwarf(mod, &w.bias))
 		goto done;
 	cu = dwfl_module_addrdie(mod, vaddr + w.bias, &w.bias);
 	if (!cu || dwarf_child(cu, &child))

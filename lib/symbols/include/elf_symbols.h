@@ -9,6 +9,7 @@
 #ifndef CP_ELF_SYMBOLS_H
 #define CP_ELF_SYMBOLS_H
 
+#include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,6 +53,13 @@ int cp_elf_vaddr_to_offset_in(Elf *elf, uint64_t vaddr, uint64_t *offset);
  * the callers' filters share. */
 int cp_elf_each_symbol(Elf *elf, int (*fn)(const GElf_Sym *sym, const char *name, void *arg),
 		       void *arg);
+
+/* A libdwfl session over the ELF file at path alone, offline, its
+ * separate debug file found the standard way (build-id under
+ * /usr/lib/debug, then .gnu_debuglink next to the file, in .debug/ and
+ * under /usr/lib/debug): the session (dwfl_end() it; NULL out of memory)
+ * and in *mod the file's module, NULL when it cannot be read. */
+Dwfl *cp_elf_dwfl_offline(const char *path, Dwfl_Module **mod);
 
 /* The section called name (and its header in *sh), or NULL. */
 Elf_Scn *cp_elf_section_named(Elf *elf, const char *name, GElf_Shdr *sh);
