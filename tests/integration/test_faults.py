@@ -7,11 +7,12 @@ import ctypes
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import time
 
-from common import Skip, bpf_ids, live_bpf_ids
+from common import Skip, bpf_ids, code_changed, live_bpf_ids
 from readiness import task_state, wait_attached, wait_for, wait_serving
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -216,7 +217,7 @@ def test_sigkill_at_random_moments(ctx):
                 cp = subprocess.Popen([ctx.clockprof, *cmd], stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL)
                 time.sleep(delay)
-                launched = children(cp.pid)
+                launched = [c for c in children(cp.pid) if comm_of(c) != "cp-registrar"]
                 ids = bpf_ids(cp.pid)
                 os.kill(cp.pid, signal.SIGKILL)
                 cp.wait()
@@ -234,8 +235,12 @@ def test_sigkill_at_random_moments(ctx):
                     os.waitpid(c, 0)
                 # Any other child clockprof had, forked after the look above
                 # (the vDSO patch's self-test child, which dies with it), is
-                # ours now: neither stopped nor traced, then reaped.
+                # ours now: neither stopped nor traced, then reaped. The
+                # registrar ends on its own, its placement in flight undone.
                 for c in set(own_children()) - set(launched) - {target.pid}:
+                    if comm_of(c) == "cp-registrar":
+                        wait_for(lambda: state_of(c) in ("Z", "gone"),
+                                 f"{what}: the registrar {c} to end", timeout=10)
                     wait_for(lambda: state_of(c) in ("Z", "gone") or
                              (state_of(c) not in ("t", "T") and tracer_of(c) <= 0),
                              f"{what}: clockprof's child {c} to be let go")
@@ -252,6 +257,101 @@ def test_sigkill_at_random_moments(ctx):
     finally:
         target.kill()
         target.wait()
+
+
+def kernel_log():
+    """The kernel's log as (seconds since boot, text) lines, or None
+    unreadable."""
+    proc = subprocess.run(["dmesg"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    lines = []
+    for line in proc.stdout.splitlines():
+        m = re.match(r"\[\s*(\d+\.\d+)\]\s?(.*)", line)
+        if m:
+            lines.append((float(m.group(1)), m.group(2)))
+    return lines
+
+
+def leaked_uprobes(since, tasks):
+    """The uprobes the kernel logged it leaked after `since` (seconds since
+    boot) from the given tasks: a placement rolled back in a task with a
+    SIGKILL pending. Other clockprofs on the host are not ours."""
+    return [text for t, text in kernel_log() or [] if t > since and
+            (m := re.search(r"uprobe: .*:(\d+) failed to unregister", text)) and
+            int(m.group(1)) in tasks]
+
+
+def in_nanosleep(pid):
+    """Whether pid is blocked in clock_nanosleep (/proc/PID/syscall: 230)."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            return f.read().split()[0] == "230"
+    except (OSError, IndexError):
+        return False
+
+
+def test_kill_while_the_registrar_places_leaves_no_breakpoint(ctx):
+    # clockprof SIGKILLed while a uprobe is being placed: the registrar
+    # (lib/probe/links/registrar.h) holds each link it made for a while (a
+    # test hook) before handing it over, and clockprof is killed then, with
+    # the breakpoints in the target. The registrar finishes in a live task
+    # and closes the link: the target's code is its files' again, and the
+    # kernel logged no leaked uprobe (a placement cut short by the kill in
+    # clockprof's own task used to leave its breakpoints, issue #43).
+    log = kernel_log()
+    since = log[-1][0] if log else 0.0
+    tasks = set()
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "1", "0"])
+    env = dict(os.environ, CLOCKPROF_TEST_REGISTRAR_HOLD_MS="1500")
+    try:
+        wait_serving(target)
+        assert code_changed(target.pid) == 0
+        with Subreaper():
+            for mech in ("uprobe", "auto"):
+                what = f"--mechanism {mech}"
+                cp = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none",
+                                       "--mechanism", mech, "-r", "func:handle_request",
+                                       "-o", os.path.join(ctx.tmp, "held.json"),
+                                       str(target.pid)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      env=env)
+                registrar = wait_for(lambda: next(
+                    (c for c in children(cp.pid) if comm_of(c) == "cp-registrar"), None),
+                    f"{what}: clockprof's registrar", timeout=30)
+                # held with a link made and breakpoints in the target
+                wait_for(lambda: in_nanosleep(registrar) and code_changed(target.pid) > 0,
+                         f"{what}: the registrar to hold a link", timeout=60)
+                tasks |= {registrar, *map(int, os.listdir(f"/proc/{cp.pid}/task"))}
+                os.kill(cp.pid, signal.SIGKILL)
+                cp.wait()
+                wait_for(lambda: state_of(registrar) in ("Z", "gone"),
+                         f"{what}: the registrar to end", timeout=30)
+                try:
+                    os.waitpid(registrar, 0)
+                except ChildProcessError:
+                    pass
+                wait_for(lambda: code_changed(target.pid) == 0,
+                         f"{what}: the target's code to be its files' again", timeout=10)
+                assert target.poll() is None, f"{what}: the target died"
+                # the patch's restorer, say: each ends on its own
+                for c in set(own_children()) - {target.pid}:
+                    wait_for(lambda: state_of(c) in ("Z", "gone"),
+                             f"{what}: clockprof's child {c} ({comm_of(c)}) to end", timeout=30)
+                    os.waitpid(c, 0)
+        leaked = leaked_uprobes(since, tasks)
+        assert not leaked, f"the kernel leaked uprobes: {leaked}"
+    finally:
+        target.kill()
+        target.wait()
+
+
+def comm_of(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def test_disk_full(ctx):

@@ -26,8 +26,8 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
-		       const uint64_t *cookies, size_t n)
+int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path,
+				const uint64_t *offsets, const uint64_t *cookies, size_t n)
 {
 	/* The kernel checks that the bytes past the fields it knows are zero. */
 	union {
@@ -46,27 +46,20 @@ static int link_create(int prog_fd, pid_t pid, const char *path, const uint64_t 
 	return (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 }
 
-int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, bool every_process,
-			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
-			  size_t n)
+int cp_uprobe_link_adopt(struct cp_uprobe_link *l, int fd, pid_t pid, const char *path,
+			 const uint64_t *offsets, size_t n)
 {
 	*l = (struct cp_uprobe_link){ .fd = -1, .pid = pid, .n = n };
 	l->path = strdup(path);
 	l->offsets = malloc((n ? n : 1) * sizeof(*offsets));
 	if (!l->path || !l->offsets) {
 		cp_uprobe_link_forget(l);
+		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
 	memcpy(l->offsets, offsets, n * sizeof(*offsets));
-	l->fd = link_create(prog_fd, every_process ? 0 : pid, path, offsets, cookies, n);
-	if (l->fd < 0) {
-		int e = errno;
-
-		cp_uprobe_link_forget(l);
-		errno = e;
-		return -1;
-	}
+	l->fd = fd;
 	return 0;
 }
 
@@ -107,7 +100,7 @@ static bool probe_kernel(void)
 	prog = cp_uprobe_multi_noop_prog();
 	if (prog < 0)
 		return false;
-	link = link_create(prog, 0, "/", &offset, NULL, 1);
+	link = cp_uprobe_multi_link_create(prog, 0, "/", &offset, NULL, 1);
 	e = errno;
 	if (link >= 0)
 		close(link);

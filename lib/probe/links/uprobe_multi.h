@@ -30,7 +30,8 @@ bool cp_uprobe_multi_supported(void);
  * -1 with errno set. */
 int cp_uprobe_multi_noop_prog(void);
 
-/* A uprobe_multi link with what it probes: the file, the offsets and in
+/* A uprobe link (a uprobe_multi one, or a perf-event uprobe's for one
+ * offset: registrar.h) with what it probes: the file, the offsets and in
  * whose code, so that once it is removed its breakpoints can be seen to
  * have left that code (uprobe_removal.h). */
 struct cp_uprobe_link {
@@ -41,15 +42,16 @@ struct cp_uprobe_link {
 	size_t n;
 };
 
-/* Places uprobes at offsets[0..n) of the file at path for process pid only
- * (every process that runs the file when every_process: the program
- * filters, and pid's code is the one checked at removal), each with its
- * cookie (cookies may be NULL), all running prog_fd (loaded with
- * CP_BPF_TRACE_UPROBE_MULTI), remembered in *l. 0, or -1 with errno set
- * and l->fd -1. */
-int cp_uprobe_link_attach(struct cp_uprobe_link *l, int prog_fd, pid_t pid, bool every_process,
-			  const char *path, const uint64_t *offsets, const uint64_t *cookies,
-			  size_t n);
+/* The uprobe_multi link itself (the bpf() system call alone): pid 0 is
+ * every process. Its fd, or -1 with errno set. */
+int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path,
+				const uint64_t *offsets, const uint64_t *cookies, size_t n);
+
+/* *l made to remember the link fd made by the registrar (registrar.h)
+ * with what it probes: pid's code is the one checked at removal. 0, or -1 with errno set (fd
+ * then closed, l->fd -1). */
+int cp_uprobe_link_adopt(struct cp_uprobe_link *l, int fd, pid_t pid, const char *path,
+			 const uint64_t *offsets, size_t n);
 
 /* Forgets what *l remembers (its fd is not closed) and marks it empty. */
 void cp_uprobe_link_forget(struct cp_uprobe_link *l);

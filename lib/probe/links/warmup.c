@@ -1,51 +1,18 @@
 /* warmup.c - see warmup.h. */
-#include <limits.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "own_code.h"
 #include "uprobe_multi.h"
-#include "uprobe_removal.h"
 #include "warmup.h"
-
-/* Where the warm-up uprobe sits: never called, so it never fires. */
-__attribute__((noinline)) static void never_called(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-
-/* Places the uprobe (the kernel registers it while the call blocks, grace
- * period included) and hands it back to the kernel at once (it is on our
- * own code: nothing to wait for); its program loaded here too, so that the
- * main thread goes straight on. Nothing is asked first: a kernel without
- * uprobe_multi links refuses this one at once. */
-static void *register_uprobe(void *arg)
-{
-	struct cp_uprobe_link link;
-	char path[PATH_MAX];
-	uint64_t offset;
-	int prog;
-
-	(void)arg;
-	if (cp_own_code_offset((const void *)never_called, path, sizeof(path), &offset) ||
-	    (prog = cp_uprobe_multi_noop_prog()) < 0)
-		return NULL;
-	if (cp_uprobe_link_attach(&link, prog, getpid(), false, path, &offset, NULL, 1) == 0)
-		cp_uprobe_links_remove(&link, 1, false);
-	close(prog);
-	return NULL;
-}
 
 /* Asks the kernel whether it makes uprobe_multi links, for the session,
  * which then finds the answer ready; then opens a disabled software event
  * on this thread (the kernel turns the scheduler's perf hooks on while the
- * call blocks) and closes it. The question comes first here, not on the
- * uprobe's thread: the first uprobe is needed before the first counter. */
+ * call blocks) and closes it. */
 static void *register_perf_event(void *arg)
 {
 	struct perf_event_attr attr;
@@ -80,6 +47,5 @@ static int start_detached(void *(*fn)(void *), void *arg)
 
 void cp_warmup_start(void)
 {
-	start_detached(register_uprobe, NULL);
 	start_detached(register_perf_event, NULL);
 }

@@ -12,20 +12,20 @@
  *    hooks on and waits for a grace period; they stay on for a second
  *    after the last one is closed.
  * Both came after the programs had loaded, one after the other: the first
- * uprobe placed in the target, then the task-clock counter. Registered
- * from threads of their own as soon as profiling starts, on clockprof
- * itself, a uprobe of a program that does nothing (on a function that is
- * never called) and a perf event that counts nothing wait for them while
- * the programs load instead. Neither touches the target, and both are
- * removed at once. */
+ * uprobe placed in the target, then the task-clock counter. Registered as
+ * soon as profiling starts, on clockprof's own code, a uprobe of a program
+ * that does nothing (on a function that is never called, placed by a child
+ * of the registrar's in its own code: registrar.h) and, from a thread, a
+ * perf event that counts nothing wait for them while the programs load
+ * instead. Neither touches the target. */
 #ifndef CP_WARMUP_H
 #define CP_WARMUP_H
 
-/* Starts the two registrations from detached threads, which remove what
- * they registered right away (the uprobe is handed back to the kernel, as
- * the real ones are at the end: uprobe_removal.h). Best effort:
- * where they cannot be made, start-up is only slower. The uprobe only
- * where uprobe_multi links exist (the same path as the real probes; the
+/* Starts the perf event's registration from a detached thread, which
+ * closes it right away, and asks the kernel meanwhile whether it makes
+ * uprobe_multi links (for the session). Best effort: where it cannot be
+ * made, start-up is only slower. The uprobe's is the registrar's
+ * (cp_registrar_start), only where uprobe_multi links exist (the
  * perf-event path of older kernels would hold the trace events' mutex for
  * a whole grace period when removed). */
 void cp_warmup_start(void);

@@ -23,6 +23,7 @@
 #include "monotonic.h"
 #include "own_code.h"
 #include "procfs.h"
+#include "registrar.h"
 #include "exec_guard.h"
 #include "session.h"
 #include "session_internal.h"
@@ -31,34 +32,33 @@
 #include "uprobe_multi.h"
 #include "uprobe_removal.h"
 
-/* Places uprobes at offsets[0..n) of path for pid: one uprobe_multi link
- * where the kernel has them, else one libbpf link per offset (n of out's
- * entries). Returns the number of entries of out filled, -1 with errno. */
+/* Places uprobes at offsets[0..n) of path for pid, by the registrar
+ * (registrar.h): one uprobe_multi link where the kernel has them, else one
+ * perf-event uprobe link per offset (n of out's entries). Returns the
+ * number of entries of out filled, -1 with errno. */
 static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
 			  bool every_process, const char *path, const uint64_t *offsets,
 			  const uint64_t *cookies, size_t n, struct ulink *out)
 {
-	if (s->multi) {
-		out[0].link = NULL;
-		return cp_uprobe_link_attach(&out[0].multi, bpf_program__fd(prog), pid,
-					     every_process, path, offsets, cookies, n) ? -1 : 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies ? cookies[i] : 0);
+	size_t nlinks = s->multi ? 1 : n, each = s->multi ? n : 1;
 
-		out[i].multi = (struct cp_uprobe_link){ .fd = -1 };
-		out[i].link = bpf_program__attach_uprobe_opts(prog, every_process ? -1 : pid, path,
-							      (size_t)offsets[i], &opts);
-		if (!out[i].link) {
+	for (size_t i = 0; i < nlinks; i++) {
+		const uint64_t *at = offsets + i * each;
+		int fd = cp_registrar_place(bpf_program__fd(prog), pid, every_process, s->multi,
+					    path, at, cookies ? cookies + i * each : NULL,
+					    each);
+
+		out[i].link = NULL;
+		if (fd < 0 || cp_uprobe_link_adopt(&out[i].multi, fd, pid, path, at, each)) {
 			int e = errno;
 
-			for (size_t j = 0; j < i; j++)
-				bpf_link__destroy(out[j].link);
+			out[i].multi = (struct cp_uprobe_link){ .fd = -1 };
+			cp_session_ulinks_destroy(out, i, true);
 			errno = e;
 			return -1;
 		}
 	}
-	return (int)n;
+	return (int)nlinks;
 }
 
 int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
@@ -86,8 +86,8 @@ static bool ulink_set(const struct ulink *u)
 	return u->link || u->multi.fd >= 0;
 }
 
-/* Removes the links: libbpf ones in turn (the kernel serializes them
- * anyway), uprobe_multi ones together (uprobe_removal.h), which returns
+/* Removes the links: libbpf ones (tracepoints) in turn, uprobe ones
+ * together (uprobe_removal.h), which returns
  * once their breakpoints have left the target's code. wait: where they had
  * to be closed instead, return only once they are gone. Returns the number
  * of probed instructions of the target still holding a breakpoint. */
@@ -272,10 +272,9 @@ int cp_session_probe_own(struct cp_session *s, const void *fn)
 
 void cp_session_unprobe_own(struct cp_session *s)
 {
-	/* A uprobe_multi link on our own code is removed now, in the
-	 * background: its grace periods pass during the window instead of
-	 * adding to the removals at its end. A per-offset one would block: it
-	 * stays (our own code only) and goes at close. */
+	/* The uprobe on our own code is removed now, in the background: its
+	 * grace periods pass during the window instead of adding to the
+	 * removals at its end. */
 	if (s->selftest_link.multi.fd >= 0)
 		cp_session_ulinks_destroy(&s->selftest_link, 1, false);
 }

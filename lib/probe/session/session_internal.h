@@ -18,7 +18,7 @@
 struct cp_error;
 struct cp_uprobe_point;
 
-/* One attachment: a libbpf link, or a uprobe_multi link. */
+/* One attachment: a libbpf link (a tracepoint), or a uprobe link. */
 struct ulink {
 	struct bpf_link *link;
 	struct cp_uprobe_link multi;

@@ -16,6 +16,7 @@
 #include "mechanism.h"
 #include "parallel.h"
 #include "profile_window.h"
+#include "registrar.h"
 #include "syscall_names.h"
 #include "target_cpu.h"
 #include "uprobe_removal.h"
@@ -247,6 +248,10 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 		  struct cp_profile *p, struct cp_error *err)
 {
 	r->plain = r->cfg;	/* the pid, from block_and_launch() */
+	/* Every uprobe is placed by the registrar (registrar.h), forked now:
+	 * after the launch, so that a launched command is clockprof's first
+	 * child and has none of the registrar's descriptors. */
+	cp_registrar_start();
 	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->wrappers, r->probes, err) ||
 	    configure(r, p, err))
 		return -1;
@@ -605,16 +610,11 @@ static void abandon(struct run *r, struct cp_profile *p)
 	cp_target_release(&p->target);
 }
 
-int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
-		       struct cp_error *err)
+static int collect(const struct cp_profile_options *o, struct cp_profile *p,
+		   struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
 
-	/* The grace periods the first uprobe and the first per-task perf event
-	 * wait for pass while the target is inspected and the programs load:
-	 * started before anything else (an -e list that does not parse only
-	 * makes the exit wait for them). */
-	cp_warmup_start();
 	memset(p, 0, sizeof(*p));
 	p->pause_ms[0] = p->pause_ms[1] = -1;
 	p->stacks_recorded = o->stacks;
@@ -639,6 +639,22 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	close_window(&r, p);
 	finish_figures(o, p);
 	return 0;
+}
+
+int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
+		       struct cp_error *err)
+{
+	int rc;
+
+	/* The grace periods the first uprobe and the first per-task perf event
+	 * wait for pass while the target is inspected and the programs load:
+	 * started before anything else (an -e list that does not parse only
+	 * makes the exit wait for them; the uprobe's comes with the
+	 * registrar, in attach()). */
+	cp_warmup_start();
+	rc = collect(o, p, err);
+	cp_registrar_stop();
+	return rc;
 }
 
 void cp_profile_release(struct cp_profile *p)
