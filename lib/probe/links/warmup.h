@@ -23,11 +23,16 @@
 
 /* Starts the two registrations from detached threads, which remove what
  * they registered right away (the uprobe is handed back to the kernel, as
- * the real ones are at the end: uprobe_removal.h). Best effort:
+ * the real ones are at the end: uprobe_removal.h); the uprobe is placed
+ * and handed back again every few ms until cp_warmup_stop. Best effort:
  * where they cannot be made, start-up is only slower. The uprobe only
  * where uprobe_multi links exist (the same path as the real probes; the
  * perf-event path of older kernels would hold the trace events' mutex for
  * a whole grace period when removed). */
 void cp_warmup_start(void);
+
+/* The session's own uprobes are placed: the uprobe is placed no more, and
+ * handed back. Kept placing, it stops by itself after a second. */
+void cp_warmup_stop(void);
 
 #endif
