@@ -293,12 +293,11 @@ void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *fo
 		  __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) : 0;
 }
 
-size_t cp_session_close(struct cp_session *s)
+void cp_session_close_begin(struct cp_session *s)
 {
-	size_t left;
-
-	if (!s)
-		return 0;
+	if (!s || s->removing)
+		return;
+	s->removing = true;
 	/* Everything at once, so the removals share their grace periods. The
 	 * kernel finishes them off clockprof's path; this returns once the
 	 * target's code is free of breakpoints (uprobe_removal.h). Where the
@@ -321,7 +320,17 @@ size_t cp_session_close(struct cp_session *s)
 		cp_session_ulinks_destroy(&s->selftest_link, 1, false);
 		cp_session_ulinks_destroy(&s->boundary, 1, true);
 	}
-	left = cp_session_ulinks_destroy(s->file_links, s->nfile_links, true);
+	cp_session_ulinks_destroy_begin(&s->removal, s->file_links, s->nfile_links, true);
+}
+
+size_t cp_session_close(struct cp_session *s)
+{
+	size_t left;
+
+	if (!s)
+		return 0;
+	cp_session_close_begin(s);
+	left = cp_session_ulinks_destroy_end(&s->removal);
 	free(s->file_links);
 	cp_session_hold_execs(s, false);
 	ring_buffer__free(s->events);

@@ -475,6 +475,8 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 
 	(void)worker;
 	if (i == 0) {
+		/* the uprobes' removal under way while the patch switches back */
+		cp_session_close_begin(r->s);
 		cp_mech_close(r->w.mech, p->pause_ms, p->stops, &job->closing);
 		job->left = cp_session_close(r->s);
 		return;
