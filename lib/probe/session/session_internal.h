@@ -58,7 +58,8 @@ struct cp_session {
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
 	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
-	struct bpf_link *prepare_exec_watch;	/* sums a followed process's table at exec */
+	struct bpf_link *prepare_exec_watch;	/* on_target_exit at sched_prepare_exec: a
+						 * table summed at an exec */
 	/* Followed processes held at their exec (exec_events), not yet taken
 	 * by the mechanism; the child that lets them go if clockprof dies
 	 * (exec_guard.h), 0: not holding. */
@@ -79,6 +80,9 @@ int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *pro
 /* Removes u[0..n) together (wait: until their breakpoints have left the
  * target); the number of probed instructions still holding one. */
 size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait);
+/* on_target_exit attached at sched_prepare_exec too (prepare_exec_watch),
+ * where the kernel has it (rodata exec_traced); once. */
+void cp_session_watch_prepare_exec(struct cp_session *s);
 /* The same in two halves (uprobe_removal.h's): r holds the removal
  * between them. */
 void cp_session_ulinks_destroy_begin(struct cp_uprobe_removal *r, struct ulink *u, size_t n,
