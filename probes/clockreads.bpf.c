@@ -314,7 +314,10 @@ static __always_inline struct cp_proc *followed_proc(void)
 	if (!follow_procs || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
 		return NULL;
 	task = bpf_get_current_task_btf();
-	if (p->start_ticks != start_ticks_of(task->group_leader))
+	/* read as plain memory: a pointer loaded from the trusted task costs
+	 * the verifier two lookups by name in the whole kernel BTF
+	 * (on_target_exit's live_threads) */
+	if (p->start_ticks != start_ticks_of(BPF_CORE_READ(task, group_leader)))
 		return NULL;
 	return p->flags & CP_PROC_EXECED ? NULL : p;
 }
