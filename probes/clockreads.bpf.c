@@ -69,6 +69,12 @@ const volatile bool boundary_wrapped;
  * exits and execs. Without it, that code is left out by the verifier
  * (~3,700 instructions of the other mechanisms' every start-up). */
 const volatile bool patch_tables;
+/* The kernel traces sched_prepare_exec (Linux 6.10+): the target's table
+ * is summed there before an exec (on_target_exit, attached there too),
+ * and on_clock_func leaves that code out (~3,700 instructions of the
+ * verifier's, ~4 ms of every patch start-up here). Else it is summed at
+ * the C library's execve. */
+const volatile bool exec_traced;
 /* The clock syscalls' numbers. User space sets them from <sys/syscall.h>,
  * the one place they are defined: -1 matches no syscall. */
 const volatile __s32 sys_clock_gettime = -1, sys_gettimeofday = -1, sys_time = -1;
@@ -308,7 +314,10 @@ static __always_inline struct cp_proc *followed_proc(void)
 	if (!follow_procs || !(p = bpf_map_lookup_elem(&procs, &host_tgid)))
 		return NULL;
 	task = bpf_get_current_task_btf();
-	if (p->start_ticks != start_ticks_of(task->group_leader))
+	/* read as plain memory: a pointer loaded from the trusted task costs
+	 * the verifier two lookups by name in the whole kernel BTF
+	 * (on_target_exit's live_threads) */
+	if (p->start_ticks != start_ticks_of(BPF_CORE_READ(task, group_leader)))
 		return NULL;
 	return p->flags & CP_PROC_EXECED ? NULL : p;
 }

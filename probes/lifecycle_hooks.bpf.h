@@ -26,33 +26,68 @@ int on_dl_change(struct pt_regs *ctx)
  * whole kernel BTF (~30 ms at every start) to find them; these attach by
  * name and read the child's tgid through CO-RE. Both run in the context
  * of the process that execs or forks. */
+
+/* task_struct's flags (include/linux/sched.h): set from the start of
+ * do_exit on. */
+#define CP_PF_EXITING 0x00000004
+
+/* The task's live threads and whether it has memory, read as plain kernel
+ * memory: loaded straight from the trusted task, each pointer (signal,
+ * mm) made the verifier look its type up by name twice in the whole
+ * kernel BTF, one type after the other (btf_nested_type_is_trusted), for
+ * every state it reached the load in: most of this program's ~3.5 ms of
+ * checking (perf, cpu-clock) for 1,029 instructions. */
+static __always_inline int live_threads(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, signal, live.counter);
+}
+
+static __always_inline bool has_mm(struct task_struct *task)
+{
+	return BPF_CORE_READ(task, mm) != NULL;
+}
+
+/* A thread's exit (sched_process_exit) and, attached there too, an exec
+ * at its point of no return (sched_prepare_exec, a thread not exiting):
+ * one program, so that the verifier checks the table's sums once, where
+ * two programs (and on_clock_func at the C library's execve) each cost
+ * it ~4 ms of every start-up. At an exec the target's or a followed
+ * process's table goes with its old image: summed now (a followed one's
+ * thread as at an exit: the other threads exit on their own before the
+ * exec), and a followed one is marked in its exec until on_target_exec. */
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_target_exit)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	bool execing = !(task->flags & CP_PF_EXITING);
 	struct cp_proc *p;
 	bool last;
 
 	/* After an exec the memory is the new program's: the sums were taken
-	 * at the exec (on_clock_func). Once: every thread that exits after
-	 * the last one has counted itself out sees no thread live, and a Go
+	 * at the exec. At an exit, once: every thread that exits after the
+	 * last one has counted itself out sees no thread live, and a Go
 	 * program's threads exit at once on every CPU; two passes at once
 	 * each zeroed the other's request sums, which user space then found
 	 * of another pass than the one that ended last: 0 requests said. */
-	if (patch_table && !target_execed && (__u32)(current_pid_tgid() >> 32) == target_tgid) {
-		if (task->signal->live.counter == 0 && task->mm &&
-		    !__sync_lock_test_and_set(&target_exit_summed, 1))
+	if ((execing || patch_table) && !target_execed &&
+	    (__u32)(current_pid_tgid() >> 32) == target_tgid) {
+		if (patch_table && (execing || (live_threads(task) == 0 && has_mm(task) &&
+						!__sync_lock_test_and_set(&target_exit_summed, 1))))
 			sum_patch_table();
 		return 0;
 	}
 	if (!(p = followed_proc()))
 		return 0;
-	last = task->signal->live.counter == 0;
+	last = execing || live_threads(task) == 0;
 	/* In any phase: a process that exits as the window closes (its end
 	 * may come with the same Ctrl-C) is read from these sums. Its vDSO
 	 * counts no more once switched back at the clock window's end. */
-	if (p->table && task->mm)
+	if (p->table && has_mm(task))
 		sum_exiting_thread(p, last);
+	if (execing) {
+		__sync_fetch_and_or(&p->flags, CP_PROC_EXECING);
+		return 0;
+	}
 	if (last) {
 		bpf_get_current_comm(p->comm, sizeof(p->comm));
 		p->end_ns = bpf_ktime_get_ns();
@@ -80,27 +115,6 @@ static __always_inline __u32 tgid_in_ns(struct task_struct *task)
 			break;
 		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
 			return up.nr;
-	}
-	return 0;
-}
-
-/* The target or a followed process is about to exec, at the point of no
- * return: its table goes with its old image, so it is summed now (a
- * followed one's thread as at an exit: the other threads exit on their
- * own before the exec), and a followed one is marked in its exec until
- * on_target_exec. */
-SEC("raw_tp/sched_prepare_exec")
-int BPF_PROG(on_target_prepare_exec)
-{
-	struct cp_proc *p;
-
-	if ((__u32)(current_pid_tgid() >> 32) == target_tgid && !target_execed) {
-		if (patch_table)
-			sum_patch_table();	/* as at the C library's execve */
-	} else if ((p = followed_proc())) {
-		if (p->table)
-			sum_exiting_thread(p, true);
-		__sync_fetch_and_or(&p->flags, CP_PROC_EXECING);
 	}
 	return 0;
 }
@@ -154,9 +168,9 @@ static __always_inline bool follow_target_exec(__u32 host_tgid)
 	if (!follow_forks || !hold_execs)
 		return false;
 	c.pid = target_tgid;
-	c.ppid = tgid_in_ns(task->real_parent);
+	c.ppid = tgid_in_ns(BPF_CORE_READ(task, real_parent));
 	c.start_ns = bpf_ktime_get_ns();
-	c.start_ticks = start_ticks_of(task->group_leader);
+	c.start_ticks = start_ticks_of(BPF_CORE_READ(task, group_leader));
 	bpf_get_current_comm(c.comm, sizeof(c.comm));
 	if (bpf_map_update_elem(&procs, &host_tgid, &c, BPF_NOEXIST) ||
 	    !(p = bpf_map_lookup_elem(&procs, &host_tgid)))

@@ -365,7 +365,7 @@ static long sum_patch_site(__u32 i, void *ctx)
 		bpf_map_update_elem(&patch_exit_sites, &e[0], &fresh, BPF_ANY);
 		v = bpf_map_lookup_elem(&patch_exit_sites, &e[0]);
 	}
-	if (v && w->requests)
+	if (v && boundary_in_target && w->requests)
 		v->in_requests += site_in_requests(i);
 	return 0;
 }
@@ -459,7 +459,10 @@ static long sum_patch_slot(__u32 i, void *ctx)
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		e->sums.sums[k] += w[k];
 	if (i > 0 && w[0]) {
-		sites.requests = add_slot_requests(i, e);
+		/* request blocks: written only by a boundary closed in the
+		 * target (and its reads through syscall()); else the verifier
+		 * leaves this out */
+		sites.requests = boundary_in_target && add_slot_requests(i, e);
 		sites.block = patch_table + CP_PATCH_SITES_OFF +
 			      (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
 		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
@@ -503,7 +506,8 @@ static __always_inline void sum_patch_table(void)
 	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
 	if (sum.sums.done) {	/* a table that could not be read keeps the last sums */
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
-		sum_lost_requests(&sum);
+		if (boundary_in_target)
+			sum_lost_requests(&sum);
 		patch_exit_gen_done = sum.gen;
 	}
 }

@@ -96,7 +96,7 @@ int on_clock_func(struct pt_regs *ctx)
 		return 0;
 	if (entry == CP_ENTRY_EXEC_FUNC) {
 		count_trap();
-		if (patch_table)
+		if (patch_table && !exec_traced)
 			sum_patch_table();
 		return 0;
 	}

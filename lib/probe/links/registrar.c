@@ -40,6 +40,12 @@ struct request {
 #define REQ_MULTI 1u
 #define REQ_EVERY 2u
 #define REQ_NO_COOKIES 4u
+#define REQ_WARM_STOP 8u	/* the head alone, no fd: stop the warm-up; no answer */
+
+/* The warm-up's placements (warmup.h): one every WARM_EVERY_MS, for at
+ * most WARM_MAX_MS or until clockprof says start-up is done. */
+#define WARM_EVERY_MS 4
+#define WARM_MAX_MS 1000
 
 /* The perf PMU the kernel makes uprobes with (libbpf asks the same file). */
 static int uprobe_pmu_type(void)
@@ -192,8 +198,8 @@ static ssize_t take(int sock)
 }
 
 /* Serves requests until clockprof's end: the end of its socket, or of
- * the process (pidfd). */
-static void serve(int sock, int pidfd, unsigned hold_ms)
+ * the process (pidfd); a warm-up stop closes *warm_stop (then -1). */
+static void serve(int sock, int pidfd, unsigned hold_ms, int *warm_stop)
 {
 	struct request *q = &inbox.q;
 	const uint64_t *offsets = inbox.words + sizeof(*q) / 8;
@@ -208,6 +214,14 @@ static void serve(int sock, int pidfd, unsigned hold_ms)
 			continue;
 		if (p[1].revents || (got = take(sock)) <= 0)
 			return;
+		if ((size_t)got == sizeof(*q) && (q->flags & REQ_WARM_STOP)) {
+			if (q->prog_fd >= 0)
+				close(q->prog_fd);
+			if (*warm_stop >= 0)
+				close(*warm_stop);	/* its reader then stops */
+			*warm_stop = -1;
+			continue;
+		}
 		if ((size_t)got < sizeof(*q) || q->prog_fd < 0 || q->n > CP_REGISTRAR_MAX_OFFSETS ||
 		    (size_t)got != sizeof(*q) + 8 * q->n * ((q->flags & REQ_NO_COOKIES) ? 1 : 2)) {
 			if ((size_t)got >= sizeof(*q) && q->prog_fd >= 0)
@@ -258,21 +272,30 @@ static struct {
 	bool found;
 } warm;
 
-/* Hands link over to the kernel's workqueue, as uprobe_removal.h does
- * (pinned in a bpffs of this process's own mount namespace, closed,
- * unpinned): its removal waits for grace periods nobody waits for. */
-static void hand_over(int link)
+/* A bpffs of this process's own mount namespace, mounted on the first of
+ * dirs that takes it, to pin links in: its path, or NULL. */
+static const char *pin_dir(void)
 {
 	static const char *const dirs[] = { "/sys/fs/bpf", "/tmp", "/dev" };
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return NULL;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!mount("bpf", dirs[i], "bpf", 0, NULL))
+			return dirs[i];
+	return NULL;
+}
+
+/* Hands link over to the kernel's workqueue, as uprobe_removal.h does
+ * (pinned in dir, closed, unpinned): its removal waits for grace periods
+ * nobody waits for. Without dir, closed here. */
+static void hand_over(int link, const char *dir)
+{
 	char pin[32];
 	union bpf_attr a;
 
-	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
-		return;
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		if (mount("bpf", dirs[i], "bpf", 0, NULL))
-			continue;
-		strcpy(pin, dirs[i]);
+	if (dir) {
+		strcpy(pin, dir);
 		strcat(pin, "/warm-up");
 		memset(&a, 0, sizeof(a));
 		a.pathname = (uint64_t)(uintptr_t)pin;
@@ -280,26 +303,39 @@ static void hand_over(int link)
 		if (syscall(SYS_bpf, BPF_OBJ_PIN, &a, sizeof(a)) == 0) {
 			close(link);
 			unlink(pin);
+			return;
 		}
-		return;
 	}
+	close(link);
 }
 
-/* The warm-up's child: its pid, 0 if none. */
-static pid_t warm_up(int sock, int pidfd)
+/* The warm-up's child: its pid, 0 if none. It places the uprobe and
+ * hands it back every WARM_EVERY_MS until stop (a pipe's read end) says
+ * its writer closed: clockprof's start-up is done, or the registrar
+ * ended. */
+static pid_t warm_up(int sock, int pidfd, const int stop[2])
 {
 	pid_t child = warm.found ? fork() : -1;
+	struct pollfd p = { .fd = stop[0], .events = POLLIN };
+	const char *dir;
 	int prog, link;
 
 	if (child != 0)
 		return child > 0 ? child : 0;
 	close(sock);
 	close(pidfd);
+	close(stop[1]);
 	prog = cp_uprobe_multi_noop_prog();
-	link = prog < 0 ? -1 : cp_uprobe_multi_link_create(prog, getpid(), warm.path,
-							   &warm.offset, NULL, 1);
-	if (link >= 0)
-		hand_over(link);
+	dir = prog < 0 ? NULL : pin_dir();
+	for (int turn = 0; prog >= 0 && turn < WARM_MAX_MS / WARM_EVERY_MS; turn++) {
+		link = cp_uprobe_multi_link_create(prog, getpid(), warm.path, &warm.offset,
+						   NULL, 1);
+		if (link < 0)
+			break;
+		hand_over(link, dir);
+		if (poll(&p, 1, WARM_EVERY_MS) != 0)
+			break;
+	}
 	_exit(0);
 }
 
@@ -307,7 +343,7 @@ static void registrar(int sock, pid_t parent, unsigned hold_ms)
 {
 	sigset_t all;
 	pid_t warming;
-	int pidfd;
+	int pidfd, warm_pipe[2] = { -1, -1 };
 
 	/* Its own process group: a terminal's Ctrl-C or a kill of
 	 * clockprof's group spares it; a name of its own for ps. */
@@ -319,8 +355,13 @@ static void registrar(int sock, pid_t parent, unsigned hold_ms)
 	if (pidfd < 0 || getppid() != parent)
 		_exit(0);
 	keep_only(sock, pidfd);
-	warming = warm_up(sock, pidfd);
-	serve(sock, pidfd, hold_ms);
+	if (pipe2(warm_pipe, O_CLOEXEC))
+		warm.found = false;
+	warming = warm_up(sock, pidfd, warm_pipe);
+	close(warm_pipe[0]);
+	serve(sock, pidfd, hold_ms, &warm_pipe[1]);
+	if (warm_pipe[1] >= 0)
+		close(warm_pipe[1]);
 	/* nothing of it outlives the registrar (long gone by now, mostly) */
 	if (warming)
 		waitpid(warming, NULL, 0);
@@ -426,6 +467,16 @@ int cp_registrar_place(int prog_fd, pid_t pid, bool every_process,
 	q.flags = (multi ? REQ_MULTI : 0) | (every_process ? REQ_EVERY : 0) |
 		  (cookies ? 0 : REQ_NO_COOKIES);
 	return ask(&q, offsets, cookies);
+}
+
+void cp_registrar_warm_stop(void)
+{
+	struct request q = { .prog_fd = -1, .flags = REQ_WARM_STOP };
+
+	pthread_mutex_lock(&reg.lock);
+	if (reg.sock >= 0)
+		send(reg.sock, &q, sizeof(q), MSG_NOSIGNAL);
+	pthread_mutex_unlock(&reg.lock);
 }
 
 void cp_registrar_stop(void)

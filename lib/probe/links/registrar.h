@@ -47,6 +47,9 @@ int cp_registrar_place(int prog_fd, pid_t pid, bool every_process, bool multi,
 		       const char *path, const uint64_t *offsets, const uint64_t *cookies,
 		       size_t n);
 
+/* Ends the warm-up's placements (warmup.h); no answer is awaited. */
+void cp_registrar_warm_stop(void);
+
 /* Ends the registrar (it holds no link of clockprof's) and waits for it. */
 void cp_registrar_stop(void);
 

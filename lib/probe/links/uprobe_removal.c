@@ -209,28 +209,49 @@ static void close_rest(struct cp_uprobe_link *links, size_t n, bool wait)
 	free(fds);
 }
 
-size_t cp_uprobe_links_remove(struct cp_uprobe_link *links, size_t n, bool wait)
+void cp_uprobe_links_remove_begin(struct cp_uprobe_removal *r, struct cp_uprobe_link *links,
+				  size_t n, bool wait)
 {
 	struct handover h = { .links = links, .n = n };
-	struct sites sites = { 0 };
-	size_t left = 0;
 	pthread_t thread;
 
+	*r = (struct cp_uprobe_removal){ .links = links, .n = n, .wait = wait };
 	if (!n)
-		return 0;
-	h.handed = calloc(n, sizeof(*h.handed));
+		return;
+	h.handed = r->handed = calloc(n, sizeof(*h.handed));
 	if (h.handed && pthread_create(&thread, NULL, hand_over, &h) == 0)
 		pthread_join(thread, NULL);
-	close_rest(links, n, wait);
+	r->any = h.any;
 	/* The kernel waits for a grace period before it takes the first
 	 * breakpoint out: what to check is found meanwhile. */
-	if (h.any) {
-		collect_sites(&sites, links, n, h.handed);
-		left = wait_sites_gone(&sites);
+	if (r->any && (r->sites = calloc(1, sizeof(struct sites))))
+		collect_sites(r->sites, links, n, r->handed);
+}
+
+size_t cp_uprobe_links_remove_end(struct cp_uprobe_removal *r)
+{
+	struct sites *sites = r->sites;
+	size_t left = 0;
+
+	if (!r->n)
+		return 0;
+	close_rest(r->links, r->n, r->wait);
+	if (sites) {
+		left = wait_sites_gone(sites);
+		free(sites->v);
+		free(sites);
 	}
-	free(sites.v);
-	free(h.handed);
-	for (size_t i = 0; i < n; i++)
-		cp_uprobe_link_forget(&links[i]);
+	free(r->handed);
+	for (size_t i = 0; i < r->n; i++)
+		cp_uprobe_link_forget(&r->links[i]);
+	*r = (struct cp_uprobe_removal){ 0 };
 	return left;
+}
+
+size_t cp_uprobe_links_remove(struct cp_uprobe_link *links, size_t n, bool wait)
+{
+	struct cp_uprobe_removal r;
+
+	cp_uprobe_links_remove_begin(&r, links, n, wait);
+	return cp_uprobe_links_remove_end(&r);
 }

@@ -39,4 +39,20 @@
  * probed instructions still holding a breakpoint (0: all gone). */
 size_t cp_uprobe_links_remove(struct cp_uprobe_link *links, size_t n, bool wait);
 
+/* The same in two halves, so that the kernel's removal (its grace period)
+ * runs while the caller does other work: begin hands the links to the
+ * kernel and finds what to check; end closes those that could not be
+ * handed over, waits as cp_uprobe_links_remove does, empties the links
+ * and frees *r. r is the caller's; links must live until end. */
+struct cp_uprobe_removal {
+	struct cp_uprobe_link *links;
+	size_t n;
+	bool wait, any;
+	bool *handed;
+	void *sites;
+};
+void cp_uprobe_links_remove_begin(struct cp_uprobe_removal *r, struct cp_uprobe_link *links,
+				  size_t n, bool wait);
+size_t cp_uprobe_links_remove_end(struct cp_uprobe_removal *r);
+
 #endif

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "registrar.h"
 #include "uprobe_multi.h"
 #include "warmup.h"
 
@@ -48,4 +49,9 @@ static int start_detached(void *(*fn)(void *), void *arg)
 void cp_warmup_start(void)
 {
 	start_detached(register_perf_event, NULL);
+}
+
+void cp_warmup_stop(void)
+{
+	cp_registrar_warm_stop();
 }

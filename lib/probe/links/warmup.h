@@ -30,4 +30,14 @@
  * a whole grace period when removed). */
 void cp_warmup_start(void);
 
+/* The registrar's warm-up places its uprobe again every few ms, and
+ * hands it back at once, from its start until this (or a second): a
+ * placement within ~16 ms of the last writer took 0.02-0.15 ms here, one
+ * 24-50 ms after it 9-15 ms (the grace period), and the vDSO patch's
+ * programs take ~20 ms to load, so its first uprobe in the target waited
+ * for one on the main thread where the uprobe mechanism's did not.
+ * Called once start-up's last uprobe is placed: a writer every few ms
+ * keeps every fork on the host on dup_mmap_sem's slow path. */
+void cp_warmup_stop(void);
+
 #endif

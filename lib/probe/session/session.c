@@ -158,6 +158,39 @@ static void allocate_on_insert(struct clockreads_bpf *skel)
 		bpf_map__set_map_flags(maps[i], bpf_map__map_flags(maps[i]) | BPF_F_NO_PREALLOC);
 }
 
+/* Whether the kernel traces sched_prepare_exec (Linux 6.10+), without
+ * attaching anything: a raw tracepoint program that reads a 12th argument
+ * is refused by name where there is no such tracepoint (ENOENT), and for
+ * its arguments where there is (EINVAL: it has two). */
+static bool prepare_exec_traced(void)
+{
+	struct bpf_insn prog[] = {
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+		  .off = 11 * 8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr attr;
+	int fd, tp, e;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
+	attr.insns = (__u64)(uintptr_t)prog;
+	attr.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+	attr.license = (__u64)(uintptr_t)"GPL";
+	if ((fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr))) < 0)
+		return false;
+	memset(&attr, 0, sizeof(attr));
+	attr.raw_tracepoint.name = (__u64)(uintptr_t)"sched_prepare_exec";
+	attr.raw_tracepoint.prog_fd = (__u32)fd;
+	tp = (int)syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
+	e = errno;
+	if (tp >= 0)	/* not expected: then it is there */
+		close(tp);
+	close(fd);
+	return tp >= 0 || e == EINVAL;
+}
+
 /* Tells the programs whom they count (the target and, apart, clockprof's
  * self-test, by their numbers in clockprof's pid namespace), the
  * boundary syscall and the clock syscalls' numbers. */
@@ -175,6 +208,8 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
 	skel->rodata->patch_tables = cfg->patch_tables;
+	skel->rodata->exec_traced = (cfg->patch_tables || cfg->follow_forks || cfg->nmembers) &&
+				    prepare_exec_traced();
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
 		skel->rodata->vdso_entry_addr[i] = cfg->vdso.entry[i];
 	skel->rodata->boundary_syscall = cfg->boundary_syscall;
@@ -195,8 +230,6 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
 	if (!cfg->vdso_breakpoints)
 		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
-	if (!cfg->follow_forks && !cfg->nmembers)
-		bpf_program__set_autoload(skel->progs.on_target_prepare_exec, false);
 	/* Attached only to follow processes or to sum the patch's table
 	 * (watch_lifecycle, cp_session_set_patch_table): unloaded, the
 	 * verifier's ~43,000 instructions of it are spared the other
@@ -212,7 +245,7 @@ static void watch_lifecycle(struct cp_session *s, const struct cp_session_config
 	s->exec_watch = bpf_program__attach(s->skel->progs.on_target_exec);
 	if (s->follow) {	/* a followed process's exit and its table, its exec */
 		s->exit_watch = bpf_program__attach(s->skel->progs.on_target_exit);
-		s->prepare_exec_watch = bpf_program__attach(s->skel->progs.on_target_prepare_exec);
+		cp_session_watch_prepare_exec(s);
 	}
 	/* before the first fork is followed: a process forked and exec()ed
 	 * before the window opens is held until the mechanism takes it there */
@@ -293,12 +326,11 @@ void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *fo
 		  __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) : 0;
 }
 
-size_t cp_session_close(struct cp_session *s)
+void cp_session_close_begin(struct cp_session *s)
 {
-	size_t left;
-
-	if (!s)
-		return 0;
+	if (!s || s->removing)
+		return;
+	s->removing = true;
 	/* Everything at once, so the removals share their grace periods. The
 	 * kernel finishes them off clockprof's path; this returns once the
 	 * target's code is free of breakpoints (uprobe_removal.h). Where the
@@ -321,7 +353,17 @@ size_t cp_session_close(struct cp_session *s)
 		cp_session_ulinks_destroy(&s->selftest_link, 1, false);
 		cp_session_ulinks_destroy(&s->boundary, 1, true);
 	}
-	left = cp_session_ulinks_destroy(s->file_links, s->nfile_links, true);
+	cp_session_ulinks_destroy_begin(&s->removal, s->file_links, s->nfile_links, true);
+}
+
+size_t cp_session_close(struct cp_session *s)
+{
+	size_t left;
+
+	if (!s)
+		return 0;
+	cp_session_close_begin(s);
+	left = cp_session_ulinks_destroy_end(&s->removal);
 	free(s->file_links);
 	cp_session_hold_execs(s, false);
 	ring_buffer__free(s->events);

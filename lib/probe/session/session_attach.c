@@ -91,10 +91,11 @@ static bool ulink_set(const struct ulink *u)
  * once their breakpoints have left the target's code. wait: where they had
  * to be closed instead, return only once they are gone. Returns the number
  * of probed instructions of the target still holding a breakpoint. */
-size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait)
+void cp_session_ulinks_destroy_begin(struct cp_uprobe_removal *r, struct ulink *u, size_t n,
+				     bool wait)
 {
 	struct cp_uprobe_link *multi = calloc(n ? n : 1, sizeof(*multi));
-	size_t nmulti = 0, left;
+	size_t nmulti = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		bpf_link__destroy(u[i].link);
@@ -106,9 +107,25 @@ size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait)
 		}
 		u[i] = (struct ulink){ .multi.fd = -1 };
 	}
-	left = cp_uprobe_links_remove(multi, nmulti, wait);
+	cp_uprobe_links_remove_begin(r, multi, nmulti, wait);
+	r->links = multi;	/* freed at end, even when none */
+}
+
+size_t cp_session_ulinks_destroy_end(struct cp_uprobe_removal *r)
+{
+	struct cp_uprobe_link *multi = r->links;
+	size_t left = cp_uprobe_links_remove_end(r);
+
 	free(multi);
 	return left;
+}
+
+size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait)
+{
+	struct cp_uprobe_removal r;
+
+	cp_session_ulinks_destroy_begin(&r, u, n, wait);
+	return cp_session_ulinks_destroy_end(&r);
 }
 
 /* The programs that go on uprobes take the uprobe_multi attach type. */

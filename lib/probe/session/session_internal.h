@@ -14,6 +14,7 @@
 #include "clockreads.skel.h"
 #include "session.h"
 #include "uprobe_multi.h"
+#include "uprobe_removal.h"
 
 struct cp_error;
 struct cp_uprobe_point;
@@ -41,6 +42,9 @@ struct cp_session {
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
 	size_t nfile_links, cap_file_links, nclock_uprobes;
+	/* cp_session_close_begin's removal, under way; removing: begun */
+	struct cp_uprobe_removal removal;
+	bool removing;
 	struct ulink dl_hook;
 	struct ulink selftest_link;	/* kept: removing it costs a grace period */
 	/* What the programs tell user space while attached: dynamic-linker
@@ -54,7 +58,8 @@ struct cp_session {
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
 	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
-	struct bpf_link *prepare_exec_watch;	/* sums a followed process's table at exec */
+	struct bpf_link *prepare_exec_watch;	/* on_target_exit at sched_prepare_exec: a
+						 * table summed at an exec */
 	/* Followed processes held at their exec (exec_events), not yet taken
 	 * by the mechanism; the child that lets them go if clockprof dies
 	 * (exec_guard.h), 0: not holding. */
@@ -75,6 +80,14 @@ int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *pro
 /* Removes u[0..n) together (wait: until their breakpoints have left the
  * target); the number of probed instructions still holding one. */
 size_t cp_session_ulinks_destroy(struct ulink *u, size_t n, bool wait);
+/* on_target_exit attached at sched_prepare_exec too (prepare_exec_watch),
+ * where the kernel has it (rodata exec_traced); once. */
+void cp_session_watch_prepare_exec(struct cp_session *s);
+/* The same in two halves (uprobe_removal.h's): r holds the removal
+ * between them. */
+void cp_session_ulinks_destroy_begin(struct cp_uprobe_removal *r, struct ulink *u, size_t n,
+				     bool wait);
+size_t cp_session_ulinks_destroy_end(struct cp_uprobe_removal *r);
 void cp_session_use_uprobe_multi(struct clockreads_bpf *skel);
 /* The boundary, the --probe functions and the dynamic linker's hook. */
 int cp_session_attach_all(struct cp_session *s, const struct cp_session_config *cfg,

@@ -343,11 +343,21 @@ size_t cp_session_dist_tids(const struct cp_session *s, pid_t *tids)
 	return n;
 }
 
+void cp_session_watch_prepare_exec(struct cp_session *s)
+{
+	if (!s->prepare_exec_watch && s->skel->rodata->exec_traced)
+		s->prepare_exec_watch = bpf_program__attach_raw_tracepoint(
+			s->skel->progs.on_target_exit, "sched_prepare_exec");
+}
+
 void cp_session_set_patch_table(struct cp_session *s, uint64_t addr)
 {
 	__atomic_store_n(&s->skel->bss->patch_table, addr, __ATOMIC_SEQ_CST);
 	if (!s->exit_watch)
 		s->exit_watch = bpf_program__attach(s->skel->progs.on_target_exit);
+	/* the exec's sums (on_clock_func takes them at the C library's execve
+	 * only where the kernel has no sched_prepare_exec) */
+	cp_session_watch_prepare_exec(s);
 }
 
 bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS])

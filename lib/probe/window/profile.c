@@ -332,6 +332,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * overlapping the window's first ms: a failure refuses the run. */
 	if (cp_mech_prove(r->w.mech, err))
 		return -1;
+	cp_warmup_stop();	/* every start-up uprobe placed */
 	cp_mech_selftest(r->w.mech, &p->selftest);
 	p->cost_ns_per_hit = p->selftest.cost_ns;
 	return 0;
@@ -479,6 +480,8 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 
 	(void)worker;
 	if (i == 0) {
+		/* the uprobes' removal under way while the patch switches back */
+		cp_session_close_begin(r->s);
 		cp_mech_close(r->w.mech, p->pause_ms, p->stops, &job->closing);
 		job->left = cp_session_close(r->s);
 		return;
@@ -594,6 +597,7 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
  * command is killed. */
 static void abandon(struct run *r, struct cp_profile *p)
 {
+	cp_warmup_stop();
 	cp_window_close(&r->w);
 	cp_window_restore_signals(p);
 	free(p->event_specs);

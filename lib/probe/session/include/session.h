@@ -216,5 +216,11 @@ void cp_session_stats(const struct cp_session *s, struct cp_session_stats *st);
  * instructions that still held one 2 s later (0: none; more
  * only while something else probes them too). */
 size_t cp_session_close(struct cp_session *s);
+/* Its first half, where the mechanism's close has work of its own (the
+ * patch's switch back): the uprobes handed to the kernel for removal,
+ * which goes on meanwhile (its grace period); the session's maps and
+ * programs stay until cp_session_close, which waits for the removal.
+ * Counting is over: nothing the mechanism's close does needs a uprobe. */
+void cp_session_close_begin(struct cp_session *s);
 
 #endif
