@@ -44,6 +44,10 @@
  * =window-stopped those stop themselves at once (SIGSTOP), as a child a
  * debugger forks does, and stay stopped.
  *
+ * On "vdso r" (stdin) the process makes its own vDSO readable only (not
+ * executable: as a sandbox may, its reads then made by syscall), on "vdso
+ * rx" executable again; "vdso ..." is said when done. No "go" meanwhile.
+ *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
  * (no PLT stub), time. */
@@ -442,6 +446,27 @@ static void fork_idle(void)
 	fflush(stdout);
 }
 
+/* "vdso r" / "vdso rx": this process's vDSO made readable only, or
+ * executable again. */
+static void vdso_protect(bool exec)
+{
+	char line[512];
+	unsigned long start = 0, end = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%lx-%lx", &start, &end);
+	if (f)
+		fclose(f);
+	if (!start || mprotect((void *)start, end - start, PROT_READ | (exec ? PROT_EXEC : 0))) {
+		perror("vdso");
+		exit(2);
+	}
+	printf("vdso %s\n", exec ? "rx" : "r");
+	fflush(stdout);
+}
+
 static void command_loop(void)
 {
 	char line[64];
@@ -449,6 +474,10 @@ static void command_loop(void)
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "quit", 4)) {
 		if (!strncmp(line, "fork", 4)) {
 			fork_idle();
+			continue;
+		}
+		if (!strncmp(line, "vdso ", 5)) {
+			vdso_protect(line[6] == 'x');
 			continue;
 		}
 		if (strncmp(line, "go ", 3))
