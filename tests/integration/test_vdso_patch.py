@@ -489,6 +489,30 @@ def test_patch_sends_no_thread_into_a_vdso_the_process_made_not_executable(ctx):
     assert rc == 0, f"target exited {rc}: {out}"
 
 
+def test_patch_refused_where_another_process_shares_the_memory(ctx):
+    """A process made with clone(CLONE_VM), not a thread, shares the
+    target's memory, the counter table with it, and reads the clock: the
+    patch counted its reads as the target's (millions, where the target,
+    idle, read none; uprobes count by process). Refused, naming it; auto
+    counts with uprobes, none."""
+    target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_CLONE_VM": "1"})
+    try:
+        tool = Tool(ctx, target.pid)
+        assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert "shares its memory with process" in tool.attached, tool.attached
+        out = os.path.join(ctx.tmp, "shared.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+        assert "shares its memory" in run["probe"]["fallback_reason"], run["probe"]
+        assert run["clock_reads"]["total"] == 0, run["clock_reads"]
+        target.go(10)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
 def test_patch_run_of_a_command_that_denies_itself_writable_code_later(ctx):
     """run -- WRAPPER PROG where the wrapper sets PR_SET_MDWE and execs
     PROG: PROG's patch at its exec is refused by the stub's own result,

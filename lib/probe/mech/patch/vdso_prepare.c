@@ -3,6 +3,7 @@
  * code written into the vDSO's unused end, the header claimed for this
  * clockprof; an earlier clockprof's patch found and taken over, or its
  * stub in flight waited for. See vdso_patch_internal.h. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,65 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 }
 
 /* What forbids the patch before anything is touched. */
+#define KCMP_VM_ 1	/* <linux/kcmp.h>'s KCMP_VM */
+
+/* Whether processes a and b share one address space (kcmp). */
+static bool same_memory(pid_t a, pid_t b)
+{
+	return syscall(SYS_kcmp, a, b, KCMP_VM_, 0, 0) == 0;
+}
+
+/* A process other than pid that shares its address space: one a thread
+ * of pid made with clone(CLONE_VM) but not CLONE_THREAD, or the one that
+ * made pid so; 0: none. */
+static pid_t memory_sharer(pid_t pid)
+{
+	char path[64], kids[4096], *at, *next;
+	struct cp_proc_stat st;
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *d;
+
+	if (cp_proc_stat_read(pid, &st) == 0 && st.ppid > 1 && same_memory(pid, st.ppid))
+		return st.ppid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
+		if (cp_proc_read_text(path, kids, sizeof(kids)) <= 0)
+			continue;
+		for (at = kids; !found && *at; at = next) {
+			long kid = strtol(at, &next, 10);
+
+			if (next == at)
+				break;
+			if (kid > 0 && same_memory(pid, (pid_t)kid))
+				found = (pid_t)kid;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
+{
+	pid_t other = memory_sharer(pid);
+
+	/* A vfork() child shares it too, until it execs, a moment later: one
+	 * that still does after 20 ms is not that. */
+	if (other) {
+		usleep(20000);
+		if (!same_memory(pid, other) || memory_sharer(pid) != other)
+			return 0;
+	}
+	return other ? cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d shares its memory with process %d (clone(CLONE_VM) without CLONE_THREAD): the patch's counters would count that process's reads as its own",
+			       pid, other) : 0;
+}
+
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
 	char val[128], path[64];
