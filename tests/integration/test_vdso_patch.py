@@ -507,6 +507,11 @@ def test_patch_refused_where_another_process_shares_the_memory(ctx):
         assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
         assert "shares its memory" in run["probe"]["fallback_reason"], run["probe"]
         assert run["clock_reads"]["total"] == 0, run["clock_reads"]
+        # --tree needs the patch (the sharer is a child): refused, saying why
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "--tree", "-o", out,
+                       str(target.pid))
+        assert proc.returncode == 3, proc.stderr
+        assert "shares its memory" in proc.stderr, proc.stderr
         target.go(10)
     finally:
         rc, out = target.quit()
