@@ -122,29 +122,41 @@ void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
 	snprintf(buf, size, "%s%s", m->path, m->deleted ? " (deleted)" : "");
 }
 
-/* Only the one line is parsed: no array of a long map (clockprof's own, a
- * fork of it: the patch's self-test) is built for one entry. */
-int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+/* Only the [vdso] lines are parsed: no array of a long map (clockprof's
+ * own, a fork of it: the patch's self-test) is built for one entry. */
+static int scan_vdso(pid_t pid, bool first, uint64_t *start, uint64_t *end, char perms[5])
 {
 	char path[64], *line = NULL;
 	size_t linecap = 0;
 	struct cp_proc_map m;
 	FILE *f;
-	int rc = -1;
+	int found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return -1;
-	while (rc && getline(&line, &linecap, f) > 0)
+	while (!(first && found) && getline(&line, &linecap, f) > 0)
 		if (strstr(line, "[vdso]") && cp_proc_map_parse(line, &m) == 0 &&
 		    !strcmp(m.path, "[vdso]")) {
 			*start = m.start;
 			*end = m.end;
-			rc = 0;
+			if (perms)
+				memcpy(perms, m.perms, 5);
+			found++;
 		}
 	free(line);
 	fclose(f);
-	return rc;
+	return found;
+}
+
+int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end)
+{
+	return scan_vdso(pid, true, start, end, NULL) == 1 ? 0 : -1;
+}
+
+int cp_proc_maps_vdso_whole(pid_t pid, uint64_t *start, uint64_t *end, char perms[5])
+{
+	return scan_vdso(pid, false, start, end, perms) == 1 ? 0 : -1;
 }
 
 /* Whether pid descends from root (its parent's parent's ..., a few dozen

@@ -440,6 +440,37 @@ def test_target_execs_mid_window(ctx):
         assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
 
 
+def test_attached_target_that_execs_mid_window_is_not_said_to_count_on(ctx):
+    # attach to a shell that then execs another program, which lives on
+    # past the window: the image the patch was in went with the exec, so
+    # nothing is left to switch back. The run says the exec, and neither
+    # that the process exited nor that it counts on in its table (it was
+    # said so, from a switch back tried at the old image's addresses).
+    out = os.path.join(ctx.tmp, "exec.json")
+    target = subprocess.Popen(["sh", "-c", "read line; exec sleep 60"], stdin=subprocess.PIPE,
+                              text=True)
+    try:
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out,
+                                 str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        target.stdin.write("go\n")
+        target.stdin.flush()
+        wait_for(lambda: os.readlink(f"/proc/{target.pid}/exe").endswith("sleep"),
+                 "the shell to exec sleep")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert target.poll() is None
+    finally:
+        target.kill()
+        target.wait()
+    run = ctx.load_json(out)
+    assert run["clock_reads"]["mechanism"] == ctx.counted(), run["clock_reads"]
+    assert any("exec()ed" in w for w in run["warnings"]), run["warnings"]
+    assert not any("has exited" in w or "counts on" in w for w in run["warnings"]), run["warnings"]
+
+
 def test_target_forks_mid_window(ctx):
     # 5 reads, a child process reading 30 times, 5 reads. run follows the
     # child where the vDSO patch counts (each process in its own copy):

@@ -34,6 +34,13 @@ class Target:
         self.p.stdin.flush()
         assert self.p.stdout.readline().strip() == "done"
 
+    def vdso(self, prot):
+        """The target's own vDSO made readable only ("r") or executable
+        again ("rx"), by the target."""
+        self.p.stdin.write(f"vdso {prot}\n")
+        self.p.stdin.flush()
+        assert self.p.stdout.readline().strip() == f"vdso {prot}"
+
     def quit(self):
         self.p.stdin.write("quit\n")
         self.p.stdin.flush()
@@ -441,6 +448,72 @@ def test_patch_refused_in_a_process_that_denies_itself_writable_code(ctx):
         assert "memory-deny-write-execute" in run["probe"]["fallback_reason"], run["probe"]
     finally:
         waits.close()
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_patch_sends_no_thread_into_a_vdso_the_process_made_not_executable(ctx):
+    """A process that makes its own vDSO readable only (mprotect, as a
+    sandbox may) has no executable stub: a thread sent there died of
+    SIGSEGV, at attach and at detach (the process protected it in the
+    window). Attach is refused and detach fails, both saying why; the
+    process lives on, and once it makes its vDSO executable again it reads
+    right, through entries a failed detach left switched."""
+    fresh = Target(ctx.target("patch_target"), 2)
+    try:
+        fresh.vdso("r")
+        tool = Tool(ctx, fresh.pid)
+        assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert tool.attached.startswith("refused") and "vDSO" in tool.attached, tool.attached
+        assert fresh.p.poll() is None, "the target died at attach"
+        fresh.vdso("rx")
+        fresh.go(10)
+    finally:
+        rc, out = fresh.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+    target = Target(ctx.target("patch_target"), 2)
+    try:
+        tool = Tool(ctx, target.pid)
+        assert tool.attached.startswith("attached"), tool.attached
+        target.vdso("r")
+        tool.p.stdin.write("detach\n")
+        tool.p.stdin.flush()
+        out = tool.p.stdout.read().strip()
+        tool.p.wait(timeout=30)
+        assert out.startswith("detach failed") and "vDSO" in out, out
+        assert target.p.poll() is None, "the target died at detach"
+        target.vdso("rx")
+        target.go(10)
+    finally:
+        rc, out = target.quit()
+    assert rc == 0, f"target exited {rc}: {out}"
+
+
+def test_patch_refused_where_another_process_shares_the_memory(ctx):
+    """A process made with clone(CLONE_VM), not a thread, shares the
+    target's memory, the counter table with it, and reads the clock: the
+    patch counted its reads as the target's (millions, where the target,
+    idle, read none; uprobes count by process). Refused, naming it; auto
+    counts with uprobes, none."""
+    target = Target(ctx.target("patch_target"), 2, env={"PATCH_TARGET_CLONE_VM": "1"})
+    try:
+        tool = Tool(ctx, target.pid)
+        assert tool.p.wait(timeout=30) == 3, tool.attached
+        assert "shares its memory with process" in tool.attached, tool.attached
+        out = os.path.join(ctx.tmp, "shared.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+        assert "shares its memory" in run["probe"]["fallback_reason"], run["probe"]
+        assert run["clock_reads"]["total"] == 0, run["clock_reads"]
+        # --tree needs the patch (the sharer is a child): refused, saying why
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.3s", "--tree", "-o", out,
+                       str(target.pid))
+        assert proc.returncode == 3, proc.stderr
+        assert "shares its memory" in proc.stderr, proc.stderr
+        target.go(10)
+    finally:
         rc, out = target.quit()
     assert rc == 0, f"target exited {rc}: {out}"
 

@@ -44,12 +44,22 @@
  * =window-stopped those stop themselves at once (SIGSTOP), as a child a
  * debugger forks does, and stay stopped.
  *
+ * With PATCH_TARGET_CLONE_VM=1 a process made with clone(CLONE_VM), not a
+ * thread, shares this one's memory (and the main thread's thread
+ * pointer) and reads the clock without end; it dies with this process.
+ *
+ * On "vdso r" (stdin) the process makes its own vDSO readable only (not
+ * executable: as a sandbox may, its reads then made by syscall), on "vdso
+ * rx" executable again; "vdso ..." is said when done. No "go" meanwhile.
+ *
  * One round: clock_gettime MONOTONIC, REALTIME, PROCESS_CPUTIME_ID (the
  * vDSO's own syscall fallback), gettimeofday through a pointer from dlsym
  * (no PLT stub), time. */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -445,6 +455,56 @@ static void fork_idle(void)
 	fflush(stdout);
 }
 
+/* PATCH_TARGET_CLONE_VM: the process that shares this one's memory; raw
+ * system calls but for its reads (the C library's state is the main
+ * thread's). */
+static int memory_sharer(void *arg)
+{
+	pid_t parent = (pid_t)(long)arg;
+	struct timespec ts;
+
+	syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	for (int fd = 0; fd < 3; fd++)
+		syscall(SYS_close, fd);
+	if (syscall(SYS_getppid) != parent)
+		syscall(SYS_exit, 0);
+	for (;;)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	return 0;
+}
+
+static void share_memory(void)
+{
+	static char stack[65536] __attribute__((aligned(16)));
+
+	if (clone(memory_sharer, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+		  (void *)(long)getpid()) < 0) {
+		perror("clone");
+		exit(2);
+	}
+}
+
+/* "vdso r" / "vdso rx": this process's vDSO made readable only, or
+ * executable again. */
+static void vdso_protect(bool exec)
+{
+	char line[512];
+	unsigned long start = 0, end = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%lx-%lx", &start, &end);
+	if (f)
+		fclose(f);
+	if (!start || mprotect((void *)start, end - start, PROT_READ | (exec ? PROT_EXEC : 0))) {
+		perror("vdso");
+		exit(2);
+	}
+	printf("vdso %s\n", exec ? "rx" : "r");
+	fflush(stdout);
+}
+
 static void command_loop(void)
 {
 	char line[64];
@@ -452,6 +512,10 @@ static void command_loop(void)
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "quit", 4)) {
 		if (!strncmp(line, "fork", 4)) {
 			fork_idle();
+			continue;
+		}
+		if (!strncmp(line, "vdso ", 5)) {
+			vdso_protect(line[6] == 'x');
 			continue;
 		}
 		if (strncmp(line, "go ", 3))
@@ -518,6 +582,8 @@ int main(int argc, char **argv)
 		stack_filters(atoi(getenv("PATCH_TARGET_SECCOMP_STACK")));
 	if (getenv("PATCH_TARGET_SECCOMP"))
 		install_filter(getenv("PATCH_TARGET_SECCOMP"), SECCOMP_FILTER_FLAG_TSYNC);
+	if (getenv("PATCH_TARGET_CLONE_VM"))
+		share_memory();
 	if (getenv("PATCH_TARGET_MDWE") && prctl(65 /* PR_SET_MDWE */, 1 /* REFUSE_EXEC_GAIN */, 0, 0, 0)) {
 		perror("PR_SET_MDWE");
 		exit(2);

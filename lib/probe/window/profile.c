@@ -215,7 +215,14 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	r->w.modules.dl_watched = false;
 	p->mechanism = CP_MECH_FALLBACK;
 	memset(err, 0, sizeof(*err));
-	if (configure(r, p, err) || cp_session_open(&r->s, &r->cfg, err) ||
+	if (configure(r, p, err)) {	/* it cannot do what was asked: say why not the patch */
+		char why[sizeof(err->msg)];
+
+		snprintf(why, sizeof(why), "%s", err->msg);
+		return cp_fail(err, err->exit_code, "%s (the patch was not used: %s)", why,
+			       p->fallback_reason);
+	}
+	if (cp_session_open(&r->s, &r->cfg, err) ||
 	    cp_mech_open(&r->w.mech, p->mechanism, r->s, &r->cfg, err))
 		return -1;
 	/* Past attach's first steps (a launched command armed as it was held): what

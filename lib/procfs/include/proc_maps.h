@@ -39,6 +39,9 @@ void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
 
 /* Where the vDSO is mapped in pid; -1 when it has none (or has exited). */
 int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
+/* The vDSO's range and permissions ("r-xp") when it is one mapping; -1
+ * when it is none, or split in parts (a part of it mprotected). */
+int cp_proc_maps_vdso_whole(pid_t pid, uint64_t *start, uint64_t *end, char perms[5]);
 
 /* A process other than except, also[0..nalso) and clockprof (and, given
  * descendants, other than any process descended from except: those a

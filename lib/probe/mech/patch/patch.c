@@ -458,6 +458,19 @@ static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct 
 	}
 }
 
+/* Whether the target exec()ed in the window, followed into its new
+ * image or not: the image patched is gone, and with it all there was to
+ * switch back (a switch back tried at the old image's addresses said the
+ * process had exited and counted on, unread). */
+static bool target_execed(struct cp_mech *m)
+{
+	unsigned forks, followed_execed, traced;
+	bool execed;
+
+	cp_session_lifecycle(m->s, &execed, &forks, &followed_execed, &traced);
+	return execed || cp_session_target_followed_exec(m->s);
+}
+
 /* The sites back, once, in the target, its members, the forks followed
  * and those not; each refusal said (the process counts on, unread, where
  * nobody reads it). */
@@ -469,6 +482,8 @@ static void restore_all(struct cp_mech *m)
 	if (st->restored || !st->patch)
 		return;
 	st->restored = true;
+	if (target_execed(m))	/* its patched image went with the exec */
+		cp_vdso_patch_forget(st->patch);
 	if (cp_vdso_patch_restore(st->patch, &err) && alive(m->pid))
 		unrestored(m, m->pid, true, &err);
 	for (size_t i = 0; i < st->members.n; i++) {

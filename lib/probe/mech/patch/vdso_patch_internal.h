@@ -73,6 +73,10 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib);
 int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
 		       struct cp_error *err);
+/* Refused (-1, err) when another process shares pid's address space
+ * (clone(CLONE_VM) without CLONE_THREAD, not a vfork() child): it would
+ * count in pid's table, as pid's. */
+int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err);
 
 /* vdso_stub.c */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err);

@@ -3,6 +3,7 @@
  * code written into the vDSO's unused end, the header claimed for this
  * clockprof; an earlier clockprof's patch found and taken over, or its
  * stub in flight waited for. See vdso_patch_internal.h. */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,90 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 }
 
 /* What forbids the patch before anything is touched. */
+#define KCMP_VM_ 1	/* <linux/kcmp.h>'s KCMP_VM */
+
+/* Whether processes a and b share one address space (kcmp). */
+static bool same_memory(pid_t a, pid_t b)
+{
+	return syscall(SYS_kcmp, a, b, KCMP_VM_, 0, 0) == 0;
+}
+
+/* Whether thread tid of pid waits in vfork() for its child's exec or
+ * exit ('D' in kernel_clone, where the wait is). */
+static bool in_vfork(pid_t pid, const char *tid)
+{
+	char path[96], wchan[64];
+	struct cp_proc_stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%.20s/wchan", (int)pid, tid);
+	if (cp_proc_read_text(path, wchan, sizeof(wchan)) <= 0 || !strstr(wchan, "clone"))
+		return false;
+	return cp_proc_stat_read((pid_t)atoi(tid), &st) == 0 && st.state == 'D';
+}
+
+/* Whether a thread of pid waits in vfork(). */
+static bool vforking(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	bool found = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return false;
+	while (!found && (e = readdir(d)))
+		found = e->d_name[0] != '.' && in_vfork(pid, e->d_name);
+	closedir(d);
+	return found;
+}
+
+/* A process other than pid that shares its address space: one a thread
+ * of pid made with clone(CLONE_VM) but not CLONE_THREAD, or the one that
+ * made pid so; 0: none. A vfork() child (its parent's thread waits for
+ * its exec or exit, and is held by none) is none: it reads no clock. */
+static pid_t memory_sharer(pid_t pid)
+{
+	char path[64], kids[4096], *at, *next;
+	struct cp_proc_stat st;
+	struct dirent *e;
+	pid_t found = 0;
+	DIR *d;
+
+	if (cp_proc_stat_read(pid, &st) == 0 && st.ppid > 1 && same_memory(pid, st.ppid) &&
+	    !vforking(st.ppid))
+		return st.ppid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
+		if (cp_proc_read_text(path, kids, sizeof(kids)) <= 0)
+			continue;
+		for (at = kids; !found && *at; at = next) {
+			long kid = strtol(at, &next, 10);
+
+			if (next == at)
+				break;
+			if (kid > 0 && same_memory(pid, (pid_t)kid) && !in_vfork(pid, e->d_name))
+				found = (pid_t)kid;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
+{
+	pid_t other = memory_sharer(pid);
+
+	return other ? cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d shares its memory with process %d (clone(CLONE_VM) without CLONE_THREAD): the patch's counters would count that process's reads as its own",
+			       pid, other) : 0;
+}
+
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
 	char val[128], path[64];

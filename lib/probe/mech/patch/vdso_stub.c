@@ -127,8 +127,32 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 	return n;
 }
 
-/* While a thread is held: it must have a thread pointer (the thunks read
- * fs:0), and the target's seccomp filters must allow the stub. */
+/* Whether the stub can run where clockprof wrote it: the process's vDSO
+ * is still the one mapping planned, at its base, whole, and executable.
+ * The process may have made it readable only (mprotect, as a sandbox
+ * may), unmapped or moved it (mremap) since, and mapped something else
+ * in its place: a thread sent there died of SIGSEGV, at attach and at
+ * detach, and the request posted would have been written into whatever
+ * the process mapped there. */
+static bool vdso_in_place(const struct cp_vdso_patch *p)
+{
+	uint64_t start, end;
+	char perms[5];
+
+	return cp_proc_maps_vdso_whole(p->pid, &start, &end, perms) == 0 &&
+	       start == p->plan.base && end - start == p->plan.size && perms[2] == 'x';
+}
+
+static int refuse_vdso_moved(const struct cp_vdso_patch *p, struct cp_error *err)
+{
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "process %d has no executable vDSO at 0x%llx (it unmapped, moved or protected its vDSO itself): clockprof's stub there cannot run",
+		       p->pid, (unsigned long long)p->plan.base);
+}
+
+/* While a thread is held: the vDSO still in place and executable (the
+ * stub is there), it must have a thread pointer (the thunks read fs:0),
+ * and the target's seccomp filters must allow the stub. */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
@@ -138,6 +162,8 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	size_t n;
 	int ok;
 
+	if (!vdso_in_place(p))
+		return refuse_vdso_moved(p, err);
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (!r.fs_base && !p->give_fs)
@@ -376,6 +402,8 @@ int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool si
 	struct cp_hijack hj;
 	struct cp_vdso_area_header h;
 
+	if (!vdso_in_place(p))
+		return refuse_vdso_moved(p, err);
 	if (cp_vdso_read_header(p, &h) == 0 && cp_vdso_stub_may_run(p->pid, &h))
 		return cp_vdso_refuse_stub_running(p, &h, err);
 	p->last_cmd = cmd;
