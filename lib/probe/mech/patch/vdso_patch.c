@@ -479,7 +479,8 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 	const char *capped;
 
 	*out = NULL;
-	if (cp_vdso_refuse_shared_memory(pid, err) || cp_vdso_prepare_new(pid, held, false, out, err))
+	if (cp_vdso_refuse_shared_memory(pid, err) ||
+	    cp_vdso_prepare_new(pid, held, false, out, err))
 		return -1;
 	if ((*out)->info.reused || !(capped = cp_vdso_capped_memory(pid, &mib)))
 		return 0;
@@ -498,7 +499,8 @@ int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
 	/* clockprof's own child (the self-test), no target: a cap on memory
 	 * clockprof was started under is no reason to refuse it */
 	*out = NULL;
-	if (cp_vdso_refuse_shared_memory(pid, err) || cp_vdso_prepare_new(pid, false, false, out, err))
+	if (cp_vdso_refuse_shared_memory(pid, err) ||
+	    cp_vdso_prepare_new(pid, false, false, out, err))
 		return -1;
 	if (cp_vdso_patch_apply(*out, err) || cp_vdso_patch_switch(*out, err) ||
 	    (fresh ? (cp_vdso_patch_mark_fresh(*out), 0) : cp_vdso_patch_mark(*out))) {
