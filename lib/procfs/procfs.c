@@ -185,6 +185,20 @@ int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n)
 	return *tids ? 0 : -1;
 }
 
+long cp_proc_thread_find(pid_t pid, long (*fn)(pid_t pid, pid_t tid, void *arg), void *arg)
+{
+	pid_t *tids;
+	size_t n;
+	long found = 0;
+
+	if (cp_proc_threads(pid, &tids, &n))
+		return 0;
+	for (size_t i = 0; !found && i < n; i++)
+		found = fn(pid, tids[i], arg);
+	free(tids);
+	return found;
+}
+
 bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 {
 	for (size_t i = 0; i < n; i++)

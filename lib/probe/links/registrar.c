@@ -145,6 +145,8 @@ static void carry(struct msghdr *m, char *ctl, size_t size, int fd)
 	m->msg_control = ctl;
 	m->msg_controllen = size;
 	c = CMSG_FIRSTHDR(m);
+	if (!c)			/* size below a header: not sent along */
+		return;
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));

@@ -62,6 +62,11 @@ long cp_proc_last_pid(void);
 /* Lists the process's thread ids (malloc'd). */
 int cp_proc_threads(pid_t pid, pid_t **tids, size_t *n);
 
+/* fn(pid, tid, arg) for each thread of the process until one returns
+ * nonzero: that value; 0 when none does, or the threads cannot be
+ * listed. */
+long cp_proc_thread_find(pid_t pid, long (*fn)(pid_t pid, pid_t tid, void *arg), void *arg);
+
 /* A thread's scheduler state letter ('R' running, 'S' asleep, 'T'
  * stopped by a signal, 't' stopped by its tracer) from
  * /proc/PID/task/TID/stat; 0 when it is gone. */

@@ -1,5 +1,4 @@
 /* patch_forks_left.c - see patch_forks_left.h. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,34 +35,28 @@ static bool copy_of(pid_t pid, uint64_t area, const struct cp_vdso_area_owner *o
 	       h.owner.start == owner->start;
 }
 
+/* Whether thread tid of root has a child now; 1 when it cannot be told. */
+static long thread_has_children(pid_t root, pid_t tid, void *arg)
+{
+	char path[96];
+	FILE *f;
+	bool any;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)root, (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 1;	/* no such file in this kernel: scan */
+	any = fgetc(f) != EOF;
+	fclose(f);
+	return any;
+}
+
 /* Whether a thread of root has a child now (/proc/PID/task/TID/children):
  * without one, root has no descendant, and the scan of every process
  * (cp_proc_descendants) is spared. True when it cannot be told. */
 static bool has_children(pid_t root)
 {
-	char path[96];
-	struct dirent *e;
-	bool any = false;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)root);
-	if (!(d = opendir(path)))
-		return false;
-	while (!any && (e = readdir(d))) {
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)root, e->d_name);
-		if (!(f = fopen(path, "re"))) {
-			any = true;	/* no such file in this kernel: scan */
-			break;
-		}
-		any = fgetc(f) != EOF;
-		fclose(f);
-	}
-	closedir(d);
-	return any;
+	return cp_proc_thread_find(root, thread_has_children, NULL) != 0;
 }
 
 size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_area_owner *owner,

@@ -3,7 +3,6 @@
  * code written into the vDSO's unused end, the header claimed for this
  * clockprof; an earlier clockprof's patch found and taken over, or its
  * stub in flight waited for. See vdso_patch_internal.h. */
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -111,32 +110,37 @@ static bool same_memory(pid_t a, pid_t b)
 
 /* Whether thread tid of pid waits in vfork() for its child's exec or
  * exit ('D' in kernel_clone, where the wait is). */
-static bool in_vfork(pid_t pid, const char *tid)
+static long in_vfork(pid_t pid, pid_t tid, void *arg)
 {
 	char path[96], wchan[64];
 	struct cp_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%.20s/wchan", (int)pid, tid);
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", (int)pid, (int)tid);
 	if (cp_proc_read_text(path, wchan, sizeof(wchan)) <= 0 || !strstr(wchan, "clone"))
-		return false;
-	return cp_proc_stat_read((pid_t)atoi(tid), &st) == 0 && st.state == 'D';
+		return 0;
+	return cp_proc_stat_read(tid, &st) == 0 && st.state == 'D';
 }
 
-/* Whether a thread of pid waits in vfork(). */
-static bool vforking(pid_t pid)
+/* A child of thread tid of pid that shares pid's memory and is not a
+ * vfork() child; 0: none. */
+static long sharing_child(pid_t pid, pid_t tid, void *arg)
 {
-	char path[64];
-	struct dirent *e;
-	bool found = false;
-	DIR *d;
+	char path[96], kids[4096], *at, *next;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return false;
-	while (!found && (e = readdir(d)))
-		found = e->d_name[0] != '.' && in_vfork(pid, e->d_name);
-	closedir(d);
-	return found;
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	if (cp_proc_read_text(path, kids, sizeof(kids)) <= 0)
+		return 0;
+	for (at = kids; *at; at = next) {
+		long kid = strtol(at, &next, 10);
+
+		if (next == at)
+			break;
+		if (kid > 0 && same_memory(pid, (pid_t)kid) && !in_vfork(pid, tid, NULL))
+			return kid;
+	}
+	return 0;
 }
 
 /* A process other than pid that shares its address space: one a thread
@@ -145,35 +149,12 @@ static bool vforking(pid_t pid)
  * its exec or exit, and is held by none) is none: it reads no clock. */
 static pid_t memory_sharer(pid_t pid)
 {
-	char path[64], kids[4096], *at, *next;
 	struct cp_proc_stat st;
-	struct dirent *e;
-	pid_t found = 0;
-	DIR *d;
 
 	if (cp_proc_stat_read(pid, &st) == 0 && st.ppid > 1 && same_memory(pid, st.ppid) &&
-	    !vforking(st.ppid))
+	    !cp_proc_thread_find(st.ppid, in_vfork, NULL))
 		return st.ppid;
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	if (!(d = opendir(path)))
-		return 0;
-	while (!found && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/children", (int)pid, e->d_name);
-		if (cp_proc_read_text(path, kids, sizeof(kids)) <= 0)
-			continue;
-		for (at = kids; !found && *at; at = next) {
-			long kid = strtol(at, &next, 10);
-
-			if (next == at)
-				break;
-			if (kid > 0 && same_memory(pid, (pid_t)kid) && !in_vfork(pid, e->d_name))
-				found = (pid_t)kid;
-		}
-	}
-	closedir(d);
-	return found;
+	return (pid_t)cp_proc_thread_find(pid, sharing_child, NULL);
 }
 
 int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
