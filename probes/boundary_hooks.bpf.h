@@ -6,15 +6,27 @@
 #ifndef CP_BOUNDARY_HOOKS_BPF_H
 #define CP_BOUNDARY_HOOKS_BPF_H
 
-static __always_inline void close_request(__u32 tid)
+/* which: the totals element the request is counted in (CP_TOTALS_*).
+ * While a syscall: boundary's wrapper is checked (the target closes the
+ * requests then too), it is counted apart (CP_TOTALS_CHECKED, the sites'
+ * in_checked, the process's checked_*): the window's if the check falls
+ * back to sys_enter (check_wrapper), so that the requests before the
+ * fall-back and the one it comes in are counted, as under uprobes;
+ * dropped if not. An index, not a branch (requests_checked). */
+static __always_inline void close_request(__u32 tid, __u32 which)
 {
-	struct cp_totals *tot = get_totals();
-	struct cp_thread *t = get_thread(), *q;
+	struct cp_totals *tot;
+	struct cp_thread *t, *q;
+	__u32 elem;	/* which, as the lookup's key (on the stack: no bound kept) */
 	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
 	struct cp_proc *p = followed_proc();
 	__u64 reads, key = 0;
 	bool whole = true;
 
+	which &= 1;
+	elem = which;
+	tot = bpf_map_lookup_elem(&totals, &elem);
+	t = get_thread();
 	if (!tot || !t)
 		return;
 	if (phase == CP_PHASE_COUNTERS) {
@@ -36,7 +48,7 @@ static __always_inline void close_request(__u32 tid)
 
 		whole = add_patch_reads(q, key, &pl, table_of(p), wiped);
 		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole,
-				     table_of(p), wiped)) {
+				     which, table_of(p), wiped)) {
 			q->patch_valid = 0;
 			whole = false;
 		}
@@ -45,11 +57,11 @@ static __always_inline void close_request(__u32 tid)
 		cp_read_counts_add(&tot->in_requests, &q->cur);
 		reads = q->cur.reads;
 		cp_add(&tot->requests, 1);
-		if (p) {
-			__sync_fetch_and_add(&p->requests, 1);
-			__sync_fetch_and_add(&p->in_requests, reads);
+		if (p) {	/* requests, in_requests; or checked_* */
+			__sync_fetch_and_add(&p->requests + 2 * (which & 1), 1);
+			__sync_fetch_and_add(&p->in_requests + 2 * (which & 1), reads);
 		}
-		credit_sites(q, tot);
+		credit_sites(q, tot, which);
 		cp_add(&tot->hist[reads < CP_HIST_SLOTS - 1 ? reads : CP_HIST_SLOTS - 1], 1);
 		raise_max(&tot->max_reads_per_request, reads);
 	}
@@ -113,6 +125,7 @@ static __always_inline void check_wrapper(void)
 		cp_add(&wrapper_check.mismatched, 1);
 		if (!wrapper_check.fallback_ns)
 			wrapper_check.fallback_ns = bpf_ktime_get_ns();
+		requests_checked = CP_TOTALS_WINDOW;
 	}
 	t->wrap_known = 1;
 	t->wrap_epoch = epoch;
@@ -136,8 +149,7 @@ int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
 		return 0;
 	if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
 		check_wrapper();
-	if (!boundary_wrapped || wrapper_check.fallback_ns)
-		close_request(tid);
+	close_request(tid, requests_checked);
 	return 0;
 }
 
@@ -149,7 +161,7 @@ int on_boundary_func(struct pt_regs *ctx)
 	if (!tid)
 		return 0;
 	count_trap();
-	close_request(tid);
+	close_request(tid, CP_TOTALS_WINDOW);
 	return 0;
 }
 

@@ -92,6 +92,11 @@ __u32 next_site_id;
 __u64 selftest_hits;
 /* boundary_wrapped: what the check found (clockreads.h). */
 struct cp_wrapper_check wrapper_check;
+/* The totals element (CP_TOTALS_*) on_boundary_syscall counts requests
+ * in: CP_TOTALS_CHECKED while the wrapper is checked (set as the program
+ * is loaded), CP_TOTALS_WINDOW once it fell back. An index rather than a
+ * branch: the verifier walks one close, not one for each. */
+__u32 requests_checked;
 
 /* Set when the target exec()s: the new image is not the one probed (other
  * addresses, perhaps other files). 1: nothing is counted from then on,
@@ -137,7 +142,7 @@ __u32 hold_execs;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);	/* CP_TOTALS_WINDOW, CP_TOTALS_CHECKED */
 	__type(key, __u32);
 	__type(value, struct cp_totals);
 } totals SEC(".maps");

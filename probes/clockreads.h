@@ -251,7 +251,12 @@ struct cp_stack_copy {
 struct cp_site_counts {
 	__u64 all;		/* reads in the window */
 	__u64 in_requests;	/* reads inside complete requests */
+	__u64 in_checked;	/* ... closed at sys_enter while a syscall: boundary's
+				 * wrapper was checked (CP_TOTALS_CHECKED) */
 };
+/* indexed by CP_TOTALS_* from in_requests (close_request) */
+_Static_assert(__builtin_offsetof(struct cp_site_counts, in_checked) ==
+	       __builtin_offsetof(struct cp_site_counts, in_requests) + 8, "in_checked follows");
 
 /* The vDSO patch's counter table in the target's memory (lib/probe/mech/patch/
  * vdso_area.S writes it, the boundary program reads the calling thread's
@@ -417,6 +422,9 @@ struct cp_proc {
 	__u64 start_ns, end_ns;	/* fork and exit (or exec), CLOCK_MONOTONIC */
 	__u64 requests;		/* complete requests in the clock window */
 	__u64 in_requests;	/* reads inside them */
+	/* ... closed at sys_enter while a syscall: boundary's wrapper was
+	 * checked (CP_TOTALS_CHECKED): the window's if the check fell back */
+	__u64 checked_requests, checked_in_requests;
 	__u32 flags;		/* enum cp_proc_flag */
 	__u32 threads_summed;	/* threads whose vDSO patch slot was added to sums */
 	char comm[16];		/* at its exit or exec */
@@ -436,6 +444,11 @@ struct cp_proc {
 	 * summed with its requests at its last thread's exit. */
 	__u64 syscall_sums[CP_PATCH_SLOT_WORDS];
 };
+/* indexed by 2 x CP_TOTALS_* from requests and in_requests (close_request) */
+_Static_assert(__builtin_offsetof(struct cp_proc, checked_requests) ==
+	       __builtin_offsetof(struct cp_proc, requests) + 16 &&
+	       __builtin_offsetof(struct cp_proc, checked_in_requests) ==
+	       __builtin_offsetof(struct cp_proc, in_requests) + 16, "checked_* follow");
 
 /* What of a followed process's slot its threads' exits have added to its
  * sums so far (or, for a member, its counts as the window opened): one
@@ -489,6 +502,13 @@ struct cp_thread {
 struct cp_wrapper_check {
 	__u64 checked, mismatched, fallback_ns;
 };
+
+/* The totals map's elements: the window's, and the requests sys_enter
+ * closed while a syscall: boundary's wrapper was checked (the target
+ * closed them too): the window's if the check fell back to sys_enter,
+ * else dropped (the target's are the run's). */
+#define CP_TOTALS_WINDOW 0
+#define CP_TOTALS_CHECKED 1
 
 /* Per-request counter distribution (the counter window): at each boundary
  * the BPF program reads the thread's own counter and files the difference

@@ -227,6 +227,7 @@ struct patch_sites_walk {
 	struct cp_thread *t;
 	struct cp_totals *tot;
 	bool credit;
+	__u32 which;		/* CP_TOTALS_*: in_requests or in_checked */
 	__u64 credited;		/* reads credited to a site */
 };
 
@@ -252,7 +253,7 @@ static long patch_site_entry(__u32 i, void *ctx)
 	patch_site_key(key, &k);
 	id = site_id(&k);
 	if (id < CP_MAX_SITES && (c = bpf_map_lookup_elem(&site_counts, &id))) {
-		__sync_fetch_and_add(&c->in_requests, delta);
+		__sync_fetch_and_add(&c->in_requests + (w->which & 1), delta);
 		w->credited += delta;
 	}
 	return 0;
@@ -264,10 +265,11 @@ static long patch_site_entry(__u32 i, void *ctx)
  * to do when the thread read nothing since. False when the block cannot
  * be read: a thread with a slot has written it, so it is not known. */
 static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_totals *tot,
-					    const struct patch_look *pl, bool credit, __u64 table,
-					    bool wiped)
+					    const struct patch_look *pl, bool credit, __u32 which,
+					    __u64 table, bool wiped)
 {
-	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen };
+	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen,
+				      .which = which };
 	__u64 at = table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
 
 	if (pl->seen && !pl->reads)

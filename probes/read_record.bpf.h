@@ -342,7 +342,8 @@ static __always_inline void record_read(int entry, int path, int clock,
 }
 
 /* A request completed: its reads count as in-request at their sites. */
-static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *tot)
+/* which: CP_TOTALS_* (close_request): in_requests, or in_checked. */
+static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *tot, __u32 which)
 {
 	__u32 n = t->npending;
 
@@ -355,7 +356,7 @@ static __always_inline void credit_sites(struct cp_thread *t, struct cp_totals *
 		id = t->pending_site[i];
 		c = bpf_map_lookup_elem(&site_counts, &id);
 		if (c)
-			__sync_fetch_and_add(&c->in_requests, t->pending_count[i]);
+			__sync_fetch_and_add(&c->in_requests + (which & 1), t->pending_count[i]);
 	}
 	if (t->pending_overflow)
 		cp_add(&tot->site_uncredited, t->pending_overflow);

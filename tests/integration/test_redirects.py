@@ -243,9 +243,10 @@ def test_a_launched_commands_syscall_boundary_is_closed_at_its_wrapper(ctx):
     maps it, before the command is let go. 500 writes through write():
     499 requests of 3 reads, closed in the target, each write checked.
     Through syscall(SYS_write): the second write is found not to be
-    write()'s, and sys_enter closes the 498 after it, exactly."""
+    write()'s, and sys_enter closes the requests, exactly: 499 too, the
+    one the fall-back came in started by sys_enter as it checked."""
     exe = ctx.target("reply_target")
-    expected = {"write": (True, 499), "raw": (False, 498)}
+    expected = {"write": (True, 499), "raw": (False, 499)}
     for how, (in_target, count) in expected.items():
         out = os.path.join(ctx.tmp, f"run-{how}.json")
         proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
@@ -261,13 +262,77 @@ def test_a_launched_commands_syscall_boundary_is_closed_at_its_wrapper(ctx):
         assert check["checked"] == (count if in_target else 0), (how, check)
 
 
+def fallback_counts(run):
+    """fallback_target's run.json checked against its construction: every
+    request of thread k holds k % 3 + 1 reads (threads 0 and 3 one, 1 two,
+    2 three), whole ones only, all of them inside the requests; the check
+    fell back, and said so. The requests by size."""
+    hist = dict(run["per_request"]["histogram"])
+    reads = run["clock_reads"]
+    assert set(hist) <= {1, 2, 3}, run["per_request"]
+    assert reads["in_requests"] == sum(k * n for k, n in hist.items()), (reads, hist)
+    assert run["request"]["count"] == sum(hist.values()), (run["request"], hist)
+    assert run["request"]["wrapper_check"]["fell_back"], run["request"]
+    assert not run["request"]["closed_in_target"], run["request"]
+    assert [w for w in run["warnings"] if "did not come through" in w], run["warnings"]
+    return hist
+
+
+def test_the_requests_before_a_fall_back_to_sys_enter_are_counted(ctx):
+    """The check of a syscall: boundary's wrapper falls back to sys_enter
+    at the first write that did not come through write(): the requests
+    the target closed until then are dropped, and those sys_enter closed
+    while it checked are counted instead, with the one the fall-back came
+    in, as uprobes count them: run of 4 threads x 500 writes, every fifth
+    by syscall(SYS_write), is 4 x 499 requests exactly, every read but
+    each thread's first (before its first write) inside one (before:
+    sys_enter only started the requests after the fall-back, 4 x 494).
+    attach, the raw writes starting 0.5 s into the window: the reads
+    outside requests are the window's edges' (before: the first 0.5 s)."""
+    exe = ctx.target("fallback_target")
+    out = os.path.join(ctx.tmp, "fallback-run.json")
+    proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
+                           "-r", "syscall:write", "--", exe, "fifth", "4", "500", "100"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    run = ctx.load_json(out)
+    hist = fallback_counts(run)
+    assert hist == {1: 2 * 499, 2: 499, 3: 499}, run["per_request"]
+    reads = run["clock_reads"]
+    assert reads["total"] == 500 * (1 + 2 + 3 + 1), reads
+    assert reads["total"] - reads["in_requests"] == 1 + 2 + 3 + 1, reads
+
+    target = subprocess.Popen([exe, "signal", "4", "0", "1000"])
+    try:
+        wait_serving(target, threads=5)
+        out = os.path.join(ctx.tmp, "fallback-attach.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
+                                 "1.5", "-r", "syscall:write", str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        time.sleep(0.5)
+        target.send_signal(signal.SIGUSR1)
+        run = finish(ctx, proc, out)
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait()
+    hist = fallback_counts(run)
+    reads = run["clock_reads"]
+    assert run["request"]["count"] >= MIN_REQUESTS, run["request"]
+    # outside: each thread's partial request at each edge, and the reads
+    # made while the edges were read; before, a third of the window
+    assert reads["total"] - reads["in_requests"] <= max(14, reads["total"] // 20), reads
+
+
 def test_a_forked_workers_reads_after_the_fall_back_are_each_counted_once(ctx):
     """run -r syscall:write of a program whose forked child serves 300
     requests of 3 reads, one of them through syscall(SYS_clock_gettime),
     and writes every other reply by syscall(SYS_write): the check falls
-    back at the second reply, sys_enter closes the 298 after it, and the
-    child's table, summed as it exits, adds its reads through syscall()
-    (all 300) but not its requests, which sys_enter counted already."""
+    back at the second reply, sys_enter closes all 299 (the first one
+    started as it checked), and the child's table, summed as it exits,
+    adds its reads through syscall() (all 300) but not its requests,
+    which sys_enter counted already; its row holds them."""
     out = os.path.join(ctx.tmp, "fork.json")
     proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out, "-r", "syscall:write",
                            "--", ctx.target("reply_target"), "both", "3", "300", "mixed", "fork"],
@@ -277,9 +342,11 @@ def test_a_forked_workers_reads_after_the_fall_back_are_each_counted_once(ctx):
     reads = run["clock_reads"]
     assert run["request"]["wrapper_check"]["fell_back"], run["request"]
     assert reads["total"] == 900 and reads["by_path"] == {"syscall": 300, "vdso": 600}, reads
-    assert run["request"]["count"] == 298, run["request"]
-    assert run["per_request"]["histogram"] == [[3, 298]], run["per_request"]
-    assert reads["in_requests"] == 3 * 298, reads
+    assert run["request"]["count"] == 299, run["request"]
+    assert run["per_request"]["histogram"] == [[3, 299]], run["per_request"]
+    assert reads["in_requests"] == 3 * 299, reads
+    served = [p for p in run["processes"] if p["reads"]]
+    assert len(served) == 1 and served[0]["requests"] == 299, run["processes"]
 
 
 def test_a_launched_commands_wrappers_elsewhere_leave_sys_enter_the_boundary(ctx):

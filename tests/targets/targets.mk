@@ -42,6 +42,11 @@ $(T)/targets/spawn_target: tests/targets/spawn_target.c
 
 # A thread per request, each joined before the next: glibc reuses its
 # stack, and so its thread pointer.
+test-targets: $(T)/targets/fallback_target
+$(T)/targets/fallback_target: tests/targets/fallback_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
 test-targets: $(T)/targets/thread_request_target
 $(T)/targets/thread_request_target: tests/targets/thread_request_target.c
 	@mkdir -p $(@D)

@@ -203,6 +203,8 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->follow_forks = cfg->follow_forks;
 	skel->rodata->boundary_in_target = cfg->boundary_in_target;
 	skel->rodata->boundary_wrapped = cfg->boundary_in_target && cfg->boundary_syscall >= 0;
+	skel->bss->requests_checked = skel->rodata->boundary_wrapped ? CP_TOTALS_CHECKED :
+				      CP_TOTALS_WINDOW;
 	skel->rodata->follow_procs = cfg->follow_forks || cfg->nmembers;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;

@@ -116,12 +116,29 @@ static int read_reduced(struct cp_session *s, const struct bpf_map *map, const v
 	return rc;
 }
 
+/* Whether a syscall: boundary's wrapper check fell back to sys_enter:
+ * the requests the program closed while it checked are then the run's
+ * (CP_TOTALS_CHECKED, the sites' in_checked), the target's are not. */
+static bool checked_count(const struct cp_session *s)
+{
+	return s->skel->bss->wrapper_check.fallback_ns != 0;
+}
+
 int cp_session_read(struct cp_session *s, struct cp_totals *sum)
 {
-	__u32 zero = 0;
+	__u32 key = CP_TOTALS_WINDOW;
+	struct cp_totals checked;
+	int rc = read_reduced(s, s->skel->maps.totals, &key, sizeof(key), sum, sizeof(*sum),
+			      totals_add);
 
-	return read_reduced(s, s->skel->maps.totals, &zero, sizeof(zero), sum, sizeof(*sum),
-			    totals_add);
+	key = CP_TOTALS_CHECKED;
+	if (rc == 0 && checked_count(s)) {
+		rc = read_reduced(s, s->skel->maps.totals, &key, sizeof(key), &checked,
+				  sizeof(checked), totals_add);
+		if (rc == 0)
+			totals_add(sum, &checked);
+	}
+	return rc;
 }
 
 void cp_session_wrapper_check(const struct cp_session *s, struct cp_wrapper_check *c)
@@ -137,6 +154,7 @@ void cp_session_wrapper_fall_back(struct cp_session *s)
 {
 	/* CLOCK_MONOTONIC: bpf_ktime_get_ns's clock */
 	s->skel->bss->wrapper_check.fallback_ns = (uint64_t)(cp_monotonic_s() * 1e9);
+	__atomic_store_n(&s->skel->bss->requests_checked, CP_TOTALS_WINDOW, __ATOMIC_RELAXED);
 }
 
 void cp_session_end_wrapper_check(struct cp_session *s)
@@ -233,6 +251,7 @@ static int append_entry(struct entry_list *l, const void *entry)
 struct site_walk {
 	struct bpf_map *counts;
 	struct entry_list list;
+	bool checked;		/* checked_count */
 };
 
 /* site_counts is shared by the CPUs: one value per site, at the id that
@@ -245,13 +264,16 @@ static int add_site(const void *key, const void *id, void *arg)
 	memcpy(&c.key, key, sizeof(c.key));
 	if (bpf_map__lookup_elem(w->counts, id, sizeof(__u32), &c.counts, sizeof(c.counts), 0))
 		return 0;
+	if (w->checked)
+		c.counts.in_requests += c.counts.in_checked;
 	return append_entry(&w->list, &c);
 }
 
 int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
 			  size_t *n)
 {
-	struct site_walk w = { s->skel->maps.site_counts, { .size = sizeof(**sites) } };
+	struct site_walk w = { s->skel->maps.site_counts, { .size = sizeof(**sites) },
+			       checked_count(s) };
 	int rc = cp_map_walk(s->skel->maps.site_ids, sizeof(struct cp_site_key), sizeof(__u32),
 			     add_site, &w);
 

@@ -50,6 +50,12 @@ int cp_session_followed(const struct cp_session *s, struct cp_followed **out, si
 		free(l.v);
 		return -1;
 	}
+	/* the requests sys_enter closed while the wrapper was checked: the
+	 * run's once the check fell back (CP_TOTALS_CHECKED) */
+	for (size_t i = 0; i < l.n && s->skel->bss->wrapper_check.fallback_ns; i++) {
+		l.v[i].p.requests += l.v[i].p.checked_requests;
+		l.v[i].p.in_requests += l.v[i].p.checked_in_requests;
+	}
 	*out = l.v;
 	*n = l.n;
 	return 0;
