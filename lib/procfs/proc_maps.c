@@ -201,8 +201,12 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 			    maps[i].dev_minor == minor(st.st_dev))
 				found = pid;
 		free(maps);
-		/* only a process that maps it is walked up: /proc holds hundreds */
-		if (found && descendants && descends_from(found, except))
+		/* only a process that maps it is walked up: /proc holds hundreds.
+		 * clockprof's own children (its registrar and the registrar's
+		 * warm-up child, the restorer, the self-test child) map its
+		 * libraries and are no target's */
+		if (found && ((descendants && descends_from(found, except)) ||
+			      descends_from(found, self)))
 			found = 0;
 	}
 	closedir(d);

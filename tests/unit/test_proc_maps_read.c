@@ -275,38 +275,92 @@ TEST(proc_map_entry_is_small)
 	CHECK(sizeof(struct cp_proc_map) <= 64);
 }
 
+/* A target that runs this test's executable and is no descendant of this
+ * process (its parent exited), with a child of its own: both pids in
+ * pids[0..1], the target's first. */
+static bool orphan_with_child(pid_t pids[2])
+{
+	int ready[2];
+	pid_t mid;
+	bool ok = false;
+
+	if (pipe(ready))
+		return false;
+	mid = fork();
+	if (mid == 0) {
+		if (fork() == 0) {
+			pid_t got[2] = { getpid(), fork() };
+
+			if (got[1] == 0)
+				pause();
+			(void)!write(ready[1], got, sizeof(got));
+			pause();
+		}
+		_exit(0);
+	}
+	close(ready[1]);
+	if (mid > 0) {
+		waitpid(mid, NULL, 0);
+		ok = read(ready[0], pids, 2 * sizeof(pid_t)) == (ssize_t)(2 * sizeof(pid_t)) &&
+		     pids[0] > 0 && pids[1] > 0;
+	}
+	close(ready[0]);
+	return ok;
+}
+
 /* A child forked after a followed target's tree was listed (attach --tree
  * on a shell loop) maps the boundary's file as its parent does: it is the
  * target's own, not another process's that would drop following. Here the
- * target is this process, and the file its own executable, which a forked
- * child maps too. */
+ * target runs this test's executable and is no descendant of this process
+ * (clockprof's own are never another user), and the file is that
+ * executable, which the target's forked child maps too. */
 TEST(proc_maps_other_user_spares_the_targets_descendants)
 {
 	char exe[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	pid_t t[2] = { 0, 0 }, other, spared;
+	bool made = orphan_with_child(t);
+
+	CHECK(len > 0 && made);
+	exe[len] = '\0';
+	other = cp_proc_maps_other_user(exe, t[0], NULL, 0, false);
+	spared = cp_proc_maps_other_user(exe, t[0], NULL, 0, true);
+	kill(t[1], SIGKILL);
+	kill(t[0], SIGKILL);
+	/* without following, the child is another user (the first found
+	 * may be another process of the host running these tests) */
+	CHECK(other != 0);
+	CHECK(spared != t[1]);
+}
+
+/* clockprof's own children (its registrar, forked from clockprof, maps
+ * every library clockprof does) are no other user of a file: one found
+ * made `run -r func:libjansson.so.4:...` stop following the target's
+ * forks, naming the registrar as "not the target's". */
+TEST(proc_maps_other_user_spares_clockprofs_own_children)
+{
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	int ready[2];
-	pid_t child, other, spared;
+	pid_t helper, other;
 	char c;
 
 	CHECK(len > 0 && pipe(ready) == 0);
 	exe[len] = '\0';
-	child = fork();
-	if (child == 0) {
+	helper = fork();
+	if (helper == 0) {
 		close(ready[0]);
 		(void)!write(ready[1], "r", 1);
 		pause();
 		_exit(0);
 	}
 	close(ready[1]);
-	CHECK(child > 0);
+	CHECK(helper > 0);
 	(void)!read(ready[0], &c, 1);
 	close(ready[0]);
-	other = cp_proc_maps_other_user(exe, getpid(), NULL, 0, false);
-	spared = cp_proc_maps_other_user(exe, getpid(), NULL, 0, true);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
-	/* without following, the child is another user (the first found
-	 * may be another process of the host running these tests) */
-	CHECK(other != 0);
-	CHECK(spared != child);
+	/* the target: a process that maps none of it (init) */
+	other = cp_proc_maps_other_user(exe, 1, NULL, 0, false);
+	kill(helper, SIGKILL);
+	waitpid(helper, NULL, 0);
+	CHECK(other != helper);
 }

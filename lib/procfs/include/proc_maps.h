@@ -43,10 +43,11 @@ int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
  * when it is none, or split in parts (a part of it mprotected). */
 int cp_proc_maps_vdso_whole(pid_t pid, uint64_t *start, uint64_t *end, char perms[5]);
 
-/* A process other than except, also[0..nalso) and clockprof (and, given
- * descendants, other than any process descended from except: those a
- * followed target forks) that maps the file at path now, found by its
- * device and inode in every /proc/PID/maps; 0: none. */
+/* A process other than except, also[0..nalso), clockprof and any process
+ * descended from clockprof (its helpers: the registrar maps clockprof's
+ * libraries) (and, given descendants, other than any process descended
+ * from except: those a followed target forks) that maps the file at path
+ * now, found by its device and inode in every /proc/PID/maps; 0: none. */
 pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also, size_t nalso,
 			      bool descendants);
 
