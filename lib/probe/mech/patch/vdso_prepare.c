@@ -99,7 +99,6 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 	return NULL;
 }
 
-/* What forbids the patch before anything is touched. */
 #define KCMP_VM_ 1	/* <linux/kcmp.h>'s KCMP_VM */
 
 /* Whether processes a and b share one address space (kcmp). */
@@ -166,6 +165,7 @@ int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
 			       pid, other) : 0;
 }
 
+/* What forbids the patch before anything is touched. */
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
 	char val[128], path[64];
