@@ -13,14 +13,16 @@
  *
  * So the links are made by the registrar, a child forked as the attach
  * starts, in a process group of its own with every signal blocked: only
- * a SIGKILL aimed at it stops it. It holds nothing but its socket: each
- * request brings the program's fd along (SCM_RIGHTS); the registrar
+ * a SIGKILL aimed at it stops it. It holds nothing but its socket, a
+ * pidfd of clockprof and the warm-up's pipe: each request brings the
+ * program's fd along (SCM_RIGHTS); the registrar
  * makes the link, hands its fd back and closes its own copies, so that
  * clockprof's fd is the link's only reference and removing the probes is
  * as before. When clockprof dies, the registrar finishes the placement in
  * flight, closes the link unless clockprof may still take it, and exits:
  * the kernel then removes the breakpoints cleanly. The warm-up's uprobe
- * (warmup.h) is placed by a child of the registrar's, in its own code. */
+ * (warmup.h) is placed by a child of the registrar's, in its own code,
+ * again every few ms until cp_registrar_warm_stop() or a second. */
 #ifndef CP_REGISTRAR_H
 #define CP_REGISTRAR_H
 
