@@ -19,7 +19,7 @@ TEST(c_library_clock_functions_are_probed)
 	int clock_gettime_points = 0;
 
 	CHECK(unit_libc_path(path, sizeof(path)));
-	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
 	for (size_t i = 0; i < cp.n; i++)
 		clock_gettime_points += cp.points[i].entry == CP_ENTRY_CLOCK_GETTIME;
 	CHECK(clock_gettime_points >= 1);
@@ -38,7 +38,7 @@ TEST(interposer_clock_functions_are_not_probed)
 		unit_skip("fixtures/clock_truth.so not built (make test-fixtures)");
 		return;
 	}
-	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
 	/* it defines clock_gettime, gettimeofday, time and syscall, and
 	 * imports none of them through a PLT stub */
 	CHECK_INT(cp.n, 0);
@@ -62,7 +62,7 @@ TEST(function_pointers_in_data_are_unseen)
 		unit_skip("fixtures/fn_pointer_clock not built (make test-fixtures)");
 		return;
 	}
-	CHECK_INT(cp_clock_points_find(path, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
 	CHECK(strstr(cp.unseen, "gettimeofday") != NULL);
 	CHECK(strstr(cp.unseen, "time") != NULL);
 	for (size_t i = 0; i < cp.n; i++)

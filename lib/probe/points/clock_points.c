@@ -252,7 +252,7 @@ static void vdso_entries_named(Elf *elf, char *unseen, size_t size)
 	}
 }
 
-int cp_clock_points_find(const char *path, struct cp_clock_points *out,
+int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points *out,
 			 struct cp_error *err)
 {
 	char vdso_named[96] = "";
@@ -277,7 +277,7 @@ int cp_clock_points_find(const char *path, struct cp_clock_points *out,
 		rc = for_each_function(&v, out, add_function);
 	if (!rc)
 		rc = add_plt_stubs(v.elf, out);
-	if (v.wrapper)
+	if (by_name && v.wrapper && !out->unseen[0])
 		vdso_entries_named(v.elf, vdso_named, sizeof(vdso_named));
 	elf_end(v.elf);
 	close(fd);

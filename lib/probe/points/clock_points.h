@@ -52,8 +52,11 @@ struct cp_clock_points {
 
 /* Finds the clock points of the ELF file at path. 0 on success (possibly
  * with no point: most libraries read no clock), -1 when the file cannot
- * be read as ELF (err says which). */
-int cp_clock_points_find(const char *path, struct cp_clock_points *out,
+ * be read as ELF (err says which). by_name: also look through the file's
+ * data for the vDSO's entries' names, which a program that calls the vDSO
+ * through its own pointer holds (into unseen): a scan of tens of MB in a
+ * large program, wanted only where reads are seen at stubs (uprobes). */
+int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points *out,
 			 struct cp_error *err);
 void cp_clock_points_free(struct cp_clock_points *cp);
 

@@ -90,7 +90,7 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech,
 	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, m->lo, m->hi);
-	if (cp_clock_points_find(path, &pts, &why)) {
+	if (cp_clock_points_find(path, !cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED), &pts, &why)) {
 		say(mp, "%s cannot be read (%s): clock reads it makes itself are not counted",
 		    m->file, why.msg);
 		return 0;
