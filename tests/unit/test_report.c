@@ -425,3 +425,27 @@ TEST(report_verdict_site_without_inlined_at_is_one_with_null)
 		json_decref(docs[k]);
 	free(html);
 }
+
+/* A regressed per-site measure's lines that gained reads are named in the
+ * why cell, their paths (from the target's debug information) escaped. */
+TEST(report_verdict_names_the_lines_that_gained_escaped)
+{
+	json_t *v = make_verdict(1, 1);
+	json_t *m = json_array_get(json_object_get(v, "measures"), 0);
+	struct cp_error err = { 0 };
+	char *html;
+
+	CHECK(v && m);
+	json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
+			    "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
+			    "repo_path", "src/a.c",
+			    "file", "/w/" HOSTILE ".c", "line", 7, "base", 0.0, "head", 1.0,
+			    "repo_path"));
+	html = write_report(&v, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "gained at <code>src/a.c:42</code> 2 → 3</small>") != NULL);
+	CHECK(strstr(html, "gained at <code>/w/" HOSTILE_HTML ".c:7</code>") != NULL);
+	CHECK(strstr(html, HOSTILE) == NULL);
+	free(html);
+	json_decref(v);
+}
