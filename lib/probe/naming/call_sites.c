@@ -117,6 +117,9 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 			site->inlined_at_line = f.inlined[0].call_line;
 		}
 	}
+	if ((f.file && f.file[0] != '/') ||
+	    (site->inlined_at_file && site->inlined_at_file[0] != '/'))
+		site->comp_dir = dup_or_null(f.comp_dir);
 }
 
 static void free_site(struct cp_call_site *s)
@@ -127,6 +130,7 @@ static void free_site(struct cp_call_site *s)
 		free(s->inlined[i]);
 	free(s->inlined);
 	free(s->inlined_at_file);
+	free(s->comp_dir);
 	free(s->module);
 	free(s->build_id);
 	free(s->via);
