@@ -126,9 +126,7 @@ static long table_index(struct table *t, const char *key, bool *added)
 
 static void table_free(struct table *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		free(t->keys[i]);
-	free(t->keys);
+	cp_free_strings(t->keys, t->n);
 	free(t->slots);
 }
 
