@@ -73,8 +73,9 @@ struct cp_mechanism_ops {
 	 * is still held). NULL: the probes count from when they are placed. */
 	int (*start)(struct cp_mech *m, struct cp_error *err);
 	/* The self-test, once every probe is live; NULL: the shared one
-	 * (selftest.c), which needs place_own and remove_own: a probe of the
-	 * mechanism's kind on fn, a function of clockprof's own. */
+	 * (selftest.c), which places a probe of the mechanism's kind on fn, a
+	 * function of clockprof's own (place_own, remove_own; NULL: a uprobe,
+	 * for the mechanisms whose traps are uprobes). */
 	int (*prove)(struct cp_mech *m, struct cp_error *err);
 	int (*place_own)(struct cp_mech *m, const void *fn);
 	void (*remove_own)(struct cp_mech *m);
@@ -189,10 +190,6 @@ void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
  * (direct clock syscalls do not pass the vDSO). */
 int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
 				const struct cp_clock_points *pts, struct cp_error *err);
-/* The self-test's probe as a uprobe (place_own, remove_own), for the
- * mechanisms whose traps are uprobes. */
-int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn);
-void cp_mech_remove_own_uprobe(struct cp_mech *m);
 
 /* --mechanism auto (mech_choice.c). What counts when the patch cannot:
  * uprobes, which fire on every host. */

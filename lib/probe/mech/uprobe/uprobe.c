@@ -19,6 +19,4 @@ const struct cp_mechanism_ops cp_uprobe_mechanism = {
 	.unfired_hint = "",
 	.caps = CP_MECH_STACKS | CP_MECH_PER_FILE,
 	.attach_file = uprobe_attach_file,
-	.place_own = cp_mech_place_own_uprobe,
-	.remove_own = cp_mech_remove_own_uprobe,
 };
