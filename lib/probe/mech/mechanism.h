@@ -50,7 +50,8 @@ enum cp_mech_cap {
 struct cp_mechanism_ops {
 	const char *name;		/* --mechanism, run.json */
 	const char *what;		/* in messages: "uprobes" */
-	const char *unfired_hint;	/* after "... do not fire on this host" */
+	const char *unfired_hint;	/* after "... do not fire on this host";
+					 * NULL: nothing */
 	unsigned int caps;		/* enum cp_mech_cap */
 	/* Before the session opens: what the session must load and know for
 	 * it (cfg->vdso_breakpoints, cfg->vdso). NULL: nothing. */

@@ -58,7 +58,7 @@ static int judge(const struct cp_mech *m, int n, struct cp_error *err)
 	if (m->selftest.hits == 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "%s do not fire on this host (the self-test counted 0 of %d calls)%s",
-			       m->ops->what, n, m->ops->unfired_hint);
+			       m->ops->what, n, m->ops->unfired_hint ? m->ops->unfired_hint : "");
 	if (m->selftest.hits != (unsigned long)n)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
