@@ -334,12 +334,12 @@ TEST(report_stacks_merge_and_count_recursion_once)
 	CHECK_INT(cp_stacks_add(&st, a, 0), 2);
 	CHECK_INT(cp_stacks_add(&st, b, 1), 1);
 	CHECK_INT(st.nstacks, 2);
-	CHECK_INT(st.nnames, 4);
+	CHECK_INT(st.names.n, 4);
 	CHECK_NEAR(st.stacks[0].count[0], 3, 0);
 	CHECK_NEAR(st.stacks[0].count[1], 4, 0);
 	n = cp_stacks_functions(&st, &f);
 	CHECK_INT(n, 4);
-	CHECK_STR(st.names[f[1].name], "f");
+	CHECK_STR(st.names.keys[f[1].name], "f");
 	CHECK_NEAR(f[1].v[0], 3, 0);	/* f;f counts its stack once */
 	CHECK_NEAR(f[0].v[0], 5, 0);
 	CHECK_NEAR(f[0].v[1], 4, 0);

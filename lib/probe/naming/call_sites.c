@@ -5,6 +5,7 @@
 
 #include "call_sites.h"
 #include "clock_names.h"
+#include "grow.h"
 #include "symbolize.h"
 #include "utf8.h"
 #include "unwind_table.h"
@@ -126,9 +127,7 @@ static void free_site(struct cp_call_site *s)
 {
 	free(s->function);
 	free(s->file);
-	for (size_t i = 0; i < s->ninlined; i++)
-		free(s->inlined[i]);
-	free(s->inlined);
+	cp_free_strings(s->inlined, s->ninlined);
 	free(s->inlined_at_file);
 	free(s->comp_dir);
 	free(s->module);
