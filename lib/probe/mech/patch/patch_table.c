@@ -43,6 +43,15 @@ int cp_patch_table_open(struct cp_patch_table *t, pid_t pid, uint64_t addr)
 	return t->words ? 0 : -1;
 }
 
+void cp_patch_table_warm(void)
+{
+	uint64_t *w;
+
+	if (atomic_load(&spare_words) || !(w = copy_new()))
+		return;
+	copy_free(atomic_exchange(&spare_words, w));
+}
+
 /* Every word summed over the slots; threads: slots in use. The sums
  * are kept in locals, the shared slot's taken apart: summed through the
  * pointers, whose stores the compiler had to make at every word (they
