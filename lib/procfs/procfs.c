@@ -207,6 +207,27 @@ bool cp_tid_in(const pid_t *tids, size_t n, pid_t tid)
 	return false;
 }
 
+/* Whether thread tid of pid has a child now; 1 when it cannot be told. */
+static long thread_has_children(pid_t pid, pid_t tid, void *arg)
+{
+	char path[96];
+	FILE *f;
+	bool any;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 1;	/* no such file in this kernel: scan */
+	any = fgetc(f) != EOF;
+	fclose(f);
+	return any;
+}
+
+bool cp_proc_has_children(pid_t pid)
+{
+	return cp_proc_thread_find(pid, thread_has_children, NULL) != 0;
+}
+
 long cp_proc_last_pid(void)
 {
 	char buf[32];

@@ -129,6 +129,10 @@ TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
 	CHECK(cp_proc_descendants_born(getpid(), cp_proc_last_pid(), &d, &n) == 0);
 	CHECK(!cp_tid_in(d, n, child) && !cp_tid_in(d, n, grandchild));
 	free(d);
+	/* a process with a child, one whose child has one, one with none */
+	CHECK(cp_proc_has_children(getpid()));
+	CHECK(cp_proc_has_children(child));
+	CHECK(!cp_proc_has_children(grandchild));
 	close(hold[1]);
 	waitpid(child, NULL, 0);
 	close(hold[0]);

@@ -1,18 +1,23 @@
 /* The vDSO patch's pieces that need no process: the plan made from this
  * process's own vDSO (a site for every clock entry, each jump inside one
  * aligned word, the replaced instruction relocated), the leftover test
- * (pristine, ours, someone else's), and the seccomp interpreter on
- * filters like those the kernel runs. */
+ * (pristine, ours, someone else's), the seccomp interpreter on filters
+ * like those the kernel runs, and the processes forked in a stub's
+ * window (one forked in it is found, none when only threads were made). */
 #include <errno.h>
 #include <linux/audit.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proc_maps.h"
 #include "seccomp_filter.h"
+#include "stub_forks.h"
 #include "unit.h"
 #include "vdso_area.h"
 #include "vdso_plan.h"
@@ -187,4 +192,32 @@ TEST(vdso_plan_places_springboards_only_over_padding)
 	}
 	free(synthetic);
 	cp_vdso_plan_free(&plan);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+TEST(stub_window_finds_a_fork_made_in_it_and_none_for_a_thread)
+{
+	struct cp_stub_window win;
+	pthread_t thread;
+	pid_t child, *kids = NULL;
+	size_t n = 9;
+
+	cp_stub_window_open(&win);
+	CHECK(pthread_create(&thread, NULL, nothing, NULL) == 0);	/* the pids move on */
+	pthread_join(thread, NULL);
+	CHECK(cp_stub_window_forks(getpid(), &win, &kids, &n) == 0 && n == 0);
+	free(kids);
+	if ((child = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	CHECK(child > 0);
+	CHECK(cp_stub_window_forks(getpid(), &win, &kids, &n) == 0 && n == 1 && kids[0] == child);
+	free(kids);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 }

@@ -54,6 +54,11 @@ int cp_proc_descendants(pid_t pid, pid_t **out, size_t *n);
  * every process's (a process created since has a pid given out since,
  * and so have its children). after < 0: every process. */
 int cp_proc_descendants_born(pid_t pid, long after, pid_t **out, size_t *n);
+/* Whether a thread of pid has a child now (/proc/PID/task/TID/children):
+ * without one, pid has no descendant, and a walk of every process
+ * (cp_proc_descendants) finds none. True when it cannot be told (a
+ * kernel without those files). */
+bool cp_proc_has_children(pid_t pid);
 /* The last pid the kernel gave out in clockprof's pid namespace
  * (ns_last_pid: every process and thread created anywhere below it is
  * given one there too); -1 when it cannot be read. */

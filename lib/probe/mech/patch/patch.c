@@ -473,8 +473,9 @@ static bool target_execed(struct cp_mech *m)
 
 /* The sites back, once, in the target, its members, the forks followed
  * and those not; each refusal said (the process counts on, unread, where
- * nobody reads it). */
-static void restore_all(struct cp_mech *m)
+ * nobody reads it). kept: the counts are read again later (the counter
+ * window), not at the close (read as the clock window closed). */
+static void restore_all(struct cp_mech *m, bool kept)
 {
 	struct patch_state *st = m->state;
 	struct cp_error err = { 0 };
@@ -484,12 +485,12 @@ static void restore_all(struct cp_mech *m)
 	st->restored = true;
 	if (target_execed(m))	/* its patched image went with the exec */
 		cp_vdso_patch_forget(st->patch);
-	if (cp_vdso_patch_restore(st->patch, &err) && alive(m->pid))
+	if (cp_vdso_patch_restore(st->patch, kept, &err) && alive(m->pid))
 		unrestored(m, m->pid, true, &err);
 	for (size_t i = 0; i < st->members.n; i++) {
 		struct cp_error merr = { 0 };
 
-		if (cp_vdso_patch_restore(st->members.v[i].patch, &merr) &&
+		if (cp_vdso_patch_restore(st->members.v[i].patch, kept, &merr) &&
 		    alive(st->members.v[i].pid))
 			unrestored(m, st->members.v[i].pid, st->members.v[i].watched, &merr);
 	}
@@ -501,7 +502,7 @@ static void restore_all(struct cp_mech *m)
 static void patch_detach(struct cp_mech *m)
 {
 	cp_session_hold_execs(m->s, false);
-	restore_all(m);
+	restore_all(m, true);
 }
 
 /* The forks of a stub's window left with a writable and executable vDSO
@@ -552,7 +553,7 @@ static void patch_close(struct cp_mech *m)
 		return;
 	cp_session_hold_execs(m->s, false);
 	if (st->patch) {
-		restore_all(m);
+		restore_all(m, false);
 		note_pauses(m);
 		warn_unmended(m, true);
 	}

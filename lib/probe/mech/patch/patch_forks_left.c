@@ -1,5 +1,4 @@
 /* patch_forks_left.c - see patch_forks_left.h. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,30 +34,6 @@ static bool copy_of(pid_t pid, uint64_t area, const struct cp_vdso_area_owner *o
 	       h.owner.start == owner->start;
 }
 
-/* Whether thread tid of root has a child now; 1 when it cannot be told. */
-static long thread_has_children(pid_t root, pid_t tid, void *arg)
-{
-	char path[96];
-	FILE *f;
-	bool any;
-
-	(void)arg;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)root, (int)tid);
-	if (!(f = fopen(path, "re")))
-		return 1;	/* no such file in this kernel: scan */
-	any = fgetc(f) != EOF;
-	fclose(f);
-	return any;
-}
-
-/* Whether a thread of root has a child now (/proc/PID/task/TID/children):
- * without one, root has no descendant, and the scan of every process
- * (cp_proc_descendants) is spared. True when it cannot be told. */
-static bool has_children(pid_t root)
-{
-	return cp_proc_thread_find(root, thread_has_children, NULL) != 0;
-}
-
 size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_area_owner *owner,
 			      pid_t *first)
 {
@@ -66,7 +41,7 @@ size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_ar
 	size_t n, failed = 0;
 
 	*first = 0;
-	if (!area || !has_children(root) || cp_proc_descendants(root, &d, &n))
+	if (!area || !cp_proc_has_children(root) || cp_proc_descendants(root, &d, &n))
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		struct cp_error err = { 0 };

@@ -1,6 +1,7 @@
 /* patch_owner.c - see patch_owner.h: the holder of a target's patch,
  * recorded, recognized alive, and the lock its look and claim take. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,11 +30,21 @@ static uint64_t live_start(pid_t pid)
 	return st.start_time;
 }
 
+/* Its start time read once a process (its /proc/PID/stat, at each
+ * prepare, claim, handover and release): it never changes, each thread
+ * that reads it finds the same, and a child forked from this process is
+ * told by its own pid (the start stored before the pid it belongs to). */
 void cp_patch_owner_self(struct cp_vdso_area_owner *o)
 {
+	static _Atomic uint64_t known_pid, known_start;
 	pid_t self = getpid();
+	uint64_t start = atomic_load(&known_pid) == (uint64_t)self ? atomic_load(&known_start) : 0;
 
-	*o = (struct cp_vdso_area_owner){ (uint64_t)self, live_start(self) };
+	if (!start && (start = live_start(self))) {
+		atomic_store(&known_start, start);
+		atomic_store(&known_pid, (uint64_t)self);
+	}
+	*o = (struct cp_vdso_area_owner){ (uint64_t)self, start };
 }
 
 pid_t cp_patch_owner_live_other(const struct cp_vdso_area_owner *o)

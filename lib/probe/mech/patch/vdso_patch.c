@@ -375,13 +375,14 @@ void cp_vdso_patch_forget(struct cp_vdso_patch *p)
 	p->owned = false;	/* its header went with the image */
 }
 
-int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
+int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *err)
 {
 	struct cp_vdso_patch_counts last;
 
 	if (!p->patched || kill(p->pid, 0) != 0)
 		return 0;
-	cp_patch_table_read(&p->table, &last);	/* the last counts, kept */
+	if (kept)
+		cp_patch_table_read(&p->table, &last);	/* the last counts, kept */
 	p->patched = false;
 	/* Sites as they were, and no writable and executable copy of the
 	 * vDSO (a fork of a stub's window, whose clockprof died before
@@ -432,7 +433,7 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 	if (cp_vdso_prepare_new(pid, false, true, &p, err) == 0) {
 		p->patched = p->info.reused;	/* its sites are its parent's, switched */
 		inherit_redirects(p);
-		rc = cp_vdso_patch_restore(p, err);
+		rc = cp_vdso_patch_restore(p, false, err);
 		cp_vdso_patch_free(p);
 	}
 	cp_patch_owner_unlock(lock);
@@ -515,7 +516,7 @@ int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
 
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int rc = p ? cp_vdso_patch_restore(p, err) : 0;
+	int rc = p ? cp_vdso_patch_restore(p, false, err) : 0;	/* p freed: none follows */
 
 	cp_vdso_patch_free(p);
 	return rc;

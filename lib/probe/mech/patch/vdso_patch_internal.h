@@ -68,6 +68,11 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 			       struct cp_error *err);
 
 /* vdso_prepare.c */
+/* What every patch's preparation reads of clockprof itself, read ahead
+ * (its own vDSO, ~0.7 ms: its maps are long) with a copy for the table's
+ * reads: while clockprof waits on something else (the self-test's child
+ * starting). */
+void cp_vdso_patch_warm(void);
 /* Which cap on memory pid's use is so near that a new table would crowd
  * it, in words, and the cap in MiB; NULL none. */
 const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib);

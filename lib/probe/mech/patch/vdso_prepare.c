@@ -223,6 +223,12 @@ static void find_own_vdso(void)
 			  errno == EPERM;
 }
 
+void cp_vdso_patch_warm(void)
+{
+	pthread_once(&own_vdso.once, find_own_vdso);
+	cp_patch_table_warm();
+}
+
 /* The own vDSO as it was before the self-test patched it, in the helper
  * that is then made the restorer (cp_vdso_patch_keep_pristine): its own
  * keeps the self-test's code in its unused end. */

@@ -28,6 +28,7 @@
 #include "patch_restorer_main.h"
 #include "stub_forks.h"
 #include "vdso_patch.h"
+#include "vdso_patch_internal.h"
 
 #define SELFTEST_READS 200	/* 100 clock_gettime, 50 gettimeofday, 50 time */
 
@@ -68,6 +69,7 @@ static int count_child(pid_t pid, const int go[2], const int done[2],
 	char b;
 	int rc;
 
+	cp_vdso_patch_warm();	/* while the child starts (a few ms) */
 	if (poll(&said, 1, 5000) != 1 || read(done[0], &b, 1) != 1 || b != 'r')
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test's child did not start");
 	if (cp_vdso_patch_attach(pid, true, &p, err))
