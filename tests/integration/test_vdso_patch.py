@@ -997,3 +997,39 @@ def test_a_thread_that_does_not_stop_when_held_is_let_go(ctx):
         tool.wait()
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_patch_refused_in_a_vfork_child_that_shares_its_parents_memory(ctx):
+    """Attached as the target, a vfork() child (its parent waits in
+    vfork() meanwhile) runs in its parent's memory: the patch written
+    into it is the parent's, and stayed there after the child's exec or
+    exit, nothing to switch it back. It was exempt from the refusal of a
+    shared memory as the parent side of a vfork is; refused, saying why,
+    the parent's vDSO untouched."""
+    target = subprocess.Popen([ctx.target("patch_target"), "0"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PATCH_TARGET_VFORK_MS="4000",
+                                       PATCH_TARGET_VFORK_SAY="1"))
+    try:
+        assert target.stdout.readline().startswith("ready")
+        said = target.stdout.readline().split()
+        assert said[:2] == ["vfork", "child"], said
+        child = int(said[2])
+        with open(f"/proc/{target.pid}/maps") as f:
+            before = [line for line in f if "[vdso]" in line]
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", os.path.join(ctx.tmp, "vfork-child.json"), str(child))
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "is a vfork() child" in proc.stderr, proc.stderr
+        with open(f"/proc/{target.pid}/maps") as f:
+            after = [line for line in f if "[vdso]" in line]
+        assert after == before, (before, after)
+        assert target.stdout.readline().strip() == "vforked"
+        target.stdin.write("quit\n")
+        target.stdin.flush()
+        assert target.wait(timeout=30) == 0
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+
