@@ -1033,3 +1033,63 @@ def test_patch_refused_in_a_vfork_child_that_shares_its_parents_memory(ctx):
             target.kill()
             target.wait()
 
+
+def vdso_writable_and_executable(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return any("[vdso]" in line and line.split()[1].startswith("rwx") for line in f)
+
+
+def test_a_handler_that_leaves_by_siglongjmp_before_the_stub_is_told(ctx):
+    """The held thread takes a SIGUSR1 as it is let go (a test hook sends
+    it while held), and its handler leaves by siglongjmp() before the
+    stub ran: the stub never runs. clockprof waited 5 s and said the
+    thread did not finish it, and every later attach was refused saying a
+    stub "has not run yet". Now: told at once with the true reason, and
+    the next attach patches (the thread is out of the stub, its stack
+    above the stub's frame)."""
+    target = Target(ctx.target("longjmp_target"))
+    try:
+        settled(target.pid, running=0)
+        out = os.path.join(ctx.tmp, "longjmp.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_SIGNAL_HELD=str(target.pid)))
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "left clockprof's stub before it ran" in proc.stderr, proc.stderr
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        assert not vdso_writable_and_executable(target.pid)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and said.strip() == "jumps 1", (rc, said)
+
+
+def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):
+    """A SIGUSR1 comes while the stub runs, the vDSO writable and
+    executable (a test hook makes the stub sleep there), and its handler
+    leaves by siglongjmp(): the stub was abandoned, the vDSO stayed
+    writable and executable for good, and clockprof waited its 5 s. The
+    stub blocks every signal while it runs and puts the thread's mask
+    back as its last act: the handler runs then, the stub's work done."""
+    target = Target(ctx.target("longjmp_target"))
+    try:
+        settled(target.pid, running=0)
+        out = os.path.join(ctx.tmp, "longjmp.json")
+        tool = subprocess.Popen(
+            [ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+             "-o", out, str(target.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="1500"))
+        until = time.monotonic() + 60
+        while not vdso_writable_and_executable(target.pid):
+            assert time.monotonic() < until, "the stub never made the vDSO writable"
+            time.sleep(0.01)
+        os.kill(target.pid, signal.SIGUSR1)
+        assert tool.wait(timeout=120) == 0, tool.stderr.read()
+        assert not vdso_writable_and_executable(target.pid)
+        target.p.stdin.write("clock\n")
+        target.p.stdin.flush()
+        assert target.p.stdout.readline().strip() == "ok"
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and said.strip() == "jumps 1", (rc, said)

@@ -514,7 +514,8 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		struct cp_vdso_area_header h;
 
 		wait_earlier_request(p);
-		if (cp_vdso_read_header(p, &h) == 0 && cp_vdso_stub_may_run(p->pid, &h))
+		if (cp_vdso_read_header(p, &h) == 0 &&
+		    cp_vdso_stub_may_run(p->pid, cp_vdso_header_addr(p), &h))
 			rc = cp_vdso_refuse_stub_running(p, &h, err);
 		else {
 			cp_vdso_plan_free(&p->plan);
