@@ -112,11 +112,13 @@ cp_vdso_stub:
 	 * (SIGKILL and SIGSTOP cannot be blocked), when the call fails: then
 	 * nothing is put back. */
 	push	-1
-	mov	eax, 14
+	push	14			/* (push and pop: shorter than a mov) */
+	pop	rax
 	xor	edi, edi
 	mov	rsi, rsp
 	mov	rdx, rsp
-	mov	r10d, 8
+	push	8
+	pop	r10
 	syscall
 sc_ip_14:
 	mov	r10, [rip + h_table]
@@ -317,15 +319,18 @@ sc_ip_13:
 .Lreturn:
 	cmp	qword ptr [rsp], -1
 	je	1f
-	mov	eax, 14			/* rt_sigprocmask(SIG_SETMASK, &old, NULL, 8) */
-	mov	edi, 2
+	push	14			/* rt_sigprocmask(SIG_SETMASK, &old, NULL, 8) */
+	pop	rax
+	push	2
+	pop	rdi
 	mov	rsi, rsp
 	xor	edx, edx
-	mov	r10d, 8
+	push	8
+	pop	r10
 	syscall
 sc_ip_15:
 1:
-	lea	rsp, [rsp + 8]
+	pop	rcx			/* the slot (rcx is put back below) */
 	pop	r11
 	pop	r10
 	pop	r9
