@@ -1041,12 +1041,13 @@ def vdso_writable_and_executable(pid):
 
 def test_a_handler_that_leaves_by_siglongjmp_before_the_stub_is_told(ctx):
     """The held thread takes a SIGUSR1 as it is let go (a test hook sends
-    it while held), and its handler leaves by siglongjmp() before the
+    it at each hold), and its handler leaves by siglongjmp() before the
     stub ran: the stub never runs. clockprof waited 5 s and said the
     thread did not finish it, and every later attach was refused saying a
-    stub "has not run yet". Now: told at once with the true reason, and
-    the next attach patches (the thread is out of the stub, its stack
-    above the stub's frame)."""
+    stub "has not run yet". Now: told at once (the thread out of the
+    stub, its stack above the stub's frame), the stub sent again, and
+    after its third send refused with the true reason; the next attach
+    patches."""
     target = Target(ctx.target("longjmp_target"))
     try:
         settled(target.pid, running=0)
@@ -1062,7 +1063,7 @@ def test_a_handler_that_leaves_by_siglongjmp_before_the_stub_is_told(ctx):
         assert not vdso_writable_and_executable(target.pid)
     finally:
         rc, said = target.quit()
-    assert rc == 0 and said.strip() == "jumps 1", (rc, said)
+    assert rc == 0 and said.strip() == "jumps 3", (rc, said)
 
 
 def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):

@@ -316,17 +316,22 @@ static bool stub_left(const struct cp_vdso_patch *p, bool may_stop)
 	       cp_vdso_stub_left(p->pid, cp_vdso_header_addr(p), &now, may_stop);
 }
 
+/* A stub whose thread left it before it ran is sent again, this many
+ * times in all at most, then refused saying so. */
+#define STUB_SENDS 3
+
 static int refuse_left(const struct cp_vdso_patch *p, struct cp_error *err)
 {
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "thread %d of process %d left clockprof's stub before it ran (a signal handler that leaves by siglongjmp): nothing was changed",
-		       p->info.tid, p->pid);
+		       "thread %d of process %d left clockprof's stub before it ran (a signal handler that leaves by siglongjmp), %d times: nothing was changed",
+		       p->info.tid, p->pid, STUB_SENDS);
 }
 
-/* Waits until the stub says it is done with the request in flight; a
- * thread that left it before it ran is looked for every 50 ms (without
- * a stop: one that runs all the while, at the end). */
-int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
+/* One wait until the stub says it is done with the request in flight:
+ * its refusal, 0, or 1 when its thread left it before it ran, looked
+ * for every 50 ms (without a stop: one that runs all the while, at the
+ * end). */
+static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	double look = cp_monotonic_s() + 0.05;
 
@@ -346,11 +351,11 @@ int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 		if (cp_monotonic_s() >= look) {
 			look += 0.05;
 			if (stub_left(p, false))
-				return refuse_left(p, err);
+				return 1;
 		}
 	}
 	if (stub_left(p, true))
-		return refuse_left(p, err);
+		return 1;
 	note_timeout();
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
@@ -359,6 +364,24 @@ int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "thread %d of process %d did not finish clockprof's stub within %.0f s",
 		       p->info.tid, p->pid, STUB_TIMEOUT_S);
+}
+
+/* Waits until the stub says it is done with the request in flight. A
+ * thread that left it before it ran (a handler that took a signal as it
+ * was let go and left by siglongjmp) changed nothing: the same request
+ * is sent again, through a thread held anew. */
+int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	for (int sends = 1;; sends++) {
+		int rc = wait_once(p, err);
+
+		if (rc != 1)
+			return rc;
+		if (sends == STUB_SENDS)
+			return refuse_left(p, err);
+		if (cp_vdso_run_stub(p, p->last_cmd, p->last_sites, err))
+			return -1;
+	}
 }
 
 /* Whether a process forked in the stub's window still holds its copy of
