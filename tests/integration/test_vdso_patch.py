@@ -997,3 +997,100 @@ def test_a_thread_that_does_not_stop_when_held_is_let_go(ctx):
         tool.wait()
         rc, said = target.quit()
     assert rc == 0, f"target exited {rc}: {said}"
+
+
+def test_patch_refused_in_a_vfork_child_that_shares_its_parents_memory(ctx):
+    """Attached as the target, a vfork() child (its parent waits in
+    vfork() meanwhile) runs in its parent's memory: the patch written
+    into it is the parent's, and stayed there after the child's exec or
+    exit, nothing to switch it back. It was exempt from the refusal of a
+    shared memory as the parent side of a vfork is; refused, saying why,
+    the parent's vDSO untouched."""
+    target = subprocess.Popen([ctx.target("patch_target"), "0"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PATCH_TARGET_VFORK_MS="4000",
+                                       PATCH_TARGET_VFORK_SAY="1"))
+    try:
+        assert target.stdout.readline().startswith("ready")
+        said = target.stdout.readline().split()
+        assert said[:2] == ["vfork", "child"], said
+        child = int(said[2])
+        with open(f"/proc/{target.pid}/maps") as f:
+            before = [line for line in f if "[vdso]" in line]
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", os.path.join(ctx.tmp, "vfork-child.json"), str(child))
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "is a vfork() child" in proc.stderr, proc.stderr
+        with open(f"/proc/{target.pid}/maps") as f:
+            after = [line for line in f if "[vdso]" in line]
+        assert after == before, (before, after)
+        assert target.stdout.readline().strip() == "vforked"
+        target.stdin.write("quit\n")
+        target.stdin.flush()
+        assert target.wait(timeout=30) == 0
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+
+
+def vdso_writable_and_executable(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return any("[vdso]" in line and line.split()[1].startswith("rwx") for line in f)
+
+
+def test_a_handler_that_leaves_by_siglongjmp_before_the_stub_is_told(ctx):
+    """The held thread takes a SIGUSR1 as it is let go (a test hook sends
+    it at each hold), and its handler leaves by siglongjmp() before the
+    stub ran: the stub never runs. clockprof waited 5 s and said the
+    thread did not finish it, and every later attach was refused saying a
+    stub "has not run yet". Now: told at once (the thread out of the
+    stub, its stack above the stub's frame), the stub sent again, and
+    after its third send refused with the true reason; the next attach
+    patches."""
+    target = Target(ctx.target("longjmp_target"))
+    try:
+        settled(target.pid, running=0)
+        out = os.path.join(ctx.tmp, "longjmp.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_SIGNAL_HELD=str(target.pid)))
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "left clockprof's stub before it ran" in proc.stderr, proc.stderr
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        assert not vdso_writable_and_executable(target.pid)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and said.strip() == "jumps 3", (rc, said)
+
+
+def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):
+    """A SIGUSR1 comes while the stub runs, the vDSO writable and
+    executable (a test hook makes the stub sleep there), and its handler
+    leaves by siglongjmp(): the stub was abandoned, the vDSO stayed
+    writable and executable for good, and clockprof waited its 5 s. The
+    stub blocks every signal while it runs and puts the thread's mask
+    back as its last act: the handler runs then, the stub's work done."""
+    target = Target(ctx.target("longjmp_target"))
+    try:
+        settled(target.pid, running=0)
+        out = os.path.join(ctx.tmp, "longjmp.json")
+        tool = subprocess.Popen(
+            [ctx.clockprof, "attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+             "-o", out, str(target.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            text=True, env=dict(os.environ, CLOCKPROF_TEST_STUB_PAUSE_MS="1500"))
+        until = time.monotonic() + 60
+        while not vdso_writable_and_executable(target.pid):
+            assert time.monotonic() < until, "the stub never made the vDSO writable"
+            time.sleep(0.01)
+        os.kill(target.pid, signal.SIGUSR1)
+        assert tool.wait(timeout=120) == 0, tool.stderr.read()
+        assert not vdso_writable_and_executable(target.pid)
+        target.p.stdin.write("clock\n")
+        target.p.stdin.flush()
+        assert target.p.stdout.readline().strip() == "ok"
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and said.strip() == "jumps 1", (rc, said)

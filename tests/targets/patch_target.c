@@ -35,7 +35,9 @@
  * filters, which the process's status does not show.
  * With PATCH_TARGET_VFORK_MS=N the main thread, once "ready" is said,
  * waits N ms in vfork() for a child that sleeps, then says "vforked": a
- * thread that a ptrace interrupt cannot stop meanwhile.
+ * thread that a ptrace interrupt cannot stop meanwhile. With
+ * PATCH_TARGET_VFORK_SAY=1 as well, the child first says "vfork child
+ * PID": a process in its parent's memory, to attach to.
  * With PATCH_TARGET_FORKS=1 two more threads each fork a child every 10
  * ms (150 at most), each sleeping until the process ends: children
  * forked while clockprof's stub has the vDSO writable (two: the stub may
@@ -539,7 +541,15 @@ static void vfork_wait(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
+	bool say = getenv("PATCH_TARGET_VFORK_SAY") != NULL;
+
 	if (vfork() == 0) {
+		char line[32];
+		int n = say ? snprintf(line, sizeof(line), "vfork child %ld\n",
+				       (long)syscall(SYS_getpid)) : 0;
+
+		if (n > 0)
+			syscall(SYS_write, 1, line, (size_t)n);
 		syscall(SYS_nanosleep, &ts, NULL);
 		_exit(0);
 	}

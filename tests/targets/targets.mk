@@ -276,6 +276,13 @@ $(T)/targets/sigsuspend_target: tests/targets/sigsuspend_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
 
+# A SIGUSR1 handler that leaves by siglongjmp(): one that runs on top
+# of clockprof's stub must not abandon it half done.
+test-targets: $(T)/targets/longjmp_target
+$(T)/targets/longjmp_target: tests/targets/longjmp_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
 # A request function inlined into main (step) and cloned by -O3
 # (handle.constprop.0): a func: boundary on either must say so.
 test-targets: $(T)/targets/inlined_boundary_target

@@ -20,11 +20,9 @@
 #include "proc_maps.h"
 #include "procfs.h"
 
-/* Below the interrupted rsp: the red zone (128 bytes), then the resume
- * address the stub's `ret 128` pops. */
 void (*cp_patch_step_hook)(void);
 
-#define STUB_FRAME 136
+#define STUB_FRAME CP_HIJACK_STUB_FRAME
 #define HOLD_TIMEOUT_S 2.0
 #define RUNNING_WAIT_S 0.1
 #define ERESTARTSYS 512
@@ -548,5 +546,72 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hija
 	if (pthread_create(&t, NULL, hijack_job_run, &j))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot start a thread to hold a thread of process %d", pid);
 	pthread_join(t, NULL);
+	return j.rc;
+}
+
+/* A waiting thread's sp and pc from /proc/PID/task/TID/syscall ("NR ARGS
+ * SP PC", "-1 SP PC" out of a syscall): 0; 1 while it runs ("running");
+ * -1 unreadable. */
+static int peek_proc(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[96], line[256], *last = NULL, *before = NULL, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	if (cp_proc_read_text(path, line, sizeof(line)) <= 0)
+		return -1;
+	if (!strncmp(line, "running", 7))
+		return 1;
+	for (char *t = strtok_r(line, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+		before = last;
+		last = t;
+	}
+	if (!before)
+		return -1;
+	*sp = strtoull(before, NULL, 0);
+	*pc = strtoull(last, NULL, 0);
+	return 0;
+}
+
+/* A running thread held for an instant (by a thread of its own, as a
+ * hold is: hijack_job) and its registers read. */
+struct peek_job {
+	pid_t tid;
+	uint64_t sp, pc;
+	int rc;
+};
+
+static void *peek_job_run(void *arg)
+{
+	struct peek_job *j = arg;
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_SEIZE, j->tid, 0, 0))
+		return NULL;
+	if (!ptrace(PTRACE_INTERRUPT, j->tid, 0, 0) && wait_held(j->tid) >= 0 &&
+	    !ptrace(PTRACE_GETREGS, j->tid, 0, &r)) {
+		j->sp = r.rsp;
+		j->pc = r.rip;
+		j->rc = 0;
+	}
+	ptrace(PTRACE_DETACH, j->tid, 0, 0);
+	return NULL;
+}
+
+int cp_hijack_peek(pid_t pid, pid_t tid, bool may_stop, uint64_t *sp, uint64_t *pc)
+{
+	struct peek_job j = { tid, 0, 0, -1 };
+	pthread_t t;
+	int rc = 1;
+
+	for (int tries = 0; tries < 20 && rc == 1; tries++)
+		if ((rc = peek_proc(pid, tid, sp, pc)) == 1)
+			usleep(1000);
+	if (rc != 1)
+		return rc;
+	if (!may_stop || pthread_create(&t, NULL, peek_job_run, &j))
+		return -1;
+	pthread_join(t, NULL);
+	*sp = j.sp;
+	*pc = j.pc;
 	return j.rc;
 }

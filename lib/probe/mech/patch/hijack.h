@@ -46,6 +46,10 @@ static inline void cp_patch_step(void)
  * (cp_hijack_thread). */
 #define CP_HIJACK_STUB_STACK 256
 
+/* How far below the interrupted rsp the stub is entered: the red zone
+ * (128 bytes), then the resume address the stub's `ret 128` pops. */
+#define CP_HIJACK_STUB_FRAME 136
+
 /* Called while the thread is held (its seccomp filters can be read then);
  * nonzero refuses, with err set. */
 typedef int (*cp_hijack_check_fn)(void *ctx, pid_t tid, struct cp_error *err);
@@ -79,6 +83,12 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
 int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
 			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
 			      struct cp_error *err);
+
+/* Thread tid's stack pointer and instruction pointer in user space, as
+ * /proc says them while it waits (no stop); a thread that runs all the
+ * while is held for an instant to read them when may_stop, else not
+ * read. 0, else -1. */
+int cp_hijack_peek(pid_t pid, pid_t tid, bool may_stop, uint64_t *sp, uint64_t *pc);
 
 /* Fails err with why a stopped process is refused: a thread sent through
  * the stub while stopped would run it only at a SIGCONT, after clockprof

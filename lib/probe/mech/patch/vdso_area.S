@@ -72,9 +72,9 @@ h_owner:	.fill 2, 8, 0	/* {pid, start time}: the clockprof that
  * executable for its sites' switch alone (a process forked then inherits
  * it so: vdso_stub.c mends those), each redirect's page for its own
  * instant. r10 holds the table throughout. Its stack, at most: the
- * 136 bytes it is entered below, 80 saved, 32 in .Lsite_page: 248,
- * within the CP_HIJACK_STUB_STACK (hijack.h) a held thread is checked
- * for. */
+ * 136 bytes it is entered below, 80 saved, the thread's signal mask's 8,
+ * 24 in .Lsite_page: 248, within the CP_HIJACK_STUB_STACK (hijack.h) a
+ * held thread is checked for. */
 	.balign 16
 /* A thread held inside a syscall that is to restart keeps the kernel's own
  * restart (hijack.c): the kernel moves its rip back 2 bytes, the length of
@@ -102,6 +102,25 @@ cp_vdso_stub:
 	push	r9
 	push	r10
 	push	r11
+	/* rt_sigprocmask(SIG_BLOCK, all, &old, 8), the old mask kept in the
+	 * slot that held "all" (the kernel reads the new set before it writes
+	 * the old): no handler runs inside the stub, where one that left by
+	 * siglongjmp abandoned it, its vDSO writable and executable for good.
+	 * Its one act before: the saves above, which change nothing (a
+	 * thread that leaves there is told by clockprof: stub_left in
+	 * vdso_area_io.c). The slot stays -1, never a mask the kernel keeps
+	 * (SIGKILL and SIGSTOP cannot be blocked), when the call fails: then
+	 * nothing is put back. */
+	push	-1
+	push	14			/* (push and pop: shorter than a mov) */
+	pop	rax
+	xor	edi, edi
+	mov	rsi, rsp
+	mov	rdx, rsp
+	push	8
+	pop	r10
+	syscall
+sc_ip_14:
 	mov	r10, [rip + h_table]
 	test	r10, r10
 	jnz	.Lsites
@@ -238,21 +257,20 @@ sc_ip_3:
 	mov	r9d, 1
 	jmp	.Lpass
 
-/* mprotect(the page of site rdi, 4096, rdx), keeping rdi, rsi and r8;
- * its result in rax. */
+/* mprotect(the page of site rdi, 4096, rdx), keeping rdi and rsi (r8,
+ * the request's command, read again); its result in rax. */
 .Lsite_page:
 	push	rdi
 	push	rsi
-	push	r8
 	mov	rdi, [rdi]
 	and	rdi, -4096
 	mov	esi, 4096
 	mov	eax, 10
 	syscall
 .Lsite_page_syscall:
-	pop	r8
 	pop	rsi
 	pop	rdi
+	mov	r8, [rip + h_cmd]
 	ret
 /* The table could not be mapped: nowhere to say so but the header, the
  * vDSO writable for those three words alone. Where it cannot be made so,
@@ -295,7 +313,24 @@ sc_ip_13:
 	mov	[r10 + CP_PATCH_STUB_OFF + 24], rax
 	mov	rax, [rip + h_gen_req]
 	mov	[r10 + CP_PATCH_STUB_OFF + 8], rax
+/* The thread's own mask put back, the stub's last act: a signal that
+ * came meanwhile is handled here, the stub's work done (a handler that
+ * leaves by siglongjmp leaves nothing half made). */
 .Lreturn:
+	cmp	qword ptr [rsp], -1
+	je	1f
+	push	14			/* rt_sigprocmask(SIG_SETMASK, &old, NULL, 8) */
+	pop	rax
+	push	2
+	pop	rdi
+	mov	rsi, rsp
+	xor	edx, edx
+	push	8
+	pop	r10
+	syscall
+sc_ip_15:
+1:
+	pop	rcx			/* the slot (rcx is put back below) */
 	pop	r11
 	pop	r10
 	pop	r9
@@ -338,8 +373,9 @@ cp_vdso_area_end:
  * mprotect, arch_prctl, madvise, mprotect (the code pages), madvise
  * twice (wipe on fork), cp_vdso_stop's getpid, the mprotect of a
  * boundary site's page, the tests' nanosleep, the mprotects of a
- * failed mmap's report, and the munmap after the code pages' mprotect
- * failed. */
+ * failed mmap's report, the munmap after the code pages' mprotect
+ * failed, and the rt_sigprocmask that blocks every signal and the one
+ * that puts the thread's mask back. */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -356,5 +392,7 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_11 - cp_vdso_area_start
 	.quad sc_ip_12 - cp_vdso_area_start
 	.quad sc_ip_13 - cp_vdso_area_start
+	.quad sc_ip_14 - cp_vdso_area_start
+	.quad sc_ip_15 - cp_vdso_area_start
 
 	.section .note.GNU-stack, "", @progbits

@@ -84,7 +84,7 @@ struct cp_vdso_stub_result {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[14];
+extern const uint64_t cp_vdso_stub_syscall_ips[16];
 
 _Static_assert(CP_PATCH_STUB_OFF + sizeof(struct cp_vdso_stub_result) <= CP_PATCH_CODE_OFF,
 	       "the stub's result is past the page of zeros");

@@ -133,14 +133,54 @@ int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_heade
 	return 0;
 }
 
-/* Whether the stub of the request h posted may still run: a thread was
- * sent through it (clockprof says so once it is, in the header) and
- * lives, and the request is not done: that thread is stopped, or has not
- * been given the CPU yet. Another stub must not be sent then, nor the
- * area written (two at once each make the vDSO writable and read-only
- * again under the other's writes: the target died of SIGSEGV). A request
- * posted and never sent (its clockprof killed first) may not run. */
-bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h)
+/* Whether addresses a and b of pid lie in one mapping. */
+static bool same_mapping(pid_t pid, uint64_t a, uint64_t b)
+{
+	struct cp_proc_map *maps = NULL;
+	bool same = false;
+	size_t n = 0;
+
+	if (cp_proc_maps_read(pid, &maps, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].start <= a && a < maps[i].end)
+			same = maps[i].start <= b && b < maps[i].end;
+	free(maps);
+	return same;
+}
+
+bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h,
+		       bool may_stop)
+{
+	uint64_t frame = h->sites[2].spare, sp, pc;
+	pid_t tid = (pid_t)h->sites[1].spare;
+	struct cp_vdso_area_header now;
+	struct cp_vdso_stub_result r;
+
+	if (!frame || tid <= 0 || h->sites[0].spare != h->gen_req ||
+	    cp_hijack_peek(pid, tid, may_stop, &sp, &pc) ||
+	    (area <= pc && pc < area + CP_VDSO_AREA_SIZE) ||
+	    sp < frame + CP_HIJACK_STUB_FRAME || !same_mapping(pid, frame, sp))
+		return false;
+	/* Out of it, and its request still not done after that look: a stub
+	 * that ran wrote its result before it returned. */
+	if (cp_proc_mem_read(pid, area, &now, sizeof(now)))
+		return false;
+	cp_vdso_adopt_table(pid, &now);
+	now.gen_req = h->gen_req;
+	return !cp_vdso_request_done(pid, &now, &r);
+}
+
+/* Whether the stub of the request h posted (the area at area) may still
+ * run: a thread was sent through it (clockprof says so once it is, in the
+ * header) and lives, the request is not done, and the thread did not
+ * leave it before it ran (cp_vdso_stub_left): that thread is stopped, has
+ * not been given the CPU yet, or runs a handler on top of it. Another
+ * stub must not be sent then, nor the area written (two at once each
+ * make the vDSO writable and read-only again under the other's writes:
+ * the target died of SIGSEGV). A request posted and never sent (its
+ * clockprof killed first) may not run. */
+bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h)
 {
 	struct cp_vdso_stub_result r;
 	char task[64];
@@ -149,7 +189,7 @@ bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h)
 	    !h->sites[1].spare)
 		return false;
 	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid, (unsigned long long)h->sites[1].spare);
-	return access(task, F_OK) == 0;
+	return access(task, F_OK) == 0 && !cp_vdso_stub_left(pid, area, h, true);
 }
 
 /* Refused while a stub may still run (cp_vdso_stub_may_run); its sites are taken
@@ -166,6 +206,6 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 			  cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
 			  &none, sizeof(none));
 	return cp_fail(err, CP_EXIT_PROFILE,
-		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, or the thread has not had the CPU): no other is sent while it may run, and it is to switch nothing",
+		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, the thread has not had the CPU, or it runs a signal handler on top of the stub): no other is sent while it may run, and it is to switch nothing",
 		       (unsigned long long)h->sites[1].spare, p->pid);
 }

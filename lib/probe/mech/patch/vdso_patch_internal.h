@@ -63,7 +63,18 @@ bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
 void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h);
 uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p);
 int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h);
-bool cp_vdso_stub_may_run(pid_t pid, const struct cp_vdso_area_header *h);
+/* Whether the thread sent through the stub of the request h posted (the
+ * area at area) left it before it ran: a handler that ran as it was let
+ * go, before the stub blocked every signal (its first act that changes
+ * anything), and that left by siglongjmp. Told by the thread's pc, out
+ * of the area, and its sp, above the stub's frame in the frame's own
+ * mapping (a handler's frame on that stack lies below; a handler on a
+ * signal stack elsewhere is not told from one that left: it may still
+ * return into the stub). The stub will never run then. may_stop: a
+ * thread that runs all the while may be held an instant to look. */
+bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h,
+		       bool may_stop);
+bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h);
 int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
 			       struct cp_error *err);
 

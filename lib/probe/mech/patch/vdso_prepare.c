@@ -144,22 +144,32 @@ static long sharing_child(pid_t pid, pid_t tid, void *arg)
 
 /* A process other than pid that shares its address space: one a thread
  * of pid made with clone(CLONE_VM) but not CLONE_THREAD, or the one that
- * made pid so; 0: none. A vfork() child (its parent's thread waits for
- * its exec or exit, and is held by none) is none: it reads no clock. */
-static pid_t memory_sharer(pid_t pid)
+ * made pid so; 0: none. A vfork() child of pid (pid's thread waits for
+ * its exec or exit, and is held by none) is none: it reads no clock.
+ * vfork: whether it is pid that is the vfork() child, its parent waiting:
+ * the memory is the parent's, which would carry the patch after the
+ * child's exec, with nothing to switch it back. */
+static pid_t memory_sharer(pid_t pid, bool *vfork)
 {
 	struct cp_proc_stat st;
 
-	if (cp_proc_stat_read(pid, &st) == 0 && st.ppid > 1 && same_memory(pid, st.ppid) &&
-	    !cp_proc_thread_find(st.ppid, in_vfork, NULL))
+	*vfork = false;
+	if (cp_proc_stat_read(pid, &st) == 0 && st.ppid > 1 && same_memory(pid, st.ppid)) {
+		*vfork = cp_proc_thread_find(st.ppid, in_vfork, NULL) != 0;
 		return st.ppid;
+	}
 	return (pid_t)cp_proc_thread_find(pid, sharing_child, NULL);
 }
 
 int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
 {
-	pid_t other = memory_sharer(pid);
+	bool vfork;
+	pid_t other = memory_sharer(pid, &vfork);
 
+	if (other && vfork)
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d is a vfork() child, in its parent %d's memory until it execs or exits: the patch would be written into the parent, and stay there after the child's exec",
+			       pid, other);
 	return other ? cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d shares its memory with process %d (clone(CLONE_VM) without CLONE_THREAD): the patch's counters would count that process's reads as its own",
 			       pid, other) : 0;
@@ -510,7 +520,8 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 		struct cp_vdso_area_header h;
 
 		wait_earlier_request(p);
-		if (cp_vdso_read_header(p, &h) == 0 && cp_vdso_stub_may_run(p->pid, &h))
+		if (cp_vdso_read_header(p, &h) == 0 &&
+		    cp_vdso_stub_may_run(p->pid, cp_vdso_header_addr(p), &h))
 			rc = cp_vdso_refuse_stub_running(p, &h, err);
 		else {
 			cp_vdso_plan_free(&p->plan);

@@ -44,15 +44,20 @@
 
 static void mend_forks(struct cp_vdso_patch *p);
 
-/* The request posted, and the thread held to run its stub, said in the
- * header (cp_vdso_stub_may_run) as that thread is sent, still held: before the
- * stub may run, so that this write never meets the stub's own. */
+/* The request posted, the thread held to run its stub and the stub's
+ * frame on its stack (its rsp as sent) said in the header
+ * (cp_vdso_stub_may_run, cp_vdso_stub_left) as that thread is sent,
+ * still held: before the stub may run, so that this write never meets
+ * the stub's own. */
 static void mark_sent(void *ctx, pid_t tid)
 {
 	const struct cp_vdso_patch *p = ctx;
-	uint64_t sent[2] = { p->gen, (uint64_t)tid };
+	struct user_regs_struct r;
+	uint64_t sent[3] = { p->gen, (uint64_t)tid, 0 };
 
-	for (int i = 0; i < 2; i++)
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0)
+		sent[2] = r.rsp;
+	for (int i = 0; i < 3; i++)
 		cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) +
 				  offsetof(struct cp_vdso_area_header, sites[i].spare),
 				  &sent[i], sizeof(sent[i]));
@@ -67,7 +72,9 @@ static unsigned pause_ms(const struct cp_vdso_patch *p)
 }
 
 /* The stub's syscalls exactly as the target's seccomp filters will see
- * them: mprotect (writable), mmap (the table), mprotect (back), madvise
+ * them: rt_sigprocmask (every signal blocked, the thread's mask kept in
+ * the stub's frame on its stack, below its stack pointer rsp, and put
+ * back), mprotect (writable), mmap (the table), mprotect (back), madvise
  * (the counters populated), madvise twice (the counters and site blocks
  * wiped on fork), mprotect (the code pages executable), arch_prctl
  * when the thread is given a thread pointer, the round trip's getpid,
@@ -75,7 +82,7 @@ static unsigned pause_ms(const struct cp_vdso_patch *p)
  * munmap after a failed mprotect of the code pages, and a boundary's page
  * made writable and put back. How many. ip: the syscall's in
  * cp_vdso_stub_syscall_ips. */
-#define STUB_CALLS (13 + 4 * CP_VDSO_AREA_MAX_REDIRECTS)	/* redirects and inherited */
+#define STUB_CALLS (15 + 4 * CP_VDSO_AREA_MAX_REDIRECTS)	/* redirects and inherited */
 
 /* A redirected function's page made writable for its site's switch, and
  * put back (prot): the two calls added to d[n...]; the new n. */
@@ -89,9 +96,13 @@ static size_t page_calls(const struct cp_vdso_patch *p, struct seccomp_data *d, 
 	return n;
 }
 
-static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d[STUB_CALLS])
+static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp,
+			    struct seccomp_data d[STUB_CALLS])
 {
-	const struct { int nr, ip; uint64_t args[6]; } calls[13] = {
+	uint64_t mask = rsp - CP_HIJACK_STUB_FRAME - 88;	/* under 10 saved registers */
+	const struct { int nr, ip; uint64_t args[6]; } calls[15] = {
+		{ SYS_rt_sigprocmask, 14, { 0 /* SIG_BLOCK */, mask, mask, 8 } },
+		{ SYS_rt_sigprocmask, 15, { 2 /* SIG_SETMASK */, mask, 0, 8 } },
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
@@ -112,8 +123,8 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, struct seccomp_data d
 	};
 	size_t n = 0;
 
-	for (size_t i = 0; i < 13; i++) {
-		if ((i == 7 && !p->give_fs) || (i == 8 && !p->resume) || (i == 9 && !pause_ms(p)))
+	for (size_t i = 0; i < 15; i++) {
+		if ((i == 9 && !p->give_fs) || (i == 10 && !p->resume) || (i == 11 && !pause_ms(p)))
 			continue;
 		d[n] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
 			.instruction_pointer = cp_vdso_header_addr(p) +
@@ -185,7 +196,7 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 			       p->pid, tid);
 	if (atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
-	n = stub_syscalls(p, calls);
+	n = stub_syscalls(p, r.rsp, calls);
 	ok = cp_seccomp_allows(tid, calls, n, why, sizeof(why));
 	if (ok < 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
@@ -294,10 +305,37 @@ static void note_timeout(void)
 		return;
 }
 
-/* Waits until the stub says it is done with the request in flight. */
-int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
+/* Whether the thread sent through the stub of the request in flight
+ * left it before it ran (cp_vdso_stub_left); may_stop: it may be held
+ * an instant to look. */
+static bool stub_left(const struct cp_vdso_patch *p, bool may_stop)
 {
-	for (double until = cp_monotonic_s() + STUB_TIMEOUT_S; cp_monotonic_s() < until;
+	struct cp_vdso_area_header now;
+
+	return cp_vdso_read_header(p, &now) == 0 && now.gen_req == p->gen &&
+	       cp_vdso_stub_left(p->pid, cp_vdso_header_addr(p), &now, may_stop);
+}
+
+/* A stub whose thread left it before it ran is sent again, this many
+ * times in all at most, then refused saying so. */
+#define STUB_SENDS 3
+
+static int refuse_left(const struct cp_vdso_patch *p, struct cp_error *err)
+{
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "thread %d of process %d left clockprof's stub before it ran (a signal handler that leaves by siglongjmp), %d times: nothing was changed",
+		       p->info.tid, p->pid, STUB_SENDS);
+}
+
+/* One wait until the stub says it is done with the request in flight:
+ * its refusal, 0, or 1 when its thread left it before it ran, looked
+ * for every 50 ms (without a stop: one that runs all the while, at the
+ * end). */
+static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	double look = cp_monotonic_s() + 0.05;
+
+	for (double until = look - 0.05 + STUB_TIMEOUT_S; cp_monotonic_s() < until;
 	     usleep(200)) {
 		struct cp_vdso_area_header now;
 		struct cp_vdso_stub_result r;
@@ -305,12 +343,19 @@ int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 		if (cp_vdso_read_header(p, &now))
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
 		now.gen_req = p->gen;
-		if (!cp_vdso_request_done(p->pid, &now, &r))
-			continue;
-		cp_patch_step();
-		mend_forks(p);
-		return stub_refusal(p, &r, err);
+		if (cp_vdso_request_done(p->pid, &now, &r)) {
+			cp_patch_step();
+			mend_forks(p);
+			return stub_refusal(p, &r, err);
+		}
+		if (cp_monotonic_s() >= look) {
+			look += 0.05;
+			if (stub_left(p, false))
+				return 1;
+		}
 	}
+	if (stub_left(p, true))
+		return 1;
 	note_timeout();
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
@@ -319,6 +364,24 @@ int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
 	return cp_fail(err, CP_EXIT_PROFILE,
 		       "thread %d of process %d did not finish clockprof's stub within %.0f s",
 		       p->info.tid, p->pid, STUB_TIMEOUT_S);
+}
+
+/* Waits until the stub says it is done with the request in flight. A
+ * thread that left it before it ran (a handler that took a signal as it
+ * was let go and left by siglongjmp) changed nothing: the same request
+ * is sent again, through a thread held anew. */
+int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	for (int sends = 1;; sends++) {
+		int rc = wait_once(p, err);
+
+		if (rc != 1)
+			return rc;
+		if (sends == STUB_SENDS)
+			return refuse_left(p, err);
+		if (cp_vdso_run_stub(p, p->last_cmd, p->last_sites, err))
+			return -1;
+	}
 }
 
 /* Whether a process forked in the stub's window still holds its copy of
@@ -404,7 +467,8 @@ int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool si
 
 	if (!vdso_in_place(p))
 		return refuse_vdso_moved(p, err);
-	if (cp_vdso_read_header(p, &h) == 0 && cp_vdso_stub_may_run(p->pid, &h))
+	if (cp_vdso_read_header(p, &h) == 0 &&
+	    cp_vdso_stub_may_run(p->pid, cp_vdso_header_addr(p), &h))
 		return cp_vdso_refuse_stub_running(p, &h, err);
 	p->last_cmd = cmd;
 	p->last_sites = sites;
