@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "anatomy.h"
 #include "call_sites.h"
 #include "clockreads.h"
 #include "counters.h"
@@ -23,6 +24,11 @@
 
 struct cp_error;
 struct cp_profile;
+
+#define CP_ANATOMY_SAMPLE_DEFAULT 200	/* --anatomy's N */
+#define CP_ANATOMY_SAMPLE_MAX 100000
+#define CP_REUSE_GAP_NS_DEFAULT 1000	/* --reuse-gap */
+#define CP_REUSE_SHARE_DEFAULT 0.95	/* --reuse-share */
 
 struct cp_profile_options {
 	pid_t pid;			/* attach: the target */
@@ -41,6 +47,11 @@ struct cp_profile_options {
 	const pid_t *members;		/* attach: processes counted besides pid
 					 * (-p PID,PID..., --tree, --cgroup) */
 	size_t nmembers;
+	/* --anatomy[=N]: N requests sampled (0: off); the rule's
+	 * --reuse-gap (ns) and --reuse-share. */
+	unsigned anatomy;
+	uint64_t reuse_gap_ns;
+	double reuse_share;
 	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
 					 * not given (auto: mech_choice.c) */
 	int verbose;
@@ -193,6 +204,10 @@ struct cp_profile {
 					 * distribution, -1: none */
 	size_t dist_threads;		/* threads it covers */
 	struct cp_dist dist;
+	/* --anatomy: the sampled requests, raw (anatomy.h), as collected at
+	 * the window's end; anatomy_on: it was asked for. */
+	bool anatomy_on;
+	struct cp_anatomy_samples anatomy_samples;
 	char *warnings[CP_MAX_WARNINGS];	/* each whole (allocated: never cut) */
 	int nwarnings;
 	/* private: the signal mask to restore once the results are out */
