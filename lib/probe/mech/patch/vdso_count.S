@@ -38,6 +38,28 @@
  * line. */
 #include "patch_layout.h"
 
+/* vdso_count_anatomy.S assembles these paths again with CP_VDSO_ANATOMY
+ * set, under its own names: the same paths, but each read counted at a
+ * site also appended to the slot's anatomy log (CP_PB_AN_* in
+ * patch_layout.h) while its request is sampled. The copier writes that
+ * variant into the code pages' second page; the entries jump to it only
+ * with --anatomy. Without it these paths, in the first page, are what
+ * runs, byte for byte as before (test_vdso_count). */
+#ifdef CP_VDSO_ANATOMY
+#define ANATOMY 1
+#define cp_vdso_count_start cp_vdso_anatomy_start
+#define cp_vdso_count_end cp_vdso_anatomy_end
+#define cp_vdso_count_entries cp_vdso_anatomy_entries
+#define cp_vdso_count_prefixed cp_vdso_anatomy_prefixed
+#define cp_vdso_count_conts cp_vdso_anatomy_conts
+#define cp_vdso_count_tails cp_vdso_anatomy_tails
+#define cp_vdso_count_depths cp_vdso_anatomy_depths
+#define CP_VDSO_COUNT_ROOM (CP_PATCH_AN_CLOSE_OFF - CP_PATCH_AN_CODE_OFF)
+#else
+#define ANATOMY 0
+#define CP_VDSO_COUNT_ROOM (CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF)
+#endif
+
 	.intel_syntax noprefix
 	.section .rodata.cp_vdso_count, "a"
 
@@ -47,20 +69,20 @@
  * cp_vdso_count_<name> in a section of its own; FIELDS_END name puts
  * its end symbol after the last entry. */
 	.macro FIELDS name
-	.section .rodata.cp_vdso_count_\name, "a"
+	.section .rodata.\name, "a"
 	.balign 4
-	.globl cp_vdso_count_\name, cp_vdso_count_\name\()_end
-cp_vdso_count_\name:
+	.globl \name, \name\()_end
+\name:
 	.endm
 
 	.macro FIELDS_END name
-	.section .rodata.cp_vdso_count_\name, "a"
-cp_vdso_count_\name\()_end:
+	.section .rodata.\name, "a"
+\name\()_end:
 	.endm
 
-	FIELDS conts
-	FIELDS tails
-	FIELDS depths
+	FIELDS cp_vdso_count_conts
+	FIELDS cp_vdso_count_tails
+	FIELDS cp_vdso_count_depths
 
 	.section .rodata.cp_vdso_count, "a"
 	.balign 64
@@ -107,7 +129,23 @@ cp_vdso_count_start:
 	SITE_AT_HOME \pc
 	jne	\miss
 	inc	qword ptr [rdx + rcx * 8 + 8]
+	.if ANATOMY
+	LOG \entry, edi
+	.endif
 	TAIL \entry
+	.endm
+
+/* The anatomy's variant: the read (key r10, rdx the slot's site block)
+ * logged if its request is sampled, with its clock (entry 0: clock, a
+ * 32-bit operand; the others by their entry). Uses rax, rcx, rdx, r8,
+ * r9 and 8 bytes of stack below the walk's or the entry's (the call). */
+	.macro LOG entry, clock
+	.if \entry == 0
+	movsxd	r8, \clock
+	.else
+	mov	r8, -\entry		/* CP_ANATOMY_CLOCK_GETTIMEOFDAY, _TIME */
+	.endif
+	call	.Llog
 	.endm
 
 /* The read counted at once if its caller (r9) sits at its home in the
@@ -340,6 +378,10 @@ cp_vdso_count_start:
 			    CP_PB_SITES_USED * 8], rbx
 .Lcount_\entry:
 	inc	qword ptr [rdx + rcx + 8]
+	.if ANATOMY
+	mov	r10, rdi		/* the key */
+	LOG \entry, "dword ptr [rsp + 8]"	/* (the entry's rdi, pushed) */
+	.endif
 .Ldone_\entry:
 	pop	r13
 	pop	rdi
@@ -348,13 +390,45 @@ cp_vdso_count_start:
 	CONTINUE \entry
 	.endm
 
+	.if ANATOMY
+/* The read logged: key r10, clock r8, rdx the slot's site block, r11 the
+ * table. The slot's request block (its index x 512 from the site block's
+ * offset, x 16) says whether its request is sampled (CP_PB_AN_STATE 1);
+ * if so the read is appended to its log ({key, rdtsc, clock}), or only
+ * counted once the log is full (the request then truncated). Uses rax,
+ * rcx, rdx, r9. */
+	.balign 16
+.Llog:
+	mov	r9, rdx
+	sub	r9, r11
+	shl	r9, 4			/* (the block - the sites' offset x 16) */
+	add	r9, r11
+	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16 + \
+			   CP_PB_AN_STATE * 8], 1
+	jne	1f
+	lea	r9, [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16]
+	mov	rax, [r9 + CP_PB_AN_N * 8]
+	inc	qword ptr [r9 + CP_PB_AN_N * 8]	/* the thread's own: no lock */
+	cmp	rax, CP_PB_AN_ENTRIES
+	jae	1f
+	lea	rax, [rax + rax * 2]
+	lea	rcx, [r9 + rax * 8 + CP_PB_AN_LOG * 8]
+	mov	[rcx], r10
+	mov	[rcx + 16], r8
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[rcx + 8], rax
+1:	ret
+	.endif
+
 	ENTRY_PATH 0, 0			/* clock_gettime */
 	ENTRY_PATH 1, 14		/* gettimeofday (the words: CP_PATCH_WORD_* in */
 	ENTRY_PATH 2, 15		/* time          clockreads.h; test_vdso_count) */
 	.balign 16
 cp_vdso_count_end:
 	/* its room: past it, "attempt to move .org backwards" */
-	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF
+	.org	.Lstart + CP_VDSO_COUNT_ROOM
 
 /* Each entry's path, as offsets from the start, by CP_ENTRY_*; and past
  * its prefix (the unit tests enter there with r9, rax and r10 set). */
@@ -369,7 +443,7 @@ cp_vdso_count_prefixed:
 	.quad	.Lprefixed_1 - .Lstart
 	.quad	.Lprefixed_2 - .Lstart
 
-	FIELDS_END conts
-	FIELDS_END tails
-	FIELDS_END depths
+	FIELDS_END cp_vdso_count_conts
+	FIELDS_END cp_vdso_count_tails
+	FIELDS_END cp_vdso_count_depths
 	.section .note.GNU-stack, "", @progbits
