@@ -87,8 +87,13 @@
 #define CP_PB_AN_SKIP 684	/* boundaries before the next log opens */
 #define CP_PB_AN_TID 685	/* the thread's tid (0: not known) */
 #define CP_PB_AN_SEQ 686	/* logs opened on the slot */
-#define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock} a read */
-#define CP_PB_AN_ENTRIES 112
+#define CP_PB_AN_TOP 687	/* the stack the opening boundary's function
+				 * had, up to its return address (+ 8): a
+				 * caller's frame pointer is followed below it
+				 * only (vdso_count.S's .Llog) */
+#define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock, caller} a read */
+#define CP_PB_AN_ENTRY_WORDS 4
+#define CP_PB_AN_ENTRIES 84
 #define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)

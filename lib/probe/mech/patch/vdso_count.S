@@ -55,9 +55,11 @@
 #define cp_vdso_count_tails cp_vdso_anatomy_tails
 #define cp_vdso_count_depths cp_vdso_anatomy_depths
 #define CP_VDSO_COUNT_ROOM (CP_PATCH_AN_CLOSE_OFF - CP_PATCH_AN_CODE_OFF)
+#define CP_VDSO_COUNT_AT CP_PATCH_AN_CODE_OFF	/* where it is from the table */
 #else
 #define ANATOMY 0
 #define CP_VDSO_COUNT_ROOM (CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF)
+#define CP_VDSO_COUNT_AT CP_PATCH_CODE_OFF
 #endif
 
 	.intel_syntax noprefix
@@ -125,20 +127,22 @@ cp_vdso_count_start:
 	.endm
 
 /* The read counted there if so (else to miss), then back. */
-	.macro COUNT_SITE_AND_CONTINUE entry, miss, pc
+	.macro COUNT_SITE_AND_CONTINUE entry, miss, pc, sp
 	SITE_AT_HOME \pc
 	jne	\miss
 	inc	qword ptr [rdx + rcx * 8 + 8]
 	.if ANATOMY
+	\sp
 	LOG \entry, edi
 	.endif
 	TAIL \entry
 	.endm
 
-/* The anatomy's variant: the read (key r10, rdx the slot's site block)
- * logged if its request is sampled, with its clock (entry 0: clock, a
- * 32-bit operand; the others by their entry). Uses rax, rcx, rdx, r8,
- * r9 and 8 bytes of stack below the walk's or the entry's (the call). */
+/* The anatomy's variant: the read (key r10, rdx the slot's site block,
+ * rax the site's function's stack pointer at its call) logged if its
+ * request is sampled, with its clock (entry 0: clock, a 32-bit operand;
+ * the others by their entry). Uses rax, rcx, rdx, r8, r9, r10 and 8
+ * bytes of stack below the walk's or the entry's (the call). */
 	.macro LOG entry, clock
 	.if \entry == 0
 	movsxd	r8, \clock
@@ -153,7 +157,7 @@ cp_vdso_count_start:
 	.macro DIRECT_SITE entry, miss
 	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
 	add	r10, r9			/* key: pc | via << 48 | entry << 60 */
-	COUNT_SITE_AND_CONTINUE \entry, \miss, r9
+	COUNT_SITE_AND_CONTINUE \entry, \miss, r9, "lea rax, [rax + 8]"
 	.endm
 
 /* One entry's whole path. entry: its CP_ENTRY_* (clockreads.h); word:
@@ -172,7 +176,7 @@ cp_vdso_count_start:
 	cmovb	r10d, edi		/* the clock id: the index - 1 */
 	.endif
 .Lprefixed_\entry:
-	lea	r11, [rip + .Lstart - CP_PATCH_CODE_OFF]	/* the table */
+	lea	r11, [rip + .Lstart - CP_VDSO_COUNT_AT]	/* the table */
 	.if \word == 0			/* the index's counter, less the slot's */
 	lea	r10, [r11 + r10 * 8 + 128 + 8]	/* offset (off the slot's chain) */
 	.endif
@@ -224,6 +228,9 @@ cp_vdso_count_start:
 	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
 	jae	.Lwalk_\entry
 	movsxd	rcx, dword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 8]
+	.if ANATOMY
+	lea	r9, [rax + rcx + 8]	/* the caller's stack pointer */
+	.endif
 	mov	r8, [rax + rcx]		/* at the CFA (0 < its offset <= 64 KiB: */
 	lea	ecx, [r8 + r8]		/* clockprof writes no other) - 8: the */
 	and	ecx, (CP_PATCH_RULES - 1) * 2	/* caller's return address, */
@@ -234,7 +241,7 @@ cp_vdso_count_start:
 	.if \entry
 	bts	r10, 59 + \entry
 	.endif
-	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry, r8
+	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry, r8, "mov rax, r9"
 	.if \entry == 0
 .Ldirect_\entry:
 	DIRECT_SITE \entry, .Lwalk_\entry
@@ -380,6 +387,7 @@ cp_vdso_count_start:
 	inc	qword ptr [rdx + rcx + 8]
 	.if ANATOMY
 	mov	r10, rdi		/* the key */
+	mov	rax, r8			/* the site's stack pointer: the CFA */
 	LOG \entry, "dword ptr [rsp + 8]"	/* (the entry's rdi, pushed) */
 	.endif
 .Ldone_\entry:
@@ -391,12 +399,17 @@ cp_vdso_count_start:
 	.endm
 
 	.if ANATOMY
-/* The read logged: key r10, clock r8, rdx the slot's site block, r11 the
- * table. The slot's request block (its index x 512 from the site block's
- * offset, x 16) says whether its request is sampled (CP_PB_AN_STATE 1);
- * if so the read is appended to its log ({key, rdtsc, clock}), or only
- * counted once the log is full (the request then truncated). Uses rax,
- * rcx, rdx, r9. */
+/* The read logged: key r10, clock r8, rax the site's function's stack
+ * pointer at its call, rdx the slot's site block, r11 the table. The
+ * slot's request block (its index x 512 from the site block's offset,
+ * x 16) says whether its request is sampled (CP_PB_AN_STATE 1); if so
+ * the read is appended to its log ({key, rdtsc, clock, caller}), or only
+ * counted once the log is full (the request then truncated). The caller:
+ * the return address at the frame pointer, which the site's function's
+ * if it keeps one: read only where it lies within the stack the thread
+ * has in use, at or above the site's stack pointer, less than 64 KiB
+ * above it, and below the top of the stack the request's opening
+ * boundary had (CP_PB_AN_TOP): else 0. Uses rax, rcx, rdx, r8, r9, r10. */
 	.balign 16
 .Llog:
 	mov	r9, rdx
@@ -405,21 +418,32 @@ cp_vdso_count_start:
 	add	r9, r11
 	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16 + \
 			   CP_PB_AN_STATE * 8], 1
-	jne	1f
+	jne	2f
 	lea	r9, [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16]
-	mov	rax, [r9 + CP_PB_AN_N * 8]
+	mov	rcx, [r9 + CP_PB_AN_N * 8]
 	inc	qword ptr [r9 + CP_PB_AN_N * 8]	/* the thread's own: no lock */
-	cmp	rax, CP_PB_AN_ENTRIES
-	jae	1f
-	lea	rax, [rax + rax * 2]
-	lea	rcx, [r9 + rax * 8 + CP_PB_AN_LOG * 8]
+	cmp	rcx, CP_PB_AN_ENTRIES
+	jae	2f
+	shl	rcx, 5			/* x CP_PB_AN_ENTRY_WORDS x 8 */
+	lea	rcx, [r9 + rcx + CP_PB_AN_LOG * 8]
 	mov	[rcx], r10
 	mov	[rcx + 16], r8
+	xor	r10d, r10d		/* the caller: none known yet */
+	cmp	rbp, rax
+	jb	1f			/* below the site's frame */
+	lea	rdx, [rax + 0x10000]
+	cmp	rbp, rdx
+	jae	1f			/* too far above it */
+	lea	rdx, [rbp + 16]
+	cmp	rdx, [r9 + CP_PB_AN_TOP * 8]
+	ja	1f			/* above the stack in use */
+	mov	r10, [rbp + 8]
+1:	mov	[rcx + 24], r10
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
 	mov	[rcx + 8], rax
-1:	ret
+2:	ret
 	.endif
 
 	ENTRY_PATH 0, 0			/* clock_gettime */

@@ -213,11 +213,18 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	return 0;
 }
 
+static bool plan_anatomy;
+
+void cp_vdso_plan_set_anatomy(bool on)
+{
+	plan_anatomy = on;
+}
+
 /* Where the entry's path is in the table's code pages, if a near jump
  * that runs at from (an image offset) reaches it: else 0. */
 static uint64_t path_within_reach(const struct cp_vdso_plan *plan, uint64_t from, int entry)
 {
-	uint64_t path = cp_vdso_count_entry(plan->table, entry);
+	uint64_t path = cp_vdso_count_path(plan->table, entry, plan_anatomy);
 
 	return cp_x86_rel32_reaches(plan->base + from + CP_X86_JMP_LEN, path) ? path : 0;
 }

@@ -57,6 +57,12 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t
 		      struct cp_vdso_plan *plan, char *why, size_t whylen);
 void cp_vdso_plan_free(struct cp_vdso_plan *plan);
 
+/* --anatomy: every plan made from now on in this process jumps its
+ * entries to the anatomy's variant of the paths (vdso_count.h), not the
+ * plain ones. Set once, before the first plan (the mechanism's
+ * configure). */
+void cp_vdso_plan_set_anatomy(bool on);
+
 /* The next run [*from, *to) at or after *from of bytes the target's image
  * lacks and that are written as code (thunks, stub, springboards): never
  * a site's word, which only the stub changes, in one atomic store (a

@@ -74,6 +74,8 @@ struct cp_session_config {
 	const struct cp_uprobe_point *probes;	/* --probe entry points */
 	int nprobes;
 	bool stacks;				/* --stacks: whole user stacks */
+	bool anatomy;				/* --anatomy: the vDSO patch's entries
+						 * jump to its logging paths */
 	int verbose;				/* libbpf's messages to stderr */
 };
 

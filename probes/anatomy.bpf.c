@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/* anatomy.bpf.c - --anatomy's syscalls and switches: on sys_enter and
+ * sched_switch, a thread of the target whose current request is sampled
+ * (its slot's request block says CP_PB_AN_STATE 1: the vDSO patch logs
+ * its reads meanwhile, lib/probe/mech/patch/vdso_count.S) has the
+ * syscall's number, or whether it slept or was preempted, recorded with
+ * the time (CLOCK_MONOTONIC) for user space to merge with the reads.
+ * Apart from the session's program: loaded and attached only with
+ * --anatomy, so that without it no host syscall pays for it. Every other
+ * process's syscall pays the program's entry and one compare. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "clockreads.h"
+#include "anatomy_record.h"
+
+const volatile __u32 target_tgid;	/* the host's number */
+const volatile __u64 table;		/* the target's counter table */
+
+/* A thread's slot, as last found: by its key (the thread pointer, or in
+ * Go the goroutine, tagged), keyed by tid. */
+struct slot_cache {
+	__u64 key;
+	__u32 slot;
+	__u32 found;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct slot_cache);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} records SEC(".maps");
+
+__u64 dropped;	/* records the ring had no room for */
+
+/* The key the read's count files the thread under (patch_reads.bpf.h). */
+static __always_inline __u64 thread_key(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase), key = 0;
+
+	if (!fs || bpf_probe_read_user(&key, sizeof(key), (void *)fs))
+		return 0;
+	if (!key && !bpf_probe_read_user(&key, sizeof(key), (void *)(fs - 8)) && key)
+		key |= 1;
+	return key;
+}
+
+/* The thread's slot, found as the read's count finds it; -1 none. */
+static __always_inline int find_slot(__u32 tid, __u64 key)
+{
+	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT, w;
+	struct slot_cache *c = bpf_map_lookup_elem(&slots, &tid), n = { .key = key };
+
+	if (c && c->key == key && c->found)
+		return (int)c->slot;
+	for (int i = 0; i < CP_PATCH_PROBES; i++) {
+		__u32 s = (idx + i) & (CP_PATCH_SLOTS - 1);
+
+		if (bpf_probe_read_user(&w, sizeof(w),
+					(void *)(table + CP_PATCH_SLOT_WORDS * 8 * (1 + s))))
+			return -1;
+		if (w == key) {
+			n.slot = s;
+			n.found = 1;
+			bpf_map_update_elem(&slots, &tid, &n, BPF_ANY);
+			return (int)s;
+		}
+		if (!w)
+			return -1;
+	}
+	return -1;
+}
+
+static __always_inline void record(__u32 kind, __u32 what)
+{
+	__u64 id = bpf_get_current_pid_tgid(), key, head[7];
+	__u32 tid = (__u32)id;
+	struct cp_anatomy_record *r;
+	int slot;
+
+	if ((id >> 32) != target_tgid || !(key = thread_key()) || (slot = find_slot(tid, key)) < 0)
+		return;
+	if (bpf_probe_read_user(head, sizeof(head),
+				(void *)(table + CP_PATCH_BLOCKS_OFF +
+					 (__u64)(slot + 1) * CP_PATCH_BLOCK + CP_PB_AN_STATE * 8)) ||
+	    head[0] != 1)
+		return;
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&dropped, 1);
+		return;
+	}
+	r->t_ns = bpf_ktime_get_ns();
+	r->seq = head[CP_PB_AN_SEQ - CP_PB_AN_STATE];
+	r->slot = (__u32)slot;
+	r->kind = kind;
+	r->what = what;
+	r->tid = tid;
+	bpf_ringbuf_submit(r, 0);
+}
+
+SEC("raw_tp/sys_enter")
+int on_anatomy_sys_enter(__u64 *ctx)
+{
+	if ((bpf_get_current_pid_tgid() >> 32) == target_tgid)
+		record(CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1]);
+	return 0;
+}
+
+/* In the context of the thread switched out (prev): preempt says whether
+ * it was preempted, else it slept (or yielded). */
+SEC("raw_tp/sched_switch")
+int on_anatomy_switch(__u64 *ctx)
+{
+	if ((bpf_get_current_pid_tgid() >> 32) == target_tgid)
+		record(CP_ANATOMY_REC_SWITCH, ctx[0] ? 0 : 1);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
