@@ -50,14 +50,25 @@ struct cp_anatomy_collect {
 	size_t npending, cappending;
 };
 
+/* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
+ * one whose two TSC reads bracket the clock's read most tightly (a
+ * preemption between them would move the pair by half of it). */
 static void calibrate(uint64_t *tsc, uint64_t *ns)
 {
-	struct timespec ts;
-	uint64_t a = __rdtsc();
+	uint64_t best = UINT64_MAX;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	*tsc = (a + __rdtsc()) / 2;
-	*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	for (int i = 0; i < 64; i++) {
+		struct timespec ts;
+		uint64_t a = __rdtsc(), b;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
+	}
 }
 
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc)
