@@ -87,6 +87,18 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
  * before this one's rules are written: this window starts from the
  * original code, as a fresh one does (a read before its wrapper's rule
  * would otherwise claim its site at the wrapper: cp_vdso_patch_switch). */
+/* The plan's sites switched toward the other variant of the paths and
+ * back (vdso_plan.h: other_patched): a leftover may carry either. */
+static void swap_variant(struct cp_vdso_patch *p)
+{
+	for (int i = 0; i < p->plan.nsites; i++) {
+		uint64_t w = p->plan.site[i].patched;
+
+		p->plan.site[i].patched = p->plan.site[i].other_patched;
+		p->plan.site[i].other_patched = w;
+	}
+}
+
 static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	int rc = 0;
@@ -97,6 +109,12 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 	else
 		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
 		     cp_vdso_wait_stub(p, err) ? -1 : 0;
+	if (!rc && !cp_vdso_sites_read(p, false)) {	/* left by the other variant */
+		swap_variant(p);
+		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
+		     cp_vdso_wait_stub(p, err) ? -1 : 0;
+		swap_variant(p);
+	}
 	p->ninherited = 0;	/* the dead one's: never switched again */
 	return rc;
 }

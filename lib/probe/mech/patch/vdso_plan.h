@@ -33,6 +33,11 @@ struct cp_vdso_site {
 	unsigned depth;			/* bytes pushed before the site */
 	uint64_t qword;			/* the aligned 8 bytes switched */
 	uint64_t original, patched;
+	/* The same switched toward the other variant of the paths (--anatomy
+	 * or not: vdso_count.h), which an earlier clockprof's leftover may
+	 * carry: its word, and its springboard's jump (jump_len 2). */
+	uint64_t other_patched;
+	uint8_t other_board[5];
 };
 
 struct cp_vdso_plan {
