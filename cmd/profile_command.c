@@ -201,7 +201,8 @@ static int take_anatomy_option(struct profile_command *pc, int id, const char *v
 			      n > CP_ANATOMY_SAMPLE_MAX))
 			return cp_fail(err, CP_EXIT_USAGE, "invalid --anatomy '%s': give 1 to %d "
 				       "requests", value, CP_ANATOMY_SAMPLE_MAX);
-		o->anatomy = (unsigned)n;
+		o->anatomy_on = true;
+		o->anatomy_sample_size = (unsigned)n;
 		return 0;
 	}
 	if (id == PC_OPT_REUSE_GAP) {
@@ -298,9 +299,9 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 	if (pc->opts.per_request_counters &&
 	    (pc->opts.duration_s <= 0 || pc->opts.request.kind == CP_REQUEST_NONE))
 		return cp_fail(err, CP_EXIT_USAGE, "--per-request-counters needs -d TIME and -r SPEC");
-	if (pc->reuse_given && !pc->opts.anatomy)
+	if (pc->reuse_given && !pc->opts.anatomy_on)
 		return cp_fail(err, CP_EXIT_USAGE, "--reuse-gap and --reuse-share need --anatomy");
-	if (pc->opts.anatomy && pc->opts.request.kind == CP_REQUEST_NONE)
+	if (pc->opts.anatomy_on && pc->opts.request.kind == CP_REQUEST_NONE)
 		return cp_fail(err, CP_EXIT_USAGE, "--anatomy needs -r SPEC: a request is what "
 			       "it samples");
 	if (pc->metrics_sites_given && !pc->metrics_file && !pc->serve)
@@ -331,8 +332,8 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 	pc->opts.mechanism = CP_MECHANISM_DEFAULT;
 	pc->metrics_sites = CP_METRICS_SITES_DEFAULT;
 	pc->pprof_keep = CP_PPROF_KEEP_DEFAULT;
-	pc->opts.reuse_gap_ns = CP_REUSE_GAP_NS_DEFAULT;
-	pc->opts.reuse_share = CP_REUSE_SHARE_DEFAULT;
+	pc->opts.reuse_gap_ns = CP_ANATOMY_GAP_DEFAULT_NS;
+	pc->opts.reuse_share = CP_ANATOMY_SHARE_DEFAULT;
 	cp_cli_init(&cli, spec, argc, argv);
 	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);

@@ -46,8 +46,8 @@ enum {
 };
 
 #define CP_ANATOMY_DEFAULT_TEXT "200"		/* CP_ANATOMY_SAMPLE_DEFAULT */
-#define CP_REUSE_GAP_DEFAULT_TEXT "1us"		/* CP_REUSE_GAP_NS_DEFAULT */
-#define CP_REUSE_SHARE_DEFAULT_TEXT "0.95"	/* CP_REUSE_SHARE_DEFAULT */
+#define CP_REUSE_GAP_DEFAULT_TEXT "1us"		/* CP_ANATOMY_GAP_DEFAULT_NS */
+#define CP_REUSE_SHARE_DEFAULT_TEXT "0.95"	/* CP_ANATOMY_SHARE_DEFAULT */
 
 /* What is measured and how: every profiling command takes these. */
 #define PROFILE_WINDOW_OPTIONS \

@@ -86,10 +86,24 @@ static uint64_t block_word(uint64_t table, uint64_t slot, unsigned word)
 	return table + CP_PATCH_BLOCKS_OFF + (slot + 1) * CP_PATCH_BLOCK + word * 8ull;
 }
 
+static int write_every(pid_t pid, uint64_t table, uint64_t every)
+{
+	return cp_proc_mem_write(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8,
+				 &every, sizeof(every));
+}
+
 static int set_every(const struct cp_anatomy_collect *c, uint64_t every)
 {
-	return cp_proc_mem_write(c->pid, c->table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8,
-				 &every, sizeof(every));
+	return write_every(c->pid, c->table, every);
+}
+
+void cp_anatomy_collect_off(pid_t pid, uint64_t table)
+{
+	uint64_t every = 1;
+
+	if (!cp_proc_mem_read(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
+			      sizeof(every)) && every)
+		write_every(pid, table, 0);
 }
 
 /* The slots whose key word is set. */

@@ -25,6 +25,10 @@ struct cp_error;
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
 			     unsigned sample, struct cp_error *err);
 
+/* Without --anatomy: no log is opened in process pid's table at table (a
+ * killed --anatomy window's table, reused, may still say to). */
+void cp_anatomy_collect_off(pid_t pid, uint64_t table);
+
 /* Stops opening logs, drains the last ones, and hands over what was
  * collected (requests_seen: the window's complete requests); frees c. */
 void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_seen,

@@ -306,12 +306,14 @@ static int start_mechanism(struct run *r, struct cp_profile *p, struct cp_error 
 static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 			 struct cp_profile *p)
 {
-	uint64_t table = o->anatomy ? cp_mech_patch_table(r->w.mech) : 0;
+	uint64_t table = cp_mech_patch_table(r->w.mech);
 	struct cp_error err = { 0 };
 
-	p->anatomy_on = o->anatomy > 0;
-	if (!p->anatomy_on)
+	if (!o->anatomy_on) {
+		if (table)
+			cp_anatomy_collect_off(r->cfg.pid, table);
 		return;
+	}
 	if (!table) {
 		p->anatomy_samples.gaps_exact = false;
 		snprintf(p->anatomy_samples.why_not_exact, sizeof(p->anatomy_samples.why_not_exact),
@@ -320,7 +322,9 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 		cp_profile_warn(p, "%s", p->anatomy_samples.why_not_exact);
 		return;
 	}
-	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table, o->anatomy, &err))
+	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table,
+				     o->anatomy_sample_size ? o->anatomy_sample_size :
+							      CP_ANATOMY_SAMPLE_DEFAULT, &err))
 		cp_profile_warn(p, "%s", err.msg);
 }
 

@@ -25,10 +25,7 @@
 struct cp_error;
 struct cp_profile;
 
-#define CP_ANATOMY_SAMPLE_DEFAULT 200	/* --anatomy's N */
-#define CP_ANATOMY_SAMPLE_MAX 100000
-#define CP_REUSE_GAP_NS_DEFAULT 1000	/* --reuse-gap */
-#define CP_REUSE_SHARE_DEFAULT 0.95	/* --reuse-share */
+#define CP_ANATOMY_SAMPLE_MAX 100000	/* --anatomy's N, at most */
 
 struct cp_profile_options {
 	pid_t pid;			/* attach: the target */
@@ -47,14 +44,17 @@ struct cp_profile_options {
 	const pid_t *members;		/* attach: processes counted besides pid
 					 * (-p PID,PID..., --tree, --cgroup) */
 	size_t nmembers;
-	/* --anatomy[=N]: N requests sampled (0: off); the rule's
-	 * --reuse-gap (ns) and --reuse-share. */
-	unsigned anatomy;
-	uint64_t reuse_gap_ns;
-	double reuse_share;
 	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
 					 * not given (auto: mech_choice.c) */
 	int verbose;
+	/* --anatomy[=N]: a sample of N requests' reads in order (anatomy.h,
+	 * docs/anatomy.md), judged at the window's end by --reuse-gap and
+	 * --reuse-share. 0 for N, the gap or the share: the default (200,
+	 * 1000 ns, 0.95). */
+	bool anatomy_on;
+	unsigned anatomy_sample_size;
+	uint64_t reuse_gap_ns;
+	double reuse_share;
 	/* Called once when counting begins (every clock read from then on is
 	 * counted; p->attach_s says how long getting there took), and about
 	 * once a second while the window is open (live view); both with
@@ -177,6 +177,9 @@ struct cp_profile {
 	bool followed;			/* follow_forks was asked for */
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
+	/* --anatomy: the sampled requests as the collection hands them over
+	 * (filled before the window closes). */
+	struct cp_anatomy_samples anatomy_samples;
 	bool stacks_recorded;			/* --stacks was given */
 	/* --stacks: reads whose stack clockprof walked from the program's
 	 * copy (before every function's rules were in place), and when they
@@ -204,10 +207,6 @@ struct cp_profile {
 					 * distribution, -1: none */
 	size_t dist_threads;		/* threads it covers */
 	struct cp_dist dist;
-	/* --anatomy: the sampled requests, raw (anatomy.h), as collected at
-	 * the window's end; anatomy_on: it was asked for. */
-	bool anatomy_on;
-	struct cp_anatomy_samples anatomy_samples;
 	char *warnings[CP_MAX_WARNINGS];	/* each whole (allocated: never cut) */
 	int nwarnings;
 	/* private: the signal mask to restore once the results are out */
