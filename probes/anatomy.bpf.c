@@ -82,17 +82,15 @@ static __always_inline int find_slot(__u32 tid, __u64 key)
 
 static __always_inline void record(__u32 kind, __u32 what)
 {
-	__u64 id = bpf_get_current_pid_tgid(), key, head[7];
+	__u64 id = bpf_get_current_pid_tgid(), key, head[7], at;
 	__u32 tid = (__u32)id;
 	struct cp_anatomy_record *r;
 	int slot;
 
 	if ((id >> 32) != target_tgid || !(key = thread_key()) || (slot = find_slot(tid, key)) < 0)
 		return;
-	if (bpf_probe_read_user(head, sizeof(head),
-				(void *)(table + CP_PATCH_BLOCKS_OFF +
-					 (__u64)(slot + 1) * CP_PATCH_BLOCK + CP_PB_AN_STATE * 8)) ||
-	    head[0] != 1)
+	at = table + CP_PATCH_BLOCKS_OFF + (__u64)(slot + 1) * CP_PATCH_BLOCK + CP_PB_AN_STATE * 8;
+	if (bpf_probe_read_user(head, sizeof(head), (void *)at) || head[0] != 1)
 		return;
 	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
 	if (!r) {

@@ -4,6 +4,10 @@
 #ifndef CP_ANATOMY_RECORD_H
 #define CP_ANATOMY_RECORD_H
 
+#ifndef __bpf__
+#include <linux/types.h>	/* BPF programs get __u64 from vmlinux.h */
+#endif
+
 #define CP_ANATOMY_REC_SYSCALL 1	/* what: the syscall's number */
 #define CP_ANATOMY_REC_SWITCH 2		/* what: 1 voluntary, 0 preempted */
 #define CP_ANATOMY_REC_READ 3		/* (the uprobe mechanism) what: the

@@ -70,7 +70,7 @@
 #define CP_PB_OPENS 664	/* boundaries that opened a thread's first
 				 * request on a slot an exited thread left
 				 * (not in HITS: its requests stay HITS - 1) */
-/* --anatomy (docs/anatomy.md): a sampled request's reads, logged by the
+/* --anatomy (docs/patch.md, "What --anatomy adds"): a sampled request's reads, logged by the
  * anatomy's variant of the read's paths (vdso_count.S) while its state
  * is 1. The boundary's close (boundary_close.S) opens a log at a
  * boundary when the state is 0 (a free log) and the block's countdown

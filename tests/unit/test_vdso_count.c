@@ -243,7 +243,7 @@ TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
 }
 
 /* Without --anatomy the read's paths are today's, byte for byte (the
- * per-read cost must not move: docs/anatomy.md): the digest of the paths
+ * per-read cost must not move: docs/patch.md): the digest of the paths
  * built for one table, taken before the anatomy's variant was added. */
 TEST(vdso_count_build_without_anatomy_writes_the_same_paths)
 {

@@ -241,7 +241,8 @@ static void drain(struct cp_anatomy_collect *c)
 				(void *)(uintptr_t)block_word(c->table, c->used[at + i],
 							      CP_PB_AN_STATE), sizeof(heads[i]) };
 		}
-		if (process_vm_readv(c->pid, local, n, remote, n, 0) != (ssize_t)(n * sizeof(heads[0])))
+		if (process_vm_readv(c->pid, local, n, remote, n, 0) !=
+		    (ssize_t)(n * sizeof(heads[0])))
 			continue;
 		if (c->ring)
 			ring_buffer__consume(c->ring);
@@ -367,7 +368,8 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 		if (read < 0)
 			return -1;
 		r->events[k++] = (struct cp_anatomy_event){
-			cp_anatomy_tsc_ns(cal, raw->entries[i].tsc), CP_ANATOMY_READ, (uint32_t)read };
+			cp_anatomy_tsc_ns(cal, raw->entries[i].tsc), CP_ANATOMY_READ,
+			(uint32_t)read };
 	}
 	for (size_t i = 0; i < raw->nrecs; i++)
 		r->events[k++] = (struct cp_anatomy_event){
