@@ -6,8 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
 
 #include "anatomy.h"
+#include "anatomy_names.h"
+#include "clockreads.h"
+#include "symbolize.h"
 #include "unit.h"
 
 #define GAP 1000		/* --reuse-gap's default, ns */
@@ -489,4 +495,57 @@ TEST(anatomy_clock_names)
 		  "gettimeofday");
 	CHECK_STR(cp_anatomy_clock_name(CP_ANATOMY_CLOCK_TIME, buf, sizeof(buf)), "time");
 	CHECK_STR(cp_anatomy_clock_name(-5, buf, sizeof(buf)), "clock -5");
+}
+
+static __attribute__((noinline)) uint64_t return_address(void)
+{
+	return (uint64_t)__builtin_return_address(0);
+}
+
+/* A place in this file for a read to be named at. */
+static __attribute__((noinline)) uint64_t anatomy_named_caller(void)
+{
+	uint64_t pc = return_address();
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return pc;
+}
+
+/* Reads named as call sites are, their callers by function, file and line;
+ * with no symbolizer, by address and the entry called. */
+TEST(anatomy_reads_named_like_call_sites)
+{
+	struct cp_symbolizer *sym = cp_symbolizer_open(getpid(), NULL);
+	struct cp_anatomy_samples s;
+	struct cp_anatomy a;
+	uint64_t pc = anatomy_named_caller();
+
+	if (!sym) {
+		unit_skip("this process's modules cannot be read");
+		return;
+	}
+	samples_init(&s);
+	add_read(&s, pc, CLOCK_MONOTONIC, pc);
+	CHECK_INT(judge(&s, &a), 0);
+	cp_anatomy_name(sym, NULL, &a);
+	cp_symbolizer_close(sym);
+	CHECK_STR(a.reads[0].function, "anatomy_named_caller");
+	CHECK(a.reads[0].file && strstr(a.reads[0].file, "test_anatomy.c"));
+	CHECK(a.reads[0].line > 0);
+	CHECK(a.reads[0].module != NULL);
+	CHECK_STR(a.reads[0].via, "clock_gettime");
+	CHECK_INT(a.reads[0].ncallers, 1);
+	CHECK_STR(a.reads[0].callers[0].function, "anatomy_named_caller");
+	CHECK_INT(a.reads[0].callers[0].line, a.reads[0].line);
+	cp_anatomy_free(&a);
+
+	samples_init(&s);
+	add_read(&s, 0x1234, CP_ANATOMY_CLOCK_TIME, 0);
+	s.reads[0].entry = CP_ENTRY_TIME;
+	CHECK_INT(judge(&s, &a), 0);
+	cp_anatomy_name(NULL, NULL, &a);
+	CHECK_STR(a.reads[0].function, "0x1234");
+	CHECK_STR(a.reads[0].via, "time");
+	CHECK_INT(a.reads[0].ncallers, 0);
+	cp_anatomy_free(&a);
 }

@@ -17,6 +17,11 @@
 
 #define CP_ANATOMY_FRAMES 4	/* caller frames kept past a read's site */
 
+/* The options' defaults: --anatomy's sample, --reuse-gap, --reuse-share. */
+#define CP_ANATOMY_SAMPLE_DEFAULT 200
+#define CP_ANATOMY_GAP_DEFAULT_NS 1000
+#define CP_ANATOMY_SHARE_DEFAULT 0.95
+
 /* The clock a read read, as the rule compares them: clock_gettime's id,
  * or one of these for the other entries. */
 #define CP_ANATOMY_CLOCK_GETTIMEOFDAY (-1)
