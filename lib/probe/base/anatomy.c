@@ -102,14 +102,16 @@ static int copy_reads(const struct cp_anatomy_samples *in, struct cp_anatomy *ou
 /* Whether the rule can be applied, and if not, why, into out. */
 static void judge_or_say(const struct cp_anatomy_samples *in, struct cp_anatomy *out)
 {
+	size_t size = sizeof(out->not_judged_because);
+
 	out->judged = false;
-	if (!in->gaps_exact)
-		snprintf(out->not_judged_because, sizeof(out->not_judged_because), "%s",
-			 in->why_not_exact[0] ? in->why_not_exact :
-			 "the gaps between reads are not exact with this mechanism");
+	if (!in->gaps_exact && in->why_not_exact[0])
+		snprintf(out->not_judged_because, size, "%s", in->why_not_exact);
 	else if (!out->sampled_requests)
-		snprintf(out->not_judged_because, sizeof(out->not_judged_because),
-			 "no request was sampled whole");
+		snprintf(out->not_judged_because, size, "no request was sampled whole");
+	else if (!in->gaps_exact)
+		snprintf(out->not_judged_because, size,
+			 "the gaps between reads are not exact with this mechanism");
 	else
 		out->judged = true;
 }
