@@ -67,26 +67,6 @@ const char *cp_anatomy_syscall_name(int32_t nr)
 	return cp_syscall_name(nr);
 }
 
-static int by_value(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-uint64_t cp_anatomy_rank(uint64_t *v, size_t n, double q)
-{
-	size_t rank;
-
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), by_value);
-	rank = (size_t)(q * (double)n + 0.999999);	/* nearest rank, 1-based */
-	if (rank < 1)
-		rank = 1;
-	return v[(rank > n ? n : rank) - 1];
-}
-
 /* The reads as the collection gave them, not yet named. */
 static int copy_reads(const struct cp_anatomy_samples *in, struct cp_anatomy *out)
 {
