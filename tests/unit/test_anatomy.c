@@ -84,6 +84,25 @@ static int reusable_is(const struct cp_anatomy *a, const uint32_t want[][2], siz
 	return 1;
 }
 
+/* n requests of thread 7, the i-th reading x at period * i and y apart
+ * ns later. */
+static void read_pairs(struct cp_anatomy_samples *s, uint32_t x, uint32_t y, int n,
+		       uint64_t period, uint64_t apart)
+{
+	for (int i = 0; i < n; i++) {
+		struct cp_anatomy_request *r = add_request(s, 7);
+
+		rd(r, period * (uint64_t)i, x);
+		rd(r, period * (uint64_t)i + apart, y);
+	}
+}
+
+/* Whether a has nshapes shapes, the first of requests requests. */
+static int shapes_are(const struct cp_anatomy *a, size_t nshapes, uint64_t requests)
+{
+	return a->nshapes == nshapes && a->shapes[0].requests == requests;
+}
+
 /* s judged with the defaults; s released. */
 static int judge(struct cp_anatomy_samples *s, struct cp_anatomy *a)
 {
@@ -93,26 +112,31 @@ static int judge(struct cp_anatomy_samples *s, struct cp_anatomy *a)
 	return rc;
 }
 
+/* Two monotonic reads, at sites pcs[0] and pcs[2] called from pcs[1] and
+ * pcs[3], apart ns apart in n requests; judged with the defaults. */
+static int pairs_judged(struct cp_anatomy *a, const uint64_t pcs[4], int n, uint64_t period,
+			uint64_t apart)
+{
+	struct cp_anatomy_samples s;
+	uint32_t x, y;
+
+	samples_init(&s);
+	x = add_read(&s, pcs[0], CLOCK_MONOTONIC, pcs[1]);
+	y = add_read(&s, pcs[2], CLOCK_MONOTONIC, pcs[3]);
+	read_pairs(&s, x, y, n, period, apart);
+	return judge(&s, a);
+}
+
 /* One helper read for two callers 400 ns apart: the second could reuse the
  * first (the callers tell the reads apart). At the gap limit itself (1000
  * ns) it could not: the limit is strict. */
 TEST(anatomy_reads_through_one_helper_reusable)
 {
-	struct cp_anatomy_samples s;
 	struct cp_anatomy a;
 	const uint32_t want[][2] = { { 1, 0 } };
-	uint32_t x, y;
+	const uint64_t helper[4] = { 0x1000, 0x2000, 0x1000, 0x3000 };
 
-	samples_init(&s);
-	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0x2000);
-	y = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0x3000);
-	for (int i = 0; i < 4; i++) {
-		struct cp_anatomy_request *r = add_request(&s, 7);
-
-		rd(r, 10000 * i, x);
-		rd(r, 10000 * i + 400, y);
-	}
-	CHECK_INT(judge(&s, &a), 0);
+	CHECK_INT(pairs_judged(&a, helper, 4, 10000, 400), 0);
 	CHECK(a.judged);
 	CHECK(reusable_is(&a, want, 1));
 	CHECK_NEAR(a.reusable[0].share, 1.0, 1e-12);
@@ -123,19 +147,15 @@ TEST(anatomy_reads_through_one_helper_reusable)
 	CHECK(a.every_request);
 	cp_anatomy_free(&a);
 
-	samples_init(&s);
-	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0x2000);
-	y = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0x3000);
-	rd(add_request(&s, 7), 0, x);
-	rd(&s.requests[0], GAP, y);
-	CHECK_INT(judge(&s, &a), 0);
+	CHECK_INT(pairs_judged(&a, helper, 1, 0, GAP), 0);
 	CHECK_INT(a.nreusable, 0);
 	CHECK_NEAR(a.reusable_per_op, 0.0, 1e-12);
 	cp_anatomy_free(&a);
 }
 
-/* The same two reads with something between them, 300 ns apart. */
-static void two_reads_around(struct cp_anatomy *a, uint32_t kind, uint32_t what)
+/* n requests reading two sites 200 ns apart; those from the held-th on
+ * with an event (kind, what) between; judged with the defaults. */
+static void judged_pairs(struct cp_anatomy *a, int held, int n, uint32_t kind, uint32_t what)
 {
 	struct cp_anatomy_samples s;
 	uint32_t x, y;
@@ -143,14 +163,21 @@ static void two_reads_around(struct cp_anatomy *a, uint32_t kind, uint32_t what)
 	samples_init(&s);
 	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
 	y = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < n; i++) {
 		struct cp_anatomy_request *r = add_request(&s, 7);
 
-		rd(r, 5000 * i, x);
-		ev(r, 5000 * i + 100, kind, what);
-		rd(r, 5000 * i + 300, y);
+		rd(r, 10000 * (uint64_t)i, x);
+		if (i >= held)
+			ev(r, 10000 * (uint64_t)i + 100, kind, what);
+		rd(r, 10000 * (uint64_t)i + 200, y);
 	}
 	(void)judge(&s, a);
+}
+
+/* The same two reads with something between them in every request. */
+static void two_reads_around(struct cp_anatomy *a, uint32_t kind, uint32_t what)
+{
+	judged_pairs(a, 0, 3, kind, what);
 }
 
 /* A read after read() on a pipe can observe what it waited for. */
@@ -167,50 +194,39 @@ TEST(anatomy_read_after_a_syscall_not_reusable)
 	cp_anatomy_free(&a);
 }
 
-/* A futex wait that slept: a voluntary switch, with no syscall recorded
- * beside it, is enough to break the pair. */
-TEST(anatomy_read_after_a_voluntary_switch_not_reusable)
-{
-	struct cp_anatomy a;
-
-	two_reads_around(&a, CP_ANATOMY_SWITCH, 1);
-	CHECK(a.judged);
-	CHECK_INT(a.nreusable, 0);
-	CHECK_INT(a.shapes[0].steps[1].voluntary, 1);
-	CHECK_INT(a.shapes[0].steps[1].preempted, 0);
-	cp_anatomy_free(&a);
-}
-
-/* A preemption is no act of the program's: the pair holds. */
-TEST(anatomy_read_after_a_preemption_still_reusable)
+/* The two reads with a switch between: voluntary (a futex wait that
+ * slept, with no syscall recorded beside it) breaks the pair; a
+ * preemption is no act of the program's and does not. */
+static void switch_between(uint32_t voluntary)
 {
 	struct cp_anatomy a;
 	const uint32_t want[][2] = { { 1, 0 } };
 
-	two_reads_around(&a, CP_ANATOMY_SWITCH, 0);
-	CHECK(reusable_is(&a, want, 1));
-	CHECK_INT(a.shapes[0].steps[1].preempted, 1);
-	CHECK_INT(a.shapes[0].steps[1].voluntary, 0);
+	two_reads_around(&a, CP_ANATOMY_SWITCH, voluntary);
+	CHECK(a.judged);
+	CHECK(reusable_is(&a, want, voluntary ? 0 : 1));
+	CHECK_INT(a.shapes[0].steps[1].voluntary, voluntary);
+	CHECK_INT(a.shapes[0].steps[1].preempted, !voluntary);
 	cp_anatomy_free(&a);
+}
+
+TEST(anatomy_read_after_a_voluntary_switch_not_reusable)
+{
+	switch_between(1);
+}
+
+TEST(anatomy_read_after_a_preemption_still_reusable)
+{
+	switch_between(0);
 }
 
 /* A start and a stop around 50 µs of computation measure it. */
 TEST(anatomy_start_stop_pair_not_reusable)
 {
-	struct cp_anatomy_samples s;
 	struct cp_anatomy a;
-	uint32_t start, stop;
+	const uint64_t start_stop[4] = { 0x1000, 0, 0x1100, 0 };
 
-	samples_init(&s);
-	start = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
-	stop = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
-	for (int i = 0; i < 5; i++) {
-		struct cp_anatomy_request *r = add_request(&s, 7);
-
-		rd(r, 100000 * i, start);
-		rd(r, 100000 * i + 50000, stop);
-	}
-	CHECK_INT(judge(&s, &a), 0);
+	CHECK_INT(pairs_judged(&a, start_stop, 5, 100000, 50000), 0);
 	CHECK(a.judged);
 	CHECK_INT(a.nreusable, 0);
 	CHECK_INT(a.shapes[0].steps[1].gap_ns, 50000);
@@ -248,8 +264,7 @@ TEST(anatomy_two_threads_interleaved_judged_per_thread)
 	}
 	CHECK_INT(judge(&s, &a), 0);
 	CHECK(reusable_is(&a, want, 1));
-	CHECK_INT(a.nshapes, 2);
-	CHECK_INT(a.shapes[0].requests, 3);
+	CHECK(shapes_are(&a, 2, 3));
 	CHECK_NEAR(a.shapes[0].share, 0.5, 1e-12);
 	cp_anatomy_free(&a);
 }
@@ -258,22 +273,19 @@ TEST(anatomy_two_threads_interleaved_judged_per_thread)
  * CLOCK_REALTIME, time after gettimeofday: other clocks, no reuse. */
 TEST(anatomy_other_clock_not_reusable)
 {
+	static const int32_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME,
+					  CP_ANATOMY_CLOCK_GETTIMEOFDAY, CP_ANATOMY_CLOCK_TIME };
 	struct cp_anatomy_samples s;
 	struct cp_anatomy a;
-	uint32_t mono, real, tod, tm;
 
 	samples_init(&s);
-	mono = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
-	real = add_read(&s, 0x1100, CLOCK_REALTIME, 0);
-	tod = add_read(&s, 0x1200, CP_ANATOMY_CLOCK_GETTIMEOFDAY, 0);
-	tm = add_read(&s, 0x1300, CP_ANATOMY_CLOCK_TIME, 0);
-	for (int i = 0; i < 3; i++) {
+	for (uint32_t k = 0; k < 4; k++)
+		add_read(&s, 0x1000 + 0x100 * k, clocks[k], 0);
+	for (uint64_t i = 0; i < 3; i++) {
 		struct cp_anatomy_request *r = add_request(&s, 7);
 
-		rd(r, 10000 * i, mono);
-		rd(r, 10000 * i + 100, real);
-		rd(r, 10000 * i + 200, tod);
-		rd(r, 10000 * i + 300, tm);
+		for (uint32_t k = 0; k < 4; k++)
+			rd(r, 10000 * i + 100 * k, k);	/* in that order, 100 ns apart */
 	}
 	CHECK_INT(judge(&s, &a), 0);
 	CHECK(a.judged);
@@ -311,21 +323,7 @@ TEST(anatomy_reuses_the_latest_earlier_read)
 /* held of n requests hold the pair; the others have a syscall between. */
 static void share_of(struct cp_anatomy *a, int held, int n)
 {
-	struct cp_anatomy_samples s;
-	uint32_t x, y;
-
-	samples_init(&s);
-	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
-	y = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
-	for (int i = 0; i < n; i++) {
-		struct cp_anatomy_request *r = add_request(&s, 7);
-
-		rd(r, 10000 * i, x);
-		if (i >= held)
-			ev(r, 10000 * i + 100, CP_ANATOMY_SYSCALL, READ);
-		rd(r, 10000 * i + 200, y);
-	}
-	(void)judge(&s, a);
+	judged_pairs(a, held, n, CP_ANATOMY_SYSCALL, READ);
 }
 
 /* 19 of 20 is the share itself, 0.95: reusable. 18 of 20, and 94 of
@@ -378,8 +376,7 @@ TEST(anatomy_truncated_requests_excluded)
 	CHECK_INT(a.truncated_requests, 1);
 	CHECK_INT(a.requests, 2);
 	CHECK(!a.every_request);
-	CHECK_INT(a.nshapes, 1);
-	CHECK_INT(a.shapes[0].requests, 1);
+	CHECK(shapes_are(&a, 1, 1));
 	CHECK_INT(a.shapes[0].nsteps, 2);
 	CHECK_NEAR(a.reusable[0].share, 1.0, 1e-12);
 	cp_anatomy_free(&a);
@@ -444,8 +441,7 @@ TEST(anatomy_shapes_and_estimate)
 	rd(add_request(&s, 7), 900000, y);
 	s.requests_seen = 40;
 	CHECK_INT(judge(&s, &a), 0);
-	CHECK_INT(a.nshapes, 2);
-	CHECK_INT(a.shapes[0].requests, 3);
+	CHECK(shapes_are(&a, 2, 3));
 	CHECK_NEAR(a.shapes[0].share, 0.75, 1e-12);
 	CHECK_INT(a.shapes[0].nsteps, 2);
 	CHECK_INT(a.shapes[0].steps[0].read, x);

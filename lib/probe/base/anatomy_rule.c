@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "anatomy_parts.h"
+#include "grow.h"
 
 /* One (E, R) pair over the sample. */
 struct pair {
@@ -37,18 +38,11 @@ struct walk {
 
 static struct pair *find_pair(struct walk *w, uint32_t e, uint32_t r)
 {
-	struct pair *grown;
-
 	for (size_t i = 0; i < w->npairs; i++)
 		if (w->pairs[i].e == e && w->pairs[i].r == r)
 			return &w->pairs[i];
-	if (w->npairs == w->cap) {
-		grown = realloc(w->pairs, (w->cap * 2 + 8) * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		w->pairs = grown;
-		w->cap = w->cap * 2 + 8;
-	}
+	if (cp_grow(&w->pairs, &w->cap, w->npairs + 1, sizeof(*w->pairs)))
+		return NULL;
 	memset(&w->pairs[w->npairs], 0, sizeof(*w->pairs));
 	w->pairs[w->npairs].e = e;
 	w->pairs[w->npairs].r = r;
@@ -58,8 +52,6 @@ static struct pair *find_pair(struct walk *w, uint32_t e, uint32_t r)
 /* One time the pair came, in request number req: held or not. */
 static int met(struct pair *p, size_t req, uint64_t gap, bool held)
 {
-	uint64_t *grown;
-
 	if (p->last != req + 1) {
 		p->last = req + 1;
 		p->requests++;
@@ -69,31 +61,19 @@ static int met(struct pair *p, size_t req, uint64_t gap, bool held)
 		p->broken_now = true;
 		p->broken++;
 	}
-	if (p->times == p->cap) {
-		grown = realloc(p->gaps, (p->cap * 2 + 8) * sizeof(*grown));
-		if (!grown)
-			return -1;
-		p->gaps = grown;
-		p->cap = p->cap * 2 + 8;
-	}
+	if (cp_grow(&p->gaps, &p->cap, p->times + 1, sizeof(*p->gaps)))
+		return -1;
 	p->gaps[p->times++] = gap;
 	return 0;
 }
 
 static struct latest *latest_of(struct walk *w, int32_t clock)
 {
-	struct latest *grown;
-
 	for (size_t i = 0; i < w->nlatest; i++)
 		if (w->latest[i].clock == clock)
 			return &w->latest[i];
-	if (w->nlatest == w->latest_cap) {
-		grown = realloc(w->latest, (w->latest_cap * 2 + 4) * sizeof(*grown));
-		if (!grown)
-			return NULL;
-		w->latest = grown;
-		w->latest_cap = w->latest_cap * 2 + 4;
-	}
+	if (cp_grow(&w->latest, &w->latest_cap, w->nlatest + 1, sizeof(*w->latest)))
+		return NULL;
 	w->latest[w->nlatest] = (struct latest){ .clock = clock, .id = UINT32_MAX };
 	return &w->latest[w->nlatest++];
 }

@@ -59,19 +59,29 @@ static void name_caller(struct cp_symbolizer *sym, uint64_t pc, struct cp_anatom
 	c->line = f.line;
 }
 
+/* One read: its site, else its address and the entry called, and its
+ * callers; named in n, then into *r whole. */
+static void name_read(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
+		      struct cp_anatomy_read *r)
+{
+	struct cp_anatomy_read n = { .id = r->id };
+
+	if (sym)
+		name_site(sym, t, &n);
+	if (!n.function)
+		n.function = address(n.id.pc);
+	if (!n.via)
+		n.via = strdup(cp_entry_name(n.id.entry));
+	while (n.ncallers < CP_ANATOMY_FRAMES && n.id.callers[n.ncallers]) {
+		name_caller(sym, n.id.callers[n.ncallers], &n.callers[n.ncallers]);
+		n.ncallers++;
+	}
+	*r = n;
+}
+
 void cp_anatomy_name(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 		     struct cp_anatomy *a)
 {
-	for (size_t i = 0; i < a->nreads; i++) {
-		struct cp_anatomy_read *r = &a->reads[i];
-
-		if (sym)
-			name_site(sym, t, r);
-		if (!r->function)
-			r->function = address(r->id.pc);
-		if (!r->via)
-			r->via = strdup(cp_entry_name(r->id.entry));
-		for (size_t k = 0; k < CP_ANATOMY_FRAMES && r->id.callers[k]; k++)
-			name_caller(sym, r->id.callers[k], &r->callers[r->ncallers++]);
-	}
+	for (size_t i = 0; i < a->nreads; i++)
+		name_read(sym, t, &a->reads[i]);
 }
