@@ -18,6 +18,7 @@ struct pair {
 	bool broken_now;		/* the rule failed in that request */
 	uint64_t *gaps;
 	size_t cap;
+	size_t next;			/* the next pair of the same R, + 1 */
 };
 
 /* The latest read of one clock in the request walked. */
@@ -32,21 +33,26 @@ struct walk {
 	uint64_t gap_ns;
 	struct pair *pairs;
 	size_t npairs, cap;
+	size_t *first;			/* per read id: its first pair as R, + 1 */
 	struct latest *latest;		/* one per clock met in the request */
 	size_t nlatest, latest_cap;
 };
 
+/* The pair (e, r), found through r's own pairs (few: the reads before
+ * r that were the latest of its clock), or added. */
 static struct pair *find_pair(struct walk *w, uint32_t e, uint32_t r)
 {
-	for (size_t i = 0; i < w->npairs; i++)
-		if (w->pairs[i].e == e && w->pairs[i].r == r)
-			return &w->pairs[i];
+	for (size_t i = w->first[r]; i; i = w->pairs[i - 1].next)
+		if (w->pairs[i - 1].e == e)
+			return &w->pairs[i - 1];
 	if (cp_grow(&w->pairs, &w->cap, w->npairs + 1, sizeof(*w->pairs)))
 		return NULL;
 	memset(&w->pairs[w->npairs], 0, sizeof(*w->pairs));
 	w->pairs[w->npairs].e = e;
 	w->pairs[w->npairs].r = r;
-	return &w->pairs[w->npairs++];
+	w->pairs[w->npairs].next = w->first[r];
+	w->first[r] = ++w->npairs;
+	return &w->pairs[w->npairs - 1];
 }
 
 /* One time the pair came, in request number req: held or not. */
@@ -164,6 +170,9 @@ int cp_anatomy_rule(const struct cp_anatomy_samples *in,
 	struct walk w = { .in = in, .gap_ns = out->reuse_gap_ns };
 	int rc = 0;
 
+	w.first = calloc(in->nreads ? in->nreads : 1, sizeof(*w.first));
+	if (!w.first)
+		return -1;
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = walk_request(&w, i, whole[i]);
 	if (!rc) {
@@ -175,6 +184,7 @@ int cp_anatomy_rule(const struct cp_anatomy_samples *in,
 	for (size_t i = 0; i < w.npairs; i++)
 		free(w.pairs[i].gaps);
 	free(w.pairs);
+	free(w.first);
 	free(w.latest);
 	return rc;
 }
