@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "interval_record.h"
 #include "profile.h"
 #include "run_file.h"
 #include "summary_fixture.h"
@@ -196,4 +197,25 @@ TEST(summary_could_reuse_names_both_lines)
 	CHECK(strstr(text, "  not judged: uprobes trap in every gap\n") != NULL);
 	free(text);
 	cp_anatomy_free(&p.anatomy);
+}
+
+/* Interval records leave the anatomy out: it is judged once, at the end. */
+TEST(interval_record_leaves_the_anatomy_out)
+{
+	struct cp_interval_writer w;
+	struct cp_profile *p = calloc(1, sizeof(*p));
+	json_t *doc;
+
+	CHECK(p != NULL);
+	profile_with_anatomy(p, true);
+	p->dist_event = -1;
+	CHECK(cp_interval_writer_init(&w, NULL) == 0);
+	doc = cp_interval_record_build(&w, p, true);
+	CHECK(doc != NULL);
+	CHECK(!at(doc, "anatomy"));
+	CHECK(!at(at(doc, "measures"), "clock_reads_reusable/op"));
+	json_decref(doc);
+	cp_interval_writer_free(&w);
+	cp_anatomy_free(&p->anatomy);
+	free(p);
 }
