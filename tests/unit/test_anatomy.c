@@ -458,6 +458,16 @@ TEST(anatomy_shapes_and_estimate)
 	CHECK(!a.every_request);
 	CHECK_INT(a.nreusable, 0);
 	cp_anatomy_free(&a);
+
+	/* a collection that did not say how many requests the window had:
+	 * the sample is the population known, and not taken for all of it */
+	samples_init(&s);
+	rd(add_request(&s, 7), 0, add_read(&s, 0x1000, CLOCK_MONOTONIC, 0));
+	s.requests_seen = 0;
+	CHECK_INT(judge(&s, &a), 0);
+	CHECK_INT(a.requests, 1);
+	CHECK(!a.every_request);
+	cp_anatomy_free(&a);
 }
 
 /* Past CP_ANATOMY_SHAPES shapes the rest are summed. */

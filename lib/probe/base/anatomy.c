@@ -107,7 +107,8 @@ int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns,
 	out->on = true;
 	out->reuse_gap_ns = reuse_gap_ns;
 	out->reuse_share = reuse_share;
-	out->requests = in->requests_seen;
+	/* the population is at least the sample */
+	out->requests = in->requests_seen > in->nrequests ? in->requests_seen : in->nrequests;
 	whole = calloc(in->nrequests ? in->nrequests : 1, sizeof(*whole));
 	if (!whole || copy_reads(in, out)) {
 		free(whole);
@@ -121,7 +122,7 @@ int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns,
 			whole[n++] = &in->requests[i];
 	}
 	out->sampled_requests = n;
-	out->every_request = n && !out->truncated_requests && n >= in->requests_seen;
+	out->every_request = n && !out->truncated_requests && n == in->requests_seen;
 	judge_or_say(in, out);
 	rc = cp_anatomy_shapes(in, whole, n, out);
 	if (!rc && out->judged)
