@@ -462,13 +462,3 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 	free(c->pending);
 	free(c);
 }
-
-/* Until the rule's side brings its own (lib/probe/base/anatomy.c). */
-void cp_anatomy_samples_free(struct cp_anatomy_samples *s)
-{
-	for (size_t i = 0; i < s->nrequests; i++)
-		free(s->requests[i].events);
-	free(s->requests);
-	free(s->reads);
-	memset(s, 0, sizeof(*s));
-}

@@ -319,7 +319,6 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 		snprintf(p->anatomy_samples.why_not_exact, sizeof(p->anatomy_samples.why_not_exact),
 			 "--anatomy samples requests with the vDSO patch only (not %s)",
 			 cp_mechanism_name(p->mechanism));
-		cp_profile_warn(p, "%s", p->anatomy_samples.why_not_exact);
 		return;
 	}
 	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table,
@@ -530,7 +529,6 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 	r->w.naming.debuginfod = r->debuginfod;
 	cp_call_sites_free(&p->call_sites);	/* --interval's last snapshot */
 	cp_naming_collect(&r->w.naming, p, &r->raw);
-	cp_naming_close(&r->w.naming);
 	p->naming_s = cp_monotonic_s() - t0;
 }
 
@@ -546,6 +544,9 @@ static void close_window(struct run *r, struct cp_profile *p)
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
 	cp_parallel_for(2, cp_parallel_workers(2), close_job_run, &job);
+	/* --anatomy: its samples are whole once the mechanism has closed */
+	cp_anatomy_finish(&r->w.naming, p);
+	cp_naming_close(&r->w.naming);
 	if (job.closing)
 		cp_profile_warn(p, "%s", job.closing);
 	free(job.closing);
@@ -665,6 +666,7 @@ static int collect(const struct cp_profile_options *o, struct cp_profile *p,
 	memset(p, 0, sizeof(*p));
 	p->pause_ms[0] = p->pause_ms[1] = -1;
 	p->stacks_recorded = o->stacks;
+	cp_anatomy_settings(o, p);
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	r.begin = cp_monotonic_s();
@@ -715,6 +717,7 @@ void cp_profile_release(struct cp_profile *p)
 	cp_call_sites_free(&p->call_sites);
 	cp_named_stacks_free(&p->stacks);
 	cp_anatomy_samples_free(&p->anatomy_samples);
+	cp_anatomy_free(&p->anatomy);
 	cp_window_processes_free(p);
 	cp_target_release(&p->target);
 }

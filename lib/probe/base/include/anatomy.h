@@ -76,6 +76,102 @@ struct cp_anatomy_samples {
 	char why_not_exact[256];	/* "" when exact */
 };
 
+/* Releases what s holds and zeroes it (a zeroed s is fine). */
 void cp_anatomy_samples_free(struct cp_anatomy_samples *s);
+
+/* --- What the rule makes of them (run.json's "anatomy") --- */
+
+/* A caller frame of a read, named. */
+struct cp_anatomy_caller {
+	char *function;			/* "module+0x..." without a symbol */
+	char *file;			/* NULL without debug info */
+	int line;
+};
+
+/* One distinct read, as the collection gave it and, once named (the
+ * window's naming, after it closes), as a person reads it. */
+struct cp_anatomy_read {
+	struct cp_anatomy_read_id id;
+	char *function, *file, *module, *via;	/* NULL until named */
+	int line;
+	struct cp_anatomy_caller callers[CP_ANATOMY_FRAMES];	/* outermost last */
+	size_t ncallers;
+};
+
+#define CP_ANATOMY_STEP_SYSCALLS 8	/* distinct syscalls kept per step */
+#define CP_ANATOMY_SHAPES 10		/* shapes kept; the rest summed */
+
+/* One read of a shape, in order. */
+struct cp_anatomy_step {
+	uint32_t read;			/* index into reads[] */
+	uint64_t at_ns;			/* p50 since the request's first read */
+	uint64_t gap_ns;		/* p50 since the previous read; 0 first */
+	/* In the shape's median request (by the span from its first read to
+	 * its last): the syscalls since the previous read (the first step:
+	 * since the request began), distinct, in order of their first call,
+	 * and the switches then. */
+	int32_t syscalls[CP_ANATOMY_STEP_SYSCALLS];
+	unsigned nsyscalls;
+	unsigned voluntary, preempted;
+};
+
+/* Requests whose reads came in one order. */
+struct cp_anatomy_shape {
+	uint64_t requests;
+	double share;			/* of the sampled requests */
+	struct cp_anatomy_step *steps;
+	size_t nsteps;
+};
+
+/* A read that could reuse the value of an earlier one (docs/anatomy.md). */
+struct cp_anatomy_reuse {
+	uint32_t read, reuses;		/* indexes into reads[]: R, and E before it */
+	uint64_t requests;		/* sampled requests holding the pair */
+	uint64_t held;			/* ... in which the rule held at each time */
+	uint64_t times;			/* times the pair came in them */
+	double share;			/* held / requests */
+	uint64_t gap_p50_ns, gap_p99_ns;	/* R - E, over every time */
+	double per_op;			/* times / sampled requests */
+};
+
+struct cp_anatomy {
+	bool on;			/* --anatomy: the rest means something */
+	unsigned sample_size;		/* --anatomy=N */
+	uint64_t sampled_requests;	/* sampled whole (truncated ones not) */
+	uint64_t truncated_requests;
+	uint64_t requests;		/* complete requests in the window */
+	bool every_request;		/* every one of them sampled whole */
+	uint64_t reuse_gap_ns;		/* --reuse-gap */
+	double reuse_share;		/* --reuse-share */
+	bool judged;			/* false: no read judged (why below) */
+	char not_judged_because[256];
+	struct cp_anatomy_read *reads;
+	size_t nreads;
+	struct cp_anatomy_shape *shapes;	/* most requests first */
+	size_t nshapes;
+	uint64_t other_requests;	/* in shapes past CP_ANATOMY_SHAPES */
+	struct cp_anatomy_reuse *reusable;	/* largest saving (per_op) first */
+	size_t nreusable;
+	double reusable_per_op;		/* sum of their per_op; 0 when none */
+};
+
+/* The shapes of in's whole requests and the reads among them that are
+ * reusable (docs/anatomy.md): read R reusable with E, the latest earlier
+ * read of the same clock in the same request, when no syscall and no
+ * voluntary switch lies between them and R - E < reuse_gap_ns, in at
+ * least reuse_share of the sampled requests holding that pair. Pure: out
+ * (zeroed first; its settings and counts filled, its reads not named) is
+ * released with cp_anatomy_free. Not judged (out->judged false, the
+ * reason said, nothing reusable) where in's gaps are not exact or no
+ * request was sampled whole. 0, or -1 when out of memory (out freed). */
+int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns,
+		     double reuse_share, struct cp_anatomy *out);
+void cp_anatomy_free(struct cp_anatomy *a);
+
+/* A read's clock as run.json names it: "CLOCK_MONOTONIC", ...,
+ * "gettimeofday", "time", or "clock N" for another id; in buf. */
+const char *cp_anatomy_clock_name(int32_t clock, char *buf, size_t size);
+/* A syscall's name ("read"), or NULL for a number not known. */
+const char *cp_anatomy_syscall_name(int32_t nr);
 
 #endif

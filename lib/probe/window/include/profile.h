@@ -178,8 +178,10 @@ struct cp_profile {
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
 	/* --anatomy: the sampled requests as the collection hands them over
-	 * (filled before the window closes). */
+	 * (filled before the window closes), and what the rule made of them
+	 * once it closed (anatomy.on false without --anatomy). */
 	struct cp_anatomy_samples anatomy_samples;
+	struct cp_anatomy anatomy;
 	bool stacks_recorded;			/* --stacks was given */
 	/* --stacks: reads whose stack clockprof walked from the program's
 	 * copy (before every function's rules were in place), and when they

@@ -1,12 +1,14 @@
-"""--anatomy's collection (issue 45, items 1, 5, 7), checked on the raw
-samples it hands to the rule (CLOCKPROF_TEST_ANATOMY_DUMP, anatomy.h):
+"""--anatomy (issue 45, items 1, 2, 5, 7), checked on the raw samples the
+collection hands to the rule (CLOCKPROF_TEST_ANATOMY_DUMP, anatomy.h) and
+on what the rule made of them (run.json's anatomy):
 tests/targets/anatomy_target.c makes requests whose reads, and the
 syscalls and sleeps between them, are known by construction. For each
 way two reads can be separated, under `run` and `attach`: every sampled
 request holds its reads in order, each named by its site and its caller
 (reads through one helper apart), and between them exactly the syscalls
 and switches the target made; the issue's rule applied to them here
-names exactly the reads the construction makes reusable. Nothing timed
+names exactly the reads the construction makes reusable, and so does
+run.json, whose measure clock_reads_reusable/op counts them. Nothing timed
 is asserted but what construction bounds: back-to-back reads against a
 gap of 20 us, and a start and a stop around ~200,000 dependent
 multiplications (well over 20 us on any host)."""
@@ -30,7 +32,7 @@ def collect(ctx, how, mode, *extra):
     dump = os.path.join(ctx.tmp, f"anatomy-{how}-{mode}.json")
     out = os.path.join(ctx.tmp, f"anatomy-{how}-{mode}-run.json")
     env = dict(os.environ, CLOCKPROF_TEST_ANATOMY_DUMP=dump)
-    opts = ["-q", "-e", "none", "--mechanism", "patch", "--anatomy=40",
+    opts = ["-q", "-e", "none", "--mechanism", "patch", "--anatomy=40", "--reuse-gap", "20us",
             "-r", "func:handle_request", "-o", out, *extra]
     if how == "run":
         proc = ctx.run("run", *opts, "--", ctx.target("anatomy_target"), mode, 150, env=env)
@@ -166,14 +168,34 @@ CHECKS = {
 }
 
 
+# The reads each mode's rule names reusable, as (read, the read it
+# reuses) by their place in the request's one shape.
+REUSABLE = {"helper": {(1, 0), (2, 1)}, "threads": {(1, 0)}}
+
+
+def check_judged(run, mode):
+    """run.json's anatomy (the rule's side, anatomy-rule) names exactly
+    the reads the construction makes reusable, and no other."""
+    a = run["anatomy"]
+    assert a["judged"] and a["not_judged_because"] is None, a
+    assert a["reuse_gap_ns"] == GAP_NS and a["sampled_requests"] >= 10, a
+    assert a["shapes"][0]["share"] >= 0.95, a["shapes"]
+    steps = [st["read"] for st in a["shapes"][0]["steps"]]
+    got = {(steps.index(e["read"]), steps.index(e["reuses"])) for e in a["reusable"]}
+    assert got == REUSABLE.get(mode, set()), (got, a["reusable"], steps)
+    measure = run["measures"]["clock_reads_reusable/op"]
+    assert measure["value"] == a["reusable_per_op"] == float(len(got)), (measure, a)
+
+
 def _both(ctx, mode):
     for how in ("run", "attach"):
         samples, run = collect(ctx, how, mode)
-        assert samples["gaps_exact"], samples
-        assert samples["requests_seen"] == run["request"]["count"], (samples["requests_seen"],
-                                                                    run["request"])
         try:
+            assert samples["gaps_exact"], samples
+            assert samples["requests_seen"] == run["request"]["count"], (
+                samples["requests_seen"], run["request"])
             CHECKS[mode](samples)
+            check_judged(run, mode)
         except AssertionError as e:
             raise AssertionError(f"{how} {mode}: {e}") from e
 
@@ -210,15 +232,17 @@ def test_two_threads_interleaved(ctx):
     _both(ctx, "threads")
 
 
-def test_uprobes_say_the_anatomy_is_not_collected(ctx):
-    """The uprobe fallback keeps no log: the run says so."""
+def test_uprobes_say_the_anatomy_is_not_judged(ctx):
+    """The uprobe fallback keeps no log: the run says why nothing was
+    judged, and has no reusable measure."""
     out = os.path.join(ctx.tmp, "anatomy-uprobe.json")
     proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "uprobe", "--anatomy",
                    "-r", "func:handle_request", "-o", out, "--",
                    ctx.target("anatomy_target"), "helper", 20)
     assert proc.returncode == 0, proc.stderr
-    run = ctx.load_json(out)
-    assert any("--anatomy" in w for w in run["warnings"]), run["warnings"]
+    a = ctx.load_json(out)["anatomy"]
+    assert not a["judged"] and "vDSO patch" in a["not_judged_because"], a
+    assert "clock_reads_reusable/op" not in ctx.load_json(out)["measures"]
 
 
 def test_options_need_anatomy_and_a_boundary(ctx):
