@@ -401,7 +401,7 @@ static void hand_over(struct cp_anatomy_collect *c, struct cp_anatomy_samples *o
 
 /* Tests only: CLOCKPROF_TEST_ANATOMY_DUMP=FILE writes the raw samples
  * there as one JSON object, for the collection to be checked before the
- * rule's side judges it (tests/integration/test_anatomy_collect.py). */
+ * rule's side judges it (tests/integration/test_anatomy.py). */
 static void dump(const struct cp_anatomy_samples *s)
 {
 	const char *path = getenv("CLOCKPROF_TEST_ANATOMY_DUMP");
