@@ -20,17 +20,20 @@ const volatile __u32 target_tgid;	/* the host's number */
 const volatile __u64 table;		/* the target's counter table */
 
 /* A thread's slot, as last found: by its key (the thread pointer, or in
- * Go the goroutine, tagged), keyed by tid. */
+ * Go the goroutine, tagged), kept in the thread's own storage with the
+ * thread pointer register it was found under: while that is the same
+ * and the key no goroutine's, the slot is the same, with no read of the
+ * thread's memory (a user read is most of what a syscall pays here). */
 struct slot_cache {
-	__u64 key;
+	__u64 fs, key;
 	__u32 slot;
 	__u32 found;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct slot_cache);
 } slots SEC(".maps");
 
@@ -41,11 +44,11 @@ struct {
 
 __u64 dropped;	/* records the ring had no room for */
 
-/* The key the read's count files the thread under (patch_reads.bpf.h). */
-static __always_inline __u64 thread_key(void)
+/* The key the read's count files the thread under (patch_reads.bpf.h),
+ * from its thread pointer fs. */
+static __always_inline __u64 thread_key(__u64 fs)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 fs = BPF_CORE_READ(task, thread.fsbase), key = 0;
+	__u64 key = 0;
 
 	if (!fs || bpf_probe_read_user(&key, sizeof(key), (void *)fs))
 		return 0;
@@ -54,14 +57,19 @@ static __always_inline __u64 thread_key(void)
 	return key;
 }
 
-/* The thread's slot, found as the read's count finds it; -1 none. */
-static __always_inline int find_slot(__u32 tid, __u64 key)
+/* The thread's slot, found as the read's count finds it (c: its cache);
+ * -1 none yet. */
+static __always_inline int find_slot(struct task_struct *task, struct slot_cache *c)
 {
-	__u64 idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT, w;
-	struct slot_cache *c = bpf_map_lookup_elem(&slots, &tid), n = { .key = key };
+	__u64 fs = BPF_CORE_READ(task, thread.fsbase), key, idx, w;
 
-	if (c && c->key == key && c->found)
+	if (c->found && c->fs == fs && !(c->key & 1))
 		return (int)c->slot;
+	if (!(key = thread_key(fs)))
+		return -1;
+	if (c->found && c->key == key)
+		return (int)c->slot;
+	idx = (key * CP_PATCH_HASH) >> CP_PATCH_HASH_SHIFT;
 	for (int i = 0; i < CP_PATCH_PROBES; i++) {
 		__u32 s = (idx + i) & (CP_PATCH_SLOTS - 1);
 
@@ -69,9 +77,7 @@ static __always_inline int find_slot(__u32 tid, __u64 key)
 					(void *)(table + CP_PATCH_SLOT_WORDS * 8 * (1 + s))))
 			return -1;
 		if (w == key) {
-			n.slot = s;
-			n.found = 1;
-			bpf_map_update_elem(&slots, &tid, &n, BPF_ANY);
+			*c = (struct slot_cache){ .fs = fs, .key = key, .slot = s, .found = 1 };
 			return (int)s;
 		}
 		if (!w)
@@ -82,12 +88,15 @@ static __always_inline int find_slot(__u32 tid, __u64 key)
 
 static __always_inline void record(__u32 kind, __u32 what)
 {
-	__u64 id = bpf_get_current_pid_tgid(), key, head[7], at;
-	__u32 tid = (__u32)id;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 id = bpf_get_current_pid_tgid(), head[7], at;
 	struct cp_anatomy_record *r;
+	struct slot_cache *c;
 	int slot;
 
-	if ((id >> 32) != target_tgid || !(key = thread_key()) || (slot = find_slot(tid, key)) < 0)
+	if ((id >> 32) != target_tgid ||
+	    !(c = bpf_task_storage_get(&slots, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) ||
+	    (slot = find_slot(task, c)) < 0)
 		return;
 	at = table + CP_PATCH_BLOCKS_OFF + (__u64)(slot + 1) * CP_PATCH_BLOCK + CP_PB_AN_STATE * 8;
 	if (bpf_probe_read_user(head, sizeof(head), (void *)at) || head[0] != 1)
@@ -102,7 +111,7 @@ static __always_inline void record(__u32 kind, __u32 what)
 	r->slot = (__u32)slot;
 	r->kind = kind;
 	r->what = what;
-	r->tid = tid;
+	r->tid = (__u32)id;
 	bpf_ringbuf_submit(r, 0);
 }
 
