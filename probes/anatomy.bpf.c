@@ -16,7 +16,11 @@
 #include "clockreads.h"
 #include "anatomy_record.h"
 
-const volatile __u32 target_tgid;	/* the host's number */
+/* The target, by its number in clockprof's pid namespace (that
+ * namespace's device and inode; 0: the host's, whose numbers the
+ * helper gives at once). */
+const volatile __u32 target_tgid;
+const volatile __u64 pidns_dev, pidns_ino;
 const volatile __u64 table;		/* the target's counter table */
 
 /* A thread's slot, as last found: by its key (the thread pointer, or in
@@ -86,16 +90,28 @@ static __always_inline int find_slot(struct task_struct *task, struct slot_cache
 	return -1;
 }
 
-static __always_inline void record(__u32 kind, __u32 what)
+/* The current thread's pid and tgid as clockprof numbers them; 0 outside
+ * its namespace. */
+static __always_inline __u64 current_id(void)
+{
+	struct bpf_pidns_info ns;
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return (__u64)ns.tgid << 32 | ns.pid;
+}
+
+static __always_inline void record(__u64 id, __u32 kind, __u32 what)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 id = bpf_get_current_pid_tgid(), head[7], at;
+	__u64 head[7], at;
 	struct cp_anatomy_record *r;
 	struct slot_cache *c;
 	int slot;
 
-	if ((id >> 32) != target_tgid ||
-	    !(c = bpf_task_storage_get(&slots, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) ||
+	if (!(c = bpf_task_storage_get(&slots, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE)) ||
 	    (slot = find_slot(task, c)) < 0)
 		return;
 	at = table + CP_PATCH_BLOCKS_OFF + (__u64)(slot + 1) * CP_PATCH_BLOCK + CP_PB_AN_STATE * 8;
@@ -118,8 +134,10 @@ static __always_inline void record(__u32 kind, __u32 what)
 SEC("raw_tp/sys_enter")
 int on_anatomy_sys_enter(__u64 *ctx)
 {
-	if ((bpf_get_current_pid_tgid() >> 32) == target_tgid)
-		record(CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1]);
+	__u64 id = current_id();
+
+	if ((id >> 32) == target_tgid)
+		record(id, CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1]);
 	return 0;
 }
 
@@ -128,8 +146,10 @@ int on_anatomy_sys_enter(__u64 *ctx)
 SEC("raw_tp/sched_switch")
 int on_anatomy_switch(__u64 *ctx)
 {
-	if ((bpf_get_current_pid_tgid() >> 32) == target_tgid)
-		record(CP_ANATOMY_REC_SWITCH, ctx[0] ? 0 : 1);
+	__u64 id = current_id();
+
+	if ((id >> 32) == target_tgid)
+		record(id, CP_ANATOMY_REC_SWITCH, ctx[0] ? 0 : 1);
 	return 0;
 }
 

@@ -19,7 +19,7 @@ struct cp_anatomy_record {
 	__u32 slot;			/* the thread's slot in the patch table */
 	__u32 kind;			/* CP_ANATOMY_REC_* */
 	__u32 what;
-	__u32 tid;			/* the host's number */
+	__u32 tid;			/* in clockprof's pid namespace */
 };
 
 #endif

@@ -17,6 +17,7 @@
 #include "clockreads.h"
 #include "error.h"
 #include "patch_layout.h"
+#include "pid_namespace.h"
 #include "procfs.h"
 
 #define DRAIN_US 2000		/* how often the logs are looked at */
@@ -267,7 +268,8 @@ static void *run(void *arg)
 }
 
 /* anatomy.bpf.c loaded and attached for pid; why says what failed. */
-static void open_bpf(struct cp_anatomy_collect *c, char *why, size_t whylen)
+static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, char *why,
+		     size_t whylen)
 {
 	struct anatomy_bpf *skel = anatomy_bpf__open();
 
@@ -278,6 +280,8 @@ static void open_bpf(struct cp_anatomy_collect *c, char *why, size_t whylen)
 	}
 	skel->rodata->target_tgid = (uint32_t)c->pid;
 	skel->rodata->table = c->table;
+	skel->rodata->pidns_dev = ns->dev;
+	skel->rodata->pidns_ino = ns->ino;
 	if (anatomy_bpf__load(skel) || anatomy_bpf__attach(skel) ||
 	    !(c->ring = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, c, NULL))) {
 		snprintf(why, whylen, "its syscalls and switches could not be recorded (%s)",
@@ -291,7 +295,7 @@ static void open_bpf(struct cp_anatomy_collect *c, char *why, size_t whylen)
 static char start_why[256];
 
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
-			     unsigned sample, struct cp_error *err)
+			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err)
 {
 	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
 
@@ -307,7 +311,7 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 	c->table = table;
 	c->sample = sample;
 	start_why[0] = '\0';
-	open_bpf(c, start_why, sizeof(start_why));
+	open_bpf(c, ns, start_why, sizeof(start_why));
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
 	if (set_every(c, 1)) {

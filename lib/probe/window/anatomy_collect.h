@@ -16,14 +16,16 @@
 
 struct cp_anatomy_collect;
 struct cp_error;
+struct cp_pid_ns;
 
-/* Starts collecting from process pid's counter table at table: at most
+/* Starts collecting from process pid's counter table at table (pid in
+ * the pid namespace ns, clockprof's): at most
  * sample requests kept, spread over the window (a reservoir). The BPF
  * program's load failing is said in *why (the samples then have no
  * syscalls: not judged), not an error. -1 with err: out of memory, or
  * the target's memory cannot be reached. */
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
-			     unsigned sample, struct cp_error *err);
+			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err);
 
 /* Without --anatomy: no log is opened in process pid's table at table (a
  * killed --anatomy window's table, reused, may still say to). */

@@ -323,7 +323,8 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 	}
 	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table,
 				     o->anatomy_sample_size ? o->anatomy_sample_size :
-							      CP_ANATOMY_SAMPLE_DEFAULT, &err))
+							      CP_ANATOMY_SAMPLE_DEFAULT, &r->cfg.pidns,
+				     &err))
 		cp_profile_warn(p, "%s", err.msg);
 }
 
