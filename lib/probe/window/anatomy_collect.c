@@ -49,6 +49,8 @@ struct cp_anatomy_collect {
 		struct cp_anatomy_rec r;
 	} *pending;			/* BPF records not yet given a log */
 	size_t npending, cappending;
+	uint64_t heads[IOV_BATCH][AN_HEAD];	/* drain's: the slots' headers */
+	char why[256];			/* the BPF program's failure, or "" */
 };
 
 /* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
@@ -230,7 +232,7 @@ static int on_record(void *ctx, void *data, size_t size)
  * finished log's were recorded before its close), then the logs. */
 static void drain(struct cp_anatomy_collect *c)
 {
-	static __thread uint64_t heads[IOV_BATCH][AN_HEAD];
+	uint64_t (*heads)[AN_HEAD] = c->heads;
 	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
 
 	for (size_t at = 0; at < c->nused; at += IOV_BATCH) {
@@ -292,8 +294,6 @@ static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, c
 	c->skel = skel;
 }
 
-static char start_why[256];
-
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
 			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err)
 {
@@ -310,8 +310,7 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 	c->pid = pid;
 	c->table = table;
 	c->sample = sample;
-	start_why[0] = '\0';
-	open_bpf(c, ns, start_why, sizeof(start_why));
+	open_bpf(c, ns, c->why, sizeof(c->why));
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
 	if (set_every(c, 1)) {
@@ -357,30 +356,31 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r)
 {
 	size_t n = raw->nentries + raw->nrecs, k = 0;
+	struct cp_anatomy_event *ev = calloc(n ? n : 1, sizeof(*ev));
 
 	memset(r, 0, sizeof(*r));
-	r->pid = pid;
-	r->tid = (int32_t)raw->tid;
-	r->start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc);
-	r->end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc);
-	r->truncated = raw->n > raw->nentries;
-	if (n && !(r->events = calloc(n, sizeof(*r->events))))
+	if (!ev)
 		return -1;
 	for (size_t i = 0; i < raw->nentries; i++) {
 		long read = read_index(s, &raw->entries[i]);
 
-		if (read < 0)
+		if (read < 0) {
+			free(ev);
 			return -1;
-		r->events[k++] = (struct cp_anatomy_event){
-			cp_anatomy_tsc_ns(cal, raw->entries[i].tsc), CP_ANATOMY_READ,
-			(uint32_t)read };
+		}
+		ev[k++] = (struct cp_anatomy_event){ cp_anatomy_tsc_ns(cal, raw->entries[i].tsc),
+						     CP_ANATOMY_READ, (uint32_t)read };
 	}
 	for (size_t i = 0; i < raw->nrecs; i++)
-		r->events[k++] = (struct cp_anatomy_event){
+		ev[k++] = (struct cp_anatomy_event){
 			raw->recs[i].t_ns, raw->recs[i].kind == CP_ANATOMY_REC_SWITCH ?
 			CP_ANATOMY_SWITCH : CP_ANATOMY_SYSCALL, raw->recs[i].what };
-	r->nevents = k;
-	qsort(r->events, k, sizeof(*r->events), by_time);
+	if (k)
+		qsort(ev, k, sizeof(*ev), by_time);
+	*r = (struct cp_anatomy_request){
+		.pid = pid, .tid = (int32_t)raw->tid, .events = ev, .nevents = k,
+		.start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
+		.end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc), .truncated = raw->n > raw->nentries };
 	return 0;
 }
 
@@ -389,10 +389,12 @@ static void hand_over(struct cp_anatomy_collect *c, struct cp_anatomy_samples *o
 {
 	if (c->nkept && !(out->requests = calloc(c->nkept, sizeof(*out->requests))))
 		return;
-	for (size_t i = 0; i < c->nkept; i++)
+	for (size_t i = 0; i < c->nkept; i++) {
 		if (cp_anatomy_merge(&c->kept[i], &c->cal, c->pid, out,
-				     &out->requests[out->nrequests++]))
+				     &out->requests[out->nrequests]))
 			break;
+		out->nrequests++;
+	}
 	for (size_t i = 1; i < out->nrequests; i++)	/* by start: insertion */
 		for (size_t j = i; j && out->requests[j - 1].start_ns > out->requests[j].start_ns;
 		     j--) {
@@ -453,7 +455,7 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 		memset(out, 0, sizeof(*out));
 		out->requests_seen = requests_seen;
 		out->gaps_exact = c->skel != NULL;
-		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", start_why);
+		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->why);
 		hand_over(c, out);
 		dump(out);
 	}
