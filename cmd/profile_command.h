@@ -94,13 +94,12 @@ enum {
 	  "(default " CP_ANATOMY_DEFAULT_TEXT "), their reads in order with the time, " \
 	  "syscalls and switches between them, and the reads that could reuse an " \
 	  "earlier one (needs -r; docs/anatomy.md)" }, \
-	{ .id = PC_OPT_REUSE_GAP, .long_name = "reuse-gap", .value = "DURATION", \
-	  .help = "--anatomy: a read is reusable only if less than this came between it " \
-	  "and the earlier read of its clock (default " CP_REUSE_GAP_DEFAULT_TEXT ")" }, \
-	{ .id = PC_OPT_REUSE_SHARE, .long_name = "reuse-share", .value = "FRACTION", \
-	  .help = "--anatomy: a read is reusable only if the rule held in at least this " \
-	  "share of the sampled requests that had both reads (default " \
-	  CP_REUSE_SHARE_DEFAULT_TEXT ")" }
+	{ .id = PC_OPT_REUSE_GAP, .long_name = "reuse-gap", .value = "DURATION", .help = \
+	  "--anatomy: a read is reusable only if less than this came between it and the " \
+	  "earlier read of its clock (default " CP_REUSE_GAP_DEFAULT_TEXT ")" }, \
+	{ .id = PC_OPT_REUSE_SHARE, .long_name = "reuse-share", .value = "FRACTION", .help = \
+	  "--anatomy: a read is reusable only if the rule held in at least this share of " \
+	  "the sampled requests that had both reads (default " CP_REUSE_SHARE_DEFAULT_TEXT ")" }
 
 /* Where the results go: attach and run (ab names its files itself). */
 #define PROFILE_OUTPUT_OPTIONS \

@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "clockreads.h"
+#include "helpers.bpf.h"
 #include "anatomy_record.h"
 
 /* The target, by its number in clockprof's pid namespace (that
@@ -90,19 +91,6 @@ static __always_inline int find_slot(struct task_struct *task, struct slot_cache
 	return -1;
 }
 
-/* The current thread's pid and tgid as clockprof numbers them; 0 outside
- * its namespace. */
-static __always_inline __u64 current_id(void)
-{
-	struct bpf_pidns_info ns;
-
-	if (!pidns_ino)
-		return bpf_get_current_pid_tgid();
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
-		return 0;
-	return (__u64)ns.tgid << 32 | ns.pid;
-}
-
 static __always_inline void record(__u64 id, __u32 kind, __u32 what)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -134,7 +122,7 @@ static __always_inline void record(__u64 id, __u32 kind, __u32 what)
 SEC("raw_tp/sys_enter")
 int on_anatomy_sys_enter(__u64 *ctx)
 {
-	__u64 id = current_id();
+	__u64 id = current_pid_tgid_in(pidns_dev, pidns_ino);
 
 	if ((id >> 32) == target_tgid)
 		record(id, CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1]);
@@ -146,7 +134,7 @@ int on_anatomy_sys_enter(__u64 *ctx)
 SEC("raw_tp/sched_switch")
 int on_anatomy_switch(__u64 *ctx)
 {
-	__u64 id = current_id();
+	__u64 id = current_pid_tgid_in(pidns_dev, pidns_ino);
 
 	if ((id >> 32) == target_tgid)
 		record(id, CP_ANATOMY_REC_SWITCH, ctx[0] ? 0 : 1);

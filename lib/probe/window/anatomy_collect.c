@@ -380,7 +380,8 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 	*r = (struct cp_anatomy_request){
 		.pid = pid, .tid = (int32_t)raw->tid, .events = ev, .nevents = k,
 		.start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
-		.end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc), .truncated = raw->n > raw->nentries };
+		.end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc),
+		.truncated = raw->n > raw->nentries };
 	return 0;
 }
 

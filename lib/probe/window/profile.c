@@ -321,10 +321,8 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 			 cp_mechanism_name(p->mechanism));
 		return;
 	}
-	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table,
-				     o->anatomy_sample_size ? o->anatomy_sample_size :
-							      CP_ANATOMY_SAMPLE_DEFAULT, &r->cfg.pidns,
-				     &err))
+	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table, p->anatomy.sample_size,
+				     &r->cfg.pidns, &err))
 		cp_profile_warn(p, "%s", err.msg);
 }
 
