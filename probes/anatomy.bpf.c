@@ -129,15 +129,18 @@ int on_anatomy_sys_enter(__u64 *ctx)
 	return 0;
 }
 
-/* In the context of the thread switched out (prev): preempt says whether
- * it was preempted, else it slept (or yielded). */
+/* In the context of the thread switched out (prev): it slept (or blocked)
+ * when it left in a state other than running (prev_state, the 4th
+ * argument since Linux 5.18); else it was preempted, whether in the
+ * kernel (preempt) or on its way back to user space, where the kernel
+ * calls schedule() as a sleep would (preempt false, state running). */
 SEC("raw_tp/sched_switch")
 int on_anatomy_switch(__u64 *ctx)
 {
 	__u64 id = current_pid_tgid_in(pidns_dev, pidns_ino);
 
 	if ((id >> 32) == target_tgid)
-		record(id, CP_ANATOMY_REC_SWITCH, ctx[0] ? 0 : 1);
+		record(id, CP_ANATOMY_REC_SWITCH, !ctx[0] && (__u32)ctx[3] != 0);
 	return 0;
 }
 

@@ -91,9 +91,10 @@
 				 * had, up to its return address (+ 8): a
 				 * caller's frame pointer is followed below it
 				 * only (vdso_count.S's .Llog) */
-#define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock, caller} a read */
-#define CP_PB_AN_ENTRY_WORDS 4
-#define CP_PB_AN_ENTRIES 84
+#define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock, 2 callers} a read */
+#define CP_PB_AN_ENTRY_WORDS 5
+#define CP_PB_AN_CALLERS 2
+#define CP_PB_AN_ENTRIES 67
 #define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)

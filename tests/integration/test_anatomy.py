@@ -93,7 +93,9 @@ def one_thread_reads(samples, n):
     for req in whole(samples):
         assert len(reads_of(req)) == n, req
         assert req["start_ns"] <= req["events"][0][0], req
-        assert req["events"][0][1] == READ_EV, req    # the request begins with one
+        # the request begins with a read: only a preemption may come first
+        first = [e for e in req["events"] if e[1] != SWITCH_EV or e[2] == 1][0]
+        assert first[1] == READ_EV, req
         assert req["events"][-1][0] <= req["end_ns"], req
 
 

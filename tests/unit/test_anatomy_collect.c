@@ -27,10 +27,10 @@ TEST(anatomy_merge_orders_reads_syscalls_and_switches_by_time)
 {
 	struct cp_anatomy_calibration cal = { { 0, 1000000 }, { 0, 1000000 } };
 	struct cp_anatomy_log_entry e[4] = {
-		{ KEY(0x401000), 100, 1, 0x402000 },	/* helper, from line A */
-		{ KEY(0x401000), 150, 1, 0x402010 },	/* helper, from line B */
-		{ KEY(0x401000), 900, 1, 0x402000 },	/* line A again */
-		{ KEY(0x405000), 950, 0, 0 },		/* CLOCK_REALTIME, no caller */
+		{ KEY(0x401000), 100, 1, { 0x402000, 0x403000 } },	/* helper, from A */
+		{ KEY(0x401000), 150, 1, { 0x402010, 0x403000 } },	/* helper, from B */
+		{ KEY(0x401000), 900, 1, { 0x402000, 0x403000 } },	/* A again */
+		{ KEY(0x405000), 950, 0, { 0, 0 } },		/* REALTIME, no caller */
 	};
 	struct cp_anatomy_rec recs[2] = { { 400, CP_ANATOMY_REC_SYSCALL, 0 },
 					  { 500, CP_ANATOMY_REC_SWITCH, 1 } };
@@ -43,7 +43,8 @@ TEST(anatomy_merge_orders_reads_syscalls_and_switches_by_time)
 	CHECK(cp_anatomy_merge(&raw, &cal, 99, &s, &r) == 0);
 	CHECK(r.pid == 99 && r.tid == 42 && r.start_ns == 50 && r.end_ns == 1000 && !r.truncated);
 	CHECK(s.nreads == 3);			/* A and B apart, A once */
-	CHECK(s.reads[0].pc == 0x401000 && s.reads[0].callers[0] == 0x402000);
+	CHECK(s.reads[0].pc == 0x401000 && s.reads[0].callers[0] == 0x402000 &&
+	      s.reads[0].callers[1] == 0x403000 && s.reads[0].callers[2] == 0);
 	CHECK(s.reads[1].callers[0] == 0x402010 && s.reads[2].clock == 0);
 	CHECK(s.reads[0].via == CP_VIA_NONE && s.reads[0].entry == 0);
 	CHECK(r.nevents == 6);

@@ -18,6 +18,23 @@ __asm__(".text\n"
 	"	mov %ecx, %edi\n"
 	"	jmp *%r11\n");
 
+/* The same with rbp set to fp for the read (a frame-pointer chain). */
+void an_enter_fp(const void *path, const uint64_t *ret, uint64_t r10, uint64_t clock,
+		 const void *fp);
+__asm__(".text\n"
+	"an_enter_fp:\n"
+	"	push %rbp\n"
+	"	mov %r8, %rbp\n"
+	"	mov %rsi, %rax\n"
+	"	mov (%rsi), %r9\n"
+	"	mov %rdx, %r10\n"
+	"	mov %rdi, %r11\n"
+	"	mov %ecx, %edi\n"
+	"	call 1f\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	"1:	jmp *%r11\n");
+
 /* n reads of clock (its counter index - 1 is the clock id) from *ret. */
 static void an_reads(uint8_t *t, int n, const uint64_t *ret, unsigned clock)
 {
@@ -58,10 +75,12 @@ TEST(anatomy_log_holds_a_sampled_request_s_reads_in_order)
 	CHECK(b[CP_PB_AN_STATE] == 2 && b[CP_PB_AN_N] == 3);
 	CHECK(b[CP_PB_AN_END] >= b[CP_PB_AN_START]);
 	const uint64_t *e = &b[CP_PB_AN_LOG];
+	enum { W = CP_PB_AN_ENTRY_WORDS };
 	CHECK((e[0] & ((1ull << 48) - 1)) == ret1 && e[2] == 1);
-	CHECK((e[4] & ((1ull << 48) - 1)) == ret1 && e[6] == 1);
-	CHECK((e[8] & ((1ull << 48) - 1)) == ret2 && e[10] == 0);
-	CHECK(e[1] >= b[CP_PB_AN_START] && e[5] >= e[1] && e[9] >= e[5] && b[CP_PB_AN_END] >= e[9]);
+	CHECK((e[W] & ((1ull << 48) - 1)) == ret1 && e[W + 2] == 1);
+	CHECK((e[2 * W] & ((1ull << 48) - 1)) == ret2 && e[2 * W + 2] == 0);
+	CHECK(e[1] >= b[CP_PB_AN_START] && e[W + 1] >= e[1] && e[2 * W + 1] >= e[W + 1] &&
+	      b[CP_PB_AN_END] >= e[2 * W + 1]);
 	/* counted as ever, in the slot and the request */
 	CHECK(b[CP_PB_HITS] == 2 && b[CP_PB_LAST + 2] - b[CP_PB_FIRST + 2] == 2);
 	an_reads(t, 1, &ret1, 1);	/* not logged: the log waits for clockprof */
@@ -86,5 +105,41 @@ TEST(anatomy_log_is_never_opened_without_anatomy)
 	an_boundary(t);
 	CHECK(b[CP_PB_AN_STATE] == 0 && b[CP_PB_AN_N] == 0 && b[CP_PB_AN_SEQ] == 0);
 	CHECK(b[CP_PB_HITS] == 2 && b[CP_PB_LAST + 2] - b[CP_PB_FIRST + 2] == 1);
+	cp_test_table_close(t);
+}
+
+/* A read's callers: the frame-pointer chain, two frames, each read only
+ * within the stack in use: above the site's frame and below the top the
+ * request's boundary had. */
+TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
+{
+	struct {
+		uint64_t ret, pad;
+		uint64_t frames[4];	/* {next, return address} twice */
+		uint64_t above[2];
+	} st = { 0x401000, 0x401000, { 0, 0x402222, 0, 0x403333 }, { 0, 0 } };
+	uint8_t *t = cp_test_table_open();
+	uint64_t path, *b, *e;
+
+	CHECK(t != NULL);
+	path = cp_vdso_anatomy_prefixed_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
+	st.frames[0] = (uint64_t)(uintptr_t)&st.frames[2];
+	b = cp_test_request_block(t, cp_test_home_slot());
+	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	an_reads(t, 1, &st.ret, 1);
+	an_boundary(t);
+	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];	/* both frames below it */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.frames[3];	/* the second above it */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	an_enter_fp((const void *)(uintptr_t)path, &st.pad, 1, 1, &st.ret);	/* below its site */
+	an_boundary(t);
+	CHECK(b[CP_PB_AN_N] == 3);
+	e = &b[CP_PB_AN_LOG];
+	CHECK(e[3] == 0x402222 && e[4] == 0x403333);
+	e += CP_PB_AN_ENTRY_WORDS;
+	CHECK(e[3] == 0x402222 && e[4] == 0);
+	e += CP_PB_AN_ENTRY_WORDS;
+	CHECK(e[3] == 0 && e[4] == 0);
 	cp_test_table_close(t);
 }

@@ -337,13 +337,13 @@ static long read_index(struct cp_anatomy_samples *s, const struct cp_anatomy_log
 	struct cp_anatomy_read_id id = {
 		.pc = cp_patch_site_pc(e->key), .via = cp_patch_site_via(e->key),
 		.entry = (uint8_t)cp_patch_site_entry(e->key), .clock = (int32_t)e->clock,
-		.callers = { e->caller } };
+		.callers = { e->callers[0], e->callers[1] } };
 	struct cp_anatomy_read_id *g;
 
 	for (size_t i = 0; i < s->nreads; i++)
 		if (s->reads[i].pc == id.pc && s->reads[i].via == id.via &&
 		    s->reads[i].entry == id.entry && s->reads[i].clock == id.clock &&
-		    s->reads[i].callers[0] == id.callers[0])
+		    !memcmp(s->reads[i].callers, id.callers, sizeof(id.callers)))
 			return (long)i;
 	if (!(g = realloc(s->reads, (s->nreads + 1) * sizeof(*g))))
 		return -1;
@@ -420,9 +420,10 @@ static void dump(const struct cp_anatomy_samples *s)
 		(unsigned long long)s->requests_seen, s->gaps_exact ? "true" : "false");
 	for (size_t i = 0; i < s->nreads; i++)
 		fprintf(f, "%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
-			"\"caller\": %llu}", i ? ", " : "", (unsigned long long)s->reads[i].pc,
-			s->reads[i].via, s->reads[i].entry, s->reads[i].clock,
-			(unsigned long long)s->reads[i].callers[0]);
+			"\"caller\": %llu, \"caller2\": %llu}", i ? ", " : "",
+			(unsigned long long)s->reads[i].pc, s->reads[i].via, s->reads[i].entry,
+			s->reads[i].clock, (unsigned long long)s->reads[i].callers[0],
+			(unsigned long long)s->reads[i].callers[1]);
 	fputs("], \"requests\": [", f);
 	for (size_t i = 0; i < s->nrequests; i++) {
 		const struct cp_anatomy_request *r = &s->requests[i];

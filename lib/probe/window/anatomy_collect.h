@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "anatomy.h"
+#include "patch_layout.h"
 
 struct cp_anatomy_collect;
 struct cp_error;
@@ -42,7 +43,7 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 struct cp_anatomy_log_entry {	/* CP_PB_AN_ENTRY_WORDS words */
 	uint64_t key, tsc;
 	int64_t clock;
-	uint64_t caller;		/* 0: not known */
+	uint64_t callers[CP_PB_AN_CALLERS];	/* 0: not known */
 };
 struct cp_anatomy_raw {
 	uint64_t slot, seq, tid;

@@ -403,13 +403,15 @@ cp_vdso_count_start:
  * pointer at its call, rdx the slot's site block, r11 the table. The
  * slot's request block (its index x 512 from the site block's offset,
  * x 16) says whether its request is sampled (CP_PB_AN_STATE 1); if so
- * the read is appended to its log ({key, rdtsc, clock, caller}), or only
- * counted once the log is full (the request then truncated). The caller:
- * the return address at the frame pointer, which the site's function's
- * if it keeps one: read only where it lies within the stack the thread
- * has in use, at or above the site's stack pointer, less than 64 KiB
+ * the read is appended to its log ({key, rdtsc, clock, 2 callers}), or
+ * only counted once the log is full (the request then truncated). The
+ * callers: the return addresses in the frame-pointer chain from rbp
+ * (the site's function's, if it keeps one), each frame read only where
+ * it lies within the stack the thread has in use: at or above the site's
+ * stack pointer (the next, above the frame before), less than 64 KiB
  * above it, and below the top of the stack the request's opening
- * boundary had (CP_PB_AN_TOP): else 0. Uses rax, rcx, rdx, r8, r9, r10. */
+ * boundary had (CP_PB_AN_TOP); else 0, and 0 past it. Uses rax, rcx,
+ * rdx, r8, r9, r10. */
 	.balign 16
 .Llog:
 	mov	r9, rdx
@@ -424,21 +426,26 @@ cp_vdso_count_start:
 	inc	qword ptr [r9 + CP_PB_AN_N * 8]	/* the thread's own: no lock */
 	cmp	rcx, CP_PB_AN_ENTRIES
 	jae	2f
-	shl	rcx, 5			/* x CP_PB_AN_ENTRY_WORDS x 8 */
-	lea	rcx, [r9 + rcx + CP_PB_AN_LOG * 8]
+	lea	rcx, [rcx + rcx * 4]	/* x CP_PB_AN_ENTRY_WORDS */
+	lea	rcx, [r9 + rcx * 8 + CP_PB_AN_LOG * 8]
 	mov	[rcx], r10
 	mov	[rcx + 16], r8
-	xor	r10d, r10d		/* the caller: none known yet */
-	cmp	rbp, rax
-	jb	1f			/* below the site's frame */
+	mov	r8, rbp			/* the callers, by the frame pointers */
+	.irp	i, 0, 1
+	xor	r10d, r10d		/* none known */
+	cmp	r8, rax
+	jb	1f			/* below the frame before (or the site's) */
 	lea	rdx, [rax + 0x10000]
-	cmp	rbp, rdx
+	cmp	r8, rdx
 	jae	1f			/* too far above it */
-	lea	rdx, [rbp + 16]
+	lea	rdx, [r8 + 16]
 	cmp	rdx, [r9 + CP_PB_AN_TOP * 8]
 	ja	1f			/* above the stack in use */
-	mov	r10, [rbp + 8]
-1:	mov	[rcx + 24], r10
+	mov	r10, [r8 + 8]		/* its return address */
+	lea	rax, [r8 + 16]		/* the next frame lies above this one */
+	mov	r8, [r8]
+1:	mov	[rcx + 24 + \i * 8], r10
+	.endr
 	rdtsc
 	shl	rdx, 32
 	or	rax, rdx
