@@ -2,9 +2,12 @@
  * patch_layout.h), run here on a table of the test's making: the
  * anatomy's variant of the read's paths (vdso_count_anatomy.S) and the
  * close's part (anatomy_close.S), as in test_boundary_close.c. */
+#include <pthread.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "patch_table_fixture.h"
+#include "tid_offset.h"
 #include "unit.h"
 
 /* As cp_test_read_enter, with edi the clock id, as clock_gettime has it. */
@@ -141,5 +144,53 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 	CHECK(e[3] == 0x402222 && e[4] == 0);
 	e += CP_PB_AN_ENTRY_WORDS;
 	CHECK(e[3] == 0 && e[4] == 0);
+	cp_test_table_close(t);
+}
+
+static void *open_and_exit(void *arg)
+{
+	uint8_t *t = arg;
+	uint64_t ret = 0x401000, key;
+
+	an_reads(t, 1, &ret, 1);
+	an_boundary(t);			/* opens a log, left open at the exit */
+	an_reads(t, 2, &ret, 1);
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(key));
+	return (void *)(uintptr_t)key;
+}
+
+/* A thread that exits in a logged request leaves its log open; a new
+ * thread on its thread pointer (its slot) drops it at its first
+ * boundary, rather than finish it with its own reads, and opens its own. */
+TEST(anatomy_log_an_exited_thread_s_open_log_is_dropped)
+{
+	uint8_t *t = cp_test_table_open();
+	uint32_t off = cp_tid_offset(getpid());
+	void *key[2] = { NULL, NULL };
+	uint64_t *b = NULL;
+
+	CHECK(t != NULL && off != 0);
+	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_WRITE) == 0);
+	cp_vdso_count_set_tid_offset(t + CP_PATCH_CODE_OFF, off);
+	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC) == 0);
+	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	for (int i = 0; i < 2; i++) {	/* joined: the second gets the first's stack */
+		pthread_t th;
+
+		CHECK(pthread_create(&th, NULL, open_and_exit, t) == 0);
+		CHECK(pthread_join(th, &key[i]) == 0);
+	}
+	if (key[0] != key[1]) {
+		unit_skip("the C library gave the second thread a thread pointer of its own");
+		cp_test_table_close(t);
+		return;
+	}
+	for (uint64_t h = (uint64_t)(uintptr_t)key[0] * CP_PATCH_HASH >> 52, i = 0; i < 16; i++)
+		if (((uint64_t *)(t + 128 * (1 + ((h + i) & (CP_PATCH_SLOTS - 1)))))[0] ==
+		    (uint64_t)(uintptr_t)key[0])
+			b = cp_test_request_block(t, (h + i) & (CP_PATCH_SLOTS - 1));
+	CHECK(b != NULL);
+	/* the second thread's log: opened at its boundary, its 2 reads since */
+	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 2 && b[CP_PB_AN_N] == 2);
 	cp_test_table_close(t);
 }

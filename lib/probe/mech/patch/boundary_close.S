@@ -202,6 +202,9 @@
 	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
 	jb	2b
 	inc	qword ptr [rsi + CP_PB_OPENS * 8]
+	/* --anatomy: a log the old thread left open is dropped, not
+	 * finished with the new one's reads (anatomy_close.S) */
+	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 0
 	jmp	.Ldone
 
 /* The offset of a thread's tid from its thread pointer in the target's C
