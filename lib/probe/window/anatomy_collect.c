@@ -189,13 +189,20 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 				    .start_tsc = head[CP_PB_AN_START - CP_PB_AN_STATE],
 				    .end_tsc = head[CP_PB_AN_END - CP_PB_AN_STATE],
 				    .n = head[CP_PB_AN_N - CP_PB_AN_STATE] };
-	uint64_t zero = 0;
+	uint64_t zero = 0, now[AN_HEAD];
 
 	r.nentries = r.n < CP_PB_AN_ENTRIES ? r.n : CP_PB_AN_ENTRIES;
 	if (r.nentries && !(r.entries = calloc(r.nentries, sizeof(*r.entries))))
 		return;
 	if (r.nentries && cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_LOG),
 					   r.entries, r.nentries * sizeof(*r.entries))) {
+		raw_free(&r);
+		return;
+	}
+	/* Still the log read (a new thread on the slot drops a log and may
+	 * open its own meanwhile: boundary_close.S): freed, else left. */
+	if (cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_STATE), now, sizeof(now)) ||
+	    now[0] != 2 || now[CP_PB_AN_SEQ - CP_PB_AN_STATE] != r.seq) {
 		raw_free(&r);
 		return;
 	}
