@@ -21,7 +21,7 @@
 #include "procfs.h"
 
 #define DRAIN_US 2000		/* how often the logs are looked at */
-#define SLOTS_EVERY 25		/* ... and the slots in use, in drains */
+#define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
 #define AN_HEAD 8		/* CP_PB_AN_STATE .. CP_PB_AN_LOG */
 
 _Static_assert(sizeof(struct cp_anatomy_log_entry) == CP_PB_AN_ENTRY_WORDS * 8,
