@@ -30,7 +30,7 @@ struct {
 } anatomy_ring SEC(".maps");
 
 static __always_inline void anatomy_emit(struct cp_anatomy_thread *a, __u32 kind, __u32 what,
-					 const struct cp_site_key *site)
+					 const struct cp_site_key *site, __u64 bp)
 {
 	struct cp_anatomy_record *r = bpf_ringbuf_reserve(&anatomy_ring, sizeof(*r), 0);
 
@@ -44,7 +44,12 @@ static __always_inline void anatomy_emit(struct cp_anatomy_thread *a, __u32 kind
 	r->kind = kind;
 	r->what = what;
 	r->tid = (__u32)current_pid_tgid();
-	r->key = 0;
+	r->key = r->callers[0] = r->callers[1] = 0;
+	/* the callers: by the frame pointer the site's function left (a read
+	 * of the stack that fails leaves 0) */
+	if (bp && !bpf_probe_read_user(&r->callers[0], 8, (void *)(bp + 8)) &&
+	    !bpf_probe_read_user(&bp, 8, (void *)bp) && bp)
+		bpf_probe_read_user(&r->callers[1], 8, (void *)(bp + 8));
 	if (site)
 		r->key = (site->pc & ((1ull << 48) - 1)) |
 			 (__u64)(site->via == CP_VIA_NONE ? CP_PATCH_VIA_NONE : site->via & 0xfff) << 48 |
@@ -62,29 +67,30 @@ static __always_inline void anatomy_boundary(void)
 						  0, BPF_LOCAL_STORAGE_GET_F_CREATE)))
 		return;
 	if (a->on)
-		anatomy_emit(a, CP_ANATOMY_REC_END, (__u32)a->lost, NULL);
+		anatomy_emit(a, CP_ANATOMY_REC_END, (__u32)a->lost, NULL, 0);
 	a->seq++;
 	a->lost = 0;
 	a->on = 1;
-	anatomy_emit(a, CP_ANATOMY_REC_START, 0, NULL);
+	anatomy_emit(a, CP_ANATOMY_REC_START, 0, NULL, 0);
 }
 
 /* Something in the current thread's open request, if it has one. */
-static __always_inline void anatomy_event(__u32 kind, __u32 what, const struct cp_site_key *site)
+static __always_inline void anatomy_event(__u32 kind, __u32 what, const struct cp_site_key *site,
+					  __u64 bp)
 {
 	struct cp_anatomy_thread *a;
 
 	if (!anatomy || !(a = bpf_task_storage_get(&anatomy_threads, bpf_get_current_task_btf(),
 						  0, 0)) || !a->on)
 		return;
-	anatomy_emit(a, kind, what, site);
+	anatomy_emit(a, kind, what, site, bp);
 }
 
 SEC("raw_tp/sys_enter")
 int on_anatomy_syscall(__u64 *ctx)
 {
 	if (target_tid())
-		anatomy_event(CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1], NULL);
+		anatomy_event(CP_ANATOMY_REC_SYSCALL, (__u32)ctx[1], NULL, 0);
 	return 0;
 }
 
@@ -94,7 +100,7 @@ SEC("raw_tp/sched_switch")
 int on_anatomy_sched(__u64 *ctx)
 {
 	if (target_tid())
-		anatomy_event(CP_ANATOMY_REC_SWITCH, !ctx[0] && (__u32)ctx[3] != 0, NULL);
+		anatomy_event(CP_ANATOMY_REC_SWITCH, !ctx[0] && (__u32)ctx[3] != 0, NULL, 0);
 	return 0;
 }
 

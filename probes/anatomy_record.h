@@ -25,6 +25,9 @@ struct cp_anatomy_record {
 	__u32 tid;			/* in clockprof's pid namespace */
 	__u64 key;			/* READ: its site, as the patch's site
 					 * blocks key one (clockreads.h) */
+	__u64 callers[2];		/* READ (uprobes): the return addresses
+					 * of the frame-pointer chain past the
+					 * site's function; 0 unknown */
 };
 
 #endif

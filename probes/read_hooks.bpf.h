@@ -54,7 +54,7 @@ __noinline int record_read_seen(const struct read_seen *r)
 	record_read(r->entry, r->path, clock_slot(r->clock_id), &site);
 	if (anatomy)	/* the clock as anatomy.h compares them */
 		anatomy_event(CP_ANATOMY_REC_READ, r->entry == CP_ENTRY_CLOCK_GETTIME ?
-			      (__u32)r->clock_id : (__u32)-r->entry, &site);
+			      (__u32)r->clock_id : (__u32)-r->entry, &site, r->bp);
 	if (capture_stacks)
 		record_stack(r->ip, r->mode, r->sp, r->bp);
 	return 0;

@@ -339,7 +339,8 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 		    (g = realloc(r->entries, (r->nentries + 1) * sizeof(*g)))) {
 			r->entries = g;
 			r->entries[r->nentries++] = (struct cp_anatomy_log_entry){
-				rec->key, rec->t_ns, (int32_t)rec->what, { 0, 0 } };
+				rec->key, rec->t_ns, (int32_t)rec->what,
+				{ rec->callers[0], rec->callers[1] } };
 		}
 		r->n++;
 	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL || rec->kind == CP_ANATOMY_REC_SWITCH) {
