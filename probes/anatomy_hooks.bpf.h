@@ -51,9 +51,9 @@ static __always_inline void anatomy_emit(struct cp_anatomy_thread *a, __u32 kind
 	    !bpf_probe_read_user(&bp, 8, (void *)bp) && bp)
 		bpf_probe_read_user(&r->callers[1], 8, (void *)(bp + 8));
 	if (site)
-		r->key = (site->pc & ((1ull << 48) - 1)) |
-			 (__u64)(site->via == CP_VIA_NONE ? CP_PATCH_VIA_NONE : site->via & 0xfff) << 48 |
-			 (__u64)(site->entry & 3) << 60;
+		r->key = (site->pc & ((1ull << 48) - 1)) | (__u64)(site->entry & 3) << 60 |
+			 (__u64)(site->via == CP_VIA_NONE ? CP_PATCH_VIA_NONE :
+				 site->via & 0xfff) << 48;
 	bpf_ringbuf_submit(r, 0);
 }
 

@@ -343,12 +343,14 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 				{ rec->callers[0], rec->callers[1] } };
 		}
 		r->n++;
-	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL || rec->kind == CP_ANATOMY_REC_SWITCH) {
+	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL ||
+		   rec->kind == CP_ANATOMY_REC_SWITCH) {
 		struct cp_anatomy_rec *g = realloc(r->recs, (r->nrecs + 1) * sizeof(*g));
 
 		if (g) {
 			r->recs = g;
-			r->recs[r->nrecs++] = (struct cp_anatomy_rec){ rec->t_ns, rec->kind, rec->what };
+			r->recs[r->nrecs++] = (struct cp_anatomy_rec){ rec->t_ns, rec->kind,
+								       rec->what };
 		}
 	} else if (rec->kind == CP_ANATOMY_REC_END) {
 		struct open_request *o = (struct open_request *)r;
