@@ -285,6 +285,40 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* A collector for process pid keeping sample requests; NULL: no memory. */
+static struct cp_anatomy_collect *collect_new(pid_t pid, unsigned sample)
+{
+	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+
+	if (c && !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept)))) {
+		free(c);
+		return NULL;
+	}
+	if (c) {
+		c->pid = pid;
+		c->sample = sample;
+	}
+	return c;
+}
+
+/* What a collector holds, and it (NULL: nothing). */
+static void collect_free(struct cp_anatomy_collect *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nkept; i++)
+		raw_free(&c->kept[i]);
+	for (size_t i = 0; i < c->nopen; i++)
+		raw_free(&c->open[i].raw);
+	ring_buffer__free(c->ring);
+	anatomy_bpf__destroy(c->skel);
+	free(c->kept);
+	free(c->used);
+	free(c->pending);
+	free(c->open);
+	free(c);
+}
+
 /* Uprobes: the open request of the record's thread (the one of its
  * number, unless start: then made anew); NULL none. */
 static struct cp_anatomy_raw *open_of(struct cp_anatomy_collect *c,
@@ -367,18 +401,13 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
 				   unsigned sample, struct cp_error *err)
 {
-	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept))) ||
-	    !(c->ring = ring_buffer__new(ring_fd, on_trap_record, c, NULL))) {
-		if (c)
-			free(c->kept);
-		free(c);
+	if (!c || !(c->ring = ring_buffer__new(ring_fd, on_trap_record, c, NULL))) {
+		collect_free(c);
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
-	c->pid = pid;
-	c->sample = sample;
 	c->traps = true;
 	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } };	/* ns already */
 	c->rng = (uint64_t)pid * 0x9E3779B97F4A7C15ull | 1;
@@ -415,19 +444,14 @@ static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, c
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
 			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err)
 {
-	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used))) ||
-	    !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept)))) {
-		if (c)
-			free(c->used);
-		free(c);
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used)))) {
+		collect_free(c);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
-	c->pid = pid;
 	c->table = table;
-	c->sample = sample;
 	open_bpf(c, ns, c->why, sizeof(c->why));
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
@@ -585,15 +609,5 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 		hand_over(c, out);
 		dump(out);
 	}
-	for (size_t i = 0; i < c->nkept; i++)
-		raw_free(&c->kept[i]);
-	ring_buffer__free(c->ring);
-	anatomy_bpf__destroy(c->skel);
-	free(c->kept);
-	free(c->used);
-	free(c->pending);
-	for (size_t i = 0; i < c->nopen; i++)
-		raw_free(&c->open[i].raw);
-	free(c->open);
-	free(c);
+	collect_free(c);
 }
