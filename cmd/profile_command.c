@@ -186,6 +186,41 @@ void profile_command_interval(const struct cp_profile *p, void *arg)
 
 static bool take_output(struct profile_command *pc, int id, const char *value);
 
+/* --anatomy[=N], --reuse-gap, --reuse-share; 0, or -1 with err filled. */
+static int take_anatomy_option(struct profile_command *pc, int id, const char *value,
+			       struct cp_error *err)
+{
+	struct cp_profile_options *o = &pc->opts;
+	char *end;
+	double v;
+
+	if (id == PC_OPT_ANATOMY) {
+		unsigned long n = value ? strtoul(value, &end, 10) : CP_ANATOMY_SAMPLE_DEFAULT;
+
+		if (value && (*end || end == value || *value == '-' || !n ||
+			      n > CP_ANATOMY_SAMPLE_MAX))
+			return cp_fail(err, CP_EXIT_USAGE, "invalid --anatomy '%s': give 1 to %d "
+				       "requests", value, CP_ANATOMY_SAMPLE_MAX);
+		o->anatomy_on = true;
+		o->anatomy_sample_size = (unsigned)n;
+		return 0;
+	}
+	if (id == PC_OPT_REUSE_GAP) {
+		if (cp_parse_duration(value, &v, err))
+			return -1;
+		o->reuse_gap_ns = (uint64_t)(v * 1e9 + 0.5);
+		pc->reuse_given = 1;
+		return 0;
+	}
+	v = strtod(value, &end);
+	if (*end || end == value || !(v > 0 && v <= 1))
+		return cp_fail(err, CP_EXIT_USAGE, "invalid --reuse-share '%s': give a fraction "
+			       "above 0, at most 1 (0.95)", value);
+	o->reuse_share = v;
+	pc->reuse_given = 1;
+	return 0;
+}
+
 /* Takes one option of the profile table; 0, or -1 with err filled. */
 static int take_option(struct profile_command *pc, int id, const char *value,
 		       struct cp_error *err)
@@ -215,6 +250,8 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_PER_REQUEST_COUNTERS: o->per_request_counters = true; return 0;
 	case PC_OPT_STACKS: o->stacks = true; return 0;
 	case PC_OPT_DEBUGINFOD: o->debuginfod = true; return 0;
+	case PC_OPT_ANATOMY: case PC_OPT_REUSE_GAP: case PC_OPT_REUSE_SHARE:
+		return take_anatomy_option(pc, id, value, err);
 	case PC_OPT_PPROF_KEEP: {
 		unsigned long keep = strtoul(value, &end, 10);
 
@@ -262,6 +299,11 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 	if (pc->opts.per_request_counters &&
 	    (pc->opts.duration_s <= 0 || pc->opts.request.kind == CP_REQUEST_NONE))
 		return cp_fail(err, CP_EXIT_USAGE, "--per-request-counters needs -d TIME and -r SPEC");
+	if (pc->reuse_given && !pc->opts.anatomy_on)
+		return cp_fail(err, CP_EXIT_USAGE, "--reuse-gap and --reuse-share need --anatomy");
+	if (pc->opts.anatomy_on && pc->opts.request.kind == CP_REQUEST_NONE)
+		return cp_fail(err, CP_EXIT_USAGE, "--anatomy needs -r SPEC: a request is what "
+			       "it samples");
 	if (pc->metrics_sites_given && !pc->metrics_file && !pc->serve)
 		return cp_fail(err, CP_EXIT_USAGE, "--metrics-sites needs --metrics-file or --serve");
 	if (pc->opts.interval_s > 0 && pc->opts.interval_s < CP_INTERVAL_MIN_S)
@@ -290,6 +332,8 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 	pc->opts.mechanism = CP_MECHANISM_DEFAULT;
 	pc->metrics_sites = CP_METRICS_SITES_DEFAULT;
 	pc->pprof_keep = CP_PPROF_KEEP_DEFAULT;
+	pc->opts.reuse_gap_ns = CP_ANATOMY_GAP_DEFAULT_NS;
+	pc->opts.reuse_share = CP_ANATOMY_SHARE_DEFAULT;
 	cp_cli_init(&cli, spec, argc, argv);
 	while ((id = cp_cli_next(&cli, &err)) != CP_OPT_END) {
 		int rc = id == CP_OPT_ERROR ? 1 : take_option(pc, id, cli.value, &err);

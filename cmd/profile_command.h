@@ -40,7 +40,14 @@ enum {
 	PC_OPT_PER_REQUEST_COUNTERS,
 	PC_OPT_TREE,
 	PC_OPT_CGROUP,
+	PC_OPT_ANATOMY,
+	PC_OPT_REUSE_GAP,
+	PC_OPT_REUSE_SHARE,
 };
+
+#define CP_ANATOMY_DEFAULT_TEXT "200"		/* CP_ANATOMY_SAMPLE_DEFAULT */
+#define CP_REUSE_GAP_DEFAULT_TEXT "1us"		/* CP_ANATOMY_GAP_DEFAULT_NS */
+#define CP_REUSE_SHARE_DEFAULT_TEXT "0.95"	/* CP_ANATOMY_SHARE_DEFAULT */
 
 /* What is measured and how: every profiling command takes these. */
 #define PROFILE_WINDOW_OPTIONS \
@@ -81,7 +88,18 @@ enum {
 	{ .id = PC_OPT_DEBUGINFOD, .long_name = "debuginfod", \
 	  .help = "after the window, ask the debuginfod servers of DEBUGINFOD_URLS " \
 	  "(libdw's client, 10 s at most) for the debug files of stripped files " \
-	  "whose call sites have no name; never asked without it" }
+	  "whose call sites have no name; never asked without it" }, \
+	{ .id = PC_OPT_ANATOMY, .long_name = "anatomy", .value = "N", .optional = 1, \
+	  .help = "the anatomy of a request: for N requests spread over the window " \
+	  "(default " CP_ANATOMY_DEFAULT_TEXT "), their reads in order with the time, " \
+	  "syscalls and switches between them, and the reads that could reuse an " \
+	  "earlier one (needs -r; docs/anatomy.md)" }, \
+	{ .id = PC_OPT_REUSE_GAP, .long_name = "reuse-gap", .value = "DURATION", .help = \
+	  "--anatomy: a read is reusable only if less than this came between it and the " \
+	  "earlier read of its clock (default " CP_REUSE_GAP_DEFAULT_TEXT ")" }, \
+	{ .id = PC_OPT_REUSE_SHARE, .long_name = "reuse-share", .value = "FRACTION", .help = \
+	  "--anatomy: a read is reusable only if the rule held in at least this share of " \
+	  "the sampled requests that had both reads (default " CP_REUSE_SHARE_DEFAULT_TEXT ")" }
 
 /* Where the results go: attach and run (ab names its files itself). */
 #define PROFILE_OUTPUT_OPTIONS \
@@ -158,6 +176,7 @@ struct profile_command {
 	const char *interval_output;	/* --interval-output; "-" with --interval */
 	struct interval_sink *intervals;	/* --interval's lines, set by execute */
 	int quiet;
+	int reuse_given;	/* --reuse-gap or --reuse-share */
 	int no_inherit;		/* run --no-inherit */
 	int tree;		/* attach --tree */
 	const char *cgroup;	/* attach --cgroup PATH */

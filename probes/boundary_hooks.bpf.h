@@ -136,18 +136,19 @@ static __always_inline void check_wrapper(void)
  * closes. At a function it came through a uprobe, a trap; at the syscall
  * through the tracepoint, none, and the wrapper is checked first (while a
  * syscall: boundary is), as a fall-back decides where this request is
- * counted (requests_checked). */
-static __always_inline void pass_boundary(bool at_syscall)
+ * counted (requests_checked). Says whether a thread of the target passed. */
+static __always_inline bool pass_boundary(bool at_syscall)
 {
 	__u32 tid = target_tid();
 
 	if (!tid)
-		return;
+		return false;
 	if (!at_syscall)
 		count_trap();
 	else if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
 		check_wrapper();
 	close_request(tid, at_syscall ? requests_checked : CP_TOTALS_WINDOW);
+	return true;
 }
 
 /* syscall:NAME boundaries. Only loaded when asked for: this tracepoint
@@ -166,7 +167,9 @@ int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
 SEC("uprobe")
 int on_boundary_func(struct pt_regs *ctx)
 {
-	pass_boundary(false);
+	/* --anatomy's uprobe fallback opens the thread's next request */
+	if (pass_boundary(false) && phase == CP_PHASE_CLOCK)
+		anatomy_boundary();
 	return 0;
 }
 

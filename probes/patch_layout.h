@@ -70,6 +70,31 @@
 #define CP_PB_OPENS 664	/* boundaries that opened a thread's first
 				 * request on a slot an exited thread left
 				 * (not in HITS: its requests stay HITS - 1) */
+/* --anatomy (docs/patch.md, "What --anatomy adds"): a sampled request's reads, logged by the
+ * anatomy's variant of the read's paths (vdso_count.S) while its state
+ * is 1. The boundary's close (boundary_close.S) opens a log at a
+ * boundary when the state is 0 (a free log) and the block's countdown
+ * has run out, and closes it at the next (state 2: a finished log, which
+ * clockprof reads and frees, back to 0, while the window is open). Block
+ * 0's CP_PB0_AN_EVERY (in a line every close reads) is 0 without
+ * --anatomy: no log is ever opened. */
+#define CP_PB0_AN_EVERY 2	/* block 0: open a log every this many requests */
+#define CP_PB_AN_STATE 680	/* 0 free, 1 logging, 2 finished */
+#define CP_PB_AN_N 681		/* reads in the log's request (past
+				 * CP_PB_AN_ENTRIES: truncated) */
+#define CP_PB_AN_START 682	/* rdtsc at the boundary that opened it */
+#define CP_PB_AN_END 683	/* ... and at the one that closed it */
+#define CP_PB_AN_SKIP 684	/* boundaries before the next log opens */
+#define CP_PB_AN_TID 685	/* the thread's tid (0: not known) */
+#define CP_PB_AN_SEQ 686	/* logs opened on the slot */
+#define CP_PB_AN_TOP 687	/* the stack the opening boundary's function
+				 * had, up to its return address (+ 8): a
+				 * caller's frame pointer is followed below it
+				 * only (vdso_count.S's .Llog) */
+#define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock, 2 callers} a read */
+#define CP_PB_AN_ENTRY_WORDS 5
+#define CP_PB_AN_CALLERS 2
+#define CP_PB_AN_ENTRIES 67
 #define CP_PB_WORDS 1024
 #define CP_PATCH_BLOCK (CP_PB_WORDS * 8)
 #define CP_PATCH_BLOCKS_OFF (CP_PATCH_SITES_OFF + CP_PATCH_SLOTS * CP_PATCH_SITE_BLOCK)
@@ -99,5 +124,10 @@
  * count (syscall_count.S). */
 #define CP_PATCH_BOUNDARY_CODE_OFF (CP_PATCH_CODE_OFF + 2048)
 #define CP_PATCH_SYSCALL_CODE_OFF (CP_PATCH_CODE_OFF + 3712)
+/* The second code page: the anatomy's variant of the read's paths
+ * (vdso_count_anatomy.S), which the entries jump to only with --anatomy,
+ * and the anatomy's part of the close (anatomy_close.S). */
+#define CP_PATCH_AN_CODE_OFF (CP_PATCH_CODE_OFF + 4096)
+#define CP_PATCH_AN_CLOSE_OFF (CP_PATCH_CODE_OFF + 4096 + 3072)
 
 #endif

@@ -112,7 +112,8 @@ static int diff_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 		if (w->dsites[n].count)
 			n++;
 	}
-	qsort(w->dsites, n, sizeof(*w->dsites), by_count_desc);
+	if (n)	/* dsites is NULL until a site comes: qsort wants a pointer */
+		qsort(w->dsites, n, sizeof(*w->dsites), by_count_desc);
 	w->view->call_sites.sites = w->dsites;
 	w->view->call_sites.n = n;
 	return 0;
@@ -131,7 +132,8 @@ static int keep_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 			return -1;
 		w->nsites = i + 1;
 	}
-	qsort(w->sites, w->nsites, sizeof(*w->sites), by_key);
+	if (w->nsites)
+		qsort(w->sites, w->nsites, sizeof(*w->sites), by_key);
 	return 0;
 }
 
@@ -163,14 +165,16 @@ static int diff_counters(struct cp_interval_writer *w, const struct cp_profile *
 }
 
 /* The figures that are not counts of the interval: per-request
- * distributions, stacks and the split window's are the whole run's, left
- * out; ops are the interval's requests (an --ops N is the run's). */
+ * distributions, stacks, the anatomy (judged once the window closes) and
+ * the split window's are the whole run's, left out; ops are the
+ * interval's requests (an --ops N is the run's). */
 static void view_figures(struct cp_profile *v, const struct cp_profile *p, double seconds)
 {
 	v->duration_s = seconds;
 	v->clock_window_s = seconds;
 	v->counter_window_s = v->counters_measured ? seconds : 0;
 	v->stacks = (struct cp_named_stacks){ 0 };
+	v->anatomy = (struct cp_anatomy){ 0 };
 	v->dist_event = -1;
 	v->dist = (struct cp_dist){ 0 };
 	v->cpu_ns_per_request[0] = v->cpu_ns_per_request[1] = 0;

@@ -13,6 +13,7 @@
 #include "distribution.h"
 #include "json_file.h"
 #include "profile.h"
+#include "run_anatomy.h"
 #include "run_file.h"
 #include "run_processes.h"
 #include "utf8.h"
@@ -263,6 +264,7 @@ static json_t *build_measures(const struct cp_profile *p)
 	}
 	add_call_site_measures(m, p);
 	add_executable_measures(m, p);
+	cp_run_anatomy_measure(m, &p->anatomy);
 	if (p->counters_measured)
 		cp_counters_add_measures(m, p->event_specs, p->counters, p->nevents,
 					 counter_ops(p));
@@ -496,6 +498,8 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		json_object_set_new(doc, "stacks", build_stacks(p));
 	if (doc)
 		json_object_set_new(doc, "per_request_counters", build_per_request_counters(p));
+	if (doc && p->anatomy.on)
+		json_object_set_new(doc, "anatomy", cp_run_anatomy_build(&p->anatomy));
 	if (doc && p->followed) {	/* run, following the processes it forks */
 		json_object_set_new(doc, "processes", cp_run_processes_build(p));
 		json_object_set_new(doc, "executables", cp_run_executables_build(p));

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "json_walk.h"
+#include "run_anatomy.h"
 #include "run_file.h"
 #include "run_file_ranges.h"
 
@@ -129,7 +130,8 @@ static int validate_top(const json_t *doc, const char *what, struct cp_error *er
 	    need(doc, "host", JSON_OBJECT, what, err) ||
 	    need(doc, "clock_reads", JSON_OBJECT, what, err) ||
 	    need(doc, "measures", JSON_OBJECT, what, err) ||
-	    validate_mechanism(doc, what, err))
+	    validate_mechanism(doc, what, err) ||
+	    cp_run_anatomy_validate(doc, what, err))
 		return -1;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "run_processes.h"
 #include "summary.h"
+#include "summary_anatomy.h"
 #include "escape_display.h"
 #include "utf8.h"
 #include "wait_status.h"
@@ -469,6 +470,7 @@ void cp_summary_print(FILE *out, const struct cp_profile *p, int color)
 	print_histogram(out, p);
 	print_processes(out, p);
 	print_call_sites(out, p);
+	cp_summary_anatomy(out, p);
 	print_counters(out, p);
 	print_probe_hits(out, p);
 	print_warnings(out, p, color);

@@ -93,7 +93,8 @@ static void value_arm(FILE *out, const struct cp_option *lists[2], enum cp_compl
 
 	for (int l = 0; l < 2; l++)
 		for (const struct cp_option *o = lists[l]; o->long_name; o++) {
-			if (!o->value || o->complete != kind || kind == CP_COMPLETE_WORDS)
+			if (!o->value || o->optional || o->complete != kind ||
+			    kind == CP_COMPLETE_WORDS)
 				continue;
 			if (o->short_name)
 				fprintf(out, "%s-%c", any++ ? "|" : "\t\t", o->short_name);

@@ -37,7 +37,8 @@ static void add_options(struct cp_cli *cli, const struct cp_option *o,
 	for (; o->long_name && *nl < 2 * CP_CLI_MAX_OPTIONS &&
 	       *ns + 3 < sizeof(cli->shortopts); o++) {
 		cli->longopts[(*nl)++] = (struct option){
-			o->long_name, o->value ? required_argument : no_argument,
+			o->long_name, !o->value ? no_argument :
+			o->optional ? optional_argument : required_argument,
 			NULL, o->id };
 		if (o->short_name) {
 			cli->shortopts[(*ns)++] = o->short_name;
@@ -291,7 +292,8 @@ static void help_options(FILE *out, const char *title, const struct cp_option *o
 {
 	fprintf(out, "\n%s:\n", title);
 	for (; o->long_name; o++) {
-		const char *eq = o->value ? (o->id == CP_OPT_COLOR ? "=" : " ") : "";
+		const char *eq = o->value ? (o->id == CP_OPT_COLOR ? "=" : o->optional ? "[=" : " ")
+				 : "";
 		char label[80];
 		int n;
 
@@ -301,8 +303,8 @@ static void help_options(FILE *out, const char *title, const struct cp_option *o
 			n = snprintf(label, sizeof(label), "  -%c, --%s%s%s", o->short_name,
 				     o->long_name, eq, o->value ? o->value : "");
 		else
-			n = snprintf(label, sizeof(label), "      --%s%s%s", o->long_name,
-				     eq, o->value ? o->value : "");
+			n = snprintf(label, sizeof(label), "      --%s%s%s%s", o->long_name,
+				     eq, o->value ? o->value : "", o->optional ? "]" : "");
 		fputs(label, out);
 		if (n + 2 > HELP_COLUMN)
 			fprintf(out, "\n%*s", HELP_COLUMN, "");

@@ -178,6 +178,51 @@ def test_an_attach_after_a_leftover_switches_it_back_and_says_so(ctx):
         assert loop.close() == 0
 
 
+def test_a_killed_anatomy_clockprofs_sites_are_switched_back_by_its_restorer(ctx):
+    """--anatomy switches the entries toward the paths that log reads; the
+    restorer, which plans the plain ones, still switches them back when
+    clockprof is SIGKILLed (before: left switched for good)."""
+    target = subprocess.Popen([ctx.target("anatomy_target"), "helper", "0"])
+    try:
+        proc, _ = attach(ctx, target.pid, "-r", "func:handle_request", "--anatomy")
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_for(lambda: not switched(target.pid), "the target's vDSO to be switched back",
+                 timeout=30)
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait(timeout=30)
+
+
+def test_a_leftover_of_the_other_variant_of_the_paths_is_switched_back(ctx):
+    """--anatomy switches the entries toward the paths that log reads; a
+    leftover of such an attach (clockprof and its restorer killed) is
+    found and switched back by a plain attach, and a plain one's by an
+    --anatomy attach: neither is taken for another tool's."""
+    for first, second in ((["--anatomy"], []), ([], ["--anatomy"])):
+        target = subprocess.Popen([ctx.target("anatomy_target"), "helper", "0"])
+        try:
+            proc, _ = attach(ctx, target.pid, "-r", "func:handle_request", *first)
+            for r in restorers_of(proc.pid):
+                os.kill(r, signal.SIGKILL)
+            proc.kill()
+            proc.wait(timeout=30)
+            time.sleep(0.5)
+            assert switched(target.pid), (first, "nothing was left to find")
+            out = os.path.join(ctx.tmp, "again.json")
+            r = ctx.run("attach", "-q", "-e", "none", "--mechanism", "patch", "-d", "0.3",
+                        "-r", "func:handle_request", *second, "-o", out, str(target.pid))
+            assert r.returncode == 0, (first, second, r.stderr)
+            warnings = ctx.load_json(out)["warnings"]
+            assert any("leftover" in w and "switched back" in w for w in warnings), warnings
+            assert not switched(target.pid), (second, "the second attach left the vDSO switched")
+            assert target.poll() is None, "the target died"
+        finally:
+            target.kill()
+            target.wait(timeout=30)
+
+
 def test_a_fork_made_in_an_attach_window_is_switched_back_at_detach(ctx):
     """The loop forks a child in the window; attach follows no fork: at
     detach, the child runs the original vDSO again, as its parent does."""

@@ -295,3 +295,9 @@ test-fixtures: $(T)/fixtures/fn_pointer_clock
 $(T)/fixtures/fn_pointer_clock: tests/targets/fn_pointer_clock.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -fPIE -pie -Wall -Wextra -Werror -o $@ $<
+
+# --anatomy: requests whose reads, and what lies between them, are known.
+test-targets: $(T)/targets/anatomy_target
+$(T)/targets/anatomy_target: tests/targets/anatomy_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

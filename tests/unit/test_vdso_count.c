@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "patch_table_fixture.h"
+#include "sha256.h"
 #include "unit.h"
 
 struct area {
@@ -239,4 +240,24 @@ TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
 		CHECK(out[d->at] == 8 * d->entry);
 	way[2].depth = 0x80;				/* beyond the prefix's disp8 */
 	CHECK(cp_vdso_count_build(table, way, out) == -1);
+}
+
+/* Without --anatomy the read's paths are today's, byte for byte (the
+ * per-read cost must not move: docs/patch.md): the digest of the paths
+ * built for one table, taken before the anatomy's variant was added. */
+TEST(vdso_count_build_without_anatomy_writes_the_same_paths)
+{
+	uint64_t table = 0x7f0000000000, vdso = 0x7f0004000000;
+	struct cp_vdso_count_way way[CP_ENTRY_MAX] = { { 0 } };
+	static const uint8_t mov_rbp_rsp[3] = { 0x48, 0x89, 0xe5 };
+	static uint8_t out[CP_PATCH_CODE_SIZE];
+	char hex[65];
+
+	for (int e = 0; e < CP_ENTRY_MAX; e++)
+		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e, .depth = 8,
+						     .at = vdso + 0x100 * e };
+	memcpy(way[0].insn, mov_rbp_rsp, way[0].len = 3);
+	CHECK(cp_vdso_count_build(table, way, out) == 0);
+	cp_sha256_hex(out, CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF, hex);
+	CHECK(!strcmp(hex, "a282c5b5b4186fecdf4d585c788994e12abafea452bcde27413143b2b0c2bcb4"));
 }

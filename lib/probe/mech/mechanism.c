@@ -159,6 +159,11 @@ int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *
 	return rc || !m->ops->read_sites ? rc : m->ops->read_sites(m, sites, n);
 }
 
+uint64_t cp_mech_patch_table(const struct cp_mech *m)
+{
+	return m->ops->patch_table ? m->ops->patch_table(m) : 0;
+}
+
 void cp_mech_follow_execs(struct cp_mech *m)
 {
 	if (m->ops->follow_execs)

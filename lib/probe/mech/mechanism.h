@@ -87,6 +87,9 @@ struct cp_mechanism_ops {
 	 * NULL: the session's are the counts. */
 	int (*read)(struct cp_mech *m, struct cp_totals *t);
 	int (*read_sites)(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
+	/* The vDSO patch: the target's counter table (--anatomy reads its
+	 * request blocks' logs); NULL or 0: none. */
+	uint64_t (*patch_table)(const struct cp_mech *m);
 	/* Followed processes the session holds at their exec
 	 * (cp_session_hold_execs): each counted in its new image, or let go.
 	 * NULL: the mechanism never asks for them to be held. */
@@ -169,6 +172,8 @@ int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *
 /* After the session's events are consumed: the processes held at their
  * exec since, followed into their new image (or let go). */
 void cp_mech_follow_execs(struct cp_mech *m);
+/* The target's vDSO patch table (ops.patch_table); 0: none. */
+uint64_t cp_mech_patch_table(const struct cp_mech *m);
 /* Every clock probe removed, the mechanism's and the session's; the
  * request boundary stays. */
 void cp_mech_detach(struct cp_mech *m);

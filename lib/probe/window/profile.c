@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "anatomy_collect.h"
 #include "counters.h"
 #include "error.h"
 #include "launcher.h"
@@ -69,6 +70,7 @@ struct run {
 	double begin, start;		/* monotonic: set-up, clock window */
 	bool debuginfod;		/* --debuginfod */
 	int end_signal;			/* what ended the window; -1: an error */
+	struct cp_anatomy_collect *anatomy;	/* --anatomy, while the window is open */
 };
 
 /* The target's CPU time in the clock window (target_cpu.h): from a
@@ -299,6 +301,39 @@ static int start_mechanism(struct run *r, struct cp_profile *p, struct cp_error 
 	return 0;
 }
 
+/* --anatomy: the sampled requests' logs collected from the window's
+ * opening on; where the mechanism keeps none (not the vDSO patch), said. */
+static void anatomy_open(struct run *r, const struct cp_profile_options *o,
+			 struct cp_profile *p)
+{
+	uint64_t table = cp_mech_patch_table(r->w.mech);
+	struct cp_error err = { 0 };
+
+	if (!o->anatomy_on) {
+		if (table)
+			cp_anatomy_collect_off(r->cfg.pid, table);
+		return;
+	}
+	if (!table && cp_session_anatomy_ring(r->s) >= 0) {
+		if (cp_anatomy_collect_start_traps(&r->anatomy, r->cfg.pid,
+						   cp_session_anatomy_ring(r->s),
+						   p->anatomy.sample_size, &err))
+			cp_profile_warn(p, "%s", err.msg);
+		return;
+	}
+	if (!table) {
+		p->anatomy_samples.gaps_exact = false;
+		snprintf(p->anatomy_samples.why_not_exact, sizeof(p->anatomy_samples.why_not_exact),
+			 "--anatomy samples requests with the vDSO patch, or with a func: boundary "
+			 "that traps (not %s, this boundary)",
+			 cp_mechanism_name(p->mechanism));
+		return;
+	}
+	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table, p->anatomy.sample_size,
+				     &r->cfg.pidns, &err))
+		cp_profile_warn(p, "%s", err.msg);
+}
+
 /* Probes counting from here on: the start-up figures are taken, the
  * launched command let go, the counters enabled unless they wait for a
  * window of their own, and the mechanism's self-test passed. */
@@ -316,6 +351,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 		return -1;
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
+	anatomy_open(r, o, p);
 	/* The pidfd that watches the target is opened once counting has begun:
 	 * whoever waits for clockprof to be live (tests, scripts) can take
 	 * its presence in /proc/PID/fd as "every read from now on counts". */
@@ -362,6 +398,9 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	 * counting past the phase, and a read it counts after the switch is
 	 * in no request. */
 	cp_mech_read(r->w.mech, &p->totals);
+	if (r->anatomy)
+		cp_anatomy_collect_stop(r->anatomy, p->totals.requests, &p->anatomy_samples);
+	r->anatomy = NULL;
 	cp_wrapper_check_finish(p, r->s, r->start);
 	cp_window_processes(p, r->s, r->w.mech, r->start);
 	p->clock_window_s = cp_monotonic_s() - r->start;
@@ -497,7 +536,6 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 	r->w.naming.debuginfod = r->debuginfod;
 	cp_call_sites_free(&p->call_sites);	/* --interval's last snapshot */
 	cp_naming_collect(&r->w.naming, p, &r->raw);
-	cp_naming_close(&r->w.naming);
 	p->naming_s = cp_monotonic_s() - t0;
 }
 
@@ -513,6 +551,9 @@ static void close_window(struct run *r, struct cp_profile *p)
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
 	cp_parallel_for(2, cp_parallel_workers(2), close_job_run, &job);
+	/* --anatomy: its samples are whole once the mechanism has closed */
+	cp_anatomy_finish(&r->w.naming, p);
+	cp_naming_close(&r->w.naming);
 	if (job.closing)
 		cp_profile_warn(p, "%s", job.closing);
 	free(job.closing);
@@ -604,6 +645,9 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
  * command is killed. */
 static void abandon(struct run *r, struct cp_profile *p)
 {
+	if (r->anatomy)
+		cp_anatomy_collect_stop(r->anatomy, 0, NULL);
+	r->anatomy = NULL;
 	cp_warmup_stop();
 	cp_window_close(&r->w);
 	cp_window_restore_signals(p);
@@ -629,6 +673,7 @@ static int collect(const struct cp_profile_options *o, struct cp_profile *p,
 	memset(p, 0, sizeof(*p));
 	p->pause_ms[0] = p->pause_ms[1] = -1;
 	p->stacks_recorded = o->stacks;
+	cp_anatomy_settings(o, p);
 	p->cost_ns_per_hit = -1;
 	p->dist_event = -1;
 	r.begin = cp_monotonic_s();
@@ -678,6 +723,8 @@ void cp_profile_release(struct cp_profile *p)
 	free(p->counters);
 	cp_call_sites_free(&p->call_sites);
 	cp_named_stacks_free(&p->stacks);
+	cp_anatomy_samples_free(&p->anatomy_samples);
+	cp_anatomy_free(&p->anatomy);
 	cp_window_processes_free(p);
 	cp_target_release(&p->target);
 }

@@ -269,6 +269,7 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 	cfg->nprobes = p->nprobes;
 	cfg->vdso_hres = cp_clocksource_in_vdso(p->host.clocksource);
 	cfg->stacks = o->stacks;
+	cfg->anatomy = o->anatomy_on;
 	cfg->launched = p->launched;
 	cfg->follow_forks = o->follow_forks;
 	cfg->boundary_keep_uprobe = o->per_request_counters;

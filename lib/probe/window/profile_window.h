@@ -118,6 +118,13 @@ struct cp_raw_places {
 void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
 		       const struct cp_raw_places *raw);
 
+/* --anatomy (window_anatomy.c): the options' settings into p->anatomy as
+ * the window opens (defaults for zeros); at its end, once the collection
+ * has filled p->anatomy_samples and before nm closes, the samples judged
+ * into p->anatomy, its reads named, and the samples released. */
+void cp_anatomy_settings(const struct cp_profile_options *o, struct cp_profile *p);
+void cp_anatomy_finish(struct cp_naming *nm, struct cp_profile *p);
+
 /* Per-request counter distribution over the target's threads
  * (dist_threads.c). */
 void cp_dist_open(struct cp_profile *p, struct cp_session *s, struct cp_window *w);

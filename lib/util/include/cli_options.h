@@ -60,6 +60,8 @@ struct cp_option {
 	enum cp_complete complete;	/* what the value names */
 	const char *words;	/* CP_COMPLETE_WORDS: space-separated */
 	int hidden;		/* accepted, not shown (aliases such as --colour) */
+	int optional;		/* its value may be left out: --NAME or --NAME=VALUE
+				 * only (shown "--NAME[=VALUE]"; never a short form) */
 	int repeatable;		/* a value option that may be given again (--probe,
 				 * --base): any other is refused the second time,
 				 * rather than the last one silently winning */

@@ -128,6 +128,10 @@
 3:	COPY_SITES CP_PB_SITES_LAST
 	/* last: a reader that sees it sees the rest */
 	inc	qword ptr [rsi + CP_PB_HITS * 8]
+.Ldone:					/* --anatomy: block 0's period, in the */
+	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8], 0
+	jne	.Lboundary_close_start - CP_PATCH_BOUNDARY_CODE_OFF + CP_PATCH_AN_CLOSE_OFF
+				/* line of its epoch, read above: anatomy_close.S */
 .Lout:
 	RESTORE_REGS
 	ret
@@ -135,7 +139,7 @@
 .Lnone:					/* a request with no read: nothing to copy */
 	inc	qword ptr [rsi + CP_PB_HIST * 8]
 	inc	qword ptr [rsi + CP_PB_HITS * 8]
-	jmp	.Lout
+	jmp	.Ldone
 
 .Lfirst:				/* the thread's first boundary in the epoch */
 	mov	[rsi + CP_PB_LAST_SUM * 8], rax
@@ -152,7 +156,7 @@
 	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
 	jb	1b
 	mov	qword ptr [rsi + CP_PB_HITS * 8], 1
-	jmp	.Lout
+	jmp	.Ldone
 
 .Lreset:				/* a block of an earlier epoch: zeros */
 	mov	[rsi + CP_PB_EPOCH * 8], rax
@@ -198,7 +202,10 @@
 	cmp	edx, CP_PATCH_SITE_ENTRIES * 8
 	jb	2b
 	inc	qword ptr [rsi + CP_PB_OPENS * 8]
-	jmp	.Lout
+	/* --anatomy: a log the old thread left open is dropped, not
+	 * finished with the new one's reads (anatomy_close.S) */
+	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 0
+	jmp	.Ldone
 
 /* The offset of a thread's tid from its thread pointer in the target's C
  * library (glibc's _thread_db_pthread_tid), written by clockprof as it

@@ -37,6 +37,7 @@
 #include "patch_table.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
+#include "vdso_plan.h"
 
 struct patch_state {
 	struct cp_vdso_patch *patch;
@@ -66,6 +67,7 @@ static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 	(void)err;
 	cfg->patch_tables = true;
 	cfg->watch_exec = true;
+	cp_vdso_plan_set_anatomy(cfg->anatomy);	/* before any plan is made */
 	cfg->hold_execs = true;
 	cp_patch_boundary_configure(cfg);
 	cp_patch_early_start(cfg);
@@ -367,6 +369,14 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 /* The thunks' sites join the session's: the program credited their
  * in-request reads at the boundaries (under the same keys), or the
  * boundary closed in the target did; the table holds all of them. */
+/* The target's counter table, for --anatomy's logs (0: none yet). */
+static uint64_t patch_table(const struct cp_mech *m)
+{
+	const struct patch_state *st = m->state;
+
+	return st && st->patch ? cp_vdso_patch_table(st->patch) : 0;
+}
+
 static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n)
 {
 	struct patch_state *st = m->state;
@@ -582,6 +592,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.prove = patch_prove,
 	.read = patch_read,
 	.read_sites = patch_read_sites,
+	.patch_table = patch_table,
 	.follow_execs = patch_follow_execs,
 	.detach = patch_detach,
 	.close = patch_close,

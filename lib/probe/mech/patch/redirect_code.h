@@ -19,6 +19,9 @@ struct cp_redirect_code {
 };
 
 extern const struct cp_redirect_code cp_boundary_close, cp_syscall_count;
+/* The anatomy's part of the close (anatomy_close.S), which the close
+ * jumps to: not called by a trampoline. */
+extern const struct cp_redirect_code cp_anatomy_close;
 
 /* Where the offset of a thread's tid from its thread pointer is in the
  * close's code (a 32-bit word; 0: not known), from its start. */

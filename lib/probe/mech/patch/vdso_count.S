@@ -38,6 +38,30 @@
  * line. */
 #include "patch_layout.h"
 
+/* vdso_count_anatomy.S assembles these paths again with CP_VDSO_ANATOMY
+ * set, under its own names: the same paths, but each read counted at a
+ * site also appended to the slot's anatomy log (CP_PB_AN_* in
+ * patch_layout.h) while its request is sampled. The copier writes that
+ * variant into the code pages' second page; the entries jump to it only
+ * with --anatomy. Without it these paths, in the first page, are what
+ * runs, byte for byte as before (test_vdso_count). */
+#ifdef CP_VDSO_ANATOMY
+#define ANATOMY 1
+#define cp_vdso_count_start cp_vdso_anatomy_start
+#define cp_vdso_count_end cp_vdso_anatomy_end
+#define cp_vdso_count_entries cp_vdso_anatomy_entries
+#define cp_vdso_count_prefixed cp_vdso_anatomy_prefixed
+#define cp_vdso_count_conts cp_vdso_anatomy_conts
+#define cp_vdso_count_tails cp_vdso_anatomy_tails
+#define cp_vdso_count_depths cp_vdso_anatomy_depths
+#define CP_VDSO_COUNT_ROOM (CP_PATCH_AN_CLOSE_OFF - CP_PATCH_AN_CODE_OFF)
+#define CP_VDSO_COUNT_AT CP_PATCH_AN_CODE_OFF	/* where it is from the table */
+#else
+#define ANATOMY 0
+#define CP_VDSO_COUNT_ROOM (CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF)
+#define CP_VDSO_COUNT_AT CP_PATCH_CODE_OFF
+#endif
+
 	.intel_syntax noprefix
 	.section .rodata.cp_vdso_count, "a"
 
@@ -47,20 +71,20 @@
  * cp_vdso_count_<name> in a section of its own; FIELDS_END name puts
  * its end symbol after the last entry. */
 	.macro FIELDS name
-	.section .rodata.cp_vdso_count_\name, "a"
+	.section .rodata.\name, "a"
 	.balign 4
-	.globl cp_vdso_count_\name, cp_vdso_count_\name\()_end
-cp_vdso_count_\name:
+	.globl \name, \name\()_end
+\name:
 	.endm
 
 	.macro FIELDS_END name
-	.section .rodata.cp_vdso_count_\name, "a"
-cp_vdso_count_\name\()_end:
+	.section .rodata.\name, "a"
+\name\()_end:
 	.endm
 
-	FIELDS conts
-	FIELDS tails
-	FIELDS depths
+	FIELDS cp_vdso_count_conts
+	FIELDS cp_vdso_count_tails
+	FIELDS cp_vdso_count_depths
 
 	.section .rodata.cp_vdso_count, "a"
 	.balign 64
@@ -103,11 +127,29 @@ cp_vdso_count_start:
 	.endm
 
 /* The read counted there if so (else to miss), then back. */
-	.macro COUNT_SITE_AND_CONTINUE entry, miss, pc
+	.macro COUNT_SITE_AND_CONTINUE entry, miss, pc, sp
 	SITE_AT_HOME \pc
 	jne	\miss
 	inc	qword ptr [rdx + rcx * 8 + 8]
+	.if ANATOMY
+	\sp
+	LOG \entry, edi
+	.endif
 	TAIL \entry
+	.endm
+
+/* The anatomy's variant: the read (key r10, rdx the slot's site block,
+ * rax the site's function's stack pointer at its call) logged if its
+ * request is sampled, with its clock (entry 0: clock, a 32-bit operand;
+ * the others by their entry). Uses rax, rcx, rdx, r8, r9, r10 and 8
+ * bytes of stack below the walk's or the entry's (the call). */
+	.macro LOG entry, clock
+	.if \entry == 0
+	movsxd	r8, \clock
+	.else
+	mov	r8, -\entry		/* CP_ANATOMY_CLOCK_GETTIMEOFDAY, _TIME */
+	.endif
+	call	.Llog
 	.endm
 
 /* The read counted at once if its caller (r9) sits at its home in the
@@ -115,7 +157,7 @@ cp_vdso_count_start:
 	.macro DIRECT_SITE entry, miss
 	movabs	r10, CP_PATCH_VIA_NONE << 48 | \entry << 60
 	add	r10, r9			/* key: pc | via << 48 | entry << 60 */
-	COUNT_SITE_AND_CONTINUE \entry, \miss, r9
+	COUNT_SITE_AND_CONTINUE \entry, \miss, r9, "lea rax, [rax + 8]"
 	.endm
 
 /* One entry's whole path. entry: its CP_ENTRY_* (clockreads.h); word:
@@ -134,7 +176,7 @@ cp_vdso_count_start:
 	cmovb	r10d, edi		/* the clock id: the index - 1 */
 	.endif
 .Lprefixed_\entry:
-	lea	r11, [rip + .Lstart - CP_PATCH_CODE_OFF]	/* the table */
+	lea	r11, [rip + .Lstart - CP_VDSO_COUNT_AT]	/* the table */
 	.if \word == 0			/* the index's counter, less the slot's */
 	lea	r10, [r11 + r10 * 8 + 128 + 8]	/* offset (off the slot's chain) */
 	.endif
@@ -186,6 +228,9 @@ cp_vdso_count_start:
 	cmp	r10d, CP_PATCH_VIA_KEEP	/* a frame hop, by rbp: walked */
 	jae	.Lwalk_\entry
 	movsxd	rcx, dword ptr [r11 + rcx * 8 + CP_PATCH_RULES_OFF + 8]
+	.if ANATOMY
+	lea	r9, [rax + rcx + 8]	/* the caller's stack pointer */
+	.endif
 	mov	r8, [rax + rcx]		/* at the CFA (0 < its offset <= 64 KiB: */
 	lea	ecx, [r8 + r8]		/* clockprof writes no other) - 8: the */
 	and	ecx, (CP_PATCH_RULES - 1) * 2	/* caller's return address, */
@@ -196,7 +241,7 @@ cp_vdso_count_start:
 	.if \entry
 	bts	r10, 59 + \entry
 	.endif
-	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry, r8
+	COUNT_SITE_AND_CONTINUE \entry, .Lwalk_\entry, r8, "mov rax, r9"
 	.if \entry == 0
 .Ldirect_\entry:
 	DIRECT_SITE \entry, .Lwalk_\entry
@@ -340,6 +385,11 @@ cp_vdso_count_start:
 			    CP_PB_SITES_USED * 8], rbx
 .Lcount_\entry:
 	inc	qword ptr [rdx + rcx + 8]
+	.if ANATOMY
+	mov	r10, rdi		/* the key */
+	mov	rax, r8			/* the site's stack pointer: the CFA */
+	LOG \entry, "dword ptr [rsp + 8]"	/* (the entry's rdi, pushed) */
+	.endif
 .Ldone_\entry:
 	pop	r13
 	pop	rdi
@@ -348,13 +398,68 @@ cp_vdso_count_start:
 	CONTINUE \entry
 	.endm
 
+	.if ANATOMY
+/* The read logged: key r10, clock r8, rax the site's function's stack
+ * pointer at its call, rdx the slot's site block, r11 the table. The
+ * slot's request block (its index x 512 from the site block's offset,
+ * x 16) says whether its request is sampled (CP_PB_AN_STATE 1); if so
+ * the read is appended to its log ({key, rdtsc, clock, 2 callers}), or
+ * only counted once the log is full (the request then truncated). The
+ * callers: the return addresses in the frame-pointer chain from rbp
+ * (the site's function's, if it keeps one), each frame read only where
+ * it lies within the stack the thread has in use: at or above the site's
+ * stack pointer (the next, above the frame before), less than 64 KiB
+ * above it, and below the top of the stack the request's opening
+ * boundary had (CP_PB_AN_TOP); else 0, and 0 past it. Uses rax, rcx,
+ * rdx, r8, r9, r10. */
+	.balign 16
+.Llog:
+	mov	r9, rdx
+	sub	r9, r11
+	shl	r9, 4			/* (the block - the sites' offset x 16) */
+	add	r9, r11
+	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16 + \
+			   CP_PB_AN_STATE * 8], 1
+	jne	2f
+	lea	r9, [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16]
+	mov	rcx, [r9 + CP_PB_AN_N * 8]
+	inc	qword ptr [r9 + CP_PB_AN_N * 8]	/* the thread's own: no lock */
+	cmp	rcx, CP_PB_AN_ENTRIES
+	jae	2f
+	lea	rcx, [rcx + rcx * 4]	/* x CP_PB_AN_ENTRY_WORDS */
+	lea	rcx, [r9 + rcx * 8 + CP_PB_AN_LOG * 8]
+	mov	[rcx], r10
+	mov	[rcx + 16], r8
+	mov	r8, rbp			/* the callers, by the frame pointers */
+	.irp	i, 0, 1
+	xor	r10d, r10d		/* none known */
+	cmp	r8, rax
+	jb	1f			/* below the frame before (or the site's) */
+	lea	rdx, [rax + 0x10000]
+	cmp	r8, rdx
+	jae	1f			/* too far above it */
+	lea	rdx, [r8 + 16]
+	cmp	rdx, [r9 + CP_PB_AN_TOP * 8]
+	ja	1f			/* above the stack in use */
+	mov	r10, [r8 + 8]		/* its return address */
+	lea	rax, [r8 + 16]		/* the next frame lies above this one */
+	mov	r8, [r8]
+1:	mov	[rcx + 24 + \i * 8], r10
+	.endr
+	rdtsc
+	shl	rdx, 32
+	or	rax, rdx
+	mov	[rcx + 8], rax
+2:	ret
+	.endif
+
 	ENTRY_PATH 0, 0			/* clock_gettime */
 	ENTRY_PATH 1, 14		/* gettimeofday (the words: CP_PATCH_WORD_* in */
 	ENTRY_PATH 2, 15		/* time          clockreads.h; test_vdso_count) */
 	.balign 16
 cp_vdso_count_end:
 	/* its room: past it, "attempt to move .org backwards" */
-	.org	.Lstart + CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF
+	.org	.Lstart + CP_VDSO_COUNT_ROOM
 
 /* Each entry's path, as offsets from the start, by CP_ENTRY_*; and past
  * its prefix (the unit tests enter there with r9, rax and r10 set). */
@@ -369,7 +474,7 @@ cp_vdso_count_prefixed:
 	.quad	.Lprefixed_1 - .Lstart
 	.quad	.Lprefixed_2 - .Lstart
 
-	FIELDS_END conts
-	FIELDS_END tails
-	FIELDS_END depths
+	FIELDS_END cp_vdso_count_conts
+	FIELDS_END cp_vdso_count_tails
+	FIELDS_END cp_vdso_count_depths
 	.section .note.GNU-stack, "", @progbits

@@ -35,6 +35,17 @@ extern const struct cp_vdso_count_cont cp_vdso_count_depths[], cp_vdso_count_dep
 
 #define CP_VDSO_COUNT_SIZE ((size_t)(cp_vdso_count_end - cp_vdso_count_start))
 
+/* The anatomy's variant of the paths (vdso_count_anatomy.S), in the code
+ * pages' second page, and the anatomy's part of the close
+ * (anatomy_close.S): written with the rest whether --anatomy is on or
+ * not, so that the code pages are one version's; the entries jump to the
+ * variant only with --anatomy. */
+extern const uint8_t cp_vdso_anatomy_start[], cp_vdso_anatomy_end[];
+extern const uint64_t cp_vdso_anatomy_entries[CP_ENTRY_MAX], cp_vdso_anatomy_prefixed[CP_ENTRY_MAX];
+extern const struct cp_vdso_count_cont cp_vdso_anatomy_conts[], cp_vdso_anatomy_conts_end[];
+extern const struct cp_vdso_count_cont cp_vdso_anatomy_tails[], cp_vdso_anatomy_tails_end[];
+extern const struct cp_vdso_count_cont cp_vdso_anatomy_depths[], cp_vdso_anatomy_depths_end[];
+
 /* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
  * each entry's path leaving by way[entry] (a TAIL whose instruction
  * cannot be relocated there jumps to the thunk instead), the request
@@ -62,6 +73,23 @@ static inline uint64_t cp_vdso_count_entry(uint64_t table, int entry)
 static inline uint64_t cp_vdso_count_prefixed_entry(uint64_t table, int entry)
 {
 	return table + CP_PATCH_CODE_OFF + cp_vdso_count_prefixed[entry];
+}
+
+/* The same for the anatomy's variant (--anatomy). */
+static inline uint64_t cp_vdso_anatomy_entry(uint64_t table, int entry)
+{
+	return table + CP_PATCH_AN_CODE_OFF + cp_vdso_anatomy_entries[entry];
+}
+
+static inline uint64_t cp_vdso_anatomy_prefixed_entry(uint64_t table, int entry)
+{
+	return table + CP_PATCH_AN_CODE_OFF + cp_vdso_anatomy_prefixed[entry];
+}
+
+/* The path entry jumps to: the anatomy's variant or the plain one. */
+static inline uint64_t cp_vdso_count_path(uint64_t table, int entry, int anatomy)
+{
+	return anatomy ? cp_vdso_anatomy_entry(table, entry) : cp_vdso_count_entry(table, entry);
 }
 
 #endif

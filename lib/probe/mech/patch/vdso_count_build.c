@@ -33,22 +33,44 @@ static int put_tail(uint8_t *out, uint64_t code, uint32_t at, const struct cp_vd
 	return put_jump(out + at + 1, code + at + 5, w->cont);
 }
 
-/* Each field the copier writes in the count's paths. */
-static int aim_paths(uint64_t code, const struct cp_vdso_count_way way[CP_ENTRY_MAX], uint8_t *out)
+/* One template of the paths: its bytes, its fields, and where it goes
+ * in the code pages. */
+struct paths {
+	const uint8_t *start, *end;
+	const struct cp_vdso_count_cont *conts, *conts_end, *tails, *tails_end, *depths,
+		*depths_end;
+	uint64_t off;			/* from the code pages' start */
+	uint64_t room;
+};
+
+static const struct paths templates[] = {
+	{ cp_vdso_count_start, cp_vdso_count_end, cp_vdso_count_conts, cp_vdso_count_conts_end,
+	  cp_vdso_count_tails, cp_vdso_count_tails_end, cp_vdso_count_depths,
+	  cp_vdso_count_depths_end, 0, CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF },
+	{ cp_vdso_anatomy_start, cp_vdso_anatomy_end, cp_vdso_anatomy_conts,
+	  cp_vdso_anatomy_conts_end, cp_vdso_anatomy_tails, cp_vdso_anatomy_tails_end,
+	  cp_vdso_anatomy_depths, cp_vdso_anatomy_depths_end,
+	  CP_PATCH_AN_CODE_OFF - CP_PATCH_CODE_OFF, CP_PATCH_AN_CLOSE_OFF - CP_PATCH_AN_CODE_OFF },
+};
+
+/* Each field the copier writes in one template's paths (at out, in the
+ * target at code). */
+static int aim_paths(const struct paths *t, uint64_t code,
+		     const struct cp_vdso_count_way way[CP_ENTRY_MAX], uint8_t *out)
 {
+	size_t size = (size_t)(t->end - t->start);
 	const struct cp_vdso_count_cont *c;
 
-	for (c = cp_vdso_count_conts; c < cp_vdso_count_conts_end; c++)
-		if (c->entry >= CP_ENTRY_MAX || c->at + 4 > CP_VDSO_COUNT_SIZE ||
+	for (c = t->conts; c < t->conts_end; c++)
+		if (c->entry >= CP_ENTRY_MAX || c->at + 4 > size ||
 		    put_jump(out + c->at, code + c->at + 4, way[c->entry].cont))
 			return -1;
-	for (c = cp_vdso_count_tails; c < cp_vdso_count_tails_end; c++)
-		if (c->entry >= CP_ENTRY_MAX || c->at + CP_VDSO_TAIL_ROOM > CP_VDSO_COUNT_SIZE ||
+	for (c = t->tails; c < t->tails_end; c++)
+		if (c->entry >= CP_ENTRY_MAX || c->at + CP_VDSO_TAIL_ROOM > size ||
 		    put_tail(out, code, c->at, &way[c->entry]))
 			return -1;
-	for (c = cp_vdso_count_depths; c < cp_vdso_count_depths_end; c++) {
-		if (c->entry >= CP_ENTRY_MAX || c->at >= CP_VDSO_COUNT_SIZE ||
-		    way[c->entry].depth > 0x78)
+	for (c = t->depths; c < t->depths_end; c++) {
+		if (c->entry >= CP_ENTRY_MAX || c->at >= size || way[c->entry].depth > 0x78)
 			return -1;
 		out[c->at] = (uint8_t)way[c->entry].depth;
 	}
@@ -59,13 +81,19 @@ int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_EN
 			uint8_t *out)
 {
 	uint64_t code = table + CP_PATCH_CODE_OFF;
+	const struct cp_redirect_code *pieces[] = { &cp_boundary_close, &cp_syscall_count,
+						    &cp_anatomy_close };
 
-	const struct cp_redirect_code *pieces[] = { &cp_boundary_close, &cp_syscall_count };
-
-	if (CP_VDSO_COUNT_SIZE > CP_PATCH_BOUNDARY_CODE_OFF - CP_PATCH_CODE_OFF)
-		return -1;
 	memset(out, 0, CP_PATCH_CODE_SIZE);
-	memcpy(out, cp_vdso_count_start, CP_VDSO_COUNT_SIZE);
+	for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
+		const struct paths *t = &templates[i];
+
+		if ((size_t)(t->end - t->start) > t->room)
+			return -1;
+		memcpy(out + t->off, t->start, (size_t)(t->end - t->start));
+		if (aim_paths(t, code + t->off, way, out + t->off))
+			return -1;
+	}
 	for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++) {
 		const struct cp_redirect_code *c = pieces[i];
 
@@ -73,7 +101,7 @@ int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_EN
 			return -1;
 		memcpy(out + c->off - CP_PATCH_CODE_OFF, c->start, cp_redirect_code_size(c));
 	}
-	return aim_paths(code, way, out);
+	return 0;
 }
 
 /* Where the close's tid offset is in the code pages as built. */

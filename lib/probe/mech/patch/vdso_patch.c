@@ -87,6 +87,32 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
  * before this one's rules are written: this window starts from the
  * original code, as a fresh one does (a read before its wrapper's rule
  * would otherwise claim its site at the wrapper: cp_vdso_patch_switch). */
+/* The plan's sites switched toward the other variant of the paths and
+ * back (vdso_plan.h: other_patched): a leftover may carry either. */
+static void swap_variant(struct cp_vdso_patch *p)
+{
+	for (int i = 0; i < p->plan.nsites; i++) {
+		uint64_t w = p->plan.site[i].patched;
+
+		p->plan.site[i].patched = p->plan.site[i].other_patched;
+		p->plan.site[i].other_patched = w;
+	}
+}
+
+/* Sites a restore left switched, switched toward the other variant of
+ * the paths (an --anatomy clockprof's, or a plain one's, seen by the
+ * other: a restorer plans as plain), switched back by its words. */
+static int restore_other_variant(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	int rc;
+
+	swap_variant(p);
+	rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err) ?
+	     -1 : 0;
+	swap_variant(p);
+	return rc;
+}
+
 static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	int rc = 0;
@@ -97,6 +123,8 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 	else
 		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
 		     cp_vdso_wait_stub(p, err) ? -1 : 0;
+	if (!rc && !cp_vdso_sites_read(p, false))
+		rc = restore_other_variant(p, err);
 	p->ninherited = 0;	/* the dead one's: never switched again */
 	return rc;
 }
@@ -390,6 +418,8 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *e
 	if (cp_vdso_sites_read(p, false) && !cp_proc_has_wx(p->pid))
 		return 0;
 	if (cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err))
+		return -1;
+	if (!cp_vdso_sites_read(p, false) && restore_other_variant(p, err))
 		return -1;
 	if (!cp_vdso_sites_read(p, false) && kill(p->pid, 0) == 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);

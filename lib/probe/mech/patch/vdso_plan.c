@@ -213,11 +213,18 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 	return 0;
 }
 
+static bool plan_anatomy;
+
+void cp_vdso_plan_set_anatomy(bool on)
+{
+	plan_anatomy = on;
+}
+
 /* Where the entry's path is in the table's code pages, if a near jump
  * that runs at from (an image offset) reaches it: else 0. */
 static uint64_t path_within_reach(const struct cp_vdso_plan *plan, uint64_t from, int entry)
 {
-	uint64_t path = cp_vdso_count_entry(plan->table, entry);
+	uint64_t path = cp_vdso_count_path(plan->table, entry, plan_anatomy);
 
 	return cp_x86_rel32_reaches(plan->base + from + CP_X86_JMP_LEN, path) ? path : 0;
 }
@@ -248,6 +255,12 @@ static int site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
 					   near ? path - plan->base : s->springboard);
 	if (!near)
 		cp_x86_put_jmp(plan->bytes + s->springboard, plan->base + s->springboard, path);
+	/* toward the other variant, as a leftover may be: 4 KiB from path */
+	path = cp_vdso_count_path(plan->table, s->entry, !plan_anatomy);
+	s->other_patched = near ? cp_x86_word_with_jump(s->original, s->qword, s->at, s->jump_len,
+							 path - plan->base) : s->patched;
+	if (!near)
+		cp_x86_put_jmp(s->other_board, plan->base + s->springboard, path);
 	return 0;
 }
 
@@ -395,6 +408,19 @@ void cp_vdso_plan_free(struct cp_vdso_plan *plan)
 	plan->count = NULL;
 }
 
+/* Whether byte i of the image is a springboard's, as the other variant of
+ * the paths has it (vdso_plan.h: other_board). */
+static bool other_board_byte(const struct cp_vdso_plan *plan, uint64_t i, uint8_t b)
+{
+	for (int k = 0; k < plan->nsites; k++) {
+		const struct cp_vdso_site *s = &plan->site[k];
+
+		if (s->jump_len != CP_X86_JMP_LEN && i >= s->springboard && i < s->springboard + 5)
+			return s->other_board[i - s->springboard] == b;
+	}
+	return false;
+}
+
 /* Where a byte of the image is, for the classification. */
 static bool in_header_data(const struct cp_vdso_plan *plan, uint64_t i)
 {
@@ -462,11 +488,12 @@ enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan,
 			continue;
 		if ((s = site_word_of(plan, i))) {
 			memcpy(&word, target + s->qword, 8);
-			if (word == s->patched) {
+			if (word == s->patched || word == s->other_patched) {
 				ours = true;
 				continue;
 			}
-		} else if (in_header_data(plan, i) || target[i] == plan->bytes[i]) {
+		} else if (in_header_data(plan, i) || target[i] == plan->bytes[i] ||
+			   other_board_byte(plan, i, target[i])) {
 			ours = true;
 			continue;
 		}

@@ -33,6 +33,11 @@ struct cp_vdso_site {
 	unsigned depth;			/* bytes pushed before the site */
 	uint64_t qword;			/* the aligned 8 bytes switched */
 	uint64_t original, patched;
+	/* The same switched toward the other variant of the paths (--anatomy
+	 * or not: vdso_count.h), which an earlier clockprof's leftover may
+	 * carry: its word, and its springboard's jump (jump_len 2). */
+	uint64_t other_patched;
+	uint8_t other_board[5];
 };
 
 struct cp_vdso_plan {
@@ -56,6 +61,12 @@ struct cp_vdso_plan {
 int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t table,
 		      struct cp_vdso_plan *plan, char *why, size_t whylen);
 void cp_vdso_plan_free(struct cp_vdso_plan *plan);
+
+/* --anatomy: every plan made from now on in this process jumps its
+ * entries to the anatomy's variant of the paths (vdso_count.h), not the
+ * plain ones. Set once, before the first plan (the mechanism's
+ * configure). */
+void cp_vdso_plan_set_anatomy(bool on);
 
 /* The next run [*from, *to) at or after *from of bytes the target's image
  * lacks and that are written as code (thunks, stub, springboards): never

@@ -328,7 +328,7 @@ static bool leftover_unmapped(pid_t pid, const struct cp_vdso_plan *plan, const 
 		return false;
 	for (int i = 0; i < plan->nsites; i++) {
 		memcpy(&word, target + plan->site[i].qword, 8);
-		if (word == plan->site[i].patched)
+		if (word == plan->site[i].patched || word == plan->site[i].other_patched)
 			return false;
 	}
 	return true;

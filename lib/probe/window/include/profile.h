@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "anatomy.h"
 #include "call_sites.h"
 #include "clockreads.h"
 #include "counters.h"
@@ -23,6 +24,8 @@
 
 struct cp_error;
 struct cp_profile;
+
+#define CP_ANATOMY_SAMPLE_MAX 100000	/* --anatomy's N, at most */
 
 struct cp_profile_options {
 	pid_t pid;			/* attach: the target */
@@ -44,6 +47,14 @@ struct cp_profile_options {
 	enum cp_mechanism mechanism;	/* --mechanism; CP_MECHANISM_DEFAULT when
 					 * not given (auto: mech_choice.c) */
 	int verbose;
+	/* --anatomy[=N]: a sample of N requests' reads in order (anatomy.h,
+	 * docs/anatomy.md), judged at the window's end by --reuse-gap and
+	 * --reuse-share. 0 for N, the gap or the share: the default (200,
+	 * 1000 ns, 0.95). */
+	bool anatomy_on;
+	unsigned anatomy_sample_size;
+	uint64_t reuse_gap_ns;
+	double reuse_share;
 	/* Called once when counting begins (every clock read from then on is
 	 * counted; p->attach_s says how long getting there took), and about
 	 * once a second while the window is open (live view); both with
@@ -166,6 +177,11 @@ struct cp_profile {
 	bool followed;			/* follow_forks was asked for */
 	struct cp_call_sites call_sites;	/* where the reads were */
 	struct cp_named_stacks stacks;		/* with --stacks */
+	/* --anatomy: the sampled requests as the collection hands them over
+	 * (filled before the window closes), and what the rule made of them
+	 * once it closed (anatomy.on false without --anatomy). */
+	struct cp_anatomy_samples anatomy_samples;
+	struct cp_anatomy anatomy;
 	bool stacks_recorded;			/* --stacks was given */
 	/* --stacks: reads whose stack clockprof walked from the program's
 	 * copy (before every function's rules were in place), and when they

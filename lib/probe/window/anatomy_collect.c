@@ -1,0 +1,613 @@
+/* anatomy_collect.c - see anatomy_collect.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <bpf/libbpf.h>
+
+#include "anatomy.skel.h"
+#include "anatomy_collect.h"
+#include "anatomy_record.h"
+#include "clockreads.h"
+#include "error.h"
+#include "patch_layout.h"
+#include "pid_namespace.h"
+#include "procfs.h"
+
+#define DRAIN_US 2000		/* how often the logs are looked at */
+#define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
+#define AN_HEAD 8		/* CP_PB_AN_STATE .. CP_PB_AN_LOG */
+
+_Static_assert(sizeof(struct cp_anatomy_log_entry) == CP_PB_AN_ENTRY_WORDS * 8,
+	       "a log entry is CP_PB_AN_ENTRY_WORDS words");
+_Static_assert(CP_PB_AN_LOG + CP_PB_AN_ENTRIES * CP_PB_AN_ENTRY_WORDS <= CP_PB_WORDS,
+	       "the log fits the request block");
+#define IOV_BATCH 512
+
+struct cp_anatomy_collect {
+	pid_t pid;
+	uint64_t table;
+	unsigned sample;
+	struct anatomy_bpf *skel;
+	struct ring_buffer *ring;
+	pthread_t thread;
+	bool running, stop;
+	struct cp_anatomy_calibration cal;
+	uint32_t *used;			/* slots in use */
+	size_t nused;
+	struct cp_anatomy_raw *kept;	/* the reservoir */
+	size_t nkept;
+	uint64_t logs_seen, rng;
+	struct cp_anatomy_raw_rec {
+		uint64_t slot, seq;
+		struct cp_anatomy_rec r;
+	} *pending;			/* BPF records not yet given a log */
+	size_t npending, cappending;
+	uint64_t heads[IOV_BATCH][AN_HEAD];	/* drain's: the slots' headers */
+	bool traps;			/* uprobes: the session's ring, no table */
+	struct open_request {		/* ... the requests it has open */
+		struct cp_anatomy_raw raw;
+	} *open;
+	size_t nopen, capopen;
+	char why[256];			/* the BPF program's failure, or "" */
+};
+
+/* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
+ * one whose two TSC reads bracket the clock's read most tightly (a
+ * preemption between them would move the pair by half of it). */
+static void calibrate(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < 64; i++) {
+		struct timespec ts;
+		uint64_t a = __rdtsc(), b;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
+	}
+}
+
+uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc)
+{
+	long double span = (long double)(c->tsc[1] - c->tsc[0]);
+	long double d = (long double)tsc - (long double)c->tsc[0];
+
+	if (span <= 0)
+		return c->ns[0];
+	return c->ns[0] + (uint64_t)(int64_t)(d * (long double)(c->ns[1] - c->ns[0]) / span);
+}
+
+static uint64_t block_word(uint64_t table, uint64_t slot, unsigned word)
+{
+	return table + CP_PATCH_BLOCKS_OFF + (slot + 1) * CP_PATCH_BLOCK + word * 8ull;
+}
+
+static int write_every(pid_t pid, uint64_t table, uint64_t every)
+{
+	return cp_proc_mem_write(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8,
+				 &every, sizeof(every));
+}
+
+static int set_every(const struct cp_anatomy_collect *c, uint64_t every)
+{
+	return write_every(c->pid, c->table, every);
+}
+
+void cp_anatomy_collect_off(pid_t pid, uint64_t table)
+{
+	uint64_t every = 1;
+
+	if (!cp_proc_mem_read(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
+			      sizeof(every)) && every)
+		write_every(pid, table, 0);
+}
+
+/* The slots whose key word is set. */
+static int find_used(struct cp_anatomy_collect *c)
+{
+	uint64_t *words = malloc(CP_PATCH_TABLE_SIZE);
+	int rc = -1;
+
+	if (!words || cp_proc_mem_read(c->pid, c->table, words, CP_PATCH_TABLE_SIZE))
+		goto out;
+	c->nused = 0;
+	for (uint32_t s = 0; s < CP_PATCH_SLOTS; s++)
+		if (words[(s + 1) * CP_PATCH_SLOT_WORDS])
+			c->used[c->nused++] = s;
+	rc = 0;
+out:
+	free(words);
+	return rc;
+}
+
+static void raw_free(struct cp_anatomy_raw *r)
+{
+	free(r->entries);
+	free(r->recs);
+	memset(r, 0, sizeof(*r));
+}
+
+/* The BPF records of r's request, taken from the pending ones. */
+static void take_records(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < c->npending; i++) {
+		struct cp_anatomy_raw_rec *p = &c->pending[i];
+
+		if (p->slot == r->slot && p->seq == r->seq) {
+			struct cp_anatomy_rec *g = realloc(r->recs, (r->nrecs + 1) * sizeof(*g));
+
+			if (g) {
+				r->recs = g;
+				r->recs[r->nrecs++] = p->r;
+			}
+		} else if (!(p->slot == r->slot && p->seq < r->seq)) {
+			c->pending[w++] = *p;	/* a log still open: kept */
+		}
+	}
+	c->npending = w;
+}
+
+/* A finished log kept, or not, in the reservoir (Algorithm R): every log
+ * of the window has the same chance, wherever it came in it. */
+static void keep(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
+{
+	uint64_t j;
+
+	take_records(c, r);
+	c->logs_seen++;
+	if (c->nkept < c->sample) {
+		c->kept[c->nkept++] = *r;
+		return;
+	}
+	c->rng ^= c->rng << 13;
+	c->rng ^= c->rng >> 7;
+	c->rng ^= c->rng << 17;
+	j = c->rng % c->logs_seen;
+	if (j < c->sample) {
+		raw_free(&c->kept[j]);
+		c->kept[j] = *r;
+	} else {
+		raw_free(r);
+	}
+}
+
+/* Slot s's finished log (head: its words from CP_PB_AN_STATE) read and
+ * freed for the next request; kept unless it began before the window. */
+static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t *head)
+{
+	struct cp_anatomy_raw r = { .slot = s, .seq = head[CP_PB_AN_SEQ - CP_PB_AN_STATE],
+				    .tid = head[CP_PB_AN_TID - CP_PB_AN_STATE],
+				    .start_tsc = head[CP_PB_AN_START - CP_PB_AN_STATE],
+				    .end_tsc = head[CP_PB_AN_END - CP_PB_AN_STATE],
+				    .n = head[CP_PB_AN_N - CP_PB_AN_STATE] };
+	uint64_t zero = 0, now[AN_HEAD];
+
+	r.nentries = r.n < CP_PB_AN_ENTRIES ? r.n : CP_PB_AN_ENTRIES;
+	if (r.nentries && !(r.entries = calloc(r.nentries, sizeof(*r.entries))))
+		return;
+	if (r.nentries && cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_LOG),
+					   r.entries, r.nentries * sizeof(*r.entries))) {
+		raw_free(&r);
+		return;
+	}
+	/* Still the log read (a new thread on the slot drops a log and may
+	 * open its own meanwhile: boundary_close.S): freed, else left. */
+	if (cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_STATE), now, sizeof(now)) ||
+	    now[0] != 2 || now[CP_PB_AN_SEQ - CP_PB_AN_STATE] != r.seq) {
+		raw_free(&r);
+		return;
+	}
+	cp_proc_mem_write(c->pid, block_word(c->table, s, CP_PB_AN_STATE), &zero, 8);
+	if (r.start_tsc < c->cal.tsc[0] || r.end_tsc < r.start_tsc) {
+		raw_free(&r);
+		return;
+	}
+	keep(c, &r);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct cp_anatomy_collect *c = ctx;
+	const struct cp_anatomy_record *rec = data;
+	struct cp_anatomy_raw_rec *g;
+
+	if (size < sizeof(*rec))
+		return 0;
+	if (c->npending == c->cappending) {
+		size_t cap = c->cappending ? 2 * c->cappending : 1024;
+
+		if (cap > (1u << 22) || !(g = realloc(c->pending, cap * sizeof(*g))))
+			return 0;	/* bounded: a request never closed */
+		c->pending = g;
+		c->cappending = cap;
+	}
+	c->pending[c->npending++] = (struct cp_anatomy_raw_rec){
+		rec->slot, rec->seq, { rec->t_ns, rec->kind, rec->what } };
+	return 0;
+}
+
+/* One look at the slots in use: the headers, then the BPF records (each
+ * finished log's were recorded before its close), then the logs. */
+static void drain(struct cp_anatomy_collect *c)
+{
+	uint64_t (*heads)[AN_HEAD] = c->heads;
+	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
+
+	for (size_t at = 0; at < c->nused; at += IOV_BATCH) {
+		size_t n = c->nused - at < IOV_BATCH ? c->nused - at : IOV_BATCH;
+
+		for (size_t i = 0; i < n; i++) {
+			local[i] = (struct iovec){ heads[i], sizeof(heads[i]) };
+			remote[i] = (struct iovec){
+				(void *)(uintptr_t)block_word(c->table, c->used[at + i],
+							      CP_PB_AN_STATE), sizeof(heads[i]) };
+		}
+		if (process_vm_readv(c->pid, local, n, remote, n, 0) !=
+		    (ssize_t)(n * sizeof(heads[0])))
+			continue;
+		if (c->ring)
+			ring_buffer__consume(c->ring);
+		for (size_t i = 0; i < n; i++)
+			if (heads[i][0] == 2)
+				drain_slot(c, c->used[at + i], heads[i]);
+	}
+}
+
+static void *run(void *arg)
+{
+	struct cp_anatomy_collect *c = arg;
+	struct timespec pause = { 0, DRAIN_US * 1000L };
+
+	for (unsigned i = 0; !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE); i++) {
+		if (c->traps) {
+			ring_buffer__consume(c->ring);
+		} else {
+			if (i % SLOTS_EVERY == 0)
+				find_used(c);
+			drain(c);
+		}
+		nanosleep(&pause, NULL);
+	}
+	return NULL;
+}
+
+/* A collector for process pid keeping sample requests; NULL: no memory. */
+static struct cp_anatomy_collect *collect_new(pid_t pid, unsigned sample)
+{
+	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+
+	if (c && !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept)))) {
+		free(c);
+		return NULL;
+	}
+	if (c) {
+		c->pid = pid;
+		c->sample = sample;
+	}
+	return c;
+}
+
+/* What a collector holds, and it (NULL: nothing). */
+static void collect_free(struct cp_anatomy_collect *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nkept; i++)
+		raw_free(&c->kept[i]);
+	for (size_t i = 0; i < c->nopen; i++)
+		raw_free(&c->open[i].raw);
+	ring_buffer__free(c->ring);
+	anatomy_bpf__destroy(c->skel);
+	free(c->kept);
+	free(c->used);
+	free(c->pending);
+	free(c->open);
+	free(c);
+}
+
+/* Uprobes: the open request of the record's thread (the one of its
+ * number, unless start: then made anew); NULL none. */
+static struct cp_anatomy_raw *open_of(struct cp_anatomy_collect *c,
+				      const struct cp_anatomy_record *rec, bool start)
+{
+	struct open_request *g;
+
+	for (size_t i = 0; i < c->nopen; i++) {
+		struct cp_anatomy_raw *r = &c->open[i].raw;
+
+		if (r->tid != rec->tid)
+			continue;
+		if (start) {	/* its last never ended (a record lost): dropped */
+			raw_free(r);
+			*r = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
+						      .start_tsc = rec->t_ns };
+		}
+		return r->seq == rec->seq ? r : NULL;
+	}
+	if (!start)
+		return NULL;
+	if (c->nopen == c->capopen) {
+		size_t cap = c->capopen ? 2 * c->capopen : 64;
+
+		if (cap > 65536 || !(g = realloc(c->open, cap * sizeof(*g))))
+			return NULL;
+		c->open = g;
+		c->capopen = cap;
+	}
+	c->open[c->nopen].raw = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
+							 .start_tsc = rec->t_ns };
+	return &c->open[c->nopen++].raw;
+}
+
+#define TRAP_READS_MAX 4096	/* reads a request keeps (more: truncated) */
+
+/* Uprobes: one record into its thread's open request; at its end, the
+ * request kept (a record lost in it: kept truncated). */
+static int on_trap_record(void *ctx, void *data, size_t size)
+{
+	struct cp_anatomy_collect *c = ctx;
+	const struct cp_anatomy_record *rec = data;
+	struct cp_anatomy_raw *r;
+
+	if (size < sizeof(*rec) ||
+	    !(r = open_of(c, rec, rec->kind == CP_ANATOMY_REC_START)))
+		return 0;
+	if (rec->kind == CP_ANATOMY_REC_READ) {
+		struct cp_anatomy_log_entry *g;
+
+		if (r->nentries < TRAP_READS_MAX &&
+		    (g = realloc(r->entries, (r->nentries + 1) * sizeof(*g)))) {
+			r->entries = g;
+			r->entries[r->nentries++] = (struct cp_anatomy_log_entry){
+				rec->key, rec->t_ns, (int32_t)rec->what,
+				{ rec->callers[0], rec->callers[1] } };
+		}
+		r->n++;
+	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL ||
+		   rec->kind == CP_ANATOMY_REC_SWITCH) {
+		struct cp_anatomy_rec *g = realloc(r->recs, (r->nrecs + 1) * sizeof(*g));
+
+		if (g) {
+			r->recs = g;
+			r->recs[r->nrecs++] = (struct cp_anatomy_rec){ rec->t_ns, rec->kind,
+								       rec->what };
+		}
+	} else if (rec->kind == CP_ANATOMY_REC_END) {
+		struct open_request *o = (struct open_request *)r;
+
+		r->end_tsc = rec->t_ns;
+		if (rec->what)
+			r->n = r->nentries + 1;
+		keep(c, r);
+		*o = c->open[--c->nopen];
+	}
+	return 0;
+}
+
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
+				   unsigned sample, struct cp_error *err)
+{
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
+
+	*out = NULL;
+	if (!c || !(c->ring = ring_buffer__new(ring_fd, on_trap_record, c, NULL))) {
+		collect_free(c);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
+	}
+	c->traps = true;
+	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } };	/* ns already */
+	c->rng = (uint64_t)pid * 0x9E3779B97F4A7C15ull | 1;
+	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
+	*out = c;
+	return 0;
+}
+
+/* anatomy.bpf.c loaded and attached for pid; why says what failed. */
+static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, char *why,
+		     size_t whylen)
+{
+	struct anatomy_bpf *skel = anatomy_bpf__open();
+
+	if (!skel) {
+		snprintf(why, whylen, "its syscalls and switches could not be recorded (%s)",
+			 strerror(errno));
+		return;
+	}
+	skel->rodata->target_tgid = (uint32_t)c->pid;
+	skel->rodata->table = c->table;
+	skel->rodata->pidns_dev = ns->dev;
+	skel->rodata->pidns_ino = ns->ino;
+	if (anatomy_bpf__load(skel) || anatomy_bpf__attach(skel) ||
+	    !(c->ring = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, c, NULL))) {
+		snprintf(why, whylen, "its syscalls and switches could not be recorded (%s)",
+			 strerror(errno));
+		anatomy_bpf__destroy(skel);
+		return;
+	}
+	c->skel = skel;
+}
+
+int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
+			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err)
+{
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
+
+	*out = NULL;
+	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used)))) {
+		collect_free(c);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
+	}
+	c->table = table;
+	open_bpf(c, ns, c->why, sizeof(c->why));
+	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
+	c->rng = c->cal.tsc[0] | 1;
+	if (set_every(c, 1)) {
+		cp_anatomy_collect_stop(c, 0, NULL);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: the counter table of process %d "
+			       "cannot be written", pid);
+	}
+	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
+	*out = c;
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct cp_anatomy_event *x = a, *y = b;
+
+	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+/* The index of the read of key and clock in s's reads, added if new;
+ * -1 out of memory. */
+static long read_index(struct cp_anatomy_samples *s, const struct cp_anatomy_log_entry *e)
+{
+	struct cp_anatomy_read_id id = {
+		.pc = cp_patch_site_pc(e->key), .via = cp_patch_site_via(e->key),
+		.entry = (uint8_t)cp_patch_site_entry(e->key), .clock = (int32_t)e->clock,
+		.callers = { e->callers[0], e->callers[1] } };
+	struct cp_anatomy_read_id *g;
+
+	for (size_t i = 0; i < s->nreads; i++)
+		if (s->reads[i].pc == id.pc && s->reads[i].via == id.via &&
+		    s->reads[i].entry == id.entry && s->reads[i].clock == id.clock &&
+		    !memcmp(s->reads[i].callers, id.callers, sizeof(id.callers)))
+			return (long)i;
+	if (!(g = realloc(s->reads, (s->nreads + 1) * sizeof(*g))))
+		return -1;
+	s->reads = g;
+	s->reads[s->nreads] = id;
+	return (long)s->nreads++;
+}
+
+int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
+		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r)
+{
+	size_t n = raw->nentries + raw->nrecs, k = 0;
+	struct cp_anatomy_event *ev = calloc(n ? n : 1, sizeof(*ev));
+
+	memset(r, 0, sizeof(*r));
+	if (!ev)
+		return -1;
+	for (size_t i = 0; i < raw->nentries; i++) {
+		long read = read_index(s, &raw->entries[i]);
+
+		if (read < 0) {
+			free(ev);
+			return -1;
+		}
+		ev[k++] = (struct cp_anatomy_event){ cp_anatomy_tsc_ns(cal, raw->entries[i].tsc),
+						     CP_ANATOMY_READ, (uint32_t)read };
+	}
+	for (size_t i = 0; i < raw->nrecs; i++)
+		ev[k++] = (struct cp_anatomy_event){
+			raw->recs[i].t_ns, raw->recs[i].kind == CP_ANATOMY_REC_SWITCH ?
+			CP_ANATOMY_SWITCH : CP_ANATOMY_SYSCALL, raw->recs[i].what };
+	if (k)
+		qsort(ev, k, sizeof(*ev), by_time);
+	*r = (struct cp_anatomy_request){
+		.pid = pid, .tid = (int32_t)raw->tid, .events = ev, .nevents = k,
+		.start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
+		.end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc),
+		.truncated = raw->n > raw->nentries };
+	return 0;
+}
+
+/* The kept logs merged, in the order they began, into out. */
+static void hand_over(struct cp_anatomy_collect *c, struct cp_anatomy_samples *out)
+{
+	if (c->nkept && !(out->requests = calloc(c->nkept, sizeof(*out->requests))))
+		return;
+	for (size_t i = 0; i < c->nkept; i++) {
+		if (cp_anatomy_merge(&c->kept[i], &c->cal, c->pid, out,
+				     &out->requests[out->nrequests]))
+			break;
+		out->nrequests++;
+	}
+	for (size_t i = 1; i < out->nrequests; i++)	/* by start: insertion */
+		for (size_t j = i; j && out->requests[j - 1].start_ns > out->requests[j].start_ns;
+		     j--) {
+			struct cp_anatomy_request t = out->requests[j];
+
+			out->requests[j] = out->requests[j - 1];
+			out->requests[j - 1] = t;
+		}
+}
+
+/* Tests only: CLOCKPROF_TEST_ANATOMY_DUMP=FILE writes the raw samples
+ * there as one JSON object, for the collection to be checked before the
+ * rule's side judges it (tests/integration/test_anatomy.py). */
+static void dump(const struct cp_anatomy_samples *s)
+{
+	const char *path = getenv("CLOCKPROF_TEST_ANATOMY_DUMP");
+	FILE *f = path && *path ? fopen(path, "w") : NULL;
+
+	if (!f)
+		return;
+	fprintf(f, "{\"requests_seen\": %llu, \"gaps_exact\": %s, \"reads\": [",
+		(unsigned long long)s->requests_seen, s->gaps_exact ? "true" : "false");
+	for (size_t i = 0; i < s->nreads; i++)
+		fprintf(f, "%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
+			"\"caller\": %llu, \"caller2\": %llu}", i ? ", " : "",
+			(unsigned long long)s->reads[i].pc, s->reads[i].via, s->reads[i].entry,
+			s->reads[i].clock, (unsigned long long)s->reads[i].callers[0],
+			(unsigned long long)s->reads[i].callers[1]);
+	fputs("], \"requests\": [", f);
+	for (size_t i = 0; i < s->nrequests; i++) {
+		const struct cp_anatomy_request *r = &s->requests[i];
+
+		fprintf(f, "%s{\"tid\": %d, \"start_ns\": %llu, \"end_ns\": %llu, "
+			"\"truncated\": %s, \"events\": [", i ? ", " : "", r->tid,
+			(unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
+			r->truncated ? "true" : "false");
+		for (size_t e = 0; e < r->nevents; e++)
+			fprintf(f, "%s[%llu, %u, %u]", e ? ", " : "",
+				(unsigned long long)r->events[e].t_ns, r->events[e].kind,
+				r->events[e].what);
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+	fclose(f);
+}
+
+void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_seen,
+			     struct cp_anatomy_samples *out)
+{
+	if (!c->traps)
+		set_every(c, 0);
+	if (c->running) {
+		__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
+		pthread_join(c->thread, NULL);
+	}
+	if (c->traps)
+		ring_buffer__consume(c->ring);
+	else
+		calibrate(&c->cal.tsc[1], &c->cal.ns[1]);
+	if (!c->traps && !find_used(c))
+		drain(c);
+	if (out) {
+		memset(out, 0, sizeof(*out));
+		out->requests_seen = requests_seen;
+		out->gaps_exact = c->skel != NULL && !c->traps;
+		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->traps ?
+			 "each read traps into the kernel inside the gap it measures (uprobes): "
+			 "the gaps are clockprof's as much as the program's" : c->why);
+		hand_over(c, out);
+		dump(out);
+	}
+	collect_free(c);
+}

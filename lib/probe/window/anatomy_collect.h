@@ -1,0 +1,73 @@
+/* anatomy_collect.h - --anatomy's collection (docs/anatomy.md): while the
+ * window is open, a thread of clockprof's reads the sampled requests'
+ * logs the vDSO patch keeps in the target (CP_PB_AN_* in
+ * probes/patch_layout.h), frees each for the next, and takes the
+ * syscalls and switches anatomy.bpf.c recorded meanwhile; at the end
+ * they are merged by time into the raw samples (anatomy.h), the reads'
+ * TSC put on the target's CLOCK_MONOTONIC by a calibration taken at the
+ * start and at the end. Inside lib/probe/window only. */
+#ifndef CP_ANATOMY_COLLECT_H
+#define CP_ANATOMY_COLLECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "anatomy.h"
+#include "patch_layout.h"
+
+struct cp_anatomy_collect;
+struct cp_error;
+struct cp_pid_ns;
+
+/* Starts collecting from process pid's counter table at table (pid in
+ * the pid namespace ns, clockprof's): at most
+ * sample requests kept, spread over the window (a reservoir). The BPF
+ * program's load failing is said in *why (the samples then have no
+ * syscalls: not judged), not an error. -1 with err: out of memory, or
+ * the target's memory cannot be reached. */
+int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
+			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err);
+
+/* The same where every read traps (uprobes): the requests the session's
+ * program records in its ring (ring_fd: cp_session_anatomy_ring), whole,
+ * timed by bpf_ktime_get_ns; their gaps said not exact. */
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
+				   unsigned sample, struct cp_error *err);
+
+/* Without --anatomy: no log is opened in process pid's table at table (a
+ * killed --anatomy window's table, reused, may still say to). */
+void cp_anatomy_collect_off(pid_t pid, uint64_t table);
+
+/* Stops opening logs, drains the last ones, and hands over what was
+ * collected (requests_seen: the window's complete requests); frees c. */
+void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_seen,
+			     struct cp_anatomy_samples *out);
+
+/* The raw pieces, for the tests: one drained log ({key, tsc, clock} a
+ * read) and the BPF records of its request, merged into r (reads named
+ * into s's reads), with the calibration (tsc0, ns0) - (tsc1, ns1). */
+struct cp_anatomy_log_entry {	/* CP_PB_AN_ENTRY_WORDS words */
+	uint64_t key, tsc;
+	int64_t clock;
+	uint64_t callers[CP_PB_AN_CALLERS];	/* 0: not known */
+};
+struct cp_anatomy_raw {
+	uint64_t slot, seq, tid;
+	uint64_t start_tsc, end_tsc, n;	/* n: reads (more than entries: truncated) */
+	struct cp_anatomy_log_entry *entries;
+	size_t nentries;
+	struct cp_anatomy_rec *recs;
+	size_t nrecs;
+};
+struct cp_anatomy_rec {
+	uint64_t t_ns;
+	uint32_t kind, what;
+};
+struct cp_anatomy_calibration {
+	uint64_t tsc[2], ns[2];
+};
+uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc);
+int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
+		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r);
+
+#endif
