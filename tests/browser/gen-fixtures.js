@@ -1,7 +1,8 @@
 // gen-fixtures.js - writes the generated fixtures of the browser tests into
 // OUT (argument 1): a verdict with 41 measures (3 regressed, hostile
 // names), its base and head runs (stacks that grew, shrank, appeared and
-// disappeared), and a run with 10,000 distinct stacks; with --bench also a
+// disappeared), a run with 10,000 distinct stacks, and an anatomy run
+// whose reuse was not judged; with --bench also a
 // run with 100,000 and a verdict over two runs of 10,000 stacks, for the
 // render and interaction figures of `make bench`. Deterministic: the same
 // files every time.
@@ -184,6 +185,16 @@ function bigRun(stacks, total) {
     call_sites: stacks.slice(0, 500).map((s, i) => site(s.frames[s.frames.length - 2], "src/file" + i + ".cc", i + 1, "clock_gettime", s.count))
   });
 }
+
+// --- the anatomy run with reuse not judged (uprobe: a trap in each gap),
+// from the hand-written fixtures/run-anatomy.json.
+const unjudged = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "run-anatomy.json"), "utf8"));
+Object.assign(unjudged.anatomy, {
+  judged: false, every_request: true, truncated_requests: 0, reusable: [], reusable_per_op: 0,
+  not_judged_because: "counted by uprobe: a trap in each gap <i>makes</i> gaps inexact"
+});
+delete unjudged.measures["clock_reads_reusable/op"];
+write("run-anatomy-unjudged.json", unjudged);
 
 const b10k = bigStacks(10000);
 write("big-10000.json", bigRun(b10k.stacks, b10k.total));
