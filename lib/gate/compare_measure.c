@@ -6,6 +6,7 @@
 
 #include "compare_measure.h"
 #include "compare_notes.h"
+#include "compare_reusable.h"
 #include "run_file.h"
 #include "stats.h"
 
@@ -392,6 +393,14 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 
 	cp_bounds_note_unjudged(bounds, mv->name);
 	mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
+	/* Only runs with --anatomy whose gaps were exact have it: a side
+	 * without it says nothing of the reads (compare_reusable.c says
+	 * why). */
+	if (!strcmp(mv->name, CP_REUSABLE_MEASURE)) {
+		cp_compare_set_reason(mv, "not judged: present in %s runs only",
+				      nb ? "base" : "head");
+		return;
+	}
 	if (!nb || nb < base_runs) {
 		cp_compare_set_reason(mv, "present in %s runs only",
 			 nb ? "base" : "head");

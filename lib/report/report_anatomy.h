@@ -1,24 +1,16 @@
 /* report_anatomy.h - the pieces of the report's "Anatomy of a request"
  * section (run.json "anatomy", docs/run-json.md): report_anatomy.c writes
  * the section's notes and tables, report_timeline.c draws each common
- * shape as a timeline and names the reads. Every name comes from the
- * target and goes out escaped (cp_buf_text). */
+ * shape as a timeline; the reads are found and named by anatomy_reads.h.
+ * Every name comes from the target and goes out escaped (cp_buf_text). */
 #ifndef CP_REPORT_ANATOMY_H
 #define CP_REPORT_ANATOMY_H
 
 #include <jansson.h>
 #include <stddef.h>
 
+#include "anatomy_reads.h"
 #include "buf.h"
-
-/* anatomy.reads' entry whose id is id_value (an integer), or NULL. */
-const json_t *cp_anatomy_read(const json_t *anatomy, const json_t *id_value);
-
-/* Appends, unescaped, "function file:line" of a frame (a read or one of
- * its callers) to plain; then, with callers, " ← caller file:line" for
- * each caller (all, innermost first), or only the outermost one ("← … ←"
- * marking those left out) when all is 0. */
-void cp_anatomy_name(struct cp_buf *plain, const json_t *frame, int callers, int all);
 
 /* A time in ns as people read it: "80 ns", "1.25 µs", "3.4 ms", "n/a". */
 void cp_html_ns(struct cp_buf *b, double ns);

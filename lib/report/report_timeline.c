@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "anatomy_reads.h"
 #include "json_file.h"
 #include "report_anatomy.h"
 #include "report_html.h"
@@ -28,59 +29,6 @@
 #define TL_NOTE_CHARS 40
 #define TL_CHAR_W 6.7		/* estimated width of a character of 11px monospace */
 #define TL_ARC_H 22.0
-
-const json_t *cp_anatomy_read(const json_t *anatomy, const json_t *id_value)
-{
-	const json_t *reads = json_object_get(anatomy, "reads"), *r;
-	json_int_t id;
-	size_t i;
-
-	if (!json_is_integer(id_value))
-		return NULL;
-	id = json_integer_value(id_value);
-	r = id >= 0 ? json_array_get(reads, (size_t)id) : NULL;
-	if (json_is_integer(json_object_get(r, "id")) &&
-	    json_integer_value(json_object_get(r, "id")) == id)
-		return r;
-	json_array_foreach(reads, i, r)
-		if (json_is_integer(json_object_get(r, "id")) &&
-		    json_integer_value(json_object_get(r, "id")) == id)
-			return r;
-	return NULL;
-}
-
-static void frame_name(struct cp_buf *plain, const json_t *f)
-{
-	const char *fn = cp_json_str(f, "function", NULL), *file = cp_json_str(f, "file", NULL);
-	double line;
-
-	cp_buf_puts(plain, fn ? fn : "??");
-	if (!file)
-		return;
-	cp_buf_puts(plain, " ");
-	cp_buf_puts(plain, file);
-	if (cp_rj_num(f, "line", &line) && line > 0 && line < 1e12)
-		cp_buf_printf(plain, ":%.0f", line);
-}
-
-void cp_anatomy_name(struct cp_buf *plain, const json_t *frame, int callers, int all)
-{
-	const json_t *cs = json_object_get(frame, "callers"), *c;
-	size_t n = json_array_size(cs), i;
-
-	frame_name(plain, frame);
-	if (!callers || !n)
-		return;
-	if (!all) {
-		cp_buf_puts(plain, n > 1 ? " \xe2\x86\x90 \xe2\x80\xa6 \xe2\x86\x90 " : " \xe2\x86\x90 ");
-		frame_name(plain, json_array_get(cs, n - 1));
-		return;
-	}
-	json_array_foreach(cs, i, c) {
-		cp_buf_puts(plain, " \xe2\x86\x90 ");
-		frame_name(plain, c);
-	}
-}
 
 void cp_html_ns(struct cp_buf *b, double ns)
 {
