@@ -258,3 +258,37 @@ void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index)
 	}
 	cp_buf_puts(b, "</div>\n");
 }
+
+/* A reusable read of base that head no longer lists (verdict.json). */
+static void removed_row(struct cp_buf *b, const json_t *e)
+{
+	const json_t *gap = json_object_get(e, "gap_ns");
+
+	cp_buf_puts(b, "<tr>");
+	name_cell(b, json_object_get(e, "read"));
+	name_cell(b, json_object_get(e, "reuses"));
+	share_cell(b, json_object_get(e, "share"));
+	ns_cell(b, json_object_get(gap, "p50"));
+	ns_cell(b, json_object_get(gap, "p99"));
+	cp_html_td_json(b, json_object_get(e, "per_op"));
+	cp_buf_puts(b, json_is_true(json_object_get(e, "still_read")) ?
+		    "<td>still read, no longer reusable</td></tr>" : "<td>the read is gone</td></tr>");
+}
+
+void cp_report_reusable_removed(struct cp_buf *b, const json_t *verdict)
+{
+	const json_t *list = json_object_get(verdict, "reusable_removed"), *e;
+	size_t i;
+
+	if (!json_array_size(list))
+		return;
+	cp_buf_puts(b, "<h3>Reusable reads head no longer has</h3><table class=\"sortable "
+		       "reusable-removed\"><caption>Reads that could reuse an earlier value in every "
+		       "base run and in no head run (as base measured them)</caption><thead><tr>"
+		       "<th>read</th><th>could reuse</th><th class=\"num\">share</th>"
+		       "<th class=\"num\">gap p50</th><th class=\"num\">gap p99</th>"
+		       "<th class=\"num\">reads/op</th><th>in head</th></tr></thead><tbody>");
+	json_array_foreach(list, i, e)
+		removed_row(b, e);
+	cp_buf_puts(b, "</tbody></table>\n");
+}

@@ -196,7 +196,7 @@ static void step_note(struct cp_buf *note, const json_t *step)
 /* Label and note texts, and the lanes they go in. */
 static void place_texts(struct tl *t)
 {
-	double ends[TL_MAX_LANES], note_ends[TL_MAX_LANES];
+	double ends[TL_MAX_LANES] = { 0 }, note_ends[TL_MAX_LANES] = { 0 };
 
 	for (size_t i = 0; i < t->n; i++) {
 		struct tl_step *s = &t->st[i];
@@ -216,13 +216,15 @@ static void place_texts(struct tl *t)
 		s->lx1 = s->lx0 + w;
 		s->lane = lane_for(ends, &t->lanes, s->lx0, s->lx1);
 		s->note_lane = -1;
+		/* The first read's: since the request began, written from it. */
 		if (!i)
-			continue;
+			cp_buf_puts(&s->note, "before: ");
 		step_note(&s->note, s->step);
-		if (!s->note.len)
+		if (s->note.len == (i ? 0 : strlen("before: ")))
 			continue;
 		w = (double)shown_chars(s->note.data, TL_NOTE_CHARS) * TL_CHAR_W;
-		s->nx = fmin(fmax((t->st[i - 1].x + s->x) / 2, w / 2 + 2), TL_W - w / 2 - 2);
+		s->nx = i ? (t->st[i - 1].x + s->x) / 2 : s->x + w / 2;
+		s->nx = fmin(fmax(s->nx, w / 2 + 2), TL_W - w / 2 - 2);
 		s->note_lane = lane_for(note_ends, &t->note_lanes, s->nx - w / 2, s->nx + w / 2);
 	}
 	t->axis = 6 + t->note_lanes * TL_LH + TL_ARC_H;
@@ -247,8 +249,9 @@ static void mark_title(struct cp_buf *b, const struct tl *t, const struct tl_ste
 		cp_html_ns(&plain, gap);
 		cp_buf_puts(&plain, " after the read before");
 	}
-	if (s->note.len)
-		cp_buf_printf(&plain, "; between them: %s", s->note.data);
+	if (s->note_lane >= 0)
+		cp_buf_printf(&plain, i ? "; between them: %s" : "; since the request began, %s",
+			      s->note.data);
 	if (s->reuse) {
 		cp_buf_printf(&plain, "; could reuse the value of %zu. ", s->from + 1);
 		cp_anatomy_name(&plain, t->st[s->from].read, 1, 1);
@@ -279,15 +282,16 @@ static void reuse_arc(struct cp_buf *b, const struct tl *t, const struct tl_step
 
 static void draw_gaps(struct cp_buf *b, const struct tl *t)
 {
-	for (size_t i = 1; i < t->n; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		const struct tl_step *s = &t->st[i];
 		const json_t *sc = json_object_get(s->step, "syscalls");
 		double vol = 0;
 
 		cp_rj_num(json_object_get(s->step, "switches"), "voluntary", &vol);
-		cp_buf_printf(b, "<line class=\"gap%s%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-				 "y2=\"%.1f\"/>", json_array_size(sc) ? " sys" : "",
-			      vol > 0 ? " sw" : "", t->st[i - 1].x, t->axis, s->x, t->axis);
+		if (i)
+			cp_buf_printf(b, "<line class=\"gap%s%s\" x1=\"%.1f\" y1=\"%.1f\" "
+					 "x2=\"%.1f\" y2=\"%.1f\"/>", json_array_size(sc) ? " sys" : "",
+				      vol > 0 ? " sw" : "", t->st[i - 1].x, t->axis, s->x, t->axis);
 		if (s->note_lane < 0)
 			continue;
 		cp_buf_printf(b, "<text class=\"between\" x=\"%.1f\" y=\"%.1f\" "

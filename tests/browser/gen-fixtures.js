@@ -120,7 +120,11 @@ write("verdict.json", {
   head: { runs: 1, files: ["head-1.json"], env: { kernel: ["6.1.0-15-amd64"], clocksource: ["tsc"] } },
   env_mismatch: [{ field: "kernel", base: ["6.1.0-13-amd64"], head: ["6.1.0-15-amd64"], effect: "warning" }],
   measures,
-  warnings: ["base run base-1.json has <b>1</b> run only"]
+  warnings: ["base run base-1.json has <b>1</b> run only"],
+  reusable_removed: [{
+    read: { function: HOSTILE, file: "server.c", line: 44, callers: [{ function: "handle_request", file: "server.c", line: 40 }] },
+    reuses: { function: "handle_request", file: "server.c", line: 42, callers: [] },
+    share: 0.99, gap_ns: { p50: 80, p99: 300 }, per_op: 1, still_read: false }]
 });
 
 // --- Edge cases the report once drew badly at 1,400 px: a --stacks run

@@ -305,6 +305,12 @@ async function runTests() {
     check(gone.includes("disappeared") && gone.includes("stats_update"), "disappeared: " + gone);
     check(!appeared.includes("Pool::get") && !gone.includes("Pool::get"), "Pool::get is on both sides");
   });
+  await test("verdict: reusable reads head no longer has, names literal", async () => {
+    const rows = await v.page.locator("table.reusable-removed tbody tr").allInnerTexts();
+    check(rows.length === 1, "rows: " + JSON.stringify(rows));
+    check(rows[0].startsWith(HOSTILE + " server.c:44 \u2190 handle_request server.c:40"), "read: " + rows[0]);
+    check(/handle_request server\.c:42\s+99\.0%\s+80 ns\s+300 ns\s+1\s+the read is gone/.test(rows[0]), "row: " + rows[0]);
+  });
   await test("verdict: no handlers, links or images in the DOM", async () => {
     const bad = await noHandlersInDom(v.page);
     check(bad.length === 0, bad.join(", "));
@@ -343,6 +349,8 @@ async function runTests() {
       "syscalls and switches between reads: " + JSON.stringify(between));
     check(await first.locator("line.gap.sys").count() === 1 && await first.locator("line.gap.sw").count() === 1,
       "the gaps with a syscall and a switch are not drawn as such");
+    const before = await rows.nth(1).locator("text.between").allTextContents();
+    check(before.includes("before: accept4"), "what came before the first read: " + JSON.stringify(before));
     check(await an.page.locator(".anatomy b, .anatomy img, .anatomy script").count() === 0, "a name became an element");
     const bad = await noHandlersInDom(an.page);
     check(bad.length === 0, "handlers, links or images in the DOM: " + bad.join(", "));
