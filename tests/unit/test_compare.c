@@ -771,6 +771,38 @@ TEST(compare_zero_base_and_kind_conflict)
 	free_side(&h);
 }
 
+/* clock_reads_reusable/op is exact where every request was seen and
+ * sampled where not: the two are one figure, judged as sampled, where
+ * any other measure whose kind differs is inconclusive. */
+TEST(compare_reusable_reads_of_either_kind_judged_as_sampled)
+{
+	struct side b = { 0 }, h = { 0 };
+	struct cp_bounds bounds;
+	struct cp_compare_result r;
+	const struct cp_measure_verdict *m;
+
+	cp_bounds_init_defaults(&bounds);
+	add_runs(&b, 8, "tsc");
+	add_runs(&h, 8, "tsc");
+	for (size_t i = 0; i < 8; i++) {
+		json_object_set_new(json_object_get(b.docs[i], "measures"), "clock_reads_reusable/op",
+				    json_pack("{s:f, s:s, s:s, s:s}", "value", 1.0, "unit", "reads",
+					      "kind", "exact", "better", "lower"));
+		json_object_set_new(json_object_get(h.docs[i], "measures"), "clock_reads_reusable/op",
+				    json_pack("{s:f, s:s, s:s, s:s}", "value", 2.0 + 0.01 * (double)i,
+					      "unit", "reads", "kind", "sampled", "better", "lower"));
+	}
+	CHECK_INT(judge(&b, &h, &bounds, &r), 0);
+	m = find(&r, "clock_reads_reusable/op");
+	CHECK(m && !m->exact && m->status == CP_MEASURE_REGRESSED);
+	CHECK(has_warning(m->warnings, "judged as sampled"));
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	free_side(&b);
+	free_side(&h);
+}
+
 TEST(verdict_build_validates_and_round_trips)
 {
 	struct side b = { 0 }, h = { 0 };
