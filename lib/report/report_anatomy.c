@@ -68,8 +68,11 @@ static void intro(struct cp_buf *b, const json_t *a)
 	cp_buf_puts(b, "</code>). A read could reuse an earlier read of the same clock when no "
 		       "syscall and no voluntary switch lies between them and they are less than ");
 	cp_html_ns(b, gap);
-	cp_buf_printf(b, " apart, in at least %.4g%% of the sampled requests with both.</p>",
-		      100 * share);
+	if (isfinite(share))
+		cp_buf_printf(b, " apart, in at least %.4g%% of the sampled requests with both.</p>",
+			      100 * share);
+	else
+		cp_buf_puts(b, " apart, in most of the sampled requests with both.</p>");
 	if (!json_is_true(json_object_get(a, "judged"))) {
 		cp_buf_puts(b, "<p class=\"note anatomy-not-judged\">Reusable reads were not judged");
 		if (cp_json_str(a, "not_judged_because", NULL)) {
@@ -218,7 +221,12 @@ static void shape_row(struct cp_buf *b, const json_t *a, const json_t *shape, si
 	cp_buf_printf(b, "<div class=\"shape\" id=\"shape-%zu-%zu\"><p class=\"shape-head\">"
 			 "Shape %zu: ", index, s, s + 1);
 	cp_html_num(b, json_number_value(json_object_get(shape, "requests")));
-	cp_buf_printf(b, " requests (%.1f%%), %zu reads</p>", 100 * share, json_array_size(steps));
+	cp_buf_puts(b, " requests (");
+	if (isfinite(share))
+		cp_buf_printf(b, "%.1f%%", 100 * share);
+	else
+		cp_buf_puts(b, "n/a");
+	cp_buf_printf(b, "), %zu reads</p>", json_array_size(steps));
 	cp_report_timeline(b, a, shape, index, s);
 	cp_buf_puts(b, "<details><summary>its reads in order</summary><table class=\"steps\">"
 		       "<thead><tr><th class=\"num\">#</th><th>read</th><th class=\"num\">at</th>"

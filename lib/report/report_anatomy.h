@@ -20,7 +20,8 @@ void cp_html_text_cut(struct cp_buf *b, const char *s, size_t max_chars);
 
 /* The reusable entry (anatomy.reusable) that step k of steps is, and in
  * *from the index of the earlier step whose value it could reuse (the
- * latest one reading that read before it); NULL when step k is none. */
+ * latest read of the same clock before it, when that is the entry's
+ * earlier read); NULL when step k is none. */
 const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, size_t k,
 				    size_t *from);
 

@@ -84,6 +84,25 @@ static size_t shown_chars(const char *s, size_t max_chars)
 	return chars > max_chars ? max_chars + 1 : chars;
 }
 
+/* The step before k that read k's clock last, by anatomy.reads' clock
+ * names; without them, the last step before k that read `reuses`. */
+static long earlier_step(const json_t *anatomy, const json_t *steps, size_t k,
+			 const json_t *reuses)
+{
+	const json_t *mine = json_object_get(cp_anatomy_read(anatomy, json_object_get(
+		json_array_get(steps, k), "read")), "clock");
+
+	for (size_t j = k; j-- > 0;) {
+		const json_t *id = json_object_get(json_array_get(steps, j), "read");
+		const json_t *clock = json_object_get(cp_anatomy_read(anatomy, id), "clock");
+
+		if (json_is_string(mine) && json_is_string(clock) ?
+		    json_equal(mine, clock) : json_equal(id, reuses))
+			return (long)j;
+	}
+	return -1;
+}
+
 const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, size_t k,
 				    size_t *from)
 {
@@ -94,16 +113,17 @@ const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, 
 		return NULL;
 	json_array_foreach(json_object_get(anatomy, "reusable"), i, e) {
 		const json_t *reuses = json_object_get(e, "reuses");
+		long j;
 
-		if (!json_equal(json_object_get(e, "read"), (json_t *)read) ||
-		    !json_is_integer(reuses))
+		if (!json_equal(json_object_get(e, "read"), read) || !json_is_integer(reuses))
 			continue;
-		for (size_t j = k; j-- > 0;)
-			if (json_equal(json_object_get(json_array_get(steps, j), "read"),
-				       (json_t *)reuses)) {
-				*from = j;
-				return e;
-			}
+		/* A pair only where the earlier read is the clock's latest. */
+		j = earlier_step(anatomy, steps, k, reuses);
+		if (j >= 0 && json_equal(json_object_get(json_array_get(steps, (size_t)j), "read"),
+					 reuses)) {
+			*from = (size_t)j;
+			return e;
+		}
 	}
 	return NULL;
 }

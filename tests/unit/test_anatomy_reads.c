@@ -1,11 +1,13 @@
 /* test_anatomy_reads.c - the reads of run.json "anatomy" as compare and
  * the report take them (lib/gate/anatomy_reads.c): found by id however the
  * run lists them, named with their callers, and matched between runs by
- * site and callers, as far as both runs name callers. */
+ * site and callers, as far as both runs name callers; and which step of a
+ * shape the report marks reusable (lib/report/report_timeline.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "anatomy_reads.h"
+#include "report_anatomy.h"
 #include "unit.h"
 
 static json_t *frame(const char *fn, const char *file, int line)
@@ -94,4 +96,33 @@ TEST(anatomy_reads_found_by_id_and_named)
 	json_decref(text);
 	json_decref(handle);
 	json_decref(top);
+}
+
+static json_t *clock_read(int id, const char *clock)
+{
+	return json_pack("{s:i, s:s, s:s, s:i, s:s, s:[]}", "id", id, "function", "f", "file", "t.c",
+			 "line", id + 1, "clock", clock, "callers");
+}
+
+/* Step k reuses the earlier read only where that is the latest read of
+ * its clock: a read of the same clock in between breaks the pair, one of
+ * another clock does not. */
+TEST(anatomy_step_reuse_only_after_the_clocks_latest_read)
+{
+	json_t *anatomy = json_pack("{s:[o, o, o, o], s:[{s:i, s:i, s:f}]}", "reads",
+				    clock_read(0, "CLOCK_MONOTONIC"), clock_read(1, "CLOCK_MONOTONIC"),
+				    clock_read(2, "gettimeofday"), clock_read(3, "CLOCK_MONOTONIC"),
+				    "reusable", "read", 1, "reuses", 0, "share", 0.99);
+	/* Reads 0, 2 (another clock), 1: a pair. Then 0, 3, 1: not. */
+	json_t *steps = json_pack("[{s:i}, {s:i}, {s:i}, {s:i}, {s:i}, {s:i}]", "read", 0,
+				  "read", 2, "read", 1, "read", 0, "read", 3, "read", 1);
+	size_t from = 99;
+
+	CHECK(cp_anatomy_step_reuse(anatomy, steps, 2, &from) != NULL);
+	CHECK_INT(from, 0);
+	CHECK(cp_anatomy_step_reuse(anatomy, steps, 5, &from) == NULL);
+	CHECK(cp_anatomy_step_reuse(anatomy, steps, 0, &from) == NULL);
+	CHECK(cp_anatomy_step_reuse(anatomy, steps, 1, &from) == NULL);
+	json_decref(anatomy);
+	json_decref(steps);
 }
