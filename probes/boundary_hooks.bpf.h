@@ -132,6 +132,24 @@ static __always_inline void check_wrapper(void)
 	t->wrap_hits = hits;
 }
 
+/* A thread of the target passed the request boundary: its request
+ * closes. At a function it came through a uprobe, a trap; at the syscall
+ * through the tracepoint, none, and the wrapper is checked first (while a
+ * syscall: boundary is), as a fall-back decides where this request is
+ * counted (requests_checked). */
+static __always_inline void pass_boundary(bool at_syscall)
+{
+	__u32 tid = target_tid();
+
+	if (!tid)
+		return;
+	if (!at_syscall)
+		count_trap();
+	else if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
+		check_wrapper();
+	close_request(tid, at_syscall ? requests_checked : CP_TOTALS_WINDOW);
+}
+
 /* syscall:NAME boundaries. Only loaded when asked for: this tracepoint
  * slows every process's syscalls while attached (see above), which the
  * user accepts by choosing a syscall boundary over a function. With the
@@ -140,28 +158,15 @@ static __always_inline void check_wrapper(void)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(on_boundary_syscall, struct pt_regs *regs, long id)
 {
-	__u32 tid;
-
-	if (id != boundary_syscall)
-		return 0;
-	tid = target_tid();
-	if (!tid)
-		return 0;
-	if (boundary_wrapped && !wrapper_check.fallback_ns && phase == CP_PHASE_CLOCK)
-		check_wrapper();
-	close_request(tid, requests_checked);
+	if (id == boundary_syscall)
+		pass_boundary(true);
 	return 0;
 }
 
 SEC("uprobe")
 int on_boundary_func(struct pt_regs *ctx)
 {
-	__u32 tid = target_tid();
-
-	if (!tid)
-		return 0;
-	count_trap();
-	close_request(tid, CP_TOTALS_WINDOW);
+	pass_boundary(false);
 	return 0;
 }
 

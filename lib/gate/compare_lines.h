@@ -22,7 +22,9 @@
 /* For every regressed clock_reads@FUNCTION/op of r, sets its lines:
  * [{file, line, base, head, repo_path}], at most CP_SITE_LINES_MAX, most
  * gained first; file and line as head's call_sites give them (a read
- * inside an inlined helper: the helper's line), base the reads per op of
+ * inside a helper inlined into FUNCTION: FUNCTION's own line that calls
+ * it, inlined_at, where every run names it; a relative file taken from
+ * the site's comp_dir), base the reads per op of
  * the base line paired with it (0: none), repo_path the file relative to
  * source_root (NULL: the current directory) or null when it is not a
  * file below it. [] when no line gained (the runs have no line

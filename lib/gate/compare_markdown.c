@@ -206,32 +206,21 @@ static void gained_line(struct cp_buf *b, const json_t *line)
 		      (long long)json_integer_value(json_object_get(line, "line")), base, head);
 }
 
-/* Regressed per-site measures: the lines that gained reads, a bullet a
- * measure (at most 10), its lines most gained first. */
-static size_t gained_lines(struct cp_buf *b, const struct cp_verdict_measures *ms,
-			   const size_t *rows)
+/* A regressed per-site measure: the lines that gained reads, a bullet,
+ * its lines most gained first. */
+static void gained_measure(const json_t *m, void *arg)
 {
 	char code[600];
-	size_t shown = 0;
+	const json_t *line;
+	size_t k;
 
-	for (size_t i = 0; i < ms->n && shown < 10; i++) {
-		json_t *m = cp_verdict_measures_get(ms, rows[i]);
-		const json_t *lines = json_object_get(m, "lines"), *line;
-		size_t k;
-
-		if (json_array_size(lines)) {
-			cp_markdown_code(code, sizeof(code), cp_json_str(m, "name", ""), 120);
-			cp_buf_printf(b, "- %s gained reads at ", code);
-			json_array_foreach(lines, k, line) {
-				cp_buf_puts(b, k ? ", " : "");
-				gained_line(b, line);
-			}
-			cp_buf_puts(b, "\n");
-			shown++;
-		}
-		json_decref(m);
+	cp_markdown_code(code, sizeof(code), cp_json_str(m, "name", ""), 120);
+	cp_buf_printf(arg, "- %s gained reads at ", code);
+	json_array_foreach(json_object_get(m, "lines"), k, line) {
+		cp_buf_puts(arg, k ? ", " : "");
+		gained_line(arg, line);
 	}
-	return shown;
+	cp_buf_puts(arg, "\n");
 }
 
 /* A reusable read of base that no head run lists, as a bullet. */
@@ -265,7 +254,7 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 		cp_markdown_code(code, sizeof(code), json_string_value(e), 300);
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
-	bullets = gained_lines(b, ms, rows);
+	bullets = cp_gained_measures_each(ms, rows, gained_measure, b);
 	cp_reusable_removed_each(verdict, removed_reuse, b);
 	bullets += json_array_size(json_object_get(verdict, "reusable_removed"));
 	bullets += not_excluded_lines(b, ms, rows);

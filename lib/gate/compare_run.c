@@ -86,6 +86,22 @@ static const char *pooled(char *pool, size_t *at, const char *s)
 	return copy;
 }
 
+/* A site's file s as a path: one DWARF names relative (built by
+ * `cc ../src/x.c`, or with -fdebug-prefix-map) is taken from the site's
+ * compile directory, comp_dir, when the run names it; else as it is. In
+ * pool at *at, which moves past it; NULL stays NULL. */
+static const char *pooled_path(char *pool, size_t *at, const char *dir, const char *s)
+{
+	char *copy = pool + *at;
+	int n;
+
+	if (!s || s[0] == '/' || !dir || !dir[0])
+		return pooled(pool, at, s);
+	n = sprintf(copy, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", s);
+	*at += (size_t)n + 1;
+	return copy;
+}
+
 /* The call sites as a flat table: the gate keeps 60 runs, and a site's
  * JSON tree is a dozen values where it reads four. */
 static int read_sites(const json_t *cs, struct cp_compare_run *run)
@@ -95,8 +111,9 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 
 	run->names_inlined_at = !n;
 	json_array_foreach(cs, i, s) {
-		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 3;
+		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 5;
 		len += strlen(cp_json_str(inlined_at(s), "file", ""));
+		len += 2 * strlen(cp_json_str(s, "comp_dir", ""));
 		run->names_inlined_at |= json_object_get(s, "inlined_at") != NULL;
 	}
 	if (!n)
@@ -108,11 +125,12 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 	json_array_foreach(cs, i, s) {
 		struct cp_run_site *r = &run->sites[i];
 		const json_t *per_op = json_object_get(s, "per_op"), *called = inlined_at(s);
+		const char *dir = cp_json_str(s, "comp_dir", NULL);
 
 		r->function = pooled(run->sites_pool, &at, cp_json_str(s, "function", ""));
-		r->file = pooled(run->sites_pool, &at, cp_json_str(s, "file", NULL));
+		r->file = pooled_path(run->sites_pool, &at, dir, cp_json_str(s, "file", NULL));
 		r->line = json_integer_value(json_object_get(s, "line"));
-		r->at_file = pooled(run->sites_pool, &at, cp_json_str(called, "file", NULL));
+		r->at_file = pooled_path(run->sites_pool, &at, dir, cp_json_str(called, "file", NULL));
 		r->at_line = called ? json_integer_value(json_object_get(called, "line")) : 0;
 		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
 	}

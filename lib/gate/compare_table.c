@@ -280,6 +280,52 @@ static void removed_reuse_line(const struct cp_reusable_removed_line *l, void *a
 		read, reuses, l->per_op, l->outcome);
 }
 
+void cp_format_gained_line(char *buf, size_t len, const json_t *line)
+{
+	char path[1300], base[48], head[48];
+	const char *p = cp_json_str(line, "repo_path", NULL);
+
+	/* A path cut to its first 300 characters keeps its line number. */
+	cp_escape_display(path, sizeof(path), p ? p : cp_json_str(line, "file", ""), 300);
+	cp_format_value(base, sizeof(base), json_object_get(line, "base"));
+	cp_format_value(head, sizeof(head), json_object_get(line, "head"));
+	snprintf(buf, len, "%s:%lld (%s -> %s)", path,
+		 (long long)json_integer_value(json_object_get(line, "line")), base, head);
+}
+
+size_t cp_gained_measures_each(const struct cp_verdict_measures *ms, const size_t *rows,
+			       void (*fn)(const json_t *m, void *arg), void *arg)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < ms->n && shown < CP_GAINED_MEASURES_MAX; i++) {
+		json_t *m = cp_verdict_measures_get(ms, rows ? rows[i] : i);
+
+		if (json_array_size(json_object_get(m, "lines"))) {
+			fn(m, arg);
+			shown++;
+		}
+		json_decref(m);
+	}
+	return shown;
+}
+
+/* A regressed per-site measure's lines that gained, on one line. */
+static void gained_measure(const json_t *m, void *arg)
+{
+	char name[300], text[1500];
+	const json_t *line;
+	size_t k;
+
+	cp_escape_display(name, sizeof(name), cp_json_str(m, "name", ""), 120);
+	fprintf(arg, "%s gained reads at ", name);
+	json_array_foreach(json_object_get(m, "lines"), k, line) {
+		cp_format_gained_line(text, sizeof(text), line);
+		fprintf(arg, "%s%s", k ? ", " : "", text);
+	}
+	fputs("\n", arg);
+}
+
 static void summary_lines(FILE *out, const json_t *v,
 			  const struct cp_verdict_measures *ms, int color)
 {
@@ -310,6 +356,7 @@ static void summary_lines(FILE *out, const json_t *v,
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "inconclusive: %s\n", text);
 	}
+	cp_gained_measures_each(ms, NULL, gained_measure, out);
 	not_excluded_line(out, ms);
 	cp_reusable_removed_each(v, removed_reuse_line, out);
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {

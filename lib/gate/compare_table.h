@@ -33,6 +33,18 @@ char *cp_compare_table_string_of(const json_t *verdict,
  * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
 void cp_format_value(char *buf, size_t len, const json_t *v);
 
+/* One line a regressed per-site measure gained (an element of its
+ * "lines"), for the terminal and annotations: "PATH:LINE (BASE -> HEAD)",
+ * PATH repo_path (else file) C-escaped, cut to 300 characters. */
+void cp_format_gained_line(char *buf, size_t len, const json_t *line);
+
+/* Calls fn for each measure of ms that names lines it gained (verdict
+ * "lines": a regressed per-site measure), in the order of rows (NULL: as
+ * ms has them), at most CP_GAINED_MEASURES_MAX; returns how many. */
+#define CP_GAINED_MEASURES_MAX 10
+size_t cp_gained_measures_each(const struct cp_verdict_measures *ms, const size_t *rows,
+			       void (*fn)(const json_t *m, void *arg), void *arg);
+
 /* The change column of measure m, e.g. "▲ +25.2% [+23.2, +33.2]" (the
  * 95% interval's ends, in percent), "▲ +1 (+33%)" for exact measures, ""
  * for added/removed; "?" where a number is unknown, never "nan". */

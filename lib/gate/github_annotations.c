@@ -97,10 +97,34 @@ static void where(char *buf, size_t len, const json_t *m)
 	}
 }
 
+/* The lines the measure gained, for the message: its file= and line=
+ * name only the first, and none when it is not in the repository. */
+static void gained_text(char *buf, size_t len, const json_t *m)
+{
+	const json_t *lines = json_object_get(m, "lines"), *line;
+	size_t k, w = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(lines, k, line) {
+		char one[1500];
+		int n;
+
+		if (k == 3) {
+			snprintf(buf + w, len - w, " and %zu more", json_array_size(lines) - k);
+			return;
+		}
+		cp_format_gained_line(one, sizeof(one), line);
+		n = snprintf(buf + w, len - w, "%s%s", k ? ", " : "; gained reads at ", one);
+		if (n < 0 || (size_t)n >= len - w)
+			return;
+		w += (size_t)n;
+	}
+}
+
 static void error_line(FILE *out, const json_t *m)
 {
-	char name[1024], change[128], text[4096], title[4096], msg[16384];
-	char reason[1200], at[4200];
+	char name[1024], change[128], text[10000], title[4096], msg[30000];
+	char reason[1200], at[4200], gained[5000];
 	int regressed = !strcmp(cp_json_str(m, "status", ""), "regressed");
 
 	/* C-escape first (no control bytes at all), then the runner's own
@@ -111,9 +135,10 @@ static void error_line(FILE *out, const json_t *m)
 	snprintf(text, sizeof(text), "clockprof: %s %s", name,
 		 regressed ? "regressed" : cp_json_str(m, "status", ""));
 	cp_github_escape_property(title, sizeof(title), text);
+	gained_text(gained, sizeof(gained), m);
 	if (regressed)
-		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s",
-			 name, change, cp_json_str(m, "bound", ""), reason);
+		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s%s",
+			 name, change, cp_json_str(m, "bound", ""), reason, gained);
 	else
 		snprintf(text, sizeof(text), "Measure '%s': %s", name, reason);
 	cp_github_escape_data(msg, sizeof(msg), text);

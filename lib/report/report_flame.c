@@ -115,7 +115,7 @@ void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st,
 		const struct cp_func_total *x = r[i].f;
 
 		cp_buf_puts(b, "<tr>");
-		cp_html_td_code(b, st->names[x->name]);
+		cp_html_td_code(b, st->names.keys[x->name]);
 		if (sides == 1)
 			function_cells_one(b, st, x, div);
 		else

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "key_table.h"
 #include "report_stacks.h"
 
 static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
@@ -16,57 +17,19 @@ static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
 
 #define HASH_SEED 0xcbf29ce484222325ULL
 
-/* Rebuilds a slot table of cap slots from items' hashes. */
-static int rehash(uint32_t **slots, size_t *slots_cap, size_t n,
-		  uint64_t (*hash)(const struct cp_stacks *, size_t),
-		  const struct cp_stacks *s)
+static uint64_t stack_hash(const void *ctx, size_t i)
 {
-	size_t cap = *slots_cap ? *slots_cap * 2 : 1024;
-	uint32_t *t = calloc(cap, sizeof(*t));
+	const struct cp_stacks *s = ctx;
 
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		size_t j = hash(s, i) & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
-	}
-	free(*slots);
-	*slots = t;
-	*slots_cap = cap;
-	return 0;
-}
-
-static uint64_t name_hash(const struct cp_stacks *s, size_t i)
-{
-	return hash_bytes(s->names[i], strlen(s->names[i]), HASH_SEED);
-}
-
-static uint64_t stack_hash(const struct cp_stacks *s, size_t i)
-{
 	return hash_bytes(s->stacks[i].frames,
 			  s->stacks[i].n * sizeof(uint32_t), HASH_SEED);
 }
 
 static long intern(struct cp_stacks *s, const char *name)
 {
-	size_t j;
+	bool added;
 
-	if ((s->nnames + 1) * 2 > s->name_slots_cap &&
-	    rehash(&s->name_slots, &s->name_slots_cap, s->nnames, name_hash, s))
-		return -1;
-	j = hash_bytes(name, strlen(name), HASH_SEED) & (s->name_slots_cap - 1);
-	for (; s->name_slots[j]; j = (j + 1) & (s->name_slots_cap - 1))
-		if (!strcmp(s->names[s->name_slots[j] - 1], name))
-			return s->name_slots[j] - 1;
-	if (cp_grow(&s->names, &s->names_cap, s->nnames + 1,
-		 sizeof(*s->names)))
-		return -1;
-	s->names[s->nnames] = name;
-	s->name_slots[j] = (uint32_t)s->nnames + 1;
-	return (long)s->nnames++;
+	return cp_key_index(&s->names, name, &added);
 }
 
 /* Adds count to the stack frames[0..n) on side, taking frames when new. */
@@ -77,8 +40,7 @@ static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
 	uint64_t h = hash_bytes(frames, n * sizeof(uint32_t), HASH_SEED);
 
 	if ((s->nstacks + 1) * 2 > s->stack_slots_cap &&
-	    rehash(&s->stack_slots, &s->stack_slots_cap, s->nstacks,
-		   stack_hash, s))
+	    cp_slots_grow(&s->stack_slots, &s->stack_slots_cap, 1024, s->nstacks, stack_hash, s))
 		return -1;
 	j = h & (s->stack_slots_cap - 1);
 	for (; s->stack_slots[j]; j = (j + 1) & (s->stack_slots_cap - 1)) {
@@ -180,8 +142,8 @@ json_t *cp_stacks_to_json(const struct cp_stacks *s, int sides)
 	qsort(order, s->nstacks, sizeof(*order), by_frames);
 	json_object_set_new(doc, "names", names);
 	json_object_set_new(doc, "stacks", stacks);
-	for (size_t i = 0; i < s->nnames; i++)
-		if (json_array_append_new(names, json_string(s->names[i])))
+	for (size_t i = 0; i < s->names.n; i++)
+		if (json_array_append_new(names, json_string(s->names.keys[i])))
 			goto fail_doc;
 	for (size_t i = 0; i < s->nstacks; i++) {
 		const struct cp_report_stack *st = order[i];
@@ -210,15 +172,16 @@ fail_doc:
 size_t cp_stacks_functions(const struct cp_stacks *s,
 			   struct cp_func_total **out)
 {
-	struct cp_func_total *f = calloc(s->nnames ? s->nnames : 1, sizeof(*f));
-	uint32_t *seen = calloc(s->nnames ? s->nnames : 1, sizeof(*seen));
+	size_t nnames = s->names.n;
+	struct cp_func_total *f = calloc(nnames ? nnames : 1, sizeof(*f));
+	uint32_t *seen = calloc(nnames ? nnames : 1, sizeof(*seen));
 
 	if (!f || !seen) {
 		free(f);
 		free(seen);
 		return (size_t)-1;
 	}
-	for (size_t i = 0; i < s->nnames; i++)
+	for (size_t i = 0; i < nnames; i++)
 		f[i].name = (uint32_t)i;
 	for (size_t i = 0; i < s->nstacks; i++) {
 		const struct cp_report_stack *st = &s->stacks[i];
@@ -235,7 +198,7 @@ size_t cp_stacks_functions(const struct cp_stacks *s,
 	}
 	free(seen);
 	*out = f;
-	return s->nnames;
+	return nnames;
 }
 
 void cp_stacks_free(struct cp_stacks *s)
@@ -244,7 +207,6 @@ void cp_stacks_free(struct cp_stacks *s)
 		free(s->stacks[i].frames);
 	free(s->stacks);
 	free(s->stack_slots);
-	free(s->names);
-	free(s->name_slots);
+	cp_key_table_free(&s->names);
 	memset(s, 0, sizeof(*s));
 }

@@ -3,14 +3,15 @@
  * counts added) with frame names interned, on two sides: side 0 is a run or
  * the base, side 1 the head of a comparison. The flame graph's JavaScript
  * builds the tree from the compact form cp_stacks_to_json() gives; the
- * no-JavaScript table of functions comes from cp_stacks_functions(). Names
- * point into the documents, which must outlive the cp_stacks. */
+ * no-JavaScript table of functions comes from cp_stacks_functions(). */
 #ifndef CP_REPORT_STACKS_H
 #define CP_REPORT_STACKS_H
 
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "key_table.h"
 
 /* One merged stack (named report_stack: probe/stacks.h has struct cp_stack). */
 struct cp_report_stack {
@@ -20,10 +21,7 @@ struct cp_report_stack {
 };
 
 struct cp_stacks {
-	const char **names;
-	size_t nnames, names_cap;
-	uint32_t *name_slots;	/* open addressing: index + 1, 0 = empty */
-	size_t name_slots_cap;
+	struct cp_key_table names;	/* the frames' names, each once */
 	struct cp_report_stack *stacks;
 	size_t nstacks, stacks_cap;
 	uint32_t *stack_slots;

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "grow.h"
+#include "key_table.h"
 #include "pprof_file.h"
 #include "profile.h"
 #include "profile.pb-c.h"
@@ -30,14 +31,6 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Sample pb_sample;
 typedef Perftools__Profiles__Label pb_label;
 typedef Perftools__Profiles__ValueType pb_value_type;
-
-/* Keys (NUL-terminated, owned) to their index, by open addressing. */
-struct table {
-	char **keys;
-	size_t n, cap;
-	uint32_t *slots;	/* index + 1; 0: free */
-	size_t nslots;
-};
 
 /* One line of a location as the writer is given it. */
 struct line_in {
@@ -61,7 +54,7 @@ struct sample {
 };
 
 struct pprof {
-	struct table strings, functions, mappings, locations;
+	struct cp_key_table strings, functions, mappings, locations;
 	pb_function *fn;
 	size_t fn_cap;
 	pb_mapping *map;
@@ -73,71 +66,12 @@ struct pprof {
 	bool failed;
 };
 
-static uint64_t hash_key(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
-static int table_rehash(struct table *t)
-{
-	size_t n = t->nslots ? t->nslots * 2 : 256;
-	uint32_t *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = hash_key(t->keys[i]) & (n - 1);
-
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
-}
-
-/* The index of key, adding a copy when new (*added says so); -1 when out
- * of memory. */
-static long table_index(struct table *t, const char *key, bool *added)
-{
-	size_t j;
-
-	*added = false;
-	if ((t->n + 1) * 2 > t->nslots && table_rehash(t))
-		return -1;
-	for (j = hash_key(key) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-		if (!strcmp(t->keys[t->slots[j] - 1], key))
-			return (long)t->slots[j] - 1;
-	if (cp_grow(&t->keys, &t->cap, t->n + 1, sizeof(*t->keys)))
-		return -1;
-	t->keys[t->n] = strdup(key);
-	if (!t->keys[t->n])
-		return -1;
-	t->slots[j] = (uint32_t)t->n + 1;
-	*added = true;
-	return (long)t->n++;
-}
-
-static void table_free(struct table *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->keys[i]);
-	free(t->keys);
-	free(t->slots);
-}
-
 /* The string table index of s (valid UTF-8 from here on; "" for NULL). */
 static int64_t str(struct pprof *pp, const char *s)
 {
 	char *valid = cp_utf8_dup(s ? s : "");
 	bool added;
-	long i = valid ? table_index(&pp->strings, valid, &added) : -1;
+	long i = valid ? cp_key_index(&pp->strings, valid, &added) : -1;
 
 	free(valid);
 	if (i < 0) {
@@ -150,10 +84,10 @@ static int64_t str(struct pprof *pp, const char *s)
 /* The index of key (taken: freed here) in t, with room made for its entry
  * in the array *items (of elem bytes each) when it is new (*added says
  * so); -1, the profile failed, when out of memory (a NULL key too). */
-static long entry_index(struct pprof *pp, struct table *t, char *key, void *items,
+static long entry_index(struct pprof *pp, struct cp_key_table *t, char *key, void *items,
 			size_t *cap, size_t elem, bool *added)
 {
-	long i = key ? table_index(t, key, added) : -1;
+	long i = key ? cp_key_index(t, key, added) : -1;
 
 	free(key);
 	if (i < 0 || (*added && cp_grow(items, cap, (size_t)i + 1, elem))) {
@@ -527,10 +461,10 @@ static void pprof_free(struct pprof *pp, Perftools__Profiles__Profile *prof)
 	free(pp->map);
 	free(pp->loc);
 	free(pp->smp);
-	table_free(&pp->strings);
-	table_free(&pp->functions);
-	table_free(&pp->mappings);
-	table_free(&pp->locations);
+	cp_key_table_free(&pp->strings);
+	cp_key_table_free(&pp->functions);
+	cp_key_table_free(&pp->mappings);
+	cp_key_table_free(&pp->locations);
 }
 
 unsigned char *cp_pprof_render(const struct cp_profile *p, size_t *len)

@@ -9,6 +9,7 @@
 
 #include "atomic_file.h"
 #include "error.h"
+#include "grow.h"
 #include "pprof_file.h"
 #include "pprof_series.h"
 
@@ -33,9 +34,7 @@ int cp_pprof_series_init(struct cp_pprof_series *s, const char *path, unsigned k
 
 void cp_pprof_series_free(struct cp_pprof_series *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->names[i]);
-	free(s->names);
+	cp_free_strings(s->names, s->n);
 	free(s->stem);
 	free(s->suffix);
 	memset(s, 0, sizeof(*s));

@@ -159,10 +159,11 @@ static json_t *build_call_sites(const struct cp_profile *p)
 		for (size_t j = 0; j < c->ninlined; j++)
 			json_array_append_new(inl, json_string(c->inlined[j]));
 		json_array_append_new(a, json_pack(
-			"{s:s, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
+			"{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
 			"function", c->function, "file", text(c->file),
 			"line", c->line ? json_integer(c->line) : json_null(),
-			"inlined", inl, "inlined_at", inlined_at(c), "via", c->via, "module", text(c->module),
+			"inlined", inl, "inlined_at", inlined_at(c), "comp_dir", text(c->comp_dir),
+			"via", c->via, "module", text(c->module),
 			"build_id", text(c->build_id),
 			"count", (json_int_t)c->count,
 			"in_requests", (json_int_t)c->in_requests,

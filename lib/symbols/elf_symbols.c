@@ -335,9 +335,7 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 			     "'%s' names %d different functions in %s (e.g. %s and %s); give the mangled name",
 			     name, s.nfound, shown, s.found[0].name, s.found[1].name);
 	}
-	for (size_t i = 0; i < s.nnames; i++)
-		free(s.names[i]);
-	free(s.names);
+	cp_free_strings(s.names, s.nnames);
 	return rc;
 }
 
@@ -364,8 +362,6 @@ int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *a
 		if (i == 0 || strcmp(s.names[i], s.names[i - 1]))
 			fn(s.names[i], arg);
 	}
-	for (size_t i = 0; i < s.nnames; i++)
-		free(s.names[i]);
-	free(s.names);
+	cp_free_strings(s.names, s.nnames);
 	return 0;
 }

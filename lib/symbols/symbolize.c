@@ -407,8 +407,13 @@ void cp_sym_name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t 
 		e->info.line = lineno;
 		e->info.column = col;
 	}
-	if (cu)
+	if (cu) {
+		Dwarf_Attribute attr;
+		const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+
+		e->info.comp_dir = dir ? strdup(dir) : NULL;
 		fill_inlines(e, cu, addr - dwbias);
+	}
 }
 
 static struct sym_module *find_module_by_range(struct cp_symbolizer *s,
@@ -440,6 +445,7 @@ static void entry_free(struct cache_entry *e)
 {
 	free((char *)e->info.function);
 	free((char *)e->info.file);
+	free((char *)e->info.comp_dir);
 	for (size_t i = 0; i < e->info.n_inlined; i++) {
 		free((char *)e->inl[i].function);
 		free((char *)e->inl[i].call_file);

@@ -742,9 +742,7 @@ void cp_unwind_table_free(struct cp_unwind_table *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->n_via; i++)
-		free(t->via[i]);
-	free(t->via);
+	cp_free_strings(t->via, t->n_via);
 	free(t->entries);
 	free(t->ranges);
 	memset(t, 0, sizeof(*t));

@@ -29,3 +29,10 @@ int cp_grow(void *items_ptr, size_t *cap, size_t need, size_t elem)
 	*cap = c;
 	return 0;
 }
+
+void cp_free_strings(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}

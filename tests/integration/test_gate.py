@@ -5,6 +5,7 @@ clock_reads/op; the same build on both sides must pass."""
 BOTH_MECHANISMS = True  # run again with --mechanism breakpoint where it fires
 import glob
 import os
+import subprocess
 
 from common import Skip
 from common import site_line as source_line
@@ -65,8 +66,85 @@ def test_a_regressed_site_measure_names_the_line_that_gained(ctx):
               if l.startswith("::error ") and "clock_reads@handle_request" in l]
     assert len(errors) == 1 and \
         errors[0].startswith("::error file=tests/targets/reads_target.c,line=%d,title=" % line), errors
+    where = "tests/targets/reads_target.c:%d (2 -> 3)" % line
+    assert errors[0].endswith("; gained reads at " + where), errors
+    # The terminal names it as well, after the table.
+    assert "\nclock_reads@handle_request/op gained reads at %s\n" % where in proc.stdout, proc.stdout
     html = open(os.path.join(ctx.tmp, "report.html")).read()
     assert "gained at <code>tests/targets/reads_target.c:%d</code>" % line in html
+
+
+# A checkout of a program built out of tree, as meson and `cmake -S .. -B
+# build` with relative paths do: DWARF names the file "../src/server.c",
+# relative to the compile directory build/. The read in now(), inlined,
+# runs once more per request at an existing line of handle_request in head.
+SERVER_C = """#include <time.h>
+#include <unistd.h>
+static inline long now(void)
+{
+\tstruct timespec ts;
+
+\tclock_gettime(CLOCK_MONOTONIC, &ts);
+\treturn ts.tv_nsec;
+}
+volatile long sink;
+__attribute__((noinline)) void handle_request(void)
+{
+\tfor (int i = 0; i < %d; i++) sink += now();
+\tsink += now();
+}
+int main(void)
+{
+\tfor (int i = 0; i < 80; i++) { handle_request(); usleep(1000); }
+\treturn 0;
+}
+"""
+LOOP_LINE = 13
+
+
+def out_of_tree_build(ctx, side, reads):
+    """ctx.tmp/SIDE/src/server.c built in ctx.tmp/SIDE/build as `cc ../src/server.c`."""
+    root = os.path.join(ctx.tmp, side)
+    os.makedirs(os.path.join(root, "src"))
+    os.makedirs(os.path.join(root, "build"))
+    with open(os.path.join(root, "src", "server.c"), "w") as f:
+        f.write(SERVER_C % reads)
+    subprocess.run(["cc", "-O2", "-g", "-o", "server", "../src/server.c"], check=True,
+                   cwd=os.path.join(root, "build"))
+    return root
+
+
+def test_a_line_built_out_of_tree_is_named_from_its_compile_directory(ctx):
+    base, head = out_of_tree_build(ctx, "base", 2), out_of_tree_build(ctx, "head", 3)
+    d = os.path.join(ctx.tmp, "runs")
+    proc = ctx.run("ab", 2, d, "-r", "func:handle_request", "-e", "none",
+                   "--", os.path.join(base, "build", "server"),
+                   "--", os.path.join(head, "build", "server"))
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(os.path.join(d, "head-1.json"))
+    sites = [(s["file"], s["inlined_at"], s["comp_dir"]) for s in run["call_sites"]]
+    assert ("../src/server.c", {"file": "../src/server.c", "line": LOOP_LINE},
+            os.path.join(head, "build")) in sites, sites
+    # Run from elsewhere: the source root alone says where the checkout is.
+    proc, verdict, md = compare(ctx, d, "--github", "--source-root", head)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    site = {m["name"]: m for m in verdict["measures"]}["clock_reads@handle_request/op"]
+    assert [(x["repo_path"], x["line"], x["base"], x["head"]) for x in site["lines"]] == \
+        [("src/server.c", LOOP_LINE, 2, 3)], site["lines"]
+    where = "src/server.c:%d (2 -> 3)" % LOOP_LINE
+    assert "`src/server.c` line %d (2 -> 3)" % LOOP_LINE in md, md
+    assert "\nclock_reads@handle_request/op gained reads at %s\n" % where in proc.stdout, proc.stdout
+    errors = [l for l in proc.stdout.splitlines()
+              if l.startswith("::error ") and "clock_reads@handle_request" in l]
+    assert len(errors) == 1 and errors[0].startswith(
+        "::error file=src/server.c,line=%d,title=" % LOOP_LINE), errors
+    html = open(os.path.join(ctx.tmp, "report.html")).read()
+    assert "gained at <code>src/server.c:%d</code>" % LOOP_LINE in html
+    # The base checkout is not the root given: its file is in no file=.
+    proc, verdict, _ = compare(ctx, d, "--github", "--source-root", base)
+    errors = [l for l in proc.stdout.splitlines()
+              if l.startswith("::error ") and "clock_reads@handle_request" in l]
+    assert len(errors) == 1 and errors[0].startswith("::error title="), errors
 
 
 def test_same_build_passes(ctx):

@@ -258,3 +258,86 @@ TEST(compare_lines_an_inlined_call_is_named_at_the_callers_line)
 	CHECK_STR(named(lines_of(&base, 1, &head, 1, NULL), buf, sizeof(buf)), "66:0->1");
 	CHECK_STR(named(lines_of(&before, 1, &head, 1, NULL), buf, sizeof(buf)), "5:1->2");
 }
+
+/* One run document of call sites of F, as run.json has them: each
+ * {"file", "line", "comp_dir"} (comp_dir NULL: null), a helper inlined at
+ * the line of F given by "at" where at > 0. */
+struct doc_site {
+	const char *file, *comp_dir;
+	int line, at;
+	double per_op;
+};
+
+static int run_of_doc(const struct doc_site *s, size_t n, struct cp_compare_run *run)
+{
+	json_t *doc = json_pack("{s:{}, s:[]}", "measures", "call_sites");
+	int rc;
+
+	for (size_t i = 0; doc && i < n; i++)
+		json_array_append_new(json_object_get(doc, "call_sites"), json_pack(
+			"{s:s, s:s, s:i, s:o, s:o, s:f}", "function", "F",
+			"file", s[i].at ? "/usr/include/clock.h" : s[i].file,
+			"line", s[i].at ? 5 : s[i].line,
+			"inlined_at", s[i].at ? json_pack("{s:s, s:i}", "file", s[i].file,
+							  "line", s[i].at) : json_null(),
+			"comp_dir", s[i].comp_dir ? json_string(s[i].comp_dir) : json_null(),
+			"per_op", s[i].per_op));
+	rc = doc ? cp_compare_run_from_doc(doc, 0, run) : -1;
+	json_decref(doc);
+	return rc;
+}
+
+/* A file DWARF names relative (`cc ../src/a.c` run in build/; `cc a.c`
+ * in src/, as recursive make does) is its compile directory's: taken
+ * from the site's comp_dir, it is below the source root and named from
+ * it; the same name compiled in two directories is two files; without a
+ * comp_dir (a run written before it), from the root as before. A helper
+ * from a system header inlined into F is named at F's line. */
+TEST(compare_lines_a_relative_file_is_taken_from_its_compile_directory)
+{
+	char dir[] = "/tmp/cp-lines-XXXXXX", p[PATH_MAX], build[PATH_MAX], src[PATH_MAX];
+	const char *const made[] = { "src", "build", "tools", "src/a.c", "src/main.c", "tools/main.c" };
+	struct cp_compare_run b = { 0 }, h = { 0 };
+	const json_t *l;
+	json_t *lines;
+	size_t i;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	for (i = 0; i < 6; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, made[i]);
+		CHECK(i < 3 ? mkdir(p, 0700) == 0 : (f = fopen(p, "w")) && !fclose(f));
+	}
+	snprintf(build, sizeof(build), "%s/build", dir);
+	snprintf(src, sizeof(src), "%s/src", dir);
+	{
+		const struct doc_site bs[] = { { "../src/a.c", build, 7, 7, 1 },
+					       { "main.c", src, 3, 0, 1 } };
+		const struct doc_site hs[] = { { "../src/a.c", build, 7, 7, 2 },
+					       { "main.c", src, 3, 0, 1 },
+					       { "main.c", "./tools", 9, 0, 1 } };
+
+		CHECK(run_of_doc(bs, 2, &b) == 0 && run_of_doc(hs, 3, &h) == 0);
+	}
+	CHECK(h.sites[0].at_file && !strncmp(h.sites[0].at_file, build, strlen(build)));
+	b.names_inlined_at = h.names_inlined_at = 1;
+	lines = lines_of(&b, 1, &h, 1, dir);
+	CHECK_INT(json_array_size(lines), 2);
+	json_array_foreach(lines, i, l) {
+		const char *want = i ? "tools/main.c" : "src/a.c";
+
+		CHECK(json_is_string(json_object_get(l, "repo_path")) &&
+		      !strcmp(json_string_value(json_object_get(l, "repo_path")), want));
+		CHECK_INT(json_integer_value(json_object_get(l, "line")), i ? 9 : 7);
+	}
+	json_decref(lines);
+	cp_compare_run_free(&b);
+	cp_compare_run_free(&h);
+	/* Without comp_dir: "../src/a.c" from the root is outside it. */
+	CHECK(names(repo_path_of("../src/a.c", dir), NULL));
+	for (i = 6; i-- > 0;) {
+		snprintf(p, sizeof(p), "%s/%s", dir, made[i]);
+		CHECK(i < 3 ? rmdir(p) == 0 : unlink(p) == 0);
+	}
+	rmdir(dir);
+}

@@ -288,3 +288,34 @@ TEST(texts_from_the_result_match_the_whole_verdict)
 	check_texts_match_whole_verdict(names, 4);
 	check_texts_match_whole_verdict(names, 0);
 }
+
+/* A regressed per-site measure with lines that gained (verdict-json.md
+ * "lines"): the markdown and the terminal name each as path:line with
+ * base -> head, the repository's path when there is one, else the file
+ * as the runs give it; a path from the target cannot break the bullet or
+ * the terminal's line. */
+TEST(markdown_and_table_name_the_lines_a_site_measure_gained)
+{
+	const char *names[] = { "clock_reads@handle_request/op" };
+	json_t *v = fixture_regressed_verdict(names, 1, 0);
+	json_t *m = json_array_get(json_object_get(v, "measures"), 0);
+	char *md, *t;
+
+	CHECK(v && m);
+	json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
+			    "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
+			    "repo_path", "src/a.c",
+			    "file", "/x/b`|\n::error::c.c", "line", 7, "base", 0.0, "head", 1.0,
+			    "repo_path"));
+	md = cp_compare_markdown(v, CP_MARKDOWN_MAX_BYTES);
+	CHECK(md != NULL);
+	CHECK(strstr(md, "- `clock_reads@handle_request/op` gained reads at `src/a.c` line 42 "
+			 "(2 -> 3), ``/x/b`\\|\\n::error::c.c`` line 7 (0 -> 1)\n") != NULL);
+	t = cp_compare_table_string(v, 0);
+	CHECK(t != NULL);
+	CHECK(strstr(t, "\nclock_reads@handle_request/op gained reads at src/a.c:42 (2 -> 3), "
+			"/x/b`|\\n::error::c.c:7 (0 -> 1)\n") != NULL);
+	free(md);
+	free(t);
+	json_decref(v);
+}

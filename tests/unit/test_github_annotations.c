@@ -120,6 +120,10 @@ TEST(github_error_points_at_the_line_that_gained)
 {
 	static const char *const paths[] = { "src/a,b:c.c", "src/x\ny.c" };
 	static const char *const want[] = { "::error file=src/a%2Cb%3Ac.c,line=42,title=", "::error title=" };
+	/* The message names the line too (C-escaped, then the runner's data
+	 * escaping): the one place it shows when file= cannot. */
+	static const char *const said[] = { "; gained reads at src/a,b:c.c:42 (1 -> 2)\n",
+					     "; gained reads at src/x\\ny.c:42 (1 -> 2)\n" };
 
 	for (int i = 0; i < 2; i++) {
 		const char *names[] = { "clock_reads@f/op" };
@@ -133,6 +137,7 @@ TEST(github_error_points_at_the_line_that_gained)
 							  "repo_path", paths[i]));
 		out = annotations(v, &lines);
 		CHECK(out && !strncmp(out, want[i], strlen(want[i])));
+		CHECK(out && strstr(out, said[i]) != NULL);
 		CHECK_INT(lines, 1);
 		free(out);
 		json_decref(v);

@@ -334,12 +334,12 @@ TEST(report_stacks_merge_and_count_recursion_once)
 	CHECK_INT(cp_stacks_add(&st, a, 0), 2);
 	CHECK_INT(cp_stacks_add(&st, b, 1), 1);
 	CHECK_INT(st.nstacks, 2);
-	CHECK_INT(st.nnames, 4);
+	CHECK_INT(st.names.n, 4);
 	CHECK_NEAR(st.stacks[0].count[0], 3, 0);
 	CHECK_NEAR(st.stacks[0].count[1], 4, 0);
 	n = cp_stacks_functions(&st, &f);
 	CHECK_INT(n, 4);
-	CHECK_STR(st.names[f[1].name], "f");
+	CHECK_STR(st.names.keys[f[1].name], "f");
 	CHECK_NEAR(f[1].v[0], 3, 0);	/* f;f counts its stack once */
 	CHECK_NEAR(f[0].v[0], 5, 0);
 	CHECK_NEAR(f[0].v[1], 4, 0);
@@ -424,4 +424,28 @@ TEST(report_verdict_site_without_inlined_at_is_one_with_null)
 	for (int k = 0; k < 3; k++)
 		json_decref(docs[k]);
 	free(html);
+}
+
+/* A regressed per-site measure's lines that gained reads are named in the
+ * why cell, their paths (from the target's debug information) escaped. */
+TEST(report_verdict_names_the_lines_that_gained_escaped)
+{
+	json_t *v = make_verdict(1, 1);
+	json_t *m = json_array_get(json_object_get(v, "measures"), 0);
+	struct cp_error err = { 0 };
+	char *html;
+
+	CHECK(v && m);
+	json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
+			    "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
+			    "repo_path", "src/a.c",
+			    "file", "/w/" HOSTILE ".c", "line", 7, "base", 0.0, "head", 1.0,
+			    "repo_path"));
+	html = write_report(&v, 1, &err);
+	CHECK(html);
+	CHECK(strstr(html, "gained at <code>src/a.c:42</code> 2 → 3</small>") != NULL);
+	CHECK(strstr(html, "gained at <code>/w/" HOSTILE_HTML ".c:7</code>") != NULL);
+	CHECK(strstr(html, HOSTILE) == NULL);
+	free(html);
+	json_decref(v);
 }

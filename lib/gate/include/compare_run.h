@@ -28,7 +28,9 @@ struct cp_run_measure {
 /* One entry of run.json "call_sites", as much of it as the gate reads. */
 struct cp_run_site {
 	const char *function;
-	const char *file;	/* NULL without line information */
+	const char *file;	/* NULL without line information; a relative
+				 * one taken from the site's comp_dir when
+				 * the run names it */
 	long long line;
 	double per_op;		/* NaN without ops */
 	/* Where a helper inlined into the function is called, the line of the

@@ -246,13 +246,3 @@ int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
 	syscall_only.n = 0;
 	return cp_session_attach_file(m->s, path, &syscall_only, err);
 }
-
-int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn)
-{
-	return cp_session_probe_own(m->s, fn);
-}
-
-void cp_mech_remove_own_uprobe(struct cp_mech *m)
-{
-	cp_session_unprobe_own(m->s);
-}

@@ -50,7 +50,8 @@ enum cp_mech_cap {
 struct cp_mechanism_ops {
 	const char *name;		/* --mechanism, run.json */
 	const char *what;		/* in messages: "uprobes" */
-	const char *unfired_hint;	/* after "... do not fire on this host" */
+	const char *unfired_hint;	/* after "... do not fire on this host";
+					 * NULL: nothing */
 	unsigned int caps;		/* enum cp_mech_cap */
 	/* Before the session opens: what the session must load and know for
 	 * it (cfg->vdso_breakpoints, cfg->vdso). NULL: nothing. */
@@ -73,8 +74,9 @@ struct cp_mechanism_ops {
 	 * is still held). NULL: the probes count from when they are placed. */
 	int (*start)(struct cp_mech *m, struct cp_error *err);
 	/* The self-test, once every probe is live; NULL: the shared one
-	 * (selftest.c), which needs place_own and remove_own: a probe of the
-	 * mechanism's kind on fn, a function of clockprof's own. */
+	 * (selftest.c), which places a probe of the mechanism's kind on fn, a
+	 * function of clockprof's own (place_own, remove_own; NULL: a uprobe,
+	 * for the mechanisms whose traps are uprobes). */
 	int (*prove)(struct cp_mech *m, struct cp_error *err);
 	int (*place_own)(struct cp_mech *m, const void *fn);
 	void (*remove_own)(struct cp_mech *m);
@@ -189,10 +191,6 @@ void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
  * (direct clock syscalls do not pass the vDSO). */
 int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
 				const struct cp_clock_points *pts, struct cp_error *err);
-/* The self-test's probe as a uprobe (place_own, remove_own), for the
- * mechanisms whose traps are uprobes. */
-int cp_mech_place_own_uprobe(struct cp_mech *m, const void *fn);
-void cp_mech_remove_own_uprobe(struct cp_mech *m);
 
 /* --mechanism auto (mech_choice.c). What counts when the patch cannot:
  * uprobes, which fire on every host. */

@@ -38,13 +38,27 @@ static double time_calls(int n)
 	return now_ns() - t0;
 }
 
+/* The self-test's probe on fn: the mechanism's own kind, or a uprobe. */
+static int place_own(struct cp_mech *m, const void *fn)
+{
+	return m->ops->place_own ? m->ops->place_own(m, fn) : cp_session_probe_own(m->s, fn);
+}
+
+static void remove_own(struct cp_mech *m)
+{
+	if (m->ops->remove_own)
+		m->ops->remove_own(m);
+	else
+		cp_session_unprobe_own(m->s);
+}
+
 /* A count below n refuses the run: what the mechanism saw, said. */
 static int judge(const struct cp_mech *m, int n, struct cp_error *err)
 {
 	if (m->selftest.hits == 0)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "%s do not fire on this host (the self-test counted 0 of %d calls)%s",
-			       m->ops->what, n, m->ops->unfired_hint);
+			       m->ops->what, n, m->ops->unfired_hint ? m->ops->unfired_hint : "");
 	if (m->selftest.hits != (unsigned long)n)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
@@ -68,7 +82,7 @@ int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err)
 	probed = time_calls(n);	/* the faster of two: a warm cache */
 	if (probed < bare)
 		bare = probed;
-	if (m->ops->place_own(m, (const void *)calibration_point))
+	if (place_own(m, (const void *)calibration_point))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "cannot place a %s on clockprof's own code for the self-test: %s",
 			       m->ops->name, strerror(errno));
@@ -86,7 +100,7 @@ int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err)
 		if (again < probed)
 			probed = again;
 	}
-	m->ops->remove_own(m);
+	remove_own(m);
 	if (judge(m, n, err))
 		return -1;
 	m->selftest.cost_ns = (probed - bare) / n;

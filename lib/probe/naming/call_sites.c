@@ -5,6 +5,7 @@
 
 #include "call_sites.h"
 #include "clock_names.h"
+#include "grow.h"
 #include "symbolize.h"
 #include "utf8.h"
 #include "unwind_table.h"
@@ -117,16 +118,18 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 			site->inlined_at_line = f.inlined[0].call_line;
 		}
 	}
+	if ((f.file && f.file[0] != '/') ||
+	    (site->inlined_at_file && site->inlined_at_file[0] != '/'))
+		site->comp_dir = dup_or_null(f.comp_dir);
 }
 
 static void free_site(struct cp_call_site *s)
 {
 	free(s->function);
 	free(s->file);
-	for (size_t i = 0; i < s->ninlined; i++)
-		free(s->inlined[i]);
-	free(s->inlined);
+	cp_free_strings(s->inlined, s->ninlined);
 	free(s->inlined_at_file);
+	free(s->comp_dir);
 	free(s->module);
 	free(s->build_id);
 	free(s->via);

@@ -110,9 +110,7 @@ static void free_pos(struct cp_frame_pos *pos, size_t n)
 
 static void free_frames(struct frames *f)
 {
-	for (size_t i = 0; i < f->n; i++)
-		free(f->v[i]);
-	free(f->v);
+	cp_free_strings(f->v, f->n);
 	free_pos(f->pos, f->n);
 }
 

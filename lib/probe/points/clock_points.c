@@ -14,13 +14,17 @@
 #include "error.h"
 #include "plt_stubs.h"
 
-/* Names of real clock functions (not IFUNCs) a C library or a static
- * executable defines, and the read each one is. */
-static const struct {
+/* A clock function by name, and the read it is: its CP_ENTRY_*, and the
+ * clock id or CP_CLOCK_FROM_ARG (clock_points.h's point). */
+struct clock_function {
 	const char *name;
 	int entry;
 	int clock;
-} clock_functions[] = {
+};
+
+/* Names of real clock functions (not IFUNCs) a C library or a static
+ * executable defines. */
+static const struct clock_function clock_functions[] = {
 	{ "clock_gettime", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
 	{ "__clock_gettime", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
 	{ "__clock_gettime64", CP_ENTRY_CLOCK_GETTIME, CP_CLOCK_FROM_ARG },
@@ -31,12 +35,9 @@ static const struct {
 
 /* Imports whose calls go straight to the vDSO (glibc IFUNCs): seen at the
  * importer's PLT stub. clock_gettime is seen in the C library itself. */
-static const struct {
-	const char *name;
-	int entry;
-} vdso_imports[] = {
-	{ "gettimeofday", CP_ENTRY_GETTIMEOFDAY },
-	{ "time", CP_ENTRY_TIME },
+static const struct clock_function vdso_imports[] = {
+	{ "gettimeofday", CP_ENTRY_GETTIMEOFDAY, 0 },
+	{ "time", CP_ENTRY_TIME, 0 },
 };
 
 /* A symbol's name without its version: clock_gettime@@GLIBC_2.17. */
@@ -200,8 +201,8 @@ static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 			if (!imp[i].stub || cp_elf_vaddr_to_offset_in(elf, imp[i].stub, &off))
 				continue;
 			snprintf(what, sizeof(what), "%s@plt", vdso_imports[k].name);
-			rc = cp_clock_points_add(out, off, vdso_imports[k].entry, 0,
-						 CP_SITE_STACK_TOP, what);
+			rc = cp_clock_points_add(out, off, vdso_imports[k].entry,
+						 vdso_imports[k].clock, CP_SITE_STACK_TOP, what);
 		}
 	}
 	free(imp);

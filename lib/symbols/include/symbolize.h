@@ -39,6 +39,10 @@ struct cp_frame_info {
 	uint64_t function_offset; /* addr - start of function */
 	const char *file;	/* source of addr itself (innermost inline),
 				 * NULL without debug info */
+	const char *comp_dir;	/* the compile directory of addr's unit
+				 * (DW_AT_comp_dir): what a relative file,
+				 * or call_file, is relative to; NULL when
+				 * unknown */
 	int line, column;	/* 0 when unknown */
 	const struct cp_inline_frame *inlined; /* outermost first */
 	size_t n_inlined;

@@ -16,9 +16,6 @@ static int uprobe_attach_file(struct cp_mech *m, const char *path,
 const struct cp_mechanism_ops cp_uprobe_mechanism = {
 	.name = "uprobe",
 	.what = "uprobes",
-	.unfired_hint = "",
 	.caps = CP_MECH_STACKS | CP_MECH_PER_FILE,
 	.attach_file = uprobe_attach_file,
-	.place_own = cp_mech_place_own_uprobe,
-	.remove_own = cp_mech_remove_own_uprobe,
 };

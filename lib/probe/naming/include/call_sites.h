@@ -22,6 +22,9 @@ struct cp_call_site {
 	char *inlined_at_file;	/* where function calls inlined[0]: the line of */
 	int inlined_at_line;	/* its own that reads; 0 unknown, the file NULL
 				 * where DWARF names none */
+	char *comp_dir;		/* what file and inlined_at_file are relative
+				 * to when they are (DW_AT_comp_dir); NULL when
+				 * both are absolute, or it is unknown */
 	char *module;
 	char *build_id;
 	char *via;		/* the wrapper called: "clock_gettime",
