@@ -15,6 +15,7 @@
 #include "compare_lines.h"
 #include "compare_measure.h"
 #include "compare_notes.h"
+#include "compare_reusable.h"
 #include "error.h"
 #include "grow.h"
 #include "parallel.h"
@@ -384,6 +385,8 @@ int cp_compare(const struct cp_compare_side *base_in,
 		leave_unjudged(out);
 	if (!rc)
 		rc = cp_compare_name_lines(out, &base, &head, opts ? opts->source_root : NULL);
+	if (!rc)
+		rc = cp_compare_reusable(out, &base, &head);
 	free(mem);
 	if (rc) {
 		cp_compare_result_free(out);
@@ -409,5 +412,6 @@ void cp_compare_result_free(struct cp_compare_result *r)
 	json_decref(r->warnings);
 	json_decref(r->excluded);
 	json_decref(r->inconclusive_reasons);
+	json_decref(r->reusable_removed);
 	memset(r, 0, sizeof(*r));
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compare_markdown.h"
+#include "compare_reusable.h"
 #include "compare_table.h"
 #include "error.h"
 #include "buf.h"
@@ -222,6 +223,22 @@ static void gained_measure(const json_t *m, void *arg)
 	cp_buf_puts(arg, "\n");
 }
 
+/* A reusable read of base that no head run lists, as a bullet. */
+static void removed_reuse(const struct cp_reusable_removed_line *l, void *arg)
+{
+	char read[1500], reuses[1500];
+
+	if (l->more) {
+		cp_buf_printf(arg, "- _%zu more reusable reads gone from head: see verdict.json_\n",
+			      l->more);
+		return;
+	}
+	cp_markdown_code(read, sizeof(read), l->read, 300);
+	cp_markdown_code(reuses, sizeof(reuses), l->reuses, 300);
+	cp_buf_printf(arg, "- Reusable in base, not in head: %s (could reuse %s; %s reads/op in "
+		      "base): %s\n", read, reuses, l->per_op, l->outcome);
+}
+
 /* The bullets under the headline: environment differences, reasons for
  * inconclusiveness, the lines regressed per-site measures gained,
  * measures not excluded; then a blank line if any. */
@@ -238,6 +255,8 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 		cp_buf_printf(b, "- **Inconclusive**: %s\n", code);
 	}
 	bullets = cp_gained_measures_each(ms, rows, gained_measure, b);
+	cp_reusable_removed_each(verdict, removed_reuse, b);
+	bullets += json_array_size(json_object_get(verdict, "reusable_removed"));
 	bullets += not_excluded_lines(b, ms, rows);
 	if (bullets ||
 	    json_array_size(json_object_get(verdict, "env_mismatch")) ||

@@ -6,6 +6,7 @@
 
 #include "compare_measure.h"
 #include "compare_notes.h"
+#include "compare_reusable.h"
 #include "run_file.h"
 #include "stats.h"
 
@@ -354,14 +355,15 @@ void cp_compare_decide_sampled(struct cp_measure_verdict *mv, double alpha, cons
 		 mv->higher_is_better ? l : h);
 }
 
-/* Kind, unit or direction disagreeing between sides cannot be judged. */
+/* Kind, unit or direction disagreeing between sides cannot be judged
+ * (the kind aside when ignore_kind). */
 static int meta_conflict(struct cp_measure_verdict *mv,
 			 const struct cp_run_measure *bm,
-			 const struct cp_run_measure *hm)
+			 const struct cp_run_measure *hm, int ignore_kind)
 {
 	const char *key = NULL, *b = NULL, *h = NULL;
 
-	if (bm->exact != hm->exact) {
+	if (bm->exact != hm->exact && !ignore_kind) {
 		key = "kind";
 		b = bm->exact ? "exact" : "sampled";
 		h = hm->exact ? "exact" : "sampled";
@@ -392,6 +394,14 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 
 	cp_bounds_note_unjudged(bounds, mv->name);
 	mv->status = nb ? CP_MEASURE_REMOVED : CP_MEASURE_ADDED;
+	/* Only runs with --anatomy whose gaps were exact have it: a side
+	 * without it says nothing of the reads (compare_reusable.c says
+	 * why). */
+	if (!strcmp(mv->name, CP_REUSABLE_MEASURE)) {
+		cp_compare_set_reason(mv, "not judged: present in %s runs only",
+				      nb ? "base" : "head");
+		return;
+	}
 	if (!nb || nb < base_runs) {
 		cp_compare_set_reason(mv, "present in %s runs only",
 			 nb ? "base" : "head");
@@ -418,6 +428,7 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] :
 					    g->head_meta[i];
 	size_t nb = cp_gathered_count(g, i, 0), nh = cp_gathered_count(g, i, 1);
+	int reusable_kinds;
 
 	mv->unit = meta->unit;
 	mv->exact = meta->exact;
@@ -436,8 +447,19 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings), "present in %zu of %zu base runs", nb, g->nb);
 	if (nh < g->nh)
 		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings), "present in %zu of %zu head runs", nh, g->nh);
+	/* Reads per op that could go are exact where every request was seen
+	 * and sampled where not: one side of each is a sample of the same
+	 * figure, judged as sampled, not refused as another kind. */
+	reusable_kinds = !strcmp(mv->name, CP_REUSABLE_MEASURE) &&
+			 g->base_meta[i]->exact != g->head_meta[i]->exact;
+	if (reusable_kinds) {
+		mv->exact = 0;
+		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
+				 "exact on one side (every request seen), sampled on the other: "
+				 "judged as sampled");
+	}
 	mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
-	meta_conflict(mv, g->base_meta[i], g->head_meta[i]);
+	meta_conflict(mv, g->base_meta[i], g->head_meta[i], reusable_kinds);
 }
 
 /* The statistics of every measure, spread over the CPUs: a 1,000-measure

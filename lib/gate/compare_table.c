@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_reusable.h"
 #include "compare_table.h"
 #include "json_file.h"
 #include "verdict_measures.h"
@@ -264,6 +265,21 @@ static void env_line(const struct cp_env_mismatch *m, void *arg)
 		m->effect);
 }
 
+/* A reusable read of base that no head run lists, as a line. */
+static void removed_reuse_line(const struct cp_reusable_removed_line *l, void *arg)
+{
+	char read[400], reuses[400];
+
+	if (l->more) {
+		fprintf(arg, "%zu more reusable reads gone from head: see verdict.json\n", l->more);
+		return;
+	}
+	cp_escape_display(read, sizeof(read), l->read, 160);
+	cp_escape_display(reuses, sizeof(reuses), l->reuses, 160);
+	fprintf(arg, "reusable in base, not in head: %s (could reuse %s; %s reads/op in base): %s\n",
+		read, reuses, l->per_op, l->outcome);
+}
+
 void cp_format_gained_line(char *buf, size_t len, const json_t *line)
 {
 	char path[1300], base[48], head[48];
@@ -342,6 +358,7 @@ static void summary_lines(FILE *out, const json_t *v,
 	}
 	cp_gained_measures_each(ms, NULL, gained_measure, out);
 	not_excluded_line(out, ms);
+	cp_reusable_removed_each(v, removed_reuse_line, out);
 	json_array_foreach(json_object_get(v, "warnings"), i, e) {
 		cp_escape_display(text, sizeof(text), json_string_value(e), 300);
 		fprintf(out, "warning: %s\n", text);

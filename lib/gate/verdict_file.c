@@ -96,6 +96,8 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 	json_object_set(doc, "warnings", r->warnings);
 	json_object_set(doc, "excluded_runs", r->excluded);
 	json_object_set(doc, "inconclusive_reasons", r->inconclusive_reasons);
+	json_object_set_new(doc, "reusable_removed", r->reusable_removed ?
+			    json_incref(r->reusable_removed) : json_null());
 	return doc;
 }
 

@@ -567,6 +567,7 @@ int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
 	histogram(b, run, index);
 	processes(b, run);
 	call_sites(b, run);
+	cp_report_anatomy(b, run, index);
 	extra_probes(b, run);
 	counters(b, run);
 	if (flame(b, run, index, entry))

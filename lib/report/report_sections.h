@@ -24,6 +24,14 @@ int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
  * run's warnings (report_run_facts.c). */
 void cp_report_run_facts(struct cp_buf *b, const json_t *run);
 
+/* The "Anatomy of a request" section of a run with run.json "anatomy"
+ * (report_anatomy.c); nothing without one. */
+void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index);
+
+/* The reusable reads of base that head no longer lists (verdict.json
+ * reusable_removed), as a table; nothing when there are none. */
+void cp_report_reusable_removed(struct cp_buf *b, const json_t *verdict);
+
 /* The per-op divisor of a run (its ops), NAN when it has none. */
 double cp_report_run_ops(const json_t *run);
 

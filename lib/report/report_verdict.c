@@ -551,6 +551,7 @@ int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict,
 	facts(b, verdict);
 	warnings(b, verdict);
 	measures(b, verdict, data);
+	cp_report_reusable_removed(b, verdict);
 	if (nbase && nhead) {
 		int per_op = 1;
 		double div[2];

@@ -1,7 +1,8 @@
 // gen-fixtures.js - writes the generated fixtures of the browser tests into
 // OUT (argument 1): a verdict with 41 measures (3 regressed, hostile
 // names), its base and head runs (stacks that grew, shrank, appeared and
-// disappeared), and a run with 10,000 distinct stacks; with --bench also a
+// disappeared), a run with 10,000 distinct stacks, and an anatomy run
+// whose reuse was not judged; with --bench also a
 // run with 100,000 and a verdict over two runs of 10,000 stacks, for the
 // render and interaction figures of `make bench`. Deterministic: the same
 // files every time.
@@ -119,7 +120,11 @@ write("verdict.json", {
   head: { runs: 1, files: ["head-1.json"], env: { kernel: ["6.1.0-15-amd64"], clocksource: ["tsc"] } },
   env_mismatch: [{ field: "kernel", base: ["6.1.0-13-amd64"], head: ["6.1.0-15-amd64"], effect: "warning" }],
   measures,
-  warnings: ["base run base-1.json has <b>1</b> run only"]
+  warnings: ["base run base-1.json has <b>1</b> run only"],
+  reusable_removed: [{
+    read: { function: HOSTILE, file: "server.c", line: 44, callers: [{ function: "handle_request", file: "server.c", line: 40 }] },
+    reuses: { function: "handle_request", file: "server.c", line: 42, callers: [] },
+    share: 0.99, gap_ns: { p50: 80, p99: 300 }, per_op: 1, still_read: false }]
 });
 
 // --- Edge cases the report once drew badly at 1,400 px: a --stacks run
@@ -184,6 +189,16 @@ function bigRun(stacks, total) {
     call_sites: stacks.slice(0, 500).map((s, i) => site(s.frames[s.frames.length - 2], "src/file" + i + ".cc", i + 1, "clock_gettime", s.count))
   });
 }
+
+// --- the anatomy run with reuse not judged (uprobe: a trap in each gap),
+// from the hand-written fixtures/run-anatomy.json.
+const unjudged = JSON.parse(fs.readFileSync(path.join(__dirname, "fixtures", "run-anatomy.json"), "utf8"));
+Object.assign(unjudged.anatomy, {
+  judged: false, every_request: true, truncated_requests: 0, reusable: [], reusable_per_op: 0,
+  not_judged_because: "counted by uprobe: a trap in each gap <i>makes</i> gaps inexact"
+});
+delete unjudged.measures["clock_reads_reusable/op"];
+write("run-anatomy-unjudged.json", unjudged);
 
 const b10k = bigStacks(10000);
 write("big-10000.json", bigRun(b10k.stacks, b10k.total));

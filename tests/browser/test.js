@@ -2,7 +2,8 @@
 // chromium and checks what a user would see: no console errors, no network
 // requests, hostile names shown literally, the flame graph's search, zoom
 // and tooltip, sortable tables, the verdict's headline, chart and
-// differential flame graph, and a readable page with JavaScript off.
+// differential flame graph, the anatomy's timeline, and a readable page
+// with JavaScript off.
 //
 //   node test.js OUTDIR [--bench]
 //
@@ -167,7 +168,7 @@ async function runTests() {
   const context = await launch();
 
   await test("static: no URL, CSP with hashes, no inline handlers", async () => {
-    for (const f of ["run-hostile.html", "verdict.html", "big.html"])
+    for (const f of ["run-hostile.html", "verdict.html", "big.html", "run-anatomy.html"])
       staticChecks(fs.readFileSync(path.join(outDir, f), "utf8"), f);
   });
 
@@ -304,6 +305,12 @@ async function runTests() {
     check(gone.includes("disappeared") && gone.includes("stats_update"), "disappeared: " + gone);
     check(!appeared.includes("Pool::get") && !gone.includes("Pool::get"), "Pool::get is on both sides");
   });
+  await test("verdict: reusable reads head no longer has, names literal", async () => {
+    const rows = await v.page.locator("table.reusable-removed tbody tr").allInnerTexts();
+    check(rows.length === 1, "rows: " + JSON.stringify(rows));
+    check(rows[0].startsWith(HOSTILE + " server.c:44 \u2190 handle_request server.c:40"), "read: " + rows[0]);
+    check(/handle_request server\.c:42\s+99\.0%\s+80 ns\s+300 ns\s+1\s+the read is gone/.test(rows[0]), "row: " + rows[0]);
+  });
   await test("verdict: no handlers, links or images in the DOM", async () => {
     const bad = await noHandlersInDom(v.page);
     check(bad.length === 0, bad.join(", "));
@@ -312,6 +319,66 @@ async function runTests() {
     await v.page.screenshot({ path: path.join(artifacts, "verdict.png"), fullPage: true });
   });
   await v.page.close();
+
+  // ---- the anatomy of a request: one timeline row per common shape.
+  const an = await open(context, "run-anatomy.html");
+  await test("anatomy: timeline marks, reusable read highlighted, names escaped", async () => {
+    check(an.problems.length === 0, an.problems.join("; "));
+    const rows = an.page.locator("#timeline-0 svg.timeline");
+    check(await rows.count() === 2, "expected 2 timeline rows (one per shape), got " + await rows.count());
+    const first = rows.first();
+    check(await first.locator("g.mark").count() === 5, "shape 1: expected 5 marks");
+    const xs = await first.locator("g.mark circle.dot").evaluateAll((cs) => cs.map((c) => Number(c.getAttribute("cx"))));
+    check(xs.every((x, i) => i === 0 || x > xs[i - 1]), "marks not in time order: " + xs);
+    const reusable = first.locator("g.mark.reusable");
+    check(await reusable.count() === 1, "shape 1: expected 1 reusable mark");
+    check(await reusable.getAttribute("data-step") === "2", "the reusable mark is not the 2nd read");
+    check(await reusable.locator("circle.ring").count() === 1, "the reusable mark is not ringed");
+    const tip = await reusable.locator("title").textContent();
+    check(tip.includes("could reuse the value of 1. handle_request server.c:40") && tip.includes("99.0%"),
+      "reusable mark's title: " + tip);
+    check(await first.locator("path.reuse-arc").count() === 1, "no arc to the read it could reuse");
+    check((await first.locator("text.reuse-share").textContent()) === "99%", "share not on the arc");
+    const labels = await first.locator("text.label").allTextContents();
+    check(labels[1].startsWith("2. could reuse 1.: now_ns<&amp;> time.h:12"), "label 2: " + labels[1]);
+    check(labels[2].includes("</script><img src=x onerror"), "hostile caller not literal: " + labels[2]);
+    const title3 = await first.locator("g.mark[data-step='3'] title").textContent();
+    check(title3.includes(HOSTILE + " server.c:50"), "hostile caller not literal in the title: " + title3);
+    const between = await first.locator("text.between").allTextContents();
+    check(between.includes("read, </text><b>not bold</b>") && between.includes("1 switch"),
+      "syscalls and switches between reads: " + JSON.stringify(between));
+    check(await first.locator("line.gap.sys").count() === 1 && await first.locator("line.gap.sw").count() === 1,
+      "the gaps with a syscall and a switch are not drawn as such");
+    const before = await rows.nth(1).locator("text.between").allTextContents();
+    check(before.includes("before: accept4"), "what came before the first read: " + JSON.stringify(before));
+    check(await an.page.locator(".anatomy b, .anatomy img, .anatomy script").count() === 0, "a name became an element");
+    const bad = await noHandlersInDom(an.page);
+    check(bad.length === 0, "handlers, links or images in the DOM: " + bad.join(", "));
+    await an.page.locator("#timeline-0").screenshot({ path: path.join(artifacts, "anatomy-timeline.png") });
+  });
+  await test("anatomy: could-reuse list largest saving first, shape shares, sampled note", async () => {
+    const rows = await an.page.locator("table.reusable tbody tr").allInnerTexts();
+    check(rows.length === 2 && rows[0].startsWith("now_ns<&amp;>") && rows[1].startsWith("Pool::get"),
+      "order: " + JSON.stringify(rows));
+    check(/99\.0%\s+60 ns\s+240 ns\s+0\.99/.test(rows[0]), "row 1: " + rows[0]);
+    const shapes = await an.page.locator("table.shapes").innerText();
+    check(/90\.9%/.test(shapes) && /8\.0%/.test(shapes) && /other\s+2/.test(shapes), "shapes: " + shapes);
+    check(/estimated from the sample/.test(await an.page.locator(".anatomy-sampled").innerText()), "no sampled note");
+    check(/2 sampled requests made more reads/.test(await an.page.locator(".anatomy-truncated").innerText()),
+      "no note of the truncated requests");
+  });
+  await an.page.close();
+  const un = await open(context, "run-anatomy-unjudged.html");
+  await test("anatomy: reuse not judged says why, and marks nothing reusable", async () => {
+    check(un.problems.length === 0, un.problems.join("; "));
+    const note = await un.page.locator(".anatomy-not-judged").innerText();
+    check(note.includes("not judged: counted by uprobe: a trap in each gap <i>makes</i> gaps inexact"), "note: " + note);
+    check(await un.page.locator("table.reusable").count() === 0, "a could-reuse list although not judged");
+    check(await un.page.locator("g.mark.reusable").count() === 0, "a reusable mark although not judged");
+    check(await un.page.locator("g.mark").count() === 9, "marks of both shapes");
+    check(await un.page.locator(".anatomy-sampled").count() === 0, "sampled note with every request seen");
+  });
+  await un.page.close();
 
   // ---- 10,000 stacks.
   const big = await open(context, "big.html");
@@ -351,7 +418,8 @@ async function runTests() {
 
   // ---- 1,400 px wide: nothing overflows (#16's fixes), screenshots kept.
   const wide = await launch({ viewport: { width: 1400, height: 900 } });
-  for (const file of ["run-hostile.html", "verdict.html", "run-edge.html", "verdict-wide.html"]) {
+  for (const file of ["run-hostile.html", "verdict.html", "run-edge.html", "verdict-wide.html",
+    "run-anatomy.html"]) {
     await test("1400px: " + file + ": nothing overflows, charts inside their bounds", async () => {
       const r = await open(wide, file);
       check(r.problems.length === 0, r.problems.join("; "));
@@ -395,6 +463,10 @@ async function runTests() {
     check(await p.locator("table.functions tbody tr").count() > 0, "function table missing");
     check(await p.locator("svg").count() === 0, "an SVG appeared without JavaScript");
     await p.screenshot({ path: path.join(artifacts, "run-nojs.png"), fullPage: true });
+    const a = await open(nojs, "run-anatomy.html");
+    check(a.problems.length === 0, a.problems.join("; "));
+    check(await a.page.locator("#timeline-0 svg.timeline g.mark").count() === 9, "timeline marks need JavaScript");
+    check(await a.page.locator("#timeline-0 g.mark.reusable").count() === 3, "reusable marks need JavaScript");
     const q = await open(nojs, "verdict.html");
     check(q.problems.length === 0, q.problems.join("; "));
     check((await q.page.locator("#verdict-headline").innerText()).startsWith("fail: 3 of 41"), "headline");

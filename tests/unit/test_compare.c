@@ -771,6 +771,40 @@ TEST(compare_zero_base_and_kind_conflict)
 	free_side(&h);
 }
 
+/* clock_reads_reusable/op is exact where every request was seen and
+ * sampled where not: the two are one figure, judged as sampled, where
+ * any other measure whose kind differs is inconclusive. */
+TEST(compare_reusable_reads_of_either_kind_judged_as_sampled)
+{
+	/* Base every request seen (exact), head a sample (sampled). */
+	static const char *const kinds[2] = { "exact", "sampled" };
+	struct side sides[2];
+	struct cp_compare_result r;
+	struct cp_bounds bounds;
+	const struct cp_measure_verdict *m;
+
+	memset(sides, 0, sizeof(sides));
+	cp_bounds_init_defaults(&bounds);
+	for (size_t s = 0; s < 2; s++) {
+		add_runs(&sides[s], 8, "tsc");
+		for (size_t i = 0; i < 8; i++)
+			json_object_set_new(json_object_get(sides[s].docs[i], "measures"),
+					    "clock_reads_reusable/op",
+					    json_pack("{s:f, s:s, s:s, s:s}",
+						      "value", s ? 2.0 + 0.01 * (double)i : 1.0,
+						      "unit", "reads", "kind", kinds[s], "better", "lower"));
+	}
+	CHECK_INT(judge(&sides[0], &sides[1], &bounds, &r), 0);
+	m = find(&r, "clock_reads_reusable/op");
+	CHECK(m && !m->exact && m->status == CP_MEASURE_REGRESSED);
+	CHECK(has_warning(m->warnings, "judged as sampled"));
+	CHECK_INT(r.status, CP_VERDICT_FAIL);
+	cp_compare_result_free(&r);
+	cp_bounds_free(&bounds);
+	for (size_t s = 0; s < 2; s++)
+		free_side(&sides[s]);
+}
+
 TEST(verdict_build_validates_and_round_trips)
 {
 	struct side b = { 0 }, h = { 0 };

@@ -154,6 +154,11 @@ struct cp_compare_result {
 	json_t *base_env, *head_env;	/* {field: [distinct values]} */
 	json_t *env_mismatch;		/* [{field, base, head, effect}] */
 	json_t *warnings;		/* array of strings */
+	/* The reusable reads (run.json anatomy.reusable) of every base run
+	 * that no head run lists, largest base saving first
+	 * (compare_reusable.c); NULL when a side has no run whose reuse was
+	 * judged. */
+	json_t *reusable_removed;
 	char *name_pool;		/* owns the measure names */
 };
 
