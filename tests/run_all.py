@@ -107,6 +107,9 @@ def main():
         # No line of C, header, BPF or assembly over 100 columns but for a
         # string literal (.editorconfig's max_line_length).
         ("lines", [sys.executable, "tests/check_lines.py"]),
+        # No function of one name in two objects of the library, where
+        # the linker would take either without a word.
+        ("symbols", [sys.executable, "tests/check_symbols.py", args.build]),
         # The shipped CI workflow: valid YAML, and every clockprof option
         # in it exists in the built binary's --help.
         ("examples", [sys.executable, "tests/check_examples.py", "--clockprof", "./clockprof"]),

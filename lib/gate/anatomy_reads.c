@@ -38,7 +38,7 @@ static void frame_name(struct cp_buf *plain, const json_t *f)
 		cp_buf_printf(plain, ":%.0f", line);
 }
 
-void cp_anatomy_name(struct cp_buf *plain, const json_t *frame, int callers, int all)
+void cp_anatomy_read_label(struct cp_buf *plain, const json_t *frame, int callers, int all)
 {
 	const json_t *cs = json_object_get(frame, "callers"), *c;
 	size_t n = json_array_size(cs), i;

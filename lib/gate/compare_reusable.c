@@ -200,8 +200,8 @@ static void entry_texts(const json_t *e, struct cp_buf *read, struct cp_buf *reu
 {
 	double v = json_number_value(json_object_get(e, "per_op"));
 
-	cp_anatomy_name(read, json_object_get(e, "read"), 1, 0);
-	cp_anatomy_name(reuses, json_object_get(e, "reuses"), 1, 0);
+	cp_anatomy_read_label(read, json_object_get(e, "read"), 1, 0);
+	cp_anatomy_read_label(reuses, json_object_get(e, "reuses"), 1, 0);
 	if (json_is_number(json_object_get(e, "per_op")) && isfinite(v))
 		snprintf(per_op, len, "%.3g", v);
 	else

@@ -21,7 +21,7 @@ static void name_cell(struct cp_buf *b, const json_t *frame)
 
 	cp_buf_puts(b, "<td><code>");
 	if (frame)
-		cp_anatomy_name(&plain, frame, 1, 1);
+		cp_anatomy_read_label(&plain, frame, 1, 1);
 	cp_buf_text(b, frame ? plain.data : "(unknown read)");
 	cp_buf_puts(b, "</code></td>");
 	cp_buf_free(&plain);

@@ -226,7 +226,7 @@ static void place_texts(struct tl *t)
 		if (s->reuse)
 			cp_buf_printf(&s->label, "could reuse %zu.: ", s->from + 1);
 		if (s->read)
-			cp_anatomy_name(&s->label, s->read, 1, 0);
+			cp_anatomy_read_label(&s->label, s->read, 1, 0);
 		else
 			cp_buf_puts(&s->label, "(unknown read)");
 		w = (double)shown_chars(s->label.data ? s->label.data : "", TL_LABEL_CHARS) *
@@ -260,7 +260,7 @@ static void mark_title(struct cp_buf *b, const struct tl *t, const struct tl_ste
 	double gap = NAN, v;
 
 	cp_buf_printf(&plain, "%zu. ", i + 1);
-	cp_anatomy_name(&plain, s->read, 1, 1);
+	cp_anatomy_read_label(&plain, s->read, 1, 1);
 	cp_buf_puts(&plain, "; at ");
 	cp_html_ns(&plain, s->at);
 	cp_rj_num(s->step, "gap_ns", &gap);
@@ -274,7 +274,7 @@ static void mark_title(struct cp_buf *b, const struct tl *t, const struct tl_ste
 			      s->note.data);
 	if (s->reuse) {
 		cp_buf_printf(&plain, "; could reuse the value of %zu. ", s->from + 1);
-		cp_anatomy_name(&plain, t->st[s->from].read, 1, 1);
+		cp_anatomy_read_label(&plain, t->st[s->from].read, 1, 1);
 		if (cp_rj_num(s->reuse, "share", &v))
 			cp_buf_printf(&plain, " (held in %.1f%% of the sampled requests with both)",
 				      100 * v);

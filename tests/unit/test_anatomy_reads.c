@@ -31,7 +31,7 @@ static char *name_of(const json_t *r, int callers, int all)
 {
 	struct cp_buf b = { 0 };
 
-	cp_anatomy_name(&b, r, callers, all);
+	cp_anatomy_read_label(&b, r, callers, all);
 	return b.data;
 }
 

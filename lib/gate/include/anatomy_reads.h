@@ -18,7 +18,7 @@ const json_t *cp_anatomy_read(const json_t *anatomy, const json_t *id_value);
  * its callers) to plain; then, with callers, " ← caller file:line" for
  * each caller (all, innermost first), or only the outermost one ("← … ←"
  * marking those left out) when all is 0. */
-void cp_anatomy_name(struct cp_buf *plain, const json_t *frame, int callers, int all);
+void cp_anatomy_read_label(struct cp_buf *plain, const json_t *frame, int callers, int all);
 
 /* Whether reads a and b of two runs are the same read: the same function,
  * file and line, and callers that agree as far as both name them (a run
