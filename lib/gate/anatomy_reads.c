@@ -24,6 +24,23 @@ const json_t *cp_anatomy_read(const json_t *anatomy, const json_t *id_value)
 	return NULL;
 }
 
+/* " (inlined at line N)", or "... at FILE:N" in another file, where the
+ * read's function calls the helper inlined into it that reads (a read's
+ * inlined_at: two reads of one inlined helper differ by it alone). */
+static void inlined_at_name(struct cp_buf *plain, const json_t *f, const char *file)
+{
+	const json_t *at = json_object_get(f, "inlined_at");
+	const char *at_file = cp_json_str(at, "file", NULL);
+	double line = json_number_value(json_object_get(at, "line"));
+
+	if (!(line > 0 && line < 1e12))
+		return;
+	if (at_file && strcmp(at_file, file))
+		cp_buf_printf(plain, " (inlined at %s:%.0f)", at_file, line);
+	else
+		cp_buf_printf(plain, " (inlined at line %.0f)", line);
+}
+
 static void frame_name(struct cp_buf *plain, const json_t *f)
 {
 	const char *fn = cp_json_str(f, "function", NULL), *file = cp_json_str(f, "file", NULL);
@@ -36,6 +53,7 @@ static void frame_name(struct cp_buf *plain, const json_t *f)
 	cp_buf_puts(plain, file);
 	if (line > 0 && line < 1e12)
 		cp_buf_printf(plain, ":%.0f", line);
+	inlined_at_name(plain, f, file);
 }
 
 void cp_anatomy_read_label(struct cp_buf *plain, const json_t *frame, int callers, int all)
@@ -67,10 +85,13 @@ static int same_string(const json_t *a, const json_t *b, const char *key)
 static int same_frame(const json_t *a, const json_t *b)
 {
 	const json_t *la = json_object_get(a, "line"), *lb = json_object_get(b, "line");
+	const json_t *ia = json_object_get(json_object_get(a, "inlined_at"), "line");
+	const json_t *ib = json_object_get(json_object_get(b, "inlined_at"), "line");
 
 	return same_string(a, b, "function") && same_string(a, b, "file") &&
 	       (json_is_number(la) && json_is_number(lb) ?
-		json_number_value(la) == json_number_value(lb) : !la == !lb);
+		json_number_value(la) == json_number_value(lb) : !la == !lb) &&
+	       json_number_value(ia) == json_number_value(ib);
 }
 
 int cp_anatomy_same_read(const json_t *a, const json_t *b)

@@ -21,6 +21,16 @@ static json_t *line_or_null(const char *file, int line)
 	return file && line > 0 ? json_integer(line) : json_null();
 }
 
+/* Where the read's function calls the inlined helper that reads, as
+ * call_sites[].inlined_at says it; null where nothing is inlined. */
+static json_t *inlined_at(const struct cp_anatomy_read *r)
+{
+	if (r->inlined_at_line <= 0)
+		return json_null();
+	return json_pack("{s:o, s:i}", "file", text_or_null(r->inlined_at_file), "line",
+			 r->inlined_at_line);
+}
+
 static json_t *build_read(size_t id, const struct cp_anatomy_read *r)
 {
 	json_t *callers = json_array();
@@ -31,9 +41,10 @@ static json_t *build_read(size_t id, const struct cp_anatomy_read *r)
 			"function", text_or_null(r->callers[i].function),
 			"file", text_or_null(r->callers[i].file),
 			"line", line_or_null(r->callers[i].file, r->callers[i].line)));
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "id", (json_int_t)id,
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "id", (json_int_t)id,
 			 "function", text_or_null(r->function), "file", text_or_null(r->file),
-			 "line", line_or_null(r->file, r->line), "module", text_or_null(r->module),
+			 "line", line_or_null(r->file, r->line), "inlined_at", inlined_at(r),
+			 "module", text_or_null(r->module),
 			 "via", text_or_null(r->via),
 			 "clock", cp_anatomy_clock_name(r->id.clock, clock, sizeof(clock)),
 			 "callers", callers);
@@ -113,7 +124,7 @@ void cp_run_anatomy_measure(json_t *measures, const struct cp_anatomy *a)
 		return;
 	json_object_set_new(measures, CP_REUSABLE_MEASURE,
 			    json_pack("{s:f, s:s, s:s, s:s}", "value", a->reusable_per_op,
-				      "unit", "reads", "kind",
+				      "unit", "reads/op", "kind",
 				      a->every_request ? "exact" : "sampled", "better", "lower"));
 }
 

@@ -17,7 +17,9 @@ static const char *where(const struct cp_anatomy_read *r, const struct cp_anatom
 	char raw[WHERE_SIZE];
 	size_t n;
 
-	if (r->file && r->line > 0)
+	if (r->location && r->location[0])
+		n = (size_t)snprintf(raw, sizeof(raw), "%s", r->location);
+	else if (r->file && r->line > 0)
 		n = (size_t)snprintf(raw, sizeof(raw), "%s:%d", r->file, r->line);
 	else
 		n = (size_t)snprintf(raw, sizeof(raw), "%s",

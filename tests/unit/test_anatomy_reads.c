@@ -98,6 +98,25 @@ TEST(anatomy_reads_found_by_id_and_named)
 	json_decref(top);
 }
 
+/* Two reads of one helper inlined at two lines are two reads: told apart
+ * by inlined_at, and each named with it. */
+TEST(anatomy_reads_of_one_inlined_helper_differ_by_where_inlined)
+{
+	json_t *a = json_pack("{s:s, s:s, s:i, s:{s:s, s:i}, s:[]}", "function", "serve", "file",
+			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 60, "callers");
+	json_t *b = json_pack("{s:s, s:s, s:i, s:{s:s, s:i}, s:[]}", "function", "serve", "file",
+			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 66, "callers");
+	char *s;
+
+	CHECK(cp_anatomy_same_read(a, a));
+	CHECK(!cp_anatomy_same_read(a, b));
+	s = name_of(b, 0, 0);
+	CHECK_STR(s, "serve t.c:23 (inlined at line 66)");
+	free(s);
+	json_decref(a);
+	json_decref(b);
+}
+
 static json_t *clock_read(int id, const char *clock)
 {
 	return json_pack("{s:i, s:s, s:s, s:i, s:s, s:[]}", "id", id, "function", "f", "file", "t.c",

@@ -792,7 +792,7 @@ TEST(compare_reusable_reads_of_either_kind_judged_as_sampled)
 					    "clock_reads_reusable/op",
 					    json_pack("{s:f, s:s, s:s, s:s}",
 						      "value", s ? 2.0 + 0.01 * (double)i : 1.0,
-						      "unit", "reads", "kind", kinds[s], "better", "lower"));
+						      "unit", "reads/op", "kind", kinds[s], "better", "lower"));
 	}
 	CHECK_INT(judge(&sides[0], &sides[1], &bounds, &r), 0);
 	m = find(&r, "clock_reads_reusable/op");

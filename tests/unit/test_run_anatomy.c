@@ -78,6 +78,9 @@ static void profile_with_anatomy(struct cp_profile *p, bool exact)
 	named(&p->anatomy.reads[0], "helper", 5, 40);
 	named(&p->anatomy.reads[1], "helper", 5, 41);
 	named(&p->anatomy.reads[2], "serve", 12, 0);
+	/* the third read: a helper inlined into serve at line 60 */
+	p->anatomy.reads[2].inlined_at_line = 60;
+	p->anatomy.reads[2].location = dup_s("t.c:12 (inlined at line 60)");
 }
 
 static json_t *at(json_t *o, const char *key)
@@ -112,6 +115,9 @@ TEST(run_file_anatomy_member_and_measure)
 	CHECK_INT(json_integer_value(at(json_array_get(at(json_array_get(at(a, "reads"), 1),
 							     "callers"), 0), "line")), 41);
 	CHECK_INT(json_array_size(at(json_array_get(at(a, "reads"), 2), "callers")), 0);
+	CHECK(json_is_null(at(json_array_get(at(a, "reads"), 0), "inlined_at")));
+	CHECK_INT(json_integer_value(at(at(json_array_get(at(a, "reads"), 2), "inlined_at"),
+					"line")), 60);
 	CHECK_INT(json_array_size(at(a, "shapes")), 1);
 	step = json_array_get(at(json_array_get(at(a, "shapes"), 0), "steps"), 2);
 	CHECK_INT(json_integer_value(at(step, "gap_ns")), 600);
@@ -127,7 +133,7 @@ TEST(run_file_anatomy_member_and_measure)
 	m = at(at(doc, "measures"), "clock_reads_reusable/op");
 	CHECK_NEAR(json_number_value(at(m, "value")), 1.0, 1e-12);
 	CHECK_STR(json_string_value(at(m, "kind")), "sampled");
-	CHECK_STR(json_string_value(at(m, "unit")), "reads");
+	CHECK_STR(json_string_value(at(m, "unit")), "reads/op");
 	json_decref(doc);
 	cp_anatomy_free(&p.anatomy);
 }
@@ -195,6 +201,23 @@ TEST(summary_could_reuse_names_both_lines)
 	profile_with_anatomy(&p, false);
 	text = summary_of(&p);
 	CHECK(strstr(text, "  not judged: uprobes trap in every gap\n") != NULL);
+	free(text);
+	cp_anatomy_free(&p.anatomy);
+}
+
+/* Two reads of one helper inlined at two lines: each said where it is
+ * inlined, as call sites are, so they read apart. */
+TEST(summary_could_reuse_says_where_a_helper_is_inlined)
+{
+	struct cp_profile p;
+	char *text;
+
+	profile_with_anatomy(&p, true);
+	p.anatomy.reads[0].location = dup_s("t.c:5 (inlined at line 40)");
+	p.anatomy.reads[1].location = dup_s("t.c:5 (inlined at line 41)");
+	text = summary_of(&p);
+	CHECK(text != NULL);
+	CHECK(strstr(text, "1.000/op  t.c:5 (inlined at line 41) from t.c:41 (helper): could reuse t.c:5 (inlined at line 40) from t.c:40,") != NULL);
 	free(text);
 	cp_anatomy_free(&p.anatomy);
 }

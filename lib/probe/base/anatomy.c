@@ -27,6 +27,8 @@ static void free_read(struct cp_anatomy_read *r)
 	free(r->file);
 	free(r->module);
 	free(r->via);
+	free(r->inlined_at_file);
+	free(r->location);
 	for (size_t i = 0; i < r->ncallers; i++) {
 		free(r->callers[i].function);
 		free(r->callers[i].file);

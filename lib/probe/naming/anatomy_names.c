@@ -39,7 +39,10 @@ static void name_site(struct cp_symbolizer *sym, const struct cp_unwind_table *t
 	r->line = c->line;
 	r->module = c->module;
 	r->via = c->via;
-	c->function = c->file = c->module = c->via = NULL;
+	r->inlined_at_file = c->inlined_at_file;
+	r->inlined_at_line = c->ninlined ? c->inlined_at_line : 0;
+	r->location = cp_call_site_location(c);
+	c->function = c->file = c->module = c->via = c->inlined_at_file = NULL;
 	cp_call_sites_free(&cs);
 }
 

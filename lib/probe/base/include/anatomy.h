@@ -94,6 +94,14 @@ struct cp_anatomy_read {
 	struct cp_anatomy_read_id id;
 	char *function, *file, *module, *via;	/* NULL until named */
 	int line;
+	/* Where function calls the helper inlined into it that reads (file
+	 * NULL: function's own file; line 0: nothing inlined), and the
+	 * read's place for a person as call sites say it ("FILE:LINE (inlined
+	 * at line N)": cp_call_site_location); NULL unknown. Two reads of one
+	 * inlined helper differ here only. */
+	char *inlined_at_file;
+	int inlined_at_line;
+	char *location;
 	struct cp_anatomy_caller callers[CP_ANATOMY_FRAMES];	/* outermost last */
 	size_t ncallers;
 };
