@@ -5,9 +5,12 @@
  * its reads meanwhile, lib/probe/mech/patch/vdso_count.S) has the
  * syscall's number, or whether it slept or was preempted, recorded with
  * the time (CLOCK_MONOTONIC) for user space to merge with the reads.
- * Apart from the session's program: loaded and attached only with
- * --anatomy, so that without it no host syscall pays for it. Every other
- * process's syscall pays the program's entry and one compare. */
+ * Apart from the session's program: loaded only with --anatomy, so that
+ * without it no host syscall pays for it, and attached only in bursts
+ * (CP_ANATOMY_BURST_MS of every CP_ANATOMY_PERIOD_MS, anatomy_collect.h;
+ * docs/anatomy.md): while attached, every syscall of every process of
+ * the host pays the program's entry and one compare, and the slow path
+ * an enabled sys_enter tracepoint puts it on. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>

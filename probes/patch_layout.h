@@ -75,10 +75,14 @@
  * is 1. The boundary's close (boundary_close.S) opens a log at a
  * boundary when the state is 0 (a free log) and the block's countdown
  * has run out, and closes it at the next (state 2: a finished log, which
- * clockprof reads and frees, back to 0, while the window is open). Block
+ * clockprof reads and frees, back to 0, while the window is open), and
+ * only while block 0's CP_PB0_AN_ON says a burst is on. Block
  * 0's CP_PB0_AN_EVERY (in a line every close reads) is 0 without
  * --anatomy: no log is ever opened. */
 #define CP_PB0_AN_EVERY 2	/* block 0: open a log every this many requests */
+#define CP_PB0_AN_ON 3		/* block 0: 1 while a burst is on (anatomy.bpf.c
+				 * attached: docs/anatomy.md, "Bursts"); 0: no
+				 * log opens, the open ones close */
 #define CP_PB_AN_STATE 680	/* 0 free, 1 logging, 2 finished */
 #define CP_PB_AN_N 681		/* reads in the log's request (past
 				 * CP_PB_AN_ENTRIES: truncated) */

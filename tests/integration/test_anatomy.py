@@ -13,6 +13,7 @@ is asserted but what construction bounds: back-to-back reads against a
 gap of 20 us, and a start and a stop around ~200,000 dependent
 multiplications (well over 20 us on any host)."""
 import os
+import signal
 import subprocess
 import time
 
@@ -35,7 +36,7 @@ def collect(ctx, how, mode, *extra):
     opts = ["-q", "-e", "none", "--mechanism", "patch", "--anatomy=40", "--reuse-gap", "20us",
             "-r", "func:handle_request", "-o", out, *extra]
     if how == "run":
-        proc = ctx.run("run", *opts, "--", ctx.target("anatomy_target"), mode, 150, env=env)
+        proc = ctx.run("run", *opts, "--", ctx.target("anatomy_target"), mode, 600, env=env)
         assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
     else:
         target = subprocess.Popen([ctx.target("anatomy_target"), mode, "0"])
@@ -256,6 +257,59 @@ def test_uprobes_record_the_requests_but_judge_no_read(ctx):
         a = run["anatomy"]
         assert not a["judged"] and "traps" in a["not_judged_because"], a
         assert a["shapes"] and "clock_reads_reusable/op" not in run["measures"], a
+
+
+def held_tracepoints(pid):
+    """The tracepoints process pid holds raw_tracepoint links on (its fds'
+    fdinfo)."""
+    held = set()
+    fds = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fds) if os.path.isdir(fds) else ():
+        try:
+            with open(os.path.join(fds, fd)) as f:
+                info = dict(line.split(":\t", 1) for line in f.read().splitlines()
+                            if ":\t" in line)
+        except OSError:
+            continue
+        if info.get("link_type") == "raw_tracepoint" and "tp_name" in info:
+            held.add(info["tp_name"])
+    return held
+
+
+def test_the_host_pays_for_syscalls_only_in_bursts(ctx):
+    """anatomy.bpf.c's sys_enter and sched_switch links (which put every
+    syscall of the host on the slow path) are held only during a burst:
+    with one burst of 2 s as the window opens and the next an hour later
+    (CLOCKPROF_TEST_ANATOMY_BURST), clockprof holds them, then, its window
+    still open (it ends only at SIGINT, sent after), holds neither; the
+    samples came from the burst. Nothing timed: each state is waited for."""
+    dump = os.path.join(ctx.tmp, "anatomy-burst.json")
+    target = subprocess.Popen([ctx.target("anatomy_target"), "helper", "0"])
+    env = dict(os.environ, CLOCKPROF_TEST_ANATOMY_DUMP=dump,
+               CLOCKPROF_TEST_ANATOMY_BURST="2000/3600000")
+    both = {"sys_enter", "sched_switch"}
+    try:
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                                 "patch", "--anatomy=40", "-r", "func:handle_request",
+                                 "-o", os.path.join(ctx.tmp, "anatomy-burst-run.json"),
+                                 str(target.pid)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: both <= held_tracepoints(proc.pid) or proc.poll() is not None,
+                     "the burst's links")
+            assert proc.poll() is None, f"clockprof exited {proc.returncode}: {proc.stderr.read()}"
+            wait_for(lambda: not both & held_tracepoints(proc.pid),
+                     "the burst's links detached with the window open")
+            assert proc.poll() is None, f"clockprof exited {proc.returncode}: {proc.stderr.read()}"
+        finally:
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=60) == 0, proc.stderr.read()
+    finally:
+        target.kill()
+        target.wait(timeout=30)
+    samples = ctx.load_json(dump)
+    one_thread_reads(samples, 3)
+    assert samples["gaps_exact"], samples
 
 
 def test_options_need_anatomy_and_a_boundary(ctx):

@@ -61,3 +61,24 @@ TEST(anatomy_merge_orders_reads_syscalls_and_switches_by_time)
 	free(r.events);
 	cp_anatomy_samples_free(&s);
 }
+
+/* Bursts (docs/anatomy.md): a log is used only when it began and ended
+ * within one burst, the links' attach and their detach included; one
+ * that ran past its burst's end (the program detached), began before it
+ * (attached late) or spans two is dropped; the burst still on has no end. */
+TEST(anatomy_log_is_used_only_within_one_burst)
+{
+	struct cp_anatomy_burst b[3] = { { 100, 200 }, { 1000, 1100 }, { 2000, UINT64_MAX } };
+
+	CHECK(cp_anatomy_in_burst(b, 3, 100, 200));	/* its bounds included */
+	CHECK(cp_anatomy_in_burst(b, 3, 150, 160));
+	CHECK(cp_anatomy_in_burst(b, 3, 1000, 1050));
+	CHECK(!cp_anatomy_in_burst(b, 3, 150, 201));	/* ended past the detach */
+	CHECK(!cp_anatomy_in_burst(b, 3, 99, 150));	/* began before the attach */
+	CHECK(!cp_anatomy_in_burst(b, 3, 150, 1050));	/* spans two bursts */
+	CHECK(!cp_anatomy_in_burst(b, 3, 300, 400));	/* between bursts */
+	CHECK(!cp_anatomy_in_burst(b, 3, 50, 60));	/* before the first */
+	CHECK(!cp_anatomy_in_burst(b, 3, 160, 150));	/* ends before it began */
+	CHECK(cp_anatomy_in_burst(b, 3, 2500, 9000));	/* the burst still on */
+	CHECK(!cp_anatomy_in_burst(b, 0, 150, 160));	/* no burst at all */
+}

@@ -69,6 +69,7 @@ TEST(anatomy_log_holds_a_sampled_request_s_reads_in_order)
 	CHECK(t != NULL);
 	b = cp_test_request_block(t, cp_test_home_slot());
 	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	an_block0(t)[CP_PB0_AN_ON] = 1;
 	an_reads(t, 1, &ret1, 1);	/* claims the slot */
 	an_boundary(t);			/* opens the log */
 	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_N] == 0 && b[CP_PB_AN_SEQ] == 1);
@@ -111,6 +112,35 @@ TEST(anatomy_log_is_never_opened_without_anatomy)
 	cp_test_table_close(t);
 }
 
+/* Bursts (docs/anatomy.md): outside one (CP_PB0_AN_ON 0) no log opens,
+ * and one open when the burst ended still closes, for clockprof to judge
+ * by its times. */
+TEST(anatomy_log_opens_only_in_a_burst)
+{
+	uint8_t *t = cp_test_table_open();
+	uint64_t ret = 0x401000, *b;
+
+	CHECK(t != NULL);
+	b = cp_test_request_block(t, cp_test_home_slot());
+	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	an_reads(t, 1, &ret, 1);
+	an_boundary(t);			/* no burst: no log */
+	an_reads(t, 1, &ret, 1);
+	an_boundary(t);
+	CHECK(b[CP_PB_AN_STATE] == 0 && b[CP_PB_AN_SEQ] == 0);
+	an_block0(t)[CP_PB0_AN_ON] = 1;
+	an_boundary(t);			/* in a burst: opens */
+	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 1);
+	an_block0(t)[CP_PB0_AN_ON] = 0;	/* the burst ends */
+	an_reads(t, 1, &ret, 1);
+	an_boundary(t);			/* closes all the same */
+	CHECK(b[CP_PB_AN_STATE] == 2 && b[CP_PB_AN_N] == 1);
+	b[CP_PB_AN_STATE] = 0;		/* clockprof read it */
+	an_boundary(t);			/* and none opens */
+	CHECK(b[CP_PB_AN_STATE] == 0 && b[CP_PB_AN_SEQ] == 1);
+	cp_test_table_close(t);
+}
+
 /* A read's callers: the frame-pointer chain, two frames, each read only
  * within the stack in use: above the site's frame and below the top the
  * request's boundary had. */
@@ -129,6 +159,7 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 	st.frames[0] = (uint64_t)(uintptr_t)&st.frames[2];
 	b = cp_test_request_block(t, cp_test_home_slot());
 	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	an_block0(t)[CP_PB0_AN_ON] = 1;
 	an_reads(t, 1, &st.ret, 1);
 	an_boundary(t);
 	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];	/* both frames below it */
@@ -168,6 +199,7 @@ TEST(anatomy_log_an_exited_thread_s_open_log_is_dropped)
 
 	CHECK(t != NULL && off != 0 && cp_test_table_tid_offset(t, off) == 0);
 	an_block0(t)[CP_PB0_AN_EVERY] = 1;
+	an_block0(t)[CP_PB0_AN_ON] = 1;
 	if ((key = cp_test_two_threads(open_and_exit, t)))
 		b = cp_test_key_block(t, key);
 	else

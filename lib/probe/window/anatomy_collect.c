@@ -56,6 +56,12 @@ struct cp_anatomy_collect {
 	} *open;
 	size_t nopen, capopen;
 	char why[256];			/* the BPF program's failure, or "" */
+	struct cp_anatomy_burst *bursts;	/* the window's, in order */
+	size_t nbursts;
+	bool burst_on;
+	uint64_t burst_at_ns;		/* CLOCK_MONOTONIC: the last burst's start */
+	unsigned burst_ms, period_ms;
+	uint64_t outside_burst;		/* logs not within one burst: dropped */
 };
 
 /* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
@@ -185,6 +191,30 @@ static void keep(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
 	}
 }
 
+bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start,
+			 uint64_t end)
+{
+	/* the bursts are in order and apart: only the latest that began
+	 * before the log can hold it */
+	for (size_t i = n; i-- > 0;)
+		if (b[i].on <= start)
+			return end >= start && end <= b[i].off;
+	return false;
+}
+
+/* A finished log kept if it lies within one burst (every syscall and
+ * switch of it recorded); else dropped with its records, and counted. */
+static void keep_if_in_burst(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
+{
+	if (cp_anatomy_in_burst(c->bursts, c->nbursts, r->start_tsc, r->end_tsc)) {
+		keep(c, r);
+		return;
+	}
+	take_records(c, r);
+	raw_free(r);
+	c->outside_burst++;
+}
+
 /* Slot s's finished log (head: its words from CP_PB_AN_STATE) read and
  * freed for the next request; kept unless it began before the window. */
 static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t *head)
@@ -216,7 +246,7 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 		raw_free(&r);
 		return;
 	}
-	keep(c, &r);
+	keep_if_in_burst(c, &r);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -267,6 +297,87 @@ static void drain(struct cp_anatomy_collect *c)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int write_on(const struct cp_anatomy_collect *c, uint64_t on)
+{
+	return cp_proc_mem_write(c->pid, c->table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_ON * 8, &on,
+				 sizeof(on));
+}
+
+/* The BPF program given up (it could not be attached): the samples then
+ * have no syscalls, and say so (why). */
+static void lose_bpf(struct cp_anatomy_collect *c)
+{
+	snprintf(c->why, sizeof(c->why), "its syscalls and switches could not be recorded (%s)",
+		 strerror(errno));
+	ring_buffer__free(c->ring);
+	anatomy_bpf__destroy(c->skel);
+	c->ring = NULL;
+	c->skel = NULL;
+}
+
+/* A burst begun: the BPF program attached, then logs let open (block
+ * 0's CP_PB0_AN_ON). Not begun without memory to note it. */
+static void burst_begin(struct cp_anatomy_collect *c)
+{
+	struct cp_anatomy_burst *g = realloc(c->bursts, (c->nbursts + 1) * sizeof(*g));
+
+	c->burst_at_ns = mono_ns();
+	if (!g)
+		return;
+	c->bursts = g;
+	if (c->skel && anatomy_bpf__attach(c->skel))
+		lose_bpf(c);
+	c->bursts[c->nbursts++] = (struct cp_anatomy_burst){ __rdtsc(), UINT64_MAX };
+	c->burst_on = true;
+	write_on(c, 1);
+}
+
+/* The burst ended: no more logs open, then the program detached (a log
+ * still open is dropped when it closes: cp_anatomy_in_burst). */
+static void burst_end(struct cp_anatomy_collect *c)
+{
+	write_on(c, 0);
+	c->bursts[c->nbursts - 1].off = __rdtsc();
+	c->burst_on = false;
+	if (c->skel)
+		anatomy_bpf__detach(c->skel);
+}
+
+/* A burst begun or ended when its time has come. */
+static void burst_tick(struct cp_anatomy_collect *c)
+{
+	uint64_t since = mono_ns() - c->burst_at_ns;
+
+	if (c->burst_on && since >= c->burst_ms * 1000000ull)
+		burst_end(c);
+	else if (!c->burst_on && since >= c->period_ms * 1000000ull)
+		burst_begin(c);
+}
+
+/* The bursts' length and period: CP_ANATOMY_BURST_MS and _PERIOD_MS.
+ * Tests only: CLOCKPROF_TEST_ANATOMY_BURST=ON_MS/PERIOD_MS sets them
+ * (tests/integration/test_anatomy.py: one long burst, then none). */
+static void burst_schedule(struct cp_anatomy_collect *c)
+{
+	const char *t = getenv("CLOCKPROF_TEST_ANATOMY_BURST");
+	unsigned on, period;
+
+	c->burst_ms = CP_ANATOMY_BURST_MS;
+	c->period_ms = CP_ANATOMY_PERIOD_MS;
+	if (t && sscanf(t, "%u/%u", &on, &period) == 2 && on && on < period) {
+		c->burst_ms = on;
+		c->period_ms = period;
+	}
+}
+
 static void *run(void *arg)
 {
 	struct cp_anatomy_collect *c = arg;
@@ -276,6 +387,7 @@ static void *run(void *arg)
 		if (c->traps) {
 			ring_buffer__consume(c->ring);
 		} else {
+			burst_tick(c);
 			if (i % SLOTS_EVERY == 0)
 				find_used(c);
 			drain(c);
@@ -316,6 +428,7 @@ static void collect_free(struct cp_anatomy_collect *c)
 	free(c->used);
 	free(c->pending);
 	free(c->open);
+	free(c->bursts);
 	free(c);
 }
 
@@ -416,7 +529,8 @@ int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, i
 	return 0;
 }
 
-/* anatomy.bpf.c loaded and attached for pid; why says what failed. */
+/* anatomy.bpf.c loaded for pid, attached only in bursts (burst_begin);
+ * why says what failed. */
 static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, char *why,
 		     size_t whylen)
 {
@@ -431,7 +545,7 @@ static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, c
 	skel->rodata->table = c->table;
 	skel->rodata->pidns_dev = ns->dev;
 	skel->rodata->pidns_ino = ns->ino;
-	if (anatomy_bpf__load(skel) || anatomy_bpf__attach(skel) ||
+	if (anatomy_bpf__load(skel) ||
 	    !(c->ring = ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, c, NULL))) {
 		snprintf(why, whylen, "its syscalls and switches could not be recorded (%s)",
 			 strerror(errno));
@@ -455,6 +569,8 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 	open_bpf(c, ns, c->why, sizeof(c->why));
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
+	burst_schedule(c);
+	burst_begin(c);		/* the first as the window opens */
 	if (set_every(c, 1)) {
 		cp_anatomy_collect_stop(c, 0, NULL);
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: the counter table of process %d "
@@ -558,8 +674,9 @@ static void dump(const struct cp_anatomy_samples *s)
 
 	if (!f)
 		return;
-	fprintf(f, "{\"requests_seen\": %llu, \"gaps_exact\": %s, \"reads\": [",
-		(unsigned long long)s->requests_seen, s->gaps_exact ? "true" : "false");
+	fprintf(f, "{\"requests_seen\": %llu, \"outside_burst\": %llu, \"gaps_exact\": %s, "
+		"\"reads\": [", (unsigned long long)s->requests_seen,
+		(unsigned long long)s->outside_burst, s->gaps_exact ? "true" : "false");
 	for (size_t i = 0; i < s->nreads; i++)
 		fprintf(f, "%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
 			"\"caller\": %llu, \"caller2\": %llu}", i ? ", " : "",
@@ -593,6 +710,8 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 		__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
 		pthread_join(c->thread, NULL);
 	}
+	if (c->burst_on)
+		burst_end(c);
 	if (c->traps)
 		ring_buffer__consume(c->ring);
 	else
@@ -602,6 +721,7 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 	if (out) {
 		memset(out, 0, sizeof(*out));
 		out->requests_seen = requests_seen;
+		out->outside_burst = c->outside_burst;
 		out->gaps_exact = c->skel != NULL && !c->traps;
 		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->traps ?
 			 "each read traps into the kernel inside the gap it measures (uprobes): "

@@ -9,6 +9,8 @@
 #ifndef CP_ANATOMY_COLLECT_H
 #define CP_ANATOMY_COLLECT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -66,6 +68,19 @@ struct cp_anatomy_rec {
 struct cp_anatomy_calibration {
 	uint64_t tsc[2], ns[2];
 };
+/* --anatomy's bursts (docs/anatomy.md, "Bursts"): anatomy.bpf.c is
+ * attached, and logs are opened, for CP_ANATOMY_BURST_MS of every
+ * CP_ANATOMY_PERIOD_MS, the first as the window opens. A burst is its
+ * TSC once its links were attached (on) and as they were about to be
+ * detached (off; UINT64_MAX while it is on). A log is used only when it
+ * began and ended within one: else a syscall of it may be missing. */
+#define CP_ANATOMY_BURST_MS 50
+#define CP_ANATOMY_PERIOD_MS 500
+struct cp_anatomy_burst {
+	uint64_t on, off;
+};
+bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start,
+			 uint64_t end);
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc);
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r);

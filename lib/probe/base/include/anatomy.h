@@ -71,6 +71,8 @@ struct cp_anatomy_samples {
 	size_t nrequests;
 	uint64_t requests_seen;		/* complete requests in the window: the
 					 * population sampled from */
+	uint64_t outside_burst;		/* logs dropped: not within one burst
+					 * (anatomy_collect.h) */
 	bool gaps_exact;		/* false where a trap stands in every gap
 					 * (uprobes): no read is judged reusable */
 	char why_not_exact[256];	/* "" when exact */
@@ -147,6 +149,8 @@ struct cp_anatomy {
 	unsigned sample_size;		/* --anatomy=N */
 	uint64_t sampled_requests;	/* sampled whole (truncated ones not) */
 	uint64_t truncated_requests;
+	uint64_t outside_burst_requests;	/* logged, not within one burst:
+						 * dropped (docs/anatomy.md) */
 	uint64_t requests;		/* complete requests in the window */
 	bool every_request;		/* every one of them sampled whole */
 	uint64_t reuse_gap_ns;		/* --reuse-gap */

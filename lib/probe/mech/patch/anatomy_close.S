@@ -33,7 +33,9 @@ cp_anatomy_close_start:
 	mov	[rsi + CP_PB_AN_END * 8], rax
 	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 2
 	jmp	.Lout
-.Lan_open:
+.Lan_open:				/* only in a burst (CP_PB0_AN_ON: the */
+	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_ON * 8], 0
+	je	.Lout			/* syscalls are recorded then only) */
 	mov	rax, [r9 + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8]
 	dec	rax
 	mov	[rsi + CP_PB_AN_SKIP * 8], rax
