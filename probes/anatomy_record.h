@@ -10,8 +10,11 @@
 
 #define CP_ANATOMY_REC_SYSCALL 1	/* what: the syscall's number */
 #define CP_ANATOMY_REC_SWITCH 2		/* what: 1 voluntary, 0 preempted */
-#define CP_ANATOMY_REC_READ 3		/* (the uprobe mechanism) what: the
-					 * read's entry | its clock << 8 */
+#define CP_ANATOMY_REC_READ 3		/* (uprobes) what: the clock (as
+					 * anatomy.h's read_id.clock); key */
+#define CP_ANATOMY_REC_START 4		/* (uprobes) a request's boundary */
+#define CP_ANATOMY_REC_END 5		/* (uprobes) its next; what: records
+					 * were lost in it */
 
 struct cp_anatomy_record {
 	__u64 t_ns;			/* bpf_ktime_get_ns: CLOCK_MONOTONIC */
@@ -20,6 +23,11 @@ struct cp_anatomy_record {
 	__u32 kind;			/* CP_ANATOMY_REC_* */
 	__u32 what;
 	__u32 tid;			/* in clockprof's pid namespace */
+	__u64 key;			/* READ: its site, as the patch's site
+					 * blocks key one (clockreads.h) */
+	__u64 callers[2];		/* READ (uprobes): the return addresses
+					 * of the frame-pointer chain past the
+					 * site's function; 0 unknown */
 };
 
 #endif

@@ -162,6 +162,8 @@ int on_boundary_func(struct pt_regs *ctx)
 		return 0;
 	count_trap();
 	close_request(tid, CP_TOTALS_WINDOW);
+	if (phase == CP_PHASE_CLOCK)
+		anatomy_boundary();
 	return 0;
 }
 

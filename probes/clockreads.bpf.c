@@ -69,6 +69,9 @@ const volatile bool boundary_wrapped;
  * exits and execs. Without it, that code is left out by the verifier
  * (~3,700 instructions of the other mechanisms' every start-up). */
 const volatile bool patch_tables;
+/* --anatomy with a boundary that traps: its requests recorded as they
+ * happen (anatomy_hooks.bpf.h); else that code is left out. */
+const volatile bool anatomy;
 /* The kernel traces sched_prepare_exec (Linux 6.10+): the target's table
  * is summed there before an exec (on_target_exit, attached there too),
  * and on_clock_func leaves that code out (~3,700 instructions of the
@@ -391,6 +394,7 @@ static __always_inline void count_read(struct cp_read_counts *c, int entry,
 }
 
 /* The hooks, by family, in the order they build on each other. */
+#include "anatomy_hooks.bpf.h"
 #include "read_record.bpf.h"
 #include "patch_reads.bpf.h"
 #include "read_hooks.bpf.h"

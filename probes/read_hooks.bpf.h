@@ -52,6 +52,9 @@ __noinline int record_read_seen(const struct read_seen *r)
 		return 0;
 	find_site(&site, r->mode, r->sp, r->bp, r->entry, r->direct);
 	record_read(r->entry, r->path, clock_slot(r->clock_id), &site);
+	if (anatomy)	/* the clock as anatomy.h compares them */
+		anatomy_event(CP_ANATOMY_REC_READ, r->entry == CP_ENTRY_CLOCK_GETTIME ?
+			      (__u32)r->clock_id : (__u32)-r->entry, &site, r->bp);
 	if (capture_stacks)
 		record_stack(r->ip, r->mode, r->sp, r->bp);
 	return 0;

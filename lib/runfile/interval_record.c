@@ -112,7 +112,8 @@ static int diff_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 		if (w->dsites[n].count)
 			n++;
 	}
-	qsort(w->dsites, n, sizeof(*w->dsites), by_count_desc);
+	if (n)	/* dsites is NULL until a site comes: qsort wants a pointer */
+		qsort(w->dsites, n, sizeof(*w->dsites), by_count_desc);
 	w->view->call_sites.sites = w->dsites;
 	w->view->call_sites.n = n;
 	return 0;
@@ -131,7 +132,8 @@ static int keep_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 			return -1;
 		w->nsites = i + 1;
 	}
-	qsort(w->sites, w->nsites, sizeof(*w->sites), by_key);
+	if (w->nsites)
+		qsort(w->sites, w->nsites, sizeof(*w->sites), by_key);
 	return 0;
 }
 

@@ -234,17 +234,28 @@ def test_two_threads_interleaved(ctx):
     _both(ctx, "threads")
 
 
-def test_uprobes_say_the_anatomy_is_not_judged(ctx):
-    """The uprobe fallback keeps no log: the run says why nothing was
-    judged, and has no reusable measure."""
-    out = os.path.join(ctx.tmp, "anatomy-uprobe.json")
-    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "uprobe", "--anatomy",
-                   "-r", "func:handle_request", "-o", out, "--",
-                   ctx.target("anatomy_target"), "helper", 20)
-    assert proc.returncode == 0, proc.stderr
-    a = ctx.load_json(out)["anatomy"]
-    assert not a["judged"] and "vDSO patch" in a["not_judged_because"], a
-    assert "clock_reads_reusable/op" not in ctx.load_json(out)["measures"]
+def test_uprobes_record_the_requests_but_judge_no_read(ctx):
+    """The uprobe fallback records each request as it happens (every read
+    a trap): its reads told apart by their callers, the syscalls between
+    them; nothing is judged, and the run says why."""
+    for mode, want in (("helper", None), ("pipe", [{WRITE}, {READ}])):
+        dump = os.path.join(ctx.tmp, f"anatomy-uprobe-{mode}.json")
+        out = os.path.join(ctx.tmp, f"anatomy-uprobe-{mode}-run.json")
+        proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "uprobe", "--anatomy",
+                       "-r", "func:handle_request", "-o", out, "--",
+                       ctx.target("anatomy_target"), mode, 40,
+                       env=dict(os.environ, CLOCKPROF_TEST_ANATOMY_DUMP=dump))
+        assert proc.returncode == 0, proc.stderr
+        samples, run = ctx.load_json(dump), ctx.load_json(out)
+        assert not samples["gaps_exact"], samples
+        if want:
+            check_separated(samples, want)
+        else:
+            one_thread_reads(samples, 3)
+            assert len({r["caller"] for r in samples["reads"]}) == 3, samples["reads"]
+        a = run["anatomy"]
+        assert not a["judged"] and "traps" in a["not_judged_because"], a
+        assert a["shapes"] and "clock_reads_reusable/op" not in run["measures"], a
 
 
 def test_options_need_anatomy_and_a_boundary(ctx):

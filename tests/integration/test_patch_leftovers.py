@@ -178,6 +178,23 @@ def test_an_attach_after_a_leftover_switches_it_back_and_says_so(ctx):
         assert loop.close() == 0
 
 
+def test_a_killed_anatomy_clockprofs_sites_are_switched_back_by_its_restorer(ctx):
+    """--anatomy switches the entries toward the paths that log reads; the
+    restorer, which plans the plain ones, still switches them back when
+    clockprof is SIGKILLed (before: left switched for good)."""
+    target = subprocess.Popen([ctx.target("anatomy_target"), "helper", "0"])
+    try:
+        proc, _ = attach(ctx, target.pid, "-r", "func:handle_request", "--anatomy")
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_for(lambda: not switched(target.pid), "the target's vDSO to be switched back",
+                 timeout=30)
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait(timeout=30)
+
+
 def test_a_leftover_of_the_other_variant_of_the_paths_is_switched_back(ctx):
     """--anatomy switches the entries toward the paths that log reads; a
     leftover of such an attach (clockprof and its restorer killed) is

@@ -6,6 +6,7 @@
 #ifndef CP_PATCH_TABLE_FIXTURE_H
 #define CP_PATCH_TABLE_FIXTURE_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -57,6 +58,53 @@ static inline uint64_t cp_test_home_slot(void)
 static inline uint64_t *cp_test_request_block(uint8_t *t, uint64_t slot)
 {
 	return (uint64_t *)(t + CP_PATCH_BLOCKS_OFF + (slot + 1) * CP_PATCH_BLOCK);
+}
+
+/* The offset of a thread's tid from its thread pointer (tid_offset.h)
+ * written into t's code pages, as clockprof writes it: the close tells a
+ * new thread on an exited one's thread pointer by it. 0, or -1. */
+static inline int cp_test_table_tid_offset(uint8_t *t, uint32_t off)
+{
+	if (mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_WRITE))
+		return -1;
+	cp_vdso_count_set_tid_offset(t + CP_PATCH_CODE_OFF, off);
+	return mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC);
+}
+
+/* The calling thread's key (its thread pointer), as a thread's result. */
+static inline void *cp_test_thread_key(void)
+{
+	uint64_t key;
+
+	__asm__ volatile("mov %%fs:0, %0" : "=r"(key));
+	return (void *)(uintptr_t)key;
+}
+
+/* fn(t) run by two threads, one after the other (joined: glibc gives the
+ * second the first's cached stack, and so its thread pointer); the key
+ * both had, each fn's result, or 0 when they differ or one failed. */
+static inline uint64_t cp_test_two_threads(void *(*fn)(void *), uint8_t *t)
+{
+	void *key[2] = { NULL, NULL };
+
+	for (int i = 0; i < 2; i++) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, fn, t) || pthread_join(th, &key[i]))
+			return 0;
+	}
+	return key[0] == key[1] ? (uint64_t)(uintptr_t)key[0] : 0;
+}
+
+/* The request block of the slot key holds in t; NULL: none does. */
+static inline uint64_t *cp_test_key_block(uint8_t *t, uint64_t key)
+{
+	uint64_t h = key * CP_PATCH_HASH >> 52;
+
+	for (uint64_t i = 0; i < CP_PATCH_PROBES; i++)
+		if (((uint64_t *)(t + 128 * (1 + ((h + i) & (CP_PATCH_SLOTS - 1)))))[0] == key)
+			return cp_test_request_block(t, (h + i) & (CP_PATCH_SLOTS - 1));
+	return NULL;
 }
 
 #endif

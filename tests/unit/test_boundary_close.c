@@ -119,45 +119,28 @@ TEST(boundary_close_claims_a_slot_for_a_thread_that_has_read_nothing)
  * 3 reads (its last interval open as it exits); says its key. */
 static void *one_request_thread(void *arg)
 {
-	uint8_t *t = arg;
-	uint64_t key;
-
-	reads(t, 1, 0x401000);
-	boundary(t);
-	reads(t, 2, 0x401000);
-	boundary(t);
-	reads(t, 3, 0x401000);
-	__asm__ volatile("mov %%fs:0, %0" : "=r"(key));
-	return (void *)(uintptr_t)key;
+	reads(arg, 1, 0x401000);
+	boundary(arg);
+	reads(arg, 2, 0x401000);
+	boundary(arg);
+	reads(arg, 3, 0x401000);
+	return cp_test_thread_key();
 }
 
 TEST(boundary_close_opens_a_new_threads_first_request_on_an_exited_ones_slot)
 {
 	uint8_t *t = cp_test_table_open();
 	uint32_t off = cp_tid_offset(getpid());
-	void *key[2] = { NULL, NULL };
-	uint64_t *b;
+	uint64_t key, *b;
 
-	CHECK(t != NULL && off != 0);
-	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_WRITE) == 0);
-	cp_vdso_count_set_tid_offset(t + CP_PATCH_CODE_OFF, off);
-	CHECK(mprotect(t + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, PROT_READ | PROT_EXEC) == 0);
-	for (int i = 0; i < 2; i++) {	/* joined: the second gets the first's stack */
-		pthread_t th;
-
-		CHECK(pthread_create(&th, NULL, one_request_thread, t) == 0);
-		CHECK(pthread_join(th, &key[i]) == 0);
-	}
-	if (key[0] != key[1]) {
+	CHECK(t != NULL && off != 0 && cp_test_table_tid_offset(t, off) == 0);
+	if (!(key = cp_test_two_threads(one_request_thread, t))) {
 		unit_skip("the C library gave the second thread a thread pointer of its own");
 		cp_test_table_close(t);
 		return;
 	}
-	b = (uint64_t *)(t + CP_PATCH_BLOCKS_OFF);
-	for (uint64_t h = (uint64_t)(uintptr_t)key[0] * CP_PATCH_HASH >> 52, i = 0; i < 16; i++)
-		if (((uint64_t *)(t + 128 * (1 + ((h + i) & (CP_PATCH_SLOTS - 1)))))[0] ==
-		    (uint64_t)(uintptr_t)key[0])
-			b = cp_test_request_block(t, (h + i) & (CP_PATCH_SLOTS - 1));
+	b = cp_test_key_block(t, key);
+	CHECK(b != NULL);
 	/* two requests of 2 reads: the 3 + 1 between the threads in none */
 	CHECK(b[CP_PB_HITS] == 3 && b[CP_PB_OPENS] == 1);
 	CHECK(b[CP_PB_HIST + 2] == 2 && b[CP_PB_HIST + 4] == 0 && b[CP_PB_MAX] == 2);

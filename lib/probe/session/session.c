@@ -191,6 +191,13 @@ static bool prepare_exec_traced(void)
 	return tp >= 0 || e == EINVAL;
 }
 
+/* --anatomy recorded by the session's program: a func: boundary that
+ * traps (the vDSO patch logs its requests in the target instead). */
+static bool anatomy_traps(const struct cp_session_config *cfg)
+{
+	return cfg->anatomy && cfg->boundary_func && !cfg->boundary_in_target;
+}
+
 /* Tells the programs whom they count (the target and, apart, clockprof's
  * self-test, by their numbers in clockprof's pid namespace), the
  * boundary syscall and the clock syscalls' numbers. */
@@ -210,6 +217,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->vdso_hres = cfg->vdso_hres;
 	skel->rodata->capture_stacks = cfg->stacks;
 	skel->rodata->patch_tables = cfg->patch_tables;
+	skel->rodata->anatomy = anatomy_traps(cfg);
 	skel->rodata->exec_traced = (cfg->patch_tables || cfg->follow_forks || cfg->nmembers) &&
 				    prepare_exec_traced();
 	for (int i = 0; i < CP_ENTRY_MAX; i++)
@@ -232,6 +240,12 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 		bpf_program__set_autoload(skel->progs.on_extra_probe, false);
 	if (!cfg->vdso_breakpoints)
 		bpf_program__set_autoload(skel->progs.on_vdso_entry, false);
+	if (!anatomy_traps(cfg)) {
+		bpf_program__set_autoload(skel->progs.on_anatomy_syscall, false);
+		bpf_program__set_autoload(skel->progs.on_anatomy_sched, false);
+	} else {
+		bpf_map__set_max_entries(skel->maps.anatomy_ring, 1u << 22);
+	}
 	/* Attached only to follow processes or to sum the patch's table
 	 * (watch_lifecycle, cp_session_set_patch_table): unloaded, the
 	 * verifier's ~43,000 instructions of it are spared the other
@@ -254,6 +268,20 @@ static void watch_lifecycle(struct cp_session *s, const struct cp_session_config
 	if (cfg->hold_execs && s->follow)
 		cp_session_hold_execs(s, true);
 	s->fork_watch = bpf_program__attach(s->skel->progs.on_target_fork);
+	if (anatomy_traps(cfg)) {	/* both, or neither: no request half seen */
+		s->anatomy_links[0] = bpf_program__attach(s->skel->progs.on_anatomy_syscall);
+		s->anatomy_links[1] = bpf_program__attach(s->skel->progs.on_anatomy_sched);
+		if (!s->anatomy_links[0] || !s->anatomy_links[1]) {
+			bpf_link__destroy(s->anatomy_links[0]);
+			bpf_link__destroy(s->anatomy_links[1]);
+			s->anatomy_links[0] = s->anatomy_links[1] = NULL;
+		}
+	}
+}
+
+int cp_session_anatomy_ring(const struct cp_session *s)
+{
+	return s->anatomy_links[0] ? bpf_map__fd(s->skel->maps.anatomy_ring) : -1;
 }
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,
@@ -376,6 +404,8 @@ size_t cp_session_close(struct cp_session *s)
 	free(s->gone);
 	free(s->marked);
 	bpf_link__destroy(s->exit_watch);
+	bpf_link__destroy(s->anatomy_links[0]);
+	bpf_link__destroy(s->anatomy_links[1]);
 	clockreads_bpf__destroy(s->skel);
 	for (__u32 i = 0; i < s->dist_slots_used; i++)
 		if (s->dist_tids[i])

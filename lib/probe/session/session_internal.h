@@ -57,6 +57,8 @@ struct cp_session {
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
+	struct bpf_link *anatomy_links[2];	/* --anatomy, a boundary that traps:
+						 * sys_enter, sched_switch */
 	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
 	struct bpf_link *prepare_exec_watch;	/* on_target_exit at sched_prepare_exec: a
 						 * table summed at an exec */

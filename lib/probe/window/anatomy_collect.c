@@ -21,7 +21,7 @@
 #include "procfs.h"
 
 #define DRAIN_US 2000		/* how often the logs are looked at */
-#define SLOTS_EVERY 25		/* ... and the slots in use, in drains */
+#define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
 #define AN_HEAD 8		/* CP_PB_AN_STATE .. CP_PB_AN_LOG */
 
 _Static_assert(sizeof(struct cp_anatomy_log_entry) == CP_PB_AN_ENTRY_WORDS * 8,
@@ -50,6 +50,11 @@ struct cp_anatomy_collect {
 	} *pending;			/* BPF records not yet given a log */
 	size_t npending, cappending;
 	uint64_t heads[IOV_BATCH][AN_HEAD];	/* drain's: the slots' headers */
+	bool traps;			/* uprobes: the session's ring, no table */
+	struct open_request {		/* ... the requests it has open */
+		struct cp_anatomy_raw raw;
+	} *open;
+	size_t nopen, capopen;
 	char why[256];			/* the BPF program's failure, or "" */
 };
 
@@ -189,13 +194,20 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 				    .start_tsc = head[CP_PB_AN_START - CP_PB_AN_STATE],
 				    .end_tsc = head[CP_PB_AN_END - CP_PB_AN_STATE],
 				    .n = head[CP_PB_AN_N - CP_PB_AN_STATE] };
-	uint64_t zero = 0;
+	uint64_t zero = 0, now[AN_HEAD];
 
 	r.nentries = r.n < CP_PB_AN_ENTRIES ? r.n : CP_PB_AN_ENTRIES;
 	if (r.nentries && !(r.entries = calloc(r.nentries, sizeof(*r.entries))))
 		return;
 	if (r.nentries && cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_LOG),
 					   r.entries, r.nentries * sizeof(*r.entries))) {
+		raw_free(&r);
+		return;
+	}
+	/* Still the log read (a new thread on the slot drops a log and may
+	 * open its own meanwhile: boundary_close.S): freed, else left. */
+	if (cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_STATE), now, sizeof(now)) ||
+	    now[0] != 2 || now[CP_PB_AN_SEQ - CP_PB_AN_STATE] != r.seq) {
 		raw_free(&r);
 		return;
 	}
@@ -261,12 +273,147 @@ static void *run(void *arg)
 	struct timespec pause = { 0, DRAIN_US * 1000L };
 
 	for (unsigned i = 0; !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE); i++) {
-		if (i % SLOTS_EVERY == 0)
-			find_used(c);
-		drain(c);
+		if (c->traps) {
+			ring_buffer__consume(c->ring);
+		} else {
+			if (i % SLOTS_EVERY == 0)
+				find_used(c);
+			drain(c);
+		}
 		nanosleep(&pause, NULL);
 	}
 	return NULL;
+}
+
+/* A collector for process pid keeping sample requests; NULL: no memory. */
+static struct cp_anatomy_collect *collect_new(pid_t pid, unsigned sample)
+{
+	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+
+	if (c && !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept)))) {
+		free(c);
+		return NULL;
+	}
+	if (c) {
+		c->pid = pid;
+		c->sample = sample;
+	}
+	return c;
+}
+
+/* What a collector holds, and it (NULL: nothing). */
+static void collect_free(struct cp_anatomy_collect *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nkept; i++)
+		raw_free(&c->kept[i]);
+	for (size_t i = 0; i < c->nopen; i++)
+		raw_free(&c->open[i].raw);
+	ring_buffer__free(c->ring);
+	anatomy_bpf__destroy(c->skel);
+	free(c->kept);
+	free(c->used);
+	free(c->pending);
+	free(c->open);
+	free(c);
+}
+
+/* Uprobes: the open request of the record's thread (the one of its
+ * number, unless start: then made anew); NULL none. */
+static struct cp_anatomy_raw *open_of(struct cp_anatomy_collect *c,
+				      const struct cp_anatomy_record *rec, bool start)
+{
+	struct open_request *g;
+
+	for (size_t i = 0; i < c->nopen; i++) {
+		struct cp_anatomy_raw *r = &c->open[i].raw;
+
+		if (r->tid != rec->tid)
+			continue;
+		if (start) {	/* its last never ended (a record lost): dropped */
+			raw_free(r);
+			*r = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
+						      .start_tsc = rec->t_ns };
+		}
+		return r->seq == rec->seq ? r : NULL;
+	}
+	if (!start)
+		return NULL;
+	if (c->nopen == c->capopen) {
+		size_t cap = c->capopen ? 2 * c->capopen : 64;
+
+		if (cap > 65536 || !(g = realloc(c->open, cap * sizeof(*g))))
+			return NULL;
+		c->open = g;
+		c->capopen = cap;
+	}
+	c->open[c->nopen].raw = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
+							 .start_tsc = rec->t_ns };
+	return &c->open[c->nopen++].raw;
+}
+
+#define TRAP_READS_MAX 4096	/* reads a request keeps (more: truncated) */
+
+/* Uprobes: one record into its thread's open request; at its end, the
+ * request kept (a record lost in it: kept truncated). */
+static int on_trap_record(void *ctx, void *data, size_t size)
+{
+	struct cp_anatomy_collect *c = ctx;
+	const struct cp_anatomy_record *rec = data;
+	struct cp_anatomy_raw *r;
+
+	if (size < sizeof(*rec) ||
+	    !(r = open_of(c, rec, rec->kind == CP_ANATOMY_REC_START)))
+		return 0;
+	if (rec->kind == CP_ANATOMY_REC_READ) {
+		struct cp_anatomy_log_entry *g;
+
+		if (r->nentries < TRAP_READS_MAX &&
+		    (g = realloc(r->entries, (r->nentries + 1) * sizeof(*g)))) {
+			r->entries = g;
+			r->entries[r->nentries++] = (struct cp_anatomy_log_entry){
+				rec->key, rec->t_ns, (int32_t)rec->what,
+				{ rec->callers[0], rec->callers[1] } };
+		}
+		r->n++;
+	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL ||
+		   rec->kind == CP_ANATOMY_REC_SWITCH) {
+		struct cp_anatomy_rec *g = realloc(r->recs, (r->nrecs + 1) * sizeof(*g));
+
+		if (g) {
+			r->recs = g;
+			r->recs[r->nrecs++] = (struct cp_anatomy_rec){ rec->t_ns, rec->kind,
+								       rec->what };
+		}
+	} else if (rec->kind == CP_ANATOMY_REC_END) {
+		struct open_request *o = (struct open_request *)r;
+
+		r->end_tsc = rec->t_ns;
+		if (rec->what)
+			r->n = r->nentries + 1;
+		keep(c, r);
+		*o = c->open[--c->nopen];
+	}
+	return 0;
+}
+
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
+				   unsigned sample, struct cp_error *err)
+{
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
+
+	*out = NULL;
+	if (!c || !(c->ring = ring_buffer__new(ring_fd, on_trap_record, c, NULL))) {
+		collect_free(c);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
+	}
+	c->traps = true;
+	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } };	/* ns already */
+	c->rng = (uint64_t)pid * 0x9E3779B97F4A7C15ull | 1;
+	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
+	*out = c;
+	return 0;
 }
 
 /* anatomy.bpf.c loaded and attached for pid; why says what failed. */
@@ -297,19 +444,14 @@ static void open_bpf(struct cp_anatomy_collect *c, const struct cp_pid_ns *ns, c
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
 			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err)
 {
-	struct cp_anatomy_collect *c = calloc(1, sizeof(*c));
+	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used))) ||
-	    !(c->kept = calloc(sample ? sample : 1, sizeof(*c->kept)))) {
-		if (c)
-			free(c->used);
-		free(c);
-		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
+	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used)))) {
+		collect_free(c);
+		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
-	c->pid = pid;
 	c->table = table;
-	c->sample = sample;
 	open_bpf(c, ns, c->why, sizeof(c->why));
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
@@ -445,28 +587,27 @@ static void dump(const struct cp_anatomy_samples *s)
 void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_seen,
 			     struct cp_anatomy_samples *out)
 {
-	set_every(c, 0);
+	if (!c->traps)
+		set_every(c, 0);
 	if (c->running) {
 		__atomic_store_n(&c->stop, true, __ATOMIC_RELEASE);
 		pthread_join(c->thread, NULL);
 	}
-	calibrate(&c->cal.tsc[1], &c->cal.ns[1]);
-	if (!find_used(c))
+	if (c->traps)
+		ring_buffer__consume(c->ring);
+	else
+		calibrate(&c->cal.tsc[1], &c->cal.ns[1]);
+	if (!c->traps && !find_used(c))
 		drain(c);
 	if (out) {
 		memset(out, 0, sizeof(*out));
 		out->requests_seen = requests_seen;
-		out->gaps_exact = c->skel != NULL;
-		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->why);
+		out->gaps_exact = c->skel != NULL && !c->traps;
+		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->traps ?
+			 "each read traps into the kernel inside the gap it measures (uprobes): "
+			 "the gaps are clockprof's as much as the program's" : c->why);
 		hand_over(c, out);
 		dump(out);
 	}
-	for (size_t i = 0; i < c->nkept; i++)
-		raw_free(&c->kept[i]);
-	ring_buffer__free(c->ring);
-	anatomy_bpf__destroy(c->skel);
-	free(c->kept);
-	free(c->used);
-	free(c->pending);
-	free(c);
+	collect_free(c);
 }

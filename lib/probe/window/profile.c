@@ -314,10 +314,18 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 			cp_anatomy_collect_off(r->cfg.pid, table);
 		return;
 	}
+	if (!table && cp_session_anatomy_ring(r->s) >= 0) {
+		if (cp_anatomy_collect_start_traps(&r->anatomy, r->cfg.pid,
+						   cp_session_anatomy_ring(r->s),
+						   p->anatomy.sample_size, &err))
+			cp_profile_warn(p, "%s", err.msg);
+		return;
+	}
 	if (!table) {
 		p->anatomy_samples.gaps_exact = false;
 		snprintf(p->anatomy_samples.why_not_exact, sizeof(p->anatomy_samples.why_not_exact),
-			 "--anatomy samples requests with the vDSO patch only (not %s)",
+			 "--anatomy samples requests with the vDSO patch, or with a func: boundary "
+			 "that traps (not %s, this boundary)",
 			 cp_mechanism_name(p->mechanism));
 		return;
 	}

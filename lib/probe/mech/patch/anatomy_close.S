@@ -40,9 +40,10 @@ cp_anatomy_close_start:
 	mov	qword ptr [rsi + CP_PB_AN_N * 8], 0
 	mov	rcx, [rsi + CP_PB_OWNER * 8]	/* its tid, if known */
 	mov	[rsi + CP_PB_AN_TID * 8], rcx
-	/* The boundary function's stack to its return address: rsp is 64
-	 * (the saved registers) + 8 (the trampoline's call) + 128 (the red
-	 * zone kept) below its own, where its return address is. */
+	/* The stack in use down from the boundary function's stack pointer
+	 * where its redirect is (its return address' place, at its first
+	 * instruction): rsp is 64 (the saved registers) + 8 (the
+	 * trampoline's call) + 128 (the red zone kept) below it. */
 	lea	rcx, [rsp + 64 + 8 + 128 + 8]
 	mov	[rsi + CP_PB_AN_TOP * 8], rcx
 	inc	qword ptr [rsi + CP_PB_AN_SEQ * 8]

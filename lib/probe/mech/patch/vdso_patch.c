@@ -99,6 +99,20 @@ static void swap_variant(struct cp_vdso_patch *p)
 	}
 }
 
+/* Sites a restore left switched, switched toward the other variant of
+ * the paths (an --anatomy clockprof's, or a plain one's, seen by the
+ * other: a restorer plans as plain), switched back by its words. */
+static int restore_other_variant(struct cp_vdso_patch *p, struct cp_error *err)
+{
+	int rc;
+
+	swap_variant(p);
+	rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err) ?
+	     -1 : 0;
+	swap_variant(p);
+	return rc;
+}
+
 static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	int rc = 0;
@@ -109,12 +123,8 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 	else
 		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
 		     cp_vdso_wait_stub(p, err) ? -1 : 0;
-	if (!rc && !cp_vdso_sites_read(p, false)) {	/* left by the other variant */
-		swap_variant(p);
-		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
-		     cp_vdso_wait_stub(p, err) ? -1 : 0;
-		swap_variant(p);
-	}
+	if (!rc && !cp_vdso_sites_read(p, false))
+		rc = restore_other_variant(p, err);
 	p->ninherited = 0;	/* the dead one's: never switched again */
 	return rc;
 }
@@ -407,6 +417,8 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, struct cp_error *err)
 	if (cp_vdso_sites_read(p, false) && !cp_proc_has_wx(p->pid))
 		return 0;
 	if (cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err))
+		return -1;
+	if (!cp_vdso_sites_read(p, false) && restore_other_variant(p, err))
 		return -1;
 	if (!cp_vdso_sites_read(p, false) && kill(p->pid, 0) == 0)
 		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);

@@ -146,6 +146,9 @@ int cp_session_watch_dl(struct cp_session *s, const char *path, uint64_t offset,
  * consuming thread). The copies wait in the kernel until then. */
 int cp_session_events_fd(const struct cp_session *s);
 int cp_session_consume_events(struct cp_session *s);
+/* --anatomy with a func: boundary that traps: the ring buffer of the
+ * requests' records (anatomy_record.h; anatomy_hooks.bpf.h); -1 none. */
+int cp_session_anatomy_ring(const struct cp_session *s);
 int cp_session_on_stack_copy(struct cp_session *s,
 			     void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg,
 			     struct cp_error *err);
