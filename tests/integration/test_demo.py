@@ -123,6 +123,7 @@ def test_demo_names_the_reads_that_could_reuse(ctx):
     reads = anatomy["reads"]
     first = anatomy["shapes"][0]["steps"][0]["read"]  # the request's first read: inline1
     assert (reads[first]["function"], reads[first]["line"]) == ("handle_request", line("now_ns"))
+    assert reads[first]["inlined_at"]["line"] == line("inline1"), reads[first]
 
     def name(i):  # function, line, whether it is inline1
         return (reads[i]["function"], reads[i]["line"], i == first)
@@ -136,7 +137,8 @@ def test_demo_names_the_reads_that_could_reuse(ctx):
     entries = sorted(re.sub(r", read .*", "", line_.strip().split("  ", 1)[1])
                      for line_ in proc.stdout.split("could reuse (", 1)[1].split("\n")[1:]
                      if "/op  " in line_)
-    assert entries == [f"{f}:{line('read_mono')} (read_mono): could reuse {f}:{line('now_ns')}",
+    assert entries == [f"{f}:{line('read_mono')} (read_mono): could reuse {f}:{line('now_ns')} "
+                       f"(inlined at line {line('inline1')})",
                        f"{f}:{line('read_wall_twice')} (read_wall_twice): could reuse "
                        f"{f}:{line('read_wall_twice')}"], proc.stdout
     assert re.search(r"^  2\.000 reads/op could go in all ", proc.stdout, re.M), proc.stdout
