@@ -83,6 +83,16 @@
 #define CP_PB0_AN_ON 3		/* block 0: 1 while a burst is on (anatomy.bpf.c
 				 * attached: docs/anatomy.md, "Bursts"); 0: no
 				 * log opens, the open ones close */
+/* Where a log's callers may be read (vdso_count.S's .Llog): the memory
+ * mapping that holds a thread's own stack, [LO, HI), and the tid of that
+ * thread (0: none known; then no caller is read). clockprof writes them
+ * (anatomy_collect.c) as it drains the thread's first log, LO and HI
+ * before the tid; a read uses them only if its thread's tid is that one,
+ * and a new thread on the slot sets the tid to 0 (boundary_close.S): a
+ * thread's stack is unmapped only after it exits. */
+#define CP_PB_AN_STACK_LO 677
+#define CP_PB_AN_STACK_HI 678
+#define CP_PB_AN_STACK_TID 679
 #define CP_PB_AN_STATE 680	/* 0 free, 1 logging, 2 finished */
 #define CP_PB_AN_N 681		/* reads in the log's request (past
 				 * CP_PB_AN_ENTRIES: truncated) */

@@ -31,6 +31,19 @@ static json_t *side_json(const struct cp_compare_side *s, json_t *env)
 			 files, "env", env);
 }
 
+/* The bounds' rules as judged: the file's, then the defaults. */
+static json_t *rules_json(const struct cp_bounds *bounds)
+{
+	json_t *rules = json_array();
+
+	for (size_t i = 0; i < bounds->nrules; i++)
+		json_array_append_new(rules, rule_json(&bounds->rules[i]));
+	json_array_append_new(rules, rule_json(&bounds->default_exact));
+	json_array_append_new(rules, rule_json(&bounds->default_sampled));
+	json_array_append_new(rules, rule_json(&bounds->default_floor));
+	return rules;
+}
+
 /* The marker that stands for the measures in the skeleton: JSON text of a
  * string never holds an unescaped '"' inside it, so the marker with its
  * key and quotes, as the dumper writes it at the top level, is found only
@@ -43,7 +56,7 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 			    const struct cp_compare_side *base,
 			    const struct cp_compare_side *head)
 {
-	json_t *doc = json_object(), *rules = json_array();
+	json_t *doc = json_object(), *rules = rules_json(bounds);
 	const size_t *c = r->counts;
 	char now[32];
 	time_t t = time(NULL);
@@ -51,11 +64,6 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	for (size_t i = 0; i < bounds->nrules; i++)
-		json_array_append_new(rules, rule_json(&bounds->rules[i]));
-	json_array_append_new(rules, rule_json(&bounds->default_exact));
-	json_array_append_new(rules, rule_json(&bounds->default_sampled));
-	json_array_append_new(rules, rule_json(&bounds->default_floor));
 	json_object_set_new(doc, "schema", json_string(CP_VERDICT_SCHEMA));
 	json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "clockprof",
 						   "version", CLOCKPROF_VERSION));

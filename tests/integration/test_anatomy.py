@@ -152,6 +152,8 @@ def check_threads(samples):
     reuses its own first, whatever the other did meanwhile."""
     one_thread_reads(samples, 2)
     assert len({r["tid"] for r in whole(samples)}) == 2, [r["tid"] for r in whole(samples)]
+    # each thread's stack found (its own mapping, the C library's): callers
+    assert all(r["caller"] for r in samples["reads"]), samples["reads"]
     got = reusable(samples)
     assert len(got) >= 1 and all(len({a, b}) == 2 for a, b in got), got
     for req in whole(samples):
@@ -320,3 +322,29 @@ def test_options_need_anatomy_and_a_boundary(ctx):
                         "invalid --reuse-share")):
         proc = ctx.run("run", *args, "--", "true")
         assert proc.returncode == 2 and says in proc.stderr, (args, proc.stderr)
+
+
+def test_a_frame_pointer_into_a_guard_page_off_the_thread_s_stack(ctx):
+    """Code written into a target never harms it: a sampled request's
+    second read is made on a coroutine's stack (swapcontext) with rbp
+    pointing into a guard page above it, below the stack the request's
+    boundary had, and less than 64 KiB above the read's stack pointer
+    (as code without frame pointers may leave it). The read of its
+    callers follows no frame off the thread's own stack's mapping: the
+    target lives, the read is counted, with no caller; the first read
+    (on the thread's stack) keeps its caller. Failed before (SIGSEGV)."""
+    samples, run = collect(ctx, "run", "coroutine")
+    assert run["target"]["exit_status"] == {"code": 0}, run["target"]["exit_status"]
+    count = run["request"]["count"]
+    assert count == 149 and run["clock_reads"]["in_requests"] == 2 * count, (
+        count, run["clock_reads"])
+    one_thread_reads(samples, 2)
+    reads = samples["reads"]
+    by_pc = {}
+    for r in reads:
+        by_pc.setdefault(r["pc"], []).append(r)
+    assert len(by_pc) == 2, reads
+    on_coroutine = [rs for rs in by_pc.values() if all(not r["caller"] for r in rs)]
+    assert len(on_coroutine) == 1, reads
+    assert all(not r["caller2"] for r in on_coroutine[0]), reads
+    assert any(r["caller"] for rs in by_pc.values() for r in rs), reads

@@ -4,11 +4,15 @@ line with the host's numbers taken out (labels, units and notation must
 match; numbers, the bar of the histogram and warnings may differ), so the
 README cannot drift from what the code prints. Also: the demo says what its
 target is and that 7 reads per request is the right answer, and every
-unsupported counter is named on one line."""
+unsupported counter is named on one line; with --anatomy it names exactly
+the 2 reads that could reuse an earlier value, by construction, and the
+lines of the reads they could reuse."""
 import json
 import os
 import re
 import subprocess
+
+from common import site_line
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 MARK = "<!-- make demo output: a real capture, kept in step by tests/integration/test_demo.py -->"
@@ -27,12 +31,15 @@ def normalized(text, out_dir):
         if line.startswith(("warning:", "unsupported (")) or HARDWARE.match(line):
             continue
         lines.append(line)
-    # call sites with the same figure come in either order (ranked by the
-    # reads of the whole window, which differ by a partial request)
-    start = next((i + 1 for i, line in enumerate(lines) if line.startswith("top call sites")), None)
-    if start is not None:
-        end = lines.index("", start) if "" in lines[start:] else len(lines)
-        lines[start:end] = sorted(lines[start:end])
+    # call sites, and reads that could reuse another, with the same figure
+    # come in either order (ranked by the reads of the whole window, which
+    # differ by a partial request, or of the sample)
+    for title in ("top call sites", "could reuse ("):
+        start = next((i + 1 for i, line in enumerate(lines) if line.startswith(title)), None)
+        if start is not None:
+            end = next((i for i in range(start, len(lines))
+                        if not lines[i].startswith("N/op ")), len(lines))
+            lines[start:end] = sorted(lines[start:end])
     return lines
 
 
@@ -80,6 +87,7 @@ def test_demo_explains_itself(ctx):
     assert proc.returncode == 0, proc.stderr
     assert "reads the clock 7 times" in proc.stderr and "right" in proc.stderr, proc.stderr
     assert "result: 7.000 reads per request, as constructed" in proc.stderr, proc.stderr
+    assert "2 of them\ncould reuse the value of the read just before" in proc.stderr, proc.stderr
     summary = proc.stdout
     # one line per reason for the counters this host cannot count
     reasons = re.findall(r"^\s+unsupported \((.*)\):", summary, re.M)
@@ -96,3 +104,42 @@ def test_demo_explains_itself(ctx):
     assert "shared with the counting, in the target: nothing trapped" in summary, summary
     assert re.search(r"^probe hits \(traps\) 0 ", summary, re.M), summary
     assert "with the reads outside complete requests" in summary, summary
+
+
+def test_demo_names_the_reads_that_could_reuse(ctx):
+    """--anatomy on the demo: exactly 2 reads could reuse an earlier value,
+    by construction, and the summary names both lines of each; none
+    other (the last read, after a syscall, is not one). The times are the
+    host's: only the reads are checked."""
+    proc, out = run_demo(ctx)
+    assert proc.returncode == 0, proc.stderr
+    run = json.load(open(os.path.join(out, "run.json")))
+    anatomy = run["anatomy"]
+    if run["probe"]["fallback_reason"]:  # no patch here: no gap is the program's
+        assert not anatomy["judged"] and anatomy["not_judged_because"], anatomy
+        return
+    assert anatomy["judged"] and anatomy["sampled_requests"] > 0, anatomy
+    line = lambda marker: site_line("callsites_target.c", marker)  # noqa: E731
+    reads = anatomy["reads"]
+    first = anatomy["shapes"][0]["steps"][0]["read"]  # the request's first read: inline1
+    assert (reads[first]["function"], reads[first]["line"]) == ("handle_request", line("now_ns"))
+    assert reads[first]["inlined_at"]["line"] == line("inline1"), reads[first]
+
+    def name(i):  # function, line, whether it is inline1
+        return (reads[i]["function"], reads[i]["line"], i == first)
+    got = sorted((name(e["read"]), name(e["reuses"])) for e in anatomy["reusable"])
+    wall = ("read_wall_twice", line("read_wall_twice"), False)
+    assert got == [(("read_mono", line("read_mono"), False), ("handle_request", line("now_ns"), True)),
+                   (wall, wall)], got
+    assert anatomy["reusable_per_op"] == 2.0, anatomy["reusable"]
+    assert run["measures"]["clock_reads_reusable/op"]["value"] == 2.0, run["measures"]
+    f = "tests/targets/callsites_target.c"
+    entries = sorted(re.sub(r", read .*", "", line_.strip().split("  ", 1)[1])
+                     for line_ in proc.stdout.split("could reuse (", 1)[1].split("\n")[1:]
+                     if "/op  " in line_)
+    assert entries == [f"{f}:{line('read_mono')} (read_mono): could reuse {f}:{line('now_ns')} "
+                       f"(inlined at line {line('inline1')})",
+                       f"{f}:{line('read_wall_twice')} (read_wall_twice): could reuse "
+                       f"{f}:{line('read_wall_twice')}"], proc.stdout
+    assert re.search(r"^  2\.000 reads/op could go in all ", proc.stdout, re.M), proc.stdout
+    assert "result: 2.000 of them could reuse an earlier value, as constructed" in proc.stderr

@@ -17,6 +17,12 @@
  *   compute    M, ~50 us of arithmetic, M (a start and a stop)
  *   realtime   M then R at once
  *   threads    M M on each of 2 threads at once (THREADS ignored)
+ *   coroutine  M, then M on a coroutine's stack (swapcontext) with rbp
+ *              pointing into a guard page (PROT_NONE) that lies above
+ *              that stack, 64 KiB or less from it, and below the stack
+ *              the request's boundary had: code without frame pointers
+ *              may hold any value in rbp, and --anatomy's read of the
+ *              callers must not follow it there (the target would die)
  * Nothing else reads the clock. Built with frame pointers. */
 #define _GNU_SOURCE
 #include <linux/futex.h>
@@ -27,7 +33,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static const char *mode;
@@ -60,6 +68,60 @@ __attribute__((noinline)) static void compute(void)
 	for (long i = 0; i < 200000; i++)
 		x = x * 6364136223846793005L + 1442695040888963407L;
 	sink += x;
+}
+
+/* CLOCK_MONOTONIC read with rbp = fp, whatever it points at (in assembly:
+ * the compiler keeps rbp the frame pointer); the seconds. */
+long read_with_rbp(const void *fp);
+__asm__(".text\n"
+	".globl read_with_rbp\n"
+	".type read_with_rbp, @function\n"
+	"read_with_rbp:\n"
+	"	.cfi_startproc\n"
+	"	push %rbp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	sub $16, %rsp\n"
+	"	.cfi_def_cfa_offset 32\n"
+	"	mov %rdi, %rbp\n"
+	"	mov $1, %edi\n"		/* CLOCK_MONOTONIC */
+	"	mov %rsp, %rsi\n"
+	"	call clock_gettime@PLT\n"
+	"	mov (%rsp), %rax\n"
+	"	add $16, %rsp\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	pop %rbp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size read_with_rbp, .-read_with_rbp\n");
+
+/* The coroutine: from low to high, its stack (16 KiB), a guard page, and
+ * a page of another mapping; each switch to it reads the clock once with
+ * rbp in the guard page, and switches back. */
+#define CO_STACK 16384
+static ucontext_t co_main, co_ctx;
+static char *co_area;
+
+static void co_body(void)
+{
+	for (;;) {
+		sink += read_with_rbp(co_area + CO_STACK + 64);
+		swapcontext(&co_ctx, &co_main);
+	}
+}
+
+static int co_setup(void)
+{
+	co_area = mmap(NULL, CO_STACK + 2 * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (co_area == MAP_FAILED || mprotect(co_area + CO_STACK, 4096, PROT_NONE) ||
+	    getcontext(&co_ctx))
+		return -1;
+	co_ctx.uc_stack.ss_sp = co_area;
+	co_ctx.uc_stack.ss_size = CO_STACK;
+	co_ctx.uc_link = NULL;
+	makecontext(&co_ctx, co_body, 0);
+	return 0;
 }
 
 /* Another thread wakes the waiter's futex 200 us after it is told. */
@@ -116,6 +178,9 @@ __attribute__((noinline)) void handle_request(void)
 		sink += now_ns();
 	} else if (!strcmp(mode, "realtime")) {
 		sink += realtime_ns();
+	} else if (!strcmp(mode, "coroutine")) {
+		if (swapcontext(&co_main, &co_ctx))
+			exit(1);
 	} else {	/* threads */
 		sink += now_ns();
 	}
@@ -161,6 +226,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	if (!strcmp(mode, "futex") && pthread_create(&t[0], NULL, waker, NULL))
+		return 1;
+	if (!strcmp(mode, "coroutine") && co_setup())
 		return 1;
 	if (threads == 1) {
 		serve(NULL);

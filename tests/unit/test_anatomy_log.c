@@ -142,8 +142,11 @@ TEST(anatomy_log_opens_only_in_a_burst)
 }
 
 /* A read's callers: the frame-pointer chain, two frames, each read only
- * within the stack in use: above the site's frame and below the top the
- * request's boundary had. */
+ * within the stack in use: above the site's frame, below the top the
+ * request's boundary had, and inside the mapping of the thread's own
+ * stack that clockprof wrote in its block (CP_PB_AN_STACK_*), for its
+ * tid: none before it did, none for another thread, none when the site
+ * is outside it (a coroutine's stack: garbage rbp could point at a gap). */
 TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 {
 	struct {
@@ -152,9 +155,12 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 		uint64_t above[2];
 	} st = { 0x401000, 0x401000, { 0, 0x402222, 0, 0x403333 }, { 0, 0 } };
 	uint8_t *t = cp_test_table_open();
+	uint32_t off = cp_tid_offset(getpid());
 	uint64_t path, *b, *e;
+	const uint64_t want[][2] = { { 0, 0 }, { 0x402222, 0x403333 }, { 0x402222, 0 },
+				     { 0x402222, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
 
-	CHECK(t != NULL);
+	CHECK(t != NULL && off != 0 && cp_test_table_tid_offset(t, off) == 0);
 	path = cp_vdso_anatomy_prefixed_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
 	st.frames[0] = (uint64_t)(uintptr_t)&st.frames[2];
 	b = cp_test_request_block(t, cp_test_home_slot());
@@ -163,34 +169,52 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 	an_reads(t, 1, &st.ret, 1);
 	an_boundary(t);
 	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];	/* both frames below it */
+	/* no bounds yet */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st;
+	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.above[2];
+	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid();
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.frames[3];	/* the second above it */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];
+	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.frames[3];	/* ... past the mapping */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.above[2];
+	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st.frames[0];	/* the site below it */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st;
+	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid() + 1;	/* another thread's */
+	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
+	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid();
 	an_enter_fp((const void *)(uintptr_t)path, &st.pad, 1, 1, &st.ret);	/* below its site */
 	an_boundary(t);
-	CHECK(b[CP_PB_AN_N] == 3);
+	CHECK(b[CP_PB_AN_N] == 7);
 	e = &b[CP_PB_AN_LOG];
-	CHECK(e[3] == 0x402222 && e[4] == 0x403333);
-	e += CP_PB_AN_ENTRY_WORDS;
-	CHECK(e[3] == 0x402222 && e[4] == 0);
-	e += CP_PB_AN_ENTRY_WORDS;
-	CHECK(e[3] == 0 && e[4] == 0);
+	for (int i = 0; i < 7; i++, e += CP_PB_AN_ENTRY_WORDS)
+		CHECK(e[3] == want[i][0] && e[4] == want[i][1]);
 	cp_test_table_close(t);
 }
 
 static void *open_and_exit(void *arg)
 {
-	uint64_t ret = 0x401000;
+	static int calls;
+	uint64_t ret = 0x401000, *b;
 
 	an_reads(arg, 1, &ret, 1);
 	an_boundary(arg);		/* opens a log, left open at the exit */
 	an_reads(arg, 2, &ret, 1);
+	/* the first thread's stack, as clockprof would say it */
+	if (!calls++ && (b = cp_test_key_block(arg, (uint64_t)(uintptr_t)cp_test_thread_key())))
+		b[CP_PB_AN_STACK_TID] = (uint64_t)gettid();
 	return cp_test_thread_key();
 }
 
 /* A thread that exits in a logged request leaves its log open; a new
  * thread on its thread pointer (its slot) drops it at its first
- * boundary, rather than finish it with its own reads, and opens its own. */
+ * boundary, rather than finish it with its own reads, and opens its own;
+ * and drops the old thread's stack (CP_PB_AN_STACK_TID 0): its reads
+ * read no frame by the old one's bounds. */
 TEST(anatomy_log_an_exited_thread_s_open_log_is_dropped)
 {
 	uint8_t *t = cp_test_table_open();
@@ -205,6 +229,7 @@ TEST(anatomy_log_an_exited_thread_s_open_log_is_dropped)
 	else
 		unit_skip("the C library gave the second thread a thread pointer of its own");
 	/* the second thread's log: opened at its boundary, its 2 reads since */
-	CHECK(!key || (b && b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 2 && b[CP_PB_AN_N] == 2));
+	CHECK(!key || (b && b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 2 && b[CP_PB_AN_N] == 2 &&
+		       b[CP_PB_AN_STACK_TID] == 0));
 	cp_test_table_close(t);
 }

@@ -18,16 +18,21 @@
 #include "error.h"
 #include "patch_layout.h"
 #include "pid_namespace.h"
+#include "proc_maps.h"
 #include "procfs.h"
 
 #define DRAIN_US 2000		/* how often the logs are looked at */
 #define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
-#define AN_HEAD 8		/* CP_PB_AN_STATE .. CP_PB_AN_LOG */
+#define AN_FIRST CP_PB_AN_STACK_LO	/* a block's words drain reads: */
+#define AN_HEAD (CP_PB_AN_LOG - AN_FIRST)	/* from AN_FIRST to the log */
+#define H(word) ((word) - AN_FIRST)	/* ... and a word's place in them */
 
 _Static_assert(sizeof(struct cp_anatomy_log_entry) == CP_PB_AN_ENTRY_WORDS * 8,
 	       "a log entry is CP_PB_AN_ENTRY_WORDS words");
 _Static_assert(CP_PB_AN_LOG + CP_PB_AN_ENTRIES * CP_PB_AN_ENTRY_WORDS <= CP_PB_WORDS,
 	       "the log fits the request block");
+_Static_assert(CP_PB_AN_STACK_HI == CP_PB_AN_STACK_LO + 1 &&
+	       CP_PB_AN_STACK_TID == CP_PB_AN_STACK_LO + 2, "the stack's words: lo, hi, tid");
 #define IOV_BATCH 512
 
 struct cp_anatomy_collect {
@@ -40,6 +45,7 @@ struct cp_anatomy_collect {
 	bool running, stop;
 	struct cp_anatomy_calibration cal;
 	uint32_t *used;			/* slots in use */
+	uint32_t *tried;		/* by slot: the tid whose stack was looked for */
 	size_t nused;
 	struct cp_anatomy_raw *kept;	/* the reservoir */
 	size_t nkept;
@@ -215,15 +221,81 @@ static void keep_if_in_burst(struct cp_anatomy_collect *c, struct cp_anatomy_raw
 	c->outside_burst++;
 }
 
-/* Slot s's finished log (head: its words from CP_PB_AN_STATE) read and
+/* The mapping of a thread's own stack, [*lo, *hi), that holds top - 8
+ * (the return address of the boundary that opened its log), of the n in
+ * m: [stack] (the main thread's, which only grows down); or, for a
+ * thread the C library made, the private anonymous read-write mapping
+ * that holds its thread pointer (key) too, which the library puts at its
+ * top, with a guard page (PROT_NONE) right below: [start, key). Another
+ * mapping (a coroutine's stack, the heap, one the C library did not make)
+ * may be unmapped, or may shrink, while the thread lives: -1. */
+static int stack_bounds(const struct cp_proc_map *m, size_t n, uint64_t key, uint64_t top,
+			uint64_t *lo, uint64_t *hi)
+{
+	for (size_t i = 0; i < n && !(key & 1); i++) {	/* (a goroutine's: none) */
+		if (top - 8 < m[i].start || top - 8 >= m[i].end)
+			continue;
+		if (strcmp(m[i].perms, "rw-p") || m[i].ino)
+			return -1;
+		if (!strcmp(m[i].path, "[stack]")) {
+			*lo = m[i].start;
+			*hi = m[i].end;
+			return 0;
+		}
+		if (m[i].path[0] || key < top || key >= m[i].end || !i ||
+		    m[i - 1].end != m[i].start || strcmp(m[i - 1].perms, "---p"))
+			return -1;
+		*lo = m[i].start;
+		*hi = key;
+		return 0;
+	}
+	return -1;
+}
+
+/* Where each finished log of slots[0..n) (heads: their words from
+ * AN_FIRST) may read its callers: the bounds of its thread's stack
+ * written into the slot's block, then the thread's tid (vdso_count.S's
+ * .Llog reads none before, and none for another thread), for each slot
+ * whose thread's were not looked for yet; /proc/PID/maps read once for
+ * them all. Before the log is freed: the thread's next log has them. */
+static void learn_stacks(struct cp_anatomy_collect *c, const uint32_t *slots, size_t n,
+			 const uint64_t (*heads)[AN_HEAD])
+{
+	struct cp_proc_map *maps = NULL;
+	size_t nmaps = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *h = heads[i];
+		uint64_t tid = h[H(CP_PB_AN_TID)], key = 0, b[2];
+
+		if (h[H(CP_PB_AN_STATE)] != 2 || !tid || tid > UINT32_MAX ||
+		    h[H(CP_PB_AN_STACK_TID)] == tid || c->tried[slots[i]] == tid)
+			continue;
+		c->tried[slots[i]] = (uint32_t)tid;
+		if (!maps && cp_proc_maps_read(c->pid, &maps, &nmaps))
+			return;
+		if (cp_proc_mem_read(c->pid, c->table + (slots[i] + 1ull) * CP_PATCH_SLOT_WORDS * 8,
+				     &key, sizeof(key)) ||
+		    stack_bounds(maps, nmaps, key, h[H(CP_PB_AN_TOP)], &b[0], &b[1]))
+			continue;
+		uint64_t at = block_word(c->table, slots[i], CP_PB_AN_STACK_LO);
+
+		if (!cp_proc_mem_write(c->pid, at, b, sizeof(b)))	/* the tid last */
+			cp_proc_mem_write(c->pid, at + 16, &tid, sizeof(tid));
+	}
+	free(maps);
+}
+
+/* Slot s's finished log (head: its words from AN_FIRST) read and
  * freed for the next request; kept unless it began before the window. */
 static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t *head)
 {
-	struct cp_anatomy_raw r = { .slot = s, .seq = head[CP_PB_AN_SEQ - CP_PB_AN_STATE],
-				    .tid = head[CP_PB_AN_TID - CP_PB_AN_STATE],
-				    .start_tsc = head[CP_PB_AN_START - CP_PB_AN_STATE],
-				    .end_tsc = head[CP_PB_AN_END - CP_PB_AN_STATE],
-				    .n = head[CP_PB_AN_N - CP_PB_AN_STATE] };
+	struct cp_anatomy_raw r = { .slot = s, .seq = head[H(CP_PB_AN_SEQ)],
+				    .tid = head[H(CP_PB_AN_TID)],
+				    .start_tsc = head[H(CP_PB_AN_START)],
+				    .end_tsc = head[H(CP_PB_AN_END)], .n = head[H(CP_PB_AN_N)],
+				    .stack_known = head[H(CP_PB_AN_STACK_TID)] ==
+						   head[H(CP_PB_AN_TID)] };
 	uint64_t zero = 0, now[AN_HEAD];
 
 	r.nentries = r.n < CP_PB_AN_ENTRIES ? r.n : CP_PB_AN_ENTRIES;
@@ -236,8 +308,8 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 	}
 	/* Still the log read (a new thread on the slot drops a log and may
 	 * open its own meanwhile: boundary_close.S): freed, else left. */
-	if (cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_STATE), now, sizeof(now)) ||
-	    now[0] != 2 || now[CP_PB_AN_SEQ - CP_PB_AN_STATE] != r.seq) {
+	if (cp_proc_mem_read(c->pid, block_word(c->table, s, AN_FIRST), now, sizeof(now)) ||
+	    now[H(CP_PB_AN_STATE)] != 2 || now[H(CP_PB_AN_SEQ)] != r.seq) {
 		raw_free(&r);
 		return;
 	}
@@ -271,7 +343,8 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /* One look at the slots in use: the headers, then the BPF records (each
- * finished log's were recorded before its close), then the logs. */
+ * finished log's were recorded before its close), then the stacks of
+ * threads new to their slots, then the logs. */
 static void drain(struct cp_anatomy_collect *c)
 {
 	uint64_t (*heads)[AN_HEAD] = c->heads;
@@ -284,15 +357,16 @@ static void drain(struct cp_anatomy_collect *c)
 			local[i] = (struct iovec){ heads[i], sizeof(heads[i]) };
 			remote[i] = (struct iovec){
 				(void *)(uintptr_t)block_word(c->table, c->used[at + i],
-							      CP_PB_AN_STATE), sizeof(heads[i]) };
+							      AN_FIRST), sizeof(heads[i]) };
 		}
 		if (process_vm_readv(c->pid, local, n, remote, n, 0) !=
 		    (ssize_t)(n * sizeof(heads[0])))
 			continue;
 		if (c->ring)
 			ring_buffer__consume(c->ring);
+		learn_stacks(c, &c->used[at], n, heads);
 		for (size_t i = 0; i < n; i++)
-			if (heads[i][0] == 2)
+			if (heads[i][H(CP_PB_AN_STATE)] == 2)
 				drain_slot(c, c->used[at + i], heads[i]);
 	}
 }
@@ -426,6 +500,7 @@ static void collect_free(struct cp_anatomy_collect *c)
 	anatomy_bpf__destroy(c->skel);
 	free(c->kept);
 	free(c->used);
+	free(c->tried);
 	free(c->pending);
 	free(c->open);
 	free(c->bursts);
@@ -561,7 +636,8 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used)))) {
+	if (!c || !(c->used = calloc(CP_PATCH_SLOTS, sizeof(*c->used))) ||
+	    !(c->tried = calloc(CP_PATCH_SLOTS, sizeof(*c->tried)))) {
 		collect_free(c);
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
@@ -643,12 +719,30 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 	return 0;
 }
 
+/* Whether kept log i was logged before clockprof knew its thread's stack
+ * (its reads without callers: learn_stacks) while another of the thread
+ * was logged after: left out, its reads not told apart from the same
+ * reads with callers. A thread whose stack was never known (one request
+ * a thread, a stack of its own making) keeps its logs. */
+static bool before_stack_known(const struct cp_anatomy_collect *c, size_t i)
+{
+	if (c->kept[i].stack_known)
+		return false;
+	for (size_t j = 0; j < c->nkept; j++)
+		if (c->kept[j].stack_known && c->kept[j].tid == c->kept[i].tid &&
+		    c->kept[j].slot == c->kept[i].slot)
+			return true;
+	return false;
+}
+
 /* The kept logs merged, in the order they began, into out. */
 static void hand_over(struct cp_anatomy_collect *c, struct cp_anatomy_samples *out)
 {
 	if (c->nkept && !(out->requests = calloc(c->nkept, sizeof(*out->requests))))
 		return;
 	for (size_t i = 0; i < c->nkept; i++) {
+		if (before_stack_known(c, i))
+			continue;
 		if (cp_anatomy_merge(&c->kept[i], &c->cal, c->pid, out,
 				     &out->requests[out->nrequests]))
 			break;

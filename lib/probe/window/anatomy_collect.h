@@ -56,6 +56,7 @@ struct cp_anatomy_log_entry {	/* CP_PB_AN_ENTRY_WORDS words */
 struct cp_anatomy_raw {
 	uint64_t slot, seq, tid;
 	uint64_t start_tsc, end_tsc, n;	/* n: reads (more than entries: truncated) */
+	bool stack_known;		/* its callers could be read (CP_PB_AN_STACK_*) */
 	struct cp_anatomy_log_entry *entries;
 	size_t nentries;
 	struct cp_anatomy_rec *recs;

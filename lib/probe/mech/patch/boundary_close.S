@@ -181,6 +181,9 @@
  * cold path. */
 .Lnew_owner:
 	mov	[rsi + CP_PB_OWNER * 8], rax
+	/* --anatomy: the old thread's stack's bounds dropped (vdso_count.S's
+	 * .Llog also reads them for their tid's thread alone) */
+	mov	qword ptr [rsi + CP_PB_AN_STACK_TID * 8], 0
 	cmp	qword ptr [rsi + CP_PB_HITS * 8], 0
 	je	.Lsum			/* no boundary yet: a first one */
 	mov	rax, [rsi + CP_PB_SC_TOTAL * 8]

@@ -410,8 +410,13 @@ cp_vdso_count_start:
  * it lies within the stack the thread has in use: at or above the site's
  * stack pointer (the next, above the frame before), less than 64 KiB
  * above it, and below the top of the stack the request's opening
- * boundary had (CP_PB_AN_TOP); else 0, and 0 past it. Uses rax, rcx,
- * rdx, r8, r9, r10. */
+ * boundary had (CP_PB_AN_TOP); else 0, and 0 past it. And only inside
+ * the mapping of the thread's own stack, as clockprof found it
+ * (CP_PB_AN_STACK_*): none before it did, none for another thread on the
+ * slot, none when the site's stack pointer is outside it (a coroutine's
+ * stack, a signal's alternate stack: a frame pointer there may point at
+ * a gap or a guard page below the top, and rbp may hold any value in
+ * code built without frame pointers). Uses rax, rcx, rdx, r8, r9, r10. */
 	.balign 16
 .Llog:
 	mov	r9, rdx
@@ -430,7 +435,21 @@ cp_vdso_count_start:
 	lea	rcx, [r9 + rcx * 8 + CP_PB_AN_LOG * 8]
 	mov	[rcx], r10
 	mov	[rcx + 16], r8
+	xor	r8d, r8d		/* no frame unless on the thread's stack: */
+	mov	edx, [r9 + CP_PB_AN_STACK_TID * 8]
+	test	edx, edx
+	jz	3f			/* not known */
+	mov	r10d, [rip + .Ltid_off]
+	test	r10d, r10d
+	jz	3f
+	cmp	edx, fs:[r10]
+	jne	3f			/* another thread's */
+	cmp	rax, [r9 + CP_PB_AN_STACK_LO * 8]
+	jb	3f
+	cmp	rax, [r9 + CP_PB_AN_STACK_HI * 8]
+	jae	3f			/* the site on another stack */
 	mov	r8, rbp			/* the callers, by the frame pointers */
+3:
 	.irp	i, 0, 1
 	xor	r10d, r10d		/* none known */
 	cmp	r8, rax
@@ -441,6 +460,8 @@ cp_vdso_count_start:
 	lea	rdx, [r8 + 16]
 	cmp	rdx, [r9 + CP_PB_AN_TOP * 8]
 	ja	1f			/* above the stack in use */
+	cmp	rdx, [r9 + CP_PB_AN_STACK_HI * 8]
+	ja	1f			/* past the stack's mapping */
 	mov	r10, [r8 + 8]		/* its return address */
 	lea	rax, [r8 + 16]		/* the next frame lies above this one */
 	mov	r8, [r8]
@@ -451,6 +472,12 @@ cp_vdso_count_start:
 	or	rax, rdx
 	mov	[rcx + 8], rax
 2:	ret
+
+/* The offset of a thread's tid from its thread pointer, as the close's
+ * (boundary_close.S), written by clockprof with it. */
+	.balign 4
+.Ltid_off:
+	.long	0
 	.endif
 
 	ENTRY_PATH 0, 0			/* clock_gettime */
@@ -465,6 +492,11 @@ cp_vdso_count_end:
  * its prefix (the unit tests enter there with r9, rax and r10 set). */
 	.balign 8
 	.globl cp_vdso_count_prefixed
+	.if ANATOMY
+	.globl cp_vdso_anatomy_tid_at
+cp_vdso_anatomy_tid_at:			/* where .Ltid_off is, from the start */
+	.quad	.Ltid_off - .Lstart
+	.endif
 cp_vdso_count_entries:
 	.quad	.Lentry_0 - .Lstart
 	.quad	.Lentry_1 - .Lstart

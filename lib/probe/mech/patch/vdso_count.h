@@ -45,6 +45,7 @@ extern const uint64_t cp_vdso_anatomy_entries[CP_ENTRY_MAX], cp_vdso_anatomy_pre
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_conts[], cp_vdso_anatomy_conts_end[];
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_tails[], cp_vdso_anatomy_tails_end[];
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_depths[], cp_vdso_anatomy_depths_end[];
+extern const uint64_t cp_vdso_anatomy_tid_at;	/* its tid offset, from its start */
 
 /* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
  * each entry's path leaving by way[entry] (a TAIL whose instruction
@@ -58,7 +59,9 @@ int cp_vdso_count_build(uint64_t table, const struct cp_vdso_count_way way[CP_EN
 /* The offset of a thread's tid from its thread pointer in the target's C
  * library (tid_offset.h; 0: not known) written into code pages out built
  * by cp_vdso_count_build: the request boundary's close tells by it a
- * thread from an exited one whose thread pointer it reuses. */
+ * thread from an exited one whose thread pointer it reuses, and the
+ * anatomy's read (vdso_count.S's .Llog) the thread whose stack's bounds
+ * its slot holds. */
 void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset);
 /* ... as code pages hold it (an earlier clockprof's, read back). */
 uint32_t cp_vdso_count_tid_offset(const uint8_t *code);

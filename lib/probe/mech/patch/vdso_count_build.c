@@ -121,4 +121,6 @@ uint32_t cp_vdso_count_tid_offset(const uint8_t *code)
 void cp_vdso_count_set_tid_offset(uint8_t *out, uint32_t offset)
 {
 	memcpy(out + tid_word(), &offset, sizeof(offset));
+	memcpy(out + CP_PATCH_AN_CODE_OFF - CP_PATCH_CODE_OFF + cp_vdso_anatomy_tid_at, &offset,
+	       sizeof(offset));
 }
