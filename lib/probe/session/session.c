@@ -268,20 +268,31 @@ static void watch_lifecycle(struct cp_session *s, const struct cp_session_config
 	if (cfg->hold_execs && s->follow)
 		cp_session_hold_execs(s, true);
 	s->fork_watch = bpf_program__attach(s->skel->progs.on_target_fork);
-	if (anatomy_traps(cfg)) {	/* both, or neither: no request half seen */
-		s->anatomy_links[0] = bpf_program__attach(s->skel->progs.on_anatomy_syscall);
-		s->anatomy_links[1] = bpf_program__attach(s->skel->progs.on_anatomy_sched);
-		if (!s->anatomy_links[0] || !s->anatomy_links[1]) {
-			bpf_link__destroy(s->anatomy_links[0]);
-			bpf_link__destroy(s->anatomy_links[1]);
-			s->anatomy_links[0] = s->anatomy_links[1] = NULL;
-		}
-	}
+	/* tried here, attached only in the window's bursts */
+	if (anatomy_traps(cfg))
+		s->anatomy_ok = !cp_session_anatomy_links(s, true) &&
+				!cp_session_anatomy_links(s, false);
+}
+
+int cp_session_anatomy_links(struct cp_session *s, bool on)
+{
+	struct bpf_link **l = s->anatomy_links;
+
+	if (on && !l[0])
+		l[0] = bpf_program__attach(s->skel->progs.on_anatomy_syscall);
+	if (on && !l[1])
+		l[1] = bpf_program__attach(s->skel->progs.on_anatomy_sched);
+	if (on && l[0] && l[1])
+		return 0;
+	bpf_link__destroy(l[0]);	/* both, or neither: no request half seen */
+	bpf_link__destroy(l[1]);
+	l[0] = l[1] = NULL;
+	return on ? -1 : 0;
 }
 
 int cp_session_anatomy_ring(const struct cp_session *s)
 {
-	return s->anatomy_links[0] ? bpf_map__fd(s->skel->maps.anatomy_ring) : -1;
+	return s->anatomy_ok ? bpf_map__fd(s->skel->maps.anatomy_ring) : -1;
 }
 
 int cp_session_open(struct cp_session **out, const struct cp_session_config *cfg,

@@ -57,6 +57,8 @@ struct cp_session {
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
 	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
+	bool anatomy_ok;			/* they attach (then detached until a
+					 * burst: cp_session_anatomy_links) */
 	struct bpf_link *anatomy_links[2];	/* --anatomy, a boundary that traps:
 						 * sys_enter, sched_switch */
 	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */

@@ -20,8 +20,10 @@
 #include "pid_namespace.h"
 #include "proc_maps.h"
 #include "procfs.h"
+#include "session.h"
 
 #define DRAIN_US 2000		/* how often the logs are looked at */
+#define BURST_DRAIN_US 500	/* ... in a burst: 4 times the logs freed */
 #define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
 #define AN_FIRST CP_PB_AN_STACK_LO	/* a block's words drain reads: */
 #define AN_HEAD (CP_PB_AN_LOG - AN_FIRST)	/* from AN_FIRST to the log */
@@ -68,6 +70,7 @@ struct cp_anatomy_collect {
 	uint64_t burst_at_ns;		/* CLOCK_MONOTONIC: the last burst's start */
 	unsigned burst_ms, period_ms;
 	uint64_t outside_burst;		/* logs not within one burst: dropped */
+	struct cp_session *session;	/* traps: its programs are the bursts' */
 };
 
 /* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
@@ -397,8 +400,30 @@ static void lose_bpf(struct cp_anatomy_collect *c)
 	c->skel = NULL;
 }
 
-/* A burst begun: the BPF program attached, then logs let open (block
- * 0's CP_PB0_AN_ON). Not begun without memory to note it. */
+/* The syscall and switch recording attached (on) or detached: the
+ * session's programs where every read traps, else anatomy.bpf.c (given
+ * up if it cannot be attached); -1: the session's could not be. */
+static int links(struct cp_anatomy_collect *c, bool on)
+{
+	if (c->traps)
+		return cp_session_anatomy_links(c->session, on);
+	if (c->skel && !on)
+		anatomy_bpf__detach(c->skel);
+	else if (c->skel && anatomy_bpf__attach(c->skel))
+		lose_bpf(c);
+	return 0;
+}
+
+/* Now on a burst's clock: the TSC the logs have, or where every read
+ * traps, the records' CLOCK_MONOTONIC. */
+static uint64_t burst_clock(const struct cp_anatomy_collect *c)
+{
+	return c->traps ? mono_ns() : __rdtsc();
+}
+
+/* A burst begun: the recording attached, then logs let open (block 0's
+ * CP_PB0_AN_ON). Not begun without memory to note it, or where the
+ * session's recording could not be attached (tried at the next). */
 static void burst_begin(struct cp_anatomy_collect *c)
 {
 	struct cp_anatomy_burst *g = realloc(c->bursts, (c->nbursts + 1) * sizeof(*g));
@@ -407,22 +432,23 @@ static void burst_begin(struct cp_anatomy_collect *c)
 	if (!g)
 		return;
 	c->bursts = g;
-	if (c->skel && anatomy_bpf__attach(c->skel))
-		lose_bpf(c);
-	c->bursts[c->nbursts++] = (struct cp_anatomy_burst){ __rdtsc(), UINT64_MAX };
+	if (links(c, true))
+		return;
+	c->bursts[c->nbursts++] = (struct cp_anatomy_burst){ burst_clock(c), UINT64_MAX };
 	c->burst_on = true;
-	write_on(c, 1);
+	if (!c->traps)
+		write_on(c, 1);
 }
 
-/* The burst ended: no more logs open, then the program detached (a log
- * still open is dropped when it closes: cp_anatomy_in_burst). */
+/* The burst ended: no more logs open, then the recording detached (a
+ * log still open is dropped when it closes: cp_anatomy_in_burst). */
 static void burst_end(struct cp_anatomy_collect *c)
 {
-	write_on(c, 0);
-	c->bursts[c->nbursts - 1].off = __rdtsc();
+	if (!c->traps)
+		write_on(c, 0);
+	c->bursts[c->nbursts - 1].off = burst_clock(c);
 	c->burst_on = false;
-	if (c->skel)
-		anatomy_bpf__detach(c->skel);
+	links(c, false);
 }
 
 /* A burst begun or ended when its time has come. */
@@ -455,13 +481,14 @@ static void burst_schedule(struct cp_anatomy_collect *c)
 static void *run(void *arg)
 {
 	struct cp_anatomy_collect *c = arg;
-	struct timespec pause = { 0, DRAIN_US * 1000L };
 
 	for (unsigned i = 0; !__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE); i++) {
+		struct timespec pause = { 0, (c->burst_on ? BURST_DRAIN_US : DRAIN_US) * 1000L };
+
+		burst_tick(c);
 		if (c->traps) {
 			ring_buffer__consume(c->ring);
 		} else {
-			burst_tick(c);
 			if (i % SLOTS_EVERY == 0)
 				find_used(c);
 			drain(c);
@@ -580,25 +607,29 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 		r->end_tsc = rec->t_ns;
 		if (rec->what)
 			r->n = r->nentries + 1;
-		keep(c, r);
+		keep_if_in_burst(c, r);
 		*o = c->open[--c->nopen];
 	}
 	return 0;
 }
 
-int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
-				   unsigned sample, struct cp_error *err)
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid,
+				   struct cp_session *s, unsigned sample, struct cp_error *err)
 {
 	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->ring = ring_buffer__new(ring_fd, on_trap_record, c, NULL))) {
+	if (!c || !(c->ring = ring_buffer__new(cp_session_anatomy_ring(s), on_trap_record, c,
+					       NULL))) {
 		collect_free(c);
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
 	c->traps = true;
 	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } };	/* ns already */
 	c->rng = (uint64_t)pid * 0x9E3779B97F4A7C15ull | 1;
+	c->session = s;
+	burst_schedule(c);
+	burst_begin(c);		/* the first as the window opens */
 	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
 	*out = c;
 	return 0;

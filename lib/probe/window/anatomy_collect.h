@@ -20,6 +20,7 @@
 struct cp_anatomy_collect;
 struct cp_error;
 struct cp_pid_ns;
+struct cp_session;
 
 /* Starts collecting from process pid's counter table at table (pid in
  * the pid namespace ns, clockprof's): at most
@@ -30,11 +31,12 @@ struct cp_pid_ns;
 int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_t table,
 			     unsigned sample, const struct cp_pid_ns *ns, struct cp_error *err);
 
-/* The same where every read traps (uprobes): the requests the session's
- * program records in its ring (ring_fd: cp_session_anatomy_ring), whole,
- * timed by bpf_ktime_get_ns; their gaps said not exact. */
-int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, int ring_fd,
-				   unsigned sample, struct cp_error *err);
+/* The same where every read traps (uprobes): the requests session s's
+ * program records in its ring (cp_session_anatomy_ring), whole, timed by
+ * bpf_ktime_get_ns, kept when within one burst of its syscall and switch
+ * recording (cp_session_anatomy_links); their gaps said not exact. */
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid,
+				   struct cp_session *s, unsigned sample, struct cp_error *err);
 
 /* Without --anatomy: no log is opened in process pid's table at table (a
  * killed --anatomy window's table, reused, may still say to). */

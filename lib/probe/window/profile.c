@@ -315,8 +315,7 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o,
 		return;
 	}
 	if (!table && cp_session_anatomy_ring(r->s) >= 0) {
-		if (cp_anatomy_collect_start_traps(&r->anatomy, r->cfg.pid,
-						   cp_session_anatomy_ring(r->s),
+		if (cp_anatomy_collect_start_traps(&r->anatomy, r->cfg.pid, r->s,
 						   p->anatomy.sample_size, &err))
 			cp_profile_warn(p, "%s", err.msg);
 		return;

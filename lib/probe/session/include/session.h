@@ -149,6 +149,9 @@ int cp_session_consume_events(struct cp_session *s);
 /* --anatomy with a func: boundary that traps: the ring buffer of the
  * requests' records (anatomy_record.h; anatomy_hooks.bpf.h); -1 none. */
 int cp_session_anatomy_ring(const struct cp_session *s);
+/* ... its sys_enter and sched_switch programs attached (on) or detached,
+ * for a burst (docs/anatomy.md, "Bursts"); -1: they could not be. */
+int cp_session_anatomy_links(struct cp_session *s, bool on);
 int cp_session_on_stack_copy(struct cp_session *s,
 			     void (*fn)(void *arg, const struct cp_stack_copy *c), void *arg,
 			     struct cp_error *err);
