@@ -294,3 +294,20 @@ def test_a_frame_pointer_into_a_guard_page_off_the_thread_s_stack(ctx):
     assert len(on_coroutine) == 1, reads
     assert all(not r["caller2"] for r in on_coroutine[0]), reads
     assert any(r["caller"] for rs in by_pc.values() for r in rs), reads
+
+
+def test_a_run_that_follows_forks_says_only_the_target_is_sampled(ctx):
+    """The log is the target's own: processes run follows (here the
+    target's children, fork_tree_target) are counted but not sampled, and
+    the run says so rather than presenting the target's requests as the
+    service's."""
+    out = os.path.join(ctx.tmp, "anatomy-forks-run.json")
+    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "patch", "--anatomy",
+                   "-r", "func:serve_one", "-o", out, "--",
+                   ctx.target("fork_tree_target"), 2, 50)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    assert len(run["processes"]) == 4, run["processes"]
+    said = f"--anatomy: the sampled requests are process {run['target']['pid']}'s only; " \
+           "the 3 other processes counted are not sampled"
+    assert said in run["warnings"], run["warnings"]
