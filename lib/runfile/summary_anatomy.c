@@ -41,15 +41,17 @@ static void print_reusable(FILE *out, const struct cp_anatomy *a)
 {
 	size_t shown = a->nreusable < CP_SUMMARY_REUSE_SHOWN ? a->nreusable :
 							       CP_SUMMARY_REUSE_SHOWN;
-	char r_at[WHERE_SIZE], e_at[WHERE_SIZE], fn[WHERE_SIZE];
+	char r_at[WHERE_SIZE], e_at[WHERE_SIZE], fn[WHERE_SIZE], clock[32];
 
 	for (size_t i = 0; i < shown; i++) {
 		const struct cp_anatomy_reuse *u = &a->reusable[i];
 		const struct cp_anatomy_read *r = &a->reads[u->read], *e = &a->reads[u->reuses];
 
 		cp_escape_display(fn, sizeof(fn), r->function ? r->function : "?", 60);
-		fprintf(out, "  %8.3f/op  %s (%s): could reuse %s, read %llu ns before (p50), in %.0f%% of requests\n",
-			u->per_op, where(r, e, r_at), fn, where(e, r, e_at),
+		/* the clock too: Go's time.Now reads two at one line */
+		fprintf(out, "  %8.3f/op  %s (%s, %s): could reuse %s, read %llu ns before (p50), in %.0f%% of requests\n",
+			u->per_op, where(r, e, r_at), fn,
+			cp_anatomy_clock_name(r->id.clock, clock, sizeof(clock)), where(e, r, e_at),
 			(unsigned long long)u->gap_p50_ns, 100 * u->share);
 	}
 	if (a->nreusable > shown)

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 
+from common import Skip
 from readiness import wait_for
 
 GAP_NS = 20000
@@ -357,3 +358,45 @@ def test_a_frame_pointer_into_a_guard_page_off_the_thread_s_stack(ctx):
     assert len(on_coroutine) == 1, reads
     assert all(not r["caller2"] for r in on_coroutine[0]), reads
     assert any(r["caller"] for rs in by_pc.values() for r in rs), reads
+
+
+def test_a_run_that_follows_forks_says_only_the_target_is_sampled(ctx):
+    """The log is the target's own: processes run follows (here the
+    target's children, fork_tree_target) are counted but not sampled, and
+    the run says so rather than presenting the target's requests as the
+    service's."""
+    out = os.path.join(ctx.tmp, "anatomy-forks-run.json")
+    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "patch", "--anatomy",
+                   "-r", "func:serve_one", "-o", out, "--",
+                   ctx.target("fork_tree_target"), 2, 50)
+    assert proc.returncode == 0, proc.stderr
+    run = ctx.load_json(out)
+    assert len(run["processes"]) == 4, run["processes"]
+    said = f"--anatomy: the sampled requests are process {run['target']['pid']}'s only; " \
+           "the 3 other processes counted are not sampled"
+    assert said in run["warnings"], run["warnings"]
+
+
+def test_go_reads_on_goroutines_judged_by_construction(ctx):
+    """Go: the patch counts a goroutine, not a thread, and so does the
+    log. go_target's `now 2` calls time.Now twice a request, on one
+    line (main.readNow): each reads CLOCK_REALTIME then CLOCK_MONOTONIC,
+    with no syscall between. Exactly two reads could go: the second
+    REALTIME read reusing the first, and the second MONOTONIC reusing
+    the first (the other clock's read between them breaks nothing)."""
+    if not os.path.exists(ctx.target("go_target")):
+        raise Skip("no Go compiler on this machine (make test-deps installs golang-go)")
+    out = os.path.join(ctx.tmp, "anatomy-go-run.json")
+    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "patch", "--anatomy=40",
+                   "--reuse-gap", "20us", "-r", "func:main.handleRequest", "-o", out, "--",
+                   ctx.target("go_target"), "now", 2, 3000)
+    assert proc.returncode == 0, proc.stderr
+    anatomy = ctx.load_json(out)["anatomy"]
+    assert anatomy["judged"] and anatomy["sampled_requests"] >= 10, anatomy
+    reads = anatomy["reads"]
+    got = sorted((reads[u["read"]]["clock"], reads[u["reuses"]]["clock"],
+                  reads[u["read"]]["function"]) for u in anatomy["reusable"])
+    assert got == [("CLOCK_MONOTONIC", "CLOCK_MONOTONIC", "main.readNow"),
+                   ("CLOCK_REALTIME", "CLOCK_REALTIME", "main.readNow")], anatomy["reusable"]
+    assert anatomy["shapes"][0]["share"] >= 0.5, anatomy["shapes"]
+    assert [len(s["steps"]) for s in anatomy["shapes"][:1]] == [4], anatomy["shapes"]

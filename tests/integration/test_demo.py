@@ -137,9 +137,9 @@ def test_demo_names_the_reads_that_could_reuse(ctx):
     entries = sorted(re.sub(r", read .*", "", line_.strip().split("  ", 1)[1])
                      for line_ in proc.stdout.split("could reuse (", 1)[1].split("\n")[1:]
                      if "/op  " in line_)
-    assert entries == [f"{f}:{line('read_mono')} (read_mono): could reuse {f}:{line('now_ns')} "
+    assert entries == [f"{f}:{line('read_mono')} (read_mono, CLOCK_MONOTONIC): could reuse {f}:{line('now_ns')} "
                        f"(inlined at line {line('inline1')})",
-                       f"{f}:{line('read_wall_twice')} (read_wall_twice): could reuse "
+                       f"{f}:{line('read_wall_twice')} (read_wall_twice, gettimeofday): could reuse "
                        f"{f}:{line('read_wall_twice')}"], proc.stdout
     assert re.search(r"^  2\.000 reads/op could go in all ", proc.stdout, re.M), proc.stdout
     assert "result: 2.000 of them could reuse an earlier value, as constructed" in proc.stderr

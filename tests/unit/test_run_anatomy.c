@@ -193,7 +193,7 @@ TEST(summary_could_reuse_names_both_lines)
 	text = summary_of(&p);
 	CHECK(text != NULL);
 	CHECK(strstr(text, "could reuse (--anatomy: 4 of 10 requests sampled") != NULL);
-	CHECK(strstr(text, "1.000/op  t.c:5 from t.c:41 (helper): could reuse t.c:5 from t.c:40, read 300 ns before (p50), in 100% of requests") != NULL);
+	CHECK(strstr(text, "1.000/op  t.c:5 from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 from t.c:40, read 300 ns before (p50), in 100% of requests") != NULL);
 	CHECK(strstr(text, "t.c:12") == NULL);
 	CHECK(strstr(text, "1.000 reads/op could go in all") != NULL);
 	free(text);
@@ -217,7 +217,7 @@ TEST(summary_could_reuse_says_where_a_helper_is_inlined)
 	p.anatomy.reads[1].location = dup_s("t.c:5 (inlined at line 41)");
 	text = summary_of(&p);
 	CHECK(text != NULL);
-	CHECK(strstr(text, "1.000/op  t.c:5 (inlined at line 41) from t.c:41 (helper): could reuse t.c:5 (inlined at line 40) from t.c:40,") != NULL);
+	CHECK(strstr(text, "1.000/op  t.c:5 (inlined at line 41) from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 (inlined at line 40) from t.c:40,") != NULL);
 	free(text);
 	cp_anatomy_free(&p.anatomy);
 }

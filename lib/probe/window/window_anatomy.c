@@ -33,6 +33,12 @@ void cp_anatomy_finish(struct cp_naming *nm, struct cp_profile *p)
 		cp_profile_warn(p, "--anatomy: %s", a->not_judged_because);
 	}
 	a->sample_size = sample_size;
+	/* the log is the target's (its table): followed processes and attach's
+	 * other members are counted, not sampled */
+	if (p->nprocesses > 1)
+		cp_profile_warn(p, "--anatomy: the sampled requests are process %d's only; "
+				"the %zu other processes counted are not sampled",
+				(int)p->target.pid, p->nprocesses - 1);
 	cp_anatomy_name(nm->sym, nm->have_table ? &nm->table : NULL, a);
 	cp_anatomy_samples_free(&p->anatomy_samples);
 }
