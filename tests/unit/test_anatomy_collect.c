@@ -82,3 +82,27 @@ TEST(anatomy_log_is_used_only_within_one_burst)
 	CHECK(cp_anatomy_in_burst(b, 3, 2500, 9000));	/* the burst still on */
 	CHECK(!cp_anatomy_in_burst(b, 0, 150, 160));	/* no burst at all */
 }
+
+TEST(anatomy_merge_leaves_out_reads_outside_the_request_s_span)
+{
+	/* a signal handler's read logged after the close took the end's
+	 * rdtsc, before it closed the log (anatomy_close.S): not the
+	 * request's (measured: 23 of 13811 sampled requests, a handler
+	 * reading time() every 20 us) */
+	struct cp_anatomy_calibration cal = { { 0, 1000000 }, { 0, 1000000 } };
+	struct cp_anatomy_log_entry e[3] = {
+		{ KEY(0x401000), 100, 1, { 0, 0 } },
+		{ KEY(0x401000), 900, 1, { 0, 0 } },
+		{ KEY(0x406000), 19000, 1, { 0, 0 } },	/* the handler's, after the end */
+	};
+	struct cp_anatomy_raw raw = { .start_tsc = 50, .end_tsc = 1000, .n = 3, .entries = e,
+				      .nentries = 3 };
+	struct cp_anatomy_samples s = { 0 };
+	struct cp_anatomy_request r;
+
+	CHECK(cp_anatomy_merge(&raw, &cal, 99, &s, &r) == 0);
+	CHECK(r.nevents == 2 && s.nreads == 1 && !r.truncated);
+	CHECK(r.events[1].t_ns == 900);
+	free(r.events);
+	cp_anatomy_samples_free(&s);
+}

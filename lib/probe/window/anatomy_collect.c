@@ -727,6 +727,11 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 	if (!ev)
 		return -1;
 	for (size_t i = 0; i < raw->nentries; i++) {
+		/* a read outside the request's span (a signal handler's, run
+		 * after its close took the end's rdtsc, before it closed the
+		 * log) is not the request's */
+		if (raw->entries[i].tsc < raw->start_tsc || raw->entries[i].tsc > raw->end_tsc)
+			continue;
 		long read = read_index(s, &raw->entries[i]);
 
 		if (read < 0) {
