@@ -11,6 +11,7 @@
 #   make uninstall PREFIX=/usr/local DESTDIR=
 #   make deb        clockprof_VERSION_amd64.deb (binary, man page, completion, docs)
 #   make check-deb  install the .deb with apt-get, run it and the demo, purge it
+#   make format     clang-format the C of cmd/, lib/, probes/, tests/unit/ in place
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -117,7 +118,7 @@ SERVE_PKGS  := libmicrohttpd-dev libmicrohttpd12
 # promtool (Debian prometheus) checks the --metrics-file text in
 # tests/integration/test_metrics.py; bpftrace places another tool's
 # uprobes on a redirected boundary (tests/integration/test_redirects.py).
-TEST_PKGS  := cppcheck prometheus python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian bpftrace
+TEST_PKGS  := cppcheck clang-format prometheus python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian bpftrace
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
@@ -135,7 +136,8 @@ SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(O)/%.skel.h)
 REPORT_ASSETS := $(sort $(wildcard reports/*))
 
 .PHONY: FORCE all deps test-deps demo check check-unit check-integration \
-	check-browser check-sanitize lint bench install uninstall clean deb check-deb
+	check-browser check-sanitize lint format format-check bench install uninstall clean deb \
+	check-deb
 .DELETE_ON_ERROR:
 # The BPF object is an intermediate of the skeleton: keep it, so that a
 # rebuild does not redo it.
@@ -343,17 +345,42 @@ $(O)/lint/cmd/%.analyzer: cmd/%.c $(O)/cmd/%.o tests/lint/analyzer.mk
 	$(CC) $(CMD_CPPFLAGS) $(CFLAGS) $(WARN) $(ANALYZER_FLAGS) $(ANALYZER_NO_$<) -c $< -o /dev/null
 	@touch $@
 
+# The C of cmd/, lib/, probes/ and tests/unit/ (not the assembly) in
+# .clang-format's style: `make format` rewrites the files in place,
+# format-check (part of lint) fails on any line a run would change. The
+# style is pinned to Debian 12's clang-format 14 (another version formats
+# some constructs otherwise): another one is refused, saying so.
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS   = $(sort $(shell find cmd lib probes tests/unit -name '*.[ch]'))
+define clang_format_14
+$(call install_missing,clang-format); \
+v=$$($(CLANG_FORMAT) --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p'); \
+if [ "$$v" != 14 ]; then \
+	echo "clockprof: .clang-format is written for clang-format 14 (Debian 12's);" \
+		"$(CLANG_FORMAT) is version $${v:-unknown}: give CLANG_FORMAT=clang-format-14" >&2; \
+	exit 1; \
+fi
+endef
+format:
+	@$(clang_format_14)
+	@$(CLANG_FORMAT) -i $(FORMAT_SRCS)
+format-check:
+	@$(clang_format_14)
+	@$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_SRCS) || \
+		{ echo "clockprof: not in .clang-format's style: run 'make format'" >&2; exit 1; }
+
 # cppcheck over cmd/ and lib/, warnings and portability: zero findings,
 # or it fails. What it reports that is not a defect is suppressed where it
 # stands, each with its reason (tests/lint/suppressions.txt); the
 # libraries' macros it cannot read are described in tests/lint/clockprof.cfg.
-# After the build: the generated headers are read too.
-lint: all $(ANALYZER_STAMPS)
+# After the build: the generated headers are read too. The format check,
+# its first prerequisite, takes a second.
+lint: format-check all $(ANALYZER_STAMPS)
 	@cppcheck --quiet --enable=warning,portability --inline-suppr --std=c11 -D_GNU_SOURCE \
 		-j2 --error-exitcode=1 --library=tests/lint/clockprof.cfg \
 		--suppressions-list=tests/lint/suppressions.txt \
 		$(addprefix -I,$(shell find lib -type d)) -Iprobes -I$(O) cmd lib && \
-		echo "lint: cppcheck and gcc -fanalyzer, 0 findings"
+		echo "lint: clang-format, cppcheck and gcc -fanalyzer, 0 findings"
 
 check-sanitize: deps
 	$(MAKE) --no-print-directory O=build-sanitize \

@@ -15,6 +15,9 @@
 /* The most processes one attach counts (each is patched on its own). */
 #define MAX_PROCESSES 1024
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 static const struct cp_option options[] = {
 	{ .id = 'p', .short_name = 'p', .long_name = "pid", .value = "PID[,PID...]",
 	  .help = "the process to profile (the same as giving PID as the operand); a "
@@ -31,6 +34,7 @@ static const struct cp_option options[] = {
 	PROFILE_OUTPUT_OPTIONS,
 	PROFILE_METRICS_OPTIONS,
 	{ 0 },
+/* clang-format on */
 };
 
 const struct cp_command_spec cmd_attach_spec = {

@@ -20,6 +20,9 @@
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
        OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH, OPT_SOURCE_ROOT };
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 static const struct cp_option options[] = {
 	{ .id = OPT_BASE, .long_name = "base", .value = "FILE...",
 	  .help = "base run files (clockprof.run/1): FILE and "
@@ -63,6 +66,7 @@ static const struct cp_option options[] = {
 	  "different mechanisms" },
 	{ 0 },
 };
+/* clang-format on */
 
 const struct cp_command_spec cmd_compare_spec = {
 	.name = "compare",

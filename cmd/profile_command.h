@@ -50,6 +50,9 @@ enum {
 #define CP_REUSE_SHARE_DEFAULT_TEXT "0.95"	/* CP_ANATOMY_SHARE_DEFAULT */
 
 /* What is measured and how: every profiling command takes these. */
+/* Option tables: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 #define PROFILE_WINDOW_OPTIONS \
 	{ .id = 'd', .short_name = 'd', .long_name = "duration", .value = "TIME", \
 	  .help = "window length: 10, 2.5s, 500ms, 1m (default: until Ctrl-C or the target exits)" }, \
@@ -153,6 +156,7 @@ enum {
 	  .help = "let --serve listen on an address other hosts can reach" }, \
 	{ .id = PC_OPT_SERVE_USER, .long_name = "serve-user", .value = "USER", \
 	  .help = "the user the --serve child runs as (default: nobody; never root)" }
+/* clang-format on */
 
 struct profile_command {
 	struct cp_profile_options opts;

@@ -15,6 +15,9 @@
 
 enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD };
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 static const struct cp_option options[] = {
 	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
 	  .help = "write the report to FILE ('-' for stdout); required",
@@ -29,6 +32,7 @@ static const struct cp_option options[] = {
 	  .complete = CP_COMPLETE_FILE },
 	{ 0 },
 };
+/* clang-format on */
 
 const struct cp_command_spec cmd_report_spec = {
 	.name = "report",

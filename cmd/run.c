@@ -4,6 +4,9 @@
 #include "error.h"
 #include "profile_command.h"
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 static const struct cp_option options[] = {
 	PROFILE_WINDOW_OPTIONS,
 	{ .id = PC_OPT_NO_INHERIT, .long_name = "no-inherit",
@@ -14,6 +17,7 @@ static const struct cp_option options[] = {
 	PROFILE_METRICS_OPTIONS,
 	{ 0 },
 };
+/* clang-format on */
 
 const struct cp_command_spec cmd_run_spec = {
 	.name = "run",

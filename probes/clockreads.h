@@ -50,7 +50,7 @@ enum cp_site_mode {
 /* cookie = entry | site << 8 | (clock + 1) << 16 (clock + 1 = 0: from rdi) */
 #define CP_COOKIE(entry, site, clock) \
 	((__u64)(entry) | (__u64)(site) << 8 | (__u64)((clock) + 1) << 16)
-#define CP_COOKIE_ENTRY(c) ((int)((c) & 0xff))
+#define CP_COOKIE_ENTRY(c) ((int)(0xff & (c)))
 #define CP_COOKIE_SITE(c) ((int)(((c) >> 8) & 0xff))
 #define CP_COOKIE_CLOCK(c) ((int)(((c) >> 16) & 0xffff) - 1)
 /* The entry of the C library's syscall() function: which read, if any,

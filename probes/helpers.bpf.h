@@ -13,12 +13,15 @@ static __always_inline __u32 log2_floor(__u64 v)
 {
 	__u32 e = 0;
 
+	/* The halving's steps, one a row (clang-format would give each four). */
+	/* clang-format off */
 	if (v >> 32) { v >>= 32; e += 32; }
 	if (v >> 16) { v >>= 16; e += 16; }
 	if (v >> 8) { v >>= 8; e += 8; }
 	if (v >> 4) { v >>= 4; e += 4; }
 	if (v >> 2) { v >>= 2; e += 2; }
 	if (v >> 1) e += 1;
+	/* clang-format on */
 	return e;
 }
 

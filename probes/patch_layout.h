@@ -12,6 +12,10 @@
 #ifndef CP_PATCH_LAYOUT_H
 #define CP_PATCH_LAYOUT_H
 
+/* Layout words, each with its comment in a column, to the end of the
+ * file (clang-format would move a comment that goes on over lines off
+ * its own line). */
+/* clang-format off */
 #define CP_PATCH_SLOT_WORDS 16
 #define CP_PATCH_SLOTS 4096
 #define CP_PATCH_PROBES 16		/* slots a key may look at */

@@ -70,6 +70,8 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 	json_object_set_new(doc, "created_at", json_string(now));
 	json_object_set_new(doc, "status", json_string(cp_verdict_status_name(r->status)));
 	json_object_set_new(doc, "exit_code", json_integer(r->exit_code));
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	json_object_set_new(doc, "summary", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"measures", (json_int_t)r->n,
@@ -97,6 +99,7 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 		"file", bounds->file ? json_string(bounds->file) : json_null(),
 		"sha256", bounds->sha256[0] ? json_string(bounds->sha256) : json_null(),
 		"default", bounds->file == NULL, "rules", rules));
+	/* clang-format on */
 	json_object_set_new(doc, "base", side_json(base, r->base_env));
 	json_object_set_new(doc, "head", side_json(head, r->head_env));
 	json_object_set(doc, "env_mismatch", r->env_mismatch);

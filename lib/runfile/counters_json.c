@@ -22,6 +22,8 @@ static json_t *counter_json(const struct cp_event_spec *s,
 	if (!v->supported)
 		return json_pack("{s:b, s:s}", "supported", 0, "reason",
 				 v->reason[0] ? v->reason : "not supported");
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	return json_pack("{s:o, s:s, s:o, s:b, s:f, s:I, s:I}",
 			 "value", value_json(v),
 			 "unit", s->unit ? s->unit : "events",
@@ -30,6 +32,7 @@ static json_t *counter_json(const struct cp_event_spec *s,
 			 "running_ratio", v->running_ratio,
 			 "time_enabled_ns", (json_int_t)v->time_enabled,
 			 "time_running_ns", (json_int_t)v->time_running);
+	/* clang-format on */
 }
 
 json_t *cp_counters_json(const struct cp_event_spec *specs,

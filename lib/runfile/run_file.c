@@ -93,6 +93,8 @@ static json_t *build_per_request_counters(const struct cp_profile *p)
 	if (p->dist_event < 0 || !p->dist.count)
 		return json_object();
 	e = &p->event_specs[p->dist_event];
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	return json_pack("{s:{s:s, s:I, s:f, s:f, s:f, s:f, s:I, s:I, s:s}}", e->name,
 			 "unit", e->unit, "count", (json_int_t)p->dist.count,
 			 "mean", (double)p->dist.sum / (double)p->dist.count,
@@ -102,6 +104,7 @@ static json_t *build_per_request_counters(const struct cp_profile *p)
 			 "max", (json_int_t)p->dist.max,
 			 "threads", (json_int_t)p->dist_threads,
 			 "resolution", "percentiles within 6.25% (8 buckets per power of two); count, mean and max exact");
+	/* clang-format on */
 }
 
 /* Which window each figure came from: counters must not describe the
@@ -307,6 +310,8 @@ static json_t *build_per_request(const struct cp_profile *p)
 				 t->max_reads_per_request ?
 				 json_integer((json_int_t)t->max_reads_per_request) : json_null(),
 				 "mean", "histogram", hist);
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
 			 "count", (json_int_t)t->requests,
 			 "min", (json_int_t)min,
@@ -316,6 +321,7 @@ static json_t *build_per_request(const struct cp_profile *p)
 			 "max", (json_int_t)t->max_reads_per_request,
 			 "mean", json_real((double)t->in_requests.reads / (double)t->requests),
 			 "histogram", hist);
+	/* clang-format on */
 }
 
 static json_t *build_target(const struct cp_profile *p)
@@ -345,6 +351,8 @@ static json_t *build_clock_reads(const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
 
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:o, s:o, s:o}",
 			 "total", (json_int_t)t->all.reads,
 			 "in_requests", (json_int_t)t->in_requests.reads,
@@ -355,6 +363,7 @@ static json_t *build_clock_reads(const struct cp_profile *p)
 			 "by_entry", counts_by(t->all.by_entry, CP_ENTRY_MAX, cp_entry_name),
 			 "by_clock", counts_by(t->all.by_clock, CP_CLOCK_SLOTS, cp_clock_name),
 			 "by_path", counts_by(t->all.by_path, CP_PATH_MAX, cp_path_name));
+	/* clang-format on */
 }
 
 static json_t *build_probes(const struct cp_profile *p)
@@ -375,6 +384,8 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 	json_t *cost = p->cost_ns_per_hit > 0 ? json_real(p->cost_ns_per_hit) : json_null();
 	double est = cp_profile_overhead_estimated_pct(p);
 	json_t *pct = est >= 0 ? json_real(est) : json_null(), *probe;
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	probe = json_pack("{s:I, s:o, s:o, s:f, s:I, s:I, s:I, s:{s:I, s:I}}",
 			  "hits", (json_int_t)p->totals.trap_hits,
 			  "cost_ns_per_hit", cost, "estimated_overhead_pct", pct,
@@ -384,6 +395,7 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 			  "uprobes", (json_int_t)p->stats.uprobes,
 			  "selftest", "calls", (json_int_t)p->selftest.calls,
 			  "hits", (json_int_t)p->selftest.hits);
+	/* clang-format on */
 	if (probe)
 		json_object_set_new(probe, "naming_s", json_real(p->naming_s));
 	/* What was asked (auto, or a mechanism by name) and, when auto counted
@@ -464,6 +476,8 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 
 	for (int i = 0; i < p->nwarnings; i++)
 		json_array_append_new(warnings, text(p->warnings[i]));
+	/* One key and its value a line (clang-format would pack them): */
+	/* clang-format off */
 	doc = json_pack(
 		"{s:s, s:{s:s, s:s}, s:b, s:s, s:s, s:f, s:o,"
 		" s:{s:s, s:s, s:s, s:b, s:s, s:o}, s:o, s:o, s:o, s:o, s:o, s:o,"
@@ -492,6 +506,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		"probe", build_probe_cost(p),
 		"measures", build_measures(p),
 		"warnings", warnings);
+	/* clang-format on */
 	/* With --stacks, "stacks" is there even when empty: the report can
 	 * then tell "none recorded" from "not asked for". */
 	if (doc && (p->stacks.n || p->stacks_recorded))

@@ -36,6 +36,8 @@ json_t *cp_run_processes_build(const struct cp_profile *p)
 		const char *exe = executable_of(p, r);
 		bool counted = r->known && !r->execed;
 
+		/* One key and its value a line (clang-format would pack them): */
+		/* clang-format off */
 		json_array_append_new(a, json_pack(
 			"{s:i, s:i, s:o, s:o, s:o, s:o, s:b, s:b, s:o, s:I, s:o}",
 			"pid", (int)r->pid, "parent", (int)r->ppid,
@@ -48,6 +50,7 @@ json_t *cp_run_processes_build(const struct cp_profile *p)
 			"reads", counted ? json_integer((json_int_t)r->reads) : json_null(),
 			"requests", (json_int_t)r->requests,
 			"reads_per_request", per_request(r->in_requests, r->requests)));
+		/* clang-format on */
 	}
 	return a;
 }

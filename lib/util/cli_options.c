@@ -11,6 +11,9 @@
 #define HELP_WIDTH 79
 #define HELP_COLUMN 26	/* where an option's help starts */
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 const struct cp_option cp_common_options[] = {
 	{ .id = CP_OPT_QUIET, .short_name = 'q', .long_name = "quiet",
 	  .help = "print nothing but errors (no summary, table or progress)" },
@@ -30,6 +33,7 @@ const struct cp_option cp_common_options[] = {
 	  .help = "show the version and exit" },
 	{ 0 },
 };
+/* clang-format on */
 
 static void add_options(struct cp_cli *cli, const struct cp_option *o,
 			size_t *nl, size_t *ns)

@@ -12,6 +12,9 @@
 
 enum { OPT_LONG_ONLY = CP_OPT_FIRST_LONG };
 
+/* An option table: each option's fields on the rows they were written
+ * in (clang-format would give every field a line of its own). */
+/* clang-format off */
 static const struct cp_option test_options[] = {
 	{ .id = 'd', .short_name = 'd', .long_name = "duration", .value = "TIME",
 	  .help = "window length, a help text long enough to need wrapping onto a "
@@ -25,6 +28,7 @@ static const struct cp_option test_options[] = {
 	  .help = "a boundary", .complete = CP_COMPLETE_REQUEST },
 	{ 0 },
 };
+/* clang-format on */
 
 static struct cp_command_spec spec = {
 	.name = "demo",

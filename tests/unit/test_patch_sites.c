@@ -12,7 +12,7 @@
 #include "unit.h"
 #include "unwind_table.h"
 
-#define PC(k) (0x7f0000001000ull + (k) * 0x1000ull + 0x123)	/* home 0x123 */
+#define PC(k) (0x7f0000001000ull + 0x1000ull * (k) + 0x123)	/* home 0x123 */
 
 static struct cp_patch_rule *table_rules(uint8_t *table)
 {

@@ -451,9 +451,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		   uint64_t call, const struct cp_redirect_room *room,
 		   struct cp_redirect_plan *plan, char *why, size_t whylen)
 {
-	struct site_search ss = { .f = f, .kind = kind, .call = call,
-				  .t = { .nr = 1u << 7, .a1 = 1u << 6,	/* rdi, rsi */
-					 .ok = true } };
+	struct site_search ss = { .f = f, .kind = kind, .call = call };
 	struct args_track start;
 	bool arm = kind == CP_REDIRECT_BOUNDARY_UNTAKEN || kind == CP_REDIRECT_BOUNDARY_TAKEN;
 	size_t past;
@@ -461,6 +459,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	int found;
 
+	ss.t = (struct args_track){ .nr = 1u << 7, .a1 = 1u << 6, .ok = true }; /* rdi, rsi */
 	if (!decode(f, 0, &in, ops) || is_branch(&in)) {
 		snprintf(why, whylen, "its first instruction is a branch, or cannot be decoded");
 		return -1;

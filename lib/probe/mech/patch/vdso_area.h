@@ -9,9 +9,9 @@
 #include "clockreads.h"
 
 #define CP_VDSO_AREA_MAGIC "clockprof-vdso9"
-#define CP_VDSO_AREA_MAX_REDIRECTS 6	/* a request boundary (a syscall's: two
-					 * wrappers, each on two paths),
-					 * syscall() twice */
+/* The functions redirected at most: a request boundary (a syscall's: two
+ * wrappers, each on two paths), syscall() twice. */
+#define CP_VDSO_AREA_MAX_REDIRECTS 6
 #define CP_VDSO_AREA_MAX_SITES (CP_ENTRY_MAX + CP_VDSO_AREA_MAX_REDIRECTS)
 
 enum cp_vdso_area_cmd {
