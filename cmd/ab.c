@@ -60,20 +60,21 @@ static int options_first(int argc, char **argv)
  * no read) is said where it happened: ab's runs print no summary, and
  * compare refuses such runs later with exit 2
  * (lib/gate/compare_evidence.c). */
-static void warn_if_empty(const struct profile_command *pc, const char *name, long i,
-			  long runs)
+static void warn_if_empty(const struct profile_command *pc, const char *name, long i, long runs)
 {
 	if (pc->has_boundary && !pc->requests)
-		fprintf(stderr, "clockprof: warning: ab: %s run %ld of %ld saw no complete request: "
-			"is the load driving the program during each run?\n", name, i, runs);
+		fprintf(stderr,
+			"clockprof: warning: ab: %s run %ld of %ld saw no complete request: "
+			"is the load driving the program during each run?\n",
+			name, i, runs);
 	else if (!pc->reads)
 		fprintf(stderr, "clockprof: warning: ab: %s run %ld of %ld saw no clock read\n",
 			name, i, runs);
 }
 
 /* Runs base and head in turn; returns the exit code. */
-static int run_sides(struct profile_command *pc, long runs, const char *dir,
-		     char **base, char **head, int quiet)
+static int run_sides(struct profile_command *pc, long runs, const char *dir, char **base,
+		     char **head, int quiet)
 {
 	char path[PATH_MAX];
 
@@ -86,18 +87,21 @@ static int run_sides(struct profile_command *pc, long runs, const char *dir,
 			pc->output = path;
 			pc->opts.command = side ? head : base;
 			if (!quiet)
-				fprintf(stderr, "clockprof ab: %s run %ld of %ld -> %s\n", name,
-					i, runs, path);
+				fprintf(stderr, "clockprof ab: %s run %ld of %ld -> %s\n", name, i,
+					runs, path);
 			rc = profile_command_execute(pc);
 			if (rc && pc->command_status == rc)
-				return cmd_error(rc, "ab: stopped at %s run %ld of %ld: the %s command failed (%s); %s kept",
-						 name, i, runs, name, pc->command_how, path);
+				return cmd_error(
+					rc,
+					"ab: stopped at %s run %ld of %ld: the %s command failed (%s); %s kept",
+					name, i, runs, name, pc->command_how, path);
 			if (rc)
 				return rc;
 			if (pc->interrupted)
-				return cmd_error(CP_EXIT_PROFILE,
-						 "interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
-						 name, i, runs);
+				return cmd_error(
+					CP_EXIT_PROFILE,
+					"interrupted: stopped after %s run %ld of %ld (written, marked incomplete)",
+					name, i, runs);
 			warn_if_empty(pc, name, i, runs);
 			/* One mechanism for every run: what the first counted
 			 * with (auto's choice, or its fallback) is asked of the
@@ -141,6 +145,6 @@ int cmd_ab(int argc, char **argv)
 	/* DIR may be somewhere no file can be made (/proc): the first run
 	 * opens its file before launching anything, and says so. */
 	quiet = pc.quiet;
-	pc.quiet = 1;	/* the runs' summaries: the run files hold them */
+	pc.quiet = 1; /* the runs' summaries: the run files hold them */
 	return run_sides(&pc, runs, argv[2], argv + pc.rest + 2, head, quiet);
 }

@@ -34,22 +34,21 @@ static const struct cp_option options[] = {
 	PROFILE_OUTPUT_OPTIONS,
 	PROFILE_METRICS_OPTIONS,
 	{ 0 },
-/* clang-format on */
+	/* clang-format on */
 };
 
 const struct cp_command_spec cmd_attach_spec = {
 	.name = "attach",
 	.synopsis = { "[OPTIONS] PID[,PID...]", "[OPTIONS] --tree PID", "[OPTIONS] --cgroup PATH" },
 	.summary = "count the clock reads of a running process",
-	.description =
-		"Attaches to the running process PID (all its threads) and counts its "
-		"clock reads until the window ends (-d, Ctrl-C, or the process exits), "
-		"then prints a summary and writes the files asked for. Options may "
-		"come before or after the PID. With several processes (a list, --tree, "
-		"--cgroup) each is counted in its own vDSO, run.json says each one's "
-		"figures (processes) and the totals are theirs together.\n\n"
-		"  clockprof attach -d 10 -r func:handle_request -o run.json 1234\n"
-		"  clockprof attach -d 10 -r syscall:writev --tree $(cat /run/nginx.pid)",
+	.description = "Attaches to the running process PID (all its threads) and counts its "
+		       "clock reads until the window ends (-d, Ctrl-C, or the process exits), "
+		       "then prints a summary and writes the files asked for. Options may "
+		       "come before or after the PID. With several processes (a list, --tree, "
+		       "--cgroup) each is counted in its own vDSO, run.json says each one's "
+		       "figures (processes) and the totals are theirs together.\n\n"
+		       "  clockprof attach -d 10 -r func:handle_request -o run.json 1234\n"
+		       "  clockprof attach -d 10 -r syscall:writev --tree $(cat /run/nginx.pid)",
 	.options = options,
 	.exit_codes = "Exit codes: 0 profiled, 2 usage or bad input, 3 could not profile.",
 	.order = CP_ORDER_PERMUTE,
@@ -67,8 +66,10 @@ static int parse_pids(const char *arg, pid_t *pids, size_t *n)
 		long pid = strtol(at, &end, 10);
 
 		if (end == at || (*end && *end != ',') || pid <= 0 || pid > 0x3fffffff)
-			return cmd_error(CP_EXIT_USAGE, "invalid PID '%s': give a process id, or "
-					 "several separated by commas", arg);
+			return cmd_error(CP_EXIT_USAGE,
+					 "invalid PID '%s': give a process id, or "
+					 "several separated by commas",
+					 arg);
 		if (*n == MAX_PROCESSES)
 			return cmd_error(CP_EXIT_USAGE, "at most %d processes", MAX_PROCESSES);
 		pids[(*n)++] = (pid_t)pid;
@@ -86,10 +87,12 @@ static int add_tree(pid_t *pids, size_t *n)
 	size_t nkids;
 
 	if (cp_proc_descendants(pids[0], &kids, &nkids))
-		return cmd_error(CP_EXIT_PROFILE, "cannot list the processes: /proc cannot be read");
+		return cmd_error(CP_EXIT_PROFILE,
+				 "cannot list the processes: /proc cannot be read");
 	if (nkids + 1 > MAX_PROCESSES) {
 		free(kids);
-		return cmd_error(CP_EXIT_USAGE, "process %d has %zu descendants: at most %d processes",
+		return cmd_error(CP_EXIT_USAGE,
+				 "process %d has %zu descendants: at most %d processes",
 				 (int)pids[0], nkids, MAX_PROCESSES);
 	}
 	for (size_t i = 0; i < nkids; i++)
@@ -106,10 +109,12 @@ static int cgroup_pids(const char *spec, pid_t *pids, size_t *n)
 	size_t nall;
 
 	if (cp_cgroup_resolve(spec, path, sizeof(path)))
-		return cmd_error(errno == ENOTSUP ? CP_EXIT_PROFILE : CP_EXIT_USAGE,
-				 errno == ENOTSUP ? "no cgroup v2 is mounted (/proc/self/mounts)" :
-				 "no cgroup '%s' (a path under the cgroup v2 mount, or a systemd unit)",
-				 spec);
+		return cmd_error(
+			errno == ENOTSUP ? CP_EXIT_PROFILE : CP_EXIT_USAGE,
+			errno == ENOTSUP ?
+				"no cgroup v2 is mounted (/proc/self/mounts)" :
+				"no cgroup '%s' (a path under the cgroup v2 mount, or a systemd unit)",
+			spec);
 	if (cp_cgroup_procs(path, &all, &nall))
 		return cmd_error(CP_EXIT_PROFILE, "cannot read the processes of cgroup %s", path);
 	if (!nall) {
@@ -118,8 +123,8 @@ static int cgroup_pids(const char *spec, pid_t *pids, size_t *n)
 	}
 	if (nall > MAX_PROCESSES) {
 		free(all);
-		return cmd_error(CP_EXIT_USAGE, "cgroup %s has %zu processes: at most %d", path, nall,
-				 MAX_PROCESSES);
+		return cmd_error(CP_EXIT_USAGE, "cgroup %s has %zu processes: at most %d", path,
+				 nall, MAX_PROCESSES);
 	}
 	*n = nall;
 	memcpy(pids, all, *n * sizeof(*pids));
@@ -141,7 +146,8 @@ int cmd_attach(int argc, char **argv)
 			return cmd_error(CP_EXIT_USAGE, "--cgroup takes no PID and no --tree");
 		rc = cgroup_pids(pc.cgroup, pids, &n);
 	} else if (argc - pc.rest + !!pc.pid != 1) {
-		return cmd_error(CP_EXIT_USAGE, "attach takes one PID (as -p PID or after the "
+		return cmd_error(CP_EXIT_USAGE,
+				 "attach takes one PID (as -p PID or after the "
 				 "options), a list PID,PID..., --tree PID or --cgroup PATH; see "
 				 "'clockprof attach --help'");
 	} else {

@@ -19,13 +19,12 @@ int cmd_report(int argc, char **argv);
  * bash completion, one a line (complete_names.c). */
 int cmd_complete_names(int argc, char **argv);
 
-extern const struct cp_command_spec cmd_attach_spec, cmd_run_spec, cmd_ab_spec,
-	cmd_compare_spec, cmd_report_spec;
+extern const struct cp_command_spec cmd_attach_spec, cmd_run_spec, cmd_ab_spec, cmd_compare_spec,
+	cmd_report_spec;
 
 /* Prints "clockprof: <msg>" on stderr and returns code, for error paths:
  * `return cmd_error(CP_EXIT_USAGE, "...")`. */
-int cmd_error(int code, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int cmd_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* For an id that cp_cli_next returned and the subcommand does not take
  * itself: --help and --version print (exit 0), CP_OPT_ERROR prints the

@@ -52,6 +52,5 @@ int cmd_option_exit(const struct cp_cli *cli, int id, const struct cp_error *err
 		return cmd_version();
 	if (id == CP_OPT_ERROR)
 		return cmd_error(err->exit_code ? err->exit_code : CP_EXIT_USAGE, "%s", err->msg);
-	return cmd_error(CP_EXIT_USAGE, "clockprof %s: option %d not handled",
-			 cli->spec->name, id);
+	return cmd_error(CP_EXIT_USAGE, "clockprof %s: option %d not handled", cli->spec->name, id);
 }

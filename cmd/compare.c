@@ -17,8 +17,17 @@
 #include "github_annotations.h"
 #include "report.h"
 
-enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD, OPT_BOUNDS, OPT_MARKDOWN, OPT_HTML,
-       OPT_GITHUB, OPT_FAIL_INCONCLUSIVE, OPT_ALLOW_MISMATCH, OPT_SOURCE_ROOT };
+enum {
+	OPT_BASE = CP_OPT_FIRST_LONG,
+	OPT_HEAD,
+	OPT_BOUNDS,
+	OPT_MARKDOWN,
+	OPT_HTML,
+	OPT_GITHUB,
+	OPT_FAIL_INCONCLUSIVE,
+	OPT_ALLOW_MISMATCH,
+	OPT_SOURCE_ROOT
+};
 
 /* An option table: each option's fields on the rows they were written
  * in (clang-format would give every field a line of its own). */
@@ -78,13 +87,12 @@ const struct cp_command_spec cmd_compare_spec = {
 		"--base or --head is fine.\n\n"
 		"  clockprof compare --base ab/base-*.json --head ab/head-*.json --bounds clockprof.bounds",
 	.options = options,
-	.notes =
-		"Exact measures compare values; sampled ones need enough runs per side "
-		"for a 95% interval (Hodges-Lehmann; too few are reported with the "
-		"number needed) and regress only when their estimate lies beyond the "
-		"bound and the one-sided test of 'beyond the bound' holds after Holm "
-		"correction over the measures that could be beyond theirs. A "
-		"measure every base run has that the head lacks fails the gate.",
+	.notes = "Exact measures compare values; sampled ones need enough runs per side "
+		 "for a 95% interval (Hodges-Lehmann; too few are reported with the "
+		 "number needed) and regress only when their estimate lies beyond the "
+		 "bound and the one-sided test of 'beyond the bound' holds after Holm "
+		 "correction over the measures that could be beyond theirs. A "
+		 "measure every base run has that the head lacks fails the gate.",
 	.exit_codes = "Exit codes: 0 within bounds, 1 a measure regressed beyond its bound "
 		      "or went missing from the head (or inconclusive, with "
 		      "--fail-on-inconclusive), 2 usage error or invalid input, the "
@@ -145,8 +153,10 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 		case OPT_HEAD:
 		case CP_OPT_OPERAND:
 			if (!current) {
-				*code = cmd_error(CP_EXIT_USAGE,
-						  "compare: '%s' is not an option; put run files after --base or --head", v);
+				*code = cmd_error(
+					CP_EXIT_USAGE,
+					"compare: '%s' is not an option; put run files after --base or --head",
+					v);
 				return 0;
 			}
 			if (add_file(current, v, &err)) {
@@ -162,14 +172,13 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 		case OPT_FAIL_INCONCLUSIVE: a->rq.fail_on_inconclusive = 1; break;
 		case OPT_ALLOW_MISMATCH: a->rq.allow_mismatch = 1; break;
 		case OPT_SOURCE_ROOT: a->rq.source_root = v; break;
-		default:
-			*code = cmd_option_exit(cli, opt, &err);
-			return 0;
+		default: *code = cmd_option_exit(cli, opt, &err); return 0;
 		}
 	}
 	if (!a->base.n || !a->head.n) {
-		*code = cmd_error(CP_EXIT_USAGE,
-				  "compare: give at least one run file after --base and one after --head");
+		*code = cmd_error(
+			CP_EXIT_USAGE,
+			"compare: give at least one run file after --base and one after --head");
 		return 0;
 	}
 	if (a->rq.source_root && !is_directory(a->rq.source_root)) {
@@ -183,8 +192,8 @@ static int parse_args(struct cp_cli *cli, struct compare_args *a, int *code)
 /* The table, and with --github the annotations after it on the same
  * stream. The table prints names from the target, so under --github it
  * runs with workflow commands off. */
-static void print_outcome(const struct cp_gate_outcome *gate, FILE *out, int quiet,
-			  int color, int github)
+static void print_outcome(const struct cp_gate_outcome *gate, FILE *out, int quiet, int color,
+			  int github)
 {
 	char token[33];
 
@@ -209,7 +218,7 @@ int cmd_compare(int argc, char **argv)
 	struct compare_args a = { 0 };
 	struct cp_error err = { 0 };
 	struct cp_gate_outcome gate = { 0 };
-	FILE *table_out = stdout;	/* with -o -, stdout carries the JSON */
+	FILE *table_out = stdout; /* with -o -, stdout carries the JSON */
 	struct cp_cli cli;
 	int code;
 

@@ -30,9 +30,10 @@ int cmd_complete_names(int argc, char **argv)
 	}
 	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--complete-functions")) {
 		if (cp_elf_function_names(argv[2], print_name, (void *)(argc == 4 ? argv[3] : "")))
-			return cmd_error(CP_EXIT_USAGE, "%s: cannot read it as an ELF file", argv[2]);
+			return cmd_error(CP_EXIT_USAGE, "%s: cannot read it as an ELF file",
+					 argv[2]);
 		return CP_EXIT_OK;
 	}
 	return cmd_error(CP_EXIT_USAGE, "usage: clockprof --complete-functions PATH [PREFIX] | "
-			 "--complete-syscalls [PREFIX]");
+					"--complete-syscalls [PREFIX]");
 }

@@ -19,14 +19,12 @@
 struct subcommand {
 	const struct cp_command_spec *spec;
 	int (*fn)(int argc, char **argv);
-	bool window;	/* profiles: stop signals stay blocked for its signalfd */
+	bool window; /* profiles: stop signals stay blocked for its signalfd */
 };
 
 static const struct subcommand subcommands[] = {
-	{ &cmd_attach_spec, cmd_attach, true },
-	{ &cmd_run_spec, cmd_run, true },
-	{ &cmd_ab_spec, cmd_ab, true },
-	{ &cmd_compare_spec, cmd_compare, false },
+	{ &cmd_attach_spec, cmd_attach, true },	 { &cmd_run_spec, cmd_run, true },
+	{ &cmd_ab_spec, cmd_ab, true },		 { &cmd_compare_spec, cmd_compare, false },
 	{ &cmd_report_spec, cmd_report, false },
 };
 #define NSUB (sizeof(subcommands) / sizeof(subcommands[0]))
@@ -39,31 +37,28 @@ static const struct cp_program_spec program = {
 	.name = "clockprof",
 	.version = CLOCKPROF_VERSION,
 	.summary = "how many times a program reads the clock, from where, at what cost",
-	.description =
-		"clockprof counts a program's clock reads (clock_gettime, gettimeofday, "
-		"time and the vDSO paths behind them) per request, names their call "
-		"sites, and gates CI on regressions: 'run' or 'attach' writes a run file "
-		"(run.json), 'ab' measures base and head builds in turn, 'compare' "
-		"judges head against base within bounds and 'report' renders one "
-		"self-contained HTML file.\n\n"
-		"By default (--mechanism auto) the reads are counted inside the target: "
-		"its vDSO is patched to count each read in the process itself, with no "
-		"trap (the patch mechanism). Where the patch cannot be used, or with "
-		"--stacks, eBPF programs count them on uprobes (every host) or on "
-		"hardware breakpoints (where the host fires them): then each read is a "
-		"trap into the kernel, and the summary says what the traps cost.\n\n"
-		"Profiling needs root (or CAP_BPF and CAP_PERFMON).",
+	.description = "clockprof counts a program's clock reads (clock_gettime, gettimeofday, "
+		       "time and the vDSO paths behind them) per request, names their call "
+		       "sites, and gates CI on regressions: 'run' or 'attach' writes a run file "
+		       "(run.json), 'ab' measures base and head builds in turn, 'compare' "
+		       "judges head against base within bounds and 'report' renders one "
+		       "self-contained HTML file.\n\n"
+		       "By default (--mechanism auto) the reads are counted inside the target: "
+		       "its vDSO is patched to count each read in the process itself, with no "
+		       "trap (the patch mechanism). Where the patch cannot be used, or with "
+		       "--stacks, eBPF programs count them on uprobes (every host) or on "
+		       "hardware breakpoints (where the host fires them): then each read is a "
+		       "trap into the kernel, and the summary says what the traps cost.\n\n"
+		       "Profiling needs root (or CAP_BPF and CAP_PERFMON).",
 	.commands = specs,
 	.ncommands = NSUB,
-	.exit_status =
-		"0 success, or the gate passed; 1 the gate failed (a measure regressed "
-		"beyond its bound, or inconclusive with --fail-on-inconclusive); 2 usage "
-		"error, or unreadable or invalid input; 3 could not profile (no such "
-		"process, missing privileges, kernel without BPF).",
-	.environment =
-		"NO_COLOR: when set and not empty, --color=auto means no colour.\n\n"
-		"GITHUB_STEP_SUMMARY: compare appends its markdown summary to this file "
-		"when it writes markdown (--markdown, or --github).",
+	.exit_status = "0 success, or the gate passed; 1 the gate failed (a measure regressed "
+		       "beyond its bound, or inconclusive with --fail-on-inconclusive); 2 usage "
+		       "error, or unreadable or invalid input; 3 could not profile (no such "
+		       "process, missing privileges, kernel without BPF).",
+	.environment = "NO_COLOR: when set and not empty, --color=auto means no colour.\n\n"
+		       "GITHUB_STEP_SUMMARY: compare appends its markdown summary to this file "
+		       "when it writes markdown (--markdown, or --github).",
 	.see_also = "perf-stat(1), bpftrace(8)",
 };
 
@@ -102,10 +97,12 @@ static int unknown(const char *name)
 	cp_suggest_add(&s, "help");
 	cp_suggest_format(&s, hint, sizeof(hint));
 	if (hint[0])
-		return cmd_error(CP_EXIT_USAGE, "unknown command '%s'%s (run 'clockprof --help' "
-				 "for the list)", name, hint);
-	return cmd_error(CP_EXIT_USAGE,
-			 "unknown command '%s'; run 'clockprof --help' for the list", name);
+		return cmd_error(CP_EXIT_USAGE,
+				 "unknown command '%s'%s (run 'clockprof --help' "
+				 "for the list)",
+				 name, hint);
+	return cmd_error(CP_EXIT_USAGE, "unknown command '%s'; run 'clockprof --help' for the list",
+			 name);
 }
 
 /* `clockprof help [COMMAND]`. */
@@ -145,7 +142,7 @@ int main(int argc, char **argv)
 	/* Hidden: the vDSO patch's helper (its self-test's child, then its
 	 * restorer), this program run again. */
 	if (argc >= 2 && !strcmp(argv[1], CP_PATCH_SUBJECT_ARG)) {
-		mallopt(M_ARENA_MAX, 1);	/* as a profile's (below) */
+		mallopt(M_ARENA_MAX, 1); /* as a profile's (below) */
 		return cp_vdso_patch_subject_main(argc, argv);
 	}
 	cp_patch_restorer_enable();

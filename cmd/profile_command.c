@@ -62,8 +62,9 @@ static int take_metrics_option(struct profile_command *pc, int id, const char *v
 		pc->metrics_sites = strtoul(value, &end, 10);
 		if (*end || end == value || *value == '-' ||
 		    pc->metrics_sites > CP_METRICS_SITES_MAX)
-			return cp_fail(err, CP_EXIT_USAGE, "invalid --metrics-sites '%s': give 0 to %d",
-				       value, CP_METRICS_SITES_MAX);
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "invalid --metrics-sites '%s': give 0 to %d", value,
+				       CP_METRICS_SITES_MAX);
 		return 0;
 	case PC_OPT_SERVE:
 		pc->serve = value;
@@ -78,11 +79,14 @@ static int take_metrics_option(struct profile_command *pc, int id, const char *v
 static int check_serve(const struct profile_command *pc, struct cp_error *err)
 {
 	if (!pc->serve && (pc->serve_any || pc->serve_user))
-		return cp_fail(err, CP_EXIT_USAGE, "--serve-any and --serve-user need --serve ADDR:PORT");
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--serve-any and --serve-user need --serve ADDR:PORT");
 	if (pc->serve && !pc->serve_addr.loopback && !pc->serve_any)
-		return cp_fail(err, CP_EXIT_USAGE, "--serve %s is not a loopback address: the metrics "
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--serve %s is not a loopback address: the metrics "
 			       "name the target's functions and files; add --serve-any to serve "
-			       "them beyond this host", pc->serve_addr.shown);
+			       "them beyond this host",
+			       pc->serve_addr.shown);
 	return 0;
 }
 
@@ -90,10 +94,10 @@ static int check_serve(const struct profile_command *pc, struct cp_error *err)
 struct interval_sink {
 	struct cp_interval_writer w;
 	const char *path;
-	bool failed;		/* said once; no more lines tried */
+	bool failed; /* said once; no more lines tried */
 	/* --pprof with --interval: a profile per interval (pprof_series.h) */
 	struct cp_pprof_series pprof;
-	bool pprof_failed;	/* said once; no more profiles tried */
+	bool pprof_failed; /* said once; no more profiles tried */
 };
 
 /* Each interval's view: its profile in --pprof's series. */
@@ -146,7 +150,8 @@ static void write_interval(struct interval_sink *is, const struct cp_profile *p,
 static int interval_open(struct interval_sink *is, const char *path)
 {
 	int fd = !strcmp(path, "-") ? fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3) :
-		cp_open_for_writing(path, O_APPEND | O_CREAT | O_CLOEXEC, 0644, cmd_wait_notice);
+				      cp_open_for_writing(path, O_APPEND | O_CREAT | O_CLOEXEC,
+							  0644, cmd_wait_notice);
 	FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
 
 	is->path = path;
@@ -181,7 +186,8 @@ void profile_command_interval(const struct cp_profile *p, void *arg)
 		write_interval(pc->intervals, p, false);
 	/* Said once: a continuous run must not fill its log with it. */
 	if (cp_metrics_sink_interval(&pc->metrics, p, &err) && pc->metrics.failures <= 1)
-		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n", err.msg);
+		fprintf(stderr, "clockprof: warning: %s (said once; the window goes on)\n",
+			err.msg);
 }
 
 static bool take_output(struct profile_command *pc, int id, const char *value);
@@ -197,10 +203,12 @@ static int take_anatomy_option(struct profile_command *pc, int id, const char *v
 	if (id == PC_OPT_ANATOMY) {
 		unsigned long n = value ? strtoul(value, &end, 10) : CP_ANATOMY_SAMPLE_DEFAULT;
 
-		if (value && (*end || end == value || *value == '-' || !n ||
-			      n > CP_ANATOMY_SAMPLE_MAX))
-			return cp_fail(err, CP_EXIT_USAGE, "invalid --anatomy '%s': give 1 to %d "
-				       "requests", value, CP_ANATOMY_SAMPLE_MAX);
+		if (value &&
+		    (*end || end == value || *value == '-' || !n || n > CP_ANATOMY_SAMPLE_MAX))
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "invalid --anatomy '%s': give 1 to %d "
+				       "requests",
+				       value, CP_ANATOMY_SAMPLE_MAX);
 		o->anatomy_on = true;
 		o->anatomy_sample_size = (unsigned)n;
 		return 0;
@@ -214,16 +222,17 @@ static int take_anatomy_option(struct profile_command *pc, int id, const char *v
 	}
 	v = strtod(value, &end);
 	if (*end || end == value || !(v > 0 && v <= 1))
-		return cp_fail(err, CP_EXIT_USAGE, "invalid --reuse-share '%s': give a fraction "
-			       "above 0, at most 1 (0.95)", value);
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "invalid --reuse-share '%s': give a fraction "
+			       "above 0, at most 1 (0.95)",
+			       value);
 	o->reuse_share = v;
 	pc->reuse_given = 1;
 	return 0;
 }
 
 /* Takes one option of the profile table; 0, or -1 with err filled. */
-static int take_option(struct profile_command *pc, int id, const char *value,
-		       struct cp_error *err)
+static int take_option(struct profile_command *pc, int id, const char *value, struct cp_error *err)
 {
 	struct cp_profile_options *o = &pc->opts;
 	char *end;
@@ -250,14 +259,16 @@ static int take_option(struct profile_command *pc, int id, const char *value,
 	case PC_OPT_PER_REQUEST_COUNTERS: o->per_request_counters = true; return 0;
 	case PC_OPT_STACKS: o->stacks = true; return 0;
 	case PC_OPT_DEBUGINFOD: o->debuginfod = true; return 0;
-	case PC_OPT_ANATOMY: case PC_OPT_REUSE_GAP: case PC_OPT_REUSE_SHARE:
-		return take_anatomy_option(pc, id, value, err);
+	case PC_OPT_ANATOMY:
+	case PC_OPT_REUSE_GAP:
+	case PC_OPT_REUSE_SHARE: return take_anatomy_option(pc, id, value, err);
 	case PC_OPT_PPROF_KEEP: {
 		unsigned long keep = strtoul(value, &end, 10);
 
 		if (*end || end == value || *value == '-' || !keep || keep > CP_PPROF_KEEP_MAX)
-			return cp_fail(err, CP_EXIT_USAGE, "invalid --pprof-keep '%s': give 1 to %d",
-				       value, CP_PPROF_KEEP_MAX);
+			return cp_fail(err, CP_EXIT_USAGE,
+				       "invalid --pprof-keep '%s': give 1 to %d", value,
+				       CP_PPROF_KEEP_MAX);
 		pc->pprof_keep = (unsigned)keep;
 		pc->pprof_keep_given = 1;
 		return 0;
@@ -293,22 +304,28 @@ static int check_outputs(const struct profile_command *pc, struct cp_error *err)
 {
 	if (pc->interval_output && pc->opts.interval_s <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "--interval-output needs --interval TIME");
-	if (pc->pprof_keep_given && (!pc->pprof || !strcmp(pc->pprof, "-") ||
-				     pc->opts.interval_s <= 0))
-		return cp_fail(err, CP_EXIT_USAGE, "--pprof-keep needs --pprof FILE (not -) and --interval TIME");
+	if (pc->pprof_keep_given &&
+	    (!pc->pprof || !strcmp(pc->pprof, "-") || pc->opts.interval_s <= 0))
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--pprof-keep needs --pprof FILE (not -) and --interval TIME");
 	if (pc->opts.per_request_counters &&
 	    (pc->opts.duration_s <= 0 || pc->opts.request.kind == CP_REQUEST_NONE))
-		return cp_fail(err, CP_EXIT_USAGE, "--per-request-counters needs -d TIME and -r SPEC");
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--per-request-counters needs -d TIME and -r SPEC");
 	if (pc->reuse_given && !pc->opts.anatomy_on)
 		return cp_fail(err, CP_EXIT_USAGE, "--reuse-gap and --reuse-share need --anatomy");
 	if (pc->opts.anatomy_on && pc->opts.request.kind == CP_REQUEST_NONE)
-		return cp_fail(err, CP_EXIT_USAGE, "--anatomy needs -r SPEC: a request is what "
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--anatomy needs -r SPEC: a request is what "
 			       "it samples");
 	if (pc->metrics_sites_given && !pc->metrics_file && !pc->serve)
-		return cp_fail(err, CP_EXIT_USAGE, "--metrics-sites needs --metrics-file or --serve");
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--metrics-sites needs --metrics-file or --serve");
 	if (pc->opts.interval_s > 0 && pc->opts.interval_s < CP_INTERVAL_MIN_S)
-		return cp_fail(err, CP_EXIT_USAGE, "--interval below %g s: each interval names its "
-			       "sites and writes its files", CP_INTERVAL_MIN_S);
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--interval below %g s: each interval names its "
+			       "sites and writes its files",
+			       CP_INTERVAL_MIN_S);
 
 	if (stdout_outputs(pc) > 1)
 		return cp_fail(err, CP_EXIT_USAGE,
@@ -321,8 +338,8 @@ static int writes_stdout(const struct profile_command *pc)
 	return stdout_outputs(pc) > 0;
 }
 
-int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
-			  int argc, char **argv)
+int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec, int argc,
+			  char **argv)
 {
 	struct cp_error err = { 0 };
 	struct cp_cli cli;
@@ -344,7 +361,7 @@ int profile_command_parse(struct profile_command *pc, const struct cp_command_sp
 			return cmd_option_exit(&cli, id, &err) ?: -1;
 	}
 	if (pc->opts.interval_s > 0 && !pc->interval_output)
-		pc->interval_output = "-";	/* --interval's lines: stdout by default */
+		pc->interval_output = "-"; /* --interval's lines: stdout by default */
 	pc->rest = cp_cli_rest(&cli);
 	pc->quiet = cli.quiet;
 	pc->opts.verbose = cli.verbose;
@@ -362,7 +379,7 @@ static int divert_stdout(void)
 	int saved;
 
 	fflush(stdout);
-	saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);	/* not the command's */
+	saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3); /* not the command's */
 	if (saved >= 0 && dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
 		close(saved);
 		return -1;
@@ -401,7 +418,6 @@ static int collect(struct profile_command *pc, struct cp_profile *p, int live,
 	return rc;
 }
 
-
 /* What the output writers draw from. */
 struct profile_writing {
 	json_t *doc;
@@ -419,7 +435,7 @@ static int write_run(FILE *f, void *ctx, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_USAGE, "out of memory writing run.json");
 	fputs(text, f);
 	if (!strcmp(w->output, "-"))
-		fputc('\n', f);	/* a file ends at its closing brace */
+		fputc('\n', f); /* a file ends at its closing brace */
 	free(text);
 	return 0;
 }
@@ -442,8 +458,7 @@ static int write_speedscope(FILE *f, void *ctx, struct cp_error *err)
 {
 	const struct profile_writing *w = ctx;
 
-	return cp_speedscope_write(f, w->p->stacks.stacks, w->p->stacks.n,
-				   w->p->target.comm, err);
+	return cp_speedscope_write(f, w->p->stacks.stacks, w->p->stacks.n, w->p->target.comm, err);
 }
 
 static int write_pprof(FILE *f, void *ctx, struct cp_error *err)
@@ -468,7 +483,7 @@ static int write_metrics(FILE *f, void *ctx, struct cp_error *err)
  * table, and its writer above. */
 static const struct output_row {
 	int option;
-	size_t path;		/* offsetof(struct profile_command, its path) */
+	size_t path; /* offsetof(struct profile_command, its path) */
 	bool stacks;
 	cp_output_writer write;
 } output_rows[] = {
@@ -576,8 +591,9 @@ int profile_command_execute(struct profile_command *pc)
 				 pc->interval_output, pc->pprof ? ", --pprof " : "",
 				 pc->pprof ? pc->pprof : "", strerror(errno));
 	}
-	if ((pc->serve && !(pc->metrics.server = cp_metrics_serve_start(&pc->serve_addr,
-			pc->serve_user ? pc->serve_user : "nobody", &err))) ||
+	if ((pc->serve &&
+	     !(pc->metrics.server = cp_metrics_serve_start(
+		       &pc->serve_addr, pc->serve_user ? pc->serve_user : "nobody", &err))) ||
 	    collect(pc, &p, live, pc->interval_output ? &is : NULL, &err)) {
 		cp_outputs_abort(outs, NPO);
 		cp_metrics_sink_release(&pc->metrics);
@@ -585,14 +601,14 @@ int profile_command_execute(struct profile_command *pc)
 		return cmd_error(err.exit_code, "%s", err.msg);
 	}
 	if (pc->interval_output) {
-		write_interval(&is, &p, true);	/* the last, partial interval */
+		write_interval(&is, &p, true); /* the last, partial interval */
 		interval_close(&is);
 	}
 	note_outcome(pc, &p);
 	if (!pc->quiet)
 		cp_summary_print(text, &p, pc->color);
 	rc = write_files(pc, &p, outs);
-	if (!pc->metrics_file)	/* else written with the files */
+	if (!pc->metrics_file) /* else written with the files */
 		cp_metrics_sink_final(&pc->metrics, &p, NULL, &err);
 	cp_metrics_sink_release(&pc->metrics);
 	cp_profile_release(&p);

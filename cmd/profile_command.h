@@ -16,7 +16,7 @@ struct interval_sink;
  * outputs, so a shorter one costs more than it shows. */
 #define CP_INTERVAL_MIN_S 0.1
 
-#define CP_METRICS_SITES_DEFAULT_TEXT "100"	/* CP_METRICS_SITES_DEFAULT */
+#define CP_METRICS_SITES_DEFAULT_TEXT "100" /* CP_METRICS_SITES_DEFAULT */
 
 enum {
 	PC_OPT_PROBE = CP_OPT_FIRST_LONG,
@@ -45,9 +45,9 @@ enum {
 	PC_OPT_REUSE_SHARE,
 };
 
-#define CP_ANATOMY_DEFAULT_TEXT "200"		/* CP_ANATOMY_SAMPLE_DEFAULT */
-#define CP_REUSE_GAP_DEFAULT_TEXT "1us"		/* CP_ANATOMY_GAP_DEFAULT_NS */
-#define CP_REUSE_SHARE_DEFAULT_TEXT "0.95"	/* CP_ANATOMY_SHARE_DEFAULT */
+#define CP_ANATOMY_DEFAULT_TEXT "200"	   /* CP_ANATOMY_SAMPLE_DEFAULT */
+#define CP_REUSE_GAP_DEFAULT_TEXT "1us"	   /* CP_ANATOMY_GAP_DEFAULT_NS */
+#define CP_REUSE_SHARE_DEFAULT_TEXT "0.95" /* CP_ANATOMY_SHARE_DEFAULT */
 
 /* What is measured and how: every profiling command takes these. */
 /* Option tables: each option's fields on the rows they were written
@@ -164,32 +164,32 @@ struct profile_command {
 	const char *output;	/* -o run.json */
 	const char *html;	/* --html report.html */
 	const char *folded;	/* --folded stacks.folded */
-	const char *speedscope;	/* --speedscope stacks.speedscope.json */
+	const char *speedscope; /* --speedscope stacks.speedscope.json */
 	const char *pprof;	/* --pprof profile.pb.gz */
 	unsigned pprof_keep;	/* --pprof-keep K */
 	int pprof_keep_given;
-	const char *metrics_file;	/* --metrics-file clockprof.prom */
-	size_t metrics_sites;		/* --metrics-sites N */
+	const char *metrics_file; /* --metrics-file clockprof.prom */
+	size_t metrics_sites;	  /* --metrics-sites N */
 	int metrics_sites_given;
-	const char *serve;		/* --serve ADDR:PORT, as given */
+	const char *serve; /* --serve ADDR:PORT, as given */
 	struct cp_serve_address serve_addr;
-	int serve_any;			/* --serve-any */
-	const char *serve_user;		/* --serve-user; NULL: nobody */
-	struct cp_metrics_sink metrics;	/* set up by execute */
-	int live;			/* the live line is shown */
-	const char *interval_output;	/* --interval-output; "-" with --interval */
-	struct interval_sink *intervals;	/* --interval's lines, set by execute */
+	int serve_any;			 /* --serve-any */
+	const char *serve_user;		 /* --serve-user; NULL: nobody */
+	struct cp_metrics_sink metrics;	 /* set up by execute */
+	int live;			 /* the live line is shown */
+	const char *interval_output;	 /* --interval-output; "-" with --interval */
+	struct interval_sink *intervals; /* --interval's lines, set by execute */
 	int quiet;
-	int reuse_given;	/* --reuse-gap or --reuse-share */
-	int no_inherit;		/* run --no-inherit */
-	int tree;		/* attach --tree */
-	const char *cgroup;	/* attach --cgroup PATH */
-	int color;		/* the summary's colour: 1 or 0 */
-	int rest;		/* argv index of the first operand left */
-	int interrupted;	/* set by execute: a signal ended the window */
-	int command_status;	/* set by execute: cp_profile_command_status() */
-	enum cp_mechanism counted;	/* set by execute: what counted the run */
-	char command_how[64];	/* "exit code 3", "killed by SIGSEGV", or "" */
+	int reuse_given;	   /* --reuse-gap or --reuse-share */
+	int no_inherit;		   /* run --no-inherit */
+	int tree;		   /* attach --tree */
+	const char *cgroup;	   /* attach --cgroup PATH */
+	int color;		   /* the summary's colour: 1 or 0 */
+	int rest;		   /* argv index of the first operand left */
+	int interrupted;	   /* set by execute: a signal ended the window */
+	int command_status;	   /* set by execute: cp_profile_command_status() */
+	enum cp_mechanism counted; /* set by execute: what counted the run */
+	char command_how[64];	   /* "exit code 3", "killed by SIGSEGV", or "" */
 	/* Set by execute: what the clock window saw (run.json's
 	 * request.count and clock_reads.total); requests only when a
 	 * boundary was given (has_boundary). */
@@ -200,8 +200,8 @@ struct profile_command {
 /* Parses argv (argv[0] is the subcommand) by spec; argv[pc->rest]
  * onwards is left to the caller. Returns -1 after --help or --version
  * (printed), an exit code > 0 after an error (printed), or 0. */
-int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec,
-			  int argc, char **argv);
+int profile_command_parse(struct profile_command *pc, const struct cp_command_spec *spec, int argc,
+			  char **argv);
 /* on_interval (profile.h) for a profile_command as callback_arg: the
  * --interval line and the metrics file get each interval's counts. */
 void profile_command_interval(const struct cp_profile *p, void *arg);

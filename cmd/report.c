@@ -39,22 +39,20 @@ const struct cp_command_spec cmd_report_spec = {
 	.synopsis = { "[OPTIONS] RUN.json... -o report.html",
 		      "[OPTIONS] VERDICT.json [--base RUN.json... --head RUN.json...] -o report.html" },
 	.summary = "write one self-contained HTML report of runs or a verdict",
-	.description =
-		"Writes one self-contained HTML file to open in a browser: it loads "
-		"nothing from the network and reads without JavaScript (tables), with "
-		"charts and an interactive flame graph when JavaScript runs.\n\n"
-		"Run files (clockprof.run/1): a run report each: target, host, window, "
-		"warnings, headline, clock reads by entry, path and clock, reads per "
-		"request, call sites, counters, flame graph of clock-read stacks.\n\n"
-		"A verdict (clockprof.verdict/1, from 'clockprof compare'): the verdict, "
-		"every measure base vs head, a before/after chart; with the base and "
-		"head run files of that comparison also a differential flame graph and "
-		"the call sites that appeared or disappeared.",
+	.description = "Writes one self-contained HTML file to open in a browser: it loads "
+		       "nothing from the network and reads without JavaScript (tables), with "
+		       "charts and an interactive flame graph when JavaScript runs.\n\n"
+		       "Run files (clockprof.run/1): a run report each: target, host, window, "
+		       "warnings, headline, clock reads by entry, path and clock, reads per "
+		       "request, call sites, counters, flame graph of clock-read stacks.\n\n"
+		       "A verdict (clockprof.verdict/1, from 'clockprof compare'): the verdict, "
+		       "every measure base vs head, a before/after chart; with the base and "
+		       "head run files of that comparison also a differential flame graph and "
+		       "the call sites that appeared or disappeared.",
 	.options = options,
-	.notes =
-		"With a verdict, give as many base and head runs as the verdict compared "
-		"(its base.runs and head.runs); run files given without --base/--head "
-		"after a verdict are taken in order, base runs first.",
+	.notes = "With a verdict, give as many base and head runs as the verdict compared "
+		 "(its base.runs and head.runs); run files given without --base/--head "
+		 "after a verdict are taken in order, base runs first.",
 	.exit_codes = "Exit codes: 0 written, 2 usage error or unreadable/invalid input.",
 	.order = CP_ORDER_IN_ORDER,
 	.operands = CP_COMPLETE_FILE,
@@ -68,8 +66,7 @@ struct input {
 	enum side *side;
 };
 
-static int load(struct input *in, const char *path, enum side side,
-		struct cp_error *err)
+static int load(struct input *in, const char *path, enum side side, struct cp_error *err)
 {
 	json_t *doc;
 	const char *schema;
@@ -79,15 +76,15 @@ static int load(struct input *in, const char *path, enum side side,
 	schema = json_string_value(json_object_get(doc, "schema"));
 	if (!schema || (strcmp(schema, CP_VERDICT_SCHEMA) && strcmp(schema, CP_RUN_SCHEMA))) {
 		cp_fail(err, CP_EXIT_USAGE,
-			"%s: neither a clockprof run file (%s) nor a verdict (%s)",
-			path, CP_RUN_SCHEMA, CP_VERDICT_SCHEMA);
+			"%s: neither a clockprof run file (%s) nor a verdict (%s)", path,
+			CP_RUN_SCHEMA, CP_VERDICT_SCHEMA);
 		goto fail;
 	}
 	if (!strcmp(schema, CP_VERDICT_SCHEMA)) {
 		if (cp_verdict_file_validate(doc, path, err))
 			goto fail;
 		side = SIDE_NONE;
-	}	/* a run file was checked as it was read */
+	} /* a run file was checked as it was read */
 	if (cp_grow(&in->docs, &in->docs_cap, in->n + 1, sizeof(*in->docs)) ||
 	    cp_grow(&in->side, &in->side_cap, in->n + 1, sizeof(*in->side)))
 		goto oom;
@@ -123,11 +120,13 @@ static int order(const struct input *in, json_t **out, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%zu verdict files given; a report shows one verdict", verdicts);
 	if (sided && !verdicts)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--base and --head go with a verdict file; give the verdict from 'clockprof compare' too");
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"--base and --head go with a verdict file; give the verdict from 'clockprof compare' too");
 	if (sided && unsided)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "some run files are marked --base/--head and some are not; mark every run file of the comparison");
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"some run files are marked --base/--head and some are not; mark every run file of the comparison");
 	for (size_t i = 0; i < in->n; i++)
 		if (is_verdict(in->docs[i]))
 			out[n++] = in->docs[i];
@@ -178,9 +177,7 @@ static int parse_inputs(struct cp_cli *cli, struct input *in, const char **outpu
 
 	while ((c = cp_cli_next(cli, err)) != CP_OPT_END) {
 		switch (c) {
-		case 'o':
-			*output = cli->value;
-			break;
+		case 'o': *output = cli->value; break;
 		case OPT_BASE:
 		case OPT_HEAD:
 			side = c == OPT_BASE ? SIDE_BASE : SIDE_HEAD;
@@ -191,9 +188,7 @@ static int parse_inputs(struct cp_cli *cli, struct input *in, const char **outpu
 			if (cli->verbose)
 				fprintf(stderr, "clockprof: report: read %s\n", cli->value);
 			break;
-		default:
-			*rc = cmd_option_exit(cli, c, err);
-			return 1;
+		default: *rc = cmd_option_exit(cli, c, err); return 1;
 		}
 	}
 	return 0;
@@ -214,11 +209,13 @@ int cmd_report(int argc, char **argv)
 	if (parsed > 0)
 		goto out;
 	if (!output) {
-		cmd_error(CP_EXIT_USAGE, "no output file; give -o report.html (see 'clockprof report --help')");
+		cmd_error(CP_EXIT_USAGE,
+			  "no output file; give -o report.html (see 'clockprof report --help')");
 		goto out;
 	}
 	if (!in.n) {
-		cmd_error(CP_EXIT_USAGE, "no input; give run files or a verdict (see 'clockprof report --help')");
+		cmd_error(CP_EXIT_USAGE,
+			  "no input; give run files or a verdict (see 'clockprof report --help')");
 		goto out;
 	}
 	if (!(ordered = calloc(in.n, sizeof(*ordered)))) {

@@ -23,14 +23,13 @@ const struct cp_command_spec cmd_run_spec = {
 	.name = "run",
 	.synopsis = { "[OPTIONS] -- COMMAND [ARG...]" },
 	.summary = "launch a command and count its clock reads",
-	.description =
-		"Starts COMMAND held at its first instruction, attaches the probes, "
-		"lets it run and counts its clock reads until it exits or the window "
-		"ends (then it is sent SIGTERM, and SIGKILL two seconds later). Options "
-		"end at COMMAND; '--' before it is safest.\n\n"
-		"With an output on stdout ('-'), the command's stdout goes to "
-		"clockprof's stderr, so that stdout carries only that output.\n\n"
-		"  clockprof run -r func:handle_request -o run.json -- ./server --once",
+	.description = "Starts COMMAND held at its first instruction, attaches the probes, "
+		       "lets it run and counts its clock reads until it exits or the window "
+		       "ends (then it is sent SIGTERM, and SIGKILL two seconds later). Options "
+		       "end at COMMAND; '--' before it is safest.\n\n"
+		       "With an output on stdout ('-'), the command's stdout goes to "
+		       "clockprof's stderr, so that stdout carries only that output.\n\n"
+		       "  clockprof run -r func:handle_request -o run.json -- ./server --once",
 	.options = options,
 	.exit_codes = "Exit codes: 0 profiled and the command succeeded (or the window, "
 		      "-d or Ctrl-C, ended it); the command's own status (its exit code, or "
@@ -48,7 +47,8 @@ int cmd_run(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? CP_EXIT_OK : rc;
 	if (pc.rest >= argc)
-		return cmd_error(CP_EXIT_USAGE, "run needs a command: clockprof run [OPTIONS] -- COMMAND");
+		return cmd_error(CP_EXIT_USAGE,
+				 "run needs a command: clockprof run [OPTIONS] -- COMMAND");
 	pc.opts.command = argv + pc.rest;
 	pc.opts.follow_forks = !pc.no_inherit;
 	return profile_command_execute(&pc);

@@ -25,7 +25,7 @@
  * helper gives at once). */
 const volatile __u32 target_tgid;
 const volatile __u64 pidns_dev, pidns_ino;
-const volatile __u64 table;		/* the target's counter table */
+const volatile __u64 table; /* the target's counter table */
 
 /* A thread's slot, as last found: by its key (the thread pointer, or in
  * Go the goroutine, tagged), kept in the thread's own storage with the
@@ -50,7 +50,7 @@ struct {
 	__uint(max_entries, 1 << 20);
 } records SEC(".maps");
 
-__u64 dropped;	/* records the ring had no room for */
+__u64 dropped; /* records the ring had no room for */
 
 /* The key the read's count files the thread under (patch_reads.bpf.h),
  * from its thread pointer fs. */

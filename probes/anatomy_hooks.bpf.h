@@ -52,8 +52,8 @@ static __always_inline void anatomy_emit(struct cp_anatomy_thread *a, __u32 kind
 		bpf_probe_read_user(&r->callers[1], 8, (void *)(bp + 8));
 	if (site)
 		r->key = (site->pc & ((1ull << 48) - 1)) | (__u64)(site->entry & 3) << 60 |
-			 (__u64)(site->via == CP_VIA_NONE ? CP_PATCH_VIA_NONE :
-				 site->via & 0xfff) << 48;
+			 (__u64)(site->via == CP_VIA_NONE ? CP_PATCH_VIA_NONE : site->via & 0xfff)
+				 << 48;
 	bpf_ringbuf_submit(r, 0);
 }
 
@@ -63,8 +63,8 @@ static __always_inline void anatomy_boundary(void)
 {
 	struct cp_anatomy_thread *a;
 
-	if (!anatomy || !(a = bpf_task_storage_get(&anatomy_threads, bpf_get_current_task_btf(),
-						  0, BPF_LOCAL_STORAGE_GET_F_CREATE)))
+	if (!anatomy || !(a = bpf_task_storage_get(&anatomy_threads, bpf_get_current_task_btf(), 0,
+						   BPF_LOCAL_STORAGE_GET_F_CREATE)))
 		return;
 	if (a->on)
 		anatomy_emit(a, CP_ANATOMY_REC_END, (__u32)a->lost, NULL, 0);
@@ -80,8 +80,9 @@ static __always_inline void anatomy_event(__u32 kind, __u32 what, const struct c
 {
 	struct cp_anatomy_thread *a;
 
-	if (!anatomy || !(a = bpf_task_storage_get(&anatomy_threads, bpf_get_current_task_btf(),
-						  0, 0)) || !a->on)
+	if (!anatomy ||
+	    !(a = bpf_task_storage_get(&anatomy_threads, bpf_get_current_task_btf(), 0, 0)) ||
+	    !a->on)
 		return;
 	anatomy_emit(a, kind, what, site, bp);
 }

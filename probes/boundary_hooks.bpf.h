@@ -17,7 +17,7 @@ static __always_inline void close_request(__u32 tid, __u32 which)
 {
 	struct cp_totals *tot;
 	struct cp_thread *t, *q;
-	__u32 elem;	/* which, as the lookup's key (on the stack: no bound kept) */
+	__u32 elem; /* which, as the lookup's key (on the stack: no bound kept) */
 	struct patch_look pl = { .slot = CP_PATCH_SLOTS };
 	struct cp_proc *p = followed_proc();
 	__u64 reads, key = 0;
@@ -57,7 +57,7 @@ static __always_inline void close_request(__u32 tid, __u32 which)
 		cp_read_counts_add(&tot->in_requests, &q->cur);
 		reads = q->cur.reads;
 		cp_add(&tot->requests, 1);
-		if (p) {	/* requests, in_requests; or checked_* */
+		if (p) { /* requests, in_requests; or checked_* */
 			__sync_fetch_and_add(&p->requests + 2 * (which & 1), 1);
 			__sync_fetch_and_add(&p->in_requests + 2 * (which & 1), reads);
 		}
@@ -86,13 +86,16 @@ static __always_inline bool wrapper_hits(__u64 table, bool wiped, __u64 *epoch, 
 	*hits = 0;
 	if (found < 0)
 		return false;
-	if (bpf_probe_read_user(epoch, sizeof(*epoch), (void *)(table + CP_PATCH_BLOCKS_OFF +
-								 CP_PB_EPOCH * 8)))
+	if (bpf_probe_read_user(epoch, sizeof(*epoch),
+				(void *)(table + CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8)))
 		*epoch = 0;
-	if (found && !bpf_probe_read_user(head, sizeof(head), (void *)(table + CP_PATCH_BLOCKS_OFF +
-					  (1 + ps.index) * CP_PATCH_BLOCK)) &&
+	if (found &&
+	    !bpf_probe_read_user(
+		    head, sizeof(head),
+		    (void *)(table + CP_PATCH_BLOCKS_OFF + (1 + ps.index) * CP_PATCH_BLOCK)) &&
 	    head[CP_PB_EPOCH] == *epoch + 1 &&
-	    !bpf_probe_read_user(&opens, sizeof(opens), (void *)(table + CP_PATCH_BLOCKS_OFF +
+	    !bpf_probe_read_user(&opens, sizeof(opens),
+				 (void *)(table + CP_PATCH_BLOCKS_OFF +
 					  (1 + ps.index) * CP_PATCH_BLOCK + CP_PB_OPENS * 8)))
 		*hits = cp_pb_passed(head[CP_PB_HITS], opens);
 	return true;

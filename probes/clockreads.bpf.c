@@ -107,7 +107,7 @@ __u32 requests_checked;
  * a process of procs (held at its exec, as a followed one is), and its
  * old image's counts are the target's own. */
 __u32 target_execed;
-__u32 target_exit_summed;	/* the target's table summed at its exit */
+__u32 target_exit_summed; /* the target's table summed at its exit */
 /* Processes the target started (fork, or clone without CLONE_THREAD)
  * that are not counted (not following, or the procs map was full); and
  * followed ones that exec()ed another program. User space says so. */
@@ -145,7 +145,7 @@ __u32 hold_execs;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);	/* CP_TOTALS_WINDOW, CP_TOTALS_CHECKED */
+	__uint(max_entries, 2); /* CP_TOTALS_WINDOW, CP_TOTALS_CHECKED */
 	__type(key, __u32);
 	__type(value, struct cp_totals);
 } totals SEC(".maps");
@@ -377,12 +377,10 @@ static __always_inline __u32 target_tid(void)
 
 static __always_inline int clock_slot(__s64 clock_id)
 {
-	return clock_id >= 0 && clock_id < CP_CLOCK_OTHER ? (int)clock_id
-							  : CP_CLOCK_OTHER;
+	return clock_id >= 0 && clock_id < CP_CLOCK_OTHER ? (int)clock_id : CP_CLOCK_OTHER;
 }
 
-static __always_inline void count_read(struct cp_read_counts *c, int entry,
-				       int path, int clock)
+static __always_inline void count_read(struct cp_read_counts *c, int entry, int path, int clock)
 {
 	cp_add(&c->reads, 1);
 	if (entry >= 0 && entry < CP_ENTRY_MAX)

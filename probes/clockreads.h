@@ -5,7 +5,7 @@
 #define CP_CLOCKREADS_H
 
 #ifndef __bpf__
-#include <linux/types.h>	/* BPF programs get __u64 from vmlinux.h */
+#include <linux/types.h> /* BPF programs get __u64 from vmlinux.h */
 #endif
 
 #include "patch_layout.h"
@@ -34,7 +34,7 @@ enum cp_path {
 
 /* The uprobe mechanism (lib/probe/points/clock_points.h): each probed place carries a
  * BPF cookie saying what kind of read it is. */
-#define CP_CLOCK_FROM_ARG (-1)	/* clock id in the first argument (rdi) */
+#define CP_CLOCK_FROM_ARG (-1) /* clock id in the first argument (rdi) */
 
 /* Where the read's return address is at the probed instruction. */
 enum cp_site_mode {
@@ -81,16 +81,13 @@ static inline __attribute__((always_inline)) int cp_vdso_clock_path(long long cl
 {
 	switch (clock_id) {
 	case 5: /* CLOCK_REALTIME_COARSE */
-	case 6: /* CLOCK_MONOTONIC_COARSE */
-		return CP_PATH_VDSO;
+	case 6: /* CLOCK_MONOTONIC_COARSE */ return CP_PATH_VDSO;
 	case 0: /* CLOCK_REALTIME */
 	case 1: /* CLOCK_MONOTONIC */
 	case 4: /* CLOCK_MONOTONIC_RAW */
 	case 7: /* CLOCK_BOOTTIME */
-	case 11: /* CLOCK_TAI */
-		return hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
-	default:
-		return CP_PATH_SYSCALL;
+	case 11: /* CLOCK_TAI */ return hres ? CP_PATH_VDSO : CP_PATH_SYSCALL;
+	default: return CP_PATH_SYSCALL;
 	}
 }
 
@@ -130,8 +127,8 @@ struct cp_read_counts {
 /* Adds b[0..n) to a[0..n), skipping zeros: most of a request's fields
  * are, and each add is atomic in the program. Inlined, n is a constant
  * and the verifier sees a bounded loop. */
-static inline __attribute__((always_inline)) void
-cp_counts_add_each(__u64 *a, const __u64 *b, int n)
+static inline __attribute__((always_inline)) void cp_counts_add_each(__u64 *a, const __u64 *b,
+								     int n)
 {
 	for (int i = 0; i < n; i++)
 		if (b[i])
@@ -140,8 +137,8 @@ cp_counts_add_each(__u64 *a, const __u64 *b, int n)
 
 /* Adds the counts b to a, field by field: the BPF program at each complete
  * request, user space over the CPUs of a per-CPU map. */
-static inline __attribute__((always_inline)) void
-cp_read_counts_add(struct cp_read_counts *a, const struct cp_read_counts *b)
+static inline __attribute__((always_inline)) void cp_read_counts_add(struct cp_read_counts *a,
+								     const struct cp_read_counts *b)
 {
 	cp_add(&a->reads, b->reads);
 	cp_counts_add_each(a->by_entry, b->by_entry, CP_ENTRY_MAX);
@@ -155,19 +152,19 @@ cp_read_counts_add(struct cp_read_counts *a, const struct cp_read_counts *b)
  * it began and ended in it, so figures never mix a partial interval at
  * either edge of a window. */
 enum cp_phase {
-	CP_PHASE_IDLE = 0,	/* attached, window not open (or closed) */
-	CP_PHASE_CLOCK = 1,	/* the clock window: every probe counts */
-	CP_PHASE_COUNTERS = 2,	/* the counter window: boundaries only */
+	CP_PHASE_IDLE = 0,     /* attached, window not open (or closed) */
+	CP_PHASE_CLOCK = 1,    /* the clock window: every probe counts */
+	CP_PHASE_COUNTERS = 2, /* the counter window: boundaries only */
 };
 
 /* Per-CPU totals (a BPF_MAP_TYPE_PERCPU_ARRAY with one element); user space
  * sums the CPUs. */
 struct cp_totals {
-	struct cp_read_counts all;	  /* every read in the window */
+	struct cp_read_counts all;	   /* every read in the window */
 	struct cp_read_counts in_requests; /* reads inside complete requests */
-	__u64 requests;		  /* complete requests (boundary to boundary) */
-	__u64 boundary_hits;	  /* boundary events, partial intervals too */
-	__u64 trap_hits;	  /* breakpoint and uprobe hits: what costs */
+	__u64 requests;			   /* complete requests (boundary to boundary) */
+	__u64 boundary_hits;		   /* boundary events, partial intervals too */
+	__u64 trap_hits;		   /* breakpoint and uprobe hits: what costs */
 	__u64 max_reads_per_request;
 	__u64 site_unnamed;	  /* reads with no site id left (CP_MAX_SITES) */
 	__u64 site_uncredited;	  /* in-request reads beyond CP_PENDING_SITES */
@@ -187,28 +184,28 @@ struct cp_totals {
  * because Debian's libc has no frame pointers. */
 
 enum cp_unwind_base {
-	CP_UNWIND_SP = 0,	/* CFA = sp + cfa_offset */
-	CP_UNWIND_BP = 1,	/* CFA = rbp + cfa_offset (frame-pointer code) */
+	CP_UNWIND_SP = 0, /* CFA = sp + cfa_offset */
+	CP_UNWIND_BP = 1, /* CFA = rbp + cfa_offset (frame-pointer code) */
 };
 
 struct cp_unwind_rule {
 	__s32 cfa_offset;
-	__s32 bp_offset;	/* caller's rbp saved at CFA + bp_offset;
+	__s32 bp_offset; /* caller's rbp saved at CFA + bp_offset;
 				 * 0: this frame left rbp alone */
-	__u16 via;		/* index into the table's wrapper names */
-	__u8 base_reg;		/* enum cp_unwind_base */
+	__u16 via;	 /* index into the table's wrapper names */
+	__u8 base_reg;	 /* enum cp_unwind_base */
 	__u8 pad;
 };
 
-#define CP_VIA_NONE 0xffff	/* no wrapper crossed */
+#define CP_VIA_NONE 0xffff /* no wrapper crossed */
 
 /* One call site: the return address into the program, the wrapper it
  * called (or CP_VIA_NONE) and how the read entered. */
 struct cp_site_key {
 	__u64 pc;
 	__u16 via;
-	__u8 entry;		/* enum cp_entry */
-	__u8 direct_syscall;	/* through syscall(), not the vDSO */
+	__u8 entry;	     /* enum cp_entry */
+	__u8 direct_syscall; /* through syscall(), not the vDSO */
 	__u32 pad;
 };
 
@@ -235,28 +232,29 @@ struct cp_stack_key {
 #define CP_STACK_COPY_FRAME_BYTES 4096
 
 struct cp_stack_copy {
-	__u64 ip, sp, bp;	/* the read, as record_stack would start from it */
-	__u32 mode;		/* enum cp_site_mode */
-	__u32 len[2];		/* bytes of each piece; 0: none */
+	__u64 ip, sp, bp; /* the read, as record_stack would start from it */
+	__u32 mode;	  /* enum cp_site_mode */
+	__u32 len[2];	  /* bytes of each piece; 0: none */
 	__u32 pad;
-	__u64 base[2];		/* where each piece was copied from */
+	__u64 base[2]; /* where each piece was copied from */
 	/* piece 0, then piece 1 right after it; the last page's worth is
 	 * room the BPF verifier needs to see each page-wise read fit */
 	__u8 bytes[CP_STACK_COPY_BYTES + 2 * CP_STACK_COPY_FRAME_BYTES];
 };
 
-#define CP_MAX_SITES 8192	/* distinct call sites counted */
-#define CP_PENDING_SITES 16	/* distinct sites per request per thread */
+#define CP_MAX_SITES 8192   /* distinct call sites counted */
+#define CP_PENDING_SITES 16 /* distinct sites per request per thread */
 
 struct cp_site_counts {
-	__u64 all;		/* reads in the window */
-	__u64 in_requests;	/* reads inside complete requests */
-	__u64 in_checked;	/* ... closed at sys_enter while a syscall: boundary's
+	__u64 all;	   /* reads in the window */
+	__u64 in_requests; /* reads inside complete requests */
+	__u64 in_checked;  /* ... closed at sys_enter while a syscall: boundary's
 				 * wrapper was checked (CP_TOTALS_CHECKED) */
 };
 /* indexed by CP_TOTALS_* from in_requests (close_request) */
 _Static_assert(__builtin_offsetof(struct cp_site_counts, in_checked) ==
-	       __builtin_offsetof(struct cp_site_counts, in_requests) + 8, "in_checked follows");
+		       __builtin_offsetof(struct cp_site_counts, in_requests) + 8,
+	       "in_checked follows");
 
 /* The vDSO patch's counter table in the target's memory (lib/probe/mech/patch/
  * vdso_area.S writes it, the boundary program reads the calling thread's
@@ -267,7 +265,7 @@ _Static_assert(__builtin_offsetof(struct cp_site_counts, in_checked) ==
  * the reads of threads that found no slot of their own; thread slots
  * follow it, found by a Fibonacci hash of the key and at most
  * CP_PATCH_PROBES linear probes. */
-#define CP_PATCH_HASH_SHIFT 52		/* 64 - log2(CP_PATCH_SLOTS) */
+#define CP_PATCH_HASH_SHIFT 52 /* 64 - log2(CP_PATCH_SLOTS) */
 #define CP_PATCH_WORD_GETTIMEOFDAY 14
 #define CP_PATCH_WORD_TIME 15
 
@@ -291,7 +289,7 @@ struct cp_patch_rule {
 	__u64 pc;
 	__s32 cfa_offset;
 	__s16 bp_offset;
-	__u16 via_base;		/* via | CP_PATCH_RULE_BASE_BP */
+	__u16 via_base; /* via | CP_PATCH_RULE_BASE_BP */
 };
 
 static inline __attribute__((always_inline)) __u64 cp_patch_site_pc(__u64 key)
@@ -322,7 +320,8 @@ static inline __attribute__((always_inline)) __u8 cp_patch_site_direct(__u64 key
 static inline __attribute__((always_inline)) int cp_patch_word_entry(int i)
 {
 	return i == CP_PATCH_WORD_GETTIMEOFDAY ? CP_ENTRY_GETTIMEOFDAY :
-	       i == CP_PATCH_WORD_TIME ? CP_ENTRY_TIME : CP_ENTRY_CLOCK_GETTIME;
+	       i == CP_PATCH_WORD_TIME	       ? CP_ENTRY_TIME :
+						 CP_ENTRY_CLOCK_GETTIME;
 }
 
 static inline __attribute__((always_inline)) int cp_patch_word_clock(int i)
@@ -354,7 +353,7 @@ struct cp_patch_exit {
 struct cp_patch_exit_site {
 	__u64 count;
 	__u64 gen;
-	__u64 in_requests;	/* inside requests closed in the target */
+	__u64 in_requests; /* inside requests closed in the target */
 };
 
 /* The requests a func: boundary closed inside the target (lib/probe/mech/
@@ -364,16 +363,16 @@ struct cp_patch_exit_site {
  * numbered gen, with patch_exit). Blocks of an earlier epoch than block
  * 0's are not the window's and are left out. */
 struct cp_request_sums {
-	__u64 requests;		/* complete requests (boundary to boundary) */
-	__u64 hits;		/* boundaries passed */
-	__u64 lost;		/* block 0's hits: passed by threads with no slot */
-	__u64 max;		/* the most reads in one request */
+	__u64 requests;				/* complete requests (boundary to boundary) */
+	__u64 hits;				/* boundaries passed */
+	__u64 lost;				/* block 0's hits: passed by threads with no slot */
+	__u64 max;				/* the most reads in one request */
 	__u64 in_words[CP_PATCH_SLOT_WORDS];	/* the reads inside them, by word */
-	__u64 in_syscalls[CP_PATCH_SLOT_WORDS];	/* ... through syscall(), by word */
+	__u64 in_syscalls[CP_PATCH_SLOT_WORDS]; /* ... through syscall(), by word */
 	__u64 syscalls[CP_PATCH_SLOT_WORDS];	/* every read through syscall() (every
 						 * block, every epoch: a sum to subtract
 						 * the window's start from) */
-	__u64 hist[CP_HIST_SLOTS];	/* requests by reads */
+	__u64 hist[CP_HIST_SLOTS];		/* requests by reads */
 	__u64 gen;
 };
 
@@ -387,28 +386,28 @@ struct cp_request_sums {
 #define CP_MAX_PROCS 16384
 
 enum cp_proc_flag {
-	CP_PROC_EXITED = 1,	/* its last thread exited */
-	CP_PROC_EXECED = 2,	/* it exec()ed another program */
-	CP_PROC_SHARED_SLOT = 4,	/* a thread of it found no slot of its own
+	CP_PROC_EXITED = 1,	 /* its last thread exited */
+	CP_PROC_EXECED = 2,	 /* it exec()ed another program */
+	CP_PROC_SHARED_SLOT = 4, /* a thread of it found no slot of its own
 					 * in the vDSO patch's table */
-	CP_PROC_MEMBER = 8,	/* one clockprof was given (attach -p, --tree,
+	CP_PROC_MEMBER = 8,	 /* one clockprof was given (attach -p, --tree,
 				 * --cgroup), not one the target forked: its
 				 * table is its own, mapped when it was patched */
-	CP_PROC_NO_SITES = 16,	/* its code is mapped elsewhere than the
+	CP_PROC_NO_SITES = 16,	 /* its code is mapped elsewhere than the
 				 * target's: its call sites (whose addresses
 				 * are named as the target's) are not kept;
 				 * inherited at fork */
-	CP_PROC_EXEC_HELD = 32,	/* it exec()ed and is held (SIGSTOP) at its
+	CP_PROC_EXEC_HELD = 32,	 /* it exec()ed and is held (SIGSTOP) at its
 				 * new image's first instruction until
 				 * clockprof has patched it (exec_events) */
-	CP_PROC_REIMAGED = 64,	/* it exec()ed and clockprof patched its new
+	CP_PROC_REIMAGED = 64,	 /* it exec()ed and clockprof patched its new
 				 * image (with CP_PROC_MEMBER: a table of its
 				 * own): sums hold what its old image read */
-	CP_PROC_EXEC_LATE = 128,	/* held at its exec as the clock window
+	CP_PROC_EXEC_LATE = 128, /* held at its exec as the clock window
 					 * closed, let go unpatched: nothing of
 					 * its new image is in the window, its
 					 * sums are all it read there */
-	CP_PROC_EXECING = 256,	/* past an exec's point of no return, its
+	CP_PROC_EXECING = 256,	 /* past an exec's point of no return, its
 				 * old image summed, its new one not yet
 				 * started: its reads are all in its sums */
 };
@@ -419,16 +418,16 @@ enum cp_proc_flag {
 struct cp_proc {
 	__u32 pid;		/* in clockprof's pid namespace; 0 not in it */
 	__u32 ppid;		/* its parent's, likewise */
-	__u64 start_ns, end_ns;	/* fork and exit (or exec), CLOCK_MONOTONIC */
+	__u64 start_ns, end_ns; /* fork and exit (or exec), CLOCK_MONOTONIC */
 	__u64 requests;		/* complete requests in the clock window */
 	__u64 in_requests;	/* reads inside them */
 	/* ... closed at sys_enter while a syscall: boundary's wrapper was
 	 * checked (CP_TOTALS_CHECKED): the window's if the check fell back */
 	__u64 checked_requests, checked_in_requests;
-	__u32 flags;		/* enum cp_proc_flag */
-	__u32 threads_summed;	/* threads whose vDSO patch slot was added to sums */
-	char comm[16];		/* at its exit or exec */
-	__u64 table;		/* its vDSO patch table: its parent's address
+	__u32 flags;	      /* enum cp_proc_flag */
+	__u32 threads_summed; /* threads whose vDSO patch slot was added to sums */
+	char comm[16];	      /* at its exit or exec */
+	__u64 table;	      /* its vDSO patch table: its parent's address
 				 * (a forked copy), or a member's own */
 	/* Its start in clock ticks after boot (/proc/PID/stat's field 22,
 	 * CP_NS_PER_TICK): with the pid, its identity. An exited process's
@@ -446,16 +445,17 @@ struct cp_proc {
 };
 /* indexed by 2 x CP_TOTALS_* from requests and in_requests (close_request) */
 _Static_assert(__builtin_offsetof(struct cp_proc, checked_requests) ==
-	       __builtin_offsetof(struct cp_proc, requests) + 16 &&
-	       __builtin_offsetof(struct cp_proc, checked_in_requests) ==
-	       __builtin_offsetof(struct cp_proc, in_requests) + 16, "checked_* follow");
+			       __builtin_offsetof(struct cp_proc, requests) + 16 &&
+		       __builtin_offsetof(struct cp_proc, checked_in_requests) ==
+			       __builtin_offsetof(struct cp_proc, in_requests) + 16,
+	       "checked_* follow");
 
 /* What of a followed process's slot its threads' exits have added to its
  * sums so far (or, for a member, its counts as the window opened): one
  * element of the child_slots map per slot in use. */
 struct cp_child_slot_key {
-	__u32 tgid;	/* host's */
-	__u32 slot;	/* 0 shared, else the slot's index + 1 */
+	__u32 tgid; /* host's */
+	__u32 slot; /* 0 shared, else the slot's index + 1 */
 };
 
 struct cp_child_slot_seen {
@@ -471,18 +471,18 @@ struct cp_child_slot_seen {
  * request in progress, and at which call sites they were, until the
  * request completes. */
 struct cp_thread {
-	__u64 boundary_phase;	/* phase at its last boundary, 0: none yet */
+	__u64 boundary_phase; /* phase at its last boundary, 0: none yet */
 	struct cp_read_counts cur;
 	__u32 pending_site[CP_PENDING_SITES];
 	__u32 pending_count[CP_PENDING_SITES];
 	__u32 npending;
-	__u32 pending_overflow;	/* reads whose site did not fit */
+	__u32 pending_overflow; /* reads whose site did not fit */
 	__u64 dist_last;	/* the per-request counter at the last boundary */
 	__u64 dist_valid;
 	/* The vDSO patch: the thread's slot words at its last boundary. */
 	__u64 patch_last[CP_PATCH_SLOT_WORDS];
 	__u64 patch_valid;
-	__u64 patch_key;		/* the key whose slot patch_last is */
+	__u64 patch_key; /* the key whose slot patch_last is */
 	/* ... and its reads through syscall() then (its request block's
 	 * CP_PB_SYSCALLS words: syscall_count.S), words as a slot's. */
 	__u64 patch_sc_last[CP_PATCH_SLOT_WORDS];

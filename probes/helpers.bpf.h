@@ -78,7 +78,7 @@ static __always_inline bool scratch_take(__u32 *busy)
 static __always_inline void scratch_give(__u32 *busy)
 {
 	__asm__ volatile("" ::: "memory");
-	*busy = 0;	/* a plain store: this CPU's, and held by this run */
+	*busy = 0; /* a plain store: this CPU's, and held by this run */
 }
 
 /* The current task's tgid << 32 | tid in the pid namespace (ns_dev,

@@ -152,7 +152,7 @@ static __always_inline bool hold_exec(struct cp_proc *p, __u32 host_tgid)
 		bpf_ringbuf_discard(ev, 0);
 		return false;
 	}
-	p->table = 0;	/* none until its new image is patched */
+	p->table = 0; /* none until its new image is patched */
 	__sync_fetch_and_or(&p->flags, CP_PROC_EXEC_HELD | CP_PROC_NO_SITES);
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	return true;
@@ -218,7 +218,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	c.pid = tgid_in_ns(child);
 	c.ppid = id >> 32;
 	c.start_ns = bpf_ktime_get_ns();
-	c.start_ticks = start_ticks_of(child);	/* a new process: its own leader */
+	c.start_ticks = start_ticks_of(child); /* a new process: its own leader */
 	parent_proc = followed_proc();
 	/* The copy is where its parent's is. A child that shares its
 	 * parent's memory (CLONE_VM: vfork, posix_spawn, system()) has no
@@ -228,7 +228,7 @@ int BPF_PROG(on_target_fork, struct task_struct *parent, struct task_struct *chi
 	if (BPF_CORE_READ(child, mm) != BPF_CORE_READ(parent, mm))
 		c.table = table_of(parent_proc);
 	c.flags = parent_proc ? parent_proc->flags & CP_PROC_NO_SITES : 0;
-	bpf_get_current_comm(c.comm, sizeof(c.comm));	/* the child's, until it execs */
+	bpf_get_current_comm(c.comm, sizeof(c.comm)); /* the child's, until it execs */
 	if (!follow_forks || bpf_map_update_elem(&procs, &child_tgid, &c, BPF_NOEXIST))
 		__sync_fetch_and_add(&target_forks, 1);
 	return 0;

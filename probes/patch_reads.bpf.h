@@ -47,8 +47,8 @@ __noinline int read_patch_slot(__u64 table, __u64 key, struct patch_slot *s, boo
 		return -1;
 	__builtin_memset(s->words, 0, sizeof(s->words));
 	for (int i = 0; i < CP_PATCH_PROBES && key; i++) {
-		__u64 at = table + CP_PATCH_SLOT_WORDS * 8 *
-			   (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
+		__u64 at = table +
+			   CP_PATCH_SLOT_WORDS * 8 * (1 + ((idx + i) & (CP_PATCH_SLOTS - 1)));
 
 		if (bpf_probe_read_user(s->words, sizeof(s->words), (void *)at)) {
 			if (!wiped)
@@ -69,9 +69,9 @@ __noinline int read_patch_slot(__u64 table, __u64 key, struct patch_slot *s, boo
 
 /* What a boundary found of the thread in the vDSO patch's table. */
 struct patch_look {
-	__u64 slot;	/* its slot's index; CP_PATCH_SLOTS: none yet */
-	__u64 reads;	/* its reads since its last boundary, when seen */
-	bool seen;	/* the last boundary's figures are this slot's */
+	__u64 slot;  /* its slot's index; CP_PATCH_SLOTS: none yet */
+	__u64 reads; /* its reads since its last boundary, when seen */
+	bool seen;   /* the last boundary's figures are this slot's */
 };
 
 /* Where add_word_reads is, between two words. */
@@ -101,7 +101,7 @@ static long add_word_read(__u32 k, void *ctx)
 	entry = cp_patch_word_entry(i);
 	clock = cp_patch_word_clock(i);
 	path = w->syscall ? CP_PATH_SYSCALL :
-	       entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
+			    entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock);
 	w->pl->reads += n;
 	if (!n || t->boundary_phase != CP_PHASE_CLOCK || clock < 0 || clock >= CP_CLOCK_SLOTS ||
 	    path < 0 || path >= CP_PATH_MAX)
@@ -120,8 +120,9 @@ static long add_word_read(__u32 k, void *ctx)
 static __always_inline void add_word_reads(struct cp_thread *t, struct patch_look *pl,
 					   const __u64 *words, __u64 *last, bool syscall)
 {
-	struct word_reads_walk w = { .t = t, .pl = pl, .words = words, .last = last,
-				     .syscall = syscall };
+	struct word_reads_walk w = {
+		.t = t, .pl = pl, .words = words, .last = last, .syscall = syscall
+	};
 
 	if (pl->seen)
 		bpf_loop(CP_PATCH_SLOT_WORDS - 1, add_word_read, &w, 0);
@@ -152,8 +153,8 @@ static __always_inline void add_patch_syscalls(struct cp_thread *t, struct patch
  * handed the table over (a launched command's first ms), nor when either
  * boundary could not find the thread's slot, nor when the two found
  * different keys' slots (a Go thread runs another goroutine now). */
-static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
-					    struct patch_look *pl, __u64 table, bool wiped)
+static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key, struct patch_look *pl,
+					    __u64 table, bool wiped)
 {
 	struct patch_slot ps = { .index = pl->slot };
 	int found = read_patch_slot(table, key, &ps, wiped);
@@ -164,11 +165,11 @@ static __always_inline bool add_patch_reads(struct cp_thread *t, __u64 key,
 	pl->seen = t->patch_valid && key == t->patch_key;
 	t->patch_key = key;
 	if (found < 0) {
-		t->patch_valid = 0;	/* not known: this request and the next are not whole */
+		t->patch_valid = 0; /* not known: this request and the next are not whole */
 		return false;
 	}
 	if (!found)
-		pl->slot = CP_PATCH_SLOTS;	/* none yet: no sites either */
+		pl->slot = CP_PATCH_SLOTS; /* none yet: no sites either */
 	t->patch_valid = 1;
 	add_word_reads(t, pl, words, t->patch_last, false);
 	if (found)
@@ -227,8 +228,8 @@ struct patch_sites_walk {
 	struct cp_thread *t;
 	struct cp_totals *tot;
 	bool credit;
-	__u32 which;		/* CP_TOTALS_*: in_requests or in_checked */
-	__u64 credited;		/* reads credited to a site */
+	__u32 which;	/* CP_TOTALS_*: in_requests or in_checked */
+	__u64 credited; /* reads credited to a site */
 };
 
 /* One entry of the thread's site block: its reads since the last
@@ -268,8 +269,9 @@ static __always_inline bool add_patch_sites(struct cp_thread *t, struct cp_total
 					    const struct patch_look *pl, bool credit, __u32 which,
 					    __u64 table, bool wiped)
 {
-	struct patch_sites_walk w = { .t = t, .tot = tot, .credit = credit && pl->seen,
-				      .which = which };
+	struct patch_sites_walk w = {
+		.t = t, .tot = tot, .credit = credit && pl->seen, .which = which
+	};
 	__u64 at = table + CP_PATCH_SITES_OFF + pl->slot * CP_PATCH_SITE_BLOCK;
 
 	if (pl->seen && !pl->reads)
@@ -323,7 +325,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64[CP_PB_WORDS + 2 * CP_PATCH_SITE_ENTRIES]);	/* + its site block */
+	__type(value, __u64[CP_PB_WORDS + 2 * CP_PATCH_SITE_ENTRIES]); /* + its site block */
 } request_block SEC(".maps");
 
 /* Where a pass over one slot's site block is; requests: its request
@@ -354,7 +356,7 @@ static long sum_patch_site(__u32 i, void *ctx)
 	__u64 e[2];
 
 	if (bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
-		return 1;	/* never written: no sites */
+		return 1; /* never written: no sites */
 	if (!e[0] || !e[1])
 		return 0;
 	v = bpf_map_lookup_elem(&patch_exit_sites, &e[0]);
@@ -486,7 +488,7 @@ static __always_inline void sum_lost_requests(const struct exit_sum *e)
 	start_request_sums(r, e->gen);
 	if (bpf_probe_read_user(b, (CP_PB_SYSCALLS + CP_PATCH_SLOT_WORDS) * 8,
 				(void *)(patch_table + CP_PATCH_BLOCKS_OFF)))
-		return;		/* never written */
+		return; /* never written */
 	r->lost = b[CP_PB_HITS];
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
@@ -506,7 +508,7 @@ static __always_inline void sum_patch_table(void)
 	bpf_probe_read_user(&sum.epoch, sizeof(sum.epoch),
 			    (void *)(patch_table + CP_PATCH_BLOCKS_OFF + CP_PB_EPOCH * 8));
 	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
-	if (sum.sums.done) {	/* a table that could not be read keeps the last sums */
+	if (sum.sums.done) { /* a table that could not be read keeps the last sums */
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
 		if (boundary_in_target)
 			sum_lost_requests(&sum);
@@ -524,7 +526,7 @@ static __always_inline void sum_patch_table(void)
  * A live process's table is read whole by user space instead. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4 * CP_MAX_PROCS);	/* slots of the processes not yet drained */
+	__uint(max_entries, 4 * CP_MAX_PROCS); /* slots of the processes not yet drained */
 	__type(key, struct cp_child_slot_key);
 	__type(value, struct cp_child_slot_seen);
 } child_slots SEC(".maps");
@@ -560,7 +562,7 @@ static long add_child_site(__u32 i, void *ctx)
 
 	if (i >= CP_PATCH_SITE_ENTRIES ||
 	    bpf_probe_read_user(e, sizeof(e), (void *)(w->block + (__u64)i * sizeof(e))))
-		return 1;	/* never written: no sites */
+		return 1; /* never written: no sites */
 	if (!e[0])
 		return 0;
 	gained = e[1] - w->seen->sites[i];
@@ -593,9 +595,9 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 	}
 	if (!slot || (p->flags & CP_PROC_NO_SITES))
 		return;
-	sites = (struct child_sites_walk){
-		.block = p->table + CP_PATCH_SITES_OFF + (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,
-		.seen = seen };
+	sites = (struct child_sites_walk){ .block = p->table + CP_PATCH_SITES_OFF +
+						    (__u64)(slot - 1) * CP_PATCH_SITE_BLOCK,
+					   .seen = seen };
 	bpf_loop(CP_PATCH_SITE_ENTRIES, add_child_site, &sites, 0);
 }
 
@@ -610,7 +612,7 @@ static __always_inline void add_child_slot(struct cp_proc *p, __u32 slot, const 
 struct child_requests_walk {
 	struct cp_proc *p;
 	struct cp_totals *tot;
-	bool requests;		/* its requests are the window's */
+	bool requests; /* its requests are the window's */
 };
 
 /* A slot word's reads (n) inside requests added to the totals' counts. */
@@ -623,8 +625,10 @@ static __always_inline void add_in_word(struct cp_totals *tot, int k, __u64 n, b
 	cp_add(&tot->in_requests.reads, n);
 	cp_add(&tot->in_requests.by_entry[entry], n);
 	cp_add(&tot->in_requests.by_clock[clock], n);
-	cp_add(&tot->in_requests.by_path[syscall ? CP_PATH_SYSCALL :
-				       entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock)], n);
+	cp_add(&tot->in_requests
+			.by_path[syscall ? CP_PATH_SYSCALL :
+					   entry_path(entry, clock == CP_CLOCK_OTHER ? -1 : clock)],
+	       n);
 }
 
 /* Entry e of the block's sites: its reads inside the block's requests
@@ -669,7 +673,7 @@ static long add_child_hist_slot(__u32 i, void *ctx)
 /* Where add_in_words is, between two words. */
 struct in_words_walk {
 	struct cp_totals *tot;
-	__u64 in;	/* the reads inside the slot's requests, summed */
+	__u64 in; /* the reads inside the slot's requests, summed */
 };
 
 /* Word j + 1 of request_block: its reads inside the block's requests,
@@ -704,14 +708,14 @@ static long sum_child_requests(__u32 i, void *ctx)
 	if (!b || i >= CP_PATCH_SLOTS ||
 	    bpf_probe_read_user(&key, sizeof(key), (void *)(table + 128 * (__u64)(i + 1))) ||
 	    !key ||
-	    bpf_probe_read_user(b, CP_PATCH_BLOCK,
-				(void *)(table + CP_PATCH_BLOCKS_OFF +
-					 (__u64)(i + 1) * CP_PATCH_BLOCK)))
-		return 0;	/* a page never written: nothing */
+	    bpf_probe_read_user(
+		    b, CP_PATCH_BLOCK,
+		    (void *)(table + CP_PATCH_BLOCKS_OFF + (__u64)(i + 1) * CP_PATCH_BLOCK)))
+		return 0; /* a page never written: nothing */
 	sites = b + CP_PB_WORDS;
-	if (bpf_probe_read_user(sites, CP_PATCH_SITE_BLOCK,
-				(void *)(table + CP_PATCH_SITES_OFF +
-					 (__u64)i * CP_PATCH_SITE_BLOCK)))
+	if (bpf_probe_read_user(
+		    sites, CP_PATCH_SITE_BLOCK,
+		    (void *)(table + CP_PATCH_SITES_OFF + (__u64)i * CP_PATCH_SITE_BLOCK)))
 		__builtin_memset(sites, 0, CP_PATCH_SITE_BLOCK);
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		__sync_fetch_and_add(&w->p->syscall_sums[k], b[CP_PB_SYSCALLS + k]);
@@ -762,7 +766,8 @@ static __always_inline void sum_exiting_thread(struct cp_proc *p, bool last)
 		add_child_slot(p, 0, words);
 	if (last && boundary_in_target &&
 	    (!(p->flags & CP_PROC_MEMBER) || (p->flags & CP_PROC_REIMAGED))) {
-		struct child_requests_walk w = { .p = p, .tot = get_totals(),
+		struct child_requests_walk w = { .p = p,
+						 .tot = get_totals(),
 						 .requests = !wrapper_check.fallback_ns };
 
 		if (w.tot && phase == CP_PHASE_CLOCK)

@@ -52,9 +52,11 @@ __noinline int record_read_seen(const struct read_seen *r)
 		return 0;
 	find_site(&site, r->mode, r->sp, r->bp, r->entry, r->direct);
 	record_read(r->entry, r->path, clock_slot(r->clock_id), &site);
-	if (anatomy)	/* the clock as anatomy.h compares them */
-		anatomy_event(CP_ANATOMY_REC_READ, r->entry == CP_ENTRY_CLOCK_GETTIME ?
-			      (__u32)r->clock_id : (__u32)-r->entry, &site, r->bp);
+	if (anatomy) /* the clock as anatomy.h compares them */
+		anatomy_event(CP_ANATOMY_REC_READ,
+			      r->entry == CP_ENTRY_CLOCK_GETTIME ? (__u32)r->clock_id :
+								   (__u32)-r->entry,
+			      &site, r->bp);
 	if (capture_stacks)
 		record_stack(r->ip, r->mode, r->sp, r->bp);
 	return 0;
@@ -106,7 +108,7 @@ int on_clock_func(struct pt_regs *ctx)
 	if (entry == CP_ENTRY_SYSCALL_FUNC) {
 		entry = syscall_entry(ctx, &clock_id);
 		if (entry < 0) {
-			count_trap();	/* another syscall: a hit that reads no clock */
+			count_trap(); /* another syscall: a hit that reads no clock */
 			return 0;
 		}
 		path = CP_PATH_SYSCALL;
@@ -118,9 +120,14 @@ int on_clock_func(struct pt_regs *ctx)
 		clock_id = clock == CP_CLOCK_FROM_ARG ? (__s32)PT_REGS_PARM1(ctx) : clock;
 		path = entry_path(entry, clock_id);
 	}
-	read = (struct read_seen){ .ip = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx),
-				   .bp = PT_REGS_FP(ctx), .clock_id = clock_id, .entry = entry,
-				   .path = path, .mode = mode, .direct = direct };
+	read = (struct read_seen){ .ip = PT_REGS_IP(ctx),
+				   .sp = PT_REGS_SP(ctx),
+				   .bp = PT_REGS_FP(ctx),
+				   .clock_id = clock_id,
+				   .entry = entry,
+				   .path = path,
+				   .mode = mode,
+				   .direct = direct };
 	record_read_seen(&read);
 	return 0;
 }
@@ -145,12 +152,16 @@ int on_vdso_entry(struct bpf_perf_event_data *ctx)
 	} else if (ip == vdso_entry_addr[CP_ENTRY_TIME]) {
 		entry = CP_ENTRY_TIME;
 	} else {
-		count_trap();	/* a guard: costs like a hit, counts nothing */
+		count_trap(); /* a guard: costs like a hit, counts nothing */
 		return 0;
 	}
-	read = (struct read_seen){ .ip = ip, .sp = ctx->regs.sp, .bp = ctx->regs.bp,
-				   .clock_id = clock_id, .entry = entry,
-				   .path = entry_path(entry, clock_id), .mode = CP_SITE_STACK_TOP };
+	read = (struct read_seen){ .ip = ip,
+				   .sp = ctx->regs.sp,
+				   .bp = ctx->regs.bp,
+				   .clock_id = clock_id,
+				   .entry = entry,
+				   .path = entry_path(entry, clock_id),
+				   .mode = CP_SITE_STACK_TOP };
 	record_read_seen(&read);
 	return 0;
 }

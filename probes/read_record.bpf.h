@@ -10,8 +10,7 @@
 
 /* One frame out by a CFI rule: the caller's pc, sp and bp from this
  * frame's. 0, or -1 when the stack cannot be read. */
-static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
-				    __u64 *sp, __u64 *bp)
+static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc, __u64 *sp, __u64 *bp)
 {
 	__u64 cfa = (r->base_reg == CP_UNWIND_BP ? *bp : *sp) + (__s64)r->cfa_offset;
 
@@ -28,7 +27,7 @@ static __always_inline int cfi_step(const struct cp_unwind_rule *r, __u64 *pc,
 struct walk {
 	__u64 pc, sp, bp;
 	__u16 via;
-	bool lost;	/* the stack could not be read */
+	bool lost; /* the stack could not be read */
 };
 
 /* One hop out of a wrapper, as bpf_loop's callback: the verifier checks it
@@ -53,8 +52,7 @@ static long walk_hop(__u32 i, void *ctx)
  * pc with the stack and frame pointers sp, bp, to the first return address
  * that is not inside a wrapper: the call site. 0 when the stack could not
  * be read. *via is the last wrapper crossed. */
-static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
-						__u16 *via)
+static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp, __u16 *via)
 {
 	struct walk w = { .pc = pc, .sp = sp, .bp = bp, .via = *via };
 
@@ -66,8 +64,8 @@ static __always_inline __u64 walk_to_call_site(__u64 pc, __u64 sp, __u64 bp,
 /* Where a read returns to, seen at the probed instruction: the return
  * address pc and the stack and frame pointers of the frame it returns to.
  * 0 when the stack cannot be read. */
-static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc,
-				       __u64 *ret_sp, __u64 *ret_bp)
+static __always_inline int read_return(int mode, __u64 sp, __u64 bp, __u64 *pc, __u64 *ret_sp,
+				       __u64 *ret_bp)
 {
 	__u64 fp[2];
 
@@ -172,7 +170,7 @@ static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 	c->mode = (__u32)mode;
 	c->base[0] = mode == CP_SITE_FRAME ? bp : sp;
 	len = copy_pages(c->bytes, c->base[0], CP_STACK_COPY_BYTES);
-	if (len > CP_STACK_COPY_BYTES)	/* never: says so to the verifier */
+	if (len > CP_STACK_COPY_BYTES) /* never: says so to the verifier */
 		len = CP_STACK_COPY_BYTES;
 	c->base[1] = bp;
 	if (mode != CP_SITE_FRAME && frame_elsewhere(sp, len, bp))
@@ -185,11 +183,12 @@ static __always_inline void copy_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 	 * the rest at the window's end): a wake-up per copy cost the target
 	 * more than the copy itself, and woken at half it was too late for a
 	 * busy server on two busy CPUs (copies found the buffer full). */
-	rc = bpf_ringbuf_output(&stack_copies, c,
-				offsetof(struct cp_stack_copy, bytes) + len + len1,
-				bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
+	rc = bpf_ringbuf_output(
+		&stack_copies, c, offsetof(struct cp_stack_copy, bytes) + len + len1,
+		bpf_ringbuf_query(&stack_copies, BPF_RB_AVAIL_DATA) >
 				bpf_ringbuf_query(&stack_copies, BPF_RB_RING_SIZE) / 8 ?
-				BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+			BPF_RB_FORCE_WAKEUP :
+			BPF_RB_NO_WAKEUP);
 	scratch_give(&scratch->busy);
 	if (rc && (tot = get_totals()))
 		cp_add(&tot->stack_copy_drops, 1);
@@ -261,8 +260,8 @@ static __always_inline void record_stack(__u64 ip, int mode, __u64 sp, __u64 bp)
 
 /* The call site of a read: from its return address (read_return), out
  * of the clock wrappers. */
-static __always_inline void find_site(struct cp_site_key *key, int mode, __u64 sp,
-				      __u64 bp, int entry, int direct)
+static __always_inline void find_site(struct cp_site_key *key, int mode, __u64 sp, __u64 bp,
+				      int entry, int direct)
 {
 	__u64 ret = 0;
 
@@ -334,7 +333,7 @@ static __always_inline void record_read(int entry, int path, int clock,
 
 	if (!tot)
 		return;
-	cp_add(&tot->trap_hits, 1);	/* a counted read is a hit (in the clock window) */
+	cp_add(&tot->trap_hits, 1); /* a counted read is a hit (in the clock window) */
 	count_read(&tot->all, entry, path, clock);
 	if (t)
 		count_read(&t->cur, entry, path, clock);
@@ -368,7 +367,7 @@ static __always_inline __u32 dist_bucket(__u64 v)
 
 	if (v < CP_DIST_SUB)
 		return (__u32)v;
-	e = log2_floor(v);	/* 2^e <= v < 2^(e+1), e >= 3 */
+	e = log2_floor(v); /* 2^e <= v < 2^(e+1), e >= 3 */
 	return e * CP_DIST_SUB + (__u32)((v >> (e - 3)) & (CP_DIST_SUB - 1));
 }
 
@@ -382,8 +381,7 @@ static __always_inline void record_dist(__u32 tid, struct cp_thread *t)
 
 	if (!slot || bpf_perf_event_read_value(&dist_events, *slot, &v, sizeof(v)))
 		return;
-	if (t->dist_valid && v.counter >= t->dist_last &&
-	    (d = bpf_map_lookup_elem(&dist, &zero))) {
+	if (t->dist_valid && v.counter >= t->dist_last && (d = bpf_map_lookup_elem(&dist, &zero))) {
 		delta = v.counter - t->dist_last;
 		b = dist_bucket(delta);
 		if (b < CP_DIST_BUCKETS)

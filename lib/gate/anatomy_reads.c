@@ -65,7 +65,8 @@ void cp_anatomy_read_label(struct cp_buf *plain, const json_t *frame, int caller
 	if (!callers || !n)
 		return;
 	if (!all) {
-		cp_buf_puts(plain, n > 1 ? " \xe2\x86\x90 \xe2\x80\xa6 \xe2\x86\x90 " : " \xe2\x86\x90 ");
+		cp_buf_puts(plain,
+			    n > 1 ? " \xe2\x86\x90 \xe2\x80\xa6 \xe2\x86\x90 " : " \xe2\x86\x90 ");
 		frame_name(plain, json_array_get(cs, n - 1));
 		return;
 	}
@@ -90,7 +91,8 @@ static int same_frame(const json_t *a, const json_t *b)
 
 	return same_string(a, b, "function") && same_string(a, b, "file") &&
 	       (json_is_number(la) && json_is_number(lb) ?
-		json_number_value(la) == json_number_value(lb) : !la == !lb) &&
+			json_number_value(la) == json_number_value(lb) :
+			!la == !lb) &&
 	       json_number_value(ia) == json_number_value(ib);
 }
 

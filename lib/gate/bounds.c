@@ -15,11 +15,10 @@
 /* A bounds file is a few dozen lines; refuse anything absurd. */
 #define MAX_BOUNDS_FILE (1 << 20)
 
-static void set_default(struct cp_bound_rule *r, const char *pattern,
-			const char *bound)
+static void set_default(struct cp_bound_rule *r, const char *pattern, const char *bound)
 {
 	memset(r, 0, sizeof(*r));
-	r->pattern = (char *)pattern;	/* static, never freed */
+	r->pattern = (char *)pattern; /* static, never freed */
 	cp_bound_parse_value(bound, r);
 }
 
@@ -27,8 +26,7 @@ void cp_bounds_init_defaults(struct cp_bounds *b)
 {
 	memset(b, 0, sizeof(*b));
 	set_default(&b->default_exact, "(default exact)", CP_BOUND_DEFAULT_EXACT);
-	set_default(&b->default_sampled, "(default sampled)",
-		    CP_BOUND_DEFAULT_SAMPLED);
+	set_default(&b->default_sampled, "(default sampled)", CP_BOUND_DEFAULT_SAMPLED);
 	set_default(&b->default_floor, "(default floor)", CP_BOUND_DEFAULT_FLOOR);
 }
 
@@ -104,16 +102,16 @@ static struct cp_bound_rule *new_rule(struct cp_bounds *b)
 	return r;
 }
 
-static int add_removed_ok(struct cp_bounds *b, const char *glob, int lineno,
-			  const char *name, struct cp_error *err)
+static int add_removed_ok(struct cp_bounds *b, const char *glob, int lineno, const char *name,
+			  struct cp_error *err)
 {
 	struct cp_bound_rule *r;
 	char *pattern;
 
 	if (!glob)
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s:%d: 'removed-ok' needs one GLOB: 'removed-ok NAME-GLOB'",
-			       name, lineno);
+			       "%s:%d: 'removed-ok' needs one GLOB: 'removed-ok NAME-GLOB'", name,
+			       lineno);
 	if (!(r = new_rule(b)) || !(pattern = strdup(glob)))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
 	r->pattern = pattern;
@@ -124,8 +122,8 @@ static int add_removed_ok(struct cp_bounds *b, const char *glob, int lineno,
 	return 0;
 }
 
-static int parse_line(char *line, int lineno, const char *name,
-		      struct cp_bounds *b, struct cp_error *err)
+static int parse_line(char *line, int lineno, const char *name, struct cp_bounds *b,
+		      struct cp_error *err)
 {
 	char *tok[2], *hash;
 	int n;
@@ -148,15 +146,17 @@ static int parse_line(char *line, int lineno, const char *name,
 			       "%s:%d: rule '%.60s' has no bound; write 'GLOB +N%%' or 'GLOB +N'",
 			       name, lineno, tok[0]);
 	if (n > 2)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s:%d: too many fields; a rule is 'GLOB +N%%' or 'GLOB +N' (comments start with #)",
-			       name, lineno);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s:%d: too many fields; a rule is 'GLOB +N%%' or 'GLOB +N' (comments start with #)",
+			name, lineno);
 	if (!(r = new_rule(b)))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
 	if (cp_bound_parse_value(tok[1], r))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s:%d: bad bound '%.40s' for '%.60s'; expected +N%% (relative) or +N (absolute), e.g. +5%% or +0 (-N%% or -N to demand an improvement)",
-			       name, lineno, tok[1], tok[0]);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s:%d: bad bound '%.40s' for '%.60s'; expected +N%% (relative) or +N (absolute), e.g. +5%% or +0 (-N%% or -N to demand an improvement)",
+			name, lineno, tok[1], tok[0]);
 	r->pattern = strdup(tok[0]);
 	if (!r->pattern)
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", name);
@@ -165,8 +165,8 @@ static int parse_line(char *line, int lineno, const char *name,
 	return 0;
 }
 
-int cp_bounds_parse(const char *text, size_t len, const char *name,
-		    struct cp_bounds *b, struct cp_error *err)
+int cp_bounds_parse(const char *text, size_t len, const char *name, struct cp_bounds *b,
+		    struct cp_error *err)
 {
 	size_t start = 0;
 	int lineno = 0;
@@ -182,8 +182,7 @@ int cp_bounds_parse(const char *text, size_t len, const char *name,
 		lineno++;
 		if (memchr(text + start, '\0', end - start)) {
 			cp_bounds_free(b);
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "%s:%d: NUL byte; a bounds file is text",
+			return cp_fail(err, CP_EXIT_USAGE, "%s:%d: NUL byte; a bounds file is text",
 				       name, lineno);
 		}
 		line = strndup(text + start, end - start);
@@ -205,14 +204,14 @@ int cp_bounds_parse(const char *text, size_t len, const char *name,
 int cp_bounds_load(const char *path, struct cp_bounds *b, struct cp_error *err)
 {
 	FILE *f = fopen(path, "rb");
-	int open_errno = errno;	/* before anything else can change it */
+	int open_errno = errno; /* before anything else can change it */
 	char *buf;
 	size_t len;
 
 	cp_bounds_init_defaults(b);
 	if (!f)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read bounds file: %s",
-			       path, strerror(open_errno));
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read bounds file: %s", path,
+			       strerror(open_errno));
 	buf = malloc(MAX_BOUNDS_FILE + 1);
 	if (!buf) {
 		fclose(f);
@@ -224,15 +223,14 @@ int cp_bounds_load(const char *path, struct cp_bounds *b, struct cp_error *err)
 
 		fclose(f);
 		free(buf);
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read bounds file: %s",
-			       path, strerror(e));
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read bounds file: %s", path,
+			       strerror(e));
 	}
 	fclose(f);
 	if (len > MAX_BOUNDS_FILE) {
 		free(buf);
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: bounds file is larger than 1 MiB; is it the right file?",
-			       path);
+			       "%s: bounds file is larger than 1 MiB; is it the right file?", path);
 	}
 	if (cp_bounds_parse(buf, len, path, b, err)) {
 		free(buf);
@@ -248,14 +246,12 @@ int cp_bounds_load(const char *path, struct cp_bounds *b, struct cp_error *err)
 	return 0;
 }
 
-struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
-				      int exact)
+struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name, int exact)
 {
 	struct cp_bound_rule *r = exact ? &b->default_exact : &b->default_sampled;
 
 	for (size_t i = 0; i < b->nrules; i++)
-		if (!b->rules[i].removed_ok &&
-		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
+		if (!b->rules[i].removed_ok && fnmatch(b->rules[i].pattern, name, 0) == 0) {
 			r = &b->rules[i];
 			break;
 		}
@@ -264,11 +260,10 @@ struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
 }
 
 const struct cp_bound_rule *cp_bounds_floor(const struct cp_bounds *b,
-					    const struct cp_bound_rule *r,
-					    double base_median, int varies)
+					    const struct cp_bound_rule *r, double base_median,
+					    int varies)
 {
-	if ((r == &b->default_sampled && base_median < 1) ||
-	    (r == &b->default_exact && varies))
+	if ((r == &b->default_sampled && base_median < 1) || (r == &b->default_exact && varies))
 		return &b->default_floor;
 	return r;
 }
@@ -285,8 +280,7 @@ void cp_bounds_count_floor(struct cp_bounds *b, int exact)
 struct cp_bound_rule *cp_bounds_removed_ok(struct cp_bounds *b, const char *name)
 {
 	for (size_t i = 0; i < b->nrules; i++)
-		if (b->rules[i].removed_ok &&
-		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
+		if (b->rules[i].removed_ok && fnmatch(b->rules[i].pattern, name, 0) == 0) {
 			b->rules[i].matched++;
 			return &b->rules[i];
 		}
@@ -296,8 +290,7 @@ struct cp_bound_rule *cp_bounds_removed_ok(struct cp_bounds *b, const char *name
 void cp_bounds_note_unjudged(struct cp_bounds *b, const char *name)
 {
 	for (size_t i = 0; i < b->nrules; i++)
-		if (!b->rules[i].removed_ok &&
-		    fnmatch(b->rules[i].pattern, name, 0) == 0) {
+		if (!b->rules[i].removed_ok && fnmatch(b->rules[i].pattern, name, 0) == 0) {
 			b->rules[i].matched++;
 			return;
 		}

@@ -48,12 +48,12 @@ const char *cp_measure_status_name(enum cp_measure_status s)
 
 const char *cp_verdict_status_name(enum cp_verdict_status s)
 {
-	return s == CP_VERDICT_FAIL ? "fail" :
-	       s == CP_VERDICT_INCONCLUSIVE ? "inconclusive" : "pass";
+	return s == CP_VERDICT_FAIL	    ? "fail" :
+	       s == CP_VERDICT_INCONCLUSIVE ? "inconclusive" :
+					      "pass";
 }
 
 /* --- gathering measures ------------------------------------------------ */
-
 
 /* A new measure: a row of NaN (absent from every run so far). */
 static long add_measure(struct cp_gathered *g, const char *name)
@@ -99,8 +99,8 @@ static long measure_index(struct cp_gathered *g, size_t k, const char *name)
 /* The file name of a run's target executable (target.exe), or NULL. */
 static const char *target_file_name(const struct cp_compare_run *run)
 {
-	const char *exe = json_string_value(json_object_get(json_object_get(run->doc, "target"),
-							    "exe"));
+	const char *exe = json_string_value(
+		json_object_get(json_object_get(run->doc, "target"), "exe"));
 	const char *slash = exe ? strrchr(exe, '/') : NULL;
 
 	return slash ? slash + 1 : exe;
@@ -135,16 +135,16 @@ static char *main_alias(struct cp_gathered *g, const struct cp_compare_run *run)
 	return from;
 }
 
-static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run,
-		      size_t column, int is_head)
+static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run, size_t column,
+		      int is_head)
 {
 	char *from = main_alias(g, run);
 
 	g->aliased += from != NULL;
 	for (size_t k = 0; k < run->nmeasures; k++) {
 		const struct cp_run_measure *m = &run->measures[k];
-		long i = measure_index(g, k, from && !strcmp(m->name, from) ?
-					     g->main_measure : m->name);
+		long i = measure_index(g, k,
+				       from && !strcmp(m->name, from) ? g->main_measure : m->name);
 
 		if (i < 0) {
 			free(from);
@@ -220,7 +220,8 @@ static void leave_unjudged(struct cp_compare_result *out)
 		mv->not_excluded[0] = '\0';
 		mv->p_value = mv->p_adjusted = NAN;
 		mv->p_beyond = mv->p_beyond_adjusted = NAN;
-		cp_compare_set_reason(mv, "not judged: a side has no complete run (see inconclusive_reasons)");
+		cp_compare_set_reason(
+			mv, "not judged: a side has no complete run (see inconclusive_reasons)");
 	}
 	out->holm_family = 0;
 }
@@ -233,9 +234,9 @@ static int adjust(struct cp_compare_result *out, double *ps, int env_inconclusiv
 {
 	for (size_t i = 0; i < out->n; i++) {
 		struct cp_measure_verdict *mv = &out->measures[i];
-		int tested = (!mv->exact || mv->judged_sampled) && mv->in_base &&
-			     mv->in_head && !mv->reason && !mv->runs_needed &&
-			     !env_inconclusive && !isnan(mv->p_value);
+		int tested = (!mv->exact || mv->judged_sampled) && mv->in_base && mv->in_head &&
+			     !mv->reason && !mv->runs_needed && !env_inconclusive &&
+			     !isnan(mv->p_value);
 
 		mv->in_family = tested && mv->p_beyond <= CP_FAMILY_SELECT;
 		ps[i] = mv->in_family ? mv->p_beyond / CP_FAMILY_SELECT : NAN;
@@ -268,17 +269,23 @@ static void decide_verdict(struct cp_compare_result *out, struct cp_bounds *boun
 	}
 	for (size_t r = 0; r < bounds->nrules; r++)
 		if (!bounds->rules[r].matched)
-			cp_compare_warnf(out->warnings, "bounds rule line %d '%.80s %s' matches no measure",
-			      bounds->rules[r].line, bounds->rules[r].removed_ok ? "removed-ok" :
-			      bounds->rules[r].pattern, bounds->rules[r].removed_ok ?
-			      bounds->rules[r].pattern : bounds->rules[r].text);
+			cp_compare_warnf(out->warnings,
+					 "bounds rule line %d '%.80s %s' matches no measure",
+					 bounds->rules[r].line,
+					 bounds->rules[r].removed_ok ? "removed-ok" :
+								       bounds->rules[r].pattern,
+					 bounds->rules[r].removed_ok ? bounds->rules[r].pattern :
+								       bounds->rules[r].text);
 	out->status = out->counts[CP_MEASURE_REGRESSED] || out->blocking ? CP_VERDICT_FAIL :
 		      out->counts[CP_MEASURE_INCONCLUSIVE] ||
-		      json_array_size(out->inconclusive_reasons) ? CP_VERDICT_INCONCLUSIVE :
-		      CP_VERDICT_PASS;
+				      json_array_size(out->inconclusive_reasons) ?
+									   CP_VERDICT_INCONCLUSIVE :
+									   CP_VERDICT_PASS;
 	out->exit_code = out->status == CP_VERDICT_FAIL ||
-			 (out->status == CP_VERDICT_INCONCLUSIVE &&
-			  out->fail_on_inconclusive) ? CP_EXIT_GATE : CP_EXIT_OK;
+					 (out->status == CP_VERDICT_INCONCLUSIVE &&
+					  out->fail_on_inconclusive) ?
+				 CP_EXIT_GATE :
+				 CP_EXIT_OK;
 }
 
 /* Gathers the measures of the admitted runs, computes their statistics on
@@ -308,7 +315,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 			  const char *env_why)
 {
 	struct cp_gathered g = { 0 };
-	struct cp_compare_stats_job job = { &g, NULL, bounds, cp_compare_z_for_alpha(out->alpha),
+	struct cp_compare_stats_job job = { &g,	  NULL, bounds, cp_compare_z_for_alpha(out->alpha),
 					    NULL, 0 };
 	double *ps = NULL;
 	size_t workers;
@@ -317,9 +324,11 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 	if (gather(&g, base, head))
 		goto out;
 	if (g.aliased)
-		json_array_append_new(out->warnings, json_sprintf(
-			"%zu run(s) name the target's executable otherwise than the first base run (%s): their %s is judged as that run's, the target's by its role",
-			g.aliased, g.main_file, "clock_reads[EXE]/op"));
+		json_array_append_new(
+			out->warnings,
+			json_sprintf(
+				"%zu run(s) name the target's executable otherwise than the first base run (%s): their %s is judged as that run's, the target's by its role",
+				g.aliased, g.main_file, "clock_reads[EXE]/op"));
 	out->n = g.nmeasures;
 	out->measures = calloc(g.nmeasures + 1, sizeof(*out->measures));
 	job.measures = out->measures;
@@ -344,7 +353,7 @@ static int judge_measures(struct cp_compare_result *out, const struct cp_compare
 		    !mv->bound || mv->reason)
 			continue;
 		cp_compare_decide_sampled(mv, out->alpha, env_why[0] ? env_why : NULL,
-			       out->holm_family, out->min_runs);
+					  out->holm_family, out->min_runs);
 	}
 	rc = 0;
 out:
@@ -354,9 +363,8 @@ out:
 	return rc;
 }
 
-int cp_compare(const struct cp_compare_side *base_in,
-	       const struct cp_compare_side *head_in, struct cp_bounds *bounds,
-	       const struct cp_compare_opts *opts,
+int cp_compare(const struct cp_compare_side *base_in, const struct cp_compare_side *head_in,
+	       struct cp_bounds *bounds, const struct cp_compare_opts *opts,
 	       struct cp_compare_result *out, struct cp_error *err)
 {
 	struct cp_compare_side base, head;

@@ -24,16 +24,11 @@
  * (check_mechanisms refuses them). */
 static const struct {
 	const char *field;
-	const char *effect;	/* NULL: not compared */
+	const char *effect; /* NULL: not compared */
 } env_fields[] = {
-	{ "kernel", "inconclusive" },
-	{ "cpu", "inconclusive" },
-	{ "clocksource", "inconclusive" },
-	{ "pmu", "inconclusive" },
-	{ "mechanism", NULL },
-	{ "tool_version", "warning" },
-	{ "build_id", NULL },
-	{ "exe", NULL },
+	{ "kernel", "inconclusive" }, { "cpu", "inconclusive" }, { "clocksource", "inconclusive" },
+	{ "pmu", "inconclusive" },    { "mechanism", NULL },	 { "tool_version", "warning" },
+	{ "build_id", NULL },	      { "exe", NULL },
 };
 #define N_ENV_FIELDS (sizeof(env_fields) / sizeof(env_fields[0]))
 
@@ -53,14 +48,12 @@ json_t *cp_run_fingerprint(const json_t *run)
 		tool_version = json_object_get(json_object_get(run, "tool"), "version");
 	json_object_set_new(fp, "kernel", copy_or_null(json_object_get(host, "kernel")));
 	json_object_set_new(fp, "cpu", copy_or_null(json_object_get(host, "cpu")));
-	json_object_set_new(fp, "clocksource",
-			    copy_or_null(json_object_get(host, "clocksource")));
+	json_object_set_new(fp, "clocksource", copy_or_null(json_object_get(host, "clocksource")));
 	json_object_set_new(fp, "pmu", copy_or_null(json_object_get(host, "pmu")));
 	/* Never null: a file without one was counted with breakpoints. */
 	json_object_set_new(fp, "mechanism", json_string(cp_run_mechanism(run)));
 	json_object_set_new(fp, "tool_version", copy_or_null(tool_version));
-	json_object_set_new(fp, "build_id",
-			    copy_or_null(json_object_get(target, "build_id")));
+	json_object_set_new(fp, "build_id", copy_or_null(json_object_get(target, "build_id")));
 	json_object_set_new(fp, "exe", copy_or_null(json_object_get(target, "exe")));
 	return fp;
 }
@@ -121,8 +114,8 @@ static void values_text(const json_t *arr, char *buf, size_t len)
 		char *t = json_dumps(e, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
 
 		if (used < len)
-			used += (size_t)snprintf(buf + used, len - used, "%s%.80s",
-						 i ? ", " : "", t ? t : "?");
+			used += (size_t)snprintf(buf + used, len - used, "%s%.80s", i ? ", " : "",
+						 t ? t : "?");
 		free(t);
 	}
 }
@@ -140,8 +133,7 @@ static void name_field(char *why, size_t len, const char *field)
 /* Fills base_env, head_env, env_mismatch; returns 1 when sampled measures
  * must be inconclusive, naming the fingerprint fields that differ (within
  * a side or between the sides) in why. */
-static int compare_env(const struct cp_compare_side *base,
-		       const struct cp_compare_side *head,
+static int compare_env(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		       struct cp_compare_result *r, char *why, size_t why_len)
 {
 	r->base_env = side_env(base);
@@ -173,8 +165,8 @@ static int compare_env(const struct cp_compare_side *base,
 		if (same_set(b, h))
 			continue;
 		json_array_append_new(r->env_mismatch,
-			json_pack("{s:s, s:O, s:O, s:s}", "field", field, "base", b,
-				  "head", h, "effect", env_fields[f].effect));
+				      json_pack("{s:s, s:O, s:O, s:s}", "field", field, "base", b,
+						"head", h, "effect", env_fields[f].effect));
 		if (fingerprint)
 			name_field(why, why_len, field);
 	}
@@ -186,8 +178,7 @@ static int compare_env(const struct cp_compare_side *base,
 /* uprobe is the one suggested: it needs no hardware breakpoint to fire,
  * which the start-up self-test finds false on some hosts
  * (host.breakpoints_fire). */
-#define RERUN_HINT \
-	"rerun both sides with one --mechanism (clockprof run --mechanism uprobe ...)"
+#define RERUN_HINT "rerun both sides with one --mechanism (clockprof run --mechanism uprobe ...)"
 
 static const char *run_name(const struct cp_compare_side *s, size_t r)
 {
@@ -195,8 +186,7 @@ static const char *run_name(const struct cp_compare_side *s, size_t r)
 }
 
 /* Fails naming the first run of s counted otherwise than its first run. */
-static int mixed_side(const struct cp_compare_side *s, const char *side,
-		      struct cp_error *err)
+static int mixed_side(const struct cp_compare_side *s, const char *side, struct cp_error *err)
 {
 	const char *first = cp_run_mechanism(s->runs[0].doc);
 
@@ -204,9 +194,10 @@ static int mixed_side(const struct cp_compare_side *s, const char *side,
 		const char *m = cp_run_mechanism(s->runs[r].doc);
 
 		if (strcmp(m, first))
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "%s runs were counted with %.40s (%.120s) and %.40s (%.120s): " RERUN_HINT,
-				       side, first, run_name(s, 0), m, run_name(s, r));
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"%s runs were counted with %.40s (%.120s) and %.40s (%.120s): " RERUN_HINT,
+				side, first, run_name(s, 0), m, run_name(s, r));
 	}
 	return 0;
 }
@@ -218,8 +209,7 @@ static int mixed_side(const struct cp_compare_side *s, const char *side,
  * whatever the measures: every run has clock measures (clock_reads/op is
  * always written), and even sampled ones (times, counters) carry the
  * probe's cost per hit, which differs between a trap and a uprobe. */
-static int check_mechanisms(const struct cp_compare_side *base,
-			    const struct cp_compare_side *head,
+static int check_mechanisms(const struct cp_compare_side *base, const struct cp_compare_side *head,
 			    struct cp_error *err)
 {
 	const char *b, *h;
@@ -229,9 +219,10 @@ static int check_mechanisms(const struct cp_compare_side *base,
 	b = cp_run_mechanism(base->runs[0].doc);
 	h = cp_run_mechanism(head->runs[0].doc);
 	if (strcmp(b, h))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "base runs were counted with %.40s, head runs with %.40s: " RERUN_HINT,
-			       b, h);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"base runs were counted with %.40s, head runs with %.40s: " RERUN_HINT, b,
+			h);
 	return 0;
 }
 
@@ -244,8 +235,7 @@ static int check_mechanisms(const struct cp_compare_side *base,
  * command that forks gives counts of another size by construction, which
  * would be judged as a change of its code. Runs that counted one process
  * either way agree. */
-static int check_processes(const struct cp_compare_side *base,
-			   const struct cp_compare_side *head,
+static int check_processes(const struct cp_compare_side *base, const struct cp_compare_side *head,
 			   struct cp_error *err)
 {
 	const struct cp_compare_side *sides[2] = { base, head };
@@ -264,10 +254,12 @@ static int check_processes(const struct cp_compare_side *base,
 			}
 		}
 	if (alone && several)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%.120s counted %zu processes (the target and those it forked), %.120s "
-			       "the target alone: rerun both with one clockprof, and both with or "
-			       "without --no-inherit", several, many, alone);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%.120s counted %zu processes (the target and those it forked), %.120s "
+			"the target alone: rerun both with one clockprof, and both with or "
+			"without --no-inherit",
+			several, many, alone);
 	return 0;
 }
 
@@ -291,11 +283,11 @@ static void add_group(const char *text, size_t count, void *arg)
 	if (whole)
 		json_array_append_new(sw->warnings, whole);
 	else
-		cp_compare_warnf(sw->warnings, "%s runs (%zu of %zu): %.300s", sw->side, count, sw->nruns, text);
+		cp_compare_warnf(sw->warnings, "%s runs (%zu of %zu): %.300s", sw->side, count,
+				 sw->nruns, text);
 }
 
-static void run_warnings(const struct cp_compare_side *s, const char *side,
-			 json_t *warnings)
+static void run_warnings(const struct cp_compare_side *s, const char *side, json_t *warnings)
 {
 	struct side_warnings sw = { side, s->n, warnings };
 	json_t *groups = cp_warning_groups_new();
@@ -318,11 +310,11 @@ static int refuse_duplicates(const struct cp_compare_side *s, const char *side,
 {
 	for (size_t i = 0; i < s->n; i++)
 		for (size_t j = 0; j < i; j++)
-			if (s->runs[i].digest[0] &&
-			    !strcmp(s->runs[i].digest, s->runs[j].digest))
-				return cp_fail(err, CP_EXIT_USAGE,
-					       "%s runs %.200s and %.200s are the same run (same content); give each run once",
-					       side, run_name(s, j), run_name(s, i));
+			if (s->runs[i].digest[0] && !strcmp(s->runs[i].digest, s->runs[j].digest))
+				return cp_fail(
+					err, CP_EXIT_USAGE,
+					"%s runs %.200s and %.200s are the same run (same content); give each run once",
+					side, run_name(s, j), run_name(s, i));
 	return 0;
 }
 
@@ -335,11 +327,11 @@ static int is_complete(const struct cp_compare_run *run)
 static void exclude_run(const struct cp_compare_side *s, const char *side, size_t i,
 			struct cp_compare_result *r)
 {
-	json_array_append_new(r->excluded, json_pack("{s:s, s:s, s:s}",
-		"side", side, "file", run_name(s, i),
-		"reason", "incomplete (complete: false)"));
-	cp_compare_warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)",
-	      side, run_name(s, i));
+	json_array_append_new(r->excluded,
+			      json_pack("{s:s, s:s, s:s}", "side", side, "file", run_name(s, i),
+					"reason", "incomplete (complete: false)"));
+	cp_compare_warnf(r->warnings, "%s run %.200s left out: cut short (complete: false)", side,
+			 run_name(s, i));
 }
 
 /* The complete runs of s (a cut-short window measured something else),
@@ -358,9 +350,10 @@ static int complete_runs(const struct cp_compare_side *s, const char *side,
 	if (!k) {
 		for (size_t i = 0; i < s->n; i++)
 			exclude_run(s, side, i, r);
-		cp_compare_warnf(r->inconclusive_reasons,
-		      "no complete %s run: all %zu were cut short (complete: false), so nothing was judged",
-		      side, s->n);
+		cp_compare_warnf(
+			r->inconclusive_reasons,
+			"no complete %s run: all %zu were cut short (complete: false), so nothing was judged",
+			side, s->n);
 		*keep = *s;
 		return 1;
 	}
@@ -382,8 +375,8 @@ static int complete_runs(const struct cp_compare_side *s, const char *side,
  * fingerprint, warnings of the runs. */
 int cp_compare_admit(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		     struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
-		     int *unjudged, struct cp_compare_result *out, char *env_why,
-		     size_t why_len, struct cp_error *err)
+		     int *unjudged, struct cp_compare_result *out, char *env_why, size_t why_len,
+		     struct cp_error *err)
 {
 	size_t n = base->n + head->n;
 	struct cp_compare_run *runs;

@@ -20,7 +20,7 @@
  * when the runs are refused. */
 int cp_compare_admit(const struct cp_compare_side *base, const struct cp_compare_side *head,
 		     struct cp_compare_side *b, struct cp_compare_side *h, void **mem,
-		     int *unjudged, struct cp_compare_result *out, char *env_why,
-		     size_t why_len, struct cp_error *err);
+		     int *unjudged, struct cp_compare_result *out, char *env_why, size_t why_len,
+		     struct cp_error *err);
 
 #endif

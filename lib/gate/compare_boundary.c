@@ -17,7 +17,7 @@
 #define KEY_MAX 1200
 
 struct op_field {
-	const char *name;	/* in messages */
+	const char *name; /* in messages */
 	const char *(*key)(const json_t *doc, char *buf, size_t len);
 };
 
@@ -61,9 +61,8 @@ static int first_other(const struct op_field *f, const struct cp_compare_side *b
 	return 0;
 }
 
-int cp_compare_check_ops(const struct cp_compare_side *base,
-			 const struct cp_compare_side *head, int allow,
-			 json_t *warnings, struct cp_error *err)
+int cp_compare_check_ops(const struct cp_compare_side *base, const struct cp_compare_side *head,
+			 int allow, json_t *warnings, struct cp_error *err)
 {
 	char ref[KEY_MAX], other[KEY_MAX], line[2 * KEY_MAX];
 	const char *side, *name;
@@ -71,13 +70,16 @@ int cp_compare_check_ops(const struct cp_compare_side *base,
 	for (size_t f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		if (!first_other(&fields[f], base, head, ref, other, &side, &name))
 			continue;
-		cp_utf8_format(line, sizeof(line),
-			       "base run %.200s and %s run %.200s differ in the %s: %.300s vs %.300s",
-			       name_of(base, 0), side, name, fields[f].name, ref, other);
+		cp_utf8_format(
+			line, sizeof(line),
+			"base run %.200s and %s run %.200s differ in the %s: %.300s vs %.300s",
+			name_of(base, 0), side, name, fields[f].name, ref, other);
 		if (!allow)
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "%s; their per-op measures count different things: profile both "
-				       "sides alike, or give --allow-mismatch if the change is meant", line);
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"%s; their per-op measures count different things: profile both "
+				"sides alike, or give --allow-mismatch if the change is meant",
+				line);
 		json_array_append_new(warnings,
 				      json_sprintf("%s (allowed by --allow-mismatch)", line));
 	}

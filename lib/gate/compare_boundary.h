@@ -11,8 +11,7 @@
  * both sides differ in their request boundary as resolved or in their
  * ops_source; with allow (--allow-mismatch) the difference is a line in
  * warnings instead. */
-int cp_compare_check_ops(const struct cp_compare_side *base,
-			 const struct cp_compare_side *head, int allow,
-			 json_t *warnings, struct cp_error *err);
+int cp_compare_check_ops(const struct cp_compare_side *base, const struct cp_compare_side *head,
+			 int allow, json_t *warnings, struct cp_error *err);
 
 #endif

@@ -24,8 +24,8 @@ static int no_requests(const struct cp_compare_side *s, const char **spec)
 		if (!json_is_object(rq) || member_int(s->runs[i].doc, "request", "count") != 0)
 			return 0;
 	}
-	*spec = json_string_value(json_object_get(json_object_get(s->runs[0].doc, "request"),
-						  "spec"));
+	*spec = json_string_value(
+		json_object_get(json_object_get(s->runs[0].doc, "request"), "spec"));
 	return s->n > 0;
 }
 
@@ -39,23 +39,24 @@ static int no_reads(const struct cp_compare_side *s)
 }
 
 int cp_compare_check_evidence(const struct cp_compare_side *base,
-			      const struct cp_compare_side *head,
-			      struct cp_error *err)
+			      const struct cp_compare_side *head, struct cp_error *err)
 {
 	const struct cp_compare_side *sides[2] = { base, head };
 	const char *spec = NULL;
 
 	for (int s = 0; s < 2; s++)
 		if (no_requests(sides[s], &spec))
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "no verdict: no %s run saw a complete request (0 in each of %zu at "
-				       "the boundary %.200s): is the load driving the program during each "
-				       "run, and is the boundary on its request path?",
-				       s ? "head" : "base", sides[s]->n, spec ? spec : "?");
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"no verdict: no %s run saw a complete request (0 in each of %zu at "
+				"the boundary %.200s): is the load driving the program during each "
+				"run, and is the boundary on its request path?",
+				s ? "head" : "base", sides[s]->n, spec ? spec : "?");
 	if (no_reads(base) && no_reads(head))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "no verdict: neither side read the clock (0 reads in each of %zu base and "
-			       "%zu head runs): the runs measured nothing to judge",
-			       base->n, head->n);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"no verdict: neither side read the clock (0 reads in each of %zu base and "
+			"%zu head runs): the runs measured nothing to judge",
+			base->n, head->n);
 	return 0;
 }

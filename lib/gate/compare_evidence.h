@@ -11,7 +11,6 @@
  * to judge. One side reading nothing while the other reads is a result
  * (a head that removed every read) and passes. */
 int cp_compare_check_evidence(const struct cp_compare_side *base,
-			      const struct cp_compare_side *head,
-			      struct cp_error *err);
+			      const struct cp_compare_side *head, struct cp_error *err);
 
 #endif

@@ -14,13 +14,13 @@
 struct cp_gathered {
 	size_t nmeasures;
 	size_t values_cap, name_cap, base_meta_cap, head_meta_cap;
-	size_t nb, nh;		/* runs per side */
-	double *values;		/* [measure][nb + nh], NaN when absent */
-	const char **name;	/* per measure, points into a run's pool */
+	size_t nb, nh;	   /* runs per side */
+	double *values;	   /* [measure][nb + nh], NaN when absent */
+	const char **name; /* per measure, points into a run's pool */
 	/* The first occurrence on each side: kind, unit, better. */
 	const struct cp_run_measure **base_meta, **head_meta;
-	json_t *index;		/* name -> integer index */
-	size_t *by_position;	/* the previous run's measure indices, in order */
+	json_t *index;	     /* name -> integer index */
+	size_t *by_position; /* the previous run's measure indices, in order */
 	size_t npositions, positions_cap;
 	/* The target's executable by its role: the first base run's file
 	 * name and its clock_reads[EXE]/op, which the runs that name theirs
@@ -44,7 +44,7 @@ static inline size_t cp_gathered_count(const struct cp_gathered *g, size_t i, in
 /* Copies the present values of one side of measure i into out; returns
  * their count. */
 static inline size_t cp_gathered_values(const struct cp_gathered *g, size_t i, int is_head,
-			  double *out)
+					double *out)
 {
 	const double *row = g->values + i * (g->nb + g->nh) + (is_head ? g->nb : 0);
 	size_t n = is_head ? g->nh : g->nb, k = 0;

@@ -25,8 +25,8 @@
 /* One line of the function on one side: its reads per op summed over the
  * side's runs, then their mean. */
 struct line_reads {
-	const char *file;	/* as the runs name it */
-	const char *key;	/* file below the side's shared directory */
+	const char *file; /* as the runs name it */
+	const char *key;  /* file below the side's shared directory */
 	long long line;
 	double per_op;
 };
@@ -34,7 +34,7 @@ struct line_reads {
 struct side_lines {
 	struct line_reads *v;
 	size_t n, cap;
-	size_t runs;		/* runs that have a line of the function */
+	size_t runs; /* runs that have a line of the function */
 };
 
 /* A line that gained: head's line, base's reads per op there (0: new). */
@@ -78,8 +78,8 @@ static int add_line(struct side_lines *t, const char *file, long long line, doub
 		}
 	if (cp_grow(&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
 		return -1;
-	t->v[t->n++] = (struct line_reads){ .file = file, .key = file, .line = line,
-					    .per_op = per_op };
+	t->v[t->n++] =
+		(struct line_reads){ .file = file, .key = file, .line = line, .per_op = per_op };
 	return 0;
 }
 
@@ -323,7 +323,7 @@ static json_t *repo_path(const char *file, const char *root)
 	    !lexically_below(real, top) || stat(real, &st) || !S_ISREG(st.st_mode))
 		return json_null();
 	n = strcmp(top, "/") ? strlen(top) : 0;
-	rel = json_string(real + n + 1);	/* NULL: not UTF-8 */
+	rel = json_string(real + n + 1); /* NULL: not UTF-8 */
 	return rel ? rel : json_null();
 }
 
@@ -338,9 +338,10 @@ static json_t *lines_json(struct gained_list *g, const char *root)
 
 		if (!isfinite(h->per_op) || !isfinite(g->v[i].base))
 			continue;
-		if (json_array_append_new(lines, json_pack("{s:s, s:I, s:f, s:f, s:o}", "file", h->file,
-				"line", (json_int_t)h->line, "base", g->v[i].base, "head", h->per_op,
-				"repo_path", repo_path(h->file, root)))) {
+		if (json_array_append_new(
+			    lines, json_pack("{s:s, s:I, s:f, s:f, s:o}", "file", h->file, "line",
+					     (json_int_t)h->line, "base", g->v[i].base, "head",
+					     h->per_op, "repo_path", repo_path(h->file, root)))) {
 			json_decref(lines);
 			return NULL;
 		}
@@ -370,8 +371,7 @@ static json_t *site_lines(const char *fn, size_t fnlen, const struct cp_compare_
 	int inlined = names_inlined_at(base) && names_inlined_at(head);
 
 	if (!side_lines(&b, base, fn, fnlen, inlined) &&
-	    !side_lines(&h, head, fn, fnlen, inlined) &&
-	    !gained_by_file(&g, &b, &h))
+	    !side_lines(&h, head, fn, fnlen, inlined) && !gained_by_file(&g, &b, &h))
 		lines = lines_json(&g, root);
 	free(b.v);
 	free(h.v);

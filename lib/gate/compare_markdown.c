@@ -27,7 +27,7 @@ void cp_markdown_code(char *buf, size_t len, const char *s, size_t max_chars)
 	cp_escape_display(esc, sizeof(esc), s ? s : "", max_chars);
 	for (const char *p = esc; *p; p++) {
 		if (*p == '|')
-			piped[w++] = '\\';	/* GFM table cell escape */
+			piped[w++] = '\\'; /* GFM table cell escape */
 		piped[w++] = *p;
 		run = *p == '`' ? run + 1 : 0;
 		if (run > longest)
@@ -82,15 +82,14 @@ static void format_row(char *row, size_t len, const json_t *m, int with_reason)
 		snprintf(bound, sizeof(bound), "-");
 	if (with_reason)
 		cp_markdown_code(reason, sizeof(reason), cp_json_str(m, "reason", ""), 300);
-	snprintf(row, len, "| %s | %s | %s | %s | %s | %s%s%s |\n", name, base,
-		 head, change[0] ? change : "-", bound,
-		 !strcmp(status, "regressed") ? "**regressed**" : status,
-		 with_reason ? " | " : "", with_reason ? reason : "");
+	snprintf(row, len, "| %s | %s | %s | %s | %s | %s%s%s |\n", name, base, head,
+		 change[0] ? change : "-", bound,
+		 !strcmp(status, "regressed") ? "**regressed**" : status, with_reason ? " | " : "",
+		 with_reason ? reason : "");
 }
 
-static const char TABLE_HEAD[] =
-	"| measure | base | head | change | bound | status |\n"
-	"|:--|--:|--:|--:|--:|:--|\n";
+static const char TABLE_HEAD[] = "| measure | base | head | change | bound | status |\n"
+				 "|:--|--:|--:|--:|--:|:--|\n";
 static const char TABLE_HEAD_REASON[] =
 	"| measure | base | head | change | bound | status | why |\n"
 	"|:--|--:|--:|--:|--:|:--|:--|\n";
@@ -111,7 +110,8 @@ static size_t not_excluded_lines(struct cp_buf *b, const struct cp_verdict_measu
 		if (listed && shown < 10) {
 			cp_markdown_code(code, sizeof(code), cp_json_str(m, "name", ""), 120);
 			cp_markdown_code(ne, sizeof(ne), cp_json_str(m, "not_excluded", ""), 20);
-			cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n", code, ne);
+			cp_buf_printf(b, "- %s: within its bound, not enough runs to exclude %s\n",
+				      code, ne);
 			shown++;
 		}
 		json_decref(m);
@@ -123,8 +123,8 @@ static size_t not_excluded_lines(struct cp_buf *b, const struct cp_verdict_measu
 
 /* Adds rows (in the order given, filtered by `only_bad`) while they fit
  * under limit; returns how many eligible rows were left out. */
-static size_t add_rows(struct cp_buf *b, const struct cp_verdict_measures *ms,
-		       const size_t *rows, int only_bad, size_t limit)
+static size_t add_rows(struct cp_buf *b, const struct cp_verdict_measures *ms, const size_t *rows,
+		       int only_bad, size_t limit)
 {
 	char row[16384];
 	size_t left_out = 0;
@@ -163,19 +163,22 @@ static void headline(struct cp_buf *b, const json_t *verdict)
 	char code[4096];
 
 	cp_buf_printf(b, "### clockprof: %s \xe2\x80\x94 %lld of %lld measures outside bounds\n\n",
-	       !strcmp(status, "fail") ? "**FAIL**" :
-	       !strcmp(status, "pass") ? "pass" : "**inconclusive**",
-	       integer(summary, "outside_bounds"), integer(summary, "judged"));
-	cp_buf_printf(b, "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
-		   "%lld added, %lld removed; base %lld runs, head %lld runs; ",
-	       integer(summary, "regressed"), integer(summary, "inconclusive"),
-	       integer(summary, "improved"), integer(summary, "within"),
-	       integer(summary, "added"), integer(summary, "removed"),
-	       integer(json_object_get(verdict, "base"), "runs"),
-	       integer(json_object_get(verdict, "head"), "runs"));
+		      !strcmp(status, "fail") ? "**FAIL**" :
+		      !strcmp(status, "pass") ? "pass" :
+						"**inconclusive**",
+		      integer(summary, "outside_bounds"), integer(summary, "judged"));
+	cp_buf_printf(b,
+		      "%lld regressed, %lld inconclusive, %lld improved, %lld within, "
+		      "%lld added, %lld removed; base %lld runs, head %lld runs; ",
+		      integer(summary, "regressed"), integer(summary, "inconclusive"),
+		      integer(summary, "improved"), integer(summary, "within"),
+		      integer(summary, "added"), integer(summary, "removed"),
+		      integer(json_object_get(verdict, "base"), "runs"),
+		      integer(json_object_get(verdict, "head"), "runs"));
 	if (json_is_string(json_object_get(bounds, "file"))) {
 		cp_markdown_code(code, sizeof(code), cp_json_str(bounds, "file", ""), 120);
-		cp_buf_printf(b, "bounds %s (sha256 `%.12s`).\n\n", code, cp_json_str(bounds, "sha256", ""));
+		cp_buf_printf(b, "bounds %s (sha256 `%.12s`).\n\n", code,
+			      cp_json_str(bounds, "sha256", ""));
 	} else {
 		cp_buf_printf(b, "built-in bounds (exact +0, sampled +5%%).\n\n");
 	}
@@ -235,15 +238,17 @@ static void removed_reuse(const struct cp_reusable_removed_line *l, void *arg)
 	}
 	cp_markdown_code(read, sizeof(read), l->read, 300);
 	cp_markdown_code(reuses, sizeof(reuses), l->reuses, 300);
-	cp_buf_printf(arg, "- Reusable in base, not in head: %s (could reuse %s; %s reads/op in "
-		      "base): %s\n", read, reuses, l->per_op, l->outcome);
+	cp_buf_printf(arg,
+		      "- Reusable in base, not in head: %s (could reuse %s; %s reads/op in "
+		      "base): %s\n",
+		      read, reuses, l->per_op, l->outcome);
 }
 
 /* The bullets under the headline: environment differences, reasons for
  * inconclusiveness, the lines regressed per-site measures gained,
  * measures not excluded; then a blank line if any. */
-static void notes(struct cp_buf *b, const json_t *verdict,
-		  const struct cp_verdict_measures *ms, const size_t *rows)
+static void notes(struct cp_buf *b, const json_t *verdict, const struct cp_verdict_measures *ms,
+		  const size_t *rows)
 {
 	char code[4096];
 	const json_t *e;
@@ -258,15 +263,14 @@ static void notes(struct cp_buf *b, const json_t *verdict,
 	cp_reusable_removed_each(verdict, removed_reuse, b);
 	bullets += json_array_size(json_object_get(verdict, "reusable_removed"));
 	bullets += not_excluded_lines(b, ms, rows);
-	if (bullets ||
-	    json_array_size(json_object_get(verdict, "env_mismatch")) ||
+	if (bullets || json_array_size(json_object_get(verdict, "env_mismatch")) ||
 	    json_array_size(json_object_get(verdict, "inconclusive_reasons")))
 		cp_buf_printf(b, "\n");
 }
 
 /* The table of regressed or inconclusive measures, or the line saying there are none. */
-static void bad_table(struct cp_buf *b, const json_t *verdict,
-		      const struct cp_verdict_measures *ms, const size_t *rows, size_t limit)
+static void bad_table(struct cp_buf *b, const json_t *verdict, const struct cp_verdict_measures *ms,
+		      const size_t *rows, size_t limit)
 {
 	const json_t *summary = json_object_get(verdict, "summary");
 	size_t left;
@@ -276,8 +280,10 @@ static void bad_table(struct cp_buf *b, const json_t *verdict,
 		/* Keep half the budget for the full table. */
 		left = add_rows(b, ms, rows, 1, limit / 2 > b->len ? limit / 2 : b->len);
 		if (left)
-			cp_buf_printf(b, "\n_%zu more regressed or inconclusive measures not shown "
-				   "(size limit); see verdict.json._\n", left);
+			cp_buf_printf(b,
+				      "\n_%zu more regressed or inconclusive measures not shown "
+				      "(size limit); see verdict.json._\n",
+				      left);
 		cp_buf_printf(b, "\n");
 	} else {
 		cp_buf_printf(b, "All measures present on both sides are within their bounds.\n\n");
@@ -285,16 +291,18 @@ static void bad_table(struct cp_buf *b, const json_t *verdict,
 }
 
 /* The collapsed table of all measures. */
-static void full_table(struct cp_buf *b, const struct cp_verdict_measures *ms,
-		       const size_t *rows, size_t limit)
+static void full_table(struct cp_buf *b, const struct cp_verdict_measures *ms, const size_t *rows,
+		       size_t limit)
 {
 	size_t left;
 
 	cp_buf_printf(b, "<details><summary>All %zu measures</summary>\n\n%s", ms->n, TABLE_HEAD);
 	left = add_rows(b, ms, rows, 0, limit);
 	if (left)
-		cp_buf_printf(b, "\n_%zu more measures not shown: the summary is capped at "
-			   "1 MiB; see verdict.json._\n", left);
+		cp_buf_printf(b,
+			      "\n_%zu more measures not shown: the summary is capped at "
+			      "1 MiB; see verdict.json._\n",
+			      left);
 	cp_buf_printf(b, "\n</details>\n\n");
 }
 
@@ -337,7 +345,7 @@ char *cp_compare_markdown_of(const json_t *verdict, const struct cp_verdict_meas
 	full_table(&b, ms, rows, limit);
 	warnings(&b, verdict, limit);
 	cp_buf_printf(&b, "_\xe2\x96\xb2 worse, \xe2\x96\xbc better; [lo, hi] is the 95%% interval "
-		   "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
+			  "(Hodges\xe2\x80\x93Lehmann); sampled measures are Holm-corrected._\n");
 	free(rows);
 	if (b.failed) {
 		free(b.data);

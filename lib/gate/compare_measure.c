@@ -54,10 +54,11 @@ static double allowed_abs(const struct cp_bound_rule *b, double base)
 static void zero_base_inconclusive(struct cp_measure_verdict *mv)
 {
 	mv->status = CP_MEASURE_INCONCLUSIVE;
-	cp_compare_set_reason(mv,
-		 "base median is 0, so the relative bound %s allows nothing; give an absolute bound "
-		 "(a bounds line such as '%.80s +1')",
-		 mv->bound->text, mv->name);
+	cp_compare_set_reason(
+		mv,
+		"base median is 0, so the relative bound %s allows nothing; give an absolute bound "
+		"(a bounds line such as '%.80s +1')",
+		mv->bound->text, mv->name);
 }
 
 static void judge_exact(struct cp_measure_verdict *mv)
@@ -82,19 +83,17 @@ static void judge_exact(struct cp_measure_verdict *mv)
 	}
 	if (bad > allowed + eps) {
 		mv->status = CP_MEASURE_REGRESSED;
-		cp_compare_set_reason(mv,
-			 "%s -> %s %.60s, beyond bound %s", b1, b2, mv->unit,
-			 mv->bound->text);
+		cp_compare_set_reason(mv, "%s -> %s %.60s, beyond bound %s", b1, b2, mv->unit,
+				      mv->bound->text);
 	} else if (bad < -eps) {
 		mv->status = CP_MEASURE_IMPROVED;
-		cp_compare_set_reason(mv, "%s -> %s %.60s", b1,
-			 b2, mv->unit);
+		cp_compare_set_reason(mv, "%s -> %s %.60s", b1, b2, mv->unit);
 	} else {
 		mv->status = CP_MEASURE_WITHIN;
 		cp_compare_set_reason(mv,
-			 bad > eps ? "%s -> %s %.60s, within bound %s" :
-				     "%s -> %s %.60s, unchanged%.0s",
-			 b1, b2, mv->unit, mv->bound->text);
+				      bad > eps ? "%s -> %s %.60s, within bound %s" :
+						  "%s -> %s %.60s, unchanged%.0s",
+				      b1, b2, mv->unit, mv->bound->text);
 	}
 }
 
@@ -106,10 +105,10 @@ static void judge_exact(struct cp_measure_verdict *mv)
  * absolute interval comes from the differences and the relative one is
  * derived (none when base is 0). Computing one interval, not two, halves
  * the work of a large gate. */
-static void change_intervals(const double *bv, size_t nb, const double *hv,
-			     size_t nh, double z, double base_median, int need_abs,
-			     double *scratch, struct cp_interval *pct,
-			     struct cp_interval *abs_, int *has_interval, int *ratio)
+static void change_intervals(const double *bv, size_t nb, const double *hv, size_t nh, double z,
+			     double base_median, int need_abs, double *scratch,
+			     struct cp_interval *pct, struct cp_interval *abs_, int *has_interval,
+			     int *ratio)
 {
 	struct cp_shift s, r;
 	double scale = fabs(base_median) / 100.0;
@@ -121,8 +120,8 @@ static void change_intervals(const double *bv, size_t nb, const double *hv,
 					     (r.hi - 1) * 100 };
 		*has_interval = r.has_interval;
 		if (!need_abs) {
-			*abs_ = (struct cp_interval){ pct->point * scale,
-						      pct->lo * scale, pct->hi * scale };
+			*abs_ = (struct cp_interval){ pct->point * scale, pct->lo * scale,
+						      pct->hi * scale };
 			return;
 		}
 		cp_hl_shift(bv, nb, hv, nh, z, scratch, &s);
@@ -133,16 +132,15 @@ static void change_intervals(const double *bv, size_t nb, const double *hv,
 	*abs_ = (struct cp_interval){ s.point, s.lo, s.hi };
 	*has_interval = s.has_interval;
 	if (base_median != 0)
-		*pct = (struct cp_interval){ s.point / scale, s.lo / scale,
-					     s.hi / scale };
+		*pct = (struct cp_interval){ s.point / scale, s.lo / scale, s.hi / scale };
 	else
 		*pct = (struct cp_interval){ NAN, NAN, NAN };
 }
 
 /* Interval of the change in the "bad" direction, in the bound's unit:
  * [*lo, *hi] and the allowed amount *allowed. */
-static void bad_interval(const struct cp_measure_verdict *mv, double *lo,
-			 double *hi, double *point, double *allowed)
+static void bad_interval(const struct cp_measure_verdict *mv, double *lo, double *hi, double *point,
+			 double *allowed)
 {
 	const struct cp_interval *c = &mv->change_abs;
 
@@ -151,7 +149,7 @@ static void bad_interval(const struct cp_measure_verdict *mv, double *lo,
 		if (!isnan(mv->change_pct.point))
 			c = &mv->change_pct;
 		else
-			*allowed = 0;	/* base is 0: any increase is beyond */
+			*allowed = 0; /* base is 0: any increase is beyond */
 	}
 	if (mv->higher_is_better) {
 		*lo = -c->hi;
@@ -164,8 +162,7 @@ static void bad_interval(const struct cp_measure_verdict *mv, double *lo,
 	}
 }
 
-static void fmt_change(char *buf, size_t len, const struct cp_measure_verdict *mv,
-		       double v)
+static void fmt_change(char *buf, size_t len, const struct cp_measure_verdict *mv, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "?");
@@ -177,8 +174,8 @@ static void fmt_change(char *buf, size_t len, const struct cp_measure_verdict *m
 
 /* Base values moved to the bound in the bad direction, into out: what
  * the head must beat for "beyond the bound" to be shown. */
-static void base_at_bound(const struct cp_measure_verdict *mv, const double *bv,
-			  size_t nb, int ratio, double *out)
+static void base_at_bound(const struct cp_measure_verdict *mv, const double *bv, size_t nb,
+			  int ratio, double *out)
 {
 	double v = mv->bound->value, sign = mv->higher_is_better ? -1 : 1;
 	double add = mv->bound->relative ? v / 100.0 * fabs(mv->base.median) : v;
@@ -189,15 +186,14 @@ static void base_at_bound(const struct cp_measure_verdict *mv, const double *bv,
 }
 
 /* First pass over a sampled measure: statistics, no decision yet. */
-static void measure_sampled(struct cp_measure_verdict *mv, const double *bv,
-			    const double *hv, double z, double *scratch)
+static void measure_sampled(struct cp_measure_verdict *mv, const double *bv, const double *hv,
+			    double z, double *scratch)
 {
 	struct cp_mann_whitney mw, beyond;
 	int has_interval, ratio;
 
-	change_intervals(bv, mv->base.n, hv, mv->head.n, z, mv->base.median,
-			 !mv->bound->relative, scratch, &mv->change_pct,
-			 &mv->change_abs, &has_interval, &ratio);
+	change_intervals(bv, mv->base.n, hv, mv->head.n, z, mv->base.median, !mv->bound->relative,
+			 scratch, &mv->change_pct, &mv->change_abs, &has_interval, &ratio);
 	mv->interval_ratio = ratio;
 	cp_mann_whitney(bv, mv->base.n, hv, mv->head.n, &mw);
 	mv->p_value = mw.p;
@@ -210,13 +206,12 @@ static void measure_sampled(struct cp_measure_verdict *mv, const double *bv,
 	if (!has_interval) {
 		mv->change_pct.lo = mv->change_pct.hi = NAN;
 		mv->change_abs.lo = mv->change_abs.hi = NAN;
-		mv->p_value = mv->p_beyond = NAN;	/* not part of a family */
+		mv->p_value = mv->p_beyond = NAN; /* not part of a family */
 		mv->interval_ratio = -1;
 	}
 }
 
-static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
-			double z, double *scratch)
+static void noise_floor(struct cp_measure_verdict *mv, const double *bv, double z, double *scratch)
 {
 	double even[NOISE_FLOOR_MAX_RUNS / 2], odd[NOISE_FLOOR_MAX_RUNS / 2];
 	size_t ne = 0, no = 0, n = mv->base.n;
@@ -233,20 +228,21 @@ static void noise_floor(struct cp_measure_verdict *mv, const double *bv,
 		else
 			even[ne++] = bv[i];
 	}
-	change_intervals(even, ne, odd, no, z, cp_median(even, ne), 0, scratch,
-			 &pct, &abs_, &has, &ratio);
+	change_intervals(even, ne, odd, no, z, cp_median(even, ne), 0, scratch, &pct, &abs_, &has,
+			 &ratio);
 	if (!has || isnan(pct.lo))
 		return;
 	floor_pct = fmax(fabs(pct.lo), fabs(pct.hi));
 	mv->noise_floor_pct = floor_pct;
-	bound_pct = mv->bound->relative ? mv->bound->value :
-		    mv->base.median != 0 ?
-		    mv->bound->value / fabs(mv->base.median) * 100 : INFINITY;
+	bound_pct = mv->bound->relative	 ? mv->bound->value :
+		    mv->base.median != 0 ? mv->bound->value / fabs(mv->base.median) * 100 :
+					   INFINITY;
 	if (fabs(bound_pct) < floor_pct)
-		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
-		      "bound %s is tighter than the A/A noise floor %.2g%% seen between base runs; "
-		      "changes this small cannot be told from noise",
-		      mv->bound->text, floor_pct);
+		cp_compare_warnf(
+			cp_compare_lazy_array(&mv->warnings),
+			"bound %s is tighter than the A/A noise floor %.2g%% seen between base runs; "
+			"changes this small cannot be told from noise",
+			mv->bound->text, floor_pct);
 }
 
 /* Whether nb and nh runs can show "beyond the bound" at all: the smallest
@@ -273,33 +269,36 @@ static size_t runs_for_family(size_t nfamily, double alpha, size_t min_runs)
 /* A measure whose point estimate lies beyond its bound: regressed when
  * the one-sided test shows it beyond, after correction over the family;
  * else inconclusive with what is missing. */
-static void decide_beyond(struct cp_measure_verdict *mv, double alpha,
-			  size_t nfamily, size_t min_runs, double lo, double allowed,
-			  const char *l, const char *h, const char *pt)
+static void decide_beyond(struct cp_measure_verdict *mv, double alpha, size_t nfamily,
+			  size_t min_runs, double lo, double allowed, const char *l, const char *h,
+			  const char *pt)
 {
 	mv->status = CP_MEASURE_INCONCLUSIVE;
 	if (!runs_can_show(mv->base.n, mv->head.n, nfamily, alpha)) {
 		mv->runs_needed = runs_for_family(nfamily, alpha, min_runs);
-		cp_compare_set_reason(mv,
-			 "estimate %s is beyond bound %s, but too few runs: %zu base, %zu head cannot show it "
-			 "with %zu measures judged together; need at least %zu on each side",
-			 pt, mv->bound->text, mv->base.n, mv->head.n, nfamily, mv->runs_needed);
+		cp_compare_set_reason(
+			mv,
+			"estimate %s is beyond bound %s, but too few runs: %zu base, %zu head cannot show it "
+			"with %zu measures judged together; need at least %zu on each side",
+			pt, mv->bound->text, mv->base.n, mv->head.n, nfamily, mv->runs_needed);
 	} else if (mv->in_family && mv->p_beyond_adjusted < alpha) {
 		mv->status = CP_MEASURE_REGRESSED;
-		cp_compare_set_reason(mv,
-			 "%s [%s, %s] is beyond bound %s by the one-sided test (p = %.2g, Holm-adjusted over %zu: %.2g)",
-			 pt, l, h, mv->bound->text, mv->p_beyond, nfamily,
-			 mv->p_beyond_adjusted);
+		cp_compare_set_reason(
+			mv,
+			"%s [%s, %s] is beyond bound %s by the one-sided test (p = %.2g, Holm-adjusted over %zu: %.2g)",
+			pt, l, h, mv->bound->text, mv->p_beyond, nfamily, mv->p_beyond_adjusted);
 	} else if (lo > allowed) {
-		cp_compare_set_reason(mv,
-			 "%s [%s, %s] lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
-			 pt, l, h, mv->bound->text, nfamily, mv->p_beyond_adjusted);
+		cp_compare_set_reason(
+			mv,
+			"%s [%s, %s] lies beyond bound %s, but not after correcting for %zu measures (adjusted p = %.2g)",
+			pt, l, h, mv->bound->text, nfamily, mv->p_beyond_adjusted);
 	} else {
-		cp_compare_set_reason(mv,
-			 "estimate %s is beyond bound %s, but not shown beyond it: the interval [%s, %s] includes %s "
-			 "(one-sided p = %.2g, adjusted %.2g); more runs may decide",
-			 pt, mv->bound->text, l, h, mv->bound->text, mv->p_beyond,
-			 mv->p_beyond_adjusted);
+		cp_compare_set_reason(
+			mv,
+			"estimate %s is beyond bound %s, but not shown beyond it: the interval [%s, %s] includes %s "
+			"(one-sided p = %.2g, adjusted %.2g); more runs may decide",
+			pt, mv->bound->text, l, h, mv->bound->text, mv->p_beyond,
+			mv->p_beyond_adjusted);
 	}
 }
 
@@ -312,9 +311,9 @@ void cp_compare_decide_sampled(struct cp_measure_verdict *mv, double alpha, cons
 
 	if (mv->runs_needed) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
-		cp_compare_set_reason(mv,
-			 "too few runs: %zu base, %zu head; need at least %zu on each side",
-			 mv->base.n, mv->head.n, mv->runs_needed);
+		cp_compare_set_reason(
+			mv, "too few runs: %zu base, %zu head; need at least %zu on each side",
+			mv->base.n, mv->head.n, mv->runs_needed);
 		return;
 	}
 	bad_interval(mv, &lo, &hi, &point, &allowed);
@@ -324,9 +323,11 @@ void cp_compare_decide_sampled(struct cp_measure_verdict *mv, double alpha, cons
 	fmt_change(pt, sizeof(pt), mv, mv->higher_is_better ? -point : point);
 	if (env_why) {
 		mv->status = CP_MEASURE_INCONCLUSIVE;
-		cp_compare_set_reason(mv,
-			 "host fingerprint differs between runs (%.120s): sampled measures are only judged "
-			 "between runs of one host (see env_mismatch)", env_why);
+		cp_compare_set_reason(
+			mv,
+			"host fingerprint differs between runs (%.120s): sampled measures are only judged "
+			"between runs of one host (see env_mismatch)",
+			env_why);
 		return;
 	}
 	if (point > allowed) {
@@ -335,30 +336,25 @@ void cp_compare_decide_sampled(struct cp_measure_verdict *mv, double alpha, cons
 	}
 	if (hi < 0 && mv->p_adjusted < alpha) {
 		mv->status = CP_MEASURE_IMPROVED;
-		cp_compare_set_reason(mv,
-			 "%s [%s, %s] lies on the good side (adjusted p = %.2g)",
-			 pt, l, h, mv->p_adjusted);
+		cp_compare_set_reason(mv, "%s [%s, %s] lies on the good side (adjusted p = %.2g)",
+				      pt, l, h, mv->p_adjusted);
 		return;
 	}
 	mv->status = CP_MEASURE_WITHIN;
 	if (hi <= allowed) {
-		cp_compare_set_reason(mv,
-			 "%s [%s, %s] within bound %s", pt, l, h, mv->bound->text);
+		cp_compare_set_reason(mv, "%s [%s, %s] within bound %s", pt, l, h, mv->bound->text);
 		return;
 	}
 	/* The estimate is within the bound; the runs just cannot rule out
 	 * the interval's far end. Said, but not a reason to hold the gate. */
-	cp_compare_set_reason(mv,
-		 "%s [%s, %s] within bound %s; not enough runs to exclude %s",
-		 pt, l, h, mv->bound->text, mv->higher_is_better ? l : h);
-	snprintf(mv->not_excluded, sizeof(mv->not_excluded), "%s",
-		 mv->higher_is_better ? l : h);
+	cp_compare_set_reason(mv, "%s [%s, %s] within bound %s; not enough runs to exclude %s", pt,
+			      l, h, mv->bound->text, mv->higher_is_better ? l : h);
+	snprintf(mv->not_excluded, sizeof(mv->not_excluded), "%s", mv->higher_is_better ? l : h);
 }
 
 /* Kind, unit or direction disagreeing between sides cannot be judged
  * (the kind aside when ignore_kind). */
-static int meta_conflict(struct cp_measure_verdict *mv,
-			 const struct cp_run_measure *bm,
+static int meta_conflict(struct cp_measure_verdict *mv, const struct cp_run_measure *bm,
 			 const struct cp_run_measure *hm, int ignore_kind)
 {
 	const char *key = NULL, *b = NULL, *h = NULL;
@@ -379,16 +375,15 @@ static int meta_conflict(struct cp_measure_verdict *mv,
 	if (!key)
 		return 0;
 	mv->status = CP_MEASURE_INCONCLUSIVE;
-	cp_compare_set_reason(mv,
-		 "%s differs: \"%.40s\" in base, \"%.40s\" in head", key, b, h);
+	cp_compare_set_reason(mv, "%s differs: \"%.40s\" in base, \"%.40s\" in head", key, b, h);
 	return 1;
 }
 
 /* Added or removed. A measure every base run had that no head run has is
  * what a broken head looks like (it crashed before doing the work), so it
  * fails the gate unless the bounds file says it may go (removed-ok). */
-static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bounds,
-			     size_t nb, size_t base_runs)
+static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bounds, size_t nb,
+			     size_t base_runs)
 {
 	const struct cp_bound_rule *ok;
 
@@ -403,21 +398,23 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 		return;
 	}
 	if (!nb || nb < base_runs) {
-		cp_compare_set_reason(mv, "present in %s runs only",
-			 nb ? "base" : "head");
+		cp_compare_set_reason(mv, "present in %s runs only", nb ? "base" : "head");
 		return;
 	}
 	ok = cp_bounds_removed_ok(bounds, mv->name);
 	if (ok) {
-		cp_compare_set_reason(mv,
-			 "present in every base run, in no head run; allowed by removed-ok (line %d)",
-			 ok->line);
+		cp_compare_set_reason(
+			mv,
+			"present in every base run, in no head run; allowed by removed-ok (line %d)",
+			ok->line);
 		return;
 	}
 	mv->blocking = 1;
-	cp_compare_set_reason(mv,
-		 "present in every base run, missing from the head; if that is intended, add "
-		 "'removed-ok %.80s' to the bounds file", mv->name);
+	cp_compare_set_reason(
+		mv,
+		"present in every base run, missing from the head; if that is intended, add "
+		"'removed-ok %.80s' to the bounds file",
+		mv->name);
 }
 
 /* Serial first pass over measure i: what it is, whether both sides have
@@ -425,8 +422,7 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_gathered *g,
 				size_t i, struct cp_bounds *bounds)
 {
-	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] :
-					    g->head_meta[i];
+	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] : g->head_meta[i];
 	size_t nb = cp_gathered_count(g, i, 0), nh = cp_gathered_count(g, i, 1);
 	int reusable_kinds;
 
@@ -444,9 +440,11 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 		return;
 	}
 	if (nb < g->nb)
-		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings), "present in %zu of %zu base runs", nb, g->nb);
+		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
+				 "present in %zu of %zu base runs", nb, g->nb);
 	if (nh < g->nh)
-		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings), "present in %zu of %zu head runs", nh, g->nh);
+		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
+				 "present in %zu of %zu head runs", nh, g->nh);
 	/* Reads per op that could go are exact where every request was seen
 	 * and sampled where not: one side of each is a sample of the same
 	 * figure, judged as sampled, not refused as another kind. */
@@ -472,7 +470,8 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 static size_t pair_buffer_len(size_t nb, size_t nh)
 {
 	size_t halves = nb >= NOISE_FLOOR_MIN_RUNS && nb <= NOISE_FLOOR_MAX_RUNS ?
-			((nb + 1) / 2) * (nb / 2) : 0;
+				((nb + 1) / 2) * (nb / 2) :
+				0;
 
 	return nb * nh > halves ? nb * nh : halves;
 }
@@ -496,7 +495,7 @@ void cp_compare_measure_stats(void *ctx, size_t i, size_t worker)
 	if (nh)
 		side_stats(hv, nh, &mv->head);
 	if (!nb || !nh || mv->reason)
-		return;		/* added, removed or conflicting: decided */
+		return; /* added, removed or conflicting: decided */
 	constant = mv->base.lo == mv->base.hi && mv->head.lo == mv->head.hi;
 	mv->bound = cp_bounds_floor(job->bounds, mv->bound, mv->base.median,
 				    mv->exact && !constant);
@@ -506,9 +505,10 @@ void cp_compare_measure_stats(void *ctx, size_t i, size_t worker)
 	}
 	if (mv->exact) {
 		mv->judged_sampled = 1;
-		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
-		      "exact measure varies between runs (base %.6g .. %.6g, head %.6g .. %.6g): judged as sampled",
-		      mv->base.lo, mv->base.hi, mv->head.lo, mv->head.hi);
+		cp_compare_warnf(
+			cp_compare_lazy_array(&mv->warnings),
+			"exact measure varies between runs (base %.6g .. %.6g, head %.6g .. %.6g): judged as sampled",
+			mv->base.lo, mv->base.hi, mv->head.lo, mv->head.hi);
 	}
 	if (mv->base.lo == 0 && mv->base.hi == 0 && mv->head.lo == 0 && mv->head.hi == 0) {
 		mv->status = CP_MEASURE_WITHIN;

@@ -27,7 +27,7 @@ struct cp_compare_stats_job {
 	struct cp_measure_verdict *measures;
 	const struct cp_bounds *bounds;
 	double z;
-	double *buffers;	/* per worker: base values, head values, pairs */
+	double *buffers; /* per worker: base values, head values, pairs */
 	size_t buffer_len;
 };
 

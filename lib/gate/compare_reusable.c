@@ -55,7 +55,8 @@ static void explain_one_sided(struct cp_compare_result *out, const struct cp_com
 		if (strcmp(mv->name, CP_REUSABLE_MEASURE) ||
 		    (!in_base && mv->status != CP_MEASURE_ADDED))
 			continue;
-		cp_compare_set_reason(mv, "not judged: the %s runs have it, the %s runs do not (%s); "
+		cp_compare_set_reason(mv,
+				      "not judged: the %s runs have it, the %s runs do not (%s); "
 				      "it is judged only when both sides have it",
 				      in_base ? "base" : "head", in_base ? "head" : "base",
 				      lacking_why(in_base ? head : base, buf, sizeof(buf)));
@@ -114,11 +115,11 @@ static json_t *read_json(const json_t *r)
 {
 	const json_t *callers = json_object_get(r, "callers");
 
-	return json_pack("{s:o?, s:o?, s:o?, s:o}",
-			 "function", json_deep_copy(json_object_get(r, "function")),
-			 "file", json_deep_copy(json_object_get(r, "file")),
-			 "line", json_deep_copy(json_object_get(r, "line")),
-			 "callers", json_is_array(callers) ? json_deep_copy(callers) : json_array());
+	return json_pack("{s:o?, s:o?, s:o?, s:o}", "function",
+			 json_deep_copy(json_object_get(r, "function")), "file",
+			 json_deep_copy(json_object_get(r, "file")), "line",
+			 json_deep_copy(json_object_get(r, "line")), "callers",
+			 json_is_array(callers) ? json_deep_copy(callers) : json_array());
 }
 
 /* Whether list already names the pair (a run that lists it twice). */
@@ -164,12 +165,13 @@ static json_t *removed_reuses(const struct cp_compare_side *base,
 		    !removed(base, head, read, reuses, &still_read))
 			continue;
 		/* Copies: the verdict outlives the runs' documents. */
-		if (insert_by_saving(list, json_pack(
-			"{s:o, s:o, s:o?, s:o?, s:o?, s:b}", "read", read_json(read),
-			"reuses", read_json(reuses), "share", json_deep_copy(json_object_get(e, "share")),
-			"gap_ns", json_deep_copy(json_object_get(e, "gap_ns")),
-			"per_op", json_deep_copy(json_object_get(e, "per_op")),
-			"still_read", still_read))) {
+		if (insert_by_saving(
+			    list, json_pack("{s:o, s:o, s:o?, s:o?, s:o?, s:b}", "read",
+					    read_json(read), "reuses", read_json(reuses), "share",
+					    json_deep_copy(json_object_get(e, "share")), "gap_ns",
+					    json_deep_copy(json_object_get(e, "gap_ns")), "per_op",
+					    json_deep_copy(json_object_get(e, "per_op")),
+					    "still_read", still_read))) {
 			json_decref(list);
 			return NULL;
 		}
@@ -189,14 +191,14 @@ int cp_compare_reusable(struct cp_compare_result *out, const struct cp_compare_s
 	for (size_t r = 0; r < head->n; r++)
 		head_judged |= judged_anatomy(&head->runs[r]) != NULL;
 	if (!first || !head_judged)
-		return 0;	/* not compared: reusable_removed stays NULL */
+		return 0; /* not compared: reusable_removed stays NULL */
 	out->reusable_removed = removed_reuses(base, head, first);
 	return out->reusable_removed ? 0 : -1;
 }
 
 /* Entry e's read and the read it could reuse, named, and its per op. */
-static void entry_texts(const json_t *e, struct cp_buf *read, struct cp_buf *reuses,
-			char *per_op, size_t len)
+static void entry_texts(const json_t *e, struct cp_buf *read, struct cp_buf *reuses, char *per_op,
+			size_t len)
 {
 	double v = json_number_value(json_object_get(e, "per_op"));
 
@@ -229,7 +231,8 @@ void cp_reusable_removed_each(const json_t *verdict,
 		line.read = read.data ? read.data : "";
 		line.reuses = reuses.data ? reuses.data : "";
 		line.outcome = json_is_true(json_object_get(e, "still_read")) ?
-			       "still read, no longer reusable" : "the read is gone";
+				       "still read, no longer reusable" :
+				       "the read is gone";
 		fn(&line, arg);
 		cp_buf_free(&read);
 		cp_buf_free(&reuses);

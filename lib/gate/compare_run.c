@@ -17,8 +17,7 @@
  * stack) and that judging never reads. */
 static int bulky_member(const char *key)
 {
-	return !strcmp(key, "measures") || !strcmp(key, "call_sites") ||
-	       !strcmp(key, "stacks");
+	return !strcmp(key, "measures") || !strcmp(key, "call_sites") || !strcmp(key, "stacks");
 }
 
 static const char *string_or_empty(const json_t *obj, const char *key)
@@ -69,7 +68,9 @@ static const json_t *inlined_at(const json_t *s)
 	const json_t *at = json_object_get(s, "inlined_at");
 
 	return json_integer_value(json_object_get(at, "line")) > 0 &&
-	       json_is_string(json_object_get(at, "file")) ? at : NULL;
+			       json_is_string(json_object_get(at, "file")) ?
+		       at :
+		       NULL;
 }
 
 /* s copied into pool at *at, which moves past it; NULL stays NULL. */
@@ -111,7 +112,8 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 
 	run->names_inlined_at = !n;
 	json_array_foreach(cs, i, s) {
-		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) + 5;
+		len += strlen(cp_json_str(s, "function", "")) + strlen(cp_json_str(s, "file", "")) +
+		       5;
 		len += strlen(cp_json_str(inlined_at(s), "file", ""));
 		len += 2 * strlen(cp_json_str(s, "comp_dir", ""));
 		run->names_inlined_at |= json_object_get(s, "inlined_at") != NULL;
@@ -130,7 +132,8 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 		r->function = pooled(run->sites_pool, &at, cp_json_str(s, "function", ""));
 		r->file = pooled_path(run->sites_pool, &at, dir, cp_json_str(s, "file", NULL));
 		r->line = json_integer_value(json_object_get(s, "line"));
-		r->at_file = pooled_path(run->sites_pool, &at, dir, cp_json_str(called, "file", NULL));
+		r->at_file = pooled_path(run->sites_pool, &at, dir,
+					 cp_json_str(called, "file", NULL));
 		r->at_line = called ? json_integer_value(json_object_get(called, "line")) : 0;
 		r->per_op = json_is_number(per_op) ? json_number_value(per_op) : NAN;
 	}
@@ -186,8 +189,7 @@ int cp_compare_run_from_doc(const json_t *doc, int whole, struct cp_compare_run 
 	if (!(run->doc = json_object()))
 		goto oom;
 	json_object_foreach((json_t *)doc, key, v)
-		if (!bulky_member(key) &&
-		    json_object_set_new(run->doc, key, json_deep_copy(v)))
+		if (!bulky_member(key) && json_object_set_new(run->doc, key, json_deep_copy(v)))
 			goto oom;
 	if (run_digest(run->doc, run))
 		goto oom;
@@ -241,8 +243,7 @@ static int add_measure(void *ctx, const char *name, const json_t *m)
 	size_t name_off, unit_off;
 
 	if (cp_grow(&run->measures, &s->cap, run->nmeasures + 1, sizeof(*run->measures)) ||
-	    pool_add(s, name, &name_off) ||
-	    pool_add(s, string_or_empty(m, "unit"), &unit_off))
+	    pool_add(s, name, &name_off) || pool_add(s, string_or_empty(m, "unit"), &unit_off))
 		return -1;
 	rm = &run->measures[run->nmeasures++];
 	rm->name = (const char *)(uintptr_t)name_off;
@@ -259,8 +260,7 @@ static void shrink_to_fit(struct cp_compare_run *run, size_t pool_len)
 {
 	void *p;
 
-	if (run->nmeasures &&
-	    (p = realloc(run->measures, run->nmeasures * sizeof(*run->measures))))
+	if (run->nmeasures && (p = realloc(run->measures, run->nmeasures * sizeof(*run->measures))))
 		run->measures = p;
 	if (pool_len && (p = realloc(run->pool, pool_len)))
 		run->pool = p;
@@ -269,8 +269,7 @@ static void shrink_to_fit(struct cp_compare_run *run, size_t pool_len)
 /* Reads path into run without ever holding the tree of its measures:
  * each is parsed, copied into the table and dropped (the run file reader
  * walks the file member by member). */
-static int load_compact(const char *path, struct cp_compare_run *run,
-			struct cp_error *err)
+static int load_compact(const char *path, struct cp_compare_run *run, struct cp_error *err)
 {
 	struct measure_sink sink = { .run = run };
 	json_t *doc = NULL;
@@ -320,16 +319,15 @@ static void load_one(void *ctx, size_t i, size_t worker)
 		return;
 	}
 	job->failed[i] = cp_run_file_load(job->paths[i], &doc, &job->errs[i]) != 0;
-	if (!job->failed[i] &&
-	    cp_compare_run_from_doc(doc, job->whole, &job->runs[i])) {
+	if (!job->failed[i] && cp_compare_run_from_doc(doc, job->whole, &job->runs[i])) {
 		cp_fail(&job->errs[i], CP_EXIT_USAGE, "%s: out of memory", job->paths[i]);
 		job->failed[i] = 1;
 	}
 	json_decref(doc);
 }
 
-int cp_compare_load_runs(const char *const *paths, size_t n, int whole,
-			 struct cp_compare_run *runs, struct cp_error *err)
+int cp_compare_load_runs(const char *const *paths, size_t n, int whole, struct cp_compare_run *runs,
+			 struct cp_error *err)
 {
 	struct load_job job = { .paths = paths, .runs = runs, .whole = whole };
 	int rc = 0;

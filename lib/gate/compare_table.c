@@ -76,7 +76,7 @@ static void signed_num(char *buf, size_t len, double v, const char *suffix)
 	else if (fabs(v) >= 0.01)
 		snprintf(buf, len, "%+.2g%s", v, suffix);
 	else
-		snprintf(buf, len, "%+.2f%s", v, suffix);	/* never e-notation */
+		snprintf(buf, len, "%+.2f%s", v, suffix); /* never e-notation */
 }
 
 static void signed_pct(char *buf, size_t len, double v)
@@ -94,8 +94,16 @@ static void interval_text(char *buf, size_t len, double lo, double hi, int pct)
 		signed_num(l, sizeof(l), lo, "");
 		signed_num(h, sizeof(h), hi, "");
 	} else {
-		snprintf(l, sizeof(l), !isfinite(lo) ? "?" : fabs(lo) >= 1e4 ? "%+.0f" : "%+.4g", lo);
-		snprintf(h, sizeof(h), !isfinite(hi) ? "?" : fabs(hi) >= 1e4 ? "%+.0f" : "%+.4g", hi);
+		snprintf(l, sizeof(l),
+			 !isfinite(lo)	 ? "?" :
+			 fabs(lo) >= 1e4 ? "%+.0f" :
+					   "%+.4g",
+			 lo);
+		snprintf(h, sizeof(h),
+			 !isfinite(hi)	 ? "?" :
+			 fabs(hi) >= 1e4 ? "%+.0f" :
+					   "%+.4g",
+			 hi);
 	}
 	snprintf(buf, len, " [%.30s, %.30s]", l, h);
 }
@@ -105,8 +113,9 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 	const json_t *pct = json_object_get(m, "change_pct");
 	const json_t *abs_ = json_object_get(m, "change_abs");
 	const char *dir = cp_json_str(m, "direction", "");
-	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " :	/* ▲ */
-			   !strcmp(dir, "better") ? "\xe2\x96\xbc " : "";	/* ▼ */
+	const char *mark = !strcmp(dir, "worse") ? "\xe2\x96\xb2 " : /* ▲ */
+				   !strcmp(dir, "better") ? "\xe2\x96\xbc " :
+							    ""; /* ▼ */
 	double p = num(pct, "point"), lo = num(pct, "lo"), hi = num(pct, "hi");
 	char a[48], b[80];
 
@@ -130,7 +139,7 @@ void cp_format_change(char *buf, size_t len, const json_t *m)
 		}
 		return;
 	}
-	if (isnan(p)) {	/* base median 0: absolute change */
+	if (isnan(p)) { /* base median 0: absolute change */
 		p = num(abs_, "point");
 		lo = num(abs_, "lo");
 		hi = num(abs_, "hi");
@@ -170,11 +179,10 @@ static void fill_row(struct row *r, const json_t *m)
 	 * a first character is shown escaped too. */
 	if (*name == ' ' || *name == ':' || *name == '#') {
 		snprintf(r->cell[COL_NAME], sizeof(r->cell[0]), "\\x%02x", *name);
-		cp_escape_display(r->cell[COL_NAME] + 4, sizeof(r->cell[0]) - 4,
-				  name + 1, NAME_COLUMNS - 1);
+		cp_escape_display(r->cell[COL_NAME] + 4, sizeof(r->cell[0]) - 4, name + 1,
+				  NAME_COLUMNS - 1);
 	} else {
-		cp_escape_display(r->cell[COL_NAME], sizeof(r->cell[0]), name,
-				  NAME_COLUMNS);
+		cp_escape_display(r->cell[COL_NAME], sizeof(r->cell[0]), name, NAME_COLUMNS);
 	}
 	cp_format_value(r->cell[COL_BASE], sizeof(r->cell[0]),
 			json_object_get(json_object_get(m, "base"), "median"));
@@ -185,10 +193,11 @@ static void fill_row(struct row *r, const json_t *m)
 			  json_is_string(bound) ? json_string_value(bound) : "-", 20);
 	snprintf(r->cell[COL_STATUS], sizeof(r->cell[0]), "%s",
 		 !strcmp(status, "regressed") ? "REGRESSED" : status);
-	r->color = !strcmp(status, "regressed") ? "\033[1;31m" :
+	r->color = !strcmp(status, "regressed")	   ? "\033[1;31m" :
 		   !strcmp(status, "inconclusive") ? "\033[33m" :
-		   !strcmp(status, "improved") ? "\033[32m" :
-		   !strcmp(status, "within") ? NULL : "\033[36m";
+		   !strcmp(status, "improved")	   ? "\033[32m" :
+		   !strcmp(status, "within")	   ? NULL :
+						     "\033[36m";
 }
 
 static void put_cell(FILE *out, const char *s, size_t width, int right)
@@ -246,8 +255,8 @@ void cp_env_mismatches_each(const json_t *verdict,
 	json_array_foreach(json_object_get(verdict, "env_mismatch"), i, e) {
 		char *b = json_dumps(json_object_get(e, "base"), JSON_ENCODE_ANY);
 		char *h = json_dumps(json_object_get(e, "head"), JSON_ENCODE_ANY);
-		struct cp_env_mismatch m = { cp_json_str(e, "field", ""), b ? b : "?",
-					     h ? h : "?", cp_json_str(e, "effect", "") };
+		struct cp_env_mismatch m = { cp_json_str(e, "field", ""), b ? b : "?", h ? h : "?",
+					     cp_json_str(e, "effect", "") };
 
 		fn(&m, arg);
 		free(b);
@@ -276,7 +285,8 @@ static void removed_reuse_line(const struct cp_reusable_removed_line *l, void *a
 	}
 	cp_escape_display(read, sizeof(read), l->read, 160);
 	cp_escape_display(reuses, sizeof(reuses), l->reuses, 160);
-	fprintf(arg, "reusable in base, not in head: %s (could reuse %s; %s reads/op in base): %s\n",
+	fprintf(arg,
+		"reusable in base, not in head: %s (could reuse %s; %s reads/op in base): %s\n",
 		read, reuses, l->per_op, l->outcome);
 }
 
@@ -326,8 +336,8 @@ static void gained_measure(const json_t *m, void *arg)
 	fputs("\n", arg);
 }
 
-static void summary_lines(FILE *out, const json_t *v,
-			  const struct cp_verdict_measures *ms, int color)
+static void summary_lines(FILE *out, const json_t *v, const struct cp_verdict_measures *ms,
+			  int color)
 {
 	const json_t *s = json_object_get(v, "summary");
 	const char *status = cp_json_str(v, "status", "");
@@ -337,7 +347,9 @@ static void summary_lines(FILE *out, const json_t *v,
 
 	fprintf(out, "%s%s%s: %lld of %lld measures outside bounds",
 		color ? (!strcmp(status, "fail") ? "\033[1;31m" :
-			 !strcmp(status, "pass") ? "\033[1;32m" : "\033[1;33m") : "",
+			 !strcmp(status, "pass") ? "\033[1;32m" :
+						   "\033[1;33m") :
+			"",
 		status, color ? "\033[0m" : "",
 		(long long)json_integer_value(json_object_get(s, "outside_bounds")),
 		(long long)json_integer_value(json_object_get(s, "judged")));
@@ -347,8 +359,9 @@ static void summary_lines(FILE *out, const json_t *v,
 		(long long)json_integer_value(json_object_get(s, "within")),
 		(long long)json_integer_value(json_object_get(s, "added")),
 		(long long)json_integer_value(json_object_get(s, "removed")));
-	fprintf(out, "base: %lld runs, head: %lld runs; \xe2\x96\xb2 worse, \xe2\x96\xbc better, "
-		     "[95%% interval] (Hodges-Lehmann), Holm-corrected\n",
+	fprintf(out,
+		"base: %lld runs, head: %lld runs; \xe2\x96\xb2 worse, \xe2\x96\xbc better, "
+		"[95%% interval] (Hodges-Lehmann), Holm-corrected\n",
 		(long long)json_integer_value(json_object_get(json_object_get(v, "base"), "runs")),
 		(long long)json_integer_value(json_object_get(json_object_get(v, "head"), "runs")));
 	cp_env_mismatches_each(v, env_line, out);
@@ -380,8 +393,8 @@ static int fill_row_at(struct row *r, const struct cp_verdict_measures *ms, size
 int cp_compare_table_write_of(FILE *out, const json_t *verdict,
 			      const struct cp_verdict_measures *ms, int color)
 {
-	static const char *const head[NCOLS] = { "measure", "base", "head",
-		"change", "bound", "status" };
+	static const char *const head[NCOLS] = { "measure", "base",  "head",
+						 "change",  "bound", "status" };
 	size_t n = ms->n, width[NCOLS];
 	size_t *sorted = cp_verdict_measures_sorted(ms);
 	struct row *r = malloc(sizeof(*r));
@@ -435,8 +448,8 @@ int cp_compare_table_write(FILE *out, const json_t *verdict, int color)
 	return cp_compare_table_write_of(out, verdict, &ms, color);
 }
 
-char *cp_compare_table_string_of(const json_t *verdict,
-				 const struct cp_verdict_measures *ms, int color)
+char *cp_compare_table_string_of(const json_t *verdict, const struct cp_verdict_measures *ms,
+				 int color)
 {
 	char *buf = NULL;
 	size_t len = 0;

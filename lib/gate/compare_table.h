@@ -26,8 +26,8 @@ char *cp_compare_table_string(const json_t *verdict, int color);
 struct cp_verdict_measures;
 int cp_compare_table_write_of(FILE *out, const json_t *verdict,
 			      const struct cp_verdict_measures *ms, int color);
-char *cp_compare_table_string_of(const json_t *verdict,
-				 const struct cp_verdict_measures *ms, int color);
+char *cp_compare_table_string_of(const json_t *verdict, const struct cp_verdict_measures *ms,
+				 int color);
 
 /* A value for people: 4 significant digits, thousands separators for
  * large numbers ("19,196", "25.98", "0.1699"); "-" for null. */
@@ -59,6 +59,5 @@ struct cp_env_mismatch {
 /* Calls fn for each of verdict's environment differences. */
 void cp_env_mismatches_each(const json_t *verdict,
 			    void (*fn)(const struct cp_env_mismatch *e, void *arg), void *arg);
-
 
 #endif

@@ -29,8 +29,7 @@ int cp_compare_texts_json(FILE *f, const char *name, const json_t *verdict,
 			  const struct cp_verdict_measures *ms, struct cp_error *err)
 {
 	errno = 0;
-	if (cp_verdict_write(f, verdict, ms) ||
-	    (!strcmp(name, "-") && fputc('\n', f) == EOF)) {
+	if (cp_verdict_write(f, verdict, ms) || (!strcmp(name, "-") && fputc('\n', f) == EOF)) {
 		const char *why = ferror(f) && errno ? strerror(errno) : "out of memory";
 
 		return cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", name, why);
@@ -40,8 +39,8 @@ int cp_compare_texts_json(FILE *f, const char *name, const json_t *verdict,
 
 static int write_json(struct render_job *job)
 {
-	return cp_compare_texts_json(job->rq->json, job->rq->json_name, job->verdict,
-				     job->ms, &job->json_err);
+	return cp_compare_texts_json(job->rq->json, job->rq->json_name, job->verdict, job->ms,
+				     &job->json_err);
 }
 
 static char *annotations_string(const json_t *verdict, const struct cp_verdict_measures *ms)
@@ -71,27 +70,21 @@ static void render_one(void *ctx, size_t i, size_t worker)
 	if (!job->wanted[i])
 		return;
 	switch ((enum text_kind)i) {
-	case TEXT_JSON:
-		job->json_failed = write_json(job) != 0;
-		break;
-	case TEXT_MARKDOWN:
-		job->text[i] = cp_compare_markdown_of(job->verdict, job->ms, 0);
-		break;
-	case TEXT_ANNOTATIONS:
-		job->text[i] = annotations_string(job->verdict, job->ms);
-		break;
-	default:
-		break;
+	case TEXT_JSON: job->json_failed = write_json(job) != 0; break;
+	case TEXT_MARKDOWN: job->text[i] = cp_compare_markdown_of(job->verdict, job->ms, 0); break;
+	case TEXT_ANNOTATIONS: job->text[i] = annotations_string(job->verdict, job->ms); break;
+	default: break;
 	}
 }
 
 int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measures *ms,
-			    const struct cp_compare_texts_request *rq,
-			    struct cp_compare_texts *out, struct cp_error *err)
+			    const struct cp_compare_texts_request *rq, struct cp_compare_texts *out,
+			    struct cp_error *err)
 {
-	struct render_job job = { verdict, ms, rq,
-				  { rq->json != NULL, rq->markdown, rq->annotations },
-				  { NULL }, 0, { 0 } };
+	struct render_job job = { verdict,  ms,
+				  rq,	    { rq->json != NULL, rq->markdown, rq->annotations },
+				  { NULL }, 0,
+				  { 0 } };
 
 	cp_parallel_for(NTEXTS, cp_parallel_workers(NTEXTS), render_one, &job);
 	out->markdown = job.text[TEXT_MARKDOWN];
@@ -110,8 +103,8 @@ int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measu
 	return 0;
 }
 
-int cp_compare_texts_table(FILE *f, const json_t *verdict,
-			   const struct cp_verdict_measures *ms, int color)
+int cp_compare_texts_table(FILE *f, const json_t *verdict, const struct cp_verdict_measures *ms,
+			   int color)
 {
 	return cp_compare_table_write_of(f, verdict, ms, color);
 }

@@ -21,8 +21,8 @@
  * other (8 ms of a 1,000-measure, 60-run gate). *all holds base runs
  * then head runs. whole: keep every run's whole document, for the HTML
  * report. */
-static int load_sides(const struct cp_gate_request *rq, int whole,
-		      struct cp_compare_run **all, struct cp_error *err)
+static int load_sides(const struct cp_gate_request *rq, int whole, struct cp_compare_run **all,
+		      struct cp_error *err)
 {
 	size_t n = rq->nbase + rq->nhead;
 	const char **names = calloc(n + 1, sizeof(*names));
@@ -135,9 +135,8 @@ static void append_summary(struct cp_gate_outcome *out)
  * cannot be staged (stdout, a FIFO) after the staged files. */
 static int verdict_outputs(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 			   const struct cp_compare_run *runs,
-			   const struct cp_compare_result *result,
-			   struct cp_gate_outcome *out, struct cp_output *outs,
-			   struct cp_error *err)
+			   const struct cp_compare_result *result, struct cp_gate_outcome *out,
+			   struct cp_output *outs, struct cp_error *err)
 {
 	struct cp_compare_side b = { runs, rq->base_files, rq->nbase };
 	struct cp_compare_side h = { runs + rq->nbase, rq->head_files, rq->nhead };
@@ -190,8 +189,7 @@ static int judge(const struct cp_gate_request *rq, struct cp_bounds *bounds,
 	return verdict_outputs(rq, bounds, runs, out->result, out, outs, err);
 }
 
-int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out,
-		struct cp_error *err)
+int cp_gate_run(const struct cp_gate_request *rq, struct cp_gate_outcome *out, struct cp_error *err)
 {
 	struct cp_output outs[NGATE] = { [GATE_MARKDOWN] = { .path = rq->markdown },
 					 [GATE_HTML] = { .path = rq->html },

@@ -137,8 +137,8 @@ static void error_line(FILE *out, const json_t *m)
 	cp_github_escape_property(title, sizeof(title), text);
 	gained_text(gained, sizeof(gained), m);
 	if (regressed)
-		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s%s",
-			 name, change, cp_json_str(m, "bound", ""), reason, gained);
+		snprintf(text, sizeof(text), "Measure '%s' changed %s, bound %s: %s%s", name,
+			 change, cp_json_str(m, "bound", ""), reason, gained);
 	else
 		snprintf(text, sizeof(text), "Measure '%s': %s", name, reason);
 	cp_github_escape_data(msg, sizeof(msg), text);
@@ -189,8 +189,9 @@ int cp_github_annotations_write_of(FILE *out, const json_t *verdict,
 		json_decref(m);
 	}
 	if (failing > shown) {
-		fprintf(out, "::notice title=clockprof::%zu more measures regressed "
-			     "beyond their bounds; see the job summary or verdict.json\n",
+		fprintf(out,
+			"::notice title=clockprof::%zu more measures regressed "
+			"beyond their bounds; see the job summary or verdict.json\n",
 			failing - shown);
 		lines++;
 	}
@@ -228,8 +229,8 @@ int cp_github_stop_commands(FILE *out, char token[33])
 				       ((unsigned long long)getpid() << 32) ^
 				       (unsigned long long)(size_t)&r;
 
-		for (size_t i = 0; i < sizeof(r); i++,
-		     x = x * 6364136223846793005ULL + 1442695040888963407ULL)
+		for (size_t i = 0; i < sizeof(r);
+		     i++, x = x * 6364136223846793005ULL + 1442695040888963407ULL)
 			r[i] = (unsigned char)(x >> 56);
 	}
 	for (size_t i = 0; i < sizeof(r); i++)

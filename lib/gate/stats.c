@@ -71,15 +71,14 @@ struct tagged {
 
 static int cmp_tagged(const void *a, const void *b)
 {
-	return cmp_double(&((const struct tagged *)a)->v,
-			  &((const struct tagged *)b)->v);
+	return cmp_double(&((const struct tagged *)a)->v, &((const struct tagged *)b)->v);
 }
 
 /* The pooled sample sorted, with twice each value's mid-rank (an integer:
  * a run of ties [i, j) has mid-rank (i + 1 + j) / 2). Returns the doubled
  * rank sum of y, or -1 when out of memory; *ties gets sum(t^3 - t). */
-static long doubled_ranks(const double *x, size_t nx, const double *y, size_t ny,
-			  long *r2, double *ties)
+static long doubled_ranks(const double *x, size_t nx, const double *y, size_t ny, long *r2,
+			  double *ties)
 {
 	size_t n = nx + ny, i, j;
 	struct tagged *t = malloc(n * sizeof(*t));
@@ -148,8 +147,8 @@ static pthread_mutex_t no_tie_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The counts for r2 (owned by the caller, free it) or, without ties, the
  * cached ones (*cached set, do not free). */
-static const double *rank_sum_counts(const long *r2, size_t n, size_t k, int ties,
-				     long *smax, int *cached)
+static const double *rank_sum_counts(const long *r2, size_t n, size_t k, int ties, long *smax,
+				     int *cached)
 {
 	const double *counts = NULL;
 
@@ -175,8 +174,8 @@ static const double *rank_sum_counts(const long *r2, size_t n, size_t k, int tie
 
 /* Exact tails of the doubled rank sum S of k values drawn from the n
  * doubled ranks r2 (every split equally likely under "no difference"). */
-static int exact_tails(const long *r2, size_t n, size_t k, long s_obs, int ties,
-		       double *p_ge, double *p_le)
+static int exact_tails(const long *r2, size_t n, size_t k, long s_obs, int ties, double *p_ge,
+		       double *p_le)
 {
 	long smax;
 	int cached;
@@ -199,13 +198,11 @@ static int exact_tails(const long *r2, size_t n, size_t k, long s_obs, int ties,
 	return 0;
 }
 
-static void normal_p(struct cp_mann_whitney *out, size_t nx, size_t ny,
-		     double ties)
+static void normal_p(struct cp_mann_whitney *out, size_t nx, size_t ny, double ties)
 {
 	double n = (double)(nx + ny), mean = (double)nx * (double)ny / 2.0;
-	double var = (double)nx * (double)ny / 12.0 *
-		     ((n + 1) - ties / (n * (n - 1)));
-	double dev = fabs(out->u - mean) - 0.5;	/* continuity correction */
+	double var = (double)nx * (double)ny / 12.0 * ((n + 1) - ties / (n * (n - 1)));
+	double dev = fabs(out->u - mean) - 0.5; /* continuity correction */
 
 	out->exact = 0;
 	if (!(var > 0) || n < 2) {
@@ -221,8 +218,8 @@ static void normal_p(struct cp_mann_whitney *out, size_t nx, size_t ny,
 	out->p_less = cp_normal_sf((mean - out->u - 0.5) / sqrt(var));
 }
 
-static int mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
-			int allow_exact, struct cp_mann_whitney *out)
+static int mann_whitney(const double *x, size_t nx, const double *y, size_t ny, int allow_exact,
+			struct cp_mann_whitney *out)
 {
 	size_t n = nx + ny;
 	long *r2, sum_y;
@@ -260,8 +257,8 @@ int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 	return mann_whitney(x, nx, y, ny, 1, out);
 }
 
-int cp_mann_whitney_normal(const double *x, size_t nx, const double *y,
-			   size_t ny, struct cp_mann_whitney *out)
+int cp_mann_whitney_normal(const double *x, size_t nx, const double *y, size_t ny,
+			   struct cp_mann_whitney *out)
 {
 	return mann_whitney(x, nx, y, ny, 0, out);
 }
@@ -305,8 +302,7 @@ size_t cp_hl_min_runs(double z)
  * returns where the moved ones end. One pass without a data-dependent
  * branch: on random data a branchy partition mispredicts every other
  * element, and was three times slower. */
-static size_t move_to_front(double *d, size_t lo, size_t hi, double pivot,
-			    int below)
+static size_t move_to_front(double *d, size_t lo, size_t hi, double pivot, int below)
 {
 	size_t store = lo;
 
@@ -342,7 +338,7 @@ static void select_kth(double *d, size_t lo, size_t hi, size_t k)
 		}
 		equal = move_to_front(d, below, end, pivot, 0);
 		if (k < equal || equal == below)
-			return;	/* d[k] == pivot, in place (or NaN: no order) */
+			return; /* d[k] == pivot, in place (or NaN: no order) */
 		lo = equal;
 	}
 }
@@ -359,8 +355,7 @@ static double max_of(const double *d, size_t n)
 
 /* Fills out from the m*n pairwise values in d (reordered here): the
  * median and the C-th smallest and C-th largest. */
-static void hl_from_pairs(double *d, size_t m, size_t n, double z,
-			  struct cp_shift *out)
+static void hl_from_pairs(double *d, size_t m, size_t n, double z, struct cp_shift *out)
 {
 	size_t mn = m * n, c = cp_hl_rank(m, n, z), upper_mid = mn / 2;
 	size_t limit = mn - 1;
@@ -372,7 +367,7 @@ static void hl_from_pairs(double *d, size_t m, size_t n, double z,
 		limit = mn - c;
 	}
 	if (upper_mid > limit)
-		upper_mid = limit;	/* tiny samples: the median is the top end */
+		upper_mid = limit; /* tiny samples: the median is the top end */
 	select_kth(d, 0, limit, upper_mid);
 	out->point = d[upper_mid];
 	if (mn % 2 == 0 && upper_mid > 0)
@@ -390,8 +385,8 @@ static void hl_from_pairs(double *d, size_t m, size_t n, double z,
 /* The pairwise values y_j - x_i (or y_j / x_i) and their estimate. Shift
  * needs numbers, ratio positive numbers (a ratio of a sign change or of 0
  * means nothing). */
-static int hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny,
-			  double z, bool ratio, double *scratch, struct cp_shift *out)
+static int hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny, double z,
+			  bool ratio, double *scratch, struct cp_shift *out)
 {
 	size_t k = 0;
 
@@ -410,14 +405,14 @@ static int hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny
 	return 0;
 }
 
-int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
-		double z, double *scratch, struct cp_shift *out)
+int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny, double z, double *scratch,
+		struct cp_shift *out)
 {
 	return hodges_lehmann(x, nx, y, ny, z, false, scratch, out);
 }
 
-int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny,
-		double z, double *scratch, struct cp_shift *out)
+int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny, double z, double *scratch,
+		struct cp_shift *out)
 {
 	return hodges_lehmann(x, nx, y, ny, z, true, scratch, out);
 }
@@ -466,7 +461,7 @@ static int adjust(const double *p, size_t n, double *adj, bool step_up)
 	for (size_t j = 0; j < m; j++) {
 		size_t k = step_up ? m - 1 - j : j;
 		double v = step_up ? (double)m * s[k].p / (double)(k + 1) :
-			   (double)(m - k) * s[k].p;
+				     (double)(m - k) * s[k].p;
 
 		v = v > 1 ? 1 : v;
 		running = step_up ? fmin(running, v) : fmax(running, v);

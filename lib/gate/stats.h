@@ -45,12 +45,12 @@ double cp_normal_sf(double z);
 #define CP_MW_EXACT_MAX_PAIRS 256
 
 struct cp_mann_whitney {
-	double u;	/* U of the second sample (head): pairs with y > x, ties 1/2 */
-	double z;	/* standardised, continuity corrected; 0 when no variance */
-	double p;	/* two-sided p-value in [0, 1] */
-	double p_greater;	/* one-sided: y tends to be larger than x */
-	double p_less;		/* one-sided: y tends to be smaller than x */
-	int exact;	/* 1: from the exact distribution (ties kept as they are) */
+	double u;	  /* U of the second sample (head): pairs with y > x, ties 1/2 */
+	double z;	  /* standardised, continuity corrected; 0 when no variance */
+	double p;	  /* two-sided p-value in [0, 1] */
+	double p_greater; /* one-sided: y tends to be larger than x */
+	double p_less;	  /* one-sided: y tends to be smaller than x */
+	int exact;	  /* 1: from the exact distribution (ties kept as they are) */
 };
 
 /* Mann-Whitney U test of x (n_x values) against y (n_y values). Needs
@@ -64,8 +64,8 @@ int cp_mann_whitney(const double *x, size_t nx, const double *y, size_t ny,
 		    struct cp_mann_whitney *out);
 
 /* The same, always with the normal approximation. */
-int cp_mann_whitney_normal(const double *x, size_t nx, const double *y,
-			   size_t ny, struct cp_mann_whitney *out);
+int cp_mann_whitney_normal(const double *x, size_t nx, const double *y, size_t ny,
+			   struct cp_mann_whitney *out);
 
 /* The smallest two-sided p-value that n_x and n_y runs can give at all
  * (the samples fully apart, no ties): 2 / C(n_x + n_y, n_x) exactly, or
@@ -82,22 +82,22 @@ size_t cp_hl_rank(size_t m, size_t n, double z);
 size_t cp_hl_min_runs(double z);
 
 struct cp_shift {
-	double point, lo, hi;	/* estimate and interval ends */
-	int has_interval;	/* 0 when too few runs: lo/hi are NaN */
+	double point, lo, hi; /* estimate and interval ends */
+	int has_interval;     /* 0 when too few runs: lo/hi are NaN */
 };
 
 /* Hodges-Lehmann estimate of the shift y - x: the median of all y_j - x_i,
  * with the interval at normal quantile z. scratch must hold nx*ny doubles.
  * Returns -1 on an empty side (EINVAL) or a NaN value (EDOM). */
-int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny,
-		double z, double *scratch, struct cp_shift *out);
+int cp_hl_shift(const double *x, size_t nx, const double *y, size_t ny, double z, double *scratch,
+		struct cp_shift *out);
 
 /* The same on the ratio y / x (all values must be > 0; returns -1
  * otherwise): the median of all y_j / x_i and its interval. Equivalent to
  * the shift of log values, so it suits multiplicative noise and gives the
  * relative change directly (ratio - 1). */
-int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny,
-		double z, double *scratch, struct cp_shift *out);
+int cp_hl_ratio(const double *x, size_t nx, const double *y, size_t ny, double z, double *scratch,
+		struct cp_shift *out);
 
 /* Adjusted p-values for n simultaneous tests, written to adj (may alias p).
  * NaN entries are ignored (left NaN) and not counted in n. */

@@ -15,9 +15,8 @@
 static json_t *rule_json(const struct cp_bound_rule *r)
 {
 	return json_pack("{s:o, s:s, s:s, s:I}", "line",
-			 r->line ? json_integer(r->line) : json_null(), "pattern",
-			 r->pattern, "bound", r->text, "matched",
-			 (json_int_t)r->matched);
+			 r->line ? json_integer(r->line) : json_null(), "pattern", r->pattern,
+			 "bound", r->text, "matched", (json_int_t)r->matched);
 }
 
 static json_t *side_json(const struct cp_compare_side *s, json_t *env)
@@ -25,10 +24,9 @@ static json_t *side_json(const struct cp_compare_side *s, json_t *env)
 	json_t *files = json_array();
 
 	for (size_t i = 0; i < s->n; i++)
-		json_array_append_new(files, s->names && s->names[i] ?
-				      json_string(s->names[i]) : json_null());
-	return json_pack("{s:I, s:o, s:O}", "runs", (json_int_t)s->n, "files",
-			 files, "env", env);
+		json_array_append_new(files, s->names && s->names[i] ? json_string(s->names[i]) :
+								       json_null());
+	return json_pack("{s:I, s:o, s:O}", "runs", (json_int_t)s->n, "files", files, "env", env);
 }
 
 /* The bounds' rules as judged: the file's, then the defaults. */
@@ -51,10 +49,8 @@ static json_t *rules_json(const struct cp_bounds *bounds)
 #define MEASURES_MARKER "clockprof: measures go here"
 static const char MEASURES_AT[] = "\n  \"measures\": \"" MEASURES_MARKER "\"";
 
-json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
-			    const struct cp_bounds *bounds,
-			    const struct cp_compare_side *base,
-			    const struct cp_compare_side *head)
+json_t *cp_verdict_skeleton(const struct cp_compare_result *r, const struct cp_bounds *bounds,
+			    const struct cp_compare_side *base, const struct cp_compare_side *head)
 {
 	json_t *doc = json_object(), *rules = rules_json(bounds);
 	const size_t *c = r->counts;
@@ -65,8 +61,9 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 	gmtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_object_set_new(doc, "schema", json_string(CP_VERDICT_SCHEMA));
-	json_object_set_new(doc, "tool", json_pack("{s:s, s:s}", "name", "clockprof",
-						   "version", CLOCKPROF_VERSION));
+	json_object_set_new(doc, "tool",
+			    json_pack("{s:s, s:s}", "name", "clockprof", "version",
+				      CLOCKPROF_VERSION));
 	json_object_set_new(doc, "created_at", json_string(now));
 	json_object_set_new(doc, "status", json_string(cp_verdict_status_name(r->status)));
 	json_object_set_new(doc, "exit_code", json_integer(r->exit_code));
@@ -107,15 +104,13 @@ json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
 	json_object_set(doc, "warnings", r->warnings);
 	json_object_set(doc, "excluded_runs", r->excluded);
 	json_object_set(doc, "inconclusive_reasons", r->inconclusive_reasons);
-	json_object_set_new(doc, "reusable_removed", r->reusable_removed ?
-			    json_incref(r->reusable_removed) : json_null());
+	json_object_set_new(doc, "reusable_removed",
+			    r->reusable_removed ? json_incref(r->reusable_removed) : json_null());
 	return doc;
 }
 
-json_t *cp_verdict_build(const struct cp_compare_result *r,
-			 const struct cp_bounds *bounds,
-			 const struct cp_compare_side *base,
-			 const struct cp_compare_side *head)
+json_t *cp_verdict_build(const struct cp_compare_result *r, const struct cp_bounds *bounds,
+			 const struct cp_compare_side *base, const struct cp_compare_side *head)
 {
 	json_t *doc = cp_verdict_skeleton(r, bounds, base, head);
 	json_t *measures = json_array();
@@ -151,8 +146,7 @@ static int write_measure(FILE *out, const json_t *m)
 	return 0;
 }
 
-int cp_verdict_write(FILE *out, const json_t *skeleton,
-		     const struct cp_verdict_measures *ms)
+int cp_verdict_write(FILE *out, const json_t *skeleton, const struct cp_verdict_measures *ms)
 {
 	char *text = cp_json_text(skeleton), *at;
 	size_t split;
@@ -184,22 +178,22 @@ int cp_verdict_write(FILE *out, const json_t *skeleton,
 
 /* --- loading ----------------------------------------------------------- */
 
-static int need(const json_t *obj, const char *key, json_type type, int nullable,
-		const char *what, const char *where, struct cp_error *err)
+static int need(const json_t *obj, const char *key, json_type type, int nullable, const char *what,
+		const char *where, struct cp_error *err)
 {
 	const json_t *v = json_object_get(obj, key);
 
 	if (!v)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: %s%s is missing", what,
-			       where, key);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid verdict file: %s%s is missing",
+			       what, where, key);
 	if (nullable && json_is_null(v))
 		return 0;
 	if (type == JSON_REAL ? !json_is_number(v) :
-	    type == JSON_TRUE ? !json_is_boolean(v) : json_typeof(v) != type)
+	    type == JSON_TRUE ? !json_is_boolean(v) :
+				json_typeof(v) != type)
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: %s%s has the wrong type",
-			       what, where, key);
+			       "%s: invalid verdict file: %s%s has the wrong type", what, where,
+			       key);
 	return 0;
 }
 
@@ -213,19 +207,17 @@ static int one_of(const json_t *v, const char *const *names)
 	return 0;
 }
 
-static int validate_measure(const json_t *m, size_t i, const char *what,
-			    struct cp_error *err)
+static int validate_measure(const json_t *m, size_t i, const char *what, struct cp_error *err)
 {
-	static const char *const statuses[] = { "within", "regressed", "improved",
-		"inconclusive", "added", "removed", NULL };
+	static const char *const statuses[] = { "within", "regressed", "improved", "inconclusive",
+						"added",  "removed",   NULL };
 	static const char *const kinds[] = { "exact", "sampled", NULL };
 	char where[64];
 
 	snprintf(where, sizeof(where), "measures[%zu].", i);
 	if (!json_is_object(m))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: measures[%zu] is not an object",
-			       what, i);
+			       "%s: invalid verdict file: measures[%zu] is not an object", what, i);
 	if (need(m, "name", JSON_STRING, 0, what, where, err) ||
 	    need(m, "unit", JSON_STRING, 0, what, where, err) ||
 	    need(m, "kind", JSON_STRING, 0, what, where, err) ||
@@ -237,9 +229,10 @@ static int validate_measure(const json_t *m, size_t i, const char *what,
 	    need(m, "status", JSON_STRING, 0, what, where, err))
 		return -1;
 	if (!one_of(json_object_get(m, "status"), statuses))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: %sstatus is not one of within, regressed, improved, inconclusive, added, removed",
-			       what, where);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid verdict file: %sstatus is not one of within, regressed, improved, inconclusive, added, removed",
+			what, where);
 	if (!one_of(json_object_get(m, "kind"), kinds))
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s: invalid verdict file: %skind must be \"exact\" or \"sampled\"",
@@ -247,12 +240,11 @@ static int validate_measure(const json_t *m, size_t i, const char *what,
 	return 0;
 }
 
-int cp_verdict_file_validate(const json_t *doc, const char *what,
-			     struct cp_error *err)
+int cp_verdict_file_validate(const json_t *doc, const char *what, struct cp_error *err)
 {
 	static const char *const statuses[] = { "pass", "fail", "inconclusive", NULL };
-	static const char *const counts[] = { "measures", "within", "regressed",
-		"improved", "inconclusive" };
+	static const char *const counts[] = { "measures", "within", "regressed", "improved",
+					      "inconclusive" };
 	const json_t *summary, *measures, *m;
 	size_t i;
 
@@ -266,21 +258,18 @@ int cp_verdict_file_validate(const json_t *doc, const char *what,
 	    need(doc, "measures", JSON_ARRAY, 0, what, "", err))
 		return -1;
 	if (!one_of(json_object_get(doc, "status"), statuses))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid verdict file: status must be pass, fail or inconclusive",
-			       what);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid verdict file: status must be pass, fail or inconclusive",
+			what);
 	summary = json_object_get(doc, "summary");
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		if (need(summary, counts[i], JSON_INTEGER, 0, what, "summary.", err))
 			return -1;
-	if (need(json_object_get(doc, "bounds"), "file", JSON_STRING, 1, what,
-		 "bounds.", err) ||
-	    need(json_object_get(doc, "bounds"), "sha256", JSON_STRING, 1, what,
-		 "bounds.", err) ||
-	    need(json_object_get(doc, "base"), "runs", JSON_INTEGER, 0, what,
-		 "base.", err) ||
-	    need(json_object_get(doc, "head"), "runs", JSON_INTEGER, 0, what,
-		 "head.", err))
+	if (need(json_object_get(doc, "bounds"), "file", JSON_STRING, 1, what, "bounds.", err) ||
+	    need(json_object_get(doc, "bounds"), "sha256", JSON_STRING, 1, what, "bounds.", err) ||
+	    need(json_object_get(doc, "base"), "runs", JSON_INTEGER, 0, what, "base.", err) ||
+	    need(json_object_get(doc, "head"), "runs", JSON_INTEGER, 0, what, "head.", err))
 		return -1;
 	measures = json_object_get(doc, "measures");
 	json_array_foreach(measures, i, m)
@@ -293,4 +282,3 @@ int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err)
 {
 	return cp_json_load_file(path, cp_verdict_file_validate, doc, err);
 }
-

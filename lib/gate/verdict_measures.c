@@ -17,16 +17,16 @@ static json_t *side_stats(const struct cp_side_stats *s, int present)
 {
 	if (!present)
 		return json_null();
-	return json_pack("{s:o, s:o, s:o, s:I}", "median", num(s->median), "lo",
-			 num(s->lo), "hi", num(s->hi), "n", (json_int_t)s->n);
+	return json_pack("{s:o, s:o, s:o, s:I}", "median", num(s->median), "lo", num(s->lo), "hi",
+			 num(s->hi), "n", (json_int_t)s->n);
 }
 
 static json_t *interval(const struct cp_interval *c)
 {
 	if (isnan(c->point))
 		return json_null();
-	return json_pack("{s:o, s:o, s:o}", "point", num(c->point), "lo",
-			 num(c->lo), "hi", num(c->hi));
+	return json_pack("{s:o, s:o, s:o}", "point", num(c->point), "lo", num(c->lo), "hi",
+			 num(c->hi));
 }
 
 /* A copy, not a reference: writers build measures on several threads at
@@ -50,40 +50,50 @@ json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m)
 	json_object_set_new(o, "name", json_string(m->name));
 	json_object_set_new(o, "unit", json_string(m->unit));
 	json_object_set_new(o, "kind", json_string(m->exact ? "exact" : "sampled"));
-	json_object_set_new(o, "better",
-			    json_string(m->higher_is_better ? "higher" : "lower"));
+	json_object_set_new(o, "better", json_string(m->higher_is_better ? "higher" : "lower"));
 	json_object_set_new(o, "base", side_stats(&m->base, m->in_base));
 	json_object_set_new(o, "head", side_stats(&m->head, m->in_head));
 	json_object_set_new(o, "change_pct", judged ? interval(&m->change_pct) : json_null());
 	json_object_set_new(o, "change_abs", judged ? interval(&m->change_abs) : json_null());
-	json_object_set_new(o, "judged_as", !judged ? json_null() :
-			    json_string(m->exact && !m->judged_sampled ? "exact" : "sampled"));
-	json_object_set_new(o, "test", m->test_exact < 0 ? json_null() :
-			    json_string(m->test_exact ? "exact-u" : "approx-u"));
-	json_object_set_new(o, "interval", m->interval_ratio < 0 ? json_null() :
-			    json_string(m->interval_ratio ? "ratio" : "shift"));
+	json_object_set_new(o, "judged_as",
+			    !judged ? json_null() :
+				      json_string(m->exact && !m->judged_sampled ? "exact" :
+										   "sampled"));
+	json_object_set_new(o, "test",
+			    m->test_exact < 0 ?
+				    json_null() :
+				    json_string(m->test_exact ? "exact-u" : "approx-u"));
+	json_object_set_new(o, "interval",
+			    m->interval_ratio < 0 ?
+				    json_null() :
+				    json_string(m->interval_ratio ? "ratio" : "shift"));
 	json_object_set_new(o, "p_value", num(m->p_value));
 	json_object_set_new(o, "p_adjusted", num(m->p_adjusted));
 	json_object_set_new(o, "in_holm_family", json_boolean(m->in_family));
 	json_object_set_new(o, "p_beyond_bound", num(m->p_beyond));
 	json_object_set_new(o, "p_beyond_bound_adjusted", num(m->p_beyond_adjusted));
-	json_object_set_new(o, "not_excluded", m->not_excluded[0] ?
-			    json_string(m->not_excluded) : json_null());
-	json_object_set_new(o, "fails_gate", json_boolean(m->status == CP_MEASURE_REGRESSED ||
-							 m->blocking));
+	json_object_set_new(o, "not_excluded",
+			    m->not_excluded[0] ? json_string(m->not_excluded) : json_null());
+	json_object_set_new(o, "fails_gate",
+			    json_boolean(m->status == CP_MEASURE_REGRESSED || m->blocking));
 	json_object_set_new(o, "bound", m->bound ? json_string(m->bound->text) : json_null());
-	json_object_set_new(o, "bound_rule", m->bound ?
-		json_pack("{s:o, s:s}", "line",
-			  m->bound->line ? json_integer(m->bound->line) : json_null(),
-			  "pattern", m->bound->pattern) : json_null());
+	json_object_set_new(o, "bound_rule",
+			    m->bound ? json_pack("{s:o, s:s}", "line",
+						 m->bound->line ? json_integer(m->bound->line) :
+								  json_null(),
+						 "pattern", m->bound->pattern) :
+				       json_null());
 	json_object_set_new(o, "status", json_string(cp_measure_status_name(m->status)));
-	json_object_set_new(o, "direction", !judged ? json_null() :
-			    json_string(m->direction > 0 ? "worse" :
-					m->direction < 0 ? "better" : "same"));
+	json_object_set_new(o, "direction",
+			    !judged ? json_null() :
+				      json_string(m->direction > 0 ? "worse" :
+						  m->direction < 0 ? "better" :
+								     "same"));
 	json_object_set_new(o, "reason", json_string(m->reason ? m->reason : ""));
 	json_object_set_new(o, "noise_floor_pct", num(m->noise_floor_pct));
-	json_object_set_new(o, "runs_needed", m->runs_needed ?
-			    json_integer((json_int_t)m->runs_needed) : json_null());
+	json_object_set_new(o, "runs_needed",
+			    m->runs_needed ? json_integer((json_int_t)m->runs_needed) :
+					     json_null());
 	json_object_set_new(o, "warnings", strings_copy(m->warnings));
 	if (m->lines)
 		json_object_set(o, "lines", m->lines);
@@ -93,7 +103,7 @@ json_t *cp_verdict_measure_json(const struct cp_measure_verdict *m)
 int cp_verdict_status_rank(const char *status)
 {
 	static const char *const order[] = { "regressed", "inconclusive", "improved",
-					     "removed", "added", "within" };
+					     "removed",	  "added",	  "within" };
 
 	for (int i = 0; i < 6; i++)
 		if (status && !strcmp(status, order[i]))
@@ -127,8 +137,7 @@ json_t *cp_verdict_measures_get(const struct cp_verdict_measures *ms, size_t i)
 	return json_incref(json_array_get(ms->array, i));
 }
 
-static void key_of(const struct cp_verdict_measures *ms, size_t i, int *rank,
-		   const char **name)
+static void key_of(const struct cp_verdict_measures *ms, size_t i, int *rank, const char **name)
 {
 	if (ms->result) {
 		const struct cp_measure_verdict *m = &ms->result->measures[i];

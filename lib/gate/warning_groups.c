@@ -56,8 +56,9 @@ void cp_warning_groups_add(json_t *groups, const char *text)
 	if (!key)
 		return;
 	for (const char *s = text; *s;) {
-		size_t l = n < MAX_NUMBERS && (s == text || !isalnum((unsigned char)s[-1]))
-			   ? number_len(s) : 0;
+		size_t l = n < MAX_NUMBERS && (s == text || !isalnum((unsigned char)s[-1])) ?
+				   number_len(s) :
+				   0;
 
 		if (l) {
 			nums[n][0] = (size_t)(s - text);
@@ -77,7 +78,8 @@ void cp_warning_groups_add(json_t *groups, const char *text)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(json_object_get(g, "ranges"), json_array());
 	}
-	json_object_set_new(g, "count", json_integer(json_integer_value(json_object_get(g, "count")) + 1));
+	json_object_set_new(g, "count",
+			    json_integer(json_integer_value(json_object_get(g, "count")) + 1));
 	ranges = json_object_get(g, "ranges");
 	for (size_t i = 0; i < n; i++)
 		widen(json_array_get(ranges, i), text + nums[i][0], nums[i][1]);

@@ -57,8 +57,7 @@ void cp_build_id_of_path(const char *path, char *hex, size_t size)
 }
 
 /* Finds the GNU build-id in a block of ELF notes. */
-static int notes_build_id(const unsigned char *p, size_t len, char *hex,
-			  size_t hexsize)
+static int notes_build_id(const unsigned char *p, size_t len, char *hex, size_t hexsize)
 {
 	size_t off = 0;
 
@@ -74,8 +73,7 @@ static int notes_build_id(const unsigned char *p, size_t len, char *hex,
 
 		if (next > len || desc_at > len)
 			return -1;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-		    memcmp(p + name_at, "GNU", 4) == 0 &&
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(p + name_at, "GNU", 4) == 0 &&
 		    descsz * 2 + 1 <= hexsize && descsz > 0) {
 			hexify(p + desc_at, descsz, hex);
 			return 0;
@@ -103,9 +101,8 @@ int cp_build_id_in_memory(pid_t pid, uint64_t map0, char *hex, size_t size)
 	uint64_t base;
 
 	if (cp_proc_mem_read(pid, map0, &eh, sizeof(eh)) != 0 ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 ||
-	    eh.e_phnum > 64 || eh.e_phentsize != sizeof(Elf64_Phdr))
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phnum == 0 || eh.e_phnum > 64 || eh.e_phentsize != sizeof(Elf64_Phdr))
 		return -1;
 	if (cp_proc_mem_read(pid, map0 + eh.e_phoff, ph, eh.e_phnum * sizeof(ph[0])) != 0)
 		return -1;

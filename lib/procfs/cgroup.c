@@ -12,7 +12,7 @@
 #include "cgroup.h"
 #include "grow.h"
 
-#define UNIT_DEPTH 4	/* system.slice/x.service, user.slice/user-0.slice/... */
+#define UNIT_DEPTH 4 /* system.slice/x.service, user.slice/user-0.slice/... */
 
 static bool is_cgroup(const char *path)
 {
@@ -70,7 +70,8 @@ int cp_cgroup_resolve(const char *spec, char *path, size_t size)
 		return -1;
 	}
 	if ((spec[0] == '/' ? snprintf(full, sizeof(full), "%s", spec) :
-	     snprintf(full, sizeof(full), "%.2047s/%.2047s", mount, spec)) >= (int)sizeof(full)) {
+			      snprintf(full, sizeof(full), "%.2047s/%.2047s", mount, spec)) >=
+	    (int)sizeof(full)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -153,8 +154,8 @@ bool cp_cgroup_frozen(pid_t pid)
 	while (!frozen && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
 		if (!strncmp(line, "0::", 3) && cgroup2_mount(mount, sizeof(mount)))
-			frozen = snprintf(dir, sizeof(dir), "%s%s", mount,
-					  line + 3) < (int)sizeof(dir) &&
+			frozen = snprintf(dir, sizeof(dir), "%s%s", mount, line + 3) <
+					 (int)sizeof(dir) &&
 				 has_line(dir, "cgroup.events", "frozen 1");
 		else if (strstr(line, ":freezer:"))
 			frozen = snprintf(dir, sizeof(dir), "/sys/fs/cgroup/freezer%s",

@@ -29,8 +29,7 @@ static void merge(struct cp_code_ranges *r)
 	r->n = out;
 }
 
-int cp_code_ranges_from_maps(const struct cp_proc_map *maps, size_t n,
-			     struct cp_code_ranges *out)
+int cp_code_ranges_from_maps(const struct cp_proc_map *maps, size_t n, struct cp_code_ranges *out)
 {
 	out->n = 0;
 	out->v = malloc((n ? n : 1) * sizeof(*out->v));

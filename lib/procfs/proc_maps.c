@@ -20,8 +20,8 @@ int cp_proc_map_parse(char *line, struct cp_proc_map *m)
 	char *path;
 	size_t len;
 
-	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
-		   m->perms, &off, &m->dev_major, &m->dev_minor, &ino, &n) < 7)
+	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, m->perms, &off,
+		   &m->dev_major, &m->dev_minor, &ino, &n) < 7)
 		return -1;
 	m->start = start;
 	m->end = end;
@@ -205,8 +205,8 @@ pid_t cp_proc_maps_other_user(const char *path, pid_t except, const pid_t *also,
 		 * clockprof's own children (its registrar and the registrar's
 		 * warm-up child, the restorer, the self-test child) map its
 		 * libraries and are no target's */
-		if (found && ((descendants && descends_from(found, except)) ||
-			      descends_from(found, self)))
+		if (found &&
+		    ((descendants && descends_from(found, except)) || descends_from(found, self)))
 			found = 0;
 	}
 	closedir(d);

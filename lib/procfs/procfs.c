@@ -91,9 +91,11 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 	/* comm may hold spaces and parentheses: fields resume after the
 	 * last ')'; p + 2 is field 3 (state). */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
-			 "%*d %*d %*d %*d %*d %*d %llu", &st->state, &st->ppid, &st->flags,
-			 &st->utime, &st->stime, &st->start_time) != 6)
+	if (!p ||
+	    sscanf(p + 2,
+		   "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %lu %lu "
+		   "%*d %*d %*d %*d %*d %*d %llu",
+		   &st->state, &st->ppid, &st->flags, &st->utime, &st->stime, &st->start_time) != 6)
 		return -1;
 	return 0;
 }
@@ -217,7 +219,7 @@ static long thread_has_children(pid_t pid, pid_t tid, void *arg)
 	(void)arg;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
 	if (!(f = fopen(path, "re")))
-		return 1;	/* no such file in this kernel: scan */
+		return 1; /* no such file in this kernel: scan */
 	any = fgetc(f) != EOF;
 	fclose(f);
 	return any;
@@ -232,8 +234,8 @@ long cp_proc_last_pid(void)
 {
 	char buf[32];
 
-	return cp_proc_read_text("/proc/sys/kernel/ns_last_pid", buf, sizeof(buf)) > 0 ?
-	       atol(buf) : -1;
+	return cp_proc_read_text("/proc/sys/kernel/ns_last_pid", buf, sizeof(buf)) > 0 ? atol(buf) :
+											 -1;
 }
 
 /* Whether the kernel gave out p after pid `after` and up to `last`,
@@ -268,7 +270,9 @@ static int list_pids(pid_t **out, size_t *n)
 
 int cp_proc_descendants_born(pid_t pid, long after, pid_t **out, size_t *n)
 {
-	struct { pid_t pid, ppid; } *all = NULL;
+	struct {
+		pid_t pid, ppid;
+	} *all = NULL;
 	size_t nall = 0, cap = 0, ncap = 0, nlisted;
 	pid_t *listed;
 	long last = 0;

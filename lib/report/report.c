@@ -24,12 +24,11 @@
  * from the same files (Makefile: report_csp.h). */
 static void csp(struct cp_buf *b)
 {
-	cp_buf_puts(b, "default-src 'none'; script-src " CP_REPORT_CSP_SCRIPT "; style-src "
-		       CP_REPORT_CSP_STYLE "; base-uri 'none'; form-action 'none'");
+	cp_buf_puts(b, "default-src 'none'; script-src " CP_REPORT_CSP_SCRIPT
+		       "; style-src " CP_REPORT_CSP_STYLE "; base-uri 'none'; form-action 'none'");
 }
 
-static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs,
-		  size_t nruns)
+static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs, size_t nruns)
 {
 	const json_t *target = nruns ? json_object_get(runs[0], "target") : NULL;
 	const json_t *sum = json_object_get(verdict, "summary");
@@ -41,8 +40,7 @@ static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs,
 		if (cp_rj_num(sum, "judged", &judged) &&
 		    (cp_rj_num(sum, "outside_bounds", &outside) ||
 		     cp_rj_num(sum, "regressed", &outside)))
-			cp_buf_printf(b, ", %.0f of %.0f measures outside bounds",
-				      outside, judged);
+			cp_buf_printf(b, ", %.0f of %.0f measures outside bounds", outside, judged);
 	} else if (target) {
 		cp_buf_text(b, cp_json_str(target, "comm", NULL));
 		if (nruns > 1)
@@ -52,12 +50,13 @@ static void title(struct cp_buf *b, const json_t *verdict, json_t *const *runs,
 
 static void body(struct cp_buf *b, const json_t *verdict, size_t nruns)
 {
-	cp_buf_puts(b, "<header><h1>clockprof report</h1><p class=\"sub\">"
-		       "How often the program reads the clock, from where, at what cost. "
-		       "Written by clockprof " CLOCKPROF_VERSION ".</p>"
-		       "<noscript><p class=\"note\">JavaScript is off: the tables below carry every "
-		       "figure; the charts and the flame graph need JavaScript.</p></noscript>"
-		       "<nav><ul>");
+	cp_buf_puts(b,
+		    "<header><h1>clockprof report</h1><p class=\"sub\">"
+		    "How often the program reads the clock, from where, at what cost. "
+		    "Written by clockprof " CLOCKPROF_VERSION ".</p>"
+		    "<noscript><p class=\"note\">JavaScript is off: the tables below carry every "
+		    "figure; the charts and the flame graph need JavaScript.</p></noscript>"
+		    "<nav><ul>");
 	if (verdict)
 		cp_buf_puts(b, "<li><a href=\"#verdict\">verdict</a></li>"
 			       "<li><a href=\"#dumbbell\">measures</a></li>");
@@ -71,8 +70,8 @@ static void body(struct cp_buf *b, const json_t *verdict, size_t nruns)
 }
 
 /* Splits the run documents of a verdict into base and head. */
-static int split_runs(const json_t *verdict, size_t nruns, size_t *nbase,
-		      size_t *nhead, struct cp_error *err)
+static int split_runs(const json_t *verdict, size_t nruns, size_t *nbase, size_t *nhead,
+		      struct cp_error *err)
 {
 	double b = -1, h = -1;
 
@@ -82,10 +81,11 @@ static int split_runs(const json_t *verdict, size_t nruns, size_t *nbase,
 	cp_rj_num(json_object_get(verdict, "base"), "runs", &b);
 	cp_rj_num(json_object_get(verdict, "head"), "runs", &h);
 	if (b < 1 || h < 1 || b + h != (double)nruns)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "the verdict compared %.0f base and %.0f head runs, but %zu run %s given; "
-			       "give the same run files, base runs first, then head runs",
-			       b, h, nruns, nruns == 1 ? "file was" : "files were");
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"the verdict compared %.0f base and %.0f head runs, but %zu run %s given; "
+			"give the same run files, base runs first, then head runs",
+			b, h, nruns, nruns == 1 ? "file was" : "files were");
 	*nbase = (size_t)b;
 	*nhead = (size_t)h;
 	return 0;
@@ -93,8 +93,7 @@ static int split_runs(const json_t *verdict, size_t nruns, size_t *nbase,
 
 /* Writes the template to out, replacing each {{NAME}} with its part: the
  * page goes out as it is made, never held whole beside its parts. */
-static int fill(FILE *out, const char *names[], const struct cp_buf *parts[],
-		size_t nparts)
+static int fill(FILE *out, const char *names[], const struct cp_buf *parts[], size_t nparts)
 {
 	const char *t = cp_report_asset_html, *end = t + cp_report_asset_html_len;
 
@@ -140,8 +139,8 @@ static void report_parts_free(struct report_parts *p)
 }
 
 /* Sorts the documents into run documents and at most one verdict. */
-static int classify_docs(json_t *const *docs, size_t ndocs, json_t **runs,
-			 size_t *nruns, const json_t **verdict, struct cp_error *err)
+static int classify_docs(json_t *const *docs, size_t ndocs, json_t **runs, size_t *nruns,
+			 const json_t **verdict, struct cp_error *err)
 {
 	if (!ndocs)
 		return cp_fail(err, CP_EXIT_USAGE, "no run or verdict file to report on");
@@ -152,8 +151,8 @@ static int classify_docs(json_t *const *docs, size_t ndocs, json_t **runs,
 			runs[(*nruns)++] = docs[i];
 		} else if (schema && !strcmp(schema, VERDICT_SCHEMA)) {
 			if (*verdict)
-				return cp_fail(err, CP_EXIT_USAGE,
-					       "a report shows one verdict; %s", "give one verdict file");
+				return cp_fail(err, CP_EXIT_USAGE, "a report shows one verdict; %s",
+					       "give one verdict file");
 			*verdict = docs[i];
 		} else {
 			return cp_fail(err, CP_EXIT_USAGE,
@@ -166,22 +165,24 @@ static int classify_docs(json_t *const *docs, size_t ndocs, json_t **runs,
 
 /* Writes the page's body: header, the verdict or run sections, footer.
  * Returns -1 when out of memory. */
-static int write_body(struct cp_buf *tbody, const json_t *verdict, json_t **runs,
-		      size_t nruns, size_t nbase, size_t nhead, json_t *data)
+static int write_body(struct cp_buf *tbody, const json_t *verdict, json_t **runs, size_t nruns,
+		      size_t nbase, size_t nhead, json_t *data)
 {
 	body(tbody, verdict, nruns);
 	if (verdict) {
-		if (cp_report_verdict_section(tbody, verdict, runs, nbase,
-					      runs + nbase, nhead, data))
+		if (cp_report_verdict_section(tbody, verdict, runs, nbase, runs + nbase, nhead,
+					      data))
 			return -1;
 	} else {
 		for (size_t i = 0; i < nruns; i++)
 			if (cp_report_run_section(tbody, runs[i], i, nruns, data))
 				return -1;
 	}
-	cp_buf_puts(tbody, "</main>\n<footer><p>clockprof " CLOCKPROF_VERSION
-			   " · this file is self-contained: it loads nothing and sends nothing.</p></footer>\n"
-			   "<div id=\"tooltip\" class=\"tooltip\" role=\"status\" hidden></div>");
+	cp_buf_puts(
+		tbody,
+		"</main>\n<footer><p>clockprof " CLOCKPROF_VERSION
+		" · this file is self-contained: it loads nothing and sends nothing.</p></footer>\n"
+		"<div id=\"tooltip\" class=\"tooltip\" role=\"status\" hidden></div>");
 	return 0;
 }
 
@@ -203,12 +204,11 @@ static int assemble_parts(struct report_parts *p, const json_t *data)
 }
 
 /* Fills the template with the parts, straight into f. */
-static int write_page(const struct report_parts *p, FILE *f, const char *path,
-		      struct cp_error *err)
+static int write_page(const struct report_parts *p, FILE *f, const char *path, struct cp_error *err)
 {
 	const char *names[] = { "CSP", "TITLE", "STYLE", "BODY", "DATA", "SCRIPT" };
-	const struct cp_buf *parts[] = { &p->csp, &p->title, &p->style,
-					 &p->body, &p->data, &p->script };
+	const struct cp_buf *parts[] = { &p->csp,  &p->title, &p->style,
+					 &p->body, &p->data,  &p->script };
 
 	errno = 0;
 	if (fill(f, names, parts, 6)) {

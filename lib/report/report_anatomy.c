@@ -69,12 +69,14 @@ static void intro(struct cp_buf *b, const json_t *a)
 		       "syscall and no voluntary switch lies between them and they are less than ");
 	cp_html_ns(b, gap);
 	if (isfinite(share))
-		cp_buf_printf(b, " apart, in at least %.4g%% of the sampled requests with both.</p>",
+		cp_buf_printf(b,
+			      " apart, in at least %.4g%% of the sampled requests with both.</p>",
 			      100 * share);
 	else
 		cp_buf_puts(b, " apart, in most of the sampled requests with both.</p>");
 	if (!json_is_true(json_object_get(a, "judged"))) {
-		cp_buf_puts(b, "<p class=\"note anatomy-not-judged\">Reusable reads were not judged");
+		cp_buf_puts(b,
+			    "<p class=\"note anatomy-not-judged\">Reusable reads were not judged");
 		if (cp_json_str(a, "not_judged_because", NULL)) {
 			cp_buf_puts(b, ": ");
 			cp_buf_text(b, cp_json_str(a, "not_judged_because", NULL));
@@ -82,14 +84,16 @@ static void intro(struct cp_buf *b, const json_t *a)
 		cp_buf_puts(b, ". The shapes below are the order of the reads only.</p>");
 	}
 	if (!json_is_true(json_object_get(a, "every_request")))
-		cp_buf_puts(b, "<p class=\"note anatomy-sampled\">Sampled: not every request was "
-			       "logged, so the shapes' shares and the reads per op that could go are "
-			       "estimated from the sample.</p>");
+		cp_buf_puts(b,
+			    "<p class=\"note anatomy-sampled\">Sampled: not every request was "
+			    "logged, so the shapes' shares and the reads per op that could go are "
+			    "estimated from the sample.</p>");
 	if (truncated > 0) {
 		cp_buf_puts(b, "<p class=\"note anatomy-truncated\">");
 		cp_html_num(b, truncated);
-		cp_buf_puts(b, " sampled requests made more reads than the log holds: they are left "
-			       "out of the shapes and of the rule.</p>");
+		cp_buf_puts(b,
+			    " sampled requests made more reads than the log holds: they are left "
+			    "out of the shapes and of the rule.</p>");
 	}
 }
 
@@ -153,9 +157,11 @@ static void reusable_table(struct cp_buf *b, const json_t *a)
 		cp_html_num(b, total);
 		cp_buf_puts(b, " reads per op could go");
 	}
-	cp_buf_puts(b, "</caption><thead><tr><th>read</th><th>could reuse</th><th>clock</th>"
-		       "<th class=\"num\">share</th><th class=\"num\">gap p50</th>"
-		       "<th class=\"num\">gap p99</th><th class=\"num\">reads/op</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"</caption><thead><tr><th>read</th><th>could reuse</th><th>clock</th>"
+		"<th class=\"num\">share</th><th class=\"num\">gap p50</th>"
+		"<th class=\"num\">gap p99</th><th class=\"num\">reads/op</th></tr></thead><tbody>");
 	for (size_t i = 0; i < n; i++)
 		reusable_row(b, a, sorted[i]);
 	cp_buf_puts(b, "</tbody></table><p class=\"legend\">The rule sees when the clock was "
@@ -170,10 +176,11 @@ static void shapes_table(struct cp_buf *b, const json_t *a)
 	const json_t *shapes = json_object_get(a, "shapes"), *s;
 	size_t i;
 
-	cp_buf_puts(b, "<table class=\"sortable shapes\"><caption>Common shapes: requests whose "
-		       "reads came in the same order</caption><thead><tr><th class=\"num\">shape</th>"
-		       "<th class=\"num\">requests</th><th class=\"num\">share</th>"
-		       "<th class=\"num\">reads</th></tr></thead><tbody>");
+	cp_buf_puts(b,
+		    "<table class=\"sortable shapes\"><caption>Common shapes: requests whose "
+		    "reads came in the same order</caption><thead><tr><th class=\"num\">shape</th>"
+		    "<th class=\"num\">requests</th><th class=\"num\">share</th>"
+		    "<th class=\"num\">reads</th></tr></thead><tbody>");
 	json_array_foreach(shapes, i, s) {
 		cp_buf_printf(b, "<tr><td class=\"num\" data-v=\"%zu\">%zu</td>", i + 1, i + 1);
 		cp_html_td_json(b, json_object_get(s, "requests"));
@@ -183,7 +190,8 @@ static void shapes_table(struct cp_buf *b, const json_t *a)
 	}
 	cp_buf_puts(b, "</tbody><tfoot><tr><td>other</td>");
 	cp_html_td_json(b, json_object_get(a, "other_requests"));
-	cp_buf_puts(b, "<td colspan=\"2\">in shapes less common than these</td></tr></tfoot></table>");
+	cp_buf_puts(b,
+		    "<td colspan=\"2\">in shapes less common than these</td></tr></tfoot></table>");
 }
 
 static void step_row(struct cp_buf *b, const json_t *a, const json_t *steps, size_t k)
@@ -218,8 +226,10 @@ static void shape_row(struct cp_buf *b, const json_t *a, const json_t *shape, si
 	double share = NAN;
 
 	cp_rj_num(shape, "share", &share);
-	cp_buf_printf(b, "<div class=\"shape\" id=\"shape-%zu-%zu\"><p class=\"shape-head\">"
-			 "Shape %zu: ", index, s, s + 1);
+	cp_buf_printf(b,
+		      "<div class=\"shape\" id=\"shape-%zu-%zu\"><p class=\"shape-head\">"
+		      "Shape %zu: ",
+		      index, s, s + 1);
 	cp_html_num(b, json_number_value(json_object_get(shape, "requests")));
 	cp_buf_puts(b, " requests (");
 	if (isfinite(share))
@@ -245,24 +255,29 @@ void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index)
 
 	if (!json_is_object(a))
 		return;
-	cp_buf_printf(b, "<h3 id=\"anatomy-%zu\">Anatomy of a request</h3>"
-			 "<div class=\"anatomy\">", index);
+	cp_buf_printf(b,
+		      "<h3 id=\"anatomy-%zu\">Anatomy of a request</h3>"
+		      "<div class=\"anatomy\">",
+		      index);
 	intro(b, a);
 	reusable_table(b, a);
 	cp_buf_puts(b, "<h4>Shapes</h4>");
 	shapes_table(b, a);
 	if (json_array_size(json_object_get(a, "shapes"))) {
-		cp_buf_printf(b, "<figure class=\"timelines\" id=\"timeline-%zu\"><figcaption>Each "
-				 "common shape as a timeline: reads are marks at their median time "
-				 "since the request's first read (marks too close to tell apart are "
-				 "spread), syscalls and switches between two reads above the line, a "
-				 "read that could reuse an earlier one ringed and joined to it"
-				 "</figcaption>", index);
+		cp_buf_printf(b,
+			      "<figure class=\"timelines\" id=\"timeline-%zu\"><figcaption>Each "
+			      "common shape as a timeline: reads are marks at their median time "
+			      "since the request's first read (marks too close to tell apart are "
+			      "spread), syscalls and switches between two reads above the line, a "
+			      "read that could reuse an earlier one ringed and joined to it"
+			      "</figcaption>",
+			      index);
 		json_array_foreach(json_object_get(a, "shapes"), s, shape)
 			shape_row(b, a, shape, index, s);
 		cp_buf_puts(b, "</figure>");
 	} else {
-		cp_buf_puts(b, "<p class=\"na\">No request was sampled whole: there is no shape.</p>");
+		cp_buf_puts(b,
+			    "<p class=\"na\">No request was sampled whole: there is no shape.</p>");
 	}
 	cp_buf_puts(b, "</div>\n");
 }
@@ -280,7 +295,8 @@ static void removed_row(struct cp_buf *b, const json_t *e)
 	ns_cell(b, json_object_get(gap, "p99"));
 	cp_html_td_json(b, json_object_get(e, "per_op"));
 	cp_buf_puts(b, json_is_true(json_object_get(e, "still_read")) ?
-		    "<td>still read, no longer reusable</td></tr>" : "<td>the read is gone</td></tr>");
+			       "<td>still read, no longer reusable</td></tr>" :
+			       "<td>the read is gone</td></tr>");
 }
 
 void cp_report_reusable_removed(struct cp_buf *b, const json_t *verdict)
@@ -290,12 +306,13 @@ void cp_report_reusable_removed(struct cp_buf *b, const json_t *verdict)
 
 	if (!json_array_size(list))
 		return;
-	cp_buf_puts(b, "<h3>Reusable reads head no longer has</h3><table class=\"sortable "
-		       "reusable-removed\"><caption>Reads that could reuse an earlier value in every "
-		       "base run and in no head run (as base measured them)</caption><thead><tr>"
-		       "<th>read</th><th>could reuse</th><th class=\"num\">share</th>"
-		       "<th class=\"num\">gap p50</th><th class=\"num\">gap p99</th>"
-		       "<th class=\"num\">reads/op</th><th>in head</th></tr></thead><tbody>");
+	cp_buf_puts(b,
+		    "<h3>Reusable reads head no longer has</h3><table class=\"sortable "
+		    "reusable-removed\"><caption>Reads that could reuse an earlier value in every "
+		    "base run and in no head run (as base measured them)</caption><thead><tr>"
+		    "<th>read</th><th>could reuse</th><th class=\"num\">share</th>"
+		    "<th class=\"num\">gap p50</th><th class=\"num\">gap p99</th>"
+		    "<th class=\"num\">reads/op</th><th>in head</th></tr></thead><tbody>");
 	json_array_foreach(list, i, e)
 		removed_row(b, e);
 	cp_buf_puts(b, "</tbody></table>\n");

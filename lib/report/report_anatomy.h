@@ -27,7 +27,7 @@ const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, 
 
 /* Shape s (its index in anatomy.shapes) of run `index` as one timeline
  * row: an inline SVG drawn here, so it needs no JavaScript. */
-void cp_report_timeline(struct cp_buf *b, const json_t *anatomy, const json_t *shape,
-			size_t index, size_t s);
+void cp_report_timeline(struct cp_buf *b, const json_t *anatomy, const json_t *shape, size_t index,
+			size_t s);
 
 #endif

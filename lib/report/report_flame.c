@@ -33,8 +33,7 @@ static struct ranked *rank_functions(struct cp_func_total *f, size_t n, int side
 		return NULL;
 	for (i = 0; i < n; i++) {
 		r[i].f = &f[i];
-		r[i].key = sides == 1 ? f[i].v[0] :
-			   fabs(f[i].v[1] / div[1] - f[i].v[0] / div[0]);
+		r[i].key = sides == 1 ? f[i].v[0] : fabs(f[i].v[1] / div[1] - f[i].v[0] / div[0]);
 	}
 	qsort(r, n, sizeof(*r), by_key_desc);
 	return r;
@@ -55,11 +54,15 @@ static void function_table_head(struct cp_buf *b, int sides, size_t shown, size_
 	}
 	cp_buf_puts(b, "</caption><thead><tr><th>function</th>");
 	if (sides == 1) {
-		cp_buf_puts(b, "<th class=\"num\">reads</th><th class=\"num\">share</th><th class=\"num\">");
+		cp_buf_puts(
+			b,
+			"<th class=\"num\">reads</th><th class=\"num\">share</th><th class=\"num\">");
 		cp_buf_text(b, unit);
 		cp_buf_puts(b, "</th>");
 	} else {
-		cp_buf_puts(b, "<th class=\"num\">base</th><th class=\"num\">head</th><th class=\"num\">change</th><th>direction</th>");
+		cp_buf_puts(
+			b,
+			"<th class=\"num\">base</th><th class=\"num\">head</th><th class=\"num\">change</th><th>direction</th>");
 	}
 	cp_buf_puts(b, "</tr></thead><tbody>");
 }
@@ -72,8 +75,7 @@ static void function_cells_one(struct cp_buf *b, const struct cp_stacks *st,
 
 	cp_html_td_num(b, x->v[0]);
 	cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.1f%%</td>",
-		      total > 0 ? x->v[0] / total : 0,
-		      total > 0 ? 100 * x->v[0] / total : 0);
+		      total > 0 ? x->v[0] / total : 0, total > 0 ? 100 * x->v[0] / total : 0);
 	cp_html_td_num(b, x->v[0] / div[0]);
 }
 
@@ -95,9 +97,8 @@ static void function_cells_diff(struct cp_buf *b, const struct cp_func_total *x,
 			       "<td class=\"same\">= same</td>");
 }
 
-void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st,
-			      int sides, const double div[2],
-			      const char *unit)
+void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st, int sides,
+			      const double div[2], const char *unit)
 {
 	struct cp_func_total *f;
 	struct ranked *r;
@@ -124,8 +125,10 @@ void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st,
 	}
 	cp_buf_puts(b, "</tbody>");
 	if (n > shown)
-		cp_buf_printf(b, "<tfoot><tr><td colspan=\"%d\">%zu more functions not listed</td></tr></tfoot>",
-			      sides == 1 ? 4 : 5, n - shown);
+		cp_buf_printf(
+			b,
+			"<tfoot><tr><td colspan=\"%d\">%zu more functions not listed</td></tr></tfoot>",
+			sides == 1 ? 4 : 5, n - shown);
 	cp_buf_puts(b, "</table></div>");
 	free(r);
 	free(f);

@@ -62,8 +62,12 @@ void cp_html_num(struct cp_buf *b, double v)
 		cp_buf_puts(b, out);
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), a >= 100 ? "%.1f" : a >= 10 ? "%.2f" :
-				   a >= 1 ? "%.3f" : "%.3g", v);
+	snprintf(tmp, sizeof(tmp),
+		 a >= 100 ? "%.1f" :
+		 a >= 10  ? "%.2f" :
+		 a >= 1	  ? "%.3f" :
+			    "%.3g",
+		 v);
 	trim_zeros(tmp);
 	cp_buf_puts(b, tmp);
 }

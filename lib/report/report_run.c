@@ -14,8 +14,7 @@
 #include "report_sections.h"
 #include "run_file.h"
 
-static void card(struct cp_buf *b, const char *label, double v,
-		 const char *unit, const char *note)
+static void card(struct cp_buf *b, const char *label, double v, const char *unit, const char *note)
 {
 	cp_buf_puts(b, "<div class=\"card\"><dt>");
 	cp_buf_text(b, label);
@@ -41,13 +40,18 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	/* Measured where the window was split: CPU per request with every
 	 * probe against with the boundary's alone (run-json.md). */
 	if (cp_rj_num(json_object_get(probe, "measured"), "overhead_pct", &measured)) {
-		cp_buf_printf(b, "<div class=\"card overhead\"><dt>probe overhead (measured)</dt><dd><span class=\"big\">%.0f</span> %% of the target's CPU", measured);
+		cp_buf_printf(
+			b,
+			"<div class=\"card overhead\"><dt>probe overhead (measured)</dt><dd><span class=\"big\">%.0f</span> %% of the target's CPU",
+			measured);
 		if (isfinite(pct) && pct >= 0)
 			cp_buf_printf(b, "<small>estimated from the hits: %.0f %%</small>", pct);
 		cp_buf_puts(b, "</dd></div>");
 		return;
 	}
-	cp_buf_puts(b, "<div class=\"card overhead\"><dt>probe overhead (estimated)</dt><dd><span class=\"big\">");
+	cp_buf_puts(
+		b,
+		"<div class=\"card overhead\"><dt>probe overhead (estimated)</dt><dd><span class=\"big\">");
 	if (!isfinite(pct) || pct < 0)
 		cp_buf_puts(b, "n/a");
 	else if (pct > 0 && pct < 0.01)
@@ -57,8 +61,9 @@ static void overhead_card(struct cp_buf *b, const json_t *probe, double pct)
 	cp_buf_puts(b, "</span> % of the target's CPU");
 	cp_rj_num(probe, "hits", &hits);
 	cp_rj_num(probe, "cost_ns_per_hit", &cost);
-	if (hits > 0 && cost > 0)	/* a cost per trap only where traps were taken */
-		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits, cost / 1000);
+	if (hits > 0 && cost > 0) /* a cost per trap only where traps were taken */
+		cp_buf_printf(b, "<small>%.0f probe hits × %.1f µs each</small>", hits,
+			      cost / 1000);
 	else if (hits == 0)
 		cp_buf_puts(b, "<small>no probe hit: nothing trapped</small>");
 	cp_buf_puts(b, "</dd></div>");
@@ -145,8 +150,7 @@ static void measure_row(struct cp_buf *b, const char *name, const json_t *m)
 
 /* One measure of a run read by cp_run_file_parse(), its measures kept as
  * text: parsed, drawn and dropped. */
-static int text_row(struct cp_json_walk *w, void *ctx, const char *name,
-		    size_t key_at, size_t *at)
+static int text_row(struct cp_json_walk *w, void *ctx, const char *name, size_t key_at, size_t *at)
 {
 	json_t *m = cp_json_walk_value(w, at);
 
@@ -163,13 +167,16 @@ static void measures_table(struct cp_buf *b, const json_t *run)
 	const json_t *ms = json_object_get(run, "measures"), *m;
 	const char *name;
 
-	cp_buf_puts(b, "<h3>Measures</h3><table class=\"sortable measures\"><caption>The measures that clockprof compare judges</caption>"
-		       "<thead><tr><th>measure</th><th class=\"num\">value</th><th>unit</th><th>kind</th><th>better</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"<h3>Measures</h3><table class=\"sortable measures\"><caption>The measures that clockprof compare judges</caption>"
+		"<thead><tr><th>measure</th><th class=\"num\">value</th><th>unit</th><th>kind</th><th>better</th></tr></thead><tbody>");
 	if (json_is_string(ms)) {
 		struct cp_error err;
 		struct cp_json_walk w = { .text = json_string_value(ms),
 					  .len = json_string_length(ms),
-					  .what = "measures", .err = &err };
+					  .what = "measures",
+					  .err = &err };
 		size_t at = 0;
 
 		/* The text was walked once already: it is sound. */
@@ -181,8 +188,8 @@ static void measures_table(struct cp_buf *b, const json_t *run)
 }
 
 /* A {name: count} breakdown as a table with share and per op. */
-static void breakdown(struct cp_buf *b, const char *title, const char *col,
-		      const json_t *counts, double total, double ops)
+static void breakdown(struct cp_buf *b, const char *title, const char *col, const json_t *counts,
+		      double total, double ops)
 {
 	const json_t *v;
 	const char *name;
@@ -191,7 +198,9 @@ static void breakdown(struct cp_buf *b, const char *title, const char *col,
 	cp_buf_text(b, title);
 	cp_buf_puts(b, "</caption><thead><tr><th>");
 	cp_buf_text(b, col);
-	cp_buf_puts(b, "</th><th class=\"num\">reads</th><th class=\"num\">share</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"</th><th class=\"num\">reads</th><th class=\"num\">share</th><th class=\"num\">per op</th></tr></thead><tbody>");
 	if (!json_object_size(counts))
 		cp_buf_puts(b, "<tr><td colspan=\"4\" class=\"na\">not recorded</td></tr>");
 	json_object_foreach((json_t *)counts, name, v) {
@@ -234,10 +243,13 @@ static void histogram(struct cp_buf *b, const json_t *run, size_t index)
 
 	cp_buf_puts(b, "<h3>Reads per request</h3>");
 	if (!json_is_object(pr)) {
-		cp_buf_puts(b, "<p class=\"na\">No request boundary was given (--request), so reads per request are not known.</p>\n");
+		cp_buf_puts(
+			b,
+			"<p class=\"na\">No request boundary was given (--request), so reads per request are not known.</p>\n");
 		return;
 	}
-	cp_buf_puts(b, "<table class=\"pcts\"><caption>Clock reads per request</caption><thead><tr>");
+	cp_buf_puts(b,
+		    "<table class=\"pcts\"><caption>Clock reads per request</caption><thead><tr>");
 	for (i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
 		cp_buf_printf(b, "<th class=\"num\">%s</th>", pct[i]);
 	cp_buf_puts(b, "</tr></thead><tbody><tr>");
@@ -248,11 +260,16 @@ static void histogram(struct cp_buf *b, const json_t *run, size_t index)
 		return;
 	json_array_foreach(hist, i, pair)
 		requests += json_number_value(json_array_get(pair, 1));
-	cp_buf_printf(b, "<figure class=\"chart\" id=\"hist-%zu\" data-chart=\"hist\" data-run=\"%zu\">"
-			 "<figcaption>Histogram: how many requests read the clock how many times</figcaption>"
-			 "<div class=\"plot\"></div>", index, index);
-	cp_buf_puts(b, "<div class=\"scroll\"><table class=\"sortable\"><caption>Requests by clock reads per request</caption>"
-		       "<thead><tr><th class=\"num\">reads in the request</th><th class=\"num\">requests</th><th class=\"num\">share</th></tr></thead><tbody>");
+	cp_buf_printf(
+		b,
+		"<figure class=\"chart\" id=\"hist-%zu\" data-chart=\"hist\" data-run=\"%zu\">"
+		"<figcaption>Histogram: how many requests read the clock how many times</figcaption>"
+		"<div class=\"plot\"></div>",
+		index, index);
+	cp_buf_puts(
+		b,
+		"<div class=\"scroll\"><table class=\"sortable\"><caption>Requests by clock reads per request</caption>"
+		"<thead><tr><th class=\"num\">reads in the request</th><th class=\"num\">requests</th><th class=\"num\">share</th></tr></thead><tbody>");
 	json_array_foreach(hist, i, pair) {
 		double n = json_number_value(json_array_get(pair, 1));
 
@@ -350,8 +367,10 @@ static void call_sites(struct cp_buf *b, const json_t *run)
 	for (i = 0; i < n; i++)
 		sorted[i] = json_array_get(sites, i);
 	qsort(sorted, n, sizeof(*sorted), by_count_desc);
-	cp_buf_puts(b, "<div class=\"scroll\"><table class=\"sortable sites\"><caption>Where the program's own code reads the clock (first frame past libc and the vDSO)</caption>"
-		       "<thead><tr><th>function</th><th>file:line</th><th>via</th><th>module</th><th class=\"num\">count</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"<div class=\"scroll\"><table class=\"sortable sites\"><caption>Where the program's own code reads the clock (first frame past libc and the vDSO)</caption>"
+		"<thead><tr><th>function</th><th>file:line</th><th>via</th><th>module</th><th class=\"num\">count</th><th class=\"num\">per op</th></tr></thead><tbody>");
 	for (i = 0; i < n; i++) {
 		double per_op;
 
@@ -374,8 +393,10 @@ static void extra_probes(struct cp_buf *b, const json_t *run)
 
 	if (!json_array_size(probes))
 		return;
-	cp_buf_puts(b, "<h3>Extra probes</h3><table class=\"sortable\"><thead><tr><th>probe</th><th>file</th>"
-		       "<th class=\"num\">calls</th><th class=\"num\">per op</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"<h3>Extra probes</h3><table class=\"sortable\"><thead><tr><th>probe</th><th>file</th>"
+		"<th class=\"num\">calls</th><th class=\"num\">per op</th></tr></thead><tbody>");
 	json_array_foreach(probes, i, p) {
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_code(b, cp_json_str(p, "name", NULL));
@@ -393,17 +414,20 @@ static void executables(struct cp_buf *b, const json_t *rows)
 	const json_t *r;
 	size_t i;
 
-	cp_buf_puts(b, "<h3>By executable</h3><table class=\"sortable\"><thead><tr>"
-		       "<th>executable</th><th class=\"num\">processes</th><th class=\"num\">reads</th>"
-		       "<th class=\"num\">least</th><th class=\"num\">most</th>"
-		       "<th class=\"num\">requests</th><th class=\"num\">reads per request</th>"
-		       "</tr></thead><tbody>");
+	cp_buf_puts(
+		b, "<h3>By executable</h3><table class=\"sortable\"><thead><tr>"
+		   "<th>executable</th><th class=\"num\">processes</th><th class=\"num\">reads</th>"
+		   "<th class=\"num\">least</th><th class=\"num\">most</th>"
+		   "<th class=\"num\">requests</th><th class=\"num\">reads per request</th>"
+		   "</tr></thead><tbody>");
 	json_array_foreach(rows, i, r) {
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_code(b, cp_json_str(r, "executable", NULL));
-		cp_html_td_members(b, r, (const char *const[]){
-			"processes", "reads", "reads_per_process.min", "reads_per_process.max",
-			"requests", "reads_per_request", NULL });
+		cp_html_td_members(b, r,
+				   (const char *const[]){ "processes", "reads",
+							  "reads_per_process.min",
+							  "reads_per_process.max", "requests",
+							  "reads_per_request", NULL });
 		cp_buf_puts(b, "</tr>");
 	}
 	cp_buf_puts(b, "</tbody></table>\n");
@@ -419,22 +443,26 @@ static void processes(struct cp_buf *b, const json_t *run)
 
 	if (json_array_size(rows) < 2)
 		return;
-	cp_buf_printf(b, "<h3>Processes (%zu, the target first)</h3><table class=\"sortable\"><thead><tr>"
-		      "<th class=\"num\">pid</th><th class=\"num\">parent</th><th>command</th>"
-		      "<th class=\"num\">reads</th><th class=\"num\">requests</th>"
-		      "<th class=\"num\">reads per request</th><th>note</th></tr></thead><tbody>",
-		      json_array_size(rows));
+	cp_buf_printf(
+		b,
+		"<h3>Processes (%zu, the target first)</h3><table class=\"sortable\"><thead><tr>"
+		"<th class=\"num\">pid</th><th class=\"num\">parent</th><th>command</th>"
+		"<th class=\"num\">reads</th><th class=\"num\">requests</th>"
+		"<th class=\"num\">reads per request</th><th>note</th></tr></thead><tbody>",
+		json_array_size(rows));
 	json_array_foreach(rows, i, r) {
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_members(b, r, (const char *const[]){ "pid", "parent", NULL });
 		cp_html_td_code(b, cp_json_str(r, "command", NULL));
-		cp_html_td_members(b, r, (const char *const[]){
-			"reads", "requests", "reads_per_request", NULL });
+		cp_html_td_members(b, r,
+				   (const char *const[]){ "reads", "requests", "reads_per_request",
+							  NULL });
 		cp_buf_puts(b, "<td>");
 		cp_buf_puts(b, json_is_true(json_object_get(r, "execed")) ?
-			    "exec()ed another program: not counted" :
-			    !json_is_true(json_object_get(r, "counted")) ? "not counted" :
-			    json_is_null(json_object_get(r, "exit_s")) ? "running at the end" : "");
+				       "exec()ed another program: not counted" :
+			       !json_is_true(json_object_get(r, "counted")) ? "not counted" :
+			       json_is_null(json_object_get(r, "exit_s"))   ? "running at the end" :
+									      "");
 		cp_buf_puts(b, "</td></tr>");
 	}
 	cp_buf_puts(b, "</tbody></table>\n");
@@ -451,15 +479,19 @@ static void counters(struct cp_buf *b, const json_t *run)
 		cp_buf_puts(b, "<p class=\"na\">No counters were recorded.</p>\n");
 		return;
 	}
-	cp_buf_puts(b, "<table class=\"sortable counters\"><thead><tr><th>event</th><th class=\"num\">value</th><th>unit</th>"
-		       "<th class=\"num\">per op</th><th>scaled</th><th class=\"num\">running</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"<table class=\"sortable counters\"><thead><tr><th>event</th><th class=\"num\">value</th><th>unit</th>"
+		"<th class=\"num\">per op</th><th>scaled</th><th class=\"num\">running</th></tr></thead><tbody>");
 	json_object_foreach((json_t *)cs, name, c) {
 		double ratio;
 
 		cp_buf_puts(b, "<tr>");
 		cp_html_td_code(b, name);
 		if (json_is_false(json_object_get(c, "supported"))) {
-			cp_buf_puts(b, "<td colspan=\"5\" class=\"unsupported\" data-v=\"\">unsupported");
+			cp_buf_puts(
+				b,
+				"<td colspan=\"5\" class=\"unsupported\" data-v=\"\">unsupported");
 			if (cp_json_str(c, "reason", NULL)) {
 				cp_buf_puts(b, ": ");
 				cp_buf_text(b, cp_json_str(c, "reason", NULL));
@@ -467,10 +499,11 @@ static void counters(struct cp_buf *b, const json_t *run)
 			cp_buf_puts(b, "</td></tr>");
 			continue;
 		}
-		cp_html_td_members(b, c, (const char *const[]){ "value", "unit", "per_op", "scaled", NULL });
+		cp_html_td_members(
+			b, c, (const char *const[]){ "value", "unit", "per_op", "scaled", NULL });
 		if (cp_rj_num(c, "running_ratio", &ratio))
-			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.0f%%</td>",
-				      ratio, 100 * ratio);
+			cp_buf_printf(b, "<td class=\"num\" data-v=\"%.17g\">%.0f%%</td>", ratio,
+				      100 * ratio);
 		else
 			cp_buf_puts(b, "<td class=\"na\">n/a</td>");
 		cp_buf_puts(b, "</tr>");
@@ -486,15 +519,21 @@ static void no_stacks(struct cp_buf *b, const json_t *run)
 
 	cp_rj_num(json_object_get(run, "clock_reads"), "total", &total);
 	if (!json_is_array(json_object_get(run, "stacks")))
-		cp_buf_puts(b, "<p class=\"na\">This run was profiled without --stacks, so it has no "
-			       "stacks (profile with --stacks to record them).</p>\n");
+		cp_buf_puts(b,
+			    "<p class=\"na\">This run was profiled without --stacks, so it has no "
+			    "stacks (profile with --stacks to record them).</p>\n");
 	else if (total <= 0)
-		cp_buf_puts(b, "<p class=\"na\">This run was profiled with --stacks, but no clock read "
-			       "was seen in its window: there is no stack to show.</p>\n");
+		cp_buf_puts(
+			b, "<p class=\"na\">This run was profiled with --stacks, but no clock read "
+			   "was seen in its window: there is no stack to show.</p>\n");
 	else
-		cp_buf_printf(b, "<p class=\"na\">This run was profiled with --stacks, but none of its "
-				 "%.0f clock reads had a user stack that could be recorded%s.</p>\n", total,
-			      json_array_size(json_object_get(run, "warnings")) ? " (see the warnings)" : "");
+		cp_buf_printf(
+			b,
+			"<p class=\"na\">This run was profiled with --stacks, but none of its "
+			"%.0f clock reads had a user stack that could be recorded%s.</p>\n",
+			total,
+			json_array_size(json_object_get(run, "warnings")) ? " (see the warnings)" :
+									    "");
 }
 
 /* The flame graph of a run's stacks (st, one side), its data in entry. */
@@ -510,18 +549,23 @@ static int flame_figure(struct cp_buf *b, const struct cp_stacks *st, size_t ind
 	json_object_set_new(fj, "div", json_real(div[0]));
 	json_object_set_new(fj, "unit", json_string(isnan(ops) ? "reads" : "reads/op"));
 	json_object_set_new(entry, "flame", fj);
-	cp_buf_printf(b, "<figure class=\"flamegraph\" id=\"flame-%zu\" data-flame=\"run\" data-run=\"%zu\">"
-			 "<figcaption>Flame graph of ", index, index);
+	cp_buf_printf(
+		b,
+		"<figure class=\"flamegraph\" id=\"flame-%zu\" data-flame=\"run\" data-run=\"%zu\">"
+		"<figcaption>Flame graph of ",
+		index, index);
 	cp_html_num(b, st->total[0]);
-	cp_buf_printf(b, " clock reads in %zu distinct stacks (root at top; width is the share of reads)</figcaption>"
-			 "<div class=\"plot\"></div>", st->nstacks);
+	cp_buf_printf(
+		b,
+		" clock reads in %zu distinct stacks (root at top; width is the share of reads)</figcaption>"
+		"<div class=\"plot\"></div>",
+		st->nstacks);
 	cp_report_function_table(b, st, 1, div, isnan(ops) ? "reads" : "per op");
 	cp_buf_puts(b, "</figure>\n");
 	return 0;
 }
 
-static int flame(struct cp_buf *b, const json_t *run, size_t index,
-		 json_t *entry)
+static int flame(struct cp_buf *b, const json_t *run, size_t index, json_t *entry)
 {
 	struct cp_stacks st = { 0 };
 	int rc = 0;
@@ -538,8 +582,8 @@ static int flame(struct cp_buf *b, const json_t *run, size_t index,
 	return rc;
 }
 
-int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
-			  size_t nruns, json_t *data)
+int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index, size_t nruns,
+			  json_t *data)
 {
 	const json_t *target = json_object_get(run, "target");
 	json_t *runs = json_object_get(data, "runs"), *entry = json_object();
@@ -548,7 +592,8 @@ int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
 
 	if (!entry || json_array_append_new(runs, entry))
 		return -1;
-	json_object_set_new(entry, "hist", json_is_array(hist) ? json_deep_copy(hist) : json_null());
+	json_object_set_new(entry, "hist",
+			    json_is_array(hist) ? json_deep_copy(hist) : json_null());
 	cp_buf_printf(b, "<section class=\"run\" id=\"run-%zu\"><h2>", index);
 	if (nruns > 1)
 		cp_buf_printf(b, "Run %zu of %zu: ", index + 1, nruns);

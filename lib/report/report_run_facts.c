@@ -20,8 +20,8 @@ double cp_report_run_ops(const json_t *run)
 	return cp_rj_num(run, "ops", &ops) && ops > 0 ? ops : NAN;
 }
 
-static void fact_num(struct cp_buf *b, const char *term, const json_t *obj,
-		     const char *key, const char *suffix)
+static void fact_num(struct cp_buf *b, const char *term, const json_t *obj, const char *key,
+		     const char *suffix)
 {
 	double v;
 
@@ -87,7 +87,9 @@ static void facts_target(struct cp_buf *b, const json_t *target)
 {
 	const json_t *cmdline = json_object_get(target, "cmdline");
 
-	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
+	cp_buf_puts(
+		b,
+		"<div class=\"facts\"><dl><dt class=\"group\">Target</dt><dd class=\"group\"></dd>");
 	cp_html_fact(b, "command", cp_json_str(target, "comm", NULL));
 	fact_num(b, "pid", target, "pid", "");
 	cp_html_fact(b, "executable", cp_json_str(target, "exe", NULL));
@@ -243,7 +245,9 @@ static void warnings(struct cp_buf *b, const json_t *run)
 		n++;
 	}
 	if (isnan(cp_report_run_ops(run))) {
-		cp_buf_puts(&list, "<li>No request boundary and no --ops: per-op figures are not available.</li>");
+		cp_buf_puts(
+			&list,
+			"<li>No request boundary and no --ops: per-op figures are not available.</li>");
 		n++;
 	}
 	n += unsupported_counter_warnings(&list, counters);

@@ -17,8 +17,8 @@
 /* A run report: target, host, window, warnings, headline, clock reads,
  * histogram, call sites, counters, flame graph. `index` numbers it among
  * `nruns` runs; chart data goes to data["runs"]. */
-int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index,
-			  size_t nruns, json_t *data);
+int cp_report_run_section(struct cp_buf *b, const json_t *run, size_t index, size_t nruns,
+			  json_t *data);
 
 /* The top of a run report: the target, the host, the window and the
  * run's warnings (report_run_facts.c). */
@@ -38,16 +38,14 @@ double cp_report_run_ops(const json_t *run);
 /* A verdict report: headline, measures table and dumbbell chart; and, when
  * base and head runs are given (nbase and nhead may be 0), the differential
  * flame graph and the call sites that appeared or disappeared. */
-int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict,
-			      json_t *const *base, size_t nbase,
-			      json_t *const *head, size_t nhead, json_t *data);
+int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict, json_t *const *base,
+			      size_t nbase, json_t *const *head, size_t nhead, json_t *data);
 
 /* The function table shared by both kinds of flame graph: the top
  * functions by inclusive reads (sides 1) or by change (sides 2), where
  * div[side] turns counts into the unit shown. */
-void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st,
-			      int sides, const double div[2],
-			      const char *unit);
+void cp_report_function_table(struct cp_buf *b, const struct cp_stacks *st, int sides,
+			      const double div[2], const char *unit);
 
 /* One call site's cells: function (with inlined frames), file:line, via,
  * module. */

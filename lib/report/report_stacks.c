@@ -21,8 +21,7 @@ static uint64_t stack_hash(const void *ctx, size_t i)
 {
 	const struct cp_stacks *s = ctx;
 
-	return hash_bytes(s->stacks[i].frames,
-			  s->stacks[i].n * sizeof(uint32_t), HASH_SEED);
+	return hash_bytes(s->stacks[i].frames, s->stacks[i].n * sizeof(uint32_t), HASH_SEED);
 }
 
 static long intern(struct cp_stacks *s, const char *name)
@@ -33,8 +32,7 @@ static long intern(struct cp_stacks *s, const char *name)
 }
 
 /* Adds count to the stack frames[0..n) on side, taking frames when new. */
-static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
-		     double count, int side)
+static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n, double count, int side)
 {
 	size_t j;
 	uint64_t h = hash_bytes(frames, n * sizeof(uint32_t), HASH_SEED);
@@ -52,8 +50,7 @@ static int add_stack(struct cp_stacks *s, uint32_t *frames, uint32_t n,
 			return 0;
 		}
 	}
-	if (cp_grow(&s->stacks, &s->stacks_cap, s->nstacks + 1,
-		 sizeof(*s->stacks)))
+	if (cp_grow(&s->stacks, &s->stacks_cap, s->nstacks + 1, sizeof(*s->stacks)))
 		return -1;
 	s->stacks[s->nstacks] = (struct cp_report_stack){ .frames = frames, .n = n };
 	s->stacks[s->nstacks].count[side] = count;
@@ -169,8 +166,7 @@ fail_doc:
 	return NULL;
 }
 
-size_t cp_stacks_functions(const struct cp_stacks *s,
-			   struct cp_func_total **out)
+size_t cp_stacks_functions(const struct cp_stacks *s, struct cp_func_total **out)
 {
 	size_t nnames = s->names.n;
 	struct cp_func_total *f = calloc(nnames ? nnames : 1, sizeof(*f));
@@ -190,7 +186,7 @@ size_t cp_stacks_functions(const struct cp_stacks *s,
 			uint32_t id = st->frames[k];
 
 			if (seen[id] == i + 1)
-				continue;	/* recursion: count a stack once */
+				continue; /* recursion: count a stack once */
 			seen[id] = (uint32_t)i + 1;
 			f[id].v[0] += st->count[0];
 			f[id].v[1] += st->count[1];

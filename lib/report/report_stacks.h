@@ -15,19 +15,19 @@
 
 /* One merged stack (named report_stack: probe/stacks.h has struct cp_stack). */
 struct cp_report_stack {
-	uint32_t *frames;	/* name indices, root first */
+	uint32_t *frames; /* name indices, root first */
 	uint32_t n;
 	double count[2];
 };
 
 struct cp_stacks {
-	struct cp_key_table names;	/* the frames' names, each once */
+	struct cp_key_table names; /* the frames' names, each once */
 	struct cp_report_stack *stacks;
 	size_t nstacks, stacks_cap;
 	uint32_t *stack_slots;
 	size_t stack_slots_cap;
 	double total[2];
-	int failed;		/* out of memory: contents incomplete */
+	int failed; /* out of memory: contents incomplete */
 };
 
 /* One function's clock reads: `v[side]` counts every stack that passes
@@ -48,8 +48,7 @@ json_t *cp_stacks_to_json(const struct cp_stacks *s, int sides);
 
 /* Inclusive reads per function, unsorted, in *out (free() it); returns the
  * number of functions, or (size_t)-1 when out of memory. */
-size_t cp_stacks_functions(const struct cp_stacks *s,
-			   struct cp_func_total **out);
+size_t cp_stacks_functions(const struct cp_stacks *s, struct cp_func_total **out);
 
 void cp_stacks_free(struct cp_stacks *s);
 

@@ -19,15 +19,15 @@
 #include "report_anatomy.h"
 #include "report_html.h"
 
-#define TL_W 1000.0		/* viewBox width */
+#define TL_W 1000.0 /* viewBox width */
 #define TL_PAD 14.0
 #define TL_MIN_SEP 16.0
-#define TL_LH 14.0		/* one lane of text */
+#define TL_LH 14.0 /* one lane of text */
 #define TL_MAX_LANES 12
-#define TL_MAX_STEPS 64		/* drawn; the step table lists them all */
+#define TL_MAX_STEPS 64 /* drawn; the step table lists them all */
 #define TL_LABEL_CHARS 60
 #define TL_NOTE_CHARS 40
-#define TL_CHAR_W 6.7		/* estimated width of a character of 11px monospace */
+#define TL_CHAR_W 6.7 /* estimated width of a character of 11px monospace */
 #define TL_ARC_H 22.0
 
 void cp_html_ns(struct cp_buf *b, double ns)
@@ -86,18 +86,18 @@ static size_t shown_chars(const char *s, size_t max_chars)
 
 /* The step before k that read k's clock last, by anatomy.reads' clock
  * names; without them, the last step before k that read `reuses`. */
-static long earlier_step(const json_t *anatomy, const json_t *steps, size_t k,
-			 const json_t *reuses)
+static long earlier_step(const json_t *anatomy, const json_t *steps, size_t k, const json_t *reuses)
 {
-	const json_t *mine = json_object_get(cp_anatomy_read(anatomy, json_object_get(
-		json_array_get(steps, k), "read")), "clock");
+	const json_t *mine = json_object_get(
+		cp_anatomy_read(anatomy, json_object_get(json_array_get(steps, k), "read")),
+		"clock");
 
 	for (size_t j = k; j-- > 0;) {
 		const json_t *id = json_object_get(json_array_get(steps, j), "read");
 		const json_t *clock = json_object_get(cp_anatomy_read(anatomy, id), "clock");
 
-		if (json_is_string(mine) && json_is_string(clock) ?
-		    json_equal(mine, clock) : json_equal(id, reuses))
+		if (json_is_string(mine) && json_is_string(clock) ? json_equal(mine, clock) :
+								    json_equal(id, reuses))
 			return (long)j;
 	}
 	return -1;
@@ -119,8 +119,8 @@ const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, 
 			continue;
 		/* A pair only where the earlier read is the clock's latest. */
 		j = earlier_step(anatomy, steps, k, reuses);
-		if (j >= 0 && json_equal(json_object_get(json_array_get(steps, (size_t)j), "read"),
-					 reuses)) {
+		if (j >= 0 &&
+		    json_equal(json_object_get(json_array_get(steps, (size_t)j), "read"), reuses)) {
 			*from = (size_t)j;
 			return e;
 		}
@@ -130,14 +130,14 @@ const json_t *cp_anatomy_step_reuse(const json_t *anatomy, const json_t *steps, 
 
 /* One step of the drawn shape. */
 struct tl_step {
-	const json_t *step, *read, *reuse;	/* reuse: its reusable entry */
-	size_t from;			/* the step it could reuse */
+	const json_t *step, *read, *reuse; /* reuse: its reusable entry */
+	size_t from;			   /* the step it could reuse */
 	double at, x;
-	double lx0, lx1;		/* its label's extent */
+	double lx0, lx1; /* its label's extent */
 	int lane, end_anchor;
-	int note_lane;			/* -1: nothing between it and the last */
-	double nx;			/* the note's middle */
-	struct cp_buf label, note;	/* plain text */
+	int note_lane;		   /* -1: nothing between it and the last */
+	double nx;		   /* the note's middle */
+	struct cp_buf label, note; /* plain text */
 };
 
 struct tl {
@@ -253,8 +253,7 @@ static void place_texts(struct tl *t)
 
 /* The tooltip of a mark: the read in full, its times, what came before
  * it, and what it could reuse. */
-static void mark_title(struct cp_buf *b, const struct tl *t, const struct tl_step *s,
-		       size_t i)
+static void mark_title(struct cp_buf *b, const struct tl *t, const struct tl_step *s, size_t i)
 {
 	struct cp_buf plain = { 0 };
 	double gap = NAN, v;
@@ -291,11 +290,12 @@ static void reuse_arc(struct cp_buf *b, const struct tl *t, const struct tl_step
 {
 	double x0 = t->st[s->from].x, x1 = s->x, mid = (x0 + x1) / 2, share;
 
-	cp_buf_printf(b, "<path class=\"reuse-arc\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\"/>",
-		      x0, t->axis - 6, mid, t->axis - TL_ARC_H - 4, x1, t->axis - 6);
+	cp_buf_printf(b, "<path class=\"reuse-arc\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\"/>", x0,
+		      t->axis - 6, mid, t->axis - TL_ARC_H - 4, x1, t->axis - 6);
 	if (cp_rj_num(s->reuse, "share", &share) && isfinite(share))
-		cp_buf_printf(b, "<text class=\"reuse-share\" x=\"%.1f\" y=\"%.1f\" "
-				 "text-anchor=\"middle\">%.0f%%</text>",
+		cp_buf_printf(b,
+			      "<text class=\"reuse-share\" x=\"%.1f\" y=\"%.1f\" "
+			      "text-anchor=\"middle\">%.0f%%</text>",
 			      fmin(fmax(mid, 16), TL_W - 16), t->axis - TL_ARC_H / 2 - 4,
 			      100 * share);
 }
@@ -309,14 +309,17 @@ static void draw_gaps(struct cp_buf *b, const struct tl *t)
 
 		cp_rj_num(json_object_get(s->step, "switches"), "voluntary", &vol);
 		if (i)
-			cp_buf_printf(b, "<line class=\"gap%s%s\" x1=\"%.1f\" y1=\"%.1f\" "
-					 "x2=\"%.1f\" y2=\"%.1f\"/>", json_array_size(sc) ? " sys" : "",
-				      vol > 0 ? " sw" : "", t->st[i - 1].x, t->axis, s->x, t->axis);
+			cp_buf_printf(b,
+				      "<line class=\"gap%s%s\" x1=\"%.1f\" y1=\"%.1f\" "
+				      "x2=\"%.1f\" y2=\"%.1f\"/>",
+				      json_array_size(sc) ? " sys" : "", vol > 0 ? " sw" : "",
+				      t->st[i - 1].x, t->axis, s->x, t->axis);
 		if (s->note_lane < 0)
 			continue;
-		cp_buf_printf(b, "<text class=\"between\" x=\"%.1f\" y=\"%.1f\" "
-				 "text-anchor=\"middle\">", s->nx,
-			      6 + (s->note_lane + 1) * TL_LH - 3);
+		cp_buf_printf(b,
+			      "<text class=\"between\" x=\"%.1f\" y=\"%.1f\" "
+			      "text-anchor=\"middle\">",
+			      s->nx, 6 + (s->note_lane + 1) * TL_LH - 3);
 		cp_html_text_cut(b, s->note.data, TL_NOTE_CHARS);
 		cp_buf_puts(b, "</text>");
 	}
@@ -330,16 +333,19 @@ static void draw_marks(struct cp_buf *b, const struct tl *t)
 
 		if (s->reuse)
 			reuse_arc(b, t, s);
-		cp_buf_printf(b, "<g class=\"mark%s\" data-step=\"%zu\">", s->reuse ? " reusable" : "",
-			      i + 1);
+		cp_buf_printf(b, "<g class=\"mark%s\" data-step=\"%zu\">",
+			      s->reuse ? " reusable" : "", i + 1);
 		mark_title(b, t, s, i);
-		cp_buf_printf(b, "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-				 "y2=\"%.1f\"/>", s->x, t->axis + 6, s->x, ly - 9);
+		cp_buf_printf(b,
+			      "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			      "y2=\"%.1f\"/>",
+			      s->x, t->axis + 6, s->x, ly - 9);
 		if (s->reuse)
-			cp_buf_printf(b, "<circle class=\"ring\" cx=\"%.1f\" cy=\"%.1f\" r=\"8.5\"/>",
+			cp_buf_printf(b,
+				      "<circle class=\"ring\" cx=\"%.1f\" cy=\"%.1f\" r=\"8.5\"/>",
 				      s->x, t->axis);
-		cp_buf_printf(b, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"/>",
-			      s->x, t->axis);
+		cp_buf_printf(b, "<circle class=\"dot\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"/>", s->x,
+			      t->axis);
 		cp_buf_printf(b, "<text class=\"label\" x=\"%.1f\" y=\"%.1f\"%s>", s->x, ly,
 			      s->end_anchor ? " text-anchor=\"end\"" : "");
 		cp_html_text_cut(b, s->label.data, TL_LABEL_CHARS);
@@ -356,8 +362,8 @@ static void tl_free(struct tl *t)
 	free(t->st);
 }
 
-void cp_report_timeline(struct cp_buf *b, const json_t *anatomy, const json_t *shape,
-			size_t index, size_t s)
+void cp_report_timeline(struct cp_buf *b, const json_t *anatomy, const json_t *shape, size_t index,
+			size_t s)
 {
 	const json_t *steps = json_object_get(shape, "steps");
 	struct tl t = { 0 };
@@ -377,10 +383,12 @@ void cp_report_timeline(struct cp_buf *b, const json_t *anatomy, const json_t *s
 	}
 	place_marks(&t);
 	place_texts(&t);
-	cp_buf_printf(b, "<svg class=\"timeline\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-			 "aria-labelledby=\"tl-%zu-%zu\"><title id=\"tl-%zu-%zu\">Shape %zu: "
-			 "%zu reads in order%s</title>", TL_W, ceil(t.height), index, s,
-		      index, s, s + 1, t.total, t.n < t.total ? " (the first 64 drawn)" : "");
+	cp_buf_printf(b,
+		      "<svg class=\"timeline\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+		      "aria-labelledby=\"tl-%zu-%zu\"><title id=\"tl-%zu-%zu\">Shape %zu: "
+		      "%zu reads in order%s</title>",
+		      TL_W, ceil(t.height), index, s, index, s, s + 1, t.total,
+		      t.n < t.total ? " (the first 64 drawn)" : "");
 	cp_buf_printf(b, "<line class=\"axis\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
 		      TL_PAD, t.axis, TL_W - TL_PAD, t.axis);
 	draw_gaps(b, &t);

@@ -17,8 +17,7 @@
 #include "verdict_file.h"
 #include "verdict_measures.h"
 
-static double summary_num(const json_t *summary, const char *key,
-			  const char *fallback)
+static double summary_num(const json_t *summary, const char *key, const char *fallback)
 {
 	double v;
 
@@ -37,14 +36,15 @@ static void headline(struct cp_buf *b, const json_t *v)
 	double judged = summary_num(sum, "judged", "measures");
 	double inconclusive = summary_num(sum, "inconclusive", NULL);
 	double improved = summary_num(sum, "improved", NULL);
-	static const char *const keys[] = { "measures", "judged", "within", "regressed",
-					    "improved", "inconclusive", "added", "removed" };
+	static const char *const keys[] = { "measures", "judged",	"within", "regressed",
+					    "improved", "inconclusive", "added",  "removed" };
 
 	if (!status)
 		status = "unknown";
 	cp_buf_puts(b, "<p class=\"verdict-headline st-");
-	cp_buf_puts(b, !strcmp(status, "pass") ? "pass" : !strcmp(status, "fail") ?
-		       "fail" : "inconclusive");
+	cp_buf_puts(b, !strcmp(status, "pass") ? "pass" :
+		       !strcmp(status, "fail") ? "fail" :
+						 "inconclusive");
 	cp_buf_puts(b, "\" id=\"verdict-headline\"><strong>");
 	cp_buf_text(b, status);
 	cp_buf_puts(b, "</strong>: ");
@@ -108,14 +108,17 @@ static void facts(struct cp_buf *b, const json_t *v)
 	const json_t *method = json_object_get(v, "method");
 	double conf;
 
-	cp_buf_puts(b, "<div class=\"facts\"><dl><dt class=\"group\">Comparison</dt><dd class=\"group\"></dd>");
+	cp_buf_puts(
+		b,
+		"<div class=\"facts\"><dl><dt class=\"group\">Comparison</dt><dd class=\"group\"></dd>");
 	file_list(b, "base", json_object_get(v, "base"));
 	file_list(b, "head", json_object_get(v, "head"));
 	cp_html_fact(b, "created", cp_json_str(v, "created_at", NULL));
 	cp_html_fact(b, "clockprof", cp_json_str(json_object_get(v, "tool"), "version", NULL));
 	cp_buf_puts(b, "</dl><dl><dt class=\"group\">Bounds</dt><dd class=\"group\"></dd>");
-	cp_html_fact(b, "file", cp_json_str(bounds, "file", NULL) ? cp_json_str(bounds, "file", NULL) :
-				"none: built-in defaults");
+	cp_html_fact(b, "file",
+		     cp_json_str(bounds, "file", NULL) ? cp_json_str(bounds, "file", NULL) :
+							 "none: built-in defaults");
 	cp_html_fact(b, "sha256", cp_json_str(bounds, "sha256", NULL));
 	if (json_is_object(method)) {
 		cp_buf_puts(b, "</dl><dl><dt class=\"group\">Method</dt><dd class=\"group\"></dd>");
@@ -152,7 +155,8 @@ static void warnings(struct cp_buf *b, const json_t *v)
 		cp_html_json_text(b, json_object_get(x, "base"));
 		cp_buf_puts(b, ", head ");
 		cp_html_json_text(b, json_object_get(x, "head"));
-		if (cp_json_str(x, "effect", NULL) && !strcmp(cp_json_str(x, "effect", NULL), "inconclusive"))
+		if (cp_json_str(x, "effect", NULL) &&
+		    !strcmp(cp_json_str(x, "effect", NULL), "inconclusive"))
 			cp_buf_puts(b, " (sampled measures are judged inconclusive)");
 		cp_buf_puts(b, "</li>");
 	}
@@ -198,8 +202,10 @@ static void change_cell(struct cp_buf *b, const json_t *m)
 	const json_t *pct = json_object_get(m, "change_pct");
 	const json_t *abs = json_object_get(m, "change_abs");
 	const char *dir = cp_json_str(m, "direction", NULL);
-	const char *mark = !dir ? "" : !strcmp(dir, "worse") ? "▲ " :
-			   !strcmp(dir, "better") ? "▼ " : "";
+	const char *mark = !dir			  ? "" :
+			   !strcmp(dir, "worse")  ? "▲ " :
+			   !strcmp(dir, "better") ? "▼ " :
+						    "";
 	double p, lo, hi;
 
 	if (cp_rj_num(pct, "point", &p)) {
@@ -265,7 +271,8 @@ static void why_cell(struct cp_buf *b, const json_t *m)
 
 		cp_buf_puts(b, "<br><small class=\"gained\">gained at <code>");
 		cp_buf_text(b, path ? path : cp_json_str(x, "file", ""));
-		cp_buf_printf(b, ":%lld</code> ", (long long)json_integer_value(json_object_get(x, "line")));
+		cp_buf_printf(b, ":%lld</code> ",
+			      (long long)json_integer_value(json_object_get(x, "line")));
 		cp_html_num(b, json_number_value(json_object_get(x, "base")));
 		cp_buf_puts(b, " → ");
 		cp_html_num(b, json_number_value(json_object_get(x, "head")));
@@ -285,13 +292,15 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 	size_t i;
 
 	json_object_set_new(data, "verdict", json_pack("{sO}", "measures", (json_t *)ms));
-	cp_buf_puts(b, "<h3>Measures</h3>\n<figure class=\"chart\" id=\"dumbbell\" data-chart=\"dumbbell\">"
-		       "<figcaption>Before and after: each measure's head median against its base median "
-		       "(base = 1×, log scale), with the head's interval and the bound</figcaption>"
-		       "<div class=\"plot\"></div>"
-		       "<div class=\"scroll full\"><table class=\"sortable measures verdict-measures\"><caption>Every measure, base vs head</caption>"
-		       "<thead><tr><th>measure</th><th>unit</th><th>kind</th><th class=\"num\">base</th><th class=\"num\">head</th>"
-		       "<th class=\"num\">change [interval]</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
+	cp_buf_puts(
+		b,
+		"<h3>Measures</h3>\n<figure class=\"chart\" id=\"dumbbell\" data-chart=\"dumbbell\">"
+		"<figcaption>Before and after: each measure's head median against its base median "
+		"(base = 1×, log scale), with the head's interval and the bound</figcaption>"
+		"<div class=\"plot\"></div>"
+		"<div class=\"scroll full\"><table class=\"sortable measures verdict-measures\"><caption>Every measure, base vs head</caption>"
+		"<thead><tr><th>measure</th><th>unit</th><th>kind</th><th class=\"num\">base</th><th class=\"num\">head</th>"
+		"<th class=\"num\">change [interval]</th><th>bound</th><th class=\"num\">p</th><th>status</th><th>why</th></tr></thead><tbody>");
 	json_array_foreach(ms, i, m) {
 		const json_t *p = json_object_get(m, "p_adjusted");
 
@@ -299,7 +308,8 @@ static void measures(struct cp_buf *b, const json_t *v, json_t *data)
 			p = json_object_get(m, "p_value");
 		cp_buf_printf(b, "<tr class=\"st-%s\">",
 			      cp_verdict_status_rank(cp_json_str(m, "status", NULL)) < 6 ?
-				      cp_json_str(m, "status", NULL) : "unknown");
+				      cp_json_str(m, "status", NULL) :
+				      "unknown");
 		cp_html_td_code(b, cp_json_str(m, "name", NULL));
 		cp_html_td_json(b, json_object_get(m, "unit"));
 		cp_html_td_json(b, json_object_get(m, "kind"));
@@ -337,18 +347,20 @@ static double side_div(json_t *const *runs, size_t n, int *per_op)
 
 /* What the base and head runs' empty stacks say: recorded with none to
  * show, or not recorded (run.json has "stacks": [] under --stacks). */
-static void no_diff_stacks(struct cp_buf *b, json_t *const *base, size_t nbase,
-			   json_t *const *head, size_t nhead)
+static void no_diff_stacks(struct cp_buf *b, json_t *const *base, size_t nbase, json_t *const *head,
+			   size_t nhead)
 {
 	int recorded = 0;
 
 	for (size_t i = 0; i < nbase + nhead; i++)
 		recorded |= json_is_array(
 			json_object_get(i < nbase ? base[i] : head[i - nbase], "stacks"));
-	cp_buf_puts(b, recorded ?
-		    "<p class=\"na\">The runs were profiled with --stacks, but no clock read "
-		    "had a user stack that could be recorded.</p>\n" :
-		    "<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
+	cp_buf_puts(
+		b,
+		recorded ?
+			"<p class=\"na\">The runs were profiled with --stacks, but no clock read "
+			"had a user stack that could be recorded.</p>\n" :
+			"<p class=\"na\">The run files have no stacks (profile with --stacks to record them).</p>\n");
 }
 
 /* The differential flame graph of st (two sides), its data in data. */
@@ -366,17 +378,19 @@ static int diff_flame_figure(struct cp_buf *b, const struct cp_stacks *st, const
 	cp_buf_puts(b, "<figure class=\"flamegraph\" id=\"flame-diff\" data-flame=\"diff\">"
 		       "<figcaption>Differential flame graph of clock reads (");
 	cp_buf_text(b, unit);
-	cp_buf_printf(b, "), %zu distinct stacks: width is the head (switch to base to see what went away); "
-			 "frames with more reads in head are marked ▲ and hatched, fewer ▼ and dotted</figcaption>"
-			 "<div class=\"plot\"></div>", st->nstacks);
+	cp_buf_printf(
+		b,
+		"), %zu distinct stacks: width is the head (switch to base to see what went away); "
+		"frames with more reads in head are marked ▲ and hatched, fewer ▼ and dotted</figcaption>"
+		"<div class=\"plot\"></div>",
+		st->nstacks);
 	cp_report_function_table(b, st, 2, div, unit);
 	cp_buf_puts(b, "</figure>\n");
 	return 0;
 }
 
-static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
-		      json_t *const *head, size_t nhead, const double div[2],
-		      const char *unit, json_t *data)
+static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase, json_t *const *head,
+		      size_t nhead, const double div[2], const char *unit, json_t *data)
 {
 	struct cp_stacks st = { 0 };
 	int rc = 0;
@@ -397,10 +411,10 @@ static int diff_flame(struct cp_buf *b, json_t *const *base, size_t nbase,
 }
 
 struct site {
-	const json_t *json;	/* the first occurrence, for its cells */
+	const json_t *json; /* the first occurrence, for its cells */
 	double count[2];
-	double per_op[2];	/* summed over the side's runs */
-	int no_per_op;		/* a run gave it none (no ops) */
+	double per_op[2]; /* summed over the side's runs */
+	int no_per_op;	  /* a run gave it none (no ops) */
 };
 
 struct sites {
@@ -447,7 +461,8 @@ static int gather_sites(struct sites *all, json_t *const *runs, size_t nruns, in
 			}
 			all->v[k].count[side] += c;
 			if (json_is_number(json_object_get(s, "per_op")))
-				all->v[k].per_op[side] += json_number_value(json_object_get(s, "per_op"));
+				all->v[k].per_op[side] += json_number_value(
+					json_object_get(s, "per_op"));
 			else
 				all->v[k].no_per_op = 1;
 		}
@@ -455,8 +470,8 @@ static int gather_sites(struct sites *all, json_t *const *runs, size_t nruns, in
 	return 0;
 }
 
-static void site_table(struct cp_buf *b, const char *title, const struct site *s,
-		       size_t n, int side, double div, const char *unit)
+static void site_table(struct cp_buf *b, const char *title, const struct site *s, size_t n,
+		       int side, double div, const char *unit)
 {
 	size_t rows = 0;
 
@@ -464,7 +479,10 @@ static void site_table(struct cp_buf *b, const char *title, const struct site *s
 		rows += s[i].count[side] > 0 && s[i].count[!side] == 0;
 	cp_buf_puts(b, "<div class=\"scroll\"><table class=\"sortable sites\"><caption>");
 	cp_buf_text(b, title);
-	cp_buf_printf(b, " (%zu)</caption><thead><tr><th>function</th><th>file:line</th><th>via</th><th>module</th><th class=\"num\">", rows);
+	cp_buf_printf(
+		b,
+		" (%zu)</caption><thead><tr><th>function</th><th>file:line</th><th>via</th><th>module</th><th class=\"num\">",
+		rows);
 	cp_buf_text(b, unit);
 	cp_buf_puts(b, "</th></tr></thead><tbody>");
 	if (!rows)
@@ -496,10 +514,13 @@ static void moved_table(struct cp_buf *b, const struct site *s, size_t n, const 
 
 	for (size_t i = 0; i < n; i++)
 		rows += moved(&s[i], runs);
-	cp_buf_printf(b, "<div class=\"scroll\"><table class=\"sortable sites\"><caption>◆ read more or less "
-		      "often (%zu)</caption><thead><tr><th>function</th><th>file:line</th><th>via</th>"
-		      "<th>module</th><th class=\"num\">base reads/op</th><th class=\"num\">head reads/op</th>"
-		      "</tr></thead><tbody>", rows);
+	cp_buf_printf(
+		b,
+		"<div class=\"scroll\"><table class=\"sortable sites\"><caption>◆ read more or less "
+		"often (%zu)</caption><thead><tr><th>function</th><th>file:line</th><th>via</th>"
+		"<th>module</th><th class=\"num\">base reads/op</th><th class=\"num\">head reads/op</th>"
+		"</tr></thead><tbody>",
+		rows);
 	if (!rows)
 		cp_buf_puts(b, "<tr><td colspan=\"6\" class=\"na\">none</td></tr>");
 	for (size_t i = 0; i < n; i++) {
@@ -518,8 +539,8 @@ static void moved_table(struct cp_buf *b, const struct site *s, size_t n, const 
 }
 
 static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase,
-			     json_t *const *head, size_t nhead,
-			     const double div[2], const char *unit)
+			     json_t *const *head, size_t nhead, const double div[2],
+			     const char *unit)
 {
 	struct sites all = { 0 };
 	struct site *sites;
@@ -533,7 +554,10 @@ static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase
 	n = all.n;
 	for (size_t i = 0; i < n; i++)
 		both += sites[i].count[0] > 0 && sites[i].count[1] > 0;
-	cp_buf_printf(b, "<h3>Call sites that appeared, disappeared or moved</h3><p>%zu call sites read the clock on both sides.</p><div class=\"row\">", both);
+	cp_buf_printf(
+		b,
+		"<h3>Call sites that appeared, disappeared or moved</h3><p>%zu call sites read the clock on both sides.</p><div class=\"row\">",
+		both);
 	site_table(b, "▲ appeared in head", sites, n, 1, div[1], unit);
 	site_table(b, "▼ disappeared from head", sites, n, 0, div[0], unit);
 	moved_table(b, sites, n, (const size_t[2]){ nbase, nhead });
@@ -542,11 +566,11 @@ static int call_site_changes(struct cp_buf *b, json_t *const *base, size_t nbase
 	return 0;
 }
 
-int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict,
-			      json_t *const *base, size_t nbase,
-			      json_t *const *head, size_t nhead, json_t *data)
+int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict, json_t *const *base,
+			      size_t nbase, json_t *const *head, size_t nhead, json_t *data)
 {
-	cp_buf_puts(b, "<section class=\"verdict\" id=\"verdict\"><h2>Verdict: base vs head</h2>\n");
+	cp_buf_puts(b,
+		    "<section class=\"verdict\" id=\"verdict\"><h2>Verdict: base vs head</h2>\n");
 	headline(b, verdict);
 	facts(b, verdict);
 	warnings(b, verdict);
@@ -568,9 +592,11 @@ int cp_report_verdict_section(struct cp_buf *b, const json_t *verdict,
 		    call_site_changes(b, base, nbase, head, nhead, div, unit))
 			return -1;
 	} else {
-		cp_buf_puts(b, "<p class=\"na\" id=\"no-runs\">Give the base and head run files too "
-			       "(clockprof report VERDICT --base RUN... --head RUN...) to see the differential "
-			       "flame graph and the call sites that appeared, disappeared or moved.</p>\n");
+		cp_buf_puts(
+			b,
+			"<p class=\"na\" id=\"no-runs\">Give the base and head run files too "
+			"(clockprof report VERDICT --base RUN... --head RUN...) to see the differential "
+			"flame graph and the call sites that appeared, disappeared or moved.</p>\n");
 	}
 	cp_buf_puts(b, "</section>\n");
 	return b->failed ? -1 : 0;

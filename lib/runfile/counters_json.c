@@ -16,8 +16,8 @@ static json_t *value_json(const struct cp_counter_value *v)
 	return json_real(v->value);
 }
 
-static json_t *counter_json(const struct cp_event_spec *s,
-			    const struct cp_counter_value *v, double ops)
+static json_t *counter_json(const struct cp_event_spec *s, const struct cp_counter_value *v,
+			    double ops)
 {
 	if (!v->supported)
 		return json_pack("{s:b, s:s}", "supported", 0, "reason",
@@ -35,9 +35,8 @@ static json_t *counter_json(const struct cp_event_spec *s,
 	/* clang-format on */
 }
 
-json_t *cp_counters_json(const struct cp_event_spec *specs,
-			 const struct cp_counter_value *values, size_t n,
-			 double ops)
+json_t *cp_counters_json(const struct cp_event_spec *specs, const struct cp_counter_value *values,
+			 size_t n, double ops)
 {
 	json_t *obj = json_object();
 
@@ -55,8 +54,7 @@ json_t *cp_counters_json(const struct cp_event_spec *specs,
 }
 
 int cp_counters_add_measures(json_t *measures, const struct cp_event_spec *specs,
-			     const struct cp_counter_value *values, size_t n,
-			     double ops)
+			     const struct cp_counter_value *values, size_t n, double ops)
 {
 	if (ops <= 0)
 		return 0;
@@ -67,10 +65,9 @@ int cp_counters_add_measures(json_t *measures, const struct cp_event_spec *specs
 		if (!values[i].supported)
 			continue;
 		snprintf(name, sizeof(name), "%s/op", specs[i].name);
-		snprintf(unit, sizeof(unit), "%s/op",
-			 specs[i].unit ? specs[i].unit : "events");
-		m = json_pack("{s:f, s:s, s:s, s:s}", "value", values[i].value / ops,
-			      "unit", unit, "kind", "sampled", "better", "lower");
+		snprintf(unit, sizeof(unit), "%s/op", specs[i].unit ? specs[i].unit : "events");
+		m = json_pack("{s:f, s:s, s:s, s:s}", "value", values[i].value / ops, "unit", unit,
+			      "kind", "sampled", "better", "lower");
 		if (!m || json_object_set_new(measures, name, m))
 			return -1;
 	}

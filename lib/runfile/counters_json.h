@@ -12,15 +12,13 @@
 #include "counters.h"
 
 /* New object for run.json `counters`. ops <= 0: per_op is null. */
-json_t *cp_counters_json(const struct cp_event_spec *specs,
-			 const struct cp_counter_value *values, size_t n,
-			 double ops);
+json_t *cp_counters_json(const struct cp_event_spec *specs, const struct cp_counter_value *values,
+			 size_t n, double ops);
 
 /* Adds "NAME/op": {value, unit: "UNIT/op", kind: "sampled", better:
  * "lower"} to measures for each supported event; nothing when ops <= 0.
  * Returns 0, or -1 when jansson fails (out of memory). */
 int cp_counters_add_measures(json_t *measures, const struct cp_event_spec *specs,
-			     const struct cp_counter_value *values, size_t n,
-			     double ops);
+			     const struct cp_counter_value *values, size_t n, double ops);
 
 #endif

@@ -86,8 +86,8 @@ char *cp_folded_render(const struct cp_stack *stacks, size_t n, size_t *len)
 	if (!out)
 		goto out;
 	for (size_t i = 0; i < m; i++)
-		at += (size_t)snprintf(out + at, size - at, "%s %" PRIu64 "\n",
-				       lines[i].stack, lines[i].count);
+		at += (size_t)snprintf(out + at, size - at, "%s %" PRIu64 "\n", lines[i].stack,
+				       lines[i].count);
 	out[at] = '\0';
 	*len = at;
 out:
@@ -97,8 +97,7 @@ out:
 	return out;
 }
 
-int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n,
-		    struct cp_error *err)
+int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n, struct cp_error *err)
 {
 	size_t len = 0;
 	char *text = cp_folded_render(stacks, n, &len);

@@ -57,8 +57,7 @@ static int by_key(const void *a, const void *b)
 		      ((const struct cp_interval_site *)b)->key);
 }
 
-static const struct cp_interval_site *find_site(const struct cp_interval_writer *w,
-						const char *key)
+static const struct cp_interval_site *find_site(const struct cp_interval_writer *w, const char *key)
 {
 	struct cp_interval_site k = { .key = (char *)key };
 
@@ -112,7 +111,7 @@ static int diff_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 		if (w->dsites[n].count)
 			n++;
 	}
-	if (n)	/* dsites is NULL until a site comes: qsort wants a pointer */
+	if (n) /* dsites is NULL until a site comes: qsort wants a pointer */
 		qsort(w->dsites, n, sizeof(*w->dsites), by_count_desc);
 	w->view->call_sites.sites = w->dsites;
 	w->view->call_sites.n = n;
@@ -127,7 +126,8 @@ static int keep_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 		return -1;
 	for (size_t i = 0; i < cur->n; i++) {
 		w->sites[i] = (struct cp_interval_site){ site_key(&cur->sites[i]),
-			cur->sites[i].count, cur->sites[i].in_requests };
+							 cur->sites[i].count,
+							 cur->sites[i].in_requests };
 		if (!w->sites[i].key)
 			return -1;
 		w->nsites = i + 1;
@@ -142,7 +142,7 @@ static int keep_sites(struct cp_interval_writer *w, const struct cp_call_sites *
 static int diff_counters(struct cp_interval_writer *w, const struct cp_profile *p,
 			 struct cp_counter_value *d)
 {
-	if (!p->counters_measured || !p->counters || !d)	/* d: NULL without events */
+	if (!p->counters_measured || !p->counters || !d) /* d: NULL without events */
 		return 0;
 	if (w->nctr != p->nevents) {
 		free(w->prev_ctr);
@@ -189,8 +189,7 @@ static void view_figures(struct cp_profile *v, const struct cp_profile *p, doubl
 	}
 }
 
-static json_t *add_interval(json_t *doc, unsigned long index, double start, double end,
-			    bool last)
+static json_t *add_interval(json_t *doc, unsigned long index, double start, double end, bool last)
 {
 	json_object_set_new(doc, "schema", json_string(CP_INTERVAL_SCHEMA));
 	json_object_set_new(doc, "interval",
@@ -231,8 +230,7 @@ out:
 	return doc;
 }
 
-int cp_interval_record_write(struct cp_interval_writer *w, const struct cp_profile *p,
-			     bool last)
+int cp_interval_record_write(struct cp_interval_writer *w, const struct cp_profile *p, bool last)
 {
 	json_t *doc = cp_interval_record_build(w, p, last);
 	int rc;

@@ -34,7 +34,7 @@ enum { FD_LISTEN = 3, FD_DATA = 4, FD_STATUS = 5 };
 
 struct cp_metrics_server {
 	pid_t pid;
-	int fd;		/* the parent's end of the data socket */
+	int fd; /* the parent's end of the data socket */
 };
 
 /* libmicrohttpd, loaded in the child only. */
@@ -57,7 +57,8 @@ static int load_mhd(char *why, size_t size)
 	void *h = dlopen("libmicrohttpd.so.12", RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
-		snprintf(why, size, "--serve needs libmicrohttpd (Debian libmicrohttpd12): %s", dlerror());
+		snprintf(why, size, "--serve needs libmicrohttpd (Debian libmicrohttpd12): %s",
+			 dlerror());
 		return -1;
 	}
 	mhd.start = (__typeof__(mhd.start))dlsym(h, "MHD_start_daemon");
@@ -165,14 +166,15 @@ static void say(const char *msg)
 }
 
 /* The child, from the fork to its exit. */
-static __attribute__((noreturn)) void child(int listen_fd, int data_fd, int status_fd,
-					    int family, uid_t uid, gid_t gid, pid_t parent)
+static __attribute__((noreturn)) void child(int listen_fd, int data_fd, int status_fd, int family,
+					    uid_t uid, gid_t gid, pid_t parent)
 {
 	char why[300] = "2";
 	struct MHD_Daemon *d;
 
 	if (keep_fds(listen_fd, data_fd, status_fd)) {
-		snprintf(why, sizeof(why), "3setting up the --serve child's files: %s", strerror(errno));
+		snprintf(why, sizeof(why), "3setting up the --serve child's files: %s",
+			 strerror(errno));
 		say(why);
 		_exit(1);
 	}
@@ -196,9 +198,10 @@ static __attribute__((noreturn)) void child(int listen_fd, int data_fd, int stat
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(1);
 	d = mhd.start(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
-		      (family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL, answer, NULL,
-		      MHD_OPTION_LISTEN_SOCKET, FD_LISTEN, MHD_OPTION_CONNECTION_LIMIT, 32u,
-		      MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);
+			      (family == AF_INET6 ? MHD_USE_IPv6 : 0),
+		      0, NULL, NULL, answer, NULL, MHD_OPTION_LISTEN_SOCKET, FD_LISTEN,
+		      MHD_OPTION_CONNECTION_LIMIT, 32u, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+		      MHD_OPTION_END);
 	if (!d) {
 		say("2libmicrohttpd could not start its server");
 		_exit(1);
@@ -217,7 +220,8 @@ static int listen_on(const struct cp_serve_address *a, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_USAGE, "--serve: socket: %s", strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (const struct sockaddr *)&a->sa, a->len) || listen(fd, 64)) {
-		cp_fail(err, CP_EXIT_USAGE, "--serve: cannot listen on %s: %s", a->shown, strerror(errno));
+		cp_fail(err, CP_EXIT_USAGE, "--serve: cannot listen on %s: %s", a->shown,
+			strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -250,15 +254,17 @@ static int lookup_user(const char *user, uid_t *uid, gid_t *gid, struct cp_error
 	if (!pw)
 		return cp_fail(err, CP_EXIT_USAGE, "--serve-user: no such user '%s'", user);
 	if (!pw->pw_uid || !pw->pw_gid)
-		return cp_fail(err, CP_EXIT_USAGE, "--serve-user '%s' is root: the server must "
-			       "hold no privilege", user);
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "--serve-user '%s' is root: the server must "
+			       "hold no privilege",
+			       user);
 	*uid = pw->pw_uid;
 	*gid = pw->pw_gid;
 	return 0;
 }
 
-struct cp_metrics_server *cp_metrics_serve_start(const struct cp_serve_address *a,
-						 const char *user, struct cp_error *err)
+struct cp_metrics_server *cp_metrics_serve_start(const struct cp_serve_address *a, const char *user,
+						 struct cp_error *err)
 {
 	int lfd, sv[2], st[2] = { -1, -1 };
 	uid_t uid = 0;

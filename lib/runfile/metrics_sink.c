@@ -17,7 +17,7 @@ void cp_metrics_sink_init(struct cp_metrics_sink *k, const char *file, size_t ma
 	k->state.max_sites = max_sites;
 	k->file = file;
 	k->file_each_interval = file && strcmp(file, "-") &&
-		(lstat(file, &st) ? errno == ENOENT : S_ISREG(st.st_mode));
+				(lstat(file, &st) ? errno == ENOENT : S_ISREG(st.st_mode));
 }
 
 /* Renders p into b, gives it to the server; -1 when out of memory. */

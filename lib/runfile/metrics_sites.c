@@ -38,8 +38,7 @@ static struct cp_metrics_site *find(struct cp_metrics_state *s, const struct cp_
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->sites[i].site, k->site) &&
-		    !strcmp(s->sites[i].location, k->location) &&
-		    !strcmp(s->sites[i].via, k->via))
+		    !strcmp(s->sites[i].location, k->location) && !strcmp(s->sites[i].via, k->via))
 			return &s->sites[i];
 	return NULL;
 }

@@ -12,9 +12,9 @@
 /* One labelled site: its three label values (malloc'd, valid UTF-8 not
  * guaranteed: escaped when written) and the value it last had. */
 struct cp_metrics_site {
-	char *site;		/* "handle_request > now_ns": function, inlined ones */
-	char *location;		/* "file.c:23", else the module, else "" */
-	char *via;		/* the clock function called */
+	char *site;	/* "handle_request > now_ns": function, inlined ones */
+	char *location; /* "file.c:23", else the module, else "" */
+	char *via;	/* the clock function called */
 	uint64_t value;
 };
 

@@ -23,13 +23,17 @@
  * up to 10, then wider; the BPF program's histogram is exact per count up
  * to CP_HIST_SLOTS - 2, so each bucket is an exact sum. */
 static const unsigned int hist_bounds[] = {
-	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 20, 24, 32, 48, 64, 96, 128,
-	192, 256, 384, CP_HIST_SLOTS - 2,
+	0,   1,	  2,   3,   4,
+	5,   6,	  7,   8,   9,
+	10,  12,  14,  16,  20,
+	24,  32,  48,  64,  96,
+	128, 192, 256, 384, CP_HIST_SLOTS - 2,
 };
 
 static void family(struct cp_buf *b, const char *name, const char *type, const char *help)
 {
-	cp_buf_printf(b, "# HELP clockprof_%s %s\n# TYPE clockprof_%s %s\n", name, help, name, type);
+	cp_buf_printf(b, "# HELP clockprof_%s %s\n# TYPE clockprof_%s %s\n", name, help, name,
+		      type);
 }
 
 /* The executable label: /usr/bin/redis-server as started, not the
@@ -94,8 +98,8 @@ static void clock_reads(struct cp_buf *b, const struct cp_profile *p)
 
 	family(b, "clock_reads_total", "counter",
 	       "Clock reads counted (every one, never sampled), by the entry called.");
-	counts_by(b, p, "clock_reads_total", "entry", all->by_entry, CP_ENTRY_MAX,
-		  cp_entry_name, 0);
+	counts_by(b, p, "clock_reads_total", "entry", all->by_entry, CP_ENTRY_MAX, cp_entry_name,
+		  0);
 	family(b, "clock_reads_by_clock_total", "counter", "Clock reads by clock id.");
 	counts_by(b, p, "clock_reads_by_clock_total", "clock", all->by_clock, CP_CLOCK_SLOTS,
 		  cp_clock_name, 1);
@@ -175,9 +179,14 @@ static void requests(struct cp_buf *b, const struct cp_profile *p)
 static void lost(struct cp_buf *b, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
-	const struct { const char *kind; __u64 n; } kinds[] = {
-		{ "site_unnamed", t->site_unnamed }, { "site_uncredited", t->site_uncredited },
-		{ "stack_dropped", t->stack_drops }, { "stack_copy_dropped", t->stack_copy_drops },
+	const struct {
+		const char *kind;
+		__u64 n;
+	} kinds[] = {
+		{ "site_unnamed", t->site_unnamed },
+		{ "site_uncredited", t->site_uncredited },
+		{ "stack_dropped", t->stack_drops },
+		{ "stack_copy_dropped", t->stack_copy_drops },
 		{ "stack_preempted", t->stacks_preempted },
 	};
 
@@ -201,7 +210,8 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 	label(b, "requested", cp_mechanism_name(p->requested_mechanism));
 	label(b, "fallback_reason", p->fallback_reason);
 	end_u64(b, 1);
-	family(b, "probe_fallback", "gauge", "1 when auto counted with the fallback, not the patch.");
+	family(b, "probe_fallback", "gauge",
+	       "1 when auto counted with the fallback, not the patch.");
 	sample(b, p, "probe_fallback");
 	end_u64(b, p->fallback_reason[0] != '\0');
 	if (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0)
@@ -213,7 +223,8 @@ static void health(struct cp_buf *b, const struct cp_profile *p)
 		sample_by(b, p, "probe_pause_seconds", "phase", phase[i]);
 		end_double(b, p->pause_ms[i] / 1000);
 	}
-	family(b, "probe_hits_total", "counter", "Probe hits that trap (uprobes, breakpoints, the boundary).");
+	family(b, "probe_hits_total", "counter",
+	       "Probe hits that trap (uprobes, breakpoints, the boundary).");
 	sample(b, p, "probe_hits_total");
 	end_u64(b, p->totals.trap_hits);
 	family(b, "attach_seconds", "gauge", "From clockprof's start until the probes were live.");
@@ -265,7 +276,8 @@ static void perf_counter_family(struct cp_buf *b, const struct cp_profile *p, co
 		else
 			end_double(b, (f == PERF_SECONDS ? v->raw :
 				       f == PERF_ENABLED ? v->time_enabled :
-				       v->time_running) / 1e9);
+							   v->time_running) /
+					      1e9);
 	}
 }
 
@@ -291,14 +303,16 @@ static void perf_events(struct cp_buf *b, const struct cp_profile *p)
 	perf_counter_family(b, p, "perf_events_total",
 			    "Perf events counted in the counter window, raw (while on the PMU).",
 			    PERF_EVENTS);
-	perf_counter_family(b, p, "perf_event_seconds_total",
-			    "Time counted by a perf clock event (task-clock, cpu-clock) in the counter window, raw (while on the PMU), in seconds.",
-			    PERF_SECONDS);
+	perf_counter_family(
+		b, p, "perf_event_seconds_total",
+		"Time counted by a perf clock event (task-clock, cpu-clock) in the counter window, raw (while on the PMU), in seconds.",
+		PERF_SECONDS);
 	perf_counter_family(b, p, "perf_event_enabled_seconds_total",
 			    "Time each perf event was enabled, in seconds.", PERF_ENABLED);
-	perf_counter_family(b, p, "perf_event_running_seconds_total",
-			    "Time each perf event was on the PMU, in seconds (below enabled: multiplexed).",
-			    PERF_RUNNING);
+	perf_counter_family(
+		b, p, "perf_event_running_seconds_total",
+		"Time each perf event was on the PMU, in seconds (below enabled: multiplexed).",
+		PERF_RUNNING);
 }
 
 void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, struct cp_buf *b)

@@ -34,9 +34,9 @@ typedef Perftools__Profiles__ValueType pb_value_type;
 
 /* One line of a location as the writer is given it. */
 struct line_in {
-	const char *function;	/* NULL: unknown */
-	const char *file;	/* NULL: unknown */
-	int line;		/* 0: unknown */
+	const char *function; /* NULL: unknown */
+	const char *file;     /* NULL: unknown */
+	int line;	      /* 0: unknown */
 };
 
 struct location {
@@ -48,7 +48,7 @@ struct location {
 struct sample {
 	pb_sample s;
 	uint64_t *ids;
-	int64_t values[2];	/* clock_reads, requests */
+	int64_t values[2]; /* clock_reads, requests */
 	pb_label via;
 	pb_label *label_ptr;
 };
@@ -60,7 +60,7 @@ struct pprof {
 	pb_mapping *map;
 	size_t map_cap;
 	struct location *loc;
-	size_t nloc, loc_cap;	/* nloc: those filled (to free) */
+	size_t nloc, loc_cap; /* nloc: those filled (to free) */
 	struct sample *smp;
 	size_t nsmp, smp_cap;
 	bool failed;
@@ -99,8 +99,7 @@ static long entry_index(struct pprof *pp, struct cp_key_table *t, char *key, voi
 
 /* A key of the parts joined by a separator no name holds; NULL when out
  * of memory (the profile is then failed). */
-static char *join_key(struct pprof *pp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static char *join_key(struct pprof *pp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static char *join_key(struct pprof *pp, const char *fmt, ...)
 {
 	va_list ap;
@@ -121,8 +120,8 @@ static uint64_t function_id(struct pprof *pp, const char *name, const char *file
 	int64_t n = str(pp, name ? name : "[unknown]"), f = str(pp, file);
 	bool added;
 	long i = entry_index(pp, &pp->functions,
-			     join_key(pp, "%lld:%lld", (long long)n, (long long)f),
-			     &pp->fn, &pp->fn_cap, sizeof(*pp->fn), &added);
+			     join_key(pp, "%lld:%lld", (long long)n, (long long)f), &pp->fn,
+			     &pp->fn_cap, sizeof(*pp->fn), &added);
 
 	if (i < 0)
 		return 0;
@@ -163,8 +162,8 @@ static uint64_t mapping_id(struct pprof *pp, const char *module, const char *bui
 }
 
 /* Fills a new location's lines (innermost first) from the function ids. */
-static int fill_location(struct location *l, uint64_t id, uint64_t map,
-			 const uint64_t *fns, const struct line_in *in, size_t n)
+static int fill_location(struct location *l, uint64_t id, uint64_t map, const uint64_t *fns,
+			 const struct line_in *in, size_t n)
 {
 	perftools__profiles__location__init(&l->l);
 	l->lines = calloc(n ? n : 1, sizeof(*l->lines));
@@ -195,7 +194,7 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 	bool added;
 	long i;
 
-	if (!key || pp->failed) {	/* after a failure, nothing more is added */
+	if (!key || pp->failed) { /* after a failure, nothing more is added */
 		pp->failed = true;
 		free(key);
 		return 0;
@@ -203,11 +202,10 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 	at = (size_t)snprintf(key, size, "%llu", (unsigned long long)map);
 	for (size_t k = 0; k < n; k++) {
 		fns[k] = function_id(pp, in[k].function, in[k].file);
-		at += (size_t)snprintf(key + at, size - at, "|%llu:%d",
-				       (unsigned long long)fns[k], in[k].line);
+		at += (size_t)snprintf(key + at, size - at, "|%llu:%d", (unsigned long long)fns[k],
+				       in[k].line);
 	}
-	i = entry_index(pp, &pp->locations, key, &pp->loc, &pp->loc_cap, sizeof(*pp->loc),
-			&added);
+	i = entry_index(pp, &pp->locations, key, &pp->loc, &pp->loc_cap, sizeof(*pp->loc), &added);
 	if (i < 0)
 		return 0;
 	if (added) {
@@ -220,8 +218,8 @@ static uint64_t location_id(struct pprof *pp, const char *module, const char *bu
 
 /* Adds a sample at ids (leaf first, taken), with a `via` label when
  * given. */
-static void add_sample(struct pprof *pp, uint64_t *ids, size_t n, uint64_t reads,
-		       uint64_t requests, const char *via)
+static void add_sample(struct pprof *pp, uint64_t *ids, size_t n, uint64_t reads, uint64_t requests,
+		       const char *via)
 {
 	struct sample *s;
 
@@ -299,7 +297,7 @@ static void add_stack(struct pprof *pp, const struct cp_stack *st)
 			start--;
 		for (size_t k = end; k-- > start; n++)
 			in[n] = (struct line_in){ st->frames[k], pos ? pos[k].file : NULL,
-						   pos && pos[k].file ? pos[k].line : 0 };
+						  pos && pos[k].file ? pos[k].line : 0 };
 		ids[nids++] = location_id(pp, pos ? pos[start].module : NULL,
 					  pos ? pos[start].build_id : NULL, in, n);
 		end = start;
@@ -368,13 +366,13 @@ static void fill_header(struct pprof *pp, const struct cp_profile *p, struct hea
 	prof->n_sample_type = 2;
 	prof->sample_type = h->type_ptrs;
 	prof->period_type = &h->period_type;
-	prof->period = 1;	/* every read counted, none sampled */
+	prof->period = 1; /* every read counted, none sampled */
 	prof->default_sample_type = h->types[0].type;
 	prof->time_nanos = start_ns(p->started_at);
 	prof->duration_nanos = (int64_t)(p->clock_window_s * 1e9);
 	snprintf(h->text[0], sizeof(h->text[0]), "clockprof %s", CLOCKPROF_VERSION);
-	cp_utf8_format(h->text[1], sizeof(h->text[1]), "target: %s (pid %d)",
-		       p->target.comm, (int)p->target.pid);
+	cp_utf8_format(h->text[1], sizeof(h->text[1]), "target: %s (pid %d)", p->target.comm,
+		       (int)p->target.pid);
 	snprintf(h->text[2], sizeof(h->text[2]),
 		 "clock reads counted by %s: every read, not sampled%s",
 		 cp_mechanism_name(p->mechanism), p->stacks_recorded ? "; whole stacks" : "");
@@ -476,7 +474,7 @@ unsigned char *cp_pprof_render(const struct cp_profile *p, size_t *len)
 	size_t size;
 
 	perftools__profiles__profile__init(&prof);
-	str(&pp, "");	/* the string table starts with "" */
+	str(&pp, ""); /* the string table starts with "" */
 	fill_header(&pp, p, &h, &prof);
 	if (p->stacks_recorded)
 		for (size_t i = 0; i < p->stacks.n; i++)

@@ -59,7 +59,7 @@ static char *name_at(const struct cp_pprof_series *s, long long ms)
 static void remember(struct cp_pprof_series *s, char *name)
 {
 	if (s->n == s->keep) {
-		unlink(s->names[0]);	/* gone already: nothing to do */
+		unlink(s->names[0]); /* gone already: nothing to do */
 		free(s->names[0]);
 		memmove(s->names, s->names + 1, (s->n - 1) * sizeof(*s->names));
 		s->n--;
@@ -80,7 +80,7 @@ int cp_pprof_series_write(struct cp_pprof_series *s, const struct cp_profile *in
 	 * relies on: an interval ending in the millisecond of the last (the
 	 * last, partial one right after a full one), or a wall clock stepped
 	 * back, is named a millisecond after the last. */
-	if (ms <= s->last_ms)	/* 0 before the first: never */
+	if (ms <= s->last_ms) /* 0 before the first: never */
 		ms = s->last_ms + 1;
 	name = name_at(s, ms);
 	if (!bytes || !name)

@@ -37,17 +37,17 @@ static json_t *build_read(size_t id, const struct cp_anatomy_read *r)
 	char clock[32];
 
 	for (size_t i = 0; i < r->ncallers; i++)
-		json_array_append_new(callers, json_pack("{s:o, s:o, s:o}",
-			"function", text_or_null(r->callers[i].function),
-			"file", text_or_null(r->callers[i].file),
-			"line", line_or_null(r->callers[i].file, r->callers[i].line)));
+		json_array_append_new(
+			callers, json_pack("{s:o, s:o, s:o}", "function",
+					   text_or_null(r->callers[i].function), "file",
+					   text_or_null(r->callers[i].file), "line",
+					   line_or_null(r->callers[i].file, r->callers[i].line)));
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "id", (json_int_t)id,
 			 "function", text_or_null(r->function), "file", text_or_null(r->file),
 			 "line", line_or_null(r->file, r->line), "inlined_at", inlined_at(r),
-			 "module", text_or_null(r->module),
-			 "via", text_or_null(r->via),
-			 "clock", cp_anatomy_clock_name(r->id.clock, clock, sizeof(clock)),
-			 "callers", callers);
+			 "module", text_or_null(r->module), "via", text_or_null(r->via), "clock",
+			 cp_anatomy_clock_name(r->id.clock, clock, sizeof(clock)), "callers",
+			 callers);
 }
 
 static json_t *build_step(const struct cp_anatomy_step *st)
@@ -77,8 +77,9 @@ static json_t *build_shapes(const struct cp_anatomy *a)
 
 		for (size_t k = 0; k < sh->nsteps; k++)
 			json_array_append_new(steps, build_step(&sh->steps[k]));
-		json_array_append_new(shapes, json_pack("{s:I, s:f, s:o}",
-			"requests", (json_int_t)sh->requests, "share", sh->share, "steps", steps));
+		json_array_append_new(shapes, json_pack("{s:I, s:f, s:o}", "requests",
+							(json_int_t)sh->requests, "share",
+							sh->share, "steps", steps));
 	}
 	return shapes;
 }
@@ -90,10 +91,12 @@ static json_t *build_reusable(const struct cp_anatomy *a)
 	for (size_t i = 0; i < a->nreusable; i++) {
 		const struct cp_anatomy_reuse *u = &a->reusable[i];
 
-		json_array_append_new(reusable, json_pack("{s:I, s:I, s:f, s:{s:I, s:I}, s:f}",
-			"read", (json_int_t)u->read, "reuses", (json_int_t)u->reuses,
-			"share", u->share, "gap_ns", "p50", (json_int_t)u->gap_p50_ns,
-			"p99", (json_int_t)u->gap_p99_ns, "per_op", u->per_op));
+		json_array_append_new(reusable,
+				      json_pack("{s:I, s:I, s:f, s:{s:I, s:I}, s:f}", "read",
+						(json_int_t)u->read, "reuses",
+						(json_int_t)u->reuses, "share", u->share, "gap_ns",
+						"p50", (json_int_t)u->gap_p50_ns, "p99",
+						(json_int_t)u->gap_p99_ns, "per_op", u->per_op));
 	}
 	return reusable;
 }
@@ -106,18 +109,18 @@ json_t *cp_run_anatomy_build(const struct cp_anatomy *a)
 		json_array_append_new(reads, build_read(i, &a->reads[i]));
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f, s:b, s:o, s:o, s:o, s:I, s:o, "
 			 "s:f}",
-		"sample_size", (json_int_t)a->sample_size,
-		"sampled_requests", (json_int_t)a->sampled_requests,
-		"truncated_requests", (json_int_t)a->truncated_requests,
-		"outside_burst_requests", (json_int_t)a->outside_burst_requests,
-		"requests", (json_int_t)a->requests, "every_request", a->every_request,
-		"reuse_gap_ns", (json_int_t)a->reuse_gap_ns, "reuse_share", a->reuse_share,
-		"judged", a->judged,
-		"not_judged_because", a->judged ? json_null() : text_or_null(a->not_judged_because),
-		"reads", reads, "shapes", build_shapes(a),
-		"other_requests", (json_int_t)a->other_requests,
-		"reusable", a->judged ? build_reusable(a) : json_array(),
-		"reusable_per_op", a->judged ? a->reusable_per_op : 0.0);
+			 "sample_size", (json_int_t)a->sample_size, "sampled_requests",
+			 (json_int_t)a->sampled_requests, "truncated_requests",
+			 (json_int_t)a->truncated_requests, "outside_burst_requests",
+			 (json_int_t)a->outside_burst_requests, "requests", (json_int_t)a->requests,
+			 "every_request", a->every_request, "reuse_gap_ns",
+			 (json_int_t)a->reuse_gap_ns, "reuse_share", a->reuse_share, "judged",
+			 a->judged, "not_judged_because",
+			 a->judged ? json_null() : text_or_null(a->not_judged_because), "reads",
+			 reads, "shapes", build_shapes(a), "other_requests",
+			 (json_int_t)a->other_requests, "reusable",
+			 a->judged ? build_reusable(a) : json_array(), "reusable_per_op",
+			 a->judged ? a->reusable_per_op : 0.0);
 }
 
 void cp_run_anatomy_measure(json_t *measures, const struct cp_anatomy *a)
@@ -125,9 +128,9 @@ void cp_run_anatomy_measure(json_t *measures, const struct cp_anatomy *a)
 	if (!a->on || !a->judged)
 		return;
 	json_object_set_new(measures, CP_REUSABLE_MEASURE,
-			    json_pack("{s:f, s:s, s:s, s:s}", "value", a->reusable_per_op,
-				      "unit", "reads/op", "kind",
-				      a->every_request ? "exact" : "sampled", "better", "lower"));
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", a->reusable_per_op, "unit",
+				      "reads/op", "kind", a->every_request ? "exact" : "sampled",
+				      "better", "lower"));
 }
 
 static int bad(struct cp_error *err, const char *what, const char *member, size_t i,
@@ -170,10 +173,11 @@ static int check_reuse(const json_t *u, size_t i, json_int_t nreads, const char 
 
 int cp_run_anatomy_validate(const json_t *doc, const char *what, struct cp_error *err)
 {
-	static const char *const counts[] = { "sampled_requests", "truncated_requests",
-					      "requests", "other_requests" };
+	static const char *const counts[] = { "sampled_requests", "truncated_requests", "requests",
+					      "other_requests" };
 	const json_t *a = json_object_get(doc, "anatomy"), *u;
-	const json_t *reads = json_object_get(a, "reads"), *reusable = json_object_get(a, "reusable");
+	const json_t *reads = json_object_get(a, "reads"),
+		     *reusable = json_object_get(a, "reusable");
 	size_t i;
 
 	if (!a)
@@ -189,9 +193,10 @@ int cp_run_anatomy_validate(const json_t *doc, const char *what, struct cp_error
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		if (!index_ok(a, counts[i], INT64_MAX))
 			return bad(err, what, counts[i], (size_t)-1, "is not a whole number");
-	if (json_object_get(a, "outside_burst_requests") &&	/* since bursts */
+	if (json_object_get(a, "outside_burst_requests") && /* since bursts */
 	    !index_ok(a, "outside_burst_requests", INT64_MAX))
-		return bad(err, what, "outside_burst_requests", (size_t)-1, "is not a whole number");
+		return bad(err, what, "outside_burst_requests", (size_t)-1,
+			   "is not a whole number");
 	json_array_foreach(reusable, i, u)
 		if (check_reuse(u, i, (json_int_t)json_array_size(reads), what, err))
 			return -1;

@@ -35,12 +35,12 @@ static json_t *per_op(const struct cp_profile *p, __u64 count)
 	return p->ops > 0 ? json_real((double)count / p->ops) : json_null();
 }
 
-static void add_measure(json_t *measures, const char *name, double value,
-			const char *unit, const char *kind)
+static void add_measure(json_t *measures, const char *name, double value, const char *unit,
+			const char *kind)
 {
 	json_object_set_new(measures, name,
-			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
-				      unit, "kind", kind, "better", "lower"));
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit", unit, "kind",
+				      kind, "better", "lower"));
 }
 
 /* Operations in the window the counters were read in: the requests of the
@@ -60,10 +60,12 @@ static json_t *build_sources(const struct cp_stack *st)
 	for (size_t j = 0; j < st->n_frames; j++) {
 		const struct cp_frame_pos *pos = st->pos ? &st->pos[j] : NULL;
 
-		json_array_append_new(a, json_pack("{s:o, s:o}",
-			"file", pos && pos->file ? cp_json_utf8(pos->file) : json_null(),
-			"line", pos && pos->file && pos->line > 0 ?
-				json_integer(pos->line) : json_null()));
+		json_array_append_new(
+			a,
+			json_pack("{s:o, s:o}", "file",
+				  pos && pos->file ? cp_json_utf8(pos->file) : json_null(), "line",
+				  pos && pos->file && pos->line > 0 ? json_integer(pos->line) :
+								      json_null()));
 	}
 	return a;
 }
@@ -77,9 +79,9 @@ static json_t *build_stacks(const struct cp_profile *p)
 
 		for (size_t j = 0; j < p->stacks.stacks[i].n_frames; j++)
 			json_array_append_new(frames, json_string(p->stacks.stacks[i].frames[j]));
-		json_array_append_new(a, json_pack("{s:o, s:o, s:I}", "frames", frames,
-						   "sources", build_sources(&p->stacks.stacks[i]),
-						   "count", (json_int_t)p->stacks.stacks[i].count));
+		json_array_append_new(a, json_pack("{s:o, s:o, s:I}", "frames", frames, "sources",
+						   build_sources(&p->stacks.stacks[i]), "count",
+						   (json_int_t)p->stacks.stacks[i].count));
 	}
 	return a;
 }
@@ -114,12 +116,13 @@ static json_t *build_windows(const struct cp_profile *p)
 	json_t *counters = json_null();
 
 	if (p->nevents)
-		counters = json_pack("{s:b, s:f, s:s, s:o}", "measured", p->counters_measured,
-				     "duration_s", p->counter_window_s, "probes",
-				     p->counters_split ? "request boundary only" :
-				     cp_profile_trap_free(p) ? "all, none trapping (counted in the target)" :
-				     "all (shared with clock reads)", "ops",
-				     counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
+		counters = json_pack(
+			"{s:b, s:f, s:s, s:o}", "measured", p->counters_measured, "duration_s",
+			p->counter_window_s, "probes",
+			p->counters_split	? "request boundary only" :
+			cp_profile_trap_free(p) ? "all, none trapping (counted in the target)" :
+						  "all (shared with clock reads)",
+			"ops", counter_ops(p) > 0 ? json_real(counter_ops(p)) : json_null());
 	return json_pack("{s:{s:f, s:s}, s:o}", "clock_reads", "duration_s", p->clock_window_s,
 			 "probes", "all", "counters", counters);
 }
@@ -149,7 +152,8 @@ static json_t *inlined_at(const struct cp_call_site *c)
 {
 	if (!c->ninlined || c->inlined_at_line <= 0)
 		return json_null();
-	return json_pack("{s:o, s:i}", "file", text(c->inlined_at_file), "line", c->inlined_at_line);
+	return json_pack("{s:o, s:i}", "file", text(c->inlined_at_file), "line",
+			 c->inlined_at_line);
 }
 
 static json_t *build_call_sites(const struct cp_profile *p)
@@ -162,16 +166,15 @@ static json_t *build_call_sites(const struct cp_profile *p)
 
 		for (size_t j = 0; j < c->ninlined; j++)
 			json_array_append_new(inl, json_string(c->inlined[j]));
-		json_array_append_new(a, json_pack(
-			"{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
-			"function", c->function, "file", text(c->file),
-			"line", c->line ? json_integer(c->line) : json_null(),
-			"inlined", inl, "inlined_at", inlined_at(c), "comp_dir", text(c->comp_dir),
-			"via", c->via, "module", text(c->module),
-			"build_id", text(c->build_id),
-			"count", (json_int_t)c->count,
-			"in_requests", (json_int_t)c->in_requests,
-			"per_op", per_op(p, site_basis(p, c))));
+		json_array_append_new(
+			a, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o}",
+				     "function", c->function, "file", text(c->file), "line",
+				     c->line ? json_integer(c->line) : json_null(), "inlined", inl,
+				     "inlined_at", inlined_at(c), "comp_dir", text(c->comp_dir),
+				     "via", c->via, "module", text(c->module), "build_id",
+				     text(c->build_id), "count", (json_int_t)c->count,
+				     "in_requests", (json_int_t)c->in_requests, "per_op",
+				     per_op(p, site_basis(p, c))));
 	}
 	return a;
 }
@@ -224,8 +227,10 @@ static void add_executable_measures(json_t *m, const struct cp_profile *p)
 	for (size_t j = 0; j < n; j++) {
 		const char *base = strrchr(u[j].exe, '/');
 		double v = p->ops_source == CP_OPS_REQUEST ?
-			   (u[j].requests ? (double)u[j].in_requests / (double)u[j].requests : -1) :
-			   (double)u[j].reads / p->ops;
+				   (u[j].requests ?
+					    (double)u[j].in_requests / (double)u[j].requests :
+					    -1) :
+				   (double)u[j].reads / p->ops;
 
 		if (v < 0)
 			continue;
@@ -245,8 +250,9 @@ static json_t *build_measures(const struct cp_profile *p)
 
 	if (p->ops <= 0) {
 		if (p->clock_window_s > 0)
-			add_measure(m, "clock_reads/s", (double)p->totals.all.reads /
-				    p->clock_window_s, "reads/s", "sampled");
+			add_measure(m, "clock_reads/s",
+				    (double)p->totals.all.reads / p->clock_window_s, "reads/s",
+				    "sampled");
 		return m;
 	}
 	add_measure(m, "clock_reads/op", (double)c->reads / p->ops, "reads/op", "exact");
@@ -254,8 +260,8 @@ static json_t *build_measures(const struct cp_profile *p)
 		snprintf(name, sizeof(name), "clock_reads.%s/op", cp_entry_name(e));
 		add_measure(m, name, (double)c->by_entry[e] / p->ops, "reads/op", "exact");
 	}
-	add_measure(m, "clock_reads.via_syscall/op",
-		    (double)c->by_path[CP_PATH_SYSCALL] / p->ops, "reads/op", "exact");
+	add_measure(m, "clock_reads.via_syscall/op", (double)c->by_path[CP_PATH_SYSCALL] / p->ops,
+		    "reads/op", "exact");
 	for (int i = 0; i < p->nprobes; i++) {
 		char *valid;
 
@@ -298,17 +304,18 @@ static json_t *build_per_request(const struct cp_profile *p)
 			continue;
 		if (!found_min++)
 			min = (__u64)i;
-		json_array_append_new(hist, json_pack("[I, I]", (json_int_t)i,
-						      (json_int_t)t->hist[i]));
+		json_array_append_new(hist,
+				      json_pack("[I, I]", (json_int_t)i, (json_int_t)t->hist[i]));
 	}
 	/* Without a complete request nothing was measured: null, not 0 reads
 	 * per request (which the report showed as the p50 of a program that
 	 * read the clock all window long). */
-	if (!t->requests)	/* an interval record's max is the run's so far */
-		return json_pack("{s:I, s:n, s:n, s:n, s:n, s:o, s:n, s:o}",
-				 "count", (json_int_t)0, "min", "p50", "p90", "p99", "max",
+	if (!t->requests) /* an interval record's max is the run's so far */
+		return json_pack("{s:I, s:n, s:n, s:n, s:n, s:o, s:n, s:o}", "count", (json_int_t)0,
+				 "min", "p50", "p90", "p99", "max",
 				 t->max_reads_per_request ?
-				 json_integer((json_int_t)t->max_reads_per_request) : json_null(),
+					 json_integer((json_int_t)t->max_reads_per_request) :
+					 json_null(),
 				 "mean", "histogram", hist);
 	/* One key and its value a line (clang-format would pack them): */
 	/* clang-format off */
@@ -338,13 +345,12 @@ static json_t *build_target(const struct cp_profile *p)
 		exit_status = json_pack("{s:s}", "signal", how + strlen("killed by "));
 	}
 	return json_pack("{s:i, s:o, s:o, s:o, s:s, s:o, s:i, s:b, s:b, s:o}", "pid", p->target.pid,
-			 "comm", text(p->target.comm), "exe", text(p->target.exe),
-			 "exec_path", p->target.exec_path[0] ? text(p->target.exec_path) : json_null(),
-			 "build_id", p->target.build_id, "cmdline", cmdline,
-			 "argc", p->target.argc_total,
-			 "cmdline_truncated", p->target.argc < p->target.argc_total,
-			 "cmdline_rewritten", p->target.cmdline_rewritten,
-			 "exit_status", exit_status);
+			 "comm", text(p->target.comm), "exe", text(p->target.exe), "exec_path",
+			 p->target.exec_path[0] ? text(p->target.exec_path) : json_null(),
+			 "build_id", p->target.build_id, "cmdline", cmdline, "argc",
+			 p->target.argc_total, "cmdline_truncated",
+			 p->target.argc < p->target.argc_total, "cmdline_rewritten",
+			 p->target.cmdline_rewritten, "exit_status", exit_status);
 }
 
 static json_t *build_clock_reads(const struct cp_profile *p)
@@ -371,11 +377,11 @@ static json_t *build_probes(const struct cp_profile *p)
 	json_t *a = json_array();
 
 	for (int i = 0; i < p->nprobes; i++)
-		json_array_append_new(a, json_pack(
-			"{s:o, s:o, s:I, s:o}",
-			"name", text(p->probes[i].symbol), "file", text(p->probes[i].file),
-			"calls", (json_int_t)p->totals.all.probe_calls[i],
-			"per_op", per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
+		json_array_append_new(
+			a, json_pack("{s:o, s:o, s:I, s:o}", "name", text(p->probes[i].symbol),
+				     "file", text(p->probes[i].file), "calls",
+				     (json_int_t)p->totals.all.probe_calls[i], "per_op",
+				     per_op(p, cp_profile_per_op_counts(p)->probe_calls[i])));
 	return a;
 }
 
@@ -403,29 +409,35 @@ static json_t *build_probe_cost(const struct cp_profile *p)
 	if (probe) {
 		json_object_set_new(probe, "requested_mechanism",
 				    json_string(cp_mechanism_name(p->requested_mechanism)));
-		json_object_set_new(probe, "fallback_reason", p->fallback_reason[0] ?
-				    text(p->fallback_reason) : json_null());
+		json_object_set_new(probe, "fallback_reason",
+				    p->fallback_reason[0] ? text(p->fallback_reason) : json_null());
 	}
 	if (probe && cp_profile_overhead_measured_pct(p) >= 0)
-		json_object_set_new(probe, "measured", json_pack("{s:f, s:f, s:f}",
-				    "overhead_pct", cp_profile_overhead_measured_pct(p),
-				    "cpu_ns_per_request_all_probes", p->cpu_ns_per_request[0],
-				    "cpu_ns_per_request_boundary_only", p->cpu_ns_per_request[1]));
+		json_object_set_new(
+			probe, "measured",
+			json_pack("{s:f, s:f, s:f}", "overhead_pct",
+				  cp_profile_overhead_measured_pct(p),
+				  "cpu_ns_per_request_all_probes", p->cpu_ns_per_request[0],
+				  "cpu_ns_per_request_boundary_only", p->cpu_ns_per_request[1]));
 	/* The patch mechanism: how long one thread of the target was held. */
 	if (probe && (p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0)) {
-		json_object_set_new(probe, "pause_ms", json_pack("{s:o, s:o}", "attach",
-				    p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
-				    "detach",
-				    p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
-		json_object_set_new(probe, "stops", json_pack("{s:I, s:I}", "attach",
-				    (json_int_t)p->stops[0], "detach", (json_int_t)p->stops[1]));
+		json_object_set_new(
+			probe, "pause_ms",
+			json_pack("{s:o, s:o}", "attach",
+				  p->pause_ms[0] >= 0 ? json_real(p->pause_ms[0]) : json_null(),
+				  "detach",
+				  p->pause_ms[1] >= 0 ? json_real(p->pause_ms[1]) : json_null()));
+		json_object_set_new(probe, "stops",
+				    json_pack("{s:I, s:I}", "attach", (json_int_t)p->stops[0],
+					      "detach", (json_int_t)p->stops[1]));
 	}
 	/* --stacks: when every function's rules were in place, how many
 	 * stacks clockprof walked from copies before that, and how many were
 	 * cut where the walk left the target's code. */
 	if (probe && p->stacks_recorded) {
-		json_object_set_new(probe, "stack_rules_s", p->stack_rules_s >= 0 ?
-				    json_real(p->stack_rules_s) : json_null());
+		json_object_set_new(probe, "stack_rules_s",
+				    p->stack_rules_s >= 0 ? json_real(p->stack_rules_s) :
+							    json_null());
 		json_object_set_new(probe, "stacks_from_copies",
 				    json_integer((json_int_t)p->stacks_from_copies));
 		json_object_set_new(probe, "stacks_truncated",
@@ -438,12 +450,11 @@ static json_t *build_probe_cost(const struct cp_profile *p)
  * whatever their spelling (docs/run-json.md). */
 static json_t *build_boundary(const struct cp_profile *p)
 {
-	if (p->request_text[0] == 's')	/* syscall:NAME */
+	if (p->request_text[0] == 's') /* syscall:NAME */
 		return json_pack("{s:s, s:o}", "kind", "syscall", "syscall",
 				 text(p->request_symbol));
-	return json_pack("{s:s, s:o, s:b, s:o}", "kind", "func", "file",
-			 text(p->request_file), "main_executable", p->request_in_main,
-			 "symbol", text(p->request_symbol));
+	return json_pack("{s:s, s:o, s:b, s:o}", "kind", "func", "file", text(p->request_file),
+			 "main_executable", p->request_in_main, "symbol", text(p->request_symbol));
 }
 
 /* A syscall: boundary closed at the C library's functions: how its check
@@ -454,10 +465,10 @@ static json_t *build_wrapper_check(const struct cp_profile *p)
 
 	if (!p->boundary_wrapped)
 		return json_null();
-	return json_pack("{s:I, s:I, s:b, s:o}", "checked", (json_int_t)c->checked,
-			 "mismatched", (json_int_t)c->mismatched, "fell_back", c->fallback_ns != 0,
-			 "checked_for_s", p->wrapper_check_s >= 0 ? json_real(p->wrapper_check_s) :
-			 json_null());
+	return json_pack("{s:I, s:I, s:b, s:o}", "checked", (json_int_t)c->checked, "mismatched",
+			 (json_int_t)c->mismatched, "fell_back", c->fallback_ns != 0,
+			 "checked_for_s",
+			 p->wrapper_check_s >= 0 ? json_real(p->wrapper_check_s) : json_null());
 }
 
 static json_t *build_request(const struct cp_profile *p)
@@ -466,8 +477,8 @@ static json_t *build_request(const struct cp_profile *p)
 		return json_null();
 	return json_pack("{s:o, s:I, s:o, s:b, s:o}", "spec", text(p->request_text), "count",
 			 (json_int_t)p->totals.requests, "boundary", build_boundary(p),
-			 "closed_in_target", p->boundary_in_target,
-			 "wrapper_check", build_wrapper_check(p));
+			 "closed_in_target", p->boundary_in_target, "wrapper_check",
+			 build_wrapper_check(p));
 }
 
 json_t *cp_run_file_build(const struct cp_profile *p)
@@ -515,7 +526,7 @@ json_t *cp_run_file_build(const struct cp_profile *p)
 		json_object_set_new(doc, "per_request_counters", build_per_request_counters(p));
 	if (doc && p->anatomy.on)
 		json_object_set_new(doc, "anatomy", cp_run_anatomy_build(&p->anatomy));
-	if (doc && p->followed) {	/* run, following the processes it forks */
+	if (doc && p->followed) { /* run, following the processes it forks */
 		json_object_set_new(doc, "processes", cp_run_processes_build(p));
 		json_object_set_new(doc, "executables", cp_run_executables_build(p));
 	}

@@ -19,19 +19,20 @@ static const char *member_problem(const json_t *obj, const char *key, json_type 
 	if (!v)
 		return "is missing";
 	if (type == JSON_REAL ? !json_is_number(v) :
-	    type == JSON_TRUE ? !json_is_boolean(v) : json_typeof(v) != type)
+	    type == JSON_TRUE ? !json_is_boolean(v) :
+				json_typeof(v) != type)
 		return "has the wrong type";
 	return NULL;
 }
 
-static int need(const json_t *obj, const char *key, json_type type,
-		const char *what, struct cp_error *err)
+static int need(const json_t *obj, const char *key, json_type type, const char *what,
+		struct cp_error *err)
 {
 	const char *problem = member_problem(obj, key, type);
 
 	if (problem)
-		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid run file: %s %s", what,
-			       key, problem);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid run file: %s %s", what, key,
+			       problem);
 	return 0;
 }
 
@@ -53,26 +54,28 @@ static int validate_measure(const char *name, const json_t *m, const char *what,
 
 	if (!json_is_object(m))
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: measure \"%.200s\" is not an object",
-			       what, name);
+			       "%s: invalid run file: measure \"%.200s\" is not an object", what,
+			       name);
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
 		const char *problem = member_problem(m, members[i].key, members[i].type);
 
 		if (problem)
 			return cp_fail(err, CP_EXIT_USAGE,
-				       "%s: invalid run file: measures[\"%.200s\"].%s %s",
-				       what, name, members[i].key, problem);
+				       "%s: invalid run file: measures[\"%.200s\"].%s %s", what,
+				       name, members[i].key, problem);
 	}
 	kind = json_string_value(json_object_get(m, "kind"));
 	better = json_string_value(json_object_get(m, "better"));
 	if (strcmp(kind, "exact") && strcmp(kind, "sampled"))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: measures[\"%.200s\"].kind must be \"exact\" or \"sampled\"",
-			       what, name);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid run file: measures[\"%.200s\"].kind must be \"exact\" or \"sampled\"",
+			what, name);
 	if (strcmp(better, "lower") && strcmp(better, "higher"))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: measures[\"%.200s\"].better must be \"lower\" or \"higher\"",
-			       what, name);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid run file: measures[\"%.200s\"].better must be \"lower\" or \"higher\"",
+			what, name);
 	return 0;
 }
 
@@ -84,8 +87,7 @@ static int known_mechanism(const char *s)
 
 const char *cp_run_mechanism(const json_t *doc)
 {
-	const json_t *m = json_object_get(json_object_get(doc, "clock_reads"),
-					  "mechanism");
+	const json_t *m = json_object_get(json_object_get(doc, "clock_reads"), "mechanism");
 
 	/* Files of earlier versions name none: all were counted with
 	 * hardware breakpoints, the only mechanism those versions had. */
@@ -95,27 +97,26 @@ const char *cp_run_mechanism(const json_t *doc)
 /* The members that came with the uprobe mechanism are optional (files of
  * earlier versions lack them) but, when present, compare relies on them:
  * a mechanism it does not know could not be told apart from another. */
-static int validate_mechanism(const json_t *doc, const char *what,
-			      struct cp_error *err)
+static int validate_mechanism(const json_t *doc, const char *what, struct cp_error *err)
 {
-	const json_t *mech = json_object_get(json_object_get(doc, "clock_reads"),
-					     "mechanism");
-	const json_t *fire = json_object_get(json_object_get(doc, "host"),
-					     "breakpoints_fire");
+	const json_t *mech = json_object_get(json_object_get(doc, "clock_reads"), "mechanism");
+	const json_t *fire = json_object_get(json_object_get(doc, "host"), "breakpoints_fire");
 
 	if (mech && !json_is_string(mech))
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "%s: invalid run file: clock_reads.mechanism has the wrong type",
 			       what);
 	if (mech && !known_mechanism(json_string_value(mech)))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: clock_reads.mechanism must be \"uprobe\", \"breakpoint\" or \"patch\"",
-			       what);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid run file: clock_reads.mechanism must be \"uprobe\", \"breakpoint\" or \"patch\"",
+			what);
 	/* null: the start-up self-test did not run. */
 	if (fire && !json_is_boolean(fire) && !json_is_null(fire))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid run file: host.breakpoints_fire must be true, false or null",
-			       what);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: invalid run file: host.breakpoints_fire must be true, false or null",
+			what);
 	return 0;
 }
 
@@ -129,15 +130,13 @@ static int validate_top(const json_t *doc, const char *what, struct cp_error *er
 	    need(doc, "target", JSON_OBJECT, what, err) ||
 	    need(doc, "host", JSON_OBJECT, what, err) ||
 	    need(doc, "clock_reads", JSON_OBJECT, what, err) ||
-	    need(doc, "measures", JSON_OBJECT, what, err) ||
-	    validate_mechanism(doc, what, err) ||
+	    need(doc, "measures", JSON_OBJECT, what, err) || validate_mechanism(doc, what, err) ||
 	    cp_run_anatomy_validate(doc, what, err))
 		return -1;
 	return 0;
 }
 
-int cp_run_file_validate(const json_t *doc, const char *what,
-			 struct cp_error *err)
+int cp_run_file_validate(const json_t *doc, const char *what, struct cp_error *err)
 {
 	struct cp_run_ranges ranges = { 0 };
 	const json_t *measures, *m;
@@ -148,8 +147,8 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 	measures = json_object_get(doc, "measures");
 	if (json_object_size(measures) > CP_RUN_MAX_MEASURES)
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: %zu measures; clockprof reads at most %d per run file",
-			       what, json_object_size(measures), CP_RUN_MAX_MEASURES);
+			       "%s: %zu measures; clockprof reads at most %d per run file", what,
+			       json_object_size(measures), CP_RUN_MAX_MEASURES);
 	json_object_foreach((json_t *)measures, name, m)
 		if (validate_measure(name, m, what, err) ||
 		    cp_run_ranges_measure(&ranges, name, m, what, err))
@@ -159,16 +158,16 @@ int cp_run_file_validate(const json_t *doc, const char *what,
 
 /* A run file being read member by member (lib/util/include/json_walk.h). */
 struct run_read {
-	json_t *doc;		/* the members read so far */
-	json_t *measures;	/* the measures kept, or (with fn) their names */
+	json_t *doc;	  /* the members read so far */
+	json_t *measures; /* the measures kept, or (with fn) their names */
 	cp_run_measure_fn fn;
 	void *ctx;
-	int keep_text;		/* keep the measures as their JSON text */
+	int keep_text; /* keep the measures as their JSON text */
 	json_t *measures_text;
 	size_t count;
-	int bad;		/* a measure was invalid: first_bad says which */
+	int bad; /* a measure was invalid: first_bad says which */
 	struct cp_error first_bad;
-	struct cp_run_ranges ranges;	/* run_file_ranges.h */
+	struct cp_run_ranges ranges; /* run_file_ranges.h */
 };
 
 static int oom(struct cp_json_walk *w)
@@ -180,8 +179,8 @@ static int oom(struct cp_json_walk *w)
  * rest of it is parsed), checked, then kept or handed to fn. The first
  * invalid one is reported only once the whole file has parsed, as
  * validating the whole document after parsing it said it. */
-static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
-			  size_t key_at, size_t *at)
+static int measure_member(struct cp_json_walk *w, void *ctx, const char *name, size_t key_at,
+			  size_t *at)
 {
 	struct run_read *rr = ctx;
 	json_t *m;
@@ -207,8 +206,7 @@ static int measure_member(struct cp_json_walk *w, void *ctx, const char *name,
 	return json_object_set_new(rr->measures, name, m) ? oom(w) : 0;
 }
 
-static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
-		      size_t key_at, size_t *at)
+static int top_member(struct cp_json_walk *w, void *ctx, const char *key, size_t key_at, size_t *at)
 {
 	struct run_read *rr = ctx;
 	json_t *v;
@@ -233,8 +231,7 @@ static int top_member(struct cp_json_walk *w, void *ctx, const char *key,
 }
 
 /* Walks path into rr->doc; *other: a document that is not an object. */
-static int walk(const char *path, struct run_read *rr, json_t **other,
-		struct cp_error *err)
+static int walk(const char *path, struct run_read *rr, json_t **other, struct cp_error *err)
 {
 	if (!(rr->doc = json_object()))
 		return cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
@@ -259,15 +256,15 @@ static int check_read(const struct run_read *rr, const char *path, struct cp_err
 	return cp_run_ranges_check(rr->doc, &rr->ranges, path, err);
 }
 
-int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
-		     json_t **doc, struct cp_error *err)
+int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx, json_t **doc,
+		     struct cp_error *err)
 {
 	struct run_read rr = { .fn = fn, .ctx = ctx };
 	json_t *other = NULL;
 
 	if (walk(path, &rr, &other, err))
 		return -1;
-	if (other) {	/* not an object: says so */
+	if (other) { /* not an object: says so */
 		cp_run_file_validate(other, path, err);
 		json_decref(other);
 		goto fail;
@@ -291,7 +288,7 @@ int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 	const char *schema;
 
 	if (walk(path, &rr, &other, err)) {
-		json_decref(rr.measures_text);	/* kept before a later member failed */
+		json_decref(rr.measures_text); /* kept before a later member failed */
 		return -1;
 	}
 	if (other) {
@@ -302,8 +299,7 @@ int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err)
 	schema = json_string_value(json_object_get(rr.doc, "schema"));
 	if (schema && !strcmp(schema, CP_RUN_SCHEMA) && check_read(&rr, path, err))
 		goto fail;
-	if (rr.measures_text &&
-	    json_object_set_new(rr.doc, "measures", rr.measures_text)) {
+	if (rr.measures_text && json_object_set_new(rr.doc, "measures", rr.measures_text)) {
 		rr.measures_text = NULL;
 		cp_fail(err, CP_EXIT_USAGE, "%s: out of memory", path);
 		goto fail;

@@ -94,13 +94,14 @@ json_t *cp_run_executables_build(const struct cp_profile *p)
 
 	cp_run_rollup(p, &u, &n);
 	for (size_t j = 0; j < n; j++)
-		json_array_append_new(a, json_pack(
-			"{s:o, s:I, s:I, s:I, s:o, s:{s:I, s:I}}",
-			"executable", cp_json_utf8(u[j].exe), "processes", (json_int_t)u[j].processes,
-			"reads", (json_int_t)u[j].reads, "requests", (json_int_t)u[j].requests,
-			"reads_per_request", per_request(u[j].in_requests, u[j].requests),
-			"reads_per_process", "min", (json_int_t)u[j].min_reads,
-			"max", (json_int_t)u[j].max_reads));
+		json_array_append_new(
+			a, json_pack("{s:o, s:I, s:I, s:I, s:o, s:{s:I, s:I}}", "executable",
+				     cp_json_utf8(u[j].exe), "processes",
+				     (json_int_t)u[j].processes, "reads", (json_int_t)u[j].reads,
+				     "requests", (json_int_t)u[j].requests, "reads_per_request",
+				     per_request(u[j].in_requests, u[j].requests),
+				     "reads_per_process", "min", (json_int_t)u[j].min_reads, "max",
+				     (json_int_t)u[j].max_reads));
 	free(u);
 	return a;
 }

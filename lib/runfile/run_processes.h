@@ -14,7 +14,7 @@ struct cp_profile;
 json_t *cp_run_processes_build(const struct cp_profile *p);
 /* The counted processes rolled up by the executable they ran. */
 struct cp_exe_rollup {
-	const char *exe;		/* the profile's (not copied) */
+	const char *exe; /* the profile's (not copied) */
 	size_t processes;
 	uint64_t reads, requests, in_requests;
 	uint64_t min_reads, max_reads;

@@ -44,7 +44,7 @@ static int split(const char *spec, char *buf, size_t size, char **host, char **p
 		colon[-1] = '\0';
 		*host = buf + 1;
 	} else if (strchr(buf, ':')) {
-		return -1;	/* a v6 address needs its brackets */
+		return -1; /* a v6 address needs its brackets */
 	}
 	return **host ? 0 : -1;
 }
@@ -57,11 +57,14 @@ int cp_serve_address_parse(const char *spec, struct cp_serve_address *a, struct 
 	int rc;
 
 	if (split(spec, buf, sizeof(buf), &host, &port))
-		return cp_fail(err, CP_EXIT_USAGE, "invalid --serve '%s': give ADDR:PORT "
-			       "(127.0.0.1:9464, [::1]:9464)", spec);
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "invalid --serve '%s': give ADDR:PORT "
+			       "(127.0.0.1:9464, [::1]:9464)",
+			       spec);
 	n = strtol(port, &end, 10);
 	if (*end || n < 1 || n > 65535)
-		return cp_fail(err, CP_EXIT_USAGE, "invalid --serve port '%s': give 1 to 65535", port);
+		return cp_fail(err, CP_EXIT_USAGE, "invalid --serve port '%s': give 1 to 65535",
+			       port);
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc)
 		return cp_fail(err, CP_EXIT_USAGE, "--serve: cannot resolve '%s': %s", host,

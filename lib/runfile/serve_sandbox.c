@@ -26,7 +26,7 @@ static int drop_bounding(char *why, size_t size)
 {
 	for (int cap = 0; cap < 64; cap++) {
 		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
-			break;	/* past the last capability this kernel has */
+			break; /* past the last capability this kernel has */
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
 			return fail(why, size, "dropping the capability bounding set");
 	}

@@ -40,8 +40,7 @@ static json_t *new_frame(json_t *name, const struct cp_frame_pos *pos)
 
 	if (!frame || json_object_set(frame, "name", name))
 		goto fail;
-	if (pos && pos->file &&
-	    json_object_set_new(frame, "file", utf8_string(pos->file)))
+	if (pos && pos->file && json_object_set_new(frame, "file", utf8_string(pos->file)))
 		goto fail;
 	if (pos && pos->file && pos->line > 0 &&
 	    json_object_set_new(frame, "line", json_integer(pos->line)))
@@ -63,9 +62,9 @@ static json_int_t frame_index(json_t *frames, json_t *index, const char *name,
 	char *key = NULL;
 	json_int_t i = -1;
 
-	if (!str || asprintf(&key, "%s\x1e%s:%d", json_string_value(str),
-			     pos && pos->file ? pos->file : "",
-			     pos && pos->file ? pos->line : 0) < 0) {
+	if (!str ||
+	    asprintf(&key, "%s\x1e%s:%d", json_string_value(str), pos && pos->file ? pos->file : "",
+		     pos && pos->file ? pos->line : 0) < 0) {
 		json_decref(str);
 		return -1;
 	}
@@ -88,8 +87,7 @@ out:
 
 /* Appends to stack the frame indices of st, or "[unknown]" when it has
  * none; nonzero on failure. */
-static int fill_stack(json_t *stack, json_t *frames, json_t *index,
-		      const struct cp_stack *st)
+static int fill_stack(json_t *stack, json_t *frames, json_t *index, const struct cp_stack *st)
 {
 	int bad = 0;
 
@@ -109,8 +107,8 @@ static int fill_stack(json_t *stack, json_t *frames, json_t *index,
 
 /* Appends each counted stack to samples and its count to weights, adding
  * to *total; nonzero on failure. */
-static int add_samples(const struct cp_stack *stacks, size_t n, json_t *frames,
-		       json_t *index, json_t *samples, json_t *weights, uint64_t *total)
+static int add_samples(const struct cp_stack *stacks, size_t n, json_t *frames, json_t *index,
+		       json_t *samples, json_t *weights, uint64_t *total)
 {
 	int bad = 0;
 
@@ -123,16 +121,15 @@ static int add_samples(const struct cp_stack *stacks, size_t n, json_t *frames,
 		}
 		bad = !stack || fill_stack(stack, frames, index, &stacks[i]);
 		bad = bad || json_array_append_new(samples, stack) ||
-		      json_array_append_new(weights,
-					    json_integer((json_int_t)stacks[i].count));
+		      json_array_append_new(weights, json_integer((json_int_t)stacks[i].count));
 		*total += stacks[i].count;
 	}
 	return bad;
 }
 
 /* Fills the one sampled profile and adds it to profiles; nonzero on failure. */
-static int fill_profile(json_t *profile, json_t *profiles, json_t *samples,
-			json_t *weights, const char *name, uint64_t total)
+static int fill_profile(json_t *profile, json_t *profiles, json_t *samples, json_t *weights,
+			const char *name, uint64_t total)
 {
 	return json_object_set_new(profile, "type", json_string("sampled")) ||
 	       json_object_set_new(profile, "name", utf8_string(name ? name : "clock reads")) ||
@@ -140,14 +137,12 @@ static int fill_profile(json_t *profile, json_t *profiles, json_t *samples,
 	       json_object_set_new(profile, "startValue", json_integer(0)) ||
 	       json_object_set_new(profile, "endValue", json_integer((json_int_t)total)) ||
 	       json_object_set(profile, "samples", samples) ||
-	       json_object_set(profile, "weights", weights) ||
-	       json_array_append(profiles, profile);
+	       json_object_set(profile, "weights", weights) || json_array_append(profiles, profile);
 }
 
 /* Fills the top-level document from its shared frames and profiles;
  * nonzero on failure. */
-static int fill_doc(json_t *doc, json_t *shared, json_t *frames, json_t *profiles,
-		    const char *name)
+static int fill_doc(json_t *doc, json_t *shared, json_t *frames, json_t *profiles, const char *name)
 {
 	return json_object_set(shared, "frames", frames) ||
 	       json_object_set_new(doc, "$schema", json_string(SPEEDSCOPE_SCHEMA)) ||
@@ -158,16 +153,15 @@ static int fill_doc(json_t *doc, json_t *shared, json_t *frames, json_t *profile
 	       json_object_set_new(doc, "exporter", json_string("clockprof " CLOCKPROF_VERSION));
 }
 
-char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
-			   const char *name)
+char *cp_speedscope_render(const struct cp_stack *stacks, size_t n, const char *name)
 {
 	json_t *doc = json_object(), *frames = json_array(), *index = json_object();
 	json_t *samples = json_array(), *weights = json_array();
 	json_t *profile = json_object(), *profiles = json_array(), *shared = json_object();
 	uint64_t total = 0;
 	char *text = NULL;
-	int bad = !doc || !frames || !index || !samples || !weights || !profile ||
-		  !profiles || !shared;
+	int bad = !doc || !frames || !index || !samples || !weights || !profile || !profiles ||
+		  !shared;
 
 	bad = bad || add_samples(stacks, n, frames, index, samples, weights, &total);
 	bad = bad || fill_profile(profile, profiles, samples, weights, name, total) ||
@@ -185,8 +179,8 @@ char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
 	return text;
 }
 
-int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n,
-			const char *name, struct cp_error *err)
+int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n, const char *name,
+			struct cp_error *err)
 {
 	char *text = cp_speedscope_render(stacks, n, name);
 

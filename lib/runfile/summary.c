@@ -35,12 +35,11 @@ static void say(FILE *out, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs(cp_utf8_vformat(line, sizeof(line), fmt, ap), out);	/* cut mid-character? */
+	fputs(cp_utf8_vformat(line, sizeof(line), fmt, ap), out); /* cut mid-character? */
 	va_end(ap);
 }
 
-static void print_per_op(FILE *out, const char *label, unsigned long long count,
-			 double ops)
+static void print_per_op(FILE *out, const char *label, unsigned long long count, double ops)
 {
 	if (ops > 0)
 		say(out, "  %-28s %12llu  %10.3f/op\n", label, count, count / ops);
@@ -59,7 +58,8 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 			most = t->hist[i];
 	if (!most)
 		return;
-	say(out, "\nreads per request (left: clock reads in one request; right: requests with that many)\n");
+	say(out,
+	    "\nreads per request (left: clock reads in one request; right: requests with that many)\n");
 	for (int i = 0; i < CP_HIST_SLOTS && shown < 20; i++) {
 		int bar;
 
@@ -67,8 +67,8 @@ static void print_histogram(FILE *out, const struct cp_profile *p)
 			continue;
 		bar = (int)(40.0 * (double)t->hist[i] / (double)most + 0.5);
 		say(out, "  %4d%s %10llu  %.*s\n", i, i == CP_HIST_SLOTS - 1 ? "+" : " ",
-			(unsigned long long)t->hist[i], bar > 0 ? bar : 1,
-			"########################################");
+		    (unsigned long long)t->hist[i], bar > 0 ? bar : 1,
+		    "########################################");
 		shown++;
 	}
 }
@@ -109,7 +109,8 @@ static void print_executables(FILE *out, const struct cp_profile *p)
 			say(out, " (%llu to %llu each)", (unsigned long long)u[i].min_reads,
 			    (unsigned long long)u[i].max_reads);
 		if (u[i].requests)
-			say(out, ", %llu requests, %.3f reads/req", (unsigned long long)u[i].requests,
+			say(out, ", %llu requests, %.3f reads/req",
+			    (unsigned long long)u[i].requests,
 			    (double)u[i].in_requests / (double)u[i].requests);
 		say(out, "\n");
 	}
@@ -145,15 +146,16 @@ static void print_processes(FILE *out, const struct cp_profile *p)
 		if (r->requests)
 			snprintf(per, sizeof(per), "%.3f",
 				 (double)r->in_requests / (double)r->requests);
-		note = r->execed ? "  exec()ed another program: not counted" :
-		       !r->known ? "  its counts could not be read" :
-		       r->end_s < 0 && i > 0 ? "  still running at the end" : "";
+		note = r->execed	     ? "  exec()ed another program: not counted" :
+		       !r->known	     ? "  its counts could not be read" :
+		       r->end_s < 0 && i > 0 ? "  still running at the end" :
+					       "";
 		say(out, "  %8d %8d  %-16s %12s %10llu %10s%s\n", (int)r->pid, (int)r->ppid,
 		    esc(r->command), reads, (unsigned long long)r->requests, per, note);
 	}
 	if (shown < p->nprocesses)
-		say(out, "  %zu more: %llu reads, %llu requests\n", p->nprocesses - shown, rest_reads,
-		    rest_requests);
+		say(out, "  %zu more: %llu reads, %llu requests\n", p->nprocesses - shown,
+		    rest_reads, rest_requests);
 	print_executables(out, p);
 }
 
@@ -164,7 +166,8 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 
 	if (!shown)
 		return;
-	say(out, "\ntop call sites (%s; \"A > B\": B inlined into A; via: the clock function called)\n",
+	say(out,
+	    "\ntop call sites (%s; \"A > B\": B inlined into A; via: the clock function called)\n",
 	    p->ops > 0 ? "reads per op" : "reads");
 	for (size_t i = 0; i < shown; i++) {
 		const struct cp_call_site *c = &p->call_sites.sites[i];
@@ -175,15 +178,15 @@ static void print_call_sites(FILE *out, const struct cp_profile *p)
 		free(location);
 		if (p->ops > 0)
 			say(out, "  %10.3f  %s%s%s%s  via %s%s\n",
-				(double)(in_req ? c->in_requests : c->count) / p->ops,
-				esc(c->function), c->ninlined ? " > " : "",
-				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), "",
-				esc(c->via), where);
+			    (double)(in_req ? c->in_requests : c->count) / p->ops, esc(c->function),
+			    c->ninlined ? " > " : "",
+			    esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), "", esc(c->via),
+			    where);
 		else
 			say(out, "  %10llu  %s%s%s  via %s%s\n", (unsigned long long)c->count,
-				esc(c->function), c->ninlined ? " > " : "",
-				esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), esc(c->via),
-				where);
+			    esc(c->function), c->ninlined ? " > " : "",
+			    esc(c->ninlined ? c->inlined[c->ninlined - 1] : ""), esc(c->via),
+			    where);
 	}
 	if (p->call_sites.n > shown)
 		say(out, "  ... %zu more in run.json\n", p->call_sites.n - shown);
@@ -223,10 +226,10 @@ static const char *counters_shared(const struct cp_profile *p)
 		return "only the request boundary probe installed";
 	if (p->mechanism == CP_MECHANISM_PATCH)
 		return p->totals.trap_hits ?
-		       "shared with the counting, in the target, and the probes that trapped: includes their cost" :
-		       "shared with the counting, in the target: nothing trapped";
+			       "shared with the counting, in the target, and the probes that trapped: includes their cost" :
+			       "shared with the counting, in the target: nothing trapped";
 	return p->totals.trap_hits ? "shared with the clock probes: includes their cost" :
-	       "shared with the clock probes, never hit: nothing trapped";
+				     "shared with the clock probes, never hit: nothing trapped";
 }
 
 static void print_counters(FILE *out, const struct cp_profile *p)
@@ -253,8 +256,8 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 		if (!v->supported)
 			continue;
 		say(out, "  %-*s %16.0f %-*s", (int)name_w, esc(p->event_specs[i].name), v->value,
-			(int)unit_w, esc(p->event_specs[i].unit));
-		if (ops > 0) {	/* right-aligned with its unit: the /op line up */
+		    (int)unit_w, esc(p->event_specs[i].unit));
+		if (ops > 0) { /* right-aligned with its unit: the /op line up */
 			char per_op[400];
 
 			snprintf(per_op, sizeof(per_op), "%.1f %s/op", v->value / ops,
@@ -267,14 +270,15 @@ static void print_counters(FILE *out, const struct cp_profile *p)
 	}
 	print_unsupported(out, p);
 	if (p->dist_event >= 0 && p->dist.count)
-		say(out, "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
-			esc(p->event_specs[p->dist_event].name), cp_dist_percentile(&p->dist, 0.5),
-			cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
-			(unsigned long long)p->dist.max, esc(p->event_specs[p->dist_event].unit),
-			(unsigned long long)p->dist.count);
+		say(out,
+		    "  %s per request: p50 %.0f  p90 %.0f  p99 %.0f  max %llu %s (%llu requests)\n",
+		    esc(p->event_specs[p->dist_event].name), cp_dist_percentile(&p->dist, 0.5),
+		    cp_dist_percentile(&p->dist, 0.9), cp_dist_percentile(&p->dist, 0.99),
+		    (unsigned long long)p->dist.max, esc(p->event_specs[p->dist_event].unit),
+		    (unsigned long long)p->dist.count);
 	if (p->counters_split && p->cost_ns_per_hit > 0)
 		say(out, "  the boundary probe itself: 1 hit per request, about %.1f us each\n",
-			p->cost_ns_per_hit / 1000);
+		    p->cost_ns_per_hit / 1000);
 }
 
 /* The program as people call it: the path it was started by (a symlink's
@@ -312,7 +316,8 @@ static void print_exit(FILE *out, const struct cp_profile *p)
 	    (p->end_reason == CP_END_DURATION || p->end_reason == CP_END_SIGNAL))
 		snprintf(how, sizeof(how), "ended by clockprof (SIG%s)",
 			 sigabbrev_np(WTERMSIG(p->exit_status)) ?
-			 sigabbrev_np(WTERMSIG(p->exit_status)) : "?");
+				 sigabbrev_np(WTERMSIG(p->exit_status)) :
+				 "?");
 	else
 		cp_describe_exit(p->exit_status, how, sizeof(how));
 	say(out, "  command ended: %s\n", how);
@@ -324,39 +329,43 @@ static void print_heading(FILE *out, const struct cp_profile *p)
 	char name[256];
 
 	say(out, "clockprof: %s (pid %d), %.2f s%s\n", esc(program_name(p, name, sizeof(name))),
-		p->target.pid, p->duration_s, p->complete ? "" :
-		p->end_reason == CP_END_SIGNAL ?
-		", cut short by a signal (incomplete)" : ", ended by an error (incomplete)");
+	    p->target.pid, p->duration_s,
+	    p->complete			   ? "" :
+	    p->end_reason == CP_END_SIGNAL ? ", cut short by a signal (incomplete)" :
+					     ", ended by an error (incomplete)");
 	print_started_as(out, p);
 	if (p->counters_split && p->counter_window_s > 0)
-		say(out, "  clock reads from the first %.2f s, counters from the last %.2f s (with the clock probes removed, so that their traps do not inflate the counters)\n",
+		say(out,
+		    "  clock reads from the first %.2f s, counters from the last %.2f s (with the clock probes removed, so that their traps do not inflate the counters)\n",
 		    p->clock_window_s, p->counter_window_s);
 	if (p->target.argc < p->target.argc_total)
-		say(out, "  command line cut: run.json keeps the first %d of its %d arguments (64 KiB)\n",
+		say(out,
+		    "  command line cut: run.json keeps the first %d of its %d arguments (64 KiB)\n",
 		    p->target.argc, p->target.argc_total);
 	if (p->launched)
 		print_exit(out, p);
 	if (p->request_text[0])
 		say(out, "  requests (%s): %llu complete\n", esc(p->request_text),
-			(unsigned long long)p->totals.requests);
+		    (unsigned long long)p->totals.requests);
 	if (p->ops_source == CP_OPS_FLAG)
 		say(out, "  operations (--ops): %.0f\n", p->ops);
 }
 
 /* The clock reads section: the total, then by entry, path, clock and probe. */
-static void print_clock_reads(FILE *out, const struct cp_profile *p,
-			      const struct cp_read_counts *c)
+static void print_clock_reads(FILE *out, const struct cp_profile *p, const struct cp_read_counts *c)
 {
 	const struct cp_totals *t = &p->totals;
 
-	say(out, "\nclock reads (%s)\n", p->ops <= 0 ? "reads in the window" :
+	say(out, "\nclock reads (%s)\n",
+	    p->ops <= 0		 ? "reads in the window" :
 	    c == &t->in_requests ? "reads inside complete requests; /op: per request" :
-	    "reads in the window; /op: per operation (--ops)");
+				   "reads in the window; /op: per operation (--ops)");
 	print_per_op(out, "total", c->reads, p->ops);
 	if (c != &t->all)
-		say(out, "  %-28s %12llu  %10.1f reads/s  (with the reads outside complete requests)\n",
-			"in the whole window", (unsigned long long)t->all.reads,
-			p->clock_window_s > 0 ? t->all.reads / p->clock_window_s : 0);
+		say(out,
+		    "  %-28s %12llu  %10.1f reads/s  (with the reads outside complete requests)\n",
+		    "in the whole window", (unsigned long long)t->all.reads,
+		    p->clock_window_s > 0 ? t->all.reads / p->clock_window_s : 0);
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
 		if (c->by_entry[e])
 			print_per_op(out, cp_entry_name(e), c->by_entry[e], p->ops);
@@ -392,14 +401,16 @@ static void print_probe_share(FILE *out, const struct cp_profile *p)
 	double estimated = cp_profile_overhead_estimated_pct(p);
 
 	if (measured < 0 && (estimated < 0 || !p->totals.trap_hits))
-		return;	/* no trap, no trap's cost */
+		return; /* no trap, no trap's cost */
 	say(out, "probe cost: share of the target's %.2f s of CPU in the clock window\n",
 	    p->clock_window_cpu_s);
 	if (measured >= 0)
-		say(out, "  measured   %5.1f%%  (CPU per request: %.1f us with every probe, %.1f us with the boundary probe alone)\n",
+		say(out,
+		    "  measured   %5.1f%%  (CPU per request: %.1f us with every probe, %.1f us with the boundary probe alone)\n",
 		    measured, p->cpu_ns_per_request[0] / 1000, p->cpu_ns_per_request[1] / 1000);
-	else if (estimated >= 0)	/* nothing measured: the estimate, said as one */
-		say(out, "  estimated  %5.1f%%  (%llu hits x %.1f us, timed on clockprof's own thread%s)\n",
+	else if (estimated >= 0) /* nothing measured: the estimate, said as one */
+		say(out,
+		    "  estimated  %5.1f%%  (%llu hits x %.1f us, timed on clockprof's own thread%s)\n",
 		    estimated, (unsigned long long)p->totals.trap_hits, p->cost_ns_per_hit / 1000,
 		    estimated >= 100 ? "; more than the CPU the target used: capped" : "");
 }
@@ -424,7 +435,8 @@ static void print_wrapper_check(FILE *out, const struct cp_profile *p)
 
 	if (!p->boundary_wrapped || c->fallback_ns)
 		return;
-	say(out, "\n%s closed at the C library's function: %llu syscalls checked against sys_enter, all through it",
+	say(out,
+	    "\n%s closed at the C library's function: %llu syscalls checked against sys_enter, all through it",
 	    esc(p->request_text), (unsigned long long)c->checked);
 	if (p->wrapper_check_s >= 0)
 		say(out, " (sys_enter let go after %.1f s)", p->wrapper_check_s);
@@ -438,7 +450,8 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 	print_mechanism_choice(out, p);
 	if (p->mechanism == CP_MECHANISM_PATCH)
 		say(out, "\nreads counted in the target's vDSO, no trap per read%s%s",
-		    p->boundary_in_target ? ", requests closed in the target, none per request" : "",
+		    p->boundary_in_target ? ", requests closed in the target, none per request" :
+					    "",
 		    p->pause_ms[0] >= 0 || p->pause_ms[1] >= 0 ? ": one thread held" : "");
 	if (p->pause_ms[0] >= 0)
 		say(out, " %.2f ms to attach", p->pause_ms[0]);
@@ -448,7 +461,7 @@ static void print_probe_hits(FILE *out, const struct cp_profile *p)
 	say(out, "\nprobe hits (traps) %llu (%s; self-test: %lu of %lu calls counted)",
 	    (unsigned long long)t->trap_hits, cp_mechanism_name(p->mechanism), p->selftest.hits,
 	    p->selftest.calls);
-	if (t->trap_hits && p->cost_ns_per_hit > 0)	/* a cost only for traps taken */
+	if (t->trap_hits && p->cost_ns_per_hit > 0) /* a cost only for traps taken */
 		say(out, ", about %.1f us of CPU each", p->cost_ns_per_hit / 1000);
 	say(out, "\n");
 	print_probe_share(out, p);
@@ -480,11 +493,9 @@ void cp_summary_live(FILE *out, const struct cp_profile *p)
 {
 	const struct cp_totals *t = &p->totals;
 
-	fprintf(out, "\r\033[K%6.1fs  reads %llu", p->duration_s,
-		(unsigned long long)t->all.reads);
+	fprintf(out, "\r\033[K%6.1fs  reads %llu", p->duration_s, (unsigned long long)t->all.reads);
 	if (p->request_text[0] && t->requests)
-		fprintf(out, "  requests %llu  reads/request %.2f",
-			(unsigned long long)t->requests,
+		fprintf(out, "  requests %llu  reads/request %.2f", (unsigned long long)t->requests,
 			(double)t->in_requests.reads / (double)t->requests);
 	fflush(out);
 }

@@ -23,12 +23,15 @@ static const char *where(const struct cp_anatomy_read *r, const struct cp_anatom
 		n = (size_t)snprintf(raw, sizeof(raw), "%s:%d", r->file, r->line);
 	else
 		n = (size_t)snprintf(raw, sizeof(raw), "%s",
-				     r->module ? r->module : r->function ? r->function : "?");
+				     r->module	 ? r->module :
+				     r->function ? r->function :
+						   "?");
 	for (size_t i = 0; r->id.pc == other->id.pc && i < r->ncallers && n < sizeof(raw); i++) {
 		const struct cp_anatomy_caller *c = &r->callers[i];
 
 		if (c->file && c->line > 0)
-			n += (size_t)snprintf(raw + n, sizeof(raw) - n, " from %s:%d", c->file, c->line);
+			n += (size_t)snprintf(raw + n, sizeof(raw) - n, " from %s:%d", c->file,
+					      c->line);
 		else
 			n += (size_t)snprintf(raw + n, sizeof(raw) - n, " from %s",
 					      c->function ? c->function : "?");
@@ -49,7 +52,8 @@ static void print_reusable(FILE *out, const struct cp_anatomy *a)
 
 		cp_escape_display(fn, sizeof(fn), r->function ? r->function : "?", 60);
 		/* the clock too: Go's time.Now reads two at one line */
-		fprintf(out, "  %8.3f/op  %s (%s, %s): could reuse %s, read %llu ns before (p50), in %.0f%% of requests\n",
+		fprintf(out,
+			"  %8.3f/op  %s (%s, %s): could reuse %s, read %llu ns before (p50), in %.0f%% of requests\n",
 			u->per_op, where(r, e, r_at), fn,
 			cp_anatomy_clock_name(r->id.clock, clock, sizeof(clock)), where(e, r, e_at),
 			(unsigned long long)u->gap_p50_ns, 100 * u->share);
@@ -65,7 +69,8 @@ void cp_summary_anatomy(FILE *out, const struct cp_profile *p)
 
 	if (!a->on)
 		return;
-	fprintf(out, "\ncould reuse (--anatomy: %llu of %llu requests sampled%s; a read < %llu ns after one of the same clock, no syscall or sleep between, in >= %.0f%% of them)\n",
+	fprintf(out,
+		"\ncould reuse (--anatomy: %llu of %llu requests sampled%s; a read < %llu ns after one of the same clock, no syscall or sleep between, in >= %.0f%% of them)\n",
 		(unsigned long long)a->sampled_requests, (unsigned long long)a->requests,
 		a->every_request ? ", all" : "", (unsigned long long)a->reuse_gap_ns,
 		100 * a->reuse_share);
@@ -79,6 +84,7 @@ void cp_summary_anatomy(FILE *out, const struct cp_profile *p)
 		return;
 	}
 	print_reusable(out, a);
-	fprintf(out, "  %.3f reads/op could go in all (clock_reads_reusable/op, %s); whether the program needs a new value there, the rule cannot know\n",
+	fprintf(out,
+		"  %.3f reads/op could go in all (clock_reads_reusable/op, %s); whether the program needs a new value there, the rule cannot know\n",
 		a->reusable_per_op, a->every_request ? "exact" : "estimated from the sample");
 }

@@ -9,7 +9,7 @@
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAPPED (1ull << 62)
-#define PM_FILE (1ull << 61)	/* a file's page (or shared anonymous) */
+#define PM_FILE (1ull << 61) /* a file's page (or shared anonymous) */
 
 /* Whether every page of [start, end) held in memory is a file's own
  * (/proc/self/pagemap): none is private anonymous memory, present or
@@ -54,7 +54,7 @@ int cp_elf_release_pages(Elf *elf)
 						  (const char *)elf32_getehdr(elf);
 	if (!head)
 		return -1;
-	(void)*head;	/* in memory for the look below */
+	(void)*head; /* in memory for the look below */
 	start = (uintptr_t)head & ~(uintptr_t)(page - 1);
 	if (!file_pages_only(start, start + page, page))
 		return -1;

@@ -70,8 +70,8 @@ int cp_elf_each_symbol(Elf *elf, int (*fn)(const GElf_Sym *sym, const char *name
 		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
@@ -196,10 +196,10 @@ static char *display_name(const char *sym)
 }
 
 struct search {
-	const char *wanted;	/* NULL: names only (cp_elf_function_names) */
+	const char *wanted; /* NULL: names only (cp_elf_function_names) */
 	struct cp_elf_function found[8];
 	int nfound;
-	char **names;		/* every function name, for suggestions */
+	char **names; /* every function name, for suggestions */
 	size_t nnames, capnames;
 };
 
@@ -217,14 +217,13 @@ static void add_name(struct search *s, const char *sym)
 /* layout: the file the probe goes into, whose program headers turn an
  * address into a file offset (a separate debug file has the same addresses
  * but not the same layout). */
-static void consider(struct search *s, Elf *layout, const GElf_Sym *sym,
-		     const char *name)
+static void consider(struct search *s, Elf *layout, const GElf_Sym *sym, const char *name)
 {
 	int type = GELF_ST_TYPE(sym->st_info);
 	uint64_t offset;
 
-	if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-	    sym->st_shndx == SHN_UNDEF || sym->st_value == 0)
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym->st_shndx == SHN_UNDEF ||
+	    sym->st_value == 0)
 		return;
 	add_name(s, name);
 	if (!s->wanted || !name_matches(name, s->wanted) ||
@@ -315,8 +314,7 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 	int rc = 0;
 
 	if (elf_file_open(path, &f))
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read it as an ELF file",
-			       shown);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read it as an ELF file", shown);
 	scan_symbols(&s, f.elf, f.elf);
 	if (s.nfound == 0)
 		scan_debug_file(&s, path, f.elf);
@@ -328,12 +326,13 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
 		for (size_t i = 0; i < s.nnames; i++)
 			cp_suggest_add(&sug, s.names[i]);
 		cp_suggest_format(&sug, hint, sizeof(hint));
-		rc = cp_fail(err, CP_EXIT_USAGE, "no function '%s' in %s%s", name,
-			     shown, s.nnames ? hint : " (it has no symbol table)");
+		rc = cp_fail(err, CP_EXIT_USAGE, "no function '%s' in %s%s", name, shown,
+			     s.nnames ? hint : " (it has no symbol table)");
 	} else {
-		rc = cp_fail(err, CP_EXIT_USAGE,
-			     "'%s' names %d different functions in %s (e.g. %s and %s); give the mangled name",
-			     name, s.nfound, shown, s.found[0].name, s.found[1].name);
+		rc = cp_fail(
+			err, CP_EXIT_USAGE,
+			"'%s' names %d different functions in %s (e.g. %s and %s); give the mangled name",
+			name, s.nfound, shown, s.found[0].name, s.found[1].name);
 	}
 	cp_free_strings(s.names, s.nnames);
 	return rc;
@@ -344,8 +343,7 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg),
-			  void *arg)
+int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg), void *arg)
 {
 	struct search s = { 0 };
 	struct elf_file f;

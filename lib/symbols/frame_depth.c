@@ -7,8 +7,8 @@
 
 struct depth {
 	int64_t now, deepest;
-	int64_t bp_offset;	/* where the caller's rbp is saved, or 0 */
-	int64_t pushed_bp;	/* where it was pushed, for the cold blocks */
+	int64_t bp_offset; /* where the caller's rbp is saved, or 0 */
+	int64_t pushed_bp; /* where it was pushed, for the cold blocks */
 };
 
 static bool is_rsp(const ZydisDecodedOperand *op)
@@ -17,8 +17,7 @@ static bool is_rsp(const ZydisDecodedOperand *op)
 }
 
 /* Applies one instruction to the depth; -1 when rsp moves another way. */
-static int step(struct depth *d, const ZydisDecodedInstruction *in,
-		const ZydisDecodedOperand *ops)
+static int step(struct depth *d, const ZydisDecodedInstruction *in, const ZydisDecodedOperand *ops)
 {
 	bool imm = in->operand_count_visible == 2 && ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE;
 
@@ -41,13 +40,12 @@ static int step(struct depth *d, const ZydisDecodedInstruction *in,
 			return 0;
 		if (!imm)
 			return -1;
-		d->now += in->mnemonic == ZYDIS_MNEMONIC_SUB ?
-			  ops[1].imm.value.s : -ops[1].imm.value.s;
+		d->now += in->mnemonic == ZYDIS_MNEMONIC_SUB ? ops[1].imm.value.s :
+							       -ops[1].imm.value.s;
 		break;
 	case ZYDIS_MNEMONIC_CALL:
 	case ZYDIS_MNEMONIC_SYSCALL:
-	case ZYDIS_MNEMONIC_RET:	/* the frame's end: ends_flow() */
-		return 0;
+	case ZYDIS_MNEMONIC_RET: /* the frame's end: ends_flow() */ return 0;
 	default:
 		for (int i = 0; i < in->operand_count; i++)
 			if (is_rsp(&ops[i]) && (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))

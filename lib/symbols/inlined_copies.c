@@ -14,9 +14,9 @@
 #include "elf_symbols.h"
 
 struct walk {
-	uint64_t vaddr;			/* the probed copy's address */
-	Dwarf_Off origin;		/* its abstract definition; 0: not found */
-	bool found;			/* pass 1 is done */
+	uint64_t vaddr;	  /* the probed copy's address */
+	Dwarf_Off origin; /* its abstract definition; 0: not found */
+	bool found;	  /* pass 1 is done */
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 	Dwarf_Files *files;
@@ -60,8 +60,8 @@ static void walk(Dwarf_Die *first, struct walk *w, int depth)
 					snprintf(w->out->clone, sizeof(w->out->clone), "%s",
 						 name ? name : "?");
 			}
-		} else if (tag == DW_TAG_inlined_subroutine && w->origin &&
-			   origin_of(&die, &off) && off == w->origin && !w->out->inlined++) {
+		} else if (tag == DW_TAG_inlined_subroutine && w->origin && origin_of(&die, &off) &&
+			   off == w->origin && !w->out->inlined++) {
 			Dwarf_Attribute a;
 			Dwarf_Word file = 0, line = 0;
 			const char *name = NULL;
@@ -106,7 +106,7 @@ int cp_elf_inlined_copies(const char *path, uint64_t vaddr, struct cp_inlined_co
 	rc = 0;
 	walk(&child, &w, 0);
 	if (!w.origin)
-		goto done;		/* never inlined nor cloned */
+		goto done; /* never inlined nor cloned */
 	w.found = false;
 	if (dwarf_getsrcfiles(cu, &w.files, &nfiles))
 		w.files = NULL;

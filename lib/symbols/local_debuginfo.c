@@ -65,7 +65,7 @@ bool cp_local_debuginfo_may_exist(const char *debuginfo_path, const char *file_n
 	bool found = false;
 
 	if (!path)
-		return true;	/* cannot tell: let libdwfl search */
+		return true; /* cannot tell: let libdwfl search */
 	if (slash) {
 		dir = strndup(file_name, (size_t)(slash - file_name));
 		if (debuglink)

@@ -25,8 +25,8 @@ static GElf_Addr stub_got_slot(const unsigned char *stub, size_t len, GElf_Addr 
 }
 
 /* Calls fn for each stub of each PLT section; stops when it returns true. */
-static bool for_each_stub(Elf *elf, bool (*fn)(GElf_Addr stub, size_t len, GElf_Addr got,
-					       void *arg), void *arg)
+static bool
+for_each_stub(Elf *elf, bool (*fn)(GElf_Addr stub, size_t len, GElf_Addr got, void *arg), void *arg)
 {
 	for (size_t s = 0; s < sizeof(plt_sections) / sizeof(plt_sections[0]); s++) {
 		GElf_Shdr sh;
@@ -35,8 +35,8 @@ static bool for_each_stub(Elf *elf, bool (*fn)(GElf_Addr stub, size_t len, GElf_
 		size_t step = sh.sh_entsize >= 8 ? sh.sh_entsize : 16;
 
 		for (size_t at = 0; d && d->d_buf && at + step <= d->d_size; at += step) {
-			GElf_Addr got = stub_got_slot((const unsigned char *)d->d_buf + at,
-						      step, sh.sh_addr + at);
+			GElf_Addr got = stub_got_slot((const unsigned char *)d->d_buf + at, step,
+						      sh.sh_addr + at);
 
 			if (got && fn(sh.sh_addr + at, step, got, arg))
 				return true;
@@ -45,8 +45,8 @@ static bool for_each_stub(Elf *elf, bool (*fn)(GElf_Addr stub, size_t len, GElf_
 	return false;
 }
 
-static int add_relocations(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-			   struct cp_plt_import **out, size_t *n, size_t *cap)
+static int add_relocations(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct cp_plt_import **out,
+			   size_t *n, size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL), *symd;
 	Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
@@ -77,8 +77,8 @@ static int add_relocations(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			return -1;
 		(*out)[*n] = (struct cp_plt_import){ .got = r.r_offset,
 						     .jump_slot = type == R_X86_64_JUMP_SLOT };
-		snprintf((*out)[*n].name, sizeof((*out)[*n].name), "%.*s",
-			 (int)strcspn(name, "@"), name);
+		snprintf((*out)[*n].name, sizeof((*out)[*n].name), "%.*s", (int)strcspn(name, "@"),
+			 name);
 		(*n)++;
 	}
 	return 0;

@@ -62,8 +62,7 @@ uint64_t cp_sym_proc_start_time(pid_t pid)
 
 /* Load bias of the file open on fd when its offset map_off is mapped at
  * map_start. Returns -1 when fd is not a usable ELF file. */
-static int compute_bias(int fd, uint64_t map_start, uint64_t map_off,
-			uint64_t *bias, bool *is_exec)
+static int compute_bias(int fd, uint64_t map_start, uint64_t map_off, uint64_t *bias, bool *is_exec)
 {
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
@@ -72,8 +71,7 @@ static int compute_bias(int fd, uint64_t map_start, uint64_t map_off,
 
 	if (!elf)
 		return -1;
-	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
-	    elf_getphdrnum(elf, &nph) != 0)
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nph) != 0)
 		goto out;
 	*is_exec = eh.e_type == ET_EXEC;
 	for (size_t i = 0; i < nph; i++) {
@@ -84,8 +82,7 @@ static int compute_bias(int fd, uint64_t map_start, uint64_t map_off,
 		uint64_t o = ph.p_offset & PAGE_MASK_4K;
 
 		if (map_off >= o && map_off < ph.p_offset + ph.p_filesz) {
-			*bias = map_start - map_off + o -
-				(ph.p_vaddr & PAGE_MASK_4K);
+			*bias = map_start - map_off + o - (ph.p_vaddr & PAGE_MASK_4K);
 			rc = 0;
 			break;
 		}
@@ -97,12 +94,10 @@ out:
 
 /* ---- module capture -------------------------------------------------- */
 
-static bool module_known(struct cp_symbolizer *s, const char *path,
-			 uint64_t map0_start)
+static bool module_known(struct cp_symbolizer *s, const char *path, uint64_t map0_start)
 {
 	for (size_t i = 0; i < s->n_mods; i++)
-		if (s->mods[i]->map0_start == map0_start &&
-		    strcmp(s->mods[i]->path, path) == 0)
+		if (s->mods[i]->map0_start == map0_start && strcmp(s->mods[i]->path, path) == 0)
 			return true;
 	return false;
 }
@@ -116,8 +111,7 @@ static bool reported_at_bias(struct cp_symbolizer *s, const struct sym_module *m
 {
 	for (size_t i = 0; i < s->n_mods; i++)
 		if (s->mods[i]->mod && s->mods[i]->bias == m->bias &&
-		    s->mods[i]->file_ino == m->file_ino &&
-		    s->mods[i]->file_dev == m->file_dev &&
+		    s->mods[i]->file_ino == m->file_ino && s->mods[i]->file_dev == m->file_dev &&
 		    strcmp(s->mods[i]->path, m->path) == 0)
 			return true;
 	return false;
@@ -144,8 +138,7 @@ static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 			char a[128], b[128];
 
-			if (st.st_ino == map0->ino &&
-			    major(st.st_dev) == map0->dev_major &&
+			if (st.st_ino == map0->ino && major(st.st_dev) == map0->dev_major &&
 			    minor(st.st_dev) == map0->dev_minor)
 				return fd;
 			/* overlayfs reports other device numbers: the
@@ -160,8 +153,8 @@ static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
 	}
 	/* The file on disk is not the one mapped; the kernel still holds the
 	 * mapped one (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE). */
-	snprintf(file_name, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)s->pid, map0->start, map0->end);
+	snprintf(file_name, size, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)s->pid,
+		 map0->start, map0->end);
 	fd = open(file_name, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		m->via_map_files = true;
@@ -205,9 +198,8 @@ static void module_free(struct sym_module *m)
 /* The mappings of one loaded file are adjacent in the maps: the run of
  * entries from first with its path and inode. Sets m's span and returns
  * the mapping of its lowest file offset; *has_exec when one is code. */
-static const struct cp_proc_map *module_span(struct sym_module *m,
-					     const struct cp_proc_map *v, size_t n,
-					     size_t first, bool *has_exec)
+static const struct cp_proc_map *module_span(struct sym_module *m, const struct cp_proc_map *v,
+					     size_t n, size_t first, bool *has_exec)
 {
 	const struct cp_proc_map *map0 = NULL;
 
@@ -278,8 +270,8 @@ static int report_file(struct cp_symbolizer *s, struct sym_module *m,
 }
 
 /* Reports the modules of one path (all its vmas in v[]). */
-static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v,
-			   size_t n, size_t first)
+static void capture_module(struct cp_symbolizer *s, const struct cp_proc_map *v, size_t n,
+			   size_t first)
 {
 	const struct cp_proc_map *map0;
 	struct sym_module *m;
@@ -328,15 +320,13 @@ static void keep_code(struct cp_symbolizer *s, const struct cp_proc_map *v, size
 	s->have_code = true;
 }
 
-int cp_sym_report_maps(struct cp_symbolizer *s, bool adding,
-		       struct cp_error *err)
+int cp_sym_report_maps(struct cp_symbolizer *s, bool adding, struct cp_error *err)
 {
 	size_t n = 0;
 	struct cp_proc_map *v;
 
 	if (cp_proc_maps_read(s->pid, &v, &n))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot read the memory map of process %d: %s",
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the memory map of process %d: %s",
 			       (int)s->pid, strerror(errno));
 	keep_code(s, v, n);
 	if (adding)
@@ -346,8 +336,7 @@ int cp_sym_report_maps(struct cp_symbolizer *s, bool adding,
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 
-		while (j < n && strcmp(v[j].path, v[i].path) == 0 &&
-		       v[j].ino == v[i].ino)
+		while (j < n && strcmp(v[j].path, v[i].path) == 0 && v[j].ino == v[i].ino)
 			j++;
 		if (v[i].path[0] == '/' || strcmp(v[i].path, "[vdso]") == 0)
 			capture_module(s, v, n, i);
@@ -363,8 +352,8 @@ int cp_sym_report_maps(struct cp_symbolizer *s, bool adding,
  * machine (local_debuginfo.h: never libdebuginfod), and never for the
  * vDSO: its image carries the symbols we name it by (its exported
  * entries). */
-int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	const struct sym_module *m = *userdata;
@@ -374,8 +363,8 @@ int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	if (m && !cp_local_debuginfo_may_exist(m->debuginfo_path, file_name, debuglink_file,
 					       m->build_id))
 		return -1;
-	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
-					    debuglink_file, debuglink_crc, debuginfo_file_name);
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					    debuglink_crc, debuginfo_file_name);
 }
 
 /* Picks up modules mapped since the last look (dlopen), at most every
@@ -397,8 +386,8 @@ void cp_sym_maybe_refresh(struct cp_symbolizer *s)
 
 /* Whether the file behind m was replaced on disk since it was opened: a
  * new inode with other contents (*hex: its build-id now, "" unreadable). */
-static bool module_replaced(const struct cp_symbolizer *s, const struct sym_module *m,
-			    char *hex, size_t size)
+static bool module_replaced(const struct cp_symbolizer *s, const struct sym_module *m, char *hex,
+			    size_t size)
 {
 	char path[PATH_MAX + 64];
 	struct stat st;
@@ -413,7 +402,7 @@ static bool module_replaced(const struct cp_symbolizer *s, const struct sym_modu
 		cp_build_id_of_fd(fd, hex, size);
 		close(fd);
 	}
-	return !(m->build_id && strcmp(hex, m->build_id) == 0);	/* same contents */
+	return !(m->build_id && strcmp(hex, m->build_id) == 0); /* same contents */
 }
 
 int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
@@ -434,7 +423,7 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 				       "CAP_SYS_ADMIN); its call sites are left unnamed",
 				       s->mods[i]->path, (int)s->pid);
 	if (!now)
-		return 0;	/* exited: what was captured is all there is */
+		return 0; /* exited: what was captured is all there is */
 	for (size_t i = 0; i < s->n_mods; i++) {
 		struct sym_module *m = s->mods[i];
 		char hex[128];
@@ -444,8 +433,7 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 		cp_fail(err, CP_EXIT_OK,
 			"%s was replaced on disk after attach (build-id %s, now %s); "
 			"call sites are named from the copy opened at attach",
-			m->path, m->build_id ? m->build_id : "none",
-			hex[0] ? hex : "unreadable");
+			m->path, m->build_id ? m->build_id : "none", hex[0] ? hex : "unreadable");
 		rc = 1;
 	}
 	return rc;

@@ -106,8 +106,7 @@ static struct cache_entry *cache_get(struct cp_symbolizer *s, uint64_t addr)
 	}
 }
 
-static int cache_put(struct cp_symbolizer *s, uint64_t addr,
-		     struct cache_entry *e)
+static int cache_put(struct cp_symbolizer *s, uint64_t addr, struct cache_entry *e)
 {
 	if ((s->count + 1) * 2 > s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
@@ -204,8 +203,7 @@ static void inline_frame(struct cp_inline_frame *f, Dwarf_Die *scope, Dwarf_Die 
 }
 
 /* Without an ELF symbol, the enclosing subprogram names the function. */
-static void enclosing_function(struct cache_entry *e, Dwarf_Die *scopes, int n,
-			       Dwarf_Addr pc)
+static void enclosing_function(struct cache_entry *e, Dwarf_Die *scopes, int n, Dwarf_Addr pc)
 {
 	for (int i = 0; i < n; i++)
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
@@ -290,8 +288,8 @@ static void build_symbols(struct sym_module *m)
 		GElf_Sym sym;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr,
-							   &shndx, NULL, NULL);
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL,
+							   NULL);
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
@@ -313,7 +311,7 @@ static const struct sym_entry *lookup_symbol(struct sym_module *m, uint64_t addr
 	if (!m->syms_built)
 		build_symbols(m);
 	hi = m->n_syms;
-	while (lo < hi) {	/* first entry with addr > target */
+	while (lo < hi) { /* first entry with addr > target */
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (m->syms[mid].addr <= addr)
@@ -328,7 +326,7 @@ static const struct sym_entry *lookup_symbol(struct sym_module *m, uint64_t addr
 		const struct sym_entry *e = &m->syms[i - 1];
 
 		if (e->size && addr < e->addr + e->size) {
-			best_alias = i - 1;	/* first of its aliases: best rank */
+			best_alias = i - 1; /* first of its aliases: best rank */
 			while (best_alias > 0 && m->syms[best_alias - 1].addr == e->addr &&
 			       m->syms[best_alias - 1].size)
 				best_alias--;
@@ -395,8 +393,9 @@ void cp_sym_name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t 
 	Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
 	Dwarf_Line *unit_line = line || !cu ? NULL : dwarf_getsrc_die(cu, addr - dwbias);
 	int lineno = 0, col = 0;
-	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL) :
-			   unit_line ? dwarf_linesrc(unit_line, NULL, NULL) : NULL;
+	const char *file = line	     ? dwfl_lineinfo(line, NULL, &lineno, &col, NULL, NULL) :
+			   unit_line ? dwarf_linesrc(unit_line, NULL, NULL) :
+				       NULL;
 
 	if (unit_line) {
 		dwarf_lineno(unit_line, &lineno);
@@ -416,8 +415,7 @@ void cp_sym_name_by_dwarf(struct cache_entry *e, struct sym_module *m, uint64_t 
 	}
 }
 
-static struct sym_module *find_module_by_range(struct cp_symbolizer *s,
-					       uint64_t addr)
+static struct sym_module *find_module_by_range(struct cp_symbolizer *s, uint64_t addr)
 {
 	for (size_t i = 0; i < s->n_mods; i++)
 		if (addr >= s->mods[i]->start && addr < s->mods[i]->end)
@@ -482,8 +480,7 @@ static struct cache_entry *entry_new(struct cp_symbolizer *s, uint64_t addr, boo
 
 /* Both ways of naming share the cache: a shallow entry is deepened in
  * place when a deep name is asked for. */
-static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out,
-		     bool deep)
+static int symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out, bool deep)
 {
 	struct cache_entry *e = cache_get(s, addr);
 	struct sym_module *m;
@@ -517,19 +514,16 @@ int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_
 	return symbolize(s, addr, out, false);
 }
 
-void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
-		    char *buf, size_t size)
+void cp_frame_label(const struct cp_frame_info *f, bool with_offset, char *buf, size_t size)
 {
 	if (f->function && with_offset && f->function_offset)
-		snprintf(buf, size, "%s+0x%" PRIx64, f->function,
-			 f->function_offset);
+		snprintf(buf, size, "%s+0x%" PRIx64, f->function, f->function_offset);
 	else if (f->function)
 		snprintf(buf, size, "%s", f->function);
 	else if (f->module) {
 		const char *base = strrchr(f->module, '/');
 
-		snprintf(buf, size, "%s+0x%" PRIx64, base ? base + 1 : f->module,
-			 f->module_offset);
+		snprintf(buf, size, "%s+0x%" PRIx64, base ? base + 1 : f->module, f->module_offset);
 	} else
 		snprintf(buf, size, "0x%" PRIx64, f->addr);
 }

@@ -21,8 +21,7 @@ static bool entry_unnamed(const struct cache_entry *e)
 	return e && e->info.module && !e->info.function && !e->info.stale;
 }
 
-size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out,
-			     size_t max)
+size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out, size_t max)
 {
 	size_t n = 0, j;
 
@@ -36,16 +35,16 @@ size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *
 		if (j < n)
 			out[j].addresses++;
 		else if (n < max)
-			out[n++] = (struct cp_unnamed_module){ e->info.module,
-							       e->info.build_id, 1 };
+			out[n++] = (struct cp_unnamed_module){ e->info.module, e->info.build_id,
+							       1 };
 	}
 	return n;
 }
 
 /* The module's file again, checked by its build-id: the target's copy
  * (through its root) or, once it is gone, this machine's. */
-static int reopen_module(const struct cp_symbolizer *s, const struct sym_module *m,
-			 char *name, size_t size)
+static int reopen_module(const struct cp_symbolizer *s, const struct sym_module *m, char *name,
+			 size_t size)
 {
 	for (int i = 0; i < 2; i++) {
 		char hex[128];
@@ -90,7 +89,7 @@ static Dwfl_Module *report_for_fetch(struct cp_symbolizer *s, const struct sym_m
 	mod = dwfl_report_elf(s->fetch_dwfl, m->path, name, fd, m->bias, true);
 	dwfl_report_end(s->fetch_dwfl, NULL, NULL);
 	if (!mod)
-		close(fd);	/* libdwfl keeps fd only with the module */
+		close(fd); /* libdwfl keeps fd only with the module */
 	return mod;
 }
 

@@ -21,26 +21,26 @@ struct cp_error;
  * whole table on every call: too slow for thousands of sites in libc). */
 struct sym_entry {
 	uint64_t addr, size;
-	const char *name;	/* owned by libdwfl's module */
-	int rank;		/* among aliases, lower is preferred */
+	const char *name; /* owned by libdwfl's module */
+	int rank;	  /* among aliases, lower is preferred */
 };
 
 /* One mapped ELF file (or the vDSO). */
 struct sym_module {
-	char *path;		/* as the target maps it */
-	uint64_t start, end;	/* union of its mappings */
+	char *path;		       /* as the target maps it */
+	uint64_t start, end;	       /* union of its mappings */
 	uint64_t map0_start, map0_end; /* the mapping of file offset 0 */
 	uint64_t bias;
 	uint64_t ino;
 	bool is_vdso;
-	bool verified;		/* opened file is the mapped one */
+	bool verified; /* opened file is the mapped one */
 	bool via_map_files;
-	dev_t file_dev;		/* of the file we opened */
+	dev_t file_dev; /* of the file we opened */
 	ino_t file_ino;
-	char *build_id;		/* hex */
+	char *build_id;		    /* hex */
 	const char *debuginfo_path; /* the symbolizer's */
-	Dwfl_Module *mod;	/* NULL when not verified */
-	struct sym_entry *syms;	/* sorted by addr, built on first use */
+	Dwfl_Module *mod;	    /* NULL when not verified */
+	struct sym_entry *syms;	    /* sorted by addr, built on first use */
 	size_t n_syms;
 	bool syms_built;
 };
@@ -48,7 +48,7 @@ struct sym_module {
 struct cache_entry {
 	struct cp_frame_info info;
 	struct cp_inline_frame *inl;
-	bool shallow;		/* named from symbols alone: no line, no inlines yet */
+	bool shallow; /* named from symbols alone: no line, no inlines yet */
 };
 
 struct cp_symbolizer {
@@ -85,8 +85,8 @@ int cp_sym_report_maps(struct cp_symbolizer *s, bool adding, struct cp_error *er
 void cp_sym_maybe_refresh(struct cp_symbolizer *s);
 /* libdwfl's find_debuginfo callback: the standard search, where a debug
  * file may be on this machine, never for the vDSO. */
-int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+int cp_sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name);
 void cp_sym_modules_free(struct cp_symbolizer *s);
 

@@ -34,7 +34,7 @@
 static const struct {
 	const char *name;
 	const char *via;
-	bool switches_stack;	/* calls the vDSO on another stack: CFI does
+	bool switches_stack; /* calls the vDSO on another stack: CFI does
 				 * not describe the frame, rbp does */
 } exact_names[] = {
 	{ "clock_gettime", "clock_gettime", false },
@@ -65,12 +65,14 @@ static const struct {
  * address above it, so CFA = rbp + 16. Used where the function has moved
  * rsp to another stack (g0) before calling the vDSO. */
 static const struct cp_unwind_rule frame_pointer_rule = {
-	.cfa_offset = 16, .bp_offset = -16, .base_reg = CP_UNWIND_BP,
+	.cfa_offset = 16,
+	.bp_offset = -16,
+	.base_reg = CP_UNWIND_BP,
 };
 
 struct builder {
 	struct cp_unwind_table *t;
-	bool all_code;		/* rules for ordinary code too (--stacks) */
+	bool all_code; /* rules for ordinary code too (--stacks) */
 	size_t cap_entries, cap_ranges;
 	struct cp_error *err;
 	int failed;
@@ -82,8 +84,7 @@ static char *chrono_now(char *d, size_t len)
 {
 	char *p;
 
-	if (strncmp(d, "std::chrono::", 13) != 0 || len <= 7 ||
-	    strcmp(d + len - 7, "::now()") != 0)
+	if (strncmp(d, "std::chrono::", 13) != 0 || len <= 7 || strcmp(d + len - 7, "::now()") != 0)
 		return NULL;
 	d[len - 2] = '\0';
 	if ((p = strstr(d, "_V2::")))
@@ -97,8 +98,7 @@ static char *chrono_now(char *d, size_t len)
  * std::time::Instant::now: shown the legacy way. NULL when it is not. */
 static char *rust_now(char *d, size_t len)
 {
-	if (d[0] == '<' && len > 7 && strcmp(d + len - 6, ">::now") == 0 &&
-	    !strstr(d, " as ")) {
+	if (d[0] == '<' && len > 7 && strcmp(d + len - 6, ">::now") == 0 && !strstr(d, " as ")) {
 		memmove(d + len - 6, d + len - 5, 6);
 		memmove(d, d + 1, len - 1);
 		len -= 2;
@@ -151,8 +151,7 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 		name[len - 5] = '\0';
 	if (in_vdso) {
 		if (strcmp(name, "__vdso_clock_gettime") == 0 ||
-		    strcmp(name, "__vdso_gettimeofday") == 0 ||
-		    strcmp(name, "__vdso_time") == 0)
+		    strcmp(name, "__vdso_gettimeofday") == 0 || strcmp(name, "__vdso_time") == 0)
 			return strdup(name);
 		return NULL;
 	}
@@ -180,8 +179,7 @@ static int via_id(struct builder *b, char *name)
 	return (int)t->n_via++;
 }
 
-static int push_entry(struct builder *b, uint64_t pc,
-		      const struct cp_unwind_rule *r)
+static int push_entry(struct builder *b, uint64_t pc, const struct cp_unwind_rule *r)
 {
 	struct cp_unwind_table *t = b->t;
 
@@ -208,8 +206,7 @@ static int push_range(struct builder *b, uint64_t start, uint64_t end, int via)
 
 	if (cp_grow(&t->ranges, &b->cap_ranges, t->n_ranges + 1, sizeof(*t->ranges)))
 		return -1;
-	t->ranges[t->n_ranges++] = (struct cp_plumbing_range){ start, end,
-							       (uint16_t)via };
+	t->ranges[t->n_ranges++] = (struct cp_plumbing_range){ start, end, (uint16_t)via };
 	return 0;
 }
 
@@ -232,7 +229,7 @@ static size_t modrm_len(const uint8_t *p, size_t avail)
 		if (mod == 0 && (p[1] & 7) == 5)
 			len += 4;
 	} else if (mod == 0 && rm == 5) {
-		len += 4;	/* rip-relative */
+		len += 4; /* rip-relative */
 	}
 	if (mod == 1)
 		len += 1;
@@ -244,8 +241,7 @@ static size_t modrm_len(const uint8_t *p, size_t avail)
 /* An expression "CFA + n" of two operations: n, or 0 when it is not one. */
 static int64_t cfa_plus(const Dwarf_Op *ops, size_t nops)
 {
-	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa ||
-	    ops[1].atom != DW_OP_plus_uconst)
+	if (nops != 2 || ops[0].atom != DW_OP_call_frame_cfa || ops[1].atom != DW_OP_plus_uconst)
 		return 0;
 	return (int64_t)ops[1].number;
 }
@@ -257,8 +253,7 @@ static int cfa_rule(Dwarf_Frame *f, struct cp_unwind_rule *r)
 	Dwarf_Op *ops;
 	size_t nops;
 
-	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 ||
-	    ops[0].atom != DW_OP_bregx ||
+	if (dwarf_frame_cfa(f, &ops, &nops) != 0 || nops != 1 || ops[0].atom != DW_OP_bregx ||
 	    (ops[0].number != DWARF_REG_RSP && ops[0].number != DWARF_REG_RBP))
 		return 1;
 	r->base_reg = ops[0].number == DWARF_REG_RSP ? CP_UNWIND_SP : CP_UNWIND_BP;
@@ -278,8 +273,7 @@ struct row_cache {
 
 /* The CFA rule at module-relative address rel. 0: ok, 1: a rule the walk
  * cannot follow, -1: no CFI there. */
-static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r,
-		   struct row_cache *row)
+static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r, struct row_cache *row)
 {
 	Dwarf_Frame *f;
 	Dwarf_Op *ops, mem[3];
@@ -299,8 +293,8 @@ static int rule_at(Dwarf_CFI *cfi, Dwarf_Addr rel, struct cp_unwind_rule *r,
 	if (cfa_rule(f, r))
 		goto out;
 	/* the return address must sit at CFA - 8 */
-	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0 ||
-	    nops != 2 || cfa_plus(ops, nops) != -8)
+	if (dwarf_frame_register(f, DWARF_REG_RA, mem, &ops, &nops) != 0 || nops != 2 ||
+	    cfa_plus(ops, nops) != -8)
 		goto out;
 	/* rbp: untouched, or saved at CFA + n */
 	if (dwarf_frame_register(f, DWARF_REG_RBP, mem, &ops, &nops) != 0)
@@ -344,15 +338,15 @@ static const uint8_t *code_bytes(Dwfl_Module *mod, uint64_t addr, size_t len)
 	return NULL;
 }
 
-static void note_unsupported(struct builder *b, const char *what,
-			     const char *why)
+static void note_unsupported(struct builder *b, const char *what, const char *why)
 {
 	struct cp_unwind_table *t = b->t;
 
 	if (!t->n_unsupported++)
 		snprintf(t->warning, sizeof(t->warning),
 			 "cannot step out of %s (%s): clock reads through it are "
-			 "attributed to it", what, why);
+			 "attributed to it",
+			 what, why);
 }
 
 /* Adds a rule for every return address in [start, start + size): via for
@@ -374,9 +368,9 @@ static size_t call_end(const uint8_t *code, size_t size, size_t i)
 	return 0;
 }
 
-static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
-		      Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
-		      int via, const char *what, const struct cp_unwind_rule *fixed)
+static void add_rules(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi, Dwarf_Addr cfi_bias,
+		      uint64_t start, uint64_t size, int via, const char *what,
+		      const struct cp_unwind_rule *fixed)
 {
 	const uint8_t *code = code_bytes(mod, start, size);
 	struct row_cache row = { 0 };
@@ -442,8 +436,8 @@ static void push_depth_rule(void *arg, size_t ret, const struct cp_unwind_rule *
 
 /* A wrapper without CFI (a static musl executable's C library): rules from
  * the stack depth its code keeps (frame_depth.h). */
-static void add_depth_rules(struct builder *b, Dwfl_Module *mod, uint64_t start,
-			    uint64_t size, int via, const char *what)
+static void add_depth_rules(struct builder *b, Dwfl_Module *mod, uint64_t start, uint64_t size,
+			    int via, const char *what)
 {
 	const uint8_t *code = code_bytes(mod, start, size);
 	struct depth_emit e = { b, start, via };
@@ -454,9 +448,8 @@ static void add_depth_rules(struct builder *b, Dwfl_Module *mod, uint64_t start,
 		note_unsupported(b, what, "it has no CFI and its frame size is not in its code");
 }
 
-static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
-			 Dwarf_Addr cfi_bias, uint64_t start, uint64_t size,
-			 char *via_name, bool switches)
+static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi, Dwarf_Addr cfi_bias,
+			 uint64_t start, uint64_t size, char *via_name, bool switches)
 {
 	char what[160];
 	int via;
@@ -481,8 +474,8 @@ static void add_function(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 /* One function symbol of a module: a clock wrapper gets its rules and
  * name; with all_code, any other function gets plain rules. *from: the
  * ELF file the symbol was read from. */
-static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
-		       Dwarf_Addr cfi_bias, int i, bool in_vdso, Elf **from)
+static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi, Dwarf_Addr cfi_bias,
+		       int i, bool in_vdso, Elf **from)
 {
 	GElf_Sym sym;
 	GElf_Addr addr;
@@ -492,8 +485,8 @@ static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 
 	/* IFUNCs (glibc's gettimeofday, time) resolve straight to the vDSO:
 	 * their code is the resolver, not a wrapper */
-	if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-	    sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
+	if (!sname || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
+	    sym.st_shndx == SHN_UNDEF)
 		return;
 	via = plumbing_name(sname, in_vdso, &switches);
 	if (!via) {
@@ -503,7 +496,7 @@ static void add_symbol(struct builder *b, Dwfl_Module *mod, Dwarf_CFI *cfi,
 		return;
 	}
 	if (have_range(b, addr)) {
-		free(via);	/* an alias of one already added */
+		free(via); /* an alias of one already added */
 		return;
 	}
 	add_function(b, mod, cfi, cfi_bias, addr, sym.st_size, via, switches);
@@ -525,8 +518,7 @@ static void note_file(Elf **files, Elf *e)
 	}
 }
 
-static int module_cb(Dwfl_Module *mod, void **ud, const char *name,
-		     Dwarf_Addr start, void *arg)
+static int module_cb(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
 {
 	struct builder *b = arg;
 	Dwarf_Addr cfi_bias = 0, bias;
@@ -572,15 +564,14 @@ static int cmp_range(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int cp_unwind_table_build_from(struct cp_symbolizer *s,
-			       struct cp_unwind_table *out,
+int cp_unwind_table_build_from(struct cp_symbolizer *s, struct cp_unwind_table *out,
 			       struct cp_error *err)
 {
 	return cp_unwind_table_build_all(s, false, out, err);
 }
 
-int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
-			      struct cp_unwind_table *out, struct cp_error *err)
+int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code, struct cp_unwind_table *out,
+			      struct cp_error *err)
 {
 	struct builder b = { .t = out, .err = err, .all_code = all_code };
 	size_t w = 0;
@@ -589,8 +580,7 @@ int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
 	dwfl_getmodules((Dwfl *)cp_symbolizer_dwfl(s), module_cb, &b, 0);
 	if (b.failed) {
 		cp_unwind_table_free(out);
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "out of memory building the unwind table");
+		return cp_fail(err, CP_EXIT_PROFILE, "out of memory building the unwind table");
 	}
 	qsort(out->entries, out->n, sizeof(out->entries[0]), cmp_entry);
 	/* One rule per pc. A wrapper's code can also be reached under an
@@ -607,8 +597,7 @@ int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
 	return 0;
 }
 
-int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out,
-			  struct cp_error *err)
+int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out, struct cp_error *err)
 {
 	struct cp_symbolizer *s = cp_symbolizer_open(pid, err);
 	int rc;
@@ -628,8 +617,7 @@ static int cmp_entry_pc(const void *key, const void *elem)
 	return (pc > at) - (pc < at);
 }
 
-const struct cp_unwind_rule *cp_unwind_table_lookup(
-	const struct cp_unwind_table *t, uint64_t pc)
+const struct cp_unwind_rule *cp_unwind_table_lookup(const struct cp_unwind_table *t, uint64_t pc)
 {
 	const struct cp_unwind_entry *e =
 		t->n ? bsearch(&pc, t->entries, t->n, sizeof(*t->entries), cmp_entry_pc) : NULL;
@@ -646,11 +634,11 @@ static int cmp_range_pc(const void *key, const void *elem)
 	return pc < r->start ? -1 : pc >= r->end ? 1 : 0;
 }
 
-const struct cp_plumbing_range *cp_unwind_table_range(
-	const struct cp_unwind_table *t, uint64_t pc)
+const struct cp_plumbing_range *cp_unwind_table_range(const struct cp_unwind_table *t, uint64_t pc)
 {
-	return t->n_ranges ? bsearch(&pc, t->ranges, t->n_ranges, sizeof(*t->ranges),
-				     cmp_range_pc) : NULL;
+	return t->n_ranges ?
+		       bsearch(&pc, t->ranges, t->n_ranges, sizeof(*t->ranges), cmp_range_pc) :
+		       NULL;
 }
 
 /* One frame out by rule r: the caller's pc, sp and bp (the BPF program's
@@ -668,10 +656,9 @@ static int rule_hop(const struct cp_unwind_rule *r, uint64_t *pc, uint64_t *sp, 
 	return 0;
 }
 
-uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
-			uint64_t sp, uint64_t bp,
-			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
-			void *ctx, int *via, int *hops)
+uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc, uint64_t sp, uint64_t bp,
+			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val), void *ctx,
+			int *via, int *hops)
 {
 	*via = -1;
 	*hops = 0;
@@ -692,8 +679,7 @@ uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
  * the caller's saved rbp, the return address above it; a chain that does
  * not climb has ended. */
 static int frame_pointer_hop(uint64_t *pc, uint64_t *sp, uint64_t *bp,
-			     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
-			     void *ctx)
+			     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val), void *ctx)
 {
 	uint64_t saved_bp, ret;
 
@@ -706,9 +692,8 @@ static int frame_pointer_hop(uint64_t *pc, uint64_t *sp, uint64_t *bp,
 	return 0;
 }
 
-void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode,
-		     uint64_t sp, uint64_t bp,
-		     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode, uint64_t sp,
+		     uint64_t bp, int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
 		     void *ctx, struct cp_stack_key *key)
 {
 	uint64_t pc = 0;

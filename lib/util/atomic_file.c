@@ -17,18 +17,18 @@
 
 /* Where the bytes of an output path go. */
 enum out_kind {
-	OUT_STDOUT,	/* "-" */
-	OUT_IN_PLACE,	/* device, FIFO, socket, symlink, /proc: opened and written */
-	OUT_REPLACE,	/* regular or new file: temp file renamed over it */
+	OUT_STDOUT,   /* "-" */
+	OUT_IN_PLACE, /* device, FIFO, socket, symlink, /proc: opened and written */
+	OUT_REPLACE,  /* regular or new file: temp file renamed over it */
 };
 
 struct out_target {
 	enum out_kind kind;
-	bool link;		/* a symlink: opened as given, the kernel follows it */
+	bool link; /* a symlink: opened as given, the kernel follows it */
 	char path[PATH_MAX];
-	char dir[PATH_MAX];	/* for OUT_REPLACE: its directory */
+	char dir[PATH_MAX]; /* for OUT_REPLACE: its directory */
 	bool exists;
-	mode_t mode;		/* of the existing file */
+	mode_t mode; /* of the existing file */
 };
 
 int cp_write_all(int fd, const void *buf, size_t len)
@@ -103,7 +103,7 @@ static int classify(const char *path, struct out_target *t, struct cp_error *err
 			t->kind = OUT_IN_PLACE;
 	}
 	if (t->kind == OUT_REPLACE && names_kernel_file(path))
-		t->kind = OUT_IN_PLACE;	/* no new file there: open() says so */
+		t->kind = OUT_IN_PLACE; /* no new file there: open() says so */
 	dir_of(t->path, t->dir, sizeof(t->dir));
 	return 0;
 }
@@ -141,9 +141,8 @@ static int publish(int fd, const char *tmp, const struct out_target *t)
 	if (tmp[0])
 		return rename(tmp, t->path);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (!t->exists &&
-	    (linkat(fd, "", AT_FDCWD, t->path, AT_EMPTY_PATH) == 0 ||
-	     linkat(AT_FDCWD, proc, AT_FDCWD, t->path, AT_SYMLINK_FOLLOW) == 0))
+	if (!t->exists && (linkat(fd, "", AT_FDCWD, t->path, AT_EMPTY_PATH) == 0 ||
+			   linkat(AT_FDCWD, proc, AT_FDCWD, t->path, AT_SYMLINK_FOLLOW) == 0))
 		return 0;
 	/* linkat cannot replace: link under a fresh name, then rename over. */
 	for (int tries = 0; tries < 100; tries++) {
@@ -178,10 +177,10 @@ static void fsync_dir(const char *dir)
 struct cp_atomic_out {
 	struct out_target t;
 	char tmp[PATH_MAX + 32];
-	char *name;		/* the path as given, for messages */
+	char *name; /* the path as given, for messages */
 	FILE *f;
 	int fd;
-	bool interrupted;	/* a stop signal ended the wait for a reader */
+	bool interrupted; /* a stop signal ended the wait for a reader */
 };
 
 /* A symlink may be made (O_CREAT), as by a shell's `>`, when it points
@@ -199,9 +198,7 @@ static int open_target(struct cp_atomic_out *o, cp_wait_notice notice)
 		o->fd = cp_open_for_writing(o->t.path, flags, 0666, notice);
 		o->interrupted = o->fd < 0 && errno == EINTR;
 		break;
-	case OUT_REPLACE:
-		o->fd = open_temp(o->t.dir, 0666, o->tmp, sizeof(o->tmp));
-		break;
+	case OUT_REPLACE: o->fd = open_temp(o->t.dir, 0666, o->tmp, sizeof(o->tmp)); break;
 	}
 	if (o->fd < 0)
 		return -1;
@@ -225,8 +222,8 @@ static void open_failed(const struct cp_atomic_out *o, struct cp_error *err)
 			"cannot write %s: interrupted while waiting for a reader", o->name);
 	else if (o->t.kind == OUT_REPLACE && errno == ENOENT &&
 		 (stat(o->t.dir, &st) != 0 || !S_ISDIR(st.st_mode)))
-		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: directory %s does not exist",
-			o->name, o->t.dir);
+		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: directory %s does not exist", o->name,
+			o->t.dir);
 	else if (o->t.kind == OUT_REPLACE || (!o->t.exists && !o->t.link))
 		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: cannot create a file in %s (%s)",
 			o->name, o->t.dir, strerror(errno));
@@ -234,8 +231,7 @@ static void open_failed(const struct cp_atomic_out *o, struct cp_error *err)
 		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(errno));
 }
 
-struct cp_atomic_out *cp_atomic_open(const char *path, cp_wait_notice notice,
-				     struct cp_error *err)
+struct cp_atomic_out *cp_atomic_open(const char *path, cp_wait_notice notice, struct cp_error *err)
 {
 	struct cp_atomic_out *o = calloc(1, sizeof(*o));
 
@@ -284,8 +280,7 @@ static int finish(struct cp_atomic_out *o)
 static void write_failed(const struct cp_atomic_out *o, int saved, struct cp_error *err)
 {
 	if (o->t.kind == OUT_STDOUT)
-		cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s",
-			strerror(saved));
+		cp_fail(err, CP_EXIT_USAGE, "cannot write to standard output: %s", strerror(saved));
 	else
 		cp_fail(err, CP_EXIT_USAGE, "cannot write %s: %s", o->name, strerror(saved));
 }
@@ -337,8 +332,7 @@ void cp_atomic_abort(struct cp_atomic_out *o)
 	release(o);
 }
 
-int cp_write_file_atomic(const char *path, const void *buf, size_t len,
-			 struct cp_error *err)
+int cp_write_file_atomic(const char *path, const void *buf, size_t len, struct cp_error *err)
 {
 	struct cp_atomic_out *o = cp_atomic_open(path, NULL, err);
 

@@ -60,7 +60,10 @@ static void man_options(FILE *out, const struct cp_option *o)
 		roff_str(out, o->long_name);
 		fputs("\\fR", out);
 		if (o->value) {
-			fputs(o->id == CP_OPT_COLOR ? "=\\fI" : o->optional ? "[=\\fI" : " \\fI", out);
+			fputs(o->id == CP_OPT_COLOR ? "=\\fI" :
+			      o->optional	    ? "[=\\fI" :
+						      " \\fI",
+			      out);
 			roff_str(out, o->value);
 			fputs(o->optional ? "\\fR]" : "\\fR", out);
 		}

@@ -9,7 +9,7 @@
 #include "suggest.h"
 
 #define HELP_WIDTH 79
-#define HELP_COLUMN 26	/* where an option's help starts */
+#define HELP_COLUMN 26 /* where an option's help starts */
 
 /* An option table: each option's fields on the rows they were written
  * in (clang-format would give every field a line of its own). */
@@ -35,15 +35,15 @@ const struct cp_option cp_common_options[] = {
 };
 /* clang-format on */
 
-static void add_options(struct cp_cli *cli, const struct cp_option *o,
-			size_t *nl, size_t *ns)
+static void add_options(struct cp_cli *cli, const struct cp_option *o, size_t *nl, size_t *ns)
 {
-	for (; o->long_name && *nl < 2 * CP_CLI_MAX_OPTIONS &&
-	       *ns + 3 < sizeof(cli->shortopts); o++) {
-		cli->longopts[(*nl)++] = (struct option){
-			o->long_name, !o->value ? no_argument :
-			o->optional ? optional_argument : required_argument,
-			NULL, o->id };
+	for (; o->long_name && *nl < 2 * CP_CLI_MAX_OPTIONS && *ns + 3 < sizeof(cli->shortopts);
+	     o++) {
+		cli->longopts[(*nl)++] = (struct option){ o->long_name,
+							  !o->value   ? no_argument :
+							  o->optional ? optional_argument :
+									required_argument,
+							  NULL, o->id };
 		if (o->short_name) {
 			cli->shortopts[(*ns)++] = o->short_name;
 			if (o->value)
@@ -52,8 +52,7 @@ static void add_options(struct cp_cli *cli, const struct cp_option *o,
 	}
 }
 
-void cp_cli_init(struct cp_cli *cli, const struct cp_command_spec *spec,
-		 int argc, char **argv)
+void cp_cli_init(struct cp_cli *cli, const struct cp_command_spec *spec, int argc, char **argv)
 {
 	size_t nl = 0, ns = 0;
 
@@ -66,10 +65,10 @@ void cp_cli_init(struct cp_cli *cli, const struct cp_command_spec *spec,
 		cli->shortopts[ns++] = '+';
 	else if (spec->order == CP_ORDER_IN_ORDER)
 		cli->shortopts[ns++] = '-';
-	cli->shortopts[ns++] = ':';	/* a missing value is told apart */
+	cli->shortopts[ns++] = ':'; /* a missing value is told apart */
 	add_options(cli, spec->options, &nl, &ns);
 	add_options(cli, cp_common_options, &nl, &ns);
-	optind = 0;	/* 0: getopt starts afresh (it keeps state) */
+	optind = 0; /* 0: getopt starts afresh (it keeps state) */
 	opterr = 0;
 }
 
@@ -94,8 +93,8 @@ void cp_cli_option_name(const struct cp_option *o, char *buf, size_t size)
 
 /* "; did you mean --duration?" for an unknown long option ("--duraton",
  * "--duraton=5"), from the names the command takes; "" when none is close. */
-static void suggest_long(const struct cp_command_spec *spec, const char *arg,
-			 char *hint, size_t size)
+static void suggest_long(const struct cp_command_spec *spec, const char *arg, char *hint,
+			 size_t size)
 {
 	const struct cp_option *lists[2] = { spec->options, cp_common_options };
 	char wanted[64];
@@ -123,8 +122,8 @@ static int bad_option(struct cp_cli *cli, int c, struct cp_error *err)
 				       "option %s needs a value (%s); see 'clockprof %s --help'",
 				       name, o->value, cli->spec->name);
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "option %s takes no value; see 'clockprof %s --help'",
-			       name, cli->spec->name);
+			       "option %s takes no value; see 'clockprof %s --help'", name,
+			       cli->spec->name);
 	}
 	if (optopt)
 		snprintf(name, sizeof(name), "-%c", optopt);
@@ -133,10 +132,11 @@ static int bad_option(struct cp_cli *cli, int c, struct cp_error *err)
 	if (!optopt && !strncmp(arg, "--", 2))
 		suggest_long(cli->spec, arg, hint, sizeof(hint));
 	if (hint[0])
-		return cp_fail(err, CP_EXIT_USAGE, "unknown option '%s'%s (see 'clockprof %s --help')",
-			       name, hint, cli->spec->name);
-	return cp_fail(err, CP_EXIT_USAGE, "unknown option '%s'; see 'clockprof %s --help'",
-		       name, cli->spec->name);
+		return cp_fail(err, CP_EXIT_USAGE,
+			       "unknown option '%s'%s (see 'clockprof %s --help')", name, hint,
+			       cli->spec->name);
+	return cp_fail(err, CP_EXIT_USAGE, "unknown option '%s'; see 'clockprof %s --help'", name,
+		       cli->spec->name);
 }
 
 /* A value option given twice that is not .repeatable: refused, not the
@@ -165,7 +165,8 @@ int cp_cli_next(struct cp_cli *cli, struct cp_error *err)
 {
 	for (;;) {
 		int c = cli->ended ? -1 :
-			getopt_long(cli->argc, cli->argv, cli->shortopts, cli->longopts, NULL);
+				     getopt_long(cli->argc, cli->argv, cli->shortopts,
+						 cli->longopts, NULL);
 
 		cli->value = optarg;
 		if (c >= 0 && c != ':' && c != '?' && repeated(cli, c, err))
@@ -180,26 +181,21 @@ int cp_cli_next(struct cp_cli *cli, struct cp_error *err)
 			}
 			return CP_OPT_END;
 		case ':':
-		case '?':
-			bad_option(cli, c, err);
-			return CP_OPT_ERROR;
-		case CP_OPT_QUIET:
-			cli->quiet = 1;
-			break;
-		case CP_OPT_VERBOSE:
-			cli->verbose++;
-			break;
+		case '?': bad_option(cli, c, err); return CP_OPT_ERROR;
+		case CP_OPT_QUIET: cli->quiet = 1; break;
+		case CP_OPT_VERBOSE: cli->verbose++; break;
 		case CP_OPT_COLOR:
 			cli->color = !strcmp(optarg, "always") ? 1 :
-				     !strcmp(optarg, "never") ? 0 : -1;
+				     !strcmp(optarg, "never")  ? 0 :
+								 -1;
 			if (strcmp(optarg, "auto") && cli->color < 0) {
 				cp_fail(err, CP_EXIT_USAGE,
-					"--color must be auto, always or never, not '%.60s'", optarg);
+					"--color must be auto, always or never, not '%.60s'",
+					optarg);
 				return CP_OPT_ERROR;
 			}
 			break;
-		default:
-			return c;
+		default: return c;
 		}
 	}
 }
@@ -230,9 +226,8 @@ int cp_cli_color(const struct cp_cli *cli, int fd)
 	return cp_color_wanted("auto", fd);
 }
 
-void cp_cli_paragraphs(const char *text, void (*fn)(const char *p, size_t len,
-						     int literal, void *arg),
-		       void *arg)
+void cp_cli_paragraphs(const char *text,
+		       void (*fn)(const char *p, size_t len, int literal, void *arg), void *arg)
 {
 	if (!text)
 		return;
@@ -296,8 +291,10 @@ static void help_options(FILE *out, const char *title, const struct cp_option *o
 {
 	fprintf(out, "\n%s:\n", title);
 	for (; o->long_name; o++) {
-		const char *eq = o->value ? (o->id == CP_OPT_COLOR ? "=" : o->optional ? "[=" : " ")
-				 : "";
+		const char *eq = o->value ? (o->id == CP_OPT_COLOR ? "=" :
+					     o->optional	   ? "[=" :
+								     " ") :
+					    "";
 		char label[80];
 		int n;
 
@@ -307,8 +304,8 @@ static void help_options(FILE *out, const char *title, const struct cp_option *o
 			n = snprintf(label, sizeof(label), "  -%c, --%s%s%s", o->short_name,
 				     o->long_name, eq, o->value ? o->value : "");
 		else
-			n = snprintf(label, sizeof(label), "      --%s%s%s%s", o->long_name,
-				     eq, o->value ? o->value : "", o->optional ? "]" : "");
+			n = snprintf(label, sizeof(label), "      --%s%s%s%s", o->long_name, eq,
+				     o->value ? o->value : "", o->optional ? "]" : "");
 		fputs(label, out);
 		if (n + 2 > HELP_COLUMN)
 			fprintf(out, "\n%*s", HELP_COLUMN, "");

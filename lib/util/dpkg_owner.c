@@ -42,9 +42,10 @@ int cp_dpkg_owner(const char *admindir, const char *path, char *pkg, size_t size
 		if (!f)
 			continue;
 		if (lists(f, path, other)) {
-			size_t name = strcspn(d->d_name, ":");	/* PKG:ARCH.list */
+			size_t name = strcspn(d->d_name, ":"); /* PKG:ARCH.list */
 
-			snprintf(pkg, size, "%.*s", (int)(name < len - 5 ? name : len - 5), d->d_name);
+			snprintf(pkg, size, "%.*s", (int)(name < len - 5 ? name : len - 5),
+				 d->d_name);
 			rc = 0;
 		}
 		fclose(f);

@@ -21,8 +21,8 @@ int cp_parse_duration(const char *text, double *seconds, struct cp_error *err)
 
 	errno = 0;
 	v = strtod(text, &end);
-	if (end == text || errno || !isfinite(v) || v <= 0 || *text == '-' ||
-	    *text == '+' || *text == ' ')
+	if (end == text || errno || !isfinite(v) || v <= 0 || *text == '-' || *text == '+' ||
+	    *text == ' ')
 		goto bad;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix) == 0) {

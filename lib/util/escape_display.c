@@ -13,8 +13,7 @@ static int is_hidden_control(unsigned int cp)
 
 /* The text shown for the character at p (n bytes, code point cp; n is 0
  * for a byte that is not UTF-8); its length. */
-static size_t shown(const unsigned char *p, size_t n, unsigned int cp, char *tmp,
-		    size_t size)
+static size_t shown(const unsigned char *p, size_t n, unsigned int cp, char *tmp, size_t size)
 {
 	if (n == 0)
 		return (size_t)snprintf(tmp, size, "\\x%02x", p[0]);

@@ -13,10 +13,12 @@ static const char *html_replacement(unsigned char c)
 	case '>': return "&gt;";
 	case '"': return "&quot;";
 	case '\'': return "&#39;";
-	case '\t': case '\n': case '\r': return NULL;
+	case '\t':
+	case '\n':
+	case '\r': return NULL;
 	}
 	if (c < 0x20 || c == 0x7f)
-		return "\xef\xbf\xbd";	/* U+FFFD: controls are not text */
+		return "\xef\xbf\xbd"; /* U+FFFD: controls are not text */
 	return NULL;
 }
 
@@ -64,10 +66,8 @@ char *cp_html_escape(const char *s)
 /* U+2028 and U+2029 are E2 80 A8 and E2 80 A9 in UTF-8. */
 static int is_line_sep(const char *j, size_t i, size_t n)
 {
-	return i + 2 < n && (unsigned char)j[i] == 0xe2 &&
-	       (unsigned char)j[i + 1] == 0x80 &&
-	       ((unsigned char)j[i + 2] == 0xa8 ||
-		(unsigned char)j[i + 2] == 0xa9);
+	return i + 2 < n && (unsigned char)j[i] == 0xe2 && (unsigned char)j[i + 1] == 0x80 &&
+	       ((unsigned char)j[i + 2] == 0xa8 || (unsigned char)j[i + 2] == 0xa9);
 }
 
 size_t cp_json_script_escaped_len(const char *j, size_t n)

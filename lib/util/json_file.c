@@ -32,8 +32,8 @@ char *cp_json_read_text(const char *path, size_t *len, struct cp_error *err)
 	/* The size is a hint only: /proc files and pipes report 0. */
 	hint = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
 	if (hint > MAX_JSON_FILE_BYTES) {
-		cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
-			path, MAX_JSON_FILE_BYTES >> 20);
+		cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB", path,
+			MAX_JSON_FILE_BYTES >> 20);
 		goto fail;
 	}
 	for (;;) {
@@ -97,13 +97,13 @@ size_t cp_json_scan_strings(struct cp_json_string_scan *scan, const char *text, 
 	return (size_t)-1;
 }
 
-int cp_json_string_too_long(struct cp_error *err, const char *what, const char *where,
-			    size_t bytes)
+int cp_json_string_too_long(struct cp_error *err, const char *what, const char *where, size_t bytes)
 {
 	if (bytes)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: %s is a string of %zu bytes; clockprof reads strings of at most %d bytes (64 KiB)",
-			       what, where, bytes, CP_STRING_MAX);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s: %s is a string of %zu bytes; clockprof reads strings of at most %d bytes (64 KiB)",
+			what, where, bytes, CP_STRING_MAX);
 	return cp_fail(err, CP_EXIT_USAGE,
 		       "%s: %s is longer than 64 KiB; clockprof reads strings of at most %d bytes",
 		       what, where, CP_STRING_MAX);
@@ -112,8 +112,8 @@ int cp_json_string_too_long(struct cp_error *err, const char *what, const char *
 size_t cp_json_place(char *path, size_t size, size_t len, const char *key, size_t index)
 {
 	int n = key ? snprintf(path + len, size - len, "%s%.80s%s", len ? "." : "", key,
-			       strlen(key) > 80 ? "..." : "")
-		    : snprintf(path + len, size - len, "[%zu]", index);
+			       strlen(key) > 80 ? "..." : "") :
+		      snprintf(path + len, size - len, "[%zu]", index);
 
 	return n < 0 || (size_t)n >= size - len ? size - 1 : len + (size_t)n;
 }
@@ -177,8 +177,7 @@ int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc
 	if (!d)
 		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)", path,
 			       jerr.text, jerr.line);
-	if (cp_json_check_strings(d, path, "", err) ||
-	    (validate && validate(d, path, err))) {
+	if (cp_json_check_strings(d, path, "", err) || (validate && validate(d, path, err))) {
 		json_decref(d);
 		return -1;
 	}
@@ -228,18 +227,18 @@ const char *cp_json_str(const json_t *o, const char *key, const char *absent)
 	return s ? s : absent;
 }
 
-int cp_json_check_schema(const json_t *doc, const char *what, const char *kind,
-			 const char *schema, struct cp_error *err)
+int cp_json_check_schema(const json_t *doc, const char *what, const char *kind, const char *schema,
+			 struct cp_error *err)
 {
 	const json_t *s;
 
 	if (!json_is_object(doc))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: invalid %s file: not a JSON object", what, kind);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: invalid %s file: not a JSON object", what,
+			       kind);
 	s = json_object_get(doc, "schema");
 	if (!json_is_string(s) || strcmp(json_string_value(s), schema) != 0)
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: not a clockprof %s file (schema must be \"%s\")",
-			       what, kind, schema);
+			       "%s: not a clockprof %s file (schema must be \"%s\")", what, kind,
+			       schema);
 	return 0;
 }

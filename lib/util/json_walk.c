@@ -20,15 +20,16 @@
 /* What the walk expected where the text went wrong: jansson is shown the
  * rest of the text behind a prefix that puts its parser in the same
  * place, so it finds the same fault and words it as it always does. */
-static const char *const state_prefix[] = {	/* the space: a token of
+static const char *const state_prefix[] = {
+	/* the space: a token of
 						 * the rest must not join
 						 * the prefix's last one */
-	"{ ",		/* a key or '}' after '{' */
-	"{\"\" ",	/* ':' after a key */
-	"{\"\":0 ",	/* ',' or '}' after a value */
-	"{\"\":0, ",	/* a key after ',' */
-	"{} ",		/* the end of the text after the object */
-	"{\"\": ",	/* a value (its fault, or the byte after it) */
+	"{ ",	     /* a key or '}' after '{' */
+	"{\"\" ",    /* ':' after a key */
+	"{\"\":0 ",  /* ',' or '}' after a value */
+	"{\"\":0, ", /* a key after ',' */
+	"{} ",	     /* the end of the text after the object */
+	"{\"\": ",   /* a value (its fault, or the byte after it) */
 };
 enum walk_state { AFTER_OPEN, AFTER_KEY, AFTER_VALUE, AFTER_COMMA, AFTER_END, IN_VALUE };
 
@@ -75,7 +76,7 @@ static int read_more(struct cp_json_walk *w)
 		return w->failed = 1, -1;
 	}
 	if (got == 0) {
-		w->reading = 0;	/* the caller closes fd */
+		w->reading = 0; /* the caller closes fd */
 		return 0;
 	}
 	/* jansson takes a raw NUL byte for the end of some values and reads
@@ -83,16 +84,16 @@ static int read_more(struct cp_json_walk *w)
 	 * never has one. */
 	if ((nul = memchr(w->own + w->len, '\0', (size_t)got))) {
 		w->len += (size_t)got;
-		cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: NUL byte (line %d)",
-			w->what, line_at(w, (size_t)(nul - w->own)));
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: NUL byte (line %d)", w->what,
+			line_at(w, (size_t)(nul - w->own)));
 		return w->failed = 1, -1;
 	}
 	w->len += (size_t)got;
 	if ((open = cp_json_scan_strings(&w->scan, w->own, w->len)) != (size_t)-1)
 		return too_long(w, open);
 	if (w->len > MAX_TEXT_BYTES) {
-		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
-			w->what, MAX_TEXT_BYTES >> 20);
+		cp_fail(w->err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB", w->what,
+			MAX_TEXT_BYTES >> 20);
 		return w->failed = 1, -1;
 	}
 	return 1;
@@ -108,8 +109,8 @@ static int line_at(const struct cp_json_walk *w, size_t at)
 {
 	int line = 1;
 
-	for (const char *p = w->text, *end = w->text + at;
-	     (p = memchr(p, '\n', (size_t)(end - p))); p++)
+	for (const char *p = w->text, *end = w->text + at; (p = memchr(p, '\n', (size_t)(end - p)));
+	     p++)
 		line++;
 	return line;
 }
@@ -117,9 +118,9 @@ static int line_at(const struct cp_json_walk *w, size_t at)
 static int fail_at(struct cp_json_walk *w, size_t at, const json_error_t *e)
 {
 	if (w->failed)
-		return -1;	/* the read failed: that is the message */
-	return cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)",
-		       w->what, e->text, line_at(w, at) + (e->line > 0 ? e->line - 1 : 0));
+		return -1; /* the read failed: that is the message */
+	return cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON: %s (line %d)", w->what, e->text,
+		       line_at(w, at) + (e->line > 0 ? e->line - 1 : 0));
 }
 
 static int fail_structure(struct cp_json_walk *w, size_t at, enum walk_state s)
@@ -139,10 +140,10 @@ static int fail_structure(struct cp_json_walk *w, size_t at, enum walk_state s)
 	memcpy(buf + plen, w->text + at, rest);
 	v = json_loadb(buf, plen + rest, JSON_REJECT_DUPLICATES, &e);
 	free(buf);
-	if (v) {	/* cannot happen: the walk stopped at a fault */
+	if (v) { /* cannot happen: the walk stopped at a fault */
 		json_decref(v);
-		return cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON (line %d)",
-			       w->what, line_at(w, at));
+		return cp_fail(w->err, CP_EXIT_USAGE, "%s: invalid JSON (line %d)", w->what,
+			       line_at(w, at));
 	}
 	return fail_at(w, at, &e);
 }
@@ -172,9 +173,11 @@ static json_t *parse_one(struct cp_json_walk *w, size_t at, size_t flags, json_e
 			return v;
 		json_decref(v);
 		if (read_more(w) <= 0)
-			return w->failed ? NULL :
-			       json_loadb(w->text + at, w->len - at,
-					  JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | flags, e);
+			return w->failed ?
+				       NULL :
+				       json_loadb(w->text + at, w->len - at,
+						  JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | flags,
+						  e);
 	}
 }
 
@@ -224,8 +227,8 @@ static int key_fail(struct cp_json_walk *w, size_t key_at, const char *msg)
 
 	json_decref(key);
 	if (end - key_at <= 20)
-		snprintf(e.text, sizeof(e.text), "%s near '%.*s'", msg,
-			 (int)(end - key_at), w->text + key_at);
+		snprintf(e.text, sizeof(e.text), "%s near '%.*s'", msg, (int)(end - key_at),
+			 w->text + key_at);
 	else
 		snprintf(e.text, sizeof(e.text), "%s", msg);
 	e.line = 1;
@@ -233,8 +236,8 @@ static int key_fail(struct cp_json_walk *w, size_t key_at, const char *msg)
 }
 
 /* One member: its key, the colon, then fn for the value. */
-static int member(struct cp_json_walk *w, size_t *at, const json_t *seen,
-		  cp_json_member_fn fn, void *ctx, enum walk_state s, size_t *value_at)
+static int member(struct cp_json_walk *w, size_t *at, const json_t *seen, cp_json_member_fn fn,
+		  void *ctx, enum walk_state s, size_t *value_at)
 {
 	size_t key_at, field_len;
 	char name[320];
@@ -305,8 +308,8 @@ int cp_json_walk_object(struct cp_json_walk *w, size_t *at, const json_t *seen,
 		 * part of that token: the value goes to it again. */
 		if (c != ',')
 			return strchr("}]\" \t\r\n", w->text[*at - 1]) ?
-			       fail_structure(w, *at, AFTER_VALUE) :
-			       fail_structure(w, value_at, IN_VALUE);
+				       fail_structure(w, *at, AFTER_VALUE) :
+				       fail_structure(w, value_at, IN_VALUE);
 		(*at)++;
 		s = AFTER_COMMA;
 	}
@@ -314,8 +317,8 @@ int cp_json_walk_object(struct cp_json_walk *w, size_t *at, const json_t *seen,
 	return 0;
 }
 
-int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn,
-		      void *ctx, json_t **other, struct cp_error *err)
+int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn, void *ctx,
+		      json_t **other, struct cp_error *err)
 {
 	struct cp_json_walk w = { .what = path, .err = err };
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
@@ -328,8 +331,8 @@ int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn
 		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: %s", path, strerror(errno));
 	if (fstat(fd, &st) == 0 && (unsigned long long)st.st_size > MAX_TEXT_BYTES) {
 		close(fd);
-		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB",
-			       path, MAX_TEXT_BYTES >> 20);
+		return cp_fail(err, CP_EXIT_USAGE, "%s: cannot read: larger than %lu MiB", path,
+			       MAX_TEXT_BYTES >> 20);
 	}
 	w.fd = fd;
 	w.reading = 1;
@@ -338,7 +341,7 @@ int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn
 		/* Not an object: jansson says what is wrong with the text, the
 		 * caller what is wrong with the value. */
 		read_all(&w);
-		if (!w.failed) {	/* else err says why already */
+		if (!w.failed) { /* else err says why already */
 			*other = json_loadb(w.text, w.len, JSON_REJECT_DUPLICATES, &e);
 			rc = *other ? 0 : fail_at(&w, 0, &e);
 		}

@@ -5,8 +5,7 @@
 #include "error.h"
 #include "output_set.h"
 
-int cp_outputs_open(struct cp_output *outs, size_t n, cp_wait_notice notice,
-		    struct cp_error *err)
+int cp_outputs_open(struct cp_output *outs, size_t n, cp_wait_notice notice, struct cp_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		outs[i].out = NULL;

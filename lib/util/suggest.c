@@ -65,8 +65,8 @@ void cp_suggest_add(struct cp_suggest *s, const char *candidate)
 	s->dist[i] = d;
 }
 
-void cp_suggest_format_prefixed(const struct cp_suggest *s, const char *prefix,
-				char *buf, size_t size)
+void cp_suggest_format_prefixed(const struct cp_suggest *s, const char *prefix, char *buf,
+				size_t size)
 {
 	const char *p = prefix;
 
@@ -77,8 +77,8 @@ void cp_suggest_format_prefixed(const struct cp_suggest *s, const char *prefix,
 	else if (s->n == 2)
 		snprintf(buf, size, "; did you mean %s%s or %s%s?", p, s->best[0], p, s->best[1]);
 	else
-		snprintf(buf, size, "; did you mean %s%s, %s%s or %s%s?", p, s->best[0],
-			 p, s->best[1], p, s->best[2]);
+		snprintf(buf, size, "; did you mean %s%s, %s%s or %s%s?", p, s->best[0], p,
+			 s->best[1], p, s->best[2]);
 }
 
 void cp_suggest_format(const struct cp_suggest *s, char *buf, size_t size)

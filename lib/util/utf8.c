@@ -81,9 +81,9 @@ char *cp_utf8_dup(const char *s)
 	if (!s)
 		return NULL;
 	len = sanitize_into((const unsigned char *)s, NULL, max, &cut);
-	if (cut)	/* the mark within the limit too */
-		len = sanitize_into((const unsigned char *)s, NULL,
-				    max = CP_STRING_MAX - mark, &cut);
+	if (cut) /* the mark within the limit too */
+		len = sanitize_into((const unsigned char *)s, NULL, max = CP_STRING_MAX - mark,
+				    &cut);
 	if (!(copy = malloc(len + (cut ? mark : 0) + 1)))
 		return NULL;
 	sanitize_into((const unsigned char *)s, copy, max, &cut);

@@ -10,8 +10,8 @@ void cp_describe_exit(int status, char *buf, size_t size)
 	if (WIFEXITED(status))
 		snprintf(buf, size, "exit code %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		snprintf(buf, size, "killed by SIG%s", sigabbrev_np(WTERMSIG(status)) ?
-			 sigabbrev_np(WTERMSIG(status)) : "?");
+		snprintf(buf, size, "killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?");
 	else
 		snprintf(buf, size, "status 0x%x", status);
 }

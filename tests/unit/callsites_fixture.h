@@ -60,7 +60,7 @@ static __attribute__((unused)) pid_t fixture_spawn_path(const char *path)
 	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
 		unit_fail(__FILE__, __LINE__, "fixture %s %s", path,
 			  n < 0 ? "printed no \"ready\" line within 60 s" :
-			  "exited or wrote something else before its \"ready\" line");
+				  "exited or wrote something else before its \"ready\" line");
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return -1;
@@ -136,7 +136,8 @@ static __attribute__((unused)) void fixture_libc_code(pid_t pid, unsigned long l
 /* Address in process pid of symbol `name`, read from ELF file elf_path
  * (.symtab, else .dynsym), in the module whose maps path ends with suffix. */
 static __attribute__((unused)) int fixture_symbol(pid_t pid, const char *suffix,
-			  const char *elf_path, const char *name, uint64_t *addr, uint64_t *size)
+						  const char *elf_path, const char *name,
+						  uint64_t *addr, uint64_t *size)
 {
 	int fd = open(elf_path, O_RDONLY);
 	Elf *elf;
@@ -149,8 +150,7 @@ static __attribute__((unused)) int fixture_symbol(pid_t pid, const char *suffix,
 		return -1;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || fixture_map_start(pid, suffix, &start) != 0 ||
-	    elf_getphdrnum(elf, &nph) != 0)
+	if (!elf || fixture_map_start(pid, suffix, &start) != 0 || elf_getphdrnum(elf, &nph) != 0)
 		goto out;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
@@ -274,9 +274,8 @@ static __attribute__((unused)) int fixture_vdso_symbol(pid_t pid, const char *na
 	return rc;
 }
 
-static __attribute__((unused)) int fixture_libc_pages(Dwfl_Module *mod, void **ud,
-						       const char *name, Dwarf_Addr start,
-						       void *arg)
+static __attribute__((unused)) int fixture_libc_pages(Dwfl_Module *mod, void **ud, const char *name,
+						      Dwarf_Addr start, void *arg)
 {
 	Dwarf_Addr bias;
 	Elf *elf = strstr(name, "/libc.so.6") ? dwfl_module_getelf(mod, &bias) : NULL;

@@ -21,17 +21,18 @@ void cp_test_read_landing(void);
 
 static inline uint8_t *cp_test_table_open(void)
 {
-	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 };	/* jmp [rip + 0] */
+	static const uint8_t jmp_abs[6] = { 0xff, 0x25, 0, 0, 0, 0 }; /* jmp [rip + 0] */
 	uint64_t landing = (uint64_t)(uintptr_t)cp_test_read_landing;
 	struct cp_vdso_count_way way[CP_ENTRY_MAX] = { { 0 } };
 	uint8_t *t = mmap(NULL, CP_VDSO_MAP_SIZE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *code, *back;
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+		*code, *back;
 
 	if (t == MAP_FAILED)
 		return NULL;
 	code = t + CP_PATCH_CODE_OFF;
 	back = code + CP_PATCH_CODE_SIZE - 16;
-	for (int e = 0; e < CP_ENTRY_MAX; e++)	/* no instruction: each exit jumps back */
+	for (int e = 0; e < CP_ENTRY_MAX; e++) /* no instruction: each exit jumps back */
 		way[e].cont = (uint64_t)(uintptr_t)back;
 	if (cp_vdso_count_build((uint64_t)(uintptr_t)t, way, code))
 		return NULL;

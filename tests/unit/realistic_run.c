@@ -20,12 +20,8 @@ static const struct {
 	const char *name;
 	int exact;
 } measures[] = {
-	{ "clock_reads/op", 1 },
-	{ "clock_reads@varying/op", 1 },
-	{ "task-clock/op", 0 },
-	{ "instructions:u/op", 0 },
-	{ "cpu-migrations/op", 0 },
-	{ "context-switches/op", 0 },
+	{ "clock_reads/op", 1 },    { "clock_reads@varying/op", 1 }, { "task-clock/op", 0 },
+	{ "instructions:u/op", 0 }, { "cpu-migrations/op", 0 },	     { "context-switches/op", 0 },
 	{ "page-faults/op", 0 },
 };
 #define NM (sizeof(measures) / sizeof(measures[0]))
@@ -70,10 +66,11 @@ static int run_of(double plus, struct cp_compare_run *run)
 
 	draw(v, plus);
 	for (size_t k = 0; k < NM; k++)
-		json_object_set_new(m, measures[k].name, json_pack(
-			"{s:f, s:s, s:s, s:s}", "value", v[k], "unit",
-			measures[k].exact ? "reads/op" : "ns/op", "kind",
-			measures[k].exact ? "exact" : "sampled", "better", "lower"));
+		json_object_set_new(m, measures[k].name,
+				    json_pack("{s:f, s:s, s:s, s:s}", "value", v[k], "unit",
+					      measures[k].exact ? "reads/op" : "ns/op", "kind",
+					      measures[k].exact ? "exact" : "sampled", "better",
+					      "lower"));
 	rc = cp_compare_run_from_doc(doc, 0, run);
 	json_decref(doc);
 	return rc;
@@ -93,7 +90,8 @@ static int clock_measures_regressed(const struct cp_compare_result *r)
 	for (size_t i = 0; i < r->n; i++)
 		if (r->measures[i].status == CP_MEASURE_REGRESSED)
 			caught |= !strcmp(r->measures[i].name, measures[0].name) ? 1 :
-				  !strcmp(r->measures[i].name, measures[1].name) ? 2 : 0;
+				  !strcmp(r->measures[i].name, measures[1].name) ? 2 :
+										   0;
 	return caught;
 }
 
@@ -122,8 +120,8 @@ out:
 	return rc;
 }
 
-int realistic_passes(struct cp_bounds *bounds, size_t n, double plus_reads,
-		     int pairs, unsigned long long seed)
+int realistic_passes(struct cp_bounds *bounds, size_t n, double plus_reads, int pairs,
+		     unsigned long long seed)
 {
 	int passed = 0;
 

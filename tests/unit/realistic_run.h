@@ -25,7 +25,7 @@ int realistic_one(struct cp_bounds *bounds, size_t n, double plus_reads, int *ca
  * (0: an A/A comparison); returns how many passed (exit 0), or -1 when
  * a comparison could not be made. Judging counts the rules' matches in
  * bounds. The generator restarts from seed. */
-int realistic_passes(struct cp_bounds *bounds, size_t n, double plus_reads,
-		     int pairs, unsigned long long seed);
+int realistic_passes(struct cp_bounds *bounds, size_t n, double plus_reads, int pairs,
+		     unsigned long long seed);
 
 #endif

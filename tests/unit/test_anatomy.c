@@ -16,14 +16,13 @@
 #include "symbolize.h"
 #include "unit.h"
 
-#define GAP 1000		/* --reuse-gap's default, ns */
-#define SHARE 0.95		/* --reuse-share's default */
-#define FUTEX 202		/* x86_64 syscall numbers */
+#define GAP 1000   /* --reuse-gap's default, ns */
+#define SHARE 0.95 /* --reuse-share's default */
+#define FUTEX 202  /* x86_64 syscall numbers */
 #define READ 0
 
 /* A read id: a site (pc), its clock and its innermost caller. */
-static uint32_t add_read(struct cp_anatomy_samples *s, uint64_t pc, int32_t clock,
-			 uint64_t caller)
+static uint32_t add_read(struct cp_anatomy_samples *s, uint64_t pc, int32_t clock, uint64_t caller)
 {
 	s->reads = realloc(s->reads, (s->nreads + 1) * sizeof(*s->reads));
 	memset(&s->reads[s->nreads], 0, sizeof(*s->reads));
@@ -86,8 +85,8 @@ static int reusable_is(const struct cp_anatomy *a, const uint32_t want[][2], siz
 
 /* n requests of thread 7, the i-th reading x at period * i and y apart
  * ns later. */
-static void read_pairs(struct cp_anatomy_samples *s, uint32_t x, uint32_t y, int n,
-		       uint64_t period, uint64_t apart)
+static void read_pairs(struct cp_anatomy_samples *s, uint32_t x, uint32_t y, int n, uint64_t period,
+		       uint64_t apart)
 {
 	for (int i = 0; i < n; i++) {
 		struct cp_anatomy_request *r = add_request(s, 7);
@@ -285,7 +284,7 @@ TEST(anatomy_other_clock_not_reusable)
 		struct cp_anatomy_request *r = add_request(&s, 7);
 
 		for (uint32_t k = 0; k < 4; k++)
-			rd(r, 10000 * i + 100 * k, k);	/* in that order, 100 ns apart */
+			rd(r, 10000 * i + 100 * k, k); /* in that order, 100 ns apart */
 	}
 	CHECK_INT(judge(&s, &a), 0);
 	CHECK(a.judged);
@@ -338,7 +337,7 @@ TEST(anatomy_share_at_and_below_the_limit)
 	CHECK_NEAR(a.reusable[0].share, 0.95, 1e-12);
 	CHECK_INT(a.reusable[0].requests, 20);
 	CHECK_INT(a.reusable[0].held, 19);
-	CHECK_NEAR(a.reusable[0].per_op, 1.0, 1e-12);	/* every read at the line goes */
+	CHECK_NEAR(a.reusable[0].per_op, 1.0, 1e-12); /* every read at the line goes */
 	cp_anatomy_free(&a);
 	share_of(&a, 18, 20);
 	CHECK_INT(a.nreusable, 0);
@@ -513,7 +512,7 @@ static __attribute__((noinline)) uint64_t anatomy_named_caller(void)
 {
 	uint64_t pc = return_address();
 
-	__asm__ volatile("" ::: "memory");	/* no tail call */
+	__asm__ volatile("" ::: "memory"); /* no tail call */
 	return pc;
 }
 

@@ -50,8 +50,8 @@ static void an_reads(uint8_t *t, int n, const uint64_t *ret, unsigned clock)
 
 static void an_boundary(uint8_t *t)
 {
-	void (*close)(void) = (void (*)(void))(uintptr_t)
-		cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
+	void (*close)(void) = (void (*)(void))(
+		uintptr_t)cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
 
 	close();
 }
@@ -70,12 +70,12 @@ TEST(anatomy_log_holds_a_sampled_request_s_reads_in_order)
 	b = cp_test_request_block(t, cp_test_home_slot());
 	an_block0(t)[CP_PB0_AN_EVERY] = 1;
 	an_block0(t)[CP_PB0_AN_ON] = 1;
-	an_reads(t, 1, &ret1, 1);	/* claims the slot */
-	an_boundary(t);			/* opens the log */
+	an_reads(t, 1, &ret1, 1); /* claims the slot */
+	an_boundary(t);		  /* opens the log */
 	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_N] == 0 && b[CP_PB_AN_SEQ] == 1);
-	an_reads(t, 2, &ret1, 1);	/* CLOCK_MONOTONIC */
-	an_reads(t, 1, &ret2, 0);	/* CLOCK_REALTIME */
-	an_boundary(t);			/* closes it */
+	an_reads(t, 2, &ret1, 1); /* CLOCK_MONOTONIC */
+	an_reads(t, 1, &ret2, 0); /* CLOCK_REALTIME */
+	an_boundary(t);		  /* closes it */
 	CHECK(b[CP_PB_AN_STATE] == 2 && b[CP_PB_AN_N] == 3);
 	CHECK(b[CP_PB_AN_END] >= b[CP_PB_AN_START]);
 	const uint64_t *e = &b[CP_PB_AN_LOG];
@@ -87,11 +87,11 @@ TEST(anatomy_log_holds_a_sampled_request_s_reads_in_order)
 	      b[CP_PB_AN_END] >= e[2 * W + 1]);
 	/* counted as ever, in the slot and the request */
 	CHECK(b[CP_PB_HITS] == 2 && b[CP_PB_LAST + 2] - b[CP_PB_FIRST + 2] == 2);
-	an_reads(t, 1, &ret1, 1);	/* not logged: the log waits for clockprof */
+	an_reads(t, 1, &ret1, 1); /* not logged: the log waits for clockprof */
 	an_boundary(t);
 	CHECK(b[CP_PB_AN_STATE] == 2 && b[CP_PB_AN_N] == 3);
-	b[CP_PB_AN_STATE] = 0;		/* clockprof read it */
-	an_boundary(t);			/* the next one opens */
+	b[CP_PB_AN_STATE] = 0; /* clockprof read it */
+	an_boundary(t);	       /* the next one opens */
 	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 2 && b[CP_PB_AN_N] == 0);
 	cp_test_table_close(t);
 }
@@ -124,19 +124,19 @@ TEST(anatomy_log_opens_only_in_a_burst)
 	b = cp_test_request_block(t, cp_test_home_slot());
 	an_block0(t)[CP_PB0_AN_EVERY] = 1;
 	an_reads(t, 1, &ret, 1);
-	an_boundary(t);			/* no burst: no log */
+	an_boundary(t); /* no burst: no log */
 	an_reads(t, 1, &ret, 1);
 	an_boundary(t);
 	CHECK(b[CP_PB_AN_STATE] == 0 && b[CP_PB_AN_SEQ] == 0);
 	an_block0(t)[CP_PB0_AN_ON] = 1;
-	an_boundary(t);			/* in a burst: opens */
+	an_boundary(t); /* in a burst: opens */
 	CHECK(b[CP_PB_AN_STATE] == 1 && b[CP_PB_AN_SEQ] == 1);
-	an_block0(t)[CP_PB0_AN_ON] = 0;	/* the burst ends */
+	an_block0(t)[CP_PB0_AN_ON] = 0; /* the burst ends */
 	an_reads(t, 1, &ret, 1);
-	an_boundary(t);			/* closes all the same */
+	an_boundary(t); /* closes all the same */
 	CHECK(b[CP_PB_AN_STATE] == 2 && b[CP_PB_AN_N] == 1);
-	b[CP_PB_AN_STATE] = 0;		/* clockprof read it */
-	an_boundary(t);			/* and none opens */
+	b[CP_PB_AN_STATE] = 0; /* clockprof read it */
+	an_boundary(t);	       /* and none opens */
 	CHECK(b[CP_PB_AN_STATE] == 0 && b[CP_PB_AN_SEQ] == 1);
 	cp_test_table_close(t);
 }
@@ -151,14 +151,16 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 {
 	struct {
 		uint64_t ret, pad;
-		uint64_t frames[4];	/* {next, return address} twice */
+		uint64_t frames[4]; /* {next, return address} twice */
 		uint64_t above[2];
 	} st = { 0x401000, 0x401000, { 0, 0x402222, 0, 0x403333 }, { 0, 0 } };
 	uint8_t *t = cp_test_table_open();
 	uint32_t off = cp_tid_offset(getpid());
 	uint64_t path, *b, *e;
-	const uint64_t want[][2] = { { 0, 0 }, { 0x402222, 0x403333 }, { 0x402222, 0 },
-				     { 0x402222, 0 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	const uint64_t want[][2] = { { 0, 0 },	      { 0x402222, 0x403333 },
+				     { 0x402222, 0 }, { 0x402222, 0 },
+				     { 0, 0 },	      { 0, 0 },
+				     { 0, 0 } };
 
 	CHECK(t != NULL && off != 0 && cp_test_table_tid_offset(t, off) == 0);
 	path = cp_vdso_anatomy_prefixed_entry((uint64_t)(uintptr_t)t, CP_ENTRY_CLOCK_GETTIME);
@@ -168,26 +170,26 @@ TEST(anatomy_log_keeps_two_callers_within_the_stack_in_use)
 	an_block0(t)[CP_PB0_AN_ON] = 1;
 	an_reads(t, 1, &st.ret, 1);
 	an_boundary(t);
-	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];	/* both frames below it */
+	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0]; /* both frames below it */
 	/* no bounds yet */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st;
 	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.above[2];
 	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid();
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
-	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.frames[3];	/* the second above it */
+	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.frames[3]; /* the second above it */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_TOP] = (uint64_t)(uintptr_t)&st.above[0];
-	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.frames[3];	/* ... past the mapping */
+	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.frames[3]; /* ... past the mapping */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_STACK_HI] = (uint64_t)(uintptr_t)&st.above[2];
-	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st.frames[0];	/* the site below it */
+	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st.frames[0]; /* the site below it */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_STACK_LO] = (uint64_t)(uintptr_t)&st;
-	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid() + 1;	/* another thread's */
+	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid() + 1; /* another thread's */
 	an_enter_fp((const void *)(uintptr_t)path, &st.ret, 1, 1, &st.frames[0]);
 	b[CP_PB_AN_STACK_TID] = (uint64_t)gettid();
-	an_enter_fp((const void *)(uintptr_t)path, &st.pad, 1, 1, &st.ret);	/* below its site */
+	an_enter_fp((const void *)(uintptr_t)path, &st.pad, 1, 1, &st.ret); /* below its site */
 	an_boundary(t);
 	CHECK(b[CP_PB_AN_N] == 7);
 	e = &b[CP_PB_AN_LOG];
@@ -202,7 +204,7 @@ static void *open_and_exit(void *arg)
 	uint64_t ret = 0x401000, *b;
 
 	an_reads(arg, 1, &ret, 1);
-	an_boundary(arg);		/* opens a log, left open at the exit */
+	an_boundary(arg); /* opens a log, left open at the exit */
 	an_reads(arg, 2, &ret, 1);
 	/* the first thread's stack, as clockprof would say it */
 	if (!calls++ && (b = cp_test_key_block(arg, (uint64_t)(uintptr_t)cp_test_thread_key())))

@@ -103,9 +103,11 @@ TEST(anatomy_reads_found_by_id_and_named)
 TEST(anatomy_reads_of_one_inlined_helper_differ_by_where_inlined)
 {
 	json_t *a = json_pack("{s:s, s:s, s:i, s:{s:s, s:i}, s:[]}", "function", "serve", "file",
-			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 60, "callers");
+			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 60,
+			      "callers");
 	json_t *b = json_pack("{s:s, s:s, s:i, s:{s:s, s:i}, s:[]}", "function", "serve", "file",
-			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 66, "callers");
+			      "t.c", "line", 23, "inlined_at", "file", "t.c", "line", 66,
+			      "callers");
 	char *s;
 
 	CHECK(cp_anatomy_same_read(a, a));
@@ -119,8 +121,8 @@ TEST(anatomy_reads_of_one_inlined_helper_differ_by_where_inlined)
 
 static json_t *clock_read(int id, const char *clock)
 {
-	return json_pack("{s:i, s:s, s:s, s:i, s:s, s:[]}", "id", id, "function", "f", "file", "t.c",
-			 "line", id + 1, "clock", clock, "callers");
+	return json_pack("{s:i, s:s, s:s, s:i, s:s, s:[]}", "id", id, "function", "f", "file",
+			 "t.c", "line", id + 1, "clock", clock, "callers");
 }
 
 /* Step k reuses the earlier read only where that is the latest read of
@@ -129,12 +131,13 @@ static json_t *clock_read(int id, const char *clock)
 TEST(anatomy_step_reuse_only_after_the_clocks_latest_read)
 {
 	json_t *anatomy = json_pack("{s:[o, o, o, o], s:[{s:i, s:i, s:f}]}", "reads",
-				    clock_read(0, "CLOCK_MONOTONIC"), clock_read(1, "CLOCK_MONOTONIC"),
-				    clock_read(2, "gettimeofday"), clock_read(3, "CLOCK_MONOTONIC"),
-				    "reusable", "read", 1, "reuses", 0, "share", 0.99);
+				    clock_read(0, "CLOCK_MONOTONIC"),
+				    clock_read(1, "CLOCK_MONOTONIC"), clock_read(2, "gettimeofday"),
+				    clock_read(3, "CLOCK_MONOTONIC"), "reusable", "read", 1,
+				    "reuses", 0, "share", 0.99);
 	/* Reads 0, 2 (another clock), 1: a pair. Then 0, 3, 1: not. */
-	json_t *steps = json_pack("[{s:i}, {s:i}, {s:i}, {s:i}, {s:i}, {s:i}]", "read", 0,
-				  "read", 2, "read", 1, "read", 0, "read", 3, "read", 1);
+	json_t *steps = json_pack("[{s:i}, {s:i}, {s:i}, {s:i}, {s:i}, {s:i}]", "read", 0, "read",
+				  2, "read", 1, "read", 0, "read", 3, "read", 1);
 	size_t from = 99;
 
 	CHECK(cp_anatomy_step_reuse(anatomy, steps, 2, &from) != NULL);

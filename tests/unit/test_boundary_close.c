@@ -25,12 +25,11 @@ static void reads(uint8_t *t, int n, uint64_t ret)
 
 static void boundary(uint8_t *t)
 {
-	void (*close)(void) = (void (*)(void))(uintptr_t)
-		cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
+	void (*close)(void) = (void (*)(void))(
+		uintptr_t)cp_redirect_code_addr(&cp_boundary_close, (uint64_t)(uintptr_t)t);
 
 	close();
 }
-
 
 TEST(boundary_close_keeps_requests_their_reads_and_sites)
 {
@@ -39,16 +38,16 @@ TEST(boundary_close_keeps_requests_their_reads_and_sites)
 
 	CHECK(t != NULL);
 	b = cp_test_request_block(t, cp_test_home_slot());
-	reads(t, 5, 0x401000);		/* before the first boundary: in no request */
+	reads(t, 5, 0x401000); /* before the first boundary: in no request */
 	boundary(t);
 	CHECK(b[CP_PB_HITS] == 1 && b[CP_PB_LAST_SUM] == 5 && b[CP_PB_FIRST + 2] == 5);
 	reads(t, 3, 0x401000);
 	reads(t, 1, 0x402000);
 	boundary(t);
-	boundary(t);			/* a request with no read */
+	boundary(t); /* a request with no read */
 	reads(t, 2, 0x402000);
 	boundary(t);
-	reads(t, 7, 0x401000);		/* after the last boundary: in none */
+	reads(t, 7, 0x401000); /* after the last boundary: in none */
 	CHECK(b[CP_PB_HITS] == 4);
 	CHECK(b[CP_PB_HIST + 4] == 1 && b[CP_PB_HIST] == 1 && b[CP_PB_HIST + 2] == 1);
 	CHECK(b[CP_PB_MAX] == 4);
@@ -89,9 +88,9 @@ TEST(boundary_close_starts_over_when_the_epoch_moves_on)
 	boundary(t);
 	reads(t, 3, 0x401000);
 	boundary(t);
-	b0[CP_PB_EPOCH]++;		/* a window opens */
+	b0[CP_PB_EPOCH]++; /* a window opens */
 	reads(t, 2, 0x401000);
-	boundary(t);			/* the request in flight is not the window's */
+	boundary(t); /* the request in flight is not the window's */
 	CHECK(b[CP_PB_HITS] == 1 && b[CP_PB_HIST + 3] == 0 && b[CP_PB_MAX] == 0);
 	CHECK(b[CP_PB_EPOCH] == b0[CP_PB_EPOCH] + 1 && b[CP_PB_FIRST + 2] == 5);
 	reads(t, 1, 0x401000);

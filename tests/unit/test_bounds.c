@@ -127,8 +127,7 @@ static void check_bad(const char *text, const char *want_in_msg)
 		return;
 	}
 	if (err.exit_code != CP_EXIT_USAGE || !strstr(err.msg, want_in_msg))
-		unit_fail(__FILE__, __LINE__, "message \"%s\" lacks \"%s\"", err.msg,
-			  want_in_msg);
+		unit_fail(__FILE__, __LINE__, "message \"%s\" lacks \"%s\"", err.msg, want_in_msg);
 	CHECK_INT(b.nrules, 0);
 }
 
@@ -147,7 +146,7 @@ TEST(bounds_bad_lines_name_their_line)
 	check_bad("x +\n", ":1: bad bound");
 	check_bad("x +5% y\n", ":1: too many fields");
 	check_bad("ok +1\n\n\nx +5% +6%\n", ":4: too many fields");
-	check_bad("x +1\ny\0 +2\n", "");	/* strlen stops at NUL: 'y' */
+	check_bad("x +1\ny\0 +2\n", ""); /* strlen stops at NUL: 'y' */
 }
 
 /* -N% and -N demand an improvement; removed-ok lines are not bounds. */
@@ -212,7 +211,7 @@ TEST(bounds_load_records_path_and_sha256)
 	unlink(path);
 	CHECK_INT(cp_bounds_load(path, &b, &err), -1);
 	CHECK(strstr(err.msg, "cannot read bounds file") != NULL);
-	CHECK(strstr(err.msg, "No such file or directory") != NULL);	/* not "Success" */
+	CHECK(strstr(err.msg, "No such file or directory") != NULL); /* not "Success" */
 }
 
 TEST(sha256_known_digests)

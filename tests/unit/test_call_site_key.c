@@ -16,8 +16,11 @@ TEST(call_site_key_without_a_name_is_null)
 	struct cp_call_site no_via = { .function = "main", .line = 3 };
 
 	char *names[] = { "now_ns", NULL };
-	struct cp_call_site no_inlined = { .function = "main", .via = "clock_gettime", .line = 3,
-					   .inlined = names, .ninlined = 2 };
+	struct cp_call_site no_inlined = { .function = "main",
+					   .via = "clock_gettime",
+					   .line = 3,
+					   .inlined = names,
+					   .ninlined = 2 };
 
 	CHECK(cp_call_site_place_key(&no_function) == NULL);
 	CHECK(cp_call_site_place_key(&no_via) == NULL);
@@ -61,9 +64,14 @@ static const char *location(const struct cp_call_site *c, char *buf, size_t len)
 TEST(call_site_inlined_at_two_lines_is_two_places)
 {
 	char *names[] = { "now_ns" }, buf[128];
-	struct cp_call_site a = { .function = "handle_request", .via = "clock_gettime",
-				  .file = "srv.c", .line = 23, .inlined = names, .ninlined = 1,
-				  .inlined_at_file = "srv.c", .inlined_at_line = 60 };
+	struct cp_call_site a = { .function = "handle_request",
+				  .via = "clock_gettime",
+				  .file = "srv.c",
+				  .line = 23,
+				  .inlined = names,
+				  .ninlined = 1,
+				  .inlined_at_file = "srv.c",
+				  .inlined_at_line = 60 };
 	struct cp_call_site b = a, other_file = a, unknown = a, no_file = a;
 
 	b.inlined_at_line = 66;
@@ -82,7 +90,9 @@ TEST(call_site_inlined_at_two_lines_is_two_places)
 
 TEST(call_site_location_without_a_line)
 {
-	struct cp_call_site in_module = { .function = "f", .via = "time", .module = "/usr/bin/srv" };
+	struct cp_call_site in_module = { .function = "f",
+					  .via = "time",
+					  .module = "/usr/bin/srv" };
 	struct cp_call_site in_file = { .function = "f", .via = "time", .file = "srv.c" };
 	struct cp_call_site nowhere = { .function = "f", .via = "time" };
 	char buf[128];

@@ -34,7 +34,8 @@ static struct cp_command_spec spec = {
 	.name = "demo",
 	.synopsis = { "[OPTIONS] ARG" },
 	.summary = "a test command",
-	.description = "First paragraph.\n\n  demo -d 1 x\n\n.Second starts with a dot \\ and a backslash.",
+	.description =
+		"First paragraph.\n\n  demo -d 1 x\n\n.Second starts with a dot \\ and a backslash.",
 	.options = test_options,
 	.order = CP_ORDER_PERMUTE,
 };
@@ -49,8 +50,10 @@ static void parse(char **argv, char *ids, size_t n, struct cp_cli *cli, struct c
 		argc++;
 	cp_cli_init(cli, &spec, argc, argv);
 	while ((id = cp_cli_next(cli, err)) != CP_OPT_END && k + 1 < n) {
-		ids[k++] = id == OPT_LONG_ONLY ? 'F' : id == CP_OPT_ERROR ? '!' :
-			   id == CP_OPT_OPERAND ? '1' : (char)id;
+		ids[k++] = id == OPT_LONG_ONLY	? 'F' :
+			   id == CP_OPT_ERROR	? '!' :
+			   id == CP_OPT_OPERAND ? '1' :
+						  (char)id;
 		if (id == CP_OPT_ERROR)
 			break;
 	}
@@ -67,7 +70,7 @@ TEST(cli_permutes_and_takes_common_options)
 	parse(argv, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(ids, "dF");
 	CHECK(cli.quiet && cli.verbose == 1 && cli.color == 1);
-	CHECK_STR(argv[cp_cli_rest(&cli)], "x");	/* permuted to the end */
+	CHECK_STR(argv[cp_cli_rest(&cli)], "x"); /* permuted to the end */
 }
 
 TEST(cli_errors_are_worded_alike)
@@ -82,7 +85,8 @@ TEST(cli_errors_are_worded_alike)
 
 	parse(missing, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(ids, "!");
-	CHECK_STR(err.msg, "option -d/--duration needs a value (TIME); see 'clockprof demo --help'");
+	CHECK_STR(err.msg,
+		  "option -d/--duration needs a value (TIME); see 'clockprof demo --help'");
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	parse(unknown, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(err.msg, "unknown option '--frobnicate'; see 'clockprof demo --help'");
@@ -103,13 +107,15 @@ TEST(cli_refuses_a_value_option_given_twice)
 
 	parse(twice, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(ids, "od!");
-	CHECK_STR(err.msg, "option -o/--output given twice; give it once (see 'clockprof demo --help')");
+	CHECK_STR(err.msg,
+		  "option -o/--output given twice; give it once (see 'clockprof demo --help')");
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	parse(probes, ids, sizeof(ids), &cli, &err);
-	CHECK_STR(ids, "ppp");	/* .repeatable */
+	CHECK_STR(ids, "ppp"); /* .repeatable */
 	parse(color, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(ids, "!");
-	CHECK_STR(err.msg, "option --color given twice; give it once (see 'clockprof demo --help')");
+	CHECK_STR(err.msg,
+		  "option --color given twice; give it once (see 'clockprof demo --help')");
 }
 
 TEST(cli_suggests_the_closest_long_options)
@@ -122,7 +128,7 @@ TEST(cli_suggests_the_closest_long_options)
 
 	parse(typo, ids, sizeof(ids), &cli, &err);
 	CHECK_STR(err.msg, "unknown option '--duraton'; did you mean --duration? "
-		  "(see 'clockprof demo --help')");
+			   "(see 'clockprof demo --help')");
 	parse(valued, ids, sizeof(ids), &cli, &err);
 	CHECK(strstr(err.msg, "did you mean --output?"));
 }
@@ -137,7 +143,7 @@ TEST(cli_in_order_returns_operands_in_turn)
 	spec.order = CP_ORDER_IN_ORDER;
 	parse(argv, ids, sizeof(ids), &cli, &err);
 	spec.order = CP_ORDER_PERMUTE;
-	CHECK_STR(ids, "1F11");	/* "-c" after "--" is an operand */
+	CHECK_STR(ids, "1F11"); /* "-c" after "--" is an operand */
 	CHECK_INT(cp_cli_rest(&cli), 6);
 }
 
@@ -152,9 +158,18 @@ static char *render(void (*fn)(FILE *, const void *), const void *arg)
 	return buf;
 }
 
-static void help_fn(FILE *f, const void *arg) { cp_cli_help(f, arg); }
-static void man_fn(FILE *f, const void *arg) { cp_cli_man(f, arg); }
-static void bash_fn(FILE *f, const void *arg) { cp_cli_bash_completion(f, arg); }
+static void help_fn(FILE *f, const void *arg)
+{
+	cp_cli_help(f, arg);
+}
+static void man_fn(FILE *f, const void *arg)
+{
+	cp_cli_man(f, arg);
+}
+static void bash_fn(FILE *f, const void *arg)
+{
+	cp_cli_bash_completion(f, arg);
+}
 
 TEST(cli_help_wraps_within_79_columns)
 {
@@ -163,9 +178,9 @@ TEST(cli_help_wraps_within_79_columns)
 	CHECK(strstr(text, "usage: clockprof demo [OPTIONS] ARG\n"));
 	CHECK(strstr(text, "\n  -d, --duration TIME     window length,"));
 	CHECK(strstr(text, "\n      --flag              a flag\n"));
-	CHECK(strstr(text, "\n  demo -d 1 x\n"));	/* an example stays as it is */
+	CHECK(strstr(text, "\n  demo -d 1 x\n")); /* an example stays as it is */
 	CHECK(strstr(text, "Common options:\n  -q, --quiet"));
-	CHECK(!strstr(text, "--colour"));	/* a hidden alias */
+	CHECK(!strstr(text, "--colour")); /* a hidden alias */
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		CHECK(strlen(line) <= 79);
 	free(text);
@@ -173,8 +188,14 @@ TEST(cli_help_wraps_within_79_columns)
 
 static const struct cp_command_spec *const specs[] = { &spec };
 static const struct cp_program_spec program = {
-	.name = "clockprof", .version = "0", .summary = "s", .description = "d",
-	.commands = specs, .ncommands = 1, .exit_status = "e", .environment = "v",
+	.name = "clockprof",
+	.version = "0",
+	.summary = "s",
+	.description = "d",
+	.commands = specs,
+	.ncommands = 1,
+	.exit_status = "e",
+	.environment = "v",
 	.see_also = "x(1)",
 };
 
@@ -195,12 +216,15 @@ TEST(cli_completion_lists_options_and_values)
 	char *text = render(bash_fn, &program);
 
 	CHECK(strstr(text, "complete -F _clockprof clockprof"));
-	CHECK(strstr(text, "opts=\"-d --duration --flag -o --output -p --probe -r --request -q --quiet -v --verbose --color= -h --help --version\""));
+	CHECK(strstr(
+		text,
+		"opts=\"-d --duration --flag -o --output -p --probe -r --request -q --quiet -v --verbose --color= -h --help --version\""));
 	CHECK(strstr(text, "-o|--output) _clockprof_files"));
 	CHECK(strstr(text, "--color) COMPREPLY=($(compgen -W \"auto always never\""));
 	CHECK(strstr(text, "-d|--duration|-p|--probe) COMPREPLY=()"));
 	/* -r's value, split by bash at ':' or not, before `case $prev`. */
-	CHECK(strstr(text, "\t_clockprof_request_at -r --request && { _clockprof_request; return; }\n"
-			   "\t\tcase $prev in"));
+	CHECK(strstr(text,
+		     "\t_clockprof_request_at -r --request && { _clockprof_request; return; }\n"
+		     "\t\tcase $prev in"));
 	free(text);
 }

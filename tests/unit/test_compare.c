@@ -21,7 +21,7 @@
 
 struct side {
 	json_t *docs[MAX_RUNS];
-	struct cp_compare_run runs[MAX_RUNS];	/* read from docs by judge() */
+	struct cp_compare_run runs[MAX_RUNS]; /* read from docs by judge() */
 	const char *names[MAX_RUNS];
 	size_t n;
 };
@@ -35,13 +35,13 @@ static void add_runs(struct side *s, size_t n, const char *clocksource)
 	}
 }
 
-static void set_measure(struct side *s, size_t run, const char *name,
-			double value, const char *kind, const char *better)
+static void set_measure(struct side *s, size_t run, const char *name, double value,
+			const char *kind, const char *better)
 {
 	json_object_set_new(json_object_get(s->docs[run], "measures"), name,
 			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
-				      !strcmp(kind, "exact") ? "reads/op" : "ns/op",
-				      "kind", kind, "better", better));
+				      !strcmp(kind, "exact") ? "reads/op" : "ns/op", "kind", kind,
+				      "better", better));
 }
 
 static void free_side(struct side *s)
@@ -100,8 +100,7 @@ static int judge(struct side *b, struct side *h, struct cp_bounds *bounds,
 	return rc;
 }
 
-static const struct cp_measure_verdict *find(const struct cp_compare_result *r,
-					     const char *name)
+static const struct cp_measure_verdict *find(const struct cp_compare_result *r, const char *name)
 {
 	for (size_t i = 0; i < r->n; i++)
 		if (!strcmp(r->measures[i].name, name))
@@ -182,7 +181,8 @@ TEST(compare_exact_bound_and_variation_warning)
 	CHECK_INT(m->status, CP_MEASURE_INCONCLUSIVE);
 	CHECK_NEAR(m->base.median, 3, 0);
 	CHECK_NEAR(m->base.hi, 4, 0);
-	CHECK(has_warning(m->warnings, "varies between runs (base 3 .. 4, head 4 .. 4): judged as sampled"));
+	CHECK(has_warning(m->warnings,
+			  "varies between runs (base 3 .. 4, head 4 .. 4): judged as sampled"));
 	m = find(&r, "fps");
 	CHECK(m && m->status == CP_MEASURE_REGRESSED);
 	CHECK_INT(m->direction, 1);
@@ -223,8 +223,8 @@ TEST(compare_aa_many_measures_no_false_alarm)
 			raw_significant++;
 	fprintf(stderr, "  A/A: %zu of 500 measures have p < 0.05 before correction\n",
 		raw_significant);
-	CHECK(raw_significant >= 10);	/* the problem is real... */
-	CHECK_INT(r.counts[CP_MEASURE_REGRESSED], 0);	/* ...and corrected */
+	CHECK(raw_significant >= 10);		      /* the problem is real... */
+	CHECK_INT(r.counts[CP_MEASURE_REGRESSED], 0); /* ...and corrected */
 	CHECK_INT(r.counts[CP_MEASURE_IMPROVED], 0);
 	CHECK_INT(r.n, 500);
 	cp_compare_result_free(&r);
@@ -270,13 +270,15 @@ TEST(compare_seeded_shift_detected)
 	struct cp_compare_result r;
 	const struct cp_measure_verdict *m;
 
-	cp_bounds_init_defaults(&bounds);	/* sampled +5% */
+	cp_bounds_init_defaults(&bounds); /* sampled +5% */
 	rng_state = 12345;
 	add_runs(&b, 20, "tsc");
 	add_runs(&h, 20, "tsc");
 	for (size_t i = 0; i < 20; i++) {
-		set_measure(&b, i, "task-clock/op", 1000 * exp(0.01 * normal()), "sampled", "lower");
-		set_measure(&h, i, "task-clock/op", 1100 * exp(0.01 * normal()), "sampled", "lower");
+		set_measure(&b, i, "task-clock/op", 1000 * exp(0.01 * normal()), "sampled",
+			    "lower");
+		set_measure(&h, i, "task-clock/op", 1100 * exp(0.01 * normal()), "sampled",
+			    "lower");
 		set_measure(&b, i, "req/s", 500 * exp(0.01 * normal()), "sampled", "higher");
 		set_measure(&h, i, "req/s", 400 * exp(0.01 * normal()), "sampled", "higher");
 		set_measure(&b, i, "faster/op", 1000 * exp(0.01 * normal()), "sampled", "lower");
@@ -294,7 +296,7 @@ TEST(compare_seeded_shift_detected)
 	CHECK(m->change_pct.hi < -5);
 	m = find(&r, "faster/op");
 	CHECK(m && m->status == CP_MEASURE_IMPROVED);
-	m = find(&r, "small/op");	/* +2%, significant but within +5% */
+	m = find(&r, "small/op"); /* +2%, significant but within +5% */
 	CHECK(m && m->status == CP_MEASURE_WITHIN);
 	CHECK(m->change_pct.lo > 0);
 	CHECK_INT(r.status, CP_VERDICT_FAIL);
@@ -585,8 +587,8 @@ TEST(compare_load_runs_tables_and_first_error)
 	for (size_t r = 0; r < 6; r++) {
 		for (int i = 0; i < 50; i++) {
 			snprintf(name, sizeof(name), "m%02d/op", i);
-			set_measure(&s, r, name, 100 * (double)r + i,
-				    i % 2 ? "exact" : "sampled", i % 3 ? "lower" : "higher");
+			set_measure(&s, r, name, 100 * (double)r + i, i % 2 ? "exact" : "sampled",
+				    i % 3 ? "lower" : "higher");
 		}
 		json_object_set_new(s.docs[r], "call_sites", json_pack("[{s:s}]", "function", "f"));
 		snprintf(paths[r], sizeof(paths[r]), "%s/run-%zu.json", dir, r);
@@ -605,7 +607,8 @@ TEST(compare_load_runs_tables_and_first_error)
 			CHECK(run->measures[7].exact && !run->measures[7].higher_is_better);
 			CHECK(!run->measures[6].exact && run->measures[6].higher_is_better);
 			CHECK_STR(json_string_value(json_object_get(
-				json_object_get(run->doc, "host"), "clocksource")), "tsc");
+					  json_object_get(run->doc, "host"), "clocksource")),
+				  "tsc");
 			CHECK(json_is_true(json_object_get(run->doc, "complete")));
 			CHECK_INT(json_object_get(run->doc, "measures") != NULL, whole);
 			CHECK_INT(json_object_get(run->doc, "call_sites") != NULL, whole);
@@ -681,8 +684,7 @@ TEST(compare_env_mismatch)
 	cp_bounds_init_defaults(&bounds);
 	add_runs(&b, 5, "tsc");
 	add_runs(&h, 5, "hpet");
-	json_object_set_new(json_object_get(h.docs[0], "host"), "kernel",
-			    json_string("6.2.0"));
+	json_object_set_new(json_object_get(h.docs[0], "host"), "kernel", json_string("6.2.0"));
 	for (size_t i = 0; i < 5; i++) {
 		set_measure(&b, i, "task-clock/op", 1000 + (double)i, "sampled", "lower");
 		set_measure(&h, i, "task-clock/op", 2000 + (double)i, "sampled", "lower");
@@ -759,7 +761,7 @@ TEST(compare_zero_base_and_kind_conflict)
 	 * absolute bound (the old gate called this a regression). */
 	m = find(&r, "context-switches/op");
 	CHECK(m != NULL);
-	CHECK(isnan(m->change_pct.point));	/* no percentage of zero */
+	CHECK(isnan(m->change_pct.point)); /* no percentage of zero */
 	CHECK_INT(m->status, CP_MEASURE_INCONCLUSIVE);
 	CHECK(strstr(m->reason, "'context-switches/op +1'") != NULL);
 	m = find(&r, "k/op");
@@ -790,9 +792,10 @@ TEST(compare_reusable_reads_of_either_kind_judged_as_sampled)
 		for (size_t i = 0; i < 8; i++)
 			json_object_set_new(json_object_get(sides[s].docs[i], "measures"),
 					    "clock_reads_reusable/op",
-					    json_pack("{s:f, s:s, s:s, s:s}",
-						      "value", s ? 2.0 + 0.01 * (double)i : 1.0,
-						      "unit", "reads/op", "kind", kinds[s], "better", "lower"));
+					    json_pack("{s:f, s:s, s:s, s:s}", "value",
+						      s ? 2.0 + 0.01 * (double)i : 1.0, "unit",
+						      "reads/op", "kind", kinds[s], "better",
+						      "lower"));
 	}
 	CHECK_INT(judge(&sides[0], &sides[1], &bounds, &r), 0);
 	m = find(&r, "clock_reads_reusable/op");
@@ -844,8 +847,8 @@ TEST(verdict_build_validates_and_round_trips)
 	free(text);
 	CHECK_INT(cp_verdict_file_validate(v, "v", &err), 0);
 	/* Broken documents fail with a message naming the member. */
-	json_object_set_new(json_array_get(json_object_get(v, "measures"), 1),
-			    "status", json_string("great"));
+	json_object_set_new(json_array_get(json_object_get(v, "measures"), 1), "status",
+			    json_string("great"));
 	CHECK_INT(cp_verdict_file_validate(v, "v.json", &err), -1);
 	CHECK(strstr(err.msg, "v.json: invalid verdict file: measures[1].status") != NULL);
 	json_object_del(v, "summary");
@@ -881,8 +884,8 @@ static int judge_family_verdict(size_t n, size_t nm, const double *shift,
 		for (size_t k = 0; k < nm; k++) {
 			snprintf(name, sizeof(name), "m%02zu/op", k);
 			set_measure(&b, i, name, 1000 * exp(0.03 * normal()), "sampled", "lower");
-			set_measure(&h, i, name, 1000 * shift[k] * exp(0.03 * normal()),
-				    "sampled", "lower");
+			set_measure(&h, i, name, 1000 * shift[k] * exp(0.03 * normal()), "sampled",
+				    "lower");
 		}
 	rc = judge(&b, &h, &bounds, r);
 	if (!rc && verdict) {
@@ -897,8 +900,7 @@ static int judge_family_verdict(size_t n, size_t nm, const double *shift,
 	return rc;
 }
 
-static int judge_family(size_t n, size_t nm, const double *shift,
-			struct cp_compare_result *r)
+static int judge_family(size_t n, size_t nm, const double *shift, struct cp_compare_result *r)
 {
 	return judge_family_verdict(n, nm, shift, r, NULL);
 }
@@ -938,7 +940,7 @@ TEST(compare_runs_needed_from_the_family_size)
 	CHECK_INT(r.holm_family, 20);
 	m = find(&r, "m00/op");
 	CHECK(m && m->status == CP_MEASURE_INCONCLUSIVE);
-	CHECK_INT(m->runs_needed, 6);	/* C(12, 6) = 924 > 20 / 0.8 / 0.05 */
+	CHECK_INT(m->runs_needed, 6); /* C(12, 6) = 924 > 20 / 0.8 / 0.05 */
 	CHECK(strstr(m->reason, "20 measures judged together; need at least 6") != NULL);
 	cp_compare_result_free(&r);
 }
@@ -1075,7 +1077,8 @@ TEST(verdict_records_test_interval_and_family)
 	CHECK(v != NULL);
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(v, "method"), "holm_family")),
 		  (long long)r.holm_family);
-	CHECK(json_real_value(json_object_get(json_object_get(v, "method"), "family_select")) == 0.8);
+	CHECK(json_real_value(json_object_get(json_object_get(v, "method"), "family_select")) ==
+	      0.8);
 	json_array_foreach(json_object_get(v, "measures"), i, e)
 		if (!strcmp(json_string_value(json_object_get(e, "name")), "m07/op"))
 			m = e;

@@ -21,8 +21,9 @@ static json_t *run(long long reads, long long requests, double per_op)
 
 	json_object_set_new(json_object_get(doc, "clock_reads"), "total", json_integer(reads));
 	if (requests >= 0)
-		json_object_set_new(doc, "request", json_pack("{s:s, s:I}", "spec",
-						"func:handle_request", "count", requests));
+		json_object_set_new(doc, "request",
+				    json_pack("{s:s, s:I}", "spec", "func:handle_request", "count",
+					      requests));
 	json_object_set_new(json_object_get(doc, "measures"),
 			    requests > 0 ? "clock_reads/op" : "clock_reads/s",
 			    json_pack("{s:f, s:s, s:s, s:s}", "value", per_op, "unit",
@@ -53,8 +54,8 @@ static void judge(struct pair *p, const long long reads[2], const long long requ
 	for (int i = 0; i < 2 * RUNS; i++) {
 		int s = i >= RUNS;
 		json_t *doc = i == RUNS - 1 && last_base ?
-			run(last_base[0], last_base[1], per_op[0]) :
-			run(reads[s], requests[s], per_op[s]);
+				      run(last_base[0], last_base[1], per_op[0]) :
+				      run(reads[s], requests[s], per_op[s]);
 
 		cp_compare_run_from_doc(doc, 0, &p->runs[i]);
 		json_decref(doc);

@@ -19,10 +19,16 @@
 
 #define MAX_SITES 8
 /* A site: function, file, line, reads per op (no inlined_at). */
-#define S(fn, f, l, per) { .function = (fn), .file = (f), .line = (l), .per_op = (per) }
+#define S(fn, f, l, per) \
+	{ \
+		.function = (fn), .file = (f), .line = (l), .per_op = (per) \
+	}
 /* A read in a helper at h.h:5, inlined at x.c:AT of F. */
-#define HELPER_AT(at, per) { .function = "F", .file = "h.h", .line = 5, .per_op = (per), \
-			     .at_file = "x.c", .at_line = (at) }
+#define HELPER_AT(at, per) \
+	{ \
+		.function = "F", .file = "h.h", .line = 5, .per_op = (per), .at_file = "x.c", \
+		.at_line = (at) \
+	}
 
 /* A run of the sites given as {function, file, line, per_op}, ending at a
  * NULL function. */
@@ -39,12 +45,13 @@ static struct cp_compare_run run_of(const struct cp_run_site *sites)
 static json_t *lines_of(struct cp_compare_run *base, size_t nb, struct cp_compare_run *head,
 			size_t nh, const char *root)
 {
-	struct cp_measure_verdict m = { .name = "clock_reads@F/op", .status = CP_MEASURE_REGRESSED };
+	struct cp_measure_verdict m = { .name = "clock_reads@F/op",
+					.status = CP_MEASURE_REGRESSED };
 	struct cp_compare_result r = { .measures = &m, .n = 1 };
 	struct cp_compare_side b = { base, NULL, nb }, h = { head, NULL, nh };
 
 	if (cp_compare_name_lines(&r, &b, &h, root))
-		return json_string("failed");	/* named() shows no line then */
+		return json_string("failed"); /* named() shows no line then */
 	return m.lines;
 }
 
@@ -67,11 +74,16 @@ static const char *named(json_t *lines, char *buf, size_t len)
 TEST(compare_lines_name_what_gained_and_nothing_else)
 {
 	static const struct cp_run_site b0[] = {
-		S("F", "a.c", 10, 2), S("F", "b.c", 5, 1), S("G", "a.c", 20, 1), { 0 } };
-	static const struct cp_run_site h0[] = {
-		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), S("F", "a.c", 12, 1), { 0 } };
+		S("F", "a.c", 10, 2), S("F", "b.c", 5, 1), S("G", "a.c", 20, 1), { 0 }
+	};
+	static const struct cp_run_site h0[] = { S("F", "a.c", 10, 3),
+						 S("F", "b.c", 5, 1),
+						 S("G", "a.c", 20, 5),
+						 S("F", "a.c", 12, 1),
+						 { 0 } };
 	static const struct cp_run_site h1[] = {
-		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), { 0 } };
+		S("F", "a.c", 10, 3), S("F", "b.c", 5, 1), S("G", "a.c", 20, 5), { 0 }
+	};
 	struct cp_compare_run base[2] = { run_of(b0), run_of(b0) };
 	struct cp_compare_run head[2] = { run_of(h0), run_of(h1) };
 	char buf[256];
@@ -84,7 +96,8 @@ TEST(compare_lines_a_read_that_only_moved_did_not_gain)
 {
 	static const struct cp_run_site b[] = { S("F", "x.c", 10, 1), S("F", "x.c", 30, 2), { 0 } };
 	static const struct cp_run_site h[] = {
-		S("F", "x.c", 10, 1), S("F", "x.c", 20, 1), S("F", "x.c", 31, 2), { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 20, 1), S("F", "x.c", 31, 2), { 0 }
+	};
 	static const struct cp_run_site rose[] = { S("F", "x.c", 12, 3), { 0 } };
 	static const struct cp_run_site was[] = { S("F", "x.c", 10, 2), { 0 } };
 	struct cp_compare_run base = run_of(b), head = run_of(h), r = run_of(rose), w = run_of(was);
@@ -99,8 +112,9 @@ TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
 {
 	static const struct cp_run_site b[] = { S("F", "/ws/base/src/x.c", 10, 2), { 0 } };
 	static const struct cp_run_site none[] = { S("G", "/ws/base/src/y.c", 3, 1), { 0 } };
-	static const struct cp_run_site h[] = {
-		S("F", "/ws/head/src/x.c", 10, 2), S("F", "/ws/head/src/x.c", 20, 1), { 0 } };
+	static const struct cp_run_site h[] = { S("F", "/ws/head/src/x.c", 10, 2),
+						S("F", "/ws/head/src/x.c", 20, 1),
+						{ 0 } };
 	struct cp_compare_run base[2] = { run_of(b), run_of(none) };
 	struct cp_compare_run head[2] = { run_of(h), run_of(h) };
 	char buf[256];
@@ -113,7 +127,8 @@ TEST(compare_lines_match_files_across_checkouts_and_runs_without_the_function)
  * reference ("" when none was named). */
 static json_t *repo_path_of(const char *file, const char *root)
 {
-	struct cp_run_site b[] = { S("F", file, 10, 1), { 0 } }, h[] = { S("F", file, 10, 2), { 0 } };
+	struct cp_run_site b[] = { S("F", file, 10, 1), { 0 } },
+			   h[] = { S("F", file, 10, 2), { 0 } };
 	struct cp_compare_run base = run_of(b), head = run_of(h);
 	json_t *lines = lines_of(&base, 1, &head, 1, root);
 	json_t *path = json_object_get(json_array_get(lines, 0), "repo_path");
@@ -143,8 +158,8 @@ TEST(compare_lines_repo_path_only_below_the_source_root)
 	fclose(f);
 	CHECK(names(repo_path_of(a, dir), "a.c"));
 	CHECK(names(repo_path_of(a, "/proc"), NULL));
-	CHECK(names(repo_path_of("a.c", dir), "a.c"));	/* relative: from the root */
-	CHECK(names(repo_path_of(dir, "/"), NULL));	/* not a file */
+	CHECK(names(repo_path_of("a.c", dir), "a.c")); /* relative: from the root */
+	CHECK(names(repo_path_of(dir, "/"), NULL));    /* not a file */
 	unlink(a);
 	rmdir(dir);
 }
@@ -171,17 +186,28 @@ TEST(compare_lines_none_for_other_measures)
  * another; a header only head inlines from. */
 TEST(compare_lines_pair_by_line_then_by_reads)
 {
-	static const struct cp_run_site b1[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 3), { 0 } };
+	static const struct cp_run_site b1[] = { S("F", "x.c", 10, 1),
+						 S("F", "x.c", 20, 3),
+						 { 0 } };
 	static const struct cp_run_site h1[] = {
-		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 20, 4), { 0 } };
-	static const struct cp_run_site b2[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 0.5), { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 20, 4), { 0 }
+	};
+	static const struct cp_run_site b2[] = { S("F", "x.c", 10, 1),
+						 S("F", "x.c", 20, 0.5),
+						 { 0 } };
 	static const struct cp_run_site h2[] = {
-		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 21, 0.5003), { 0 } };
-	static const struct cp_run_site b3[] = { S("F", "x.c", 10, 1), S("F", "x.c", 20, 2), { 0 } };
-	static const struct cp_run_site h3[] = { S("F", "x.c", 10, 2), S("F", "x.c", 20, 1.5), { 0 } };
+		S("F", "x.c", 10, 1), S("F", "x.c", 15, 1), S("F", "x.c", 21, 0.5003), { 0 }
+	};
+	static const struct cp_run_site b3[] = { S("F", "x.c", 10, 1),
+						 S("F", "x.c", 20, 2),
+						 { 0 } };
+	static const struct cp_run_site h3[] = { S("F", "x.c", 10, 2),
+						 S("F", "x.c", 20, 1.5),
+						 { 0 } };
 	static const struct cp_run_site b4[] = { S("F", "/w/b/src/x.c", 10, 1), { 0 } };
-	static const struct cp_run_site h4[] = {
-		S("F", "/w/h/src/x.c", 10, 1), S("F", "/w/h/include/c.h", 5, 1), { 0 } };
+	static const struct cp_run_site h4[] = { S("F", "/w/h/src/x.c", 10, 1),
+						 S("F", "/w/h/include/c.h", 5, 1),
+						 { 0 } };
 	struct cp_compare_run b[4] = { run_of(b1), run_of(b2), run_of(b3), run_of(b4) };
 	struct cp_compare_run h[4] = { run_of(h1), run_of(h2), run_of(h3), run_of(h4) };
 	char buf[256];
@@ -219,13 +245,15 @@ TEST(compare_lines_repo_path_through_a_linked_root)
 TEST(compare_run_site_line_is_inlined_at_only_with_a_file)
 {
 	json_error_t e;
-	json_t *doc = json_loads("{\"measures\": {}, \"call_sites\": ["
+	json_t *doc = json_loads(
+		"{\"measures\": {}, \"call_sites\": ["
 		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
 		" \"inlined_at\": {\"file\": \"x.c\", \"line\": 60}, \"per_op\": 1},"
 		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
 		" \"inlined_at\": {\"line\": 66}, \"per_op\": 1},"
 		"{\"function\": \"F\", \"file\": \"h.h\", \"line\": 5, \"inlined\": [\"g\"],"
-		" \"inlined_at\": {\"file\": 7, \"line\": 70}, \"per_op\": 1}]}", 0, &e);
+		" \"inlined_at\": {\"file\": 7, \"line\": 70}, \"per_op\": 1}]}",
+		0, &e);
 	struct cp_compare_run run;
 
 	CHECK(doc && cp_compare_run_from_doc(doc, 0, &run) == 0);
@@ -274,14 +302,17 @@ static int run_of_doc(const struct doc_site *s, size_t n, struct cp_compare_run 
 	int rc;
 
 	for (size_t i = 0; doc && i < n; i++)
-		json_array_append_new(json_object_get(doc, "call_sites"), json_pack(
-			"{s:s, s:s, s:i, s:o, s:o, s:f}", "function", "F",
-			"file", s[i].at ? "/usr/include/clock.h" : s[i].file,
-			"line", s[i].at ? 5 : s[i].line,
-			"inlined_at", s[i].at ? json_pack("{s:s, s:i}", "file", s[i].file,
-							  "line", s[i].at) : json_null(),
-			"comp_dir", s[i].comp_dir ? json_string(s[i].comp_dir) : json_null(),
-			"per_op", s[i].per_op));
+		json_array_append_new(
+			json_object_get(doc, "call_sites"),
+			json_pack("{s:s, s:s, s:i, s:o, s:o, s:f}", "function", "F", "file",
+				  s[i].at ? "/usr/include/clock.h" : s[i].file, "line",
+				  s[i].at ? 5 : s[i].line, "inlined_at",
+				  s[i].at ? json_pack("{s:s, s:i}", "file", s[i].file, "line",
+						      s[i].at) :
+					    json_null(),
+				  "comp_dir",
+				  s[i].comp_dir ? json_string(s[i].comp_dir) : json_null(),
+				  "per_op", s[i].per_op));
 	rc = doc ? cp_compare_run_from_doc(doc, 0, run) : -1;
 	json_decref(doc);
 	return rc;
@@ -296,7 +327,8 @@ static int run_of_doc(const struct doc_site *s, size_t n, struct cp_compare_run 
 TEST(compare_lines_a_relative_file_is_taken_from_its_compile_directory)
 {
 	char dir[] = "/tmp/cp-lines-XXXXXX", p[PATH_MAX], build[PATH_MAX], src[PATH_MAX];
-	const char *const made[] = { "src", "build", "tools", "src/a.c", "src/main.c", "tools/main.c" };
+	const char *const made[] = { "src",	"build",      "tools",
+				     "src/a.c", "src/main.c", "tools/main.c" };
 	struct cp_compare_run b = { 0 }, h = { 0 };
 	const json_t *l;
 	json_t *lines;

@@ -20,9 +20,22 @@
 #include "verdict_fixture.h"
 
 static const char *const hostile[] = {
-	"a`b", "``x``", "`", "p|q", "line1\nline2", "::error::pwn", "100%",
-	"cr\rlf", "back\\|slash", "<script>alert(1)</script>", " lead", "@someone",
-	"tab\there", "esc\033[31mred", "c1\xc2\x9bx", "\xe2\x96\xb2 arrow",
+	"a`b",
+	"``x``",
+	"`",
+	"p|q",
+	"line1\nline2",
+	"::error::pwn",
+	"100%",
+	"cr\rlf",
+	"back\\|slash",
+	"<script>alert(1)</script>",
+	" lead",
+	"@someone",
+	"tab\there",
+	"esc\033[31mred",
+	"c1\xc2\x9bx",
+	"\xe2\x96\xb2 arrow",
 };
 #define NHOSTILE (sizeof(hostile) / sizeof(hostile[0]))
 
@@ -79,7 +92,8 @@ TEST(markdown_hostile_names_keep_tables_intact)
 	CHECK(strchr(md, '\r') == NULL);
 	CHECK(strchr(md, '\033') == NULL);
 	CHECK(strstr(md, "<script>") == NULL || strstr(md, "`<script>") != NULL);
-	CHECK(strstr(md, "### clockprof: **FAIL** \xe2\x80\x94 16 of 32 measures outside bounds") != NULL);
+	CHECK(strstr(md, "### clockprof: **FAIL** \xe2\x80\x94 16 of 32 measures outside bounds") !=
+	      NULL);
 	for (line = md; *line; line = next) {
 		size_t len;
 
@@ -154,11 +168,11 @@ TEST(table_escapes_names_and_marks_without_colour)
 	t = cp_compare_table_string(v, 0);
 	CHECK(t != NULL);
 	CHECK(strchr(t, '\r') == NULL);
-	CHECK(strchr(t, '\033') == NULL);	/* no colour, no escapes from names */
+	CHECK(strchr(t, '\033') == NULL); /* no colour, no escapes from names */
 	CHECK(strstr(t, "esc\\x1b[31mred") != NULL);
 	CHECK(strstr(t, "c1\\u009bx") != NULL);
 	CHECK(strstr(t, "line1\\nline2") != NULL);
-	CHECK(strstr(t, "\xe2\x96\xb2 +1 (+100%)") != NULL);	/* ▲ without colour */
+	CHECK(strstr(t, "\xe2\x96\xb2 +1 (+100%)") != NULL); /* ▲ without colour */
 	CHECK(strstr(t, "REGRESSED") != NULL);
 	CHECK(strstr(t, "fail: 16 of 16 measures outside bounds") != NULL);
 	free(t);
@@ -172,7 +186,7 @@ TEST(table_colour_modes)
 {
 	CHECK_INT(cp_color_wanted("always", -1), 1);
 	CHECK_INT(cp_color_wanted("never", 1), 0);
-	CHECK_INT(cp_color_wanted("auto", -1), 0);	/* not a TTY */
+	CHECK_INT(cp_color_wanted("auto", -1), 0); /* not a TTY */
 	CHECK_INT(cp_color_wanted("sometimes", 1), -1);
 }
 
@@ -302,11 +316,11 @@ TEST(markdown_and_table_name_the_lines_a_site_measure_gained)
 	char *md, *t;
 
 	CHECK(v && m);
-	json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
-			    "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
-			    "repo_path", "src/a.c",
-			    "file", "/x/b`|\n::error::c.c", "line", 7, "base", 0.0, "head", 1.0,
-			    "repo_path"));
+	json_object_set_new(m, "lines",
+			    json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
+				      "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
+				      "repo_path", "src/a.c", "file", "/x/b`|\n::error::c.c",
+				      "line", 7, "base", 0.0, "head", 1.0, "repo_path"));
 	md = cp_compare_markdown(v, CP_MARKDOWN_MAX_BYTES);
 	CHECK(md != NULL);
 	CHECK(strstr(md, "- `clock_reads@handle_request/op` gained reads at `src/a.c` line 42 "

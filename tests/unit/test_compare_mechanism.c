@@ -16,8 +16,7 @@
 #include "unit.h"
 #include "verdict_fixture.h"
 
-#define RERUN_HINT \
-	"rerun both sides with one --mechanism (clockprof run --mechanism uprobe ...)"
+#define RERUN_HINT "rerun both sides with one --mechanism (clockprof run --mechanism uprobe ...)"
 #define MAX_RUNS 3
 
 /* A run with one exact measure, counted with `mechanism` (NULL: a file of
@@ -30,8 +29,8 @@ static json_t *run_doc(const char *mechanism, double reads)
 		json_object_set_new(json_object_get(doc, "clock_reads"), "mechanism",
 				    json_string(mechanism));
 	json_object_set_new(json_object_get(doc, "measures"), "clock_reads/op",
-			    json_pack("{s:f, s:s, s:s, s:s}", "value", reads, "unit",
-				      "reads/op", "kind", "exact", "better", "lower"));
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", reads, "unit", "reads/op",
+				      "kind", "exact", "better", "lower"));
 	return doc;
 }
 
@@ -53,8 +52,7 @@ static void env_text(const json_t *env, char *buf, size_t len)
 	free(t);
 }
 
-static void load_side(const char *const *mech, size_t n, double reads,
-		      struct cp_compare_run *runs)
+static void load_side(const char *const *mech, size_t n, double reads, struct cp_compare_run *runs)
 {
 	for (size_t i = 0; i < n; i++) {
 		json_t *doc = run_doc(mech[i], reads);
@@ -67,8 +65,8 @@ static void load_side(const char *const *mech, size_t n, double reads,
 
 /* Base runs counted with base_mech[0..nb) (3 clock reads per op) against
  * head runs counted with head_mech[0..nh) (also 3). */
-static void judge(const char *const *base_mech, size_t nb,
-		  const char *const *head_mech, size_t nh, struct outcome *o)
+static void judge(const char *const *base_mech, size_t nb, const char *const *head_mech, size_t nh,
+		  struct outcome *o)
 {
 	static const char *const names[] = { "b0.json", "b1.json", "b2.json",
 					     "h0.json", "h1.json", "h2.json" };
@@ -106,12 +104,12 @@ TEST(compare_mechanism_differs_between_sides_refused)
 	judge(bp, 2, up, 2, &o);
 	CHECK_INT(o.rc, -1);
 	CHECK_INT(o.err.exit_code, CP_EXIT_USAGE);
-	CHECK_STR(o.err.msg, "base runs were counted with breakpoint, head runs with uprobe: "
-		  RERUN_HINT);
+	CHECK_STR(o.err.msg,
+		  "base runs were counted with breakpoint, head runs with uprobe: " RERUN_HINT);
 	judge(up, 1, bp, 1, &o);
 	CHECK_INT(o.rc, -1);
-	CHECK_STR(o.err.msg, "base runs were counted with uprobe, head runs with breakpoint: "
-		  RERUN_HINT);
+	CHECK_STR(o.err.msg,
+		  "base runs were counted with uprobe, head runs with breakpoint: " RERUN_HINT);
 }
 
 TEST(compare_mechanism_differs_within_a_side_refused)
@@ -123,12 +121,14 @@ TEST(compare_mechanism_differs_within_a_side_refused)
 	judge(up, 1, mixed, 3, &o);
 	CHECK_INT(o.rc, -1);
 	CHECK_INT(o.err.exit_code, CP_EXIT_USAGE);
-	CHECK_STR(o.err.msg, "head runs were counted with uprobe (h0.json) and breakpoint (h2.json): "
-		  RERUN_HINT);
+	CHECK_STR(
+		o.err.msg,
+		"head runs were counted with uprobe (h0.json) and breakpoint (h2.json): " RERUN_HINT);
 	/* The base is looked at first, even when the head differs too. */
 	judge(mixed, 3, mixed + 2, 1, &o);
 	CHECK_INT(o.rc, -1);
-	CHECK(strncmp(o.err.msg, "base runs were counted with uprobe (b0.json) and breakpoint (b2.json)",
+	CHECK(strncmp(o.err.msg,
+		      "base runs were counted with uprobe (b0.json) and breakpoint (b2.json)",
 		      68) == 0);
 }
 
@@ -169,8 +169,8 @@ TEST(compare_mechanism_missing_is_breakpoint)
 	judge(old, 2, up, 1, &o);
 	CHECK_INT(o.rc, -1);
 	CHECK_INT(o.err.exit_code, CP_EXIT_USAGE);
-	CHECK_STR(o.err.msg, "base runs were counted with breakpoint, head runs with uprobe: "
-		  RERUN_HINT);
+	CHECK_STR(o.err.msg,
+		  "base runs were counted with breakpoint, head runs with uprobe: " RERUN_HINT);
 }
 
 /* Validates doc after setting clock_reads.mechanism and
@@ -181,8 +181,7 @@ static int validate_with(json_t *mechanism, json_t *fire, struct cp_error *err)
 	int rc;
 
 	if (mechanism)
-		json_object_set_new(json_object_get(doc, "clock_reads"), "mechanism",
-				    mechanism);
+		json_object_set_new(json_object_get(doc, "clock_reads"), "mechanism", mechanism);
 	if (fire)
 		json_object_set_new(json_object_get(doc, "host"), "breakpoints_fire", fire);
 	rc = cp_run_file_validate(doc, "r.json", err);
@@ -202,14 +201,14 @@ TEST(run_file_mechanism_members_validated)
 	CHECK_INT(validate_with(json_string("kprobe"), NULL, &err), -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK_STR(err.msg, "r.json: invalid run file: clock_reads.mechanism must be "
-		  "\"uprobe\", \"breakpoint\" or \"patch\"");
+			   "\"uprobe\", \"breakpoint\" or \"patch\"");
 	CHECK_INT(validate_with(json_null(), NULL, &err), -1);
 	CHECK_STR(err.msg, "r.json: invalid run file: clock_reads.mechanism has the wrong type");
 	CHECK_INT(validate_with(json_string("Uprobe"), NULL, &err), -1);
 	CHECK_INT(validate_with(NULL, json_string("yes"), &err), -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK_STR(err.msg, "r.json: invalid run file: host.breakpoints_fire must be "
-		  "true, false or null");
+			   "true, false or null");
 	CHECK_INT(validate_with(NULL, json_integer(1), &err), -1);
 }
 
@@ -254,7 +253,8 @@ TEST(compare_processes_counted_differently_refused)
 	cp_bounds_init_defaults(&bounds);
 	CHECK_INT(cp_compare(&b, &h, &bounds, NULL, &r, &err), -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
-	CHECK_STR(err.msg, "h0.json counted 3 processes (the target and those it forked), b0.json "
+	CHECK_STR(err.msg,
+		  "h0.json counted 3 processes (the target and those it forked), b0.json "
 		  "the target alone: rerun both with one clockprof, and both with or without "
 		  "--no-inherit");
 	cp_compare_run_free(&runs[1]);

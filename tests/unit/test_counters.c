@@ -121,8 +121,8 @@ TEST(counters_group_read_malformed)
 	size_t map[] = { 0, 1, 2 };
 	struct cp_counter_value v[3] = { fresh(), fresh(), fresh() };
 
-	CHECK_INT(cp_counters_add_group_read(buf, 5, map, 3, v), -1);	/* short */
-	CHECK_INT(cp_counters_add_group_read(buf, 5, map, 2, v), -1);	/* nr != members */
+	CHECK_INT(cp_counters_add_group_read(buf, 5, map, 3, v), -1); /* short */
+	CHECK_INT(cp_counters_add_group_read(buf, 5, map, 2, v), -1); /* nr != members */
 	CHECK_INT(cp_counters_add_group_read(buf, 2, map, 0, v), -1);
 	CHECK_INT(v[0].raw, 0);
 }
@@ -233,7 +233,7 @@ TEST(counters_json_shape)
 	CHECK(json_is_false(json_object_get(c, "scaled")));
 	CHECK_NEAR(json_real_value(json_object_get(c, "running_ratio")), 1.0, 0);
 	c = json_object_get(doc, "page-faults:u");
-	CHECK(json_is_real(json_object_get(c, "value")));	/* an estimate */
+	CHECK(json_is_real(json_object_get(c, "value"))); /* an estimate */
 	CHECK_NEAR(json_real_value(json_object_get(c, "value")), 1200, 1e-9);
 	CHECK(json_is_true(json_object_get(c, "scaled")));
 	CHECK_NEAR(json_real_value(json_object_get(c, "running_ratio")), 0.5, 0);
@@ -245,7 +245,7 @@ TEST(counters_json_shape)
 
 	measures = json_object();
 	CHECK_INT(cp_counters_add_measures(measures, s, v, n, 200), 0);
-	CHECK_INT(json_object_size(measures), 2);	/* no number for instructions:u */
+	CHECK_INT(json_object_size(measures), 2); /* no number for instructions:u */
 	CHECK(!json_object_get(measures, "instructions:u/op"));
 	c = json_object_get(measures, "task-clock/op");
 	CHECK_NEAR(json_real_value(json_object_get(c, "value")), 15000, 1e-9);
@@ -259,7 +259,7 @@ TEST(counters_json_shape)
 
 	measures = json_object();
 	CHECK_INT(cp_counters_add_measures(measures, s, v, n, 0), 0);
-	CHECK_INT(json_object_size(measures), 0);	/* no ops, no per-op */
+	CHECK_INT(json_object_size(measures), 0); /* no ops, no per-op */
 	json_decref(measures);
 	free(s);
 }
@@ -277,7 +277,8 @@ static bool perf_usable(void)
 
 	if (!refused)
 		return true;
-	snprintf(why, sizeof(why), "perf_event_open not permitted here (%s, perf_event_paranoid=%d)",
+	snprintf(why, sizeof(why),
+		 "perf_event_open not permitted here (%s, perf_event_paranoid=%d)",
 		 strerror(refused), cp_perf_event_paranoid());
 	unit_skip(why);
 	return false;
@@ -306,8 +307,8 @@ __attribute__((no_sanitize_address)) static void handshake(int out, int in)
 
 struct child {
 	pid_t pid;
-	int go;		/* parent writes */
-	int ready;	/* parent reads */
+	int go;	   /* parent writes */
+	int ready; /* parent reads */
 };
 
 /* Forks a child that runs body(arg) between two handshakes: the parent
@@ -326,11 +327,11 @@ static int start_child(struct child *ch, void (*body)(long), long arg)
 	if (ch->pid == 0) {
 		close(to_child[1]);
 		close(from_child[0]);
-		body(-1 - arg);		/* warm-up: prepare, fault everything in */
-		handshake(from_child[1], to_child[0]);	/* once, to fault its path */
-		handshake(from_child[1], to_child[0]);	/* counters enabled after */
+		body(-1 - arg);			       /* warm-up: prepare, fault everything in */
+		handshake(from_child[1], to_child[0]); /* once, to fault its path */
+		handshake(from_child[1], to_child[0]); /* counters enabled after */
 		body(arg);
-		handshake(from_child[1], to_child[0]);	/* counters read meanwhile */
+		handshake(from_child[1], to_child[0]); /* counters read meanwhile */
 		_exit(0);
 	}
 	close(to_child[0]);
@@ -338,10 +339,9 @@ static int start_child(struct child *ch, void (*body)(long), long arg)
 	ch->go = to_child[1];
 	ch->ready = from_child[0];
 	c = 'g';
-	if (read(ch->ready, &c, 1) != 1 || write(ch->go, &c, 1) != 1 ||
-	    read(ch->ready, &c, 1) != 1)
+	if (read(ch->ready, &c, 1) != 1 || write(ch->go, &c, 1) != 1 || read(ch->ready, &c, 1) != 1)
 		return -1;
-	return 0;	/* child waits at the second handshake */
+	return 0; /* child waits at the second handshake */
 }
 
 static int child_step(struct child *ch)
@@ -418,7 +418,8 @@ TEST(counters_page_faults_exact_on_child)
 
 	if (!perf_usable())
 		return;
-	CHECK_INT(parse_specs("page-faults:u,minor-faults:u,major-faults:u,task-clock:u", &s, &n), 0);
+	CHECK_INT(parse_specs("page-faults:u,minor-faults:u,major-faults:u,task-clock:u", &s, &n),
+		  0);
 	CHECK_INT(start_child(&ch, fault_body, k), 0);
 	if (cp_counters_open(&c, ch.pid, s, n, &err)) {
 		finish_child(&ch);
@@ -436,10 +437,11 @@ TEST(counters_page_faults_exact_on_child)
 	pf = find(s, n, "page-faults:u");
 	mf = find(s, n, "minor-faults:u");
 	tc = find(s, n, "task-clock:u");
-	fprintf(stderr, "  child touched %ld pages: page-faults:u=%llu minor=%llu major=%llu task-clock:u=%llu ns threads=%zu group_read=%d\n",
+	fprintf(stderr,
+		"  child touched %ld pages: page-faults:u=%llu minor=%llu major=%llu task-clock:u=%llu ns threads=%zu group_read=%d\n",
 		k, (unsigned long long)v[pf].raw, (unsigned long long)v[mf].raw,
-		(unsigned long long)v[2].raw, (unsigned long long)v[tc].raw,
-		info.threads, info.group_read);
+		(unsigned long long)v[2].raw, (unsigned long long)v[tc].raw, info.threads,
+		info.group_read);
 	CHECK_INT(info.threads, 1);
 	CHECK_INT(info.uncertain_threads, 0);
 	CHECK(v[pf].supported && v[mf].supported && v[tc].supported);
@@ -486,8 +488,8 @@ __attribute__((no_sanitize_address)) static void threads_body(long arg)
 		thread_k = -1 - arg;
 		for (int i = 0; i < 2; i++) {
 			thread_region[i] = mmap(NULL, (size_t)thread_k * page_size(),
-						PROT_READ | PROT_WRITE,
-						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+						PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+						-1, 0);
 			if (thread_region[i] == MAP_FAILED)
 				_exit(1);
 			madvise((void *)thread_region[i], (size_t)thread_k * page_size(),
@@ -534,8 +536,8 @@ TEST(counters_follow_threads_created_later)
 	CHECK_INT(cp_counters_read(c, v), 0);
 	finish_child(&ch);
 	cp_counters_close(c);
-	fprintf(stderr, "  2 threads x %ld pages: page-faults:u=%llu (threads opened %zu)\n",
-		k, (unsigned long long)v[0].raw, info.threads);
+	fprintf(stderr, "  2 threads x %ld pages: page-faults:u=%llu (threads opened %zu)\n", k,
+		(unsigned long long)v[0].raw, info.threads);
 	free(s);
 	CHECK_INT(info.threads, 2);
 	CHECK(v[0].raw >= (uint64_t)(2 * k));
@@ -637,7 +639,9 @@ TEST(counters_hardware_counts_with_pmu)
 	if (!perf_usable())
 		return;
 	CHECK_INT(parse_specs("instructions:u,branches:u,branch-misses:u,cycles:u,"
-			      "instructions:k,cycles:k", &s, &n), 0);
+			      "instructions:k,cycles:k",
+			      &s, &n),
+		  0);
 	CHECK_INT(start_child(&ch, fault_body, 1000), 0);
 	CHECK_INT(cp_counters_open(&c, ch.pid, s, n, &err), 0);
 	cp_counters_enable(c);
@@ -672,7 +676,7 @@ TEST(counters_no_such_process)
 	if (pid == 0)
 		_exit(0);
 	CHECK(pid > 0);
-	waitpid(pid, &status, 0);	/* reaped: the pid is free */
+	waitpid(pid, &status, 0); /* reaped: the pid is free */
 	CHECK_INT(parse_specs("task-clock:u", &s, &n), 0);
 	CHECK_INT(cp_counters_open(&c, pid, s, n, &err), -1);
 	CHECK(c == NULL);
@@ -722,8 +726,8 @@ TEST(counters_open_while_threads_are_born)
 	if (!perf_usable())
 		return;
 	CHECK_INT(parse_specs("task-clock:u,page-faults:u", &s, &n), 0);
-	spawned = mmap(NULL, sizeof(*spawned), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	spawned = mmap(NULL, sizeof(*spawned), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
 	CHECK(spawned != MAP_FAILED);
 	*spawned = 0;
 	CHECK_INT(start_child(&ch, spawner_body, 0), 0);
@@ -739,8 +743,10 @@ TEST(counters_open_while_threads_are_born)
 		close(ch.go);
 		close(ch.ready);
 		waitpid(ch.pid, NULL, 0);
-		unit_fail(__FILE__, __LINE__, "the spawner child created %lu threads in 60 s, "
-			  "expected 10 before opening", *spawned);
+		unit_fail(__FILE__, __LINE__,
+			  "the spawner child created %lu threads in 60 s, "
+			  "expected 10 before opening",
+			  *spawned);
 		munmap(spawned, sizeof(*spawned));
 		free(s);
 		return;
@@ -749,7 +755,7 @@ TEST(counters_open_while_threads_are_born)
 	if (rc == 0) {
 		cp_counters_info(c, &info);
 		cp_counters_enable(c);
-		usleep(50000);	/* the window counted, not a wait for readiness */
+		usleep(50000); /* the window counted, not a wait for readiness */
 		cp_counters_read(c, v);
 		cp_counters_close(c);
 	}
@@ -760,7 +766,8 @@ TEST(counters_open_while_threads_are_born)
 	munmap(spawned, sizeof(*spawned));
 	free(s);
 	CHECK_INT(rc, 0);
-	fprintf(stderr, "  spawner: %zu threads opened in %u attempt(s), %zu uncertain, task-clock:u %.1f ms\n",
+	fprintf(stderr,
+		"  spawner: %zu threads opened in %u attempt(s), %zu uncertain, task-clock:u %.1f ms\n",
 		info.threads, info.attempts, info.uncertain_threads, v[0].value / 1e6);
 	CHECK(info.threads >= 1);
 	CHECK(info.attempts >= 1);
@@ -799,8 +806,7 @@ static int run_target(char *const argv[], const struct cp_event_spec *s, size_t 
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFSTOPPED(status)) {
-		snprintf(why, whylen, "%.200s did not stop at exec (status 0x%x)",
-			 argv[0], status);
+		snprintf(why, whylen, "%.200s did not stop at exec (status 0x%x)", argv[0], status);
 		return -1;
 	}
 	if (cp_counters_open(&c, pid, s, n, &err)) {
@@ -827,9 +833,8 @@ static int run_target(char *const argv[], const struct cp_event_spec *s, size_t 
  * belt and braces against a stray event (a page-cache fault, khugepaged)
  * landing in one run. */
 static int run_short_and_long(char *const argv1[], char *const argv2[],
-			      const struct cp_event_spec *s, size_t n,
-			      struct cp_counter_value a[2], struct cp_counter_value b[2],
-			      char *why, size_t whylen)
+			      const struct cp_event_spec *s, size_t n, struct cp_counter_value a[2],
+			      struct cp_counter_value b[2], char *why, size_t whylen)
 {
 	for (int round = 0; round < 2; round++) {
 		struct cp_counter_value ra[2], rb[2];
@@ -884,9 +889,10 @@ TEST(counters_pagefault_target_k_per_request)
 	double per_request = ((double)b[0].raw - (double)a[0].raw) / (double)(n2 - n1);
 	double tc_per_request = (b[1].value - a[1].value) / (double)(n2 - n1);
 
-	fprintf(stderr, "  pagefault_target K=%ld: %llu faults / %ld requests, %llu / %ld: %.3f page-faults:u per request, task-clock:u %.0f ns per request\n",
-		k, (unsigned long long)a[0].raw, n1, (unsigned long long)b[0].raw, n2,
-		per_request, tc_per_request);
+	fprintf(stderr,
+		"  pagefault_target K=%ld: %llu faults / %ld requests, %llu / %ld: %.3f page-faults:u per request, task-clock:u %.0f ns per request\n",
+		k, (unsigned long long)a[0].raw, n1, (unsigned long long)b[0].raw, n2, per_request,
+		tc_per_request);
 	CHECK(a[0].supported && b[0].supported);
 	CHECK_NEAR(per_request, (double)k, 0.01);
 	CHECK(b[1].value > a[1].value);
@@ -925,10 +931,10 @@ TEST(counters_blocking_target_switches_per_request)
 	}
 	/* Every request blocks once; preemption only adds, and start-up may
 	 * add a few, so the totals, not their difference, are bounded. */
-	fprintf(stderr, "  blocking_target: %llu switches / %ld requests (%.3f/op), %llu / %ld (%.3f/op); task-clock:u %.0f ns/op\n",
+	fprintf(stderr,
+		"  blocking_target: %llu switches / %ld requests (%.3f/op), %llu / %ld (%.3f/op); task-clock:u %.0f ns/op\n",
 		(unsigned long long)a[0].raw, n1, (double)a[0].raw / n1,
-		(unsigned long long)b[0].raw, n2, (double)b[0].raw / n2,
-		b[1].value / n2);
+		(unsigned long long)b[0].raw, n2, (double)b[0].raw / n2, b[1].value / n2);
 	CHECK(a[0].raw >= (uint64_t)n1);
 	CHECK(b[0].raw >= (uint64_t)n2);
 	CHECK(b[0].raw <= (uint64_t)(2 * n2 + 20));

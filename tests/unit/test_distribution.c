@@ -20,8 +20,9 @@ static unsigned int bucket_of(__u64 v)
 
 TEST(dist_buckets_tile_the_numbers)
 {
-	static const __u64 samples[] = { 0, 1, 7, 8, 9, 15, 16, 17, 100, 1000, 4095, 4096,
-					 123456789, 1ULL << 40, (1ULL << 63) + 5 };
+	static const __u64 samples[] = { 0,    1,    7,		8,	    9,
+					 15,   16,   17,	100,	    1000,
+					 4095, 4096, 123456789, 1ULL << 40, (1ULL << 63) + 5 };
 
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
 		__u64 lo, hi, v = samples[i];

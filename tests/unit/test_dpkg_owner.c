@@ -37,12 +37,13 @@ TEST(dpkg_owner_names_the_package_listing_a_file)
 	CHECK_STR(pkg, "redis-tools");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/python3.11", pkg, sizeof(pkg)), 0);
 	CHECK_STR(pkg, "python3.11-minimal");
-	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/ls", pkg, sizeof(pkg)), 0);	/* /usr-merged */
+	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/ls", pkg, sizeof(pkg)), 0); /* /usr-merged */
 	CHECK_STR(pkg, "coreutils");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/not-this-one", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner(dir, "/opt/app/server", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner("/nonexistent", "/usr/bin/ls", pkg, sizeof(pkg)), -1);
-	for (const char *n = "redis-tools.list\0python3.11-minimal:amd64.list\0coreutils.list\0redis-tools.md5sums\0";
+	for (const char *n =
+		     "redis-tools.list\0python3.11-minimal:amd64.list\0coreutils.list\0redis-tools.md5sums\0";
 	     *n; n += strlen(n) + 1) {
 		char path[256];
 

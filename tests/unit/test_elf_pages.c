@@ -83,7 +83,7 @@ TEST(elf_pages_of_a_written_image_are_kept)
 	image = elf_rawfile(elf, &size);
 	CHECK(image != NULL && size > 100000);
 	dynsym_names(elf);
-	image[size / 2] ^= 0x5a;	/* a private copy of that page */
+	image[size / 2] ^= 0x5a; /* a private copy of that page */
 	CHECK_INT(cp_elf_release_pages(elf), -1);
 	CHECK(unit_pages_held(image, size) > 8);
 	image[size / 2] ^= 0x5a;
@@ -101,7 +101,7 @@ TEST(elf_pages_of_an_image_in_memory_are_kept)
 
 	CHECK(elf != NULL);
 	before = dynsym_names(elf);
-	CHECK_INT(cp_elf_release_pages(elf), -1);	/* read, not mapped */
+	CHECK_INT(cp_elf_release_pages(elf), -1); /* read, not mapped */
 	CHECK(dynsym_names(elf) == before);
 	/* A copy in memory, from a handle of its own: libelf leaks the
 	 * section data it read for a handle later read whole (LeakSanitizer,

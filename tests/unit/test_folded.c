@@ -15,17 +15,16 @@ TEST(folded_sorted_merged_escaped)
 	const char *d[] = { "main", "", "std::map<int, int>::at(int const&)" };
 	const char *z[] = { "zzz" };
 	struct cp_stack st[] = {
-		{ a, 4, 200, NULL }, { b, 3, 7, NULL }, { c, 4, 5, NULL }, { d, 3, 1, NULL },
-		{ z, 1, 0, NULL },
+		{ a, 4, 200, NULL }, { b, 3, 7, NULL }, { c, 4, 5, NULL },
+		{ d, 3, 1, NULL },   { z, 1, 0, NULL },
 	};
 	size_t len = 0;
 	char *text = cp_folded_render(st, 5, &len);
 
 	CHECK(text);
-	CHECK_STR(text,
-		  "main;[unknown];std::map<int, int>::at(int const&) 1\n"
-		  "main;serve;handle_request;now_ns 205\n"
-		  "main;tick:tock;line break 7\n");
+	CHECK_STR(text, "main;[unknown];std::map<int, int>::at(int const&) 1\n"
+			"main;serve;handle_request;now_ns 205\n"
+			"main;tick:tock;line break 7\n");
 	CHECK_INT(len, strlen(text));
 	free(text);
 }

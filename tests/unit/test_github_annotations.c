@@ -28,7 +28,7 @@ TEST(github_escape_rules)
 	CHECK_STR(buf, "a%25b%0D%0Ac:d,e");
 	cp_github_escape_property(buf, sizeof(buf), "a%b\r\nc:d,e");
 	CHECK_STR(buf, "a%25b%0D%0Ac%3Ad%2Ce");
-	cp_github_escape_data(buf, 6, "%%%");	/* never half an escape */
+	cp_github_escape_data(buf, 6, "%%%"); /* never half an escape */
 	CHECK_STR(buf, "%25");
 }
 
@@ -65,7 +65,7 @@ TEST(github_hostile_names_cannot_inject)
 {
 	static const char *const names[] = {
 		"x\n::error::pwned", "y\r\n::add-mask::secret", "100%0A", "a::b,c",
-		"`tick`|pipe", "::stop-commands::abc",
+		"`tick`|pipe",	     "::stop-commands::abc",
 	};
 	json_t *v = fixture_regressed_verdict(names, 6, 0);
 	char *out, *line;
@@ -119,11 +119,12 @@ TEST(github_stop_commands_token)
 TEST(github_error_points_at_the_line_that_gained)
 {
 	static const char *const paths[] = { "src/a,b:c.c", "src/x\ny.c" };
-	static const char *const want[] = { "::error file=src/a%2Cb%3Ac.c,line=42,title=", "::error title=" };
+	static const char *const want[] = { "::error file=src/a%2Cb%3Ac.c,line=42,title=",
+					    "::error title=" };
 	/* The message names the line too (C-escaped, then the runner's data
 	 * escaping): the one place it shows when file= cannot. */
 	static const char *const said[] = { "; gained reads at src/a,b:c.c:42 (1 -> 2)\n",
-					     "; gained reads at src/x\\ny.c:42 (1 -> 2)\n" };
+					    "; gained reads at src/x\\ny.c:42 (1 -> 2)\n" };
 
 	for (int i = 0; i < 2; i++) {
 		const char *names[] = { "clock_reads@f/op" };
@@ -132,9 +133,10 @@ TEST(github_error_points_at_the_line_that_gained)
 		char *out;
 		int lines;
 
-		json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}]", "file", paths[i],
-							  "line", 42, "base", 1.0, "head", 2.0,
-							  "repo_path", paths[i]));
+		json_object_set_new(m, "lines",
+				    json_pack("[{s:s, s:i, s:f, s:f, s:s}]", "file", paths[i],
+					      "line", 42, "base", 1.0, "head", 2.0, "repo_path",
+					      paths[i]));
 		out = annotations(v, &lines);
 		CHECK(out && !strncmp(out, want[i], strlen(want[i])));
 		CHECK(out && strstr(out, said[i]) != NULL);

@@ -25,8 +25,7 @@ static int go_target(char *path, size_t size)
 static int read_at(const char *path, uint64_t offset, uint8_t *buf, size_t len)
 {
 	FILE *f = fopen(path, "rb");
-	int ok = f && fseek(f, (long)offset, SEEK_SET) == 0 &&
-		 fread(buf, 1, len, f) == len;
+	int ok = f && fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, len, f) == len;
 
 	if (f)
 		fclose(f);
@@ -74,8 +73,8 @@ TEST(go_runtime_vdso_callers_found)
 	if (!go_target(path, sizeof(path)))
 		return;
 	CHECK(cp_elf_find_function(path, "go_target", "time.now", &now, &err) == 0);
-	CHECK(cp_elf_find_function(path, "go_target", "runtime.nanotime1.abi0",
-				   &nanotime1, &err) == 0);
+	CHECK(cp_elf_find_function(path, "go_target", "runtime.nanotime1.abi0", &nanotime1, &err) ==
+	      0);
 	CHECK_INT(cp_go_clock_points_find(path, &cp), 0);
 	CHECK_INT(cp.n, 3);
 	CHECK_STR(cp.unseen, "");

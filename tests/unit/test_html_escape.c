@@ -89,7 +89,9 @@ TEST(json_script_escape_closes_nothing)
 
 TEST(json_script_escape_line_separators)
 {
-	char *s = script_escape("[\"a\xe2\x80\xa8" "b\xe2\x80\xa9" "c\xe2\x80\xa7\"]");
+	char *s = script_escape("[\"a\xe2\x80\xa8"
+				"b\xe2\x80\xa9"
+				"c\xe2\x80\xa7\"]");
 
 	/* U+2027 is not a line terminator and stays as it is. */
 	CHECK_STR(s, "[\"a\\u2028b\\u2029c\xe2\x80\xa7\"]");
@@ -98,7 +100,8 @@ TEST(json_script_escape_line_separators)
 
 TEST(json_script_escape_round_trips)
 {
-	json_t *v = json_pack("{s:s}", "name", "</script><img src=x onerror=alert(1)>\xe2\x80\xa8&\\<");
+	json_t *v = json_pack("{s:s}", "name",
+			      "</script><img src=x onerror=alert(1)>\xe2\x80\xa8&\\<");
 	char *dumped = json_dumps(v, JSON_COMPACT), *s = script_escape(dumped);
 	json_t *back = json_loads(s, 0, NULL);
 

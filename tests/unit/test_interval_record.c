@@ -10,9 +10,13 @@
 
 static struct cp_call_site site(const char *fn, int line, uint64_t count, uint64_t inreq)
 {
-	return (struct cp_call_site){ .function = (char *)fn, .file = (char *)"srv.c",
-		.line = line, .module = (char *)"/srv/server", .via = (char *)"clock_gettime",
-		.count = count, .in_requests = inreq };
+	return (struct cp_call_site){ .function = (char *)fn,
+				      .file = (char *)"srv.c",
+				      .line = line,
+				      .module = (char *)"/srv/server",
+				      .via = (char *)"clock_gettime",
+				      .count = count,
+				      .in_requests = inreq };
 }
 
 static json_int_t int_at(json_t *doc, const char *a, const char *b)
@@ -69,7 +73,7 @@ TEST(interval_record_is_the_difference_of_snapshots)
 	CHECK_INT(int_at(b, "clock_reads", "total"), 107);
 	CHECK_INT(site_count(b, "log"), 100);
 	CHECK_INT(site_count(b, "tick"), 7);
-	CHECK_INT(site_count(b, "serve"), -1);	/* nothing new there: left out */
+	CHECK_INT(site_count(b, "serve"), -1); /* nothing new there: left out */
 	CHECK_INT(json_array_size(json_object_get(b, "call_sites")), 2);
 	json_decref(a);
 	json_decref(b);
@@ -112,7 +116,7 @@ TEST(interval_record_tells_sites_apart_by_their_inlined_chain)
 	p->call_sites = (struct cp_call_sites){ second, 2 };
 	b = cp_interval_record_build(&w, p, true);
 	CHECK(a && b);
-	CHECK_INT(sites_sum(b), 110);	/* 100 + 10, not 1100 - 40 + ... */
+	CHECK_INT(sites_sum(b), 110); /* 100 + 10, not 1100 - 40 + ... */
 	json_decref(a);
 	json_decref(b);
 	cp_interval_writer_free(&w);

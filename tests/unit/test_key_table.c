@@ -15,7 +15,7 @@ TEST(key_table_numbers_keys_in_the_order_first_seen)
 	CHECK_INT(cp_key_index(&t, name, &added), 0);
 	CHECK(added);
 	CHECK_INT(cp_key_index(&t, "clock_gettime", &added), 1);
-	name[0] = 'H';	/* the table holds its own copy */
+	name[0] = 'H'; /* the table holds its own copy */
 	CHECK_INT(cp_key_index(&t, "handle_request", &added), 0);
 	CHECK(!added);
 	CHECK_STR(t.keys[0], "handle_request");

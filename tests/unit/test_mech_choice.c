@@ -75,6 +75,6 @@ TEST(mechanism_warnings_kept_each_once_and_counted_past_room)
 	CHECK_INT(m.nwarnings, CP_MECH_WARNINGS);
 	CHECK_INT(m.warnings_dropped, 5);
 	CHECK_STR(m.warnings[CP_MECH_WARNINGS - 1], "process 105 is not counted");
-	for (int i = 0; i < m.nwarnings; i++)	/* cp_mech_close's part, m being ours */
+	for (int i = 0; i < m.nwarnings; i++) /* cp_mech_close's part, m being ours */
 		free(m.warnings[i]);
 }

@@ -39,11 +39,13 @@ TEST(metrics_sink_interval_replaces_the_file_with_growing_counts)
 {
 	static struct cp_profile p;
 	char dir[] = "/tmp/cp-metrics-XXXXXX", path[64], *t;
-	struct cp_call_site site = { .function = "f", .file = "a.c", .line = 3, .via = "time",
-				     .count = 5 };
+	struct cp_call_site site = {
+		.function = "f", .file = "a.c", .line = 3, .via = "time", .count = 5
+	};
 	struct cp_metrics_sink k;
 	struct cp_error err = { 0 };
-	const char *site_head = "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"f\",location=\"a.c:3\",via=\"time\"}";
+	const char *site_head =
+		"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"f\",location=\"a.c:3\",via=\"time\"}";
 
 	CHECK(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/clockprof.prom", dir);
@@ -54,11 +56,12 @@ TEST(metrics_sink_interval_replaces_the_file_with_growing_counts)
 	p.call_sites.sites = &site;
 	p.call_sites.n = 1;
 	cp_metrics_sink_init(&k, path, 10);
-	CHECK(k.file_each_interval);	/* a new file */
+	CHECK(k.file_each_interval); /* a new file */
 	CHECK_INT(cp_metrics_sink_interval(&k, &p, &err), 0);
 	t = slurp(path);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"), 5);
+	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"),
+		  5);
 	CHECK_INT(value_of(t, site_head), 5);
 	free(t);
 	/* the next interval: more reads; the site not named in this snapshot
@@ -68,7 +71,8 @@ TEST(metrics_sink_interval_replaces_the_file_with_growing_counts)
 	CHECK_INT(cp_metrics_sink_interval(&k, &p, &err), 0);
 	t = slurp(path);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"), 9);
+	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"),
+		  9);
 	CHECK_INT(value_of(t, site_head), 5);
 	free(t);
 	cp_metrics_sink_release(&k);

@@ -58,10 +58,17 @@ static void demo_profile(struct cp_profile *p, struct cp_call_site *sites, char 
 	p->totals.hist[7] = 8;
 	p->totals.hist[600 > CP_HIST_SLOTS - 1 ? CP_HIST_SLOTS - 1 : 600] = 1;
 	p->pause_ms[0] = p->pause_ms[1] = -1;
-	sites[0] = (struct cp_call_site){ .function = "handle_request", .file = "t.c", .line = 23,
-		.inlined = inl, .ninlined = 1, .module = "/bin/t", .via = "clock_gettime", .count = 20 };
-	sites[1] = (struct cp_call_site){ .function = "read_time", .module = "/bin/t",
-		.via = "time", .count = 10 };
+	sites[0] = (struct cp_call_site){ .function = "handle_request",
+					  .file = "t.c",
+					  .line = 23,
+					  .inlined = inl,
+					  .ninlined = 1,
+					  .module = "/bin/t",
+					  .via = "clock_gettime",
+					  .count = 20 };
+	sites[1] = (struct cp_call_site){
+		.function = "read_time", .module = "/bin/t", .via = "time", .count = 10
+	};
 	p->call_sites.sites = sites;
 	p->call_sites.n = 2;
 }
@@ -76,26 +83,57 @@ TEST(metrics_counts_exact_and_histogram_cumulative)
 	demo_profile(&p, sites, inl);
 	t = render(&s, &p);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"clock_gettime\"}"), 40);
-	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"), 10);
-	CHECK_INT(value_of(t, "clockprof_clock_reads_by_clock_total{executable=\"/bin/t\",clock=\"CLOCK_MONOTONIC\"}"), 30);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"clock_gettime\"}"),
+		40);
+	CHECK_INT(value_of(t, "clockprof_clock_reads_total{executable=\"/bin/t\",entry=\"time\"}"),
+		  10);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_clock_reads_by_clock_total{executable=\"/bin/t\",clock=\"CLOCK_MONOTONIC\"}"),
+		30);
 	/* a clock with no reads has no series; a path (fixed set) has its zero */
 	CHECK(!strstr(t, "CLOCK_TAI"));
-	CHECK_INT(value_of(t, "clockprof_clock_reads_by_path_total{executable=\"/bin/t\",path=\"syscall\"}"), 0);
-	CHECK_INT(value_of(t, "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"handle_request > now_ns\",location=\"t.c:23\",via=\"clock_gettime\"}"), 20);
-	CHECK_INT(value_of(t, "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"), 10);
-	CHECK(!strstr(t, "site=\"other\",location"));	/* room for every site */
-	CHECK_INT(value_of(t, "clockprof_requests_total{executable=\"/bin/t\",boundary=\"func:handle_request\"}"), 9);
-	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"6\"}"), 0);
-	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"7\"}"), 8);
-	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"510\"}"), 8);
-	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"+Inf\"}"), 9);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_clock_reads_by_path_total{executable=\"/bin/t\",path=\"syscall\"}"),
+		0);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"handle_request > now_ns\",location=\"t.c:23\",via=\"clock_gettime\"}"),
+		20);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"),
+		10);
+	CHECK(!strstr(t, "site=\"other\",location")); /* room for every site */
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_requests_total{executable=\"/bin/t\",boundary=\"func:handle_request\"}"),
+		9);
+	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"6\"}"),
+		  0);
+	CHECK_INT(value_of(t, "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"7\"}"),
+		  8);
+	CHECK_INT(value_of(t,
+			   "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"510\"}"),
+		  8);
+	CHECK_INT(value_of(t,
+			   "clockprof_reads_per_request_bucket{executable=\"/bin/t\",le=\"+Inf\"}"),
+		  9);
 	CHECK_INT(value_of(t, "clockprof_reads_per_request_sum{executable=\"/bin/t\"}"), 63);
 	CHECK_INT(value_of(t, "clockprof_reads_per_request_count{executable=\"/bin/t\"}"), 9);
 	CHECK(strstr(t, "# TYPE clockprof_reads_per_request histogram\n"));
 	CHECK(strstr(t, "# TYPE clockprof_clock_reads_total counter\n"));
 	CHECK(!strstr(t, "pid"));
-	CHECK(!strstr(t, "probe_pause_seconds"));	/* not the patch: no pause */
+	CHECK(!strstr(t, "probe_pause_seconds")); /* not the patch: no pause */
 	free(t);
 	cp_metrics_state_free(&s);
 }
@@ -127,8 +165,10 @@ TEST(metrics_sites_sticky_other_and_never_down)
 	static struct cp_profile p;
 	struct cp_call_site sites[2];
 	char *inl[] = { "now_ns" }, *t;
-	const char *first = "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"handle_request > now_ns\",location=\"t.c:23\",via=\"clock_gettime\"}";
-	const char *other = "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"other\",location=\"\",via=\"\"}";
+	const char *first =
+		"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"handle_request > now_ns\",location=\"t.c:23\",via=\"clock_gettime\"}";
+	const char *other =
+		"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"other\",location=\"\",via=\"\"}";
 	struct cp_metrics_state s = { .max_sites = 1 };
 
 	demo_profile(&p, sites, inl);
@@ -137,7 +177,7 @@ TEST(metrics_sites_sticky_other_and_never_down)
 	p.call_sites.n = 1;
 	t = render(&s, &p);
 	CHECK(t && !line_of(t, first));
-	CHECK_INT(value_of(t, other), 0);	/* the labels are full: "other" from 0 */
+	CHECK_INT(value_of(t, other), 0); /* the labels are full: "other" from 0 */
 	free(t);
 	/* second: read_time keeps its label; handle_request, new, is "other" */
 	p.call_sites.sites = sites;
@@ -145,7 +185,11 @@ TEST(metrics_sites_sticky_other_and_never_down)
 	sites[1].count = 15;
 	t = render(&s, &p);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"), 15);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"),
+		15);
 	CHECK_INT(value_of(t, other), 20);
 	CHECK(!line_of(t, first));
 	free(t);
@@ -153,7 +197,11 @@ TEST(metrics_sites_sticky_other_and_never_down)
 	p.call_sites.n = 0;
 	t = render(&s, &p);
 	CHECK(t);
-	CHECK_INT(value_of(t, "clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"), 15);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_call_site_reads_total{executable=\"/bin/t\",site=\"read_time\",location=\"/bin/t\",via=\"time\"}"),
+		15);
 	CHECK_INT(value_of(t, other), 20);
 	free(t);
 	cp_metrics_state_free(&s);
@@ -166,13 +214,18 @@ TEST(metrics_perf_events_only_where_measured)
 	char *inl[] = { "now_ns" }, *t;
 	struct cp_event_spec specs[3] = { { .name = "task-clock", .unit = "ns" },
 					  { .name = "cycles:u", .unit = "cycles" },
-					  { .name = "context-switches", .unit = "context-switches" } };
-	struct cp_counter_value values[3] = { { .supported = true, .scaled = true,
-						.raw = 3000000000, .value = 6000000000,
+					  { .name = "context-switches",
+					    .unit = "context-switches" } };
+	struct cp_counter_value values[3] = { { .supported = true,
+						.scaled = true,
+						.raw = 3000000000,
+						.value = 6000000000,
 						.time_enabled = 2000000000,
 						.time_running = 1000000000 },
 					      { .supported = false },
-					      { .supported = true, .raw = 947, .value = 947,
+					      { .supported = true,
+						.raw = 947,
+						.value = 947,
 						.time_enabled = 1000000000,
 						.time_running = 1000000000 } };
 	struct cp_metrics_state s = { .max_sites = 10 };
@@ -181,7 +234,7 @@ TEST(metrics_perf_events_only_where_measured)
 	p.event_specs = specs;
 	p.counters = values;
 	p.nevents = 3;
-	t = render(&s, &p);	/* not measured yet: nothing said about them */
+	t = render(&s, &p); /* not measured yet: nothing said about them */
 	CHECK(t && !strstr(t, "perf_event"));
 	free(t);
 	p.counters_measured = true;
@@ -189,17 +242,42 @@ TEST(metrics_perf_events_only_where_measured)
 	CHECK(t);
 	/* one unit a metric, in its name, no unit label: counts of events,
 	 * and perf's clocks (ns) in seconds */
-	CHECK_INT(value_of(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"context-switches\"}"), 947);
-	CHECK_INT(value_of(t, "clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 3);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_events_total{executable=\"/bin/t\",event=\"context-switches\"}"),
+		947);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"),
+		3);
 	CHECK(!strstr(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"task-clock\""));
 	CHECK(!strstr(t, "unit="));
 	/* raw, never the scaled estimate (which can go down); the times scale it */
-	CHECK_INT(value_of(t, "clockprof_perf_event_enabled_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 2);
-	CHECK_INT(value_of(t, "clockprof_perf_event_running_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"), 1);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_event_enabled_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"),
+		2);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_event_running_seconds_total{executable=\"/bin/t\",event=\"task-clock\"}"),
+		1);
 	CHECK(!strstr(t, "clockprof_perf_events_total{executable=\"/bin/t\",event=\"cycles:u\""));
-	CHECK(!strstr(t, "clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"cycles:u\""));
-	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"cycles:u\"}"), 0);
-	CHECK_INT(value_of(t, "clockprof_perf_event_supported{executable=\"/bin/t\",event=\"task-clock\"}"), 1);
+	CHECK(!strstr(
+		t, "clockprof_perf_event_seconds_total{executable=\"/bin/t\",event=\"cycles:u\""));
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_event_supported{executable=\"/bin/t\",event=\"cycles:u\"}"),
+		0);
+	CHECK_INT(
+		value_of(
+			t,
+			"clockprof_perf_event_supported{executable=\"/bin/t\",event=\"task-clock\"}"),
+		1);
 	free(t);
 	cp_metrics_state_free(&s);
 }

@@ -25,13 +25,13 @@ static int named(struct cp_naming *nm)
 {
 	struct cp_frame_info f;
 
-	return cp_symbolize(nm->sym, (uint64_t)(uintptr_t)named_here, &f) == 0 &&
-	       f.function && strstr(f.function, "named_here");
+	return cp_symbolize(nm->sym, (uint64_t)(uintptr_t)named_here, &f) == 0 && f.function &&
+	       strstr(f.function, "named_here");
 }
 
 TEST(naming_reopen_keeps_names_of_a_target_gone)
 {
-	static struct cp_profile p;	/* large: not on the stack */
+	static struct cp_profile p; /* large: not on the stack */
 	struct cp_naming nm = { 0 };
 	siginfo_t si;
 	pid_t child = fork();

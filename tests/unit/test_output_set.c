@@ -79,11 +79,11 @@ static void run_set(enum cp_outputs_policy policy, const char *expect)
 	/* /dev/full takes a small write into stdio's buffer: the flush fails. */
 	CHECK_INT(cp_outputs_write(outs, 2, policy, &err), -1);
 	CHECK(strstr(err.msg, "/dev/full") != NULL);
-	CHECK_STR(seen.seen, "va");	/* the staged verdict first */
+	CHECK_STR(seen.seen, "va"); /* the staged verdict first */
 	CHECK_INT(cp_outputs_publish(outs, 2, &err), 0);
 	slurp(verdict, buf, sizeof(buf));
 	CHECK_STR(buf, expect);
-	CHECK_INT(entries(dir), 1);	/* no temp file left */
+	CHECK_INT(entries(dir), 1); /* no temp file left */
 	unlink(verdict);
 	rmdir(dir);
 }

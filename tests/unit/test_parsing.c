@@ -25,8 +25,8 @@ TEST(duration_forms)
 
 TEST(duration_rejects_bad_input)
 {
-	static const char *const bad[] = { "", "s", "-1", "0", "5x", "1.5.2", "nan",
-					   "inf", " 5", "+5", "1e9", "10 s" };
+	static const char *const bad[] = { "",	  "s",	 "-1", "0",  "5x",  "1.5.2",
+					   "nan", "inf", " 5", "+5", "1e9", "10 s" };
 	struct cp_error err = { 0 };
 	double s;
 
@@ -73,8 +73,7 @@ TEST(request_spec_syscall_and_errors)
 	CHECK(cp_request_spec_parse("handle_request", &r, &err) == -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK(cp_request_spec_parse("func:", &r, &err) == -1);
-	CHECK(cp_request_spec_parse("func::x", &r, &err) == -1 ||
-	      strcmp(r.func.symbol, ":x") != 0);
+	CHECK(cp_request_spec_parse("func::x", &r, &err) == -1 || strcmp(r.func.symbol, ":x") != 0);
 }
 
 TEST(syscall_table_from_headers)
@@ -88,8 +87,8 @@ TEST(syscall_table_from_headers)
 
 TEST(suggestions_rank_closest_first)
 {
-	static const char *const names[] = { "handle_request", "main", "serve",
-					     "handle_response", "unrelated_function" };
+	static const char *const names[] = { "handle_request", "main", "serve", "handle_response",
+					     "unrelated_function" };
 	struct cp_suggest s;
 	char buf[256];
 
@@ -115,7 +114,7 @@ TEST(suggestions_skip_names_that_share_nothing)
 		cp_suggest_add(&s, names[i]);
 	cp_suggest_format(&s, buf, sizeof(buf));
 	CHECK_STR(buf, "");
-	cp_suggest_init(&s, "raed");	/* a short name still finds its typo */
+	cp_suggest_init(&s, "raed"); /* a short name still finds its typo */
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		cp_suggest_add(&s, names[i]);
 	CHECK(s.n >= 1);

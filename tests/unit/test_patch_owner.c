@@ -11,7 +11,6 @@
 #include "procfs.h"
 #include "unit.h"
 
-
 static struct cp_vdso_area_owner record_of(pid_t pid)
 {
 	struct cp_proc_stat st = { 0 };
@@ -30,10 +29,10 @@ TEST(patch_owner_names_a_live_holder_only)
 	CHECK_INT(cp_patch_owner_live_other(&self), 0);
 	o = record_of(parent);
 	CHECK_INT(cp_patch_owner_live_other(&o), parent);
-	o.start++;						/* the pid reused */
+	o.start++; /* the pid reused */
 	CHECK_INT(cp_patch_owner_live_other(&o), 0);
 	o = self;
-	o.start++;						/* this pid, earlier */
+	o.start++; /* this pid, earlier */
 	CHECK_INT(cp_patch_owner_live_other(&o), 0);
 }
 
@@ -54,9 +53,9 @@ TEST(patch_owner_a_dead_holder_refuses_nothing)
 	for (int i = 0; i < 60000 && (cp_proc_stat_read(child, &st) || st.state != 'Z'); i++)
 		usleep(1000);
 	CHECK(st.state == 'Z');
-	CHECK_INT(cp_patch_owner_live_other(&o), 0);	/* a zombie */
+	CHECK_INT(cp_patch_owner_live_other(&o), 0); /* a zombie */
 	waitpid(child, NULL, 0);
-	CHECK_INT(cp_patch_owner_live_other(&o), 0);	/* gone */
+	CHECK_INT(cp_patch_owner_live_other(&o), 0); /* gone */
 }
 
 TEST(patch_owner_lock_is_one_holders)
@@ -69,7 +68,7 @@ TEST(patch_owner_lock_is_one_holders)
 
 	CHECK(a >= 0);
 	child = fork();
-	if (child == 0)		/* another process finds it busy (after its wait) */
+	if (child == 0) /* another process finds it busy (after its wait) */
 		_exit(cp_patch_owner_lock(target) == -2 ? 0 : 1);
 	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status));
 	CHECK_INT(WEXITSTATUS(status), 0);

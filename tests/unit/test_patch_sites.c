@@ -12,7 +12,7 @@
 #include "unit.h"
 #include "unwind_table.h"
 
-#define PC(k) (0x7f0000001000ull + 0x1000ull * (k) + 0x123)	/* home 0x123 */
+#define PC(k) (0x7f0000001000ull + 0x1000ull * (k) + 0x123) /* home 0x123 */
 
 static struct cp_patch_rule *table_rules(uint8_t *table)
 {
@@ -23,9 +23,9 @@ TEST(patch_rules_keep_wrappers_only_in_the_thunks_form)
 {
 	struct cp_unwind_entry e[3] = {
 		{ PC(0), { .cfa_offset = 48, .via = 2, .base_reg = CP_UNWIND_SP } },
-		{ PC(1), { .cfa_offset = 16, .bp_offset = -16, .via = 5,
-			   .base_reg = CP_UNWIND_BP } },
-		{ PC(2), { .cfa_offset = 8, .via = CP_VIA_NONE } },	/* not a wrapper */
+		{ PC(1),
+		  { .cfa_offset = 16, .bp_offset = -16, .via = 5, .base_reg = CP_UNWIND_BP } },
+		{ PC(2), { .cfa_offset = 8, .via = CP_VIA_NONE } }, /* not a wrapper */
 	};
 	struct cp_unwind_table t = { .entries = e, .n = 3 };
 	struct cp_patch_rules r;
@@ -46,7 +46,8 @@ TEST(patch_rules_go_home_or_just_after_and_replace_only_what_differs)
 	struct cp_patch_rule *tab = table_rules(table);
 
 	for (size_t i = 0; i < r.n; i++)
-		v[i] = (struct cp_patch_rule){ .pc = PC(i), .cfa_offset = 8 * (int)i + 8,
+		v[i] = (struct cp_patch_rule){ .pc = PC(i),
+					       .cfa_offset = 8 * (int)i + 8,
 					       .via_base = 1 };
 	/* an earlier run's rule for PC(0), from a module since replaced */
 	tab[0x123] = (struct cp_patch_rule){ .pc = PC(0), .cfa_offset = 99 };
@@ -54,7 +55,7 @@ TEST(patch_rules_go_home_or_just_after_and_replace_only_what_differs)
 	for (size_t k = 0; k < CP_PATCH_RULE_PROBES; k++)
 		CHECK(tab[0x123 + k].pc == PC(k) && tab[0x123 + k].cfa_offset == 8 * (int)k + 8 &&
 		      tab[0x123 + k].via_base == 1);
-	CHECK(unplaced == 1);		/* PC(8): no empty entry within the probes */
+	CHECK(unplaced == 1); /* PC(8): no empty entry within the probes */
 	CHECK(tab[0x123 + CP_PATCH_RULE_PROBES].pc == 0);
 	/* written again: nothing moves */
 	CHECK(cp_patch_rules_write(getpid(), (uint64_t)(uintptr_t)table, &r, &unplaced) == 0);
@@ -95,7 +96,7 @@ TEST(patch_sites_sum_by_key_and_count_since_a_base)
 
 	CHECK(cp_patch_sites_add(&now, 30, 5) == 0);
 	CHECK(cp_patch_sites_add(&now, 10, 1) == 0);
-	CHECK(cp_patch_sites_add(&now, 30, 2) == 0);	/* another thread's */
+	CHECK(cp_patch_sites_add(&now, 30, 2) == 0); /* another thread's */
 	CHECK(cp_patch_sites_add(&now, 20, 4) == 0);
 	cp_patch_sites_normalize(&now);
 	CHECK(now.n == 3 && now.v[0].key == 10 && now.v[2].key == 30 && now.v[2].count == 7);

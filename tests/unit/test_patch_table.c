@@ -19,13 +19,13 @@ TEST(patch_table_sums_every_slot_and_the_shared_one_apart)
 	CHECK(w != MAP_FAILED);
 	if (w == MAP_FAILED)
 		return;
-	w[1] = 2;					/* the shared slot */
+	w[1] = 2; /* the shared slot */
 	w[CP_PATCH_WORD_GETTIMEOFDAY] = 3;
-	w[5 * CP_PATCH_SLOT_WORDS] = 0x1234;		/* slot 5's key */
+	w[5 * CP_PATCH_SLOT_WORDS] = 0x1234; /* slot 5's key */
 	w[5 * CP_PATCH_SLOT_WORDS + CP_PATCH_WORD_TIME] = 4;
-	w[CP_PATCH_SLOTS * CP_PATCH_SLOT_WORDS] = 0x5678;	/* the last slot's */
+	w[CP_PATCH_SLOTS * CP_PATCH_SLOT_WORDS] = 0x5678; /* the last slot's */
 	w[CP_PATCH_SLOTS * CP_PATCH_SLOT_WORDS + 1] = 7;
-	w[9 * CP_PATCH_SLOT_WORDS + CP_PATCH_WORD_TIME] = 1;	/* no key: not in use */
+	w[9 * CP_PATCH_SLOT_WORDS + CP_PATCH_WORD_TIME] = 1; /* no key: not in use */
 	CHECK(cp_patch_table_open(&t, getpid(), (uint64_t)(uintptr_t)w) == 0);
 	cp_patch_table_mark_zeros(&t);
 	CHECK_INT(cp_patch_table_read(&t, &c), 0);

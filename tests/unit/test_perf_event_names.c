@@ -37,9 +37,9 @@ static const char *parse_err(const char *list, struct cp_error *err)
 TEST(events_default_list)
 {
 	static const char *const want[] = {
-		"instructions:u", "instructions:k", "branches:u", "branches:k",
-		"branch-misses:u", "branch-misses:k", "cycles:u", "cycles:k",
-		"task-clock", "context-switches", "cpu-migrations", "page-faults",
+		"instructions:u",  "instructions:k",   "branches:u",	 "branches:k",
+		"branch-misses:u", "branch-misses:k",  "cycles:u",	 "cycles:k",
+		"task-clock",	   "context-switches", "cpu-migrations", "page-faults",
 	};
 	size_t n;
 	struct cp_event_spec *s = parse_ok(cp_events_default_list(), &n);
@@ -66,8 +66,9 @@ TEST(events_default_list)
 TEST(events_aliases_are_canonical)
 {
 	size_t n;
-	struct cp_event_spec *s =
-		parse_ok(" cs , faults:u,cpu-cycles:k,branch-instructions,migrations,idle-cycles-frontend", &n);
+	struct cp_event_spec *s = parse_ok(
+		" cs , faults:u,cpu-cycles:k,branch-instructions,migrations,idle-cycles-frontend",
+		&n);
 
 	CHECK(s);
 	CHECK_INT(n, 6);
@@ -102,22 +103,19 @@ TEST(events_modifier_order_and_case)
 TEST(events_cache_and_raw)
 {
 	size_t n;
-	struct cp_event_spec *s =
-		parse_ok("L1-dcache-load-misses,llc-loads:u,dTLB-store-misses,r00C0:u", &n);
+	struct cp_event_spec *s = parse_ok(
+		"L1-dcache-load-misses,llc-loads:u,dTLB-store-misses,r00C0:u", &n);
 
 	CHECK(s);
 	CHECK_INT(n, 4);
 	CHECK_STR(s[0].name, "L1-dcache-load-misses");
 	CHECK_INT(s[0].type, PERF_TYPE_HW_CACHE);
-	CHECK_INT(s[0].config, PERF_COUNT_HW_CACHE_L1D |
-				       PERF_COUNT_HW_CACHE_OP_READ << 8 |
+	CHECK_INT(s[0].config, PERF_COUNT_HW_CACHE_L1D | PERF_COUNT_HW_CACHE_OP_READ << 8 |
 				       PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
 	CHECK_STR(s[1].name, "LLC-loads:u");
-	CHECK_INT(s[1].config, PERF_COUNT_HW_CACHE_LL |
-				       PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16);
+	CHECK_INT(s[1].config, PERF_COUNT_HW_CACHE_LL | PERF_COUNT_HW_CACHE_RESULT_ACCESS << 16);
 	CHECK_STR(s[2].name, "dTLB-store-misses");
-	CHECK_INT(s[2].config, PERF_COUNT_HW_CACHE_DTLB |
-				       PERF_COUNT_HW_CACHE_OP_WRITE << 8 |
+	CHECK_INT(s[2].config, PERF_COUNT_HW_CACHE_DTLB | PERF_COUNT_HW_CACHE_OP_WRITE << 8 |
 				       PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
 	CHECK_STR(s[3].name, "rc0:u");
 	CHECK_INT(s[3].type, PERF_TYPE_RAW);
@@ -180,7 +178,9 @@ TEST(events_list_shape_errors)
 	msg = parse_err("cycles,", &err);
 	CHECK(msg && strstr(msg, "empty item"));
 	msg = parse_err("cs,context-switches", &err);
-	CHECK(msg && strstr(msg, "\"context-switches\" is listed twice (the second time as \"context-switches\")"));
+	CHECK(msg &&
+	      strstr(msg,
+		     "\"context-switches\" is listed twice (the second time as \"context-switches\")"));
 	msg = parse_err("cycles:u,cpu-cycles:u", &err);
 	CHECK(msg && strstr(msg, "listed twice"));
 	/* Same event at different levels is not a duplicate. */

@@ -73,15 +73,27 @@ static void two_sites(struct cp_profile *p, struct cp_call_site *sites, char **i
 	/* One place read through two clock functions: one location, two
 	 * samples. The other site has now_ns inlined into handle_request, at
 	 * its line 60. */
-	sites[0] = (struct cp_call_site){ .function = "read_mono", .file = "t.c", .line = 31,
-		.module = "/bin/t", .build_id = "abcd", .via = "clock_gettime", .count = 5 };
+	sites[0] = (struct cp_call_site){ .function = "read_mono",
+					  .file = "t.c",
+					  .line = 31,
+					  .module = "/bin/t",
+					  .build_id = "abcd",
+					  .via = "clock_gettime",
+					  .count = 5 };
 	sites[1] = sites[0];
 	sites[1].via = "timespec_get";
 	sites[1].count = 2;
-	sites[2] = (struct cp_call_site){ .function = "handle_request", .file = "t.c",
-		.line = 23, .inlined = inl, .ninlined = 1, .inlined_at_file = "t.c",
-		.inlined_at_line = 60, .module = "/bin/t", .build_id = "abcd", .via = "clock_gettime",
-		.count = 7 };
+	sites[2] = (struct cp_call_site){ .function = "handle_request",
+					  .file = "t.c",
+					  .line = 23,
+					  .inlined = inl,
+					  .ninlined = 1,
+					  .inlined_at_file = "t.c",
+					  .inlined_at_line = 60,
+					  .module = "/bin/t",
+					  .build_id = "abcd",
+					  .via = "clock_gettime",
+					  .count = 7 };
 	p->call_sites.sites = sites;
 	p->call_sites.n = 3;
 	snprintf(p->request_text, sizeof(p->request_text), "func:handle_request");
@@ -112,20 +124,20 @@ TEST(pprof_call_sites_locations_once_requests_at_boundary)
 	CHECK_INT(prof->period, 1);
 	CHECK_INT(prof->time_nanos, 1796100614LL * 1000000000LL);
 	CHECK_INT(prof->duration_nanos, 1500000000LL);
-	CHECK_INT(prof->n_mapping, 1);	/* /bin/t once, with its build-id */
+	CHECK_INT(prof->n_mapping, 1); /* /bin/t once, with its build-id */
 	CHECK_STR(s_of(prof, prof->mapping[0]->build_id), "abcd");
-	CHECK_INT(prof->n_location, 3);	/* read_mono:31, now_ns in handle_request, handle_request */
+	CHECK_INT(prof->n_location, 3); /* read_mono:31, now_ns in handle_request, handle_request */
 	CHECK_INT(prof->n_sample, 4);
 	CHECK_INT(prof->sample[0]->location_id[0], prof->sample[1]->location_id[0]);
 	CHECK_INT(prof->sample[0]->value[0], 5);
 	CHECK_INT(prof->sample[1]->value[0], 2);
 	CHECK_STR(s_of(prof, prof->sample[1]->label[0]->str), "timespec_get");
 	l = loc_of(prof, prof->sample[2]->location_id[0]);
-	CHECK(l && l->n_line == 2);	/* innermost first */
+	CHECK(l && l->n_line == 2); /* innermost first */
 	CHECK_STR(fn_name(prof, l->line[0]->function_id), "now_ns");
 	CHECK_INT(l->line[0]->line, 23);
 	CHECK_STR(fn_name(prof, l->line[1]->function_id), "handle_request");
-	CHECK_INT(l->line[1]->line, 60);	/* where it calls now_ns */
+	CHECK_INT(l->line[1]->line, 60); /* where it calls now_ns */
 	/* requests: the boundary function's own location, its function the
 	 * one now_ns is inlined into */
 	CHECK_INT(prof->sample[3]->value[0], 0);
@@ -150,7 +162,7 @@ TEST(pprof_stacks_share_locations_inlined_as_lines)
 	const Perftools__Profiles__Location *l;
 
 	memcpy(pb, pa, sizeof(pb));
-	pb[1].line = 66;	/* the other inlined call */
+	pb[1].line = 66; /* the other inlined call */
 	memset(&p, 0, sizeof(p));
 	p.stacks_recorded = true;
 	p.stacks.stacks = st;
@@ -161,8 +173,8 @@ TEST(pprof_stacks_share_locations_inlined_as_lines)
 	CHECK_INT(prof->n_mapping, 2);
 	/* main, clock_gettime shared; now_ns in handle_request at 60 and 66 */
 	CHECK_INT(prof->n_location, 4);
-	CHECK_INT(prof->n_sample, 2);	/* no boundary: no requests sample */
-	CHECK_INT(prof->sample[0]->n_location_id, 3);	/* leaf first */
+	CHECK_INT(prof->n_sample, 2);		      /* no boundary: no requests sample */
+	CHECK_INT(prof->sample[0]->n_location_id, 3); /* leaf first */
 	CHECK_INT(prof->sample[0]->location_id[0], prof->sample[1]->location_id[0]);
 	CHECK_INT(prof->sample[0]->location_id[2], prof->sample[1]->location_id[2]);
 	CHECK(prof->sample[0]->location_id[1] != prof->sample[1]->location_id[1]);
@@ -173,15 +185,19 @@ TEST(pprof_stacks_share_locations_inlined_as_lines)
 	CHECK_INT(l->line[0]->line, 23);
 	CHECK_STR(fn_name(prof, l->line[1]->function_id), "handle_request");
 	CHECK_INT(l->line[1]->line, 66);
-	CHECK_INT(prof->n_function, 4);	/* each function once */
+	CHECK_INT(prof->n_function, 4); /* each function once */
 	perftools__profiles__profile__free_unpacked(prof, NULL);
 }
 
 TEST(pprof_strings_from_the_target_made_utf8)
 {
 	static struct cp_profile p;
-	struct cp_call_site site = { .function = "bad\xff", .file = "caf\xe9.c", .line = 3,
-		.module = "/srv/caf\xe9", .via = "time", .count = 1 };
+	struct cp_call_site site = { .function = "bad\xff",
+				     .file = "caf\xe9.c",
+				     .line = 3,
+				     .module = "/srv/caf\xe9",
+				     .via = "time",
+				     .count = 1 };
 	pb_profile *prof;
 
 	memset(&p, 0, sizeof(p));

@@ -27,15 +27,15 @@ TEST(pprof_series_names_by_time_and_keeps_the_newest)
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/clock.pb.gz", dir);
 	snprintf(other, sizeof(other), "%s/clock.20000101T000000.000Z.pb.gz", dir);
-	fclose(fopen(other, "w"));	/* someone else's: stays */
+	fclose(fopen(other, "w")); /* someone else's: stays */
 	CHECK(cp_pprof_series_init(&s, path, 2) == 0);
 	for (int i = 0; i < 3; i++) {
-		struct timespec end = { 1796218200 + i, 123000000 };	/* 2026-12-02 */
+		struct timespec end = { 1796218200 + i, 123000000 }; /* 2026-12-02 */
 
 		CHECK(cp_pprof_series_write(&s, &p, &end, &err) == 0);
 	}
 	snprintf(name, sizeof(name), "%s/clock.20261202T133000.123Z.pb.gz", dir);
-	CHECK(!exists(name));	/* the oldest of three, K = 2 */
+	CHECK(!exists(name)); /* the oldest of three, K = 2 */
 	snprintf(name, sizeof(name), "%s/clock.20261202T133001.123Z.pb.gz", dir);
 	CHECK(exists(name));
 	unlink(name);
@@ -62,7 +62,8 @@ TEST(pprof_series_names_by_time_and_keeps_the_newest)
 TEST(pprof_series_names_sort_in_the_order_written)
 {
 	static struct cp_profile p;
-	struct timespec ends[] = { { 1796218200, 123400000 }, { 1796218200, 123900000 },
+	struct timespec ends[] = { { 1796218200, 123400000 },
+				   { 1796218200, 123900000 },
 				   { 1796218100, 0 } };
 	const char *stamps[] = { "133000.123", "133000.124", "133000.125" };
 	struct cp_pprof_series s;

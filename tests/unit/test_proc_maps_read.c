@@ -20,10 +20,10 @@
 #include "proc_maps.h"
 #include "unit.h"
 
-#define PAGES 600		/* mappings made by mprotect of every other page */
-#define LEVELS 18		/* directories of NAME_LEN characters each */
+#define PAGES 600 /* mappings made by mprotect of every other page */
+#define LEVELS 18 /* directories of NAME_LEN characters each */
 #define NAME_LEN 200
-#define REF_CAP (4u << 20)	/* the reference read of /proc/PID/maps */
+#define REF_CAP (4u << 20) /* the reference read of /proc/PID/maps */
 
 struct fixture {
 	char dir[64], spaced[128], gone[128], deep[PATH_MAX];

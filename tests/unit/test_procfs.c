@@ -109,7 +109,7 @@ TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
 	if ((child = fork()) == 0) {
 		pid_t g;
 
-		close(hold[1]);	/* both end when the test closes its end */
+		close(hold[1]); /* both end when the test closes its end */
 		g = fork();
 
 		if (g == 0) {

@@ -52,17 +52,15 @@ static json_t *make_verdict(int base_runs, int head_runs)
 			 " s:{s:i, s:[]}, s:{s:i, s:[]}, s:[], s:[{s:s, s:s, s:s, s:s,"
 			 " s:{s:f, s:f, s:f, s:i}, s:{s:f, s:f, s:f, s:i}, s:{s:f, s:f, s:f},"
 			 " s:n, s:s, s:s, s:s}]}",
-			 "schema", "clockprof.verdict/1", "status", "fail",
-			 "summary", "measures", 41, "judged", 41, "within", 38, "regressed", 3,
-			 "improved", 0, "inconclusive", 0, "outside_bounds", 3,
-			 "bounds", "file", "sha256",
-			 "base", "runs", base_runs, "files", "head", "runs", head_runs, "files",
-			 "env_mismatch", "measures", "name", "clock_reads@" HOSTILE "/op",
-			 "unit", "reads/op", "kind", "exact", "better", "lower",
-			 "base", "median", 1.0, "lo", 1.0, "hi", 1.0, "n", 1,
-			 "head", "median", 2.0, "lo", 2.0, "hi", 2.0, "n", 1,
-			 "change_pct", "point", 100.0, "lo", 100.0, "hi", 100.0,
-			 "p_value", "bound", "+0", "status", "regressed", "direction", "worse");
+			 "schema", "clockprof.verdict/1", "status", "fail", "summary", "measures",
+			 41, "judged", 41, "within", 38, "regressed", 3, "improved", 0,
+			 "inconclusive", 0, "outside_bounds", 3, "bounds", "file", "sha256", "base",
+			 "runs", base_runs, "files", "head", "runs", head_runs, "files",
+			 "env_mismatch", "measures", "name", "clock_reads@" HOSTILE "/op", "unit",
+			 "reads/op", "kind", "exact", "better", "lower", "base", "median", 1.0,
+			 "lo", 1.0, "hi", 1.0, "n", 1, "head", "median", 2.0, "lo", 2.0, "hi", 2.0,
+			 "n", 1, "change_pct", "point", 100.0, "lo", 100.0, "hi", 100.0, "p_value",
+			 "bound", "+0", "status", "regressed", "direction", "worse");
 }
 
 /* Writes docs to a temporary file and returns its contents (free()). */
@@ -114,7 +112,8 @@ static int csp_matches(const char *html, const char *open_tag, const char *close
 {
 	const char *start = strstr(html, open_tag), *end, *csp;
 	uint8_t d[32];
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char abc[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	char b64[48], want[64];
 	size_t o = 0;
 
@@ -159,7 +158,8 @@ TEST(report_run_escapes_every_name)
 	CHECK(strstr(html, "&lt;b&gt;x&lt;/b&gt;") != NULL);
 	CHECK(strstr(html, "&lt;script&gt;alert(2)&lt;/script&gt;") != NULL);
 	/* The JSON data block carries the names with < > & escaped. */
-	CHECK(strstr(html, "\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e") != NULL);
+	CHECK(strstr(html, "\\u003c/script\\u003e\\u003cimg src=x onerror=alert(1)\\u003e") !=
+	      NULL);
 	CHECK_INT(count(html, "<script"), 2);
 	CHECK_INT(count(html, "</script>"), 2);
 	CHECK(strstr(html, "http:") == NULL && strstr(html, "https:") == NULL);
@@ -183,7 +183,8 @@ TEST(report_run_shows_the_fallback_reason_escaped)
 	CHECK(strstr(html, "the patch was not used") == NULL);
 	CHECK(strstr(html, "asked: ") == NULL);
 	free(html);
-	json_object_set_new(json_object_get(run, "clock_reads"), "mechanism", json_string("uprobe"));
+	json_object_set_new(json_object_get(run, "clock_reads"), "mechanism",
+			    json_string("uprobe"));
 	json_object_set_new(probe, "requested_mechanism", json_string("auto"));
 	json_object_set_new(probe, "fallback_reason", json_string("process 7: " HOSTILE));
 	html = write_report(&run, 1, &err);
@@ -326,7 +327,8 @@ TEST(report_stacks_merge_and_count_recursion_once)
 	struct cp_stacks st = { 0 };
 	json_t *a = json_loads("[{\"frames\":[\"m\",\"f\",\"f\",\"clock\"],\"count\":3},"
 			       "{\"frames\":[\"m\",\"g\",\"clock\"],\"count\":2},"
-			       "{\"frames\":[],\"count\":9},{\"frames\":[\"m\",1],\"count\":9}]", 0, NULL);
+			       "{\"frames\":[],\"count\":9},{\"frames\":[\"m\",1],\"count\":9}]",
+			       0, NULL);
 	json_t *b = json_loads("[{\"frames\":[\"m\",\"f\",\"f\",\"clock\"],\"count\":4}]", 0, NULL);
 	struct cp_func_total *f;
 	size_t n;
@@ -340,7 +342,7 @@ TEST(report_stacks_merge_and_count_recursion_once)
 	n = cp_stacks_functions(&st, &f);
 	CHECK_INT(n, 4);
 	CHECK_STR(st.names.keys[f[1].name], "f");
-	CHECK_NEAR(f[1].v[0], 3, 0);	/* f;f counts its stack once */
+	CHECK_NEAR(f[1].v[0], 3, 0); /* f;f counts its stack once */
 	CHECK_NEAR(f[0].v[0], 5, 0);
 	CHECK_NEAR(f[0].v[1], 4, 0);
 	free(f);
@@ -375,9 +377,11 @@ TEST(report_html_cells_of_members_in_order_nested_and_absent)
 	json_t *o = json_pack("{s:s, s:i, s:{s:i}}", "name", "<a>", "n", 3, "spread", "max", 7);
 	struct cp_buf b = { 0 };
 
-	cp_html_td_members(&b, o, (const char *const[]){ "spread.max", "name", "gone", "spread.gone", NULL });
-	CHECK_STR(b.data, "<td class=\"num\" data-v=\"7\">7</td><td>&lt;a&gt;</td>"
-			  "<td class=\"na\" data-v=\"\">n/a</td><td class=\"na\" data-v=\"\">n/a</td>");
+	cp_html_td_members(
+		&b, o, (const char *const[]){ "spread.max", "name", "gone", "spread.gone", NULL });
+	CHECK_STR(b.data,
+		  "<td class=\"num\" data-v=\"7\">7</td><td>&lt;a&gt;</td>"
+		  "<td class=\"na\" data-v=\"\">n/a</td><td class=\"na\" data-v=\"\">n/a</td>");
 	cp_buf_free(&b);
 	json_decref(o);
 }
@@ -395,7 +399,8 @@ TEST(report_verdict_lists_a_site_read_more_often_per_op)
 			    json_real(3.0));
 	html = write_report(docs, 3, &err);
 	CHECK(html);
-	CHECK(strstr(html, "▲ appeared in head (0)") && strstr(html, "▼ disappeared from head (0)"));
+	CHECK(strstr(html, "▲ appeared in head (0)") &&
+	      strstr(html, "▼ disappeared from head (0)"));
 	moved = strstr(html, "◆ read more or less often (1)");
 	CHECK(moved && strstr(moved, "<tr class=\"more\">") && strstr(moved, "operator&lt;&lt;"));
 	CHECK(strstr(moved, "data-v=\"2\">2</td><td class=\"num\" data-v=\"3\">3</td>") != NULL);
@@ -420,7 +425,8 @@ TEST(report_verdict_site_without_inlined_at_is_one_with_null)
 		json_object_set_new((json_t *)s, "inlined_at", json_null());
 	html = write_report(docs, 3, &err);
 	CHECK(html);
-	CHECK(html && strstr(html, "▲ appeared in head (0)") && strstr(html, "▼ disappeared from head (0)"));
+	CHECK(html && strstr(html, "▲ appeared in head (0)") &&
+	      strstr(html, "▼ disappeared from head (0)"));
 	for (int k = 0; k < 3; k++)
 		json_decref(docs[k]);
 	free(html);
@@ -436,11 +442,11 @@ TEST(report_verdict_names_the_lines_that_gained_escaped)
 	char *html;
 
 	CHECK(v && m);
-	json_object_set_new(m, "lines", json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
-			    "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
-			    "repo_path", "src/a.c",
-			    "file", "/w/" HOSTILE ".c", "line", 7, "base", 0.0, "head", 1.0,
-			    "repo_path"));
+	json_object_set_new(m, "lines",
+			    json_pack("[{s:s, s:i, s:f, s:f, s:s}, {s:s, s:i, s:f, s:f, s:n}]",
+				      "file", "/w/src/a.c", "line", 42, "base", 2.0, "head", 3.0,
+				      "repo_path", "src/a.c", "file", "/w/" HOSTILE ".c", "line", 7,
+				      "base", 0.0, "head", 1.0, "repo_path"));
 	html = write_report(&v, 1, &err);
 	CHECK(html);
 	CHECK(strstr(html, "gained at <code>src/a.c:42</code> 2 → 3</small>") != NULL);

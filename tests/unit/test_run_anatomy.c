@@ -69,8 +69,9 @@ static void profile_with_anatomy(struct cp_profile *p, bool exact)
 		e[1] = (struct cp_anatomy_event){ t + 300, CP_ANATOMY_READ, 1 };
 		e[2] = (struct cp_anatomy_event){ t + 400, CP_ANATOMY_SYSCALL, 0 };
 		e[3] = (struct cp_anatomy_event){ t + 900, CP_ANATOMY_READ, 2 };
-		s.requests[i] = (struct cp_anatomy_request){ .tid = 42, .events = e, .nevents = 4,
-							     .start_ns = t, .end_ns = t + 1000 };
+		s.requests[i] = (struct cp_anatomy_request){
+			.tid = 42, .events = e, .nevents = 4, .start_ns = t, .end_ns = t + 1000
+		};
 	}
 	cp_anatomy_judge(&s, 1000, 0.95, &p->anatomy);
 	cp_anatomy_samples_free(&s);
@@ -112,12 +113,15 @@ TEST(run_file_anatomy_member_and_measure)
 	CHECK_INT(json_array_size(at(a, "reads")), 3);
 	CHECK_STR(json_string_value(at(json_array_get(at(a, "reads"), 1), "clock")),
 		  "CLOCK_MONOTONIC");
-	CHECK_INT(json_integer_value(at(json_array_get(at(json_array_get(at(a, "reads"), 1),
-							     "callers"), 0), "line")), 41);
+	CHECK_INT(json_integer_value(
+			  at(json_array_get(at(json_array_get(at(a, "reads"), 1), "callers"), 0),
+			     "line")),
+		  41);
 	CHECK_INT(json_array_size(at(json_array_get(at(a, "reads"), 2), "callers")), 0);
 	CHECK(json_is_null(at(json_array_get(at(a, "reads"), 0), "inlined_at")));
-	CHECK_INT(json_integer_value(at(at(json_array_get(at(a, "reads"), 2), "inlined_at"),
-					"line")), 60);
+	CHECK_INT(
+		json_integer_value(at(at(json_array_get(at(a, "reads"), 2), "inlined_at"), "line")),
+		60);
 	CHECK_INT(json_array_size(at(a, "shapes")), 1);
 	step = json_array_get(at(json_array_get(at(a, "shapes"), 0), "steps"), 2);
 	CHECK_INT(json_integer_value(at(step, "gap_ns")), 600);
@@ -193,7 +197,9 @@ TEST(summary_could_reuse_names_both_lines)
 	text = summary_of(&p);
 	CHECK(text != NULL);
 	CHECK(strstr(text, "could reuse (--anatomy: 4 of 10 requests sampled") != NULL);
-	CHECK(strstr(text, "1.000/op  t.c:5 from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 from t.c:40, read 300 ns before (p50), in 100% of requests") != NULL);
+	CHECK(strstr(text,
+		     "1.000/op  t.c:5 from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 from t.c:40, read 300 ns before (p50), in 100% of requests") !=
+	      NULL);
 	CHECK(strstr(text, "t.c:12") == NULL);
 	CHECK(strstr(text, "1.000 reads/op could go in all") != NULL);
 	free(text);
@@ -217,7 +223,9 @@ TEST(summary_could_reuse_says_where_a_helper_is_inlined)
 	p.anatomy.reads[1].location = dup_s("t.c:5 (inlined at line 41)");
 	text = summary_of(&p);
 	CHECK(text != NULL);
-	CHECK(strstr(text, "1.000/op  t.c:5 (inlined at line 41) from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 (inlined at line 40) from t.c:40,") != NULL);
+	CHECK(strstr(text,
+		     "1.000/op  t.c:5 (inlined at line 41) from t.c:41 (helper, CLOCK_MONOTONIC): could reuse t.c:5 (inlined at line 40) from t.c:40,") !=
+	      NULL);
 	free(text);
 	cp_anatomy_free(&p.anatomy);
 }

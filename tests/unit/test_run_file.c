@@ -125,9 +125,14 @@ TEST(run_file_no_request_has_no_percentiles)
 TEST(run_file_site_without_file_has_no_measure)
 {
 	struct cp_call_site sites[2] = {
-		{ .function = "handle_request", .module = "/srv/server", .via = "clock_gettime",
-		  .count = 25, .in_requests = 20 },
-		{ .function = "0x7f3c744b913f", .via = "clock_gettime", .count = 10,
+		{ .function = "handle_request",
+		  .module = "/srv/server",
+		  .via = "clock_gettime",
+		  .count = 25,
+		  .in_requests = 20 },
+		{ .function = "0x7f3c744b913f",
+		  .via = "clock_gettime",
+		  .count = 10,
 		  .in_requests = 10 },
 	};
 	struct cp_profile p;
@@ -154,15 +159,42 @@ TEST(run_file_site_without_file_has_no_measure)
 TEST(run_file_processes_roll_up_by_executable)
 {
 	struct cp_process_row rows[5] = {
-		{ .pid = 42, .ppid = 1, .known = true, .reads = 14, .requests = 4,
+		{ .pid = 42,
+		  .ppid = 1,
+		  .known = true,
+		  .reads = 14,
+		  .requests = 4,
 		  .in_requests = 12 },
-		{ .pid = 43, .ppid = 42, .known = true, .reads = 9, .requests = 3, .in_requests = 9,
-		  .start_s = 0.1, .end_s = 0.5 },
-		{ .pid = 50, .ppid = 7, .known = true, .reads = 8, .requests = 2, .in_requests = 6,
-		  .executable = "/usr/bin/worker", .end_s = -1 },
-		{ .pid = 51, .ppid = 50, .known = true, .reads = 4, .requests = 1, .in_requests = 3,
-		  .executable = "/usr/bin/worker", .start_s = 0.2, .end_s = -1 },
-		{ .pid = 44, .ppid = 42, .execed = true, .requests = 0, .start_s = 0.3,
+		{ .pid = 43,
+		  .ppid = 42,
+		  .known = true,
+		  .reads = 9,
+		  .requests = 3,
+		  .in_requests = 9,
+		  .start_s = 0.1,
+		  .end_s = 0.5 },
+		{ .pid = 50,
+		  .ppid = 7,
+		  .known = true,
+		  .reads = 8,
+		  .requests = 2,
+		  .in_requests = 6,
+		  .executable = "/usr/bin/worker",
+		  .end_s = -1 },
+		{ .pid = 51,
+		  .ppid = 50,
+		  .known = true,
+		  .reads = 4,
+		  .requests = 1,
+		  .in_requests = 3,
+		  .executable = "/usr/bin/worker",
+		  .start_s = 0.2,
+		  .end_s = -1 },
+		{ .pid = 44,
+		  .ppid = 42,
+		  .execed = true,
+		  .requests = 0,
+		  .start_s = 0.3,
 		  .end_s = 0.4 },
 	};
 	struct cp_profile p;
@@ -190,8 +222,9 @@ TEST(run_file_processes_roll_up_by_executable)
 	CHECK_STR(json_string_value(json_object_get(row, "executable")), "/srv/server");
 	CHECK_INT(json_integer_value(json_object_get(row, "processes")), 2);
 	CHECK_INT(json_integer_value(json_object_get(row, "reads")), 23);
-	CHECK_INT(json_integer_value(json_object_get(json_object_get(row, "reads_per_process"),
-						     "min")), 9);
+	CHECK_INT(json_integer_value(
+			  json_object_get(json_object_get(row, "reads_per_process"), "min")),
+		  9);
 	row = json_array_get(exes, 1);
 	CHECK_STR(json_string_value(json_object_get(row, "executable")), "/usr/bin/worker");
 	CHECK_INT(json_integer_value(json_object_get(row, "requests")), 3);
@@ -232,7 +265,8 @@ TEST(run_file_without_boundary_has_no_per_op)
 	CHECK(json_is_null(json_object_get(doc, "per_request")));
 	CHECK(json_is_null(json_object_get(json_object_get(doc, "clock_reads"), "per_op")));
 	CHECK(json_object_get(json_object_get(doc, "measures"), "clock_reads/op") == NULL);
-	CHECK_NEAR(number_at(json_object_get(doc, "measures"), "clock_reads/s", "value"), 17.5, 1e-12);
+	CHECK_NEAR(number_at(json_object_get(doc, "measures"), "clock_reads/s", "value"), 17.5,
+		   1e-12);
 	json_decref(doc);
 }
 
@@ -274,7 +308,10 @@ static int load_text(const char *text, struct cp_error *err)
 TEST(run_file_loader_rejects_malformed_files)
 {
 	static const char *const bad[] = {
-		"", "{", "[]", "{\"schema\": \"clockprof.verdict/1\"}",
+		"",
+		"{",
+		"[]",
+		"{\"schema\": \"clockprof.verdict/1\"}",
 		"{\"schema\": \"clockprof.run/1\"}",
 		"{\"schema\": \"clockprof.run/1\", \"schema\": \"clockprof.run/1\"}",
 	};
@@ -345,8 +382,8 @@ static char *write_many_measures(char path[], size_t n)
 		snprintf(name, sizeof(name), "m%zu/op", i);
 		json_object_set_new(measures, name,
 				    json_pack("{s:f, s:s, s:s, s:s}", "value", (double)i / 7.0,
-					      "unit", "reads/op", "kind", i % 2 ? "exact" : "sampled",
-					      "better", "lower"));
+					      "unit", "reads/op", "kind",
+					      i % 2 ? "exact" : "sampled", "better", "lower"));
 	}
 	text = json_dumps(doc, JSON_INDENT(1));
 	json_decref(doc);
@@ -379,7 +416,7 @@ TEST(run_file_read_member_by_member_matches_whole_parse)
 	size_t count = 0;
 
 	CHECK(text != NULL);
-	CHECK(strlen(text) > 1000000);	/* many reads */
+	CHECK(strlen(text) > 1000000); /* many reads */
 	whole = json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, &jerr);
 	CHECK(whole != NULL);
 	CHECK_INT(cp_run_file_load(path, &walked, &err), 0);
@@ -419,18 +456,20 @@ TEST(run_file_reader_refuses_past_the_limit)
 TEST(run_boundary_keys)
 {
 	char buf[256];
-	json_t *doc = json_pack("{s:{s:s, s:{s:s, s:s, s:b, s:s}}, s:s}", "request",
-				"spec", "func:./srv:handle_request", "boundary", "kind", "func",
-				"file", "/ci/head/srv", "main_executable", 1, "symbol",
-				"handle_request", "ops_source", "request");
+	json_t *doc = json_pack("{s:{s:s, s:{s:s, s:s, s:b, s:s}}, s:s}", "request", "spec",
+				"func:./srv:handle_request", "boundary", "kind", "func", "file",
+				"/ci/head/srv", "main_executable", 1, "symbol", "handle_request",
+				"ops_source", "request");
 
 	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:(main executable):handle_request");
 	CHECK_STR(cp_run_ops_source(doc), "request");
 	json_object_set_new(doc, "request", json_pack("{s:s}", "spec", "func:handle_request"));
 	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:(main executable):handle_request");
-	json_object_set_new(doc, "request", json_pack("{s:s, s:{s:s, s:s, s:b, s:s}}", "spec",
-		"func:libc:clock_gettime", "boundary", "kind", "func", "file",
-		"/usr/lib/x86_64-linux-gnu/libc.so.6", "main_executable", 0, "symbol", "clock_gettime"));
+	json_object_set_new(doc, "request",
+			    json_pack("{s:s, s:{s:s, s:s, s:b, s:s}}", "spec",
+				      "func:libc:clock_gettime", "boundary", "kind", "func", "file",
+				      "/usr/lib/x86_64-linux-gnu/libc.so.6", "main_executable", 0,
+				      "symbol", "clock_gettime"));
 	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "func:libc.so.6:clock_gettime");
 	json_object_set_new(doc, "request", json_pack("{s:s}", "spec", "syscall:sys_read"));
 	CHECK_STR(cp_run_boundary(doc, buf, sizeof(buf)), "syscall:read");
@@ -474,7 +513,7 @@ TEST(run_file_strings_past_64_kib_are_refused_naming_the_field)
 	CHECK_INT(load_text(past, &err), -1);
 	CHECK_INT(err.exit_code, CP_EXIT_USAGE);
 	CHECK(strstr(err.msg, ": target.cmdline[0] is a string of 65537 bytes;") != NULL);
-	CHECK_INT(load_text(huge, &err), -1);	/* refused from its text */
+	CHECK_INT(load_text(huge, &err), -1); /* refused from its text */
 	CHECK(strstr(err.msg, ": a string in target (line ") != NULL);
 	CHECK(strstr(err.msg, "is longer than 64 KiB") != NULL);
 	free(at_limit);
@@ -492,13 +531,13 @@ TEST(json_scan_finds_a_string_too_long_across_reads)
 	size_t found = (size_t)-1;
 
 	CHECK(text != NULL);
-	memcpy(text, "{\"a\\\"\":\"", 8);	/* a key with an escaped quote */
+	memcpy(text, "{\"a\\\"\":\"", 8); /* a key with an escaped quote */
 	memset(text + 8, 'x', n - 8);
 	for (size_t at = 1000; found == (size_t)-1 && at < n + 1000; at += 1000)
 		found = cp_json_scan_strings(&scan, text, at < n ? at : n);
 	CHECK_INT(found, 7);
 	memset(&scan, 0, sizeof(scan));
-	memcpy(text + 8 + CP_STRING_MAX_TEXT, "\"}", 2);	/* just at the limit */
+	memcpy(text + 8 + CP_STRING_MAX_TEXT, "\"}", 2); /* just at the limit */
 	CHECK(cp_json_scan_strings(&scan, text, 8 + CP_STRING_MAX_TEXT + 2) == (size_t)-1);
 	free(text);
 }
@@ -534,7 +573,7 @@ TEST(probe_share_never_above_100_percent)
 
 	synthetic_profile(&p);
 	p.cost_ns_per_hit = 25000;
-	p.totals.trap_hits = 45;	/* 1.125 ms of hits in 1 ms of CPU */
+	p.totals.trap_hits = 45; /* 1.125 ms of hits in 1 ms of CPU */
 	p.clock_window_cpu_s = 0.001;
 	cp_summary_print(out, &p, 0);
 	fclose(out);
@@ -555,7 +594,7 @@ TEST(probe_share_measured_where_the_window_was_split)
 	FILE *out;
 
 	synthetic_profile(&p);
-	p.cpu_ns_per_request[0] = 100000;	/* split window: measured */
+	p.cpu_ns_per_request[0] = 100000; /* split window: measured */
 	p.cpu_ns_per_request[1] = 20000;
 	CHECK_NEAR(cp_profile_overhead_measured_pct(&p), 80, 1e-9);
 	out = open_memstream(&text, &len);
@@ -592,13 +631,16 @@ TEST(run_file_and_summary_carry_the_fallback_reason)
 	CHECK_STR(json_string_value(json_object_get(probe, "requested_mechanism")), "auto");
 	CHECK_STR(json_string_value(json_object_get(probe, "fallback_reason")),
 		  "process 42: \033[2Jfilter");
-	CHECK_STR(json_string_value(json_object_get(json_object_get(doc, "clock_reads"),
-						    "mechanism")), "uprobe");
+	CHECK_STR(json_string_value(
+			  json_object_get(json_object_get(doc, "clock_reads"), "mechanism")),
+		  "uprobe");
 	json_decref(doc);
 	out = open_memstream(&text, &len);
 	cp_summary_print(out, &p, 0);
 	fclose(out);
-	CHECK(strstr(text, "counted by uprobe (asked: auto); the patch was not used: process 42: ") != NULL);
+	CHECK(strstr(text,
+		     "counted by uprobe (asked: auto); the patch was not used: process 42: ") !=
+	      NULL);
 	CHECK(strchr(text, '\033') == NULL);
 	free(text);
 }

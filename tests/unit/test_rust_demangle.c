@@ -14,17 +14,14 @@ static const struct {
 	const char *mangled, *name;
 } cases[] = {
 	/* An inherent method: the clock wrapper clockprof must recognise. */
-	{ "_RNvMNtCsjrHSEGnQ3l9_3std4timeNtB2_7Instant3now",
-	  "<std::time::Instant>::now" },
+	{ "_RNvMNtCsjrHSEGnQ3l9_3std4timeNtB2_7Instant3now", "<std::time::Instant>::now" },
 	{ "_RNvMNtNtNtNtCsjrHSEGnQ3l9_3std3sys3pal4unix4timeNtB2_8Timespec3now",
 	  "<std::sys::pal::unix::time::Timespec>::now" },
 	/* Closures, trait impls with basic and reference types. */
 	{ "_RNCNvNtCsjrHSEGnQ3l9_3std9panicking12default_hook0B5_",
 	  "std::panicking::default_hook::{closure#0}" },
-	{ "_RNvXsh_NtCsgEmfK2I1SDS_4core3fmteNtB5_5Debug3fmt",
-	  "<str as core::fmt::Debug>::fmt" },
-	{ "_RNvXss_NtCsgEmfK2I1SDS_4core3fmtuNtB5_5Debug3fmt",
-	  "<() as core::fmt::Debug>::fmt" },
+	{ "_RNvXsh_NtCsgEmfK2I1SDS_4core3fmteNtB5_5Debug3fmt", "<str as core::fmt::Debug>::fmt" },
+	{ "_RNvXss_NtCsgEmfK2I1SDS_4core3fmtuNtB5_5Debug3fmt", "<() as core::fmt::Debug>::fmt" },
 	{ "_RNvXs1g_NtCsgEmfK2I1SDS_4core3fmtRDNtB6_5DebugEL_Bx_3fmtB8_",
 	  "<&dyn core::fmt::Debug as core::fmt::Debug>::fmt" },
 	{ "_RNvXs1h_NtCsgEmfK2I1SDS_4core3fmtQShNtB6_5Debug3fmtCsgY6Mt91CT9J_14rustc_demangle",
@@ -59,12 +56,12 @@ TEST(rust_v0_names_as_rust_prints_them)
 TEST(rust_v0_refuses_what_it_cannot_read)
 {
 	static const char *const bad[] = {
-		"_R",				/* nothing */
-		"_RNvMNtCsjrHSEGnQ3l9_3std4ti",	/* cut short */
-		"_RNvC5crateu7dkcsl6",		/* punycode identifier */
-		"_RNvB_3foo",			/* backref to itself */
-		"_RNvB9_3foo",			/* backref forwards */
-		"_RINvC3foo",			/* generics never closed */
+		"_R",				     /* nothing */
+		"_RNvMNtCsjrHSEGnQ3l9_3std4ti",	     /* cut short */
+		"_RNvC5crateu7dkcsl6",		     /* punycode identifier */
+		"_RNvB_3foo",			     /* backref to itself */
+		"_RNvB9_3foo",			     /* backref forwards */
+		"_RINvC3foo",			     /* generics never closed */
 		"_RNvC99999999999999999999999_3foo", /* absurd length */
 		"main",
 	};
@@ -85,7 +82,7 @@ TEST(rust_v0_deep_nesting_gives_up_cleanly)
 
 	CHECK(sym != NULL);
 	memcpy(sym, "_R", 2);
-	memset(sym + 2, 'I', n);	/* I I I ... : generics nested 20,000 deep */
+	memset(sym + 2, 'I', n); /* I I I ... : generics nested 20,000 deep */
 	strcpy(sym + 2 + n, "C3fooE");
 	CHECK(cp_demangle(sym) == NULL);
 	free(sym);
@@ -105,14 +102,12 @@ TEST(demangle_rust_both_schemes_and_cxx)
 		  "std::rt::lang_start::{{closure}}" },
 		{ "_ZN102_$LT$core..iter..adapters..map..Map$LT$I$C$F$GT$$u20$as$u20$core..iter..traits..iterator..Iterator$GT$4fold17ha70de52087644b1cE",
 		  "<core::iter::adapters::map::Map<I,F> as core::iter::traits::iterator::Iterator>::fold" },
-		{ "_RNvMNtCsjrHSEGnQ3l9_3std4timeNtB2_7Instant3now",
-		  "<std::time::Instant>::now" },
+		{ "_RNvMNtCsjrHSEGnQ3l9_3std4timeNtB2_7Instant3now", "<std::time::Instant>::now" },
 		/* ThinLTO's suffix (Debian's rustc 1.63 std) is not the name. */
 		{ "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$17hf11c8bdc4a885f95E.llvm.2081392844218599270",
 		  "std::rt::lang_start::{{closure}}" },
 		/* Only names ending in a Rust hash are decoded as Rust. */
-		{ "_ZNSt6chrono3_V212steady_clock3nowEv",
-		  "std::chrono::_V2::steady_clock::now()" },
+		{ "_ZNSt6chrono3_V212steady_clock3nowEv", "std::chrono::_V2::steady_clock::now()" },
 		{ "_ZN3foo6a$LT$b17h0123456789abcdefE", "foo::a<b" },
 		{ "_ZN3foo6a$LT$b3barE", "foo::a$LT$b::bar" },
 		/* C++ that merely looks similar is left as libstdc++ prints it. */

@@ -32,12 +32,12 @@ static struct sock_filter kill_noreserve[] = {
 };
 
 /* One action for mmap, ALLOW for the rest. */
-#define ON_MMAP(action)                                                                  \
-	{                                                                                \
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),  \
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 1),                     \
-		BPF_STMT(BPF_RET | BPF_K, action),                                       \
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),                            \
+#define ON_MMAP(action) \
+	{ \
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)), \
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mmap, 0, 1), \
+			BPF_STMT(BPF_RET | BPF_K, action), \
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW), \
 	}
 
 static struct seccomp_data mmap_call(uint64_t flags)
@@ -52,7 +52,7 @@ TEST(seccomp_judge_runs_every_filter_and_names_the_newest)
 {
 	struct cp_seccomp_prog progs[STACKED + 1];
 	struct seccomp_data calls[2] = { mmap_call(MAP_PRIVATE | MAP_ANONYMOUS),
-					  mmap_call(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) };
+					 mmap_call(MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE) };
 	char why[160] = "";
 
 	for (int i = 0; i < STACKED; i++)
@@ -60,7 +60,9 @@ TEST(seccomp_judge_runs_every_filter_and_names_the_newest)
 	progs[STACKED] = (struct cp_seccomp_prog){ kill_noreserve, 6 };
 	CHECK_INT(cp_seccomp_judge(progs, STACKED + 1, calls, 1, why, sizeof(why)), 1);
 	CHECK_INT(cp_seccomp_judge(progs, STACKED + 1, calls, 2, why, sizeof(why)), 0);
-	CHECK_STR(why, "the newest of its 71 seccomp filters would not allow syscall 9 (action 0x80000000)");
+	CHECK_STR(
+		why,
+		"the newest of its 71 seccomp filters would not allow syscall 9 (action 0x80000000)");
 }
 
 TEST(seccomp_judge_takes_the_most_restrictive_action)
@@ -75,15 +77,20 @@ TEST(seccomp_judge_takes_the_most_restrictive_action)
 
 	/* KILL_PROCESS (0x80000000, the lowest read as signed) beats ERRNO. */
 	CHECK_INT(cp_seccomp_judge(progs, 3, &call, 1, why, sizeof(why)), 0);
-	CHECK_STR(why, "the oldest of its 3 seccomp filters would not allow syscall 9 (action 0x80000000)");
+	CHECK_STR(
+		why,
+		"the oldest of its 3 seccomp filters would not allow syscall 9 (action 0x80000000)");
 	progs[0] = (struct cp_seccomp_prog){ eperm, 4 };
 	progs[1] = (struct cp_seccomp_prog){ trap, 4 };
 	CHECK_INT(cp_seccomp_judge(progs, 3, &call, 1, why, sizeof(why)), 0);
-	CHECK_STR(why, "seccomp filter 2 of its 3 (counted from the oldest) would not allow syscall 9 (action 0x30000)");
+	CHECK_STR(
+		why,
+		"seccomp filter 2 of its 3 (counted from the oldest) would not allow syscall 9 (action 0x30000)");
 	/* ERRNO in two: the kernel reports the newest of a tie. */
 	progs[1] = (struct cp_seccomp_prog){ log, 4 };
 	CHECK_INT(cp_seccomp_judge(progs, 3, &call, 1, why, sizeof(why)), 0);
-	CHECK_STR(why, "the newest of its 3 seccomp filters would not allow syscall 9 (action 0x50000)");
+	CHECK_STR(why,
+		  "the newest of its 3 seccomp filters would not allow syscall 9 (action 0x50000)");
 	/* LOG lets the call through. */
 	CHECK_INT(cp_seccomp_judge(progs + 1, 1, &call, 1, why, sizeof(why)), 1);
 	CHECK_INT(cp_seccomp_judge(progs, 0, &call, 1, why, sizeof(why)), 1);
@@ -132,5 +139,7 @@ TEST(seccomp_every_filter_of_a_held_thread_is_read)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	CHECK_INT(rc, 0);
-	CHECK_STR(why, "the newest of its 71 seccomp filters would not allow syscall 9 (action 0x80000000)");
+	CHECK_STR(
+		why,
+		"the newest of its 71 seccomp filters would not allow syscall 9 (action 0x80000000)");
 }

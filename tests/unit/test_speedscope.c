@@ -13,8 +13,9 @@ TEST(speedscope_frames_samples_weights)
 	const char *a[] = { "main", "handle_request", "now_ns" };
 	const char *b[] = { "main", "std::vector<int>::at(int const&)" };
 	const char *bad[] = { "main", "\xff\xfe" };
-	struct cp_stack st[] = { { a, 3, 200, NULL }, { b, 2, 5, NULL }, { bad, 2, 1, NULL },
-				 { a, 1, 0, NULL } };
+	struct cp_stack st[] = {
+		{ a, 3, 200, NULL }, { b, 2, 5, NULL }, { bad, 2, 1, NULL }, { a, 1, 0, NULL }
+	};
 	char *text = cp_speedscope_render(st, 4, "clock reads: server (pid 1)");
 	json_error_t jerr;
 	json_t *doc, *frames, *prof, *samples, *weights;
@@ -26,7 +27,7 @@ TEST(speedscope_frames_samples_weights)
 	CHECK_STR(json_string_value(json_object_get(doc, "$schema")),
 		  "https://www.speedscope.app/file-format-schema.json");
 	frames = json_object_get(json_object_get(doc, "shared"), "frames");
-	CHECK_INT(json_array_size(frames), 5);	/* main, handle_request, now_ns, at, ?? */
+	CHECK_INT(json_array_size(frames), 5); /* main, handle_request, now_ns, at, ?? */
 	CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 0), "name")), "main");
 	CHECK_STR(json_string_value(json_object_get(json_array_get(frames, 3), "name")),
 		  "std::vector<int>::at(int const&)");
@@ -37,7 +38,7 @@ TEST(speedscope_frames_samples_weights)
 	CHECK_INT(json_integer_value(json_object_get(prof, "endValue")), 206);
 	samples = json_object_get(prof, "samples");
 	weights = json_object_get(prof, "weights");
-	CHECK_INT(json_array_size(samples), 3);	/* the zero-count stack is dropped */
+	CHECK_INT(json_array_size(samples), 3); /* the zero-count stack is dropped */
 	CHECK_INT(json_array_size(weights), 3);
 	CHECK_INT(json_integer_value(json_array_get(weights, 0)), 200);
 	/* root first: main, handle_request, now_ns */
@@ -91,7 +92,7 @@ TEST(speedscope_frames_carry_file_and_line)
 	free(text);
 	CHECK(doc);
 	frames = json_object_get(json_object_get(doc, "shared"), "frames");
-	CHECK_INT(json_array_size(frames), 4);	/* handle_request twice, now_ns, clock_gettime */
+	CHECK_INT(json_array_size(frames), 4); /* handle_request twice, now_ns, clock_gettime */
 	f = json_array_get(frames, 0);
 	CHECK_STR(json_string_value(json_object_get(f, "file")), "t.c");
 	CHECK_INT(json_integer_value(json_object_get(f, "line")), 60);
@@ -103,7 +104,13 @@ TEST(speedscope_frames_carry_file_and_line)
 	CHECK_STR(json_string_value(json_object_get(f, "name")), "handle_request");
 	CHECK_INT(json_integer_value(json_object_get(f, "line")), 66);
 	/* now_ns at 23 is one frame, in both stacks */
-	CHECK_INT(json_integer_value(json_array_get(json_array_get(json_object_get(
-		json_array_get(json_object_get(doc, "profiles"), 0), "samples"), 1), 1)), 1);
+	CHECK_INT(
+		json_integer_value(json_array_get(
+			json_array_get(
+				json_object_get(json_array_get(json_object_get(doc, "profiles"), 0),
+						"samples"),
+				1),
+			1)),
+		1);
 	json_decref(doc);
 }

@@ -53,19 +53,19 @@ TEST(code_ranges_are_the_executable_mappings)
 	struct cp_code_ranges code;
 
 	CHECK_INT(synthetic_code(&code), 0);
-	CHECK_INT((int)code.n, 3);	/* the app's, libc's and the rest, the vDSO */
+	CHECK_INT((int)code.n, 3); /* the app's, libc's and the rest, the vDSO */
 	CHECK(cp_code_ranges_has(&code, 0x555555556000));
 	CHECK(cp_code_ranges_has(&code, 0x555555559fff));
-	CHECK(!cp_code_ranges_has(&code, 0x55555555a000));	/* its data */
-	CHECK(!cp_code_ranges_has(&code, 0x555555555000));	/* its rodata */
-	CHECK(!cp_code_ranges_has(&code, 0x555555570000));	/* heap */
+	CHECK(!cp_code_ranges_has(&code, 0x55555555a000)); /* its data */
+	CHECK(!cp_code_ranges_has(&code, 0x555555555000)); /* its rodata */
+	CHECK(!cp_code_ranges_has(&code, 0x555555570000)); /* heap */
 	CHECK(cp_code_ranges_has(&code, 0x7f0000000000));
 	CHECK(cp_code_ranges_has(&code, 0x7f0000015000));
 	CHECK(cp_code_ranges_has(&code, 0x7f0000027fff));
 	CHECK(!cp_code_ranges_has(&code, 0x7f0000028000));
-	CHECK(!cp_code_ranges_has(&code, 0x7ffc00010000));	/* stack */
-	CHECK(cp_code_ranges_has(&code, 0x7ffc00030100));	/* vDSO */
-	CHECK(!cp_code_ranges_has(&code, 0x7fffffffe000));	/* the kernel's */
+	CHECK(!cp_code_ranges_has(&code, 0x7ffc00010000)); /* stack */
+	CHECK(cp_code_ranges_has(&code, 0x7ffc00030100));  /* vDSO */
+	CHECK(!cp_code_ranges_has(&code, 0x7fffffffe000)); /* the kernel's */
 	CHECK(!cp_code_ranges_has(&code, ASCII_1));
 	CHECK(!cp_code_ranges_has(&code, 0));
 	cp_code_ranges_free(&code);
@@ -87,8 +87,8 @@ TEST(stacks_are_cut_at_their_first_frame_outside_code)
 	const __u64 whole[] = { 0x7ffc00030100, 0x7f0000001234, 0x555555557000, 0x555555556100 };
 	const __u64 in_data[] = { 0x7ffc00030100, 0x555555557000, 0x55555555a010, 0x555555556100 };
 	const __u64 unmapped[] = { 0x7f0000001234, 0x600000000000, 0x555555556100 };
-	const __u64 ascii[] = { 0x7ffc00030100, 0x555555557000, 0x7ffc00010008, ASCII_1,
-				ASCII_2, 0x555555556100 };
+	const __u64 ascii[] = { 0x7ffc00030100, 0x555555557000, 0x7ffc00010008,
+				ASCII_1,	ASCII_2,	0x555555556100 };
 	/* a return address at the end of the code: its call is the last
 	 * instruction; one at its start: the call is before it, not code */
 	const __u64 at_end[] = { 0x555555557000, 0x55555555a000 };
@@ -135,7 +135,7 @@ __attribute__((noinline)) void stack_cut_caller(void)
 TEST(named_stacks_end_at_their_first_frame_outside_code)
 {
 	__u64 leaf = (__u64)(uintptr_t)stack_cut_leaf;
-	__u64 caller = (__u64)(uintptr_t)stack_cut_caller + 1;	/* a return address */
+	__u64 caller = (__u64)(uintptr_t)stack_cut_caller + 1; /* a return address */
 	struct cp_stack_count raw[2] = {
 		{ .key = { .pc = { leaf, caller, ASCII_1, caller } }, .count = 5 },
 		{ .key = { .pc = { leaf, caller } }, .count = 2 },

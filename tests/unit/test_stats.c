@@ -29,7 +29,7 @@ TEST(stats_median_and_quantiles)
 	CHECK_NEAR(cp_quantile(v, 5, 1), 9, 0);
 	CHECK_NEAR(cp_median(even, 4), 2.5, 1e-12);
 	CHECK(isnan(cp_median(v, 0)));
-	CHECK_NEAR(v[0], 7, 0);	/* input untouched */
+	CHECK_NEAR(v[0], 7, 0); /* input untouched */
 }
 
 TEST(stats_mann_whitney_reference)
@@ -55,8 +55,8 @@ TEST(stats_mann_whitney_ties)
 
 /* The exact p-value by brute force: every way of choosing which ny of
  * the pooled values are "y", counted by whether its U is as extreme. */
-static void brute_force_p(const double *x, size_t nx, const double *y, size_t ny,
-			  double *p_ge, double *p_le)
+static void brute_force_p(const double *x, size_t nx, const double *y, size_t ny, double *p_ge,
+			  double *p_le)
 {
 	double pool[16], u_obs = 0;
 	size_t n = nx + ny, ge = 0, le = 0, total = 0;
@@ -226,7 +226,7 @@ TEST(stats_hodges_lehmann_matches_sorting)
 
 	for (int iter = 0; iter < 400; iter++) {
 		size_t m = 1 + iter % 37, n = 1 + (iter * 7) % 29, mn, c;
-		int levels = iter % 3 == 0 ? 3 : 1000;	/* heavy ties */
+		int levels = iter % 3 == 0 ? 3 : 1000; /* heavy ties */
 		struct cp_shift sh;
 		double med;
 

@@ -59,7 +59,9 @@ TEST(summary_uprobe_with_traps_says_their_cost)
 
 	profile_of(&p, CP_MECHANISM_UPROBE, 100);
 	text = summary_of(&p);
-	CHECK(strstr(text, "probe hits (traps) 100 (uprobe; self-test: 200 of 200 calls counted), about 19.5 us of CPU each") != NULL);
+	CHECK(strstr(text,
+		     "probe hits (traps) 100 (uprobe; self-test: 200 of 200 calls counted), about 19.5 us of CPU each") !=
+	      NULL);
 	CHECK(strstr(text, "estimated") != NULL);
 	CHECK(strstr(text, "shared with the clock probes: includes their cost") != NULL);
 	free(text);

@@ -32,9 +32,8 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Symbolizes addr in process pid of fixture `fixture`, symbol from elf. */
-static int open_and_lookup(const char *fixture, const char *elf_name,
-			   const char *symbol, pid_t *pid,
-			   struct cp_symbolizer **s, uint64_t *addr)
+static int open_and_lookup(const char *fixture, const char *elf_name, const char *symbol,
+			   pid_t *pid, struct cp_symbolizer **s, uint64_t *addr)
 {
 	char path[PATH_MAX], elf[PATH_MAX], suffix[PATH_MAX];
 	struct cp_error err = { 0 };
@@ -101,8 +100,8 @@ TEST(symbolize_function_file_line_module)
 	int site = fixture_marker_line(C_SRC, "read_mono");
 	char label[256];
 
-	if (open_and_lookup("callsites_target", "callsites_target", "read_mono",
-			    &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_target", "callsites_target", "read_mono", &pid, &s, &addr) !=
+	    0) {
 		unit_skip("fixture callsites_target not built or not readable");
 		return;
 	}
@@ -151,28 +150,26 @@ TEST(symbolize_reports_file_line_build_id)
 	int site = fixture_marker_line(C_SRC, "read_mono");
 	int ok;
 
-	if (open_and_lookup("callsites_target", "callsites_target", "read_mono",
-			    &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_target", "callsites_target", "read_mono", &pid, &s, &addr) !=
+	    0) {
 		unit_skip("fixture callsites_target not built or not readable");
 		return;
 	}
 	ok = cp_symbolize(s, addr + 4, &f) == 0 && f.function &&
 	     strcmp(f.function, "read_mono") == 0 && f.function_offset == 4 &&
-	     ends_with(f.file, "callsites_target.c") && f.line > 0 &&
-	     f.line <= site && site - f.line < 6 && ends_with(f.module, "/callsites_target") &&
-	     f.build_id && strlen(f.build_id) == 40 && !f.stale && f.n_inlined == 0;
+	     ends_with(f.file, "callsites_target.c") && f.line > 0 && f.line <= site &&
+	     site - f.line < 6 && ends_with(f.module, "/callsites_target") && f.build_id &&
+	     strlen(f.build_id) == 40 && !f.stale && f.n_inlined == 0;
 	if (!ok)
-		fprintf(stderr, "  got %s+0x%lx %s:%d module %s build-id %s\n",
-			f.function, (unsigned long)f.function_offset, f.file, f.line,
-			f.module, f.build_id);
+		fprintf(stderr, "  got %s+0x%lx %s:%d module %s build-id %s\n", f.function,
+			(unsigned long)f.function_offset, f.file, f.line, f.module, f.build_id);
 	cp_symbolizer_close(s);
 	fixture_kill(pid);
 	CHECK(ok);
 }
 
 /* Addresses of `call rel32` instructions inside [from, to) of process pid. */
-static size_t calls_in(pid_t pid, uint64_t from, uint64_t to, uint64_t *out,
-		       size_t max)
+static size_t calls_in(pid_t pid, uint64_t from, uint64_t to, uint64_t *out, size_t max)
 {
 	char path[64];
 	unsigned char code[256];
@@ -226,8 +223,7 @@ TEST(symbolize_inline_chain)
 		unit_skip("fixture callsites_target not built");
 		return;
 	}
-	CHECK(fixture_symbol(pid, "/callsites_target", path, "handle_request",
-			     &hr, &hr_size) == 0);
+	CHECK(fixture_symbol(pid, "/callsites_target", path, "handle_request", &hr, &hr_size) == 0);
 	CHECK(fixture_map_start(pid, "/callsites_target", &start) == 0);
 	fd = open(path, O_RDONLY);
 	dbg = dwarf_begin(fd, DWARF_C_READ);
@@ -251,9 +247,8 @@ TEST(symbolize_inline_chain)
 	CHECK(s);
 	for (size_t i = 0; i < ncalls; i++) {
 		if (cp_symbolize(s, calls[i], &f) != 0 || !f.function ||
-		    strcmp(f.function, "handle_request") != 0 ||
-		    f.line != inner || f.n_inlined != 1 ||
-		    !f.inlined[0].function ||
+		    strcmp(f.function, "handle_request") != 0 || f.line != inner ||
+		    f.n_inlined != 1 || !f.inlined[0].function ||
 		    strcmp(f.inlined[0].function, "now_ns") != 0 ||
 		    (f.inlined[0].call_line != (i ? call2 : call1)) ||
 		    !ends_with(f.inlined[0].call_file, "callsites_target.c")) {
@@ -281,8 +276,7 @@ TEST(symbolize_cpp_template_names)
 	char name[512] = "", file[PATH_MAX] = "";
 
 	if (open_and_lookup("callsites_cpp_target", "callsites_cpp_target",
-			    "_ZN3app5TimerIiE7elapsedERKSt6vectorIiSaIiEE",
-			    &pid, &s, &addr) != 0) {
+			    "_ZN3app5TimerIiE7elapsedERKSt6vectorIiSaIiEE", &pid, &s, &addr) != 0) {
 		unit_skip("fixture callsites_cpp_target not built");
 		return;
 	}
@@ -304,15 +298,14 @@ TEST(symbolize_stripped_with_debuglink)
 	pid_t pid;
 	int ok;
 
-	if (open_and_lookup("callsites_target_stripped",
-			    "callsites_target_stripped.debug", "read_mono",
-			    &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_target_stripped", "callsites_target_stripped.debug",
+			    "read_mono", &pid, &s, &addr) != 0) {
 		unit_skip("fixture callsites_target_stripped not built");
 		return;
 	}
 	ok = cp_symbolize(s, addr + 4, &f) == 0 && f.function &&
-	     strcmp(f.function, "read_mono") == 0 &&
-	     ends_with(f.file, "callsites_target.c") && f.line > 0;
+	     strcmp(f.function, "read_mono") == 0 && ends_with(f.file, "callsites_target.c") &&
+	     f.line > 0;
 	if (!ok)
 		fprintf(stderr, "  got %s %s:%d\n", f.function, f.file, f.line);
 	cp_symbolizer_close(s);
@@ -329,8 +322,8 @@ TEST(symbolize_stripped_falls_back_to_dynsym)
 	char label[256] = "";
 	int nofile = 0;
 
-	if (open_and_lookup("callsites_target_bare", "callsites_target_bare",
-			    "read_mono", &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_target_bare", "callsites_target_bare", "read_mono", &pid, &s,
+			    &addr) != 0) {
 		unit_skip("fixture callsites_target_bare not built");
 		return;
 	}
@@ -352,14 +345,13 @@ TEST(symbolize_own_shared_library)
 	pid_t pid;
 	int ok;
 
-	if (open_and_lookup("callsites_lib_target", "libcallsites.so",
-			    "lib_read_clock", &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_lib_target", "libcallsites.so", "lib_read_clock", &pid, &s,
+			    &addr) != 0) {
 		unit_skip("fixture callsites_lib_target not built");
 		return;
 	}
 	ok = cp_symbolize(s, addr + 1, &f) == 0 && f.function &&
-	     strcmp(f.function, "lib_read_clock") == 0 &&
-	     ends_with(f.module, "/libcallsites.so") &&
+	     strcmp(f.function, "lib_read_clock") == 0 && ends_with(f.module, "/libcallsites.so") &&
 	     ends_with(f.file, "callsites_lib.c") && f.build_id;
 	cp_symbolizer_close(s);
 	fixture_kill(pid);
@@ -382,9 +374,8 @@ TEST(symbolize_vdso_and_unknown_addresses)
 	CHECK(fixture_vdso_symbol(pid, "__vdso_clock_gettime", &addr) == 0);
 	s = cp_symbolizer_open(pid, NULL);
 	CHECK(s);
-	vdso_ok = cp_symbolize(s, addr, &f) == 0 && f.module &&
-		  strcmp(f.module, "[vdso]") == 0 && f.function &&
-		  strstr(f.function, "clock_gettime");
+	vdso_ok = cp_symbolize(s, addr, &f) == 0 && f.module && strcmp(f.module, "[vdso]") == 0 &&
+		  f.function && strstr(f.function, "clock_gettime");
 	CHECK_INT(cp_symbolize(s, 0x10, &f), -1);
 	cp_frame_label(&f, true, label, sizeof(label));
 	cp_symbolizer_close(s);
@@ -402,8 +393,8 @@ TEST(symbolize_after_target_exit)
 	pid_t pid;
 	int ok;
 
-	if (open_and_lookup("callsites_target", "callsites_target", "read_time",
-			    &pid, &s, &addr) != 0) {
+	if (open_and_lookup("callsites_target", "callsites_target", "read_time", &pid, &s, &addr) !=
+	    0) {
 		unit_skip("fixture callsites_target not built");
 		return;
 	}
@@ -559,8 +550,8 @@ static int touch_under(const char *dir, const char *rel)
 {
 	char cmd[1024];
 
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\" && : > '%s/%s'", dir, rel,
-		 dir, rel);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\" && : > '%s/%s'", dir, rel, dir,
+		 rel);
 	return system(cmd);
 }
 
@@ -579,10 +570,10 @@ TEST(local_debuginfo_is_looked_for_where_libdwfl_looks)
 	CHECK(!cp_local_debuginfo_may_exist(path, file, "libx.debug", id));
 	CHECK(!cp_local_debuginfo_may_exist(path, NULL, NULL, NULL));
 
-	CHECK(touch_under(root, "usr/lib/libx.debug") == 0);		/* beside it */
+	CHECK(touch_under(root, "usr/lib/libx.debug") == 0); /* beside it */
 	CHECK(cp_local_debuginfo_may_exist(path, file, "libx.debug", NULL));
 	CHECK(!cp_local_debuginfo_may_exist(path, file, "other.debug", NULL));
-	CHECK(touch_under(root, "usr/lib/.debug/libx.so.1.debug") == 0);	/* .debug/, no link */
+	CHECK(touch_under(root, "usr/lib/.debug/libx.so.1.debug") == 0); /* .debug/, no link */
 	CHECK(cp_local_debuginfo_may_exist(path, file, NULL, NULL));
 	/* under the absolute element, at a tail of the file's directory */
 	CHECK(touch_under(root, "debug/lib/tail.debug") == 0);
@@ -643,10 +634,11 @@ TEST(stacks_name_c_library_frames_without_its_dwarf)
 		cp_symbolizer_close(s);
 		return;
 	}
-	raw.key.pc[0] = (uint64_t)(uintptr_t)dlsym(libc_handle, "clock_gettime"); /* the probe site */
+	raw.key.pc[0] = (uint64_t)(uintptr_t)dlsym(libc_handle,
+						   "clock_gettime");	      /* the probe site */
 	raw.key.pc[1] = (uint64_t)(uintptr_t)dlsym(libc_handle, "qsort") + 1; /* a return address */
 	dlclose(libc_handle);
-	raw.key.pc[2] = (uint64_t)(uintptr_t)resident_bytes + 9;	/* ours */
+	raw.key.pc[2] = (uint64_t)(uintptr_t)resident_bytes + 9; /* ours */
 	raw.count = 3;
 	before = resident_bytes();
 	CHECK_INT(cp_named_stacks_build(s, &raw, 1, &named), 0);

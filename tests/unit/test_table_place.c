@@ -36,7 +36,7 @@ static size_t layout_6x(struct cp_proc_map *m, uint64_t stack_at)
 TEST(table_place_goes_just_above_the_loader)
 {
 	struct cp_proc_map m[16];
-	size_t n = layout_6x(m, 0x7ffffffde000);	/* 128 MiB above the loader */
+	size_t n = layout_6x(m, 0x7ffffffde000); /* 128 MiB above the loader */
 
 	CHECK_INT(cp_table_place_in(m, n, 0x7ffff7fc4000, 0x7ffff7fc6000, SIZE, 8 * MIB),
 		  0x7ffff7ffe000 + MIB);

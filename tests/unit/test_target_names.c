@@ -38,14 +38,14 @@ TEST(cmdline_title_padding_dropped)
 	CHECK_STR(t.argv[0], "redis-server 127.0.0.1:16380");
 	CHECK(t.argv[1] == NULL);
 	CHECK(t.cmdline_rewritten);
-	CHECK_INT(t.argc_total, 1);	/* not cut: the summary says nothing */
+	CHECK_INT(t.argc_total, 1); /* not cut: the summary says nothing */
 	cp_target_release(&t);
 }
 
 TEST(cmdline_arguments_given_empty_kept)
 {
-	static const char one[] = "prog\0-x\0\0";	/* prog -x '' */
-	static const char inside[] = "prog\0\0\0-x\0";	/* prog '' '' -x */
+	static const char one[] = "prog\0-x\0\0";      /* prog -x '' */
+	static const char inside[] = "prog\0\0\0-x\0"; /* prog '' '' -x */
 	struct cp_target t;
 
 	parse(&t, one, sizeof(one) - 1, true, 3);
@@ -84,8 +84,7 @@ TEST(execfn_is_the_path_started_by)
 	CHECK(cp_proc_execfn(-1, path, sizeof(path)) == -1 && path[0] == '\0');
 }
 
-static void profile_of(struct cp_profile *p, const char *exe, const char *exec_path,
-		       char *arg0)
+static void profile_of(struct cp_profile *p, const char *exe, const char *exec_path, char *arg0)
 {
 	static char *argv[2];
 
@@ -111,7 +110,9 @@ TEST(summary_names_the_program_as_started)
 		   "redis-server 127.0.0.1:16380");
 	text = summary_of(&p);
 	CHECK(strncmp(text, "clockprof: redis-server (pid 42)", 32) == 0);
-	CHECK(strstr(text, "  started as /usr/bin/redis-server (the kernel's executable: /usr/bin/redis-check-rdb)\n") != NULL);
+	CHECK(strstr(text,
+		     "  started as /usr/bin/redis-server (the kernel's executable: /usr/bin/redis-check-rdb)\n") !=
+	      NULL);
 	free(text);
 	doc = cp_run_file_build(&p);
 	target = json_object_get(doc, "target");
@@ -120,7 +121,8 @@ TEST(summary_names_the_program_as_started)
 	CHECK(json_is_false(json_object_get(target, "cmdline_rewritten")));
 	json_decref(doc);
 	/* started by its own file's path: one name, no second line */
-	profile_of(&p, "/usr/sbin/nginx", "/usr/sbin/nginx", "nginx: master process /usr/sbin/nginx");
+	profile_of(&p, "/usr/sbin/nginx", "/usr/sbin/nginx",
+		   "nginx: master process /usr/sbin/nginx");
 	text = summary_of(&p);
 	CHECK(strncmp(text, "clockprof: nginx (pid 42)", 25) == 0);
 	CHECK(strstr(text, "started as") == NULL);
@@ -135,8 +137,7 @@ TEST(summary_name_from_a_title_is_its_first_word)
 	char *text;
 	json_t *doc;
 
-	profile_of(&p, "/usr/sbin/nginx", "",
-		   "nginx: master process /usr/sbin/nginx -p /srv/ngx");
+	profile_of(&p, "/usr/sbin/nginx", "", "nginx: master process /usr/sbin/nginx -p /srv/ngx");
 	text = summary_of(&p);
 	CHECK(strncmp(text, "clockprof: nginx (pid 42)", 25) == 0);
 	free(text);

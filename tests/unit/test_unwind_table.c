@@ -48,19 +48,19 @@ TEST(unwind_walk_sp_and_bp_rules)
 	char *via[2] = { "inner", "outer" };
 	struct cp_unwind_table t = { .entries = e, .n = 2, .via = via, .n_via = 2 };
 	struct fake_mem m = { .base = 0x7000 };
-	uint64_t sp_entry = 0x7000;	/* sp at the vDSO entry */
+	uint64_t sp_entry = 0x7000; /* sp at the vDSO entry */
 	uint64_t frame_bp = 0x7000 + 8 * 6;
 	int v, hops;
 
-	m.words[0] = 0x1000;		/* ra0: in the sp-based wrapper */
+	m.words[0] = 0x1000; /* ra0: in the sp-based wrapper */
 	/* inner: sp = 0x7008, CFA = 0x7018, ra at 0x7010 */
 	m.words[2] = 0x2000;
 	/* outer: rbp = frame_bp, CFA = frame_bp + 16: saved rbp at frame_bp,
 	 * ra at frame_bp + 8 */
 	m.words[6] = 0xdead0;
 	m.words[7] = 0x3000;
-	CHECK_INT(cp_unwind_walk(&t, m.words[0], sp_entry + 8, frame_bp,
-				 fake_read, &m, &v, &hops), 0x3000);
+	CHECK_INT(cp_unwind_walk(&t, m.words[0], sp_entry + 8, frame_bp, fake_read, &m, &v, &hops),
+		  0x3000);
 	CHECK_INT(v, 1);
 	CHECK_INT(hops, 2);
 	/* a pc outside the table is its own call site */
@@ -95,11 +95,11 @@ TEST(unwind_stack_rules_then_frame_pointers)
 	struct fake_mem m = { .base = 0x7000 };
 	struct cp_stack_key key;
 
-	m.words[0] = 0x1000;		/* return address at the read's sp */
-	m.words[2] = 0x2000;		/* CFA 0x7018: ra at 0x7010 */
-	m.words[6] = 0x7040;		/* rbp = 0x7030: saved rbp, then ra */
+	m.words[0] = 0x1000; /* return address at the read's sp */
+	m.words[2] = 0x2000; /* CFA 0x7018: ra at 0x7010 */
+	m.words[6] = 0x7040; /* rbp = 0x7030: saved rbp, then ra */
 	m.words[7] = 0x3000;
-	m.words[8] = 0x7020;		/* a chain that goes down: the end */
+	m.words[8] = 0x7020; /* a chain that goes down: the end */
 	m.words[9] = 0x4000;
 	cp_unwind_stack(&t, 0x9999, CP_SITE_STACK_TOP, 0x7000, 0x7030, fake_read, &m, &key);
 	check_stack(&key, (const uint64_t[]){ 0x9999, 0x1000, 0x2000, 0x3000, 0 });
@@ -151,8 +151,8 @@ TEST(unwind_table_libc_clock_gettime_matches_cfi)
 		unsigned long long s, off;
 		char name[PATH_MAX];
 
-		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %s", &s, &off, name) == 3 &&
-		    off == 0 && strstr(name, "/libc.so.6")) {
+		if (sscanf(line, "%llx-%*x %*s %llx %*s %*u %s", &s, &off, name) == 3 && off == 0 &&
+		    strstr(name, "/libc.so.6")) {
 			libc_start = s;
 			snprintf(libc, sizeof(libc), "%s", name);
 			break;
@@ -193,16 +193,16 @@ TEST(unwind_table_libc_clock_gettime_matches_cfi)
 		if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
 		    ops[0].atom == DW_OP_bregx && ops[0].number == 7 &&
 		    e->rule.base_reg == CP_UNWIND_SP &&
-		    (int64_t)ops[0].number2 == e->rule.cfa_offset &&
-		    e->rule.cfa_offset >= 8 && e->rule.cfa_offset % 8 == 0)
+		    (int64_t)ops[0].number2 == e->rule.cfa_offset && e->rule.cfa_offset >= 8 &&
+		    e->rule.cfa_offset % 8 == 0)
 			agree++;
 		free(fr);
 	}
 	dwarf_cfi_end(cfi);
 	elf_end(elf);
 	close(fd);
-	fprintf(stderr, "  %zu rules, %zu via names, %zu in clock_gettime, %zu unsupported\n",
-		t.n, t.n_via, in_range, t.n_unsupported);
+	fprintf(stderr, "  %zu rules, %zu via names, %zu in clock_gettime, %zu unsupported\n", t.n,
+		t.n_via, in_range, t.n_unsupported);
 	cp_unwind_table_free(&t);
 	CHECK(in_range >= 1);
 	CHECK_INT(agree, in_range);
@@ -278,7 +278,7 @@ struct site {
 
 struct trace {
 	pid_t pid;
-	uint64_t bp[3];		/* vDSO entries */
+	uint64_t bp[3]; /* vDSO entries */
 	long orig[3];
 	struct site sites[MAX_SITES];
 	size_t n_sites;
@@ -327,8 +327,8 @@ static int set_breakpoints(struct trace *tr, bool on)
 static int trace_fixture(const char *name, int requests, struct trace *tr,
 			 struct cp_unwind_table *t, struct cp_symbolizer **sym)
 {
-	static const char *entries[3] = { "__vdso_clock_gettime",
-					  "__vdso_gettimeofday", "__vdso_time" };
+	static const char *entries[3] = { "__vdso_clock_gettime", "__vdso_gettimeofday",
+					  "__vdso_time" };
 	char path[PATH_MAX], reqs[16];
 	int status;
 
@@ -371,12 +371,12 @@ static int trace_fixture(const char *name, int requests, struct trace *tr,
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
 
-			tr->pid = 0;	/* reaped: never signal that pid again */
+			tr->pid = 0; /* reaped: never signal that pid again */
 			return ok ? 0 : -6;
 		}
 		if (WSTOPSIG(status) != SIGTRAP) {
 			sig = WSTOPSIG(status);
-			(void)sig;	/* the fixture gets none in practice */
+			(void)sig; /* the fixture gets none in practice */
 			continue;
 		}
 		ptrace(PTRACE_GETREGS, tr->pid, NULL, &regs);
@@ -397,8 +397,8 @@ static int trace_fixture(const char *name, int requests, struct trace *tr,
 
 			if (peek_u64(&tr->pid, regs.rsp, &ra0) != 0)
 				return -9;
-			site = cp_unwind_walk(t, ra0, regs.rsp + 8, regs.rbp,
-					      peek_u64, &tr->pid, &via, &hops);
+			site = cp_unwind_walk(t, ra0, regs.rsp + 8, regs.rbp, peek_u64, &tr->pid,
+					      &via, &hops);
 			count_site(tr, site, via < 0 ? -1 - hit : via);
 		}
 		/* step over the breakpoint */
@@ -420,17 +420,17 @@ struct fn_count {
 	uint64_t count;
 };
 
-static size_t by_function(struct trace *tr, struct cp_unwind_table *t,
-			  struct cp_symbolizer *s, struct fn_count *out, size_t max)
+static size_t by_function(struct trace *tr, struct cp_unwind_table *t, struct cp_symbolizer *s,
+			  struct fn_count *out, size_t max)
 {
-	static const char *vdso_names[3] = { "__vdso_clock_gettime",
-					     "__vdso_gettimeofday", "__vdso_time" };
+	static const char *vdso_names[3] = { "__vdso_clock_gettime", "__vdso_gettimeofday",
+					     "__vdso_time" };
 	size_t n = 0;
 
 	for (size_t i = 0; i < tr->n_sites; i++) {
 		struct cp_frame_info f;
-		const char *via = tr->sites[i].via >= 0 ? t->via[tr->sites[i].via]
-							: vdso_names[-1 - tr->sites[i].via];
+		const char *via = tr->sites[i].via >= 0 ? t->via[tr->sites[i].via] :
+							  vdso_names[-1 - tr->sites[i].via];
 		size_t k;
 
 		cp_symbolize(s, tr->sites[i].ra - 1, &f);
@@ -456,8 +456,7 @@ static size_t by_function(struct trace *tr, struct cp_unwind_table *t,
 	return n;
 }
 
-static uint64_t count_of(struct fn_count *c, size_t n, const char *function,
-			 const char *via)
+static uint64_t count_of(struct fn_count *c, size_t n, const char *function, const char *via)
 {
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(c[i].function, function) == 0 && strcmp(c[i].via, via) == 0)
@@ -501,8 +500,9 @@ static void check_c_fixture(const char *name)
 	CHECK_INT(rc, 0);
 	CHECK_INT(tr.total, 7 * N);
 	CHECK_INT(count_of(c, n, "handle_request", "__vdso_clock_gettime") +
-		  count_of(c, n, "handle_request", "clock_gettime"), 2 * N);
-	CHECK_INT(inlined_sites, 2);	/* two sites, both naming now_ns */
+			  count_of(c, n, "handle_request", "clock_gettime"),
+		  2 * N);
+	CHECK_INT(inlined_sites, 2); /* two sites, both naming now_ns */
 	CHECK_INT(count_of(c, n, "read_mono", "clock_gettime"), N);
 	CHECK_INT(count_of(c, n, "read_wall_twice", "__vdso_gettimeofday"), 2 * N);
 	CHECK_INT(count_of(c, n, "read_time", "__vdso_time"), N);
@@ -528,12 +528,14 @@ TEST(unwind_walk_exact_counts_cpp_chrono)
 	struct fn_count c[32];
 	size_t n = 0;
 	int rc = trace_fixture("callsites_cpp_target", N, &tr, &t, &s);
-	const char *tint = "app::Timer<int>::elapsed(std::vector<int, std::allocator<int> > const&)";
-	const char *tstr = "app::Timer<std::__cxx11::basic_string<char, std::char_traits<char>, "
-			   "std::allocator<char> > >::elapsed(std::vector<std::__cxx11::"
-			   "basic_string<char, std::char_traits<char>, std::allocator<char> >, "
-			   "std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>, "
-			   "std::allocator<char> > > > const&)";
+	const char *tint =
+		"app::Timer<int>::elapsed(std::vector<int, std::allocator<int> > const&)";
+	const char *tstr =
+		"app::Timer<std::__cxx11::basic_string<char, std::char_traits<char>, "
+		"std::allocator<char> > >::elapsed(std::vector<std::__cxx11::"
+		"basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+		"std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>, "
+		"std::allocator<char> > > > const&)";
 
 	if (rc == -1) {
 		unit_skip("fixture not built");
@@ -541,7 +543,8 @@ TEST(unwind_walk_exact_counts_cpp_chrono)
 	}
 	if (rc == 0 && s)
 		n = by_function(&tr, &t, s, c, 32);
-	if (rc != 0 || tr.total != 3 * N || count_of(c, n, tstr, "std::chrono::steady_clock::now") != N)
+	if (rc != 0 || tr.total != 3 * N ||
+	    count_of(c, n, tstr, "std::chrono::steady_clock::now") != N)
 		dump(c, n);
 	cp_unwind_table_free(&t);
 	cp_symbolizer_close(s);

@@ -30,11 +30,11 @@ TEST(utf8_keeps_valid_text)
 TEST(utf8_replaces_each_invalid_byte_with_fffd)
 {
 	CHECK(dup_is("h\xffx", "h" FFFD "x"));
-	CHECK(dup_is("a\xc3", "a" FFFD));			/* cut at the end */
-	CHECK(dup_is("\xc0\xafz", FFFD FFFD "z"));		/* overlong */
-	CHECK(dup_is("\xed\xa0\x80z", FFFD FFFD FFFD "z"));	/* surrogate */
-	CHECK(dup_is("\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD));	/* past U+10FFFF */
-	CHECK(dup_is("/srv/caf\xe9/app", "/srv/caf" FFFD "/app"));	/* Latin-1 path */
+	CHECK(dup_is("a\xc3", "a" FFFD));			   /* cut at the end */
+	CHECK(dup_is("\xc0\xafz", FFFD FFFD "z"));		   /* overlong */
+	CHECK(dup_is("\xed\xa0\x80z", FFFD FFFD FFFD "z"));	   /* surrogate */
+	CHECK(dup_is("\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD));	   /* past U+10FFFF */
+	CHECK(dup_is("/srv/caf\xe9/app", "/srv/caf" FFFD "/app")); /* Latin-1 path */
 	CHECK(cp_utf8_dup(NULL) == NULL);
 }
 
@@ -47,20 +47,20 @@ TEST(utf8_cuts_a_name_past_64_kib_with_a_mark)
 
 	CHECK(s != NULL);
 	for (size_t i = 0; i < big; i += 2)
-		memcpy(s + i, "\xc3\xa9", 2);	/* two-byte characters */
+		memcpy(s + i, "\xc3\xa9", 2); /* two-byte characters */
 	s[big] = '\0';
 	got = cp_utf8_dup(s);
 	CHECK(got != NULL);
 	CHECK(strlen(got) <= CP_STRING_MAX && strlen(got) > CP_STRING_MAX - mark - 2);
 	CHECK(!strcmp(got + strlen(got) - mark, CP_STRING_CUT_MARK));
 	CHECK(!memcmp(got, s, strlen(got) - mark));
-	CHECK((strlen(got) - mark) % 2 == 0);	/* no character split */
+	CHECK((strlen(got) - mark) % 2 == 0); /* no character split */
 	free(got);
 	s[20000] = '\0';
 	got = cp_utf8_dup(s);
 	CHECK(got && !strcmp(got, s));
 	free(got);
-	s[CP_STRING_MAX] = '\0';	/* exactly at the limit: whole */
+	s[CP_STRING_MAX] = '\0'; /* exactly at the limit: whole */
 	got = cp_utf8_dup(s);
 	CHECK(got && !strcmp(got, s));
 	free(got);

@@ -13,7 +13,7 @@
 #include "unit.h"
 
 struct area {
-	uint8_t *table;		/* the mapping: table, code pages, zeros */
+	uint8_t *table; /* the mapping: table, code pages, zeros */
 };
 
 static int area_open(struct area *a)
@@ -42,7 +42,7 @@ static uint64_t thread_key(void)
 	return fs0;
 }
 
-static uint64_t *slot(const struct area *a, unsigned i)	/* 0: the shared one */
+static uint64_t *slot(const struct area *a, unsigned i) /* 0: the shared one */
 {
 	return (uint64_t *)(a->table + (i ? 128 + (size_t)(i - 1) * 128 : 0));
 }
@@ -79,7 +79,7 @@ TEST(vdso_count_claims_the_home_slot_and_counts_by_index_and_site)
 	CHECK(area_open(&a) == 0);
 	for (int i = 0; i < 3; i++)
 		read_at(&a, CP_ENTRY_TIME, CP_PATCH_WORD_TIME, &ret);
-	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, &ret);	/* CLOCK_MONOTONIC */
+	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 1, &ret); /* CLOCK_MONOTONIC */
 	CHECK(slot(&a, home)[0] == key);
 	CHECK(slot(&a, home)[CP_PATCH_WORD_TIME] == 3);
 	CHECK(slot(&a, home)[2] == 1);
@@ -96,7 +96,7 @@ TEST(vdso_count_takes_the_next_slot_when_another_key_holds_the_home)
 	unsigned home = home_slot(key), next = home % CP_PATCH_SLOTS + 1;
 
 	CHECK(area_open(&a) == 0);
-	slot(&a, home)[0] = key ^ 0x1000;	/* another thread's */
+	slot(&a, home)[0] = key ^ 0x1000; /* another thread's */
 	read_at(&a, CP_ENTRY_GETTIMEOFDAY, CP_PATCH_WORD_GETTIMEOFDAY, &ret);
 	read_at(&a, CP_ENTRY_GETTIMEOFDAY, CP_PATCH_WORD_GETTIMEOFDAY, &ret);
 	CHECK(slot(&a, home)[CP_PATCH_WORD_GETTIMEOFDAY] == 0);
@@ -116,8 +116,8 @@ TEST(vdso_count_uses_the_shared_slot_when_every_slot_it_may_take_is_taken)
 	for (int i = 0; i < CP_PATCH_PROBES; i++, s = s % CP_PATCH_SLOTS + 1)
 		slot(&a, s)[0] = key ^ (0x1000 * (uint64_t)(i + 1));
 	read_at(&a, CP_ENTRY_TIME, CP_PATCH_WORD_TIME, &ret);
-	CHECK(slot(&a, 0)[CP_PATCH_WORD_TIME] == 1);	/* counted, with no site */
-	CHECK(slot(&a, s)[0] == 0);	/* the 17th slot looked at is never claimed */
+	CHECK(slot(&a, 0)[CP_PATCH_WORD_TIME] == 1); /* counted, with no site */
+	CHECK(slot(&a, s)[0] == 0);		     /* the 17th slot looked at is never claimed */
 	s = home_slot(key);
 	for (int i = 0; i < CP_PATCH_PROBES; i++, s = s % CP_PATCH_SLOTS + 1)
 		CHECK(slot(&a, s)[CP_PATCH_WORD_TIME] == 0);
@@ -149,8 +149,8 @@ TEST(vdso_count_steps_out_of_a_wrapper_to_its_caller)
 	read_at(&a, CP_ENTRY_CLOCK_GETTIME, 1 + 0, stack);
 	CHECK(slot(&a, home)[1] == 2);
 	CHECK(site_count(&a, home, site_key(0x401500, 3, CP_ENTRY_CLOCK_GETTIME)) == 2);
-	CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE,
-					    CP_ENTRY_CLOCK_GETTIME)) == 0);
+	CHECK(site_count(&a, home, site_key(stack[0], CP_PATCH_VIA_NONE, CP_ENTRY_CLOCK_GETTIME)) ==
+	      0);
 	area_close(&a);
 }
 
@@ -185,7 +185,7 @@ TEST(vdso_count_each_entry_counts_a_wrapper_s_caller_and_a_direct_one)
 						      CP_PATCH_WORD_TIME };
 	struct area a;
 	uint64_t stack[8] = { 0x7f0000003000 /* in the wrapper */, 0, 0x401704 /* the user's */ };
-	uint64_t direct = 0x401808;	/* each at a home of its own */
+	uint64_t direct = 0x401808; /* each at a home of its own */
 	unsigned home = home_slot(thread_key());
 
 	CHECK(area_open(&a) == 0);
@@ -209,25 +209,26 @@ TEST(vdso_count_each_entry_counts_a_wrapper_s_caller_and_a_direct_one)
 TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
 {
 	static const uint8_t mov_rbp_rsp[3] = { 0x48, 0x89, 0xe5 };
-	static const uint8_t lea_r10_rip[7] = { 0x4c, 0x8d, 0x15, 0, 0, 0, 0 };	/* lea r10, [rip] */
+	static const uint8_t lea_r10_rip[7] = { 0x4c, 0x8d, 0x15, 0, 0, 0, 0 }; /* lea r10, [rip] */
 	uint64_t table = 0x7f0000000000, code = table + CP_PATCH_CODE_OFF, vdso = 0x7f0004000000;
 	struct cp_vdso_count_way way[CP_ENTRY_MAX] = { { 0 } };
 	static uint8_t out[CP_PATCH_CODE_SIZE];
 	int32_t rel;
 
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e, .depth = 8 * e,
+		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e,
+						     .depth = 8 * e,
 						     .at = vdso + 0x100 * e };
 	memcpy(way[0].insn, mov_rbp_rsp, way[0].len = 3);
 	memcpy(way[1].insn, lea_r10_rip, way[1].len = 7);
-	way[1].at = table - 0x80000000ull;		/* its operand beyond reach
+	way[1].at = table - 0x80000000ull; /* its operand beyond reach
 							 * from the table */
 	CHECK(cp_vdso_count_build(table, way, out) == 0);
 	CHECK(cp_vdso_count_tails_end - cp_vdso_count_tails >= 2 * CP_ENTRY_MAX);
-	for (const struct cp_vdso_count_cont *t = cp_vdso_count_tails;
-	     t < cp_vdso_count_tails_end; t++) {
+	for (const struct cp_vdso_count_cont *t = cp_vdso_count_tails; t < cp_vdso_count_tails_end;
+	     t++) {
 		const struct cp_vdso_count_way *w = &way[t->entry];
-		unsigned n = t->entry == 0 ? 3 : 0;	/* the instruction, then the jump */
+		unsigned n = t->entry == 0 ? 3 : 0; /* the instruction, then the jump */
 
 		CHECK(!memcmp(out + t->at, w->insn, n));
 		CHECK(out[t->at + n] == 0xe9);
@@ -238,7 +239,7 @@ TEST(vdso_count_build_puts_the_entry_s_instruction_and_depth_in_its_path)
 	for (const struct cp_vdso_count_cont *d = cp_vdso_count_depths;
 	     d < cp_vdso_count_depths_end; d++)
 		CHECK(out[d->at] == 8 * d->entry);
-	way[2].depth = 0x80;				/* beyond the prefix's disp8 */
+	way[2].depth = 0x80; /* beyond the prefix's disp8 */
 	CHECK(cp_vdso_count_build(table, way, out) == -1);
 }
 
@@ -254,7 +255,8 @@ TEST(vdso_count_build_without_anatomy_writes_the_same_paths)
 	char hex[65];
 
 	for (int e = 0; e < CP_ENTRY_MAX; e++)
-		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e, .depth = 8,
+		way[e] = (struct cp_vdso_count_way){ .cont = vdso + 0x1000 + 64 * e,
+						     .depth = 8,
 						     .at = vdso + 0x100 * e };
 	memcpy(way[0].insn, mov_rbp_rsp, way[0].len = 3);
 	CHECK(cp_vdso_count_build(table, way, out) == 0);

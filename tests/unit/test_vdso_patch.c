@@ -30,8 +30,8 @@ static int own_plan(struct cp_vdso_plan *plan, const uint8_t **image)
 	*image = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!*image || cp_proc_maps_find_vdso(getpid(), &start, &end))
 		return -1;
-	return cp_vdso_plan_make(*image, end - start, start, start + (16u << 20),
-				 plan, why, sizeof(why));
+	return cp_vdso_plan_make(*image, end - start, start, start + (16u << 20), plan, why,
+				 sizeof(why));
 }
 
 TEST(vdso_plan_has_a_site_for_every_clock_entry)
@@ -70,7 +70,7 @@ TEST(vdso_plan_tells_pristine_ours_and_foreign_apart)
 	memcpy(copy, plan.bytes, plan.size);
 	memcpy(copy + plan.site[0].qword, &plan.site[0].patched, 8);
 	CHECK(cp_vdso_plan_classify(&plan, image, copy, &at) == CP_VDSO_OURS);
-	copy[plan.site[0].qword + 7] ^= 0xff;		/* a byte no patch of ours writes */
+	copy[plan.site[0].qword + 7] ^= 0xff; /* a byte no patch of ours writes */
 	CHECK(cp_vdso_plan_classify(&plan, image, copy, &at) == CP_VDSO_FOREIGN);
 	free(copy);
 	CHECK(at >= plan.site[0].qword && at < plan.site[0].qword + 8);
@@ -91,7 +91,7 @@ TEST(vdso_plan_never_writes_a_site_word_as_code)
 	memcpy(target, plan.bytes, plan.size);
 	memcpy(target + plan.site[0].qword, &plan.site[0].patched, 8);
 	thunk = plan.site[1].thunk;
-	target[thunk] ^= 0xff;			/* a byte of code it lacks */
+	target[thunk] ^= 0xff; /* a byte of code it lacks */
 	CHECK_INT(cp_vdso_plan_next_code(&plan, target, &from, &to), 1);
 	CHECK(from == thunk && to == thunk + 1);
 	from = to;
@@ -102,7 +102,8 @@ TEST(vdso_plan_never_writes_a_site_word_as_code)
 
 static struct seccomp_data call(int nr, uint64_t ip)
 {
-	return (struct seccomp_data){ .nr = nr, .arch = AUDIT_ARCH_X86_64,
+	return (struct seccomp_data){ .nr = nr,
+				      .arch = AUDIT_ARCH_X86_64,
 				      .instruction_pointer = ip };
 }
 
@@ -207,7 +208,7 @@ TEST(stub_window_finds_a_fork_made_in_it_and_none_for_a_thread)
 	size_t n = 9;
 
 	cp_stub_window_open(&win);
-	CHECK(pthread_create(&thread, NULL, nothing, NULL) == 0);	/* the pids move on */
+	CHECK(pthread_create(&thread, NULL, nothing, NULL) == 0); /* the pids move on */
 	pthread_join(thread, NULL);
 	CHECK(cp_stub_window_forks(getpid(), &win, &kids, &n) == 0 && n == 0);
 	free(kids);

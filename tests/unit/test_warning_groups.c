@@ -30,7 +30,7 @@ TEST(warning_groups_merge_like_warnings_with_ranges)
 		"12 reads have no stack",
 		"probe overhead is about 100% of 0.2 s",
 		"12 reads have no stack",
-		"v2 was seen\001 here",	/* digits inside a word stay text */
+		"v2 was seen\001 here", /* digits inside a word stay text */
 		"v3 was seen\001 here",
 	};
 	struct seen s = { 0 };
@@ -43,7 +43,7 @@ TEST(warning_groups_merge_like_warnings_with_ranges)
 	CHECK_INT(s.n, 4);
 	CHECK_STR(s.text[0], "probe overhead is about 84-100% of 0.15-0.2 s");
 	CHECK_INT(s.count[0], 3);
-	CHECK_STR(s.text[1], "12 reads have no stack");	/* one figure: as it was */
+	CHECK_STR(s.text[1], "12 reads have no stack"); /* one figure: as it was */
 	CHECK_INT(s.count[1], 2);
 	CHECK_STR(s.text[2], "v2 was seen? here");
 	CHECK_STR(s.text[3], "v3 was seen? here");

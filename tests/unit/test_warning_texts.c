@@ -20,12 +20,13 @@
 #define FORMAT_SIZE 1024
 
 /* The calls that make a warning (the format is the second argument). */
-static const char *const warners[] = { "cp_mech_warn(", "cp_mech_warn_closing(", "cp_profile_warn(" };
+static const char *const warners[] = { "cp_mech_warn(", "cp_mech_warn_closing(",
+				       "cp_profile_warn(" };
 
 struct format {
 	char text[FORMAT_SIZE];
 	char where[160];
-	bool literal;		/* made of string literals alone */
+	bool literal; /* made of string literals alone */
 };
 
 static struct format formats[MAX_FORMATS];
@@ -44,7 +45,7 @@ static void blank_comments(char *s)
 			quote = *s;
 		} else if (s[0] == '/' && s[1] == '*') {
 			for (; *s && !(s[0] == '*' && s[1] == '/'); s++)
-				*s = *s == '\n' ? '\n' : ' ';	/* the lines kept */
+				*s = *s == '\n' ? '\n' : ' '; /* the lines kept */
 			if (*s)
 				s[0] = s[1] = ' ';
 		} else if (s[0] == '/' && s[1] == '/') {
@@ -179,7 +180,7 @@ static int scan_file(const char *path, const struct stat *st, int type, struct F
 				int line = 1;
 
 				if (!strncmp(s, "struct ", 7) || (c > file && ident_char(c[-1])))
-					continue;	/* the definition, another name */
+					continue; /* the definition, another name */
 				if (*(s = skip_argument(s)) != ',')
 					continue;
 				for (const char *p = file; p < c; p++)
@@ -232,11 +233,13 @@ TEST(no_warning_text_of_a_run_is_ever_cut)
 		const struct format *f = &formats[i];
 
 		if (!f->literal)
-			unit_fail(__FILE__, __LINE__, "%s: a warning's format that is not a literal: \"%s\"",
-				  f->where, f->text);
+			unit_fail(__FILE__, __LINE__,
+				  "%s: a warning's format that is not a literal: \"%s\"", f->where,
+				  f->text);
 		else if (cuts(f->text))
-			unit_fail(__FILE__, __LINE__, "%s: a warning cut by a precision on %%s: \"%s\"",
-				  f->where, f->text);
+			unit_fail(__FILE__, __LINE__,
+				  "%s: a warning cut by a precision on %%s: \"%s\"", f->where,
+				  f->text);
 	}
 }
 
@@ -250,7 +253,8 @@ TEST(a_long_warning_is_kept_whole)
 	why[sizeof(why) - 1] = 0;
 	cp_mech_warn(&m, "syscall() in %s is a uprobe (%s)", "/lib/libc.so", why);
 	CHECK_INT(m.nwarnings, 1);
-	CHECK_INT(strlen(m.warnings[0]), strlen("syscall() in /lib/libc.so is a uprobe ()") + strlen(why));
+	CHECK_INT(strlen(m.warnings[0]),
+		  strlen("syscall() in /lib/libc.so is a uprobe ()") + strlen(why));
 	cp_profile_warn(&p, "%s", m.warnings[0]);
 	CHECK_INT(p.nwarnings, 1);
 	CHECK_STR(p.warnings[0], m.warnings[0]);

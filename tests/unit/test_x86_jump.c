@@ -18,7 +18,7 @@ static uint64_t word_of(const uint8_t b[8])
 TEST(x86_near_jump_and_its_reach)
 {
 	uint8_t b[5];
-	static const uint8_t back[] = { 0xe9, 0xfb, 0xff, 0xff, 0xff };	/* to itself */
+	static const uint8_t back[] = { 0xe9, 0xfb, 0xff, 0xff, 0xff }; /* to itself */
 	static const uint8_t ahead[] = { 0xe9, 0x0b, 0x01, 0x00, 0x00 };
 
 	cp_x86_put_jmp(b, 0x401000, 0x401000);
@@ -38,11 +38,11 @@ TEST(x86_near_jump_and_its_reach)
 TEST(x86_jump_fits_in_one_aligned_word)
 {
 	CHECK_INT(cp_x86_jump_in_word(0x1000, 5), 5);
-	CHECK_INT(cp_x86_jump_in_word(0x1003, 7), 5);	/* bytes 3-7 of the word */
-	CHECK_INT(cp_x86_jump_in_word(0x1004, 7), 2);	/* a near jump would cross it */
+	CHECK_INT(cp_x86_jump_in_word(0x1003, 7), 5); /* bytes 3-7 of the word */
+	CHECK_INT(cp_x86_jump_in_word(0x1004, 7), 2); /* a near jump would cross it */
 	CHECK_INT(cp_x86_jump_in_word(0x1006, 3), 2);
-	CHECK_INT(cp_x86_jump_in_word(0x1007, 5), 0);	/* not even a short one */
-	CHECK_INT(cp_x86_jump_in_word(0x1000, 1), 0);	/* one byte holds no jump */
+	CHECK_INT(cp_x86_jump_in_word(0x1007, 5), 0); /* not even a short one */
+	CHECK_INT(cp_x86_jump_in_word(0x1000, 1), 0); /* one byte holds no jump */
 }
 
 TEST(x86_word_switched_whole_keeps_the_other_bytes)

@@ -33,52 +33,51 @@ int unit_libc_path(char *path, size_t size);
  * /proc/self/pagemap; -1 when that cannot be read. */
 long unit_pages_held(const void *p, size_t len);
 
-#define TEST(name)                                                      \
-	static void name(void);                                         \
+#define TEST(name) \
+	static void name(void); \
 	static struct unit_test name##_entry = { #name, __FILE__, name, 0 }; \
-	__attribute__((constructor)) static void name##_register(void)  \
-	{                                                               \
-		unit_register(&name##_entry);                           \
-	}                                                               \
+	__attribute__((constructor)) static void name##_register(void) \
+	{ \
+		unit_register(&name##_entry); \
+	} \
 	static void name(void)
 
-#define CHECK(cond)                                                     \
-	do {                                                            \
-		if (!(cond)) {                                          \
-			unit_fail(__FILE__, __LINE__, "%s", #cond);     \
-			return;                                         \
-		}                                                       \
+#define CHECK(cond) \
+	do { \
+		if (!(cond)) { \
+			unit_fail(__FILE__, __LINE__, "%s", #cond); \
+			return; \
+		} \
 	} while (0)
 
-#define CHECK_INT(a, b)                                                 \
-	do {                                                            \
-		long long a_ = (long long)(a), b_ = (long long)(b);     \
-		if (a_ != b_) {                                         \
-			unit_fail(__FILE__, __LINE__, "%s == %lld, expected %lld", \
-				  #a, a_, b_);                          \
-			return;                                         \
-		}                                                       \
+#define CHECK_INT(a, b) \
+	do { \
+		long long a_ = (long long)(a), b_ = (long long)(b); \
+		if (a_ != b_) { \
+			unit_fail(__FILE__, __LINE__, "%s == %lld, expected %lld", #a, a_, b_); \
+			return; \
+		} \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                 \
-	do {                                                            \
-		const char *a_ = (a), *b_ = (b);                        \
-		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                \
-			unit_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", \
-				  #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
-			return;                                         \
-		}                                                       \
+#define CHECK_STR(a, b) \
+	do { \
+		const char *a_ = (a), *b_ = (b); \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) { \
+			unit_fail(__FILE__, __LINE__, "%s == \"%s\", expected \"%s\"", #a, \
+				  a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+			return; \
+		} \
 	} while (0)
 
 /* |a - b| <= tol */
-#define CHECK_NEAR(a, b, tol)                                           \
-	do {                                                            \
-		double a_ = (a), b_ = (b), t_ = (tol);                  \
-		if (!(a_ - b_ <= t_ && b_ - a_ <= t_)) {                \
-			unit_fail(__FILE__, __LINE__, "%s == %.9g, expected %.9g +- %g", \
-				  #a, a_, b_, t_);                      \
-			return;                                         \
-		}                                                       \
+#define CHECK_NEAR(a, b, tol) \
+	do { \
+		double a_ = (a), b_ = (b), t_ = (tol); \
+		if (!(a_ - b_ <= t_ && b_ - a_ <= t_)) { \
+			unit_fail(__FILE__, __LINE__, "%s == %.9g, expected %.9g +- %g", #a, a_, \
+				  b_, t_); \
+			return; \
+		} \
 	} while (0)
 
 #endif

@@ -15,13 +15,12 @@ json_t *fixture_run_doc(const char *clocksource, const char *kernel)
 	static int serial;
 	char started[48];
 	json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:b, s:f, s:{s:i, s:s, s:s, s:s},"
-			 " s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
-			 "schema", CP_RUN_SCHEMA, "tool", "name", "clockprof",
-			 "version", "0.1.0", "complete", 1, "duration_s", 2.0,
-			 "target", "pid", 1, "comm", "srv", "exe", "/srv",
-			 "build_id", "b1", "host", "kernel", kernel, "cpu", "x",
-			 "clocksource", clocksource, "pmu", 0, "tool_version",
-			 "0.1.0", "clock_reads", "total", 1, "measures");
+				" s:{s:s, s:s, s:s, s:b, s:s}, s:{s:i}, s:{}}",
+				"schema", CP_RUN_SCHEMA, "tool", "name", "clockprof", "version",
+				"0.1.0", "complete", 1, "duration_s", 2.0, "target", "pid", 1,
+				"comm", "srv", "exe", "/srv", "build_id", "b1", "host", "kernel",
+				kernel, "cpu", "x", "clocksource", clocksource, "pmu", 0,
+				"tool_version", "0.1.0", "clock_reads", "total", 1, "measures");
 
 	snprintf(started, sizeof(started), "2026-01-01T00:00:00.%06dZ", serial++);
 	json_object_set_new(doc, "started_at", json_string(started));
@@ -31,8 +30,8 @@ json_t *fixture_run_doc(const char *clocksource, const char *kernel)
 static void set_exact(json_t *doc, const char *name, double value, const char *unit)
 {
 	json_object_set_new(json_object_get(doc, "measures"), name,
-			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit",
-				      unit, "kind", "exact", "better", "lower"));
+			    json_pack("{s:f, s:s, s:s, s:s}", "value", value, "unit", unit, "kind",
+				      "exact", "better", "lower"));
 }
 
 int fixture_regressed_result(const char *const *names, size_t n, int within,

@@ -29,22 +29,22 @@ struct cp_error;
 #define CP_BOUND_DEFAULT_FLOOR "+0.05"
 
 struct cp_bound_rule {
-	char *pattern;		/* fnmatch(3) glob, flags 0: '*' crosses '/' */
-	int relative;		/* 1: value is a percentage; 0: absolute */
-	double value;		/* allowed worsening; < 0 demands improvement */
-	int removed_ok;		/* a `removed-ok GLOB` line, not a bound */
-	char text[40];		/* as written, normalised: "+5%", "+0" */
-	int line;		/* 1-based line in the file; 0 for a default */
-	size_t matched;		/* measures this rule was chosen for */
+	char *pattern;	/* fnmatch(3) glob, flags 0: '*' crosses '/' */
+	int relative;	/* 1: value is a percentage; 0: absolute */
+	double value;	/* allowed worsening; < 0 demands improvement */
+	int removed_ok; /* a `removed-ok GLOB` line, not a bound */
+	char text[40];	/* as written, normalised: "+5%", "+0" */
+	int line;	/* 1-based line in the file; 0 for a default */
+	size_t matched; /* measures this rule was chosen for */
 };
 
 struct cp_bounds {
-	char *file;		/* path as given, NULL for built-in defaults */
-	char sha256[65];	/* hex digest of the file bytes, "" without */
+	char *file;	 /* path as given, NULL for built-in defaults */
+	char sha256[65]; /* hex digest of the file bytes, "" without */
 	struct cp_bound_rule *rules;
 	size_t nrules, rules_cap;
 	struct cp_bound_rule default_exact, default_sampled;
-	struct cp_bound_rule default_floor;	/* CP_BOUND_DEFAULT_FLOOR */
+	struct cp_bound_rule default_floor; /* CP_BOUND_DEFAULT_FLOOR */
 };
 
 /* Fills b with no rules, only the built-in defaults. */
@@ -53,12 +53,11 @@ void cp_bounds_init_defaults(struct cp_bounds *b);
 /* Parses text (len bytes, need not be NUL-terminated); name is used in
  * error messages ("NAME:LINE: ..."). On error b is left empty and the
  * failure is CP_EXIT_USAGE. */
-int cp_bounds_parse(const char *text, size_t len, const char *name,
-		    struct cp_bounds *b, struct cp_error *err);
+int cp_bounds_parse(const char *text, size_t len, const char *name, struct cp_bounds *b,
+		    struct cp_error *err);
 
 /* Reads and parses path, and records its path and sha256. */
-int cp_bounds_load(const char *path, struct cp_bounds *b,
-		   struct cp_error *err);
+int cp_bounds_load(const char *path, struct cp_bounds *b, struct cp_error *err);
 
 /* Parses one bound ("+5%", "+0.5", "+3", "-2%") into
  * rule->relative/value/text. */
@@ -66,8 +65,7 @@ int cp_bound_parse_value(const char *s, struct cp_bound_rule *rule);
 
 /* The rule for measure name (first match wins, then the default for its
  * kind); counts the match in rule->matched. Never NULL. */
-struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
-				      int exact);
+struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name, int exact);
 
 /* The rule that judges a measure matched to r (by cp_bounds_match): the
  * floor instead of the sampled default when the base median is below 1,
@@ -75,8 +73,8 @@ struct cp_bound_rule *cp_bounds_match(struct cp_bounds *b, const char *name,
  * runs (judged as sampled); r itself otherwise, and always for a rule of
  * the file. Counts nothing: cp_bounds_count_floor() does, once. */
 const struct cp_bound_rule *cp_bounds_floor(const struct cp_bounds *b,
-					    const struct cp_bound_rule *r,
-					    double base_median, int varies);
+					    const struct cp_bound_rule *r, double base_median,
+					    int varies);
 
 /* Moves one match from the default the measure matched (exact or not) to
  * the floor that judged it instead. */

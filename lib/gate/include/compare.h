@@ -80,7 +80,7 @@ struct cp_compare_side {
 };
 
 struct cp_compare_opts {
-	double alpha;		/* 0.05; also sets the interval: 1 - alpha */
+	double alpha; /* 0.05; also sets the interval: 1 - alpha */
 	int fail_on_inconclusive;
 	/* --allow-mismatch: runs whose request boundary or ops_source
 	 * differ are judged (with a warning) rather than refused. */
@@ -92,45 +92,45 @@ struct cp_compare_opts {
 };
 
 struct cp_side_stats {
-	double median, lo, hi;	/* lo/hi: min and max over runs */
-	size_t n;		/* runs in which the measure is present */
+	double median, lo, hi; /* lo/hi: min and max over runs */
+	size_t n;	       /* runs in which the measure is present */
 };
 
 struct cp_interval {
-	double point, lo, hi;	/* NaN when unknown */
+	double point, lo, hi; /* NaN when unknown */
 };
 
 /* The longest reason a measure is given, with its NUL. */
 #define CP_MEASURE_REASON_MAX 320
 
 struct cp_measure_verdict {
-	const char *name;	/* owned by the result */
-	const char *unit;	/* in a run's pool: the runs must outlive the result */
-	int exact;		/* kind "exact" (else "sampled") */
-	int judged_sampled;	/* exact, but varied within a side */
+	const char *name;   /* owned by the result */
+	const char *unit;   /* in a run's pool: the runs must outlive the result */
+	int exact;	    /* kind "exact" (else "sampled") */
+	int judged_sampled; /* exact, but varied within a side */
 	int higher_is_better;
 	int in_base, in_head;
 	struct cp_side_stats base, head;
-	struct cp_interval change_pct;	/* NaN point when base is 0 */
-	struct cp_interval change_abs;	/* head - base, in unit */
-	double p_value, p_adjusted;	/* "no change"; NaN when not tested */
+	struct cp_interval change_pct; /* NaN point when base is 0 */
+	struct cp_interval change_abs; /* head - base, in unit */
+	double p_value, p_adjusted;    /* "no change"; NaN when not tested */
 	/* "change beyond the bound", one-sided (NaN when not tested), and
 	 * the Holm adjustment of its conditional p over the family (NaN
 	 * outside it). */
 	double p_beyond, p_beyond_adjusted;
-	int in_family;			/* p_beyond small enough to be corrected */
-	int test_exact;			/* -1 not tested, 0 approximate, 1 exact U */
-	int interval_ratio;		/* -1 none, 0 shift, 1 ratio */
-	int blocking;			/* removed and not allowed: fails */
-	char not_excluded[32];		/* within, but the interval reaches
+	int in_family;			   /* p_beyond small enough to be corrected */
+	int test_exact;			   /* -1 not tested, 0 approximate, 1 exact U */
+	int interval_ratio;		   /* -1 none, 0 shift, 1 ratio */
+	int blocking;			   /* removed and not allowed: fails */
+	char not_excluded[32];		   /* within, but the interval reaches
 					 * this far past the bound ("+7.1%") */
-	const struct cp_bound_rule *bound;	/* NULL for added/removed */
+	const struct cp_bound_rule *bound; /* NULL for added/removed */
 	enum cp_measure_status status;
-	int direction;			/* +1 worse, -1 better, 0 same */
-	double noise_floor_pct;		/* NaN when not computed */
-	size_t runs_needed;		/* per side; 0 unless too few runs */
-	char *reason;			/* malloc'd; NULL: none ("") */
-	json_t *warnings;		/* array of strings; NULL: none */
+	int direction;		/* +1 worse, -1 better, 0 same */
+	double noise_floor_pct; /* NaN when not computed */
+	size_t runs_needed;	/* per side; 0 unless too few runs */
+	char *reason;		/* malloc'd; NULL: none ("") */
+	json_t *warnings;	/* array of strings; NULL: none */
 	/* A regressed per-site measure (clock_reads@FUNCTION/op): the
 	 * lines of FUNCTION that gained reads per op (compare_lines.h);
 	 * NULL for any other measure. */
@@ -138,28 +138,28 @@ struct cp_measure_verdict {
 };
 
 struct cp_compare_result {
-	struct cp_measure_verdict *measures;	/* sorted by name */
+	struct cp_measure_verdict *measures; /* sorted by name */
 	size_t n;
 	size_t counts[CP_MEASURE_NSTATUS];
 	enum cp_verdict_status status;
-	int exit_code;			/* 0 or 1 (CP_EXIT_GATE) */
-	size_t min_runs;		/* per side, for a sampled interval */
-	size_t holm_family;		/* measures corrected together */
-	size_t blocking;		/* removed measures that fail the gate */
-	json_t *excluded;		/* [{side, file, reason}] runs left out */
-	json_t *inconclusive_reasons;	/* run-level reasons, strings */
+	int exit_code;		      /* 0 or 1 (CP_EXIT_GATE) */
+	size_t min_runs;	      /* per side, for a sampled interval */
+	size_t holm_family;	      /* measures corrected together */
+	size_t blocking;	      /* removed measures that fail the gate */
+	json_t *excluded;	      /* [{side, file, reason}] runs left out */
+	json_t *inconclusive_reasons; /* run-level reasons, strings */
 	double alpha;
 	int fail_on_inconclusive;
 	int allow_mismatch;
-	json_t *base_env, *head_env;	/* {field: [distinct values]} */
-	json_t *env_mismatch;		/* [{field, base, head, effect}] */
-	json_t *warnings;		/* array of strings */
+	json_t *base_env, *head_env; /* {field: [distinct values]} */
+	json_t *env_mismatch;	     /* [{field, base, head, effect}] */
+	json_t *warnings;	     /* array of strings */
 	/* The reusable reads (run.json anatomy.reusable) of every base run
 	 * that no head run lists, largest base saving first
 	 * (compare_reusable.c); NULL when a side has no run whose reuse was
 	 * judged. */
 	json_t *reusable_removed;
-	char *name_pool;		/* owns the measure names */
+	char *name_pool; /* owns the measure names */
 };
 
 /* The fingerprint of one run: {kernel, cpu, clocksource, pmu, mechanism,
@@ -174,9 +174,8 @@ json_t *cp_run_fingerprint(const json_t *run);
  * the runs were not all counted with the same mechanism
  * (clock_reads.mechanism), or, without opts->allow_mismatch, when they
  * differ in their request boundary or ops_source. */
-int cp_compare(const struct cp_compare_side *base,
-	       const struct cp_compare_side *head, struct cp_bounds *bounds,
-	       const struct cp_compare_opts *opts,
+int cp_compare(const struct cp_compare_side *base, const struct cp_compare_side *head,
+	       struct cp_bounds *bounds, const struct cp_compare_opts *opts,
 	       struct cp_compare_result *out, struct cp_error *err);
 
 void cp_compare_result_free(struct cp_compare_result *r);

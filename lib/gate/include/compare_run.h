@@ -18,21 +18,21 @@ struct cp_error;
 
 /* One entry of run.json "measures". */
 struct cp_run_measure {
-	const char *name;	/* in the run's pool */
-	const char *unit;	/* in the run's pool */
+	const char *name; /* in the run's pool */
+	const char *unit; /* in the run's pool */
 	double value;
-	int exact;		/* kind "exact" (else "sampled") */
-	int higher_is_better;	/* better "higher" (else "lower") */
+	int exact;	      /* kind "exact" (else "sampled") */
+	int higher_is_better; /* better "higher" (else "lower") */
 };
 
 /* One entry of run.json "call_sites", as much of it as the gate reads. */
 struct cp_run_site {
 	const char *function;
-	const char *file;	/* NULL without line information; a relative
+	const char *file; /* NULL without line information; a relative
 				 * one taken from the site's comp_dir when
 				 * the run names it */
 	long long line;
-	double per_op;		/* NaN without ops */
+	double per_op; /* NaN without ops */
 	/* Where a helper inlined into the function is called, the line of the
 	 * function's own (inlined_at); NULL and 0 when none is named. */
 	const char *at_file;
@@ -51,9 +51,9 @@ struct cp_compare_run {
 	/* Its sites say inlined_at, null or not (written since it was added);
 	 * one without any sites too. */
 	int names_inlined_at;
-	struct cp_run_measure *measures;	/* in document order */
+	struct cp_run_measure *measures; /* in document order */
 	size_t nmeasures;
-	char *pool;		/* names and units */
+	char *pool; /* names and units */
 	/* SHA-256 of what is judged (the trimmed document and every measure),
 	 * hex: the same run given twice has the same digest. */
 	char digest[65];
@@ -71,7 +71,7 @@ void cp_compare_run_free(struct cp_compare_run *run);
  * ~8 MB of JSON), into runs[i] for paths[i]; whole as above. On failure
  * every run is released and err holds the message of the first bad file
  * in order, the same one a sequential load would report. */
-int cp_compare_load_runs(const char *const *paths, size_t n, int whole,
-			 struct cp_compare_run *runs, struct cp_error *err);
+int cp_compare_load_runs(const char *const *paths, size_t n, int whole, struct cp_compare_run *runs,
+			 struct cp_error *err);
 
 #endif

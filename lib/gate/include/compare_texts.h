@@ -18,15 +18,15 @@ struct cp_error;
 struct cp_verdict_measures;
 
 struct cp_compare_texts {
-	char *markdown;		/* as cp_compare_markdown(..., 0), or NULL */
-	char *annotations;	/* as cp_github_annotations_write(), or NULL */
+	char *markdown;	   /* as cp_compare_markdown(..., 0), or NULL */
+	char *annotations; /* as cp_github_annotations_write(), or NULL */
 };
 
 struct cp_compare_texts_request {
-	FILE *json;		/* write verdict.json to this stream, or NULL */
-	const char *json_name;	/* its path, for messages ("-": standard
+	FILE *json;		   /* write verdict.json to this stream, or NULL */
+	const char *json_name;	   /* its path, for messages ("-": standard
 				 * output, then a newline) */
-	int markdown, annotations;	/* which texts to render */
+	int markdown, annotations; /* which texts to render */
 };
 
 /* Renders the texts asked for from verdict (whose own "measures" are not
@@ -35,8 +35,8 @@ struct cp_compare_texts_request {
  * with err set (out of memory, or verdict.json not written), with nothing
  * left to free then. */
 int cp_compare_texts_render(const json_t *verdict, const struct cp_verdict_measures *ms,
-			    const struct cp_compare_texts_request *rq,
-			    struct cp_compare_texts *out, struct cp_error *err);
+			    const struct cp_compare_texts_request *rq, struct cp_compare_texts *out,
+			    struct cp_error *err);
 
 /* Writes verdict.json alone to f, as cp_compare_texts_render() does (for
  * an output that must wait until others are written). 0, or -1 with err
@@ -46,8 +46,8 @@ int cp_compare_texts_json(FILE *f, const char *name, const json_t *verdict,
 
 /* Writes the terminal table of verdict and ms to f (colour: color). 0,
  * or -1 when out of memory or f fails. */
-int cp_compare_texts_table(FILE *f, const json_t *verdict,
-			   const struct cp_verdict_measures *ms, int color);
+int cp_compare_texts_table(FILE *f, const json_t *verdict, const struct cp_verdict_measures *ms,
+			   int color);
 
 void cp_compare_texts_free(struct cp_compare_texts *texts);
 

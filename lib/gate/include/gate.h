@@ -22,24 +22,24 @@ struct cp_compare_run;
 
 /* Writes an HTML report of docs[0] (the verdict) and the runs after it
  * to f, as cp_report_write (lib/report/include/report.h) does. */
-typedef int (*cp_gate_html_writer)(json_t *const *docs, size_t ndocs, FILE *f,
-				   const char *path, struct cp_error *err);
+typedef int (*cp_gate_html_writer)(json_t *const *docs, size_t ndocs, FILE *f, const char *path,
+				   struct cp_error *err);
 
 struct cp_gate_request {
 	const char *const *base_files;
 	size_t nbase;
 	const char *const *head_files;
 	size_t nhead;
-	const char *bounds_path;	/* NULL: built-in defaults */
-	const char *output;		/* verdict.json, "-" for the texts only */
-	const char *markdown;		/* markdown file, or NULL */
-	const char *html;		/* HTML report, or NULL */
-	cp_gate_html_writer html_writer;	/* needed with html */
-	int github;			/* markdown for $GITHUB_STEP_SUMMARY */
+	const char *bounds_path;	 /* NULL: built-in defaults */
+	const char *output;		 /* verdict.json, "-" for the texts only */
+	const char *markdown;		 /* markdown file, or NULL */
+	const char *html;		 /* HTML report, or NULL */
+	cp_gate_html_writer html_writer; /* needed with html */
+	int github;			 /* markdown for $GITHUB_STEP_SUMMARY */
 	int fail_on_inconclusive;
-	int allow_mismatch;		/* --allow-mismatch (compare.h) */
-	const char *source_root;	/* --source-root (compare.h), or NULL */
-	cp_wait_notice notice;		/* told of an output FIFO waiting for
+	int allow_mismatch;	 /* --allow-mismatch (compare.h) */
+	const char *source_root; /* --source-root (compare.h), or NULL */
+	cp_wait_notice notice;	 /* told of an output FIFO waiting for
 					 * its reader, or NULL */
 };
 
@@ -47,7 +47,7 @@ struct cp_gate_outcome {
 	/* The verdict without its measures (cp_verdict_skeleton): they are
 	 * written one by one, never held as JSON all at once. */
 	json_t *verdict;
-	struct cp_compare_texts texts;	/* annotations with github */
+	struct cp_compare_texts texts; /* annotations with github */
 	/* What the table is written from (cp_gate_table_write): the
 	 * result, and the runs and bounds its names, units and rules point
 	 * into. */
@@ -55,7 +55,7 @@ struct cp_gate_outcome {
 	struct cp_bounds *bounds;
 	struct cp_compare_run *runs;
 	size_t nruns;
-	int exit_code;			/* the gate's: 0 or 1 */
+	int exit_code; /* the gate's: 0 or 1 */
 	/* Problems that must not change the gate's exit code (appending to
 	 * $GITHUB_STEP_SUMMARY failed); "" when none. */
 	char warning[512];

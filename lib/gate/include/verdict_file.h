@@ -19,26 +19,21 @@ struct cp_verdict_measures;
 #define CP_VERDICT_SCHEMA "clockprof.verdict/1"
 
 /* Builds the verdict document (new reference, NULL when out of memory). */
-json_t *cp_verdict_build(const struct cp_compare_result *r,
-			 const struct cp_bounds *bounds,
-			 const struct cp_compare_side *base,
-			 const struct cp_compare_side *head);
+json_t *cp_verdict_build(const struct cp_compare_result *r, const struct cp_bounds *bounds,
+			 const struct cp_compare_side *base, const struct cp_compare_side *head);
 
 /* The verdict document without its measures ("measures" holds a marker
  * string): what the writers read besides the measures, which they take
  * one at a time (verdict_measures.h). New reference, NULL when out of
  * memory. */
-json_t *cp_verdict_skeleton(const struct cp_compare_result *r,
-			    const struct cp_bounds *bounds,
-			    const struct cp_compare_side *base,
-			    const struct cp_compare_side *head);
+json_t *cp_verdict_skeleton(const struct cp_compare_result *r, const struct cp_bounds *bounds,
+			    const struct cp_compare_side *base, const struct cp_compare_side *head);
 
 /* Writes verdict.json to out, the skeleton's text with the measures
  * written one by one where its marker is: byte for byte what
  * cp_json_text() of the whole document (cp_verdict_build) would be, never
  * held whole. 0, or -1 when out of memory or out fails. */
-int cp_verdict_write(FILE *out, const json_t *skeleton,
-		     const struct cp_verdict_measures *ms);
+int cp_verdict_write(FILE *out, const json_t *skeleton, const struct cp_verdict_measures *ms);
 
 /* Loads path and checks the members report and the writers rely on
  * (schema, status, summary, bounds, base, head, env_mismatch, measures
@@ -48,7 +43,6 @@ int cp_verdict_write(FILE *out, const json_t *skeleton,
 int cp_verdict_file_load(const char *path, json_t **doc, struct cp_error *err);
 
 /* Checks an already parsed document; `what` names it in messages. */
-int cp_verdict_file_validate(const json_t *doc, const char *what,
-			     struct cp_error *err);
+int cp_verdict_file_validate(const json_t *doc, const char *what, struct cp_error *err);
 
 #endif

@@ -17,7 +17,7 @@ struct cp_measure_verdict;
 
 struct cp_verdict_measures {
 	const json_t *array;			/* a verdict's "measures", or */
-	const struct cp_compare_result *result;	/* the gate's result */
+	const struct cp_compare_result *result; /* the gate's result */
 	size_t n;
 };
 

@@ -57,7 +57,7 @@ const char *cp_anatomy_clock_name(int32_t clock, char *buf, size_t size)
 		snprintf(buf, size, "gettimeofday");
 	else if (clock == CP_ANATOMY_CLOCK_TIME)
 		snprintf(buf, size, "time");
-	else if (clock >= 0 && clock < CP_CLOCK_SLOTS - 1)	/* the last: "dynamic" */
+	else if (clock >= 0 && clock < CP_CLOCK_SLOTS - 1) /* the last: "dynamic" */
 		snprintf(buf, size, "%s", cp_clock_name(clock));
 	else
 		snprintf(buf, size, "clock %d", (int)clock);
@@ -98,8 +98,8 @@ static void judge_or_say(const struct cp_anatomy_samples *in, struct cp_anatomy 
 		out->judged = true;
 }
 
-int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns,
-		     double reuse_share, struct cp_anatomy *out)
+int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns, double reuse_share,
+		     struct cp_anatomy *out)
 {
 	const struct cp_anatomy_request **whole;
 	size_t n = 0;

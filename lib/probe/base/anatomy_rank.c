@@ -18,7 +18,7 @@ uint64_t cp_anatomy_rank(uint64_t *v, size_t n, double q)
 	if (!n)
 		return 0;
 	qsort(v, n, sizeof(*v), by_value);
-	rank = (size_t)(q * (double)n + 0.999999);	/* nearest rank, 1-based */
+	rank = (size_t)(q * (double)n + 0.999999); /* nearest rank, 1-based */
 	if (rank < 1)
 		rank = 1;
 	return v[(rank > n ? n : rank) - 1];

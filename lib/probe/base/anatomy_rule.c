@@ -14,11 +14,11 @@
 struct pair {
 	uint32_t e, r;
 	uint64_t requests, broken, times;
-	size_t last;			/* the request it was last met in, + 1 */
-	bool broken_now;		/* the rule failed in that request */
+	size_t last;	 /* the request it was last met in, + 1 */
+	bool broken_now; /* the rule failed in that request */
 	uint64_t *gaps;
 	size_t cap;
-	size_t next;			/* the next pair of the same R, + 1 */
+	size_t next; /* the next pair of the same R, + 1 */
 };
 
 /* The latest read of one clock in the request walked. */
@@ -33,8 +33,8 @@ struct walk {
 	uint64_t gap_ns;
 	struct pair *pairs;
 	size_t npairs, cap;
-	size_t *first;			/* per read id: its first pair as R, + 1 */
-	struct latest *latest;		/* one per clock met in the request */
+	size_t *first;	       /* per read id: its first pair as R, + 1 */
+	struct latest *latest; /* one per clock met in the request */
 	size_t nlatest, latest_cap;
 };
 
@@ -86,8 +86,7 @@ static struct latest *latest_of(struct walk *w, int32_t clock)
 
 /* A read at ev, with barrier syscalls and voluntary switches before it
  * in request req: paired with the clock's latest read, then the latest. */
-static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev,
-		   uint64_t barrier)
+static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev, uint64_t barrier)
 {
 	struct latest *l = latest_of(w, w->in->reads[ev->what].clock);
 	struct pair *p;
@@ -151,8 +150,12 @@ static void keep_reusable(struct walk *w, size_t sampled, struct cp_anatomy *out
 			continue;
 		u = &out->reusable[out->nreusable++];
 		*u = (struct cp_anatomy_reuse){
-			.read = p->r, .reuses = p->e, .requests = p->requests, .held = held,
-			.times = p->times, .share = (double)held / (double)p->requests,
+			.read = p->r,
+			.reuses = p->e,
+			.requests = p->requests,
+			.held = held,
+			.times = p->times,
+			.share = (double)held / (double)p->requests,
 			.per_op = (double)p->times / (double)sampled,
 		};
 		u->gap_p50_ns = cp_anatomy_rank(p->gaps, p->times, 0.5);
@@ -164,8 +167,7 @@ static void keep_reusable(struct walk *w, size_t sampled, struct cp_anatomy *out
 }
 
 int cp_anatomy_rule(const struct cp_anatomy_samples *in,
-		    const struct cp_anatomy_request *const *whole, size_t n,
-		    struct cp_anatomy *out)
+		    const struct cp_anatomy_request *const *whole, size_t n, struct cp_anatomy *out)
 {
 	struct walk w = { .in = in, .gap_ns = out->reuse_gap_ns };
 	int rc = 0;

@@ -9,8 +9,8 @@
 /* One whole request as the sequence of its reads. */
 struct seq {
 	const struct cp_anatomy_request *r;
-	uint32_t *ids;			/* read ids in order */
-	uint64_t *at;			/* their times */
+	uint32_t *ids; /* read ids in order */
+	uint64_t *at;  /* their times */
 	size_t n;
 };
 
@@ -37,7 +37,7 @@ static int by_count_desc(const void *a, const void *b)
 
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	return (x->start > y->start) - (x->start < y->start);	/* sequence order */
+	return (x->start > y->start) - (x->start < y->start); /* sequence order */
 }
 
 static int fill_seq(const struct cp_anatomy_samples *in, const struct cp_anatomy_request *r,

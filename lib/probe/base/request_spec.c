@@ -21,8 +21,8 @@ static const char *file_separator(const char *s)
 	return NULL;
 }
 
-int cp_func_spec_parse(const char *text, struct cp_func_spec *out,
-		       const char *what, struct cp_error *err)
+int cp_func_spec_parse(const char *text, struct cp_func_spec *out, const char *what,
+		       struct cp_error *err)
 {
 	const char *sep = file_separator(text);
 	size_t flen;
@@ -38,15 +38,15 @@ int cp_func_spec_parse(const char *text, struct cp_func_spec *out,
 		text = sep + 1;
 	}
 	if (!*text || strlen(text) >= sizeof(out->symbol))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "invalid %s: the symbol name is empty or too long; use [FILE:]SYMBOL",
-			       what);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"invalid %s: the symbol name is empty or too long; use [FILE:]SYMBOL",
+			what);
 	snprintf(out->symbol, sizeof(out->symbol), "%s", text);
 	return 0;
 }
 
-int cp_request_spec_parse(const char *text, struct cp_request_spec *out,
-			  struct cp_error *err)
+int cp_request_spec_parse(const char *text, struct cp_request_spec *out, struct cp_error *err)
 {
 	const char *suggestions[3];
 	int n;
@@ -65,11 +65,11 @@ int cp_request_spec_parse(const char *text, struct cp_request_spec *out,
 			return 0;
 		n = cp_syscall_suggest(text + 8, suggestions, 3);
 		return cp_fail(err, CP_EXIT_USAGE, "unknown syscall '%s' in request spec%s%s%s%s%s",
-			       text + 8, n ? "; did you mean " : "",
-			       n > 0 ? suggestions[0] : "", n > 1 ? ", " : "",
-			       n > 1 ? suggestions[1] : "", n ? "?" : "");
+			       text + 8, n ? "; did you mean " : "", n > 0 ? suggestions[0] : "",
+			       n > 1 ? ", " : "", n > 1 ? suggestions[1] : "", n ? "?" : "");
 	}
-	return cp_fail(err, CP_EXIT_USAGE,
-		       "invalid request spec '%s': use func:SYMBOL, func:FILE:SYMBOL or syscall:NAME",
-		       text);
+	return cp_fail(
+		err, CP_EXIT_USAGE,
+		"invalid request spec '%s': use func:SYMBOL, func:FILE:SYMBOL or syscall:NAME",
+		text);
 }

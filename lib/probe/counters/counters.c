@@ -64,7 +64,7 @@
 #include "error.h"
 
 #define HW_GROUP_MAX 3
-#define GROUP_MAX 64	/* software group; also the read buffer's size */
+#define GROUP_MAX 64 /* software group; also the read buffer's size */
 #define MAX_ATTEMPTS 6
 #define NO_FD (-1)
 
@@ -72,22 +72,22 @@
  * Without hybrid PMUs there is one variant and slot = event. */
 struct thread_events {
 	pid_t tid;
-	int *fd;	/* per slot, NO_FD when not opened */
-	int *leader;	/* per slot: slot of its group leader, or -1 */
+	int *fd;     /* per slot, NO_FD when not opened */
+	int *leader; /* per slot: slot of its group leader, or -1 */
 };
 
 struct cp_counters {
 	pid_t pid;
 	size_t n;
 	struct cp_event_spec *specs;
-	struct cp_pmu pmus[CP_MAX_HYBRID_PMUS];	/* hybrid core PMUs, or none */
+	struct cp_pmu pmus[CP_MAX_HYBRID_PMUS]; /* hybrid core PMUs, or none */
 	size_t npmus;
-	size_t variants;	/* max(1, npmus) */
-	size_t nslots;		/* n * variants */
+	size_t variants; /* max(1, npmus) */
+	size_t nslots;	 /* n * variants */
 	bool *unsupported;
 	char (*reason)[200];
 	bool group_read;
-	int has_pmu;		/* -1 unknown */
+	int has_pmu; /* -1 unknown */
 	bool nofile_raised;
 	struct thread_events *threads;
 	size_t nthreads, cap;
@@ -97,8 +97,7 @@ struct cp_counters {
 
 static int perf_open(struct perf_event_attr *attr, pid_t tid, int group_fd)
 {
-	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd,
-			    PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
 int cp_perf_event_paranoid(void)
@@ -187,10 +186,9 @@ static void why_unknown(struct cp_counters *c, size_t e, const char *pmu)
 /* Software events that count in the kernel only. */
 static bool kernel_only_software(const struct cp_event_spec *s)
 {
-	return s->type == PERF_TYPE_SOFTWARE &&
-	       (s->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
-		s->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
-		s->config == PERF_COUNT_SW_CGROUP_SWITCHES);
+	return s->type == PERF_TYPE_SOFTWARE && (s->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
+						 s->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
+						 s->config == PERF_COUNT_SW_CGROUP_SWITCHES);
 }
 
 /* Why an event was refused (EACCES, EPERM): what perf_event_paranoid
@@ -203,23 +201,25 @@ static void why_refused(struct cp_counters *c, size_t e)
 	size_t size = sizeof(c->reason[e]);
 
 	if (!s->exclude_kernel && paranoid >= 2 && kernel_only_software(s))
-		snprintf(why, size,
-			 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON, and %.40s are counted in the kernel (run as root)",
-			 paranoid, s->name);
+		snprintf(
+			why, size,
+			"not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON, and %.40s are counted in the kernel (run as root)",
+			paranoid, s->name);
 	else if (!s->exclude_kernel && paranoid >= 2)
-		snprintf(why, size,
-			 "not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON (run as root, or count %.60s:u)",
-			 paranoid, s->name);
+		snprintf(
+			why, size,
+			"not permitted: kernel.perf_event_paranoid=%d allows only user-space counting without CAP_PERFMON (run as root, or count %.60s:u)",
+			paranoid, s->name);
 	else if (paranoid != INT32_MIN)
-		snprintf(why, size,
-			 "not permitted with kernel.perf_event_paranoid=%d (run as root or with CAP_PERFMON, or the target belongs to another user)",
-			 paranoid);
+		snprintf(
+			why, size,
+			"not permitted with kernel.perf_event_paranoid=%d (run as root or with CAP_PERFMON, or the target belongs to another user)",
+			paranoid);
 	else
 		snprintf(why, size, "not permitted (run as root or with CAP_PERFMON)");
 }
 
-static void set_unsupported(struct cp_counters *c, size_t e, int errnum,
-			    const char *pmu)
+static void set_unsupported(struct cp_counters *c, size_t e, int errnum, const char *pmu)
 {
 	if (c->unsupported[e])
 		return;
@@ -227,20 +227,16 @@ static void set_unsupported(struct cp_counters *c, size_t e, int errnum,
 	switch (errnum) {
 	case ENOENT:
 	case ENODEV:
-	case EOPNOTSUPP:
-		why_unknown(c, e, pmu);
-		break;
+	case EOPNOTSUPP: why_unknown(c, e, pmu); break;
 	case EACCES:
-	case EPERM:
-		why_refused(c, e);
-		break;
+	case EPERM: why_refused(c, e); break;
 	case EINVAL:
 		snprintf(c->reason[e], sizeof(c->reason[e]),
 			 "rejected by the kernel as invalid for this PMU (EINVAL)");
 		break;
 	default:
-		snprintf(c->reason[e], sizeof(c->reason[e]),
-			 "perf_event_open failed: %s", strerror(errnum));
+		snprintf(c->reason[e], sizeof(c->reason[e]), "perf_event_open failed: %s",
+			 strerror(errnum));
 	}
 }
 
@@ -275,8 +271,7 @@ static bool raise_nofile(struct cp_counters *c)
 {
 	struct rlimit rl;
 
-	if (c->nofile_raised || getrlimit(RLIMIT_NOFILE, &rl) ||
-	    rl.rlim_cur >= rl.rlim_max)
+	if (c->nofile_raised || getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
 		return false;
 	c->nofile_raised = true;
 	rl.rlim_cur = rl.rlim_max;
@@ -286,8 +281,7 @@ static bool raise_nofile(struct cp_counters *c)
 /* The attr of one slot: on a hybrid machine a hardware or cache event
  * names its core PMU in config's upper half, a raw event is of that PMU's
  * type (raw codes are per core type). */
-static void slot_attr(const struct cp_counters *c, size_t sl,
-		      struct perf_event_attr *attr)
+static void slot_attr(const struct cp_counters *c, size_t sl, struct perf_event_attr *attr)
 {
 	const struct cp_event_spec *s = &c->specs[sl / c->variants];
 	size_t v = sl % c->variants;
@@ -300,8 +294,7 @@ static void slot_attr(const struct cp_counters *c, size_t sl,
 	attr->exclude_user = s->exclude_user;
 	attr->exclude_kernel = s->exclude_kernel;
 	attr->exclude_hv = s->exclude_hv;
-	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED |
-			    PERF_FORMAT_TOTAL_TIME_RUNNING |
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 			    (c->group_read ? PERF_FORMAT_GROUP : 0);
 	if (c->npmus && cp_event_is_hardware(s)) {
 		if (s->type == PERF_TYPE_RAW)
@@ -322,9 +315,8 @@ struct groups {
  * room and takes it, else as the leader of a new one (*leader). Out of
  * descriptors, the soft limit is raised once and the slot tried again.
  * Returns the fd, or -1 with *errnum. */
-static int open_slot(struct cp_counters *c, const struct thread_events *t,
-		     const struct groups *g, size_t sl, size_t k, size_t max,
-		     int *leader, int *errnum)
+static int open_slot(struct cp_counters *c, const struct thread_events *t, const struct groups *g,
+		     size_t sl, size_t k, size_t max, int *leader, int *errnum)
 {
 	struct perf_event_attr attr;
 	int fd = -1;
@@ -334,7 +326,7 @@ static int open_slot(struct cp_counters *c, const struct thread_events *t,
 		bool sibling = g->leader[k] >= 0 && g->members[k] < max;
 
 		if (sibling) {
-			attr.disabled = 0;	/* follows its leader */
+			attr.disabled = 0; /* follows its leader */
 			fd = perf_open(&attr, t->tid, t->fd[g->leader[k]]);
 			*leader = g->leader[k];
 			/* The group cannot take it: start a new one. */
@@ -371,8 +363,8 @@ static int open_thread(struct cp_counters *c, struct thread_events *t)
 			continue;
 		fd = open_slot(c, t, &g, sl, k, hw ? HW_GROUP_MAX : GROUP_MAX, &leader, &errnum);
 		if (fd < 0) {
-			if (errnum == ESRCH || errnum == EMFILE ||
-			    errnum == ENFILE || errnum == ENOMEM)
+			if (errnum == ESRCH || errnum == EMFILE || errnum == ENFILE ||
+			    errnum == ENOMEM)
 				return errnum;
 			set_unsupported(c, e, errnum, c->npmus ? c->pmus[v].name : NULL);
 			continue;
@@ -450,8 +442,7 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 
 	if (cp_proc_threads(c->pid, &tids, &n)) {
 		if (errno == ENOENT || errno == ESRCH)
-			return cp_fail(err, CP_EXIT_PROFILE, "no such process: %d",
-				       (int)c->pid);
+			return cp_fail(err, CP_EXIT_PROFILE, "no such process: %d", (int)c->pid);
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot list the threads of %d: %s",
 			       (int)c->pid, strerror(errno));
 	}
@@ -464,7 +455,7 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 			return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 		}
 		rc = open_thread(c, t);
-		if (rc == ESRCH) {		/* exited meanwhile */
+		if (rc == ESRCH) { /* exited meanwhile */
 			close_thread(c, t);
 			c->nthreads--;
 		} else if (rc) {
@@ -472,12 +463,13 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 
 			free(tids);
 			if (rc == EMFILE || rc == ENFILE)
-				return cp_fail(err, CP_EXIT_PROFILE,
-					       "out of file descriptors opening %zu events on %zu threads of %d (raise ulimit -n)",
-					       c->n, n, (int)c->pid);
+				return cp_fail(
+					err, CP_EXIT_PROFILE,
+					"out of file descriptors opening %zu events on %zu threads of %d (raise ulimit -n)",
+					c->n, n, (int)c->pid);
 			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot open counters on thread %d: %s",
-				       (int)tid, strerror(rc));
+				       "cannot open counters on thread %d: %s", (int)tid,
+				       strerror(rc));
 		}
 	}
 	long born = (long)count_newborn(c->pid, tids, n);
@@ -490,9 +482,8 @@ static long open_pass(struct cp_counters *c, struct cp_error *err)
 	return born;
 }
 
-int cp_counters_open(struct cp_counters **out, pid_t pid,
-		     const struct cp_event_spec *specs, size_t n,
-		     struct cp_error *err)
+int cp_counters_open(struct cp_counters **out, pid_t pid, const struct cp_event_spec *specs,
+		     size_t n, struct cp_error *err)
 {
 	struct cp_counters *c;
 	long born = 0;
@@ -514,8 +505,7 @@ int cp_counters_open(struct cp_counters **out, pid_t pid,
 	c->pid = pid;
 	c->has_pmu = -1;
 	c->group_read = kernel_groups_inherit();
-	c->npmus = cp_hybrid_pmus("/sys/bus/event_source/devices", c->pmus,
-				  CP_MAX_HYBRID_PMUS);
+	c->npmus = cp_hybrid_pmus("/sys/bus/event_source/devices", c->pmus, CP_MAX_HYBRID_PMUS);
 	c->variants = c->npmus ? c->npmus : 1;
 	c->nslots = n * c->variants;
 	for (c->attempts = 1; c->attempts <= MAX_ATTEMPTS; c->attempts++) {
@@ -563,8 +553,7 @@ int cp_counters_disable(struct cp_counters *c)
 	return ioctl_leaders(c, PERF_EVENT_IOC_DISABLE);
 }
 
-int cp_counters_add_group_read(const uint64_t *buf, size_t words,
-			       const size_t *map, size_t members,
+int cp_counters_add_group_read(const uint64_t *buf, size_t words, const size_t *map, size_t members,
 			       struct cp_counter_value *values)
 {
 	if (words < 3 || buf[0] != members || words < 3 + members)
@@ -588,16 +577,16 @@ void cp_counter_value_finish(struct cp_counter_value *v)
 		return;
 	if (v->time_enabled > 0 && v->time_running == 0) {
 		v->supported = false;
-		snprintf(v->reason, sizeof(v->reason),
-			 "not counted: never scheduled on the PMU (counters busy or the group does not fit)");
+		snprintf(
+			v->reason, sizeof(v->reason),
+			"not counted: never scheduled on the PMU (counters busy or the group does not fit)");
 		return;
 	}
 	v->value = (double)v->raw;
 	if (v->time_running < v->time_enabled) {
 		v->scaled = true;
 		v->running_ratio = (double)v->time_running / (double)v->time_enabled;
-		v->value = (double)v->raw * ((double)v->time_enabled /
-					     (double)v->time_running);
+		v->value = (double)v->raw * ((double)v->time_enabled / (double)v->time_running);
 	}
 }
 
@@ -632,13 +621,13 @@ static void read_thread(struct cp_counters *c, const struct thread_events *t,
 		ssize_t got = read(t->fd[sl], buf, (3 + m) * sizeof(uint64_t));
 
 		if (got > 0)
-			cp_counters_add_group_read(buf, (size_t)got / sizeof(uint64_t),
-						   map, m, slots);
+			cp_counters_add_group_read(buf, (size_t)got / sizeof(uint64_t), map, m,
+						   slots);
 	}
 }
 
-void cp_counters_merge_variants(const struct cp_counter_value *slots,
-				size_t variants, struct cp_counter_value *v)
+void cp_counters_merge_variants(const struct cp_counter_value *slots, size_t variants,
+				struct cp_counter_value *v)
 {
 	uint64_t enabled = 0;
 
@@ -661,16 +650,14 @@ int cp_counters_read(struct cp_counters *c, struct cp_counter_value *values)
 	for (size_t e = 0; e < c->n; e++) {
 		values[e].supported = !c->unsupported[e];
 		if (c->unsupported[e])
-			snprintf(values[e].reason, sizeof(values[e].reason), "%s",
-				 c->reason[e]);
+			snprintf(values[e].reason, sizeof(values[e].reason), "%s", c->reason[e]);
 	}
 	for (size_t i = 0; i < c->nthreads; i++) {
 		read_thread(c, &c->threads[i], slots);
 		for (size_t e = 0; e < c->n; e++)
-			cp_counters_merge_variants(&slots[e * c->variants],
-						   cp_event_is_hardware(&c->specs[e]) ?
-							   c->variants : 1,
-						   &values[e]);
+			cp_counters_merge_variants(
+				&slots[e * c->variants],
+				cp_event_is_hardware(&c->specs[e]) ? c->variants : 1, &values[e]);
 	}
 	free(slots);
 	for (size_t e = 0; e < c->n; e++)

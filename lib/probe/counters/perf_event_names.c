@@ -14,8 +14,8 @@
 #include "suggest.h"
 
 struct named_event {
-	const char *name;	/* canonical */
-	const char *alias;	/* or NULL */
+	const char *name;  /* canonical */
+	const char *alias; /* or NULL */
 	uint32_t type;
 	uint64_t config;
 	const char *unit;
@@ -24,24 +24,31 @@ struct named_event {
 static const struct named_event named_events[] = {
 	{ "cycles", "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles" },
 	{ "instructions", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions" },
-	{ "cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "cache-references" },
+	{ "cache-references", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
+	  "cache-references" },
 	{ "cache-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "cache-misses" },
-	{ "branches", "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches" },
+	{ "branches", "branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	  "branches" },
 	{ "branch-misses", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "branch-misses" },
 	{ "bus-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "bus-cycles" },
-	{ "stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles" },
-	{ "stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles" },
+	{ "stalled-cycles-frontend", "idle-cycles-frontend", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_STALLED_CYCLES_FRONTEND, "cycles" },
+	{ "stalled-cycles-backend", "idle-cycles-backend", PERF_TYPE_HARDWARE,
+	  PERF_COUNT_HW_STALLED_CYCLES_BACKEND, "cycles" },
 	{ "ref-cycles", NULL, PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "cycles" },
 	{ "cpu-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "ns" },
 	{ "task-clock", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "ns" },
 	{ "page-faults", "faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page-faults" },
-	{ "context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches" },
-	{ "cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "cpu-migrations" },
+	{ "context-switches", "cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+	  "context-switches" },
+	{ "cpu-migrations", "migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
+	  "cpu-migrations" },
 	{ "minor-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "page-faults" },
 	{ "major-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "page-faults" },
 	{ "alignment-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "faults" },
 	{ "emulation-faults", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "faults" },
-	{ "cgroup-switches", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CGROUP_SWITCHES, "context-switches" },
+	{ "cgroup-switches", NULL, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CGROUP_SWITCHES,
+	  "context-switches" },
 };
 
 /* Generic cache events are "<cache>-<op>s" or "<cache>-<op>-misses". */
@@ -50,14 +57,14 @@ static const struct {
 	uint64_t id;
 } cache_ids[] = {
 	{ "L1-dcache", PERF_COUNT_HW_CACHE_L1D }, { "L1-icache", PERF_COUNT_HW_CACHE_L1I },
-	{ "LLC", PERF_COUNT_HW_CACHE_LL },        { "dTLB", PERF_COUNT_HW_CACHE_DTLB },
-	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB },     { "branch", PERF_COUNT_HW_CACHE_BPU },
+	{ "LLC", PERF_COUNT_HW_CACHE_LL },	  { "dTLB", PERF_COUNT_HW_CACHE_DTLB },
+	{ "iTLB", PERF_COUNT_HW_CACHE_ITLB },	  { "branch", PERF_COUNT_HW_CACHE_BPU },
 	{ "node", PERF_COUNT_HW_CACHE_NODE },
 };
 
 static const struct {
-	const char *access;	/* "loads" */
-	const char *miss;	/* "load-misses" */
+	const char *access; /* "loads" */
+	const char *miss;   /* "load-misses" */
 	uint64_t id;
 } cache_ops[] = {
 	{ "loads", "load-misses", PERF_COUNT_HW_CACHE_OP_READ },
@@ -67,14 +74,13 @@ static const struct {
 
 /* A few cache names for "did you mean"; the full set is the product. */
 static const char *const cache_examples[] = {
-	"L1-dcache-loads", "L1-dcache-load-misses", "L1-icache-load-misses",
-	"LLC-loads", "LLC-load-misses", "dTLB-load-misses", "iTLB-load-misses",
+	"L1-dcache-loads", "L1-dcache-load-misses", "L1-icache-load-misses", "LLC-loads",
+	"LLC-load-misses", "dTLB-load-misses",	    "iTLB-load-misses",
 };
 
-static const char default_list[] =
-	"instructions:u,instructions:k,branches:u,branches:k,"
-	"branch-misses:u,branch-misses:k,cycles:u,cycles:k,"
-	"task-clock,context-switches,cpu-migrations,page-faults";
+static const char default_list[] = "instructions:u,instructions:k,branches:u,branches:k,"
+				   "branch-misses:u,branch-misses:k,cycles:u,cycles:k,"
+				   "task-clock,context-switches,cpu-migrations,page-faults";
 
 const char *cp_events_default_list(void)
 {
@@ -83,8 +89,8 @@ const char *cp_events_default_list(void)
 
 bool cp_event_is_hardware(const struct cp_event_spec *spec)
 {
-	return spec->type == PERF_TYPE_HARDWARE ||
-	       spec->type == PERF_TYPE_HW_CACHE || spec->type == PERF_TYPE_RAW;
+	return spec->type == PERF_TYPE_HARDWARE || spec->type == PERF_TYPE_HW_CACHE ||
+	       spec->type == PERF_TYPE_RAW;
 }
 
 static bool lookup_named(const char *base, struct cp_event_spec *s)
@@ -92,8 +98,7 @@ static bool lookup_named(const char *base, struct cp_event_spec *s)
 	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
 		const struct named_event *e = &named_events[i];
 
-		if (strcasecmp(base, e->name) &&
-		    !(e->alias && !strcasecmp(base, e->alias)))
+		if (strcasecmp(base, e->name) && !(e->alias && !strcasecmp(base, e->alias)))
 			continue;
 		snprintf(s->name, sizeof(s->name), "%s", e->name);
 		s->type = e->type;
@@ -123,7 +128,8 @@ static bool lookup_cache(const char *base, struct cp_event_spec *s)
 			s->type = PERF_TYPE_HW_CACHE;
 			s->config = cache_ids[c].id | cache_ops[o].id << 8 |
 				    (uint64_t)(miss ? PERF_COUNT_HW_CACHE_RESULT_MISS :
-						      PERF_COUNT_HW_CACHE_RESULT_ACCESS) << 16;
+						      PERF_COUNT_HW_CACHE_RESULT_ACCESS)
+					    << 16;
 			s->unit = "events";
 			return true;
 		}
@@ -158,9 +164,10 @@ static int unknown_event(const char *base, const char *item, struct cp_error *er
 
 	/* "sched:sched_switch": after the colon a name, not modifiers. */
 	if (colon && colon[1 + strspn(colon + 1, "ukhpPGHI")] != '\0')
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--events: \"%.80s\" looks like a tracepoint; clockprof counts hardware and software events only (e.g. instructions:u, task-clock, cs)",
-			       item);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"--events: \"%.80s\" looks like a tracepoint; clockprof counts hardware and software events only (e.g. instructions:u, task-clock, cs)",
+			item);
 
 	cp_suggest_init(&sg, base);
 	for (size_t i = 0; i < sizeof(named_events) / sizeof(named_events[0]); i++) {
@@ -171,14 +178,15 @@ static int unknown_event(const char *base, const char *item, struct cp_error *er
 	for (size_t i = 0; i < sizeof(cache_examples) / sizeof(cache_examples[0]); i++)
 		cp_suggest_add(&sg, cache_examples[i]);
 	cp_suggest_format(&sg, hint, sizeof(hint));
-	return cp_fail(err, CP_EXIT_USAGE,
-		       "--events: unknown event \"%.80s\"%s (names as in perf list, e.g. instructions:u, task-clock, cs)",
-		       base, hint);
+	return cp_fail(
+		err, CP_EXIT_USAGE,
+		"--events: unknown event \"%.80s\"%s (names as in perf list, e.g. instructions:u, task-clock, cs)",
+		base, hint);
 }
 
 /* perf's rule: naming any of u, k, h excludes the levels not named. */
-static int parse_modifiers(const char *item, const char *mods,
-			   struct cp_event_spec *s, struct cp_error *err)
+static int parse_modifiers(const char *item, const char *mods, struct cp_event_spec *s,
+			   struct cp_error *err)
 {
 	bool u = false, k = false, h = false;
 
@@ -191,28 +199,37 @@ static int parse_modifiers(const char *item, const char *mods,
 		case 'u': u = true; break;
 		case 'k': k = true; break;
 		case 'h': h = true; break;
-		case 'p': case 'P': case 'S': case 'D': case 'W': case 'I':
-		case 'G': case 'H': case 'e': case 'b':
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "--events: modifier '%c' of \"%.80s\" is not supported: clockprof counts events, it does not sample them (use :u or :k)",
-				       *m, item);
+		case 'p':
+		case 'P':
+		case 'S':
+		case 'D':
+		case 'W':
+		case 'I':
+		case 'G':
+		case 'H':
+		case 'e':
+		case 'b':
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"--events: modifier '%c' of \"%.80s\" is not supported: clockprof counts events, it does not sample them (use :u or :k)",
+				*m, item);
 		default:
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "--events: unknown modifier '%c' in \"%.80s\" (use :u for user space, :k for the kernel)",
-				       *m, item);
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"--events: unknown modifier '%c' in \"%.80s\" (use :u for user space, :k for the kernel)",
+				*m, item);
 		}
 	}
 	s->exclude_user = !u;
 	s->exclude_kernel = !k;
 	s->exclude_hv = !h;
 	size_t len = strlen(s->name);
-	snprintf(s->name + len, sizeof(s->name) - len, ":%s%s%s", u ? "u" : "",
-		 k ? "k" : "", h ? "h" : "");
+	snprintf(s->name + len, sizeof(s->name) - len, ":%s%s%s", u ? "u" : "", k ? "k" : "",
+		 h ? "h" : "");
 	return 0;
 }
 
-static int parse_item(const char *item, struct cp_event_spec *s,
-		      struct cp_error *err)
+static int parse_item(const char *item, struct cp_event_spec *s, struct cp_error *err)
 {
 	char base[128];
 	const char *colon = strchr(item, ':');
@@ -223,8 +240,8 @@ static int parse_item(const char *item, struct cp_event_spec *s,
 		return cp_fail(err, CP_EXIT_USAGE,
 			       "--events: \"%.80s\" has no event name before ':'", item);
 	if (len >= sizeof(base))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--events: event name \"%.60s...\" is too long", item);
+		return cp_fail(err, CP_EXIT_USAGE, "--events: event name \"%.60s...\" is too long",
+			       item);
 	memcpy(base, item, len);
 	base[len] = '\0';
 	if (!lookup_named(base, s) && !lookup_cache(base, s) && !lookup_raw(base, s))
@@ -237,14 +254,14 @@ static int parse_item(const char *item, struct cp_event_spec *s,
 	    (s->config == PERF_COUNT_SW_CONTEXT_SWITCHES ||
 	     s->config == PERF_COUNT_SW_CPU_MIGRATIONS ||
 	     s->config == PERF_COUNT_SW_CGROUP_SWITCHES))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--events: \"%.80s\" would always count 0: %.40s happen in the kernel, so they cannot be counted user-only (drop the modifier)",
-			       item, base);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"--events: \"%.80s\" would always count 0: %.40s happen in the kernel, so they cannot be counted user-only (drop the modifier)",
+			item, base);
 	return 0;
 }
 
-int cp_events_parse(const char *list, struct cp_event_spec **specs, size_t *n,
-		    struct cp_error *err)
+int cp_events_parse(const char *list, struct cp_event_spec **specs, size_t *n, struct cp_error *err)
 {
 	struct cp_event_spec *out = NULL;
 	size_t count = 0, cap = 0;
@@ -253,8 +270,9 @@ int cp_events_parse(const char *list, struct cp_event_spec **specs, size_t *n,
 	*specs = NULL;
 	*n = 0;
 	if (!list || !*list)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--events: empty list (give names such as instructions:u,task-clock)");
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"--events: empty list (give names such as instructions:u,task-clock)");
 	for (;;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -266,9 +284,10 @@ int cp_events_parse(const char *list, struct cp_event_spec **specs, size_t *n,
 			len--;
 		if (len == 0) {
 			free(out);
-			return cp_fail(err, CP_EXIT_USAGE,
-				       "--events: empty item in \"%.100s\" (remove the extra comma)",
-				       list);
+			return cp_fail(
+				err, CP_EXIT_USAGE,
+				"--events: empty item in \"%.100s\" (remove the extra comma)",
+				list);
 		}
 		if (len >= sizeof(item)) {
 			free(out);

@@ -30,7 +30,7 @@
  * SOCK_SEQPACKET message; the answer is an errno (0: the link's fd rides
  * along). */
 struct request {
-	int32_t prog_fd;	/* the registrar's copy, once received */
+	int32_t prog_fd; /* the registrar's copy, once received */
 	int32_t pid;
 	uint32_t flags;
 	uint32_t n;
@@ -40,7 +40,7 @@ struct request {
 #define REQ_MULTI 1u
 #define REQ_EVERY 2u
 #define REQ_NO_COOKIES 4u
-#define REQ_WARM_STOP 8u	/* the head alone, no fd: stop the warm-up; no answer */
+#define REQ_WARM_STOP 8u /* the head alone, no fd: stop the warm-up; no answer */
 
 /* The warm-up's placements (warmup.h): one every WARM_EVERY_MS, for at
  * most WARM_MAX_MS or until clockprof says start-up is done. */
@@ -145,7 +145,7 @@ static void carry(struct msghdr *m, char *ctl, size_t size, int fd)
 	m->msg_control = ctl;
 	m->msg_controllen = size;
 	c = CMSG_FIRSTHDR(m);
-	if (!c)			/* size below a header: not sent along */
+	if (!c) /* size below a header: not sent along */
 		return;
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -188,8 +188,9 @@ static ssize_t take(int sock)
 {
 	char ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { .iov_base = &inbox, .iov_len = sizeof(inbox) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof(ctl) };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	ssize_t got = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
 
 	if (got >= (ssize_t)sizeof(inbox.q))
@@ -220,7 +221,7 @@ static void serve(int sock, int pidfd, unsigned hold_ms, int *warm_stop)
 			if (q->prog_fd >= 0)
 				close(q->prog_fd);
 			if (*warm_stop >= 0)
-				close(*warm_stop);	/* its reader then stops */
+				close(*warm_stop); /* its reader then stops */
 			*warm_stop = -1;
 			continue;
 		}
@@ -330,8 +331,8 @@ static pid_t warm_up(int sock, int pidfd, const int stop[2])
 	prog = cp_uprobe_multi_noop_prog();
 	dir = prog < 0 ? NULL : pin_dir();
 	for (int turn = 0; prog >= 0 && turn < WARM_MAX_MS / WARM_EVERY_MS; turn++) {
-		link = cp_uprobe_multi_link_create(prog, getpid(), warm.path, &warm.offset,
-						   NULL, 1);
+		link = cp_uprobe_multi_link_create(prog, getpid(), warm.path, &warm.offset, NULL,
+						   1);
 		if (link < 0)
 			break;
 		hand_over(link, dir);
@@ -374,7 +375,7 @@ static void registrar(int sock, pid_t parent, unsigned hold_ms)
 static struct cp_registrar {
 	pid_t pid;
 	int sock;
-	pthread_mutex_t lock;	/* one request at a time */
+	pthread_mutex_t lock; /* one request at a time */
 } reg = { .sock = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 int cp_registrar_start(void)
@@ -385,8 +386,8 @@ int cp_registrar_start(void)
 
 	if (reg.sock >= 0)
 		return 0;
-	warm.found = !cp_own_code_offset((const void *)never_called, warm.path,
-					 sizeof(warm.path), &warm.offset);
+	warm.found = !cp_own_code_offset((const void *)never_called, warm.path, sizeof(warm.path),
+					 &warm.offset);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -1;
 	child = fork();
@@ -411,7 +412,8 @@ int cp_registrar_start(void)
 static int ask(struct request *q, const uint64_t *offsets, const uint64_t *cookies)
 {
 	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec out[3] = { { q, sizeof(*q) }, { (void *)offsets, 8 * q->n },
+	struct iovec out[3] = { { q, sizeof(*q) },
+				{ (void *)offsets, 8 * q->n },
 				{ (void *)cookies, cookies ? 8 * q->n : 0 } };
 	int32_t e = EPIPE;
 	struct iovec in = { &e, sizeof(e) };
@@ -430,7 +432,9 @@ static int ask(struct request *q, const uint64_t *offsets, const uint64_t *cooki
 	while ((got = sendmsg(reg.sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
 	if (got >= 0) {
-		m = (struct msghdr){ .msg_iov = &in, .msg_iovlen = 1, .msg_control = ctl,
+		m = (struct msghdr){ .msg_iov = &in,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl,
 				     .msg_controllen = sizeof(ctl) };
 		while ((got = recvmsg(reg.sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 			;
@@ -454,9 +458,8 @@ static int ask(struct request *q, const uint64_t *offsets, const uint64_t *cooki
 	return fd;
 }
 
-int cp_registrar_place(int prog_fd, pid_t pid, bool every_process,
-		       bool multi, const char *path, const uint64_t *offsets,
-		       const uint64_t *cookies, size_t n)
+int cp_registrar_place(int prog_fd, pid_t pid, bool every_process, bool multi, const char *path,
+		       const uint64_t *offsets, const uint64_t *cookies, size_t n)
 {
 	struct request q = { .prog_fd = prog_fd, .pid = pid, .n = (uint32_t)n };
 

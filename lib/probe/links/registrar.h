@@ -45,9 +45,8 @@ int cp_registrar_start(void);
  * uprobe_multi link (prog_fd loaded with CP_BPF_TRACE_UPROBE_MULTI); else
  * n must be 1 and the link is a perf-event uprobe's. The link's fd, or -1
  * with errno set. Any thread; requests are served one at a time. */
-int cp_registrar_place(int prog_fd, pid_t pid, bool every_process, bool multi,
-		       const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		       size_t n);
+int cp_registrar_place(int prog_fd, pid_t pid, bool every_process, bool multi, const char *path,
+		       const uint64_t *offsets, const uint64_t *cookies, size_t n);
 
 /* Ends the warm-up's placements (warmup.h); no answer is awaited. */
 void cp_registrar_warm_stop(void);

@@ -26,8 +26,8 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path,
-				const uint64_t *offsets, const uint64_t *cookies, size_t n)
+int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t n)
 {
 	/* The kernel checks that the bytes past the fields it knows are zero. */
 	union {
@@ -85,7 +85,7 @@ int cp_uprobe_multi_noop_prog(void)
 	attr.prog_type = BPF_PROG_TYPE_KPROBE;
 	attr.insns = (uint64_t)(uintptr_t)ret0;
 	attr.insn_cnt = sizeof(ret0) / sizeof(ret0[0]);
-	attr.license = (uint64_t)(uintptr_t)"GPL";
+	attr.license = (uint64_t)(uintptr_t) "GPL";
 	attr.expected_attach_type = CP_BPF_TRACE_UPROBE_MULTI;
 	return (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
 }

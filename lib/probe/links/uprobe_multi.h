@@ -35,17 +35,17 @@ int cp_uprobe_multi_noop_prog(void);
  * whose code, so that once it is removed its breakpoints can be seen to
  * have left that code (uprobe_removal.h). */
 struct cp_uprobe_link {
-	int fd;			/* -1: none */
+	int fd; /* -1: none */
 	pid_t pid;
-	char *path;		/* malloc'd, as given to the kernel */
-	uint64_t *offsets;	/* malloc'd, n of them */
+	char *path;	   /* malloc'd, as given to the kernel */
+	uint64_t *offsets; /* malloc'd, n of them */
 	size_t n;
 };
 
 /* The uprobe_multi link itself (the bpf() system call alone): pid 0 is
  * every process. Its fd, or -1 with errno set. */
-int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path,
-				const uint64_t *offsets, const uint64_t *cookies, size_t n);
+int cp_uprobe_multi_link_create(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets,
+				const uint64_t *cookies, size_t n);
 
 /* *l made to remember the link fd made by the registrar (registrar.h)
  * with what it probes: pid's code is the one checked at removal. 0, or -1 with errno set (fd

@@ -93,7 +93,7 @@ static void collect_sites(struct sites *s, const struct cp_uprobe_link *links, s
 			nmaps = 0;
 			mapped = links[i].pid;
 			if (cp_proc_maps_read(mapped, &maps, &nmaps))
-				continue;	/* gone: nothing of it left to check */
+				continue; /* gone: nothing of it left to check */
 		}
 		add_link_sites(s, &links[i], maps, nmaps);
 	}
@@ -148,7 +148,7 @@ static size_t wait_sites_gone(struct sites *s)
 struct handover {
 	struct cp_uprobe_link *links;
 	size_t n;
-	bool *handed;		/* n of them */
+	bool *handed; /* n of them */
 	bool any;
 };
 

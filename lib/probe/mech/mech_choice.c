@@ -9,8 +9,7 @@
 #include "error.h"
 #include "mechanism.h"
 
-enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *reason,
-				 size_t size)
+enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *reason, size_t size)
 {
 	if (size)
 		reason[0] = '\0';
@@ -19,7 +18,8 @@ enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *rea
 	/* Whole stacks are walked by the kernel at each read: a read counted
 	 * inside the target gives it nothing to walk. */
 	if (stacks && !cp_mechanism_has(CP_MECHANISM_PATCH, CP_MECH_STACKS)) {
-		snprintf(reason, size, "--stacks needs the kernel to walk each read's stack, which %s cannot",
+		snprintf(reason, size,
+			 "--stacks needs the kernel to walk each read's stack, which %s cannot",
 			 cp_patch_mechanism.what);
 		return CP_MECH_FALLBACK;
 	}

@@ -65,21 +65,22 @@ bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap)
 	return (ops_of(kind)->caps & cap) != 0;
 }
 
-int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
-		      struct cp_error *err)
+int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg, struct cp_error *err)
 {
 	const struct cp_mechanism_ops *ops = ops_of(kind);
 
 	if (cfg->stacks && !(ops->caps & CP_MECH_STACKS))
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "--stacks needs the kernel to walk each read's stack: --mechanism %s cannot",
-			       ops->name);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"--stacks needs the kernel to walk each read's stack: --mechanism %s cannot",
+			ops->name);
 	if (cfg->nmembers && !(ops->caps & CP_MECH_FOLLOWS_FORKS))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "counting several processes needs the vDSO patch: --mechanism %s counts one",
-			       ops->name);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"counting several processes needs the vDSO patch: --mechanism %s counts one",
+			ops->name);
 	if (!(ops->caps & CP_MECH_FOLLOWS_FORKS))
-		cfg->follow_forks = false;	/* its probes are the target's alone */
+		cfg->follow_forks = false; /* its probes are the target's alone */
 	return ops->configure ? ops->configure(cfg, err) : 0;
 }
 
@@ -108,14 +109,13 @@ bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap)
 	return (m->ops->caps & cap) != 0;
 }
 
-int cp_mech_attach_file(struct cp_mech *m, const char *path,
-			const struct cp_clock_points *pts, struct cp_error *err)
+int cp_mech_attach_file(struct cp_mech *m, const char *path, const struct cp_clock_points *pts,
+			struct cp_error *err)
 {
 	return m->ops->attach_file(m, path, pts, err);
 }
 
-int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
-		       struct cp_error *err)
+int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t, struct cp_error *err)
 {
 	if (cp_session_set_unwind(m->s, t, err))
 		return -1;
@@ -136,7 +136,6 @@ void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st)
 {
 	*st = m->selftest;
 }
-
 
 void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st)
 {
@@ -233,7 +232,8 @@ void cp_mech_warn_closing(struct cp_mech *m, const char *fmt, ...)
 		char *both = NULL;
 
 		/* Each said: a later one joins the earlier (one warning). */
-		if (m->closing_warning && asprintf(&both, "%s; %s", m->closing_warning, text) >= 0) {
+		if (m->closing_warning &&
+		    asprintf(&both, "%s; %s", m->closing_warning, text) >= 0) {
 			free(text);
 			text = both;
 		}

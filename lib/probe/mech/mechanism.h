@@ -48,28 +48,26 @@ enum cp_mech_cap {
 };
 
 struct cp_mechanism_ops {
-	const char *name;		/* --mechanism, run.json */
-	const char *what;		/* in messages: "uprobes" */
-	const char *unfired_hint;	/* after "... do not fire on this host";
+	const char *name;	  /* --mechanism, run.json */
+	const char *what;	  /* in messages: "uprobes" */
+	const char *unfired_hint; /* after "... do not fire on this host";
 					 * NULL: nothing */
-	unsigned int caps;		/* enum cp_mech_cap */
+	unsigned int caps;	  /* enum cp_mech_cap */
 	/* Before the session opens: what the session must load and know for
 	 * it (cfg->vdso_breakpoints, cfg->vdso). NULL: nothing. */
 	int (*configure)(struct cp_session_config *cfg, struct cp_error *err);
 	/* Once the session is open, before any file is probed: what is placed
 	 * on the target as a whole (breakpoints on every thread). NULL: none. */
-	int (*open)(struct cp_mech *m, const struct cp_session_config *cfg,
-		    struct cp_error *err);
+	int (*open)(struct cp_mech *m, const struct cp_session_config *cfg, struct cp_error *err);
 	/* Each file the target maps, once (also those mapped in the window):
 	 * the places found in it (lib/probe/points/); it decides which the
 	 * session probes (syscall() always: cp_session_attach_file). */
-	int (*attach_file)(struct cp_mech *m, const char *path,
-			   const struct cp_clock_points *pts, struct cp_error *err);
+	int (*attach_file)(struct cp_mech *m, const char *path, const struct cp_clock_points *pts,
+			   struct cp_error *err);
 	/* The rules for stepping out of the target's clock wrappers, each
 	 * time they are built (the window's start, each dlopen), for a
 	 * mechanism that finds call sites itself. NULL: the session's walk. */
-	int (*set_unwind)(struct cp_mech *m, const struct cp_unwind_table *t,
-			  struct cp_error *err);
+	int (*set_unwind)(struct cp_mech *m, const struct cp_unwind_table *t, struct cp_error *err);
 	/* The clock window opens: counting starts now (the launched command
 	 * is still held). NULL: the probes count from when they are placed. */
 	int (*start)(struct cp_mech *m, struct cp_error *err);
@@ -103,13 +101,13 @@ struct cp_mechanism_ops {
 
 /* A followed process's reads as a mechanism counted them. */
 struct cp_mech_proc {
-	uint32_t host_tgid;	/* cp_followed's */
+	uint32_t host_tgid; /* cp_followed's */
 	uint64_t reads;
-	uint64_t requests, in_requests;	/* closed in its own memory (the
+	uint64_t requests, in_requests; /* closed in its own memory (the
 					 * vDSO patch's boundary), beside those
 					 * the session's program counted */
-	bool known;		/* false: its counts could not be had */
-	const char *exe;	/* what it runs, when not what its parent ran
+	bool known;			/* false: its counts could not be had */
+	const char *exe;		/* what it runs, when not what its parent ran
 				 * (a process attach was given); the
 				 * mechanism's until it closes */
 };
@@ -126,19 +124,19 @@ struct cp_mech {
 	/* How long one thread of the target was stopped to attach and to
 	 * detach, in ms, by a mechanism that stops one; -1: never. */
 	double pause_ms[2];
-	unsigned stops[2];		/* ... and how many times, each */
+	unsigned stops[2]; /* ... and how many times, each */
 	/* What the window should say (cp_mech_warn), each whole (allocated:
 	 * a warning is never cut), and how many more there were than room
 	 * for. */
 	char *warnings[CP_MECH_WARNINGS];
 	int nwarnings, warnings_dropped;
-	char *closing_warning;		/* ... of what closing it did (cp_mech_close) */
+	char *closing_warning; /* ... of what closing it did (cp_mech_close) */
 	/* The followed processes' reads as of the last read, by a mechanism
 	 * that counts them (the patch: each in its own copy of the table,
 	 * added to the totals); none otherwise. */
 	struct cp_mech_proc *procs;
 	size_t nprocs;
-	void *state;			/* the mechanism's own */
+	void *state; /* the mechanism's own */
 };
 
 /* The mechanisms (mechanism.c's table; each defined in its room). */
@@ -150,16 +148,14 @@ extern const struct cp_mechanism_ops cp_patch_mechanism;
 bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap);
 
 /* The window's calls, in the order of a window. */
-int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg,
-		      struct cp_error *err);
+int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg, struct cp_error *err);
 int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
 		 const struct cp_session_config *cfg, struct cp_error *err);
 bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap);
-int cp_mech_attach_file(struct cp_mech *m, const char *path,
-			const struct cp_clock_points *pts, struct cp_error *err);
+int cp_mech_attach_file(struct cp_mech *m, const char *path, const struct cp_clock_points *pts,
+			struct cp_error *err);
 /* The wrapper rules, to the session and the mechanism. */
-int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t,
-		       struct cp_error *err);
+int cp_mech_set_unwind(struct cp_mech *m, const struct cp_unwind_table *t, struct cp_error *err);
 /* The clock window opens (before the launched command is let go). */
 int cp_mech_start(struct cp_mech *m, struct cp_error *err);
 /* Every call of a probed function of clockprof's own must be counted
@@ -203,8 +199,7 @@ int cp_mech_attach_syscall_only(struct cp_mech *m, const char *path,
 /* The mechanism to open for asked: itself, or for auto the patch, or the
  * fallback at once when --stacks needs what the patch cannot do (reason
  * says why; "" when nothing was decided against the patch). */
-enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *reason,
-				 size_t size);
+enum cp_mechanism cp_mech_choose(enum cp_mechanism asked, bool stacks, char *reason, size_t size);
 /* Whether kind's refusal err, met before anything was counted, lets the
  * window close everything and open the fallback instead: only for auto,
  * and only for a failure to profile (CP_EXIT_PROFILE). */

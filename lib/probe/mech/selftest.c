@@ -56,13 +56,15 @@ static void remove_own(struct cp_mech *m)
 static int judge(const struct cp_mech *m, int n, struct cp_error *err)
 {
 	if (m->selftest.hits == 0)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "%s do not fire on this host (the self-test counted 0 of %d calls)%s",
-			       m->ops->what, n, m->ops->unfired_hint ? m->ops->unfired_hint : "");
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"%s do not fire on this host (the self-test counted 0 of %d calls)%s",
+			m->ops->what, n, m->ops->unfired_hint ? m->ops->unfired_hint : "");
 	if (m->selftest.hits != (unsigned long)n)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the %s self-test counted %lu of %d calls: counts would not be exact on this host",
-			       m->ops->name, m->selftest.hits, n);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"the %s self-test counted %lu of %d calls: counts would not be exact on this host",
+			m->ops->name, m->selftest.hits, n);
 	return 0;
 }
 
@@ -79,7 +81,7 @@ int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err)
 
 	m->selftest = (struct cp_selftest){ .calls = n, .cost_ns = -1 };
 	bare = time_calls(n);
-	probed = time_calls(n);	/* the faster of two: a warm cache */
+	probed = time_calls(n); /* the faster of two: a warm cache */
 	if (probed < bare)
 		bare = probed;
 	if (place_own(m, (const void *)calibration_point))

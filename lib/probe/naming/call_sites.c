@@ -23,21 +23,21 @@ char *cp_call_site_place_key(const struct cp_call_site *c)
 	size_t len = 64;
 	char *key, *p;
 
-	if (!c->function || !c->via)	/* out of memory naming the site */
+	if (!c->function || !c->via) /* out of memory naming the site */
 		return NULL;
 	len += strlen(c->function) + strlen(c->via);
 	len += (c->file ? strlen(c->file) : 0) + (c->module ? strlen(c->module) : 0);
 	len += c->inlined_at_file ? strlen(c->inlined_at_file) : 0;
 	for (size_t i = 0; i < c->ninlined; i++) {
-		if (!c->inlined[i])	/* likewise, an inlined function's */
+		if (!c->inlined[i]) /* likewise, an inlined function's */
 			return NULL;
 		len += strlen(c->inlined[i]) + 1;
 	}
 	key = p = malloc(len);
 	if (!key)
 		return NULL;
-	p += sprintf(p, "%s\x1f%s\x1f%d\x1f%s\x1f%s\x1f%s\x1f%d", c->function, c->file ? c->file : "",
-		     c->line, c->via, c->module ? c->module : "",
+	p += sprintf(p, "%s\x1f%s\x1f%d\x1f%s\x1f%s\x1f%s\x1f%d", c->function,
+		     c->file ? c->file : "", c->line, c->via, c->module ? c->module : "",
 		     c->inlined_at_file ? c->inlined_at_file : "", c->inlined_at_line);
 	for (size_t i = 0; i < c->ninlined; i++)
 		p += sprintf(p, "\x1f%s", c->inlined[i]);
@@ -55,9 +55,11 @@ char *cp_call_site_location(const struct cp_call_site *c)
 	else if (c->inlined_at_line <= 0)
 		n = asprintf(&out, "%s:%d", c->file, c->line);
 	else if (!at || !strcmp(at, c->file))
-		n = asprintf(&out, "%s:%d (inlined at line %d)", c->file, c->line, c->inlined_at_line);
+		n = asprintf(&out, "%s:%d (inlined at line %d)", c->file, c->line,
+			     c->inlined_at_line);
 	else
-		n = asprintf(&out, "%s:%d (inlined at %s:%d)", c->file, c->line, at, c->inlined_at_line);
+		n = asprintf(&out, "%s:%d (inlined at %s:%d)", c->file, c->line, at,
+			     c->inlined_at_line);
 	return n < 0 ? NULL : out;
 }
 
@@ -109,8 +111,8 @@ static void describe(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 	if (f.n_inlined) {
 		site->inlined = calloc(f.n_inlined, sizeof(char *));
 		for (size_t i = 0; site->inlined && i < f.n_inlined; i++)
-			site->inlined[site->ninlined++] = dup_or_null(f.inlined[i].function ?
-								     f.inlined[i].function : "?");
+			site->inlined[site->ninlined++] = dup_or_null(
+				f.inlined[i].function ? f.inlined[i].function : "?");
 		/* the line alone, where DWARF names no file, still tells the
 		 * calls apart */
 		if (f.inlined[0].call_line > 0) {
@@ -152,8 +154,7 @@ static int by_count_desc(const void *a, const void *b)
 }
 
 int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
-			  const struct cp_site_count *raw, size_t nraw,
-			  struct cp_call_sites *out)
+			  const struct cp_site_count *raw, size_t nraw, struct cp_call_sites *out)
 {
 	struct keyed *all = calloc(nraw ? nraw : 1, sizeof(*all));
 	size_t n = 0;

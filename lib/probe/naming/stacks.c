@@ -12,7 +12,7 @@
 
 struct frames {
 	char **v;
-	struct cp_frame_pos *pos;	/* as v */
+	struct cp_frame_pos *pos; /* as v */
 	size_t n, cap, pos_cap;
 };
 
@@ -24,8 +24,10 @@ static void push(struct frames *f, const char *name, const struct cp_frame_info 
 	    cp_grow(&f->pos, &f->pos_cap, f->n + 1, sizeof(*f->pos)))
 		return;
 	f->pos[f->n] = (struct cp_frame_pos){
-		.file = cp_utf8_dup(file), .line = file ? line : 0,
-		.module = cp_utf8_dup(info->module), .build_id = cp_utf8_dup(info->build_id),
+		.file = cp_utf8_dup(file),
+		.line = file ? line : 0,
+		.module = cp_utf8_dup(info->module),
+		.build_id = cp_utf8_dup(info->build_id),
 		.inlined = inlined,
 	};
 	f->v[f->n++] = cp_utf8_dup(name ? name : "?");
@@ -157,8 +159,8 @@ static int name_stack(struct cp_symbolizer *sym, const struct cp_stack_count *ra
 	return 0;
 }
 
-int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
-			  size_t nraw, struct cp_named_stacks *out)
+int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw, size_t nraw,
+			  struct cp_named_stacks *out)
 {
 	struct keyed *all = calloc(nraw ? nraw : 1, sizeof(*all));
 	struct cp_code_ranges code;
@@ -177,8 +179,8 @@ int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count
 	 * known (out of memory): nothing is cut. */
 	have_code = cp_symbolizer_code(sym, &code) == 0;
 	for (size_t i = 0; i < nraw; i++)
-		if (name_stack(sym, &raw[i], have_code ? &code : NULL, &all[n],
-			       &out->truncated) == 0)
+		if (name_stack(sym, &raw[i], have_code ? &code : NULL, &all[n], &out->truncated) ==
+		    0)
 			n++;
 	cp_code_ranges_free(&code);
 	qsort(all, n, sizeof(*all), by_key);

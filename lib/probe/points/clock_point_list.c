@@ -9,14 +9,14 @@
 #include "clock_points.h"
 #include "grow.h"
 
-int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry,
-			int clock, int site, const char *what)
+int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry, int clock, int site,
+			const char *what)
 {
 	struct cp_clock_point *pt;
 
 	for (size_t i = 0; i < cp->n; i++)
 		if (cp->points[i].offset == offset)
-			return 0;	/* an alias: one probe, one count */
+			return 0; /* an alias: one probe, one count */
 	if (cp_grow(&cp->points, &cp->cap, cp->n + 1, sizeof(*cp->points)))
 		return -1;
 	pt = &cp->points[cp->n++];

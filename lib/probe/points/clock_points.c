@@ -51,8 +51,8 @@ static bool same_name(const char *sym, const char *name)
 /* What the finders need of one file. */
 struct elf_view {
 	Elf *elf;
-	bool wrapper;	/* links against a C library: its clock functions wrap it */
-	GElf_Addr clock_gettime_at[4];	/* defined clock_gettime aliases */
+	bool wrapper;		       /* links against a C library: its clock functions wrap it */
+	GElf_Addr clock_gettime_at[4]; /* defined clock_gettime aliases */
 	int nclock_gettime;
 };
 
@@ -92,8 +92,7 @@ static int if_function(const GElf_Sym *sym, const char *name, void *arg)
 {
 	struct function_walk *w = arg;
 
-	if (sym->st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym->st_info) != STT_FUNC ||
-	    !sym->st_value)
+	if (sym->st_shndx == SHN_UNDEF || GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value)
 		return 0;
 	return w->fn(w->v, sym, name, w->out) ? -1 : 0;
 }
@@ -126,8 +125,7 @@ static int add_function(struct elf_view *v, const GElf_Sym *sym, const char *nam
 
 	if (v->wrapper)
 		return 0;
-	if (same_name(name, "syscall") &&
-	    !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
+	if (same_name(name, "syscall") && !cp_elf_vaddr_to_offset_in(v->elf, sym->st_value, &off))
 		out->syscall_offset = off;
 	for (int e = 0; e < 2; e++)
 		if (same_name(name, e ? "execveat" : "execve") &&
@@ -162,8 +160,8 @@ static bool needs_c_library(Elf *elf)
 		Elf_Data *d;
 		GElf_Dyn dyn;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			const char *name;
@@ -219,7 +217,9 @@ static int add_plt_stubs(Elf *elf, struct cp_clock_points *out)
 /* The vDSO's reading entries, by the names a program looks them up by
  * (dlsym on "linux-vdso.so.1", its own ELF walk of AT_SYSINFO_EHDR). */
 static const char *const vdso_entry_names[] = {
-	"__vdso_clock_gettime", "__vdso_gettimeofday", "__vdso_time",
+	"__vdso_clock_gettime",
+	"__vdso_gettimeofday",
+	"__vdso_time",
 };
 
 /* Those of the vDSO's entries whose names the file's data holds, into

@@ -26,11 +26,11 @@ struct cp_error;
 
 /* One place to put a uprobe. */
 struct cp_clock_point {
-	uint64_t offset;	/* file offset of the probed instruction */
-	uint8_t entry;		/* enum cp_entry: what kind of read it is */
-	int8_t clock;		/* the clock id, or CP_CLOCK_FROM_ARG */
-	uint8_t site;		/* enum cp_site_mode */
-	char what[96];		/* for messages: "gettimeofday@plt",
+	uint64_t offset; /* file offset of the probed instruction */
+	uint8_t entry;	 /* enum cp_entry: what kind of read it is */
+	int8_t clock;	 /* the clock id, or CP_CLOCK_FROM_ARG */
+	uint8_t site;	 /* enum cp_site_mode */
+	char what[96];	 /* for messages: "gettimeofday@plt",
 				 * "__clock_gettime", "time.now+114" */
 };
 
@@ -61,8 +61,8 @@ int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points 
 void cp_clock_points_free(struct cp_clock_points *cp);
 
 /* Appends one point (used by the finders). 0, or -1 out of memory. */
-int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry,
-			int clock, int site, const char *what);
+int cp_clock_points_add(struct cp_clock_points *cp, uint64_t offset, int entry, int clock, int site,
+			const char *what);
 
 /* The Go runtime's vDSO callers in a Go executable, appended to out; 0
  * when path is not a Go executable or none were found. */

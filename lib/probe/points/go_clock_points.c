@@ -39,8 +39,8 @@ static const char *const go_ptr_names[][2] = {
 };
 
 struct go_text {
-	uint64_t addr;		/* sh_addr of the executable section */
-	uint64_t offset;	/* its file offset */
+	uint64_t addr;	 /* sh_addr of the executable section */
+	uint64_t offset; /* its file offset */
 	const uint8_t *bytes;
 	size_t size;
 };
@@ -48,10 +48,10 @@ struct go_text {
 struct go_scan {
 	Elf *elf;
 	Elf_Data *syms;
-	size_t nsyms, strtab;	/* symbol count, string section index */
-	bool buildinfo;		/* a .go.buildinfo section */
+	size_t nsyms, strtab; /* symbol count, string section index */
+	bool buildinfo;	      /* a .go.buildinfo section */
 	struct go_text text;
-	uint64_t ptr[GO_PTR_MAX];	/* vaddr of each pointer, 0: none */
+	uint64_t ptr[GO_PTR_MAX]; /* vaddr of each pointer, 0: none */
 };
 
 static const char *sym_name(const struct go_scan *s, const GElf_Sym *sym)
@@ -59,8 +59,7 @@ static const char *sym_name(const struct go_scan *s, const GElf_Sym *sym)
 	return elf_strptr(s->elf, s->strtab, sym->st_name);
 }
 
-static void note_section(struct go_scan *s, Elf_Scn *scn, const GElf_Shdr *sh,
-			 const char *name)
+static void note_section(struct go_scan *s, Elf_Scn *scn, const GElf_Shdr *sh, const char *name)
 {
 	Elf_Data *data;
 
@@ -72,8 +71,7 @@ static void note_section(struct go_scan *s, Elf_Scn *scn, const GElf_Shdr *sh,
 		s->buildinfo = true;
 	} else if (!strcmp(name, ".text") && sh->sh_type == SHT_PROGBITS &&
 		   (data = elf_getdata(scn, NULL)) && data->d_buf) {
-		s->text = (struct go_text){ sh->sh_addr, sh->sh_offset,
-					    data->d_buf, data->d_size };
+		s->text = (struct go_text){ sh->sh_addr, sh->sh_offset, data->d_buf, data->d_size };
 	}
 }
 
@@ -110,8 +108,7 @@ static bool find_go_runtime(struct go_scan *s)
 		if (!strcmp(name, "runtime.buildVersion"))
 			go = true;
 		for (int p = 0; p < GO_PTR_MAX; p++)
-			if (!strcmp(name, go_ptr_names[p][0]) ||
-			    !strcmp(name, go_ptr_names[p][1]))
+			if (!strcmp(name, go_ptr_names[p][0]) || !strcmp(name, go_ptr_names[p][1]))
 				s->ptr[p] = sym.st_value;
 	}
 	return go;
@@ -119,8 +116,8 @@ static bool find_go_runtime(struct go_scan *s)
 
 /* `mov disp32(%rip), %reg` (REX.W 8b /r, mod 00 rm 101) at code[i] loading
  * a vDSO pointer: which one, its register in *reg; -1 when it is not. */
-static int vdso_load_at(const struct go_scan *s, uint64_t vaddr,
-			const uint8_t *code, size_t i, size_t len, int *reg)
+static int vdso_load_at(const struct go_scan *s, uint64_t vaddr, const uint8_t *code, size_t i,
+			size_t len, int *reg)
 {
 	int32_t disp;
 	uint64_t target;
@@ -142,8 +139,7 @@ static int vdso_load_at(const struct go_scan *s, uint64_t vaddr,
 /* The first `call *%reg` (ff /2 with mod 11, REX.B for r8-r15) in
  * code[from, from + 64): the call through the pointer just loaded (Go
  * tests it for 0 in between). Its index, or 0 when there is none. */
-static size_t indirect_call_after(const uint8_t *code, size_t from, size_t len,
-				  int reg)
+static size_t indirect_call_after(const uint8_t *code, size_t from, size_t len, int reg)
 {
 	uint8_t modrm = (uint8_t)(0xd0 | (reg & 7));
 
@@ -162,12 +158,16 @@ static size_t indirect_call_after(const uint8_t *code, size_t from, size_t len,
 static int entry_clock(const char *name)
 {
 	static const char *const monotonic[] = {
-		"runtime.nanotime1", "runtime.nanotime1.abi0",
-		"runtime.nanotime", "runtime.nanotime.abi0",
+		"runtime.nanotime1",
+		"runtime.nanotime1.abi0",
+		"runtime.nanotime",
+		"runtime.nanotime.abi0",
 	};
 	static const char *const realtime[] = {
-		"runtime.walltime", "runtime.walltime.abi0",
-		"runtime.walltime1", "runtime.walltime1.abi0",
+		"runtime.walltime",
+		"runtime.walltime.abi0",
+		"runtime.walltime1",
+		"runtime.walltime1.abi0",
 	};
 
 	for (size_t i = 0; i < 4; i++) {
@@ -181,9 +181,8 @@ static int entry_clock(const char *name)
 
 /* Adds a point at each call through a vDSO pointer in the function; the
  * number of vDSO pointer loads in it is returned in *loads. */
-static int add_call_points(const struct go_scan *s, const GElf_Sym *fn,
-			   const char *name, struct cp_clock_points *out,
-			   int *loads)
+static int add_call_points(const struct go_scan *s, const GElf_Sym *fn, const char *name,
+			   struct cp_clock_points *out, int *loads)
 {
 	const uint8_t *code = s->text.bytes + (fn->st_value - s->text.addr);
 	size_t len = fn->st_size, call;
@@ -199,10 +198,10 @@ static int add_call_points(const struct go_scan *s, const GElf_Sym *fn,
 			continue;
 		snprintf(what, sizeof(what), "%s+%zu", name, call);
 		if (cp_clock_points_add(out, s->text.offset + (fn->st_value - s->text.addr) + call,
-					ptr == GO_PTR_CLOCK_GETTIME ? CP_ENTRY_CLOCK_GETTIME
-								    : CP_ENTRY_GETTIMEOFDAY,
-					ptr == GO_PTR_CLOCK_GETTIME ? CP_CLOCK_FROM_ARG
-								    : CLOCK_REALTIME,
+					ptr == GO_PTR_CLOCK_GETTIME ? CP_ENTRY_CLOCK_GETTIME :
+								      CP_ENTRY_GETTIMEOFDAY,
+					ptr == GO_PTR_CLOCK_GETTIME ? CP_CLOCK_FROM_ARG :
+								      CLOCK_REALTIME,
 					CP_SITE_FRAME, what))
 			return -1;
 	}
@@ -218,8 +217,8 @@ static bool in_text(const struct go_scan *s, const GElf_Sym *sym)
 
 /* One function: an entry point, call points, or nothing when it does not
  * load a vDSO pointer. */
-static int add_function(const struct go_scan *s, const GElf_Sym *fn,
-			const char *name, struct cp_clock_points *out)
+static int add_function(const struct go_scan *s, const GElf_Sym *fn, const char *name,
+			struct cp_clock_points *out)
 {
 	int clock = entry_clock(name), loads = 0;
 
@@ -228,8 +227,7 @@ static int add_function(const struct go_scan *s, const GElf_Sym *fn,
 	if (add_call_points(s, fn, name, NULL, &loads) || !loads)
 		return 0;
 	return cp_clock_points_add(out, s->text.offset + (fn->st_value - s->text.addr),
-				   CP_ENTRY_CLOCK_GETTIME, clock,
-				   CP_SITE_STACK_TOP, name);
+				   CP_ENTRY_CLOCK_GETTIME, clock, CP_SITE_STACK_TOP, name);
 }
 
 static int add_functions(const struct go_scan *s, struct cp_clock_points *out)
@@ -255,8 +253,9 @@ static int scan(struct go_scan *s, struct cp_clock_points *out)
 		return 0;
 	if (!s->syms || !s->text.bytes) {
 		if (!out->unseen[0])
-			snprintf(out->unseen, sizeof(out->unseen), "%s",
-				 "the Go runtime's vDSO calls (a stripped Go executable: no symbol table)");
+			snprintf(
+				out->unseen, sizeof(out->unseen), "%s",
+				"the Go runtime's vDSO calls (a stripped Go executable: no symbol table)");
 		return 0;
 	}
 	return add_functions(s, out);

@@ -20,8 +20,7 @@ int cp_map_walk(struct bpf_map *map, size_t key_size, size_t value_size,
 	while (!rc && bpf_map__get_next_key(map, prev, next, key_size) == 0) {
 		memcpy(key, next, key_size);
 		prev = key;
-		if (value_size &&
-		    bpf_map__lookup_elem(map, key, key_size, value, value_size, 0))
+		if (value_size && bpf_map__lookup_elem(map, key, key_size, value, value_size, 0))
 			continue;
 		rc = fn(key, value_size ? value : NULL, arg);
 	}

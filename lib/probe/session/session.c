@@ -47,8 +47,9 @@ static int verbose_print(enum libbpf_print_level level, const char *fmt, va_list
 static int load_error(int e, struct cp_error *err)
 {
 	if (e == EPERM || e == EACCES)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "not permitted to load BPF programs: run as root, or grant CAP_BPF and CAP_PERFMON");
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"not permitted to load BPF programs: run as root, or grant CAP_BPF and CAP_PERFMON");
 	if (e == ENOSYS)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "this kernel has no BPF support (bpf() is not implemented)");
@@ -113,7 +114,10 @@ static int size_patch_maps(struct clockreads_bpf *skel, const struct cp_session_
 {
 	bool requests = cfg->boundary_syscall >= 0 || cfg->boundary_func;
 	bool follows = cfg->follow_forks || cfg->nmembers;
-	struct { struct bpf_map *map; bool used; } room[] = {
+	struct {
+		struct bpf_map *map;
+		bool used;
+	} room[] = {
 		{ skel->maps.goroutines, cfg->patch_tables && requests },
 		{ skel->maps.patch_exit_sites, cfg->patch_tables },
 		{ skel->maps.child_slots, cfg->patch_tables && follows },
@@ -147,9 +151,9 @@ static bool kernel_allocates_on_insert(void)
  * of 8,192 + 4,096 + 4,096 entries); lookups cost the same. */
 static void allocate_on_insert(struct clockreads_bpf *skel)
 {
-	struct bpf_map *maps[] = { skel->maps.site_ids, skel->maps.unwind_rules,
-				   skel->maps.dist_slots, skel->maps.procs,
-				   skel->maps.child_slots, skel->maps.child_exit_sites,
+	struct bpf_map *maps[] = { skel->maps.site_ids,	       skel->maps.unwind_rules,
+				   skel->maps.dist_slots,      skel->maps.procs,
+				   skel->maps.child_slots,     skel->maps.child_exit_sites,
 				   skel->maps.patch_exit_sites };
 
 	if (!kernel_allocates_on_insert())
@@ -165,7 +169,9 @@ static void allocate_on_insert(struct clockreads_bpf *skel)
 static bool prepare_exec_traced(void)
 {
 	struct bpf_insn prog[] = {
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_0, .src_reg = BPF_REG_1,
+		{ .code = BPF_LDX | BPF_MEM | BPF_DW,
+		  .dst_reg = BPF_REG_0,
+		  .src_reg = BPF_REG_1,
 		  .off = 11 * 8 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
@@ -177,15 +183,15 @@ static bool prepare_exec_traced(void)
 	attr.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
 	attr.insns = (__u64)(uintptr_t)prog;
 	attr.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-	attr.license = (__u64)(uintptr_t)"GPL";
+	attr.license = (__u64)(uintptr_t) "GPL";
 	if ((fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr))) < 0)
 		return false;
 	memset(&attr, 0, sizeof(attr));
-	attr.raw_tracepoint.name = (__u64)(uintptr_t)"sched_prepare_exec";
+	attr.raw_tracepoint.name = (__u64)(uintptr_t) "sched_prepare_exec";
 	attr.raw_tracepoint.prog_fd = (__u32)fd;
 	tp = (int)syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &attr, sizeof(attr));
 	e = errno;
-	if (tp >= 0)	/* not expected: then it is there */
+	if (tp >= 0) /* not expected: then it is there */
 		close(tp);
 	close(fd);
 	return tp >= 0 || e == EINVAL;
@@ -211,7 +217,7 @@ static void set_rodata(struct clockreads_bpf *skel, const struct cp_session_conf
 	skel->rodata->boundary_in_target = cfg->boundary_in_target;
 	skel->rodata->boundary_wrapped = cfg->boundary_in_target && cfg->boundary_syscall >= 0;
 	skel->bss->requests_checked = skel->rodata->boundary_wrapped ? CP_TOTALS_CHECKED :
-				      CP_TOTALS_WINDOW;
+								       CP_TOTALS_WINDOW;
 	skel->rodata->follow_procs = cfg->follow_forks || cfg->nmembers;
 	skel->rodata->selftest_tgid = (__u32)getpid();
 	skel->rodata->vdso_hres = cfg->vdso_hres;
@@ -259,7 +265,7 @@ static void choose_programs(struct clockreads_bpf *skel, const struct cp_session
 static void watch_lifecycle(struct cp_session *s, const struct cp_session_config *cfg)
 {
 	s->exec_watch = bpf_program__attach(s->skel->progs.on_target_exec);
-	if (s->follow) {	/* a followed process's exit and its table, its exec */
+	if (s->follow) { /* a followed process's exit and its table, its exec */
 		s->exit_watch = bpf_program__attach(s->skel->progs.on_target_exit);
 		cp_session_watch_prepare_exec(s);
 	}
@@ -284,7 +290,7 @@ int cp_session_anatomy_links(struct cp_session *s, bool on)
 		l[1] = bpf_program__attach(s->skel->progs.on_anatomy_sched);
 	if (on && l[0] && l[1])
 		return 0;
-	bpf_link__destroy(l[0]);	/* both, or neither: no request half seen */
+	bpf_link__destroy(l[0]); /* both, or neither: no request half seen */
 	bpf_link__destroy(l[1]);
 	l[0] = l[1] = NULL;
 	return on ? -1 : 0;
@@ -362,9 +368,10 @@ void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *fo
 		  __atomic_load_n(&s->skel->bss->target_execed, __ATOMIC_RELAXED) == 1;
 	*forks = s->fork_watch ? __atomic_load_n(&s->skel->bss->target_forks, __ATOMIC_RELAXED) : 0;
 	*followed_execed = s->exec_watch ?
-			   __atomic_load_n(&s->skel->bss->procs_execed, __ATOMIC_RELAXED) : 0;
-	*traced = s->exec_watch ?
-		  __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) : 0;
+				   __atomic_load_n(&s->skel->bss->procs_execed, __ATOMIC_RELAXED) :
+				   0;
+	*traced = s->exec_watch ? __atomic_load_n(&s->skel->bss->procs_traced, __ATOMIC_RELAXED) :
+				  0;
 }
 
 void cp_session_close_begin(struct cp_session *s)
@@ -379,8 +386,8 @@ void cp_session_close_begin(struct cp_session *s)
 	 * the closes: closes left to run while clockprof wrote its results and
 	 * exited were seen to leave the boundary's and the dynamic linker
 	 * hook's breakpoints in the target for good (kernel 6.18.44). */
-	if (!cp_grow(&s->file_links, &s->cap_file_links,
-		     s->nfile_links + CP_MAX_PROBES + 3, sizeof(*s->file_links))) {
+	if (!cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + CP_MAX_PROBES + 3,
+		     sizeof(*s->file_links))) {
 		struct ulink *u = s->file_links + s->nfile_links;
 
 		memcpy(u, s->probes, sizeof(s->probes));

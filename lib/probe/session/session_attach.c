@@ -45,8 +45,7 @@ static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, 
 	for (size_t i = 0; i < nlinks; i++) {
 		const uint64_t *at = offsets + i * each;
 		int fd = cp_registrar_place(bpf_program__fd(prog), pid, every_process, s->multi,
-					    path, at, cookies ? cookies + i * each : NULL,
-					    each);
+					    path, at, cookies ? cookies + i * each : NULL, each);
 
 		out[i].link = NULL;
 		if (fd < 0 || cp_uprobe_link_adopt(&out[i].multi, fd, pid, path, at, each)) {
@@ -64,8 +63,8 @@ static int attach_uprobes(const struct cp_session *s, struct bpf_program *prog, 
 int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *prog, pid_t pid,
 			     const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out)
 {
-	return attach_uprobes(s, prog, pid, false, p->path, &p->offset, &cookie, 1, out) < 0 ?
-	       -1 : 0;
+	return attach_uprobes(s, prog, pid, false, p->path, &p->offset, &cookie, 1, out) < 0 ? -1 :
+											       0;
 }
 
 /* The boundary and --probe functions, where every process that runs them
@@ -74,11 +73,12 @@ int cp_session_attach_uprobe(const struct cp_session *s, struct bpf_program *pro
  * one pid fires in that pid alone. The program counts the followed ones
  * only; the window made sure no other process runs these files. */
 static int attach_request_probe(const struct cp_session *s, struct bpf_program *prog,
-				const struct cp_uprobe_point *p, uint64_t cookie,
-				struct ulink *out)
+				const struct cp_uprobe_point *p, uint64_t cookie, struct ulink *out)
 {
-	return attach_uprobes(s, prog, s->pid, s->follow, p->path, &p->offset, &cookie, 1,
-			      out) < 0 ? -1 : 0;
+	return attach_uprobes(s, prog, s->pid, s->follow, p->path, &p->offset, &cookie, 1, out) <
+			       0 ?
+		       -1 :
+		       0;
 }
 
 static bool ulink_set(const struct ulink *u)
@@ -108,7 +108,7 @@ void cp_session_ulinks_destroy_begin(struct cp_uprobe_removal *r, struct ulink *
 		u[i] = (struct ulink){ .multi.fd = -1 };
 	}
 	cp_uprobe_links_remove_begin(r, multi, nmulti, wait);
-	r->links = multi;	/* freed at end, even when none */
+	r->links = multi; /* freed at end, even when none */
 }
 
 size_t cp_session_ulinks_destroy_end(struct cp_uprobe_removal *r)
@@ -155,8 +155,7 @@ int cp_session_attach_all(struct cp_session *s, const struct cp_session_config *
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "cannot place the --probe uprobe in %s at 0x%llx: %s",
 				       cfg->probes[i].path,
-				       (unsigned long long)cfg->probes[i].offset,
-				       strerror(errno));
+				       (unsigned long long)cfg->probes[i].offset, strerror(errno));
 	if (cfg->boundary_syscall >= 0) {
 		s->boundary.link = bpf_program__attach(skel->progs.on_boundary_syscall);
 		if (!s->boundary.link)
@@ -167,11 +166,11 @@ int cp_session_attach_all(struct cp_session *s, const struct cp_session_config *
 	if (cfg->boundary_func && !cfg->boundary_in_target) {
 		if (attach_request_probe(s, skel->progs.on_boundary_func, cfg->boundary_func, 0,
 					 &s->boundary))
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "cannot place the request boundary uprobe in %s at 0x%llx: %s",
-				       cfg->boundary_func->path,
-				       (unsigned long long)cfg->boundary_func->offset,
-				       strerror(errno));
+			return cp_fail(
+				err, CP_EXIT_PROFILE,
+				"cannot place the request boundary uprobe in %s at 0x%llx: %s",
+				cfg->boundary_func->path,
+				(unsigned long long)cfg->boundary_func->offset, strerror(errno));
 	}
 	return 0;
 }
@@ -186,14 +185,14 @@ static int attach_file_probes(struct cp_session *s, struct bpf_program *prog, co
 
 	if (!n)
 		return 0;
-	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + n,
-		    sizeof(*s->file_links)))
+	if (cp_grow(&s->file_links, &s->cap_file_links, s->nfile_links + n, sizeof(*s->file_links)))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	added = attach_uprobes(s, prog, s->pid, false, path, offsets, cookies, n,
 			       s->file_links + s->nfile_links);
 	if (added < 0)
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot place a uprobe on %s in %s at 0x%llx: %s",
-			       what, path, (unsigned long long)offsets[0], strerror(errno));
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot place a uprobe on %s in %s at 0x%llx: %s", what, path,
+			       (unsigned long long)offsets[0], strerror(errno));
 	s->nfile_links += (size_t)added;
 	return 0;
 }
@@ -238,8 +237,8 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 		cookies[n - nexec + e] = CP_COOKIE(CP_ENTRY_EXEC_FUNC, CP_SITE_STACK_TOP, 0);
 	}
 	what = n > 1 ? "its clock points" : nclock ? pts->points[0].what : "syscall()";
-	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, n,
-				what, err);
+	rc = attach_file_probes(s, s->skel->progs.on_clock_func, path, offsets, cookies, n, what,
+				err);
 	if (rc == 0)
 		s->nclock_uprobes += nclock;
 	free(offsets);
@@ -283,8 +282,8 @@ int cp_session_probe_own(struct cp_session *s, const void *fn)
 	if (cp_own_code_offset(fn, pt.path, sizeof(pt.path), &pt.offset))
 		return -1;
 	return cp_session_attach_uprobe(s, s->skel->progs.on_clock_func, getpid(), &pt,
-			     CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1),
-			     &s->selftest_link);
+					CP_COOKIE(CP_ENTRY_CLOCK_GETTIME, CP_SITE_STACK_TOP, 1),
+					&s->selftest_link);
 }
 
 void cp_session_unprobe_own(struct cp_session *s)

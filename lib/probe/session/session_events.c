@@ -72,8 +72,8 @@ static int exec_event(void *ctx, void *data, size_t size)
 int cp_session_open_events(struct cp_session *s)
 {
 	s->events = ring_buffer__new(bpf_map__fd(s->skel->maps.dl_events), dl_event, s, NULL);
-	if (s->events && ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.exec_events),
-					  exec_event, s)) {
+	if (s->events &&
+	    ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.exec_events), exec_event, s)) {
 		ring_buffer__free(s->events);
 		s->events = NULL;
 	}
@@ -102,8 +102,8 @@ int cp_session_on_stack_copy(struct cp_session *s,
 	s->on_copy = fn;
 	s->on_copy_arg = arg;
 	/* Mapping the buffer into this process costs ~0.1 ms per MiB. */
-	if (ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.stack_copies),
-			     stack_copy_event, s))
+	if (ring_buffer__add(s->events, bpf_map__fd(s->skel->maps.stack_copies), stack_copy_event,
+			     s))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the stack copies: %s",
 			       strerror(errno));
 	return 0;

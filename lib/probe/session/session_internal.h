@@ -28,8 +28,8 @@ struct ulink {
 struct cp_session {
 	struct clockreads_bpf *skel;
 	pid_t pid;
-	bool multi;			/* uprobes as uprobe_multi links */
-	bool follow;			/* processes besides the target are counted:
+	bool multi;  /* uprobes as uprobe_multi links */
+	bool follow; /* processes besides the target are counted:
 					 * follow_forks, or members */
 	/* Followed processes whose exit (or exec) the program has said: moved
 	 * out of its maps (session_procs.c) so that a long run's forks never
@@ -38,7 +38,7 @@ struct cp_session {
 	size_t ngone, cap_gone;
 	uint32_t *marked;
 	size_t nmarked, cap_marked;
-	bool watch_exec;		/* cp_session_config.watch_exec */
+	bool watch_exec; /* cp_session_config.watch_exec */
 	/* uprobes in the target's files: clock points and syscall() */
 	struct ulink *file_links;
 	size_t nfile_links, cap_file_links, nclock_uprobes;
@@ -46,7 +46,7 @@ struct cp_session {
 	struct cp_uprobe_removal removal;
 	bool removing;
 	struct ulink dl_hook;
-	struct ulink selftest_link;	/* kept: removing it costs a grace period */
+	struct ulink selftest_link; /* kept: removing it costs a grace period */
 	/* What the programs tell user space while attached: dynamic-linker
 	 * events (counted in dl_pending) and, with --stacks, stack copies
 	 * (handed to on_copy). */
@@ -56,13 +56,13 @@ struct cp_session {
 	void *on_copy_arg;
 	struct ulink boundary;
 	struct ulink probes[CP_MAX_PROBES];
-	struct bpf_link *exec_watch, *fork_watch;	/* NULL where raw tracepoints are missing */
-	bool anatomy_ok;			/* they attach (then detached until a
+	struct bpf_link *exec_watch, *fork_watch; /* NULL where raw tracepoints are missing */
+	bool anatomy_ok;			  /* they attach (then detached until a
 					 * burst: cp_session_anatomy_links) */
-	struct bpf_link *anatomy_links[2];	/* --anatomy, a boundary that traps:
+	struct bpf_link *anatomy_links[2];	  /* --anatomy, a boundary that traps:
 						 * sys_enter, sched_switch */
-	struct bpf_link *exit_watch;		/* the vDSO patch's: sums its table at exit */
-	struct bpf_link *prepare_exec_watch;	/* on_target_exit at sched_prepare_exec: a
+	struct bpf_link *exit_watch;		  /* the vDSO patch's: sums its table at exit */
+	struct bpf_link *prepare_exec_watch;	  /* on_target_exit at sched_prepare_exec: a
 						 * table summed at an exec */
 	/* Followed processes held at their exec (exec_events), not yet taken
 	 * by the mechanism; the child that lets them go if clockprof dies

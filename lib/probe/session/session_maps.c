@@ -55,7 +55,7 @@ static int read_percpu(struct cp_session *s, const struct bpf_map *map, const vo
  * takes the largest. A field added to one of these types needs its line
  * here; the sizes below fail to compile until it has one. */
 _Static_assert(sizeof(struct cp_totals) ==
-	       2 * sizeof(struct cp_read_counts) + (10 + CP_HIST_SLOTS) * sizeof(__u64),
+		       2 * sizeof(struct cp_read_counts) + (10 + CP_HIST_SLOTS) * sizeof(__u64),
 	       "every field of struct cp_totals has its line in totals_add");
 _Static_assert(sizeof(struct cp_dist) == (3 + CP_DIST_BUCKETS) * sizeof(__u64),
 	       "every field of struct cp_dist has its line in dist_add");
@@ -207,9 +207,8 @@ static int swap_stack_rules(struct cp_session *s, const struct cp_unwind_table *
 
 	if (fd < 0)
 		return -1;
-	rc = load_rules(fd, t) ||
-	     bpf_map__update_elem(s->skel->maps.stack_unwind_rules, &zero, sizeof(zero),
-				  &fd, sizeof(fd), BPF_ANY);
+	rc = load_rules(fd, t) || bpf_map__update_elem(s->skel->maps.stack_unwind_rules, &zero,
+						       sizeof(zero), &fd, sizeof(fd), BPF_ANY);
 	e = errno;
 	close(fd);
 	errno = e;
@@ -251,7 +250,7 @@ static int append_entry(struct entry_list *l, const void *entry)
 struct site_walk {
 	struct bpf_map *counts;
 	struct entry_list list;
-	bool checked;		/* checked_count */
+	bool checked; /* checked_count */
 };
 
 /* site_counts is shared by the CPUs: one value per site, at the id that
@@ -269,10 +268,10 @@ static int add_site(const void *key, const void *id, void *arg)
 	return append_entry(&w->list, &c);
 }
 
-int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
-			  size_t *n)
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites, size_t *n)
 {
-	struct site_walk w = { s->skel->maps.site_counts, { .size = sizeof(**sites) },
+	struct site_walk w = { s->skel->maps.site_counts,
+			       { .size = sizeof(**sites) },
 			       checked_count(s) };
 	int rc = cp_map_walk(s->skel->maps.site_ids, sizeof(struct cp_site_key), sizeof(__u32),
 			     add_site, &w);
@@ -291,8 +290,7 @@ static int add_stack(const void *key, const void *count, void *arg)
 	return append_entry(arg, &c);
 }
 
-int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
-			   size_t *n)
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks, size_t *n)
 {
 	struct entry_list l = { .size = sizeof(**stacks) };
 	int rc = cp_map_walk(s->skel->maps.stacks, sizeof(struct cp_stack_key), sizeof(__u64),
@@ -324,10 +322,10 @@ int cp_session_dist_add_thread(struct cp_session *s, pid_t tid, int fd)
 	__u32 slot, key = (__u32)tid;
 
 	if (!dist_free_slot(s, &slot) ||
-	    bpf_map__update_elem(s->skel->maps.dist_events, &slot, sizeof(slot), &fd,
-				 sizeof(fd), BPF_ANY) ||
-	    bpf_map__update_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot,
-				 sizeof(slot), BPF_ANY)) {
+	    bpf_map__update_elem(s->skel->maps.dist_events, &slot, sizeof(slot), &fd, sizeof(fd),
+				 BPF_ANY) ||
+	    bpf_map__update_elem(s->skel->maps.dist_slots, &key, sizeof(key), &slot, sizeof(slot),
+				 BPF_ANY)) {
 		close(fd);
 		return -1;
 	}
@@ -423,7 +421,8 @@ int cp_session_patch_exit_requests(struct cp_session *s, struct cp_request_sums 
 
 	if (!s->exit_watch || !s->skel->bss->patch_exit_gen_done ||
 	    bpf_map__lookup_elem(s->skel->maps.patch_exit_requests, &zero, sizeof(zero), out,
-				 sizeof(*out), 0) || out->gen != s->skel->bss->patch_exit_gen_done)
+				 sizeof(*out), 0) ||
+	    out->gen != s->skel->bss->patch_exit_gen_done)
 		return -1;
 	return each_exit_site(s, true, each, ctx);
 }

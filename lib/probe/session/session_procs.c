@@ -39,7 +39,7 @@ int cp_session_followed(const struct cp_session *s, struct cp_followed **out, si
 {
 	struct followed_list l = { 0 };
 
-	if (s->ngone) {		/* those drained, then those still in the map */
+	if (s->ngone) { /* those drained, then those still in the map */
 		if (cp_grow(&l.v, &l.cap, s->ngone, sizeof(*l.v)))
 			return -1;
 		memcpy(l.v, s->gone, s->ngone * sizeof(*l.v));
@@ -69,7 +69,9 @@ int cp_session_followed_one(const struct cp_session *s, uint32_t host_tgid, stru
 			return 0;
 		}
 	return bpf_map__lookup_elem(s->skel->maps.procs, &host_tgid, sizeof(host_tgid), out,
-				    sizeof(*out), 0) ? -1 : 0;
+				    sizeof(*out), 0) ?
+		       -1 :
+		       0;
 }
 
 bool cp_session_still_followed(const struct cp_session *s, uint32_t host_tgid)
@@ -140,7 +142,9 @@ static int member_base(struct cp_session *s, pid_t pid, uint32_t slot, const uin
 int cp_session_add_member(struct cp_session *s, pid_t pid, pid_t ppid, uint64_t table,
 			  const uint64_t *words, const uint64_t *blocks, bool sites)
 {
-	struct cp_proc p = { .pid = (__u32)pid, .ppid = (__u32)ppid, .table = table,
+	struct cp_proc p = { .pid = (__u32)pid,
+			     .ppid = (__u32)ppid,
+			     .table = table,
 			     .flags = CP_PROC_MEMBER | (sites ? 0 : CP_PROC_NO_SITES),
 			     .start_ns = (__u64)(cp_monotonic_s() * 1e9) };
 	__u32 key = (__u32)pid;
@@ -190,8 +194,8 @@ void cp_session_drain_followed(struct cp_session *s)
 	for (size_t i = 0; i < s->nmarked; i++) {
 		struct cp_followed f = { .host_tgid = s->marked[i] };
 
-		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid),
-					 &f.p, sizeof(f.p), 0) ||
+		if (bpf_map__lookup_elem(map, &f.host_tgid, sizeof(f.host_tgid), &f.p, sizeof(f.p),
+					 0) ||
 		    cp_grow(&s->gone, &s->cap_gone, s->ngone + 1, sizeof(*s->gone)) ||
 		    cp_grow(&moved, &cap, nmoved + 1, sizeof(*moved)))
 			continue;
@@ -263,7 +267,7 @@ size_t cp_session_take_execs(struct cp_session *s, uint32_t *out, size_t max)
 {
 	size_t n;
 
-	ring_buffer__consume(s->events);	/* what came since the last poll */
+	ring_buffer__consume(s->events); /* what came since the last poll */
 	n = s->nexecs < max ? s->nexecs : max;
 
 	memcpy(out, s->execs, n * sizeof(*out));
@@ -292,7 +296,7 @@ void cp_session_exec_unfollowed(struct cp_session *s, uint32_t host_tgid)
 {
 	if (!cp_exec_held_release_one(bpf_map__fd(s->skel->maps.procs), host_tgid, CP_PROC_EXECED))
 		return;
-	if (host_tgid == (uint32_t)s->pid)	/* the target: counted up to its exec */
+	if (host_tgid == (uint32_t)s->pid) /* the target: counted up to its exec */
 		__atomic_store_n(&s->skel->bss->target_execed, 1, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_add(&s->skel->bss->procs_execed, 1, __ATOMIC_RELAXED);

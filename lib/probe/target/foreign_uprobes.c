@@ -22,7 +22,7 @@ struct foreign {
 };
 
 static struct {
-	double at;		/* when listed; 0: never */
+	double at; /* when listed; 0: never */
 	struct foreign *v;
 	size_t n, cap;
 } listed;
@@ -85,8 +85,7 @@ static void list_all(void)
 		closedir(d);
 }
 
-int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *who,
-			 size_t wholen)
+int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *who, size_t wholen)
 {
 	if (!listed.at || cp_monotonic_s() - listed.at > 1.0)
 		list_all();
@@ -94,8 +93,8 @@ int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *
 		const struct foreign *f = &listed.v[i];
 		char comm[32] = "?";
 
-		if (f->dev != st->st_dev || f->ino != st->st_ino ||
-		    f->offset < lo || f->offset >= hi)
+		if (f->dev != st->st_dev || f->ino != st->st_ino || f->offset < lo ||
+		    f->offset >= hi)
 			continue;
 		cp_proc_comm(f->pid, comm, sizeof(comm));
 		snprintf(who, wholen, "process %d (%s)", (int)f->pid, comm);

@@ -51,8 +51,7 @@ static bool sysfs_has_cpu_pmu(void)
 	bool found = false;
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s",
-			 fixed[i]);
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", fixed[i]);
 		if (access(path, F_OK) == 0)
 			return true;
 	}

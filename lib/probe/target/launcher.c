@@ -32,7 +32,7 @@ static void child_exec(char *const argv[], pid_t parent, int errfd)
 	sigaddset(&ours, SIGTERM);
 	sigaddset(&ours, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &ours, NULL);
-	signal(SIGPIPE, SIG_DFL);	/* clockprof ignores it (profile_command.c) */
+	signal(SIGPIPE, SIG_DFL); /* clockprof ignores it (profile_command.c) */
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0 && raise(SIGSTOP) == 0 &&
 	    prctl(PR_SET_PDEATHSIG, 0) == 0)
 		execvp(argv[0], argv);
@@ -92,8 +92,8 @@ int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 			       strerror(child_errno));
 	}
 	if (waitpid(child, &status, 0) != child || !WIFSTOPPED(status)) {
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "'%s' did not stop after exec as expected", argv[0]);
+		return cp_fail(err, CP_EXIT_PROFILE, "'%s' did not stop after exec as expected",
+			       argv[0]);
 	}
 	*pid = child;
 	return 0;
@@ -129,7 +129,8 @@ int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
 	int status;
 
 	if (read_entry_point(pid, &entry))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the entry point of process %d", pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the entry point of process %d",
+			       pid);
 	errno = 0;
 	orig = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
 	if (errno ||
@@ -141,8 +142,9 @@ int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
 		if (waitpid(pid, &status, 0) != pid)
 			return cp_fail(err, CP_EXIT_PROFILE, "lost process %d", pid);
 		if (WIFEXITED(status) || WIFSIGNALED(status))
-			return cp_fail(err, CP_EXIT_PROFILE,
-				       "the command ended before reaching its entry point (missing library?)");
+			return cp_fail(
+				err, CP_EXIT_PROFILE,
+				"the command ended before reaching its entry point (missing library?)");
 		if (WSTOPSIG(status) == SIGTRAP)
 			break;
 		/* Another signal on the way: deliver it and keep going. */
@@ -162,7 +164,7 @@ int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
 int cp_launch_release(pid_t pid, struct cp_error *err)
 {
 	if (ptrace(PTRACE_DETACH, pid, NULL, NULL))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot start process %d: %s",
-			       pid, strerror(errno));
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot start process %d: %s", pid,
+			       strerror(errno));
 	return 0;
 }

@@ -33,19 +33,21 @@ int cp_pid_ns_for(pid_t target, struct cp_pid_ns *ns, struct cp_error *err)
 
 	*ns = (struct cp_pid_ns){ 0 };
 	if (stat("/proc/self/ns/pid", &self) || self.st_ino == CP_PID_INIT_INO)
-		return 0;	/* the host's, or a kernel without pid namespaces */
+		return 0; /* the host's, or a kernel without pid namespaces */
 	seen = proc_self_pid();
 	if (seen != getpid())
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "clockprof runs in a pid namespace of its own but /proc is not mounted for it (it calls clockprof %d, which is %d in its namespace): mount one for it (unshare --mount-proc) or run clockprof on the host",
-			       (int)seen, (int)getpid());
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"clockprof runs in a pid namespace of its own but /proc is not mounted for it (it calls clockprof %d, which is %d in its namespace): mount one for it (unshare --mount-proc) or run clockprof on the host",
+			(int)seen, (int)getpid());
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)target);
 	if (stat(path, &other))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read %s: %s", path, strerror(errno));
 	if (other.st_ino != self.st_ino || other.st_dev != self.st_dev)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d is in a pid namespace nested inside clockprof's, which is not the host's: clockprof counts only processes of its own pid namespace there; run it in the target's namespace or on the host",
-			       (int)target);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d is in a pid namespace nested inside clockprof's, which is not the host's: clockprof counts only processes of its own pid namespace there; run it in the target's namespace or on the host",
+			(int)target);
 	ns->dev = (uint64_t)self.st_dev;
 	ns->ino = (uint64_t)self.st_ino;
 	return 0;

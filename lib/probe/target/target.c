@@ -42,7 +42,7 @@ static void drop_title_padding(struct cp_target *t)
 	int end = t->argc;
 
 	if (t->argc < t->argc_total)
-		return;	/* cut: its end was not read */
+		return; /* cut: its end was not read */
 	while (end > 0 && t->argv[end - 1] && !t->argv[end - 1][0])
 		end--;
 	if (t->argc - end < 2)
@@ -55,8 +55,7 @@ static void drop_title_padding(struct cp_target *t)
 	t->cmdline_rewritten = true;
 }
 
-void cp_target_cmdline_parse(struct cp_target *t, char *buf, size_t n, bool whole,
-			     int argc_total)
+void cp_target_cmdline_parse(struct cp_target *t, char *buf, size_t n, bool whole, int argc_total)
 {
 	char last = '\0';
 	int kept = count_ends(buf, n, &last);
@@ -126,16 +125,19 @@ static int access_denied(pid_t pid, struct cp_error *err)
 	unsigned long long theirs, ours;
 
 	if (geteuid() != 0)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)",
-			       pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"cannot read /proc/%d/exe: permission denied (run as root, or with CAP_SYS_PTRACE)",
+			pid);
 	if (!cap_permitted(pid, &theirs) && !cap_permitted(0, &ours) && (theirs & ~ours))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot inspect process %d even as root: it holds capabilities clockprof lacks (CapPrm %llx, clockprof's %llx), so the kernel refuses access; run clockprof with at least the same capabilities",
-			       pid, theirs, ours);
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "cannot inspect process %d even as root: the kernel refuses access (a security module such as AppArmor or SELinux, or a process of another user namespace)",
-		       pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"cannot inspect process %d even as root: it holds capabilities clockprof lacks (CapPrm %llx, clockprof's %llx), so the kernel refuses access; run clockprof with at least the same capabilities",
+			pid, theirs, ours);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"cannot inspect process %d even as root: the kernel refuses access (a security module such as AppArmor or SELinux, or a process of another user namespace)",
+		pid);
 }
 
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
@@ -149,15 +151,16 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	if (pid <= 0)
 		return cp_fail(err, CP_EXIT_USAGE, "invalid pid %d", pid);
 	if (cp_proc_stat_read(pid, &st))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "no such process %d (check the pid with ps)", pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "no such process %d (check the pid with ps)",
+			       pid);
 	t->start_time = st.start_time;
 	if (st.flags & PF_KTHREAD)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d is a kernel thread: it never reads the clock from user space",
-			       pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d is a kernel thread: it never reads the clock from user space",
+			pid);
 	cp_proc_comm(pid, t->comm, sizeof(t->comm));
-	if ((valid = cp_utf8_dup(t->comm))) {	/* 15 bytes: fits when tripled */
+	if ((valid = cp_utf8_dup(t->comm))) { /* 15 bytes: fits when tripled */
 		snprintf(t->comm, sizeof(t->comm), "%s", valid);
 		free(valid);
 	}
@@ -204,8 +207,8 @@ static int module_matches(const char *mapped, const char *file)
 
 /* FILE with a '/' but not absolute (./server, build/libfoo.so): a path
  * from the target's working directory, as a shell there would take it. */
-static int relative_file(pid_t pid, const char *file, char *path, size_t size,
-			 char *shown, size_t shown_size, struct cp_error *err)
+static int relative_file(pid_t pid, const char *file, char *path, size_t size, char *shown,
+			 size_t shown_size, struct cp_error *err)
 {
 	char cwd_link[64], cwd[PATH_MAX];
 	ssize_t n;
@@ -222,14 +225,13 @@ static int relative_file(pid_t pid, const char *file, char *path, size_t size,
 	snprintf(shown, shown_size, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", file);
 	if (access(path, R_OK) != 0)
 		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s: no such file in the target's working directory (%s)",
-			       file, cwd);
+			       "%s: no such file in the target's working directory (%s)", file,
+			       cwd);
 	return 0;
 }
 
-int cp_target_resolve_file(pid_t pid, const char *file, char *path,
-			   size_t size, char *shown, size_t shown_size,
-			   struct cp_error *err)
+int cp_target_resolve_file(pid_t pid, const char *file, char *path, size_t size, char *shown,
+			   size_t shown_size, struct cp_error *err)
 {
 	struct cp_proc_map *maps;
 	size_t n;
@@ -261,7 +263,5 @@ int cp_target_resolve_file(pid_t pid, const char *file, char *path,
 	}
 	free(maps);
 	return cp_fail(err, CP_EXIT_USAGE,
-		       "no module '%s' is mapped by process %d; give an absolute path",
-		       file, pid);
+		       "no module '%s' is mapped by process %d; give an absolute path", file, pid);
 }
-

@@ -69,7 +69,7 @@ static int by_offset(const void *a, const void *b)
 
 	if (x->off != y->off)
 		return x->off < y->off ? -1 : 1;
-	return y->entry - x->entry;	/* the entry's name first among aliases */
+	return y->entry - x->entry; /* the entry's name first among aliases */
 }
 
 /* Sorted, one function per offset (the vDSO names each twice). */
@@ -84,8 +84,7 @@ static void sort_unique(struct cp_vdso_func *funcs, size_t *n)
 	*n = kept;
 }
 
-int cp_vdso_image_functions(char *image, size_t size, struct cp_vdso_func **funcs,
-			    size_t *n)
+int cp_vdso_image_functions(char *image, size_t size, struct cp_vdso_func **funcs, size_t *n)
 {
 	Elf *elf;
 	Elf_Scn *scn = NULL;
@@ -103,8 +102,8 @@ int cp_vdso_image_functions(char *image, size_t size, struct cp_vdso_func **func
 	while (!rc && (scn = elf_nextscn(elf, scn))) {
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
 			continue;
 		rc = add_dynsym(elf, data, &sh, link_base, funcs, n);
 	}
@@ -143,15 +142,16 @@ int cp_vdso_locate(pid_t pid, struct cp_vdso *vdso, struct cp_error *err)
 
 	memset(vdso, 0, sizeof(*vdso));
 	if (cp_proc_maps_find_vdso(pid, &vdso->start, &vdso->end))
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d has no vDSO mapped (exited?)", pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no vDSO mapped (exited?)",
+			       pid);
 	size = vdso->end - vdso->start;
 	image = malloc(size);
 	if (!image || cp_proc_mem_read(pid, vdso->start, image, size)) {
 		free(image);
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "cannot read the vDSO of process %d from /proc/%d/mem (needs root or CAP_SYS_PTRACE)",
-			       pid, pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"cannot read the vDSO of process %d from /proc/%d/mem (needs root or CAP_SYS_PTRACE)",
+			pid, pid);
 	}
 	rc = parse_image(image, size, vdso);
 	free(image);

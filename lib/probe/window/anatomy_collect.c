@@ -22,19 +22,20 @@
 #include "procfs.h"
 #include "session.h"
 
-#define DRAIN_US 2000		/* how often the logs are looked at */
-#define BURST_DRAIN_US 500	/* ... in a burst: 4 times the logs freed */
-#define SLOTS_EVERY 100		/* ... and the slots in use, in drains */
-#define AN_FIRST CP_PB_AN_STACK_LO	/* a block's words drain reads: */
-#define AN_HEAD (CP_PB_AN_LOG - AN_FIRST)	/* from AN_FIRST to the log */
-#define H(word) ((word) - AN_FIRST)	/* ... and a word's place in them */
+#define DRAIN_US 2000			  /* how often the logs are looked at */
+#define BURST_DRAIN_US 500		  /* ... in a burst: 4 times the logs freed */
+#define SLOTS_EVERY 100			  /* ... and the slots in use, in drains */
+#define AN_FIRST CP_PB_AN_STACK_LO	  /* a block's words drain reads: */
+#define AN_HEAD (CP_PB_AN_LOG - AN_FIRST) /* from AN_FIRST to the log */
+#define H(word) ((word)-AN_FIRST)	  /* ... and a word's place in them */
 
 _Static_assert(sizeof(struct cp_anatomy_log_entry) == CP_PB_AN_ENTRY_WORDS * 8,
 	       "a log entry is CP_PB_AN_ENTRY_WORDS words");
 _Static_assert(CP_PB_AN_LOG + CP_PB_AN_ENTRIES * CP_PB_AN_ENTRY_WORDS <= CP_PB_WORDS,
 	       "the log fits the request block");
 _Static_assert(CP_PB_AN_STACK_HI == CP_PB_AN_STACK_LO + 1 &&
-	       CP_PB_AN_STACK_TID == CP_PB_AN_STACK_LO + 2, "the stack's words: lo, hi, tid");
+		       CP_PB_AN_STACK_TID == CP_PB_AN_STACK_LO + 2,
+	       "the stack's words: lo, hi, tid");
 #define IOV_BATCH 512
 
 struct cp_anatomy_collect {
@@ -46,31 +47,31 @@ struct cp_anatomy_collect {
 	pthread_t thread;
 	bool running, stop;
 	struct cp_anatomy_calibration cal;
-	uint32_t *used;			/* slots in use */
-	uint32_t *tried;		/* by slot: the tid whose stack was looked for */
+	uint32_t *used;	 /* slots in use */
+	uint32_t *tried; /* by slot: the tid whose stack was looked for */
 	size_t nused;
-	struct cp_anatomy_raw *kept;	/* the reservoir */
+	struct cp_anatomy_raw *kept; /* the reservoir */
 	size_t nkept;
 	uint64_t logs_seen, rng;
 	struct cp_anatomy_raw_rec {
 		uint64_t slot, seq;
 		struct cp_anatomy_rec r;
-	} *pending;			/* BPF records not yet given a log */
+	} * pending; /* BPF records not yet given a log */
 	size_t npending, cappending;
-	uint64_t heads[IOV_BATCH][AN_HEAD];	/* drain's: the slots' headers */
-	bool traps;			/* uprobes: the session's ring, no table */
-	struct open_request {		/* ... the requests it has open */
+	uint64_t heads[IOV_BATCH][AN_HEAD]; /* drain's: the slots' headers */
+	bool traps;			    /* uprobes: the session's ring, no table */
+	struct open_request {		    /* ... the requests it has open */
 		struct cp_anatomy_raw raw;
-	} *open;
+	} * open;
 	size_t nopen, capopen;
-	char why[256];			/* the BPF program's failure, or "" */
-	struct cp_anatomy_burst *bursts;	/* the window's, in order */
+	char why[256];			 /* the BPF program's failure, or "" */
+	struct cp_anatomy_burst *bursts; /* the window's, in order */
 	size_t nbursts;
 	bool burst_on;
-	uint64_t burst_at_ns;		/* CLOCK_MONOTONIC: the last burst's start */
+	uint64_t burst_at_ns; /* CLOCK_MONOTONIC: the last burst's start */
 	unsigned burst_ms, period_ms;
-	uint64_t outside_burst;		/* logs not within one burst: dropped */
-	struct cp_session *session;	/* traps: its programs are the bursts' */
+	uint64_t outside_burst;	    /* logs not within one burst: dropped */
+	struct cp_session *session; /* traps: its programs are the bursts' */
 };
 
 /* A pair of the TSC and CLOCK_MONOTONIC at one instant: of 64 tries, the
@@ -111,8 +112,8 @@ static uint64_t block_word(uint64_t table, uint64_t slot, unsigned word)
 
 static int write_every(pid_t pid, uint64_t table, uint64_t every)
 {
-	return cp_proc_mem_write(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8,
-				 &every, sizeof(every));
+	return cp_proc_mem_write(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
+				 sizeof(every));
 }
 
 static int set_every(const struct cp_anatomy_collect *c, uint64_t every)
@@ -125,7 +126,8 @@ void cp_anatomy_collect_off(pid_t pid, uint64_t table)
 	uint64_t every = 1;
 
 	if (!cp_proc_mem_read(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
-			      sizeof(every)) && every)
+			      sizeof(every)) &&
+	    every)
 		write_every(pid, table, 0);
 }
 
@@ -170,7 +172,7 @@ static void take_records(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
 				r->recs[r->nrecs++] = p->r;
 			}
 		} else if (!(p->slot == r->slot && p->seq < r->seq)) {
-			c->pending[w++] = *p;	/* a log still open: kept */
+			c->pending[w++] = *p; /* a log still open: kept */
 		}
 	}
 	c->npending = w;
@@ -200,8 +202,7 @@ static void keep(struct cp_anatomy_collect *c, struct cp_anatomy_raw *r)
 	}
 }
 
-bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start,
-			 uint64_t end)
+bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start, uint64_t end)
 {
 	/* the bursts are in order and apart: only the latest that began
 	 * before the log can hold it */
@@ -235,7 +236,7 @@ static void keep_if_in_burst(struct cp_anatomy_collect *c, struct cp_anatomy_raw
 static int stack_bounds(const struct cp_proc_map *m, size_t n, uint64_t key, uint64_t top,
 			uint64_t *lo, uint64_t *hi)
 {
-	for (size_t i = 0; i < n && !(key & 1); i++) {	/* (a goroutine's: none) */
+	for (size_t i = 0; i < n && !(key & 1); i++) { /* (a goroutine's: none) */
 		if (top - 8 < m[i].start || top - 8 >= m[i].end)
 			continue;
 		if (strcmp(m[i].perms, "rw-p") || m[i].ino)
@@ -283,7 +284,7 @@ static void learn_stacks(struct cp_anatomy_collect *c, const uint32_t *slots, si
 			continue;
 		uint64_t at = block_word(c->table, slots[i], CP_PB_AN_STACK_LO);
 
-		if (!cp_proc_mem_write(c->pid, at, b, sizeof(b)))	/* the tid last */
+		if (!cp_proc_mem_write(c->pid, at, b, sizeof(b))) /* the tid last */
 			cp_proc_mem_write(c->pid, at + 16, &tid, sizeof(tid));
 	}
 	free(maps);
@@ -293,10 +294,12 @@ static void learn_stacks(struct cp_anatomy_collect *c, const uint32_t *slots, si
  * freed for the next request; kept unless it began before the window. */
 static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t *head)
 {
-	struct cp_anatomy_raw r = { .slot = s, .seq = head[H(CP_PB_AN_SEQ)],
+	struct cp_anatomy_raw r = { .slot = s,
+				    .seq = head[H(CP_PB_AN_SEQ)],
 				    .tid = head[H(CP_PB_AN_TID)],
 				    .start_tsc = head[H(CP_PB_AN_START)],
-				    .end_tsc = head[H(CP_PB_AN_END)], .n = head[H(CP_PB_AN_N)],
+				    .end_tsc = head[H(CP_PB_AN_END)],
+				    .n = head[H(CP_PB_AN_N)],
 				    .stack_known = head[H(CP_PB_AN_STACK_TID)] ==
 						   head[H(CP_PB_AN_TID)] };
 	uint64_t zero = 0, now[AN_HEAD];
@@ -304,8 +307,8 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 	r.nentries = r.n < CP_PB_AN_ENTRIES ? r.n : CP_PB_AN_ENTRIES;
 	if (r.nentries && !(r.entries = calloc(r.nentries, sizeof(*r.entries))))
 		return;
-	if (r.nentries && cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_LOG),
-					   r.entries, r.nentries * sizeof(*r.entries))) {
+	if (r.nentries && cp_proc_mem_read(c->pid, block_word(c->table, s, CP_PB_AN_LOG), r.entries,
+					   r.nentries * sizeof(*r.entries))) {
 		raw_free(&r);
 		return;
 	}
@@ -336,12 +339,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		size_t cap = c->cappending ? 2 * c->cappending : 1024;
 
 		if (cap > (1u << 22) || !(g = realloc(c->pending, cap * sizeof(*g))))
-			return 0;	/* bounded: a request never closed */
+			return 0; /* bounded: a request never closed */
 		c->pending = g;
 		c->cappending = cap;
 	}
 	c->pending[c->npending++] = (struct cp_anatomy_raw_rec){
-		rec->slot, rec->seq, { rec->t_ns, rec->kind, rec->what } };
+		rec->slot, rec->seq, { rec->t_ns, rec->kind, rec->what }
+	};
 	return 0;
 }
 
@@ -350,7 +354,7 @@ static int on_record(void *ctx, void *data, size_t size)
  * threads new to their slots, then the logs. */
 static void drain(struct cp_anatomy_collect *c)
 {
-	uint64_t (*heads)[AN_HEAD] = c->heads;
+	uint64_t(*heads)[AN_HEAD] = c->heads;
 	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
 
 	for (size_t at = 0; at < c->nused; at += IOV_BATCH) {
@@ -358,9 +362,9 @@ static void drain(struct cp_anatomy_collect *c)
 
 		for (size_t i = 0; i < n; i++) {
 			local[i] = (struct iovec){ heads[i], sizeof(heads[i]) };
-			remote[i] = (struct iovec){
-				(void *)(uintptr_t)block_word(c->table, c->used[at + i],
-							      AN_FIRST), sizeof(heads[i]) };
+			remote[i] = (struct iovec){ (void *)(uintptr_t)block_word(
+							    c->table, c->used[at + i], AN_FIRST),
+						    sizeof(heads[i]) };
 		}
 		if (process_vm_readv(c->pid, local, n, remote, n, 0) !=
 		    (ssize_t)(n * sizeof(heads[0])))
@@ -546,9 +550,10 @@ static struct cp_anatomy_raw *open_of(struct cp_anatomy_collect *c,
 
 		if (r->tid != rec->tid)
 			continue;
-		if (start) {	/* its last never ended (a record lost): dropped */
+		if (start) { /* its last never ended (a record lost): dropped */
 			raw_free(r);
-			*r = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
+			*r = (struct cp_anatomy_raw){ .seq = rec->seq,
+						      .tid = rec->tid,
 						      .start_tsc = rec->t_ns };
 		}
 		return r->seq == rec->seq ? r : NULL;
@@ -563,12 +568,12 @@ static struct cp_anatomy_raw *open_of(struct cp_anatomy_collect *c,
 		c->open = g;
 		c->capopen = cap;
 	}
-	c->open[c->nopen].raw = (struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid,
-							 .start_tsc = rec->t_ns };
+	c->open[c->nopen].raw =
+		(struct cp_anatomy_raw){ .seq = rec->seq, .tid = rec->tid, .start_tsc = rec->t_ns };
 	return &c->open[c->nopen++].raw;
 }
 
-#define TRAP_READS_MAX 4096	/* reads a request keeps (more: truncated) */
+#define TRAP_READS_MAX 4096 /* reads a request keeps (more: truncated) */
 
 /* Uprobes: one record into its thread's open request; at its end, the
  * request kept (a record lost in it: kept truncated). */
@@ -578,8 +583,7 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 	const struct cp_anatomy_record *rec = data;
 	struct cp_anatomy_raw *r;
 
-	if (size < sizeof(*rec) ||
-	    !(r = open_of(c, rec, rec->kind == CP_ANATOMY_REC_START)))
+	if (size < sizeof(*rec) || !(r = open_of(c, rec, rec->kind == CP_ANATOMY_REC_START)))
 		return 0;
 	if (rec->kind == CP_ANATOMY_REC_READ) {
 		struct cp_anatomy_log_entry *g;
@@ -588,12 +592,14 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 		    (g = realloc(r->entries, (r->nentries + 1) * sizeof(*g)))) {
 			r->entries = g;
 			r->entries[r->nentries++] = (struct cp_anatomy_log_entry){
-				rec->key, rec->t_ns, (int32_t)rec->what,
-				{ rec->callers[0], rec->callers[1] } };
+				rec->key,
+				rec->t_ns,
+				(int32_t)rec->what,
+				{ rec->callers[0], rec->callers[1] }
+			};
 		}
 		r->n++;
-	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL ||
-		   rec->kind == CP_ANATOMY_REC_SWITCH) {
+	} else if (rec->kind == CP_ANATOMY_REC_SYSCALL || rec->kind == CP_ANATOMY_REC_SWITCH) {
 		struct cp_anatomy_rec *g = realloc(r->recs, (r->nrecs + 1) * sizeof(*g));
 
 		if (g) {
@@ -613,23 +619,23 @@ static int on_trap_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid,
-				   struct cp_session *s, unsigned sample, struct cp_error *err)
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, struct cp_session *s,
+				   unsigned sample, struct cp_error *err)
 {
 	struct cp_anatomy_collect *c = collect_new(pid, sample);
 
 	*out = NULL;
-	if (!c || !(c->ring = ring_buffer__new(cp_session_anatomy_ring(s), on_trap_record, c,
-					       NULL))) {
+	if (!c ||
+	    !(c->ring = ring_buffer__new(cp_session_anatomy_ring(s), on_trap_record, c, NULL))) {
 		collect_free(c);
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
 	c->traps = true;
-	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } };	/* ns already */
+	c->cal = (struct cp_anatomy_calibration){ { 0, 1 }, { 0, 1 } }; /* ns already */
 	c->rng = (uint64_t)pid * 0x9E3779B97F4A7C15ull | 1;
 	c->session = s;
 	burst_schedule(c);
-	burst_begin(c);		/* the first as the window opens */
+	burst_begin(c); /* the first as the window opens */
 	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
 	*out = c;
 	return 0;
@@ -677,11 +683,13 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 	calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;
 	burst_schedule(c);
-	burst_begin(c);		/* the first as the window opens */
+	burst_begin(c); /* the first as the window opens */
 	if (set_every(c, 1)) {
 		cp_anatomy_collect_stop(c, 0, NULL);
-		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: the counter table of process %d "
-			       "cannot be written", pid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "--anatomy: the counter table of process %d "
+			       "cannot be written",
+			       pid);
 	}
 	c->running = pthread_create(&c->thread, NULL, run, c) == 0;
 	*out = c;
@@ -699,10 +707,11 @@ static int by_time(const void *a, const void *b)
  * -1 out of memory. */
 static long read_index(struct cp_anatomy_samples *s, const struct cp_anatomy_log_entry *e)
 {
-	struct cp_anatomy_read_id id = {
-		.pc = cp_patch_site_pc(e->key), .via = cp_patch_site_via(e->key),
-		.entry = (uint8_t)cp_patch_site_entry(e->key), .clock = (int32_t)e->clock,
-		.callers = { e->callers[0], e->callers[1] } };
+	struct cp_anatomy_read_id id = { .pc = cp_patch_site_pc(e->key),
+					 .via = cp_patch_site_via(e->key),
+					 .entry = (uint8_t)cp_patch_site_entry(e->key),
+					 .clock = (int32_t)e->clock,
+					 .callers = { e->callers[0], e->callers[1] } };
 	struct cp_anatomy_read_id *g;
 
 	for (size_t i = 0; i < s->nreads; i++)
@@ -742,16 +751,20 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 						     CP_ANATOMY_READ, (uint32_t)read };
 	}
 	for (size_t i = 0; i < raw->nrecs; i++)
-		ev[k++] = (struct cp_anatomy_event){
-			raw->recs[i].t_ns, raw->recs[i].kind == CP_ANATOMY_REC_SWITCH ?
-			CP_ANATOMY_SWITCH : CP_ANATOMY_SYSCALL, raw->recs[i].what };
+		ev[k++] = (struct cp_anatomy_event){ raw->recs[i].t_ns,
+						     raw->recs[i].kind == CP_ANATOMY_REC_SWITCH ?
+							     CP_ANATOMY_SWITCH :
+							     CP_ANATOMY_SYSCALL,
+						     raw->recs[i].what };
 	if (k)
 		qsort(ev, k, sizeof(*ev), by_time);
-	*r = (struct cp_anatomy_request){
-		.pid = pid, .tid = (int32_t)raw->tid, .events = ev, .nevents = k,
-		.start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
-		.end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc),
-		.truncated = raw->n > raw->nentries };
+	*r = (struct cp_anatomy_request){ .pid = pid,
+					  .tid = (int32_t)raw->tid,
+					  .events = ev,
+					  .nevents = k,
+					  .start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
+					  .end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc),
+					  .truncated = raw->n > raw->nentries };
 	return 0;
 }
 
@@ -784,7 +797,7 @@ static void hand_over(struct cp_anatomy_collect *c, struct cp_anatomy_samples *o
 			break;
 		out->nrequests++;
 	}
-	for (size_t i = 1; i < out->nrequests; i++)	/* by start: insertion */
+	for (size_t i = 1; i < out->nrequests; i++) /* by start: insertion */
 		for (size_t j = i; j && out->requests[j - 1].start_ns > out->requests[j].start_ns;
 		     j--) {
 			struct cp_anatomy_request t = out->requests[j];
@@ -804,23 +817,28 @@ static void dump(const struct cp_anatomy_samples *s)
 
 	if (!f)
 		return;
-	fprintf(f, "{\"requests_seen\": %llu, \"outside_burst\": %llu, \"gaps_exact\": %s, "
-		"\"reads\": [", (unsigned long long)s->requests_seen,
-		(unsigned long long)s->outside_burst, s->gaps_exact ? "true" : "false");
+	fprintf(f,
+		"{\"requests_seen\": %llu, \"outside_burst\": %llu, \"gaps_exact\": %s, "
+		"\"reads\": [",
+		(unsigned long long)s->requests_seen, (unsigned long long)s->outside_burst,
+		s->gaps_exact ? "true" : "false");
 	for (size_t i = 0; i < s->nreads; i++)
-		fprintf(f, "%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
-			"\"caller\": %llu, \"caller2\": %llu}", i ? ", " : "",
-			(unsigned long long)s->reads[i].pc, s->reads[i].via, s->reads[i].entry,
-			s->reads[i].clock, (unsigned long long)s->reads[i].callers[0],
+		fprintf(f,
+			"%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
+			"\"caller\": %llu, \"caller2\": %llu}",
+			i ? ", " : "", (unsigned long long)s->reads[i].pc, s->reads[i].via,
+			s->reads[i].entry, s->reads[i].clock,
+			(unsigned long long)s->reads[i].callers[0],
 			(unsigned long long)s->reads[i].callers[1]);
 	fputs("], \"requests\": [", f);
 	for (size_t i = 0; i < s->nrequests; i++) {
 		const struct cp_anatomy_request *r = &s->requests[i];
 
-		fprintf(f, "%s{\"tid\": %d, \"start_ns\": %llu, \"end_ns\": %llu, "
-			"\"truncated\": %s, \"events\": [", i ? ", " : "", r->tid,
-			(unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
-			r->truncated ? "true" : "false");
+		fprintf(f,
+			"%s{\"tid\": %d, \"start_ns\": %llu, \"end_ns\": %llu, "
+			"\"truncated\": %s, \"events\": [",
+			i ? ", " : "", r->tid, (unsigned long long)r->start_ns,
+			(unsigned long long)r->end_ns, r->truncated ? "true" : "false");
 		for (size_t e = 0; e < r->nevents; e++)
 			fprintf(f, "%s[%llu, %u, %u]", e ? ", " : "",
 				(unsigned long long)r->events[e].t_ns, r->events[e].kind,
@@ -853,9 +871,12 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 		out->requests_seen = requests_seen;
 		out->outside_burst = c->outside_burst;
 		out->gaps_exact = c->skel != NULL && !c->traps;
-		snprintf(out->why_not_exact, sizeof(out->why_not_exact), "%s", c->traps ?
-			 "each read traps into the kernel inside the gap it measures (uprobes): "
-			 "the gaps are clockprof's as much as the program's" : c->why);
+		snprintf(
+			out->why_not_exact, sizeof(out->why_not_exact), "%s",
+			c->traps ?
+				"each read traps into the kernel inside the gap it measures (uprobes): "
+				"the gaps are clockprof's as much as the program's" :
+				c->why);
 		hand_over(c, out);
 		dump(out);
 	}

@@ -35,8 +35,8 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
  * program records in its ring (cp_session_anatomy_ring), whole, timed by
  * bpf_ktime_get_ns, kept when within one burst of its syscall and switch
  * recording (cp_session_anatomy_links); their gaps said not exact. */
-int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid,
-				   struct cp_session *s, unsigned sample, struct cp_error *err);
+int cp_anatomy_collect_start_traps(struct cp_anatomy_collect **out, pid_t pid, struct cp_session *s,
+				   unsigned sample, struct cp_error *err);
 
 /* Without --anatomy: no log is opened in process pid's table at table (a
  * killed --anatomy window's table, reused, may still say to). */
@@ -50,14 +50,14 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 /* The raw pieces, for the tests: one drained log ({key, tsc, clock} a
  * read) and the BPF records of its request, merged into r (reads named
  * into s's reads), with the calibration (tsc0, ns0) - (tsc1, ns1). */
-struct cp_anatomy_log_entry {	/* CP_PB_AN_ENTRY_WORDS words */
+struct cp_anatomy_log_entry { /* CP_PB_AN_ENTRY_WORDS words */
 	uint64_t key, tsc;
 	int64_t clock;
-	uint64_t callers[CP_PB_AN_CALLERS];	/* 0: not known */
+	uint64_t callers[CP_PB_AN_CALLERS]; /* 0: not known */
 };
 struct cp_anatomy_raw {
 	uint64_t slot, seq, tid;
-	uint64_t start_tsc, end_tsc, n;	/* n: reads (more than entries: truncated) */
+	uint64_t start_tsc, end_tsc, n; /* n: reads (more than entries: truncated) */
 	bool stack_known;		/* its callers could be read (CP_PB_AN_STACK_*) */
 	struct cp_anatomy_log_entry *entries;
 	size_t nentries;
@@ -82,8 +82,7 @@ struct cp_anatomy_calibration {
 struct cp_anatomy_burst {
 	uint64_t on, off;
 };
-bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start,
-			 uint64_t end);
+bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start, uint64_t end);
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc);
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r);

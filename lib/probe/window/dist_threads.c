@@ -32,8 +32,7 @@ static void remember_failed(struct cp_dist_failed *f, pid_t tid)
 
 /* Gives back the slots of covered threads that are gone from tids (a later
  * thread may take their tid); leaves covered[] sorted. */
-static size_t drop_gone(struct cp_session *s, const pid_t *tids, size_t ntids,
-			pid_t *covered)
+static size_t drop_gone(struct cp_session *s, const pid_t *tids, size_t ntids, pid_t *covered)
 {
 	size_t ncovered = cp_session_dist_tids(s, covered);
 
@@ -63,8 +62,7 @@ void cp_dist_cover_threads(struct cp_profile *p, struct cp_session *s,
 	for (size_t t = 0; t < ntids && !cp_session_dist_full(s); t++) {
 		int fd;
 
-		if (pid_in(covered, ncovered, tids[t]) ||
-		    pid_in(failed->tids, failed->n, tids[t]))
+		if (pid_in(covered, ncovered, tids[t]) || pid_in(failed->tids, failed->n, tids[t]))
 			continue;
 		fd = cp_counter_open_own(&p->event_specs[p->dist_event], tids[t]);
 		if (fd < 0) {

@@ -237,7 +237,7 @@ void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c)
 	struct cp_stack_copy *kept;
 
 	if (ls->finished)
-		return;		/* made in the clock window, read after it: a few at most */
+		return; /* made in the clock window, read after it: a few at most */
 	if (__atomic_load_n(&ls->built, __ATOMIC_ACQUIRE)) {
 		walk_kept(ls);
 		if (walk_copy(ls, c))
@@ -280,8 +280,7 @@ static uint64_t walked_reads(const struct cp_late_stacks *ls)
 }
 
 void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
-			   struct cp_raw_places *raw, double window_start,
-			   double window_end)
+			   struct cp_raw_places *raw, double window_start, double window_end)
 {
 	uint64_t walked;
 
@@ -299,11 +298,15 @@ void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
 	}
 	p->stacks_from_copies = walked;
 	if (ls->error.msg[0])
-		cp_profile_warn(p, "stacks stop where frame pointers do in code whose unwind rules are missing: %s",
-				ls->error.msg);
+		cp_profile_warn(
+			p,
+			"stacks stop where frame pointers do in code whose unwind rules are missing: %s",
+			ls->error.msg);
 	if (ls->dropped || p->totals.stack_copy_drops)
-		cp_profile_warn(p, "%llu reads before every function's unwind rules were in place have no stack: their stack copies did not fit",
-				(unsigned long long)(ls->dropped + p->totals.stack_copy_drops));
+		cp_profile_warn(
+			p,
+			"%llu reads before every function's unwind rules were in place have no stack: their stack copies did not fit",
+			(unsigned long long)(ls->dropped + p->totals.stack_copy_drops));
 }
 
 void cp_late_stacks_free(struct cp_late_stacks *ls)

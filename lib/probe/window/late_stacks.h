@@ -40,26 +40,26 @@ struct cp_symbolizer;
 
 struct cp_late_stacks {
 	pid_t pid;
-	bool hold_rules;		/* CLOCKPROF_STACK_RULES_AFTER_WINDOW */
+	bool hold_rules; /* CLOCKPROF_STACK_RULES_AFTER_WINDOW */
 	/* The target's modules for the first build, captured on the window's
 	 * thread while the target is surely there (a launched command may be
 	 * gone a few ms into the window); the builder reads only their files
 	 * and closes it. */
 	struct cp_symbolizer *sym;
-	struct cp_session *s;		/* where the rules go */
+	struct cp_session *s; /* where the rules go */
 	pthread_t builder;
-	bool thread_made;		/* a builder to join */
+	bool thread_made; /* a builder to join */
 	/* Shared with the builder under lock. */
 	pthread_mutex_t lock;
 	bool lock_made;
-	bool running;			/* the builder has work left */
-	bool rebuild;			/* the libraries changed meanwhile */
-	bool cancel;			/* the window is over: no rules go in now */
+	bool running; /* the builder has work left */
+	bool rebuild; /* the libraries changed meanwhile */
+	bool cancel;  /* the window is over: no rules go in now */
 	/* The builder's until joined, except `built`. */
-	struct cp_unwind_table table;	/* the first rules: copies are walked by them */
-	bool built;			/* table complete (release/acquire) */
-	double ready;			/* monotonic: rules first in place; 0 not */
-	struct cp_error error;		/* why rules are missing, when msg is set */
+	struct cp_unwind_table table; /* the first rules: copies are walked by them */
+	bool built;		      /* table complete (release/acquire) */
+	double ready;		      /* monotonic: rules first in place; 0 not */
+	struct cp_error error;	      /* why rules are missing, when msg is set */
 	/* The window's thread only: copies kept until the rules are built,
 	 * then the stacks walked from them (merged as the array fills). */
 	struct cp_stack_copy **copies;
@@ -67,7 +67,7 @@ struct cp_late_stacks {
 	size_t kept_bytes;
 	struct cp_stack_count *walked;
 	size_t nwalked, walked_cap;
-	uint64_t dropped;		/* copies not kept or walked: over the bounds */
+	uint64_t dropped; /* copies not kept or walked: over the bounds */
 	bool finished;
 };
 
@@ -92,8 +92,7 @@ void cp_late_stacks_keep(void *arg, const struct cp_stack_copy *c);
  * profile's figures (stacks_from_copies, stack_rules_s), with a warning for
  * stacks that could not be kept or walked whole. */
 void cp_late_stacks_finish(struct cp_late_stacks *ls, struct cp_profile *p,
-			   struct cp_raw_places *raw, double window_start,
-			   double window_end);
+			   struct cp_raw_places *raw, double window_start, double window_end);
 
 /* Joins the builder and frees everything (finished or not). */
 void cp_late_stacks_free(struct cp_late_stacks *ls);

@@ -21,7 +21,7 @@ struct cp_module_seen {
 /* One line of /proc/PID/maps that maps a file with code. */
 struct mapping {
 	unsigned long lo, hi, dev_major, dev_minor, inode;
-	char file[4096];	/* as the target names it */
+	char file[4096]; /* as the target names it */
 };
 
 /* A file mapped with code, as this file wants it. */
@@ -80,9 +80,8 @@ static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session 
 		    file);
 }
 
-static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech,
-			struct cp_session *s, pid_t pid, const struct mapping *m,
-			struct cp_error *err)
+static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+			pid_t pid, const struct mapping *m, struct cp_error *err)
 {
 	char path[96];
 	struct cp_clock_points pts;
@@ -96,7 +95,8 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech,
 		return 0;
 	}
 	if (pts.unseen[0] && !cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED))
-		say(mp, "%s calls %s without a PLT stub (-fno-plt or a function pointer): those reads are not seen by uprobes; --mechanism breakpoint sees them where the host supports it",
+		say(mp,
+		    "%s calls %s without a PLT stub (-fno-plt or a function pointer): those reads are not seen by uprobes; --mechanism breakpoint sees them where the host supports it",
 		    m->file, pts.unseen);
 	rc = cp_mech_attach_file(mech, path, &pts, err);
 	cp_clock_points_free(&pts);
@@ -105,8 +105,8 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech,
 	return rc;
 }
 
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech,
-			  struct cp_session *s, pid_t pid, struct cp_error *err)
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+			  pid_t pid, struct cp_error *err)
 {
 	struct cp_proc_map *maps;
 	struct mapping m;
@@ -114,8 +114,9 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech,
 	int added = 0;
 
 	if (cp_proc_maps_read(pid, &maps, &n))
-		return errno == ESRCH ? 0 : cp_fail(err, CP_EXIT_PROFILE,
-						    "cannot read /proc/%d/maps (exited?)", pid);
+		return errno == ESRCH ? 0 :
+					cp_fail(err, CP_EXIT_PROFILE,
+						"cannot read /proc/%d/maps (exited?)", pid);
 	for (size_t i = 0; i < n; i++) {
 		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;

@@ -20,9 +20,9 @@ struct cp_mech;
 struct cp_session;
 
 struct cp_module_probes {
-	struct cp_module_seen *seen;	/* module_probes.c */
+	struct cp_module_seen *seen; /* module_probes.c */
 	size_t n, cap;
-	bool dl_watched;		/* the dynamic linker's hook is probed */
+	bool dl_watched; /* the dynamic linker's hook is probed */
 	/* Says what a file means for the counts (not readable, calls that
 	 * pass no PLT stub); called with a one-line message. */
 	void (*warn)(void *arg, const char *msg);
@@ -33,8 +33,8 @@ struct cp_module_probes {
  * does, and watches the dynamic linker through session s. Returns the
  * number of files newly probed (0: nothing new), or -1 with err set when a
  * probe could not be placed. */
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *m,
-			  struct cp_session *s, pid_t pid, struct cp_error *err);
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *m, struct cp_session *s,
+			  pid_t pid, struct cp_error *err);
 void cp_module_probes_free(struct cp_module_probes *mp);
 
 #endif

@@ -59,18 +59,18 @@ const char *cp_ops_source_name(enum cp_ops_source s)
 /* Everything the window holds from start to close. */
 struct run {
 	struct cp_session_config cfg;
-	struct cp_session_config plain;	/* cfg without the mechanism's part */
+	struct cp_session_config plain; /* cfg without the mechanism's part */
 	struct cp_uprobe_point boundary, probes[CP_MAX_PROBES];
-	struct cp_uprobe_point wrappers[CP_SYSCALL_WRAPPERS_MAX];	/* syscall: */
+	struct cp_uprobe_point wrappers[CP_SYSCALL_WRAPPERS_MAX]; /* syscall: */
 	struct cp_session *s;
-	struct cp_counters *ctr;	/* -e events */
-	struct cp_target_cpu cpu;	/* the target's CPU in the clock window */
+	struct cp_counters *ctr;  /* -e events */
+	struct cp_target_cpu cpu; /* the target's CPU in the clock window */
 	struct cp_raw_places raw;
 	struct cp_window w;
-	double begin, start;		/* monotonic: set-up, clock window */
-	bool debuginfod;		/* --debuginfod */
-	int end_signal;			/* what ended the window; -1: an error */
-	struct cp_anatomy_collect *anatomy;	/* --anatomy, while the window is open */
+	double begin, start;		    /* monotonic: set-up, clock window */
+	bool debuginfod;		    /* --debuginfod */
+	int end_signal;			    /* what ended the window; -1: an error */
+	struct cp_anatomy_collect *anatomy; /* --anatomy, while the window is open */
 };
 
 /* The target's CPU time in the clock window (target_cpu.h): from a
@@ -90,15 +90,15 @@ static int parse_events(const struct cp_profile_options *o, struct cp_profile *p
 	if (o->events && strcmp(o->events, "none") &&
 	    cp_events_parse(o->events, &p->event_specs, &p->nevents, err))
 		return -1;
-	if (!o->events && cp_events_parse(cp_events_default_list(), &p->event_specs,
-					  &p->nevents, err))
+	if (!o->events &&
+	    cp_events_parse(cp_events_default_list(), &p->event_specs, &p->nevents, err))
 		return -1;
 	return 0;
 }
 
 /* Signals blocked, and the command launched held at exec. */
-static int block_and_launch(struct run *r, const struct cp_profile_options *o,
-			    struct cp_profile *p, struct cp_error *err)
+static int block_and_launch(struct run *r, const struct cp_profile_options *o, struct cp_profile *p,
+			    struct cp_error *err)
 {
 	r->cfg.pid = o->pid;
 	if (cp_window_block_signals(&r->w, p, err))
@@ -131,11 +131,13 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 		return -1;
 	cp_counters_info(*ctr, &info);
 	if (info.uncertain_threads)
-		cp_profile_warn(p, "%zu threads were born while counters were opened: their counts may be missing",
-				info.uncertain_threads);
+		cp_profile_warn(
+			p,
+			"%zu threads were born while counters were opened: their counts may be missing",
+			info.uncertain_threads);
 	p->counters_split = o->duration_s > 0 && o->interval_s <= 0 &&
-			    o->request.kind != CP_REQUEST_NONE &&
-			    o->ops <= 0 && !cfg->boundary_in_target;
+			    o->request.kind != CP_REQUEST_NONE && o->ops <= 0 &&
+			    !cfg->boundary_in_target;
 	return 0;
 }
 
@@ -217,7 +219,7 @@ static int fall_back(struct run *r, struct cp_profile *p, struct cp_error *err)
 	r->w.modules.dl_watched = false;
 	p->mechanism = CP_MECH_FALLBACK;
 	memset(err, 0, sizeof(*err));
-	if (configure(r, p, err)) {	/* it cannot do what was asked: say why not the patch */
+	if (configure(r, p, err)) { /* it cannot do what was asked: say why not the patch */
 		char why[sizeof(err->msg)];
 
 		snprintf(why, sizeof(why), "%s", err->msg);
@@ -253,10 +255,10 @@ static int name_modules(struct run *r, struct cp_profile *p, struct cp_error *er
  * (counted from exec on) and is named there. With --stacks, every
  * function's rules are built from the moment the modules are mapped, in the
  * background, without holding the window back (late_stacks.h). */
-static int attach(struct run *r, const struct cp_profile_options *o,
-		  struct cp_profile *p, struct cp_error *err)
+static int attach(struct run *r, const struct cp_profile_options *o, struct cp_profile *p,
+		  struct cp_error *err)
 {
-	r->plain = r->cfg;	/* the pid, from block_and_launch() */
+	r->plain = r->cfg; /* the pid, from block_and_launch() */
 	/* Every uprobe is placed by the registrar (registrar.h), forked now:
 	 * after the launch, so that a launched command is clockprof's first
 	 * child and has none of the registrar's descriptors. */
@@ -264,15 +266,14 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	if (cp_profile_prepare(o, p, &r->plain, &r->boundary, r->wrappers, r->probes, err) ||
 	    configure(r, p, err))
 		return -1;
-	if ((open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p,
-			  err) && fall_back(r, p, err)) ||
+	if ((open_session(&r->s, &r->w.mech, &r->cfg, p->launched ? NULL : &r->w.naming, p, err) &&
+	     fall_back(r, p, err)) ||
 	    cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
 	    (r->w.naming.have_table && cp_mech_set_unwind(r->w.mech, &r->w.naming.table, err)))
 		return -1;
 	if (p->launched &&
 	    (cp_launch_run_to_entry(r->cfg.pid, err) ||
-	     cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 ||
-	     name_modules(r, p, err)))
+	     cp_window_probe_files(&r->w, p, r->s, r->cfg.pid, err) < 0 || name_modules(r, p, err)))
 		return -1;
 	if (o->stacks)
 		cp_late_stacks_start(&r->w.late, r->s, r->cfg.pid);
@@ -281,7 +282,7 @@ static int attach(struct run *r, const struct cp_profile_options *o,
 	p->wrapper_check_s = -1;
 	if (open_counters(o, p, &r->cfg, &r->ctr, err))
 		return -1;
-	r->w.ctr = r->ctr;	/* --interval reads them while they count */
+	r->w.ctr = r->ctr; /* --interval reads them while they count */
 	cp_target_cpu_open(&r->cpu, r->cfg.pid, cpu_needs_counter(&r->cfg));
 	return 0;
 }
@@ -303,8 +304,7 @@ static int start_mechanism(struct run *r, struct cp_profile *p, struct cp_error 
 
 /* --anatomy: the sampled requests' logs collected from the window's
  * opening on; where the mechanism keeps none (not the vDSO patch), said. */
-static void anatomy_open(struct run *r, const struct cp_profile_options *o,
-			 struct cp_profile *p)
+static void anatomy_open(struct run *r, const struct cp_profile_options *o, struct cp_profile *p)
 {
 	uint64_t table = cp_mech_patch_table(r->w.mech);
 	struct cp_error err = { 0 };
@@ -361,8 +361,10 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	/* --stacks: the copies made until every function's rules are in place
 	 * are read out from here on (they wait in the kernel until then). */
 	if (o->stacks && cp_session_on_stack_copy(r->s, cp_late_stacks_keep, &r->w.late, &copies))
-		cp_profile_warn(p, "%s: reads before every function's unwind rules are in place have no stack",
-				copies.msg);
+		cp_profile_warn(
+			p,
+			"%s: reads before every function's unwind rules are in place have no stack",
+			copies.msg);
 	/* The counters before the command is let go: its first requests' events
 	 * were missed where the host was slow to come back to enable them (a
 	 * blocking request's context switch, 298 of 300 seen under load). */
@@ -374,7 +376,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * overlapping the window's first ms: a failure refuses the run. */
 	if (cp_mech_prove(r->w.mech, err))
 		return -1;
-	cp_warmup_stop();	/* every start-up uprobe placed */
+	cp_warmup_stop(); /* every start-up uprobe placed */
 	cp_mech_selftest(r->w.mech, &p->selftest);
 	p->cost_ns_per_hit = p->selftest.cost_ns;
 	return 0;
@@ -412,7 +414,7 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 	cp_mech_read_sites(r->w.mech, &r->raw.sites, &r->raw.nsites);
 	if (o->stacks) {
 		cp_session_read_stacks(r->s, &r->raw.stacks, &r->raw.nstacks);
-		cp_session_consume_events(r->s);	/* the last stack copies */
+		cp_session_consume_events(r->s); /* the last stack copies */
 		cp_late_stacks_finish(&r->w.late, p, &r->raw, r->start,
 				      r->start + p->clock_window_s);
 	}
@@ -448,7 +450,8 @@ static void switch_to_counters(struct run *r, const struct cp_profile_options *o
 	 * that leaves out more than a tenth of the requests. */
 	if (p->dist_event >= 0 && p->counter_requests >= 10 &&
 	    (double)p->dist.count < 0.9 * (double)p->counter_requests)
-		cp_profile_warn(p, "per_request_counters covers %llu of %llu requests: threads that "
+		cp_profile_warn(p,
+				"per_request_counters covers %llu of %llu requests: threads that "
 				"live less than 0.1 s, or serve a single request, are not in it",
 				(unsigned long long)p->dist.count,
 				(unsigned long long)p->counter_requests);
@@ -479,30 +482,39 @@ static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
 
 	cp_session_lifecycle(s, &execed, &forks, &followed_execed, &traced);
 	if (execed)
-		cp_profile_warn(p, "the target exec()ed a new program during the window: its clock "
-				"reads from the exec on are not counted (the probes were in the old image)");
+		cp_profile_warn(
+			p,
+			"the target exec()ed a new program during the window: its clock "
+			"reads from the exec on are not counted (the probes were in the old image)");
 	if (forks && p->followed)
-		cp_profile_warn(p, "%u process%s the target started during the window %s not "
-				"followed (too many at once): %s clock reads are not counted", forks,
-				forks == 1 ? "" : "es", forks == 1 ? "was" : "were",
+		cp_profile_warn(p,
+				"%u process%s the target started during the window %s not "
+				"followed (too many at once): %s clock reads are not counted",
+				forks, forks == 1 ? "" : "es", forks == 1 ? "was" : "were",
 				forks == 1 ? "its" : "their");
 	else if (forks)
-		cp_profile_warn(p, "the target started %u process%s during the window: %s clock reads "
-				"are not counted (only the target's own threads are%s)", forks,
-				forks == 1 ? "" : "es", forks == 1 ? "its" : "their",
-				p->mechanism == CP_MECHANISM_PATCH || !p->launched ? "" :
+		cp_profile_warn(
+			p,
+			"the target started %u process%s during the window: %s clock reads "
+			"are not counted (only the target's own threads are%s)",
+			forks, forks == 1 ? "" : "es", forks == 1 ? "its" : "their",
+			p->mechanism == CP_MECHANISM_PATCH || !p->launched ?
+				"" :
 				"; run follows the processes it forks with the vDSO patch only");
 	if (traced)
-		cp_profile_warn(p, "%u process%s the target started %s traced by another process "
+		cp_profile_warn(p,
+				"%u process%s the target started %s traced by another process "
 				"(a debugger, strace) at %s exec: not held there to be patched, %s "
-				"clock reads from the exec on are not counted", traced,
-				traced == 1 ? "" : "es", traced == 1 ? "was" : "were",
+				"clock reads from the exec on are not counted",
+				traced, traced == 1 ? "" : "es", traced == 1 ? "was" : "were",
 				traced == 1 ? "its" : "their", traced == 1 ? "its" : "their");
 	followed_execed -= traced < followed_execed ? traced : followed_execed;
 	if (followed_execed)
-		cp_profile_warn(p, "%u process%s the target started exec()ed another program: "
-				"%s clock reads from the exec on are not counted", followed_execed,
-				followed_execed == 1 ? "" : "es", followed_execed == 1 ? "its" : "their");
+		cp_profile_warn(p,
+				"%u process%s the target started exec()ed another program: "
+				"%s clock reads from the exec on are not counted",
+				followed_execed, followed_execed == 1 ? "" : "es",
+				followed_execed == 1 ? "its" : "their");
 }
 
 /* Closing the mechanism and the session (the patch's switch back: a
@@ -533,7 +545,7 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 	}
 	t0 = cp_monotonic_s();
 	r->w.naming.debuginfod = r->debuginfod;
-	cp_call_sites_free(&p->call_sites);	/* --interval's last snapshot */
+	cp_call_sites_free(&p->call_sites); /* --interval's last snapshot */
 	cp_naming_collect(&r->w.naming, p, &r->raw);
 	p->naming_s = cp_monotonic_s() - t0;
 }
@@ -557,8 +569,10 @@ static void close_window(struct run *r, struct cp_profile *p)
 		cp_profile_warn(p, "%s", job.closing);
 	free(job.closing);
 	if (job.left)
-		cp_profile_warn(p, "%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too, or a clockprof killed while it placed them left them (dmesg: 'leaking uprobe')?",
-				job.left, CP_UPROBE_REMOVAL_TIMEOUT_S);
+		cp_profile_warn(
+			p,
+			"%zu probed instruction(s) of the target still held a breakpoint %.0f s after clockprof removed its probes: another tool probes them too, or a clockprof killed while it placed them left them (dmesg: 'leaking uprobe')?",
+			job.left, CP_UPROBE_REMOVAL_TIMEOUT_S);
 	free(r->raw.sites);
 	free(r->raw.stacks);
 	cp_window_close(&r->w);
@@ -594,7 +608,7 @@ double cp_profile_overhead_estimated_pct(const struct cp_profile *p)
 	if (p->cost_ns_per_hit <= 0 || p->clock_window_cpu_s <= 0)
 		return -1;
 	return fmin(100, 100 * (double)p->totals.trap_hits * p->cost_ns_per_hit / 1e9 /
-			 p->clock_window_cpu_s);
+				 p->clock_window_cpu_s);
 }
 
 double cp_profile_overhead_measured_pct(const struct cp_profile *p)
@@ -621,23 +635,30 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 	 * (profile_prepare.c, patch_boundary.c, wrapper_check.c). */
 	if (o->request.kind == CP_REQUEST_SYSCALL && !p->boundary_in_target &&
 	    p->mechanism != CP_MECHANISM_PATCH)
-		cp_profile_warn(p, "a syscall boundary traces sys_enter, which slows every process's syscalls while attached; prefer func:SYMBOL");
+		cp_profile_warn(
+			p,
+			"a syscall boundary traces sys_enter, which slows every process's syscalls while attached; prefer func:SYMBOL");
 	if (p->request_text[0] && p->totals.requests == 0)
-		cp_profile_warn(p, "no complete request was seen: the boundary %s was hit %llu time(s)",
-				p->request_text, (unsigned long long)p->totals.boundary_hits);
+		cp_profile_warn(
+			p, "no complete request was seen: the boundary %s was hit %llu time(s)",
+			p->request_text, (unsigned long long)p->totals.boundary_hits);
 	if (p->totals.all.reads == 0)
 		cp_profile_warn(p, "the target read no clock during the window");
 	if (p->modules_loaded && cp_mechanism_has(p->mechanism, CP_MECH_PER_FILE))
-		cp_profile_warn(p, "%zu file(s) were mapped during the window (dlopen) and probed when the dynamic linker said so: reads they made before that (a few ms) are not counted",
-				p->modules_loaded);
+		cp_profile_warn(
+			p,
+			"%zu file(s) were mapped during the window (dlopen) and probed when the dynamic linker said so: reads they made before that (a few ms) are not counted",
+			p->modules_loaded);
 	cpu_per_request(p);
 	share = cp_profile_overhead_measured_pct(p);
 	measured = share >= 0;
 	if (!measured)
 		share = cp_profile_overhead_estimated_pct(p);
 	if (share > 5)
-		cp_profile_warn(p, "probe overhead is about %.0f%% of the target's CPU time in the clock window (%s): timings there are inflated, counts are exact",
-				share, measured ? "measured" : "estimated");
+		cp_profile_warn(
+			p,
+			"probe overhead is about %.0f%% of the target's CPU time in the clock window (%s): timings there are inflated, counts are exact",
+			share, measured ? "measured" : "estimated");
 }
 
 /* Set-up failed before the window opened: nothing is kept, and a launched
@@ -664,8 +685,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	cp_target_release(&p->target);
 }
 
-static int collect(const struct cp_profile_options *o, struct cp_profile *p,
-		   struct cp_error *err)
+static int collect(const struct cp_profile_options *o, struct cp_profile *p, struct cp_error *err)
 {
 	struct run r = { .w = { .sigfd = -1, .pidfd = -1, .stacks = o->stacks } };
 
@@ -684,13 +704,15 @@ static int collect(const struct cp_profile_options *o, struct cp_profile *p,
 		abandon(&r, p);
 		return -1;
 	}
-	r.end_signal = cp_window_wait(&r.w, p, o, r.s, r.start, o->duration_s <= 0 ? 0 :
-				      r.start + o->duration_s * (p->counters_split ? 0.5 : 1));
+	r.end_signal = cp_window_wait(
+		&r.w, p, o, r.s, r.start,
+		o->duration_s <= 0 ? 0 : r.start + o->duration_s * (p->counters_split ? 0.5 : 1));
 	close_clock_window(&r, o, p);
 	if (counters_follow(&r, p))
 		switch_to_counters(&r, o, p);
 	else if (p->counters_split)
-		cp_profile_warn(p, "counters were not measured: the window ended before its counter half");
+		cp_profile_warn(
+			p, "counters were not measured: the window ended before its counter half");
 	close_window(&r, p);
 	finish_figures(o, p);
 	return 0;

@@ -42,22 +42,22 @@ static void main_executable_path(const struct cp_profile *p, char *path, size_t 
  * function found. */
 static int resolve_func(const struct cp_profile *p, const struct cp_func_spec *f,
 			struct cp_uprobe_point *pt, char *shown, size_t shown_size,
-			const char *what, struct cp_elf_function *fn,
-			struct cp_error *err)
+			const char *what, struct cp_elf_function *fn, struct cp_error *err)
 {
 	if (!f->file[0]) {
 		main_executable_path(p, pt->path, sizeof(pt->path));
 		snprintf(shown, shown_size, "%s", p->target.exe);
-	} else if (cp_target_resolve_file(libraries_of(p), f->file, pt->path,
-					  sizeof(pt->path), shown, shown_size, err)) {
+	} else if (cp_target_resolve_file(libraries_of(p), f->file, pt->path, sizeof(pt->path),
+					  shown, shown_size, err)) {
 		return -1;
 	}
 	if (cp_elf_find_function(pt->path, shown, f->symbol, fn, err))
 		return -1;
 	if (fn->ifunc)
-		return cp_fail(err, CP_EXIT_USAGE,
-			       "%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
-			       what, f->symbol, shown);
+		return cp_fail(
+			err, CP_EXIT_USAGE,
+			"%s '%s' in %s is an IFUNC: a probe there fires only when it is resolved, never for calls",
+			what, f->symbol, shown);
 	pt->offset = fn->offset;
 	pt->size = fn->size;
 	return 0;
@@ -67,8 +67,7 @@ static int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static void count_name(const char *name, void *arg)
@@ -80,8 +79,7 @@ static void count_name(const char *name, void *arg)
 /* A func: boundary in a file with no symbol table (Debian's memcached):
  * no name to suggest, so the message says what to try instead, with the
  * syscalls a running target makes in a second's look. */
-static void hint_without_symbols(const struct cp_profile *p, const char *path,
-				 struct cp_error *err)
+static void hint_without_symbols(const struct cp_profile *p, const char *path, struct cp_error *err)
 {
 	char seen[256];
 	size_t n = 0, len;
@@ -90,8 +88,9 @@ static void hint_without_symbols(const struct cp_profile *p, const char *path,
 		return;
 	len = strlen(err->msg);
 	if (p->launched)
-		snprintf(err->msg + len, sizeof(err->msg) - len,
-			 "; try -r syscall:NAME (attach to it running: clockprof lists the syscalls it makes) or --ops N");
+		snprintf(
+			err->msg + len, sizeof(err->msg) - len,
+			"; try -r syscall:NAME (attach to it running: clockprof lists the syscalls it makes) or --ops N");
 	else if (cp_syscall_look(p->target.pid, 1000, 5, seen, sizeof(seen)) == 0 && seen[0])
 		snprintf(err->msg + len, sizeof(err->msg) - len,
 			 "; try -r syscall:NAME (in 1 s it made %s) or --ops N", seen);
@@ -115,7 +114,7 @@ static int wrappers_in(const char *path, const char *shown, const char **names, 
 		snprintf(wrappers[found].path, sizeof(wrappers[found].path), "%s", path);
 		wrappers[found].offset = fn.offset;
 		wrappers[found].size = fn.size;
-		found += !(found && wrappers[0].offset == fn.offset);	/* an alias */
+		found += !(found && wrappers[0].offset == fn.offset); /* an alias */
 	}
 	return found;
 }
@@ -136,12 +135,15 @@ static void resolve_wrappers(struct cp_profile *p, int nr, struct cp_session_con
 
 	main_executable_path(p, path, sizeof(path));
 	found = wrappers_in(path, p->target.exe, names, n, wrappers, &why);
-	if (!found && n && !cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path),
-						    shown, sizeof(shown), &why))
+	if (!found && n &&
+	    !cp_target_resolve_file(libraries_of(p), "libc", path, sizeof(path), shown,
+				    sizeof(shown), &why))
 		found = wrappers_in(path, shown, names, n, wrappers, &why);
 	if (!found) {
-		cp_profile_warn(p, "%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%s); prefer func:SYMBOL",
-				p->request_text, why.msg[0] ? why.msg : "no such syscall");
+		cp_profile_warn(
+			p,
+			"%s is traced at sys_enter, which slows every process's syscalls while attached: no C library function of the target's makes it (%s); prefer func:SYMBOL",
+			p->request_text, why.msg[0] ? why.msg : "no such syscall");
 		return;
 	}
 	cfg->boundary_wrappers = wrappers;
@@ -170,11 +172,15 @@ static void warn_other_copies(struct cp_profile *p, const char *path,
 		snprintf(cl, sizeof(cl), "%scloned by the compiler %d time(s) (%s%s)",
 			 c.inlined ? " and " : "", c.clones, c.clone, c.clones > 1 ? ", ..." : "");
 	if (probe)
-		cp_profile_warn(p, "--probe %s is %s%s: calls there are not counted, so calls.%s/op falls short of its calls; mark it __attribute__((noinline, noclone))",
-				probe, inl, cl, probe);
+		cp_profile_warn(
+			p,
+			"--probe %s is %s%s: calls there are not counted, so calls.%s/op falls short of its calls; mark it __attribute__((noinline, noclone))",
+			probe, inl, cl, probe);
 	else
-		cp_profile_warn(p, "%s is %s%s: calls there pass no boundary, so a request may span several calls of it and its reads per op count them together; mark it __attribute__((noinline, noclone)) or pick another boundary",
-				p->request_text, inl, cl);
+		cp_profile_warn(
+			p,
+			"%s is %s%s: calls there pass no boundary, so a request may span several calls of it and its reads per op count them together; mark it __attribute__((noinline, noclone)) or pick another boundary",
+			p->request_text, inl, cl);
 }
 
 /* The request boundary resolved, and recorded as resolved: two spellings
@@ -194,16 +200,15 @@ static int resolve_boundary(const struct cp_request_spec *rq, struct cp_profile 
 			 name ? name : rq->text + 8);
 		return 0;
 	}
-	if (resolve_func(p, &rq->func, boundary, p->request_file,
-			 sizeof(p->request_file), "request boundary", &fn, err)) {
+	if (resolve_func(p, &rq->func, boundary, p->request_file, sizeof(p->request_file),
+			 "request boundary", &fn, err)) {
 		if (boundary->path[0])
 			hint_without_symbols(p, boundary->path, err);
 		return -1;
 	}
 	snprintf(p->request_symbol, sizeof(p->request_symbol), "%s", fn.name);
 	warn_other_copies(p, boundary->path, &fn, NULL);
-	p->request_in_main = !rq->func.file[0] ||
-			     same_file(boundary->path, p->target.exe_access);
+	p->request_in_main = !rq->func.file[0] || same_file(boundary->path, p->target.exe_access);
 	cfg->boundary_func = boundary;
 	return 0;
 }
@@ -226,13 +231,16 @@ void cp_profile_check_follow(struct cp_profile *p, struct cp_session_config *cfg
 		if (!other)
 			continue;
 		if (cfg->nmembers) {
-			cp_profile_warn(p, "process %d, not one of those given, also runs %s: its "
+			cp_profile_warn(p,
+					"process %d, not one of those given, also runs %s: its "
 					"boundary or --probe uprobe traps it too (counted only in "
-					"the processes given)", (int)other, files[i]->path);
+					"the processes given)",
+					(int)other, files[i]->path);
 			return;
 		}
 		cfg->follow_forks = false;
-		cp_profile_warn(p, "the processes the target forks are not followed: process %d, "
+		cp_profile_warn(p,
+				"the processes the target forks are not followed: process %d, "
 				"not the target's, also runs %s, whose boundary or --probe uprobe "
 				"would trap it too (give --no-inherit to count the target alone)",
 				(int)other, files[i]->path);
@@ -260,8 +268,8 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		struct cp_elf_function fn;
 
 		snprintf(info->symbol, sizeof(info->symbol), "%s", o->probes[i].symbol);
-		if (resolve_func(p, &o->probes[i], &probes[i], info->file,
-				 sizeof(info->file), "--probe", &fn, err))
+		if (resolve_func(p, &o->probes[i], &probes[i], info->file, sizeof(info->file),
+				 "--probe", &fn, err))
 			return -1;
 		warn_other_copies(p, probes[i].path, &fn, info->symbol);
 	}

@@ -25,7 +25,7 @@ struct cp_symbolizer;
  * them reads are still counted; their sites stay unnamed, with a warning. */
 struct cp_naming {
 	struct cp_symbolizer *sym;
-	bool debuginfod;		/* --debuginfod (set before collecting) */
+	bool debuginfod; /* --debuginfod (set before collecting) */
 	struct cp_unwind_table table;
 	bool have_table;
 };
@@ -33,19 +33,19 @@ struct cp_naming {
 /* Threads whose distribution counter could not be opened: not tried
  * again at every rescan. */
 struct cp_dist_failed {
-	pid_t *tids;		/* sorted */
+	pid_t *tids; /* sorted */
 	size_t n, cap;
 };
 
 struct cp_window {
 	int sigfd, pidfd;
-	struct cp_mech *mech;			/* what sees clock reads */
+	struct cp_mech *mech; /* what sees clock reads */
 	struct cp_dist_failed dist_failed;
-	struct cp_module_probes modules;	/* files probed so far */
+	struct cp_module_probes modules; /* files probed so far */
 	struct cp_naming naming;
-	bool stacks;				/* --stacks: name whole stacks */
-	struct cp_late_stacks late;		/* --stacks: every function's rules */
-	struct cp_counters *ctr;		/* -e events (NULL: none) */
+	bool stacks;		    /* --stacks: name whole stacks */
+	struct cp_late_stacks late; /* --stacks: every function's rules */
+	struct cp_counters *ctr;    /* -e events (NULL: none) */
 };
 
 /* Adds a one-line warning to the profile, whole (at most CP_MAX_WARNINGS;
@@ -74,24 +74,22 @@ int cp_profile_prepare(const struct cp_profile_options *o, struct cp_profile *p,
 		       struct cp_error *err);
 
 /* Window set-up and tear-down (window_wait.c). */
-int cp_window_block_signals(struct cp_window *w, struct cp_profile *p,
-			    struct cp_error *err);
+int cp_window_block_signals(struct cp_window *w, struct cp_profile *p, struct cp_error *err);
 void cp_window_restore_signals(struct cp_profile *p);
 int cp_window_watch(struct cp_window *w, pid_t pid, struct cp_error *err);
 void cp_window_close(struct cp_window *w);
 
 /* Probes the files the target maps now that are not probed yet; returns
  * how many were new, or -1 with err set. */
-int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
-			  struct cp_session *s, pid_t pid, struct cp_error *err);
+int cp_window_probe_files(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
+			  pid_t pid, struct cp_error *err);
 
 /* Waits until the deadline (0: none), a signal or the target's exit,
  * answering dlopen, the live view's tick and the counter window's thread
  * rescans meanwhile. Sets p->end_reason; returns the signal that ended
  * the window, 0, or -1 when waiting failed. */
-int cp_window_wait(struct cp_window *w, struct cp_profile *p,
-		   const struct cp_profile_options *o, struct cp_session *s,
-		   double start, double deadline);
+int cp_window_wait(struct cp_window *w, struct cp_profile *p, const struct cp_profile_options *o,
+		   struct cp_session *s, double start, double deadline);
 
 /* --interval: one cumulative snapshot into *p, given to o->on_interval
  * (window_interval.c); elapsed: s since the window opened. */
@@ -115,8 +113,7 @@ struct cp_raw_places {
 	size_t nstacks;
 };
 
-void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
-		       const struct cp_raw_places *raw);
+void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p, const struct cp_raw_places *raw);
 
 /* --anatomy (window_anatomy.c): the options' settings into p->anatomy as
  * the window opens (defaults for zeros); at its end, once the collection
@@ -134,8 +131,8 @@ void cp_dist_cover_threads(struct cp_profile *p, struct cp_session *s,
 /* The per-process rows (window_processes.c): the target's and those of
  * the processes it forked, followed, from the session and what the
  * mechanism counted of each; start: the clock window's (monotonic s). */
-void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
-			 const struct cp_mech *m, double start);
+void cp_window_processes(struct cp_profile *p, const struct cp_session *s, const struct cp_mech *m,
+			 double start);
 void cp_window_processes_free(struct cp_profile *p);
 
 /* A launched command (child_reap.c). */

@@ -23,10 +23,10 @@
 struct cp_counters;
 
 struct cp_target_cpu {
-	struct cp_counters *counter;	/* the counter, or NULL: the clock */
+	struct cp_counters *counter; /* the counter, or NULL: the clock */
 	clockid_t clock;
 	bool clock_ok;
-	double start_s;			/* the clock at the window's start */
+	double start_s; /* the clock at the window's start */
 };
 
 /* with_counter: the counter (forks followed, or the figure wanted even if

@@ -36,7 +36,8 @@ void cp_anatomy_finish(struct cp_naming *nm, struct cp_profile *p)
 	/* the log is the target's (its table): followed processes and attach's
 	 * other members are counted, not sampled */
 	if (p->nprocesses > 1)
-		cp_profile_warn(p, "--anatomy: the sampled requests are process %d's only; "
+		cp_profile_warn(p,
+				"--anatomy: the sampled requests are process %d's only; "
 				"the %zu other processes counted are not sampled",
 				(int)p->target.pid, p->nprocesses - 1);
 	cp_anatomy_name(nm->sym, nm->have_table ? &nm->table : NULL, a);

@@ -23,8 +23,8 @@ static void name_sites(struct cp_window *w, struct cp_profile *p)
 	if (!w->naming.sym || cp_mech_read_sites(w->mech, &sites, &n))
 		return;
 	cp_call_sites_free(&p->call_sites);
-	cp_call_sites_resolve(w->naming.sym, w->naming.have_table ? &w->naming.table : NULL,
-			      sites, n, &p->call_sites);
+	cp_call_sites_resolve(w->naming.sym, w->naming.have_table ? &w->naming.table : NULL, sites,
+			      n, &p->call_sites);
 	free(sites);
 }
 

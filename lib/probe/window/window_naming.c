@@ -101,7 +101,8 @@ static size_t fetch_names(struct cp_naming *nm, struct cp_profile *p)
 	if (!cp_symbolizer_unnamed(nm->sym, &u, 1))
 		return 0;
 	if (!urls || !*urls) {
-		cp_profile_warn(p, "--debuginfod: DEBUGINFOD_URLS is not set, so no server was asked");
+		cp_profile_warn(p,
+				"--debuginfod: DEBUGINFOD_URLS is not set, so no server was asked");
 		return 0;
 	}
 	setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_TIMEOUT_S, 0);
@@ -127,16 +128,21 @@ static void hint_unnamed(struct cp_naming *nm, struct cp_profile *p)
 		count += u[i].addresses;
 	base = strrchr(u[0].path, '/') ? strrchr(u[0].path, '/') + 1 : u[0].path;
 	if (cp_dpkg_owner(NULL, u[0].path, pkg, sizeof(pkg)) == 0)
-		snprintf(how, sizeof(how), "install %s-dbgsym (Debian's debug symbols archive)", pkg);
+		snprintf(how, sizeof(how), "install %s-dbgsym (Debian's debug symbols archive)",
+			 pkg);
 	else
 		snprintf(how, sizeof(how), "install its debug file (under /usr/lib/debug)");
 	if (nm->debuginfod)
-		cp_profile_warn(p, "%zu place(s) in %s%s have no name: --debuginfod asked DEBUGINFOD_URLS after the window and got no debug file in %.1f s (a server unreachable or without it; each given %s s): %s",
-				count, base, n > 1 ? " and other files" : "", p->debuginfod_s,
-				getenv("DEBUGINFOD_TIMEOUT") ? getenv("DEBUGINFOD_TIMEOUT") : "?", how);
+		cp_profile_warn(
+			p,
+			"%zu place(s) in %s%s have no name: --debuginfod asked DEBUGINFOD_URLS after the window and got no debug file in %.1f s (a server unreachable or without it; each given %s s): %s",
+			count, base, n > 1 ? " and other files" : "", p->debuginfod_s,
+			getenv("DEBUGINFOD_TIMEOUT") ? getenv("DEBUGINFOD_TIMEOUT") : "?", how);
 	else
-		cp_profile_warn(p, "%zu place(s) in %s%s have no name (stripped, no debug file on this machine): %s, or use --debuginfod",
-				count, base, n > 1 ? " and other files" : "", how);
+		cp_profile_warn(
+			p,
+			"%zu place(s) in %s%s have no name (stripped, no debug file on this machine): %s, or use --debuginfod",
+			count, base, n > 1 ? " and other files" : "", how);
 }
 
 /* Sites in no file the target had mapped when clockprof last read its
@@ -155,48 +161,57 @@ static void hint_outside_files(struct cp_profile *p)
 		}
 	}
 	if (places)
-		cp_profile_warn(p, "%llu reads come from %zu place(s) in no file the target had mapped when its maps were last read (code in no file, as a JIT's, or a library loaded or unloaded just before the target exited): named by their address alone, which changes from run to run, so they have no clock_reads@FUNCTION/op measure",
-				reads, places);
+		cp_profile_warn(
+			p,
+			"%llu reads come from %zu place(s) in no file the target had mapped when its maps were last read (code in no file, as a JIT's, or a library loaded or unloaded just before the target exited): named by their address alone, which changes from run to run, so they have no clock_reads@FUNCTION/op measure",
+			reads, places);
 }
 
-void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p,
-		       const struct cp_raw_places *raw)
+void cp_naming_collect(struct cp_naming *nm, struct cp_profile *p, const struct cp_raw_places *raw)
 {
 	struct cp_error err = { 0 };
 
 	if (!nm->sym)
 		return;
-	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites,
-			      raw->nsites, &p->call_sites);
+	cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites, raw->nsites,
+			      &p->call_sites);
 	if (nm->debuginfod && fetch_names(nm, p)) {
-		cp_call_sites_free(&p->call_sites);	/* named again, from the cache */
+		cp_call_sites_free(&p->call_sites); /* named again, from the cache */
 		cp_call_sites_resolve(nm->sym, nm->have_table ? &nm->table : NULL, raw->sites,
 				      raw->nsites, &p->call_sites);
 	}
 	if (raw->nstacks)
 		cp_named_stacks_build(nm->sym, raw->stacks, raw->nstacks, &p->stacks);
 	if (p->stacks.truncated)
-		cp_profile_warn(p, "%llu reads' stacks are cut short where their walk left the target's code (a return address read from data, past code without frame pointers or unwind rules): their outer frames are not shown",
-				(unsigned long long)p->stacks.truncated);
+		cp_profile_warn(
+			p,
+			"%llu reads' stacks are cut short where their walk left the target's code (a return address read from data, past code without frame pointers or unwind rules): their outer frames are not shown",
+			(unsigned long long)p->stacks.truncated);
 	hint_unnamed(nm, p);
 	hint_outside_files(p);
 	if (cp_symbolizer_check_stale(nm->sym, &err))
 		cp_profile_warn(p, "%s", err.msg);
 	if (p->totals.site_unnamed && p->mechanism == CP_MECHANISM_PATCH)
-		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites in one thread, threads with no slot of their own in the target's table, or reads made while the window's edges were read by threads that never paused%s",
-				(unsigned long long)p->totals.site_unnamed, CP_PATCH_SITE_ENTRIES,
-				p->followed ? ", or processes running other code (an exec'd program)" : "");
+		cp_profile_warn(
+			p,
+			"%llu reads have no call site: over %d distinct sites in one thread, threads with no slot of their own in the target's table, or reads made while the window's edges were read by threads that never paused%s",
+			(unsigned long long)p->totals.site_unnamed, CP_PATCH_SITE_ENTRIES,
+			p->followed ? ", or processes running other code (an exec'd program)" : "");
 	else if (p->totals.site_unnamed)
 		cp_profile_warn(p, "%llu reads have no call site: over %d distinct sites",
 				(unsigned long long)p->totals.site_unnamed, CP_MAX_SITES);
 	if (p->totals.site_uncredited)
-		cp_profile_warn(p, "%llu reads inside requests are missing from their call site's per-op figure: over %d distinct sites in one request (%d in one thread with the vDSO patch)",
-				(unsigned long long)p->totals.site_uncredited, CP_PENDING_SITES,
-				CP_PATCH_SITE_ENTRIES);
+		cp_profile_warn(
+			p,
+			"%llu reads inside requests are missing from their call site's per-op figure: over %d distinct sites in one request (%d in one thread with the vDSO patch)",
+			(unsigned long long)p->totals.site_uncredited, CP_PENDING_SITES,
+			CP_PATCH_SITE_ENTRIES);
 	if (p->totals.stack_drops)
 		cp_profile_warn(p, "%llu reads have no stack: over %d distinct stacks",
 				(unsigned long long)p->totals.stack_drops, CP_MAX_STACKS);
 	if (p->totals.stacks_preempted)
-		cp_profile_warn(p, "%llu reads have no stack: the kernel preempted the program while it held the CPU's stack buffer, and another read came on that CPU",
-				(unsigned long long)p->totals.stacks_preempted);
+		cp_profile_warn(
+			p,
+			"%llu reads have no stack: the kernel preempted the program while it held the CPU's stack buffer, and another read came on that CPU",
+			(unsigned long long)p->totals.stacks_preempted);
 }

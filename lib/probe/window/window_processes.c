@@ -38,16 +38,18 @@ static void child_row(struct cp_process_row *r, const struct cp_followed *f,
 {
 	char comm[sizeof(r->command)];
 
-	*r = (struct cp_process_row){
-		.pid = (pid_t)f->p.pid, .ppid = (pid_t)f->p.ppid,
-		.start_s = (double)f->p.start_ns / 1e9 - start,
-		.end_s = f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED) ?
-			 (double)f->p.end_ns / 1e9 - start : -1,
-		.execed = f->p.flags & CP_PROC_EXECED,
-		.known = mp && mp->known,
-		.reads = mp ? mp->reads : 0,
-		.requests = f->p.requests + (mp ? mp->requests : 0),
-		.in_requests = f->p.in_requests + (mp ? mp->in_requests : 0) };
+	*r = (struct cp_process_row){ .pid = (pid_t)f->p.pid,
+				      .ppid = (pid_t)f->p.ppid,
+				      .start_s = (double)f->p.start_ns / 1e9 - start,
+				      .end_s = f->p.flags & (CP_PROC_EXITED | CP_PROC_EXECED) ?
+						       (double)f->p.end_ns / 1e9 - start :
+						       -1,
+				      .execed = f->p.flags & CP_PROC_EXECED,
+				      .known = mp && mp->known,
+				      .reads = mp ? mp->reads : 0,
+				      .requests = f->p.requests + (mp ? mp->requests : 0),
+				      .in_requests = f->p.in_requests +
+						     (mp ? mp->in_requests : 0) };
 	memcpy(r->command, f->p.comm, sizeof(f->p.comm));
 	r->command[sizeof(f->p.comm)] = 0;
 	if (r->end_s < 0 && r->pid && cp_proc_comm(r->pid, comm, sizeof(comm)) > 0)
@@ -74,8 +76,8 @@ void cp_window_processes_free(struct cp_profile *p)
 	p->nprocesses = 0;
 }
 
-void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
-			 const struct cp_mech *m, double start)
+void cp_window_processes(struct cp_profile *p, const struct cp_session *s, const struct cp_mech *m,
+			 double start)
 {
 	struct cp_followed *f = NULL;
 	struct cp_process_row *root;
@@ -89,7 +91,9 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 		return;
 	}
 	root = &p->processes[0];
-	*root = (struct cp_process_row){ .pid = p->target.pid, .end_s = -1, .known = true,
+	*root = (struct cp_process_row){ .pid = p->target.pid,
+					 .end_s = -1,
+					 .known = true,
 					 .reads = p->totals.all.reads,
 					 .requests = p->totals.requests,
 					 .in_requests = p->totals.in_requests.reads };
@@ -100,7 +104,7 @@ void cp_window_processes(struct cp_profile *p, const struct cp_session *s,
 		struct cp_process_row *r = &p->processes[1 + rows];
 		const struct cp_mech_proc *mp = mech_proc(m, f[i].host_tgid);
 
-		if (!mp)	/* started after the window's counts were read */
+		if (!mp) /* started after the window's counts were read */
 			continue;
 		if ((pid_t)f[i].p.pid == p->target.pid) {
 			/* the target, followed into the program it exec()ed: one

@@ -28,8 +28,7 @@ void cp_window_restore_signals(struct cp_profile *p)
  * blocked from the very start (a signal during set-up ends the window as
  * soon as it opens, and a launched command is never left behind) until
  * the results are written (cp_profile_release restores the mask). */
-int cp_window_block_signals(struct cp_window *w, struct cp_profile *p,
-			    struct cp_error *err)
+int cp_window_block_signals(struct cp_window *w, struct cp_profile *p, struct cp_error *err)
 {
 	sigset_t mask;
 
@@ -49,8 +48,8 @@ int cp_window_watch(struct cp_window *w, pid_t pid, struct cp_error *err)
 {
 	w->pidfd = pidfd_open(pid, 0);
 	if (w->pidfd < 0)
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot watch process %d: %s",
-			       pid, strerror(errno));
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot watch process %d: %s", pid,
+			       strerror(errno));
 	return 0;
 }
 
@@ -72,8 +71,8 @@ static void warn_cb(void *arg, const char *msg)
 	cp_profile_warn(arg, "%s", msg);
 }
 
-int cp_window_probe_files(struct cp_window *w, struct cp_profile *p,
-			  struct cp_session *s, pid_t pid, struct cp_error *err)
+int cp_window_probe_files(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
+			  pid_t pid, struct cp_error *err)
 {
 	w->modules.warn = warn_cb;
 	w->modules.warn_arg = p;
@@ -95,8 +94,7 @@ static bool target_exiting(const struct cp_window *w)
 /* dlopen or dlclose in the target: new files get their probes, and the
  * wrappers in them their unwind rules. Reads a new library makes before
  * its probes are placed (a few ms after dlopen returns) are not seen. */
-static void libraries_changed(struct cp_window *w, struct cp_profile *p,
-			      struct cp_session *s)
+static void libraries_changed(struct cp_window *w, struct cp_profile *p, struct cp_session *s)
 {
 	struct cp_error err = { 0 };
 	int added;
@@ -132,10 +130,10 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p,
 
 /* The loop's timers: the live view's tick, the thread rescan, the end. */
 struct timers {
-	double start, deadline;		/* deadline 0: none */
+	double start, deadline; /* deadline 0: none */
 	double next_tick, next_rescan;
 	bool rescan;
-	double interval, next_interval;	/* --interval; 0: none */
+	double interval, next_interval; /* --interval; 0: none */
 };
 
 static int timeout_ms(const struct timers *t)
@@ -178,9 +176,8 @@ static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_sess
 }
 
 /* The timers that came due: the thread rescan and the live view. */
-static void run_timers(struct timers *t, struct cp_profile *p,
-		       const struct cp_profile_options *o, struct cp_session *s,
-		       struct cp_window *w, double now)
+static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_profile_options *o,
+		       struct cp_session *s, struct cp_window *w, double now)
 {
 	if (t->rescan && now >= t->next_rescan) {
 		cp_dist_cover_threads(p, s, &w->dist_failed);
@@ -188,8 +185,8 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	}
 	if (t->interval > 0 && now >= t->next_interval) {
 		cp_window_interval(w, p, o, now - t->start);
-		while (t->next_interval <= now)	/* a stall's missed ones: skipped, */
-			t->next_interval += t->interval;	/* not fired back to back */
+		while (t->next_interval <= now)		 /* a stall's missed ones: skipped, */
+			t->next_interval += t->interval; /* not fired back to back */
 	}
 	if (now < t->next_tick)
 		return;
@@ -204,16 +201,20 @@ static void run_timers(struct timers *t, struct cp_profile *p,
 	}
 }
 
-int cp_window_wait(struct cp_window *w, struct cp_profile *p,
-		   const struct cp_profile_options *o, struct cp_session *s,
-		   double start, double deadline)
+int cp_window_wait(struct cp_window *w, struct cp_profile *p, const struct cp_profile_options *o,
+		   struct cp_session *s, double start, double deadline)
 {
-	struct timers t = { start, deadline, start + 1, start + DIST_RESCAN_S,
+	struct timers t = { start,
+			    deadline,
+			    start + 1,
+			    start + DIST_RESCAN_S,
 			    p->counter_phase && p->dist_event >= 0,
-			    o->interval_s, start + o->interval_s };
+			    o->interval_s,
+			    start + o->interval_s };
 
 	for (;;) {
-		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 }, { w->pidfd, POLLIN, 0 },
+		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 },
+					 { w->pidfd, POLLIN, 0 },
 					 { cp_session_events_fd(s), POLLIN, 0 } };
 		int rc = poll(fds, 3, timeout_ms(&t)), sig;
 		double now;

@@ -27,8 +27,10 @@ void cp_wrapper_check_finish(struct cp_profile *p, struct cp_session *s, double 
 	from = (double)c->fallback_ns / 1e9 - start;
 
 	p->boundary_in_target = false;
-	if (c->mismatched)	/* else never placed: the mechanism said why */
-		cp_profile_warn(p, "%s: %llu of the target's %s syscalls did not come through the C library's function (glibc's inline calls, syscall(2), a restarted call): requests are closed at sys_enter from %.3f s into the window",
-				p->request_text, (unsigned long long)c->mismatched,
-				p->request_symbol, from > 0 ? from : 0);
+	if (c->mismatched) /* else never placed: the mechanism said why */
+		cp_profile_warn(
+			p,
+			"%s: %llu of the target's %s syscalls did not come through the C library's function (glibc's inline calls, syscall(2), a restarted call): requests are closed at sys_enter from %.3f s into the window",
+			p->request_text, (unsigned long long)c->mismatched, p->request_symbol,
+			from > 0 ? from : 0);
 }

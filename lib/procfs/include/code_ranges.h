@@ -14,19 +14,18 @@
 #include "proc_maps.h"
 
 struct cp_code_range {
-	uint64_t start, end;		/* [start, end) */
+	uint64_t start, end; /* [start, end) */
 };
 
 struct cp_code_ranges {
-	struct cp_code_range *v;	/* sorted, disjoint, not adjacent */
+	struct cp_code_range *v; /* sorted, disjoint, not adjacent */
 	size_t n;
 };
 
 /* The executable mappings of maps[0..n) (any order) into *out (malloc'd),
  * but the kernel's [uprobes] page: its trampolines are no code of the
  * target's. -1 when out of memory (*out then empty). */
-int cp_code_ranges_from_maps(const struct cp_proc_map *maps, size_t n,
-			     struct cp_code_ranges *out);
+int cp_code_ranges_from_maps(const struct cp_proc_map *maps, size_t n, struct cp_code_ranges *out);
 
 /* Whether addr is in one of the ranges. */
 bool cp_code_ranges_has(const struct cp_code_ranges *r, uint64_t addr);

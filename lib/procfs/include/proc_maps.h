@@ -16,11 +16,11 @@
  * the hypervisor keeps). */
 struct cp_proc_map {
 	uint64_t start, end, offset;
-	uint64_t ino;			/* 0: anonymous, [heap], [vdso], ... */
-	const char *path;		/* without " (deleted)"; "" when anonymous */
+	uint64_t ino;	  /* 0: anonymous, [heap], [vdso], ... */
+	const char *path; /* without " (deleted)"; "" when anonymous */
 	unsigned dev_major, dev_minor;
-	char perms[5];			/* "r-xp" */
-	bool deleted;			/* the file was deleted since it was mapped */
+	char perms[5]; /* "r-xp" */
+	bool deleted;  /* the file was deleted since it was mapped */
 };
 
 /* Parses one line in place: the line is cut at the end of its path, and

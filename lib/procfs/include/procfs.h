@@ -12,11 +12,11 @@
 
 /* The fields of /proc/PID/stat that clockprof uses. */
 struct cp_proc_stat {
-	char state;			/* R, S, D, ...; Z once it has exited */
-	pid_t ppid;			/* its parent */
-	unsigned long flags;		/* PF_* (PF_KTHREAD: a kernel thread) */
-	unsigned long utime, stime;	/* CPU time, clock ticks */
-	unsigned long long start_time;	/* ticks after boot: with the pid, the
+	char state;		       /* R, S, D, ...; Z once it has exited */
+	pid_t ppid;		       /* its parent */
+	unsigned long flags;	       /* PF_* (PF_KTHREAD: a kernel thread) */
+	unsigned long utime, stime;    /* CPU time, clock ticks */
+	unsigned long long start_time; /* ticks after boot: with the pid, the
 					 * process's identity */
 };
 

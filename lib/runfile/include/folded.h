@@ -23,7 +23,6 @@ char *cp_folded_render(const struct cp_stack *stacks, size_t n, size_t *len);
 
 /* Writes the folded text to f (an output of output_set.h); fails with
  * CP_EXIT_PROFILE when out of memory (a stream error is the caller's). */
-int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n,
-		    struct cp_error *err);
+int cp_folded_write(FILE *f, const struct cp_stack *stacks, size_t n, struct cp_error *err);
 
 #endif

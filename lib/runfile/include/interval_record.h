@@ -18,7 +18,7 @@
 
 /* One call site of the previous snapshot: its merge key and counts. */
 struct cp_interval_site {
-	char *key;		/* function, file, line, module, via */
+	char *key; /* function, file, line, module, via */
 	uint64_t count, in_requests;
 };
 
@@ -26,16 +26,16 @@ struct cp_interval_site {
  * call sites of the last snapshot (capped by the mechanism) and of
  * counters, never the number of intervals. */
 struct cp_interval_writer {
-	FILE *out;			/* NULL: build only (tests) */
-	unsigned long index;		/* the next record's, from 0 */
-	double prev_s;			/* the last snapshot's duration_s */
+	FILE *out;	     /* NULL: build only (tests) */
+	unsigned long index; /* the next record's, from 0 */
+	double prev_s;	     /* the last snapshot's duration_s */
 	struct cp_totals prev;
 	struct cp_counter_value *prev_ctr;
 	size_t nctr;
-	struct cp_interval_site *sites;	/* sorted by key */
+	struct cp_interval_site *sites; /* sorted by key */
 	size_t nsites, cap;
-	struct cp_profile *view;	/* the difference, as a profile */
-	struct cp_call_site *dsites;	/* the view's call sites */
+	struct cp_profile *view;     /* the difference, as a profile */
+	struct cp_call_site *dsites; /* the view's call sites */
 	size_t dcap;
 	/* Given each interval's view (a profile of what the interval alone
 	 * counted) once its record is built, for other per-interval outputs
@@ -56,7 +56,6 @@ json_t *cp_interval_record_build(struct cp_interval_writer *w, const struct cp_p
 
 /* Builds the record and writes it to w->out as one line, flushed. 0, or
  * -1 (no memory, or the write failed: errno). */
-int cp_interval_record_write(struct cp_interval_writer *w, const struct cp_profile *p,
-			     bool last);
+int cp_interval_record_write(struct cp_interval_writer *w, const struct cp_profile *p, bool last);
 
 #endif

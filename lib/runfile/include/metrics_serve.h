@@ -29,8 +29,8 @@ struct cp_metrics_server;
 struct cp_serve_address {
 	struct sockaddr_storage sa;
 	socklen_t len;
-	bool loopback;		/* 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 */
-	char shown[80];		/* "127.0.0.1:9464", for messages */
+	bool loopback;	/* 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104 */
+	char shown[80]; /* "127.0.0.1:9464", for messages */
 };
 
 /* Fails with CP_EXIT_USAGE on a malformed or unresolvable ADDR:PORT. */
@@ -40,8 +40,8 @@ int cp_serve_address_parse(const char *spec, struct cp_serve_address *a, struct 
  * looked up here) and says whether it stands; NULL with err
  * (CP_EXIT_USAGE: cannot listen, no such user, no libmicrohttpd;
  * CP_EXIT_PROFILE: the privileges could not be dropped). */
-struct cp_metrics_server *cp_metrics_serve_start(const struct cp_serve_address *a,
-						 const char *user, struct cp_error *err);
+struct cp_metrics_server *cp_metrics_serve_start(const struct cp_serve_address *a, const char *user,
+						 struct cp_error *err);
 
 /* Gives the child a new text to serve; 0, or -1 when it is gone. */
 int cp_metrics_serve_send(struct cp_metrics_server *s, const char *text, size_t len);

@@ -26,14 +26,14 @@ struct cp_metrics_server;
 
 struct cp_metrics_sink {
 	struct cp_metrics_state state;
-	const char *file;		/* --metrics-file; NULL: none */
+	const char *file; /* --metrics-file; NULL: none */
 	/* Whether the file is replaced at each interval: only a regular
 	 * file, or a new one, is (a FIFO or device would block the window
 	 * on its reader; a symlink is written in place, not atomically):
 	 * the others get the final text alone. */
 	bool file_each_interval;
-	struct cp_metrics_server *server;	/* --serve; NULL: none */
-	unsigned failures;		/* intervals whose file could not be written */
+	struct cp_metrics_server *server; /* --serve; NULL: none */
+	unsigned failures;		  /* intervals whose file could not be written */
 };
 
 /* Sets the sink up for file (may be NULL), with max_sites call-site

@@ -36,15 +36,14 @@ struct cp_metrics_site;
  * "other"). */
 struct cp_metrics_state {
 	size_t max_sites;
-	struct cp_metrics_site *sites;	/* labelled, in the order first seen */
+	struct cp_metrics_site *sites; /* labelled, in the order first seen */
 	size_t n, cap;
-	uint64_t other;			/* site="other": its last value */
+	uint64_t other; /* site="other": its last value */
 };
 
 /* Appends the text of p to b (check b->failed), and updates s: the
  * labels given, the last values. */
-void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p,
-		       struct cp_buf *b);
+void cp_metrics_render(struct cp_metrics_state *s, const struct cp_profile *p, struct cp_buf *b);
 void cp_metrics_state_free(struct cp_metrics_state *s);
 
 #endif

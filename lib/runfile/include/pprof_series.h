@@ -19,11 +19,11 @@ struct cp_profile;
 #define CP_PPROF_KEEP_MAX 100000
 
 struct cp_pprof_series {
-	char *stem, *suffix;	/* PATH split where the time goes */
-	unsigned keep;		/* files kept, the newest */
-	char **names;		/* those written and kept, oldest first */
+	char *stem, *suffix; /* PATH split where the time goes */
+	unsigned keep;	     /* files kept, the newest */
+	char **names;	     /* those written and kept, oldest first */
 	size_t n;
-	long long last_ms;	/* the newest name's time, ms since the epoch; 0: none */
+	long long last_ms; /* the newest name's time, ms since the epoch; 0: none */
 };
 
 /* 0, or -1: no memory. */

@@ -43,8 +43,8 @@ typedef int (*cp_run_measure_fn)(void *ctx, const char *name, const json_t *m);
  * limit is reached, before the rest is parsed. With fn, each measure goes
  * to fn and is not kept (*doc then has "measures": {}), so the file's
  * tree is never built whole. */
-int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
-		     json_t **doc, struct cp_error *err);
+int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx, json_t **doc,
+		     struct cp_error *err);
 
 /* Parses path for a reader that learns from the schema what the file is
  * (clockprof report takes run files and verdicts): a run file is checked
@@ -57,8 +57,7 @@ int cp_run_file_read(const char *path, cp_run_measure_fn fn, void *ctx,
 int cp_run_file_parse(const char *path, json_t **doc, struct cp_error *err);
 
 /* Checks an already parsed document; `what` names it in messages. */
-int cp_run_file_validate(const json_t *doc, const char *what,
-			 struct cp_error *err);
+int cp_run_file_validate(const json_t *doc, const char *what, struct cp_error *err);
 
 /* How the clock reads of a valid document were counted: its
  * clock_reads.mechanism ("uprobe" or "breakpoint"), or "breakpoint" when

@@ -11,19 +11,18 @@
 
 #include <stddef.h>
 
-#include "folded.h"	/* struct cp_stack */
+#include "folded.h" /* struct cp_stack */
 
 struct cp_error;
 
 /* Renders the document (malloc'd JSON text). name titles the profile, e.g.
  * "clock reads: server (pid 4242)". Frame names that are not valid UTF-8
  * have the offending bytes replaced by '?'. */
-char *cp_speedscope_render(const struct cp_stack *stacks, size_t n,
-			   const char *name);
+char *cp_speedscope_render(const struct cp_stack *stacks, size_t n, const char *name);
 
 /* Writes it to f (an output of output_set.h); fails with CP_EXIT_PROFILE
  * when out of memory (a stream error is the caller's). */
-int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n,
-			const char *name, struct cp_error *err);
+int cp_speedscope_write(FILE *f, const struct cp_stack *stacks, size_t n, const char *name,
+			struct cp_error *err);
 
 #endif

@@ -18,12 +18,12 @@
 struct cp_error;
 
 struct cp_elf_function {
-	char name[512];		/* the symbol's name as found (mangled) */
-	uint64_t vaddr;		/* st_value */
-	uint64_t offset;	/* file offset: what a uprobe takes */
+	char name[512];	 /* the symbol's name as found (mangled) */
+	uint64_t vaddr;	 /* st_value */
+	uint64_t offset; /* file offset: what a uprobe takes */
 	uint64_t size;
-	bool ifunc;		/* STT_GNU_IFUNC: a resolver, not the function */
-	int aliases;		/* other names found at the same offset */
+	bool ifunc;  /* STT_GNU_IFUNC: a resolver, not the function */
+	int aliases; /* other names found at the same offset */
 };
 
 /* Finds function `name` in the ELF file at path (both .symtab and .dynsym).
@@ -39,8 +39,7 @@ int cp_elf_find_function(const char *path, const char *shown, const char *name,
  * suggestions show it: demangled, without parameters or version; sorted,
  * each once. For bash completion of -r func:. Returns -1 when path is not
  * a readable ELF file. */
-int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg),
-			  void *arg);
+int cp_elf_function_names(const char *path, void (*fn)(const char *name, void *arg), void *arg);
 
 /* Converts a virtual address of the file to its file offset (via PT_LOAD). */
 int cp_elf_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *offset);

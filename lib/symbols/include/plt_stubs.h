@@ -16,10 +16,10 @@
 #include <stddef.h>
 
 struct cp_plt_import {
-	char name[128];		/* without a version */
-	GElf_Addr got;		/* the slot its address is loaded into */
-	GElf_Addr stub;		/* the stub jumping through it, 0: none */
-	bool jump_slot;		/* lazily bound through a PLT stub; else
+	char name[128]; /* without a version */
+	GElf_Addr got;	/* the slot its address is loaded into */
+	GElf_Addr stub; /* the stub jumping through it, 0: none */
+	bool jump_slot; /* lazily bound through a PLT stub; else
 				 * GLOB_DAT or R_X86_64_64 (a pointer in data
 				 * initialised with it): also reached without
 				 * any stub */
@@ -31,7 +31,6 @@ int cp_plt_imports(Elf *elf, struct cp_plt_import **out, size_t *n);
 
 /* The name of the import whose stub holds vaddr ("gettimeofday"), and the
  * stub's start; false when vaddr is in no PLT stub. */
-bool cp_plt_stub_at(Elf *elf, GElf_Addr vaddr, char *name, size_t size,
-		    GElf_Addr *stub);
+bool cp_plt_stub_at(Elf *elf, GElf_Addr vaddr, char *name, size_t size, GElf_Addr *stub);
 
 #endif

@@ -25,31 +25,31 @@ struct Dwfl;
 /* A function inlined at the address, with the place it was inlined into its
  * caller (the next entry out, or cp_frame_info.function for the first). */
 struct cp_inline_frame {
-	const char *function;	/* demangled */
-	const char *call_file;	/* NULL when unknown */
-	int call_line;		/* 0 when unknown */
+	const char *function;  /* demangled */
+	const char *call_file; /* NULL when unknown */
+	int call_line;	       /* 0 when unknown */
 };
 
 /* Everything known about one address. Strings belong to the symbolizer and
  * live until cp_symbolizer_close. */
 struct cp_frame_info {
 	uint64_t addr;
-	const char *function;	/* the real (outermost) function, demangled
+	const char *function;		       /* the real (outermost) function, demangled
 				 * C++ and Rust names; NULL when unknown */
-	uint64_t function_offset; /* addr - start of function */
-	const char *file;	/* source of addr itself (innermost inline),
+	uint64_t function_offset;	       /* addr - start of function */
+	const char *file;		       /* source of addr itself (innermost inline),
 				 * NULL without debug info */
-	const char *comp_dir;	/* the compile directory of addr's unit
+	const char *comp_dir;		       /* the compile directory of addr's unit
 				 * (DW_AT_comp_dir): what a relative file,
 				 * or call_file, is relative to; NULL when
 				 * unknown */
-	int line, column;	/* 0 when unknown */
+	int line, column;		       /* 0 when unknown */
 	const struct cp_inline_frame *inlined; /* outermost first */
 	size_t n_inlined;
 	const char *module;	/* path as the target maps it, "[vdso]";
 				 * NULL when addr is in no known module */
 	const char *build_id;	/* lowercase hex, NULL when absent */
-	uint64_t module_offset;	/* addr in the ELF file's own terms */
+	uint64_t module_offset; /* addr in the ELF file's own terms */
 	bool stale;		/* the mapped file could not be read back
 				 * (replaced on disk before we opened it):
 				 * no name is given rather than a wrong one */
@@ -72,28 +72,25 @@ int cp_symbolizer_code(struct cp_symbolizer *s, struct cp_code_ranges *out);
 /* Symbolizes addr (pass a return address minus 1 for a call site). Results
  * are cached per address. Returns 0, or -1 when addr is in no module even
  * after re-reading the maps (out->module is then NULL). */
-int cp_symbolize(struct cp_symbolizer *s, uint64_t addr,
-		 struct cp_frame_info *out);
+int cp_symbolize(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out);
 
 /* The same, from the symbol tables alone (the ELF symbol or PLT stub
  * covering addr: no file, line or inlined functions): no DWARF is read, so
  * a large compressed debug file (libc6-dbg's libc) is not inflated to name
  * a function. A later cp_symbolize of addr adds what DWARF says. */
-int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr,
-			struct cp_frame_info *out);
+int cp_symbolize_symbol(struct cp_symbolizer *s, uint64_t addr, struct cp_frame_info *out);
 
 /* A module in which addresses were left without a name: a stripped file
  * whose debug file is not on this machine. Strings belong to the
  * symbolizer. */
 struct cp_unnamed_module {
-	const char *path;	/* as the target maps it */
-	const char *build_id;	/* lowercase hex, NULL when absent */
-	size_t addresses;	/* addresses named so far without a name */
+	const char *path;     /* as the target maps it */
+	const char *build_id; /* lowercase hex, NULL when absent */
+	size_t addresses;     /* addresses named so far without a name */
 };
 
 /* Up to max such modules among the addresses named so far; how many. */
-size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out,
-			     size_t max);
+size_t cp_symbolizer_unnamed(struct cp_symbolizer *s, struct cp_unnamed_module *out, size_t max);
 
 /* --debuginfod, once, after the window: for each module with unnamed
  * addresses, the debug file is looked for again, this time going on to
@@ -106,8 +103,7 @@ size_t cp_symbolizer_fetch_debuginfo(struct cp_symbolizer *s);
 /* Writes a display name for a frame: "function", "function+0x1a" when
  * with_offset, "module+0x1234" without a symbol, "0x7f..." outside any
  * module. The innermost inlined function is not included. */
-void cp_frame_label(const struct cp_frame_info *f, bool with_offset,
-		    char *buf, size_t size);
+void cp_frame_label(const struct cp_frame_info *f, bool with_offset, char *buf, size_t size);
 
 /* Checks that what was captured still describes pid: returns 0 when it does;
  * 1 with err->msg set (exit_code 0) for a change that does not make the

@@ -38,7 +38,7 @@ struct cp_symbolizer;
  * is defined in probes/clockreads.h, which both sides include. */
 
 struct cp_unwind_entry {
-	uint64_t pc;		/* absolute address in the target: a return
+	uint64_t pc; /* absolute address in the target: a return
 				 * address (after a call or syscall) inside a
 				 * wrapper */
 	struct cp_unwind_rule rule;
@@ -46,55 +46,50 @@ struct cp_unwind_entry {
 
 /* A wrapper function found in the target. */
 struct cp_plumbing_range {
-	uint64_t start, end;	/* absolute, [start, end) */
+	uint64_t start, end; /* absolute, [start, end) */
 	uint16_t via;
 };
 
 struct cp_unwind_table {
-	struct cp_unwind_entry *entries;	/* sorted by pc, pcs unique */
+	struct cp_unwind_entry *entries; /* sorted by pc, pcs unique */
 	size_t n;
-	char **via;				/* display names, e.g.
+	char **via; /* display names, e.g.
 						 * "clock_gettime",
 						 * "std::chrono::steady_clock::now" */
 	size_t n_via, via_cap;
-	struct cp_plumbing_range *ranges;	/* sorted by start */
+	struct cp_plumbing_range *ranges; /* sorted by start */
 	size_t n_ranges;
-	size_t n_unsupported;	/* return addresses with a CFA rule the walk
+	size_t n_unsupported; /* return addresses with a CFA rule the walk
 				 * cannot follow: a hop stops there */
-	char warning[384];	/* says which, when n_unsupported > 0 */
+	char warning[384];    /* says which, when n_unsupported > 0 */
 };
 
 /* Builds the table for live process pid (a convenience that opens and
  * closes a symbolizer), or from an open symbolizer's captured modules. */
-int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out,
-			  struct cp_error *err);
-int cp_unwind_table_build_from(struct cp_symbolizer *s,
-			       struct cp_unwind_table *out,
+int cp_unwind_table_build(pid_t pid, struct cp_unwind_table *out, struct cp_error *err);
+int cp_unwind_table_build_from(struct cp_symbolizer *s, struct cp_unwind_table *out,
 			       struct cp_error *err);
 
 /* The same, with all_code: also a rule (via CP_VIA_NONE) for every return
  * address in every function of every module, so that --stacks can step
  * through code built without frame pointers. The call-site walk stops at
  * those: they are not wrappers. */
-int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code,
-			      struct cp_unwind_table *out, struct cp_error *err);
+int cp_unwind_table_build_all(struct cp_symbolizer *s, bool all_code, struct cp_unwind_table *out,
+			      struct cp_error *err);
 
 /* The rule for return address pc, or NULL (binary search). */
-const struct cp_unwind_rule *cp_unwind_table_lookup(
-	const struct cp_unwind_table *t, uint64_t pc);
+const struct cp_unwind_rule *cp_unwind_table_lookup(const struct cp_unwind_table *t, uint64_t pc);
 
 /* The plumbing range holding pc, or NULL. */
-const struct cp_plumbing_range *cp_unwind_table_range(
-	const struct cp_unwind_table *t, uint64_t pc);
+const struct cp_plumbing_range *cp_unwind_table_range(const struct cp_unwind_table *t, uint64_t pc);
 
 /* The walk above, in user space, reading the target through read_u64
  * (returns 0 on success). Returns the call-site return address and sets
  * *via (the outermost wrapper crossed, -1 when none) and *hops; 0 when a
  * read failed. The BPF program must do exactly this. */
-uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
-			uint64_t sp, uint64_t bp,
-			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
-			void *ctx, int *via, int *hops);
+uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc, uint64_t sp, uint64_t bp,
+			int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val), void *ctx,
+			int *via, int *hops);
 
 /* --stacks: the whole stack of a read seen at ip, leaf first, as the BPF
  * program's record_stack walks it (mode: enum cp_site_mode; sp, bp: the
@@ -102,9 +97,8 @@ uint64_t cp_unwind_walk(const struct cp_unwind_table *t, uint64_t pc,
  * chain where no rule covers a return address, reading the stack through
  * read_u64. Walks what the program copied before the rules were in place
  * (struct cp_stack_copy); the program must do exactly this. */
-void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode,
-		     uint64_t sp, uint64_t bp,
-		     int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
+void cp_unwind_stack(const struct cp_unwind_table *t, uint64_t ip, int mode, uint64_t sp,
+		     uint64_t bp, int (*read_u64)(void *ctx, uint64_t addr, uint64_t *val),
 		     void *ctx, struct cp_stack_key *key);
 
 void cp_unwind_table_free(struct cp_unwind_table *t);

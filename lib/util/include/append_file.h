@@ -8,7 +8,6 @@ struct cp_error;
 
 /* Appends text to path (created if missing), as $GITHUB_STEP_SUMMARY wants;
  * not atomic by nature. Fails with CP_EXIT_USAGE. */
-int cp_append_text_file(const char *path, const char *text,
-			struct cp_error *err);
+int cp_append_text_file(const char *path, const char *text, struct cp_error *err);
 
 #endif

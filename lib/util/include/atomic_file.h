@@ -24,8 +24,7 @@
 struct cp_error;
 
 /* Writes len bytes to path atomically. "-" means standard output. */
-int cp_write_file_atomic(const char *path, const void *buf, size_t len,
-			 struct cp_error *err);
+int cp_write_file_atomic(const char *path, const void *buf, size_t len, struct cp_error *err);
 
 /* The same, written piece by piece: a text that would be as big as its
  * input (verdict.json of 100,000 measures is ~100 MB) is never held whole.
@@ -40,8 +39,7 @@ int cp_write_file_atomic(const char *path, const void *buf, size_t len,
  * Open, flush and commit fail with CP_EXIT_USAGE. */
 struct cp_atomic_out;
 
-struct cp_atomic_out *cp_atomic_open(const char *path, cp_wait_notice notice,
-				     struct cp_error *err);
+struct cp_atomic_out *cp_atomic_open(const char *path, cp_wait_notice notice, struct cp_error *err);
 FILE *cp_atomic_stream(struct cp_atomic_out *o);
 int cp_atomic_flush(struct cp_atomic_out *o, struct cp_error *err);
 int cp_atomic_commit(struct cp_atomic_out *o, struct cp_error *err);

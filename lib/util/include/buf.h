@@ -11,15 +11,14 @@
 #include <stddef.h>
 
 struct cp_buf {
-	char *data;	/* NUL-terminated once anything was added */
+	char *data; /* NUL-terminated once anything was added */
 	size_t len, cap;
-	int failed;	/* an allocation failed: the contents are incomplete */
+	int failed; /* an allocation failed: the contents are incomplete */
 };
 
 void cp_buf_add(struct cp_buf *b, const void *p, size_t n);
 void cp_buf_puts(struct cp_buf *b, const char *s);
-void cp_buf_printf(struct cp_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void cp_buf_printf(struct cp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends s (NULL: nothing) escaped for HTML text or a quoted attribute. */
 void cp_buf_text(struct cp_buf *b, const char *s);
 void cp_buf_textn(struct cp_buf *b, const char *s, size_t n);

@@ -8,10 +8,10 @@
 
 /* Exit codes (contract: docs/exit-codes.md). */
 enum cp_exit {
-	CP_EXIT_OK = 0,		/* success, or gate passed */
-	CP_EXIT_GATE = 1,	/* a measure regressed beyond its bound */
-	CP_EXIT_USAGE = 2,	/* usage error, unreadable or invalid input */
-	CP_EXIT_PROFILE = 3,	/* could not profile: process, privileges, kernel */
+	CP_EXIT_OK = 0,	     /* success, or gate passed */
+	CP_EXIT_GATE = 1,    /* a measure regressed beyond its bound */
+	CP_EXIT_USAGE = 2,   /* usage error, unreadable or invalid input */
+	CP_EXIT_PROFILE = 3, /* could not profile: process, privileges, kernel */
 };
 
 struct cp_error {

@@ -12,8 +12,7 @@
 struct cp_error;
 
 /* Checks a parsed document; `what` names it in messages. */
-typedef int (*cp_json_validator)(const json_t *doc, const char *what,
-				 struct cp_error *err);
+typedef int (*cp_json_validator)(const json_t *doc, const char *what, struct cp_error *err);
 
 /* Strings in the files clockprof reads are at most CP_STRING_MAX bytes
  * (utf8.h), keys included: a longer one fails the file with CP_EXIT_USAGE
@@ -24,8 +23,8 @@ typedef int (*cp_json_validator)(const json_t *doc, const char *what,
 
 /* Where a scan of JSON text for strings too long stands, across reads. */
 struct cp_json_string_scan {
-	size_t at;		/* scanned up to here */
-	size_t open;		/* the quote of the string being scanned */
+	size_t at;   /* scanned up to here */
+	size_t open; /* the quote of the string being scanned */
 	int in_string, escaped;
 };
 
@@ -59,8 +58,8 @@ int cp_json_load_file(const char *path, cp_json_validator validate, json_t **doc
 /* Fails with CP_EXIT_USAGE unless doc is a JSON object whose "schema" is
  * schema: the first check of a document read back, kind naming its sort
  * in the message ("run", "verdict"). */
-int cp_json_check_schema(const json_t *doc, const char *what, const char *kind,
-			 const char *schema, struct cp_error *err);
+int cp_json_check_schema(const json_t *doc, const char *what, const char *kind, const char *schema,
+			 struct cp_error *err);
 
 /* Far beyond any run file or verdict (a run with --stacks of a large C++
  * program is some 100 MB); a bigger input is a mistake, refused by its

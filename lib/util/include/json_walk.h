@@ -19,15 +19,15 @@
 struct cp_error;
 
 struct cp_json_walk {
-	const char *text;	/* the document (read so far) */
+	const char *text; /* the document (read so far) */
 	size_t len;
-	const char *what;	/* names it in messages */
+	const char *what; /* names it in messages */
 	struct cp_error *err;
 	/* Set by cp_json_walk_file, which reads as the walk goes (all zero:
 	 * the text is all there). */
-	int reading;		/* fd has more to read */
+	int reading; /* fd has more to read */
 	int fd;
-	int failed;		/* a read failed; err says why */
+	int failed; /* a read failed; err says why */
 	char *own;
 	size_t cap;
 	/* Strings too long are refused as they are read (json_file.h), and
@@ -39,8 +39,8 @@ struct cp_json_walk {
 /* Called for each member: key (decoded), key_at (offset of its token),
  * *at (offset of the value). It consumes the value, with cp_json_walk_value
  * or cp_json_walk_object, moving *at past it. 0, or -1 with w->err set. */
-typedef int (*cp_json_member_fn)(struct cp_json_walk *w, void *ctx,
-				 const char *key, size_t key_at, size_t *at);
+typedef int (*cp_json_member_fn)(struct cp_json_walk *w, void *ctx, const char *key, size_t key_at,
+				 size_t *at);
 
 /* Walks the object at *at (after whitespace), calling fn for each member;
  * *at ends past its closing brace. A key that seen (the object fn fills,
@@ -67,7 +67,7 @@ int cp_json_walk_peek(struct cp_json_walk *w, size_t *at);
  * CP_STRING_MAX_TEXT, else once parsed: neither the file nor the string
  * is held whole. A file larger than CP_JSON_MAX_FILE_BYTES is refused by
  * its size. Fails with CP_EXIT_USAGE. */
-int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn,
-		      void *ctx, json_t **other, struct cp_error *err);
+int cp_json_walk_file(const char *path, const json_t *seen, cp_json_member_fn fn, void *ctx,
+		      json_t **other, struct cp_error *err);
 
 #endif

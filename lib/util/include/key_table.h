@@ -14,7 +14,7 @@
 struct cp_key_table {
 	char **keys;
 	size_t n, cap;
-	uint32_t *slots;	/* index + 1; 0: free */
+	uint32_t *slots; /* index + 1; 0: free */
 	size_t nslots;
 };
 

@@ -28,10 +28,10 @@ struct cp_atomic_out;
 typedef int (*cp_output_writer)(FILE *f, void *ctx, struct cp_error *err);
 
 struct cp_output {
-	const char *path;		/* NULL: not asked for */
-	cp_output_writer write;		/* NULL: written already, through out */
+	const char *path;	/* NULL: not asked for */
+	cp_output_writer write; /* NULL: written already, through out */
 	void *ctx;
-	struct cp_atomic_out *out;	/* set by cp_outputs_open */
+	struct cp_atomic_out *out; /* set by cp_outputs_open */
 };
 
 /* How a failed output affects the others. */
@@ -45,8 +45,7 @@ enum cp_outputs_policy {
 
 /* Opens outs[0..n) (those with a path); -1 with err and none left open
  * when one cannot be. notice: told of a FIFO that waits for its reader. */
-int cp_outputs_open(struct cp_output *outs, size_t n, cp_wait_notice notice,
-		    struct cp_error *err);
+int cp_outputs_open(struct cp_output *outs, size_t n, cp_wait_notice notice, struct cp_error *err);
 
 /* Writes the staged outputs, then the others. 0, or -1 with the first
  * failure in err: under ALL_OR_NONE every output is then dropped; under

@@ -27,17 +27,16 @@ struct cp_func_spec {
 
 struct cp_request_spec {
 	enum cp_request_kind kind;
-	char text[1024];		/* as the user wrote it */
-	struct cp_func_spec func;	/* CP_REQUEST_FUNC */
-	int syscall_nr;			/* CP_REQUEST_SYSCALL */
+	char text[1024];	  /* as the user wrote it */
+	struct cp_func_spec func; /* CP_REQUEST_FUNC */
+	int syscall_nr;		  /* CP_REQUEST_SYSCALL */
 };
 
-int cp_request_spec_parse(const char *text, struct cp_request_spec *out,
-			  struct cp_error *err);
+int cp_request_spec_parse(const char *text, struct cp_request_spec *out, struct cp_error *err);
 
 /* Parses "[FILE:]SYMBOL" (--probe, and the tail of func: specs). */
-int cp_func_spec_parse(const char *text, struct cp_func_spec *out,
-		       const char *what, struct cp_error *err);
+int cp_func_spec_parse(const char *text, struct cp_func_spec *out, const char *what,
+		       struct cp_error *err);
 
 /* Calls fn for each name syscall:NAME takes (bash completion). */
 void cp_request_syscall_names(void (*fn)(const char *name, void *arg), void *arg);

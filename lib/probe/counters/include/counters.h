@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "host.h"		/* cp_host_has_pmu: whether hardware events count here */
+#include "host.h" /* cp_host_has_pmu: whether hardware events count here */
 #include "perf_event_names.h"
 
 struct cp_error;
@@ -38,29 +38,28 @@ struct cp_counters;
 
 struct cp_counter_value {
 	bool supported;
-	char reason[200];	/* why not, when !supported */
-	uint64_t raw;		/* counts summed over threads, unscaled */
-	uint64_t time_enabled;	/* ns, summed over threads */
-	uint64_t time_running;	/* ns, summed over threads */
-	double value;		/* raw * time_enabled / time_running */
-	bool scaled;		/* time_running < time_enabled: multiplexed */
-	double running_ratio;	/* time_running / time_enabled (1 if nothing ran) */
+	char reason[200];      /* why not, when !supported */
+	uint64_t raw;	       /* counts summed over threads, unscaled */
+	uint64_t time_enabled; /* ns, summed over threads */
+	uint64_t time_running; /* ns, summed over threads */
+	double value;	       /* raw * time_enabled / time_running */
+	bool scaled;	       /* time_running < time_enabled: multiplexed */
+	double running_ratio;  /* time_running / time_enabled (1 if nothing ran) */
 };
 
 struct cp_counters_info {
-	size_t threads;		/* threads opened explicitly */
-	unsigned attempts;	/* enumeration passes needed to get a stable set */
+	size_t threads;		  /* threads opened explicitly */
+	unsigned attempts;	  /* enumeration passes needed to get a stable set */
 	size_t uncertain_threads; /* born while opening in the last pass: see counters.c */
-	bool group_read;	/* groups read with PERF_FORMAT_GROUP */
+	bool group_read;	  /* groups read with PERF_FORMAT_GROUP */
 };
 
 /* Opens every event of specs on every thread of pid, disabled. Per-event
  * failures (no PMU, not permitted) are not errors: those events read as
  * unsupported with a reason. Fails (CP_EXIT_PROFILE) only when the process
  * cannot be profiled at all: no such process, out of file descriptors. */
-int cp_counters_open(struct cp_counters **out, pid_t pid,
-		     const struct cp_event_spec *specs, size_t n,
-		     struct cp_error *err);
+int cp_counters_open(struct cp_counters **out, pid_t pid, const struct cp_event_spec *specs,
+		     size_t n, struct cp_error *err);
 
 /* Start and stop counting on every thread (and the threads they created). */
 int cp_counters_enable(struct cp_counters *c);
@@ -88,8 +87,7 @@ void cp_counter_value_finish(struct cp_counter_value *v);
  * TOTAL_TIME_ENABLED|RUNNING: nr, enabled, running, value[nr]) into
  * values[map[i]] for each member i; exposed for tests. Returns -1 when the
  * buffer is shorter than it says. */
-int cp_counters_add_group_read(const uint64_t *buf, size_t words,
-			       const size_t *map, size_t members,
+int cp_counters_add_group_read(const uint64_t *buf, size_t words, const size_t *map, size_t members,
 			       struct cp_counter_value *values);
 
 /* Hybrid CPUs (Intel cpu_core + cpu_atom) have one PMU per core type; a
@@ -107,8 +105,8 @@ size_t cp_hybrid_pmus(const char *devices, struct cp_pmu *out, size_t max);
 /* Adds the per-core-PMU reads of one event on one thread into v: counts
  * and running times summed, enabled time once (the largest); exposed for
  * tests. */
-void cp_counters_merge_variants(const struct cp_counter_value *slots,
-				size_t variants, struct cp_counter_value *v);
+void cp_counters_merge_variants(const struct cp_counter_value *slots, size_t variants,
+				struct cp_counter_value *v);
 
 /* kernel.perf_event_paranoid, or INT32_MIN when unreadable. */
 int cp_perf_event_paranoid(void);

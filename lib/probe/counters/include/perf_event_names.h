@@ -17,13 +17,13 @@
 struct cp_error;
 
 struct cp_event_spec {
-	char name[64];		/* canonical, with modifiers: "instructions:u" */
-	uint32_t type;		/* PERF_TYPE_HARDWARE, _SOFTWARE, _HW_CACHE, _RAW */
+	char name[64]; /* canonical, with modifiers: "instructions:u" */
+	uint32_t type; /* PERF_TYPE_HARDWARE, _SOFTWARE, _HW_CACHE, _RAW */
 	uint64_t config;
 	bool exclude_user;
 	bool exclude_kernel;
 	bool exclude_hv;
-	const char *unit;	/* static: "instructions", "ns", "page-faults" */
+	const char *unit; /* static: "instructions", "ns", "page-faults" */
 };
 
 /* The set counted when -e is not given: the hardware events split by

@@ -14,8 +14,8 @@
 #include "session_probes.h"
 
 struct bp_state {
-	struct cp_breakpoints target;	/* the target's threads */
-	struct cp_breakpoints own;	/* the self-test's, on this thread */
+	struct cp_breakpoints target; /* the target's threads */
+	struct cp_breakpoints own;    /* the self-test's, on this thread */
 };
 
 static int bp_configure(struct cp_session_config *cfg, struct cp_error *err)
@@ -24,8 +24,7 @@ static int bp_configure(struct cp_session_config *cfg, struct cp_error *err)
 	return cp_vdso_locate(cfg->pid, &cfg->vdso, err);
 }
 
-static int bp_open(struct cp_mech *m, const struct cp_session_config *cfg,
-		   struct cp_error *err)
+static int bp_open(struct cp_mech *m, const struct cp_session_config *cfg, struct cp_error *err)
 {
 	struct bp_state *st = calloc(1, sizeof(*st));
 	uint64_t addrs[CP_ENTRY_MAX];
@@ -94,7 +93,7 @@ const struct cp_mechanism_ops cp_breakpoint_mechanism = {
 	.caps = CP_MECH_STACKS | CP_MECH_TESTS_BREAKPOINTS,
 	.configure = bp_configure,
 	.open = bp_open,
-	.attach_file = cp_mech_attach_syscall_only,	/* the vDSO entries are probed */
+	.attach_file = cp_mech_attach_syscall_only, /* the vDSO entries are probed */
 	.place_own = bp_place_own,
 	.remove_own = bp_remove_own,
 	.stats = bp_stats,

@@ -30,8 +30,7 @@ static int open_breakpoint(pid_t tid, uint64_t addr)
 		.exclude_hv = 1,
 	};
 
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-			    PERF_FLAG_FD_CLOEXEC);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* One open breakpoint: a BPF link that owns its perf event, or a bare perf
@@ -62,19 +61,22 @@ static int keep_slot(struct cp_breakpoints *bp, const struct bp_slot *slot)
 static int open_error(int e, pid_t tid, struct cp_error *err)
 {
 	if (e == EACCES || e == EPERM)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "not permitted to place breakpoints in thread %d: needs root or CAP_PERFMON (and CAP_BPF)",
-			       tid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"not permitted to place breakpoints in thread %d: needs root or CAP_PERFMON (and CAP_BPF)",
+			tid);
 	if (e == ENOENT || e == EOPNOTSUPP || e == EINVAL)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "this kernel has no hardware breakpoint support (perf_event_open: %s)",
-			       strerror(e));
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"this kernel has no hardware breakpoint support (perf_event_open: %s)",
+			strerror(e));
 	if (e == ENOSPC)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "thread %d has no free debug register (is a debugger using hardware breakpoints?)",
-			       tid);
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "cannot place a breakpoint in thread %d: %s", tid, strerror(e));
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"thread %d has no free debug register (is a debugger using hardware breakpoints?)",
+			tid);
+	return cp_fail(err, CP_EXIT_PROFILE, "cannot place a breakpoint in thread %d: %s", tid,
+		       strerror(e));
 }
 
 /* Opens sequence[i] on tid into slot (prog attached unless i is a guard,
@@ -103,14 +105,13 @@ static int open_slot(pid_t tid, const uint64_t *sequence, int i, int naddrs,
 /* What opening the sequence on one thread found. */
 enum bp_outcome {
 	BP_ERROR = -1,
-	BP_GONE,	/* the thread exited before we got to it */
-	BP_OPENED,	/* it held none of ours: it has the whole set now */
-	BP_FULL,	/* no register was free: it holds CP_BP_SLOTS already */
-	BP_PARTIAL,	/* some registers were taken, not all */
+	BP_GONE,    /* the thread exited before we got to it */
+	BP_OPENED,  /* it held none of ours: it has the whole set now */
+	BP_FULL,    /* no register was free: it holds CP_BP_SLOTS already */
+	BP_PARTIAL, /* some registers were taken, not all */
 };
 
-static int keep_slots(struct cp_breakpoints *bp, struct bp_slot *slot,
-		      struct cp_error *err)
+static int keep_slots(struct cp_breakpoints *bp, struct bp_slot *slot, struct cp_error *err)
 {
 	for (int i = 0; i < CP_BP_SLOTS; i++)
 		if (keep_slot(bp, &slot[i])) {
@@ -125,9 +126,8 @@ static int keep_slots(struct cp_breakpoints *bp, struct bp_slot *slot,
  * only counted (opened before ENOSPC), never completed, because a set a
  * thread inherited partly cannot be proven to carry the programs (see
  * cp_breakpoints_attach). */
-static enum bp_outcome attach_thread(struct cp_breakpoints *bp, pid_t tid,
-				     const uint64_t *sequence, int naddrs,
-				     struct bpf_program *prog, struct cp_error *err)
+static enum bp_outcome attach_thread(struct cp_breakpoints *bp, pid_t tid, const uint64_t *sequence,
+				     int naddrs, struct bpf_program *prog, struct cp_error *err)
 {
 	/* closed until open_slot fills them */
 	struct bp_slot slot[CP_BP_SLOTS] = { [0 ... CP_BP_SLOTS - 1] = { NULL, -1 } };
@@ -157,44 +157,32 @@ static enum bp_outcome attach_thread(struct cp_breakpoints *bp, pid_t tid,
 /* Books one thread's outcome in a scan: 0, -1 (error) or 1 (start again);
  * why a full thread is only proven ours after the first scan: see
  * attach_once. */
-static int count_outcome(struct cp_breakpoints *bp, int round,
-			 enum bp_outcome outcome)
+static int count_outcome(struct cp_breakpoints *bp, int round, enum bp_outcome outcome)
 {
 	switch (outcome) {
-	case BP_ERROR:
-		return -1;
-	case BP_OPENED:
-		bp->threads++;
-		return 0;
+	case BP_ERROR: return -1;
+	case BP_OPENED: bp->threads++; return 0;
 	case BP_FULL:
 		if (round == 0)
 			return 1;
 		bp->inherited++;
 		return 0;
-	case BP_PARTIAL:
-		return 1;
-	case BP_GONE:
-		break;
+	case BP_PARTIAL: return 1;
+	case BP_GONE: break;
 	}
 	return 0;
 }
 
 /* One thread of ours (calibration): nothing to inherit, so any register
  * taken is someone else's. */
-static int attach_own_thread(struct cp_breakpoints *bp, pid_t tid,
-			     const uint64_t *sequence, int naddrs,
-			     struct bpf_program *prog, struct cp_error *err)
+static int attach_own_thread(struct cp_breakpoints *bp, pid_t tid, const uint64_t *sequence,
+			     int naddrs, struct bpf_program *prog, struct cp_error *err)
 {
 	switch (attach_thread(bp, tid, sequence, naddrs, prog, err)) {
-	case BP_OPENED:
-		bp->threads++;
-		return 0;
-	case BP_ERROR:
-		return -1;
-	case BP_GONE:
-		return open_error(ESRCH, tid, err);
-	default:
-		return open_error(ENOSPC, tid, err);
+	case BP_OPENED: bp->threads++; return 0;
+	case BP_ERROR: return -1;
+	case BP_GONE: return open_error(ESRCH, tid, err);
+	default: return open_error(ENOSPC, tid, err);
 	}
 }
 
@@ -208,8 +196,8 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *n)
 	for (int tries = 0;; tries++) {
 		if (cp_proc_threads(pid, tids, n))
 			return -1;
-		if (*n == 0 || tries == 100 ||
-		    syscall(SYS_tgkill, pid, (*tids)[*n - 1], 0) == 0 || errno != ESRCH)
+		if (*n == 0 || tries == 100 || syscall(SYS_tgkill, pid, (*tids)[*n - 1], 0) == 0 ||
+		    errno != ESRCH)
 			return 0;
 		free(*tids);
 	}
@@ -234,8 +222,7 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *n)
  * included. A full thread in the first scan, or any partial one, makes
  * us close everything, which removes every inherited copy too, and start
  * again. */
-static int attach_once(struct cp_breakpoints *bp, pid_t pid,
-		       const uint64_t *sequence, int naddrs,
+static int attach_once(struct cp_breakpoints *bp, pid_t pid, const uint64_t *sequence, int naddrs,
 		       struct bpf_program *prog, struct cp_error *err)
 {
 	pid_t *seen = NULL, *tids = NULL;
@@ -259,8 +246,7 @@ static int attach_once(struct cp_breakpoints *bp, pid_t pid,
 			seen[nseen++] = tids[i];
 			added++;
 			rc = count_outcome(bp, round,
-					   attach_thread(bp, tids[i], sequence, naddrs,
-							 prog, err));
+					   attach_thread(bp, tids[i], sequence, naddrs, prog, err));
 		}
 		free(tids);
 		if (added == 0)
@@ -270,17 +256,17 @@ static int attach_once(struct cp_breakpoints *bp, pid_t pid,
 	return rc;
 }
 
-int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
-			  const uint64_t *addrs, int naddrs, uint64_t guard,
-			  struct bpf_program *prog, struct cp_error *err)
+int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid, const uint64_t *addrs,
+			  int naddrs, uint64_t guard, struct bpf_program *prog,
+			  struct cp_error *err)
 {
 	uint64_t sequence[CP_BP_SLOTS];
 	int rc = 1;
 
 	memset(bp, 0, sizeof(*bp));
 	if (naddrs < 1 || naddrs > CP_BP_SLOTS - 1)
-		return cp_fail(err, CP_EXIT_PROFILE, "%d breakpoints do not fit the debug registers",
-			       naddrs);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "%d breakpoints do not fit the debug registers", naddrs);
 	/* The entries, then guards up to every register: the guard last. */
 	for (int i = 0; i < CP_BP_SLOTS; i++)
 		sequence[i] = i < naddrs ? addrs[i] : guard;
@@ -294,9 +280,10 @@ int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
 			cp_breakpoints_detach(bp);
 	}
 	if (rc == 1)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "threads of process %d have debug registers in use that are not ours (is a debugger using hardware breakpoints?)",
-			       pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"threads of process %d have debug registers in use that are not ours (is a debugger using hardware breakpoints?)",
+			pid);
 	return rc;
 }
 

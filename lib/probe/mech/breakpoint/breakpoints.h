@@ -26,10 +26,10 @@ struct cp_error;
 #define CP_BP_SLOTS 4
 
 struct cp_breakpoints {
-	void *slots;		/* struct bp_slot, breakpoints.c */
+	void *slots; /* struct bp_slot, breakpoints.c */
 	size_t nslots, cap;
-	size_t threads;		/* threads given breakpoints explicitly */
-	size_t inherited;	/* threads found already covered */
+	size_t threads;	  /* threads given breakpoints explicitly */
+	size_t inherited; /* threads found already covered */
 };
 
 /* Opens a breakpoint at each of addrs (at most 3) on every thread of pid
@@ -38,9 +38,9 @@ struct cp_breakpoints {
  * of the target that is never executed (the vDSO's ELF header). Threads
  * that exit meanwhile are skipped. Errors: CP_EXIT_PROFILE with what is
  * missing (registers still taken after every attempt: someone else's). */
-int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid,
-			  const uint64_t *addrs, int naddrs, uint64_t guard,
-			  struct bpf_program *prog, struct cp_error *err);
+int cp_breakpoints_attach(struct cp_breakpoints *bp, pid_t pid, pid_t tid, const uint64_t *addrs,
+			  int naddrs, uint64_t guard, struct bpf_program *prog,
+			  struct cp_error *err);
 
 /* Closes every breakpoint (the kernel also drops inherited copies). */
 void cp_breakpoints_detach(struct cp_breakpoints *bp);

@@ -16,8 +16,8 @@ size_t cp_code_relocate(const uint8_t *code, size_t avail, uint64_t from, uint64
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, avail, &in, ops)) ||
 	    (in.attributes & ZYDIS_ATTRIB_IS_RELATIVE &&
 	     in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE) ||
-	    !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(&in, ops,
-						in.operand_count_visible, &req)))
+	    !ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(
+		    &in, ops, in.operand_count_visible, &req)))
 		return 0;
 	for (int i = 0; i < in.operand_count_visible; i++) {
 		ZyanU64 abs;

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CP_RELOCATED_MAX 15	/* the longest x86 instruction */
+#define CP_RELOCATED_MAX 15 /* the longest x86 instruction */
 
 /* The instruction at code (avail bytes readable), which ran at from,
  * encoded into out to run at to. Its length there; 0 when it cannot be

@@ -70,9 +70,9 @@ static int quietness(pid_t pid, pid_t tid)
 	/* restart_syscall: a sleep with a timeout (poll, nanosleep, a futex)
 	 * that an earlier stop interrupted goes on as it */
 	static const int always[] = {
-		SYS_poll, SYS_select, SYS_pause, SYS_nanosleep, SYS_wait4, SYS_futex,
-		SYS_clock_nanosleep, SYS_waitid, SYS_pselect6, SYS_ppoll, SYS_rt_sigsuspend,
-		SYS_restart_syscall,
+		SYS_poll,     SYS_select, SYS_pause,	       SYS_nanosleep,
+		SYS_wait4,    SYS_futex,  SYS_clock_nanosleep, SYS_waitid,
+		SYS_pselect6, SYS_ppoll,  SYS_rt_sigsuspend,   SYS_restart_syscall,
 	};
 	static const int sockets[] = { SYS_accept, SYS_recvfrom, SYS_recvmsg, SYS_accept4 };
 	unsigned long fd;
@@ -150,7 +150,7 @@ static pid_t pick_thread(pid_t pid, const struct skipped *skip)
 		if (!(pick = pick_quiet(pid, tids, n, skip)))
 			usleep(2000);
 	} while (!pick && cp_monotonic_s() < until);
-	if (!pick)	/* its syscall may return EINTR: send_through says */
+	if (!pick) /* its syscall may return EINTR: send_through says */
 		pick = pick_any(tids, n, skip);
 	free(tids);
 	return pick;
@@ -158,9 +158,10 @@ static pid_t pick_thread(pid_t pid, const struct skipped *skip)
 
 static int no_room(pid_t pid, struct cp_error *err)
 {
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "no thread of process %d that could be held was on a stack whose bottom clockprof knows (its own, the main one, a goroutine's), with room for clockprof's stub (%d bytes below its stack pointer)",
-		       pid, CP_HIJACK_STUB_STACK);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"no thread of process %d that could be held was on a stack whose bottom clockprof knows (its own, the main one, a goroutine's), with room for clockprof's stub (%d bytes below its stack pointer)",
+		pid, CP_HIJACK_STUB_STACK);
 }
 
 /* The bottom of the running goroutine's stack when the held thread runs
@@ -250,9 +251,10 @@ static pid_t wait_until(pid_t tid, int *st, double until)
 
 int cp_hijack_refuse_stopped(pid_t pid, struct cp_error *err)
 {
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d is stopped (SIGSTOP, a terminal stop, or its cgroup frozen): code written into it would run only once it is continued, clockprof gone",
-		       pid);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"process %d is stopped (SIGSTOP, a terminal stop, or its cgroup frozen): code written into it would run only once it is continued, clockprof gone",
+		pid);
 }
 
 /* Waits for the thread's interrupt stop (PTRACE_EVENT_STOP with SIGTRAP);
@@ -291,14 +293,11 @@ static uint64_t in_syscall(struct user_regs_struct *r, uint64_t resume_at, struc
 
 	h->syscall = (int)r->orig_rax;
 	switch (-(long long)r->rax) {
-	case ERESTARTSYS: case ERESTARTNOINTR: case ERESTARTNOHAND:
-		restart = true;
-		break;
-	case ERESTART_RESTARTBLOCK:
-		restart = block = true;
-		break;
-	default:
-		h->eintr = -(long long)r->rax == EINTR;
+	case ERESTARTSYS:
+	case ERESTARTNOINTR:
+	case ERESTARTNOHAND: restart = true; break;
+	case ERESTART_RESTARTBLOCK: restart = block = true; break;
+	default: h->eintr = -(long long)r->rax == EINTR;
 	}
 	if (restart && !resume_at)
 		return r->rip;
@@ -342,8 +341,8 @@ static int check_and_send(pid_t pid, uint64_t stub, uint64_t resume_at, cp_hijac
 	if (check && check(ctx, h->tid, err))
 		return -1;
 	if (send_through(pid, h->tid, stub, resume_at, h))
-		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be redirected",
-			       h->tid, pid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "thread %d of process %d could not be redirected", h->tid, pid);
 	return 0;
 }
 
@@ -376,7 +375,7 @@ static int run_to_stop(pid_t tid, uint64_t stop_ret)
 		if (got <= 0 || !WIFSTOPPED(st))
 			return -1;
 		sig = WSTOPSIG(st);
-		if ((st >> 16) != 0) {		/* an event stop: no signal to pass on */
+		if ((st >> 16) != 0) { /* an event stop: no signal to pass on */
 			sig = 0;
 		} else if (sig == (SIGTRAP | 0x80)) {
 			sig = 0;
@@ -387,9 +386,8 @@ static int run_to_stop(pid_t tid, uint64_t stop_ret)
 	}
 }
 
-int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
-			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
-			      struct cp_error *err)
+int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop, uint64_t stop_ret,
+			      cp_hijack_check_fn check, void *ctx, struct cp_error *err)
 {
 	struct user_regs_struct before, after;
 	struct cp_hijack h = { .tid = tid, .syscall = -1 };
@@ -399,14 +397,16 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 	if (check_and_send(pid, stub, stop, check, ctx, &h, err))
 		return -1;
 	if (run_to_stop(tid, stop_ret) || ptrace(PTRACE_GETREGS, tid, 0, &after))
-		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not come back from clockprof's stub",
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "thread %d of process %d did not come back from clockprof's stub",
 			       tid, pid);
 	/* Every register as it was (the getpid skipped), but a thread pointer
 	 * the stub gave it. */
 	before.fs_base = after.fs_base;
 	before.orig_rax = (unsigned long long)-1;
 	if (ptrace(PTRACE_SETREGS, tid, 0, &before))
-		return cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d could not be put back", tid, pid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "thread %d of process %d could not be put back", tid, pid);
 	cp_patch_step();
 	return 0;
 }
@@ -451,15 +451,20 @@ static int hold(pid_t pid, const struct skipped *skip, struct cp_hijack *h, stru
 	e = seize_picked(pid, skip, h);
 	if (!h->tid)
 		return skip->n ? no_room(pid, err) :
-		       cp_fail(err, CP_EXIT_PROFILE, "process %d has no thread left (exited?)", pid);
+				 cp_fail(err, CP_EXIT_PROFILE,
+					 "process %d has no thread left (exited?)", pid);
 	if (e)
-		return cp_fail(err, CP_EXIT_PROFILE, e == EPERM ?
-			       "thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
-			       "thread %d of process %d cannot be traced", h->tid, pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			e == EPERM ?
+				"thread %d of process %d cannot be traced (already under a debugger, or ptrace denied)" :
+				"thread %d of process %d cannot be traced",
+			h->tid, pid);
 	cp_patch_step();
 	if (ptrace(PTRACE_INTERRUPT, h->tid, 0, 0) || (held = wait_held(h->tid)) < 0)
-		rc = cp_fail(err, CP_EXIT_PROFILE, "thread %d of process %d did not stop within %.0f s",
-			     h->tid, pid, HOLD_TIMEOUT_S);
+		rc = cp_fail(err, CP_EXIT_PROFILE,
+			     "thread %d of process %d did not stop within %.0f s", h->tid, pid,
+			     HOLD_TIMEOUT_S);
 	else if (held > 0)
 		rc = cp_hijack_refuse_stopped(pid, err);
 	if (rc) {
@@ -499,7 +504,7 @@ static int hijack_here(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hi
 	if (rc)
 		return rc;
 	h->holds = holds + 1;
-	t0 = cp_monotonic_s();	/* stopped: the target's pause starts here */
+	t0 = cp_monotonic_s(); /* stopped: the target's pause starts here */
 	signal_held(pid, h->tid);
 	rc = check_and_send(pid, stub, 0, check, ctx, h, err);
 	if (!rc && sent)
@@ -544,7 +549,8 @@ int cp_hijack_thread(pid_t pid, uint64_t stub, cp_hijack_check_fn check, cp_hija
 	pthread_t t;
 
 	if (pthread_create(&t, NULL, hijack_job_run, &j))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot start a thread to hold a thread of process %d", pid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "cannot start a thread to hold a thread of process %d", pid);
 	pthread_join(t, NULL);
 	return j.rc;
 }

@@ -21,11 +21,11 @@
 struct cp_error;
 
 struct cp_hijack {
-	pid_t tid;			/* the thread sent */
-	double held_ms;			/* from its stop to its release */
-	int syscall;			/* the syscall it was stopped in; -1 none */
-	bool eintr;			/* ... which returns EINTR to the target */
-	unsigned holds;			/* threads held, the one sent included
+	pid_t tid;	/* the thread sent */
+	double held_ms; /* from its stop to its release */
+	int syscall;	/* the syscall it was stopped in; -1 none */
+	bool eintr;	/* ... which returns EINTR to the target */
+	unsigned holds; /* threads held, the one sent included
 					 * (others had no room for the stub) */
 };
 
@@ -80,9 +80,8 @@ int cp_hijack_held(pid_t pid, pid_t tid, uint64_t stub, cp_hijack_check_fn check
  * PTRACE_O_TRACESYSGOOD. If clockprof dies meanwhile, the thread goes on
  * from the stop where it was (or dies with it: a launched command,
  * PTRACE_O_EXITKILL): no state is left half-done. */
-int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop,
-			      uint64_t stop_ret, cp_hijack_check_fn check, void *ctx,
-			      struct cp_error *err);
+int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop, uint64_t stop_ret,
+			      cp_hijack_check_fn check, void *ctx, struct cp_error *err);
 
 /* Thread tid's stack pointer and instruction pointer in user space, as
  * /proc says them while it waits (no stop); a thread that runs all the

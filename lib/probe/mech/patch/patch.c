@@ -41,17 +41,17 @@
 
 struct patch_state {
 	struct cp_vdso_patch *patch;
-	struct cp_patch_members members;	/* attach -p PID,..., --tree, --cgroup */
+	struct cp_patch_members members; /* attach -p PID,..., --tree, --cgroup */
 	bool launched, hres;
-	bool target_reimaged;		/* the target exec()ed, followed: its old
+	bool target_reimaged;		   /* the target exec()ed, followed: its old
 					 * image's counts settled at the exec */
-	struct cp_patch_sites sites;	/* the window's, as last read */
-	struct cp_patch_boundary boundary;	/* a func: boundary closed in the target */
-	pid_t restorer;			/* patch_restorer.h; 0 none */
-	bool restored;			/* the sites switched back, or tried */
-	bool handed_over;		/* ... refused while stopped: the
+	struct cp_patch_sites sites;	   /* the window's, as last read */
+	struct cp_patch_boundary boundary; /* a func: boundary closed in the target */
+	pid_t restorer;			   /* patch_restorer.h; 0 none */
+	bool restored;			   /* the sites switched back, or tried */
+	bool handed_over;		   /* ... refused while stopped: the
 					 * restorer's to make (kept running) */
-	size_t unmended_said;		/* forks_unmended (vdso_patch.h) said */
+	size_t unmended_said;		   /* forks_unmended (vdso_patch.h) said */
 };
 
 static void note_pauses(struct cp_mech *m);
@@ -67,7 +67,7 @@ static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 	(void)err;
 	cfg->patch_tables = true;
 	cfg->watch_exec = true;
-	cp_vdso_plan_set_anatomy(cfg->anatomy);	/* before any plan is made */
+	cp_vdso_plan_set_anatomy(cfg->anatomy); /* before any plan is made */
 	cfg->hold_execs = true;
 	cp_patch_boundary_configure(cfg);
 	cp_patch_early_start(cfg);
@@ -100,8 +100,10 @@ static int take_early(struct cp_mech *m, const struct cp_session_config *cfg, bo
 	if (rc)
 		return e.selftest_failed ? selftest_failed(err) : -1;
 	if (st->restorer < 0)
-		cp_mech_warn(m, "no restorer of the vDSO patch could be started: if clockprof is killed, process %d counts on in its own table, unread, until a later attach switches it back",
-			     cfg->pid);
+		cp_mech_warn(
+			m,
+			"no restorer of the vDSO patch could be started: if clockprof is killed, process %d counts on in its own table, unread, until a later attach switches it back",
+			cfg->pid);
 	return 0;
 }
 
@@ -114,12 +116,13 @@ static void note_leftover(struct cp_mech *m)
 
 	cp_vdso_patch_info(st->patch, &info);
 	if (info.leftover)
-		cp_mech_warn(m, "process %d carried a leftover of the vDSO patch of a clockprof (process %d) that ended without switching it back, its restorer too (both killed?): its sites were switched back before this window",
-			     m->pid, (int)info.leftover);
+		cp_mech_warn(
+			m,
+			"process %d carried a leftover of the vDSO patch of a clockprof (process %d) that ended without switching it back, its restorer too (both killed?): its sites were switched back before this window",
+			m->pid, (int)info.leftover);
 }
 
-static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg,
-		      struct cp_error *err)
+static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg, struct cp_error *err)
 {
 	struct patch_state *st;
 	bool applied;
@@ -161,13 +164,13 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 	} else {
 		if (cp_vdso_patch_mark(st->patch))
-			return cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read",
-				       m->pid);
+			return cp_fail(err, CP_EXIT_PROFILE,
+				       "the counters of process %d cannot be read", m->pid);
 		note_pauses(m);
 		warn_unmended(m, false);
 		cp_patch_members_start(m, &st->members);
 	}
-	cp_patch_execs_follow(m, &st->members, &st->boundary);	/* those held before the window */
+	cp_patch_execs_follow(m, &st->members, &st->boundary); /* those held before the window */
 	return 0;
 }
 
@@ -235,8 +238,8 @@ static struct cp_vdso_patch *patched_image(struct cp_mech *m)
  * runtime calls the vDSO from a frame-pointer function on another stack
  * (its frame points, lib/probe/points/go_clock_points.c), the return
  * address after that call, for the thunks' walk to hop out by rbp. */
-static int patch_attach_file(struct cp_mech *m, const char *path,
-			     const struct cp_clock_points *pts, struct cp_error *err)
+static int patch_attach_file(struct cp_mech *m, const char *path, const struct cp_clock_points *pts,
+			     struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 	struct cp_clock_points counted = *pts;
@@ -244,12 +247,13 @@ static int patch_attach_file(struct cp_mech *m, const char *path,
 	size_t n = 0;
 
 	if (cp_patch_boundary_syscall(&st->boundary, m, patched_image(m), path, pts))
-		counted.syscall_offset = 0;	/* counted in the target: no uprobe */
+		counted.syscall_offset = 0; /* counted in the target: no uprobe */
 	if (cp_mech_attach_syscall_only(m, path, &counted, err))
 		return -1;
 	for (size_t i = 0; i < pts->n && n < 16; i++) {
 		uint64_t at = pts->points[i].site == CP_SITE_FRAME ?
-			      mapped_at(m->pid, path, pts->points[i].offset) : 0;
+				      mapped_at(m->pid, path, pts->points[i].offset) :
+				      0;
 		uint8_t call[3];
 
 		/* call *reg: ff /2, with a REX.B prefix first for r8-r15 */
@@ -345,7 +349,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	bool requests_read, exited = false;
 	int rc;
 
-	patched_image(m);	/* settled at an exec followed */
+	patched_image(m); /* settled at an exec followed */
 	if (!st->patch)
 		return 0;
 	if ((rc = read_counts_and_requests(m, st, &c, &requests_read)) < 0)
@@ -357,7 +361,9 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	read_patch_sites(st, c.total, t);
 	cp_patch_boundary_add(&st->boundary, m, st->patch, requests_read, exited, st->hres, t);
 	if (rc == 1)
-		cp_mech_warn(m, "the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
+		cp_mech_warn(
+			m,
+			"the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
 	cp_patch_counts_add(&c, st->hres, t);
 	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites,
 				   cp_patch_boundary_forks(&st->boundary),
@@ -390,7 +396,8 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 	*sites = v;
 	for (size_t i = 0; i < st->sites.n; i++) {
 		uint64_t key = st->sites.v[i].key;
-		struct cp_site_key k = { .pc = cp_patch_site_pc(key), .via = cp_patch_site_via(key),
+		struct cp_site_key k = { .pc = cp_patch_site_pc(key),
+					 .via = cp_patch_site_via(key),
 					 .entry = (__u8)cp_patch_site_entry(key),
 					 .direct_syscall = cp_patch_site_direct(key) };
 		size_t j = 0;
@@ -402,8 +409,8 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 			v[j] = (struct cp_site_count){ .key = k };
 		}
 		v[j].counts.all += st->sites.v[i].count;
-		v[j].counts.in_requests +=
-			cp_patch_boundary_in_requests_at(&st->boundary, st->patch, key);
+		v[j].counts.in_requests += cp_patch_boundary_in_requests_at(&st->boundary,
+									    st->patch, key);
 	}
 	return 0;
 }
@@ -429,9 +436,11 @@ static void restore_forks_left(struct cp_mech *m)
 	failed = cp_patch_forks_restore(m->pid, cp_vdso_patch_area_offset(st->patch), &self,
 					&first);
 	if (failed)
-		cp_mech_warn_closing(m, "the vDSO of %zu process%s the target forked in the window and nobody followed (process %d%s) could not be switched back: it counts on in its own table, unread",
-				     failed, failed == 1 ? "" : "es", (int)first,
-				     failed > 1 ? " and others" : "");
+		cp_mech_warn_closing(
+			m,
+			"the vDSO of %zu process%s the target forked in the window and nobody followed (process %d%s) could not be switched back: it counts on in its own table, unread",
+			failed, failed == 1 ? "" : "es", (int)first,
+			failed > 1 ? " and others" : "");
 }
 
 /* Whether pid is stopped or frozen. A stopped thread that a refused hold
@@ -460,11 +469,14 @@ static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct 
 
 	if (st->restorer > 0 && watched && stays_stopped(pid)) {
 		st->handed_over = true;
-		cp_mech_warn_closing(m, "%s: its restorer (process %d) switches it back once it runs again",
-				     err->msg, (int)st->restorer);
+		cp_mech_warn_closing(
+			m, "%s: its restorer (process %d) switches it back once it runs again",
+			err->msg, (int)st->restorer);
 	} else {
-		cp_mech_warn_closing(m, "%s: it counts on in its own table, unread, until it exits or a later attach switches it back",
-				     err->msg);
+		cp_mech_warn_closing(
+			m,
+			"%s: it counts on in its own table, unread, until it exits or a later attach switches it back",
+			err->msg);
 	}
 }
 
@@ -493,7 +505,7 @@ static void restore_all(struct cp_mech *m, bool kept)
 	if (st->restored || !st->patch)
 		return;
 	st->restored = true;
-	if (target_execed(m))	/* its patched image went with the exec */
+	if (target_execed(m)) /* its patched image went with the exec */
 		cp_vdso_patch_forget(st->patch);
 	if (cp_vdso_patch_restore(st->patch, kept, &err) && alive(m->pid))
 		unrestored(m, m->pid, true, &err);
@@ -528,7 +540,8 @@ static void warn_unmended(struct cp_mech *m, bool closing)
 	if ((n = info.forks_unmended) == st->unmended_said)
 		return;
 	st->unmended_said = n;
-	(closing ? cp_mech_warn_closing : cp_mech_warn)(m,
+	(closing ? cp_mech_warn_closing : cp_mech_warn)(
+		m,
 		"%zu process%s the target forked while clockprof's stub had its vDSO writable (process %d%s) could not be sent through the stub again (stopped, traced, or under a seccomp filter of its own that would not allow it): %s vDSO stays writable and executable",
 		n, n == 1 ? "" : "es", (int)info.first_unmended, n > 1 ? " and others" : "",
 		n == 1 ? "its" : "their");
@@ -548,11 +561,15 @@ static void note_pauses(struct cp_mech *m)
 	m->stops[0] = info.attach_stops;
 	m->stops[1] = info.detach_stops;
 	if (info.rules_unplaced)
-		cp_mech_warn(m, "%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
-			 info.rules_unplaced);
+		cp_mech_warn(
+			m,
+			"%zu of the target's clock wrappers' unwind rules could not be given to its thunks (no room in its table, or a frame the thunk does not follow): reads through them are named at the wrapper, not at their call site",
+			info.rules_unplaced);
 	if (info.eintr)
-		cp_mech_warn(m, "thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",
-			 (int)info.tid, info.syscall);
+		cp_mech_warn(
+			m,
+			"thread %d of the target was held while it waited in syscall %d, which returned EINTR to it (every thread was waiting in a call a stop interrupts)",
+			(int)info.tid, info.syscall);
 }
 
 static void patch_close(struct cp_mech *m)
@@ -586,7 +603,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.caps = CP_MECH_SEES_UNSTUBBED | CP_MECH_FOLLOWS_FORKS,
 	.configure = patch_configure,
 	.open = patch_open,
-	.attach_file = patch_attach_file,	/* the vDSO entries count */
+	.attach_file = patch_attach_file, /* the vDSO entries count */
 	.set_unwind = patch_set_unwind,
 	.start = patch_start,
 	.prove = patch_prove,

@@ -45,7 +45,7 @@ static int closing_redirects(pid_t pid, const struct cp_uprobe_point *fn,
 			       whylen))
 		return 1;
 	if (strncmp(why, CP_REDIRECT_NO_ROOM, strlen(CP_REDIRECT_NO_ROOM)))
-		return 0;	/* refused for what the paths would be refused for too */
+		return 0; /* refused for what the paths would be refused for too */
 	kinds[0] = CP_REDIRECT_BOUNDARY_UNTAKEN;
 	kinds[1] = CP_REDIRECT_BOUNDARY_TAKEN;
 	for (int i = 0; i < 2; i++)
@@ -88,9 +88,11 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 	enum cp_redirect_kind kinds[2];
 
 	if (cfg->boundary_keep_uprobe || cfg->nprobes) {
-		snprintf(why, whylen, "%s", cfg->nprobes ?
-			 "--probe's calls are counted per request at the boundary's uprobe" :
-			 "--per-request-counters reads a counter at each boundary");
+		snprintf(
+			why, whylen, "%s",
+			cfg->nprobes ?
+				"--probe's calls are counted per request at the boundary's uprobe" :
+				"--per-request-counters reads a counter at each boundary");
 		return false;
 	}
 	if (cfg->nmembers) {
@@ -100,7 +102,7 @@ static bool may_be_in_target(const struct cp_session_config *cfg, char *why, siz
 	/* A launched command maps its C library later (add_pending) */
 	if (!cfg->boundary_func && cfg->launched)
 		return n > 0;
-	if (closed_at_exec(cfg, fns))	/* planned as an exec will map it */
+	if (closed_at_exec(cfg, fns)) /* planned as an exec will map it */
 		return closing_redirects(0, fns, kinds, why, whylen) > 0;
 	/* A syscall's wrapper that cannot be redirected is left out: the
 	 * check against the kernel's syscalls finds it if it is called. */
@@ -147,9 +149,8 @@ static int add_closing(struct cp_vdso_patch *p, pid_t pid, const struct cp_uprob
 	return added ? 0 : -1;
 }
 
-int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
-			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
-			   struct cp_error *err)
+int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p,
+			   const struct cp_session_config *cfg, struct cp_error *err)
 {
 	const struct cp_uprobe_point *f;
 	int n = closing_functions(cfg, &f);
@@ -159,9 +160,12 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 		return 0;
 	if (!cfg->boundary_in_target) {
 		if (!may_be_in_target(cfg, why, sizeof(why)))
-			cp_mech_warn(m, cfg->boundary_func ?
-				 "the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %s" :
-				 SYS_ENTER_BOUNDARY, why);
+			cp_mech_warn(
+				m,
+				cfg->boundary_func ?
+					"the request boundary is a uprobe (a trap per request): it cannot be closed in the target: %s" :
+					SYS_ENTER_BOUNDARY,
+				why);
 		return 0;
 	}
 	b->in_target = true;
@@ -170,15 +174,16 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
 	if (stat(f->path, &b->file))
 		memset(&b->file, 0, sizeof(b->file));
 	if ((b->at_exec = closed_at_exec(cfg, f)))
-		return 0;	/* nothing of it in the target's own image */
-	if (b->wrapped && cfg->launched) {	/* its C library is not mapped yet */
+		return 0;		   /* nothing of it in the target's own image */
+	if (b->wrapped && cfg->launched) { /* its C library is not mapped yet */
 		b->pending = f;
 		b->npending = n;
 		return 0;
 	}
 	if (add_closing(p, cfg->pid, f, n, why, sizeof(why)))
-		return cp_fail(err, CP_EXIT_PROFILE, "the request boundary cannot be closed in process %d: %s",
-			       cfg->pid, why);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the request boundary cannot be closed in process %d: %s", cfg->pid,
+			       why);
 	return 0;
 }
 
@@ -230,7 +235,8 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	/* closed at an exec: the image exec'd counts none of syscall() */
 	if (!b->in_target || b->at_exec || !pts->syscall_offset || !p)
 		return false;
-	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) || fn.offset != pts->syscall_offset)
+	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) ||
+	    fn.offset != pts->syscall_offset)
 		fn.size = 0;
 	if (b->started)
 		snprintf(why, sizeof(why), "mapped after the window started");
@@ -239,23 +245,25 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 		b->syscall_counted = true;
 		return true;
 	}
-	cp_mech_warn(m, "syscall() in %s is a uprobe: its clock reads are in no request closed in the target (%s)",
-		 path, why);
+	cp_mech_warn(
+		m,
+		"syscall() in %s is a uprobe: its clock reads are in no request closed in the target (%s)",
+		path, why);
 	return false;
 }
 
 void cp_patch_boundary_start(struct cp_patch_boundary *b, struct cp_mech *m)
 {
-	if (b->npending)	/* the command never mapped the wrappers' file */
-		pending_to_sys_enter(b, m, "the command did not map the C library clockprof resolved them in");
+	if (b->npending) /* the command never mapped the wrappers' file */
+		pending_to_sys_enter(
+			b, m, "the command did not map the C library clockprof resolved them in");
 	b->started = true;
 }
 
 int cp_patch_boundary_exec(const struct cp_patch_boundary *b, struct cp_vdso_patch *p, pid_t pid,
 			   char *why, size_t whylen)
 {
-	if (!b->in_target || !b->func || !b->file.st_ino ||
-	    !cp_redirect_place_maps(pid, &b->file))
+	if (!b->in_target || !b->func || !b->file.st_ino || !cp_redirect_place_maps(pid, &b->file))
 		return 0;
 	return cp_patch_boundary_redirect(p, pid, b->func, why, whylen) ? -1 : 0;
 }
@@ -315,15 +323,19 @@ void cp_patch_boundary_add(const struct cp_patch_boundary *b, struct cp_mech *m,
 	if (!blocks_count(b))
 		return;
 	if (!now_read && !exited)
-		cp_mech_warn(m, b->in_target ?
-			     "the target's request blocks could not be read as it exited: the requests it closed after the last read are missing" :
-			     "the target's request blocks could not be read as it exited: its reads through syscall() after the last read are missing");
+		cp_mech_warn(
+			m,
+			b->in_target ?
+				"the target's request blocks could not be read as it exited: the requests it closed after the last read are missing" :
+				"the target's request blocks could not be read as it exited: its reads through syscall() after the last read are missing");
 	if (!(r = cp_vdso_patch_requests(p)))
 		return;
 	cp_vdso_patch_add_requests(p, hres, b->in_target, t);
 	if (b->in_target && r->sums.lost)
-		cp_mech_warn(m, "%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
-			 (unsigned long long)r->sums.lost);
+		cp_mech_warn(
+			m,
+			"%llu request boundaries were passed by threads that found no slot in the counter table: their requests are missing",
+			(unsigned long long)r->sums.lost);
 }
 
 struct cp_patch_sites *cp_patch_boundary_forks(struct cp_patch_boundary *b)

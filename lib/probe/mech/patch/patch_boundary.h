@@ -22,27 +22,27 @@ struct cp_session_config;
 struct cp_vdso_patch;
 
 struct cp_patch_boundary {
-	bool in_target;			/* the requests are closed in the target */
-	bool wrapped;			/* ... at a syscall's C library functions:
+	bool in_target;			       /* the requests are closed in the target */
+	bool wrapped;			       /* ... at a syscall's C library functions:
 					 * not where the kernel found a syscall
 					 * that did not come through them */
-	const struct cp_uprobe_point *pending;	/* those functions, for a
+	const struct cp_uprobe_point *pending; /* those functions, for a
 					 * launched command: redirected as its
 					 * dynamic linker maps them */
 	int npending;
-	bool started;			/* the window has started */
-	bool syscall_counted;		/* syscall() redirected: the request
+	bool started;				 /* the window has started */
+	bool syscall_counted;			 /* syscall() redirected: the request
 					 * blocks hold its reads, even once
 					 * the requests are no longer closed
 					 * in the target */
-	bool at_exec;			/* a func: boundary in a program the
+	bool at_exec;				 /* a func: boundary in a program the
 					 * launched command has yet to exec
 					 * (`run -- env prog`): closed in each
 					 * image that an exec followed maps it
 					 * in, none in the target's own */
-	const struct cp_uprobe_point *func;	/* a func: boundary's function */
-	struct stat file;		/* the boundary's file */
-	struct cp_patch_sites forks_in_requests;	/* the running forks' reads
+	const struct cp_uprobe_point *func;	 /* a func: boundary's function */
+	struct stat file;			 /* the boundary's file */
+	struct cp_patch_sites forks_in_requests; /* the running forks' reads
 						 * inside their requests, by site */
 };
 
@@ -58,9 +58,8 @@ int cp_patch_boundary_redirect(struct cp_vdso_patch *p, pid_t pid, const struct 
 void cp_patch_boundary_configure(struct cp_session_config *cfg);
 /* Once the patch is prepared, before its sites are switched: the
  * boundary redirected (or why not, in cp_mech_warn). */
-int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m,
-			   struct cp_vdso_patch *p, const struct cp_session_config *cfg,
-			   struct cp_error *err);
+int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m, struct cp_vdso_patch *p,
+			   const struct cp_session_config *cfg, struct cp_error *err);
 /* A file the target maps: a launched command's C library takes its
  * syscall: boundary's wrappers; its syscall() redirected too, when the
  * boundary is, before the window starts (launched: switched as the

@@ -6,7 +6,6 @@
 #include "patch_early.h"
 #include "patch_restorer.h"
 
-
 static struct {
 	pthread_t thread;
 	bool started, taken;
@@ -90,7 +89,7 @@ int cp_patch_early_finish(struct cp_patch_early *out, struct cp_error *err)
 	if (early.started)
 		pthread_join(early.thread, NULL);
 	else
-		run_steps();	/* not started: now */
+		run_steps(); /* not started: now */
 	early.started = false;
 	early.taken = true;
 	*out = early.out;

@@ -19,10 +19,10 @@
 #include "vdso_patch.h"
 
 struct cp_patch_early {
-	bool selftest_failed;		/* err is the self-test's */
-	struct cp_vdso_patch *patch;	/* prepared; NULL when not */
-	bool applied;			/* its table mapped */
-	pid_t restorer;			/* cp_patch_restorer_start's */
+	bool selftest_failed;	     /* err is the self-test's */
+	struct cp_vdso_patch *patch; /* prepared; NULL when not */
+	bool applied;		     /* its table mapped */
+	pid_t restorer;		     /* cp_patch_restorer_start's */
 };
 
 /* Starts the steps for cfg (its pid and members are copied: cfg may

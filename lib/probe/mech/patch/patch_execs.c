@@ -99,8 +99,10 @@ static int patch_new_image(struct cp_mech *m, struct cp_patch_members *ms, pid_t
 	if (cp_vdso_patch_prepare(pid, true, &p, err))
 		return -1;
 	if (b && cp_patch_boundary_exec(b, p, pid, why, sizeof(why)))
-		cp_mech_warn(m, "process %d exec()ed a program that holds the request boundary, which cannot be closed in its image: its requests are not counted (%s)",
-			     (int)pid, why);
+		cp_mech_warn(
+			m,
+			"process %d exec()ed a program that holds the request boundary, which cannot be closed in its image: its requests are not counted (%s)",
+			(int)pid, why);
 	armed = cp_vdso_patch_arm_held(p, pid, err) == 0;
 	if (armed) {
 		cp_vdso_patch_mark_fresh(p);
@@ -148,10 +150,11 @@ static void follow_one(struct cp_mech *m, struct cp_patch_members *ms, pid_t pid
 		cp_patch_step_hook = kill_at_step;
 	held = take_hold(m, pid, &sig) == 0;
 	if (!held && errno == ESRCH)
-		goto out;	/* gone (its exit is in its sums), nothing held */
+		goto out; /* gone (its exit is in its sums), nothing held */
 	if (!held)
-		cp_fail(&err, CP_EXIT_PROFILE, errno == EPERM ?
-			"it is traced by another process" : "it could not be held");
+		cp_fail(&err, CP_EXIT_PROFILE,
+			errno == EPERM ? "it is traced by another process" :
+					 "it could not be held");
 	else if (patch_new_image(m, ms, pid, b, &err) == 0)
 		err.msg[0] = 0;
 	if (err.msg[0]) {

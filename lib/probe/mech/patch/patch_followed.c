@@ -83,7 +83,7 @@ static bool read_one(const struct cp_mech *m, const struct cp_patch_members *ms,
 		return false;
 	if ((f->p.flags & CP_PROC_EXECED) || !(f->p.flags & CP_PROC_IN_SUMS))
 		return false;
-	memcpy(sums, f->p.sums, sizeof(sums));	/* __u64 words as uint64_t */
+	memcpy(sums, f->p.sums, sizeof(sums)); /* __u64 words as uint64_t */
 	cp_patch_counts_between(NULL, sums, c);
 	return true;
 }
@@ -140,11 +140,14 @@ bool cp_patch_followed_read(struct cp_mech *m, const struct cp_patch_members *ms
 		bool known = read_one(m, ms, &f[i], &c, &sites);
 
 		const struct cp_patch_member *mb = f[i].p.flags & CP_PROC_MEMBER ?
-			cp_patch_members_find(ms, (pid_t)f[i].p.pid) : NULL;
+							   cp_patch_members_find(
+								   ms, (pid_t)f[i].p.pid) :
+							   NULL;
 
-		m->procs[m->nprocs++] = (struct cp_mech_proc){
-			.host_tgid = f[i].host_tgid, .reads = known ? c.total : 0, .known = known,
-			.exe = mb ? mb->exe : NULL };
+		m->procs[m->nprocs++] = (struct cp_mech_proc){ .host_tgid = f[i].host_tgid,
+							       .reads = known ? c.total : 0,
+							       .known = known,
+							       .exe = mb ? mb->exe : NULL };
 		if (known) {
 			cp_patch_counts_add(&c, hres, t);
 			reads += c.total;
@@ -194,8 +197,10 @@ void cp_patch_followed_restore(struct cp_mech *m)
 			first = (pid_t)f[i].p.pid;
 	}
 	if (failed)
-		cp_mech_warn_closing(m, "the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
-			 failed, failed == 1 ? "" : "es", (int)first, failed > 1 ? " and others" : "");
+		cp_mech_warn_closing(
+			m,
+			"the vDSO of %zu process%s the target forked (process %d%s) could not be switched back: it counts on in its own table, unread",
+			failed, failed == 1 ? "" : "es", (int)first,
+			failed > 1 ? " and others" : "");
 	free(f);
 }
-

@@ -95,9 +95,10 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 			cp_fail(&err, CP_EXIT_PROFILE, "no such process");
 		else if (cp_vdso_patch_prepare(pids[i], false, &p, &err) == 0 &&
 			 cp_vdso_patch_apply(p, &err) == 0) {
-			out->v[out->n++] = (struct cp_patch_member){ pids[i], p,
-				same_code(m->pid, pids[i]), exe_of(pids[i]),
-				i + 1 < CP_PATCH_RESTORER_PIDS };
+			out->v[out->n++] = (struct cp_patch_member){
+				pids[i], p, same_code(m->pid, pids[i]), exe_of(pids[i]),
+				i + 1 < CP_PATCH_RESTORER_PIDS
+			};
 			continue;
 		}
 		cp_vdso_patch_detach(p, &(struct cp_error){ 0 });
@@ -106,17 +107,20 @@ int cp_patch_members_open(struct cp_mech *m, const pid_t *pids, size_t n,
 	for (size_t i = 0; i < out->n; i++)
 		elsewhere += !out->v[i].same_code;
 	if (elsewhere)
-		cp_mech_warn(m, "%zu of the processes given run code mapped elsewhere than the target's: "
-			 "their reads are counted, their call sites not named", elsewhere);
+		cp_mech_warn(
+			m,
+			"%zu of the processes given run code mapped elsewhere than the target's: "
+			"their reads are counted, their call sites not named",
+			elsewhere);
 	return 0;
 }
 
 int cp_patch_members_add(struct cp_patch_members *ms, pid_t pid, struct cp_vdso_patch *patch)
 {
 	struct cp_patch_member *mb = (struct cp_patch_member *)cp_patch_members_find(ms, pid);
-	bool watched = mb && mb->watched;	/* a member given keeps its restorer */
+	bool watched = mb && mb->watched; /* a member given keeps its restorer */
 
-	if (mb) {	/* it exec()ed again: the image patched before is gone */
+	if (mb) { /* it exec()ed again: the image patched before is gone */
 		cp_vdso_patch_free(mb->patch);
 		free(mb->exe);
 	} else if (cp_grow(&ms->v, &ms->cap, ms->n + 1, sizeof(*ms->v))) {
@@ -174,9 +178,11 @@ void cp_patch_members_start(struct cp_mech *m, struct cp_patch_members *ms)
 		if (cp_vdso_patch_mark(ms->v[i].patch) == 0 && hand_over(m, &ms->v[i]) == 0)
 			continue;
 		e = errno;
-		cp_mech_warn(m, "process %d is not counted: %s", (int)ms->v[i].pid, e == EOPNOTSUPP ?
-			 "counting several processes needs clockprof in the host's pid namespace" :
-			 "its counters could not be read");
+		cp_mech_warn(
+			m, "process %d is not counted: %s", (int)ms->v[i].pid,
+			e == EOPNOTSUPP ?
+				"counting several processes needs clockprof in the host's pid namespace" :
+				"its counters could not be read");
 	}
 }
 

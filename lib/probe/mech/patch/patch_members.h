@@ -24,8 +24,8 @@ struct cp_patch_member {
 	 * sites are not kept (CP_PROC_NO_SITES): read, they would be named as
 	 * the target's addresses. */
 	bool same_code;
-	char *exe;		/* /proc/PID/exe as it was patched (malloc'd) */
-	bool watched;		/* by the restorer: among the first members given */
+	char *exe;    /* /proc/PID/exe as it was patched (malloc'd) */
+	bool watched; /* by the restorer: among the first members given */
 };
 
 struct cp_patch_members {

@@ -72,8 +72,8 @@ int cp_patch_owner_lock(pid_t target)
 	/* An abstract name: nothing on disk, freed when the socket closes,
 	 * by the kernel too when its clockprof is killed. */
 	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
-			  snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "clockprof-patch-owner-%d",
-				   (int)target));
+			  snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1,
+				   "clockprof-patch-owner-%d", (int)target));
 	for (double until = cp_monotonic_s() + OWNER_LOCK_WAIT_S;; usleep(1000)) {
 		if (!bind(fd, (struct sockaddr *)&a, len))
 			return fd;

@@ -40,7 +40,8 @@ static int add_slot(pid_t pid, uint64_t table, size_t slot, uint64_t epoch, uint
 	struct iovec remote[2] = {
 		{ (void *)(uintptr_t)block_addr(table, slot + 1), CP_PATCH_BLOCK },
 		{ (void *)(uintptr_t)(table + CP_PATCH_SITES_OFF + slot * CP_PATCH_SITE_BLOCK),
-		  CP_PATCH_SITE_BLOCK } };
+		  CP_PATCH_SITE_BLOCK }
+	};
 
 	if (process_vm_readv(pid, local, 2, remote, 2, 0) != CP_PATCH_BLOCK + CP_PATCH_SITE_BLOCK)
 		return -1;
@@ -157,7 +158,7 @@ uint64_t cp_patch_requests_add(const struct cp_patch_requests *r,
 	uint64_t syscalls = cp_patch_syscalls_add(s->syscalls, mark->syscalls, &t->all);
 
 	if (!requests || (!s->hits && !s->lost))
-		return syscalls;	/* no boundary in the target: no request */
+		return syscalls; /* no boundary in the target: no request */
 	cp_patch_counts_between(NULL, (const uint64_t *)s->in_words, &c);
 	cp_patch_counts_add_into(&c, hres, &t->in_requests);
 	cp_patch_syscalls_add(s->in_syscalls, NULL, &t->in_requests);

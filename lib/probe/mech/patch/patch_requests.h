@@ -14,8 +14,8 @@
 #include "patch_sites.h"
 
 struct cp_patch_requests {
-	struct cp_request_sums sums;	/* lost: since the mark */
-	struct cp_patch_sites sites;	/* the reads inside them, by call site */
+	struct cp_request_sums sums; /* lost: since the mark */
+	struct cp_patch_sites sites; /* the reads inside them, by call site */
 };
 
 /* A window opens: the table's epoch moves on, so that each thread's
@@ -25,7 +25,7 @@ struct cp_patch_requests {
  * or written. */
 struct cp_patch_requests_mark {
 	uint64_t epoch, lost;
-	uint64_t syscalls[CP_PATCH_SLOT_WORDS];	/* the reads through syscall() then */
+	uint64_t syscalls[CP_PATCH_SLOT_WORDS]; /* the reads through syscall() then */
 };
 int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
 			   struct cp_patch_requests_mark *mark);

@@ -55,7 +55,7 @@ static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, i
 	posix_spawn_file_actions_addclosefrom_np(fa, 5);
 	posix_spawnattr_init(at);
 	posix_spawnattr_setflags(at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+					     POSIX_SPAWN_SETSIGDEF);
 	posix_spawnattr_setpgroup(at, 0);
 	sigemptyset(&mask);
 	for (int sig = 1; sig < 32; sig++)
@@ -123,7 +123,8 @@ static bool hand_over(const struct cp_patch_helper *h, char words[][WORD_MAX], s
 	char b;
 
 	for (size_t i = 0; i < n; i++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "", words[i]);
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "",
+					words[i]);
 	line[len++] = '\n';
 	return write(h->to, line, len) == (ssize_t)len && poll(&said, 1, 5000) == 1 &&
 	       read(h->from, &b, 1) == 1 && b == 'a';
@@ -153,7 +154,7 @@ pid_t cp_patch_restorer_start(struct cp_patch_helper *h, const pid_t *pids, size
 	if (!hand_over(h, words, k))
 		restorer = -1;
 	else
-		h->pid = 0;	/* kept: it is the restorer now */
+		h->pid = 0; /* kept: it is the restorer now */
 	cp_patch_helper_end(h);
 	return restorer;
 }
@@ -186,7 +187,7 @@ static bool same_process(pid_t pid, unsigned long long start)
 struct watched {
 	pid_t pid;
 	unsigned long long start;
-	int running;		/* rounds refused while it ran */
+	int running; /* rounds refused while it ran */
 	bool done;
 };
 
@@ -201,11 +202,12 @@ static void try_one(struct watched *w, uint64_t area, const struct cp_vdso_area_
 	pid_t first;
 
 	if (!same_process(w->pid, w->start) || !cp_patch_carries_area(w->pid, area)) {
-		w->done = true;		/* gone, or never patched */
+		w->done = true; /* gone, or never patched */
 		return;
 	}
-	if (cp_vdso_patch_restore_copy(w->pid, &err) && (cp_vdso_patch_runs_nothing(w->pid) ||
-	    ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
+	if (cp_vdso_patch_restore_copy(w->pid, &err) &&
+	    (cp_vdso_patch_runs_nothing(w->pid) ||
+	     ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
 		return;
 	cp_patch_forks_restore(w->pid, area, dead, &first);
 	w->done = true;
@@ -297,13 +299,13 @@ _Noreturn void cp_patch_helper_serve(int go, int done, char *room, size_t len)
 	int n = 0;
 
 	while (!got || line[got - 1] != '\n') {
-		ssize_t r = got < sizeof(line) - 1 ?
-			    read(go, line + got, sizeof(line) - 1 - got) : 0;
+		ssize_t r = got < sizeof(line) - 1 ? read(go, line + got, sizeof(line) - 1 - got) :
+						     0;
 
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			_exit(0);	/* no restorer wanted, or clockprof gone */
+			_exit(0); /* no restorer wanted, or clockprof gone */
 		got += (size_t)r;
 	}
 	line[got - 1] = 0;

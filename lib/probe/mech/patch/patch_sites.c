@@ -18,10 +18,10 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 		const struct cp_unwind_rule *r = &t->entries[i].rule;
 
 		if (r->via == CP_VIA_NONE)
-			continue;	/* not a wrapper: the walk stops there */
+			continue; /* not a wrapper: the walk stops there */
 		/* what the thunk would not follow (vdso_area.S), or cannot hold */
-		if (r->via >= CP_PATCH_VIA_KEEP ||
-		    r->bp_offset < SHRT_MIN || r->bp_offset > SHRT_MAX ||
+		if (r->via >= CP_PATCH_VIA_KEEP || r->bp_offset < SHRT_MIN ||
+		    r->bp_offset > SHRT_MAX ||
 		    (r->base_reg == CP_UNWIND_SP &&
 		     (r->cfa_offset <= 0 || r->cfa_offset > 0x10000))) {
 			out->dropped++;
@@ -31,8 +31,9 @@ int cp_patch_rules_from(const struct cp_unwind_table *t, struct cp_patch_rules *
 			.pc = t->entries[i].pc,
 			.cfa_offset = r->cfa_offset,
 			.bp_offset = (__s16)r->bp_offset,
-			.via_base = (__u16)(r->via | (r->base_reg == CP_UNWIND_BP ?
-						      CP_PATCH_RULE_BASE_BP : 0)),
+			.via_base = (__u16)(r->via |
+					    (r->base_reg == CP_UNWIND_BP ? CP_PATCH_RULE_BASE_BP :
+									   0)),
 		};
 
 		if (cp_patch_rules_add(out, &rule)) {
@@ -118,7 +119,7 @@ static size_t place_rules(struct cp_patch_rule *tab, const struct cp_patch_rules
 
 			if (tab[pos].pc == r->v[i].pc &&
 			    !memcmp(&tab[pos], &r->v[i], sizeof(tab[pos])))
-				break;		/* there already */
+				break; /* there already */
 			if (tab[pos].pc == r->v[i].pc || tab[pos].pc == 0) {
 				replaced[i] = tab[pos].pc != 0;
 				tab[pos] = r->v[i];
@@ -147,14 +148,13 @@ static int write_pass(pid_t pid, uint64_t addr, const struct cp_patch_rule *tab,
 		if (at[i] == SIZE_MAX || (zero && !replaced[i]))
 			continue;
 		local[n] = (struct iovec){ zero ? (void *)&nothing : (char *)tab + off, 8 };
-		remote[n++] = (struct iovec){
-			(void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off), 8 };
+		remote[n++] = (struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_RULES_OFF + off),
+					      8 };
 	}
 	return write_words(pid, local, remote, n);
 }
 
-int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *r,
-			 size_t *unplaced)
+int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *r, size_t *unplaced)
 {
 	size_t size = CP_PATCH_RULES * sizeof(struct cp_patch_rule);
 	struct cp_patch_rule *tab = malloc(size);
@@ -237,10 +237,10 @@ static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint6
 		if (in_use) {
 			local[k] = (struct iovec){ blocks + n * 2 * CP_PATCH_SITE_ENTRIES,
 						   CP_PATCH_SITE_BLOCK };
-			remote[k++] = (struct iovec){
-				(void *)(uintptr_t)(addr + CP_PATCH_SITES_OFF +
-						    slot * CP_PATCH_SITE_BLOCK),
-				CP_PATCH_SITE_BLOCK };
+			remote[k++] =
+				(struct iovec){ (void *)(uintptr_t)(addr + CP_PATCH_SITES_OFF +
+								    slot * CP_PATCH_SITE_BLOCK),
+						CP_PATCH_SITE_BLOCK };
 			n++;
 		}
 		if (k == IOV_BATCH || (k && slot == CP_PATCH_SLOTS)) {

@@ -30,7 +30,7 @@ struct cp_patch_sites {
 struct cp_patch_rules {
 	struct cp_patch_rule *v;
 	size_t n, cap;
-	size_t dropped;		/* rules the thunk cannot hold (BP offset,
+	size_t dropped; /* rules the thunk cannot hold (BP offset,
 				 * wrapper index out of range) */
 };
 

@@ -57,16 +57,16 @@ void cp_patch_table_warm(void)
  * pointers, whose stores the compiler had to make at every word (they
  * might have been the same), the 65,000 words took 42-58 us a pass here,
  * 15-22 us so (about ten passes an attach). */
-static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS],
-	       size_t *threads, uint64_t *shared)
+static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS], size_t *threads,
+	       uint64_t *shared)
 {
 	struct iovec local = { t->words, CP_PATCH_TABLE_SIZE };
 	struct iovec remote = { (void *)(uintptr_t)t->addr, CP_PATCH_TABLE_SIZE };
 	uint64_t acc[CP_PATCH_SLOT_WORDS] = { 0 }, in_shared = 0;
 	size_t used = 0;
 
-	if (!t->words || process_vm_readv(t->pid, &local, 1, &remote, 1, 0) !=
-			 (ssize_t)CP_PATCH_TABLE_SIZE)
+	if (!t->words ||
+	    process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE)
 		return -1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)
 		in_shared += t->words[i];
@@ -77,7 +77,7 @@ static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS],
 			acc[i] += w[i];
 		used += s > 0 && w[0] != 0;
 	}
-	acc[0] = 0;	/* a slot's key, not a count */
+	acc[0] = 0; /* a slot's key, not a count */
 	memcpy(sums, acc, sizeof(acc));
 	*threads = used;
 	*shared = in_shared;
@@ -160,7 +160,7 @@ static int read_sites(struct cp_patch_table *t, int try, void *arg)
 	(void)try;
 	(void)arg;
 	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now))
-		return 0;	/* the last sites read stay */
+		return 0; /* the last sites read stay */
 	cp_patch_sites_free(&t->last_sites);
 	t->last_sites = now;
 	return 0;
@@ -184,7 +184,7 @@ int cp_patch_table_read(struct cp_patch_table *t, struct cp_vdso_patch_counts *c
 	else if (!t->addr)
 		return -1;
 	else if (!t->settled)
-		rc = 1;		/* gone: the last counts read */
+		rc = 1; /* gone: the last counts read */
 	else
 		rc = 0;
 	cp_patch_counts_between(t->base, t->last, c);
@@ -221,7 +221,9 @@ int cp_patch_table_read_whole(pid_t pid, uint64_t addr, uint64_t sums[CP_PATCH_S
 		return -1;
 	/* counters, sites, counters: the sites never hold more than the sums */
 	rc = sum(&t, sums, &threads, &shared) || cp_patch_sites_read(pid, addr, t.words, sites) ||
-	     sum(&t, sums, &threads, &shared) ? -1 : 0;
+			     sum(&t, sums, &threads, &shared) ?
+		     -1 :
+		     0;
 	cp_patch_table_close(&t);
 	return rc;
 }
@@ -261,10 +263,10 @@ void cp_patch_counts_add_into(const struct cp_vdso_patch_counts *c, bool hres,
 	for (int k = 0; k < CP_CLOCK_SLOTS; k++) {
 		into->by_clock[k] += c->by_clock[k];
 		into->by_path[cp_vdso_entry_path(CP_ENTRY_CLOCK_GETTIME,
-						 k == CP_CLOCK_OTHER ? -1 : k,
-						 hres)] += c->by_clock[k];
+						 k == CP_CLOCK_OTHER ? -1 : k, hres)] +=
+			c->by_clock[k];
 	}
-	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) {	/* CLOCK_REALTIME */
+	for (int e = CP_ENTRY_GETTIMEOFDAY; e <= CP_ENTRY_TIME; e++) { /* CLOCK_REALTIME */
 		into->by_clock[0] += c->by_entry[e];
 		into->by_path[cp_vdso_entry_path(e, 0, hres)] += c->by_entry[e];
 	}

@@ -15,12 +15,12 @@ struct cp_vdso_patch_counts;
 
 struct cp_patch_table {
 	pid_t pid;
-	uint64_t addr;			/* in the target; 0: none */
-	uint64_t *words;		/* the last copy */
-	uint64_t base[CP_PATCH_SLOT_WORDS];	/* the sums counted from */
-	uint64_t last[CP_PATCH_SLOT_WORDS];	/* the sums at the last read */
-	struct cp_patch_sites base_sites, last_sites;	/* the same, by call site */
-	bool settled;			/* last holds the sums at the target's exit */
+	uint64_t addr;				      /* in the target; 0: none */
+	uint64_t *words;			      /* the last copy */
+	uint64_t base[CP_PATCH_SLOT_WORDS];	      /* the sums counted from */
+	uint64_t last[CP_PATCH_SLOT_WORDS];	      /* the sums at the last read */
+	struct cp_patch_sites base_sites, last_sites; /* the same, by call site */
+	bool settled;				      /* last holds the sums at the target's exit */
 };
 
 /* Sets the table up for reading (its copy allocated); -1 out of memory. */

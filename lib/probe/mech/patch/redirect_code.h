@@ -13,9 +13,9 @@
 #include "redirect_plan.h"
 
 struct cp_redirect_code {
-	const uint8_t *start, *end;	/* its bytes, in clockprof */
-	uint64_t off;			/* where it goes, from the table */
-	uint64_t room;			/* the bytes it may take there */
+	const uint8_t *start, *end; /* its bytes, in clockprof */
+	uint64_t off;		    /* where it goes, from the table */
+	uint64_t room;		    /* the bytes it may take there */
 };
 
 extern const struct cp_redirect_code cp_boundary_close, cp_syscall_count;

@@ -15,7 +15,7 @@
 #include "procfs.h"
 #include "redirect_place.h"
 
-#define CODE_MAX 65536		/* the most of a function looked at */
+#define CODE_MAX 65536 /* the most of a function looked at */
 
 /* The executable mapping of the file (dev and inode of st) that holds
  * file offset off (UINT64_MAX: any). */
@@ -31,14 +31,15 @@ static bool find_mapping(pid_t pid, const struct stat *st, uint64_t off, struct 
 		char link[64];
 		struct stat ms;
 
-		if (maps[i].perms[2] != 'x' || (off != UINT64_MAX && (off < maps[i].offset ||
-		    off >= maps[i].offset + (maps[i].end - maps[i].start))))
+		if (maps[i].perms[2] != 'x' ||
+		    (off != UINT64_MAX && (off < maps[i].offset ||
+					   off >= maps[i].offset + (maps[i].end - maps[i].start))))
 			continue;
 		snprintf(link, sizeof(link), "/proc/%d/map_files/%llx-%llx", pid,
 			 (unsigned long long)maps[i].start, (unsigned long long)maps[i].end);
 		if (!stat(link, &ms) && ms.st_dev == st->st_dev && ms.st_ino == st->st_ino) {
 			*out = maps[i];
-			out->path = NULL;	/* its text is freed with maps */
+			out->path = NULL; /* its text is freed with maps */
 			found = true;
 		}
 	}
@@ -81,9 +82,9 @@ static bool segment_of(Elf *elf, uint64_t off, GElf_Phdr *seg)
 	if (elf_getphdrnum(elf, &n))
 		return false;
 	for (size_t i = 0; i < n; i++)
-		if (gelf_getphdr(elf, (int)i, seg) &&
-		    seg->p_type == PT_LOAD && (seg->p_flags & PF_X) &&
-		    off >= seg->p_offset && off < seg->p_offset + seg->p_filesz)
+		if (gelf_getphdr(elf, (int)i, seg) && seg->p_type == PT_LOAD &&
+		    (seg->p_flags & PF_X) && off >= seg->p_offset &&
+		    off < seg->p_offset + seg->p_filesz)
 			return true;
 	return false;
 }
@@ -102,8 +103,8 @@ static int note_neighbour(const GElf_Sym *sym, const char *name, void *arg)
 		return 0;
 	if (sym->st_value < nb->lo && sym->st_value >= nb->prev_start) {
 		nb->prev_end = sym->st_value == nb->prev_start && nb->prev_end ?
-			       nb->prev_end :
-			       (sym->st_size ? sym->st_value + sym->st_size : 0);
+				       nb->prev_end :
+				       (sym->st_size ? sym->st_value + sym->st_size : 0);
 		nb->prev_start = sym->st_value;
 	}
 	if (sym->st_value >= nb->hi && (!nb->next || sym->st_value < nb->next))
@@ -131,8 +132,8 @@ static bool is_padding(const uint8_t *buf, size_t len)
 
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t i = 0; i < len; i += in.length)
-		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i,
-								&in)) ||
+		if (!ZYAN_SUCCESS(
+			    ZydisDecoderDecodeInstruction(&dec, NULL, buf + i, len - i, &in)) ||
 		    (in.mnemonic != ZYDIS_MNEMONIC_NOP && in.mnemonic != ZYDIS_MNEMONIC_INT3))
 			return false;
 	return true;
@@ -226,7 +227,9 @@ static int choose_tramp(pid_t pid, int fd, const struct cp_proc_map *m, uint64_t
 		if (out->written || !memcmp(now, in_file, sizeof(now)))
 			return 0;
 	}
-	snprintf(why, whylen, "its file's executable segment has no room left in its last page for a trampoline");
+	snprintf(
+		why, whylen,
+		"its file's executable segment has no room left in its last page for a trampoline");
 	return -1;
 }
 
@@ -240,7 +243,9 @@ static int tramp_in_file(const GElf_Phdr *seg, const struct cp_redirect_fn *fn, 
 	uint64_t t = (end + 63) & ~63ul;
 
 	if (t + CP_REDIRECT_TRAMP_SIZE > ((end + page - 1) & ~(page - 1))) {
-		snprintf(why, whylen, "its file's executable segment has no room left in its last page for a trampoline");
+		snprintf(
+			why, whylen,
+			"its file's executable segment has no room left in its last page for a trampoline");
 		return -1;
 	}
 	return cp_redirect_plan_make(out->kind, fn, t, call, &out->plan, why, whylen);
@@ -320,7 +325,7 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 		goto out;
 	out->prot = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 		    PROT_EXEC;
-	if (sym_size == size)	/* its end known: the padding after it too */
+	if (sym_size == size) /* its end known: the padding after it too */
 		find_room(pid, fd, elf, &seg, off, size, fn.func, &room);
 	snprintf(why, whylen, "the end of its segment is not mapped");
 	if (!pid)

@@ -18,8 +18,8 @@
 struct cp_redirect_place {
 	enum cp_redirect_kind kind;
 	struct cp_redirect_plan plan;
-	int prot;			/* the function's page's protection */
-	bool written;			/* the trampoline is there already (a
+	int prot;     /* the function's page's protection */
+	bool written; /* the trampoline is there already (a
 					 * leftover of an earlier clockprof's) */
 };
 

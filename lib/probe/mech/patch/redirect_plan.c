@@ -11,18 +11,19 @@
 
 #define MAX_TARGETS 4096
 #define FLAG_SCAN_MAX 64
-#define GO_CHECK_SCAN 6		/* a Go stack check's instructions, at most */
-#define GO_STACKGUARD0 0x10	/* g.stackguard0's offset in g */
-#define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
-		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
+#define GO_CHECK_SCAN 6	    /* a Go stack check's instructions, at most */
+#define GO_STACKGUARD0 0x10 /* g.stackguard0's offset in g */
+#define STATUS_FLAGS \
+	(ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_ZF | \
+	 ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
 
 struct fn_code {
 	ZydisDecoder dec;
 	const uint8_t *bytes;
-	size_t size, tail;		/* tail: cp_redirect_fn's */
+	size_t size, tail; /* tail: cp_redirect_fn's */
 	uint64_t func;
 	bool go;
-	uint64_t targets[MAX_TARGETS];	/* where the function's own branches land */
+	uint64_t targets[MAX_TARGETS]; /* where the function's own branches land */
 	size_t ntargets;
 };
 
@@ -39,8 +40,8 @@ struct args_track {
 static int gpr(ZydisRegister r)
 {
 	r = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ?
-	       (int)(r - ZYDIS_REGISTER_RAX) : -1;
+	return r >= ZYDIS_REGISTER_RAX && r <= ZYDIS_REGISTER_R15 ? (int)(r - ZYDIS_REGISTER_RAX) :
+								    -1;
 }
 
 /* How many bytes the instruction moves the stack pointer down by when it
@@ -90,8 +91,8 @@ static void track_insn(struct args_track *t, const ZydisDecodedInstruction *in,
 			continue;
 		if (r == 4)
 			t->ok = false;
-		t->nr &= (uint16_t)~(1u << r);
-		t->a1 &= (uint16_t)~(1u << r);
+		t->nr &= (uint16_t) ~(1u << r);
+		t->a1 &= (uint16_t) ~(1u << r);
 	}
 	if (dst >= 0 && src >= 0) {
 		t->nr |= (uint16_t)(((t->nr >> src) & 1) << dst);
@@ -107,9 +108,8 @@ static int lowest(uint16_t mask)
 static bool decode(const struct fn_code *f, size_t off, ZydisDecodedInstruction *in,
 		   ZydisDecodedOperand *ops)
 {
-	return off < f->size &&
-	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f->dec, f->bytes + off, f->size - off,
-						   in, ops));
+	return off < f->size && ZYAN_SUCCESS(ZydisDecoderDecodeFull(&f->dec, f->bytes + off,
+								    f->size - off, in, ops));
 }
 
 static bool is_branch(const ZydisDecodedInstruction *in)
@@ -164,7 +164,7 @@ static bool flags_dead(const struct fn_code *f, size_t off)
 		    in.meta.category == ZYDIS_CATEGORY_RET)
 			return true;
 		if (in.meta.category == ZYDIS_CATEGORY_SYSCALL)
-			continue;	/* the kernel gives the flags back as they were */
+			continue; /* the kernel gives the flags back as they were */
 		if (in.cpu_flags)
 			written |= in.cpu_flags->modified | in.cpu_flags->set_0 |
 				   in.cpu_flags->set_1 | in.cpu_flags->undefined;
@@ -196,7 +196,7 @@ static size_t put_push(uint8_t *c, size_t pos, int r)
  * skips), the number, the first argument. */
 static size_t put_syscall_args(uint8_t *c, size_t pos, const struct args_track *t)
 {
-	static const uint8_t push_mem[] = { 0xff, 0xb4, 0x24 };	/* push [rsp + disp32] */
+	static const uint8_t push_mem[] = { 0xff, 0xb4, 0x24 }; /* push [rsp + disp32] */
 	uint32_t disp = 128 + t->depth;
 
 	pos = put(c, pos, push_mem, sizeof(push_mem));
@@ -243,8 +243,8 @@ static int build_tramp(const struct fn_code *f, struct cp_redirect_plan *plan,
 static uint64_t with_jump(const struct cp_redirect_plan *plan, uint64_t word)
 {
 	return cp_x86_word_with_jump(word, plan->qword, plan->at, plan->jump_len,
-				     plan->jump_len == CP_X86_JMP_LEN ?
-				     plan->tramp : plan->springboard);
+				     plan->jump_len == CP_X86_JMP_LEN ? plan->tramp :
+									plan->springboard);
 }
 
 /* A springboard's place in room within a short jump of from (the end of
@@ -285,12 +285,12 @@ static unsigned can_take(const struct fn_code *f, size_t off, const ZydisDecoded
 			 uint64_t entry, uint64_t *springboard)
 {
 	uint64_t at = f->func + off;
-	size_t expected = entry == at;	/* the taken path's own branch lands there */
+	size_t expected = entry == at; /* the taken path's own branch lands there */
 	unsigned n;
 
 	if (off + 8 - (at & 7) > f->size + f->tail ||
-	    landings_within(f, at, at + in->length) > expected ||
-	    !flags_dead(f, off) || (f->go && may_fault(in, ops)))
+	    landings_within(f, at, at + in->length) > expected || !flags_dead(f, off) ||
+	    (f->go && may_fault(in, ops)))
 		return 0;
 	n = cp_x86_jump_in_word(at, in->length);
 	if (n == CP_X86_JMP_SHORT_LEN && !(*springboard = springboard_at(room, at + n)))
@@ -341,13 +341,13 @@ static bool args_known(enum cp_redirect_kind kind, const struct args_track *t)
 struct site_search {
 	struct fn_code *f;
 	enum cp_redirect_kind kind;
-	const struct cp_redirect_room *room;	/* NULL: near jumps only */
+	const struct cp_redirect_room *room; /* NULL: near jumps only */
 	uint64_t call;
-	size_t first;				/* the second instruction (or the
+	size_t first;	     /* the second instruction (or the
 						 * path's first: _UNTAKEN, _TAKEN) */
-	uint64_t entry;				/* _TAKEN: where the path's branch
+	uint64_t entry;	     /* _TAKEN: where the path's branch
 						 * lands (the jump may be there) */
-	struct args_track t;			/* before it */
+	struct args_track t; /* before it */
 };
 
 /* The first instruction of the pass's kind that can take the jump, its
@@ -469,7 +469,9 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	if (f->go && (past = past_go_stack_check(f)))
 		ss.first = past;
 	if (arm && !(ss.first = arm_start(f, kind, ss.first))) {
-		snprintf(why, whylen, "its first branch is not a conditional jump forward with one way into each path");
+		snprintf(
+			why, whylen,
+			"its first branch is not a conditional jump forward with one way into each path");
 		return -1;
 	}
 	if (kind == CP_REDIRECT_BOUNDARY_TAKEN)
@@ -483,28 +485,35 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 		found = find_site(&ss, plan);
 	}
 	if (found && arm && landings_within(f, f->func + ss.first + 1, plan->at)) {
-		snprintf(why, whylen, "a branch lands on the path between its first branch and the jump");
+		snprintf(why, whylen,
+			 "a branch lands on the path between its first branch and the jump");
 		return -1;
 	}
 	if (!found) {
-		snprintf(why, whylen,
-			 CP_REDIRECT_NO_ROOM " (5 bytes or more, or 2 with padding near for a springboard, within an aligned word; no branch landing there; the flags dead%s)",
-			 kind == CP_REDIRECT_SYSCALL ? "; the syscall's number and argument in registers" : "");
+		snprintf(
+			why, whylen,
+			CP_REDIRECT_NO_ROOM
+			" (5 bytes or more, or 2 with padding near for a springboard, within an aligned word; no branch landing there; the flags dead%s)",
+			kind == CP_REDIRECT_SYSCALL ?
+				"; the syscall's number and argument in registers" :
+				"");
 		return -1;
 	}
 	if (site_words(f, f->bytes, live, plan)) {
-		snprintf(why, whylen, "its code at +0x%llx differs from its file's (another tool has written there)",
-			 (unsigned long long)(plan->at - f->func));
+		snprintf(
+			why, whylen,
+			"its code at +0x%llx differs from its file's (another tool has written there)",
+			(unsigned long long)(plan->at - f->func));
 		return -1;
 	}
 	return 0;
 }
 
 int cp_redirect_plan_make(enum cp_redirect_kind kind, const struct cp_redirect_fn *fn,
-			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan,
-			  char *why, size_t whylen)
+			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan, char *why,
+			  size_t whylen)
 {
-	struct fn_code *f = calloc(1, sizeof(*f));	/* large: the branch targets */
+	struct fn_code *f = calloc(1, sizeof(*f)); /* large: the branch targets */
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));

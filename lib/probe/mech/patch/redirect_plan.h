@@ -54,8 +54,8 @@
 #define CP_REDIRECT_TRAMP_SIZE 64
 
 enum cp_redirect_kind {
-	CP_REDIRECT_BOUNDARY,		/* calls the request's close */
-	CP_REDIRECT_SYSCALL,		/* calls syscall()'s count */
+	CP_REDIRECT_BOUNDARY, /* calls the request's close */
+	CP_REDIRECT_SYSCALL,  /* calls syscall()'s count */
 	/* The close too, on one of the two paths past the function's first
 	 * conditional branch, where nothing before that branch can take the
 	 * jump (glibc's syscall wrappers: a compare of
@@ -76,43 +76,44 @@ struct cp_redirect_room {
 };
 
 struct cp_redirect_plan {
-	uint64_t func;			/* the function's address in the target */
-	uint64_t at;			/* the instruction the jump replaces */
+	uint64_t func; /* the function's address in the target */
+	uint64_t at;   /* the instruction the jump replaces */
 	unsigned len;
-	unsigned jump_len;		/* 5: to the trampoline; 2: to the springboard */
-	uint64_t springboard;		/* jump_len 2: its near jump to the trampoline */
+	unsigned jump_len;    /* 5: to the trampoline; 2: to the springboard */
+	uint64_t springboard; /* jump_len 2: its near jump to the trampoline */
 	uint8_t springboard_code[5];
-	uint64_t qword;			/* the aligned 8 bytes switched */
+	uint64_t qword; /* the aligned 8 bytes switched */
 	uint64_t original, patched;
-	uint64_t tramp;			/* the trampoline's address */
-	uint8_t code[CP_REDIRECT_TRAMP_SIZE];	/* its bytes */
+	uint64_t tramp;			      /* the trampoline's address */
+	uint8_t code[CP_REDIRECT_TRAMP_SIZE]; /* its bytes */
 };
 
 /* The function as a plan sees it. */
 struct cp_redirect_fn {
-	const uint8_t *file;		/* its bytes in the file */
-	const uint8_t *live;		/* and in the target now */
+	const uint8_t *file; /* its bytes in the file */
+	const uint8_t *live; /* and in the target now */
 	size_t size;
-	size_t tail;			/* bytes past size in both (at most 8:
+	size_t tail;			     /* bytes past size in both (at most 8:
 					 * the rest of the aligned word of a
 					 * jump near its end) */
-	uint64_t func;			/* its address in the target */
-	const struct cp_redirect_room *room;	/* where a springboard may go
+	uint64_t func;			     /* its address in the target */
+	const struct cp_redirect_room *room; /* where a springboard may go
 						 * (NULL: nowhere) */
-	bool go;			/* Go's ABI (below) */
+	bool go;			     /* Go's ABI (below) */
 };
 
 /* How a plan's why begins when the function's straight-line start has no
  * instruction for the jump: then (and only then) the paths past its first
  * branch may have (CP_REDIRECT_BOUNDARY_UNTAKEN, _TAKEN). */
-#define CP_REDIRECT_NO_ROOM "no instruction after its first and before its first branch can take a jump"
+#define CP_REDIRECT_NO_ROOM \
+	"no instruction after its first and before its first branch can take a jump"
 
 /* Plans the redirect of the function fn with its trampoline at tramp,
  * calling the code at call. 0, or -1 with why ("no instruction after its
  * first ..."). */
 int cp_redirect_plan_make(enum cp_redirect_kind kind, const struct cp_redirect_fn *fn,
-			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan,
-			  char *why, size_t whylen);
+			  uint64_t tramp, uint64_t call, struct cp_redirect_plan *plan, char *why,
+			  size_t whylen);
 
 /* The jump's 8 bytes with the replaced instruction's bytes put back
  * (restore): the rest of the word as it is now (live), where another

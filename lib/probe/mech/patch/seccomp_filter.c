@@ -15,8 +15,16 @@ static int alu(uint16_t op, uint32_t *a, uint32_t v)
 	case BPF_ADD: *a += v; break;
 	case BPF_SUB: *a -= v; break;
 	case BPF_MUL: *a *= v; break;
-	case BPF_DIV: if (!v) return -1; *a /= v; break;
-	case BPF_MOD: if (!v) return -1; *a %= v; break;
+	case BPF_DIV:
+		if (!v)
+			return -1;
+		*a /= v;
+		break;
+	case BPF_MOD:
+		if (!v)
+			return -1;
+		*a %= v;
+		break;
 	case BPF_OR: *a |= v; break;
 	case BPF_AND: *a &= v; break;
 	case BPF_XOR: *a ^= v; break;
@@ -40,8 +48,8 @@ static int jump(uint16_t op, uint32_t a, uint32_t v)
 }
 
 /* A load: a 32-bit word of seccomp_data, an immediate, scratch memory. */
-static int load(const struct sock_filter *f, const struct seccomp_data *d,
-		const uint32_t *mem, uint32_t *r)
+static int load(const struct sock_filter *f, const struct seccomp_data *d, const uint32_t *mem,
+		uint32_t *r)
 {
 	switch (BPF_MODE(f->code)) {
 	case BPF_ABS:
@@ -51,13 +59,16 @@ static int load(const struct sock_filter *f, const struct seccomp_data *d,
 		return 0;
 	case BPF_LEN: *r = sizeof(*d); return 0;
 	case BPF_IMM: *r = f->k; return 0;
-	case BPF_MEM: if (f->k >= BPF_MEMWORDS) return -1; *r = mem[f->k]; return 0;
+	case BPF_MEM:
+		if (f->k >= BPF_MEMWORDS)
+			return -1;
+		*r = mem[f->k];
+		return 0;
 	default: return -1;
 	}
 }
 
-uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n,
-			const struct seccomp_data *d)
+uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d)
 {
 	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
 
@@ -67,14 +78,24 @@ uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n,
 		int j;
 
 		switch (BPF_CLASS(f->code)) {
-		case BPF_LD: if (load(f, d, mem, &a)) goto bad; break;
-		case BPF_LDX: if (load(f, d, mem, &x)) goto bad; break;
-		case BPF_ST: case BPF_STX:
+		case BPF_LD:
+			if (load(f, d, mem, &a))
+				goto bad;
+			break;
+		case BPF_LDX:
+			if (load(f, d, mem, &x))
+				goto bad;
+			break;
+		case BPF_ST:
+		case BPF_STX:
 			if (f->k >= BPF_MEMWORDS)
 				goto bad;
 			mem[f->k] = BPF_CLASS(f->code) == BPF_ST ? a : x;
 			break;
-		case BPF_ALU: if (alu(BPF_OP(f->code), &a, v)) goto bad; break;
+		case BPF_ALU:
+			if (alu(BPF_OP(f->code), &a, v))
+				goto bad;
+			break;
 		case BPF_JMP:
 			if (BPF_OP(f->code) == BPF_JA) {
 				pc += f->k;
@@ -192,7 +213,7 @@ static int read_filters(pid_t tid, struct cp_seccomp_prog **progs, size_t *n)
 	for (;;) {
 		if (*n == cap) {
 			struct cp_seccomp_prog *more = realloc(*progs, (cap ? 2 * cap : 16) *
-							       sizeof(*more));
+									       sizeof(*more));
 
 			if (!more)
 				break;
@@ -210,8 +231,8 @@ static int read_filters(pid_t tid, struct cp_seccomp_prog **progs, size_t *n)
 	return -1;
 }
 
-int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls,
-		      char *why, size_t whylen)
+int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls, char *why,
+		      size_t whylen)
 {
 	struct cp_seccomp_prog *progs;
 	size_t n;

@@ -15,8 +15,7 @@
 
 /* The action one classic-BPF seccomp program returns for d
  * (SECCOMP_RET_KILL_PROCESS for a program the kernel would not run). */
-uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n,
-			const struct seccomp_data *d);
+uint32_t cp_seccomp_run(const struct sock_filter *prog, size_t n, const struct seccomp_data *d);
 
 /* One filter of a thread, as PTRACE_SECCOMP_GET_FILTER gives it. */
 struct cp_seccomp_prog {
@@ -33,7 +32,7 @@ int cp_seccomp_judge(const struct cp_seccomp_prog *progs, size_t nprogs,
 
 /* cp_seccomp_judge on every filter of the held thread tid, however many:
  * 1 yes, 0 no (why says which and what), -1 the filters cannot be read. */
-int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls,
-		      char *why, size_t whylen);
+int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls, char *why,
+		      size_t whylen);
 
 #endif

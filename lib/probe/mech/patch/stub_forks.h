@@ -13,7 +13,7 @@
  * start time counts in) and the last pid the kernel gave out. */
 struct cp_stub_window {
 	unsigned long long tick;
-	long last_pid;			/* -1: unknown */
+	long last_pid; /* -1: unknown */
 };
 
 void cp_stub_window_open(struct cp_stub_window *w);

@@ -16,8 +16,8 @@
 #include "table_place.h"
 
 #define MIB (1ull << 20)
-#define USER_END 0x7ffffffff000ull	/* x86_64's 4-level user space */
-#define REACH ((1ull << 31) - MIB)	/* a rel32 jump's, with room to spare */
+#define USER_END 0x7ffffffff000ull /* x86_64's 4-level user space */
+#define REACH ((1ull << 31) - MIB) /* a rel32 jump's, with room to spare */
 
 /* The place for size bytes in the gap [lo, hi) nearest to [near,
  * near_end) on one side, and its distance (the farthest byte pair's); 0:

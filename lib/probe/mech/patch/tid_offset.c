@@ -30,7 +30,8 @@ static int descriptor_offset(const GElf_Sym *s, const char *name, void *arg)
 		return 0;
 	/* within the descriptor's first page, aligned: read at fs:off */
 	return desc[0] == 32 && desc[1] == 1 && desc[2] && desc[2] < 4096 && !(desc[2] % 4) ?
-	       (int)desc[2] : 0;
+		       (int)desc[2] :
+		       0;
 }
 
 /* The descriptor's offset in the ELF file at path; 0 without. Its

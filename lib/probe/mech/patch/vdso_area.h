@@ -15,20 +15,20 @@
 #define CP_VDSO_AREA_MAX_SITES (CP_ENTRY_MAX + CP_VDSO_AREA_MAX_REDIRECTS)
 
 enum cp_vdso_area_cmd {
-	CP_VDSO_CMD_PATCH = 1,		/* original -> patched */
-	CP_VDSO_CMD_RESTORE = 2,	/* patched -> original */
+	CP_VDSO_CMD_PATCH = 1,	 /* original -> patched */
+	CP_VDSO_CMD_RESTORE = 2, /* patched -> original */
 };
 
 /* One site the stub switches: the aligned 8 bytes that hold its jump. */
 struct cp_vdso_area_site {
-	uint64_t qword;			/* address */
+	uint64_t qword; /* address */
 	uint64_t original, patched;
-	uint64_t spare;			/* the first two sites': the request
+	uint64_t spare; /* the first two sites': the request
 					 * whose stub a thread was sent
 					 * through, and that thread (written by
 					 * clockprof once it is sent; the stub
 					 * reads neither) */
-	uint64_t prot;			/* a request boundary's: its page's
+	uint64_t prot;	/* a request boundary's: its page's
 					 * protection, made RWX for the switch
 					 * and put back; 0: a site in the vDSO */
 };
@@ -45,13 +45,13 @@ struct cp_vdso_area_header {
 	uint64_t table, table_size;
 	uint64_t vdso_base, vdso_len;
 	uint64_t cmd, gen_req, gen_done;
-	uint64_t status, err;		/* 2: mmap failed with -err (the other
+	uint64_t status, err; /* 2: mmap failed with -err (the other
 					 * results: struct cp_vdso_stub_result) */
 	uint64_t nsites;
-	uint64_t table_at;		/* where to map the table; 0: anywhere */
-	uint64_t give_fs;		/* 1: set the thread pointer to zeros */
-	uint64_t resume;		/* where cp_vdso_stop sends a held thread on */
-	uint64_t pause[2];		/* tests only: a timespec the stub sleeps
+	uint64_t table_at; /* where to map the table; 0: anywhere */
+	uint64_t give_fs;  /* 1: set the thread pointer to zeros */
+	uint64_t resume;   /* where cp_vdso_stop sends a held thread on */
+	uint64_t pause[2]; /* tests only: a timespec the stub sleeps
 					 * with the vDSO writable */
 	struct cp_vdso_area_site sites[CP_VDSO_AREA_MAX_SITES];
 	struct cp_vdso_area_owner owner;
@@ -62,15 +62,15 @@ struct cp_vdso_area_header {
  * read-only. gen: the request done (written last). */
 enum cp_vdso_stub_status {
 	CP_VDSO_STUB_OK = 0,
-	CP_VDSO_STUB_MMAP = 2,		/* the table's mmap (said in the header) */
-	CP_VDSO_STUB_CODE = 3,		/* the code pages' mprotect: none switched,
+	CP_VDSO_STUB_MMAP = 2, /* the table's mmap (said in the header) */
+	CP_VDSO_STUB_CODE = 3, /* the code pages' mprotect: none switched,
 					 * the table unmapped but its last pages */
-	CP_VDSO_STUB_VDSO = 4,		/* the vDSO's mprotect: none switched */
+	CP_VDSO_STUB_VDSO = 4, /* the vDSO's mprotect: none switched */
 };
 
 struct cp_vdso_stub_result {
-	char magic[8];			/* CP_VDSO_AREA_MAGIC's first 8 bytes */
-	uint64_t gen, status, err;	/* err: the failed call's -errno */
+	char magic[8];		   /* CP_VDSO_AREA_MAGIC's first 8 bytes */
+	uint64_t gen, status, err; /* err: the failed call's -errno */
 };
 
 /* The table's layout (counters, wrapper rules, site blocks, a page of

@@ -93,10 +93,11 @@ static bool table_result(pid_t pid, uint64_t table, uint64_t gen, struct cp_vdso
 /* Whether the request header h posted is done, and its result: a failed
  * mmap's in the header, any other in the table. Nothing posted: done. */
 bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
-			 struct cp_vdso_stub_result *r)
+			  struct cp_vdso_stub_result *r)
 {
 	if (h->gen_done == h->gen_req) {
-		*r = (struct cp_vdso_stub_result){ .gen = h->gen_done, .status = h->status,
+		*r = (struct cp_vdso_stub_result){ .gen = h->gen_done,
+						   .status = h->status,
 						   .err = h->err };
 		return true;
 	}
@@ -149,8 +150,7 @@ static bool same_mapping(pid_t pid, uint64_t a, uint64_t b)
 	return same;
 }
 
-bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h,
-		       bool may_stop)
+bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h, bool may_stop)
 {
 	uint64_t frame = h->sites[2].spare, sp, pc;
 	pid_t tid = (pid_t)h->sites[1].spare;
@@ -159,8 +159,8 @@ bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_heade
 
 	if (!frame || tid <= 0 || h->sites[0].spare != h->gen_req ||
 	    cp_hijack_peek(pid, tid, may_stop, &sp, &pc) ||
-	    (area <= pc && pc < area + CP_VDSO_AREA_SIZE) ||
-	    sp < frame + CP_HIJACK_STUB_FRAME || !same_mapping(pid, frame, sp))
+	    (area <= pc && pc < area + CP_VDSO_AREA_SIZE) || sp < frame + CP_HIJACK_STUB_FRAME ||
+	    !same_mapping(pid, frame, sp))
 		return false;
 	/* Out of it, and its request still not done after that look: a stub
 	 * that ran wrote its result before it returned. */
@@ -188,7 +188,8 @@ bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_he
 	if (cp_vdso_request_done(pid, h, &r) || h->sites[0].spare != h->gen_req ||
 	    !h->sites[1].spare)
 		return false;
-	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid, (unsigned long long)h->sites[1].spare);
+	snprintf(task, sizeof(task), "/proc/%d/task/%llu", pid,
+		 (unsigned long long)h->sites[1].spare);
 	return access(task, F_OK) == 0 && !cp_vdso_stub_left(pid, area, h, true);
 }
 
@@ -198,14 +199,15 @@ bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_he
  * stopped target continued after clockprof gave up is not left counting
  * where nobody reads. */
 int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
-			       struct cp_error *err)
+				struct cp_error *err)
 {
 	uint64_t none = 0;
 
 	cp_proc_mem_write(p->pid,
 			  cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
 			  &none, sizeof(none));
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, the thread has not had the CPU, or it runs a signal handler on top of the stub): no other is sent while it may run, and it is to switch nothing",
-		       (unsigned long long)h->sites[1].spare, p->pid);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, the thread has not had the CPU, or it runs a signal handler on top of the stub): no other is sent while it may run, and it is to switch nothing",
+		(unsigned long long)h->sites[1].spare, p->pid);
 }

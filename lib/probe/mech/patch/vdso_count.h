@@ -22,7 +22,7 @@ struct cp_vdso_count_cont {
 struct cp_vdso_count_way {
 	uint64_t cont;			/* its thunk: the instruction, a jump back */
 	unsigned depth;			/* bytes pushed before the site */
-	uint8_t insn[CP_RELOCATED_MAX];	/* the replaced instruction */
+	uint8_t insn[CP_RELOCATED_MAX]; /* the replaced instruction */
 	unsigned len;			/* its length; 0: none (exits to cont) */
 	uint64_t at;			/* its address (it goes on at at + len) */
 };
@@ -45,7 +45,7 @@ extern const uint64_t cp_vdso_anatomy_entries[CP_ENTRY_MAX], cp_vdso_anatomy_pre
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_conts[], cp_vdso_anatomy_conts_end[];
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_tails[], cp_vdso_anatomy_tails_end[];
 extern const struct cp_vdso_count_cont cp_vdso_anatomy_depths[], cp_vdso_anatomy_depths_end[];
-extern const uint64_t cp_vdso_anatomy_tid_at;	/* its tid offset, from its start */
+extern const uint64_t cp_vdso_anatomy_tid_at; /* its tid offset, from its start */
 
 /* The code pages for the table at table (at table + CP_PATCH_CODE_OFF):
  * each entry's path leaving by way[entry] (a TAIL whose instruction

@@ -39,7 +39,7 @@ struct paths {
 	const uint8_t *start, *end;
 	const struct cp_vdso_count_cont *conts, *conts_end, *tails, *tails_end, *depths,
 		*depths_end;
-	uint64_t off;			/* from the code pages' start */
+	uint64_t off; /* from the code pages' start */
 	uint64_t room;
 };
 

@@ -59,7 +59,8 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 
 	if (!now || cp_proc_mem_read(p->pid, at, now, CP_PATCH_CODE_SIZE)) {
 		free(now);
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counter table of process %d", p->pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the counter table of process %d",
+			       p->pid);
 	}
 	for (i = 0; i < CP_PATCH_CODE_SIZE && !now[i]; i++)
 		;
@@ -67,14 +68,17 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 	 * way then (libc beside the dynamic linker, at an exec), it is no
 	 * other version's code for that. */
 	cp_vdso_count_set_tid_offset(p->plan.count, i < CP_PATCH_CODE_SIZE ?
-				     cp_vdso_count_tid_offset(now) : cp_tid_offset(p->pid));
+							    cp_vdso_count_tid_offset(now) :
+							    cp_tid_offset(p->pid));
 	if (!memcmp(now, p->plan.count, CP_PATCH_CODE_SIZE))
 		rc = 0;
 	else if (i < CP_PATCH_CODE_SIZE)
 		cp_fail(err, CP_EXIT_PROFILE,
-			"the counter table of process %d holds code of another version of clockprof", p->pid);
+			"the counter table of process %d holds code of another version of clockprof",
+			p->pid);
 	else if (cp_proc_mem_write(p->pid, at, p->plan.count, CP_PATCH_CODE_SIZE))
-		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the counter table of process %d", p->pid);
+		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the counter table of process %d",
+			p->pid);
 	else
 		rc = 0;
 	cp_patch_step();
@@ -107,8 +111,8 @@ static int restore_other_variant(struct cp_vdso_patch *p, struct cp_error *err)
 	int rc;
 
 	swap_variant(p);
-	rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err) ?
-	     -1 : 0;
+	rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) || cp_vdso_wait_stub(p, err) ? -1 :
+												0;
 	swap_variant(p);
 	return rc;
 }
@@ -119,13 +123,15 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
 
 	inherit_redirects(p);
 	if (cp_vdso_sites_read(p, false))
-		p->info.leftover = 0;	/* a record only: nothing was left switched */
+		p->info.leftover = 0; /* a record only: nothing was left switched */
 	else
 		rc = cp_vdso_run_stub(p, CP_VDSO_CMD_RESTORE, true, err) ||
-		     cp_vdso_wait_stub(p, err) ? -1 : 0;
+				     cp_vdso_wait_stub(p, err) ?
+			     -1 :
+			     0;
 	if (!rc && !cp_vdso_sites_read(p, false))
 		rc = restore_other_variant(p, err);
-	p->ninherited = 0;	/* the dead one's: never switched again */
+	p->ninherited = 0; /* the dead one's: never switched again */
 	return rc;
 }
 
@@ -134,8 +140,8 @@ static int restore_leftover(struct cp_vdso_patch *p, struct cp_error *err)
  * (cp_vdso_patch_switch), once the wrappers' rules are in. */
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	if (!p->info.reused && (cp_vdso_run_stub(p, CP_VDSO_CMD_PATCH, false, err) ||
-				cp_vdso_wait_stub(p, err)))
+	if (!p->info.reused &&
+	    (cp_vdso_run_stub(p, CP_VDSO_CMD_PATCH, false, err) || cp_vdso_wait_stub(p, err)))
 		return -1;
 	if (p->info.leftover && restore_leftover(p, err))
 		return -1;
@@ -180,15 +186,19 @@ static int write_rules(struct cp_vdso_patch *p, struct cp_error *err)
 	p->info.rules_unplaced = unplaced + all.dropped;
 	cp_patch_rules_free(&all);
 	return rc ? cp_fail(err, CP_EXIT_PROFILE, "cannot write the wrapper rules into process %d",
-			    p->pid) : 0;
+			    p->pid) :
+		    0;
 }
 
 int cp_vdso_patch_add_frame_hops(struct cp_vdso_patch *p, const uint64_t *pcs, size_t n,
 				 struct cp_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
-		struct cp_patch_rule hop = { .pc = pcs[i], .cfa_offset = 16, .bp_offset = -16,
-			.via_base = CP_PATCH_VIA_KEEP | CP_PATCH_RULE_BASE_BP };
+		struct cp_patch_rule hop = { .pc = pcs[i],
+					     .cfa_offset = 16,
+					     .bp_offset = -16,
+					     .via_base = CP_PATCH_VIA_KEEP |
+							 CP_PATCH_RULE_BASE_BP };
 
 		if (cp_patch_rules_add(&p->hops, &hop))
 			return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
@@ -245,8 +255,7 @@ int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *
 	p->give_fs = !p->info.reused && ptrace(PTRACE_GETREGS, tid, 0, &r) == 0 && !r.fs_base;
 	if (cp_patch_table_open(&p->table, p->pid, p->plan.table))
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
-	if (map_held(p, tid, err) ||
-	    cp_vdso_post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
+	if (map_held(p, tid, err) || cp_vdso_post_request(p, CP_VDSO_CMD_PATCH, true, err) ||
 	    cp_hijack_held(p->pid, tid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET,
 			   cp_vdso_check_held, p, &hj, err))
 		return -1;
@@ -260,7 +269,7 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 	struct cp_vdso_area_header h;
 
 	if (cp_vdso_read_header(p, &h))
-		return 1;	/* gone already: nothing left to confirm */
+		return 1; /* gone already: nothing left to confirm */
 	if (cp_vdso_wait_stub(p, err))
 		return cp_vdso_read_header(p, &h) ? 1 : -1;
 	/* A command that ends at once (true) may be gone by each look. */
@@ -269,9 +278,12 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err)
 	if (h.table != p->plan.table)
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d has no counter table", p->pid);
 	if (!cp_vdso_sites_read(p, true))
-		return cp_vdso_read_header(p, &h) ? 1 : cp_fail(err, CP_EXIT_PROFILE,
-			       "the vDSO of process %d changed while it was patched (another tool?)", p->pid);
-	return 0;	/* the table was opened before the sites were switched */
+		return cp_vdso_read_header(p, &h) ?
+			       1 :
+			       cp_fail(err, CP_EXIT_PROFILE,
+				       "the vDSO of process %d changed while it was patched (another tool?)",
+				       p->pid);
+	return 0; /* the table was opened before the sites were switched */
 }
 
 void cp_vdso_patch_test_gap(int try)
@@ -318,7 +330,8 @@ int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind ki
 	uint64_t call = cp_redirect_code_addr(cp_redirect_code_of(kind), p->plan.table);
 
 	if (p->nredirects == CP_VDSO_AREA_MAX_REDIRECTS) {
-		snprintf(why, whylen, "clockprof redirects %d functions at most", CP_VDSO_AREA_MAX_REDIRECTS);
+		snprintf(why, whylen, "clockprof redirects %d functions at most",
+			 CP_VDSO_AREA_MAX_REDIRECTS);
 		return -1;
 	}
 	if (cp_redirect_place(p->pid, kind, path, off, size, call, r, why, whylen))
@@ -400,7 +413,7 @@ const uint64_t *cp_vdso_patch_marked(const struct cp_vdso_patch *p)
 void cp_vdso_patch_forget(struct cp_vdso_patch *p)
 {
 	p->patched = false;
-	p->owned = false;	/* its header went with the image */
+	p->owned = false; /* its header went with the image */
 }
 
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *err)
@@ -410,7 +423,7 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *e
 	if (!p->patched || kill(p->pid, 0) != 0)
 		return 0;
 	if (kept)
-		cp_patch_table_read(&p->table, &last);	/* the last counts, kept */
+		cp_patch_table_read(&p->table, &last); /* the last counts, kept */
 	p->patched = false;
 	/* Sites as they were, and no writable and executable copy of the
 	 * vDSO (a fork of a stub's window, whose clockprof died before
@@ -422,7 +435,8 @@ int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *e
 	if (!cp_vdso_sites_read(p, false) && restore_other_variant(p, err))
 		return -1;
 	if (!cp_vdso_sites_read(p, false) && kill(p->pid, 0) == 0)
-		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored", p->pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO of process %d could not be restored",
+			       p->pid);
 	return 0;
 }
 
@@ -444,7 +458,8 @@ static void inherit_redirects(struct cp_vdso_patch *p)
 		if (h.sites[i].prot && p->ninherited < CP_VDSO_AREA_MAX_REDIRECTS)
 			p->inherited[p->ninherited++] = (struct cp_vdso_area_site){
 				h.sites[i].qword, h.sites[i].original, h.sites[i].patched, 0,
-				h.sites[i].prot };
+				h.sites[i].prot
+			};
 }
 
 /* Under the owner lock from the look to the release: the claim this
@@ -461,7 +476,7 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "another clockprof is preparing the vDSO patch of process %d", pid);
 	if (cp_vdso_prepare_new(pid, false, true, &p, err) == 0) {
-		p->patched = p->info.reused;	/* its sites are its parent's, switched */
+		p->patched = p->info.reused; /* its sites are its parent's, switched */
 		inherit_redirects(p);
 		rc = cp_vdso_patch_restore(p, false, err);
 		cp_vdso_patch_free(p);
@@ -481,8 +496,9 @@ static void release(struct cp_vdso_patch *p)
 		return;
 	cp_patch_owner_self(&self);
 	if (!memcmp(&h.owner, &self, sizeof(self)))
-		cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) +
-				  offsetof(struct cp_vdso_area_header, owner),
+		cp_proc_mem_write(p->pid,
+				  cp_vdso_header_addr(p) +
+					  offsetof(struct cp_vdso_area_header, owner),
 				  &none, sizeof(none));
 	p->owned = false;
 }
@@ -517,13 +533,13 @@ int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, stru
 		return 0;
 	cp_vdso_patch_free(*out);
 	*out = NULL;
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d caps %s at %llu MiB, near what it uses: the patch's %zu MiB counter table would count against it for the process's life",
-		       pid, capped, mib, ((size_t)CP_VDSO_MAP_SIZE + (1 << 20) - 1) >> 20);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"process %d caps %s at %llu MiB, near what it uses: the patch's %zu MiB counter table would count against it for the process's life",
+		pid, capped, mib, ((size_t)CP_VDSO_MAP_SIZE + (1 << 20) - 1) >> 20);
 }
 
-int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
-			 struct cp_error *err)
+int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out, struct cp_error *err)
 {
 	struct cp_error ignored;
 
@@ -538,7 +554,8 @@ int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
 		cp_vdso_patch_detach(*out, &ignored);
 		*out = NULL;
 		if (!err->msg[0])
-			cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read", pid);
+			cp_fail(err, CP_EXIT_PROFILE, "the counters of process %d cannot be read",
+				pid);
 		return -1;
 	}
 	return 0;
@@ -546,7 +563,7 @@ int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
 
 int cp_vdso_patch_detach(struct cp_vdso_patch *p, struct cp_error *err)
 {
-	int rc = p ? cp_vdso_patch_restore(p, false, err) : 0;	/* p freed: none follows */
+	int rc = p ? cp_vdso_patch_restore(p, false, err) : 0; /* p freed: none follows */
 
 	cp_vdso_patch_free(p);
 	return rc;

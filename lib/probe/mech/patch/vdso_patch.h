@@ -38,30 +38,30 @@ struct cp_vdso_patch;
 struct cp_vdso_patch_counts {
 	uint64_t total;
 	uint64_t by_entry[CP_ENTRY_MAX];
-	uint64_t by_clock[CP_CLOCK_SLOTS];	/* clock_gettime's, by clock id */
-	size_t threads;				/* thread slots in use */
-	uint64_t shared;			/* reads of threads that found no slot */
+	uint64_t by_clock[CP_CLOCK_SLOTS]; /* clock_gettime's, by clock id */
+	size_t threads;			   /* thread slots in use */
+	uint64_t shared;		   /* reads of threads that found no slot */
 };
 
 struct cp_vdso_patch_info {
-	bool reused;			/* an earlier clockprof's code was found and reused */
-	pid_t leftover;			/* ... left switched by that clockprof (this
+	bool reused;		/* an earlier clockprof's code was found and reused */
+	pid_t leftover;		/* ... left switched by that clockprof (this
 					 * pid), which ended without switching back:
 					 * apply switches them back first (known once
 					 * it has); 0 none */
-	pid_t tid;			/* the thread held to apply it */
-	double attach_pause_ms;		/* how long that thread was held */
+	pid_t tid;		/* the thread held to apply it */
+	double attach_pause_ms; /* how long that thread was held */
 	double detach_pause_ms;
-	unsigned attach_stops, detach_stops;	/* times a thread was held for them */
-	int syscall;			/* the syscall that thread was in; -1 none */
-	bool eintr;			/* ... which returned EINTR to the target */
-	size_t rules, rules_unplaced;	/* wrapper rules written; without room */
-	size_t forks_mended;		/* processes forked in a stub's window,
+	unsigned attach_stops, detach_stops; /* times a thread was held for them */
+	int syscall;			     /* the syscall that thread was in; -1 none */
+	bool eintr;			     /* ... which returned EINTR to the target */
+	size_t rules, rules_unplaced;	     /* wrapper rules written; without room */
+	size_t forks_mended;		     /* processes forked in a stub's window,
 					 * sent through it again (vdso_stub.c) */
-	size_t forks_unmended;		/* ... that could not be (stopped, traced,
+	size_t forks_unmended;		     /* ... that could not be (stopped, traced,
 					 * their own seccomp filter): their vDSO
 					 * stays writable and executable */
-	pid_t first_unmended;		/* the first of those; 0 none */
+	pid_t first_unmended;		     /* the first of those; 0 none */
 };
 
 /* The steps, for a window that must place them (lib/probe/mech/patch/
@@ -82,8 +82,7 @@ struct cp_vdso_patch_info {
  * whose cap on its address space or data (RLIMIT_AS, RLIMIT_DATA) is so
  * near its use that a new table, counted against it for the process's
  * life, would crowd it (an earlier attach's table is reused, not weighed). */
-int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out,
-			  struct cp_error *err);
+int cp_vdso_patch_prepare(pid_t pid, bool held, struct cp_vdso_patch **out, struct cp_error *err);
 int cp_vdso_patch_apply(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err);
 int cp_vdso_patch_arm_held(struct cp_vdso_patch *p, pid_t tid, struct cp_error *err);
@@ -133,8 +132,7 @@ bool cp_vdso_patch_runs_nothing(pid_t pid);
  * filter that would not allow the stub's syscalls, shadow stacks, no thread
  * pointer, a vDSO changed by another tool, ptrace refused, another
  * clockprof that holds its patch (patch_owner.h; prepare refuses it). */
-int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out,
-			 struct cp_error *err);
+int cp_vdso_patch_attach(pid_t pid, bool fresh, struct cp_vdso_patch **out, struct cp_error *err);
 
 /* What was counted since the mark: 0. Once the target cannot be read (it
  * exited), the counts settled at its exit (0) or else the last read (1). */

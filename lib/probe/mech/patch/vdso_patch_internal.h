@@ -31,26 +31,26 @@ struct cp_vdso_patch {
 	pid_t pid;
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
-	bool give_fs;			/* the held thread has no thread pointer yet */
-	uint64_t resume;		/* a round trip's: where the held thread was */
-	uint64_t gen;			/* the stub's request in flight */
-	bool patched;			/* the sites are (or are being) switched */
-	bool owned;			/* its header names this clockprof (patch_owner.h) */
-	bool locked;			/* the owner lock is held by the caller */
-	struct cp_patch_rules rules;	/* to write once the table is mapped */
-	struct cp_patch_rules hops;	/* frame-pointer hops (Go), the same */
-	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS];	/* functions redirected */
+	bool give_fs;		     /* the held thread has no thread pointer yet */
+	uint64_t resume;	     /* a round trip's: where the held thread was */
+	uint64_t gen;		     /* the stub's request in flight */
+	bool patched;		     /* the sites are (or are being) switched */
+	bool owned;		     /* its header names this clockprof (patch_owner.h) */
+	bool locked;		     /* the owner lock is held by the caller */
+	struct cp_patch_rules rules; /* to write once the table is mapped */
+	struct cp_patch_rules hops;  /* frame-pointer hops (Go), the same */
+	struct cp_redirect_place redirects[CP_VDSO_AREA_MAX_REDIRECTS]; /* functions redirected */
 	size_t nredirects;
-	struct cp_vdso_area_site inherited[CP_VDSO_AREA_MAX_REDIRECTS];	/* a fork's redirects,
+	struct cp_vdso_area_site inherited[CP_VDSO_AREA_MAX_REDIRECTS]; /* a fork's redirects,
 						 * as its parent switched them */
 	size_t ninherited;
 	struct cp_stub_window window;	/* the last stub sent to a running target */
 	bool window_open;		/* ... whose forks are not looked at yet */
-	enum cp_vdso_area_cmd last_cmd;	/* ... and its request */
+	enum cp_vdso_area_cmd last_cmd; /* ... and its request */
 	bool last_sites;
-	bool mend;			/* a fork's copy, mended (mend_forks) */
+	bool mend; /* a fork's copy, mended (mend_forks) */
 	struct cp_patch_requests_mark requests_mark;
-	struct cp_patch_requests requests;	/* as last read, or settled */
+	struct cp_patch_requests requests; /* as last read, or settled */
 	bool requests_known;
 	struct cp_vdso_patch_info info;
 };
@@ -59,7 +59,7 @@ struct cp_vdso_patch {
 bool cp_vdso_status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size);
 bool cp_vdso_status_field(pid_t pid, const char *key, char *val, size_t size);
 bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
-			 struct cp_vdso_stub_result *r);
+			  struct cp_vdso_stub_result *r);
 void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h);
 uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p);
 int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h);
@@ -76,7 +76,7 @@ bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_heade
 		       bool may_stop);
 bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h);
 int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
-			       struct cp_error *err);
+				struct cp_error *err);
 
 /* vdso_prepare.c */
 /* What every patch's preparation reads of clockprof itself, read ahead
@@ -88,7 +88,7 @@ void cp_vdso_patch_warm(void);
  * it, in words, and the cap in MiB; NULL none. */
 const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib);
 int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
-		       struct cp_error *err);
+			struct cp_error *err);
 /* Refused (-1, err) when another process shares pid's address space
  * (clone(CLONE_VM) without CLONE_THREAD, not a vfork() child): it would
  * count in pid's table, as pid's. */
@@ -97,11 +97,11 @@ int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err);
 /* vdso_stub.c */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err);
 int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
-			struct cp_error *err);
+			 struct cp_error *err);
 void cp_vdso_note_held(struct cp_vdso_patch *p, const struct cp_hijack *hj);
 int cp_vdso_wait_stub(struct cp_vdso_patch *p, struct cp_error *err);
 bool cp_vdso_sites_read(const struct cp_vdso_patch *p, bool patched);
 int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
-		    struct cp_error *err);
+		     struct cp_error *err);
 
 #endif

@@ -24,7 +24,7 @@ struct code_facts {
 	size_t nfuncs;
 	uint64_t targets[MAX_TARGETS];
 	size_t ntargets;
-	bool *indirect;			/* per function */
+	bool *indirect; /* per function */
 };
 
 struct planner {
@@ -32,7 +32,7 @@ struct planner {
 	const uint8_t *image;
 	struct cp_vdso_plan *plan;
 	struct code_facts facts;
-	uint64_t next_code;		/* where the next thunk goes */
+	uint64_t next_code; /* where the next thunk goes */
 	char *why;
 	size_t whylen;
 };
@@ -47,12 +47,13 @@ static bool decode(const struct planner *pl, uint64_t off, uint64_t end,
 static bool is_branch(const ZydisDecodedInstruction *in)
 {
 	switch (in->meta.category) {
-	case ZYDIS_CATEGORY_COND_BR: case ZYDIS_CATEGORY_UNCOND_BR:
-	case ZYDIS_CATEGORY_CALL: case ZYDIS_CATEGORY_RET:
-	case ZYDIS_CATEGORY_SYSCALL: case ZYDIS_CATEGORY_INTERRUPT:
-		return true;
-	default:
-		return false;
+	case ZYDIS_CATEGORY_COND_BR:
+	case ZYDIS_CATEGORY_UNCOND_BR:
+	case ZYDIS_CATEGORY_CALL:
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_SYSCALL:
+	case ZYDIS_CATEGORY_INTERRUPT: return true;
+	default: return false;
 	}
 }
 
@@ -79,7 +80,7 @@ static void sweep_function(struct planner *pl, size_t f)
 		off += in.length;
 	}
 	if (off < end)
-		cf->indirect[f] = true;	/* undecodable: treated as unknown */
+		cf->indirect[f] = true; /* undecodable: treated as unknown */
 }
 
 static bool target_within(const struct code_facts *cf, uint64_t from, uint64_t to)
@@ -93,12 +94,14 @@ static bool target_within(const struct code_facts *cf, uint64_t from, uint64_t t
 static bool is_scratch(ZydisRegister r)
 {
 	switch (ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r)) {
-	case ZYDIS_REGISTER_RAX: case ZYDIS_REGISTER_RCX: case ZYDIS_REGISTER_RDX:
-	case ZYDIS_REGISTER_R8: case ZYDIS_REGISTER_R9: case ZYDIS_REGISTER_R10:
-	case ZYDIS_REGISTER_R11:
-		return true;
-	default:
-		return false;
+	case ZYDIS_REGISTER_RAX:
+	case ZYDIS_REGISTER_RCX:
+	case ZYDIS_REGISTER_RDX:
+	case ZYDIS_REGISTER_R8:
+	case ZYDIS_REGISTER_R9:
+	case ZYDIS_REGISTER_R10:
+	case ZYDIS_REGISTER_R11: return true;
+	default: return false;
 	}
 }
 
@@ -108,7 +111,7 @@ static bool touches_scratch(const ZydisDecodedInstruction *in, const ZydisDecode
 			    bool want_write)
 {
 	ZydisOperandActions mask = want_write ? ZYDIS_OPERAND_ACTION_MASK_WRITE :
-				   ZYDIS_OPERAND_ACTION_MASK_READ;
+						ZYDIS_OPERAND_ACTION_MASK_READ;
 
 	if (want_write && in->cpu_flags &&
 	    (in->cpu_flags->modified | in->cpu_flags->set_0 | in->cpu_flags->set_1 |
@@ -206,8 +209,9 @@ static int build_thunk(struct planner *pl, struct cp_vdso_site *s)
 		return -1;
 	cp_x86_put_jmp(code + nrel, pos + nrel, s->at + s->len);
 	s->thunk = pos;
-	*w = (struct cp_vdso_count_way){ .cont = base + pos, .depth = s->depth, .len = s->len,
-					 .at = base + s->at };
+	*w = (struct cp_vdso_count_way){
+		.cont = base + pos, .depth = s->depth, .len = s->len, .at = base + s->at
+	};
 	memcpy(w->insn, pl->image + s->at, s->len);
 	pl->next_code = (pos + nrel + 5 + 15) & ~15ul;
 	return 0;
@@ -234,7 +238,7 @@ static uint64_t path_within_reach(const struct cp_vdso_plan *plan, uint64_t from
 static unsigned jump_fits(const struct planner *pl, uint64_t off, unsigned len,
 			  uint64_t *springboard)
 {
-	unsigned n = cp_x86_jump_in_word(off, len);	/* the image is page-aligned */
+	unsigned n = cp_x86_jump_in_word(off, len); /* the image is page-aligned */
 
 	if (n == CP_X86_JMP_SHORT_LEN && !find_springboard(pl, off + n, springboard))
 		return 0;
@@ -258,7 +262,8 @@ static int site_words(const struct cp_vdso_plan *plan, struct cp_vdso_site *s)
 	/* toward the other variant, as a leftover may be: 4 KiB from path */
 	path = cp_vdso_count_path(plan->table, s->entry, !plan_anatomy);
 	s->other_patched = near ? cp_x86_word_with_jump(s->original, s->qword, s->at, s->jump_len,
-							 path - plan->base) : s->patched;
+							path - plan->base) :
+				  s->patched;
 	if (!near)
 		cp_x86_put_jmp(s->other_board, plan->base + s->springboard, path);
 	return 0;
@@ -275,9 +280,9 @@ static int stack_effect(const ZydisDecodedInstruction *in, const ZydisDecodedOpe
 	for (int i = 0; i < in->operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 		ZydisRegister r = op->type == ZYDIS_OPERAND_TYPE_REGISTER ?
-			ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64,
-							 op->reg.value) :
-			ZYDIS_REGISTER_NONE;
+					  ZydisRegisterGetLargestEnclosing(
+						  ZYDIS_MACHINE_MODE_LONG_64, op->reg.value) :
+					  ZYDIS_REGISTER_NONE;
 
 		if (!(op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
 			continue;
@@ -303,7 +308,10 @@ static int choose_site(struct planner *pl, size_t f, struct cp_vdso_site *s)
 	int effect;
 
 	if (pl->facts.indirect[f])
-		return fail(pl, "%s branches through a register or memory: its branch targets are unknown", name);
+		return fail(
+			pl,
+			"%s branches through a register or memory: its branch targets are unknown",
+			name);
 	for (; decode(pl, off, end, &in, ops) && !is_branch(&in); off += in.length) {
 		s->entry = fn->entry;
 		s->at = off;
@@ -343,10 +351,13 @@ static int plan_sites(struct planner *pl)
 		if (choose_site(pl, f, s))
 			return -1;
 		if (build_thunk(pl, s))
-			return fail(pl, "%s: its replaced instruction cannot be relocated, or the vDSO has no room",
-				    cp_entry_name(s->entry));
+			return fail(
+				pl,
+				"%s: its replaced instruction cannot be relocated, or the vDSO has no room",
+				cp_entry_name(s->entry));
 		if (site_words(plan, s))
-			return fail(pl, "%s: the counter table is beyond a jump's reach of the vDSO",
+			return fail(pl,
+				    "%s: the counter table is beyond a jump's reach of the vDSO",
 				    cp_entry_name(s->entry));
 		plan->nsites++;
 	}
@@ -369,7 +380,7 @@ int cp_vdso_plan_make(const uint8_t *image, size_t size, uint64_t base, uint64_t
 	plan->base = base;
 	plan->size = size;
 	plan->table = table;
-	for (int e = 0; e < CP_ENTRY_MAX; e++)	/* an entry with no site: never taken */
+	for (int e = 0; e < CP_ENTRY_MAX; e++) /* an entry with no site: never taken */
 		plan->way[e] = (struct cp_vdso_count_way){ .cont = cp_vdso_count_entry(table, e) };
 	ZydisDecoderInit(&pl.dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	if (cp_vdso_image_functions((char *)copy, size, &pl.facts.funcs, &pl.facts.nfuncs) ||
@@ -435,8 +446,7 @@ static const struct cp_vdso_site *site_word_of(const struct cp_vdso_plan *plan, 
 	return NULL;
 }
 
-static bool written_as_code(const struct cp_vdso_plan *plan, const uint8_t *target,
-			    uint64_t i)
+static bool written_as_code(const struct cp_vdso_plan *plan, const uint8_t *target, uint64_t i)
 {
 	return target[i] != plan->bytes[i] && !site_word_of(plan, i) && !in_header_data(plan, i);
 }
@@ -450,8 +460,8 @@ static bool same_and_safe(const struct cp_vdso_plan *plan, const uint8_t *target
 	return target[i] == plan->bytes[i] && !site_word_of(plan, i) && !in_header_data(plan, i);
 }
 
-int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target,
-			   uint64_t *from, uint64_t *to)
+int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target, uint64_t *from,
+			   uint64_t *to)
 {
 	uint64_t i = *from, j;
 
@@ -466,7 +476,8 @@ int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *targe
 		while (*to < plan->size && written_as_code(plan, target, *to))
 			(*to)++;
 		for (j = *to; j < plan->size && same_and_safe(plan, target, j) &&
-			      !written_as_code(plan, target, j); j++)
+			      !written_as_code(plan, target, j);
+		     j++)
 			;
 		if (j == *to || j == plan->size || !written_as_code(plan, target, j))
 			return 1;
@@ -474,9 +485,8 @@ int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *targe
 	}
 }
 
-enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan,
-					 const uint8_t *pristine, const uint8_t *target,
-					 uint64_t *differs_at)
+enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan, const uint8_t *pristine,
+					 const uint8_t *target, uint64_t *differs_at)
 {
 	bool ours = false;
 

@@ -24,14 +24,14 @@
 #include "vdso_count.h"
 
 struct cp_vdso_site {
-	int entry;			/* CP_ENTRY_* */
-	uint64_t at;			/* the replaced instruction (offsets in the image) */
+	int entry;   /* CP_ENTRY_* */
+	uint64_t at; /* the replaced instruction (offsets in the image) */
 	unsigned len;
-	unsigned jump_len;		/* 5: near jump to the count's path; 2: short jump */
-	uint64_t springboard;		/* jump_len 2: the 5-byte jump to the path */
-	uint64_t thunk;			/* the instruction relocated, a jump back */
-	unsigned depth;			/* bytes pushed before the site */
-	uint64_t qword;			/* the aligned 8 bytes switched */
+	unsigned jump_len;    /* 5: near jump to the count's path; 2: short jump */
+	uint64_t springboard; /* jump_len 2: the 5-byte jump to the path */
+	uint64_t thunk;	      /* the instruction relocated, a jump back */
+	unsigned depth;	      /* bytes pushed before the site */
+	uint64_t qword;	      /* the aligned 8 bytes switched */
 	uint64_t original, patched;
 	/* The same switched toward the other variant of the paths (--anatomy
 	 * or not: vdso_count.h), which an earlier clockprof's leftover may
@@ -41,16 +41,16 @@ struct cp_vdso_site {
 };
 
 struct cp_vdso_plan {
-	uint64_t base;			/* the image's address in the target */
+	uint64_t base; /* the image's address in the target */
 	size_t size;
-	uint64_t area;			/* header + stub, then the thunks */
+	uint64_t area; /* header + stub, then the thunks */
 	uint64_t code_end;
 	struct cp_vdso_site site[CP_ENTRY_MAX];
 	int nsites;
-	uint8_t *bytes;			/* the image with everything written but the sites */
-	uint64_t table;			/* the counter table's address in the target */
-	struct cp_vdso_count_way way[CP_ENTRY_MAX];	/* each path's ways back from the count */
-	uint8_t *count;			/* the code for the table's code pages
+	uint8_t *bytes; /* the image with everything written but the sites */
+	uint64_t table; /* the counter table's address in the target */
+	struct cp_vdso_count_way way[CP_ENTRY_MAX]; /* each path's ways back from the count */
+	uint8_t *count;				    /* the code for the table's code pages
 					 * (vdso_count.h: CP_VDSO_COUNT_SIZE bytes) */
 };
 
@@ -73,19 +73,18 @@ void cp_vdso_plan_set_anatomy(bool on);
  * a site's word, which only the stub changes, in one atomic store (a
  * write through /proc/PID/mem is not one), even where a leftover patch
  * left it switched; never the area's header data. 0 when there is none. */
-int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target,
-			   uint64_t *from, uint64_t *to);
+int cp_vdso_plan_next_code(const struct cp_vdso_plan *plan, const uint8_t *target, uint64_t *from,
+			   uint64_t *to);
 
 enum cp_vdso_state {
-	CP_VDSO_PRISTINE,		/* as the kernel made it */
-	CP_VDSO_OURS,			/* an earlier clockprof's area (sites either way) */
-	CP_VDSO_FOREIGN,		/* changed by someone else */
+	CP_VDSO_PRISTINE, /* as the kernel made it */
+	CP_VDSO_OURS,	  /* an earlier clockprof's area (sites either way) */
+	CP_VDSO_FOREIGN,  /* changed by someone else */
 };
 
 /* What a target's image is, against the plan made from the pristine
  * image of the same kernel; for FOREIGN, the first byte that differs. */
-enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan,
-					 const uint8_t *pristine, const uint8_t *target,
-					 uint64_t *differs_at);
+enum cp_vdso_state cp_vdso_plan_classify(const struct cp_vdso_plan *plan, const uint8_t *pristine,
+					 const uint8_t *target, uint64_t *differs_at);
 
 #endif

@@ -77,7 +77,10 @@ static bool strict_overcommit(void)
  * is so near. */
 const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 {
-	static const struct { int resource; const char *used, *name; } caps[] = {
+	static const struct {
+		int resource;
+		const char *used, *name;
+	} caps[] = {
 		{ RLIMIT_AS, "VmSize", "its address space (RLIMIT_AS, ulimit -v)" },
 		{ RLIMIT_DATA, "VmData", "its data (RLIMIT_DATA, ulimit -d)" },
 	};
@@ -89,7 +92,8 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 		if (prlimit(pid, caps[i].resource, NULL, &r) || r.rlim_cur == RLIM_INFINITY)
 			continue;
 		used = cp_vdso_status_field(pid, caps[i].used, val, sizeof(val)) ?
-		       strtoull(val, NULL, 10) << 10 : 0;
+			       strtoull(val, NULL, 10) << 10 :
+			       0;
 		room = r.rlim_cur > used ? r.rlim_cur - used : 0;
 		if (room / CAPPED_ROOM_SHARE < CP_VDSO_MAP_SIZE) {
 			*mib = (unsigned long long)r.rlim_cur >> 20;
@@ -99,7 +103,7 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 	return NULL;
 }
 
-#define KCMP_VM_ 1	/* <linux/kcmp.h>'s KCMP_VM */
+#define KCMP_VM_ 1 /* <linux/kcmp.h>'s KCMP_VM */
 
 /* Whether processes a and b share one address space (kcmp). */
 static bool same_memory(pid_t a, pid_t b)
@@ -167,12 +171,14 @@ int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
 	pid_t other = memory_sharer(pid, &vfork);
 
 	if (other && vfork)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d is a vfork() child, in its parent %d's memory until it execs or exits: the patch would be written into the parent, and stay there after the child's exec",
-			       pid, other);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d is a vfork() child, in its parent %d's memory until it execs or exits: the patch would be written into the parent, and stay there after the child's exec",
+			pid, other);
 	return other ? cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d shares its memory with process %d (clone(CLONE_VM) without CLONE_THREAD): the patch's counters would count that process's reads as its own",
-			       pid, other) : 0;
+			       pid, other) :
+		       0;
 }
 
 /* What forbids the patch before anything is touched. */
@@ -191,12 +197,16 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 			return cp_fail(err, CP_EXIT_PROFILE, "process %d is a 32-bit program", pid);
 	}
 	if (strict_overcommit())
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the kernel charges all private memory to commit (vm.overcommit_memory=2): the patch's %zu MiB counter table would be charged to process %d and to every process it forks",
-			       (size_t)CP_VDSO_MAP_SIZE >> 20, pid);
-	if (cp_vdso_status_field(pid, "Seccomp", val, sizeof(val)) && atoi(val) == SECCOMP_MODE_STRICT)
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode", pid);
-	if (cp_vdso_status_field(pid, "x86_Thread_features", val, sizeof(val)) && strstr(val, "shstk"))
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"the kernel charges all private memory to commit (vm.overcommit_memory=2): the patch's %zu MiB counter table would be charged to process %d and to every process it forks",
+			(size_t)CP_VDSO_MAP_SIZE >> 20, pid);
+	if (cp_vdso_status_field(pid, "Seccomp", val, sizeof(val)) &&
+	    atoi(val) == SECCOMP_MODE_STRICT)
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode",
+			       pid);
+	if (cp_vdso_status_field(pid, "x86_Thread_features", val, sizeof(val)) &&
+	    strstr(val, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d uses shadow stacks", pid);
 	/* Not for a launched command: clockprof itself holds it. */
 	if (!held && cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) && atoi(val) != 0)
@@ -259,14 +269,17 @@ static int pristine_image(size_t size, const uint8_t **image, struct cp_error *e
 	pthread_once(&own_vdso.once, find_own_vdso);
 	*image = kept_image ? kept_image : (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 	if (!own_vdso.size)
-		return cp_fail(err, CP_EXIT_PROFILE, "clockprof has no vDSO of its own to compare with");
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "clockprof has no vDSO of its own to compare with");
 	if (own_vdso.size != size)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the target's vDSO is not this kernel's 64-bit one (%zu bytes, not %zu)",
-			       size, own_vdso.size);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"the target's vDSO is not this kernel's 64-bit one (%zu bytes, not %zu)",
+			size, own_vdso.size);
 	if (own_vdso.sealed)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "this kernel seals the vDSO of every process (mseal): it cannot be patched");
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"this kernel seals the vDSO of every process (mseal): it cannot be patched");
 	return 0;
 }
 
@@ -387,7 +400,7 @@ static uint64_t table_place(pid_t pid, uint64_t start, uint64_t end)
  * (EEXIST, seen on a loaded host), and two stubs at once would each make
  * the vDSO writable and read-only again under the other's writes. */
 static bool earlier_request_in_flight(pid_t pid, const struct cp_vdso_plan *plan,
-				     const uint8_t *target)
+				      const uint8_t *target)
 {
 	struct cp_vdso_area_header h;
 	struct cp_vdso_stub_result r;
@@ -399,8 +412,7 @@ static bool earlier_request_in_flight(pid_t pid, const struct cp_vdso_plan *plan
  * header, if the image has one, says who; a fork's copy names its
  * parent's): its window is counted from these counts and request blocks,
  * and its detach would switch back what this one switched. */
-static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target,
-			struct cp_error *err)
+static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target, struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
 	pid_t other;
@@ -408,9 +420,10 @@ static int refuse_owned(const struct cp_vdso_patch *p, const uint8_t *target,
 	if (!leftover_header(p->pid, &p->plan, target, &h) ||
 	    !(other = cp_patch_owner_live_other(&h.owner)))
 		return 0;
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d runs the vDSO patch of another clockprof (process %d), which one clockprof holds at a time",
-		       p->pid, other);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"process %d runs the vDSO patch of another clockprof (process %d), which one clockprof holds at a time",
+		p->pid, other);
 }
 
 /* The clockprof the record o names when that is neither nobody (a
@@ -465,19 +478,20 @@ static int prepare_once(struct cp_vdso_patch *p, bool first, struct cp_error *er
 	}
 	if (!(table = table_place(p->pid, start, end)))
 		cp_fail(err, CP_EXIT_PROFILE,
-			"process %d has no room for the counter table within a jump of its vDSO", p->pid);
+			"process %d has no room for the counter table within a jump of its vDSO",
+			p->pid);
 	else if (make_plan(p, pristine, target, start, end - start, table, &judged, why,
 			   sizeof(why)))
 		cp_fail(err, CP_EXIT_PROFILE, "the vDSO cannot be patched: %s", why);
 	else if (refuse_owned(p, target, err))
-		;	/* err names the holder */
+		; /* err names the holder */
 	else if (first && earlier_request_in_flight(p->pid, &p->plan, target))
 		rc = 1;
 	else if (!judged &&
 		 cp_vdso_plan_classify(&p->plan, pristine, target, &differs) == CP_VDSO_FOREIGN)
 		cp_fail(err, CP_EXIT_PROFILE,
-			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)", p->pid,
-			(unsigned long long)differs);
+			"the vDSO of process %d was changed by another tool, or by another version of clockprof (at +0x%llx)",
+			p->pid, (unsigned long long)differs);
 	else if (write_code(p, target) || claim(p))
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
 	else
@@ -513,7 +527,8 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 	 * prepared beside another's look and claim (two stubs at once). */
 	if (lock == -2)
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       "another clockprof is preparing the vDSO patch of process %d", p->pid);
+			       "another clockprof is preparing the vDSO patch of process %d",
+			       p->pid);
 	rc = prepare_once(p, true, err);
 
 	if (rc == 1) {
@@ -533,7 +548,7 @@ static int prepare(struct cp_vdso_patch *p, struct cp_error *err)
 }
 
 int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch **out,
-		       struct cp_error *err)
+			struct cp_error *err)
 {
 	struct cp_vdso_patch *p = calloc(1, sizeof(*p));
 
@@ -551,4 +566,3 @@ int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch 
 	*out = p;
 	return 0;
 }
-

@@ -30,7 +30,7 @@
 #include "vdso_patch.h"
 #include "vdso_patch_internal.h"
 
-#define SELFTEST_READS 200	/* 100 clock_gettime, 50 gettimeofday, 50 time */
+#define SELFTEST_READS 200 /* 100 clock_gettime, 50 gettimeofday, 50 time */
 
 /* The child: says it is ready (run again, it starts as any program does,
  * its thread pointer set up by its C library after its entry point),
@@ -69,15 +69,19 @@ static int count_child(pid_t pid, const int go[2], const int done[2],
 	char b;
 	int rc;
 
-	cp_vdso_patch_warm();	/* while the child starts (a few ms) */
+	cp_vdso_patch_warm(); /* while the child starts (a few ms) */
 	if (poll(&said, 1, 5000) != 1 || read(done[0], &b, 1) != 1 || b != 'r')
-		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test's child did not start");
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the vDSO patch self-test's child did not start");
 	if (cp_vdso_patch_attach(pid, true, &p, err))
 		return -1;
 	rc = write(go[1], "g", 1) == 1 && poll(&said, 1, 5000) == 1 && read(done[0], &b, 1) == 1 &&
-	     b == 'd' ? cp_vdso_patch_read(p, c) : -1;
+			     b == 'd' ?
+		     cp_vdso_patch_read(p, c) :
+		     -1;
 	if (cp_vdso_patch_detach(p, err) || rc)
-		return cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test could not read its child");
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "the vDSO patch self-test could not read its child");
 	return 0;
 }
 
@@ -133,15 +137,17 @@ int cp_vdso_patch_selftest(struct cp_vdso_patch_counts *c, struct cp_patch_helpe
 		rc = cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test cannot start");
 	else {
 		h.pid = start_child(go, done);
-		rc = h.pid < 0 ? cp_fail(err, CP_EXIT_PROFILE, "the vDSO patch self-test cannot start its child") :
-		     count_child(h.pid, go, done, c, err);
+		rc = h.pid < 0 ? cp_fail(err, CP_EXIT_PROFILE,
+					 "the vDSO patch self-test cannot start its child") :
+				 count_child(h.pid, go, done, c, err);
 	}
 	if (!rc)
 		rc = judge(c, err);
 	/* restored, it is left as any target is: no writable code */
 	if (!rc && cp_proc_has_wx(h.pid))
-		rc = cp_fail(err, CP_EXIT_PROFILE,
-			     "the vDSO patch left its self-test's child with writable and executable code");
+		rc = cp_fail(
+			err, CP_EXIT_PROFILE,
+			"the vDSO patch left its self-test's child with writable and executable code");
 	h.to = go[1];
 	h.from = done[0];
 	if (go[0] >= 0)

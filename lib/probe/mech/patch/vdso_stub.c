@@ -58,8 +58,9 @@ static void mark_sent(void *ctx, pid_t tid)
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0)
 		sent[2] = r.rsp;
 	for (int i = 0; i < 3; i++)
-		cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) +
-				  offsetof(struct cp_vdso_area_header, sites[i].spare),
+		cp_proc_mem_write(p->pid,
+				  cp_vdso_header_addr(p) +
+					  offsetof(struct cp_vdso_area_header, sites[i].spare),
 				  &sent[i], sizeof(sent[i]));
 }
 
@@ -82,7 +83,7 @@ static unsigned pause_ms(const struct cp_vdso_patch *p)
  * munmap after a failed mprotect of the code pages, and a boundary's page
  * made writable and put back. How many. ip: the syscall's in
  * cp_vdso_stub_syscall_ips. */
-#define STUB_CALLS (15 + 4 * CP_VDSO_AREA_MAX_REDIRECTS)	/* redirects and inherited */
+#define STUB_CALLS (15 + 4 * CP_VDSO_AREA_MAX_REDIRECTS) /* redirects and inherited */
 
 /* A redirected function's page made writable for its site's switch, and
  * put back (prot): the two calls added to d[n...]; the new n. */
@@ -90,33 +91,44 @@ static size_t page_calls(const struct cp_vdso_patch *p, struct seccomp_data *d, 
 			 uint64_t qword, uint64_t prot)
 {
 	for (int back = 0; back < 2; back++)
-		d[n++] = (struct seccomp_data){ .nr = SYS_mprotect, .arch = AUDIT_ARCH_X86_64,
+		d[n++] = (struct seccomp_data){
+			.nr = SYS_mprotect,
+			.arch = AUDIT_ARCH_X86_64,
 			.instruction_pointer = cp_vdso_header_addr(p) + cp_vdso_stub_syscall_ips[9],
-			.args = { qword & ~4095ul, 4096, back ? prot : 7 } };
+			.args = { qword & ~4095ul, 4096, back ? prot : 7 }
+		};
 	return n;
 }
 
 static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp,
 			    struct seccomp_data d[STUB_CALLS])
 {
-	uint64_t mask = rsp - CP_HIJACK_STUB_FRAME - 88;	/* under 10 saved registers */
-	const struct { int nr, ip; uint64_t args[6]; } calls[15] = {
+	uint64_t mask = rsp - CP_HIJACK_STUB_FRAME - 88; /* under 10 saved registers */
+	const struct {
+		int nr, ip;
+		uint64_t args[6];
+	} calls[15] = {
 		{ SYS_rt_sigprocmask, 14, { 0 /* SIG_BLOCK */, mask, mask, 8 } },
 		{ SYS_rt_sigprocmask, 15, { 2 /* SIG_SETMASK */, mask, 0, 8 } },
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
-		{ SYS_madvise, 4, { p->plan.table, CP_PATCH_TABLE_SIZE,
-				    23 /* MADV_POPULATE_WRITE */ } },
-		{ SYS_madvise, 6, { p->plan.table, CP_PATCH_TABLE_SIZE,
-				    18 /* MADV_WIPEONFORK */ } },
-		{ SYS_madvise, 7, { p->plan.table + CP_PATCH_SITES_OFF,
-				    CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF, 18 } },
+		{ SYS_madvise,
+		  4,
+		  { p->plan.table, CP_PATCH_TABLE_SIZE, 23 /* MADV_POPULATE_WRITE */ } },
+		{ SYS_madvise,
+		  6,
+		  { p->plan.table, CP_PATCH_TABLE_SIZE, 18 /* MADV_WIPEONFORK */ } },
+		{ SYS_madvise,
+		  7,
+		  { p->plan.table + CP_PATCH_SITES_OFF, CP_PATCH_MAP_USED - CP_PATCH_SITES_OFF,
+		    18 } },
 		{ SYS_mprotect, 5, { p->plan.table + CP_PATCH_CODE_OFF, CP_PATCH_CODE_SIZE, 5 } },
 		{ SYS_arch_prctl, 3, { 0x1002, p->plan.table + CP_VDSO_ZERO_PAGE + 8 } },
-		{ SYS_getpid, 8, { 0 } },	/* cp_vdso_stop's, on a round trip */
-		{ SYS_nanosleep, 10, { cp_vdso_header_addr(p) +
-				       offsetof(struct cp_vdso_area_header, pause) } },
+		{ SYS_getpid, 8, { 0 } }, /* cp_vdso_stop's, on a round trip */
+		{ SYS_nanosleep,
+		  10,
+		  { cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, pause) } },
 		{ SYS_mprotect, 11, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mprotect, 12, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_munmap, 13, { p->plan.table, CP_PATCH_MAP_USED } },
@@ -126,14 +138,16 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp,
 	for (size_t i = 0; i < 15; i++) {
 		if ((i == 9 && !p->give_fs) || (i == 10 && !p->resume) || (i == 11 && !pause_ms(p)))
 			continue;
-		d[n] = (struct seccomp_data){ .nr = calls[i].nr, .arch = AUDIT_ARCH_X86_64,
-			.instruction_pointer = cp_vdso_header_addr(p) +
-					       cp_vdso_stub_syscall_ips[calls[i].ip] };
+		d[n] = (struct seccomp_data){ .nr = calls[i].nr,
+					      .arch = AUDIT_ARCH_X86_64,
+					      .instruction_pointer =
+						      cp_vdso_header_addr(p) +
+						      cp_vdso_stub_syscall_ips[calls[i].ip] };
 		memcpy(d[n++].args, calls[i].args, sizeof(d[0].args));
 	}
 	for (size_t i = 0; i < p->nredirects; i++)
 		n = page_calls(p, d, n, p->redirects[i].plan.qword, (uint64_t)p->redirects[i].prot);
-	for (size_t i = 0; i < p->ninherited; i++)	/* a leftover's, a fork's */
+	for (size_t i = 0; i < p->ninherited; i++) /* a leftover's, a fork's */
 		n = page_calls(p, d, n, p->inherited[i].qword, p->inherited[i].prot);
 	return n;
 }
@@ -150,15 +164,16 @@ static bool vdso_in_place(const struct cp_vdso_patch *p)
 	uint64_t start, end;
 	char perms[5];
 
-	return cp_proc_maps_vdso_whole(p->pid, &start, &end, perms) == 0 &&
-	       start == p->plan.base && end - start == p->plan.size && perms[2] == 'x';
+	return cp_proc_maps_vdso_whole(p->pid, &start, &end, perms) == 0 && start == p->plan.base &&
+	       end - start == p->plan.size && perms[2] == 'x';
 }
 
 static int refuse_vdso_moved(const struct cp_vdso_patch *p, struct cp_error *err)
 {
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "process %d has no executable vDSO at 0x%llx (it unmapped, moved or protected its vDSO itself): clockprof's stub there cannot run",
-		       p->pid, (unsigned long long)p->plan.base);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"process %d has no executable vDSO at 0x%llx (it unmapped, moved or protected its vDSO itself): clockprof's stub there cannot run",
+		p->pid, (unsigned long long)p->plan.base);
 }
 
 /* While a thread is held: the vDSO still in place and executable (the
@@ -178,9 +193,10 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (!r.fs_base && !p->give_fs)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d has no thread pointer yet (a static executable sets it up after its entry point)",
-			       p->pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d has no thread pointer yet (a static executable sets it up after its entry point)",
+			p->pid);
 	/* Shadow stacks are enabled thread by thread: the stub's `ret` runs
 	 * on this one. */
 	if (cp_vdso_status_field_of(p->pid, tid, "x86_Thread_features", why, sizeof(why)) &&
@@ -192,17 +208,20 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	if (!cp_vdso_status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
 		return 0;
 	if (atoi(mode) == SECCOMP_MODE_STRICT)
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d runs in seccomp's strict mode",
-			       p->pid, tid);
+		return cp_fail(err, CP_EXIT_PROFILE,
+			       "process %d: its thread %d runs in seccomp's strict mode", p->pid,
+			       tid);
 	if (atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
 	n = stub_syscalls(p, r.rsp, calls);
 	ok = cp_seccomp_allows(tid, calls, n, why, sizeof(why));
 	if (ok < 0)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d runs under a seccomp filter that cannot be read (thread %d's)",
-			       p->pid, tid);
-	return ok ? 0 : cp_fail(err, CP_EXIT_PROFILE, "process %d: thread %d: %s", p->pid, tid, why);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d runs under a seccomp filter that cannot be read (thread %d's)",
+			p->pid, tid);
+	return ok ? 0 :
+		    cp_fail(err, CP_EXIT_PROFILE, "process %d: thread %d: %s", p->pid, tid, why);
 }
 
 /* A redirect's site as the stub is to switch it: the word as it is now
@@ -213,7 +232,7 @@ static int redirect_site(const struct cp_vdso_patch *p, const struct cp_redirect
 			 struct cp_vdso_area_site *site)
 {
 	const struct cp_redirect_plan *b = &r->plan;
-	uint64_t jump = b->patched - b->original;	/* the two differ in the replaced bytes */
+	uint64_t jump = b->patched - b->original; /* the two differ in the replaced bytes */
 	uint64_t live, original;
 
 	if (cp_proc_mem_read(p->pid, b->qword, &live, sizeof(live)))
@@ -229,7 +248,7 @@ static int redirect_site(const struct cp_vdso_patch *p, const struct cp_redirect
 /* The stub's request: cmd for every site (none: the table mapped only),
  * under a new number. */
 int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
-			struct cp_error *err)
+			 struct cp_error *err)
 {
 	struct cp_vdso_area_header h;
 
@@ -249,14 +268,16 @@ int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, boo
 	h.table_at = p->plan.table;
 	for (int i = 0; i < p->plan.nsites; i++)
 		h.sites[i] = (struct cp_vdso_area_site){ p->plan.base + p->plan.site[i].qword,
-			p->plan.site[i].original, p->plan.site[i].patched, 0, 0 };
+							 p->plan.site[i].original,
+							 p->plan.site[i].patched, 0, 0 };
 	for (size_t i = 0; sites && i < p->nredirects; i++)
 		if (redirect_site(p, &p->redirects[i], &h.sites[h.nsites]) == 0)
 			h.nsites++;
 	for (size_t i = 0; sites && i < p->ninherited; i++)
 		h.sites[h.nsites++] = p->inherited[i];
 	if (cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
-		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d", p->pid);
+		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d",
+			       p->pid);
 	cp_patch_step();
 	return 0;
 }
@@ -280,18 +301,21 @@ static int stub_refusal(const struct cp_vdso_patch *p, const struct cp_vdso_stub
 	if (r->status == CP_VDSO_STUB_OK)
 		return 0;
 	if ((r->status == CP_VDSO_STUB_CODE || r->status == CP_VDSO_STUB_VDSO) && e == EACCES)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "process %d denies itself writable code (memory-deny-write-execute: prctl PR_SET_MDWE, systemd's MemoryDenyWriteExecute=): its vDSO cannot be patched",
-			       p->pid);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d denies itself writable code (memory-deny-write-execute: prctl PR_SET_MDWE, systemd's MemoryDenyWriteExecute=): its vDSO cannot be patched",
+			p->pid);
 	if (r->status == CP_VDSO_STUB_CODE)
-		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the counters' code could not be made executable in process %d (error %lld)",
-			       p->pid, e);
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"the counters' code could not be made executable in process %d (error %lld)",
+			p->pid, e);
 	if (r->status == CP_VDSO_STUB_VDSO)
 		return cp_fail(err, CP_EXIT_PROFILE,
-			       "the vDSO of process %d could not be made writable (error %lld)", p->pid, e);
-	return cp_fail(err, CP_EXIT_PROFILE, "the counters could not be mapped in process %d (error %lld)",
-		       p->pid, e);
+			       "the vDSO of process %d could not be made writable (error %lld)",
+			       p->pid, e);
+	return cp_fail(err, CP_EXIT_PROFILE,
+		       "the counters could not be mapped in process %d (error %lld)", p->pid, e);
 }
 
 /* Tests only (test_hook.h): CLOCKPROF_TEST_STUB_WAITS_FD=N: a byte
@@ -322,9 +346,10 @@ static bool stub_left(const struct cp_vdso_patch *p, bool may_stop)
 
 static int refuse_left(const struct cp_vdso_patch *p, struct cp_error *err)
 {
-	return cp_fail(err, CP_EXIT_PROFILE,
-		       "thread %d of process %d left clockprof's stub before it ran (a signal handler that leaves by siglongjmp), %d times: nothing was changed",
-		       p->info.tid, p->pid, STUB_SENDS);
+	return cp_fail(
+		err, CP_EXIT_PROFILE,
+		"thread %d of process %d left clockprof's stub before it ran (a signal handler that leaves by siglongjmp), %d times: nothing was changed",
+		p->info.tid, p->pid, STUB_SENDS);
 }
 
 /* One wait until the stub says it is done with the request in flight:
@@ -335,8 +360,7 @@ static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 {
 	double look = cp_monotonic_s() + 0.05;
 
-	for (double until = look - 0.05 + STUB_TIMEOUT_S; cp_monotonic_s() < until;
-	     usleep(200)) {
+	for (double until = look - 0.05 + STUB_TIMEOUT_S; cp_monotonic_s() < until; usleep(200)) {
 		struct cp_vdso_area_header now;
 		struct cp_vdso_stub_result r;
 
@@ -411,7 +435,7 @@ static void mend_forks(struct cp_vdso_patch *p)
 	if (cp_stub_window_forks(p->pid, &p->window, &kids, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		struct cp_vdso_patch c = *p;	/* the same plan, in the child */
+		struct cp_vdso_patch c = *p; /* the same plan, in the child */
 		struct cp_vdso_area_header h;
 		struct cp_error err = { 0 };
 
@@ -426,7 +450,7 @@ static void mend_forks(struct cp_vdso_patch *p)
 		    cp_vdso_wait_stub(&c, &err) == 0)
 			p->info.forks_mended++;
 		else if (cp_proc_has_wx(c.pid) && p->info.forks_unmended++ == 0)
-			p->info.first_unmended = c.pid;	/* named in the warning */
+			p->info.first_unmended = c.pid; /* named in the warning */
 	}
 	free(kids);
 }
@@ -460,7 +484,7 @@ bool cp_vdso_sites_read(const struct cp_vdso_patch *p, bool patched)
 /* The stub sent once through a thread of the running target for cmd
  * (sites: every site, or none: the table mapped only), and waited for. */
 int cp_vdso_run_stub(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, bool sites,
-		    struct cp_error *err)
+		     struct cp_error *err)
 {
 	struct cp_hijack hj;
 	struct cp_vdso_area_header h;

@@ -16,8 +16,8 @@
 
 #define CP_X86_JMP_REL32 0xe9
 #define CP_X86_JMP_REL8 0xeb
-#define CP_X86_JMP_LEN 5		/* e9 and its rel32 */
-#define CP_X86_JMP_SHORT_LEN 2		/* eb and its rel8 */
+#define CP_X86_JMP_LEN 5       /* e9 and its rel32 */
+#define CP_X86_JMP_SHORT_LEN 2 /* eb and its rel8 */
 
 /* Whether a rel32 counted from from_end reaches to. */
 bool cp_x86_rel32_reaches(uint64_t from_end, uint64_t to);

@@ -14,34 +14,33 @@ struct cp_symbolizer;
 struct cp_unwind_table;
 
 struct cp_call_site {
-	char *function;		/* demangled; "module+0x..." without a symbol */
-	char *file;		/* NULL without debug info */
+	char *function; /* demangled; "module+0x..." without a symbol */
+	char *file;	/* NULL without debug info */
 	int line;
-	char **inlined;		/* functions inlined at the site, outermost first */
+	char **inlined; /* functions inlined at the site, outermost first */
 	size_t ninlined;
-	char *inlined_at_file;	/* where function calls inlined[0]: the line of */
-	int inlined_at_line;	/* its own that reads; 0 unknown, the file NULL
+	char *inlined_at_file; /* where function calls inlined[0]: the line of */
+	int inlined_at_line;   /* its own that reads; 0 unknown, the file NULL
 				 * where DWARF names none */
-	char *comp_dir;		/* what file and inlined_at_file are relative
+	char *comp_dir;	       /* what file and inlined_at_file are relative
 				 * to when they are (DW_AT_comp_dir); NULL when
 				 * both are absolute, or it is unknown */
 	char *module;
 	char *build_id;
-	char *via;		/* the wrapper called: "clock_gettime",
+	char *via;	      /* the wrapper called: "clock_gettime",
 				 * "std::chrono::_V2::steady_clock::now", ... */
-	uint64_t count;		/* reads in the window */
-	uint64_t in_requests;	/* reads inside complete requests */
+	uint64_t count;	      /* reads in the window */
+	uint64_t in_requests; /* reads inside complete requests */
 };
 
 struct cp_call_sites {
-	struct cp_call_site *sites;	/* most reads first */
+	struct cp_call_site *sites; /* most reads first */
 	size_t n;
 };
 
 /* Symbolizes and merges raw sites. t names the wrappers (may be NULL). */
 int cp_call_sites_resolve(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
-			  const struct cp_site_count *raw, size_t nraw,
-			  struct cp_call_sites *out);
+			  const struct cp_site_count *raw, size_t nraw, struct cp_call_sites *out);
 void cp_call_sites_free(struct cp_call_sites *cs);
 /* What makes two resolved sites one place (the merge above uses it):
  * function, file, line, via, module, the inlined chain and where it is

@@ -19,16 +19,16 @@ struct cp_symbolizer;
  * address with inlined functions is several frames: the function, then
  * each one inlined, each `inlined` into the frame before it. */
 struct cp_frame_pos {
-	const char *file;	/* source file; NULL when unknown */
-	int line;		/* 0 when unknown */
-	const char *module;	/* the mapped file; NULL outside any */
-	const char *build_id;	/* its build-id, hex; NULL when none */
-	bool inlined;		/* at the same address as the frame before */
+	const char *file;     /* source file; NULL when unknown */
+	int line;	      /* 0 when unknown */
+	const char *module;   /* the mapped file; NULL outside any */
+	const char *build_id; /* its build-id, hex; NULL when none */
+	bool inlined;	      /* at the same address as the frame before */
 };
 
 /* One distinct stack and how many clock reads it made. */
 struct cp_stack {
-	const char *const *frames;	/* root first; names from the target */
+	const char *const *frames; /* root first; names from the target */
 	size_t n_frames;
 	uint64_t count;
 	/* Each frame's position, as frames; NULL when not known (a stack
@@ -38,7 +38,7 @@ struct cp_stack {
 };
 
 struct cp_named_stacks {
-	struct cp_stack *stacks;	/* frames root first */
+	struct cp_stack *stacks; /* frames root first */
 	size_t n;
 	/* Reads whose stack was cut where it left the target's code. */
 	uint64_t truncated;
@@ -55,8 +55,8 @@ int cp_stack_depth_in_code(const struct cp_stack_key *key, const struct cp_code_
 
 /* Names raw's stacks, each cut by cp_stack_depth_in_code with the code sym's
  * process maps now (or last mapped, once it has exited). */
-int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw,
-		   size_t nraw, struct cp_named_stacks *out);
+int cp_named_stacks_build(struct cp_symbolizer *sym, const struct cp_stack_count *raw, size_t nraw,
+			  struct cp_named_stacks *out);
 void cp_named_stacks_free(struct cp_named_stacks *st);
 
 #endif

@@ -31,39 +31,39 @@ struct cp_unwind_table;
 struct cp_uprobe_point {
 	char path[4096];
 	uint64_t offset;
-	uint64_t size;		/* the function's (its symbol's); 0: not known */
+	uint64_t size; /* the function's (its symbol's); 0: not known */
 };
 
 struct cp_session_config {
 	pid_t pid;
-	bool launched;				/* a command run launched, held under
+	bool launched;	       /* a command run launched, held under
 						 * clockprof's ptrace until the window opens */
-	bool vdso_breakpoints;			/* load the program they run */
-	bool follow_forks;			/* count the processes the target
+	bool vdso_breakpoints; /* load the program they run */
+	bool follow_forks;     /* count the processes the target
 						 * forks too, and theirs */
-	const pid_t *members;			/* processes counted besides the
+	const pid_t *members;  /* processes counted besides the
 						 * target (attach -p, --tree,
 						 * --cgroup): the patch only */
 	size_t nmembers;
-	bool watch_exec;			/* uprobe each file's execve/execveat
+	bool watch_exec;				 /* uprobe each file's execve/execveat
 						 * (the vDSO patch sums its counters
 						 * there) */
-	bool hold_execs;			/* following: hold a process at its
+	bool hold_execs;				 /* following: hold a process at its
 						 * exec from the start, for the
 						 * mechanism to follow it there
 						 * (cp_session_hold_execs) */
-	bool patch_tables;			/* the vDSO patch counts in the
+	bool patch_tables;				 /* the vDSO patch counts in the
 						 * target: the programs read its
 						 * tables (at exits, boundaries) */
-	struct cp_pid_ns pidns;			/* whose numbers pid and tids are */
-	struct cp_vdso vdso;			/* breakpoints: the entries */
-	bool vdso_hres;				/* see cp_clocksource_in_vdso */
-	int boundary_syscall;			/* -1: none (else sys_enter) */
-	const struct cp_uprobe_point *boundary_func; /* NULL: none */
-	bool boundary_keep_uprobe;		/* --per-request-counters: the BPF
+	struct cp_pid_ns pidns;				 /* whose numbers pid and tids are */
+	struct cp_vdso vdso;				 /* breakpoints: the entries */
+	bool vdso_hres;					 /* see cp_clocksource_in_vdso */
+	int boundary_syscall;				 /* -1: none (else sys_enter) */
+	const struct cp_uprobe_point *boundary_func;	 /* NULL: none */
+	bool boundary_keep_uprobe;			 /* --per-request-counters: the BPF
 						 * program reads a counter at each
 						 * boundary */
-	bool boundary_in_target;		/* the mechanism closes boundary_func's
+	bool boundary_in_target;			 /* the mechanism closes boundary_func's
 						 * requests in the target: no uprobe;
 						 * or boundary_syscall's, at its C
 						 * library wrappers (checked against
@@ -71,27 +71,27 @@ struct cp_session_config {
 	const struct cp_uprobe_point *boundary_wrappers; /* syscall: the C library's
 						 * functions that make it */
 	int nboundary_wrappers;
-	const struct cp_uprobe_point *probes;	/* --probe entry points */
+	const struct cp_uprobe_point *probes; /* --probe entry points */
 	int nprobes;
-	bool stacks;				/* --stacks: whole user stacks */
-	bool anatomy;				/* --anatomy: the vDSO patch's entries
+	bool stacks;  /* --stacks: whole user stacks */
+	bool anatomy; /* --anatomy: the vDSO patch's entries
 						 * jump to its logging paths */
-	int verbose;				/* libbpf's messages to stderr */
+	int verbose;  /* libbpf's messages to stderr */
 };
 
 /* Set-up figures: the session's uprobes, and the breakpoint mechanism's
  * threads (cp_mech_stats). */
 struct cp_session_stats {
-	size_t threads;		/* threads given breakpoints at attach */
-	size_t inherited;	/* threads that were covered by inheritance */
-	size_t uprobes;		/* clock uprobes placed in the target's files */
+	size_t threads;	  /* threads given breakpoints at attach */
+	size_t inherited; /* threads that were covered by inheritance */
+	size_t uprobes;	  /* clock uprobes placed in the target's files */
 };
 
 /* The start-up self-test of the mechanism. */
 struct cp_selftest {
-	unsigned long calls;	/* calls of clockprof's own probed function */
-	unsigned long hits;	/* of them, counted by the BPF program */
-	double cost_ns;		/* what one hit cost; < 0 unknown */
+	unsigned long calls; /* calls of clockprof's own probed function */
+	unsigned long hits;  /* of them, counted by the BPF program */
+	double cost_ns;	     /* what one hit cost; < 0 unknown */
 };
 
 /* Loads the program and attaches --probe and the boundary. The clock
@@ -113,7 +113,7 @@ void cp_session_lifecycle(const struct cp_session *s, bool *execed, unsigned *fo
 /* A process followed besides the target (follow_forks): what the program
  * knows of it (clockreads.h). */
 struct cp_followed {
-	uint32_t host_tgid;	/* its number in the host's pid namespace */
+	uint32_t host_tgid; /* its number in the host's pid namespace */
 	struct cp_proc p;
 };
 
@@ -180,12 +180,10 @@ struct cp_stack_count {
 };
 
 /* Reads every stack counted so far (malloc'd array), with --stacks. */
-int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks,
-			   size_t *n);
+int cp_session_read_stacks(struct cp_session *s, struct cp_stack_count **stacks, size_t *n);
 
 /* Reads every call site counted so far (malloc'd array). */
-int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites,
-			  size_t *n);
+int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites, size_t *n);
 /* Removes the session's clock probes (uprobes, syscall() and --probe),
  * keeping only the request boundary: the counter window (a mechanism's
  * own go first: cp_mech_detach). */

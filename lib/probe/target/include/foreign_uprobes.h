@@ -17,7 +17,6 @@
 /* Whether a process other than clockprof holds a uprobe on the file st
  * at a file offset in [lo, hi): 1, with who ("process PID (COMM)"), or 0.
  * What the kernel lists is read once a second at most. */
-int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *who,
-			 size_t wholen);
+int cp_foreign_uprobe_in(const struct stat *st, uint64_t lo, uint64_t hi, char *who, size_t wholen);
 
 #endif

@@ -9,7 +9,7 @@ struct cp_host {
 	char kernel[128];
 	char cpu[128];
 	char clocksource[64];
-	bool pmu;	/* a hardware PMU (cycles, instructions) is usable */
+	bool pmu; /* a hardware PMU (cycles, instructions) is usable */
 };
 
 void cp_host_inspect(struct cp_host *h);

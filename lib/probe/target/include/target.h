@@ -22,16 +22,16 @@ struct cp_error;
 struct cp_target {
 	pid_t pid;
 	char comm[64];
-	char exe[PATH_MAX];	/* as the target sees it */
+	char exe[PATH_MAX];	  /* as the target sees it */
 	char exec_path[PATH_MAX]; /* the path it was started by (AT_EXECFN):
 				   * a symlink to exe, a script exe runs;
 				   * "" when unknown */
-	char exe_access[64];	/* a path we can open and uprobe: /proc/PID/exe */
+	char exe_access[64];	  /* a path we can open and uprobe: /proc/PID/exe */
 	char build_id[130];
-	char **argv;		/* command line, NULL-terminated */
+	char **argv; /* command line, NULL-terminated */
 	int argc;
-	int argc_total;		/* arguments it had: more than argc when cut */
-	bool cmdline_rewritten;	/* a title written over it: its padding dropped */
+	int argc_total;		       /* arguments it had: more than argc when cut */
+	bool cmdline_rewritten;	       /* a title written over it: its padding dropped */
 	unsigned long long start_time; /* clock ticks after boot: pid identity */
 	uint64_t vdso_start, vdso_end;
 };
@@ -47,16 +47,14 @@ void cp_target_release(struct cp_target *t);
  * more): whole when that was the whole file, argc_total the arguments the
  * whole file holds. A title's padding (empty arguments at its end) is
  * dropped, and cmdline_rewritten set. */
-void cp_target_cmdline_parse(struct cp_target *t, char *buf, size_t n, bool whole,
-			     int argc_total);
+void cp_target_cmdline_parse(struct cp_target *t, char *buf, size_t n, bool whole, int argc_total);
 
 /* Resolves FILE of a func:FILE:SYMBOL spec to a path we can open: an
  * absolute FILE through /proc/PID/root, a FILE with a '/' (./server) from
  * PID's working directory, else the mapped module whose base name is FILE
  * or starts with FILE followed by '.' or '-' ("libc" finds libc.so.6).
  * shown receives the path as the target sees it. */
-int cp_target_resolve_file(pid_t pid, const char *file, char *path,
-			   size_t size, char *shown, size_t shown_size,
-			   struct cp_error *err);
+int cp_target_resolve_file(pid_t pid, const char *file, char *path, size_t size, char *shown,
+			   size_t shown_size, struct cp_error *err);
 
 #endif
