@@ -100,8 +100,8 @@
 #define CP_PB_AN_STATE 680	/* 0 free, 1 logging, 2 finished */
 #define CP_PB_AN_N 681		/* reads in the log's request (past
 				 * CP_PB_AN_ENTRIES: truncated) */
-#define CP_PB_AN_START 682	/* rdtsc at the boundary that opened it */
-#define CP_PB_AN_END 683	/* ... and at the one that closed it */
+#define CP_PB_AN_START 682	/* unused since a boundary takes no rdtsc: */
+#define CP_PB_AN_END 683	/* a log spans its first to last stamp */
 #define CP_PB_AN_SKIP 684	/* boundaries before the next log opens */
 #define CP_PB_AN_TID 685	/* the thread's tid (0: not known) */
 #define CP_PB_AN_SEQ 686	/* logs opened on the slot */
@@ -109,6 +109,14 @@
 				 * had, up to its return address (+ 8): a
 				 * caller's frame pointer is followed below it
 				 * only (vdso_count.S's .Llog) */
+/* The clocks whose vDSO path takes rdtsc itself (REALTIME 0, MONOTONIC
+ * 1, MONOTONIC_RAW 4, BOOTTIME 7, TAI 11: bit = id), with gettimeofday:
+ * only a read of one of them is time-stamped in the log (vdso_count.S's
+ * .Llog), since a thread may have made rdtsc fault (PR_SET_TSC), and
+ * clockprof must take no rdtsc where the program takes none. The others
+ * (time(), the coarse clocks, CPU clocks) are logged with a stamp of 0:
+ * untimed, never judged (docs/anatomy.md). */
+#define CP_ANATOMY_TSC_CLOCKS 0x893
 #define CP_PB_AN_LOG 688	/* {site key, rdtsc, clock, 2 callers} a read */
 #define CP_PB_AN_ENTRY_WORDS 5
 #define CP_PB_AN_CALLERS 2

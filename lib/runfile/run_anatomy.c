@@ -107,12 +107,13 @@ json_t *cp_run_anatomy_build(const struct cp_anatomy *a)
 
 	for (size_t i = 0; i < a->nreads; i++)
 		json_array_append_new(reads, build_read(i, &a->reads[i]));
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f, s:b, s:o, s:o, s:o, s:I, s:o, "
-			 "s:f}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:f, s:b, s:o, s:o, s:o, s:I, "
+			 "s:o, s:f}",
 			 "sample_size", (json_int_t)a->sample_size, "sampled_requests",
 			 (json_int_t)a->sampled_requests, "truncated_requests",
 			 (json_int_t)a->truncated_requests, "outside_burst_requests",
-			 (json_int_t)a->outside_burst_requests, "requests", (json_int_t)a->requests,
+			 (json_int_t)a->outside_burst_requests, "untimed_requests",
+			 (json_int_t)a->untimed_requests, "requests", (json_int_t)a->requests,
 			 "every_request", a->every_request, "reuse_gap_ns",
 			 (json_int_t)a->reuse_gap_ns, "reuse_share", a->reuse_share, "judged",
 			 a->judged, "not_judged_because",
@@ -175,6 +176,7 @@ int cp_run_anatomy_validate(const json_t *doc, const char *what, struct cp_error
 {
 	static const char *const counts[] = { "sampled_requests", "truncated_requests", "requests",
 					      "other_requests" };
+	static const char *const optional[] = { "outside_burst_requests", "untimed_requests" };
 	const json_t *a = json_object_get(doc, "anatomy"), *u;
 	const json_t *reads = json_object_get(a, "reads"),
 		     *reusable = json_object_get(a, "reusable");
@@ -193,10 +195,9 @@ int cp_run_anatomy_validate(const json_t *doc, const char *what, struct cp_error
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		if (!index_ok(a, counts[i], INT64_MAX))
 			return bad(err, what, counts[i], (size_t)-1, "is not a whole number");
-	if (json_object_get(a, "outside_burst_requests") && /* since bursts */
-	    !index_ok(a, "outside_burst_requests", INT64_MAX))
-		return bad(err, what, "outside_burst_requests", (size_t)-1,
-			   "is not a whole number");
+	for (i = 0; i < 2; i++) /* added since: optional */
+		if (json_object_get(a, optional[i]) && !index_ok(a, optional[i], INT64_MAX))
+			return bad(err, what, optional[i], (size_t)-1, "is not a whole number");
 	json_array_foreach(reusable, i, u)
 		if (check_reuse(u, i, (json_int_t)json_array_size(reads), what, err))
 			return -1;

@@ -400,3 +400,56 @@ def test_go_reads_on_goroutines_judged_by_construction(ctx):
                    ("CLOCK_REALTIME", "CLOCK_REALTIME", "main.readNow")], anatomy["reusable"]
     assert anatomy["shapes"][0]["share"] >= 0.5, anatomy["shapes"]
     assert [len(s["steps"]) for s in anatomy["shapes"][:1]] == [4], anatomy["shapes"]
+
+
+def test_a_thread_that_made_rdtsc_fault_lives(ctx):
+    """A thread may make rdtsc fault (PR_SET_TSC, PR_TSC_SIGSEGV); the
+    program itself then takes none: it reads time() and the coarse clock,
+    which the vDSO serves without it. The anatomy's code takes no rdtsc
+    it does not: not at the boundary, not at those reads (logged with no
+    stamp, never judged). Under run and attach the target lives and its
+    reads are counted. Failed before (SIGSEGV, with or without reads)."""
+    for mode in ("read", "none"):
+        out = os.path.join(ctx.tmp, f"anatomy-notsc-{mode}.json")
+        opts = ["-q", "-e", "none", "--mechanism", "patch", "--anatomy", "-r",
+                "func:handle_request", "-o", out]
+        proc = ctx.run("run", *opts, "--", ctx.target("notsc_target"), mode, 300)
+        assert proc.returncode == 0, (mode, proc.returncode, proc.stderr)
+        run = ctx.load_json(out)
+        assert run["request"]["count"] == 299, run["request"]
+        assert run["clock_reads"]["in_requests"] == (2 * 299 if mode == "read" else 0), (
+            run["clock_reads"])
+        if mode == "read":
+            assert run["anatomy"]["untimed_requests"] > 0, run["anatomy"]
+            assert run["anatomy"]["reusable"] == [], run["anatomy"]
+    target = subprocess.Popen([ctx.target("notsc_target"), "read", "0"], stdout=subprocess.PIPE)
+    try:
+        assert target.stdout.readline() == b"ready\n"
+        out = os.path.join(ctx.tmp, "anatomy-notsc-attach.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "--mechanism", "patch", "--anatomy", "-r",
+                       "func:handle_request", "-d", "1", "-o", out, target.pid)
+        assert proc.returncode == 0, proc.stderr
+        assert target.poll() is None, f"the target died: {target.returncode}"
+        time.sleep(0.2)  # past the detach: still alive
+        assert target.poll() is None, f"the target died: {target.returncode}"
+    finally:
+        target.kill()
+        target.wait(timeout=30)
+
+
+def test_a_clocksource_the_vdso_reads_without_rdtsc_collects_nothing(ctx):
+    """Where the host's clocksource is not read with rdtsc by the vDSO
+    (hpet, acpi_pm: the vDSO falls back to the syscall), a read of any
+    clock takes no rdtsc, so the log may take none: nothing is collected
+    and the run says why (the clocksource named by a test hook)."""
+    source = os.path.join(ctx.tmp, "clocksource")
+    with open(source, "w") as f:
+        f.write("hpet\n")
+    out = os.path.join(ctx.tmp, "anatomy-hpet.json")
+    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", "patch", "--anatomy", "-r",
+                   "func:handle_request", "-o", out, "--", ctx.target("notsc_target"), "read",
+                   100, env=dict(os.environ, CLOCKPROF_TEST_CLOCKSOURCE=source))
+    assert proc.returncode == 0, proc.stderr
+    anatomy = ctx.load_json(out)["anatomy"]
+    assert not anatomy["judged"] and anatomy["sampled_requests"] == 0, anatomy
+    assert "clocksource (hpet) is not read with rdtsc" in anatomy["not_judged_because"], anatomy

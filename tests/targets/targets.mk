@@ -301,3 +301,9 @@ test-targets: $(T)/targets/anatomy_target
 $(T)/targets/anatomy_target: tests/targets/anatomy_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# --anatomy on a thread that made rdtsc fault (PR_SET_TSC).
+test-targets: $(T)/targets/notsc_target
+$(T)/targets/notsc_target: tests/targets/notsc_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

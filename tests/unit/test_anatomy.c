@@ -292,6 +292,37 @@ TEST(anatomy_other_clock_not_reusable)
 	cp_anatomy_free(&a);
 }
 
+/* Reads the log stamps no time for (time(), the coarse clocks: their
+ * vDSO path takes no rdtsc, so neither does the log) are never judged:
+ * two time() reads back to back, and two CLOCK_MONOTONIC_COARSE reads,
+ * are not reusable; two CLOCK_MONOTONIC reads beside them are. */
+TEST(anatomy_untimed_reads_never_judged)
+{
+	static const int32_t clocks[] = { CP_ANATOMY_CLOCK_TIME, CLOCK_MONOTONIC_COARSE,
+					  CLOCK_MONOTONIC };
+	static const uint32_t want[][2] = { { 5, 4 } };
+	struct cp_anatomy_samples s;
+	struct cp_anatomy a;
+
+	samples_init(&s);
+	for (uint32_t k = 0; k < 6; k++)
+		add_read(&s, 0x1000 + 0x100 * k, clocks[k / 2], 0);
+	for (uint64_t i = 0; i < 3; i++) {
+		struct cp_anatomy_request *r = add_request(&s, 7);
+
+		for (uint32_t k = 0; k < 6; k++)
+			rd(r, 10000 * i + 10 * k, k);
+	}
+	CHECK_INT(judge(&s, &a), 0);
+	CHECK(a.judged);
+	CHECK(reusable_is(&a, want, 1));
+	CHECK(!cp_anatomy_clock_timed(CP_ANATOMY_CLOCK_TIME));
+	CHECK(!cp_anatomy_clock_timed(CLOCK_MONOTONIC_COARSE));
+	CHECK(cp_anatomy_clock_timed(CP_ANATOMY_CLOCK_GETTIMEOFDAY));
+	CHECK(cp_anatomy_clock_timed(CLOCK_BOOTTIME));
+	cp_anatomy_free(&a);
+}
+
 /* E is the latest earlier read of the clock: the third read reuses the
  * second (after the syscall), not the first. */
 TEST(anatomy_reuses_the_latest_earlier_read)

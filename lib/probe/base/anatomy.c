@@ -125,6 +125,7 @@ int cp_anatomy_judge(const struct cp_anatomy_samples *in, uint64_t reuse_gap_ns,
 	}
 	out->sampled_requests = n;
 	out->outside_burst_requests = in->outside_burst;
+	out->untimed_requests = in->untimed;
 	out->every_request = n && !out->truncated_requests && n == in->requests_seen;
 	judge_or_say(in, out);
 	rc = cp_anatomy_shapes(in, whole, n, out);

@@ -9,6 +9,13 @@
 
 #include "anatomy_parts.h"
 #include "grow.h"
+#include "patch_layout.h"
+
+bool cp_anatomy_clock_timed(int32_t clock)
+{
+	return clock == CP_ANATOMY_CLOCK_GETTIMEOFDAY ||
+	       (clock >= 0 && clock < 32 && (((unsigned)CP_ANATOMY_TSC_CLOCKS >> clock) & 1u));
+}
 
 /* One (E, R) pair over the sample. */
 struct pair {
@@ -88,11 +95,15 @@ static struct latest *latest_of(struct walk *w, int32_t clock)
  * in request req: paired with the clock's latest read, then the latest. */
 static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev, uint64_t barrier)
 {
-	struct latest *l = latest_of(w, w->in->reads[ev->what].clock);
+	struct latest *l;
 	struct pair *p;
 	uint64_t gap;
 
-	if (!l)
+	/* an untimed read (its clock's vDSO path takes no rdtsc, nor does
+	 * the log) has no gap to judge: it neither reuses nor is reused */
+	if (!cp_anatomy_clock_timed(w->in->reads[ev->what].clock))
+		return 0;
+	if (!(l = latest_of(w, w->in->reads[ev->what].clock)))
 		return -1;
 	if (l->id != UINT32_MAX) {
 		gap = ev->t_ns >= l->t ? ev->t_ns - l->t : 0;

@@ -71,6 +71,7 @@ struct cp_anatomy_collect {
 	uint64_t burst_at_ns; /* CLOCK_MONOTONIC: the last burst's start */
 	unsigned burst_ms, period_ms;
 	uint64_t outside_burst;	    /* logs not within one burst: dropped */
+	uint64_t untimed;	    /* logs with no time-stamped read: dropped */
 	struct cp_session *session; /* traps: its programs are the bursts' */
 };
 
@@ -93,6 +94,31 @@ static void calibrate(uint64_t *tsc, uint64_t *ns)
 			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 		}
 	}
+}
+
+bool cp_anatomy_clocksource_takes_rdtsc(char *why, size_t size)
+{
+	static const char *const by_tsc[] = { "tsc", "kvm-clock", "hyperv_clocksource_tsc_page" };
+	const char *path = getenv("CLOCKPROF_TEST_CLOCKSOURCE");
+	char name[64] = "";
+	FILE *f;
+
+	if (!path || !*path)
+		path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+	if ((f = fopen(path, "r"))) {
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+	}
+	name[strcspn(name, "\n")] = 0;
+	for (size_t i = 0; i < sizeof(by_tsc) / sizeof(by_tsc[0]); i++)
+		if (!strcmp(name, by_tsc[i]))
+			return true;
+	snprintf(why, size,
+		 "the host's clocksource (%s) is not read with rdtsc by the vDSO: --anatomy "
+		 "takes its times with rdtsc, which a thread may have made fault",
+		 name[0] ? name : "unknown");
+	return false;
 }
 
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc)
@@ -290,15 +316,30 @@ static void learn_stacks(struct cp_anatomy_collect *c, const uint32_t *slots, si
 	free(maps);
 }
 
+/* A log's span: its first and last time-stamped read's rdtsc (a boundary
+ * takes none, nor a read whose vDSO path takes none: patch_layout.h's
+ * CP_ANATOMY_TSC_CLOCKS); false when no read of it was stamped. */
+static bool stamped_span(struct cp_anatomy_raw *r)
+{
+	r->start_tsc = r->end_tsc = 0;
+	for (size_t i = 0; i < r->nentries; i++) {
+		if (!r->entries[i].tsc)
+			continue;
+		if (!r->start_tsc)
+			r->start_tsc = r->entries[i].tsc;
+		r->end_tsc = r->entries[i].tsc;
+	}
+	return r->start_tsc != 0;
+}
+
 /* Slot s's finished log (head: its words from AN_FIRST) read and
- * freed for the next request; kept unless it began before the window. */
+ * freed for the next request; kept unless it began before the window,
+ * or no read of it was time-stamped (counted: untimed). */
 static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t *head)
 {
 	struct cp_anatomy_raw r = { .slot = s,
 				    .seq = head[H(CP_PB_AN_SEQ)],
 				    .tid = head[H(CP_PB_AN_TID)],
-				    .start_tsc = head[H(CP_PB_AN_START)],
-				    .end_tsc = head[H(CP_PB_AN_END)],
 				    .n = head[H(CP_PB_AN_N)],
 				    .stack_known = head[H(CP_PB_AN_STACK_TID)] ==
 						   head[H(CP_PB_AN_TID)] };
@@ -320,6 +361,11 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 		return;
 	}
 	cp_proc_mem_write(c->pid, block_word(c->table, s, CP_PB_AN_STATE), &zero, 8);
+	if (!stamped_span(&r)) {
+		c->untimed++;
+		raw_free(&r);
+		return;
+	}
 	if (r.start_tsc < c->cal.tsc[0] || r.end_tsc < r.start_tsc) {
 		raw_free(&r);
 		return;
@@ -726,6 +772,26 @@ static long read_index(struct cp_anatomy_samples *s, const struct cp_anatomy_log
 	return (long)s->nreads++;
 }
 
+/* Entry i's time: its stamp's; an untimed read's (stamp 0: its clock's
+ * vDSO path takes no rdtsc) is placed in log order, 1 ns past the
+ * stamped read before it (or before the first stamped one), never judged
+ * (the rule's cp_anatomy_clock_timed). */
+static uint64_t untimed_at(const struct cp_anatomy_raw *raw, size_t i,
+			   const struct cp_anatomy_calibration *cal)
+{
+	size_t j = i, before = 0;
+
+	if (raw->entries[i].tsc)
+		return cp_anatomy_tsc_ns(cal, raw->entries[i].tsc);
+	while (j > 0 && !raw->entries[j - 1].tsc)
+		j--;
+	if (j > 0)
+		return cp_anatomy_tsc_ns(cal, raw->entries[j - 1].tsc) + (i - j + 1);
+	while (j < raw->nentries && !raw->entries[j].tsc)
+		j++, before++;
+	return cp_anatomy_tsc_ns(cal, raw->start_tsc) - (before - i);
+}
+
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r)
 {
@@ -736,19 +802,19 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 	if (!ev)
 		return -1;
 	for (size_t i = 0; i < raw->nentries; i++) {
-		/* a read outside the request's span (a signal handler's, run
-		 * after its close took the end's rdtsc, before it closed the
-		 * log) is not the request's */
-		if (raw->entries[i].tsc < raw->start_tsc || raw->entries[i].tsc > raw->end_tsc)
-			continue;
-		long read = read_index(s, &raw->entries[i]);
+		const struct cp_anatomy_log_entry *e = &raw->entries[i];
+		long read;
 
-		if (read < 0) {
+		/* a stamped read outside the request's span is not the
+		 * request's (none can be: the span is its stamps') */
+		if (e->tsc && (e->tsc < raw->start_tsc || e->tsc > raw->end_tsc))
+			continue;
+		if ((read = read_index(s, e)) < 0) {
 			free(ev);
 			return -1;
 		}
-		ev[k++] = (struct cp_anatomy_event){ cp_anatomy_tsc_ns(cal, raw->entries[i].tsc),
-						     CP_ANATOMY_READ, (uint32_t)read };
+		ev[k++] = (struct cp_anatomy_event){ untimed_at(raw, i, cal), CP_ANATOMY_READ,
+						     (uint32_t)read };
 	}
 	for (size_t i = 0; i < raw->nrecs; i++)
 		ev[k++] = (struct cp_anatomy_event){ raw->recs[i].t_ns,
@@ -765,6 +831,12 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 					  .start_ns = cp_anatomy_tsc_ns(cal, raw->start_tsc),
 					  .end_ns = cp_anatomy_tsc_ns(cal, raw->end_tsc),
 					  .truncated = raw->n > raw->nentries };
+	/* the span is the stamped reads' (a boundary takes no stamp): its
+	 * syscalls and switches before the first and after the last widen it */
+	if (k && ev[0].t_ns < r->start_ns)
+		r->start_ns = ev[0].t_ns;
+	if (k && ev[k - 1].t_ns > r->end_ns)
+		r->end_ns = ev[k - 1].t_ns;
 	return 0;
 }
 
@@ -818,10 +890,10 @@ static void dump(const struct cp_anatomy_samples *s)
 	if (!f)
 		return;
 	fprintf(f,
-		"{\"requests_seen\": %llu, \"outside_burst\": %llu, \"gaps_exact\": %s, "
-		"\"reads\": [",
+		"{\"requests_seen\": %llu, \"outside_burst\": %llu, \"untimed\": %llu, "
+		"\"gaps_exact\": %s, \"reads\": [",
 		(unsigned long long)s->requests_seen, (unsigned long long)s->outside_burst,
-		s->gaps_exact ? "true" : "false");
+		(unsigned long long)s->untimed, s->gaps_exact ? "true" : "false");
 	for (size_t i = 0; i < s->nreads; i++)
 		fprintf(f,
 			"%s{\"pc\": %llu, \"via\": %u, \"entry\": %u, \"clock\": %d, "
@@ -870,6 +942,7 @@ void cp_anatomy_collect_stop(struct cp_anatomy_collect *c, uint64_t requests_see
 		memset(out, 0, sizeof(*out));
 		out->requests_seen = requests_seen;
 		out->outside_burst = c->outside_burst;
+		out->untimed = c->untimed;
 		out->gaps_exact = c->skel != NULL && !c->traps;
 		snprintf(
 			out->why_not_exact, sizeof(out->why_not_exact), "%s",

@@ -328,6 +328,11 @@ static void anatomy_open(struct run *r, const struct cp_profile_options *o, stru
 			 cp_mechanism_name(p->mechanism));
 		return;
 	}
+	if (!cp_anatomy_clocksource_takes_rdtsc(p->anatomy_samples.why_not_exact,
+						sizeof(p->anatomy_samples.why_not_exact))) {
+		p->anatomy_samples.gaps_exact = false;
+		return;
+	}
 	if (cp_anatomy_collect_start(&r->anatomy, r->cfg.pid, table, p->anatomy.sample_size,
 				     &r->cfg.pidns, &err))
 		cp_profile_warn(p, "%s", err.msg);

@@ -73,6 +73,7 @@ struct cp_anatomy_samples {
 					 * population sampled from */
 	uint64_t outside_burst;	 /* logs dropped: not within one burst
 					 * (anatomy_collect.h) */
+	uint64_t untimed;	 /* logs dropped: no read time-stamped */
 	bool gaps_exact;	 /* false where a trap stands in every gap
 					 * (uprobes): no read is judged reusable */
 	char why_not_exact[256]; /* "" when exact */
@@ -151,6 +152,8 @@ struct cp_anatomy {
 	uint64_t truncated_requests;
 	uint64_t outside_burst_requests; /* logged, not within one burst:
 						 * dropped (docs/anatomy.md) */
+	uint64_t untimed_requests;	 /* logged with no read time-stamped
+					  * (time(), coarse clocks): dropped */
 	uint64_t requests;		 /* complete requests in the window */
 	bool every_request;		 /* every one of them sampled whole */
 	uint64_t reuse_gap_ns;		 /* --reuse-gap */
@@ -183,6 +186,10 @@ void cp_anatomy_free(struct cp_anatomy *a);
 /* A read's clock as run.json names it: "CLOCK_MONOTONIC", ...,
  * "gettimeofday", "time", or "clock N" for another id; in buf. */
 const char *cp_anatomy_clock_name(int32_t clock, char *buf, size_t size);
+/* Whether a read of clock is time-stamped in the log: its vDSO path
+ * takes rdtsc itself (CP_ANATOMY_TSC_CLOCKS, gettimeofday). The rest are
+ * placed in order but never judged reusable. */
+bool cp_anatomy_clock_timed(int32_t clock);
 /* A syscall's name ("read"), or NULL for a number not known. */
 const char *cp_anatomy_syscall_name(int32_t nr);
 

@@ -26,12 +26,8 @@ cp_anatomy_close_start:
 	je	.Lan_open
 	dec	qword ptr [rsi + CP_PB_AN_SKIP * 8]
 	jmp	.Lout
-.Lan_close:
-	rdtsc
-	shl	rdx, 32
-	or	rax, rdx
-	mov	[rsi + CP_PB_AN_END * 8], rax
-	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 2
+.Lan_close:				/* no rdtsc: a boundary is no clock */
+	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 2	/* read (CP_ANATOMY_TSC_CLOCKS) */
 	jmp	.Lout
 .Lan_open:				/* only in a burst (CP_PB0_AN_ON: the */
 	cmp	qword ptr [r9 + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_ON * 8], 0
@@ -49,10 +45,6 @@ cp_anatomy_close_start:
 	lea	rcx, [rsp + 64 + 8 + 128 + 8]
 	mov	[rsi + CP_PB_AN_TOP * 8], rcx
 	inc	qword ptr [rsi + CP_PB_AN_SEQ * 8]
-	rdtsc
-	shl	rdx, 32
-	or	rax, rdx
-	mov	[rsi + CP_PB_AN_START * 8], rax
 	mov	qword ptr [rsi + CP_PB_AN_STATE * 8], 1	/* last: the log opens */
 	jmp	.Lout
 

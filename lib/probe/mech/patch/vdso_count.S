@@ -467,10 +467,19 @@ cp_vdso_count_start:
 	mov	r8, [r8]
 1:	mov	[rcx + 24 + \i * 8], r10
 	.endr
-	rdtsc
+	mov	rax, [rcx + 16]		/* the clock: stamped only where the */
+	cmp	rax, -1			/* vDSO's own path takes rdtsc, */
+	je	4f			/* gettimeofday's and */
+	xor	edx, edx
+	cmp	rax, 11			/* CP_ANATOMY_TSC_CLOCKS' (unsigned: */
+	ja	5f			/* time's -2, CPU clocks' below 0) */
+	mov	r10d, CP_ANATOMY_TSC_CLOCKS
+	bt	r10d, eax
+	jnc	5f			/* else 0: untimed */
+4:	rdtsc
 	shl	rdx, 32
-	or	rax, rdx
-	mov	[rcx + 8], rax
+	or	rdx, rax
+5:	mov	[rcx + 8], rdx
 2:	ret
 
 /* The offset of a thread's tid from its thread pointer, as the close's
