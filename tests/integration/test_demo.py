@@ -50,6 +50,22 @@ def readme_block():
     return block.split("\n", 1)[1]  # past the fence's language tag
 
 
+EXCERPT = "<!-- excerpt of the make demo output below, kept in step by " \
+    "tests/integration/test_demo.py -->"
+
+
+def test_readme_excerpt_is_of_the_capture(ctx):
+    """The README's first screen shows the demo's could-reuse list: each
+    of its lines is a line of the capture below it, word for word."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    assert EXCERPT in text and text.index(EXCERPT) < text.index(MARK), "no excerpt above"
+    excerpt = text.split(EXCERPT, 1)[1].split("```", 2)[1].split("\n", 1)[1]
+    capture = readme_block().splitlines()
+    lines = [line for line in excerpt.splitlines() if line.strip()]
+    assert lines and lines[0].startswith("could reuse ("), lines
+    assert all(line in capture for line in lines), lines
+
+
 def run_demo(ctx):
     out = os.path.join(ctx.tmp, "demo")
     proc = subprocess.run(["sh", os.path.join(ROOT, "tests", "demo.sh"), ctx.clockprof,
