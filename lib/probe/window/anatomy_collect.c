@@ -96,31 +96,6 @@ static void calibrate(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
-bool cp_anatomy_clocksource_takes_rdtsc(char *why, size_t size)
-{
-	static const char *const by_tsc[] = { "tsc", "kvm-clock", "hyperv_clocksource_tsc_page" };
-	const char *path = getenv("CLOCKPROF_TEST_CLOCKSOURCE");
-	char name[64] = "";
-	FILE *f;
-
-	if (!path || !*path)
-		path = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
-	if ((f = fopen(path, "r"))) {
-		if (!fgets(name, sizeof(name), f))
-			name[0] = 0;
-		fclose(f);
-	}
-	name[strcspn(name, "\n")] = 0;
-	for (size_t i = 0; i < sizeof(by_tsc) / sizeof(by_tsc[0]); i++)
-		if (!strcmp(name, by_tsc[i]))
-			return true;
-	snprintf(why, size,
-		 "the host's clocksource (%s) is not read with rdtsc by the vDSO: --anatomy "
-		 "takes its times with rdtsc, which a thread may have made fault",
-		 name[0] ? name : "unknown");
-	return false;
-}
-
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc)
 {
 	long double span = (long double)(c->tsc[1] - c->tsc[0]);

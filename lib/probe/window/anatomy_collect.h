@@ -84,12 +84,6 @@ struct cp_anatomy_burst {
 };
 bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start, uint64_t end);
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc);
-/* Whether the host's clocksource is one the vDSO reads with rdtsc (tsc,
- * kvm-clock, Hyper-V's TSC page): only then does the log's rdtsc at a
- * read of CP_ANATOMY_TSC_CLOCKS stand where the program takes one. Else
- * false, with why (nothing is collected: no time could be taken where the
- * program takes one). */
-bool cp_anatomy_clocksource_takes_rdtsc(char *why, size_t size);
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r);
 
