@@ -114,3 +114,31 @@ TEST(anatomy_merge_leaves_out_reads_outside_the_request_s_span)
 	free(r.events);
 	cp_anatomy_samples_free(&s);
 }
+
+/* Untimed reads (stamp 0: time(), the coarse clocks) keep their place in
+ * the log's order, 1 ns past the read before them, or just before the
+ * first stamped one. */
+TEST(anatomy_merge_places_untimed_reads_in_log_order)
+{
+	struct cp_anatomy_calibration cal = { { 0, 1000000 }, { 0, 1000000 } };
+	struct cp_anatomy_log_entry e[4] = {
+		{ KEY(0x401000), 0, -2, { 0, 0 } },
+		{ KEY(0x402000), 100, 1, { 0, 0 } },
+		{ KEY(0x403000), 0, -2, { 0, 0 } },
+		{ KEY(0x404000), 900, 1, { 0, 0 } },
+	};
+	struct cp_anatomy_raw raw = {
+		.start_tsc = 100, .end_tsc = 900, .n = 4, .entries = e, .nentries = 4
+	};
+	struct cp_anatomy_samples s = { 0 };
+	struct cp_anatomy_request r;
+
+	CHECK(cp_anatomy_merge(&raw, &cal, 99, &s, &r) == 0);
+	CHECK(r.nevents == 4 && s.nreads == 4);
+	CHECK(r.events[0].t_ns == 99 && r.events[0].what == 0);
+	CHECK(r.events[1].t_ns == 100 && r.events[1].what == 1);
+	CHECK(r.events[2].t_ns == 101 && r.events[2].what == 2);
+	CHECK(r.events[3].t_ns == 900 && r.events[3].what == 3);
+	free(r.events);
+	cp_anatomy_samples_free(&s);
+}

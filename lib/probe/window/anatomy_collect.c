@@ -747,24 +747,14 @@ static long read_index(struct cp_anatomy_samples *s, const struct cp_anatomy_log
 	return (long)s->nreads++;
 }
 
-/* Entry i's time: its stamp's; an untimed read's (stamp 0: its clock's
- * vDSO path takes no rdtsc) is placed in log order, 1 ns past the
- * stamped read before it (or before the first stamped one), never judged
- * (the rule's cp_anatomy_clock_timed). */
-static uint64_t untimed_at(const struct cp_anatomy_raw *raw, size_t i,
-			   const struct cp_anatomy_calibration *cal)
+/* The untimed reads (stamp 0) a log holds before its first stamped one. */
+static size_t untimed_before_the_first_stamp(const struct cp_anatomy_raw *raw)
 {
-	size_t j = i, before = 0;
+	size_t j = 0;
 
-	if (raw->entries[i].tsc)
-		return cp_anatomy_tsc_ns(cal, raw->entries[i].tsc);
-	while (j > 0 && !raw->entries[j - 1].tsc)
-		j--;
-	if (j > 0)
-		return cp_anatomy_tsc_ns(cal, raw->entries[j - 1].tsc) + (i - j + 1);
 	while (j < raw->nentries && !raw->entries[j].tsc)
-		j++, before++;
-	return cp_anatomy_tsc_ns(cal, raw->start_tsc) - (before - i);
+		j++;
+	return j;
 }
 
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
@@ -772,6 +762,8 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 {
 	size_t n = raw->nentries + raw->nrecs, k = 0;
 	struct cp_anatomy_event *ev = calloc(n ? n : 1, sizeof(*ev));
+	uint64_t at = cp_anatomy_tsc_ns(cal, raw->start_tsc) - untimed_before_the_first_stamp(raw) -
+		      1;
 
 	memset(r, 0, sizeof(*r));
 	if (!ev)
@@ -788,8 +780,11 @@ int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_c
 			free(ev);
 			return -1;
 		}
-		ev[k++] = (struct cp_anatomy_event){ untimed_at(raw, i, cal), CP_ANATOMY_READ,
-						     (uint32_t)read };
+		/* an untimed read (stamp 0: its clock's vDSO path takes no
+		 * rdtsc) keeps its place in log order, 1 ns past the read
+		 * before it; it is never judged (cp_anatomy_clock_timed) */
+		at = e->tsc ? cp_anatomy_tsc_ns(cal, e->tsc) : at + 1;
+		ev[k++] = (struct cp_anatomy_event){ at, CP_ANATOMY_READ, (uint32_t)read };
 	}
 	for (size_t i = 0; i < raw->nrecs; i++)
 		ev[k++] = (struct cp_anatomy_event){ raw->recs[i].t_ns,
