@@ -83,8 +83,13 @@ struct cp_anatomy_burst {
 	uint64_t on, off;
 };
 bool cp_anatomy_in_burst(const struct cp_anatomy_burst *b, size_t n, uint64_t start, uint64_t end);
+/* One calibration point (anatomy_merge.c), and a TSC put on
+ * CLOCK_MONOTONIC between two. */
+void cp_anatomy_calibrate(uint64_t *tsc, uint64_t *ns);
 uint64_t cp_anatomy_tsc_ns(const struct cp_anatomy_calibration *c, uint64_t tsc);
 int cp_anatomy_merge(const struct cp_anatomy_raw *raw, const struct cp_anatomy_calibration *cal,
 		     pid_t pid, struct cp_anatomy_samples *s, struct cp_anatomy_request *r);
+/* Tests only: CLOCKPROF_TEST_ANATOMY_DUMP=FILE gets s as JSON. */
+void cp_anatomy_samples_dump(const struct cp_anatomy_samples *s);
 
 #endif
