@@ -14,6 +14,10 @@ literal ('"') opens no string.
 
 It first proves itself on generated lines: 100 columns pass, 101 fail, a
 tab counts 8, a long string is let through and a long comment is not.
+And no .c file of the product (cmd/, lib/, probes/) holds more than 800
+lines: past that a file holds several ideas (issue 44), and the one that
+grew is split by idea, as anatomy_merge.c was from anatomy_collect.c.
+
 Prints "lines: N passed, N failed"."""
 import os
 import subprocess
@@ -22,6 +26,8 @@ import sys
 from check_report import report
 
 LIMIT = 100
+FILE_LIMIT = 800
+PRODUCT = ("cmd/", "lib/", "probes/")
 DIRS = ("cmd", "lib", "probes", "tests")
 EXTENSIONS = (".c", ".h", ".S", ".inc")
 
@@ -83,7 +89,16 @@ def check(root):
             text = f.read()
         for number, width in wide_lines(text):
             problems.append(f"{rel}:{number}: {width} columns (at most {LIMIT}): wrap it")
+        if too_long(rel, text):
+            problems.append(f"{rel}: {len(text.splitlines())} lines (at most {FILE_LIMIT} "
+                            "in a .c of the product): split it by idea")
     return len(files), problems
+
+
+def too_long(rel, text):
+    """Whether rel is a .c of the product over FILE_LIMIT lines."""
+    return (rel.startswith(PRODUCT) and rel.endswith(".c")
+            and len(text.splitlines()) > FILE_LIMIT)
 
 
 def self_test():
@@ -103,6 +118,12 @@ def self_test():
         ("an escaped quote ends no string", call + '"\\"' + "m" * 120 + '", n);', 0),
     ]
     wrong = []
+    for rel, lines, expected in (("lib/a.c", FILE_LIMIT, False),
+                                 ("lib/a.c", FILE_LIMIT + 1, True),
+                                 ("lib/a.h", FILE_LIMIT + 1, False),
+                                 ("tests/unit/a.c", FILE_LIMIT + 1, False)):
+        if too_long(rel, "x;\n" * lines) != expected:
+            wrong.append(f"self-test: {rel} of {lines} lines judged {not expected}")
     for what, text, expected in cases:
         found = wide_lines(text)
         if len(found) != expected:
@@ -115,7 +136,8 @@ def main():
     wrong = self_test()
     files, problems = check(root)
     failures = wrong + problems
-    return report("lines", f"{files} files, no line over {LIMIT} columns but for a string",
+    return report("lines", f"{files} files, no line over {LIMIT} columns but for a string, "
+                  f"no .c of the product over {FILE_LIMIT} lines",
                   failures, 0 if failures else 1)
 
 
