@@ -427,8 +427,8 @@ cp_vdso_count_start:
 			   CP_PB_AN_STATE * 8], 1
 	jne	2f
 	lea	r9, [r9 + CP_PATCH_BLOCKS_OFF + CP_PATCH_BLOCK - CP_PATCH_SITES_OFF * 16]
-	mov	rcx, [r9 + CP_PB_AN_N * 8]
-	inc	qword ptr [r9 + CP_PB_AN_N * 8]	/* the thread's own: no lock */
+	mov	ecx, 1			/* the entry's index, taken and raised */
+	xadd	[r9 + CP_PB_AN_N * 8], rcx	/* at once: a handler's read shares none */
 	cmp	rcx, CP_PB_AN_ENTRIES
 	jae	2f
 	lea	rcx, [rcx + rcx * 4]	/* x CP_PB_AN_ENTRY_WORDS */
