@@ -15,21 +15,24 @@
 /* The most processes one attach counts (each is patched on its own). */
 #define MAX_PROCESSES 1024
 
+/* Several processes are counted by the vDSO patch only (each in its own
+ * copy: CP_MECH_FOLLOWS_FORKS), as each way of naming them says. */
+#define PATCH_ONLY "the vDSO patch only"
+
 /* An option table: each option's fields on the rows they were written
  * in (clang-format would give every field a line of its own). */
 /* clang-format off */
 static const struct cp_option options[] = {
 	{ .id = 'p', .short_name = 'p', .long_name = "pid", .value = "PID[,PID...]",
 	  .help = "the process to profile (the same as giving PID as the operand); a "
-	  "comma-separated list counts each, the first as the target (the vDSO patch only)",
+	  "comma-separated list counts each, the first as the target (" PATCH_ONLY ")",
 	  .complete = CP_COMPLETE_PID },
-	{ .id = PC_OPT_TREE, .long_name = "tree",
-	  .help = "PID and every process descended from it, present and future (the vDSO "
-	  "patch only)" },
+	CP_OPTION_FLAG(PC_OPT_TREE, "tree",
+	  "PID and every process descended from it, present and future (" PATCH_ONLY ")"),
 	{ .id = PC_OPT_CGROUP, .long_name = "cgroup", .value = "PATH",
 	  .help = "every process of a cgroup v2, present and future (those its processes "
-	  "fork): a path under /sys/fs/cgroup, or a systemd unit (nginx.service); the vDSO "
-	  "patch only" },
+	  "fork): a path under /sys/fs/cgroup, or a systemd unit (nginx.service); "
+	  PATCH_ONLY },
 	PROFILE_WINDOW_OPTIONS,
 	PROFILE_OUTPUT_OPTIONS,
 	PROFILE_METRICS_OPTIONS,

@@ -40,39 +40,33 @@ static const struct cp_option options[] = {
 	{ .id = OPT_HEAD, .long_name = "head", .value = "FILE...",
 	  .help = "head run files: FILE and the files after it",
 	  .complete = CP_COMPLETE_FILE, .repeatable = 1 },
-	{ .id = OPT_BOUNDS, .long_name = "bounds", .value = "FILE",
-	  .help = "bounds file: 'GLOB +N%' or 'GLOB +N' per "
+	CP_OPTION_FILE(OPT_BOUNDS, "bounds", "FILE",
+	  "bounds file: 'GLOB +N%' or 'GLOB +N' per "
 	  "line (-N%/-N: an improvement required; 'removed-ok GLOB': may vanish), "
 	  "first match wins, # comments; without it exact measures allow "
 	  CP_BOUND_DEFAULT_EXACT " and sampled measures " CP_BOUND_DEFAULT_SAMPLED
 	  ", both at least " CP_BOUND_DEFAULT_FLOOR " where the base median is "
-	  "below 1 or an exact measure varies",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
-	  .help = "write verdict.json (clockprof.verdict/1); - for "
-	  "stdout (the table then goes to stderr)",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = OPT_MARKDOWN, .long_name = "markdown", .value = "FILE",
-	  .help = "write a markdown summary; with --markdown or --github it "
-	  "is also appended to $GITHUB_STEP_SUMMARY when that is set",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = OPT_HTML, .long_name = "html", .value = "FILE",
-	  .help = "write the HTML report of the comparison",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = OPT_GITHUB, .long_name = "github",
-	  .help = "print GitHub Actions annotations for regressions (and "
-	  "append the markdown summary to $GITHUB_STEP_SUMMARY when set)" },
+	  "below 1 or an exact measure varies"),
+	CP_OPTION_OUTPUT("write verdict.json (clockprof.verdict/1); - for "
+	  "stdout (the table then goes to stderr)"),
+	CP_OPTION_FILE(OPT_MARKDOWN, "markdown", "FILE",
+	  "write a markdown summary; with --markdown or --github it "
+	  "is also appended to $GITHUB_STEP_SUMMARY when that is set"),
+	CP_OPTION_FILE(OPT_HTML, "html", "FILE", "write the HTML report of the comparison"),
+	CP_OPTION_FLAG(OPT_GITHUB, "github",
+	  "print GitHub Actions annotations for regressions (and "
+	  "append the markdown summary to $GITHUB_STEP_SUMMARY when set)"),
 	{ .id = OPT_SOURCE_ROOT, .long_name = "source-root", .value = "DIR",
 	  .help = "the repository's root: the lines a regressed per-site measure "
 	  "gained are named relative to it (annotations' file=); default the "
 	  "current directory",
 	  .complete = CP_COMPLETE_DIR },
-	{ .id = OPT_FAIL_INCONCLUSIVE, .long_name = "fail-on-inconclusive",
-	  .help = "exit 1 when the verdict is inconclusive too" },
-	{ .id = OPT_ALLOW_MISMATCH, .long_name = "allow-mismatch",
-	  .help = "judge runs whose request boundary (-r, as resolved) or ops_source "
+	CP_OPTION_FLAG(OPT_FAIL_INCONCLUSIVE, "fail-on-inconclusive",
+	  "exit 1 when the verdict is inconclusive too"),
+	CP_OPTION_FLAG(OPT_ALLOW_MISMATCH, "allow-mismatch",
+	  "judge runs whose request boundary (-r, as resolved) or ops_source "
 	  "differ, when the change is meant (a warning says so); never runs of "
-	  "different mechanisms" },
+	  "different mechanisms"),
 	{ 0 },
 };
 /* clang-format on */

@@ -82,16 +82,16 @@ enum {
 	  "func: boundary is closed in the target, nothing traps, and they share the " \
 	  "window. Hardware and software events only: tracepoints " \
 	  "(sched:sched_switch) are not supported" }, \
-	{ .id = PC_OPT_PER_REQUEST_COUNTERS, .long_name = "per-request-counters", \
-	  .help = "one counter per request too (instructions:u, cycles:u or task-clock, " \
+	CP_OPTION_FLAG(PC_OPT_PER_REQUEST_COUNTERS, "per-request-counters", \
+	  "one counter per request too (instructions:u, cycles:u or task-clock, " \
 	  "the first that counts here), read at each boundary by a uprobe there (a trap " \
-	  "per request) in the counters' half of the window (needs -d and -r)" }, \
-	{ .id = PC_OPT_STACKS, .long_name = "stacks", \
-	  .help = "also record whole user stacks of clock reads" }, \
-	{ .id = PC_OPT_DEBUGINFOD, .long_name = "debuginfod", \
-	  .help = "after the window, ask the debuginfod servers of DEBUGINFOD_URLS " \
+	  "per request) in the counters' half of the window (needs -d and -r)"), \
+	CP_OPTION_FLAG(PC_OPT_STACKS, "stacks", \
+	  "also record whole user stacks of clock reads"), \
+	CP_OPTION_FLAG(PC_OPT_DEBUGINFOD, "debuginfod", \
+	  "after the window, ask the debuginfod servers of DEBUGINFOD_URLS " \
 	  "(libdw's client, 10 s at most) for the debug files of stripped files " \
-	  "whose call sites have no name; never asked without it" }, \
+	  "whose call sites have no name; never asked without it"), \
 	{ .id = PC_OPT_ANATOMY, .long_name = "anatomy", .value = "N", .optional = 1, \
 	  .help = "the anatomy of a request: for N requests spread over the window " \
 	  "(default " CP_ANATOMY_DEFAULT_TEXT "), their reads in order with the time, " \
@@ -106,25 +106,18 @@ enum {
 
 /* Where the results go: attach and run (ab names its files itself). */
 #define PROFILE_OUTPUT_OPTIONS \
-	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE", \
-	  .help = "write run.json (clockprof.run/1) to FILE; - for stdout (the summary " \
-	  "then goes to stderr, and so does a launched command's stdout)", \
-	  .complete = CP_COMPLETE_FILE }, \
-	{ .id = PC_OPT_HTML, .long_name = "html", .value = "FILE", \
-	  .help = "write the HTML report to FILE", \
-	  .complete = CP_COMPLETE_FILE }, \
-	{ .id = PC_OPT_FOLDED, .long_name = "folded", .value = "FILE", \
-	  .help = "write the stacks in FlameGraph's folded format (implies --stacks)", \
-	  .complete = CP_COMPLETE_FILE }, \
-	{ .id = PC_OPT_SPEEDSCOPE, .long_name = "speedscope", .value = "FILE", \
-	  .help = "write the stacks in speedscope's format (implies --stacks)", \
-	  .complete = CP_COMPLETE_FILE }, \
-	{ .id = PC_OPT_PPROF, .long_name = "pprof", .value = "FILE", \
-	  .help = "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
+	CP_OPTION_OUTPUT("write run.json (clockprof.run/1) to FILE; - for stdout (the summary " \
+	  "then goes to stderr, and so does a launched command's stdout)"), \
+	CP_OPTION_FILE(PC_OPT_HTML, "html", "FILE", "write the HTML report to FILE"), \
+	CP_OPTION_FILE(PC_OPT_FOLDED, "folded", "FILE", \
+	  "write the stacks in FlameGraph's folded format (implies --stacks)"), \
+	CP_OPTION_FILE(PC_OPT_SPEEDSCOPE, "speedscope", "FILE", \
+	  "write the stacks in speedscope's format (implies --stacks)"), \
+	CP_OPTION_FILE(PC_OPT_PPROF, "pprof", "FILE", \
+	  "write a gzip-compressed pprof profile (go tool pprof, Pyroscope, Parca): " \
 	  "clock_reads at each call site (whole stacks with --stacks), requests at the " \
 	  "func: boundary; with --interval also one per interval beside FILE, named by " \
-	  "its end (clock.20261202T213400.123Z.pb.gz)", \
-	  .complete = CP_COMPLETE_FILE }, \
+	  "its end (clock.20261202T213400.123Z.pb.gz)"), \
 	{ .id = PC_OPT_PPROF_KEEP, .long_name = "pprof-keep", .value = "K", \
 	  .help = "--pprof with --interval: the interval profiles kept, the newest " \
 	  "(default " CP_PPROF_KEEP_DEFAULT_TEXT "); older ones this run wrote are removed" }, \
@@ -133,17 +126,15 @@ enum {
 	  "(clockprof.interval/1: run.json's measures of the interval) as a JSON line; the " \
 	  "last, partial interval too, at the end. Counters then share the window with the " \
 	  "reads (never split); -d still ends the run" }, \
-	{ .id = PC_OPT_INTERVAL_OUTPUT, .long_name = "interval-output", .value = "FILE", \
-	  .help = "where --interval's lines go: FILE (appended to, created if missing; a FIFO " \
-	  "waits for its reader) or - for stdout (the default)", \
-	  .complete = CP_COMPLETE_FILE }
+	CP_OPTION_FILE(PC_OPT_INTERVAL_OUTPUT, "interval-output", "FILE", \
+	  "where --interval's lines go: FILE (appended to, created if missing; a FIFO " \
+	  "waits for its reader) or - for stdout (the default)")
 
 /* Prometheus metrics (docs/metrics.md): attach and run. */
 #define PROFILE_METRICS_OPTIONS \
-	{ .id = PC_OPT_METRICS_FILE, .long_name = "metrics-file", .value = "FILE", \
-	  .help = "write the counts as Prometheus text (format 0.0.4), replaced atomically " \
-	  "at each interval and at the end: for node_exporter's textfile collector", \
-	  .complete = CP_COMPLETE_FILE }, \
+	CP_OPTION_FILE(PC_OPT_METRICS_FILE, "metrics-file", "FILE", \
+	  "write the counts as Prometheus text (format 0.0.4), replaced atomically " \
+	  "at each interval and at the end: for node_exporter's textfile collector"), \
 	{ .id = PC_OPT_METRICS_SITES, .long_name = "metrics-sites", .value = "N", \
 	  .help = "call sites that get a label of their own in the metrics, the first N " \
 	  "seen, for the life of clockprof; later ones are summed as site=\"other\" " \
@@ -152,8 +143,8 @@ enum {
 	  .help = "serve the metrics at http://ADDR:PORT/metrics from a child process " \
 	  "with no privileges (user nobody, no capabilities); a loopback ADDR unless " \
 	  "--serve-any is given" }, \
-	{ .id = PC_OPT_SERVE_ANY, .long_name = "serve-any", \
-	  .help = "let --serve listen on an address other hosts can reach" }, \
+	CP_OPTION_FLAG(PC_OPT_SERVE_ANY, "serve-any", \
+	  "let --serve listen on an address other hosts can reach"), \
 	{ .id = PC_OPT_SERVE_USER, .long_name = "serve-user", .value = "USER", \
 	  .help = "the user the --serve child runs as (default: nobody; never root)" }
 /* clang-format on */

@@ -19,17 +19,11 @@ enum { OPT_BASE = CP_OPT_FIRST_LONG, OPT_HEAD };
  * in (clang-format would give every field a line of its own). */
 /* clang-format off */
 static const struct cp_option options[] = {
-	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
-	  .help = "write the report to FILE ('-' for stdout); required",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = OPT_BASE, .long_name = "base", .value = "RUN...",
-	  .help = "the verdict's base run files: RUN and the files "
-	  "after it",
-	  .complete = CP_COMPLETE_FILE },
-	{ .id = OPT_HEAD, .long_name = "head", .value = "RUN...",
-	  .help = "the verdict's head run files: RUN and the files "
-	  "after it",
-	  .complete = CP_COMPLETE_FILE },
+	CP_OPTION_OUTPUT("write the report to FILE ('-' for stdout); required"),
+	CP_OPTION_FILE(OPT_BASE, "base", "RUN...",
+	  "the verdict's base run files: RUN and the files after it"),
+	CP_OPTION_FILE(OPT_HEAD, "head", "RUN...",
+	  "the verdict's head run files: RUN and the files after it"),
 	{ 0 },
 };
 /* clang-format on */

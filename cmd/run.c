@@ -9,10 +9,10 @@
 /* clang-format off */
 static const struct cp_option options[] = {
 	PROFILE_WINDOW_OPTIONS,
-	{ .id = PC_OPT_NO_INHERIT, .long_name = "no-inherit",
-	  .help = "count COMMAND's own process only, not the processes it forks (by " \
+	CP_OPTION_FLAG(PC_OPT_NO_INHERIT, "no-inherit",
+	  "count COMMAND's own process only, not the processes it forks (by " \
 	  "default each is counted in its own copy of the patched vDSO, as perf stat " \
-	  "follows children; a child that execs another program is not counted)" },
+	  "follows children; a child that execs another program is not counted)"),
 	PROFILE_OUTPUT_OPTIONS,
 	PROFILE_METRICS_OPTIONS,
 	{ 0 },

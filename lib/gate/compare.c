@@ -162,6 +162,17 @@ static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run, s
 	return 0;
 }
 
+/* What only gathering looks names up in: the index (~120 bytes a
+ * measure) and the positions, dropped once gathered (and when freed). */
+static void drop_lookups(struct cp_gathered *g)
+{
+	json_decref(g->index);
+	g->index = NULL;
+	free(g->by_position);
+	g->by_position = NULL;
+	g->npositions = g->positions_cap = 0;
+}
+
 static int gather(struct cp_gathered *g, const struct cp_compare_side *base,
 		  const struct cp_compare_side *head)
 {
@@ -180,25 +191,18 @@ static int gather(struct cp_gathered *g, const struct cp_compare_side *base,
 	for (size_t r = 0; r < head->n; r++)
 		if (gather_run(g, &head->runs[r], g->nb + r, 1))
 			return -1;
-	/* Only gathering looks names up: the index (~120 bytes a measure)
-	 * goes before the verdicts are made. */
-	json_decref(g->index);
-	g->index = NULL;
-	free(g->by_position);
-	g->by_position = NULL;
-	g->npositions = g->positions_cap = 0;
+	drop_lookups(g); /* before the verdicts are made */
 	return 0;
 }
 
 static void gathered_free(struct cp_gathered *g)
 {
+	drop_lookups(g);
 	free(g->values);
 	free(g->name);
 	free(g->base_meta);
 	free(g->head_meta);
-	free(g->by_position);
 	free(g->main_measure);
-	json_decref(g->index);
 }
 
 static int cmp_verdict_name(const void *a, const void *b)

@@ -120,10 +120,11 @@ static int read_sites(const json_t *cs, struct cp_compare_run *run)
 	}
 	if (!n)
 		return 0;
-	run->sites = calloc(n, sizeof(*run->sites));
-	run->sites_pool = malloc(len);
-	if (!run->sites || !run->sites_pool)
+	/* One block: the table, then the strings it points into. */
+	run->sites = calloc(1, n * sizeof(*run->sites) + len);
+	if (!run->sites)
 		return -1;
+	run->sites_pool = (char *)(run->sites + n);
 	json_array_foreach(cs, i, s) {
 		struct cp_run_site *r = &run->sites[i];
 		const json_t *per_op = json_object_get(s, "per_op"), *called = inlined_at(s);
@@ -208,8 +209,7 @@ oom:
 void cp_compare_run_free(struct cp_compare_run *run)
 {
 	json_decref(run->doc);
-	free(run->sites);
-	free(run->sites_pool);
+	free(run->sites); /* and sites_pool, in its block */
 	free(run->measures);
 	free(run->pool);
 	memset(run, 0, sizeof(*run));

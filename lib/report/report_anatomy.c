@@ -248,21 +248,12 @@ static void shape_row(struct cp_buf *b, const json_t *a, const json_t *shape, si
 	cp_buf_puts(b, "</tbody></table></details></div>");
 }
 
-void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index)
+/* Each shape as a timeline, with its reads in order. */
+static void timelines(struct cp_buf *b, const json_t *a, size_t index)
 {
-	const json_t *a = json_object_get(run, "anatomy"), *shape;
+	const json_t *shape;
 	size_t s;
 
-	if (!json_is_object(a))
-		return;
-	cp_buf_printf(b,
-		      "<h3 id=\"anatomy-%zu\">Anatomy of a request</h3>"
-		      "<div class=\"anatomy\">",
-		      index);
-	intro(b, a);
-	reusable_table(b, a);
-	cp_buf_puts(b, "<h4>Shapes</h4>");
-	shapes_table(b, a);
 	if (json_array_size(json_object_get(a, "shapes"))) {
 		cp_buf_printf(b,
 			      "<figure class=\"timelines\" id=\"timeline-%zu\"><figcaption>Each "
@@ -279,6 +270,23 @@ void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index)
 		cp_buf_puts(b,
 			    "<p class=\"na\">No request was sampled whole: there is no shape.</p>");
 	}
+}
+
+void cp_report_anatomy(struct cp_buf *b, const json_t *run, size_t index)
+{
+	const json_t *a = json_object_get(run, "anatomy");
+
+	if (!json_is_object(a))
+		return;
+	cp_buf_printf(b,
+		      "<h3 id=\"anatomy-%zu\">Anatomy of a request</h3>"
+		      "<div class=\"anatomy\">",
+		      index);
+	intro(b, a);
+	reusable_table(b, a);
+	cp_buf_puts(b, "<h4>Shapes</h4>");
+	shapes_table(b, a);
+	timelines(b, a, index);
 	cp_buf_puts(b, "</div>\n");
 }
 

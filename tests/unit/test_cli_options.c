@@ -19,9 +19,8 @@ static const struct cp_option test_options[] = {
 	{ .id = 'd', .short_name = 'd', .long_name = "duration", .value = "TIME",
 	  .help = "window length, a help text long enough to need wrapping onto a "
 		  "second line and maybe a third one when the column is narrow" },
-	{ .id = OPT_LONG_ONLY, .long_name = "flag", .help = "a flag" },
-	{ .id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE",
-	  .help = "output", .complete = CP_COMPLETE_FILE },
+	CP_OPTION_FLAG(OPT_LONG_ONLY, "flag", "a flag"),
+	CP_OPTION_OUTPUT("output"),
 	{ .id = 'p', .short_name = 'p', .long_name = "probe", .value = "SYM",
 	  .help = "a probe; repeatable", .repeatable = 1 },
 	{ .id = 'r', .short_name = 'r', .long_name = "request", .value = "SPEC",
@@ -32,7 +31,7 @@ static const struct cp_option test_options[] = {
 
 static struct cp_command_spec spec = {
 	.name = "demo",
-	.synopsis = { "[OPTIONS] ARG" },
+	.synopsis = { "[OPTIONS] ARG", "--flag ARG..." },
 	.summary = "a test command",
 	.description =
 		"First paragraph.\n\n  demo -d 1 x\n\n.Second starts with a dot \\ and a backslash.",
@@ -175,7 +174,9 @@ TEST(cli_help_wraps_within_79_columns)
 {
 	char *text = render(help_fn, &spec), *line, *save = NULL;
 
-	CHECK(strstr(text, "usage: clockprof demo [OPTIONS] ARG\n"));
+	/* Each synopsis a line, the later ones under the first. */
+	CHECK(strstr(text, "usage: clockprof demo [OPTIONS] ARG\n"
+			   "       clockprof demo --flag ARG...\n"));
 	CHECK(strstr(text, "\n  -d, --duration TIME     window length,"));
 	CHECK(strstr(text, "\n      --flag              a flag\n"));
 	CHECK(strstr(text, "\n  demo -d 1 x\n")); /* an example stays as it is */
@@ -204,6 +205,8 @@ TEST(cli_man_escapes_roff)
 	char *text = render(man_fn, &program);
 
 	CHECK(strstr(text, ".TH CLOCKPROF 1 "));
+	CHECK(strstr(text, "\\fBclockprof demo\\fR [OPTIONS] ARG\n"
+			   "\\fBclockprof demo\\fR \\-\\-flag ARG...\n"));
 	CHECK(strstr(text, "\\fB\\-d\\fR, \\fB\\-\\-duration\\fR \\fITIME\\fR\n"));
 	/* A line of text never starts a request; a backslash is printed. */
 	CHECK(strstr(text, "\n\\&.Second starts with a dot \\e and a backslash."));

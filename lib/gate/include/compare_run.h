@@ -44,7 +44,8 @@ struct cp_compare_run {
 	 * unless it was read whole (a report needs those). */
 	json_t *doc;
 	/* Its call sites, flat (where a per-site measure's reads are, by
-	 * line: compare_lines.h); strings in sites_pool. */
+	 * line: compare_lines.h); strings in sites_pool, which is in the block
+	 * of sites (freed with it). */
 	struct cp_run_site *sites;
 	size_t nsites;
 	char *sites_pool;

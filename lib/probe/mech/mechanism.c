@@ -182,6 +182,7 @@ void cp_mech_close(struct cp_mech *m, double pause_ms[2], unsigned stops[2], cha
 		return;
 	if (m->ops->close)
 		m->ops->close(m);
+	free(m->state); /* what close released the insides of */
 	if (pause_ms)
 		memcpy(pause_ms, m->pause_ms, sizeof(m->pause_ms));
 	if (stops)

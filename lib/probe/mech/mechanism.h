@@ -94,7 +94,8 @@ struct cp_mechanism_ops {
 	void (*follow_execs)(struct cp_mech *m);
 	/* Its own clock probes removed (the counter window), before the
 	 * session's; and everything it holds released, before the session
-	 * closes. NULL: nothing of its own. */
+	 * closes (state itself is freed by cp_mech_close after close). NULL:
+	 * nothing of its own. */
 	void (*detach)(struct cp_mech *m);
 	void (*close)(struct cp_mech *m);
 };
@@ -136,7 +137,7 @@ struct cp_mech {
 	 * added to the totals); none otherwise. */
 	struct cp_mech_proc *procs;
 	size_t nprocs;
-	void *state; /* the mechanism's own */
+	void *state; /* the mechanism's own (malloc'd; cp_mech_close frees it) */
 };
 
 /* The mechanisms (mechanism.c's table; each defined in its room). */

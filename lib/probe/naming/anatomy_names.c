@@ -17,7 +17,18 @@ static char *address(uint64_t pc)
 	return strdup(buf);
 }
 
-/* The site, through the call sites' own naming (one raw site). */
+/* *s, now the caller's: moved out, so that freeing its old owner leaves
+ * it alone. */
+static char *take(char **s)
+{
+	char *v = *s;
+
+	*s = NULL;
+	return v;
+}
+
+/* The site, through the call sites' own naming (one raw site); its names
+ * are taken from the resolved site rather than copied. */
 static void name_site(struct cp_symbolizer *sym, const struct cp_unwind_table *t,
 		      struct cp_anatomy_read *r)
 {
@@ -34,15 +45,14 @@ static void name_site(struct cp_symbolizer *sym, const struct cp_unwind_table *t
 		return;
 	}
 	c = &cs.sites[0];
-	r->function = c->function;
-	r->file = c->file;
+	r->location = cp_call_site_location(c); /* before its names are taken */
+	r->function = take(&c->function);
+	r->file = take(&c->file);
 	r->line = c->line;
-	r->module = c->module;
-	r->via = c->via;
-	r->inlined_at_file = c->inlined_at_file;
+	r->module = take(&c->module);
+	r->via = take(&c->via);
+	r->inlined_at_file = take(&c->inlined_at_file);
 	r->inlined_at_line = c->ninlined ? c->inlined_at_line : 0;
-	r->location = cp_call_site_location(c);
-	c->function = c->file = c->module = c->via = c->inlined_at_file = NULL;
 	cp_call_sites_free(&cs);
 }
 

@@ -685,6 +685,15 @@ static void finish_figures(const struct cp_profile_options *o, struct cp_profile
 			share, measured ? "measured" : "estimated");
 }
 
+/* The counters' specs and values, gone (set-up failed, or released). */
+static void drop_counters(struct cp_profile *p)
+{
+	free(p->event_specs);
+	free(p->counters);
+	p->event_specs = NULL;
+	p->counters = NULL;
+}
+
 /* Set-up failed before the window opened: nothing is kept, and a launched
  * command is killed. */
 static void abandon(struct run *r, struct cp_profile *p)
@@ -695,10 +704,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 	cp_warmup_stop();
 	cp_window_close(&r->w);
 	cp_window_restore_signals(p);
-	free(p->event_specs);
-	free(p->counters);
-	p->event_specs = NULL;
-	p->counters = NULL;
+	drop_counters(p);
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
 	cp_mech_close(r->w.mech, NULL, NULL, NULL);
@@ -764,8 +770,7 @@ void cp_profile_release(struct cp_profile *p)
 	for (int i = 0; i < p->nwarnings; i++)
 		free(p->warnings[i]);
 	p->nwarnings = 0;
-	free(p->event_specs);
-	free(p->counters);
+	drop_counters(p);
 	cp_call_sites_free(&p->call_sites);
 	cp_named_stacks_free(&p->stacks);
 	cp_anatomy_samples_free(&p->anatomy_samples);

@@ -67,6 +67,24 @@ struct cp_option {
 				 * rather than the last one silently winning */
 };
 
+/* Rows that recur in the option tables: -o FILE, what it writes said by
+ * HELP; of the long form only, a flag (no value) and an option whose
+ * value is a file (completed as one). */
+#define CP_OPTION_OUTPUT(HELP) \
+	{ \
+		.id = 'o', .short_name = 'o', .long_name = "output", .value = "FILE", \
+		.help = HELP, .complete = CP_COMPLETE_FILE \
+	}
+#define CP_OPTION_FILE(ID, NAME, VALUE, HELP) \
+	{ \
+		.id = ID, .long_name = NAME, .value = VALUE, .help = HELP, \
+		.complete = CP_COMPLETE_FILE \
+	}
+#define CP_OPTION_FLAG(ID, NAME, HELP) \
+	{ \
+		.id = ID, .long_name = NAME, .help = HELP \
+	}
+
 struct cp_command_spec {
 	const char *name;		 /* "attach" */
 	const char *synopsis[3];	 /* after "clockprof NAME ", NULL-ended */

@@ -70,16 +70,13 @@ static void bp_detach(struct cp_mech *m)
 	cp_breakpoints_detach(&((struct bp_state *)m->state)->target);
 }
 
+/* Both sets of breakpoints off; cp_mech_close frees the state. */
 static void bp_close(struct cp_mech *m)
 {
-	struct bp_state *st = m->state;
-
-	if (!st)
+	if (!m->state)
 		return;
-	cp_breakpoints_detach(&st->target);
-	cp_breakpoints_detach(&st->own);
-	free(st);
-	m->state = NULL;
+	bp_detach(m);
+	bp_remove_own(m);
 }
 
 /* Breakpoints see reads whatever calls them, -fno-plt and function

@@ -592,8 +592,6 @@ static void patch_close(struct cp_mech *m)
 		cp_patch_restorer_stop(st->restorer);
 	cp_patch_sites_free(&st->sites);
 	cp_patch_boundary_free(&st->boundary);
-	free(st);
-	m->state = NULL;
 }
 
 const struct cp_mechanism_ops cp_patch_mechanism = {
