@@ -118,10 +118,11 @@ def self_test():
         ("an escaped quote ends no string", call + '"\\"' + "m" * 120 + '", n);', 0),
     ]
     wrong = []
-    for rel, lines, expected in (("lib/a.c", FILE_LIMIT, False),
-                                 ("lib/a.c", FILE_LIMIT + 1, True),
-                                 ("lib/a.h", FILE_LIMIT + 1, False),
-                                 ("tests/unit/a.c", FILE_LIMIT + 1, False)):
+    product, test = os.path.join("lib", "x.c"), os.path.join("tests", "x.c")
+    for rel, lines, expected in ((product, FILE_LIMIT, False),
+                                 (product, FILE_LIMIT + 1, True),
+                                 (product[:-1] + "h", FILE_LIMIT + 1, False),
+                                 (test, FILE_LIMIT + 1, False)):
         if too_long(rel, "x;\n" * lines) != expected:
             wrong.append(f"self-test: {rel} of {lines} lines judged {not expected}")
     for what, text, expected in cases:
