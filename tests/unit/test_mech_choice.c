@@ -78,3 +78,27 @@ TEST(mechanism_warnings_kept_each_once_and_counted_past_room)
 	for (int i = 0; i < m.nwarnings; i++) /* cp_mech_close's part, m being ours */
 		free(m.warnings[i]);
 }
+
+/* The vDSO patch's self-test places a uprobe (for the traps it leaves:
+ * syscall(), a boundary): when it does not fire, uprobes are named, and
+ * no other mechanism is advised. Failed before: "the vDSO patch do not
+ * fire on this host ...; use --mechanism uprobe". The breakpoint
+ * mechanism's self-test places its own kind, and says so. */
+TEST(mechanism_self_test_names_the_probe_it_placed)
+{
+	struct cp_mech patch = { .ops = &cp_patch_mechanism },
+		       bp = { .ops = &cp_breakpoint_mechanism };
+	struct cp_error err = { 0 };
+
+	CHECK(cp_mech_selftest_judge(&patch, 200, &err) == -1);
+	CHECK_STR(err.msg,
+		  "uprobes do not fire on this host (the self-test counted 0 of 200 calls)");
+	patch.selftest.hits = 3;
+	CHECK(cp_mech_selftest_judge(&patch, 200, &err) == -1);
+	CHECK(strstr(err.msg, "the uprobe self-test counted 3 of 200") == err.msg);
+	CHECK(cp_mech_selftest_judge(&bp, 200, &err) == -1);
+	CHECK_STR(err.msg, "hardware breakpoints do not fire on this host (the self-test counted 0 "
+			   "of 200 calls); use --mechanism uprobe");
+	patch.selftest.hits = 200;
+	CHECK(cp_mech_selftest_judge(&patch, 200, &err) == 0);
+}

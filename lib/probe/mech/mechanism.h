@@ -48,11 +48,13 @@ enum cp_mech_cap {
 };
 
 struct cp_mechanism_ops {
-	const char *name;	  /* --mechanism, run.json */
-	const char *what;	  /* in messages: "uprobes" */
-	const char *unfired_hint; /* after "... do not fire on this host";
-					 * NULL: nothing */
-	unsigned int caps;	  /* enum cp_mech_cap */
+	const char *name; /* --mechanism, run.json */
+	/* What its self-test places (place_own), in messages ("uprobes"),
+	 * and what follows "... do not fire on this host" (NULL: nothing);
+	 * without place_own, the uprobe mechanism's. */
+	const char *what;
+	const char *unfired_hint;
+	unsigned int caps; /* enum cp_mech_cap */
 	/* Before the session opens: what the session must load and know for
 	 * it (cfg->vdso_breakpoints, cfg->vdso). NULL: nothing. */
 	int (*configure)(struct cp_session_config *cfg, struct cp_error *err);
@@ -209,5 +211,8 @@ bool cp_mech_may_fall_back(enum cp_mechanism asked, enum cp_mechanism kind,
 
 /* The shared self-test (selftest.c), for a mechanism's prove. */
 int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err);
+/* Its verdict on m->selftest.hits of n calls: a count below n refuses
+ * the run, saying which probe did not fire (-1 with err). */
+int cp_mech_selftest_judge(const struct cp_mech *m, int n, struct cp_error *err);
 
 #endif

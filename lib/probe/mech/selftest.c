@@ -52,19 +52,27 @@ static void remove_own(struct cp_mech *m)
 		cp_session_unprobe_own(m->s);
 }
 
-/* A count below n refuses the run: what the mechanism saw, said. */
-static int judge(const struct cp_mech *m, int n, struct cp_error *err)
+/* The mechanism whose probe the self-test places: its own kind, or the
+ * uprobe mechanism's (the vDSO patch's: it proves the traps it leaves). */
+static const struct cp_mechanism_ops *probed_by(const struct cp_mech *m)
 {
+	return m->ops->place_own ? m->ops : &cp_uprobe_mechanism;
+}
+
+int cp_mech_selftest_judge(const struct cp_mech *m, int n, struct cp_error *err)
+{
+	const struct cp_mechanism_ops *probe = probed_by(m);
+
 	if (m->selftest.hits == 0)
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"%s do not fire on this host (the self-test counted 0 of %d calls)%s",
-			m->ops->what, n, m->ops->unfired_hint ? m->ops->unfired_hint : "");
+			probe->what, n, probe->unfired_hint ? probe->unfired_hint : "");
 	if (m->selftest.hits != (unsigned long)n)
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"the %s self-test counted %lu of %d calls: counts would not be exact on this host",
-			m->ops->name, m->selftest.hits, n);
+			probe->name, m->selftest.hits, n);
 	return 0;
 }
 
@@ -103,7 +111,7 @@ int cp_mech_selftest_run(struct cp_mech *m, struct cp_error *err)
 			probed = again;
 	}
 	remove_own(m);
-	if (judge(m, n, err))
+	if (cp_mech_selftest_judge(m, n, err))
 		return -1;
 	m->selftest.cost_ns = (probed - bare) / n;
 	return 0;

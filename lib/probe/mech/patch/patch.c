@@ -596,8 +596,6 @@ static void patch_close(struct cp_mech *m)
 
 const struct cp_mechanism_ops cp_patch_mechanism = {
 	.name = "patch",
-	.what = "the vDSO patch",
-	.unfired_hint = "; use --mechanism uprobe",
 	.caps = CP_MECH_SEES_UNSTUBBED | CP_MECH_FOLLOWS_FORKS,
 	.configure = patch_configure,
 	.open = patch_open,
