@@ -61,16 +61,13 @@ static long add_measure(struct cp_gathered *g, const char *name)
 	size_t width = g->nb + g->nh, i = g->nmeasures;
 
 	if (cp_grow(&g->values, &g->values_cap, (i + 1) * width, sizeof(*g->values)) ||
-	    cp_grow(&g->name, &g->name_cap, i + 1, sizeof(*g->name)) ||
-	    cp_grow(&g->base_meta, &g->base_meta_cap, i + 1, sizeof(*g->base_meta)) ||
-	    cp_grow(&g->head_meta, &g->head_meta_cap, i + 1, sizeof(*g->head_meta)))
+	    cp_grow(&g->measures, &g->measures_cap, i + 1, sizeof(*g->measures)))
 		return -1;
 	if (json_object_set_new(g->index, name, json_integer((json_int_t)i)))
 		return -1;
 	for (size_t c = 0; c < width; c++)
 		g->values[i * width + c] = NAN;
-	g->name[i] = name;
-	g->base_meta[i] = g->head_meta[i] = NULL;
+	g->measures[i] = (struct cp_gathered_measure){ .name = name };
 	g->nmeasures++;
 	return (long)i;
 }
@@ -84,7 +81,7 @@ static long measure_index(struct cp_gathered *g, size_t k, const char *name)
 	json_t *idx;
 	long i;
 
-	if (k < g->npositions && !strcmp(g->name[g->by_position[k]], name))
+	if (k < g->npositions && !strcmp(g->measures[g->by_position[k]].name, name))
 		return (long)g->by_position[k];
 	idx = json_object_get(g->index, name);
 	i = idx ? (long)json_integer_value(idx) : add_measure(g, name);
@@ -151,10 +148,10 @@ static int gather_run(struct cp_gathered *g, const struct cp_compare_run *run, s
 			return -1;
 		}
 		g->values[(size_t)i * (g->nb + g->nh) + column] = m->value;
-		if (is_head && !g->head_meta[i])
-			g->head_meta[i] = m;
-		if (!is_head && !g->base_meta[i])
-			g->base_meta[i] = m;
+		if (is_head && !g->measures[i].head_meta)
+			g->measures[i].head_meta = m;
+		if (!is_head && !g->measures[i].base_meta)
+			g->measures[i].base_meta = m;
 	}
 	/* Positions past this run's end belong to an older run. */
 	g->npositions = run->nmeasures;
@@ -199,9 +196,7 @@ static void gathered_free(struct cp_gathered *g)
 {
 	drop_lookups(g);
 	free(g->values);
-	free(g->name);
-	free(g->base_meta);
-	free(g->head_meta);
+	free(g->measures);
 	free(g->main_measure);
 }
 
@@ -302,13 +297,13 @@ static int copy_names(struct cp_compare_result *out, const struct cp_gathered *g
 	char *p;
 
 	for (size_t i = 0; i < g->nmeasures; i++)
-		len += strlen(g->name[i]) + 1;
+		len += strlen(g->measures[i].name) + 1;
 	if (!(p = out->name_pool = malloc(len)))
 		return -1;
 	for (size_t i = 0; i < g->nmeasures; i++) {
-		size_t n = strlen(g->name[i]) + 1;
+		size_t n = strlen(g->measures[i].name) + 1;
 
-		out->measures[i].name = memcpy(p, g->name[i], n);
+		out->measures[i].name = memcpy(p, g->measures[i].name, n);
 		p += n;
 	}
 	return 0;

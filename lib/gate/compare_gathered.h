@@ -11,14 +11,19 @@
 
 #include "compare.h"
 
+/* A measure gathered: its name (in a run's pool) and its first
+ * occurrence on each side (kind, unit, better). */
+struct cp_gathered_measure {
+	const char *name;
+	const struct cp_run_measure *base_meta, *head_meta;
+};
+
 struct cp_gathered {
 	size_t nmeasures;
-	size_t values_cap, name_cap, base_meta_cap, head_meta_cap;
-	size_t nb, nh;	   /* runs per side */
-	double *values;	   /* [measure][nb + nh], NaN when absent */
-	const char **name; /* per measure, points into a run's pool */
-	/* The first occurrence on each side: kind, unit, better. */
-	const struct cp_run_measure **base_meta, **head_meta;
+	size_t values_cap, measures_cap;
+	size_t nb, nh;	/* runs per side */
+	double *values; /* [measure][nb + nh], NaN when absent */
+	struct cp_gathered_measure *measures;
 	json_t *index;	     /* name -> integer index */
 	size_t *by_position; /* the previous run's measure indices, in order */
 	size_t npositions, positions_cap;

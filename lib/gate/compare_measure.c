@@ -422,7 +422,8 @@ static void decide_one_sided(struct cp_measure_verdict *mv, struct cp_bounds *bo
 void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_gathered *g,
 				size_t i, struct cp_bounds *bounds)
 {
-	const struct cp_run_measure *meta = g->base_meta[i] ? g->base_meta[i] : g->head_meta[i];
+	const struct cp_run_measure *meta = g->measures[i].base_meta ? g->measures[i].base_meta :
+								       g->measures[i].head_meta;
 	size_t nb = cp_gathered_count(g, i, 0), nh = cp_gathered_count(g, i, 1);
 	int reusable_kinds;
 
@@ -449,7 +450,7 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 	 * and sampled where not: one side of each is a sample of the same
 	 * figure, judged as sampled, not refused as another kind. */
 	reusable_kinds = !strcmp(mv->name, CP_REUSABLE_MEASURE) &&
-			 g->base_meta[i]->exact != g->head_meta[i]->exact;
+			 g->measures[i].base_meta->exact != g->measures[i].head_meta->exact;
 	if (reusable_kinds) {
 		mv->exact = 0;
 		cp_compare_warnf(cp_compare_lazy_array(&mv->warnings),
@@ -457,7 +458,7 @@ void cp_compare_prepare_measure(struct cp_measure_verdict *mv, const struct cp_g
 				 "judged as sampled");
 	}
 	mv->bound = cp_bounds_match(bounds, mv->name, mv->exact);
-	meta_conflict(mv, g->base_meta[i], g->head_meta[i], reusable_kinds);
+	meta_conflict(mv, g->measures[i].base_meta, g->measures[i].head_meta, reusable_kinds);
 }
 
 /* The statistics of every measure, spread over the CPUs: a 1,000-measure
