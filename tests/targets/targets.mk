@@ -307,3 +307,10 @@ test-targets: $(T)/targets/notsc_target
 $(T)/targets/notsc_target: tests/targets/notsc_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# A process that execs itself every few ms, keeping its pid: an attach
+# that spans an exec (test_exec_mid_attach).
+test-targets: $(T)/targets/exec_loop_target
+$(T)/targets/exec_loop_target: tests/targets/exec_loop_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
