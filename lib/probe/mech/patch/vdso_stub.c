@@ -176,8 +176,25 @@ static int refuse_vdso_moved(const struct cp_vdso_patch *p, struct cp_error *err
 		p->pid, (unsigned long long)p->plan.base);
 }
 
-/* While a thread is held: the vDSO still in place and executable (the
- * stub is there), it must have a thread pointer (the thunks read fs:0),
+/* The stub's code, where the held thread is to be sent, as clockprof
+ * wrote it: a process that exec()ed another program since has its new
+ * image's vDSO there, at the same address where nothing randomizes it
+ * (`setarch -R`, a debugger), and that vDSO's padding, run, kills it. */
+static bool stub_in_place(const struct cp_vdso_patch *p)
+{
+	size_t len = CP_VDSO_AREA_SIZE - CP_VDSO_STUB_OFFSET;
+	uint8_t *live = malloc(len);
+	bool same = live &&
+		    !cp_proc_mem_read(p->pid, cp_vdso_header_addr(p) + CP_VDSO_STUB_OFFSET, live,
+				      len) &&
+		    !memcmp(live, cp_vdso_stub, len);
+
+	free(live);
+	return same;
+}
+
+/* While a thread is held: the vDSO still in place and executable with
+ * the stub in it, it must have a thread pointer (the thunks read fs:0),
  * and the target's seccomp filters must allow the stub. */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
@@ -190,6 +207,11 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 
 	if (!vdso_in_place(p))
 		return refuse_vdso_moved(p, err);
+	if (!stub_in_place(p))
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"clockprof's stub is no longer in the vDSO of process %d (it exec'd another program meanwhile?): nothing was sent into it",
+			p->pid);
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read thread %d's registers", tid);
 	if (!r.fs_base && !p->give_fs)
