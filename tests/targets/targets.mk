@@ -314,3 +314,10 @@ test-targets: $(T)/targets/exec_loop_target
 $(T)/targets/exec_loop_target: tests/targets/exec_loop_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# A library dlclosed and a copy of it loaded at its place
+# (test_dlclose_sites).
+test-targets: $(T)/targets/dlswap_target
+$(T)/targets/dlswap_target: tests/targets/dlswap_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
