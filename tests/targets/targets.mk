@@ -321,3 +321,9 @@ test-targets: $(T)/targets/dlswap_target
 $(T)/targets/dlswap_target: tests/targets/dlswap_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
+
+# A process that drops its vDSO's private copy mid-run (test_vdso_dropped).
+test-targets: $(T)/targets/vdso_dontneed_target
+$(T)/targets/vdso_dontneed_target: tests/targets/vdso_dontneed_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
