@@ -316,14 +316,10 @@ $(T)/targets/exec_loop_target: tests/targets/exec_loop_target.c
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 
 # A library dlclosed and a copy of it loaded at its place
-# (test_dlclose_sites).
-test-targets: $(T)/targets/dlswap_target
-$(T)/targets/dlswap_target: tests/targets/dlswap_target.c
+# (test_dlclose_sites); a process that drops its vDSO's private copy
+# mid-run (test_vdso_dropped).
+REVIEW_TARGETS := $(T)/targets/dlswap_target $(T)/targets/vdso_dontneed_target
+test-targets: $(REVIEW_TARGETS)
+$(REVIEW_TARGETS): $(T)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
-
-# A process that drops its vDSO's private copy mid-run (test_vdso_dropped).
-test-targets: $(T)/targets/vdso_dontneed_target
-$(T)/targets/vdso_dontneed_target: tests/targets/vdso_dontneed_target.c
-	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
