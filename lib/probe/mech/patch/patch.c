@@ -364,6 +364,11 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 		cp_mech_warn(
 			m,
 			"the target's memory was gone before its vDSO counts could be read (an exec made without the C library's execve, or a kernel that traces a process's exit after letting its memory go): its reads through the vDSO are missing");
+	else if (cp_vdso_patch_undone(st->patch))
+		cp_mech_warn(
+			m,
+			"process %d put its vDSO back as the kernel has it during the window (it gave the vDSO's pages back, madvise(MADV_DONTNEED), or rewrote them): its reads since were not counted",
+			m->pid);
 	cp_patch_counts_add(&c, st->hres, t);
 	if (cp_patch_followed_read(m, &st->members, st->hres, t, &st->sites,
 				   cp_patch_boundary_forks(&st->boundary),

@@ -416,6 +416,18 @@ void cp_vdso_patch_forget(struct cp_vdso_patch *p)
 	p->owned = false; /* its header went with the image */
 }
 
+bool cp_vdso_patch_undone(const struct cp_vdso_patch *p)
+{
+	uint64_t word;
+
+	for (int i = 0; p->patched && i < p->plan.nsites; i++)
+		if (!cp_proc_mem_read(p->pid, p->plan.base + p->plan.site[i].qword, &word,
+				      sizeof(word)) &&
+		    word == p->plan.site[i].original)
+			return true;
+	return false;
+}
+
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *err)
 {
 	struct cp_vdso_patch_counts last;

@@ -106,6 +106,11 @@ void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p);
 int cp_vdso_patch_restore(struct cp_vdso_patch *p, bool kept, struct cp_error *err);
 /* The patched image is gone (the process exec()ed): nothing to restore. */
 void cp_vdso_patch_forget(struct cp_vdso_patch *p);
+/* Whether the process undid the switch of p's vDSO sites itself, p
+ * switched: a site reads as the kernel's (its vDSO's pages given back to
+ * the kernel, madvise(MADV_DONTNEED)), and its reads since count
+ * nowhere. */
+bool cp_vdso_patch_undone(const struct cp_vdso_patch *p);
 void cp_vdso_patch_free(struct cp_vdso_patch *p);
 /* Where the area's header is in the vDSO of p's target, as an offset
  * from its start: the same in every process of this kernel's (a fork's
