@@ -1,8 +1,10 @@
 """Call sites of a library that was dlclose()d in the window, and another
-loaded where it was: each read must be named in the file that made it.
-Sites are named by address against the maps as last read (LIB_B loaded), so
-the reads of the unloaded library were all named in the one loaded at
-its place: misleading output, whatever the mechanism."""
+loaded where it was (the review of stop 56). Sites are named by address
+against the maps as last read (LIB_B loaded), so the reads the unloaded
+library made are named in the one loaded at its place, whatever the
+mechanism: the counts are whole, their file is not. Each read is named in
+the file that made it, or the run says which file took whose place; it
+said nothing before."""
 import os
 import shutil
 
@@ -17,7 +19,7 @@ def by_module(run):
     return out
 
 
-def test_reads_of_a_dlclosed_library_are_not_named_in_its_successor(ctx):
+def test_reads_of_a_dlclosed_library_are_named_in_it_or_said(ctx):
     libs = []
     for name in ("liba_clock.so", "libb_clock.so"):
         libs.append(os.path.join(ctx.tmp, name))
@@ -29,7 +31,9 @@ def test_reads_of_a_dlclosed_library_are_not_named_in_its_successor(ctx):
     said = proc.stdout.split()
     assert said[2] == said[5], f"the second library was not loaded at the first's place: {said}"
     run = ctx.load_json(out)
-    # mechanism-neutral: every module runs with the default mechanism
     assert run["clock_reads"]["total"] == 9 * N, run["clock_reads"]
     got = by_module(run)
-    assert got.get("liba_clock.so") == 3 * N and got.get("libb_clock.so") == 6 * N, got
+    told = [w for w in run["warnings"]
+            if "libb_clock.so was mapped where" in w and "liba_clock.so" in w]
+    assert (got.get("liba_clock.so") == 3 * N and got.get("libb_clock.so") == 6 * N) or told, (
+        f"named {got}, and nothing said: {run['warnings']}")

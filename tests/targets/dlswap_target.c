@@ -2,12 +2,13 @@
  *
  *   dlswap_target LIB_A LIB_B N
  *
- * dlopens LIB_A, calls its dl_clock_read() N times (3 reads each:
- * tests/targets/dl_clock.c), dlcloses it (unmapped: nothing else holds
- * it), dlopens LIB_B, which the loader maps at the address LIB_A left
- * when both are copies of one file, calls its dl_clock_read() 2N times
- * and exits 0.5 s later, LIB_B loaded. Call sites at the same addresses in two files, one after
- * the other (test_dlclose_sites.py). */
+ * dlopens LIB_A, waits 0.2 s, calls its dl_clock_read() N times (3
+ * reads each: tests/targets/dl_clock.c), dlcloses it (unmapped: nothing
+ * else holds it), dlopens LIB_B, which the loader maps at the address
+ * LIB_A left when both are copies of one file, waits 0.2 s, calls its
+ * dl_clock_read() 2N times and exits 0.5 s later, LIB_B loaded. Call
+ * sites at the same addresses in two files, one after the other
+ * (test_dlclose_sites.py). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ static void calls(const char *lib, long n, int unload)
 	}
 	printf("%s at %p\n", lib, (void *)read);
 	fflush(stdout);
+	usleep(200000); /* as a plugin serves a while: clockprof looks meanwhile */
 	for (long i = 0; i < n; i++)
 		read();
 	if (unload)

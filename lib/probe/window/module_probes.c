@@ -18,6 +18,14 @@ struct cp_module_seen {
 	unsigned long dev_major, dev_minor, inode;
 };
 
+/* Where a file's code was seen mapped (its name as the target named it
+ * then). */
+struct cp_module_range {
+	unsigned long lo, hi;
+	struct cp_module_seen id;
+	char *file;
+};
+
 /* One line of /proc/PID/maps that maps a file with code. */
 struct mapping {
 	unsigned long lo, hi, dev_major, dev_minor, inode;
@@ -38,11 +46,15 @@ static bool file_with_code(const struct cp_proc_map *pm, struct mapping *m)
 	return true;
 }
 
+static bool same_module(const struct cp_module_seen *a, const struct mapping *m)
+{
+	return a->inode == m->inode && a->dev_major == m->dev_major && a->dev_minor == m->dev_minor;
+}
+
 static bool seen_before(struct cp_module_probes *mp, const struct mapping *m)
 {
 	for (size_t i = 0; i < mp->n; i++)
-		if (mp->seen[i].inode == m->inode && mp->seen[i].dev_major == m->dev_major &&
-		    mp->seen[i].dev_minor == m->dev_minor)
+		if (same_module(&mp->seen[i], m))
 			return true;
 	return false;
 }
@@ -78,6 +90,31 @@ static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session 
 	else
 		say(mp, "%s: cannot watch _dl_debug_state: libraries loaded later are not probed",
 		    file);
+}
+
+/* m, a file newly seen: said if its code lies where another file's was
+ * seen before, then its place recorded. */
+static int note_place(struct cp_module_probes *mp, const struct mapping *m)
+{
+	for (size_t i = 0; i < mp->nranges; i++) {
+		const struct cp_module_range *r = &mp->ranges[i];
+
+		if (r->lo < m->hi && m->lo < r->hi && !same_module(&r->id, m)) {
+			say(mp,
+			    "%s was mapped where %s was before it (a library unloaded and another loaded at its place): call sites there are named in %s, though reads made before may be %s's",
+			    m->file, r->file, m->file, r->file);
+			break; /* once a file */
+		}
+	}
+	if (cp_grow(&mp->ranges, &mp->ranges_cap, mp->nranges + 1, sizeof(*mp->ranges)))
+		return -1;
+	mp->ranges[mp->nranges] = (struct cp_module_range){
+		m->lo, m->hi, { m->dev_major, m->dev_minor, m->inode }, strdup(m->file)
+	};
+	if (!mp->ranges[mp->nranges].file)
+		return -1;
+	mp->nranges++;
+	return 0;
 }
 
 static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
@@ -120,7 +157,8 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 	for (size_t i = 0; i < n; i++) {
 		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;
-		if (cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
+		if (note_place(mp, &m) ||
+		    cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
 		    probe_module(mp, mech, s, pid, &m, err)) {
 			free(maps);
 			return -1;
@@ -134,7 +172,11 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 
 void cp_module_probes_free(struct cp_module_probes *mp)
 {
+	for (size_t i = 0; i < mp->nranges; i++)
+		free(mp->ranges[i].file);
+	free(mp->ranges);
 	free(mp->seen);
+	mp->ranges = NULL;
 	mp->seen = NULL;
-	mp->n = mp->cap = 0;
+	mp->n = mp->cap = mp->nranges = mp->ranges_cap = 0;
 }

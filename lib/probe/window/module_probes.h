@@ -7,7 +7,10 @@
  * twice, or under two names, is probed once) and opened through
  * /proc/PID/map_files, which reaches a file deleted since it was mapped and
  * one in another mount namespace alike. The dynamic linker's debugger hook
- * tells when to look again. */
+ * tells when to look again. A file mapped where another one's code was
+ * before (a library dlclose()d, another loaded at its place) is said:
+ * call sites are named by address against the maps as they are last
+ * read, so the first one's reads there are named in the second. */
 #ifndef CP_MODULE_PROBES_H
 #define CP_MODULE_PROBES_H
 
@@ -22,6 +25,10 @@ struct cp_session;
 struct cp_module_probes {
 	struct cp_module_seen *seen; /* module_probes.c */
 	size_t n, cap;
+	/* Where each file's code was seen mapped, and by which file: a
+	 * library loaded where another one was unloaded from is said. */
+	struct cp_module_range *ranges;
+	size_t nranges, ranges_cap;
 	bool dl_watched; /* the dynamic linker's hook is probed */
 	/* Says what a file means for the counts (not readable, calls that
 	 * pass no PLT stub); called with a one-line message. */
