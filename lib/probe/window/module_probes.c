@@ -96,6 +96,8 @@ static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session 
  * seen before, then its place recorded. */
 static int note_place(struct cp_module_probes *mp, const struct mapping *m)
 {
+	char *file;
+
 	for (size_t i = 0; i < mp->nranges; i++) {
 		const struct cp_module_range *r = &mp->ranges[i];
 
@@ -106,14 +108,16 @@ static int note_place(struct cp_module_probes *mp, const struct mapping *m)
 			break; /* once a file */
 		}
 	}
-	if (cp_grow(&mp->ranges, &mp->ranges_cap, mp->nranges + 1, sizeof(*mp->ranges)))
+	file = strdup(m->file);
+	if (!file || cp_grow(&mp->ranges, &mp->ranges_cap, mp->nranges + 1, sizeof(*mp->ranges))) {
+		free(file);
 		return -1;
-	mp->ranges[mp->nranges] = (struct cp_module_range){
-		m->lo, m->hi, { m->dev_major, m->dev_minor, m->inode }, strdup(m->file)
-	};
-	if (!mp->ranges[mp->nranges].file)
-		return -1;
-	mp->nranges++;
+	}
+	mp->ranges[mp->nranges].lo = m->lo;
+	mp->ranges[mp->nranges].hi = m->hi;
+	mp->ranges[mp->nranges].id = (struct cp_module_seen){ m->dev_major, m->dev_minor,
+							      m->inode };
+	mp->ranges[mp->nranges++].file = file;
 	return 0;
 }
 
