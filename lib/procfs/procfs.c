@@ -126,6 +126,24 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return proc_mem_io(pid, addr, (void *)buf, len, true);
 }
 
+int cp_proc_exec_random(pid_t pid, uint8_t out[16])
+{
+	uint64_t auxv[2 * 64];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, auxv, sizeof(auxv));
+	close(fd);
+	for (ssize_t i = 0; n > 0 && (i + 2) * 8 <= n && auxv[i] != AT_NULL; i += 2)
+		if (auxv[i] == AT_RANDOM)
+			return cp_proc_mem_read(pid, auxv[i + 1], out, 16);
+	return -1;
+}
+
 int64_t cp_proc_boottime_offset_ns(void)
 {
 	char buf[256], *at;

@@ -21,6 +21,7 @@
 #include "registrar.h"
 #include "syscall_names.h"
 #include "target_cpu.h"
+#include "target_exec.h"
 #include "uprobe_removal.h"
 #include "warmup.h"
 #include "wrapper_check.h"
@@ -72,6 +73,7 @@ struct run {
 	bool debuginfod;		    /* --debuginfod */
 	int end_signal;			    /* what ended the window; -1: an error */
 	struct cp_anatomy_collect *anatomy; /* --anatomy, while the window is open */
+	struct cp_target_exec exec;	    /* an attach's target's image */
 };
 
 /* The target's CPU time in the clock window (target_cpu.h): from a
@@ -260,6 +262,8 @@ static int attach(struct run *r, const struct cp_profile_options *o, struct cp_p
 		  struct cp_error *err)
 {
 	r->plain = r->cfg; /* the pid, from block_and_launch() */
+	if (!p->launched)
+		cp_target_exec_begin(&r->exec, r->cfg.pid);
 	/* Every uprobe is placed by the registrar (registrar.h), forked now:
 	 * after the launch, so that a launched command is clockprof's first
 	 * child and has none of the registrar's descriptors. */
@@ -400,6 +404,11 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * overlapping the window's first ms: a failure refuses the run. */
 	if (cp_mech_prove(r->w.mech, err))
 		return -1;
+	if (cp_target_exec_unseen(&r->exec, r->s))
+		cp_profile_warn(
+			p,
+			"process %d exec()ed another program while clockprof attached, before the window: the image set up for is gone, and the new one's reads are not counted",
+			r->cfg.pid);
 	cp_warmup_stop(); /* every start-up uprobe placed */
 	cp_mech_selftest(r->w.mech, &p->selftest);
 	p->cost_ns_per_hit = p->selftest.cost_ns;
@@ -731,6 +740,7 @@ static int collect(const struct cp_profile_options *o, struct cp_profile *p, str
 		return -1;
 	if (block_and_launch(&r, o, p, err) || attach(&r, o, p, err) ||
 	    open_clock_window(&r, o, p, err)) {
+		cp_target_exec_refusal(&r.exec, err);
 		abandon(&r, p);
 		return -1;
 	}

@@ -41,6 +41,10 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 /* Reads len bytes at addr of pid's memory (/proc/PID/mem); 0, or -1 when
  * they cannot all be read. */
 int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* The 16 random bytes the kernel gave pid's program at its exec
+ * (AT_RANDOM): new at every exec, with or without address randomization,
+ * so that two reads that differ tell an exec between them. 0, or -1. */
+int cp_proc_exec_random(pid_t pid, uint8_t out[16]);
 /* Writes len bytes at addr of pid's memory through /proc/PID/mem: the
  * kernel's forced write, which also reaches read-only mappings (a private
  * copy of the page is made for pid alone). */

@@ -193,6 +193,18 @@ bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_he
 	return access(task, F_OK) == 0 && !cp_vdso_stub_left(pid, area, h, true);
 }
 
+int cp_vdso_refuse_gone(const struct cp_vdso_patch *p, struct cp_error *err)
+{
+	char state = cp_proc_thread_state(p->pid, p->pid);
+
+	if (state && state != 'Z' && state != 'X')
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d no longer has the memory clockprof planned for (it exec'd another program, or unmapped its vDSO, meanwhile)",
+			p->pid);
+	return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
+}
+
 /* Refused while a stub may still run (cp_vdso_stub_may_run); its sites are taken
  * out of its request first: a stub that has not reached them switches
  * none when it runs (one past them has switched them all), so that a

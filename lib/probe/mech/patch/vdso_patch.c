@@ -164,7 +164,7 @@ int cp_vdso_patch_switch(struct cp_vdso_patch *p, struct cp_error *err)
 	if (cp_vdso_run_stub(p, CP_VDSO_CMD_PATCH, true, err))
 		return -1;
 	rc = cp_vdso_patch_confirm(p, err);
-	return rc > 0 ? cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid) : rc;
+	return rc > 0 ? cp_vdso_refuse_gone(p, err) : rc;
 }
 
 /* The rules written where the table is, if it is mapped. */

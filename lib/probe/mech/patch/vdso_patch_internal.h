@@ -77,6 +77,9 @@ bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_heade
 bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h);
 int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
 				struct cp_error *err);
+/* Refused (-1, err): p's process cannot be read where it was planned,
+ * said as what it is: gone, or alive with other memory (an exec). */
+int cp_vdso_refuse_gone(const struct cp_vdso_patch *p, struct cp_error *err);
 
 /* vdso_prepare.c */
 /* What every patch's preparation reads of clockprof itself, read ahead

@@ -275,7 +275,7 @@ int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, boo
 	struct cp_vdso_area_header h;
 
 	if (cp_vdso_read_header(p, &h))
-		return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
+		return cp_vdso_refuse_gone(p, err);
 	h.table_size = CP_VDSO_MAP_SIZE;
 	h.give_fs = p->give_fs;
 	h.resume = p->resume;
@@ -387,7 +387,7 @@ static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 		struct cp_vdso_stub_result r;
 
 		if (cp_vdso_read_header(p, &now))
-			return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
+			return cp_vdso_refuse_gone(p, err);
 		now.gen_req = p->gen;
 		if (cp_vdso_request_done(p->pid, &now, &r)) {
 			cp_patch_step();
