@@ -2,9 +2,11 @@
  * the kernel writes them, this process's own map, and the build-id of its
  * executable read from the file and from its memory alike. */
 #include <jansson.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,4 +140,36 @@ TEST(descendants_born_since_a_pid_are_found_and_no_older_ones)
 	close(hold[0]);
 	close(ready[0]);
 	close(ready[1]);
+}
+
+/* The exec's random bytes (AT_RANDOM), as this process has them, and a
+ * forked child's: the same image, the same bytes; an exec'd one's new. */
+TEST(exec_random_is_the_images_own)
+{
+	const uint8_t *mine = (const uint8_t *)getauxval(AT_RANDOM);
+	uint8_t got[16], child[16];
+	int go[2];
+	pid_t pid;
+
+	CHECK(mine != NULL && cp_proc_exec_random(getpid(), got) == 0);
+	CHECK(memcmp(got, mine, sizeof(got)) == 0);
+	CHECK(pipe(go) == 0);
+	if ((pid = fork()) == 0) {
+		char b;
+
+		close(go[1]);
+		(void)!read(go[0], &b, 1); /* a fork: the parent's image */
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	CHECK(pid > 0 && cp_proc_exec_random(pid, child) == 0);
+	CHECK(memcmp(child, mine, sizeof(child)) == 0);
+	close(go[1]); /* now its exec: new bytes, once it is done */
+	for (int i = 0; i < 200 && (cp_proc_exec_random(pid, child) || !memcmp(child, mine, 16));
+	     i++)
+		usleep(5000);
+	CHECK(memcmp(child, mine, sizeof(child)) != 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
