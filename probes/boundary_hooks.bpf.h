@@ -45,8 +45,12 @@ static __always_inline void close_request(__u32 tid, __u32 which)
 		return;
 	if (table_of(p) && phase == CP_PHASE_CLOCK) {
 		bool wiped = p && !(p->flags & CP_PROC_MEMBER);
+		__u64 window = p ? 0 : patch_window; /* the target's own table's */
 
 		whole = add_patch_reads(q, key, &pl, table_of(p), wiped);
+		/* both boundaries in the table's window (CP_PATCH_WINDOW_CLOSED) */
+		whole = whole && q->patch_window == window && window != CP_PATCH_WINDOW_CLOSED;
+		q->patch_window = window;
 		if (!add_patch_sites(q, tot, &pl, q->boundary_phase == CP_PHASE_CLOCK && whole,
 				     which, table_of(p), wiped)) {
 			q->patch_valid = 0;

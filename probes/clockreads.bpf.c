@@ -89,6 +89,8 @@ __u32 phase;
 /* The vDSO patch's counter table in the target (0: reads are seen here,
  * not counted in the target): set by user space once it is mapped. */
 __u64 patch_table;
+/* The target's table's window (CP_PATCH_WINDOW_*), set by user space. */
+__u64 patch_window;
 /* The next free call-site id (site_ids). */
 __u32 next_site_id;
 /* Hits of clockprof's own start-up self-test. */

@@ -493,7 +493,20 @@ struct cp_thread {
 	/* A syscall: boundary closed at its wrapper: the thread's boundaries
 	 * in the target at its last boundary syscall, and their epoch. */
 	__u64 wrap_hits, wrap_epoch, wrap_known;
+	/* The vDSO patch: the target's table window at its last boundary
+	 * (patch_window, CP_PATCH_WINDOW_*). */
+	__u64 patch_window;
 };
+
+/* The target's counter table's window as its counts see it (the
+ * patch_window global): opened right after the mark's instant, closed at
+ * the instant of the read that ends it, so that the requests the program
+ * closes are those whose two boundaries both fall between them: their
+ * reads are in the counts, and a read outside them is in no request but
+ * an edge's (a launched command's opens while it is held). 0: none (the
+ * phase decides). */
+#define CP_PATCH_WINDOW_OPEN 1
+#define CP_PATCH_WINDOW_CLOSED 2
 
 /* A syscall: boundary closed in the target at the C library's wrapper,
  * checked against the kernel's syscalls (on_boundary_syscall): the

@@ -288,7 +288,15 @@ def test_the_requests_before_a_fall_back_to_sys_enter_are_counted(ctx):
     each thread's first (before its first write) inside one (before:
     sys_enter only started the requests after the fall-back, 4 x 494).
     attach, the raw writes starting 0.5 s into the window: the reads
-    outside requests are the window's edges' (before: the first 0.5 s)."""
+    outside requests are the window's edges' (before: the first 0.5 s),
+    with test hooks that widen to 100 ms the gaps a loaded host opened
+    there (1.5 ms from the table's mark to the phase, 2.5 ms from the
+    phase to the last read of the counts): the requests sys_enter closes
+    start and end at the counts' instants (before: the reads of each gap
+    were in none, ~650 here). Outside: each thread's partial request at
+    each edge (7 reads at each, 7 in all most often, as under uprobes),
+    and at most one more of each thread's at each where the counts moved
+    as they were read and were read again (a busy host: 15 seen once)."""
     exe = ctx.target("fallback_target")
     out = os.path.join(ctx.tmp, "fallback-run.json")
     proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "-o", out,
@@ -306,9 +314,10 @@ def test_the_requests_before_a_fall_back_to_sys_enter_are_counted(ctx):
     try:
         wait_serving(target, threads=5)
         out = os.path.join(ctx.tmp, "fallback-attach.json")
+        gaps = dict(os.environ, CLOCKPROF_TEST_OPEN_GAP_MS="100", CLOCKPROF_TEST_READ_GAP_MS="100")
         proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
                                  "1.5", "-r", "syscall:write", str(target.pid)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=gaps)
         wait_attached(proc)
         time.sleep(0.5)
         target.send_signal(signal.SIGUSR1)
@@ -320,9 +329,7 @@ def test_the_requests_before_a_fall_back_to_sys_enter_are_counted(ctx):
     hist = fallback_counts(run)
     reads = run["clock_reads"]
     assert run["request"]["count"] >= MIN_REQUESTS, run["request"]
-    # outside: each thread's partial request at each edge, and the reads
-    # made while the edges were read; before, a third of the window
-    assert reads["total"] - reads["in_requests"] <= max(14, reads["total"] // 20), reads
+    assert 0 <= reads["total"] - reads["in_requests"] <= 2 * 2 * (1 + 2 + 3 + 1), reads
 
 
 def test_a_forked_workers_reads_after_the_fall_back_are_each_counted_once(ctx):

@@ -151,6 +151,12 @@ int cp_mech_read(struct cp_mech *m, struct cp_totals *t)
 	return rc || !m->ops->read ? rc : m->ops->read(m, t);
 }
 
+void cp_mech_stop(struct cp_mech *m)
+{
+	if (m->ops->stop)
+		m->ops->stop(m);
+}
+
 int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n)
 {
 	int rc = cp_session_read_sites(m->s, sites, n);

@@ -86,6 +86,10 @@ struct cp_mechanism_ops {
 	 * or replaces them (total, by entry, clock and path; call sites).
 	 * NULL: the session's are the counts. */
 	int (*read)(struct cp_mech *m, struct cp_totals *t);
+	/* The clock window closes, before the phase moves on: a mechanism
+	 * that counts in the target takes its counts now, at the instant the
+	 * program's requests stop, and read gives those. NULL: none. */
+	void (*stop)(struct cp_mech *m);
 	int (*read_sites)(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
 	/* The vDSO patch: the target's counter table (--anatomy reads its
 	 * request blocks' logs); NULL or 0: none. */
@@ -167,6 +171,7 @@ int cp_mech_prove(struct cp_mech *m, struct cp_error *err);
 void cp_mech_selftest(const struct cp_mech *m, struct cp_selftest *st);
 void cp_mech_stats(const struct cp_mech *m, struct cp_session_stats *st);
 int cp_mech_read(struct cp_mech *m, struct cp_totals *t);
+void cp_mech_stop(struct cp_mech *m);
 int cp_mech_read_sites(struct cp_mech *m, struct cp_site_count **sites, size_t *n);
 /* After the session's events are consumed: the processes held at their
  * exec since, followed into their new image (or let go). */

@@ -380,6 +380,11 @@ void cp_session_set_patch_table(struct cp_session *s, uint64_t addr)
 	cp_session_watch_prepare_exec(s);
 }
 
+void cp_session_set_patch_window(struct cp_session *s, uint64_t window)
+{
+	__atomic_store_n(&s->skel->bss->patch_window, window, __ATOMIC_SEQ_CST);
+}
+
 bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS])
 {
 	struct cp_patch_exit e;

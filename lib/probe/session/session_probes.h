@@ -27,6 +27,9 @@ void cp_session_unprobe_own(struct cp_session *s);
 /* The vDSO patch's counter table in the target (mech/patch): the program
  * adds the reads a thread made there to its request at each boundary. */
 void cp_session_set_patch_table(struct cp_session *s, uint64_t addr);
+/* The target's table's window (CP_PATCH_WINDOW_* in clockreads.h), moved
+ * at the instant its counts are read. */
+void cp_session_set_patch_window(struct cp_session *s, uint64_t window);
 /* The table summed as the target's last thread exited (its memory is gone
  * after): true when the kernel let the program read it. */
 bool cp_session_patch_exit_sums(struct cp_session *s, uint64_t sums[CP_PATCH_SLOT_WORDS]);

@@ -427,10 +427,11 @@ static bool counters_follow(const struct run *r, const struct cp_profile *p)
 static void close_clock_window(struct run *r, const struct cp_profile_options *o,
 			       struct cp_profile *p)
 {
+	/* A mechanism that counts in the target (the patch) takes its counts
+	 * first, as the program's requests stop: a read counted after the
+	 * switch would be in no request. */
+	cp_mech_stop(r->w.mech);
 	cp_session_set_phase(r->s, counters_follow(r, p) ? CP_PHASE_COUNTERS : CP_PHASE_IDLE);
-	/* At once: a mechanism that counts in the target (the patch) keeps
-	 * counting past the phase, and a read it counts after the switch is
-	 * in no request. */
 	cp_mech_read(r->w.mech, &p->totals);
 	if (r->anatomy)
 		cp_anatomy_collect_stop(r->anatomy, p->totals.requests, &p->anatomy_samples);

@@ -35,6 +35,8 @@
 #include "patch_restorer.h"
 #include "patch_sites.h"
 #include "patch_table.h"
+#include "session.h"
+#include "test_hook.h"
 #include "session_probes.h"
 #include "vdso_patch.h"
 #include "vdso_plan.h"
@@ -52,6 +54,12 @@ struct patch_state {
 	bool handed_over;		   /* ... refused while stopped: the
 					 * restorer's to make (kept running) */
 	size_t unmended_said;		   /* forks_unmended (vdso_patch.h) said */
+	bool closing;			   /* the read in patch_stop */
+	bool closes_now;		   /* ... a read of the counts in it */
+	bool stopped;			   /* ... taken: read gives it */
+	int stop_rc;
+	bool stop_requests_read;
+	struct cp_vdso_patch_counts stop_counts;
 };
 
 static void note_pauses(struct cp_mech *m);
@@ -148,6 +156,42 @@ static int patch_open(struct cp_mech *m, const struct cp_session_config *cfg, st
 	return 0;
 }
 
+/* The window's end, at the instant of the counts read in patch_stop: the
+ * program's requests closed after it are left out (clockreads.h,
+ * CP_PATCH_WINDOW_CLOSED). */
+static void window_closes(void *arg)
+{
+	struct cp_mech *m = arg;
+	const struct patch_state *st = m->state;
+
+	if (st->closes_now)
+		cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_CLOSED);
+}
+
+/* The target's table marked (not a launched one's, held until the phase
+ * opens), and the program's requests counted from right after, with no
+ * gap (those it saw start before are left out by the window, which was
+ * closed); when no member is marked after it: a member's requests keep
+ * the phase's edges. Every request counted starts after the counts'
+ * instant: a try of the mark made again (the counts moved) opens nothing
+ * early. */
+static int mark_target(struct cp_mech *m, struct patch_state *st)
+{
+	bool early = st->members.n == 0;
+
+	cp_vdso_patch_on_read(st->patch, window_closes, m);
+	cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_CLOSED);
+	if (early)
+		cp_session_set_phase(m->s, CP_PHASE_CLOCK);
+	if (cp_vdso_patch_mark(st->patch) == 0) {
+		cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_OPEN);
+		return 0;
+	}
+	if (early)
+		cp_session_set_phase(m->s, CP_PHASE_IDLE);
+	return -1;
+}
+
 static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
@@ -161,9 +205,11 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 	if (st->launched) {
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
 			return -1;
+		cp_vdso_patch_on_read(st->patch, window_closes, m);
+		cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_OPEN); /* held */
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 	} else {
-		if (cp_vdso_patch_mark(st->patch))
+		if (mark_target(m, st))
 			return cp_fail(err, CP_EXIT_PROFILE,
 				       "the counters of process %d cannot be read", m->pid);
 		note_pauses(m);
@@ -171,6 +217,9 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 		cp_patch_members_start(m, &st->members);
 	}
 	cp_patch_execs_follow(m, &st->members, &st->boundary); /* those held before the window */
+	/* CLOCKPROF_TEST_OPEN_GAP_MS: ms more from the mark to the window's
+	 * phase, which a loaded host took 1.5 ms to reach */
+	usleep(cp_test_hook("CLOCKPROF_TEST_OPEN_GAP_MS") * 1000u);
 	return 0;
 }
 
@@ -319,7 +368,21 @@ static void read_patch_sites(struct patch_state *st, uint64_t total, struct cp_t
  * two reads of the counts while these moved, so that the reads through
  * syscall() the blocks hold are of the counts' instant (the window's
  * start is marked alike: cp_vdso_patch_mark). A re-read that fails keeps
- * the blocks read before. */
+ * the blocks read before. At the window's end (closing) the counts are
+ * read once more, closing the program's requests at their instant
+ * (window_closes): a read closing at each try would lose the requests
+ * closed until the next opened them again, and a busy target makes every
+ * try. */
+static int read_counts(struct patch_state *st, struct cp_vdso_patch_counts *c, bool closes)
+{
+	int rc;
+
+	st->closes_now = closes;
+	rc = cp_vdso_patch_read(st->patch, c);
+	st->closes_now = false;
+	return rc;
+}
+
 static int read_counts_and_requests(struct cp_mech *m, struct patch_state *st,
 				    struct cp_vdso_patch_counts *c, bool *requests_read)
 {
@@ -328,16 +391,16 @@ static int read_counts_and_requests(struct cp_mech *m, struct patch_state *st,
 
 	*requests_read = cp_patch_boundary_read(&st->boundary, m, st->patch);
 	cp_vdso_patch_test_gap(0);
-	rc = cp_vdso_patch_read(st->patch, c);
+	rc = read_counts(st, c, false);
 	for (int try = 1; rc == 0 && *requests_read && try < CP_PATCH_INSTANT_TRIES; try++) {
 		before = *c;
 		if (!cp_patch_boundary_read(&st->boundary, m, st->patch))
 			break;
-		rc = cp_vdso_patch_read(st->patch, c);
+		rc = read_counts(st, c, false);
 		if (!memcmp(before.by_entry, c->by_entry, sizeof(c->by_entry)))
 			break;
 	}
-	return rc;
+	return rc == 0 && st->closing ? read_counts(st, c, true) : rc;
 }
 
 /* The target's reads join the session's (syscall() ones), and those of
@@ -352,7 +415,13 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 	patched_image(m); /* settled at an exec followed */
 	if (!st->patch)
 		return 0;
-	if ((rc = read_counts_and_requests(m, st, &c, &requests_read)) < 0)
+	if (st->stopped) {
+		c = st->stop_counts;
+		requests_read = st->stop_requests_read;
+		rc = st->stop_rc;
+	} else
+		rc = read_counts_and_requests(m, st, &c, &requests_read);
+	if (rc < 0)
 		return 0;
 	if (rc == 1) {
 		exited = settle_from_exit(m);
@@ -375,6 +444,21 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 				   cp_patch_boundary_counts_syscalls(&st->boundary)))
 		cp_patch_sites_normalize(&st->sites);
 	return 0;
+}
+
+/* The window's end: the counts and requests read as the table's window
+ * closes (window_closes), before the phase does; patch_read gives them. */
+static void patch_stop(struct cp_mech *m)
+{
+	struct patch_state *st = m->state;
+
+	patched_image(m);
+	if (!st->patch)
+		return;
+	st->closing = true;
+	st->stop_rc = read_counts_and_requests(m, st, &st->stop_counts, &st->stop_requests_read);
+	st->closing = false;
+	st->stopped = true;
 }
 
 /* The thunks' sites join the session's: the program credited their
@@ -609,6 +693,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.start = patch_start,
 	.prove = patch_prove,
 	.read = patch_read,
+	.stop = patch_stop,
 	.read_sites = patch_read_sites,
 	.patch_table = patch_table,
 	.follow_execs = patch_follow_execs,

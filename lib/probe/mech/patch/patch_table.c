@@ -159,6 +159,8 @@ static int read_sites(struct cp_patch_table *t, int try, void *arg)
 
 	(void)try;
 	(void)arg;
+	if (t->on_read) /* first: right after the counts */
+		t->on_read(t->on_read_arg);
 	if (cp_patch_sites_read(t->pid, t->addr, t->words, &now))
 		return 0; /* the last sites read stay */
 	cp_patch_sites_free(&t->last_sites);

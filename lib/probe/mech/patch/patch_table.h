@@ -21,6 +21,10 @@ struct cp_patch_table {
 	uint64_t last[CP_PATCH_SLOT_WORDS];	      /* the sums at the last read */
 	struct cp_patch_sites base_sites, last_sites; /* the same, by call site */
 	bool settled;				      /* last holds the sums at the target's exit */
+	/* Called between the two reads of the counts at each read's instant
+	 * (not the mark's): what must move with them. */
+	void (*on_read)(void *arg);
+	void *on_read_arg;
 };
 
 /* Sets the table up for reading (its copy allocated); -1 out of memory. */

@@ -316,6 +316,12 @@ int cp_vdso_patch_mark(struct cp_vdso_patch *p)
 	return cp_patch_table_mark(&p->table, mark_requests, p);
 }
 
+void cp_vdso_patch_on_read(struct cp_vdso_patch *p, void (*on_read)(void *arg), void *arg)
+{
+	p->table.on_read = on_read;
+	p->table.on_read_arg = arg;
+}
+
 void cp_vdso_patch_mark_fresh(struct cp_vdso_patch *p)
 {
 	p->requests_mark = (struct cp_patch_requests_mark){ 0 };

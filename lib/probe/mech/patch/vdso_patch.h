@@ -90,6 +90,9 @@ int cp_vdso_patch_confirm(struct cp_vdso_patch *p, struct cp_error *err);
 /* The window opens: the counts' base, the sites' and the requests'
  * epoch, at one instant (cp_patch_table_mark). */
 int cp_vdso_patch_mark(struct cp_vdso_patch *p);
+/* What moves at each instant its counts are read (cp_patch_table's
+ * on_read). */
+void cp_vdso_patch_on_read(struct cp_vdso_patch *p, void (*on_read)(void *arg), void *arg);
 /* How many times the counts and the sites and request blocks are read again while
  * the counts moved between them, at a window's edges: the paths' totals
  * are then of one instant (a target that never pauses keeps the last). */
