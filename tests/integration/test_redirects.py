@@ -329,7 +329,12 @@ def test_the_requests_before_a_fall_back_to_sys_enter_are_counted(ctx):
     hist = fallback_counts(run)
     reads = run["clock_reads"]
     assert run["request"]["count"] >= MIN_REQUESTS, run["request"]
-    assert 0 <= reads["total"] - reads["in_requests"] <= 2 * 2 * (1 + 2 + 3 + 1), reads
+    # a bound that is a share of the reads, not a count: a host that takes
+    # clockprof off the CPU between the mark and the window's opening adds
+    # requests at the edge as fast as it serves them (the gaps' ~650 were
+    # 5% of the total)
+    assert 0 <= reads["total"] - reads["in_requests"] <= max(2 * 2 * (1 + 2 + 3 + 1),
+                                                              reads["total"] // 100), reads
 
 
 def test_a_forked_workers_reads_after_the_fall_back_are_each_counted_once(ctx):
