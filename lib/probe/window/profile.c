@@ -404,11 +404,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	 * overlapping the window's first ms: a failure refuses the run. */
 	if (cp_mech_prove(r->w.mech, err))
 		return -1;
-	if (cp_target_exec_unseen(&r->exec, r->s))
-		cp_profile_warn(
-			p,
-			"process %d exec()ed another program while clockprof attached, before the window: the image set up for is gone, and the new one's reads are not counted",
-			r->cfg.pid);
+	cp_target_exec_warn_unseen(&r->exec, r->s, p);
 	cp_warmup_stop(); /* every start-up uprobe placed */
 	cp_mech_selftest(r->w.mech, &p->selftest);
 	p->cost_ns_per_hit = p->selftest.cost_ns;

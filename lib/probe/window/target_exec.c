@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "procfs.h"
+#include "profile_window.h"
 #include "session.h"
 #include "target_exec.h"
 
@@ -47,11 +48,16 @@ void cp_target_exec_refusal(const struct cp_target_exec *e, struct cp_error *err
 		(int)e->pid, msg);
 }
 
-bool cp_target_exec_unseen(const struct cp_target_exec *e, const struct cp_session *s)
+void cp_target_exec_warn_unseen(const struct cp_target_exec *e, const struct cp_session *s,
+				struct cp_profile *p)
 {
 	unsigned forks, followed_execed, traced;
 	bool execed;
 
 	cp_session_lifecycle(s, &execed, &forks, &followed_execed, &traced);
-	return !execed && cp_target_exec_changed(e);
+	if (!execed && cp_target_exec_changed(e))
+		cp_profile_warn(
+			p,
+			"process %d exec()ed another program while clockprof attached, before the window: the image set up for is gone, and the new one's reads are not counted",
+			(int)e->pid);
 }

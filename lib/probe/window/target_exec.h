@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 struct cp_error;
+struct cp_profile;
 struct cp_session;
 
 struct cp_target_exec {
@@ -31,9 +32,10 @@ bool cp_target_exec_changed(const struct cp_target_exec *e);
 /* An attach refused by err while pid exec()ed: said as that, err's own
  * words after. */
 void cp_target_exec_refusal(const struct cp_target_exec *e, struct cp_error *err);
-/* Whether pid exec()ed since with session s not seeing it (before its
- * watch of execs was in place): the image the mechanism set up for is
- * gone, and the new one's reads are not counted. */
-bool cp_target_exec_unseen(const struct cp_target_exec *e, const struct cp_session *s);
+/* Said in p's warnings when pid exec()ed since with session s not
+ * seeing it (before its watch of execs was in place): the image the
+ * mechanism set up for is gone, and the new one's reads are not counted. */
+void cp_target_exec_warn_unseen(const struct cp_target_exec *e, const struct cp_session *s,
+				struct cp_profile *p);
 
 #endif
