@@ -20,7 +20,6 @@ ANALYZER_LEAK_LOST := -Wno-analyzer-malloc-leak
 ANALYZER_NO_lib/gate/compare_run.c := $(ANALYZER_LEAK_LOST)
 ANALYZER_NO_lib/probe/naming/anatomy_names.c := $(ANALYZER_LEAK_LOST)
 ANALYZER_NO_lib/probe/window/anatomy_collect.c := $(ANALYZER_LEAK_LOST)
-ANALYZER_NO_lib/probe/window/module_probes.c := $(ANALYZER_LEAK_LOST)
 ANALYZER_NO_lib/probe/mech/patch/patch_members.c := $(ANALYZER_LEAK_LOST)
 ANALYZER_NO_lib/probe/window/window_processes.c := $(ANALYZER_LEAK_LOST)
 ANALYZER_NO_lib/runfile/pprof_file.c := $(ANALYZER_LEAK_LOST)

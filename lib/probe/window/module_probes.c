@@ -23,7 +23,7 @@ struct cp_module_seen {
 struct cp_module_range {
 	unsigned long lo, hi;
 	struct cp_module_seen id;
-	char *file;
+	char file[256]; /* enough for a warning: cut, not dropped */
 };
 
 /* One line of /proc/PID/maps that maps a file with code. */
@@ -96,28 +96,23 @@ static void watch_dynamic_linker(struct cp_module_probes *mp, struct cp_session 
  * seen before, then its place recorded. */
 static int note_place(struct cp_module_probes *mp, const struct mapping *m)
 {
-	char *file;
+	struct cp_module_range *r;
 
 	for (size_t i = 0; i < mp->nranges; i++) {
-		const struct cp_module_range *r = &mp->ranges[i];
+		const struct cp_module_range *was = &mp->ranges[i];
 
-		if (r->lo < m->hi && m->lo < r->hi && !same_module(&r->id, m)) {
+		if (was->lo < m->hi && m->lo < was->hi && !same_module(&was->id, m)) {
 			say(mp,
 			    "%s was mapped where %s was before it (a library unloaded and another loaded at its place): call sites there are named in %s, though reads made before may be %s's",
-			    m->file, r->file, m->file, r->file);
+			    m->file, was->file, m->file, was->file);
 			break; /* once a file */
 		}
 	}
-	file = strdup(m->file);
-	if (!file || cp_grow(&mp->ranges, &mp->ranges_cap, mp->nranges + 1, sizeof(*mp->ranges))) {
-		free(file);
+	if (cp_grow(&mp->ranges, &mp->ranges_cap, mp->nranges + 1, sizeof(*mp->ranges)))
 		return -1;
-	}
-	mp->ranges[mp->nranges].lo = m->lo;
-	mp->ranges[mp->nranges].hi = m->hi;
-	mp->ranges[mp->nranges].id = (struct cp_module_seen){ m->dev_major, m->dev_minor,
-							      m->inode };
-	mp->ranges[mp->nranges++].file = file;
+	r = &mp->ranges[mp->nranges++];
+	*r = (struct cp_module_range){ m->lo, m->hi, { m->dev_major, m->dev_minor, m->inode }, "" };
+	snprintf(r->file, sizeof(r->file), "%.*s", (int)sizeof(r->file) - 1, m->file);
 	return 0;
 }
 
@@ -176,11 +171,10 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 
 void cp_module_probes_free(struct cp_module_probes *mp)
 {
-	for (size_t i = 0; i < mp->nranges; i++)
-		free(mp->ranges[i].file);
 	free(mp->ranges);
 	free(mp->seen);
-	mp->ranges = NULL;
-	mp->seen = NULL;
-	mp->n = mp->cap = mp->nranges = mp->ranges_cap = 0;
+	/* nothing seen any more; the hook and whom to tell kept */
+	*mp = (struct cp_module_probes){ .dl_watched = mp->dl_watched,
+					 .warn = mp->warn,
+					 .warn_arg = mp->warn_arg };
 }
