@@ -167,6 +167,13 @@ char cp_proc_thread_state(pid_t pid, pid_t tid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+bool cp_proc_thread_alive(pid_t pid, pid_t tid)
+{
+	char state = cp_proc_thread_state(pid, tid);
+
+	return state && state != 'Z' && state != 'X';
+}
+
 pid_t cp_proc_stopped_thread(pid_t pid)
 {
 	pid_t *tids = NULL, stopped = 0;

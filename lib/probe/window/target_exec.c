@@ -25,15 +25,13 @@ void cp_target_exec_begin(struct cp_target_exec *e, pid_t pid)
 bool cp_target_exec_changed(const struct cp_target_exec *e)
 {
 	uint8_t now[16];
-	char state;
 
 	if (!e->known)
 		return false;
 	if (cp_proc_exec_random(e->pid, now) == 0)
 		return memcmp(now, e->random, sizeof(now)) != 0;
 	/* unreadable: gone, or between the two halves of an exec */
-	state = cp_proc_thread_state(e->pid, e->pid);
-	return state && state != 'Z' && state != 'X';
+	return cp_proc_thread_alive(e->pid, e->pid);
 }
 
 void cp_target_exec_refusal(const struct cp_target_exec *e, struct cp_error *err)

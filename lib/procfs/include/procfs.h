@@ -80,6 +80,8 @@ long cp_proc_thread_find(pid_t pid, long (*fn)(pid_t pid, pid_t tid, void *arg),
  * stopped by a signal, 't' stopped by its tracer) from
  * /proc/PID/task/TID/stat; 0 when it is gone. */
 char cp_proc_thread_state(pid_t pid, pid_t tid);
+/* Whether the thread is there and not a zombie (exited, not reaped). */
+bool cp_proc_thread_alive(pid_t pid, pid_t tid);
 
 /* The first of the process's threads stopped by a signal (SIGSTOP,
  * SIGTSTP: state 'T'), 0 when none is: such a thread runs nothing until

@@ -411,13 +411,6 @@ int cp_hijack_held_round_trip(pid_t pid, pid_t tid, uint64_t stub, uint64_t stop
 	return 0;
 }
 
-static bool thread_gone(pid_t pid, pid_t tid)
-{
-	char state = cp_proc_thread_state(pid, tid);
-
-	return !state || state == 'Z' || state == 'X';
-}
-
 /* One thread picked (none of skip; h->tid 0: none left) and traced: 0,
  * else errno. One that exits as it is picked is refused as a traced one is (EPERM), and
  * another is picked: a server that starts a thread per request was
@@ -433,7 +426,7 @@ static int seize_picked(pid_t pid, const struct skipped *skip, struct cp_hijack 
 		if (!ptrace(PTRACE_SEIZE, h->tid, 0, 0))
 			return 0;
 		e = errno;
-		if (!thread_gone(pid, h->tid) ||
+		if (!!cp_proc_thread_alive(pid, h->tid) ||
 		    exited.n == sizeof(exited.tid) / sizeof(exited.tid[0]))
 			return e;
 		exited.tid[exited.n++] = h->tid;

@@ -195,9 +195,7 @@ bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_he
 
 int cp_vdso_refuse_gone(const struct cp_vdso_patch *p, struct cp_error *err)
 {
-	char state = cp_proc_thread_state(p->pid, p->pid);
-
-	if (state && state != 'Z' && state != 'X')
+	if (cp_proc_thread_alive(p->pid, p->pid))
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"process %d no longer has the memory clockprof planned for (it exec'd another program, or unmapped its vDSO, meanwhile)",
