@@ -170,11 +170,12 @@ def test_a_syscall_boundary_closed_at_its_wrapper_equals_the_kernels_count(ctx):
     assert check["mismatched"] == 0 and not check["fell_back"], check
     # a thread's first write sets where the check starts, as its first
     # interval is no request: one per thread, one thread. This target
-    # writes on while the window closes: the writes between the check's
-    # stop and the read of the requests the target closed are in the
-    # requests, not checked: one here, a few where clockprof waits for a
-    # CPU between the two (load 7: two)
-    assert count - 5 <= check["checked"] <= count, (check, count)
+    # writes on while the window closes, and the two end at different
+    # instants: the requests where the table's window closes (its last
+    # read of the counts), the check where the phase does, just after:
+    # the writes between are checked and in no request of the window's
+    # (one under load). A few either way where clockprof waits for a CPU.
+    assert count - 5 <= check["checked"] <= count + 5, (check, count)
     assert run["probe"]["hits"] == 0, run["probe"]
     assert not [w for w in run["warnings"] if "sys_enter" in w], run["warnings"]
 
