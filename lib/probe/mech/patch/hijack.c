@@ -426,7 +426,7 @@ static int seize_picked(pid_t pid, const struct skipped *skip, struct cp_hijack 
 		if (!ptrace(PTRACE_SEIZE, h->tid, 0, 0))
 			return 0;
 		e = errno;
-		if (!!cp_proc_thread_alive(pid, h->tid) ||
+		if (cp_proc_thread_alive(pid, h->tid) ||
 		    exited.n == sizeof(exited.tid) / sizeof(exited.tid[0]))
 			return e;
 		exited.tid[exited.n++] = h->tid;

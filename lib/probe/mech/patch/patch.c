@@ -54,8 +54,7 @@ struct patch_state {
 	bool handed_over;		   /* ... refused while stopped: the
 					 * restorer's to make (kept running) */
 	size_t unmended_said;		   /* forks_unmended (vdso_patch.h) said */
-	bool closing;			   /* the read in patch_stop */
-	bool closes_now;		   /* ... a read of the counts in it */
+	bool closes_now;		   /* the read of the counts in patch_stop */
 	bool stopped;			   /* ... taken: read gives it */
 	int stop_rc;
 	bool stop_requests_read;
@@ -364,15 +363,8 @@ static void read_patch_sites(struct patch_state *st, uint64_t total, struct cp_t
 		t->site_unnamed += total - named;
 }
 
-/* The requests first: the counts are then a superset. Read again between
- * two reads of the counts while these moved, so that the reads through
- * syscall() the blocks hold are of the counts' instant (the window's
- * start is marked alike: cp_vdso_patch_mark). A re-read that fails keeps
- * the blocks read before. At the window's end (closing) the counts are
- * read once more, closing the program's requests at their instant
- * (window_closes): a read closing at each try would lose the requests
- * closed until the next opened them again, and a busy target makes every
- * try. */
+/* The counts read; closes: at the instant the table's window closes
+ * (window_closes, called by the read right after the counts). */
 static int read_counts(struct patch_state *st, struct cp_vdso_patch_counts *c, bool closes)
 {
 	int rc;
@@ -383,8 +375,18 @@ static int read_counts(struct patch_state *st, struct cp_vdso_patch_counts *c, b
 	return rc;
 }
 
+/* The requests first: the counts are then a superset. Read again between
+ * two reads of the counts while these moved, so that the reads through
+ * syscall() the blocks hold are of the counts' instant (the window's
+ * start is marked alike: cp_vdso_patch_mark). A re-read that fails keeps
+ * the blocks read before. At the window's end (closing) the counts are
+ * read once more, closing the program's requests at their instant
+ * (window_closes): a read closing at each try would lose the requests
+ * closed until the next opened them again, and a busy target makes every
+ * try. */
 static int read_counts_and_requests(struct cp_mech *m, struct patch_state *st,
-				    struct cp_vdso_patch_counts *c, bool *requests_read)
+				    struct cp_vdso_patch_counts *c, bool *requests_read,
+				    bool closing)
 {
 	struct cp_vdso_patch_counts before;
 	int rc;
@@ -400,7 +402,7 @@ static int read_counts_and_requests(struct cp_mech *m, struct patch_state *st,
 		if (!memcmp(before.by_entry, c->by_entry, sizeof(c->by_entry)))
 			break;
 	}
-	return rc == 0 && st->closing ? read_counts(st, c, true) : rc;
+	return rc == 0 && closing ? read_counts(st, c, true) : rc;
 }
 
 /* The target's reads join the session's (syscall() ones), and those of
@@ -420,7 +422,7 @@ static int patch_read(struct cp_mech *m, struct cp_totals *t)
 		requests_read = st->stop_requests_read;
 		rc = st->stop_rc;
 	} else
-		rc = read_counts_and_requests(m, st, &c, &requests_read);
+		rc = read_counts_and_requests(m, st, &c, &requests_read, false);
 	if (rc < 0)
 		return 0;
 	if (rc == 1) {
@@ -455,9 +457,8 @@ static void patch_stop(struct cp_mech *m)
 	patched_image(m);
 	if (!st->patch)
 		return;
-	st->closing = true;
-	st->stop_rc = read_counts_and_requests(m, st, &st->stop_counts, &st->stop_requests_read);
-	st->closing = false;
+	st->stop_rc = read_counts_and_requests(m, st, &st->stop_counts, &st->stop_requests_read,
+					       true);
 	st->stopped = true;
 }
 
@@ -504,14 +505,6 @@ static int patch_read_sites(struct cp_mech *m, struct cp_site_count **sites, siz
 	return 0;
 }
 
-/* Whether pid runs still: a zombie's restore is refused, and needs none. */
-static bool alive(pid_t pid)
-{
-	struct cp_proc_stat st;
-
-	return cp_proc_stat_read(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
-}
-
 /* The forks of the target's made in the window that nobody followed
  * (patch_forks_left.h), switched back; those that cannot be, said. */
 static void restore_forks_left(struct cp_mech *m)
@@ -541,7 +534,7 @@ static bool stays_stopped(pid_t pid)
 	for (int i = 0; i < 100; i++) {
 		if (cp_vdso_patch_runs_nothing(pid))
 			return true;
-		if (!alive(pid))
+		if (!cp_proc_thread_alive(pid, pid))
 			return false;
 		usleep(1000);
 	}
@@ -596,14 +589,15 @@ static void restore_all(struct cp_mech *m, bool kept)
 	st->restored = true;
 	if (target_execed(m)) /* its patched image went with the exec */
 		cp_vdso_patch_forget(st->patch);
-	if (cp_vdso_patch_restore(st->patch, kept, &err) && alive(m->pid))
+	if (cp_vdso_patch_restore(st->patch, kept, &err) && cp_proc_thread_alive(m->pid, m->pid))
 		unrestored(m, m->pid, true, &err);
 	for (size_t i = 0; i < st->members.n; i++) {
 		struct cp_error merr = { 0 };
+		pid_t pid = st->members.v[i].pid;
 
 		if (cp_vdso_patch_restore(st->members.v[i].patch, kept, &merr) &&
-		    alive(st->members.v[i].pid))
-			unrestored(m, st->members.v[i].pid, st->members.v[i].watched, &merr);
+		    cp_proc_thread_alive(pid, pid))
+			unrestored(m, pid, st->members.v[i].watched, &merr);
 	}
 	cp_patch_followed_restore(m);
 	restore_forks_left(m);
