@@ -382,19 +382,26 @@ static void fill_header(struct pprof *pp, const struct cp_profile *p, struct hea
 	prof->comment = h->comments;
 }
 
-/* The profile's pointer arrays over the tables built; 0 or -1. */
+/* The profile's pointer arrays over the tables built, slices of one
+ * block that prof->function owns (one allocation to fail, one to free);
+ * 0 or -1. */
 static int link_tables(struct pprof *pp, Perftools__Profiles__Profile *prof)
 {
+	void **block;
+
 	prof->n_function = pp->functions.n;
 	prof->n_mapping = pp->mappings.n;
 	prof->n_location = pp->locations.n;
 	prof->n_sample = pp->nsmp;
-	prof->function = calloc(prof->n_function + 1, sizeof(*prof->function));
-	prof->mapping = calloc(prof->n_mapping + 1, sizeof(*prof->mapping));
-	prof->location = calloc(prof->n_location + 1, sizeof(*prof->location));
-	prof->sample = calloc(prof->n_sample + 1, sizeof(*prof->sample));
-	if (!prof->function || !prof->mapping || !prof->location || !prof->sample)
+	block = calloc(prof->n_function + prof->n_mapping + prof->n_location + prof->n_sample + 1,
+		       sizeof(*block));
+	if (!block)
 		return -1;
+	prof->function = (pb_function **)block;
+	prof->mapping = (pb_mapping **)(block + prof->n_function);
+	prof->location = (pb_location **)(block + prof->n_function + prof->n_mapping);
+	prof->sample = (pb_sample **)(block + prof->n_function + prof->n_mapping +
+				      prof->n_location);
 	for (size_t i = 0; i < prof->n_function; i++)
 		prof->function[i] = &pp->fn[i];
 	for (size_t i = 0; i < prof->n_mapping; i++)
@@ -451,10 +458,7 @@ static void pprof_free(struct pprof *pp, Perftools__Profiles__Profile *prof)
 	}
 	for (size_t i = 0; i < pp->nsmp; i++)
 		free(pp->smp[i].ids);
-	free(prof->function);
-	free(prof->mapping);
-	free(prof->location);
-	free(prof->sample);
+	free(prof->function); /* the block of all four pointer arrays */
 	free(pp->fn);
 	free(pp->map);
 	free(pp->loc);
