@@ -14,15 +14,11 @@
 #include "error.h"
 #include "profile_command.h"
 
-static const struct cp_option options[] = {
-	PROFILE_WINDOW_OPTIONS,
-	{ 0 },
-};
-
 const struct cp_command_spec cmd_ab_spec = {
 	.name = "ab",
 	.synopsis = { "N DIR [OPTIONS] -- BASE_CMD [ARG...] -- HEAD_CMD [ARG...]" },
 	.summary = "run base and head builds in turn, N times each",
+	.options = profile_window_options, /* what it passes on to each run */
 	.description =
 		"Runs BASE_CMD and HEAD_CMD N times each (1 to 1000), interleaved (base, "
 		"head, base, head, ...) so that drift of the machine hits both sides "
@@ -35,7 +31,6 @@ const struct cp_command_spec cmd_ab_spec = {
 		"ab launches only the programs: a server needs its load running throughout "
 		"(started before ab). A run that saw no complete request (with -r) or no "
 		"clock read gets a warning; compare refuses such runs (exit 2).",
-	.options = options,
 	.exit_codes = "Exit codes: 0 all runs profiled; a command's own status when it "
 		      "failed by itself (ab stops at that run); 2 usage or bad input, 3 could not "
 		      "profile (or interrupted).",

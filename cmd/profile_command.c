@@ -29,6 +29,13 @@
 
 _Static_assert(CP_METRICS_SITES_DEFAULT == 100, "CP_METRICS_SITES_DEFAULT_TEXT says 100");
 
+/* clang-format off */
+const struct cp_option profile_window_options[] = {
+	PROFILE_WINDOW_OPTIONS,
+	{ 0 },
+};
+/* clang-format on */
+
 /* About once a second while the window is open: the live line, and the
  * --serve child's text (the counts so far, cumulative). */
 static void tick(const struct cp_profile *p, void *arg)

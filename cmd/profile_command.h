@@ -188,6 +188,10 @@ struct profile_command {
 	unsigned long long requests, reads;
 };
 
+/* The window's options alone, {0}-ended: the table of a command that
+ * passes them on to each run it starts (ab). */
+extern const struct cp_option profile_window_options[];
+
 /* Parses argv (argv[0] is the subcommand) by spec; argv[pc->rest]
  * onwards is left to the caller. Returns -1 after --help or --version
  * (printed), an exit code > 0 after an error (printed), or 0. */
