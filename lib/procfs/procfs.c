@@ -100,32 +100,6 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 	return 0;
 }
 
-/* One read or write of pid's memory through /proc/PID/mem. */
-static int proc_mem_io(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	return proc_mem_io(pid, addr, buf, len, false);
-}
-
-int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	return proc_mem_io(pid, addr, (void *)buf, len, true);
-}
-
 int cp_proc_exec_random(pid_t pid, uint8_t out[16])
 {
 	uint64_t auxv[2 * 64];

@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/auxv.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -170,6 +172,69 @@ TEST(exec_random_is_the_images_own)
 	     i++)
 		usleep(5000);
 	CHECK(memcmp(child, mine, sizeof(child)) != 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* Where pid's AT_RANDOM bytes lie (on its stack, near the top); 0. */
+static uint64_t random_at(pid_t pid)
+{
+	uint64_t auxv[2 * 64] = { 0 };
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	n = cp_proc_read_text(path, (char *)auxv, sizeof(auxv));
+	for (ssize_t i = 0; n > 0 && (i + 2) * 8 <= n && auxv[i] != AT_NULL; i += 2)
+		if (auxv[i] == AT_RANDOM)
+			return auxv[i + 1];
+	return 0;
+}
+
+/* Waits until pid's exec random bytes differ from was (its exec done). */
+static bool wait_exec(pid_t pid, const uint8_t was[16], uint8_t now[16])
+{
+	for (int i = 0; i < 400; i++) {
+		if (cp_proc_exec_random(pid, now) == 0 && memcmp(now, was, 16))
+			return true;
+		usleep(5000);
+	}
+	return false;
+}
+
+/* A write pinned to a program never lands in the one it exec()s: without
+ * address randomization (setarch -R) the new program's stack lies where
+ * the old one's did, and an unpinned write at the old address reaches it
+ * (shown last, with the bytes it already holds). */
+TEST(a_pinned_write_never_reaches_the_program_exec_ed_after)
+{
+	const uint8_t *mine = (const uint8_t *)getauxval(AT_RANDOM);
+	uint8_t sh[16], sleeping[16], before[16], after[16], junk[16];
+	uint64_t at;
+	int go[2], pin;
+	pid_t pid;
+
+	memset(junk, 0x5a, sizeof(junk));
+	CHECK(pipe(go) == 0);
+	if ((pid = fork()) == 0) {
+		dup2(go[0], 0);
+		close(go[1]);
+		personality(ADDR_NO_RANDOMIZE);
+		execl("/bin/sh", "sh", "-c", "read x; exec sleep 5", (char *)NULL);
+		_exit(1);
+	}
+	close(go[0]);
+	CHECK(pid > 0 && wait_exec(pid, mine, sh) && (at = random_at(pid)) != 0);
+	CHECK((pin = cp_proc_mem_pin(pid)) >= 0);
+	CHECK(write(go[1], "x\n", 2) == 2); /* sh execs sleep */
+	CHECK(wait_exec(pid, sh, sleeping));
+	CHECK(cp_proc_mem_read(pid, at, before, sizeof(before)) == 0);
+	CHECK(cp_proc_mem_write(pid, at, junk, sizeof(junk)) != 0);
+	CHECK(cp_proc_mem_read(pid, at, after, sizeof(after)) == 0);
+	CHECK(memcmp(before, after, sizeof(after)) == 0);
+	cp_proc_mem_unpin(pin);
+	CHECK(cp_proc_mem_write(pid, at, before, sizeof(before)) == 0);
+	close(go[1]);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }

@@ -47,8 +47,16 @@ int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int cp_proc_exec_random(pid_t pid, uint8_t out[16]);
 /* Writes len bytes at addr of pid's memory through /proc/PID/mem: the
  * kernel's forced write, which also reaches read-only mappings (a private
- * copy of the page is made for pid alone). */
+ * copy of the page is made for pid alone). Pinned (cp_proc_mem_pin), it
+ * reaches only the program pinned, and fails once that one is gone. */
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+/* Pins the program pid runs now as the one its writes reach, until
+ * cp_proc_mem_unpin(the token returned): after an exec (or its exit, and
+ * the pid given to another process) they fail, where they would have
+ * landed in the new program at the same address. A pid pinned twice
+ * writes through its newest pin. -1: not pinned (writes open anew). */
+int cp_proc_mem_pin(pid_t pid);
+void cp_proc_mem_unpin(int token);
 
 /* The processes descended from pid now, children first (malloc'd, *n of
  * them; none is not an error). */

@@ -531,6 +531,7 @@ void cp_vdso_patch_free(struct cp_vdso_patch *p)
 	cp_patch_rules_free(&p->rules);
 	cp_patch_rules_free(&p->hops);
 	cp_vdso_plan_free(&p->plan);
+	cp_proc_mem_unpin(p->mem_pin);
 	free(p);
 }
 

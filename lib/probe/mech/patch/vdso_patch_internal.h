@@ -29,6 +29,7 @@
 
 struct cp_vdso_patch {
 	pid_t pid;
+	int mem_pin; /* the program patched, pinned (cp_proc_mem_pin) */
 	struct cp_vdso_plan plan;
 	struct cp_patch_table table;
 	bool give_fs;		     /* the held thread has no thread pointer yet */

@@ -556,10 +556,14 @@ int cp_vdso_prepare_new(pid_t pid, bool held, bool locked, struct cp_vdso_patch 
 	if (!p)
 		return cp_fail(err, CP_EXIT_PROFILE, "out of memory");
 	p->pid = pid;
+	/* first: should the program exec another from here on, the patch's
+	 * writes fail rather than land in the new one */
+	p->mem_pin = cp_proc_mem_pin(pid);
 	p->locked = locked;
 	p->info.syscall = -1;
 	if (refuse_early(pid, held, err) || prepare(p, err)) {
 		cp_vdso_plan_free(&p->plan);
+		cp_proc_mem_unpin(p->mem_pin);
 		free(p);
 		return -1;
 	}

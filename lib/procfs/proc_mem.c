@@ -1,0 +1,129 @@
+/* proc_mem.c - reading and writing a process's memory through
+ * /proc/PID/mem, and pinning the image a write may reach.
+ *
+ * Each access opens /proc/PID/mem anew, and an open reaches the program
+ * the pid runs at that instant. A write meant for a program that has
+ * since exec()ed another would land in the new one at the same address:
+ * without address randomization (setarch -R, a debugger,
+ * kernel.randomize_va_space=0) its stack, its heap or its vDSO lie where
+ * the old program's did. A pin opens /proc/PID/mem once; the open file
+ * holds the memory of the program run then, and the kernel refuses every
+ * access through it once that program is gone (an exec, an exit, the pid
+ * given to another process). Writes go through a pid's newest pin;
+ * reads, which harm nothing, open anew, so that what follows a program
+ * into its exec reads the new one. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+/* Pins at once: a target, its followed processes and the self-test's
+ * child; one over this is refused (its writes open anew, as unpinned). */
+#define PINS 256
+
+struct pin {
+	pid_t pid;	/* 0: a free entry */
+	int fd;		/* /proc/PID/mem, read-write */
+	unsigned seq;	/* the newest of a pid's pins is used */
+	unsigned users; /* accesses through fd in flight */
+	bool ended;	/* unpinned: closed once no access uses it */
+};
+
+static struct pin pins[PINS];
+static unsigned pin_seq;
+static pthread_mutex_t pins_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The pin to write pid through, taken (users); NULL: none. Locked. */
+static struct pin *take_newest(pid_t pid)
+{
+	struct pin *best = NULL;
+
+	for (size_t i = 0; i < PINS; i++)
+		if (pins[i].pid == pid && !pins[i].ended && (!best || pins[i].seq > best->seq))
+			best = &pins[i];
+	if (best)
+		best->users++;
+	return best;
+}
+
+/* Closes an ended pin no access uses. Locked. */
+static void close_if_done(struct pin *p)
+{
+	if (!p->ended || p->users)
+		return;
+	close(p->fd);
+	*p = (struct pin){ 0 };
+}
+
+int cp_proc_mem_pin(pid_t pid)
+{
+	char path[64];
+	int fd, token = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	if (pid <= 0 || (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return -1;
+	pthread_mutex_lock(&pins_lock);
+	for (int i = 0; i < PINS && token < 0; i++)
+		if (!pins[i].pid) {
+			pins[i] = (struct pin){ .pid = pid, .fd = fd, .seq = ++pin_seq };
+			token = i;
+		}
+	pthread_mutex_unlock(&pins_lock);
+	if (token < 0)
+		close(fd);
+	return token;
+}
+
+void cp_proc_mem_unpin(int token)
+{
+	if (token < 0 || token >= PINS)
+		return;
+	pthread_mutex_lock(&pins_lock);
+	if (pins[token].pid) {
+		pins[token].ended = true;
+		close_if_done(&pins[token]);
+	}
+	pthread_mutex_unlock(&pins_lock);
+}
+
+/* One access through a fresh open of /proc/PID/mem. */
+static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n;
+}
+
+int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	return io_fresh(pid, addr, buf, len, false) == (ssize_t)len ? 0 : -1;
+}
+
+int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct pin *p;
+	ssize_t n;
+
+	pthread_mutex_lock(&pins_lock);
+	p = take_newest(pid);
+	pthread_mutex_unlock(&pins_lock);
+	if (!p)
+		return io_fresh(pid, addr, (void *)buf, len, true) == (ssize_t)len ? 0 : -1;
+	n = pwrite(p->fd, buf, len, (off_t)addr);
+	pthread_mutex_lock(&pins_lock);
+	p->users--;
+	close_if_done(p);
+	pthread_mutex_unlock(&pins_lock);
+	return n == (ssize_t)len ? 0 : -1;
+}
