@@ -9,9 +9,10 @@
  * the old program's did. A pin opens /proc/PID/mem once; the open file
  * holds the memory of the program run then, and the kernel refuses every
  * access through it once that program is gone (an exec, an exit, the pid
- * given to another process). Writes go through a pid's newest pin;
- * reads, which harm nothing, open anew, so that what follows a program
- * into its exec reads the new one. */
+ * given to another process). Writes go through the pin named (a
+ * patch's own), else a pid's newest pin; reads, which harm nothing, open
+ * anew, so that what follows a program into its exec reads the new
+ * one. */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -46,6 +47,23 @@ static struct pin *take_newest(pid_t pid)
 	if (best)
 		best->users++;
 	return best;
+}
+
+/* The pin to write pid through, taken: token's, if it is pid's (-2:
+ * pid's newest); NULL none. */
+static struct pin *take(int token, pid_t pid)
+{
+	struct pin *p = NULL;
+
+	pthread_mutex_lock(&pins_lock);
+	if (token == -2) {
+		p = take_newest(pid);
+	} else if (token >= 0 && token < PINS && pins[token].pid == pid && !pins[token].ended) {
+		p = &pins[token];
+		p->users++;
+	}
+	pthread_mutex_unlock(&pins_lock);
+	return p;
 }
 
 /* Closes an ended pin no access uses. Locked. */
@@ -112,12 +130,14 @@ int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct pin *p;
+	return cp_proc_mem_write_pinned(-2, pid, addr, buf, len);
+}
+
+int cp_proc_mem_write_pinned(int token, pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct pin *p = take(token, pid);
 	ssize_t n;
 
-	pthread_mutex_lock(&pins_lock);
-	p = take_newest(pid);
-	pthread_mutex_unlock(&pins_lock);
 	if (!p)
 		return io_fresh(pid, addr, (void *)buf, len, true) == (ssize_t)len ? 0 : -1;
 	n = pwrite(p->fd, buf, len, (off_t)addr);

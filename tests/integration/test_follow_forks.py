@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from common import Skip, code_changed
+from readiness import wait_attached, wait_for, wait_serving
 
 MECHANISMS = ("patch",)
 READS = 3  # per request of fork_tree_target
@@ -1176,3 +1177,40 @@ def test_a_child_gdb_runs_gets_no_stop_of_clockprofs(ctx):
     run = ctx.load_json(out)
     traced = [w for w in run["warnings"] if "traced by another process" in w]
     assert traced and "not counted" in traced[0], run["warnings"]
+
+
+def test_an_exec_past_the_pins_is_counted(ctx):
+    """More processes given than clockprof pins the memory of (256,
+    lib/procfs/proc_mem.c): one that exec()s is followed into its new
+    image, whose patch, with no pin of its own, writes as before pins
+    were, never through its old image's (which the kernel refuses: "not
+    counted after its exec: cannot write into the vDSO")."""
+    if ctx.counted() != "patch":
+        raise Skip(f"several processes need the vDSO patch (counting with {ctx.counted()})")
+    program = f"{ctx.target('reads_target')} clock_gettime 2 0 0 0"
+    target = subprocess.Popen(program.split())
+    member = subprocess.Popen(["sh", "-c", f"read x; exec {program}"], stdin=subprocess.PIPE)
+    sleepers = [subprocess.Popen(["sleep", "120"]) for _ in range(300)]
+    first = None
+    try:
+        wait_serving(target)
+        wait_for(lambda: os.readlink(f"/proc/{member.pid}/exe").endswith("sh"),
+                 "the shell to run")
+        out = os.path.join(ctx.tmp, "pins.json")
+        pids = [target.pid, member.pid] + [p.pid for p in sleepers]
+        first = subprocess.Popen([ctx.clockprof, "attach", "-q", "-o", out, "-d", "3",
+                                  ",".join(map(str, pids))],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(first)
+        member.stdin.write(b"x\n")
+        member.stdin.flush()
+        _, err = first.communicate(timeout=120)
+        assert first.returncode == 0, f"exit {first.returncode}: {err}"
+        run = ctx.load_json(out)
+    finally:
+        for proc in [first, target, member] + sleepers:
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    mine = [p for p in run["processes"] if p["pid"] == member.pid]
+    assert mine and mine[0]["counted"] and mine[0]["reads"], (mine, run.get("warnings"))

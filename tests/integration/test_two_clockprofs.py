@@ -148,6 +148,21 @@ def test_a_sigkilled_first_refuses_no_second(ctx):
         target.wait()
 
 
+def refused_then_first_ends(ctx, first, pid, after=None):
+    """A second clockprof asking pid's patch by name is refused it, naming
+    first (a Popen of clockprof), which then ends by Ctrl-C, well; after:
+    called once the second has ended."""
+    named, _ = attach(ctx, "named", pid, "--mechanism", "patch", "-d", "1")
+    rc, err = finish(named)
+    if after:
+        after()
+    assert rc == 3, f"exit {rc}: {err}"
+    assert f"another clockprof (process {first.pid})" in err, err
+    first.send_signal(signal.SIGINT)
+    rc, err = finish(first)
+    assert rc == 0, f"exit {rc}: {err}"
+
+
 def test_a_fork_in_the_firsts_window_is_refused_too(ctx):
     """run follows the processes its command forks, reading their tables
     from zero: one forked in its window carries the patch's header, and a
@@ -159,15 +174,41 @@ def test_a_fork_in_the_firsts_window_is_refused_too(ctx):
     try:
         ready = {int(first.stdout.readline().split()[1]) for _ in range(2)}  # root and child
         child = (ready - {Child(first).pid}).pop()
-        named, _ = attach(ctx, "named", child, "--mechanism", "patch", "-d", "1")
-        rc, err = finish(named)
-        os.kill(child, signal.SIGTERM)  # the root waits for it as run ends
-        assert rc == 3, f"exit {rc}: {err}"
-        assert f"another clockprof (process {first.pid})" in err, err
-        first.send_signal(signal.SIGINT)
-        rc, err = finish(first)
-        assert rc == 0, f"exit {rc}: {err}"
+        refused_then_first_ends(ctx, first, child,
+                                lambda: os.kill(child, signal.SIGTERM))  # the root waits for it
     finally:
         if first.poll() is None:
             first.kill()
             first.wait()
+
+
+def test_a_member_followed_into_its_exec_stays_the_firsts(ctx):
+    """A member given that exec()s is followed into its new image, which
+    the first patches and names itself in; the patch of its old image,
+    dropped then, must not clear that record. Without address
+    randomization (setarch -R) the new vDSO lies where the old one did, so
+    a write meant for the old image lands in the new one: the second
+    clockprof must still be refused, naming the first."""
+    target = start_target(ctx)
+    program = f"{ctx.target('reads_target')} clock_gettime {K} 0 0 0"
+    member = subprocess.Popen(["setarch", "-R", "sh", "-c", f"read x; exec {program}"],
+                              stdin=subprocess.PIPE)
+    first = None
+    try:
+        wait_serving(target, threads=3)
+        wait_for(lambda: os.readlink(f"/proc/{member.pid}/exe").endswith("sh"),
+                 "the member's shell to run")
+        first, _ = attach(ctx, "first", f"{target.pid},{member.pid}", "--mechanism", "patch")
+        wait_attached(first)
+        member.stdin.write(b"x\n")
+        member.stdin.flush()
+        wait_for(lambda: os.readlink(f"/proc/{member.pid}/exe").endswith("reads_target"),
+                 "the member to exec")
+        wait_serving(member)
+        wait_paced_requests(member, 5)
+        refused_then_first_ends(ctx, first, member.pid)
+    finally:
+        for proc in (first, target, member):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()

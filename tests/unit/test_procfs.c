@@ -202,39 +202,102 @@ static bool wait_exec(pid_t pid, const uint8_t was[16], uint8_t now[16])
 	return false;
 }
 
-/* A write pinned to a program never lands in the one it exec()s: without
- * address randomization (setarch -R) the new program's stack lies where
- * the old one's did, and an unpinned write at the old address reaches it
- * (shown last, with the bytes it already holds). */
-TEST(a_pinned_write_never_reaches_the_program_exec_ed_after)
+/* The child to pin: sh without address randomization, until told (a
+ * line on *go) to exec sleep. *at: where sh's AT_RANDOM bytes lie, sh:
+ * those bytes. -1: not started. */
+static pid_t start_sh(int *go, uint8_t sh[16], uint64_t *at)
 {
 	const uint8_t *mine = (const uint8_t *)getauxval(AT_RANDOM);
-	uint8_t sh[16], sleeping[16], before[16], after[16], junk[16];
-	uint64_t at;
-	int go[2], pin;
+	int fds[2];
 	pid_t pid;
 
-	memset(junk, 0x5a, sizeof(junk));
-	CHECK(pipe(go) == 0);
+	if (pipe(fds))
+		return -1;
 	if ((pid = fork()) == 0) {
-		dup2(go[0], 0);
-		close(go[1]);
+		dup2(fds[0], 0);
+		close(fds[1]);
 		personality(ADDR_NO_RANDOMIZE);
 		execl("/bin/sh", "sh", "-c", "read x; exec sleep 5", (char *)NULL);
 		_exit(1);
 	}
-	close(go[0]);
-	CHECK(pid > 0 && wait_exec(pid, mine, sh) && (at = random_at(pid)) != 0);
+	close(fds[0]);
+	*go = fds[1];
+	if (pid > 0 && wait_exec(pid, mine, sh) && (*at = random_at(pid)) != 0)
+		return pid;
+	close(fds[1]);
+	if (pid > 0)
+		kill(pid, SIGKILL);
+	return -1;
+}
+
+/* sh told to exec sleep, and its exec done. */
+static bool exec_sleep(pid_t pid, int go, const uint8_t sh[16])
+{
+	uint8_t sleeping[16];
+
+	return write(go, "x\n", 2) == 2 && wait_exec(pid, sh, sleeping);
+}
+
+static void end_child(pid_t pid, int go)
+{
+	close(go);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* A write pinned to a program never lands in the one it exec()s: without
+ * address randomization (setarch -R) the new program's stack lies where
+ * the old one's did, and an unpinned write at the old address reaches it
+ * (shown last, with the bytes it already holds). Before the exec, the
+ * pin writes (sh's own bytes, again). */
+TEST(a_pinned_write_never_reaches_the_program_exec_ed_after)
+{
+	uint8_t sh[16], before[16], after[16], junk[16];
+	uint64_t at = 0;
+	int go = -1, pin;
+	pid_t pid;
+
+	memset(junk, 0x5a, sizeof(junk));
+	CHECK((pid = start_sh(&go, sh, &at)) > 0);
 	CHECK((pin = cp_proc_mem_pin(pid)) >= 0);
-	CHECK(write(go[1], "x\n", 2) == 2); /* sh execs sleep */
-	CHECK(wait_exec(pid, sh, sleeping));
+	CHECK(cp_proc_mem_write(pid, at, sh, sizeof(sh)) == 0);
+	CHECK(exec_sleep(pid, go, sh));
 	CHECK(cp_proc_mem_read(pid, at, before, sizeof(before)) == 0);
 	CHECK(cp_proc_mem_write(pid, at, junk, sizeof(junk)) != 0);
 	CHECK(cp_proc_mem_read(pid, at, after, sizeof(after)) == 0);
 	CHECK(memcmp(before, after, sizeof(after)) == 0);
 	cp_proc_mem_unpin(pin);
 	CHECK(cp_proc_mem_write(pid, at, before, sizeof(before)) == 0);
-	close(go[1]);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	end_child(pid, go);
+}
+
+/* A patch writes through its own pin: the program it patched, though the
+ * pid was pinned since for the program it exec()ed (its exec followed,
+ * the new one patched too), whose memory lies at the same addresses. A
+ * token another pid's is never used for this one (a fork mended with its
+ * parent's patch): the write opens anew. */
+TEST(a_patch_of_the_old_program_never_writes_through_the_new_ones_pin)
+{
+	uint8_t sh[16], before[16], after[16], junk[16], mine[16] = { 0 };
+	uint64_t at = 0;
+	int go = -1, old, now;
+	pid_t pid;
+
+	memset(junk, 0x5a, sizeof(junk));
+	CHECK((pid = start_sh(&go, sh, &at)) > 0);
+	CHECK((old = cp_proc_mem_pin(pid)) >= 0);
+	CHECK(exec_sleep(pid, go, sh));
+	CHECK((now = cp_proc_mem_pin(pid)) >= 0);
+	CHECK(cp_proc_mem_read(pid, at, before, sizeof(before)) == 0);
+	CHECK(cp_proc_mem_write_pinned(old, pid, at, junk, sizeof(junk)) != 0);
+	CHECK(cp_proc_mem_read(pid, at, after, sizeof(after)) == 0);
+	CHECK(memcmp(before, after, sizeof(after)) == 0);
+	CHECK(cp_proc_mem_write_pinned(now, pid, at, before, sizeof(before)) == 0);
+	CHECK(cp_proc_mem_write_pinned(now, getpid(), (uintptr_t)mine, junk, sizeof(junk)) == 0);
+	CHECK(memcmp(mine, junk, sizeof(junk)) == 0);
+	CHECK(cp_proc_mem_read(pid, at, after, sizeof(after)) == 0);
+	CHECK(memcmp(before, after, sizeof(after)) == 0);
+	cp_proc_mem_unpin(old);
+	cp_proc_mem_unpin(now);
+	end_child(pid, go);
 }

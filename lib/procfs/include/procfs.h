@@ -57,6 +57,11 @@ int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
  * writes through its newest pin. -1: not pinned (writes open anew). */
 int cp_proc_mem_pin(pid_t pid);
 void cp_proc_mem_unpin(int token);
+/* As cp_proc_mem_write, through the pin token (cp_proc_mem_pin's, of
+ * pid): only that pin's program, though pid was pinned anew since (its
+ * exec followed, the new program patched). A token not pid's, or -1 (a
+ * pin refused): opened anew, never through another program's pin. */
+int cp_proc_mem_write_pinned(int token, pid_t pid, uint64_t addr, const void *buf, size_t len);
 
 /* The processes descended from pid now, children first (malloc'd, *n of
  * them; none is not an error). */

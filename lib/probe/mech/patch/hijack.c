@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -308,9 +309,12 @@ static uint64_t in_syscall(struct user_regs_struct *r, uint64_t resume_at, struc
 }
 
 /* The thread's registers point into the stub, which returns to where it
- * was (in a syscall: in_syscall). */
-static int send_through(pid_t pid, pid_t tid, uint64_t stub, uint64_t resume_at,
-			struct cp_hijack *h)
+ * was (in a syscall: in_syscall). The resume address is written through
+ * the held thread (ptrace), not /proc/PID/mem by pid: only while it is
+ * held, in the program it runs; an exec by another thread ends it first,
+ * and the write then fails where an open by pid would reach the new
+ * program's stack at the same address (a fork mended has no pin). */
+static int send_through(pid_t tid, uint64_t stub, uint64_t resume_at, struct cp_hijack *h)
 {
 	struct user_regs_struct r;
 	uint64_t resume;
@@ -322,7 +326,8 @@ static int send_through(pid_t pid, pid_t tid, uint64_t stub, uint64_t resume_at,
 		resume = in_syscall(&r, resume_at, h);
 	if (resume_at)
 		resume = resume_at;
-	if (cp_proc_mem_write(pid, r.rsp - STUB_FRAME, &resume, sizeof(resume)))
+	if (ptrace(PTRACE_POKEDATA, tid, (void *)(uintptr_t)(r.rsp - STUB_FRAME),
+		   (void *)(uintptr_t)resume))
 		return -1;
 	cp_patch_step();
 	r.rsp -= STUB_FRAME;
@@ -340,7 +345,7 @@ static int check_and_send(pid_t pid, uint64_t stub, uint64_t resume_at, cp_hijac
 	cp_patch_step();
 	if (check && check(ctx, h->tid, err))
 		return -1;
-	if (send_through(pid, h->tid, stub, resume_at, h))
+	if (send_through(h->tid, stub, resume_at, h))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "thread %d of process %d could not be redirected", h->tid, pid);
 	return 0;

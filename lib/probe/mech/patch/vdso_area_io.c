@@ -120,6 +120,11 @@ void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h)
 		h->table = h->table_at;
 }
 
+int cp_vdso_write(const struct cp_vdso_patch *p, uint64_t at, const void *buf, size_t len)
+{
+	return cp_proc_mem_write_pinned(p->mem_pin, p->pid, at, buf, len);
+}
+
 uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p)
 {
 	return p->plan.base + p->plan.area;
@@ -213,9 +218,8 @@ int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_v
 {
 	uint64_t none = 0;
 
-	cp_proc_mem_write(p->pid,
-			  cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
-			  &none, sizeof(none));
+	cp_vdso_write(p, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
+		      &none, sizeof(none));
 	return cp_fail(
 		err, CP_EXIT_PROFILE,
 		"a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, the thread has not had the CPU, or it runs a signal handler on top of the stub): no other is sent while it may run, and it is to switch nothing",

@@ -76,7 +76,7 @@ static int write_count(struct cp_vdso_patch *p, struct cp_error *err)
 		cp_fail(err, CP_EXIT_PROFILE,
 			"the counter table of process %d holds code of another version of clockprof",
 			p->pid);
-	else if (cp_proc_mem_write(p->pid, at, p->plan.count, CP_PATCH_CODE_SIZE))
+	else if (cp_vdso_write(p, at, p->plan.count, CP_PATCH_CODE_SIZE))
 		cp_fail(err, CP_EXIT_PROFILE, "cannot write into the counter table of process %d",
 			p->pid);
 	else
@@ -342,11 +342,10 @@ int cp_vdso_patch_add_redirect(struct cp_vdso_patch *p, enum cp_redirect_kind ki
 	}
 	if (cp_redirect_place(p->pid, kind, path, off, size, call, r, why, whylen))
 		return -1;
-	if ((!r->written &&
-	     cp_proc_mem_write(p->pid, r->plan.tramp, r->plan.code, sizeof(r->plan.code))) ||
+	if ((!r->written && cp_vdso_write(p, r->plan.tramp, r->plan.code, sizeof(r->plan.code))) ||
 	    (r->plan.jump_len == 2 &&
-	     cp_proc_mem_write(p->pid, r->plan.springboard, r->plan.springboard_code,
-			       sizeof(r->plan.springboard_code)))) {
+	     cp_vdso_write(p, r->plan.springboard, r->plan.springboard_code,
+			   sizeof(r->plan.springboard_code)))) {
 		snprintf(why, whylen, "its trampoline cannot be written");
 		return -1;
 	}
@@ -514,10 +513,9 @@ static void release(struct cp_vdso_patch *p)
 		return;
 	cp_patch_owner_self(&self);
 	if (!memcmp(&h.owner, &self, sizeof(self)))
-		cp_proc_mem_write(p->pid,
-				  cp_vdso_header_addr(p) +
-					  offsetof(struct cp_vdso_area_header, owner),
-				  &none, sizeof(none));
+		cp_vdso_write(p,
+			      cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+			      &none, sizeof(none));
 	p->owned = false;
 }
 

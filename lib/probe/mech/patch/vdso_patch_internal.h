@@ -63,6 +63,9 @@ bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
 			  struct cp_vdso_stub_result *r);
 void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h);
 uint64_t cp_vdso_header_addr(const struct cp_vdso_patch *p);
+/* Writes into p's process through p's pin (cp_proc_mem_write_pinned):
+ * only the program p was prepared in, never one it exec()ed since. */
+int cp_vdso_write(const struct cp_vdso_patch *p, uint64_t at, const void *buf, size_t len);
 int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_header *h);
 /* Whether the thread sent through the stub of the request h posted (the
  * area at area) left it before it ran: a handler that ran as it was let

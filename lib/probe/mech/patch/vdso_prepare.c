@@ -291,7 +291,7 @@ static int write_code(struct cp_vdso_patch *p, const uint8_t *target)
 	uint64_t from = 0, to;
 
 	for (; cp_vdso_plan_next_code(&p->plan, target, &from, &to); from = to) {
-		if (cp_proc_mem_write(p->pid, p->plan.base + from, p->plan.bytes + from, to - from))
+		if (cp_vdso_write(p, p->plan.base + from, p->plan.bytes + from, to - from))
 			return -1;
 		cp_patch_step();
 	}
@@ -446,9 +446,8 @@ static int claim(struct cp_vdso_patch *p)
 	struct cp_vdso_area_owner self;
 
 	cp_patch_owner_self(&self);
-	if (cp_proc_mem_write(p->pid,
-			      cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
-			      &self, sizeof(self)))
+	if (cp_vdso_write(p, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, owner),
+			  &self, sizeof(self)))
 		return -1;
 	p->owned = true;
 	return 0;

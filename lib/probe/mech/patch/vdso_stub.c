@@ -58,10 +58,10 @@ static void mark_sent(void *ctx, pid_t tid)
 	if (ptrace(PTRACE_GETREGS, tid, 0, &r) == 0)
 		sent[2] = r.rsp;
 	for (int i = 0; i < 3; i++)
-		cp_proc_mem_write(p->pid,
-				  cp_vdso_header_addr(p) +
-					  offsetof(struct cp_vdso_area_header, sites[i].spare),
-				  &sent[i], sizeof(sent[i]));
+		cp_vdso_write(p,
+			      cp_vdso_header_addr(p) +
+				      offsetof(struct cp_vdso_area_header, sites[i].spare),
+			      &sent[i], sizeof(sent[i]));
 }
 
 /* Tests only (test_hook.h): CLOCKPROF_TEST_STUB_PAUSE_MS=N: the stub
@@ -297,7 +297,7 @@ int cp_vdso_post_request(struct cp_vdso_patch *p, enum cp_vdso_area_cmd cmd, boo
 			h.nsites++;
 	for (size_t i = 0; sites && i < p->ninherited; i++)
 		h.sites[h.nsites++] = p->inherited[i];
-	if (cp_proc_mem_write(p->pid, cp_vdso_header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
+	if (cp_vdso_write(p, cp_vdso_header_addr(p) + 16, (char *)&h + 16, sizeof(h) - 16))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot write into the vDSO of process %d",
 			       p->pid);
 	cp_patch_step();
@@ -462,6 +462,7 @@ static void mend_forks(struct cp_vdso_patch *p)
 		struct cp_error err = { 0 };
 
 		c.pid = kids[i];
+		c.mem_pin = -1; /* not pinned: its writes open anew */
 		c.give_fs = false;
 		c.resume = 0;
 		c.mend = true;
