@@ -49,14 +49,17 @@ static struct pin *take_newest(pid_t pid)
 	return best;
 }
 
-/* The pin to write pid through, taken: token's, if it is pid's (-2:
- * pid's newest); NULL none. */
+/* The token that names no pin but pid's newest (cp_proc_mem_write). */
+#define NEWEST_PIN (-2)
+
+/* The pin to write pid through, taken: token's, if it is pid's (or
+ * NEWEST_PIN's); NULL: none. */
 static struct pin *take(int token, pid_t pid)
 {
 	struct pin *p = NULL;
 
 	pthread_mutex_lock(&pins_lock);
-	if (token == -2) {
+	if (token == NEWEST_PIN) {
 		p = take_newest(pid);
 	} else if (token >= 0 && token < PINS && pins[token].pid == pid && !pins[token].ended) {
 		p = &pins[token];
@@ -130,7 +133,7 @@ int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	return cp_proc_mem_write_pinned(-2, pid, addr, buf, len);
+	return cp_proc_mem_write_pinned(NEWEST_PIN, pid, addr, buf, len);
 }
 
 int cp_proc_mem_write_pinned(int token, pid_t pid, uint64_t addr, const void *buf, size_t len)
