@@ -277,6 +277,35 @@ def test_a_frozen_target_is_refused_and_left_as_it_was(ctx):
     assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
 
 
+def test_a_target_stopped_before_its_stub_ran_is_not_switched_after(ctx):
+    """The thread sent through the stub that switches the sites is stopped
+    before the stub's first instruction (here its process stops itself in
+    the handler of a signal a test hook sends as the thread is held; a
+    cgroup frozen 15 ms into a plain attach did the same): the patch is
+    refused after the stub's wait and auto counts with uprobes. Continued,
+    the stub ran on and switched every entry to a table nobody read or
+    would switch back, the run having said the patch was not used. The
+    sites are taken out of the request given up: continued, the target's
+    entries are the kernel's own and it reads right."""
+    target = PatchTarget(ctx, env={"PATCH_TARGET_STOP_AT_USR1": "2"})  # 1: the table's
+    try:
+        out = os.path.join(ctx.tmp, "auto.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "auto", "-e", "none", "-d", "0.3",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_SIGNAL_HELD=str(target.pid)))
+        assert proc.returncode == 0, (proc.returncode, proc.stderr)
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+        assert "is stopped" in (run["probe"]["fallback_reason"] or ""), run["probe"]
+        os.kill(target.pid, signal.SIGCONT)
+        target.go(10)  # the stub has run: its thread is back where it was
+        assert_entries_pristine(target.pid)
+    finally:
+        os.kill(target.pid, signal.SIGCONT)
+        rc, said = target.quit()
+    assert rc == 0 and "bad 0" in said, f"target exited {rc}: {said}"
+
+
 def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
     """Filters are per thread: workers that put a kill-on-mmap filter on
     themselves alone (no TSYNC), busy in user space, are the threads the

@@ -403,6 +403,11 @@ static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 	if (stub_left(p, true))
 		return 1;
 	note_timeout();
+	/* Given up: a switch it has not reached yet is never made (nobody
+	 * would read its counts or switch it back); a restore is left to
+	 * run, as the restorer would have it. */
+	if (p->last_cmd == CP_VDSO_CMD_PATCH && p->last_sites)
+		cp_vdso_take_sites_out(p);
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
 	if (cp_vdso_patch_runs_nothing(p->pid))
