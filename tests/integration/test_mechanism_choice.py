@@ -306,6 +306,36 @@ def test_a_target_stopped_before_its_stub_ran_is_not_switched_after(ctx):
     assert rc == 0 and "bad 0" in said, f"target exited {rc}: {said}"
 
 
+def test_a_32_bit_program_is_refused_by_every_mechanism(ctx):
+    """A 32-bit (ia32) program: the patch's code is x86-64 and refused it,
+    and auto's uprobes counted each of its vDSO reads twice and none of
+    its clock syscalls (run failed before that, "cannot read the entry
+    point", its auxv read as 64-bit words). Every mechanism refuses it
+    now, saying why, before anything runs in it; the program lives on."""
+    path = os.path.join(ctx.targets, "clock_loop_m32")
+    if not os.path.exists(path):
+        raise Skip("no 32-bit target: the compiler cannot build -m32 (gcc-multilib)")
+    for mechanism in ("auto", "uprobe", "patch"):
+        proc = ctx.run("run", "-q", "--mechanism", mechanism, "-e", "none", "-o",
+                       os.path.join(ctx.tmp, "m32.json"), "--", path, "vdso", "1000")
+        assert proc.returncode == 3, (mechanism, proc.returncode, proc.stderr)
+        assert "is a 32-bit program" in proc.stderr, proc.stderr
+    target = subprocess.Popen([path, "vdso", "100000000"], stdout=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: vdso_range(target.pid), "the target to start")
+        image = read_vdso(target.pid)
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2", "-o",
+                       os.path.join(ctx.tmp, "m32.json"), str(target.pid))
+        assert proc.returncode == 3 and "is a 32-bit program" in proc.stderr, proc.stderr
+        assert target.poll() is None, "the target died"
+        assert read_vdso(target.pid) == image, "its vDSO was written"
+        with open(f"/proc/{target.pid}/maps") as f:  # no table's code pages
+            assert not [line for line in f if len(line.split()) == 5 and "x" in line.split()[1]]
+    finally:
+        target.kill()
+        target.wait()
+
+
 def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
     """Filters are per thread: workers that put a kill-on-mmap filter on
     themselves alone (no TSYNC), busy in user space, are the threads the
