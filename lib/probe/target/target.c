@@ -146,7 +146,7 @@ static int access_denied(pid_t pid, struct cp_error *err)
  * executable's ELF class. */
 static bool runs_32_bit(const char *exe_access)
 {
-	unsigned char ident[EI_NIDENT];
+	unsigned char ident[EI_NIDENT] = { 0 };
 	ssize_t n = -1;
 	int fd = open(exe_access, O_RDONLY | O_CLOEXEC);
 

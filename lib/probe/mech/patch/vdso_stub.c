@@ -405,8 +405,9 @@ static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 	note_timeout();
 	/* Given up: a switch it has not reached yet is never made (nobody
 	 * would read its counts or switch it back); a restore is left to
-	 * run, as the restorer would have it. */
-	if (p->last_cmd == CP_VDSO_CMD_PATCH && p->last_sites)
+	 * run, as the restorer would have it, and a fork's mending (it makes
+	 * the fork's vDSO read-only again). */
+	if (p->last_cmd == CP_VDSO_CMD_PATCH && p->last_sites && !p->mend)
 		cp_vdso_take_sites_out(p);
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
