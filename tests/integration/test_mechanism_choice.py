@@ -336,6 +336,36 @@ def test_a_32_bit_program_is_refused_by_every_mechanism(ctx):
         target.wait()
 
 
+def test_a_filter_installed_in_the_window_that_kills_mmap_allows_the_switch_back(ctx):
+    """A seccomp filter that kills on mmap, installed mid-window (a
+    sandbox set up late): the switch back maps nothing (the table is
+    there), so the filter allows it. It was weighed as a stub that maps
+    the table, refused ("would not allow syscall 9"), and the entries
+    stayed switched, counting where nobody read, until the process
+    exited. The window's patch counted its rounds exactly."""
+    target = PatchTarget(ctx)
+    try:
+        out = os.path.join(ctx.tmp, "auto.json")
+        proc = attach(ctx, target.pid, "auto", out)
+        wait_attached(proc)
+        target.go(ROUNDS)
+        target.p.stdin.write("seccomp kill-mmap\n")
+        target.p.stdin.flush()
+        assert target.p.stdout.readline().strip() == "seccomp"
+        proc.send_signal(signal.SIGINT)
+        _, said = proc.communicate(timeout=60)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {said}"
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
+        assert run["clock_reads"]["total"] == 5 * ROUNDS * THREADS, run["clock_reads"]
+        assert not [w for w in run["warnings"] if "seccomp" in w], run["warnings"]
+        assert_entries_pristine(target.pid)
+        target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and "bad 0" in said, f"target exited {rc}: {said}"
+
+
 def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
     """Filters are per thread: workers that put a kill-on-mmap filter on
     themselves alone (no TSYNC), busy in user space, are the threads the

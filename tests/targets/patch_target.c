@@ -54,6 +54,9 @@
  * (its handler raises SIGSTOP; the others do nothing): a process stopped
  * as a signal is handled, here on top of clockprof's stub.
  *
+ * On "seccomp KIND" (stdin) it installs PATCH_TARGET_SECCOMP's filter
+ * KIND on every thread then, and says "seccomp".
+ *
  * On "vdso r" (stdin) the process makes its own vDSO readable only (not
  * executable: as a sandbox may, its reads then made by syscall), on "vdso
  * rx" executable again; "vdso ..." is said when done. No "go" meanwhile.
@@ -522,6 +525,13 @@ static void command_loop(void)
 		}
 		if (!strncmp(line, "vdso ", 5)) {
 			vdso_protect(line[6] == 'x');
+			continue;
+		}
+		if (!strncmp(line, "seccomp ", 8)) {
+			line[strcspn(line, "\n")] = '\0';
+			install_filter(line + 8, SECCOMP_FILTER_FLAG_TSYNC);
+			printf("seccomp\n");
+			fflush(stdout);
 			continue;
 		}
 		if (strncmp(line, "go ", 3))
