@@ -277,6 +277,95 @@ def test_a_frozen_target_is_refused_and_left_as_it_was(ctx):
     assert rc == 0 and "bad 0" in out, f"target exited {rc}: {out}"
 
 
+def test_a_target_stopped_before_its_stub_ran_is_not_switched_after(ctx):
+    """The thread sent through the stub that switches the sites is stopped
+    before the stub's first instruction (here its process stops itself in
+    the handler of a signal a test hook sends as the thread is held; a
+    cgroup frozen 15 ms into a plain attach did the same): the patch is
+    refused after the stub's wait and auto counts with uprobes. Continued,
+    the stub ran on and switched every entry to a table nobody read or
+    would switch back, the run having said the patch was not used. The
+    sites are taken out of the request given up: continued, the target's
+    entries are the kernel's own and it reads right."""
+    target = PatchTarget(ctx, env={"PATCH_TARGET_STOP_AT_USR1": "2"})  # 1: the table's
+    try:
+        out = os.path.join(ctx.tmp, "auto.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "auto", "-e", "none", "-d", "0.3",
+                       "-o", out, str(target.pid),
+                       env=dict(os.environ, CLOCKPROF_TEST_SIGNAL_HELD=str(target.pid)))
+        assert proc.returncode == 0, (proc.returncode, proc.stderr)
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "uprobe", run["clock_reads"]
+        assert "is stopped" in (run["probe"]["fallback_reason"] or ""), run["probe"]
+        os.kill(target.pid, signal.SIGCONT)
+        target.go(10)  # the stub has run: its thread is back where it was
+        assert_entries_pristine(target.pid)
+    finally:
+        os.kill(target.pid, signal.SIGCONT)
+        rc, said = target.quit()
+    assert rc == 0 and "bad 0" in said, f"target exited {rc}: {said}"
+
+
+def test_a_32_bit_program_is_refused_by_every_mechanism(ctx):
+    """A 32-bit (ia32) program: the patch's code is x86-64 and refused it,
+    and auto's uprobes counted each of its vDSO reads twice and none of
+    its clock syscalls (run failed before that, "cannot read the entry
+    point", its auxv read as 64-bit words). Every mechanism refuses it
+    now, saying why, before anything runs in it; the program lives on."""
+    path = os.path.join(ctx.targets, "clock_loop_m32")
+    if not os.path.exists(path):
+        raise Skip("no 32-bit target: the compiler cannot build -m32 (gcc-multilib)")
+    for mechanism in ("auto", "uprobe", "patch"):
+        proc = ctx.run("run", "-q", "--mechanism", mechanism, "-e", "none", "-o",
+                       os.path.join(ctx.tmp, "m32.json"), "--", path, "vdso", "1000")
+        assert proc.returncode == 3, (mechanism, proc.returncode, proc.stderr)
+        assert "is a 32-bit program" in proc.stderr, proc.stderr
+    target = subprocess.Popen([path, "vdso", "100000000"], stdout=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: vdso_range(target.pid), "the target to start")
+        image = read_vdso(target.pid)
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2", "-o",
+                       os.path.join(ctx.tmp, "m32.json"), str(target.pid))
+        assert proc.returncode == 3 and "is a 32-bit program" in proc.stderr, proc.stderr
+        assert target.poll() is None, "the target died"
+        assert read_vdso(target.pid) == image, "its vDSO was written"
+        with open(f"/proc/{target.pid}/maps") as f:  # no table's code pages
+            assert not [line for line in f if len(line.split()) == 5 and "x" in line.split()[1]]
+    finally:
+        target.kill()
+        target.wait()
+
+
+def test_a_filter_installed_in_the_window_that_kills_mmap_allows_the_switch_back(ctx):
+    """A seccomp filter that kills on mmap, installed mid-window (a
+    sandbox set up late): the switch back maps nothing (the table is
+    there), so the filter allows it. It was weighed as a stub that maps
+    the table, refused ("would not allow syscall 9"), and the entries
+    stayed switched, counting where nobody read, until the process
+    exited. The window's patch counted its rounds exactly."""
+    target = PatchTarget(ctx)
+    try:
+        out = os.path.join(ctx.tmp, "auto.json")
+        proc = attach(ctx, target.pid, "auto", out)
+        wait_attached(proc)
+        target.go(ROUNDS)
+        target.p.stdin.write("seccomp kill-mmap\n")
+        target.p.stdin.flush()
+        assert target.p.stdout.readline().strip() == "seccomp"
+        proc.send_signal(signal.SIGINT)
+        _, said = proc.communicate(timeout=60)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {said}"
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
+        assert run["clock_reads"]["total"] == 5 * ROUNDS * THREADS, run["clock_reads"]
+        assert not [w for w in run["warnings"] if "seccomp" in w], run["warnings"]
+        assert_entries_pristine(target.pid)
+        target.go(10)
+    finally:
+        rc, said = target.quit()
+    assert rc == 0 and "bad 0" in said, f"target exited {rc}: {said}"
+
+
 def test_a_threads_own_seccomp_filter_is_the_one_checked(ctx):
     """Filters are per thread: workers that put a kill-on-mmap filter on
     themselves alone (no TSYNC), busy in user space, are the threads the

@@ -50,6 +50,13 @@
  * thread, shares this one's memory (and the main thread's thread
  * pointer) and reads the clock without end; it dies with this process.
  *
+ * With PATCH_TARGET_STOP_AT_USR1=N the process's Nth SIGUSR1 stops it
+ * (its handler raises SIGSTOP; the others do nothing): a process stopped
+ * as a signal is handled, here on top of clockprof's stub.
+ *
+ * On "seccomp KIND" (stdin) it installs PATCH_TARGET_SECCOMP's filter
+ * KIND on every thread then, and says "seccomp".
+ *
  * On "vdso r" (stdin) the process makes its own vDSO readable only (not
  * executable: as a sandbox may, its reads then made by syscall), on "vdso
  * rx" executable again; "vdso ..." is said when done. No "go" meanwhile.
@@ -520,6 +527,13 @@ static void command_loop(void)
 			vdso_protect(line[6] == 'x');
 			continue;
 		}
+		if (!strncmp(line, "seccomp ", 8)) {
+			line[strcspn(line, "\n")] = '\0';
+			install_filter(line + 8, SECCOMP_FILTER_FLAG_TSYNC);
+			printf("seccomp\n");
+			fflush(stdout);
+			continue;
+		}
 		if (strncmp(line, "go ", 3))
 			continue;
 		pthread_mutex_lock(&mu);
@@ -555,6 +569,25 @@ static void vfork_wait(int ms)
 	}
 	printf("vforked\n");
 	fflush(stdout);
+}
+
+static atomic_int usr1s;
+
+static void on_usr1(int sig)
+{
+	const char *at = getenv("PATCH_TARGET_STOP_AT_USR1");
+
+	(void)sig;
+	if (atomic_fetch_add(&usr1s, 1) + 1 == atoi(at))
+		raise(SIGSTOP);
+}
+
+static void stop_at_usr1(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+
+	if (getenv("PATCH_TARGET_STOP_AT_USR1"))
+		sigaction(SIGUSR1, &sa, NULL);
 }
 
 int main(int argc, char **argv)
@@ -594,6 +627,7 @@ int main(int argc, char **argv)
 		install_filter(getenv("PATCH_TARGET_SECCOMP"), SECCOMP_FILTER_FLAG_TSYNC);
 	if (getenv("PATCH_TARGET_CLONE_VM"))
 		share_memory();
+	stop_at_usr1();
 	if (getenv("PATCH_TARGET_MDWE") && prctl(65 /* PR_SET_MDWE */, 1 /* REFUSE_EXEC_GAIN */, 0, 0, 0)) {
 		perror("PR_SET_MDWE");
 		exit(2);

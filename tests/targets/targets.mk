@@ -218,6 +218,13 @@ test-targets: $(T)/targets/seccomp_exec
 $(T)/targets/seccomp_exec: tests/targets/seccomp_exec.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+# A 32-bit (ia32) clock loop, where the compiler can build one (gcc-multilib).
+ifneq ($(shell echo 'int main(void){return 0;}' | $(CC) -m32 -x c - -o /dev/null 2>/dev/null && echo y),)
+test-targets: $(T)/targets/clock_loop_m32
+$(T)/targets/clock_loop_m32: tests/targets/clock_loop.c
+	@mkdir -p $(@D)
+	$(CC) -m32 -O2 -g -Wall -Wextra -Werror -o $@ $<
+endif
 # musl, dynamic and static, where musl-gcc is installed (test-deps).
 ifneq ($(shell command -v musl-gcc),)
 test-targets: $(T)/targets/patch_target_musl $(T)/targets/patch_target_musl_static

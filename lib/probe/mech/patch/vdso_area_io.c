@@ -208,18 +208,20 @@ int cp_vdso_refuse_gone(const struct cp_vdso_patch *p, struct cp_error *err)
 	return cp_fail(err, CP_EXIT_PROFILE, "process %d has exited", p->pid);
 }
 
-/* Refused while a stub may still run (cp_vdso_stub_may_run); its sites are taken
- * out of its request first: a stub that has not reached them switches
- * none when it runs (one past them has switched them all), so that a
- * stopped target continued after clockprof gave up is not left counting
- * where nobody reads. */
-int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
-				struct cp_error *err)
+void cp_vdso_take_sites_out(const struct cp_vdso_patch *p)
 {
 	uint64_t none = 0;
 
 	cp_vdso_write(p, cp_vdso_header_addr(p) + offsetof(struct cp_vdso_area_header, nsites),
 		      &none, sizeof(none));
+}
+
+/* Refused while a stub may still run (cp_vdso_stub_may_run); its sites
+ * are taken out of its request first (cp_vdso_take_sites_out). */
+int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
+				struct cp_error *err)
+{
+	cp_vdso_take_sites_out(p);
 	return cp_fail(
 		err, CP_EXIT_PROFILE,
 		"a stub clockprof sent through thread %llu of process %d has not run yet (the process is stopped, the thread has not had the CPU, or it runs a signal handler on top of the stub): no other is sent while it may run, and it is to switch nothing",

@@ -79,6 +79,11 @@ int cp_vdso_read_header(const struct cp_vdso_patch *p, struct cp_vdso_area_heade
 bool cp_vdso_stub_left(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h,
 		       bool may_stop);
 bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_header *h);
+/* The sites taken out of the request a stub that may still run was
+ * given: one that has not reached them switches none when it runs (one
+ * past them has switched them all), so that a stopped target continued
+ * after clockprof gave up is not left counting where nobody reads. */
+void cp_vdso_take_sites_out(const struct cp_vdso_patch *p);
 int cp_vdso_refuse_stub_running(const struct cp_vdso_patch *p, const struct cp_vdso_area_header *h,
 				struct cp_error *err);
 /* Refused (-1, err): p's process cannot be read where it was planned,

@@ -100,7 +100,14 @@ static size_t page_calls(const struct cp_vdso_patch *p, struct seccomp_data *d, 
 	return n;
 }
 
-static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp,
+/* The calls of stub_syscalls' list that only a stub mapping the table
+ * makes (its mmap, madvises, code pages, thread pointer, and the failed
+ * mmap's and code pages' paths): a stub that finds the table mapped
+ * (h_table) goes straight to its sites. */
+#define TABLE_CALLS \
+	(1u << 3 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 9 | 1u << 12 | 1u << 13 | 1u << 14)
+
+static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp, bool mapped,
 			    struct seccomp_data d[STUB_CALLS])
 {
 	uint64_t mask = rsp - CP_HIJACK_STUB_FRAME - 88; /* under 10 saved registers */
@@ -136,7 +143,8 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp,
 	size_t n = 0;
 
 	for (size_t i = 0; i < 15; i++) {
-		if ((i == 9 && !p->give_fs) || (i == 10 && !p->resume) || (i == 11 && !pause_ms(p)))
+		if ((i == 9 && !p->give_fs) || (i == 10 && !p->resume) ||
+		    (i == 11 && !pause_ms(p)) || (mapped && (TABLE_CALLS >> i & 1)))
 			continue;
 		d[n] = (struct seccomp_data){ .nr = calls[i].nr,
 					      .arch = AUDIT_ARCH_X86_64,
@@ -201,6 +209,7 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	const struct cp_vdso_patch *p = ctx;
 	struct user_regs_struct r;
 	struct seccomp_data calls[STUB_CALLS];
+	struct cp_vdso_area_header h;
 	char why[160], mode[16];
 	size_t n;
 	int ok;
@@ -235,7 +244,9 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 			       tid);
 	if (atoi(mode) != SECCOMP_MODE_FILTER)
 		return 0;
-	n = stub_syscalls(p, r.rsp, calls);
+	/* Read while the thread is held, after the request was posted: the
+	 * stub finds the same table word. */
+	n = stub_syscalls(p, r.rsp, cp_vdso_read_header(p, &h) == 0 && h.table, calls);
 	ok = cp_seccomp_allows(tid, calls, n, why, sizeof(why));
 	if (ok < 0)
 		return cp_fail(
@@ -403,6 +414,12 @@ static int wait_once(struct cp_vdso_patch *p, struct cp_error *err)
 	if (stub_left(p, true))
 		return 1;
 	note_timeout();
+	/* Given up: a switch it has not reached yet is never made (nobody
+	 * would read its counts or switch it back); a restore is left to
+	 * run, as the restorer would have it, and a fork's mending (it makes
+	 * the fork's vDSO read-only again). */
+	if (p->last_cmd == CP_VDSO_CMD_PATCH && p->last_sites && !p->mend)
+		cp_vdso_take_sites_out(p);
 	/* Stopped or frozen as its thread was sent: the stub runs when it
 	 * is continued (said so, not blamed on what follows). */
 	if (cp_vdso_patch_runs_nothing(p->pid))
