@@ -117,8 +117,10 @@ PPROF_PROTO ?= /usr/share/gocode/src/github.com/google/pprof/proto/profile.proto
 SERVE_PKGS  := libmicrohttpd-dev libmicrohttpd12
 # promtool (Debian prometheus) checks the --metrics-file text in
 # tests/integration/test_metrics.py; bpftrace places another tool's
-# uprobes on a redirected boundary (tests/integration/test_redirects.py).
-TEST_PKGS  := cppcheck clang-format prometheus python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian bpftrace
+# uprobes on a redirected boundary (tests/integration/test_redirects.py);
+# gcc-multilib builds the 32-bit program every mechanism must refuse
+# (tests/integration/test_mechanism_choice.py).
+TEST_PKGS  := cppcheck clang-format prometheus python3 python3-yaml musl-tools chromium linux-perf man-db groff-base libclang-rt-dev universal-ctags lintian bpftrace gcc-multilib
 # Real servers and runtimes of tests/integration/test_servers.py and their
 # load generators (ab, redis-benchmark); Node and Go come with test-deps below.
 SERVER_PKGS := redis-server redis-tools nginx-light apache2-utils openjdk-17-jdk-headless
