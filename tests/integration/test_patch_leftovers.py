@@ -282,6 +282,55 @@ def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
         assert loop.close() == 0
 
 
+# A tracer that seizes every thread of a process (PTRACE_SEIZE: it runs
+# on, traced, as under strace) and holds them until its stdin closes.
+TRACER = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+pid = int(sys.argv[1])
+for tid in os.listdir(f"/proc/{pid}/task"):
+    if libc.ptrace(0x4206, int(tid), None, None) != 0:
+        sys.exit(f"cannot seize {tid}: errno {ctypes.get_errno()}")
+print("seized", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_target_traced_at_the_end_is_switched_back_once_let_go(ctx):
+    """A tracer (strace -p, gdb) holds the target when the window ends:
+    its sites cannot be switched back then (no thread of it can be held),
+    and run.json says so. Its restorer, left running, switches them back
+    once the tracer has let it go, and ends: the target used to count on,
+    unread, until a later attach."""
+    loop = Loop()
+    tracer = None
+    try:
+        proc, out = attach(ctx, loop.p.pid)
+        tracer = subprocess.Popen([sys.executable, "-c", TRACER, str(loop.p.pid)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert tracer.stdout.readline().strip() == "seized", "the tracer did not seize the loop"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        warnings = ctx.load_json(out)["warnings"]
+        assert any(str(loop.p.pid) in w and "switches it back once it runs again" in w
+                   for w in warnings), warnings
+        assert switched(loop.p.pid), "switched back while traced"
+        assert restorers_for(loop.p.pid), "no restorer was left to switch it back"
+        time.sleep(12)  # past the restorer's retries for a process that runs
+        assert restorers_for(loop.p.pid), "the restorer gave up while the tracer held it"
+        tracer.stdin.close()
+        tracer.wait(timeout=30)
+        wait_for(lambda: not switched(loop.p.pid), "the loop's vDSO to be switched back", timeout=30)
+        wait_for(lambda: not restorers_for(loop.p.pid), "its restorer to end", timeout=30)
+    finally:
+        if tracer and tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+        assert loop.close() == 0
+
+
 def switched_unless_gone(pid):
     """switched(pid), or [] once pid has exited: the target lets the
     children born outside the window go, and one may exit as it is

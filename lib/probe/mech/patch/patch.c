@@ -542,17 +542,18 @@ static bool stays_stopped(pid_t pid)
 }
 
 /* The switch back of pid (the target, or a member) refused (err): one
- * stopped or frozen that the restorer watches (watched) is left to it,
- * kept running, which makes it once pid runs again; else it counts on,
- * unread. Said either way. */
+ * stopped, frozen or traced by another that the restorer watches
+ * (watched) is left to it, kept running, which makes it once pid runs
+ * again untraced; else it counts on, unread. Said either way. */
 static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct cp_error *err)
 {
 	struct patch_state *st = m->state;
 
-	if (st->restorer > 0 && watched && stays_stopped(pid)) {
+	if (st->restorer > 0 && watched && (cp_vdso_patch_traced(pid) || stays_stopped(pid))) {
 		st->handed_over = true;
 		cp_mech_warn_closing(
-			m, "%s: its restorer (process %d) switches it back once it runs again",
+			m,
+			"%s: its restorer (process %d) switches it back once it runs again (continued, thawed, or no longer traced)",
 			err->msg, (int)st->restorer);
 	} else {
 		cp_mech_warn_closing(

@@ -172,9 +172,10 @@ static bool same_process(pid_t pid, unsigned long long start)
 	return cp_proc_stat_read(pid, &st) == 0 && st.start_time == start && st.state != 'Z';
 }
 
-/* A restore refused is tried again while the process is stopped or
- * frozen (it may be continued: clockprof, which found it so at its end,
- * left the switch back to this restorer), every RETRY_US, for as long as
+/* A restore refused is tried again while the process is stopped, frozen
+ * or traced by another (it may be continued, thawed or let go:
+ * clockprof, which found it so at its end, left the switch back to this
+ * restorer), every RETRY_US, for as long as
  * it lives; while it runs, for RUNNING_RETRY_S more (a stub sent before
  * clockprof died may still be finishing: its thread had no CPU yet, or
  * the tests' hook holds it in its window); then given up. Every process
@@ -206,7 +207,7 @@ static void try_one(struct watched *w, uint64_t area, const struct cp_vdso_area_
 		return;
 	}
 	if (cp_vdso_patch_restore_copy(w->pid, &err) &&
-	    (cp_vdso_patch_runs_nothing(w->pid) ||
+	    (cp_vdso_patch_runs_nothing(w->pid) || cp_vdso_patch_traced(w->pid) ||
 	     ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
 		return;
 	cp_patch_forks_restore(w->pid, area, dead, &first);

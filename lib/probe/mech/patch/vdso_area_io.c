@@ -80,6 +80,13 @@ bool cp_vdso_patch_runs_nothing(pid_t pid)
 	return cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid);
 }
 
+bool cp_vdso_patch_traced(pid_t pid)
+{
+	char val[32];
+
+	return cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) && atoi(val) != 0;
+}
+
 /* The stub's result for request gen in the table at table, if it is
  * there and says that request (with the area's magic: a mapping of the
  * target's own in a place the stub found taken is not read as one). */
