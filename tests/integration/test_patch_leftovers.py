@@ -254,6 +254,20 @@ def restorers_for(pid):
     return found
 
 
+def end_left_to_restorer(ctx, proc, out, pid, held):
+    """Ends the attach proc while pid is held (stopped, traced): it exits
+    0 saying its restorer switches pid back later, pid is still switched,
+    and the restorer is left running."""
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    warnings = ctx.load_json(out)["warnings"]
+    assert any(str(pid) in w and "switches it back once it runs again" in w
+               for w in warnings), warnings
+    assert switched(pid), f"switched back while {held}"
+    assert restorers_for(pid), "no restorer was left to switch it back"
+
+
 def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
     """The target stopped (kill -STOP) when the window ends: its sites
     cannot be switched back then (no thread runs the stub), and run.json
@@ -266,14 +280,7 @@ def test_a_target_stopped_at_the_end_is_switched_back_once_continued(ctx):
         os.kill(loop.p.pid, signal.SIGSTOP)
         wait_for(lambda: "T" in open(f"/proc/{loop.p.pid}/stat").read().rsplit(")", 1)[1].split()[0],
                  "the loop to stop")
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        warnings = ctx.load_json(out)["warnings"]
-        assert any(str(loop.p.pid) in w and "switches it back once it runs again" in w
-                   for w in warnings), warnings
-        assert switched(loop.p.pid), "switched back while stopped"
-        assert restorers_for(loop.p.pid), "no restorer was left to switch it back"
+        end_left_to_restorer(ctx, proc, out, loop.p.pid, "stopped")
         os.kill(loop.p.pid, signal.SIGCONT)
         wait_for(lambda: not switched(loop.p.pid), "the loop's vDSO to be switched back", timeout=30)
         wait_for(lambda: not restorers_for(loop.p.pid), "its restorer to end", timeout=30)
@@ -310,14 +317,7 @@ def test_a_target_traced_at_the_end_is_switched_back_once_let_go(ctx):
         tracer = subprocess.Popen([sys.executable, "-c", TRACER, str(loop.p.pid)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert tracer.stdout.readline().strip() == "seized", "the tracer did not seize the loop"
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        warnings = ctx.load_json(out)["warnings"]
-        assert any(str(loop.p.pid) in w and "switches it back once it runs again" in w
-                   for w in warnings), warnings
-        assert switched(loop.p.pid), "switched back while traced"
-        assert restorers_for(loop.p.pid), "no restorer was left to switch it back"
+        end_left_to_restorer(ctx, proc, out, loop.p.pid, "traced")
         time.sleep(12)  # past the restorer's retries for a process that runs
         assert restorers_for(loop.p.pid), "the restorer gave up while the tracer held it"
         tracer.stdin.close()
