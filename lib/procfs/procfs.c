@@ -1,6 +1,7 @@
 /* procfs.c - see procfs.h. */
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -100,7 +101,7 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 	return 0;
 }
 
-int cp_proc_exec_random(pid_t pid, uint8_t out[16])
+int cp_proc_auxv(pid_t pid, uint64_t type, uint64_t *value)
 {
 	uint64_t auxv[2 * 64];
 	char path[64];
@@ -113,9 +114,18 @@ int cp_proc_exec_random(pid_t pid, uint8_t out[16])
 	n = read(fd, auxv, sizeof(auxv));
 	close(fd);
 	for (ssize_t i = 0; n > 0 && (i + 2) * 8 <= n && auxv[i] != AT_NULL; i += 2)
-		if (auxv[i] == AT_RANDOM)
-			return cp_proc_mem_read(pid, auxv[i + 1], out, 16);
+		if (auxv[i] == type) {
+			*value = auxv[i + 1];
+			return 0;
+		}
 	return -1;
+}
+
+int cp_proc_exec_random(pid_t pid, uint8_t out[16])
+{
+	uint64_t at;
+
+	return cp_proc_auxv(pid, AT_RANDOM, &at) ? -1 : cp_proc_mem_read(pid, at, out, 16);
 }
 
 int64_t cp_proc_boottime_offset_ns(void)
@@ -139,6 +149,21 @@ char cp_proc_thread_state(pid_t pid, pid_t tid)
 		return 0;
 	p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+bool cp_proc_runs_32_bit(pid_t pid)
+{
+	unsigned char ident[EI_NIDENT] = { 0 };
+	char path[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, ident, sizeof(ident));
+		close(fd);
+	}
+	return n == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32;
 }
 
 bool cp_proc_thread_alive(pid_t pid, pid_t tid)

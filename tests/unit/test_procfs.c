@@ -176,21 +176,6 @@ TEST(exec_random_is_the_images_own)
 	waitpid(pid, NULL, 0);
 }
 
-/* Where pid's AT_RANDOM bytes lie (on its stack, near the top); 0. */
-static uint64_t random_at(pid_t pid)
-{
-	uint64_t auxv[2 * 64] = { 0 };
-	char path[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
-	n = cp_proc_read_text(path, (char *)auxv, sizeof(auxv));
-	for (ssize_t i = 0; n > 0 && (i + 2) * 8 <= n && auxv[i] != AT_NULL; i += 2)
-		if (auxv[i] == AT_RANDOM)
-			return auxv[i + 1];
-	return 0;
-}
-
 /* Waits until pid's exec random bytes differ from was (its exec done). */
 static bool wait_exec(pid_t pid, const uint8_t was[16], uint8_t now[16])
 {
@@ -222,7 +207,8 @@ static pid_t start_sh(int *go, uint8_t sh[16], uint64_t *at)
 	}
 	close(fds[0]);
 	*go = fds[1];
-	if (pid > 0 && wait_exec(pid, mine, sh) && (*at = random_at(pid)) != 0)
+	if (pid > 0 && wait_exec(pid, mine, sh) && cp_proc_auxv(pid, AT_RANDOM, at) == 0 &&
+	    *at != 0)
 		return pid;
 	close(fds[1]);
 	if (pid > 0)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <elf.h>
@@ -13,6 +14,7 @@
 
 #include "error.h"
 #include "launcher.h"
+#include "procfs.h"
 
 /* In the child, between fork and exec. Until clockprof holds it through
  * ptrace with PTRACE_O_EXITKILL, the parent's death kills it (PDEATHSIG,
@@ -99,42 +101,21 @@ int cp_launch_held(char *const argv[], pid_t *pid, struct cp_error *err)
 	return 0;
 }
 
-static int read_entry_point(pid_t pid, unsigned long *entry)
-{
-	char path[64];
-	unsigned long aux[2];
-	FILE *f;
-	int rc = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fread(aux, sizeof(aux), 1, f) == 1 && aux[0] != AT_NULL) {
-		if (aux[0] == AT_ENTRY) {
-			*entry = aux[1];
-			rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
-}
-
 int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
 {
 	struct user_regs_struct regs;
-	unsigned long entry;
+	uint64_t entry;
 	long orig;
 	int status;
 
-	if (read_entry_point(pid, &entry))
+	if (cp_proc_auxv(pid, AT_ENTRY, &entry))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the entry point of process %d",
 			       pid);
 	errno = 0;
-	orig = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	orig = ptrace(PTRACE_PEEKTEXT, pid, (void *)(uintptr_t)entry, NULL);
 	if (errno ||
-	    ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((orig & ~0xffL) | 0xcc)) ||
+	    ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)entry,
+		   (void *)((orig & ~0xffL) | 0xcc)) ||
 	    ptrace(PTRACE_CONT, pid, NULL, NULL))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot start process %d: %s", pid,
 			       strerror(errno));
@@ -152,7 +133,7 @@ int cp_launch_run_to_entry(pid_t pid, struct cp_error *err)
 			return cp_fail(err, CP_EXIT_PROFILE, "cannot continue process %d", pid);
 	}
 	/* Undo the int3 and step back onto the entry instruction. */
-	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)orig) ||
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)(uintptr_t)entry, (void *)orig) ||
 	    ptrace(PTRACE_GETREGS, pid, NULL, &regs))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot restore process %d", pid);
 	regs.rip = entry;

@@ -1,7 +1,6 @@
 /* target.c - see target.h. */
 #include <ctype.h>
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -142,21 +141,6 @@ static int access_denied(pid_t pid, struct cp_error *err)
 		pid);
 }
 
-/* Whether the program process pid runs is a 32-bit one (ia32): its
- * executable's ELF class. */
-static bool runs_32_bit(const char *exe_access)
-{
-	unsigned char ident[EI_NIDENT] = { 0 };
-	ssize_t n = -1;
-	int fd = open(exe_access, O_RDONLY | O_CLOEXEC);
-
-	if (fd >= 0) {
-		n = read(fd, ident, sizeof(ident));
-		close(fd);
-	}
-	return n == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32;
-}
-
 int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 {
 	char path[64], *valid;
@@ -190,7 +174,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 			       "process %d has no executable (exited, or a zombie)", pid);
 	t->exe[n] = '\0';
 	snprintf(t->exe_access, sizeof(t->exe_access), "/proc/%d/exe", pid);
-	if (runs_32_bit(t->exe_access))
+	if (cp_proc_runs_32_bit(pid))
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"process %d is a 32-bit program: clockprof counts x86-64 programs only (the vDSO patch's code is x86-64; uprobes counted each of its vDSO reads twice and none of its clock syscalls)",

@@ -41,6 +41,10 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 /* Reads len bytes at addr of pid's memory (/proc/PID/mem); 0, or -1 when
  * they cannot all be read. */
 int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+/* The value of entry type (AT_ENTRY, AT_RANDOM, ...) of pid's auxiliary
+ * vector (/proc/PID/auxv, a 64-bit program's); 0, or -1 when it has none
+ * or cannot be read. */
+int cp_proc_auxv(pid_t pid, uint64_t type, uint64_t *value);
 /* The 16 random bytes the kernel gave pid's program at its exec
  * (AT_RANDOM): new at every exec, with or without address randomization,
  * so that two reads that differ tell an exec between them. 0, or -1. */
@@ -93,6 +97,9 @@ long cp_proc_thread_find(pid_t pid, long (*fn)(pid_t pid, pid_t tid, void *arg),
  * stopped by a signal, 't' stopped by its tracer) from
  * /proc/PID/task/TID/stat; 0 when it is gone. */
 char cp_proc_thread_state(pid_t pid, pid_t tid);
+/* Whether the program pid runs is a 32-bit one (ia32): its executable's
+ * ELF class. */
+bool cp_proc_runs_32_bit(pid_t pid);
 /* Whether the thread is there and not a zombie (exited, not reaped). */
 bool cp_proc_thread_alive(pid_t pid, pid_t tid);
 

@@ -178,7 +178,6 @@ static int mark_target(struct cp_mech *m, struct patch_state *st)
 {
 	bool early = st->members.n == 0;
 
-	cp_vdso_patch_on_read(st->patch, window_closes, m);
 	cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_CLOSED);
 	if (early)
 		cp_session_set_phase(m->s, CP_PHASE_CLOCK);
@@ -194,6 +193,7 @@ static int mark_target(struct cp_mech *m, struct patch_state *st)
 static int patch_start(struct cp_mech *m, struct cp_error *err)
 {
 	struct patch_state *st = m->state;
+	unsigned gap_ms;
 
 	/* The sites switched now, the wrappers' rules and frame hops written
 	 * since open (a read before its wrapper's rule would claim its
@@ -201,10 +201,10 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 	if (!st->launched && cp_vdso_patch_switch(st->patch, err))
 		return -1;
 	cp_patch_boundary_start(&st->boundary, m);
+	cp_vdso_patch_on_read(st->patch, window_closes, m);
 	if (st->launched) {
 		if (cp_vdso_patch_arm_held(st->patch, m->pid, err))
 			return -1;
-		cp_vdso_patch_on_read(st->patch, window_closes, m);
 		cp_session_set_patch_window(m->s, CP_PATCH_WINDOW_OPEN); /* held */
 		cp_session_set_patch_table(m->s, cp_vdso_patch_table(st->patch));
 	} else {
@@ -218,7 +218,8 @@ static int patch_start(struct cp_mech *m, struct cp_error *err)
 	cp_patch_execs_follow(m, &st->members, &st->boundary); /* those held before the window */
 	/* CLOCKPROF_TEST_OPEN_GAP_MS: ms more from the mark to the window's
 	 * phase, which a loaded host took 1.5 ms to reach */
-	usleep(cp_test_hook("CLOCKPROF_TEST_OPEN_GAP_MS") * 1000u);
+	if ((gap_ms = cp_test_hook("CLOCKPROF_TEST_OPEN_GAP_MS")))
+		usleep(gap_ms * 1000u);
 	return 0;
 }
 
@@ -549,7 +550,7 @@ static void unrestored(struct cp_mech *m, pid_t pid, bool watched, const struct 
 {
 	struct patch_state *st = m->state;
 
-	if (st->restorer > 0 && watched && (cp_vdso_patch_traced(pid) || stays_stopped(pid))) {
+	if (st->restorer > 0 && watched && (cp_vdso_patch_tracer(pid) || stays_stopped(pid))) {
 		st->handed_over = true;
 		cp_mech_warn_closing(
 			m,

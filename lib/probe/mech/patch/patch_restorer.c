@@ -207,7 +207,7 @@ static void try_one(struct watched *w, uint64_t area, const struct cp_vdso_area_
 		return;
 	}
 	if (cp_vdso_patch_restore_copy(w->pid, &err) &&
-	    (cp_vdso_patch_runs_nothing(w->pid) || cp_vdso_patch_traced(w->pid) ||
+	    (cp_vdso_patch_runs_nothing(w->pid) || cp_vdso_patch_tracer(w->pid) ||
 	     ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
 		return;
 	cp_patch_forks_restore(w->pid, area, dead, &first);

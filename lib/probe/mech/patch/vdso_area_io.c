@@ -80,11 +80,11 @@ bool cp_vdso_patch_runs_nothing(pid_t pid)
 	return cp_proc_stopped_thread(pid) || cp_cgroup_frozen(pid);
 }
 
-bool cp_vdso_patch_traced(pid_t pid)
+pid_t cp_vdso_patch_tracer(pid_t pid)
 {
 	char val[32];
 
-	return cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) && atoi(val) != 0;
+	return cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) ? (pid_t)atoi(val) : 0;
 }
 
 /* The stub's result for request gen in the table at table, if it is

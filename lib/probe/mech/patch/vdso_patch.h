@@ -129,10 +129,10 @@ int cp_vdso_patch_restore_copy(pid_t pid, struct cp_error *err);
  * stop, a tracer's) or its cgroup frozen. A stub sent into it would run
  * only once it is continued; a restore it refuses can be made then. */
 bool cp_vdso_patch_runs_nothing(pid_t pid);
-/* Whether another process traces pid (gdb, strace): clockprof cannot
+/* The process that traces pid (gdb, strace), 0: none. clockprof cannot
  * hold a thread of it then; a restore it refuses can be made once the
  * tracer has left. */
-bool cp_vdso_patch_traced(pid_t pid);
+pid_t cp_vdso_patch_tracer(pid_t pid);
 
 /* Patches pid's vDSO (prepare, apply, mark; fresh: pid has not read the
  * clock since it was prepared, and will not before this returns, as the

@@ -3,7 +3,6 @@
  * code written into the vDSO's unused end, the header claimed for this
  * clockprof; an earlier clockprof's patch found and taken over, or its
  * stub in flight waited for. See vdso_patch_internal.h. */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -184,18 +183,11 @@ int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
 /* What forbids the patch before anything is touched. */
 static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 {
-	char val[128], path[64];
-	unsigned char ident[EI_NIDENT];
-	int fd;
+	char val[128];
+	pid_t tracer;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		ssize_t n = read(fd, ident, sizeof(ident));
-
-		close(fd);
-		if (n == EI_NIDENT && ident[EI_CLASS] == ELFCLASS32)
-			return cp_fail(err, CP_EXIT_PROFILE, "process %d is a 32-bit program", pid);
-	}
+	if (cp_proc_runs_32_bit(pid))
+		return cp_fail(err, CP_EXIT_PROFILE, "process %d is a 32-bit program", pid);
 	if (strict_overcommit())
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
@@ -209,10 +201,10 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 	    strstr(val, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d uses shadow stacks", pid);
 	/* Not for a launched command: clockprof itself holds it. */
-	if (!held && cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) && atoi(val) != 0)
+	if (!held && (tracer = cp_vdso_patch_tracer(pid)))
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is already under a debugger (traced by process %d)", pid,
-			       atoi(val));
+			       (int)tracer);
 	/* At once, not after a hold that cannot come (one stopped while it
 	 * is held is found by the hold: cp_hijack_thread). */
 	if (!held && cp_vdso_patch_runs_nothing(pid))
