@@ -32,12 +32,16 @@ def PatchTarget(ctx, env=None, under=()):
     return Target(ctx.target("patch_target"), THREADS, env=env, under=under)
 
 
-def vdso_range(pid):
+def maps_of(pid):
     with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            if line.rstrip().endswith("[vdso]"):
-                lo, hi = line.split()[0].split("-")
-                return int(lo, 16), int(hi, 16)
+        return f.read()
+
+
+def vdso_range(pid):
+    for line in maps_of(pid).splitlines():
+        if line.rstrip().endswith("[vdso]"):
+            lo, hi = line.split()[0].split("-")
+            return int(lo, 16), int(hi, 16)
     raise AssertionError(f"process {pid} has no [vdso]")
 
 
@@ -169,8 +173,7 @@ def attached_by_fallback(ctx, pid, reason_has):
 
 
 def anon_maps(pid):
-    with open(f"/proc/{pid}/maps") as f:
-        return sum(1 for line in f if len(line.split()) == 5)
+    return sum(1 for line in maps_of(pid).splitlines() if len(line.split()) == 5)
 
 
 def test_a_stopped_target_is_refused_and_left_as_it_was(ctx):
@@ -322,15 +325,18 @@ def test_a_32_bit_program_is_refused_by_every_mechanism(ctx):
         assert "is a 32-bit program" in proc.stderr, proc.stderr
     target = subprocess.Popen([path, "vdso", "100000000"], stdout=subprocess.PIPE, text=True)
     try:
-        wait_for(lambda: vdso_range(target.pid), "the target to start")
-        image = read_vdso(target.pid)
+        # Its libc is mapped by its loader, after the kernel mapped the
+        # vDSO: the maps read at once can catch exec half done. A kernel
+        # with abi.vsyscall32=0 gives a 32-bit program no vDSO at all.
+        wait_for(lambda: "libc" in maps_of(target.pid), "the target's loader")
+        image = read_vdso(target.pid) if "[vdso]" in maps_of(target.pid) else None
         proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2", "-o",
                        os.path.join(ctx.tmp, "m32.json"), str(target.pid))
         assert proc.returncode == 3 and "is a 32-bit program" in proc.stderr, proc.stderr
         assert target.poll() is None, "the target died"
-        assert read_vdso(target.pid) == image, "its vDSO was written"
-        with open(f"/proc/{target.pid}/maps") as f:  # no table's code pages
-            assert not [line for line in f if len(line.split()) == 5 and "x" in line.split()[1]]
+        assert image is None or read_vdso(target.pid) == image, "its vDSO was written"
+        anonymous = [line.split() for line in maps_of(target.pid).splitlines()]
+        assert not [f for f in anonymous if len(f) == 5 and "x" in f[1]], "a table's code pages"
     finally:
         target.kill()
         target.wait()
