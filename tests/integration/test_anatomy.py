@@ -450,3 +450,52 @@ def test_a_clocksource_the_vdso_reads_without_rdtsc_collects_nothing(ctx):
     anatomy = ctx.load_json(out)["anatomy"]
     assert not anatomy["judged"] and anatomy["sampled_requests"] == 0, anatomy
     assert "clocksource (hpet) is not read with rdtsc" in anatomy["not_judged_because"], anatomy
+
+
+
+def anonymous_code(pid):
+    """The start of pid's anonymous executable mapping: in a C program,
+    the vDSO patch's counter table's code pages alone."""
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) == 5 and fields[1].startswith("r-x"):
+                return fields[0].split("-")[0]
+    return None
+
+
+def test_the_collection_never_writes_the_program_the_target_exec_ed(ctx):
+    """Code written into a target never harms it: the command exec()s in
+    an --anatomy window, clockprof follows it and patches the new program,
+    which then maps its own memory where the old image's counter table
+    lay (table_squatter). The collection's writes into that table (the
+    window's close sets its sampling word) went by pid to the process's
+    newest patch, the new program's, and landed in its memory ("written
+    at +..."). They go to the program patched, and fail once it is gone."""
+    env = dict(os.environ, ANATOMY_TARGET_EXEC=ctx.target("table_squatter"))
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "--mechanism", "patch",
+                             "--anatomy=40", "-r", "func:handle_request",
+                             "-o", os.path.join(ctx.tmp, "anatomy-exec-run.json"), "--",
+                             ctx.target("anatomy_target"), "helper", "0"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "serving", proc.stderr.read()
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            target = int(f.read().split()[0])
+        code = wait_for(lambda: anonymous_code(target), "the command's table")
+        os.kill(target, signal.SIGUSR1)
+        proc.stdin.write(code + "\n")
+        proc.stdin.flush()
+        said = proc.stdout.readline().strip()
+        if said == "taken":  # the new program's own mappings lie there
+            raise Skip("the new program maps the old table's place itself")
+        assert said == "squatting", f"table_squatter said {said!r}: {proc.stderr.read()}"
+        proc.send_signal(signal.SIGINT)  # the window ends, then the command
+        said = proc.stdout.readline().strip()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read()
+        assert said == "intact", f"clockprof wrote into the new program: {said}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

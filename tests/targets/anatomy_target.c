@@ -23,10 +23,14 @@
  *              the request's boundary had: code without frame pointers
  *              may hold any value in rbp, and --anatomy's read of the
  *              callers must not follow it there (the target would die)
- * Nothing else reads the clock. Built with frame pointers. */
+ * Nothing else reads the clock. Built with frame pointers.
+ * With ANATOMY_TARGET_EXEC=PATH in its environment, it says "serving"
+ * as it starts, and a SIGUSR1 makes it exec() PATH after the request
+ * under way. */
 #define _GNU_SOURCE
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,6 +191,13 @@ __attribute__((noinline)) void handle_request(void)
 }
 
 static long requests;
+static volatile sig_atomic_t exec_asked;
+
+static void ask_exec(int sig)
+{
+	(void)sig;
+	exec_asked = 1;
+}
 
 static void *serve(void *unused)
 {
@@ -196,6 +207,12 @@ static void *serve(void *unused)
 	for (long i = 0; !requests || i < requests; i++) {
 		handle_request();
 		nanosleep(&pause, NULL);
+		if (exec_asked) {
+			const char *path = getenv("ANATOMY_TARGET_EXEC");
+
+			execl(path, path, (char *)NULL);
+			exit(1);
+		}
 	}
 	return NULL;
 }
@@ -215,6 +232,11 @@ int main(int argc, char **argv)
 	threads = !strcmp(mode, "threads") ? 2 : 1;
 	if (pipe(pipefd) || (epfd = epoll_create1(0)) < 0)
 		return 1;
+	if (getenv("ANATOMY_TARGET_EXEC")) {
+		signal(SIGUSR1, ask_exec);
+		puts("serving");
+		fflush(stdout);
+	}
 	/* epoll: a pipe of its own kept readable, so each wait returns at once */
 	if (!strcmp(mode, "epoll")) {
 		int ready[2];

@@ -309,6 +309,12 @@ $(T)/targets/anatomy_target: tests/targets/anatomy_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 
+# ... and the program it exec()s into, squatting at its old table's place.
+test-targets: $(T)/targets/table_squatter
+$(T)/targets/table_squatter: tests/targets/table_squatter.c probes/patch_layout.h
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -Iprobes -o $@ $<
+
 # --anatomy on a thread that made rdtsc fault (PR_SET_TSC).
 test-targets: $(T)/targets/notsc_target
 $(T)/targets/notsc_target: tests/targets/notsc_target.c

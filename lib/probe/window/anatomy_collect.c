@@ -41,6 +41,7 @@ _Static_assert(CP_PB_AN_STACK_HI == CP_PB_AN_STACK_LO + 1 &&
 struct cp_anatomy_collect {
 	pid_t pid;
 	uint64_t table;
+	int pin; /* pid's program, pinned: see table_write */
 	unsigned sample;
 	struct anatomy_bpf *skel;
 	struct ring_buffer *ring;
@@ -80,25 +81,28 @@ static uint64_t block_word(uint64_t table, uint64_t slot, unsigned word)
 	return table + CP_PATCH_BLOCKS_OFF + (slot + 1) * CP_PATCH_BLOCK + word * 8ull;
 }
 
-static int write_every(pid_t pid, uint64_t table, uint64_t every)
+/* A write into the table, through the program pinned as the collector
+ * started (the one just patched): once the target exec()s, the drain's
+ * writes fail, where by pid they reached the new program at the old
+ * table's addresses (its own table's words, or anything it maps there). */
+static int table_write(const struct cp_anatomy_collect *c, uint64_t at, const void *b, size_t len)
 {
-	return cp_proc_mem_write(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
-				 sizeof(every));
+	return cp_proc_mem_write_pinned(c->pin, c->pid, at, b, len);
 }
 
 static int set_every(const struct cp_anatomy_collect *c, uint64_t every)
 {
-	return write_every(c->pid, c->table, every);
+	return table_write(c, c->table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
+			   sizeof(every));
 }
 
 void cp_anatomy_collect_off(pid_t pid, uint64_t table)
 {
-	uint64_t every = 1;
+	uint64_t at = table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, every = 1;
 
-	if (!cp_proc_mem_read(pid, table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_EVERY * 8, &every,
-			      sizeof(every)) &&
-	    every)
-		write_every(pid, table, 0);
+	/* as the window opens: through pid's newest pin, the patch's */
+	if (!cp_proc_mem_read(pid, at, &every, sizeof(every)) && every)
+		cp_proc_mem_write(pid, at, &(uint64_t){ 0 }, sizeof(every));
 }
 
 /* The slots whose key word is set. */
@@ -254,8 +258,8 @@ static void learn_stacks(struct cp_anatomy_collect *c, const uint32_t *slots, si
 			continue;
 		uint64_t at = block_word(c->table, slots[i], CP_PB_AN_STACK_LO);
 
-		if (!cp_proc_mem_write(c->pid, at, b, sizeof(b))) /* the tid last */
-			cp_proc_mem_write(c->pid, at + 16, &tid, sizeof(tid));
+		if (!table_write(c, at, b, sizeof(b))) /* the tid last */
+			table_write(c, at + 16, &tid, sizeof(tid));
 	}
 	free(maps);
 }
@@ -304,7 +308,7 @@ static void drain_slot(struct cp_anatomy_collect *c, uint32_t s, const uint64_t 
 		raw_free(&r);
 		return;
 	}
-	cp_proc_mem_write(c->pid, block_word(c->table, s, CP_PB_AN_STATE), &zero, 8);
+	table_write(c, block_word(c->table, s, CP_PB_AN_STATE), &zero, 8);
 	if (!stamped_span(&r)) {
 		c->untimed++;
 		raw_free(&r);
@@ -378,8 +382,7 @@ static uint64_t mono_ns(void)
 
 static int write_on(const struct cp_anatomy_collect *c, uint64_t on)
 {
-	return cp_proc_mem_write(c->pid, c->table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_ON * 8, &on,
-				 sizeof(on));
+	return table_write(c, c->table + CP_PATCH_BLOCKS_OFF + CP_PB0_AN_ON * 8, &on, sizeof(on));
 }
 
 /* The BPF program given up (it could not be attached): the samples then
@@ -503,6 +506,7 @@ static struct cp_anatomy_collect *collect_new(pid_t pid, unsigned sample)
 	}
 	if (c) {
 		c->pid = pid;
+		c->pin = -1;
 		c->sample = sample;
 	}
 	return c;
@@ -519,6 +523,7 @@ static void collect_free(struct cp_anatomy_collect *c)
 		raw_free(&c->open[i].raw);
 	ring_buffer__free(c->ring);
 	anatomy_bpf__destroy(c->skel);
+	cp_proc_mem_unpin(c->pin);
 	free(c->kept);
 	free(c->used);
 	free(c->tried);
@@ -669,6 +674,7 @@ int cp_anatomy_collect_start(struct cp_anatomy_collect **out, pid_t pid, uint64_
 		return cp_fail(err, CP_EXIT_PROFILE, "--anatomy: out of memory");
 	}
 	c->table = table;
+	c->pin = cp_proc_mem_pin(pid);
 	open_bpf(c, ns, c->why, sizeof(c->why));
 	cp_anatomy_calibrate(&c->cal.tsc[0], &c->cal.ns[0]);
 	c->rng = c->cal.tsc[0] | 1;

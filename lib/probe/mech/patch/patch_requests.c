@@ -83,7 +83,7 @@ out:
 	return rc;
 }
 
-int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
+int cp_patch_requests_mark(pid_t pid, int pin, uint64_t table, const uint64_t *words,
 			   struct cp_patch_requests_mark *mark)
 {
 	struct cp_patch_requests now;
@@ -96,7 +96,8 @@ int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
 	memcpy(mark->syscalls, now.sums.syscalls, sizeof(mark->syscalls));
 	cp_patch_requests_free(&now);
 	mark->epoch = epoch + 1;
-	return cp_proc_mem_write(pid, block_addr(table, 0) + CP_PB_EPOCH * 8, &mark->epoch, 8);
+	return cp_proc_mem_write_pinned(pin, pid, block_addr(table, 0) + CP_PB_EPOCH * 8,
+					&mark->epoch, 8);
 }
 
 int cp_patch_requests_read(pid_t pid, uint64_t table, const struct cp_patch_requests_mark *mark,

@@ -21,13 +21,14 @@ struct cp_patch_requests {
 /* A window opens: the table's epoch moves on, so that each thread's
  * requests count from its next boundary, and the reads through syscall()
  * are counted from now (words: the table's counters, as just read).
- * *mark: what to read from. -1 when the target's memory cannot be read
- * or written. */
+ * *mark: what to read from. The epoch is written through pin, the
+ * patch's (cp_proc_mem_pin): never into a program pid exec()ed since.
+ * -1 when the target's memory cannot be read or written. */
 struct cp_patch_requests_mark {
 	uint64_t epoch, lost;
 	uint64_t syscalls[CP_PATCH_SLOT_WORDS]; /* the reads through syscall() then */
 };
-int cp_patch_requests_mark(pid_t pid, uint64_t table, const uint64_t *words,
+int cp_patch_requests_mark(pid_t pid, int pin, uint64_t table, const uint64_t *words,
 			   struct cp_patch_requests_mark *mark);
 
 /* The requests since the mark, of the slots in use in words (a copy of

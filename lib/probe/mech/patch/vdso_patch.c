@@ -308,7 +308,8 @@ static int mark_requests(struct cp_patch_table *t, int try, void *arg)
 	cp_vdso_patch_test_gap(try);
 	if (!p->nredirects)
 		return 0;
-	return cp_patch_requests_mark(p->pid, p->plan.table, t->words, &p->requests_mark);
+	return cp_patch_requests_mark(p->pid, p->mem_pin, p->plan.table, t->words,
+				      &p->requests_mark);
 }
 
 int cp_vdso_patch_mark(struct cp_vdso_patch *p)
