@@ -21,6 +21,7 @@ from common import Skip
 from readiness import wait_for
 
 GAP_NS = 20000
+ATTACHED_REQUESTS = "1000"  # a thread's, under attach (600 under run)
 SHARE = 0.95
 # x86-64 syscall numbers
 READ, WRITE, FUTEX, NANOSLEEP, CLOCK_NANOSLEEP = 0, 1, 202, 35, 230
@@ -40,15 +41,20 @@ def collect(ctx, how, mode, *extra):
         proc = ctx.run("run", *opts, "--", ctx.target("anatomy_target"), mode, 600, env=env)
         assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
     else:
-        target = subprocess.Popen([ctx.target("anatomy_target"), mode, "0"])
+        # Its window ends as the target does, after a number of requests, not
+        # of seconds: the logs are taken in bursts of a tenth of the time,
+        # so a window of 1 s on a loaded host sampled 6 whole requests.
+        target = subprocess.Popen([ctx.target("anatomy_target"), mode, ATTACHED_REQUESTS])
         try:
-            time.sleep(0.3)
-            proc = ctx.run("attach", *opts, "-d", "1", target.pid, env=env)
+            wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
+                     "the target's loader")
+            proc = ctx.run("attach", *opts, target.pid, env=env)
             assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-            assert target.poll() is None, f"the target exited {target.returncode}"
+            assert target.wait(timeout=60) == 0, f"the target exited {target.returncode}"
         finally:
-            target.kill()
-            target.wait(timeout=30)
+            if target.poll() is None:
+                target.kill()
+                target.wait(timeout=30)
     return ctx.load_json(dump), ctx.load_json(out)
 
 
