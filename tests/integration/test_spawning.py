@@ -10,10 +10,12 @@ requests for 20 in 9). Exact against construction: 2 reads a request,
 under run and under attach, the patch and uprobes alike."""
 import os
 import subprocess
-import time
+
+from readiness import wait_for
 
 MECHANISMS = ("uprobe", "patch")
 N = 10
+ATTACHED_REQUESTS = "300"  # >= 1.5 s of requests: the attach is set up well before
 HOWS = ("posix_spawn", "system", "vfork", "fork")
 
 
@@ -43,19 +45,23 @@ def test_run_counts_a_spawning_program_exactly(ctx):
 
 
 def attach_once(ctx, how, tree):
-    """`attach -d 1` to a spawn_target serving until killed (--tree: its
-    children followed, the patch only): run.json."""
-    target = subprocess.Popen([ctx.target("spawn_target"), how, "0", "5"])
+    """`attach` to a spawn_target making ATTACHED_REQUESTS requests, until
+    it exits (--tree: its children followed, the patch only): run.json.
+    A window of a number of requests, not of seconds: `-d 1` on a loaded
+    host saw one boundary hit, no request."""
+    target = subprocess.Popen([ctx.target("spawn_target"), how, ATTACHED_REQUESTS, "5"])
     out = os.path.join(ctx.tmp, f"attach-{how}.json")
     try:
-        time.sleep(0.3)
-        proc = ctx.run("attach", "-q", "-e", "none", "-r", "func:serve_one", "-d", "1",
+        wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
+                 "the target's loader")
+        proc = ctx.run("attach", "-q", "-e", "none", "-r", "func:serve_one",
                        "-o", out, *(("--tree",) if tree else ()), target.pid)
         assert proc.returncode == 0, f"{how}: exit {proc.returncode}: {proc.stderr}"
-        assert target.poll() is None, f"{how}: the target exited {target.returncode}"
+        assert target.wait(timeout=60) == 0, f"{how}: the target exited {target.returncode}"
     finally:
-        target.kill()
-        target.wait(timeout=30)
+        if target.poll() is None:
+            target.kill()
+            target.wait(timeout=30)
     return ctx.load_json(out)
 
 
