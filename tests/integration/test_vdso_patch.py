@@ -1094,3 +1094,33 @@ def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0 and said.strip() == "jumps 1", (rc, said)
+
+
+def test_a_thread_held_inside_an_rseq_critical_section_goes_to_its_abort(ctx):
+    """A thread spinning inside a restartable sequence's critical section
+    (rseq(2), glibc's area; a per-CPU allocator's fast path) is the one
+    running, so the one held, at each of the three stops: the kernel
+    sends a thread preempted there to the section's abort handler, and
+    the stub must return there too. Returned into the section's middle,
+    the kernel (seeing the thread in the stub, outside the section) only
+    cleared the section, which then committed as if never interrupted:
+    the target counts such a section as broken, and said 3."""
+    target = subprocess.Popen([ctx.target("rseq_target")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        line = target.stdout.readline()
+        if not line.startswith("ready") and target.wait(timeout=30) == 77:
+            raise Skip("glibc registered no rseq area (glibc.pthread.rseq=0, or before 2.35)")
+        settled(target.pid)
+        out = os.path.join(ctx.tmp, "rseq.json")
+        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
+                       "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        assert ctx.load_json(out)["probe"]["stops"] == {"attach": 2, "detach": 1}
+        target.stdin.close()
+        said = target.stdout.read()
+        assert target.wait(timeout=30) == 0, f"target said {said!r}"
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()

@@ -330,3 +330,10 @@ test-targets: $(REVIEW_TARGETS)
 $(REVIEW_TARGETS): $(T)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
+
+# A thread inside an rseq critical section: one held there must be sent
+# on at the section's abort handler, as the kernel would.
+test-targets: $(T)/targets/rseq_target
+$(T)/targets/rseq_target: tests/targets/rseq_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
