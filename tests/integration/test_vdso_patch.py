@@ -1124,3 +1124,32 @@ def test_a_thread_held_inside_an_rseq_critical_section_goes_to_its_abort(ctx):
         if target.poll() is None:
             target.kill()
             target.wait()
+
+
+def test_a_thread_under_syscall_user_dispatch_is_sent_no_stub(ctx):
+    """A thread under syscall user dispatch (PR_SET_SYSCALL_USER_DISPATCH,
+    its selector reading BLOCK: Wine running a Windows program's code) is
+    the one running, so the one held: a system call the stub made there
+    was not made but reached the program's SIGSYS handler as its own
+    (Wine's would run it as a Windows system call), and the stub's mmap
+    failed with what the handler said. The patch is refused for it and
+    uprobes count; the target takes no SIGSYS."""
+    target = subprocess.Popen([ctx.target("sud_target")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        line = target.stdout.readline()
+        if not line.startswith("ready") and target.wait(timeout=30) == 77:
+            raise Skip("no syscall user dispatch in this kernel (Linux 5.11)")
+        settled(target.pid)
+        out = os.path.join(ctx.tmp, "sud.json")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2s", "-o", out, str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        target.stdin.close()
+        said = target.stdout.read()
+        assert target.wait(timeout=30) == 0, f"target said {said!r}"
+        probe = ctx.load_json(out)["probe"]
+        assert "PR_SET_SYSCALL_USER_DISPATCH" in (probe["fallback_reason"] or ""), probe
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()

@@ -337,3 +337,10 @@ test-targets: $(T)/targets/rseq_target
 $(T)/targets/rseq_target: tests/targets/rseq_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# A thread under syscall user dispatch, as Wine's: the stub's system
+# calls would reach its SIGSYS handler as the program's own.
+test-targets: $(T)/targets/sud_target
+$(T)/targets/sud_target: tests/targets/sud_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

@@ -203,7 +203,8 @@ static bool stub_in_place(const struct cp_vdso_patch *p)
 
 /* While a thread is held: the vDSO still in place and executable with
  * the stub in it, it must have a thread pointer (the thunks read fs:0),
- * and the target's seccomp filters must allow the stub. */
+ * its system calls must not be dispatched to its own handler, and the
+ * target's seccomp filters must allow the stub. */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
@@ -234,6 +235,12 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	    strstr(why, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d uses shadow stacks",
 			       p->pid, tid);
+	if (cp_syscalls_dispatched(tid, cp_vdso_header_addr(p),
+				   cp_vdso_header_addr(p) + CP_VDSO_AREA_SIZE))
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d: its thread %d dispatches its system calls to its own handler (PR_SET_SYSCALL_USER_DISPATCH, as Wine does): the stub's would reach it",
+			p->pid, tid);
 	/* The held thread's own filters: a thread may have installed some
 	 * on itself alone (no TSYNC), and the stub runs on this one. */
 	if (!cp_vdso_status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
