@@ -1153,3 +1153,39 @@ def test_a_thread_under_syscall_user_dispatch_is_sent_no_stub(ctx):
         if target.poll() is None:
             target.kill()
             target.wait()
+
+
+def locked_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmLck:"))
+
+
+def test_the_table_is_not_locked_whole_in_a_process_that_locks_its_future_mappings(ctx):
+    """A process under mlockall(MCL_FUTURE) has every mapping made in it
+    populated whole and locked: the counter table (34.6 MiB of address
+    space, a few hundred KiB written) took 34,824 KiB of locked memory.
+    The stub maps it inaccessible, unlocks it, then makes it RW: what is
+    locked grows by nothing, and every read is counted."""
+    probe = subprocess.run([ctx.target("mlock_target")], input="", capture_output=True)
+    if probe.returncode == 77:
+        raise Skip("the target may not lock its memory (RLIMIT_MEMLOCK)")
+    target = Target(ctx.target("mlock_target"))
+    try:
+        before = locked_kib(target.pid)
+        out = os.path.join(ctx.tmp, "mlock.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-v", "--mechanism", "patch", "-e",
+                                 "none", "-o", out, str(target.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if "probes live" in line:
+                break
+        grown = locked_kib(target.pid) - before
+        target.go(1000)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert grown < 1024, f"locked memory grew by {grown} KiB"
+        assert ctx.load_json(out)["clock_reads"]["total"] == 1000
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

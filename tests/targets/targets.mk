@@ -344,3 +344,10 @@ test-targets: $(T)/targets/sud_target
 $(T)/targets/sud_target: tests/targets/sud_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
+
+# Locks its future mappings (mlockall(MCL_FUTURE)): the counter table
+# must not be populated and locked whole in it.
+test-targets: $(T)/targets/mlock_target
+$(T)/targets/mlock_target: tests/targets/mlock_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

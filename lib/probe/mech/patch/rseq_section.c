@@ -29,8 +29,8 @@ static bool section_holds(pid_t tid, const uint64_t *cs, uint32_t signature, uin
 {
 	uint64_t start = cs[1], len = cs[2], abort_ip = cs[3], before;
 
-	if ((uint32_t)cs[0] != 0 || start + len < start || abort_ip - start < len ||
-	    abort_ip < 4 || ip - start >= len)
+	if ((uint32_t)cs[0] != 0 || start + len < start || abort_ip - start < len || abort_ip < 4 ||
+	    ip - start >= len)
 		return false;
 	if (peek_words(tid, abort_ip - 4, &before, 1)) /* (any alignment) */
 		return false;

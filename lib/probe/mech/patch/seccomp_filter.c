@@ -259,8 +259,7 @@ bool cp_syscalls_dispatched(pid_t tid, uint64_t lo, uint64_t hi)
 	struct sud_config c;
 	long sel;
 
-	if (ptrace(PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG, tid, (void *)sizeof(c), &c) ||
-	    !c.mode)
+	if (ptrace(PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG, tid, (void *)sizeof(c), &c) || !c.mode)
 		return false;
 	/* PR_SYS_DISPATCH_ON (1): calls from [offset, offset + len) are made
 	 * whatever the selector says */
