@@ -1096,6 +1096,32 @@ def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):
     assert rc == 0 and said.strip() == "jumps 1", (rc, said)
 
 
+def attached_while_spinning(ctx, name, lacking, *args):
+    """Target name's one spinning thread held by an attach of 0.2 s
+    (args: its options), the target then ended (its stdin closed): the
+    run. The target exits 77 where the host lacks what it needs
+    (lacking: the test is skipped), and 0 when nothing it watches went
+    wrong."""
+    target = subprocess.Popen([ctx.target(name)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        if not target.stdout.readline().startswith("ready") and target.wait(timeout=30) == 77:
+            raise Skip(lacking)
+        settled(target.pid)
+        out = os.path.join(ctx.tmp, f"{name}.json")
+        proc = ctx.run("attach", "-q", *args, "-e", "none", "-d", "0.2s", "-o", out,
+                       str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        target.stdin.close()
+        said = target.stdout.read()
+        assert target.wait(timeout=30) == 0, f"target said {said!r}"
+        return ctx.load_json(out)
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+
+
 def test_a_thread_held_inside_an_rseq_critical_section_goes_to_its_abort(ctx):
     """A thread spinning inside a restartable sequence's critical section
     (rseq(2), glibc's area; a per-CPU allocator's fast path) is the one
@@ -1105,25 +1131,10 @@ def test_a_thread_held_inside_an_rseq_critical_section_goes_to_its_abort(ctx):
     the kernel (seeing the thread in the stub, outside the section) only
     cleared the section, which then committed as if never interrupted:
     the target counts such a section as broken, and said 3."""
-    target = subprocess.Popen([ctx.target("rseq_target")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        line = target.stdout.readline()
-        if not line.startswith("ready") and target.wait(timeout=30) == 77:
-            raise Skip("glibc registered no rseq area (glibc.pthread.rseq=0, or before 2.35)")
-        settled(target.pid)
-        out = os.path.join(ctx.tmp, "rseq.json")
-        proc = ctx.run("attach", "-q", "--mechanism", "patch", "-e", "none", "-d", "0.2s",
-                       "-o", out, str(target.pid))
-        assert proc.returncode == 0, proc.stderr
-        assert ctx.load_json(out)["probe"]["stops"] == {"attach": 2, "detach": 1}
-        target.stdin.close()
-        said = target.stdout.read()
-        assert target.wait(timeout=30) == 0, f"target said {said!r}"
-    finally:
-        if target.poll() is None:
-            target.kill()
-            target.wait()
+    run = attached_while_spinning(
+        ctx, "rseq_target", "glibc registered no rseq area (glibc.pthread.rseq=0, or before 2.35)",
+        "--mechanism", "patch")
+    assert run["probe"]["stops"] == {"attach": 2, "detach": 1}
 
 
 def test_a_thread_under_syscall_user_dispatch_is_sent_no_stub(ctx):
@@ -1134,25 +1145,9 @@ def test_a_thread_under_syscall_user_dispatch_is_sent_no_stub(ctx):
     (Wine's would run it as a Windows system call), and the stub's mmap
     failed with what the handler said. The patch is refused for it and
     uprobes count; the target takes no SIGSYS."""
-    target = subprocess.Popen([ctx.target("sud_target")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        line = target.stdout.readline()
-        if not line.startswith("ready") and target.wait(timeout=30) == 77:
-            raise Skip("no syscall user dispatch in this kernel (Linux 5.11)")
-        settled(target.pid)
-        out = os.path.join(ctx.tmp, "sud.json")
-        proc = ctx.run("attach", "-q", "-e", "none", "-d", "0.2s", "-o", out, str(target.pid))
-        assert proc.returncode == 0, proc.stderr
-        target.stdin.close()
-        said = target.stdout.read()
-        assert target.wait(timeout=30) == 0, f"target said {said!r}"
-        probe = ctx.load_json(out)["probe"]
-        assert "PR_SET_SYSCALL_USER_DISPATCH" in (probe["fallback_reason"] or ""), probe
-    finally:
-        if target.poll() is None:
-            target.kill()
-            target.wait()
+    probe = attached_while_spinning(ctx, "sud_target",
+                                    "no syscall user dispatch in this kernel (Linux 5.11)")["probe"]
+    assert "PR_SET_SYSCALL_USER_DISPATCH" in (probe["fallback_reason"] or ""), probe
 
 
 def locked_kib(pid):

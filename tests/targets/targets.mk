@@ -331,23 +331,14 @@ $(REVIEW_TARGETS): $(T)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
 
-# A thread inside an rseq critical section: one held there must be sent
-# on at the section's abort handler, as the kernel would.
-test-targets: $(T)/targets/rseq_target
-$(T)/targets/rseq_target: tests/targets/rseq_target.c
-	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
-
-# A thread under syscall user dispatch, as Wine's: the stub's system
-# calls would reach its SIGSYS handler as the program's own.
-test-targets: $(T)/targets/sud_target
-$(T)/targets/sud_target: tests/targets/sud_target.c
-	@mkdir -p $(@D)
-	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
-
-# Locks its future mappings (mlockall(MCL_FUTURE)): the counter table
-# must not be populated and locked whole in it.
-test-targets: $(T)/targets/mlock_target
-$(T)/targets/mlock_target: tests/targets/mlock_target.c
+# Threads in states a held thread must be sent on from as the kernel
+# would (inside an rseq critical section: at its abort handler), that
+# must be sent no stub (under syscall user dispatch, as Wine's: the
+# stub's system calls would reach its SIGSYS handler as the program's
+# own), and a process that locks its future mappings (mlockall), where
+# the counter table must not be populated and locked whole.
+HELD_STATE_TARGETS := $(patsubst %,$(T)/targets/%,rseq_target sud_target mlock_target)
+test-targets: $(HELD_STATE_TARGETS)
+$(HELD_STATE_TARGETS): $(T)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
