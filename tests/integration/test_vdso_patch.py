@@ -1094,3 +1094,93 @@ def test_a_handler_that_leaves_by_siglongjmp_cannot_abandon_the_stub(ctx):
     finally:
         rc, said = target.quit()
     assert rc == 0 and said.strip() == "jumps 1", (rc, said)
+
+
+def attached_while_spinning(ctx, name, lacking, *args):
+    """Target name's one spinning thread held by an attach of 0.2 s
+    (args: its options), the target then ended (its stdin closed): the
+    run. The target exits 77 where the host lacks what it needs
+    (lacking: the test is skipped), and 0 when nothing it watches went
+    wrong."""
+    target = subprocess.Popen([ctx.target(name)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        if not target.stdout.readline().startswith("ready") and target.wait(timeout=30) == 77:
+            raise Skip(lacking)
+        settled(target.pid)
+        out = os.path.join(ctx.tmp, f"{name}.json")
+        proc = ctx.run("attach", "-q", *args, "-e", "none", "-d", "0.2s", "-o", out,
+                       str(target.pid))
+        assert proc.returncode == 0, proc.stderr
+        target.stdin.close()
+        said = target.stdout.read()
+        assert target.wait(timeout=30) == 0, f"target said {said!r}"
+        return ctx.load_json(out)
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait()
+
+
+def test_a_thread_held_inside_an_rseq_critical_section_goes_to_its_abort(ctx):
+    """A thread spinning inside a restartable sequence's critical section
+    (rseq(2), glibc's area; a per-CPU allocator's fast path) is the one
+    running, so the one held, at each of the three stops: the kernel
+    sends a thread preempted there to the section's abort handler, and
+    the stub must return there too. Returned into the section's middle,
+    the kernel (seeing the thread in the stub, outside the section) only
+    cleared the section, which then committed as if never interrupted:
+    the target counts such a section as broken, and said 3."""
+    run = attached_while_spinning(
+        ctx, "rseq_target", "glibc registered no rseq area (glibc.pthread.rseq=0, or before 2.35)",
+        "--mechanism", "patch")
+    assert run["probe"]["stops"] == {"attach": 2, "detach": 1}
+
+
+def test_a_thread_under_syscall_user_dispatch_is_sent_no_stub(ctx):
+    """A thread under syscall user dispatch (PR_SET_SYSCALL_USER_DISPATCH,
+    its selector reading BLOCK: Wine running a Windows program's code) is
+    the one running, so the one held: a system call the stub made there
+    was not made but reached the program's SIGSYS handler as its own
+    (Wine's would run it as a Windows system call), and the stub's mmap
+    failed with what the handler said. The patch is refused for it and
+    uprobes count; the target takes no SIGSYS."""
+    probe = attached_while_spinning(ctx, "sud_target",
+                                    "no syscall user dispatch in this kernel (Linux 5.11)")["probe"]
+    assert "PR_SET_SYSCALL_USER_DISPATCH" in (probe["fallback_reason"] or ""), probe
+
+
+def locked_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmLck:"))
+
+
+def test_the_table_is_not_locked_whole_in_a_process_that_locks_its_future_mappings(ctx):
+    """A process under mlockall(MCL_FUTURE) has every mapping made in it
+    populated whole and locked: the counter table (34.6 MiB of address
+    space, a few hundred KiB written) took 34,824 KiB of locked memory.
+    The stub maps it inaccessible, unlocks it, then makes it RW: what is
+    locked grows by nothing, and every read is counted."""
+    probe = subprocess.run([ctx.target("mlock_target")], input="", capture_output=True)
+    if probe.returncode == 77:
+        raise Skip("the target may not lock its memory (RLIMIT_MEMLOCK)")
+    target = Target(ctx.target("mlock_target"))
+    try:
+        before = locked_kib(target.pid)
+        out = os.path.join(ctx.tmp, "mlock.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-v", "--mechanism", "patch", "-e",
+                                 "none", "-o", out, str(target.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if "probes live" in line:
+                break
+        grown = locked_kib(target.pid) - before
+        target.go(1000)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert grown < 1024, f"locked memory grew by {grown} KiB"
+        assert ctx.load_json(out)["clock_reads"]["total"] == 1000
+    finally:
+        rc, said = target.quit()
+    assert rc == 0, f"target exited {rc}: {said}"

@@ -336,3 +336,15 @@ test-targets: $(REVIEW_TARGETS)
 $(REVIEW_TARGETS): $(T)/targets/%: tests/targets/%.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -ldl
+
+# Threads in states a held thread must be sent on from as the kernel
+# would (inside an rseq critical section: at its abort handler), that
+# must be sent no stub (under syscall user dispatch, as Wine's: the
+# stub's system calls would reach its SIGSYS handler as the program's
+# own), and a process that locks its future mappings (mlockall), where
+# the counter table must not be populated and locked whole.
+HELD_STATE_TARGETS := $(patsubst %,$(T)/targets/%,rseq_target sud_target mlock_target)
+test-targets: $(HELD_STATE_TARGETS)
+$(HELD_STATE_TARGETS): $(T)/targets/%: tests/targets/%.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<

@@ -20,6 +20,7 @@
 #include "test_hook.h"
 #include "proc_maps.h"
 #include "procfs.h"
+#include "rseq_section.h"
 
 void (*cp_patch_step_hook)(void);
 
@@ -309,11 +310,13 @@ static uint64_t in_syscall(struct user_regs_struct *r, uint64_t resume_at, struc
 }
 
 /* The thread's registers point into the stub, which returns to where it
- * was (in a syscall: in_syscall). The resume address is written through
- * the held thread (ptrace), not /proc/PID/mem by pid: only while it is
- * held, in the program it runs; an exec by another thread ends it first,
- * and the write then fails where an open by pid would reach the new
- * program's stack at the same address (a fork mended has no pin). */
+ * was (in a syscall: in_syscall; inside an rseq critical section: at its
+ * abort handler, as the kernel would have sent it, rseq_section.h). The
+ * resume address is written through the held thread (ptrace), not
+ * /proc/PID/mem by pid: only while it is held, in the program it runs;
+ * an exec by another thread ends it first, and the write then fails
+ * where an open by pid would reach the new program's stack at the same
+ * address (a fork mended has no pin). */
 static int send_through(pid_t tid, uint64_t stub, uint64_t resume_at, struct cp_hijack *h)
 {
 	struct user_regs_struct r;
@@ -326,6 +329,8 @@ static int send_through(pid_t tid, uint64_t stub, uint64_t resume_at, struct cp_
 		resume = in_syscall(&r, resume_at, h);
 	if (resume_at)
 		resume = resume_at;
+	else if (cp_rseq_abort_ip(tid, r.rip, &resume))
+		r.orig_rax = (unsigned long long)-1; /* its abort: no restart */
 	if (ptrace(PTRACE_POKEDATA, tid, (void *)(uintptr_t)(r.rsp - STUB_FRAME),
 		   (void *)(uintptr_t)resume))
 		return -1;

@@ -244,3 +244,30 @@ int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls
 	free_filters(progs, n);
 	return rc;
 }
+
+#ifndef PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG
+#define PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG 0x4211
+#endif
+
+/* The kernel's struct ptrace_sud_config (Linux 6.6). */
+struct sud_config {
+	uint64_t mode, selector, offset, len;
+};
+
+bool cp_syscalls_dispatched(pid_t tid, uint64_t lo, uint64_t hi)
+{
+	struct sud_config c;
+	long sel;
+
+	if (ptrace(PTRACE_GET_SYSCALL_USER_DISPATCH_CONFIG, tid, (void *)sizeof(c), &c) || !c.mode)
+		return false;
+	/* PR_SYS_DISPATCH_ON (1): calls from [offset, offset + len) are made
+	 * whatever the selector says */
+	if (c.mode == 1 && lo - c.offset < c.len && hi - c.offset <= c.len)
+		return false;
+	if (!c.selector)
+		return true;
+	errno = 0;
+	sel = ptrace(PTRACE_PEEKDATA, tid, (void *)(uintptr_t)c.selector, 0);
+	return errno || (unsigned char)sel != 0; /* SYSCALL_DISPATCH_FILTER_ALLOW */
+}

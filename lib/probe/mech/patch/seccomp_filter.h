@@ -9,6 +9,7 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,5 +35,14 @@ int cp_seccomp_judge(const struct cp_seccomp_prog *progs, size_t nprogs,
  * 1 yes, 0 no (why says which and what), -1 the filters cannot be read. */
 int cp_seccomp_allows(pid_t tid, const struct seccomp_data *calls, size_t ncalls, char *why,
 		      size_t whylen);
+
+/* Whether a system call the held thread tid makes from code in [lo, hi)
+ * would be dispatched to the thread's own SIGSYS handler instead of made
+ * (PR_SET_SYSCALL_USER_DISPATCH, as Wine runs a Windows program's code:
+ * its handler takes it for the program's own call): the range outside
+ * the thread's allowed one and its selector byte not reading ALLOW, as
+ * read while it is held (only the thread itself changes it). false where
+ * the kernel cannot say (before Linux 6.6). */
+bool cp_syscalls_dispatched(pid_t tid, uint64_t lo, uint64_t hi);
 
 #endif

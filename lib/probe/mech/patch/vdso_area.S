@@ -26,7 +26,7 @@
 	.globl cp_vdso_area_start, cp_vdso_area_end, cp_vdso_stub
 	.globl cp_vdso_stub_syscall_ips, cp_vdso_stop
 cp_vdso_area_start:
-h_magic:	.ascii "clockprof-vdso9\0"
+h_magic:	.ascii "clockprof-vdsoA\0"
 h_table:	.quad 0		/* the counter table, once mapped */
 h_table_size:	.quad 0
 h_vdso_base:	.quad 0		/* what the stub makes writable, then not */
@@ -124,14 +124,19 @@ sc_ip_14:
 	mov	r10, [rip + h_table]
 	test	r10, r10
 	jnz	.Lsites
-	/* mmap(at, size, RW, PRIVATE|ANON|NORESERVE[|FIXED_NOREPLACE], -1,
+	/* mmap(at, size, NONE, PRIVATE|ANON|NORESERVE[|FIXED_NOREPLACE], -1,
 	 * 0): no commit charge, to the target or to a process it forks,
 	 * which copies the mapping (vm.overcommit_memory=2 would charge it
-	 * all the same: refused there, refuse_early in vdso_prepare.c) */
+	 * all the same: refused there, refuse_early in vdso_prepare.c).
+	 * Mapped inaccessible, then unlocked, then made RW: in a process
+	 * that locks its future mappings (mlockall(MCL_FUTURE)) a mapping
+	 * made accessible and locked is populated whole, 34 MiB resident
+	 * and locked where a few hundred KiB are written; an inaccessible
+	 * one is not, and once unlocked nothing populates it. */
 	mov	eax, 9
 	mov	rdi, [rip + h_table_at]
 	mov	rsi, [rip + h_table_size]
-	mov	edx, 3
+	xor	edx, edx
 	mov	r10d, 0x4022
 	test	rdi, rdi
 	jz	1f
@@ -144,6 +149,18 @@ sc_ip_2:
 	cmp	rax, -4096
 	ja	.Lmmap_failed
 	mov	r10, rax
+	mov	rdi, rax		/* munlock(table, size; rsi kept by */
+	mov	eax, 150		/* the syscall): its result does not */
+	syscall				/* matter (none locked) */
+sc_ip_16:
+	push	3			/* mprotect(table, size, RW) */
+	pop	rdx
+	push	10
+	pop	rax
+	syscall
+sc_ip_17:
+	test	rax, rax		/* (left mapped, inaccessible: nothing */
+	jnz	.Lmmap_failed		/* in it can hold the result) */
 	mov	rcx, [rip + h_magic]	/* the table's first word: found by it */
 	mov	[r10], rcx
 	/* madvise(table, counters, MADV_POPULATE_WRITE): the counters are
@@ -374,8 +391,9 @@ cp_vdso_area_end:
  * twice (wipe on fork), cp_vdso_stop's getpid, the mprotect of a
  * boundary site's page, the tests' nanosleep, the mprotects of a
  * failed mmap's report, the munmap after the code pages' mprotect
- * failed, and the rt_sigprocmask that blocks every signal and the one
- * that puts the thread's mask back. */
+ * failed, the rt_sigprocmask that blocks every signal and the one
+ * that puts the thread's mask back, and the new table's munlock and its
+ * mprotect (RW). */
 	.balign 8
 cp_vdso_stub_syscall_ips:
 	.quad sc_ip_1 - cp_vdso_area_start
@@ -394,5 +412,7 @@ cp_vdso_stub_syscall_ips:
 	.quad sc_ip_13 - cp_vdso_area_start
 	.quad sc_ip_14 - cp_vdso_area_start
 	.quad sc_ip_15 - cp_vdso_area_start
+	.quad sc_ip_16 - cp_vdso_area_start
+	.quad sc_ip_17 - cp_vdso_area_start
 
 	.section .note.GNU-stack, "", @progbits

@@ -8,7 +8,7 @@
 
 #include "clockreads.h"
 
-#define CP_VDSO_AREA_MAGIC "clockprof-vdso9"
+#define CP_VDSO_AREA_MAGIC "clockprof-vdsoA"
 /* The functions redirected at most: a request boundary (a syscall's: two
  * wrappers, each on two paths), syscall() twice. */
 #define CP_VDSO_AREA_MAX_REDIRECTS 6
@@ -84,7 +84,7 @@ struct cp_vdso_stub_result {
 /* The template (vdso_area.S), read-only in clockprof. */
 extern const uint8_t cp_vdso_area_start[], cp_vdso_area_end[], cp_vdso_stub[];
 extern const uint8_t cp_vdso_stop[];
-extern const uint64_t cp_vdso_stub_syscall_ips[16];
+extern const uint64_t cp_vdso_stub_syscall_ips[18];
 
 _Static_assert(CP_PATCH_STUB_OFF + sizeof(struct cp_vdso_stub_result) <= CP_PATCH_CODE_OFF,
 	       "the stub's result is past the page of zeros");

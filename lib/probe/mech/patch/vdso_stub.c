@@ -80,10 +80,11 @@ static unsigned pause_ms(const struct cp_vdso_patch *p)
  * wiped on fork), mprotect (the code pages executable), arch_prctl
  * when the thread is given a thread pointer, the round trip's getpid,
  * the tests' nanosleep, the mprotects that say a failed mmap, the
- * munmap after a failed mprotect of the code pages, and a boundary's page
- * made writable and put back. How many. ip: the syscall's in
+ * munmap after a failed mprotect of the code pages, the new table's
+ * munlock and mprotect (RW), and a boundary's page made writable and
+ * put back. How many. ip: the syscall's in
  * cp_vdso_stub_syscall_ips. */
-#define STUB_CALLS (15 + 4 * CP_VDSO_AREA_MAX_REDIRECTS) /* redirects and inherited */
+#define STUB_CALLS (17 + 4 * CP_VDSO_AREA_MAX_REDIRECTS) /* redirects and inherited */
 
 /* A redirected function's page made writable for its site's switch, and
  * put back (prot): the two calls added to d[n...]; the new n. */
@@ -101,11 +102,12 @@ static size_t page_calls(const struct cp_vdso_patch *p, struct seccomp_data *d, 
 }
 
 /* The calls of stub_syscalls' list that only a stub mapping the table
- * makes (its mmap, madvises, code pages, thread pointer, and the failed
- * mmap's and code pages' paths): a stub that finds the table mapped
- * (h_table) goes straight to its sites. */
+ * makes (its mmap, munlock and mprotect, madvises, code pages, thread
+ * pointer, and the failed mmap's and code pages' paths): a stub that
+ * finds the table mapped (h_table) goes straight to its sites. */
 #define TABLE_CALLS \
-	(1u << 3 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 9 | 1u << 12 | 1u << 13 | 1u << 14)
+	(1u << 3 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 8 | 1u << 9 | 1u << 12 | 1u << 13 | \
+	 1u << 14 | 1u << 15 | 1u << 16)
 
 static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp, bool mapped,
 			    struct seccomp_data d[STUB_CALLS])
@@ -114,11 +116,11 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp, bool ma
 	const struct {
 		int nr, ip;
 		uint64_t args[6];
-	} calls[15] = {
+	} calls[17] = {
 		{ SYS_rt_sigprocmask, 14, { 0 /* SIG_BLOCK */, mask, mask, 8 } },
 		{ SYS_rt_sigprocmask, 15, { 2 /* SIG_SETMASK */, mask, 0, 8 } },
 		{ SYS_mprotect, 0, { p->plan.base, p->plan.size, 7 } },
-		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 3, 0x104022, (uint64_t)-1, 0 } },
+		{ SYS_mmap, 1, { p->plan.table, CP_VDSO_MAP_SIZE, 0, 0x104022, (uint64_t)-1, 0 } },
 		{ SYS_mprotect, 2, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_madvise,
 		  4,
@@ -139,10 +141,12 @@ static size_t stub_syscalls(const struct cp_vdso_patch *p, uint64_t rsp, bool ma
 		{ SYS_mprotect, 11, { p->plan.base, p->plan.size, 7 } },
 		{ SYS_mprotect, 12, { p->plan.base, p->plan.size, 5 } },
 		{ SYS_munmap, 13, { p->plan.table, CP_PATCH_MAP_USED } },
+		{ SYS_munlock, 16, { p->plan.table, CP_VDSO_MAP_SIZE } },
+		{ SYS_mprotect, 17, { p->plan.table, CP_VDSO_MAP_SIZE, 3 } },
 	};
 	size_t n = 0;
 
-	for (size_t i = 0; i < 15; i++) {
+	for (size_t i = 0; i < 17; i++) {
 		if ((i == 9 && !p->give_fs) || (i == 10 && !p->resume) ||
 		    (i == 11 && !pause_ms(p)) || (mapped && (TABLE_CALLS >> i & 1)))
 			continue;
@@ -203,7 +207,8 @@ static bool stub_in_place(const struct cp_vdso_patch *p)
 
 /* While a thread is held: the vDSO still in place and executable with
  * the stub in it, it must have a thread pointer (the thunks read fs:0),
- * and the target's seccomp filters must allow the stub. */
+ * its system calls must not be dispatched to its own handler, and the
+ * target's seccomp filters must allow the stub. */
 int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 {
 	const struct cp_vdso_patch *p = ctx;
@@ -234,6 +239,12 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 	    strstr(why, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d uses shadow stacks",
 			       p->pid, tid);
+	if (cp_syscalls_dispatched(tid, cp_vdso_header_addr(p),
+				   cp_vdso_header_addr(p) + CP_VDSO_AREA_SIZE))
+		return cp_fail(
+			err, CP_EXIT_PROFILE,
+			"process %d: its thread %d dispatches its system calls to its own handler (PR_SET_SYSCALL_USER_DISPATCH, as Wine does): the stub's would reach it",
+			p->pid, tid);
 	/* The held thread's own filters: a thread may have installed some
 	 * on itself alone (no TSYNC), and the stub runs on this one. */
 	if (!cp_vdso_status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
