@@ -472,3 +472,65 @@ def test_a_stopped_process_does_not_hold_back_the_restorers_others(ctx):
     finally:
         os.kill(a.p.pid, signal.SIGCONT)
         assert a.close() == 0 and b.close() == 0
+
+
+# A daemon's double fork: the program forks a child that forks the
+# reader and exits at once, so the reader, reparented, is no longer in
+# the program's tree; it reads the clock and says its pid. The program
+# reads on until its stdin closes.
+DOUBLE_FORK = r"""
+import os, select, sys, time
+child = os.fork()
+if child == 0:
+    if os.fork() == 0:
+        print("reader", os.getpid(), flush=True)
+        while True:
+            time.monotonic(); time.sleep(0.002)
+    os._exit(0)
+os.waitpid(child, 0)
+while not select.select([sys.stdin], [], [], 0.002)[0]:
+    time.monotonic()
+"""
+
+
+def command_of(pid):
+    """The child of clockprof pid that runs its command (not a helper)."""
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        kids = [int(k) for k in f.read().split()]
+    for k in kids:
+        with open(f"/proc/{k}/cmdline", "rb") as f:
+            if not f.read().split(b"\0")[0].startswith(b"cp-"):
+                return k
+    raise AssertionError(f"clockprof {pid} runs no command: {kids}")
+
+
+def test_a_process_that_left_the_tree_is_switched_back_by_the_restorer(ctx):
+    """`run` of a program whose reader is a daemon's double fork: its
+    parent exits, and it is reparented out of the program's tree while
+    patched. clockprof SIGKILLed: its restorer switches the program back,
+    and the reader too (a clean end did; the restorer looked among the
+    program's descendants only, and the reader counted on, unread, for
+    good)."""
+    proc = subprocess.Popen([ctx.clockprof, "run", "-q", "-e", "none", "--mechanism", "patch",
+                             "-o", os.path.join(ctx.tmp, "double.json"), "--",
+                             sys.executable, "-c", DOUBLE_FORK],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    reader = None
+    try:
+        words = proc.stdout.readline().split()
+        assert words and words[0] == "reader", words
+        reader = int(words[1])
+        root = command_of(proc.pid)
+        wait_for(lambda: switched(root) and switched(reader), "both to be patched")
+        proc.kill()
+        proc.wait()
+        wait_for(lambda: not restorers_for(root), "the restorer to end", timeout=60)
+        assert not switched(root), "the program was left switched"
+        assert not switched(reader), f"the reader {reader} was left switched"
+    finally:
+        if reader:
+            os.kill(reader, signal.SIGKILL)
+        proc.kill()
+        proc.stdin.close()
+        proc.wait()

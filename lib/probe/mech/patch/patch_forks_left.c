@@ -1,6 +1,7 @@
 /* patch_forks_left.c - see patch_forks_left.h. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "patch_forks_left.h"
@@ -47,8 +48,9 @@ size_t cp_patch_forks_restore(pid_t root, uint64_t area, const struct cp_vdso_ar
 		struct cp_error err = { 0 };
 		struct cp_proc_stat st;
 
-		if (!copy_of(d[i], area, owner) || cp_vdso_patch_restore_copy(d[i], &err) == 0 ||
-		    cp_proc_stat_read(d[i], &st) || st.state == 'Z' || st.state == 'X')
+		if (d[i] == getpid() || !copy_of(d[i], area, owner) ||
+		    cp_vdso_patch_restore_copy(d[i], &err) == 0 || cp_proc_stat_read(d[i], &st) ||
+		    st.state == 'Z' || st.state == 'X')
 			continue;
 		if (!failed++)
 			*first = d[i];

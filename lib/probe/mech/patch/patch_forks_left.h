@@ -6,7 +6,9 @@
  * found among the target's descendants by the header copy they carry,
  * which names the clockprof that held the patch then, and switched back
  * (cp_vdso_patch_restore_copy). A fork whose parent exited before that
- * (reparented) is not found: it counts on, harmlessly, until it exits. */
+ * (reparented) is not found at the window's end: it counts on,
+ * harmlessly, until it exits; a restorer looks at every process of the
+ * host for it (root 1, once: patch_restorer.c). */
 #ifndef CP_PATCH_FORKS_LEFT_H
 #define CP_PATCH_FORKS_LEFT_H
 

@@ -189,6 +189,7 @@ struct watched {
 	pid_t pid;
 	unsigned long long start;
 	int running; /* rounds refused while it ran */
+	bool held;   /* last refused while stopped, frozen or traced */
 	bool done;
 };
 
@@ -207,19 +208,43 @@ static void try_one(struct watched *w, uint64_t area, const struct cp_vdso_area_
 		return;
 	}
 	if (cp_vdso_patch_restore_copy(w->pid, &err) &&
-	    (cp_vdso_patch_runs_nothing(w->pid) || cp_vdso_patch_tracer(w->pid) ||
+	    ((w->held = cp_vdso_patch_runs_nothing(w->pid) || cp_vdso_patch_tracer(w->pid)) ||
 	     ++w->running <= RUNNING_RETRY_S * 1000000 / RETRY_US))
 		return;
 	cp_patch_forks_restore(w->pid, area, dead, &first);
 	w->done = true;
 }
 
+/* The processes the dead clockprof patched that are in no watched
+ * process's tree any more (a daemon's double fork, the child of a
+ * process that exited: reparented; clockprof's own end switched those it
+ * followed back, and they counted on, unread, for good after its kill),
+ * found among all the host's by their header naming it: switched back
+ * once, as the forks are. */
+static void restore_strays(uint64_t area, const struct cp_vdso_area_owner *dead)
+{
+	pid_t first;
+
+	cp_patch_forks_restore(1, area, dead, &first);
+}
+
+/* Whether every process watched is done, or waits only to be continued,
+ * thawed or let go (which may never come). */
+static bool only_held_left(const struct watched *w, int k)
+{
+	for (int i = 0; i < k; i++)
+		if (!w[i].done && !w[i].held)
+			return false;
+	return true;
+}
+
 /* Rounds over the processes watched (words: PID:START each) until every
- * one is done. */
+ * one is done; the strays once none may still be finishing a stub. */
 static void restore_all(char **words, int n, uint64_t area, const struct cp_vdso_area_owner *dead)
 {
 	struct watched w[CP_PATCH_RESTORER_PIDS];
 	int k = 0, left;
+	bool strays = false;
 
 	for (int i = 0; i < n && k < CP_PATCH_RESTORER_PIDS; i++) {
 		unsigned long long start;
@@ -233,6 +258,10 @@ static void restore_all(char **words, int n, uint64_t area, const struct cp_vdso
 		for (int i = 0; i < k; i++)
 			if (!w[i].done && (try_one(&w[i], area, dead), !w[i].done))
 				left++;
+		if (!strays && only_held_left(w, k)) {
+			restore_strays(area, dead);
+			strays = true;
+		}
 		if (!left)
 			return;
 		usleep(RETRY_US);

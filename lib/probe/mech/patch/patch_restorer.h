@@ -4,7 +4,9 @@
  * for clockprof's end (a pidfd of clockprof's) and, if clockprof ended
  * without switching the sites back (it was killed), switches them back
  * in the target and in the forks of the target that carry its patch
- * (patch_forks_left.h), the same way clockprof does: one thread sent
+ * (patch_forks_left.h), and once in any other process whose vDSO names
+ * the dead clockprof (one that left the target's tree: reparented), the
+ * same way clockprof does: one thread sent
  * through the stub. Nothing is written into the vDSO from outside.
  *
  * It never harms: a target that exited (its pid reused: the start time
