@@ -13,7 +13,7 @@ import sys
 import time
 
 from common import tree
-from readiness import wait_attached, wait_for
+from readiness import wait_attached, wait_for, wait_serving
 
 # A Python clock loop: reads the clock (glibc's clock_gettime, the vDSO)
 # between lines of stdin; "fork" makes a child that reads on and says its
@@ -176,6 +176,36 @@ def test_an_attach_after_a_leftover_switches_it_back_and_says_so(ctx):
         assert not switched(loop.p.pid), "the second attach left the vDSO switched"
     finally:
         assert loop.close() == 0
+
+
+def test_an_attach_after_a_boundary_leftover_says_why_its_requests_trap(ctx):
+    """A boundary closed in the target, left redirected by a clockprof
+    killed with its restorer: the next attach plans its boundary against
+    the redirected code, which it cannot close, and switches the leftover
+    back only after its probes are placed, so each request traps. It said
+    nothing of why (the boundary's reason was looked for again after the
+    switch back, and found none); it says the reason it planned with."""
+    target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "3", "0", "3", "1"],
+                              stdout=subprocess.DEVNULL)
+    try:
+        wait_serving(target, threads=3)
+        proc, _ = attach(ctx, target.pid, "-r", "func:handle_request")
+        for r in restorers_of(proc.pid):
+            os.kill(r, signal.SIGKILL)
+        proc.kill()
+        proc.wait(timeout=30)
+        out = os.path.join(ctx.tmp, "again.json")
+        r = ctx.run("attach", "-q", "-e", "none", "--mechanism", "patch", "-d", "0.3",
+                    "-r", "func:handle_request", "-o", out, str(target.pid))
+        assert r.returncode == 0, r.stderr
+        run = ctx.load_json(out)
+        assert not run["request"]["closed_in_target"], run["request"]
+        said = [w for w in run["warnings"] if "cannot be closed in the target" in w]
+        assert said and "clockprof killed with its restorer" in said[0], run["warnings"]
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait(timeout=30)
 
 
 def test_a_killed_anatomy_clockprofs_sites_are_switched_back_by_its_restorer(ctx):

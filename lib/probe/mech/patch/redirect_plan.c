@@ -502,7 +502,7 @@ static int plan_in(struct fn_code *f, enum cp_redirect_kind kind, const uint8_t 
 	if (site_words(f, f->bytes, live, plan)) {
 		snprintf(
 			why, whylen,
-			"its code at +0x%llx differs from its file's (another tool has written there)",
+			"its code at +0x%llx differs from its file's (another tool has written there, or a clockprof killed with its restorer left its redirect)",
 			(unsigned long long)(plan->at - f->func));
 		return -1;
 	}

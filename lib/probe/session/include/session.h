@@ -68,6 +68,7 @@ struct cp_session_config {
 						 * or boundary_syscall's, at its C
 						 * library wrappers (checked against
 						 * sys_enter: cp_session_wrapper_check) */
+	char boundary_not_in_target[256];		 /* why not, as it was planned */
 	const struct cp_uprobe_point *boundary_wrappers; /* syscall: the C library's
 						 * functions that make it */
 	int nboundary_wrappers;
