@@ -4,6 +4,8 @@ import re
 import struct
 import subprocess
 
+from readiness import wait_for
+
 
 class Skip(Exception):
     """Raised by a test that cannot run here; the message says why."""
@@ -175,3 +177,23 @@ def tree(pid):
     for p in out:
         out += [c for c, pp in parents.items() if pp == p]
     return out
+
+
+def attach_until_exit(ctx, argv, *opts, env=None):
+    """`clockprof attach OPTS` to argv, started here, for a window that
+    ends as the target does: a number of requests, not of seconds (the
+    requests a window of seconds holds follow the host's speed, and a
+    loaded host's held too few). The attach's result; the target must
+    have exited 0."""
+    target = subprocess.Popen(argv)
+    try:
+        wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
+                 "the target's loader")
+        proc = ctx.run("attach", *opts, target.pid, env=env)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+        assert target.wait(timeout=60) == 0, f"the target exited {target.returncode}"
+        return proc
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait(timeout=30)

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import time
 
-from common import Skip
+from common import Skip, attach_until_exit
 from readiness import wait_for
 
 GAP_NS = 20000
@@ -41,20 +41,10 @@ def collect(ctx, how, mode, *extra):
         proc = ctx.run("run", *opts, "--", ctx.target("anatomy_target"), mode, 600, env=env)
         assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
     else:
-        # Its window ends as the target does, after a number of requests, not
-        # of seconds: the logs are taken in bursts of a tenth of the time,
-        # so a window of 1 s on a loaded host sampled 6 whole requests.
-        target = subprocess.Popen([ctx.target("anatomy_target"), mode, ATTACHED_REQUESTS])
-        try:
-            wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
-                     "the target's loader")
-            proc = ctx.run("attach", *opts, target.pid, env=env)
-            assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-            assert target.wait(timeout=60) == 0, f"the target exited {target.returncode}"
-        finally:
-            if target.poll() is None:
-                target.kill()
-                target.wait(timeout=30)
+        # the logs are taken in bursts, a tenth of the time: a window of
+        # 1 s on a loaded host sampled 6 whole requests
+        attach_until_exit(ctx, [ctx.target("anatomy_target"), mode, ATTACHED_REQUESTS],
+                          *opts, env=env)
     return ctx.load_json(dump), ctx.load_json(out)
 
 

@@ -9,9 +9,8 @@ each exec summed the parent's slot as the child's, 120 reads in 54
 requests for 20 in 9). Exact against construction: 2 reads a request,
 under run and under attach, the patch and uprobes alike."""
 import os
-import subprocess
 
-from readiness import wait_for
+from common import attach_until_exit
 
 MECHANISMS = ("uprobe", "patch")
 N = 10
@@ -49,19 +48,10 @@ def attach_once(ctx, how, tree):
     it exits (--tree: its children followed, the patch only): run.json.
     A window of a number of requests, not of seconds: `-d 1` on a loaded
     host saw one boundary hit, no request."""
-    target = subprocess.Popen([ctx.target("spawn_target"), how, ATTACHED_REQUESTS, "5"])
     out = os.path.join(ctx.tmp, f"attach-{how}.json")
-    try:
-        wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
-                 "the target's loader")
-        proc = ctx.run("attach", "-q", "-e", "none", "-r", "func:serve_one",
-                       "-o", out, *(("--tree",) if tree else ()), target.pid)
-        assert proc.returncode == 0, f"{how}: exit {proc.returncode}: {proc.stderr}"
-        assert target.wait(timeout=60) == 0, f"{how}: the target exited {target.returncode}"
-    finally:
-        if target.poll() is None:
-            target.kill()
-            target.wait(timeout=30)
+    attach_until_exit(ctx, [ctx.target("spawn_target"), how, ATTACHED_REQUESTS, "5"], "-q",
+                      "-e", "none", "-r", "func:serve_one", "-o", out,
+                      *(("--tree",) if tree else ()))
     return ctx.load_json(out)
 
 
