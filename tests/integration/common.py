@@ -111,13 +111,16 @@ def springboard_at(have, i, past):
     return None
 
 
-def code_changed(pid):
+INT3 = 0xCC
+
+
+def code_changed(pid, breakpoints_only=False):
     """How many bytes of pid's code differ from its files' bytes at the same
     offsets: a uprobe's breakpoint is an int3 written into the code, a
-    redirect's jump too. Read through /proc/PID/mem and /proc/PID/map_files
-    (a deleted file too). The unused end of a segment's last page is not
-    code (segments_end), and a springboard the patch left in padding is
-    inert (springboard_at)."""
+    redirect's jump too (breakpoints_only: the int3s alone). Read through
+    /proc/PID/mem and /proc/PID/map_files (a deleted file too). The unused
+    end of a segment's last page is not code (segments_end), and a
+    springboard the patch left in padding is inert (springboard_at)."""
     changed = 0
     with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
         for line in maps:
@@ -143,7 +146,7 @@ def code_changed(pid):
                     if j is not None:
                         i = j + 5
                         continue
-                    changed += 1
+                    changed += not breakpoints_only or have[i] == INT3
                 i += 1
     return changed
 

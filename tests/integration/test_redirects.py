@@ -489,6 +489,40 @@ def test_an_attached_read_through_syscall_is_in_its_request_under_each_c_library
             target.wait()
 
 
+def test_a_plain_attach_leaves_no_breakpoint_in_the_target(ctx):
+    """The default attach, no boundary, to the demo's request with one read
+    through syscall(): nothing of clockprof's traps in the target. Its
+    syscall() is redirected (the read counted in the target), the C
+    library's execve is not probed where the kernel traces
+    sched_prepare_exec, and libraries are looked for in its maps, not
+    waited for at a uprobe on the dynamic linker's _dl_debug_state: no
+    int3 of clockprof's in its code while the window is open, no trap, and
+    so no uprobe's removal for the attach to wait for at its end. Every
+    read is counted: 6 through the vDSO for each through syscall(), but
+    for the requests the window's edges cut."""
+    exe = ctx.target("syscall_read_target")
+    target = subprocess.Popen([exe, "0", "500"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert target.stdout.readline().startswith("ready"), f"{exe} did not start"
+        out = os.path.join(ctx.tmp, "plain.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "-o", out, "-d",
+                                 "1.5", str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        breakpoints = code_changed(target.pid, breakpoints_only=True)
+        run = finish(ctx, proc, out)
+        assert target.poll() is None, "the target died"
+    finally:
+        target.kill()
+        target.wait()
+    assert run["clock_reads"]["mechanism"] == "patch", run["probe"]
+    assert breakpoints == 0, f"{breakpoints} int3 in the target's code in the window"
+    assert run["probe"]["hits"] == 0, run["probe"]
+    paths = run["clock_reads"]["by_path"]
+    assert paths["syscall"] >= MIN_REQUESTS, paths
+    assert abs(paths["vdso"] - 6 * paths["syscall"]) <= 6, paths
+
+
 def test_a_boundary_the_exec_cannot_redirect_stays_a_uprobe(ctx):
     """`run -- env PROG` with the boundary in PROG, which env does not map:
     whether the exec'd image can be redirected is planned against the file

@@ -45,6 +45,11 @@ enum cp_mech_cap {
 	/* The processes the target forks are counted, each in its own copy
 	 * of what counts (cp_session_config.follow_forks; m->procs). */
 	CP_MECH_FOLLOWS_FORKS = 1u << 4,
+	/* Libraries mapped in the window are found by a look at the
+	 * target's maps every few tens of ms (window_wait.c), not by a
+	 * uprobe on the dynamic linker: nothing of clockprof's traps in the
+	 * target, and no uprobe's removal is waited for at the end. */
+	CP_MECH_LOOKS_FOR_LIBRARIES = 1u << 5,
 };
 
 struct cp_mechanism_ops {

@@ -201,7 +201,9 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 			   const struct cp_clock_points *pts, struct cp_error *err)
 {
 	/* The clock points the mechanism gives (lib/probe/mech/), syscall(),
-	 * and where the vDSO patch wants to know of an exec. */
+	 * and where the vDSO patch wants to know of an exec: the C library's
+	 * execve, only where the kernel has no sched_prepare_exec to sum the
+	 * table at (exec_traced), else a uprobe for nothing. */
 	size_t nclock = pts->n, nexec = 0;
 	uint64_t exec_at[2];
 	size_t n;
@@ -209,7 +211,7 @@ int cp_session_attach_file(struct cp_session *s, const char *path,
 	const char *what;
 	int rc;
 
-	for (int e = 0; e < 2 && s->watch_exec; e++)
+	for (int e = 0; e < 2 && s->watch_exec && !s->skel->rodata->exec_traced; e++)
 		if (pts->exec_offset[e] && (!nexec || exec_at[0] != pts->exec_offset[e]))
 			exec_at[nexec++] = pts->exec_offset[e];
 	n = nclock + (pts->syscall_offset ? 1 : 0) + nexec;

@@ -136,7 +136,7 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struc
 		    m->file, pts.unseen);
 	rc = cp_mech_attach_file(mech, path, &pts, err);
 	cp_clock_points_free(&pts);
-	if (!rc)
+	if (!rc && !cp_mech_has(mech, CP_MECH_LOOKS_FOR_LIBRARIES))
 		watch_dynamic_linker(mp, s, path, m->file);
 	return rc;
 }

@@ -84,6 +84,10 @@ void cp_window_close(struct cp_window *w);
 int cp_window_probe_files(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
 			  pid_t pid, struct cp_error *err);
 
+/* New libraries the target maps probed, their wrappers' rules given to
+ * the mechanism (nothing in the counter window). */
+void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, struct cp_session *s);
+
 /* Waits until the deadline (0: none), a signal or the target's exit,
  * answering dlopen, the live view's tick and the counter window's thread
  * rescans meanwhile. Sets p->end_reason; returns the signal that ended

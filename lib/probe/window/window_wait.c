@@ -1,6 +1,7 @@
 /* window_wait.c - the profiling window's poll loop and the descriptors it
  * polls: blocked signals as a signalfd, the target as a pidfd, and the
- * dynamic linker's hook from the session. See profile_window.h. */
+ * dynamic linker's hook from the session, or, for a mechanism that counts
+ * in the target, a look at its maps on a timer. See profile_window.h. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -96,10 +97,16 @@ static bool target_exiting(const struct cp_window *w)
  * its probes are placed (a few ms after dlopen returns) are not seen. */
 static void libraries_changed(struct cp_window *w, struct cp_profile *p, struct cp_session *s)
 {
+	if (cp_session_consume_events(s))
+		cp_window_look_for_libraries(w, p, s);
+}
+
+void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, struct cp_session *s)
+{
 	struct cp_error err = { 0 };
 	int added;
 
-	if (!cp_session_consume_events(s) || p->counter_phase)
+	if (p->counter_phase)
 		return;
 	added = cp_window_probe_files(w, p, s, p->target.pid, &err);
 	if (added < 0) {
@@ -128,12 +135,23 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p, struct 
  * window uncovered for a third of it. */
 #define DIST_RESCAN_S 0.1
 
-/* The loop's timers: the live view's tick, the thread rescan, the end. */
+/* How often a mechanism that counts in the target has its maps looked
+ * at for libraries (CP_MECH_LOOKS_FOR_LIBRARIES): one read of
+ * /proc/PID/maps, ~50 us for a server's hundred mappings, 20 times a
+ * second. A library is found within this of its dlopen, the dynamic
+ * linker's uprobe within a few ms: the wrappers of its own that it calls
+ * meanwhile name their own line (docs/patch.md). */
+#define LIBRARY_LOOK_S 0.05
+
+/* The loop's timers: the live view's tick, the thread rescan, the look
+ * for libraries, the end. */
 struct timers {
 	double start, deadline; /* deadline 0: none */
 	double next_tick, next_rescan;
 	bool rescan;
 	double interval, next_interval; /* --interval; 0: none */
+	bool look;
+	double next_look;
 };
 
 static int timeout_ms(const struct timers *t)
@@ -142,6 +160,8 @@ static int timeout_ms(const struct timers *t)
 
 	if (t->rescan && t->next_rescan < until)
 		until = t->next_rescan;
+	if (t->look && t->next_look < until)
+		until = t->next_look;
 	if (t->interval > 0 && t->next_interval < until)
 		until = t->next_interval;
 	if (t->deadline > 0 && t->deadline < until)
@@ -183,6 +203,10 @@ static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_p
 		cp_dist_cover_threads(p, s, &w->dist_failed);
 		t->next_rescan = now + DIST_RESCAN_S;
 	}
+	if (t->look && now >= t->next_look) {
+		cp_window_look_for_libraries(w, p, s);
+		t->next_look = now + LIBRARY_LOOK_S;
+	}
 	if (t->interval > 0 && now >= t->next_interval) {
 		cp_window_interval(w, p, o, now - t->start);
 		while (t->next_interval <= now)		 /* a stall's missed ones: skipped, */
@@ -210,7 +234,9 @@ int cp_window_wait(struct cp_window *w, struct cp_profile *p, const struct cp_pr
 			    start + DIST_RESCAN_S,
 			    p->counter_phase && p->dist_event >= 0,
 			    o->interval_s,
-			    start + o->interval_s };
+			    start + o->interval_s,
+			    cp_mech_has(w->mech, CP_MECH_LOOKS_FOR_LIBRARIES),
+			    start + LIBRARY_LOOK_S };
 
 	for (;;) {
 		struct pollfd fds[3] = { { w->sigfd, POLLIN, 0 },

@@ -157,6 +157,7 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m, struc
 	int n = closing_functions(cfg, &f);
 	char why[512];
 
+	b->syscall_alone = !cfg->follow_forks && !cfg->nmembers;
 	if (!n)
 		return 0;
 	/* Said with the reason it had as the window was planned: a leftover
@@ -220,11 +221,12 @@ static void add_pending(struct cp_patch_boundary *b, struct cp_mech *m, struct c
 	b->npending = 0;
 }
 
-/* With the boundary closed in the target, the file's syscall() (a C
- * library's, a static executable's) counts its clock reads there too
- * (syscall_count.S): a request then holds them, and no call of syscall()
- * traps. One that cannot be is said: its reads trap, and are in no
- * request. */
+/* With the boundary closed in the target, or the target counted alone,
+ * the file's syscall() (a C library's, a static executable's) counts its
+ * clock reads there (syscall_count.S): a request then holds them, no call
+ * of syscall() traps, and the target holds no uprobe of clockprof's to
+ * wait for at the end. One that cannot be keeps the uprobe, said only
+ * where a boundary closed in the target misses its reads. */
 bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 			       struct cp_vdso_patch *p, const char *path,
 			       const struct cp_clock_points *pts)
@@ -236,7 +238,7 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 	if (!b->started)
 		add_pending(b, m, p, path);
 	/* closed at an exec: the image exec'd counts none of syscall() */
-	if (!b->in_target || b->at_exec || !pts->syscall_offset || !p)
+	if (!(b->in_target || b->syscall_alone) || b->at_exec || !pts->syscall_offset || !p)
 		return false;
 	if (cp_elf_find_function(path, path, "syscall", &fn, &ignored) ||
 	    fn.offset != pts->syscall_offset)
@@ -248,10 +250,11 @@ bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 		b->syscall_counted = true;
 		return true;
 	}
-	cp_mech_warn(
-		m,
-		"syscall() in %s is a uprobe: its clock reads are in no request closed in the target (%s)",
-		path, why);
+	if (b->in_target)
+		cp_mech_warn(
+			m,
+			"syscall() in %s is a uprobe: its clock reads are in no request closed in the target (%s)",
+			path, why);
 	return false;
 }
 

@@ -31,6 +31,11 @@ struct cp_patch_boundary {
 					 * dynamic linker maps them */
 	int npending;
 	bool started;				 /* the window has started */
+	bool syscall_alone;			 /* nothing but the target counts: its
+					 * syscall() is redirected with no
+					 * boundary too (a followed exec's or a
+					 * member's image has no redirect: the
+					 * session's uprobe counts them all) */
 	bool syscall_counted;			 /* syscall() redirected: the request
 					 * blocks hold its reads, even once
 					 * the requests are no longer closed
@@ -62,9 +67,9 @@ int cp_patch_boundary_open(struct cp_patch_boundary *b, struct cp_mech *m, struc
 			   const struct cp_session_config *cfg, struct cp_error *err);
 /* A file the target maps: a launched command's C library takes its
  * syscall: boundary's wrappers; its syscall() redirected too, when the
- * boundary is, before the window starts (launched: switched as the
- * command is let go; else at start). True when it is: its uprobe is not
- * placed. */
+ * boundary is or the target counts alone, before the window starts
+ * (launched: switched as the command is let go; else at start). True
+ * when it is: its uprobe is not placed. */
 bool cp_patch_boundary_syscall(struct cp_patch_boundary *b, struct cp_mech *m,
 			       struct cp_vdso_patch *p, const char *path,
 			       const struct cp_clock_points *pts);

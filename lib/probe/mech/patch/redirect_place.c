@@ -332,8 +332,12 @@ int cp_redirect_place(pid_t pid, enum cp_redirect_kind kind, const char *path, u
 		rc = tramp_in_file(&seg, &fn, call, out, why, whylen);
 	else if (find_mapping(pid, &st, seg_end - 1, &last))
 		rc = choose_tramp(pid, fd, &last, seg_end, &fn, call, out, why, whylen);
-	/* a site found (planned, or refused for bytes someone changed) */
-	if (out->plan.len &&
+	/* a site found (planned, or refused for bytes someone changed). Not
+	 * asked for syscall()'s, never at its entry, where tools probe it:
+	 * the listing walks every process's descriptors (tens of ms on a
+	 * busy host, at every attach), and a breakpoint in the target's
+	 * code is refused by its bytes all the same. */
+	if (out->plan.len && kind != CP_REDIRECT_SYSCALL &&
 	    no_uprobe_displaced(&st, off + (out->plan.at - fn.func), out->plan.len, why, whylen))
 		rc = -1;
 out:
