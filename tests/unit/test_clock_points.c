@@ -19,7 +19,7 @@ TEST(c_library_clock_functions_are_probed)
 	int clock_gettime_points = 0;
 
 	CHECK(unit_libc_path(path, sizeof(path)));
-	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &cp, &err), 0);
 	for (size_t i = 0; i < cp.n; i++)
 		clock_gettime_points += cp.points[i].entry == CP_ENTRY_CLOCK_GETTIME;
 	CHECK(clock_gettime_points >= 1);
@@ -38,7 +38,7 @@ TEST(interposer_clock_functions_are_not_probed)
 		unit_skip("fixtures/clock_truth.so not built (make test-fixtures)");
 		return;
 	}
-	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &cp, &err), 0);
 	/* it defines clock_gettime, gettimeofday, time and syscall, and
 	 * imports none of them through a PLT stub */
 	CHECK_INT(cp.n, 0);
@@ -62,11 +62,39 @@ TEST(function_pointers_in_data_are_unseen)
 		unit_skip("fixtures/fn_pointer_clock not built (make test-fixtures)");
 		return;
 	}
-	CHECK_INT(cp_clock_points_find(path, true, &cp, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &cp, &err), 0);
 	CHECK(strstr(cp.unseen, "gettimeofday") != NULL);
 	CHECK(strstr(cp.unseen, "time") != NULL);
 	for (size_t i = 0; i < cp.n; i++)
 		stubs += cp.points[i].entry == CP_ENTRY_GETTIMEOFDAY;
 	CHECK_INT(stubs, 1);
 	cp_clock_points_free(&cp);
+}
+
+/* What a mechanism that counts the vDSO itself (the patch) wants: the C
+ * library's syscall() and execve, found as for uprobes, and nothing of a
+ * file that links against it, whose stubs the other mechanisms probe. */
+TEST(the_c_library_alone_gives_the_patch_its_points)
+{
+	struct cp_clock_points all, lib;
+	struct cp_error err;
+	char path[4096];
+
+	CHECK(unit_libc_path(path, sizeof(path)));
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_C_LIBRARY, &lib, &err), 0);
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &all, &err), 0);
+	CHECK(lib.syscall_offset != 0);
+	CHECK(lib.syscall_offset == all.syscall_offset);
+	CHECK(lib.exec_offset[0] == all.exec_offset[0]);
+	cp_clock_points_free(&lib);
+	cp_clock_points_free(&all);
+	snprintf(path, sizeof(path), "%s/fixtures/fn_pointer_clock", unit_build_dir());
+	if (access(path, R_OK) != 0) {
+		unit_skip("fixtures/fn_pointer_clock not built (make test-fixtures)");
+		return;
+	}
+	CHECK_INT(cp_clock_points_find(path, CP_POINTS_C_LIBRARY, &lib, &err), 0);
+	CHECK_INT(lib.n, 0);
+	CHECK(!lib.unseen[0]);
+	cp_clock_points_free(&lib);
 }

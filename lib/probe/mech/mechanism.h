@@ -50,6 +50,10 @@ enum cp_mech_cap {
 	 * uprobe on the dynamic linker: nothing of clockprof's traps in the
 	 * target, and no uprobe's removal is waited for at the end. */
 	CP_MECH_LOOKS_FOR_LIBRARIES = 1u << 5,
+	/* Reads through the vDSO are counted by the mechanism itself: of a
+	 * file, the session wants only the C library's syscall() and execve
+	 * and Go's runtime callers (CP_POINTS_C_LIBRARY). */
+	CP_MECH_COUNTS_THE_VDSO = 1u << 6,
 };
 
 struct cp_mechanism_ops {

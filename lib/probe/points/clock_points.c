@@ -253,7 +253,25 @@ static void vdso_entries_named(Elf *elf, char *unseen, size_t size)
 	}
 }
 
-int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points *out,
+/* The file's own points, read from its symbols and PLT stubs. */
+static int own_points(struct elf_view *v, enum cp_points_want want, struct cp_clock_points *out,
+		      char *vdso_named, size_t size)
+{
+	int rc;
+
+	if (want == CP_POINTS_C_LIBRARY && v->wrapper)
+		return 0;
+	rc = for_each_function(v, out, note_clock_gettime);
+	if (!rc)
+		rc = for_each_function(v, out, add_function);
+	if (!rc && want != CP_POINTS_C_LIBRARY)
+		rc = add_plt_stubs(v->elf, out);
+	if (want == CP_POINTS_AT_STUBS && v->wrapper && !out->unseen[0])
+		vdso_entries_named(v->elf, vdso_named, size);
+	return rc;
+}
+
+int cp_clock_points_find(const char *path, enum cp_points_want want, struct cp_clock_points *out,
 			 struct cp_error *err)
 {
 	char vdso_named[96] = "";
@@ -273,13 +291,7 @@ int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points 
 		return cp_fail(err, CP_EXIT_PROFILE, "%s: cannot read it as an ELF file", path);
 	}
 	v.wrapper = needs_c_library(v.elf);
-	rc = for_each_function(&v, out, note_clock_gettime);
-	if (!rc)
-		rc = for_each_function(&v, out, add_function);
-	if (!rc)
-		rc = add_plt_stubs(v.elf, out);
-	if (by_name && v.wrapper && !out->unseen[0])
-		vdso_entries_named(v.elf, vdso_named, sizeof(vdso_named));
+	rc = own_points(&v, want, out, vdso_named, sizeof(vdso_named));
 	elf_end(v.elf);
 	close(fd);
 	before_go = out->n;

@@ -50,13 +50,27 @@ struct cp_clock_points {
 	char unseen[160];
 };
 
+/* What a mechanism wants of a file. */
+enum cp_points_want {
+	/* Every point, and the vDSO's entries' names looked for in the
+	 * file's data, which a program that calls the vDSO through its own
+	 * pointer holds (into unseen): a scan of tens of MB in a large
+	 * program, wanted only where reads are seen at stubs (uprobes). */
+	CP_POINTS_AT_STUBS,
+	/* Every point. */
+	CP_POINTS_ALL,
+	/* The C library's syscall() and execve, and Go's callers: all a
+	 * mechanism that counts the vDSO's reads itself wants. A file that
+	 * links against the C library has none of the first two: its
+	 * symbols and PLT stubs are not read (~0.5 ms a large library,
+	 * mostly page faults of its tables). */
+	CP_POINTS_C_LIBRARY,
+};
+
 /* Finds the clock points of the ELF file at path. 0 on success (possibly
  * with no point: most libraries read no clock), -1 when the file cannot
- * be read as ELF (err says which). by_name: also look through the file's
- * data for the vDSO's entries' names, which a program that calls the vDSO
- * through its own pointer holds (into unseen): a scan of tens of MB in a
- * large program, wanted only where reads are seen at stubs (uprobes). */
-int cp_clock_points_find(const char *path, bool by_name, struct cp_clock_points *out,
+ * be read as ELF (err says which). */
+int cp_clock_points_find(const char *path, enum cp_points_want want, struct cp_clock_points *out,
 			 struct cp_error *err);
 void cp_clock_points_free(struct cp_clock_points *cp);
 

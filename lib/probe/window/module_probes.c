@@ -116,6 +116,13 @@ static int note_place(struct cp_module_probes *mp, const struct mapping *m)
 	return 0;
 }
 
+static enum cp_points_want points_wanted(const struct cp_mech *mech)
+{
+	if (cp_mech_has(mech, CP_MECH_COUNTS_THE_VDSO))
+		return CP_POINTS_C_LIBRARY;
+	return cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED) ? CP_POINTS_ALL : CP_POINTS_AT_STUBS;
+}
+
 static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
 			pid_t pid, const struct mapping *m, struct cp_error *err)
 {
@@ -125,7 +132,7 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struc
 	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, m->lo, m->hi);
-	if (cp_clock_points_find(path, !cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED), &pts, &why)) {
+	if (cp_clock_points_find(path, points_wanted(mech), &pts, &why)) {
 		say(mp, "%s cannot be read (%s): clock reads it makes itself are not counted",
 		    m->file, why.msg);
 		return 0;

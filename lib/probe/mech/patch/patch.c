@@ -681,7 +681,8 @@ static void patch_close(struct cp_mech *m)
 
 const struct cp_mechanism_ops cp_patch_mechanism = {
 	.name = "patch",
-	.caps = CP_MECH_SEES_UNSTUBBED | CP_MECH_FOLLOWS_FORKS | CP_MECH_LOOKS_FOR_LIBRARIES,
+	.caps = CP_MECH_SEES_UNSTUBBED | CP_MECH_FOLLOWS_FORKS | CP_MECH_LOOKS_FOR_LIBRARIES |
+		CP_MECH_COUNTS_THE_VDSO,
 	.configure = patch_configure,
 	.open = patch_open,
 	.attach_file = patch_attach_file, /* the vDSO entries count */
