@@ -112,15 +112,14 @@ void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, str
 	if (added < 0) {
 		/* An exiting target's maps are gone before its exit is told:
 		 * the next poll answers the exit, and no library was missed. */
+		w->looks_failed = true;
 		if (!target_exiting(w))
 			cp_profile_warn(p, "a library loaded in the window could not be probed: %s",
 					err.msg);
 		return;
 	}
 	p->modules_loaded += (size_t)added;
-	if (!added)
-		return;
-	if (!cp_naming_reopen(&w->naming, p))
+	if (!added || !cp_naming_reopen(&w->naming, p))
 		return;
 	if (w->naming.have_table && cp_mech_set_unwind(w->mech, &w->naming.table, &err))
 		cp_profile_warn(p, "%s", err.msg);
@@ -203,8 +202,10 @@ static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_p
 		cp_dist_cover_threads(p, s, &w->dist_failed);
 		t->next_rescan = now + DIST_RESCAN_S;
 	}
+	/* A look that failed is said once, not every 50 ms: no more looks. */
 	if (t->look && now >= t->next_look) {
 		cp_window_look_for_libraries(w, p, s);
+		t->look = !w->looks_failed;
 		t->next_look = now + LIBRARY_LOOK_S;
 	}
 	if (t->interval > 0 && now >= t->next_interval) {
