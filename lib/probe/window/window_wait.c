@@ -139,7 +139,7 @@ void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, str
  * /proc/PID/maps, ~50 us for a server's hundred mappings, 20 times a
  * second. A library is found within this of its dlopen, the dynamic
  * linker's uprobe within a few ms: the wrappers of its own that it calls
- * meanwhile name their own line (docs/patch.md). */
+ * meanwhile name their own line (docs/mechanisms.md). */
 #define LIBRARY_LOOK_S 0.05
 
 /* The loop's timers: the live view's tick, the thread rescan, the look
