@@ -419,6 +419,16 @@ static long add_hist_slot(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Whether the target's request blocks hold counts of the run's: the
+ * requests a boundary closed in the target, or the reads through its
+ * syscall(), redirected there also when the target is counted alone
+ * (patch_boundary.c: syscall_alone, follow_procs unset). Else nothing
+ * writes them, and the verifier leaves out their sums. */
+static __always_inline bool blocks_count(void)
+{
+	return boundary_in_target || !follow_procs;
+}
+
 /* Table slot i's request block (block i: block 0 is the shared slot's)
  * into request_block, and added to patch_exit_requests when it is
  * the window's. True when it is. */
@@ -463,10 +473,9 @@ static long sum_patch_slot(__u32 i, void *ctx)
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		e->sums.sums[k] += w[k];
 	if (i > 0 && w[0]) {
-		/* request blocks: written only by a boundary closed in the
-		 * target (and its reads through syscall()); else the verifier
-		 * leaves this out */
-		sites.requests = boundary_in_target && add_slot_requests(i, e);
+		/* request blocks: requests only where a boundary closed
+		 * them in the target (add_slot_requests: none opened) */
+		sites.requests = blocks_count() && add_slot_requests(i, e);
 		sites.block = patch_table + CP_PATCH_SITES_OFF +
 			      (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
 		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
@@ -510,7 +519,7 @@ static __always_inline void sum_patch_table(void)
 	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
 	if (sum.sums.done) { /* a table that could not be read keeps the last sums */
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
-		if (boundary_in_target)
+		if (blocks_count())
 			sum_lost_requests(&sum);
 		patch_exit_gen_done = sum.gen;
 	}
