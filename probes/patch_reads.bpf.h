@@ -439,12 +439,17 @@ static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
 	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
 	__u64 at = patch_table + CP_PATCH_BLOCKS_OFF + (__u64)i * CP_PATCH_BLOCK;
 
-	if (!b || !r || bpf_probe_read_user(b, CP_PATCH_BLOCK, (void *)at))
+	/* no boundary in the target: its syscall() words alone (128 bytes,
+	 * not the block's 8 KiB, at each slot of an exiting target) */
+	__u32 from = boundary_in_target ? 0 : CP_PB_SYSCALLS;
+	__u32 len = boundary_in_target ? CP_PATCH_BLOCK : CP_PATCH_SLOT_WORDS * 8;
+
+	if (!b || !r || bpf_probe_read_user(b + from, len, (void *)(at + from * 8)))
 		return false;
 	start_request_sums(r, e->gen);
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
-	if (b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
+	if (!boundary_in_target || b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
 		return false;
 	r->hits += cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]);
 	r->requests += b[CP_PB_HITS] - 1;
