@@ -419,6 +419,16 @@ static long add_hist_slot(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Whether the target's request blocks hold counts of the run's: the
+ * requests a boundary closed in the target, or the reads through its
+ * syscall(), redirected there also when the target is counted alone
+ * (patch_boundary.c: syscall_alone, follow_procs unset). Else nothing
+ * writes them, and the verifier leaves out their sums. */
+static __always_inline bool blocks_count(void)
+{
+	return boundary_in_target || !follow_procs;
+}
+
 /* Table slot i's request block (block i: block 0 is the shared slot's)
  * into request_block, and added to patch_exit_requests when it is
  * the window's. True when it is. */
@@ -429,12 +439,17 @@ static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
 	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
 	__u64 at = patch_table + CP_PATCH_BLOCKS_OFF + (__u64)i * CP_PATCH_BLOCK;
 
-	if (!b || !r || bpf_probe_read_user(b, CP_PATCH_BLOCK, (void *)at))
+	/* no boundary in the target: its syscall() words alone (128 bytes,
+	 * not the block's 8 KiB, at each slot of an exiting target) */
+	__u32 from = boundary_in_target ? 0 : CP_PB_SYSCALLS;
+	__u32 len = boundary_in_target ? CP_PATCH_BLOCK : CP_PATCH_SLOT_WORDS * 8;
+
+	if (!b || !r || bpf_probe_read_user(b + from, len, (void *)(at + from * 8)))
 		return false;
 	start_request_sums(r, e->gen);
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
-	if (b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
+	if (!boundary_in_target || b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
 		return false;
 	r->hits += cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]);
 	r->requests += b[CP_PB_HITS] - 1;
@@ -463,10 +478,9 @@ static long sum_patch_slot(__u32 i, void *ctx)
 	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
 		e->sums.sums[k] += w[k];
 	if (i > 0 && w[0]) {
-		/* request blocks: written only by a boundary closed in the
-		 * target (and its reads through syscall()); else the verifier
-		 * leaves this out */
-		sites.requests = boundary_in_target && add_slot_requests(i, e);
+		/* request blocks: requests only where a boundary closed
+		 * them in the target (add_slot_requests: none opened) */
+		sites.requests = blocks_count() && add_slot_requests(i, e);
 		sites.block = patch_table + CP_PATCH_SITES_OFF +
 			      (__u64)(i - 1) * CP_PATCH_SITE_BLOCK;
 		bpf_loop(CP_PATCH_SITE_ENTRIES, sum_patch_site, &sites, 0);
@@ -510,7 +524,7 @@ static __always_inline void sum_patch_table(void)
 	bpf_loop(CP_PATCH_SLOTS + 1, sum_patch_slot, &sum, 0);
 	if (sum.sums.done) { /* a table that could not be read keeps the last sums */
 		__builtin_memcpy(e, &sum.sums, sizeof(sum.sums));
-		if (boundary_in_target)
+		if (blocks_count())
 			sum_lost_requests(&sum);
 		patch_exit_gen_done = sum.gen;
 	}

@@ -208,6 +208,21 @@ def test_library_loaded_after_attach_is_followed(ctx):
         ("dl_clock_read", 14, 200), ("dl_clock_read", 15, 200), ("dl_clock_read", 16, 200)]
 
 
+def test_a_library_that_cannot_be_probed_is_said_once(ctx):
+    """dlopen_target loads a library whose own syscall() takes no uprobe
+    (an int3 first: the kernel refuses it). It is said once: not again at
+    each look for libraries (the patch's, every 50 ms, each then polling
+    the target 100 ms for an exit), which filled the run's 8 warnings and
+    left none for anything else. The program's reads are counted all the
+    same: 1 a request (the library reads none)."""
+    lib = ctx.target("libunprobed_syscall.so")
+    for mechanism in ("patch", "uprobe"):
+        run = profile(ctx, [ctx.target("dlopen_target"), lib, 300, 300], mechanism=mechanism)
+        said = [w for w in run["warnings"] if "could not be probed" in w]
+        assert len(said) == 1, (mechanism, run["warnings"])
+        assert run["clock_reads"]["total"] == 600, (mechanism, run["clock_reads"])
+
+
 def test_library_loaded_after_attach_has_whole_stacks(ctx):
     # With --stacks the rules are built again with the new library (in the
     # background; the window's loop goes on): every read has a stack, and

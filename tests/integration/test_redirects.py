@@ -523,6 +523,27 @@ def test_a_plain_attach_leaves_no_breakpoint_in_the_target(ctx):
     assert abs(paths["vdso"] - 6 * paths["syscall"]) <= 6, paths
 
 
+def test_a_target_counted_alone_keeps_its_syscall_reads_as_it_exits(ctx):
+    """run --no-inherit, no boundary, of the demo's request with one read
+    through syscall() (glibc, musl dynamic and static), which exits on its
+    own: syscall() is redirected in a target counted alone, its reads
+    counted in its request blocks, and the BPF program sums those at its
+    exit with the table (the target's memory is gone when the window
+    closes). Every read counted: 300 through syscall(), 1800 through the
+    vDSO, none lost with the blocks."""
+    for exe in syscall_read_targets(ctx):
+        out = os.path.join(ctx.tmp, os.path.basename(exe) + "-alone.json")
+        proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "--no-inherit", "-o",
+                               out, "--", exe, "300", "500"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, f"{exe}: exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "patch", run["probe"]
+        assert run["probe"]["hits"] == 0, (exe, run["probe"])
+        assert run["clock_reads"]["by_path"] == {"syscall": 300, "vdso": 1800}, \
+            (exe, run["clock_reads"], run["warnings"])
+
+
 def test_a_boundary_the_exec_cannot_redirect_stays_a_uprobe(ctx):
     """`run -- env PROG` with the boundary in PROG, which env does not map:
     whether the exec'd image can be redirected is planned against the file

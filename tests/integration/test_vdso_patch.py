@@ -672,6 +672,28 @@ def test_patch_keeps_reads_before_an_exec_and_leaves_children_apart(ctx):
     assert any("started 1 process " in w for w in run["warnings"]), run["warnings"]
 
 
+def test_an_exec_of_another_program_leaves_the_old_images_sites_named(ctx):
+    """run --no-inherit -- lifecycle_target exec 7 sleep 0.3: the target
+    execs a program it did not map. Its new image's files are not the
+    window's: not probed, not named, no wrapper rule written for them
+    into a table that went with the old image (the patch looks at the
+    maps every 50 ms, and again at the window's close). The 7 reads are
+    named in lifecycle_target's reads(), and the exec is the one thing
+    said, under the patch and under uprobes (the dynamic linker's hook)."""
+    target = ctx.target("lifecycle_target")
+    for mechanism in ("patch", "uprobe"):
+        out = os.path.join(ctx.tmp, f"exec-{mechanism}.json")
+        proc = ctx.run("run", "-q", "--mechanism", mechanism, "-e", "none", "--no-inherit",
+                       "-o", out, "--", target, "exec", 7, "sleep", "0.3")
+        assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["total"] == 7, (mechanism, run["clock_reads"])
+        sites = [(c["function"], c["count"]) for c in run["call_sites"]]
+        assert sites == [("reads", 7)], (mechanism, sites, run["warnings"])
+        said = [w for w in run["warnings"] if not w.startswith("probe overhead")]
+        assert len(said) == 1 and "exec()ed" in said[0], (mechanism, run["warnings"])
+
+
 def test_a_failed_table_mmap_does_not_block_the_next_attach(ctx):
     """The stub's mmap of the table fails with EEXIST (a test hook plans
     the table where the vDSO itself is, as when the target maps that place

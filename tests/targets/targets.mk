@@ -160,6 +160,12 @@ $(T)/targets/libdl_clock.so: tests/targets/dl_clock.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
 
+# ... and one whose own syscall() takes no uprobe (an int3 first).
+test-targets: $(T)/targets/libunprobed_syscall.so
+$(T)/targets/libunprobed_syscall.so: tests/targets/unprobed_syscall.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
+
 # --interval's memory bench: a new library per period, 100 threads a second
 # and a child a second, without end (tests/bench/churn_rss.py).
 test-targets: $(T)/targets/churn_target

@@ -164,12 +164,17 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;
 		if (note_place(mp, &m) ||
-		    cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen)) ||
-		    probe_module(mp, mech, s, pid, &m, err)) {
+		    cp_grow(&mp->seen, &mp->cap, mp->n + 1, sizeof(*mp->seen))) {
 			free(maps);
 			return -1;
 		}
+		/* seen even when it cannot be probed: said once, not at each
+		 * look again (the patch looks every 50 ms) */
 		mp->seen[mp->n++] = (struct cp_module_seen){ m.dev_major, m.dev_minor, m.inode };
+		if (probe_module(mp, mech, s, pid, &m, err)) {
+			free(maps);
+			return -1;
+		}
 		added++;
 	}
 	free(maps);

@@ -101,12 +101,24 @@ static void libraries_changed(struct cp_window *w, struct cp_profile *p, struct 
 		cp_window_look_for_libraries(w, p, s);
 }
 
+/* Whether the target exec()ed another program, not followed there: its
+ * new image's files are nothing of the window's (the probes, the table
+ * and its rules were the old image's). */
+static bool target_reimaged(const struct cp_session *s)
+{
+	unsigned forks, followed_execed, traced;
+	bool execed;
+
+	cp_session_lifecycle(s, &execed, &forks, &followed_execed, &traced);
+	return execed;
+}
+
 void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, struct cp_session *s)
 {
 	struct cp_error err = { 0 };
 	int added;
 
-	if (p->counter_phase)
+	if (p->counter_phase || target_reimaged(s))
 		return;
 	added = cp_window_probe_files(w, p, s, p->target.pid, &err);
 	if (added < 0) {
