@@ -424,8 +424,7 @@ static void close_clock_window(struct run *r, const struct cp_profile_options *o
 			       struct cp_profile *p)
 {
 	/* A library mapped since the last look is named with the rest. */
-	if (cp_mech_has(r->w.mech, CP_MECH_LOOKS_FOR_LIBRARIES) && !p->target_exited &&
-	    !r->w.looks_failed)
+	if (cp_mech_has(r->w.mech, CP_MECH_LOOKS_FOR_LIBRARIES) && !p->target_exited)
 		cp_window_look_for_libraries(&r->w, p, r->s);
 	/* A mechanism that counts in the target (the patch) takes its counts
 	 * first, as the program's requests stop: a read counted after the

@@ -46,8 +46,6 @@ struct cp_window {
 	bool stacks;		    /* --stacks: name whole stacks */
 	struct cp_late_stacks late; /* --stacks: every function's rules */
 	struct cp_counters *ctr;    /* -e events (NULL: none) */
-	bool looks_failed;	    /* a look for libraries failed, said:
-				     * none is made again */
 };
 
 /* Adds a one-line warning to the profile, whole (at most CP_MAX_WARNINGS;
@@ -87,8 +85,9 @@ int cp_window_probe_files(struct cp_window *w, struct cp_profile *p, struct cp_s
 			  pid_t pid, struct cp_error *err);
 
 /* New libraries the target maps probed, their wrappers' rules given to
- * the mechanism (nothing in the counter window). One that fails is said
- * in p's warnings, unless the target is exiting (w->looks_failed). */
+ * the mechanism (nothing in the counter window, nor once the target
+ * exec'd a program not followed). A file that cannot be probed is said in
+ * p's warnings once, unless the target is exiting. */
 void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, struct cp_session *s);
 
 /* Waits until the deadline (0: none), a signal or the target's exit,
