@@ -419,6 +419,22 @@ static long add_hist_slot(__u32 i, void *ctx)
 	return 0;
 }
 
+/* Word k + 1 of request_block's syscall() words added to the pass's (a
+ * bpf_loop callback: the verifier walks it once, not 15 times unrolled in
+ * each of its two callers). */
+static long add_syscall_word(__u32 k, void *ctx)
+{
+	__u32 zero = 0;
+	__u64 *b = bpf_map_lookup_elem(&request_block, &zero);
+	struct cp_request_sums *r = bpf_map_lookup_elem(&patch_exit_requests, &zero);
+
+	(void)ctx;
+	if (!b || !r || k + 1 >= CP_PATCH_SLOT_WORDS)
+		return 1;
+	r->syscalls[k + 1] += b[CP_PB_SYSCALLS + k + 1];
+	return 0;
+}
+
 /* Whether the target's request blocks hold counts of the run's: the
  * requests a boundary closed in the target, or the reads through its
  * syscall(), redirected there also when the target is counted alone
@@ -447,8 +463,7 @@ static __always_inline bool add_slot_requests(__u32 i, const struct exit_sum *e)
 	if (!b || !r || bpf_probe_read_user(b + from, len, (void *)(at + from * 8)))
 		return false;
 	start_request_sums(r, e->gen);
-	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
-		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
+	bpf_loop(CP_PATCH_SLOT_WORDS - 1, add_syscall_word, NULL, 0);
 	if (!boundary_in_target || b[CP_PB_EPOCH] != e->epoch + 1 || !b[CP_PB_HITS])
 		return false;
 	r->hits += cp_pb_passed(b[CP_PB_HITS], b[CP_PB_OPENS]);
@@ -504,8 +519,7 @@ static __always_inline void sum_lost_requests(const struct exit_sum *e)
 				(void *)(patch_table + CP_PATCH_BLOCKS_OFF)))
 		return; /* never written */
 	r->lost = b[CP_PB_HITS];
-	for (int k = 1; k < CP_PATCH_SLOT_WORDS; k++)
-		r->syscalls[k] += b[CP_PB_SYSCALLS + k];
+	bpf_loop(CP_PATCH_SLOT_WORDS - 1, add_syscall_word, NULL, 0);
 }
 
 /* The table summed into patch_exit now, while the target's memory still

@@ -93,10 +93,13 @@ def test_the_patch_walks_little_more_than_uprobes_at_a_plain_attach(ctx):
     # The table's sums are walked once, by the exit program (attached at
     # sched_prepare_exec too, where on_clock_func walked them again for the
     # C library's execve: ~3,700 instructions), and without their request
-    # blocks where no boundary is closed in the target (~2,800 more): the
-    # patch's attach is held back by its verifier's work, which the uprobe
-    # mechanism's does not do (4,998 + 3,828 instructions were walked where
-    # uprobes walked 1,582 in all).
+    # blocks' requests where no boundary is closed in the target (~2,800
+    # more): the patch's attach is held back by its verifier's work, which
+    # the uprobe mechanism's does not do (4,998 + 3,828 instructions were
+    # walked where uprobes walked 1,582 in all). A target counted alone
+    # has its reads through syscall() in those blocks (its syscall()
+    # redirected), summed at its exit too: 3,281 against 1,610 (their
+    # words added by one bpf_loop callback: 3,564 unrolled), ~0.1 ms.
     out = os.path.join(ctx.tmp, "run.json")
     target = subprocess.Popen([ctx.target("reads_target"), "clock_gettime", "2", "0", "0"])
     try:
@@ -107,4 +110,4 @@ def test_the_patch_walks_little_more_than_uprobes_at_a_plain_attach(ctx):
     finally:
         target.kill()
         target.wait()
-    assert total["patch"] <= total["uprobe"] + 1500, total
+    assert total["patch"] <= total["uprobe"] + 2000, total
