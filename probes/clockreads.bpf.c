@@ -110,6 +110,7 @@ __u32 requests_checked;
  * old image's counts are the target's own. */
 __u32 target_execed;
 __u32 target_exit_summed; /* the target's table summed at its exit */
+__u32 patch_pass_busy;	  /* a pass over the target's table is under way */
 /* Processes the target started (fork, or clone without CLONE_THREAD)
  * that are not counted (not following, or the procs map was full); and
  * followed ones that exec()ed another program. User space says so. */

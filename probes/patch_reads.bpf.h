@@ -514,7 +514,14 @@ static __always_inline void sum_patch_table(void)
 	struct cp_patch_exit *e;
 	__u32 zero = 0;
 
-	if (!patch_tables || !(e = bpf_map_lookup_elem(&patch_exit, &zero)))
+	/* One pass at a time. Two at once (threads that call execve together
+	 * where the C library's execve is the uprobe that sums, before Linux
+	 * 6.10) added into one another's request sums, which are zeroed once
+	 * as a pass begins: syscall()'s reads counted twice, or none (user
+	 * space finding the sums of another pass than the last done). The
+	 * pass under way reads the same table. */
+	if (!patch_tables || !(e = bpf_map_lookup_elem(&patch_exit, &zero)) ||
+	    __sync_lock_test_and_set(&patch_pass_busy, 1))
 		return;
 	sum.gen = __sync_fetch_and_add(&patch_exit_gen, 1) + 1;
 	bpf_probe_read_user(&sum.epoch, sizeof(sum.epoch),
@@ -531,6 +538,7 @@ static __always_inline void sum_patch_table(void)
 			sum_lost_requests();
 		patch_exit_gen_done = sum.gen;
 	}
+	*(volatile __u32 *)&patch_pass_busy = 0;
 }
 
 /* A followed process's table (it forked from the target: its copy of the

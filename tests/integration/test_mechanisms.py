@@ -223,6 +223,21 @@ def test_a_library_that_cannot_be_probed_is_said_once(ctx):
         assert run["clock_reads"]["total"] == 600, (mechanism, run["clock_reads"])
 
 
+def test_a_library_loaded_after_one_that_cannot_be_probed_is_named(ctx):
+    """The patch's looks for libraries after one that could not be probed:
+    the next look came 20 times as long as the failed one took, and it
+    took the 100 ms it waits for the target's exit: 2 s, and dlopen_target,
+    which uses the library it loads 100 ms later for 0.65 s and exits, had
+    its reads named by their address alone, in no file. The looks are
+    spaced by what reading the maps takes, not by a file's probing."""
+    lib = ctx.target("libdl_clock.so")
+    run = profile(ctx, [ctx.target("dlopen_target"), lib, 200, 300,
+                        ctx.target("libunprobed_syscall.so")], mechanism="patch")
+    assert run["clock_reads"]["total"] == 1400, run["clock_reads"]
+    in_lib = sum(s["count"] for s in run["call_sites"] if s.get("module") == lib)
+    assert in_lib == 900, (run["call_sites"], run["warnings"])
+
+
 def test_library_loaded_after_attach_has_whole_stacks(ctx):
     # With --stacks the rules are built again with the new library (in the
     # background; the window's loop goes on): every read has a stack, and

@@ -544,6 +544,27 @@ def test_a_target_counted_alone_keeps_its_syscall_reads_as_it_exits(ctx):
             (exe, run["clock_reads"], run["warnings"])
 
 
+def test_threads_that_exec_at_once_count_syscalls_reads_once(ctx):
+    """run --no-inherit of 4 threads of 200 requests (1 read through
+    syscall(), 2 through the vDSO each) that then call execve together,
+    where the C library's execve is the uprobe that sums the table (as
+    before Linux 6.10: CLOCKPROF_TEST_NO_PREPARE_EXEC): each call began a
+    pass, at once, and the passes added into each other's request sums,
+    zeroed once as a pass begins: 1,400 or 1,600 reads through syscall()
+    said, or none. One pass at a time: 800, each run."""
+    env = dict(os.environ, CLOCKPROF_TEST_NO_PREPARE_EXEC="1")
+    for i in range(6):
+        out = os.path.join(ctx.tmp, f"race-{i}.json")
+        proc = subprocess.run([ctx.clockprof, "run", "-q", "-e", "none", "--no-inherit", "-o",
+                               out, "--", ctx.target("exec_race_target"), "4", "200"],
+                              capture_output=True, text=True, timeout=60, env=env)
+        assert proc.returncode == 0, proc.stderr
+        run = ctx.load_json(out)
+        assert run["clock_reads"]["mechanism"] == "patch", run["probe"]
+        assert run["clock_reads"]["by_path"] == {"syscall": 800, "vdso": 1600}, \
+            (i, run["clock_reads"]["by_path"], run["warnings"])
+
+
 def test_a_boundary_the_exec_cannot_redirect_stays_a_uprobe(ctx):
     """`run -- env PROG` with the boundary in PROG, which env does not map:
     whether the exec'd image can be redirected is planned against the file

@@ -52,6 +52,12 @@ $(T)/targets/thread_request_target: tests/targets/thread_request_target.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $<
 
+# Threads that call execve at once (test_redirects).
+test-targets: $(T)/targets/exec_race_target
+$(T)/targets/exec_race_target: tests/targets/exec_race_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -Wall -Wextra -Werror -o $@ $< -pthread
+
 # A thread every 10 ms, each with known reads: attach while threads are born.
 test-targets: $(T)/targets/thread_spawner
 $(T)/targets/thread_spawner: tests/targets/thread_spawner.c

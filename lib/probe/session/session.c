@@ -25,6 +25,7 @@
 #include "session.h"
 #include "session_internal.h"
 #include "session_probes.h"
+#include "test_hook.h"
 #include "unwind_table.h"
 #include "uprobe_multi.h"
 #include "uprobe_removal.h"
@@ -165,7 +166,8 @@ static void allocate_on_insert(struct clockreads_bpf *skel)
 /* Whether the kernel traces sched_prepare_exec (Linux 6.10+), without
  * attaching anything: a raw tracepoint program that reads a 12th argument
  * is refused by name where there is no such tracepoint (ENOENT), and for
- * its arguments where there is (EINVAL: it has two). */
+ * its arguments where there is (EINVAL: it has two). Tests only (test_hook.h):
+ * CLOCKPROF_TEST_NO_PREPARE_EXEC=1 says it does not, as on older kernels. */
 static bool prepare_exec_traced(void)
 {
 	struct bpf_insn prog[] = {
@@ -179,6 +181,8 @@ static bool prepare_exec_traced(void)
 	union bpf_attr attr;
 	int fd, tp, e;
 
+	if (cp_test_hook("CLOCKPROF_TEST_NO_PREPARE_EXEC"))
+		return false;
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT;
 	attr.insns = (__u64)(uintptr_t)prog;

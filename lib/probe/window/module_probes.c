@@ -11,6 +11,7 @@
 #include "grow.h"
 #include "mechanism.h"
 #include "module_probes.h"
+#include "monotonic.h"
 #include "proc_maps.h"
 #include "session.h"
 
@@ -148,8 +149,19 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struc
 	return rc;
 }
 
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
-			  pid_t pid, struct cp_error *err)
+/* A file newly seen probed, what that took added to *probing. */
+static int probe_timed(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+		       pid_t pid, const struct mapping *m, double *probing, struct cp_error *err)
+{
+	double t0 = cp_monotonic_s();
+	int rc = probe_module(mp, mech, s, pid, m, err);
+
+	*probing += cp_monotonic_s() - t0;
+	return rc;
+}
+
+static int sync_files(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+		      pid_t pid, double *probing, struct cp_error *err)
 {
 	struct cp_proc_map *maps;
 	struct mapping m;
@@ -171,7 +183,7 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 		/* seen even when it cannot be probed: said once, not at each
 		 * look again (the patch looks every 50 ms) */
 		mp->seen[mp->n++] = (struct cp_module_seen){ m.dev_major, m.dev_minor, m.inode };
-		if (probe_module(mp, mech, s, pid, &m, err)) {
+		if (probe_timed(mp, mech, s, pid, &m, probing, err)) {
 			free(maps);
 			return -1;
 		}
@@ -179,6 +191,16 @@ int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, str
 	}
 	free(maps);
 	return added;
+}
+
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+			  pid_t pid, struct cp_error *err)
+{
+	double t0 = cp_monotonic_s(), probing = 0;
+	int rc = sync_files(mp, mech, s, pid, &probing, err);
+
+	mp->read_s = cp_monotonic_s() - t0 - probing;
+	return rc;
 }
 
 void cp_module_probes_free(struct cp_module_probes *mp)

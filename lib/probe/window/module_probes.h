@@ -30,6 +30,9 @@ struct cp_module_probes {
 	struct cp_module_range *ranges;
 	size_t nranges, ranges_cap;
 	bool dl_watched; /* the dynamic linker's hook is probed */
+	/* What the last sync took but the probing of the files it found:
+	 * its read and scan of the maps, the cost of each look again. */
+	double read_s;
 	/* Says what a file means for the counts (not readable, calls that
 	 * pass no PLT stub); called with a one-line message. */
 	void (*warn)(void *arg, const char *msg);

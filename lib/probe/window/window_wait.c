@@ -153,7 +153,11 @@ void cp_window_look_for_libraries(struct cp_window *w, struct cp_profile *p, str
  * meanwhile name their own line (docs/mechanisms.md). A look at tens of
  * thousands of mappings takes tens of ms (24.5 ms for 60,000, measured:
  * a core's worth every 50 ms): the next one waits LOOK_SPACING times as
- * long as the last took, so that looks take 5% of a CPU at most. */
+ * long as the last one's read of the maps took, so that looks take 5% of
+ * a CPU at most. Not as long as the look took: a new file's probing (a
+ * one-off), or the 100 ms a failed look waits for the target's exit, made
+ * the next look 2 s away, and a library loaded meanwhile was named by
+ * its addresses alone if the target exited first. */
 #define LIBRARY_LOOK_S 0.05
 #define LOOK_SPACING 20
 
@@ -218,13 +222,13 @@ static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_p
 		t->next_rescan = now + DIST_RESCAN_S;
 	}
 	if (t->look && now >= t->next_look) {
-		double t0 = cp_monotonic_s(), took;
+		double took;
 
 		cp_window_look_for_libraries(w, p, s);
-		took = cp_monotonic_s() - t0;
-		t->next_look = t0 + took +
-			       (took * LOOK_SPACING > LIBRARY_LOOK_S ? took * LOOK_SPACING :
-								       LIBRARY_LOOK_S);
+		took = w->modules.read_s; /* not a new file's probing, once */
+		t->next_look = cp_monotonic_s() + (took * LOOK_SPACING > LIBRARY_LOOK_S ?
+							   took * LOOK_SPACING :
+							   LIBRARY_LOOK_S);
 	}
 	if (t->interval > 0 && now >= t->next_interval) {
 		cp_window_interval(w, p, o, now - t->start);
