@@ -59,6 +59,18 @@ const char *unit_build_dir(void)
 	return dir;
 }
 
+bool unit_built(char *path, size_t size, const char *file)
+{
+	char why[PATH_MAX + 64];
+
+	snprintf(path, size, "%s/%s", unit_build_dir(), file);
+	if (access(path, R_OK) == 0)
+		return true;
+	snprintf(why, sizeof(why), "%s not built (make test-fixtures test-targets)", path);
+	unit_skip(why);
+	return false;
+}
+
 long unit_pages_held(const void *p, size_t len)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -3,7 +3,6 @@
  * LD_PRELOAD wrapper forwarding to the real function: probing both would
  * count every call twice). The interposer is the server tests' ground truth,
  * tests/truth/clock_truth.c, built into $CP_TEST_BUILD/fixtures. */
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,19 +10,6 @@
 #include "clock_points.h"
 #include "error.h"
 #include "unit.h"
-
-/* The fixture's path, or false with the test skipped: it was not built. */
-static bool fixture(char *path, size_t size, const char *name)
-{
-	static char why[160];
-
-	snprintf(path, size, "%s/fixtures/%s", unit_build_dir(), name);
-	if (access(path, R_OK) == 0)
-		return true;
-	snprintf(why, sizeof(why), "fixtures/%s not built (make test-fixtures)", name);
-	unit_skip(why);
-	return false;
-}
 
 TEST(c_library_clock_functions_are_probed)
 {
@@ -47,7 +33,7 @@ TEST(interposer_clock_functions_are_not_probed)
 	struct cp_error err;
 	char path[4096];
 
-	if (!fixture(path, sizeof(path), "clock_truth.so"))
+	if (!unit_built(path, sizeof(path), "fixtures/clock_truth.so"))
 		return;
 	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &cp, &err), 0);
 	/* it defines clock_gettime, gettimeofday, time and syscall, and
@@ -68,7 +54,7 @@ TEST(function_pointers_in_data_are_unseen)
 	char path[4096];
 	int stubs = 0;
 
-	if (!fixture(path, sizeof(path), "fn_pointer_clock"))
+	if (!unit_built(path, sizeof(path), "fixtures/fn_pointer_clock"))
 		return;
 	CHECK_INT(cp_clock_points_find(path, CP_POINTS_AT_STUBS, &cp, &err), 0);
 	CHECK(strstr(cp.unseen, "gettimeofday") != NULL);
@@ -96,7 +82,7 @@ TEST(the_c_library_alone_gives_the_patch_its_points)
 	CHECK(lib.exec_offset[0] == all.exec_offset[0]);
 	cp_clock_points_free(&lib);
 	cp_clock_points_free(&all);
-	if (!fixture(path, sizeof(path), "fn_pointer_clock"))
+	if (!unit_built(path, sizeof(path), "fixtures/fn_pointer_clock"))
 		return;
 	CHECK_INT(cp_clock_points_find(path, CP_POINTS_C_LIBRARY, &lib, &err), 0);
 	CHECK_INT(lib.n, 0);

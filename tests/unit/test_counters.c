@@ -852,14 +852,10 @@ static int run_short_and_long(char *const argv1[], char *const argv2[],
 
 static bool target_path(char *buf, size_t len, const char *name)
 {
-	char why[300];
+	char file[128];
 
-	snprintf(buf, len, "%s/targets/%s", unit_build_dir(), name);
-	if (access(buf, X_OK) == 0)
-		return true;
-	snprintf(why, sizeof(why), "%.200s not built (make test-targets)", buf);
-	unit_skip(why);
-	return false;
+	snprintf(file, sizeof(file), "targets/%s", name);
+	return unit_built(buf, len, file);
 }
 
 TEST(counters_pagefault_target_k_per_request)

@@ -6,6 +6,8 @@
 #ifndef CP_UNIT_H
 #define CP_UNIT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,6 +26,10 @@ void unit_fail(const char *file, int line, const char *fmt, ...)
 void unit_skip(const char *reason);
 /* Directory holding test fixtures built by make (build/tests). */
 const char *unit_build_dir(void);
+/* The path of what make built there (file: "fixtures/clock_truth.so",
+ * "targets/reads_target"); false, with the test skipped, when it was not
+ * built. */
+bool unit_built(char *path, size_t size, const char *file);
 
 /* The path of the C library this process runs with, from its own memory
  * map; 0 when none is mapped. */
