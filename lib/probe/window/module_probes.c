@@ -149,29 +149,20 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struc
 	return rc;
 }
 
-/* A file newly seen probed, what that took added to *probing. */
-static int probe_timed(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
-		       pid_t pid, const struct mapping *m, double *probing, struct cp_error *err)
-{
-	double t0 = cp_monotonic_s();
-	int rc = probe_module(mp, mech, s, pid, m, err);
-
-	*probing += cp_monotonic_s() - t0;
-	return rc;
-}
-
-static int sync_files(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
-		      pid_t pid, double *probing, struct cp_error *err)
+int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
+			  pid_t pid, struct cp_error *err)
 {
 	struct cp_proc_map *maps;
 	struct mapping m;
 	size_t n;
 	int added = 0;
+	double t0 = cp_monotonic_s();
 
 	if (cp_proc_maps_read(pid, &maps, &n))
 		return errno == ESRCH ? 0 :
 					cp_fail(err, CP_EXIT_PROFILE,
 						"cannot read /proc/%d/maps (exited?)", pid);
+	mp->read_s = cp_monotonic_s() - t0;
 	for (size_t i = 0; i < n; i++) {
 		if (!file_with_code(&maps[i], &m) || seen_before(mp, &m))
 			continue;
@@ -183,7 +174,7 @@ static int sync_files(struct cp_module_probes *mp, struct cp_mech *mech, struct 
 		/* seen even when it cannot be probed: said once, not at each
 		 * look again (the patch looks every 50 ms) */
 		mp->seen[mp->n++] = (struct cp_module_seen){ m.dev_major, m.dev_minor, m.inode };
-		if (probe_timed(mp, mech, s, pid, &m, probing, err)) {
+		if (probe_module(mp, mech, s, pid, &m, err)) {
 			free(maps);
 			return -1;
 		}
@@ -191,16 +182,6 @@ static int sync_files(struct cp_module_probes *mp, struct cp_mech *mech, struct 
 	}
 	free(maps);
 	return added;
-}
-
-int cp_module_probes_sync(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
-			  pid_t pid, struct cp_error *err)
-{
-	double t0 = cp_monotonic_s(), probing = 0;
-	int rc = sync_files(mp, mech, s, pid, &probing, err);
-
-	mp->read_s = cp_monotonic_s() - t0 - probing;
-	return rc;
 }
 
 void cp_module_probes_free(struct cp_module_probes *mp)

@@ -30,8 +30,8 @@ struct cp_module_probes {
 	struct cp_module_range *ranges;
 	size_t nranges, ranges_cap;
 	bool dl_watched; /* the dynamic linker's hook is probed */
-	/* What the last sync took but the probing of the files it found:
-	 * its read and scan of the maps, the cost of each look again. */
+	/* What the last sync's read of the maps took: the cost of each look
+	 * again (not the one-off probing of the files it found). */
 	double read_s;
 	/* Says what a file means for the counts (not readable, calls that
 	 * pass no PLT stub); called with a one-line message. */
