@@ -98,7 +98,7 @@ def test_the_patch_walks_little_more_than_uprobes_at_a_plain_attach(ctx):
     # the uprobe mechanism's does not do (4,998 + 3,828 instructions were
     # walked where uprobes walked 1,582 in all). A target counted alone
     # has its reads through syscall() in those blocks (its syscall()
-    # redirected), summed at its exit too: 3,253 against 1,610, with the
+    # redirected), summed at its exit too: 3,272 against 1,610, with the
     # sums zeroed once per pass (each bpf_loop the verifier inlines copies
     # the program: four made the load 2 ms longer, 3,564 walked).
     out = os.path.join(ctx.tmp, "run.json")
