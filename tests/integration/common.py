@@ -114,13 +114,15 @@ def springboard_at(have, i, past):
 INT3 = 0xCC
 
 
-def code_changed(pid, breakpoints_only=False):
+def code_changed(pid, breakpoints_only=False, jumps_too=False):
     """How many bytes of pid's code differ from its files' bytes at the same
     offsets: a uprobe's breakpoint is an int3 written into the code, a
     redirect's jump too (breakpoints_only: the int3s alone). Read through
     /proc/PID/mem and /proc/PID/map_files (a deleted file too). The unused
     end of a segment's last page is not code (segments_end), and a
-    springboard the patch left in padding is inert (springboard_at)."""
+    springboard the patch left in padding is inert (springboard_at); but
+    a live redirect's near jump to its trampoline there looks the same:
+    jumps_too counts those bytes as well (while the window is open)."""
     changed = 0
     with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
         for line in maps:
@@ -142,7 +144,7 @@ def code_changed(pid, breakpoints_only=False):
             i = 0
             while i < min(len(have), len(want)):
                 if have[i] != want[i]:
-                    j = springboard_at(have, i, past)
+                    j = None if jumps_too else springboard_at(have, i, past)
                     if j is not None:
                         i = j + 5
                         continue
