@@ -33,17 +33,26 @@ TEST(dpkg_owner_names_the_package_listing_a_file)
 	list_file(dir, "python3.11-minimal:amd64.list", "/usr/bin/python3.11\n");
 	list_file(dir, "coreutils.list", "/bin/ls\n");
 	list_file(dir, "redis-tools.md5sums", "/usr/bin/not-this-one\n");
+	/* its name begins as the file's, read first, but lists it only inside
+	 * longer lines: the owner is another list's, whose last line has no
+	 * newline */
+	list_file(dir, "libjemalloc-dev.list",
+		  "/usr/lib/libjemalloc.so.2-gdb.py\nx/usr/lib/libjemalloc.so.2\n");
+	list_file(dir, "jemalloc2.list", "/usr/share/doc\n/usr/lib/libjemalloc.so.2");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/redis-check-rdb", pkg, sizeof(pkg)), 0);
 	CHECK_STR(pkg, "redis-tools");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/python3.11", pkg, sizeof(pkg)), 0);
 	CHECK_STR(pkg, "python3.11-minimal");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/ls", pkg, sizeof(pkg)), 0); /* /usr-merged */
 	CHECK_STR(pkg, "coreutils");
+	CHECK_INT(cp_dpkg_owner(dir, "/usr/lib/libjemalloc.so.2", pkg, sizeof(pkg)), 0);
+	CHECK_STR(pkg, "jemalloc2");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/not-this-one", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner(dir, "/opt/app/server", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner("/nonexistent", "/usr/bin/ls", pkg, sizeof(pkg)), -1);
 	for (const char *n =
-		     "redis-tools.list\0python3.11-minimal:amd64.list\0coreutils.list\0redis-tools.md5sums\0";
+		     "redis-tools.list\0python3.11-minimal:amd64.list\0coreutils.list\0redis-tools.md5sums\0"
+		     "libjemalloc-dev.list\0jemalloc2.list\0";
 	     *n; n += strlen(n) + 1) {
 		char path[256];
 
