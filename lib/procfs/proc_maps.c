@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,17 +39,16 @@ int cp_proc_map_parse(char *line, struct cp_proc_map *m)
 	return 0;
 }
 
-/* The whole text of /proc/PID/maps, NUL-terminated, *len bytes before the
+/* The whole text of a maps file, NUL-terminated, *len bytes before the
  * NUL (malloc'd); NULL when it cannot be opened. A read that fails ends
  * the text, as the end of the file would. */
-static char *maps_text(pid_t pid, size_t *len)
+static char *maps_file_text(const char *path, size_t *len)
 {
-	char path[64], *buf = NULL;
+	char *buf = NULL;
 	size_t cap = 0, n = 0;
 	ssize_t got = 1;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
 	while (got > 0) {
@@ -64,6 +64,32 @@ static char *maps_text(pid_t pid, size_t *len)
 	buf[n] = '\0';
 	*len = n;
 	return buf;
+}
+
+/* The maps file that shows pid's memory when its own reads empty: a
+ * live thread's, when its main thread has exited (cp_proc_live_dir).
+ * False when there is none other than its own. Asked only then: the
+ * common read costs nothing more. */
+static bool live_maps_path(pid_t pid, char *path, size_t size)
+{
+	pid_t tid = cp_proc_live_tid(pid);
+
+	snprintf(path, size, "/proc/%d/task/%d/maps", (int)pid, (int)tid);
+	return tid != pid;
+}
+
+/* The whole text of pid's memory map (maps_file_text). */
+static char *maps_text(pid_t pid, size_t *len)
+{
+	char path[96], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	text = maps_file_text(path, len);
+	if (text && *len == 0 && live_maps_path(pid, path, sizeof(path))) {
+		free(text);
+		text = maps_file_text(path, len);
+	}
+	return text;
 }
 
 static size_t count_lines(const char *text)
@@ -117,6 +143,23 @@ int cp_proc_maps_read(pid_t pid, struct cp_proc_map **maps, size_t *count)
 	return 0;
 }
 
+void cp_proc_mapped_file(pid_t pid, uint64_t lo, uint64_t hi, const char *path, unsigned dev_major,
+			 unsigned dev_minor, uint64_t ino, char *buf, size_t size)
+{
+	char dir[64], rooted[PATH_MAX + 96];
+	struct stat st;
+
+	snprintf(buf, size, "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)lo,
+		 (unsigned long long)hi);
+	if (access(buf, R_OK) == 0)
+		return;
+	cp_proc_live_dir(pid, dir, sizeof(dir));
+	if (snprintf(rooted, sizeof(rooted), "%s/root%s", dir, path) < (int)sizeof(rooted) &&
+	    stat(rooted, &st) == 0 && st.st_ino == ino && major(st.st_dev) == dev_major &&
+	    minor(st.st_dev) == dev_minor && strlen(rooted) < size)
+		snprintf(buf, size, "%s", rooted);
+}
+
 void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s%s", m->path, m->deleted ? " (deleted)" : "");
@@ -124,15 +167,14 @@ void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size)
 
 /* Only the [vdso] lines are parsed: no array of a long map (clockprof's
  * own, a fork of it: the patch's self-test) is built for one entry. */
-static int scan_vdso(pid_t pid, bool first, uint64_t *start, uint64_t *end, char perms[5])
+static int scan_vdso_in(const char *path, bool first, uint64_t *start, uint64_t *end, char perms[5])
 {
-	char path[64], *line = NULL;
+	char *line = NULL;
 	size_t linecap = 0;
 	struct cp_proc_map m;
 	FILE *f;
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(path, "re")))
 		return -1;
 	while (!(first && found) && getline(&line, &linecap, f) > 0)
@@ -146,6 +188,18 @@ static int scan_vdso(pid_t pid, bool first, uint64_t *start, uint64_t *end, char
 		}
 	free(line);
 	fclose(f);
+	return found;
+}
+
+static int scan_vdso(pid_t pid, bool first, uint64_t *start, uint64_t *end, char perms[5])
+{
+	char path[96];
+	int found;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	found = scan_vdso_in(path, first, start, end, perms);
+	if (found == 0 && live_maps_path(pid, path, sizeof(path)))
+		found = scan_vdso_in(path, first, start, end, perms);
 	return found;
 }
 

@@ -1,5 +1,8 @@
 /* proc_mem.c - reading and writing a process's memory through
- * /proc/PID/mem, and pinning the image a write may reach.
+ * /proc/PID/mem (and process_vm_readv/writev), and pinning the image a
+ * write may reach. A process whose main thread has exited shows no
+ * memory there: it is reached through a live thread's instead
+ * (cp_proc_live_tid).
  *
  * Each access opens /proc/PID/mem anew, and an open reaches the program
  * the pid runs at that instant. A write meant for a program that has
@@ -13,9 +16,13 @@
  * patch's own), else a pid's newest pin; reads, which harm nothing, open
  * anew, so that what follows a program into its exec reads the new
  * one. */
+#include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "procfs.h"
@@ -110,14 +117,13 @@ void cp_proc_mem_unpin(int token)
 	pthread_mutex_unlock(&pins_lock);
 }
 
-/* One access through a fresh open of /proc/PID/mem. */
-static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
+static ssize_t io_at(const char *dir, uint64_t addr, void *buf, size_t len, bool write)
 {
-	char path[64];
+	char path[96];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	snprintf(path, sizeof(path), "%s/mem", dir);
 	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -126,9 +132,57 @@ static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool wr
 	return n;
 }
 
+/* One access through a fresh open of /proc/PID/mem, or of a live
+ * thread's when the main thread's reaches no memory (it exited). */
+static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
+{
+	char dir[64], live[64];
+	ssize_t n;
+
+	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
+	n = io_at(dir, addr, buf, len, write);
+	if (n == (ssize_t)len)
+		return n;
+	cp_proc_live_dir(pid, live, sizeof(live));
+	return strcmp(live, dir) ? io_at(live, addr, buf, len, write) : n;
+}
+
+typedef ssize_t vm_io_fn(pid_t, const struct iovec *, unsigned long, const struct iovec *,
+			 unsigned long, unsigned long);
+
+static ssize_t vm_io(vm_io_fn *io, pid_t pid, const struct iovec *local, unsigned long nlocal,
+		     const struct iovec *remote, unsigned long nremote)
+{
+	ssize_t n = io(pid, local, nlocal, remote, nremote, 0);
+	pid_t tid;
+
+	if (n < 0 && errno == ESRCH && (tid = cp_proc_live_tid(pid)) != pid)
+		n = io(tid, local, nlocal, remote, nremote, 0);
+	return n;
+}
+
+ssize_t cp_proc_vm_read(pid_t pid, const struct iovec *local, unsigned long nlocal,
+			const struct iovec *remote, unsigned long nremote)
+{
+	return vm_io(process_vm_readv, pid, local, nlocal, remote, nremote);
+}
+
+ssize_t cp_proc_vm_write(pid_t pid, const struct iovec *local, unsigned long nlocal,
+			 const struct iovec *remote, unsigned long nremote)
+{
+	return vm_io(process_vm_writev, pid, local, nlocal, remote, nremote);
+}
+
 int cp_proc_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	return io_fresh(pid, addr, buf, len, false) == (ssize_t)len ? 0 : -1;
+}
+
+int cp_proc_exec_random(pid_t pid, uint8_t out[16])
+{
+	uint64_t at;
+
+	return cp_proc_auxv(pid, AT_RANDOM, &at) ? -1 : cp_proc_mem_read(pid, at, out, 16);
 }
 
 int cp_proc_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)

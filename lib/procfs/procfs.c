@@ -121,13 +121,6 @@ int cp_proc_auxv(pid_t pid, uint64_t type, uint64_t *value)
 	return -1;
 }
 
-int cp_proc_exec_random(pid_t pid, uint8_t out[16])
-{
-	uint64_t at;
-
-	return cp_proc_auxv(pid, AT_RANDOM, &at) ? -1 : cp_proc_mem_read(pid, at, out, 16);
-}
-
 int64_t cp_proc_boottime_offset_ns(void)
 {
 	char buf[256], *at;
@@ -171,6 +164,33 @@ bool cp_proc_thread_alive(pid_t pid, pid_t tid)
 	char state = cp_proc_thread_state(pid, tid);
 
 	return state && state != 'Z' && state != 'X';
+}
+
+static long live_thread(pid_t pid, pid_t tid, void *unused)
+{
+	(void)unused;
+	return tid != pid && cp_proc_thread_alive(pid, tid) ? tid : 0;
+}
+
+pid_t cp_proc_live_tid(pid_t pid)
+{
+	struct cp_proc_stat st;
+	long tid;
+
+	if (cp_proc_stat_read(pid, &st) == 0 && st.state == 'Z' &&
+	    (tid = cp_proc_thread_find(pid, live_thread, NULL)) > 0)
+		return (pid_t)tid;
+	return pid;
+}
+
+void cp_proc_live_dir(pid_t pid, char *buf, size_t size)
+{
+	pid_t tid = cp_proc_live_tid(pid);
+
+	if (tid != pid)
+		snprintf(buf, size, "/proc/%d/task/%d", (int)pid, (int)tid);
+	else
+		snprintf(buf, size, "/proc/%d", (int)pid);
 }
 
 pid_t cp_proc_stopped_thread(pid_t pid)

@@ -133,7 +133,7 @@ static int open_verified(struct cp_symbolizer *s, struct sym_module *m,
 	int fd;
 
 	if (!map0->deleted) {
-		snprintf(file_name, size, "/proc/%d/root%s", (int)s->pid, m->path);
+		snprintf(file_name, size, "%s%s", s->root, m->path);
 		fd = open(file_name, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 			char a[128], b[128];
@@ -320,11 +320,20 @@ static void keep_code(struct cp_symbolizer *s, const struct cp_proc_map *v, size
 	s->have_code = true;
 }
 
+void cp_sym_find_root(struct cp_symbolizer *s)
+{
+	char dir[64];
+
+	cp_proc_live_dir(s->pid, dir, sizeof(dir));
+	snprintf(s->root, sizeof(s->root), "%s/root", dir);
+}
+
 int cp_sym_report_maps(struct cp_symbolizer *s, bool adding, struct cp_error *err)
 {
 	size_t n = 0;
 	struct cp_proc_map *v;
 
+	cp_sym_find_root(s);
 	if (cp_proc_maps_read(s->pid, &v, &n))
 		return cp_fail(err, CP_EXIT_PROFILE, "cannot read the memory map of process %d: %s",
 			       (int)s->pid, strerror(errno));
@@ -389,11 +398,11 @@ void cp_sym_maybe_refresh(struct cp_symbolizer *s)
 static bool module_replaced(const struct cp_symbolizer *s, const struct sym_module *m, char *hex,
 			    size_t size)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 96];
 	struct stat st;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, m->path);
+	snprintf(path, sizeof(path), "%s%s", s->root, m->path);
 	if (stat(path, &st) == 0 && st.st_dev == m->file_dev && st.st_ino == m->file_ino)
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -410,6 +419,7 @@ int cp_symbolizer_check_stale(struct cp_symbolizer *s, struct cp_error *err)
 	uint64_t now = cp_sym_proc_start_time(s->pid);
 	int rc = 0;
 
+	cp_sym_find_root(s);
 	if (now && now != s->start_time)
 		return cp_fail(err, CP_EXIT_PROFILE,
 			       "process %d is not the process that was profiled "

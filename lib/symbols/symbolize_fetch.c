@@ -51,7 +51,7 @@ static int reopen_module(const struct cp_symbolizer *s, const struct sym_module 
 		int fd;
 
 		if (i == 0)
-			snprintf(name, size, "/proc/%d/root%s", (int)s->pid, m->path);
+			snprintf(name, size, "%s%s", s->root, m->path);
 		else
 			snprintf(name, size, "%s", m->path);
 		fd = open(name, O_RDONLY | O_CLOEXEC);

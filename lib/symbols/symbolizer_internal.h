@@ -54,6 +54,10 @@ struct cache_entry {
 struct cp_symbolizer {
 	pid_t pid;
 	uint64_t start_time;
+	/* Where the target's files are opened from: /proc/PID/root, or a live
+	 * thread's once its main thread has exited (cp_proc_live_dir), whose
+	 * own root is gone. Found again at each report and check. */
+	char root[80];
 	Dwfl *dwfl;
 	Dwfl_Callbacks cb;
 	char *debuginfo_path;
@@ -77,6 +81,8 @@ struct cp_symbolizer {
 /* The modules (symbol_modules.c). The start time of pid (0: gone), which
  * tells a reused pid from the process captured. */
 uint64_t cp_sym_proc_start_time(pid_t pid);
+/* Finds s->root again. */
+void cp_sym_find_root(struct cp_symbolizer *s);
 /* Reports the target's mapped files to libdwfl (adding: those mapped
  * since the last report); err may be NULL. */
 int cp_sym_report_maps(struct cp_symbolizer *s, bool adding, struct cp_error *err);

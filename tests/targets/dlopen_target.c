@@ -17,28 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void (*lib_read)(void);
-static volatile long sink;
-
-__attribute__((noinline)) void handle_request(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	sink += ts.tv_nsec;
-	if (lib_read)
-		lib_read();
-}
-
-static void serve(long n)
-{
-	struct timespec pace = { 0, 1000000 };
-
-	for (long i = 0; i < n; i++) {
-		handle_request();
-		nanosleep(&pace, NULL);
-	}
-}
+#include "dl_requests.h"
 
 int main(int argc, char **argv)
 {

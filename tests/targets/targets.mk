@@ -158,13 +158,20 @@ endif
 
 # Libraries loaded after attach (dlopen): the probes must follow them.
 test-targets: $(T)/targets/dlopen_target $(T)/targets/libdl_clock.so
-$(T)/targets/dlopen_target: tests/targets/dlopen_target.c
+$(T)/targets/dlopen_target: tests/targets/dlopen_target.c tests/targets/dl_requests.h
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -ldl
 
 $(T)/targets/libdl_clock.so: tests/targets/dl_clock.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -shared -fPIC -o $@ $<
+
+# ... and by a process whose main thread has exited (its /proc/PID shows
+# no memory).
+test-targets: $(T)/targets/leader_exit_target
+$(T)/targets/leader_exit_target: tests/targets/leader_exit_target.c tests/targets/dl_requests.h
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $< -ldl
 
 # ... and one whose own syscall() takes no uprobe (an int3 first).
 test-targets: $(T)/targets/libunprobed_syscall.so

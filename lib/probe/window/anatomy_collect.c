@@ -360,8 +360,7 @@ static void drain(struct cp_anatomy_collect *c)
 							    c->table, c->used[at + i], AN_FIRST),
 						    sizeof(heads[i]) };
 		}
-		if (process_vm_readv(c->pid, local, n, remote, n, 0) !=
-		    (ssize_t)(n * sizeof(heads[0])))
+		if (cp_proc_vm_read(c->pid, local, n, remote, n) != (ssize_t)(n * sizeof(heads[0])))
 			continue;
 		if (c->ring)
 			ring_buffer__consume(c->ring);

@@ -1,5 +1,6 @@
 /* module_probes.c - see module_probes.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "module_probes.h"
 #include "monotonic.h"
 #include "proc_maps.h"
+#include "procfs.h"
 #include "session.h"
 
 struct cp_module_seen {
@@ -31,6 +33,7 @@ struct cp_module_range {
 struct mapping {
 	unsigned long lo, hi, dev_major, dev_minor, inode;
 	char file[4096]; /* as the target names it */
+	char path[4096]; /* its path there, without " (deleted)" */
 };
 
 /* A file mapped with code, as this file wants it. */
@@ -44,6 +47,7 @@ static bool file_with_code(const struct cp_proc_map *pm, struct mapping *m)
 	m->dev_minor = pm->dev_minor;
 	m->inode = pm->ino;
 	cp_proc_map_shown_path(pm, m->file, sizeof(m->file));
+	snprintf(m->path, sizeof(m->path), "%s", pm->path);
 	return true;
 }
 
@@ -124,18 +128,36 @@ static enum cp_points_want points_wanted(const struct cp_mech *mech)
 	return cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED) ? CP_POINTS_ALL : CP_POINTS_AT_STUBS;
 }
 
+/* Whether the file's reads are counted by uprobes of its own, limited to
+ * the target (CP_MECH_PER_FILE: the patch and the breakpoints count the
+ * vDSO's entries themselves). */
+static bool placed_by_uprobes(const struct cp_mech *mech, const struct cp_clock_points *pts)
+{
+	return cp_mech_has(mech, CP_MECH_PER_FILE) && (pts->n || pts->syscall_offset);
+}
+
 static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struct cp_session *s,
 			pid_t pid, const struct mapping *m, struct cp_error *err)
 {
-	char path[96];
+	char path[PATH_MAX + 96];
 	struct cp_clock_points pts;
 	struct cp_error why = { 0 };
 	int rc;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, m->lo, m->hi);
+	cp_proc_mapped_file(pid, m->lo, m->hi, m->path, (unsigned)m->dev_major,
+			    (unsigned)m->dev_minor, m->inode, path, sizeof(path));
 	if (cp_clock_points_find(path, points_wanted(mech), &pts, &why)) {
 		say(mp, "%s cannot be read (%s): clock reads it makes itself are not counted",
 		    m->file, why.msg);
+		return 0;
+	}
+	if (placed_by_uprobes(mech, &pts) && cp_proc_live_tid(pid) != pid) {
+		if (!mp->leaderless_said)
+			say(mp,
+			    "%s was mapped after process %d's main thread exited: the kernel places no uprobe limited to a process whose main thread is gone (it checks that thread's memory), so reads the file makes itself are not counted; the patch (--mechanism patch) counts them",
+			    m->file, pid);
+		mp->leaderless_said = true;
+		cp_clock_points_free(&pts);
 		return 0;
 	}
 	if (pts.unseen[0] && !cp_mech_has(mech, CP_MECH_SEES_UNSTUBBED))

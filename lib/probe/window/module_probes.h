@@ -29,7 +29,8 @@ struct cp_module_probes {
 	 * library loaded where another one was unloaded from is said. */
 	struct cp_module_range *ranges;
 	size_t nranges, ranges_cap;
-	bool dl_watched; /* the dynamic linker's hook is probed */
+	bool dl_watched;      /* the dynamic linker's hook is probed */
+	bool leaderless_said; /* a file mapped after the main thread's exit */
 	/* What the last sync's read of the maps took: the cost of each look
 	 * again (not the one-off probing of the files it found). */
 	double read_s;

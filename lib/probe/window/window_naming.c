@@ -10,6 +10,7 @@
 #include "dpkg_owner.h"
 #include "monotonic.h"
 #include "error.h"
+#include "procfs.h"
 #include "profile_window.h"
 #include "stacks.h"
 #include "symbolize.h"
@@ -33,14 +34,16 @@ void cp_naming_open(struct cp_naming *nm, struct cp_profile *p)
 }
 
 /* Whether pid still has its memory: an exiting process's maps read
- * empty from the moment its memory is released. */
+ * empty from the moment its memory is released (a live thread's, once
+ * its main thread has exited: cp_proc_live_dir). */
 static bool has_memory(pid_t pid)
 {
-	char path[64];
+	char dir[64], path[96];
 	FILE *f;
 	int c;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	cp_proc_live_dir(pid, dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/maps", dir);
 	f = fopen(path, "r");
 	c = f ? fgetc(f) : EOF;
 	if (f)

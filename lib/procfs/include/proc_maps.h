@@ -37,6 +37,14 @@ int cp_proc_maps_read(pid_t pid, struct cp_proc_map **maps, size_t *n);
 /* The path as /proc/PID/maps shows it: with " (deleted)" when it was. */
 void cp_proc_map_shown_path(const struct cp_proc_map *m, char *buf, size_t size);
 
+/* A path that opens the file pid maps at [lo, hi), into buf:
+ * /proc/PID/map_files/LO-HI, the very file mapped; or, where those are
+ * gone (the main thread exited: cp_proc_live_dir), path under a live
+ * thread's root when that is still the file mapped (its device and
+ * inode). The first when neither opens: its error is the one to say. */
+void cp_proc_mapped_file(pid_t pid, uint64_t lo, uint64_t hi, const char *path, unsigned dev_major,
+			 unsigned dev_minor, uint64_t ino, char *buf, size_t size);
+
 /* Where the vDSO is mapped in pid; -1 when it has none (or has exited). */
 int cp_proc_maps_find_vdso(pid_t pid, uint64_t *start, uint64_t *end);
 /* The vDSO's range and permissions ("r-xp") when it is one mapping; -1

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* The fields of /proc/PID/stat that clockprof uses. */
 struct cp_proc_stat {
@@ -37,6 +38,14 @@ ssize_t cp_proc_execfn(pid_t pid, char *buf, size_t size);
 
 /* Reads /proc/PID/stat; -1 when the process does not exist. */
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
+
+/* process_vm_readv(2) and process_vm_writev(2) of pid's memory, made
+ * again through a live thread (cp_proc_live_tid) when pid's own fails:
+ * its main thread may have exited. */
+ssize_t cp_proc_vm_read(pid_t pid, const struct iovec *local, unsigned long nlocal,
+			const struct iovec *remote, unsigned long nremote);
+ssize_t cp_proc_vm_write(pid_t pid, const struct iovec *local, unsigned long nlocal,
+			 const struct iovec *remote, unsigned long nremote);
 
 /* Reads len bytes at addr of pid's memory (/proc/PID/mem); 0, or -1 when
  * they cannot all be read. */
@@ -102,6 +111,14 @@ char cp_proc_thread_state(pid_t pid, pid_t tid);
 bool cp_proc_runs_32_bit(pid_t pid);
 /* Whether the thread is there and not a zombie (exited, not reaped). */
 bool cp_proc_thread_alive(pid_t pid, pid_t tid);
+
+/* The thread that shows pid's memory: pid itself, or, once its main
+ * thread has exited while others run on (pthread_exit in main: the
+ * leader a zombie, whose maps read empty, whose root, map_files and mem
+ * are gone), a thread still live, whose own are the process's. */
+pid_t cp_proc_live_tid(pid_t pid);
+/* Its /proc directory, into buf: /proc/PID, or /proc/PID/task/TID. */
+void cp_proc_live_dir(pid_t pid, char *buf, size_t size);
 
 /* The first of the process's threads stopped by a signal (SIGSTOP,
  * SIGTSTP: state 'T'), 0 when none is: such a thread runs nothing until

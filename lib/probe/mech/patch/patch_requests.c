@@ -43,7 +43,7 @@ static int add_slot(pid_t pid, uint64_t table, size_t slot, uint64_t epoch, uint
 		  CP_PATCH_SITE_BLOCK }
 	};
 
-	if (process_vm_readv(pid, local, 2, remote, 2, 0) != CP_PATCH_BLOCK + CP_PATCH_SITE_BLOCK)
+	if (cp_proc_vm_read(pid, local, 2, remote, 2) != CP_PATCH_BLOCK + CP_PATCH_SITE_BLOCK)
 		return -1;
 	add_block(b, epoch, &out->sums);
 	if (b[CP_PB_EPOCH] != epoch + 1 || !b[CP_PB_HITS])

@@ -7,6 +7,7 @@
 
 #include "grow.h"
 #include "patch_sites.h"
+#include "procfs.h"
 #include "unwind_table.h"
 
 #define IOV_BATCH 1024
@@ -72,7 +73,7 @@ static int write_words(pid_t pid, struct iovec *local, struct iovec *remote, siz
 	for (size_t i = 0; i < n; i += IOV_BATCH) {
 		size_t k = n - i < IOV_BATCH ? n - i : IOV_BATCH;
 
-		if (process_vm_writev(pid, local + i, k, remote + i, k, 0) != (ssize_t)(8 * k))
+		if (cp_proc_vm_write(pid, local + i, k, remote + i, k) != (ssize_t)(8 * k))
 			return -1;
 	}
 	return 0;
@@ -168,7 +169,7 @@ int cp_patch_rules_write(pid_t pid, uint64_t addr, const struct cp_patch_rules *
 
 	*unplaced = 0;
 	if (!tab || !at || !replaced || !local || !remote ||
-	    process_vm_readv(pid, &whole, 1, &there, 1, 0) != (ssize_t)size)
+	    cp_proc_vm_read(pid, &whole, 1, &there, 1) != (ssize_t)size)
 		goto out;
 	*unplaced = place_rules(tab, r, at, replaced);
 	/* A replaced rule's key cleared first; then every rule's words; then
@@ -244,7 +245,7 @@ static int read_blocks(pid_t pid, uint64_t addr, const uint64_t *counters, uint6
 			n++;
 		}
 		if (k == IOV_BATCH || (k && slot == CP_PATCH_SLOTS)) {
-			if (process_vm_readv(pid, local, k, remote, k, 0) !=
+			if (cp_proc_vm_read(pid, local, k, remote, k) !=
 			    (ssize_t)(k * CP_PATCH_SITE_BLOCK))
 				return -1;
 			k = 0;
@@ -272,7 +273,7 @@ int cp_patch_sites_read_blocks(pid_t pid, uint64_t addr, const uint64_t *counter
 	size_t used = slots_in_use(counters);
 
 	*nslots = 0;
-	/* Zeroed: gcc -fanalyzer cannot see process_vm_readv fill them. */
+	/* Zeroed: gcc -fanalyzer cannot see cp_proc_vm_read fill them. */
 	if (!(*blocks = calloc(used ? used : 1, CP_PATCH_SITE_BLOCK)))
 		return -1;
 	if (read_blocks(pid, addr, counters, *blocks, nslots) == 0)

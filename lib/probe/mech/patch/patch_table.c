@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 
 #include "patch_table.h"
+#include "procfs.h"
 #include "vdso_patch.h"
 
 /* The copy of the last table closed, kept for the next one: a copy's
@@ -66,7 +67,7 @@ static int sum(struct cp_patch_table *t, uint64_t sums[CP_PATCH_SLOT_WORDS], siz
 	size_t used = 0;
 
 	if (!t->words ||
-	    process_vm_readv(t->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE)
+	    cp_proc_vm_read(t->pid, &local, 1, &remote, 1) != (ssize_t)CP_PATCH_TABLE_SIZE)
 		return -1;
 	for (int i = 1; i < CP_PATCH_SLOT_WORDS; i++)
 		in_shared += t->words[i];

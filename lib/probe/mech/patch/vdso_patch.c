@@ -362,7 +362,7 @@ int cp_vdso_patch_read_requests(struct cp_vdso_patch *p)
 	struct cp_patch_requests now;
 
 	if (!p->nredirects || !p->table.words ||
-	    process_vm_readv(p->pid, &local, 1, &remote, 1, 0) != (ssize_t)CP_PATCH_TABLE_SIZE ||
+	    cp_proc_vm_read(p->pid, &local, 1, &remote, 1) != (ssize_t)CP_PATCH_TABLE_SIZE ||
 	    cp_patch_requests_read(p->pid, p->plan.table, &p->requests_mark, p->table.words, &now))
 		return -1;
 	cp_patch_requests_free(&p->requests);

@@ -1,0 +1,112 @@
+"""A process whose main thread has exited (pthread_exit in main) while
+others serve on: /proc/PID shows it a zombie, its maps read empty, and its
+root, map_files and mem are gone, though the process lives. Its memory and
+files are read through a live thread's /proc/PID/task/TID. Before, the
+patch counted none of its reads under attach ("the target's memory was
+gone before its vDSO counts could be read") and named a library it loaded
+by addresses alone under run; the uprobes silently missed the reads the
+library made through its own PLT stubs, which the kernel cannot probe for
+such a process: that is said."""
+import os
+import subprocess
+
+from common import code_changed, require_breakpoints
+from test_follow_forks import pristine_outside_padding
+from readiness import wait_attached, wait_for
+
+BEFORE, AFTER = 100, 200
+
+
+def argv(ctx):
+    return [ctx.target("leader_exit_target"), ctx.target("libdl_clock.so"), BEFORE, AFTER]
+
+
+def run_it(ctx, mechanism):
+    out = os.path.join(ctx.tmp, f"run-{mechanism}.json")
+    proc = ctx.run("run", "-q", "-e", "none", "--mechanism", mechanism, "-o", out, "--",
+                   *argv(ctx), stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    return ctx.load_json(out)
+
+
+def attach_it(ctx, mechanism, after=AFTER, *opts, then=None):
+    """Attached while the main thread lives; it exits once the window is
+    open, and every read comes after. then(target), once clockprof is done,
+    before the target is waited for."""
+    out = os.path.join(ctx.tmp, f"attach-{mechanism}.json")
+    target = subprocess.Popen([str(a) for a in argv(ctx)[:3] + [after]], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
+                 "the target's loader")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                                 mechanism, "-o", out, *opts, str(target.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        target.stdin.write(b"\n")
+        target.stdin.close()
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {stderr}"
+        if then:
+            then(target)
+        else:
+            assert target.wait(timeout=60) == 0, f"the target exited {target.returncode}"
+    finally:
+        if target.poll() is None:
+            target.kill()
+            target.wait(timeout=30)
+    return ctx.load_json(out)
+
+
+def check_exact(run, lib):
+    """Every read counted, the library's named at its lines: construction."""
+    assert run["clock_reads"]["by_entry"] == {"clock_gettime": BEFORE + 2 * AFTER,
+                                             "gettimeofday": 2 * AFTER}, run["clock_reads"]
+    in_lib = sorted((s["function"], s["line"], s["count"]) for s in run["call_sites"]
+                    if s.get("module") == lib)
+    assert in_lib == [("dl_clock_read", 14, AFTER), ("dl_clock_read", 15, AFTER),
+                      ("dl_clock_read", 16, AFTER)], (run["call_sites"], run["warnings"])
+    assert not [w for w in run["warnings"] if "no file" in w or "replaced on disk" in w
+                or "cannot be read" in w or "main thread" in w], run["warnings"]
+
+
+def test_the_patch_counts_a_process_whose_main_thread_exited(ctx):
+    lib = ctx.target("libdl_clock.so")
+    for how in (run_it, attach_it):
+        run = how(ctx, "patch")
+        assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
+        check_exact(run, lib)
+
+
+def test_the_patch_leaves_it_as_it_was(ctx):
+    """A window that ends while it runs on: its code and its vDSO's entries
+    are switched back through a live thread, as for any target."""
+    def pristine(target):
+        tid = next(int(t) for t in os.listdir(f"/proc/{target.pid}/task") if int(t) != target.pid)
+        assert pristine_outside_padding(tid) == []
+        assert code_changed(tid, jumps_too=True) == 0
+
+    run = attach_it(ctx, "patch", 100000, "-d", "1", then=pristine)
+    assert run["clock_reads"]["mechanism"] == "patch" and run["clock_reads"]["total"] > 0, run
+
+
+def test_breakpoints_count_it_too(ctx):
+    """The vDSO's entries are watched thread by thread: the library's
+    reads are seen, nothing is said."""
+    require_breakpoints(ctx)
+    lib = ctx.target("libdl_clock.so")
+    for how in (run_it, attach_it):
+        check_exact(how(ctx, "breakpoint"), lib)
+
+
+def test_uprobes_say_what_they_cannot_count_there(ctx):
+    """The kernel limits a uprobe to a process by its main thread's memory:
+    once that thread has exited, a file mapped later gets none. Said once,
+    naming the file; the program's own reads (probed before) are exact."""
+    lib = ctx.target("libdl_clock.so")
+    for how in (run_it, attach_it):
+        run = how(ctx, "uprobe")
+        said = [w for w in run["warnings"] if "main thread exited" in w]
+        assert len(said) == 1 and lib in said[0], run["warnings"]
+        mine = sum(s["count"] for s in run["call_sites"] if s["function"] == "handle_request")
+        assert mine == BEFORE + AFTER, run["call_sites"]
