@@ -320,7 +320,8 @@ def test_kill_while_the_registrar_places_leaves_no_breakpoint(ctx):
                     (c for c in children(cp.pid) if comm_of(c) == "cp-registrar"), None),
                     f"{what}: clockprof's registrar", timeout=30)
                 # held with a link made and breakpoints in the target
-                wait_for(lambda: in_nanosleep(registrar) and code_changed(target.pid) > 0,
+                wait_for(lambda: in_nanosleep(registrar) and
+                         code_changed(target.pid, jumps_too=True) > 0,
                          f"{what}: the registrar to hold a link", timeout=60)
                 tasks |= {registrar, *map(int, os.listdir(f"/proc/{cp.pid}/task"))}
                 os.kill(cp.pid, signal.SIGKILL)
