@@ -8,8 +8,9 @@
  * owner is most often among them (libjemalloc2 for libjemalloc.so.2,
  * redis-tools for the redis-check-rdb that redis-server links to,
  * python3.11-minimal), found in 0.2-2 ms. A file no package lists still
- * has every list read. Each list is read whole and searched with one
- * memmem, a little faster than line by line. */
+ * has every list read, unless it lies where no package installs any.
+ * Each list is read whole and searched with one memmem, a little faster
+ * than line by line. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -109,6 +110,21 @@ static int scan(DIR *dp, const char *dir, const char *path, bool stem_first, str
 	return -1;
 }
 
+/* Where no package installs a file (Debian policy: /usr/local is the
+ * administrator's, and home, root's and temporary directories are no
+ * package's): every list would be read for nothing, a program built
+ * there being the common case. */
+static bool no_package_there(const char *path)
+{
+	static const char *const dirs[] = { "/usr/local/", "/home/", "/root/", "/tmp/",
+					    "/var/tmp/" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (!strncmp(path, dirs[i], strlen(dirs[i])))
+			return true;
+	return false;
+}
+
 int cp_dpkg_owner(const char *admindir, const char *path, char *pkg, size_t size)
 {
 	struct list_buf b = { 0 };
@@ -116,6 +132,8 @@ int cp_dpkg_owner(const char *admindir, const char *path, char *pkg, size_t size
 	DIR *dp;
 	int rc;
 
+	if (no_package_there(path))
+		return -1;
 	snprintf(dir, sizeof(dir), "%s/info", admindir ? admindir : "/var/lib/dpkg");
 	dp = opendir(dir);
 	if (!dp)

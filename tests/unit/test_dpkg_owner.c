@@ -49,10 +49,13 @@ TEST(dpkg_owner_names_the_package_listing_a_file)
 	CHECK_STR(pkg, "jemalloc2");
 	CHECK_INT(cp_dpkg_owner(dir, "/usr/bin/not-this-one", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner(dir, "/opt/app/server", pkg, sizeof(pkg)), -1);
+	/* listed, but where no package installs: a list made up, never read */
+	list_file(dir, "local.list", "/usr/local/bin/tool\n");
+	CHECK_INT(cp_dpkg_owner(dir, "/usr/local/bin/tool", pkg, sizeof(pkg)), -1);
 	CHECK_INT(cp_dpkg_owner("/nonexistent", "/usr/bin/ls", pkg, sizeof(pkg)), -1);
 	for (const char *n =
 		     "redis-tools.list\0python3.11-minimal:amd64.list\0coreutils.list\0redis-tools.md5sums\0"
-		     "libjemalloc-dev.list\0jemalloc2.list\0";
+		     "libjemalloc-dev.list\0jemalloc2.list\0local.list\0";
 	     *n; n += strlen(n) + 1) {
 		char path[256];
 
