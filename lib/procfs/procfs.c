@@ -183,6 +183,11 @@ pid_t cp_proc_live_tid(pid_t pid)
 	return pid;
 }
 
+bool cp_proc_alive(pid_t pid)
+{
+	return cp_proc_thread_alive(pid, pid) || cp_proc_live_tid(pid) != pid;
+}
+
 void cp_proc_live_dir(pid_t pid, char *buf, size_t size)
 {
 	pid_t tid = cp_proc_live_tid(pid);

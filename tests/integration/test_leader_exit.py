@@ -8,11 +8,12 @@ by addresses alone under run; the uprobes silently missed the reads the
 library made through its own PLT stubs, which the kernel cannot probe for
 such a process: that is said."""
 import os
+import signal
 import subprocess
 
 from common import code_changed, require_breakpoints
 from test_follow_forks import pristine_outside_padding
-from readiness import wait_attached, wait_for
+from readiness import task_state, wait_attached, wait_for
 
 BEFORE, AFTER = 100, 200
 
@@ -110,3 +111,74 @@ def test_uprobes_say_what_they_cannot_count_there(ctx):
         assert len(said) == 1 and lib in said[0], run["warnings"]
         mine = sum(s["count"] for s in run["call_sites"] if s["function"] == "handle_request")
         assert mine == BEFORE + AFTER, run["call_sites"]
+
+
+def live_tid(pid):
+    return next(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+
+
+def patched_then(ctx, name, then):
+    """An attach with the patch while the main thread lives; once it has
+    exited and the library is loaded, its vDSO patched, then(target, proc,
+    tid, out) with clockprof still in its window."""
+    from test_patch_leftovers import switched
+    out = os.path.join(ctx.tmp, f"{name}.json")
+    target = subprocess.Popen([str(a) for a in argv(ctx)[:3] + [100000]], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    try:
+        wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
+                 "the target's loader")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                                 "patch", "-o", out, str(target.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        target.stdin.write(b"\n")
+        target.stdin.close()
+        assert target.stdout.readline() == b"loaded\n"
+        tid = live_tid(target.pid)
+        wait_for(lambda: switched(tid), "the vDSO to be patched")
+        then(target, proc, tid, out)
+    finally:
+        if target.poll() is None:
+            os.kill(target.pid, signal.SIGCONT)
+            target.kill()
+            target.wait(timeout=30)
+
+
+def test_a_killed_clockprofs_restorer_switches_it_back(ctx):
+    """clockprof SIGKILLed in a window on a process whose main thread has
+    exited: its restorer switches the vDSO back through a live thread, as
+    for any target."""
+    from test_patch_leftovers import switched
+
+    def killed(target, proc, tid, _):
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_for(lambda: not switched(tid), "the vDSO to be switched back", timeout=30)
+        assert target.poll() is None, "the target died"
+
+    patched_then(ctx, "killed", killed)
+
+
+def test_stopped_at_the_end_it_is_left_to_the_restorer_and_said(ctx):
+    """Stopped (kill -STOP) when the window ends, after its main thread
+    exited: the switch back is refused (no thread runs the stub), and that
+    is said and left to the restorer, which switches it back once it is
+    continued, as for any target. The zombie main thread made both take the
+    process for gone: nothing was said and it counted on for good."""
+    from test_patch_leftovers import switched
+
+    def stopped(target, proc, tid, out):
+        os.kill(target.pid, signal.SIGSTOP)
+        wait_for(lambda: task_state(f"/proc/{target.pid}/task/{tid}/stat") == "T",
+                 "the target to stop")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        warnings = ctx.load_json(out)["warnings"]
+        assert any(str(target.pid) in w and "switches it back once it runs again" in w
+                   for w in warnings), warnings
+        os.kill(target.pid, signal.SIGCONT)
+        wait_for(lambda: not switched(tid), "the vDSO to be switched back", timeout=30)
+
+    patched_then(ctx, "stopped", stopped)

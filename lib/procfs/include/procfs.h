@@ -119,6 +119,9 @@ bool cp_proc_thread_alive(pid_t pid, pid_t tid);
 pid_t cp_proc_live_tid(pid_t pid);
 /* Its /proc directory, into buf: /proc/PID, or /proc/PID/task/TID. */
 void cp_proc_live_dir(pid_t pid, char *buf, size_t size);
+/* Whether the process lives: its main thread, or once that one has
+ * exited (a zombie), another thread (cp_proc_live_tid). */
+bool cp_proc_alive(pid_t pid);
 
 /* The first of the process's threads stopped by a signal (SIGSTOP,
  * SIGTSTP: state 'T'), 0 when none is: such a thread runs nothing until

@@ -535,7 +535,7 @@ static bool stays_stopped(pid_t pid)
 	for (int i = 0; i < 100; i++) {
 		if (cp_vdso_patch_runs_nothing(pid))
 			return true;
-		if (!cp_proc_thread_alive(pid, pid))
+		if (!cp_proc_alive(pid))
 			return false;
 		usleep(1000);
 	}
@@ -591,14 +591,14 @@ static void restore_all(struct cp_mech *m, bool kept)
 	st->restored = true;
 	if (target_execed(m)) /* its patched image went with the exec */
 		cp_vdso_patch_forget(st->patch);
-	if (cp_vdso_patch_restore(st->patch, kept, &err) && cp_proc_thread_alive(m->pid, m->pid))
+	if (cp_vdso_patch_restore(st->patch, kept, &err) && cp_proc_alive(m->pid))
 		unrestored(m, m->pid, true, &err);
 	for (size_t i = 0; i < st->members.n; i++) {
 		struct cp_error merr = { 0 };
 		pid_t pid = st->members.v[i].pid;
 
 		if (cp_vdso_patch_restore(st->members.v[i].patch, kept, &merr) &&
-		    cp_proc_thread_alive(pid, pid))
+		    cp_proc_alive(pid))
 			unrestored(m, pid, st->members.v[i].watched, &merr);
 	}
 	cp_patch_followed_restore(m);

@@ -164,12 +164,14 @@ void cp_patch_restorer_stop(pid_t restorer)
 	cp_patch_helper_end(&(struct cp_patch_helper){ .pid = restorer, .to = -1, .from = -1 });
 }
 
-/* Whether pid is still the process that started at start. */
+/* Whether pid is still the process that started at start: alive, its
+ * main thread or, once that one exited (a zombie), another. */
 static bool same_process(pid_t pid, unsigned long long start)
 {
 	struct cp_proc_stat st;
 
-	return cp_proc_stat_read(pid, &st) == 0 && st.start_time == start && st.state != 'Z';
+	return cp_proc_stat_read(pid, &st) == 0 && st.start_time == start &&
+	       (st.state != 'Z' || cp_proc_live_tid(pid) != pid);
 }
 
 /* A restore refused is tried again while the process is stopped, frozen

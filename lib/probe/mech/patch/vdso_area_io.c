@@ -82,9 +82,12 @@ bool cp_vdso_patch_runs_nothing(pid_t pid)
 
 pid_t cp_vdso_patch_tracer(pid_t pid)
 {
+	pid_t live = cp_proc_live_tid(pid); /* a zombie main thread has none */
 	char val[32];
 
-	return cp_vdso_status_field(pid, "TracerPid", val, sizeof(val)) ? (pid_t)atoi(val) : 0;
+	return cp_vdso_status_field_of(pid, live == pid ? 0 : live, "TracerPid", val, sizeof(val)) ?
+		       (pid_t)atoi(val) :
+		       0;
 }
 
 /* The stub's result for request gen in the table at table, if it is
@@ -207,7 +210,7 @@ bool cp_vdso_stub_may_run(pid_t pid, uint64_t area, const struct cp_vdso_area_he
 
 int cp_vdso_refuse_gone(const struct cp_vdso_patch *p, struct cp_error *err)
 {
-	if (cp_proc_thread_alive(p->pid, p->pid))
+	if (cp_proc_alive(p->pid))
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"process %d no longer has the memory clockprof planned for (it exec'd another program, or unmapped its vDSO, meanwhile)",
