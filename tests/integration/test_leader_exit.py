@@ -68,15 +68,25 @@ def check_exact(run, lib):
     assert in_lib == [("dl_clock_read", 14, AFTER), ("dl_clock_read", 15, AFTER),
                       ("dl_clock_read", 16, AFTER)], (run["call_sites"], run["warnings"])
     assert not [w for w in run["warnings"] if "no file" in w or "replaced on disk" in w
-                or "cannot be read" in w or "main thread" in w], run["warnings"]
+                or "cannot be read" in w or "was mapped after" in w], run["warnings"]
+
+
+def leaderless_said(run):
+    """The warning that uprobes held there may have gone (another
+    program's removal on the same file takes them out)."""
+    return [w for w in run["warnings"] if "main thread exited during the window" in w]
 
 
 def test_the_patch_counts_a_process_whose_main_thread_exited(ctx):
+    """Attached, the patch counts it alone, with no uprobe at all: nothing
+    to say. Run follows its forks with a uprobe on syscall(), which is
+    said."""
     lib = ctx.target("libdl_clock.so")
     for how in (run_it, attach_it):
         run = how(ctx, "patch")
         assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
         check_exact(run, lib)
+        assert len(leaderless_said(run)) == (how is run_it), run["warnings"]
 
 
 def test_the_patch_leaves_it_as_it_was(ctx):
@@ -93,7 +103,8 @@ def test_the_patch_leaves_it_as_it_was(ctx):
 
 def test_breakpoints_count_it_too(ctx):
     """The vDSO's entries are watched thread by thread: the library's
-    reads are seen, nothing is said."""
+    reads are seen, and the library found by the looks the main thread's
+    exit starts (the dynamic linker's uprobe may go: said)."""
     require_breakpoints(ctx)
     lib = ctx.target("libdl_clock.so")
     for how in (run_it, attach_it):
@@ -102,15 +113,16 @@ def test_breakpoints_count_it_too(ctx):
 
 def test_uprobes_say_what_they_cannot_count_there(ctx):
     """The kernel limits a uprobe to a process by its main thread's memory:
-    once that thread has exited, a file mapped later gets none. Said once,
-    naming the file; the program's own reads (probed before) are exact."""
+    once that thread has exited, a file mapped later gets none, and those
+    placed before go with another program's removal of one on the same
+    file (another clockprof's, at any time). Both are said; the counts,
+    which that removal decides, are not asserted."""
     lib = ctx.target("libdl_clock.so")
     for how in (run_it, attach_it):
         run = how(ctx, "uprobe")
-        said = [w for w in run["warnings"] if "main thread exited" in w]
+        said = [w for w in run["warnings"] if "was mapped after" in w]
         assert len(said) == 1 and lib in said[0], run["warnings"]
-        mine = sum(s["count"] for s in run["call_sites"] if s["function"] == "handle_request")
-        assert mine == BEFORE + AFTER, run["call_sites"]
+        assert len(leaderless_said(run)) == 1, run["warnings"]
 
 
 def live_tid(pid):

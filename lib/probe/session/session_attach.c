@@ -272,6 +272,15 @@ void cp_session_detach_clock_probes(struct cp_session *s)
 	s->nfile_links = 0;
 }
 
+bool cp_session_holds_uprobes(const struct cp_session *s)
+{
+	bool any = s->nfile_links > 0 || ulink_set(&s->dl_hook);
+
+	for (int i = 0; i < CP_MAX_PROBES && !any; i++)
+		any = ulink_set(&s->probes[i]);
+	return any;
+}
+
 struct bpf_program *cp_session_vdso_program(struct cp_session *s)
 {
 	return s->skel->progs.on_vdso_entry;

@@ -583,6 +583,25 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 	p->naming_s = cp_monotonic_s() - t0;
 }
 
+/* The kernel limits a uprobe to a process by its main thread's memory:
+ * once that thread has exited, another program's removal of a uprobe on
+ * the same file (another clockprof, bpftrace, perf) takes the target's out
+ * too, unsaid. Said when the run relied on any. */
+static void warn_leaderless(const struct run *r, struct cp_profile *p)
+{
+	bool patch = p->mechanism == CP_MECHANISM_PATCH;
+
+	if (!r->w.leader_gone || !(cp_session_holds_uprobes(r->s) ||
+				   (r->cfg.boundary_func && !r->cfg.boundary_in_target)))
+		return;
+	cp_profile_warn(
+		p,
+		"process %d's main thread exited during the window while others ran on: the kernel then keeps clockprof's uprobes in it only until another program removes one on the same file (another clockprof, bpftrace, perf), so what they count after that may be short%s",
+		(int)p->target.pid,
+		patch ? " (syscall()'s reads, a boundary's requests); counted alone (attach PID, run --no-inherit), the patch places none" :
+			"; the patch (--mechanism patch) counts such a process alone with none");
+}
+
 /* Everything released, the call sites named (the probes are gone), and a
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
@@ -592,6 +611,7 @@ static void close_window(struct run *r, struct cp_profile *p)
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
 	warn_lifecycle(p, r->s);
+	warn_leaderless(r, p);
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
 	cp_parallel_for(2, cp_parallel_workers(2), close_job_run, &job);

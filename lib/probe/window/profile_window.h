@@ -46,6 +46,10 @@ struct cp_window {
 	bool stacks;		    /* --stacks: name whole stacks */
 	struct cp_late_stacks late; /* --stacks: every function's rules */
 	struct cp_counters *ctr;    /* -e events (NULL: none) */
+	/* The target's main thread exited while others ran on, seen at a
+	 * look (cp_proc_live_tid): its libraries are looked for on the
+	 * timer whatever the mechanism, and its uprobes are said. */
+	bool leader_gone;
 };
 
 /* Adds a one-line warning to the profile, whole (at most CP_MAX_WARNINGS;

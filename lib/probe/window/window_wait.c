@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "mechanism.h"
+#include "procfs.h"
 #include "profile_window.h"
 #include "session.h"
 #include "wrapper_check.h"
@@ -178,7 +179,7 @@ static int timeout_ms(const struct timers *t)
 
 	if (t->rescan && t->next_rescan < until)
 		until = t->next_rescan;
-	if (t->look && t->next_look < until)
+	if (t->next_look < until) /* every mechanism: leader_gone */
 		until = t->next_look;
 	if (t->interval > 0 && t->next_interval < until)
 		until = t->next_interval;
@@ -213,6 +214,27 @@ static int answer_poll(struct cp_window *w, struct cp_profile *p, struct cp_sess
 	return 0;
 }
 
+/* The look for libraries: the mechanism's, every LIBRARY_LOOK_S or
+ * spaced by what reading the maps takes; and, whatever the mechanism,
+ * once the target's main thread has exited while others run on: the
+ * kernel then keeps no uprobe of clockprof's on the dynamic linker's
+ * hook past another program's removal of one on that file. */
+static void look_timer(struct timers *t, struct cp_profile *p, struct cp_session *s,
+		       struct cp_window *w)
+{
+	double took = 0;
+
+	if (!w->leader_gone)
+		w->leader_gone = cp_proc_live_tid(p->target.pid) != p->target.pid;
+	if (t->look || w->leader_gone) {
+		cp_window_look_for_libraries(w, p, s);
+		took = w->modules.read_s; /* not a new file's probing, once */
+	}
+	t->next_look = cp_monotonic_s() + (took * LOOK_SPACING > LIBRARY_LOOK_S ?
+						   took * LOOK_SPACING :
+						   LIBRARY_LOOK_S);
+}
+
 /* The timers that came due: the thread rescan and the live view. */
 static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_profile_options *o,
 		       struct cp_session *s, struct cp_window *w, double now)
@@ -221,15 +243,8 @@ static void run_timers(struct timers *t, struct cp_profile *p, const struct cp_p
 		cp_dist_cover_threads(p, s, &w->dist_failed);
 		t->next_rescan = now + DIST_RESCAN_S;
 	}
-	if (t->look && now >= t->next_look) {
-		double took;
-
-		cp_window_look_for_libraries(w, p, s);
-		took = w->modules.read_s; /* not a new file's probing, once */
-		t->next_look = cp_monotonic_s() + (took * LOOK_SPACING > LIBRARY_LOOK_S ?
-							   took * LOOK_SPACING :
-							   LIBRARY_LOOK_S);
-	}
+	if (now >= t->next_look)
+		look_timer(t, p, s, w);
 	if (t->interval > 0 && now >= t->next_interval) {
 		cp_window_interval(w, p, o, now - t->start);
 		while (t->next_interval <= now)		 /* a stall's missed ones: skipped, */
