@@ -194,3 +194,22 @@ def test_stopped_at_the_end_it_is_left_to_the_restorer_and_said(ctx):
         wait_for(lambda: not switched(tid), "the vDSO to be switched back", timeout=30)
 
     patched_then(ctx, "stopped", stopped)
+
+
+def test_attach_after_the_main_thread_exited_says_so(ctx):
+    """Its /proc/PID shows no executable then: refused, saying why, where
+    it said the process had exited or was a zombie."""
+    target = subprocess.Popen([str(a) for a in argv(ctx)[:3] + [100000]], stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    try:
+        target.stdin.write(b"\n")
+        target.stdin.close()
+        wait_for(lambda: open(f"/proc/{target.pid}/stat").read().rsplit(")", 1)[1].split()[0]
+                 == "Z", "the main thread to exit")
+        proc = ctx.run("attach", "-q", "-e", "none", "-d", "1", target.pid)
+        assert proc.returncode == 3, (proc.returncode, proc.stderr)
+        assert "main thread has exited" in proc.stderr and proc.stderr.count("\n") == 1, \
+            proc.stderr
+    finally:
+        target.kill()
+        target.wait(timeout=30)
