@@ -213,3 +213,30 @@ def test_attach_after_the_main_thread_exited_says_so(ctx):
     finally:
         target.kill()
         target.wait(timeout=30)
+
+
+def test_the_switch_back_holds_no_thread_a_stop_would_interrupt(ctx):
+    """The thread a stub runs on is chosen among those blocked by whether
+    a stop restarts their call unseen: a read on a socket with a timeout
+    returns EINTR instead (signal(7)), told by its descriptor, which was
+    read from /proc/PID/fd, empty once the main thread has exited. Its
+    read failed with EINTR at the switch back, where the pipe's reader
+    beside it restarts unseen."""
+    target = subprocess.Popen([ctx.target("leader_exit_reader")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    try:
+        wait_for(lambda: len(os.listdir(f"/proc/{target.pid}/task")) == 3, "its threads")
+        out = os.path.join(ctx.tmp, "reader.json")
+        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                                 "patch", "-d", "1", "-o", out, str(target.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        wait_attached(proc)
+        target.stdin.write(b"\n")
+        target.stdin.close()
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {stderr}"
+        assert ctx.load_json(out)["clock_reads"]["mechanism"] == "patch"
+        assert target.poll() is None, (target.returncode, target.stdout.read())
+    finally:
+        target.kill()
+        target.wait(timeout=30)

@@ -172,6 +172,10 @@ test-targets: $(T)/targets/leader_exit_target
 $(T)/targets/leader_exit_target: tests/targets/leader_exit_target.c tests/targets/dl_requests.h
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $< -ldl
+test-targets: $(T)/targets/leader_exit_reader
+$(T)/targets/leader_exit_reader: tests/targets/leader_exit_reader.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<
 
 # ... and one whose own syscall() takes no uprobe (an int3 first).
 test-targets: $(T)/targets/libunprobed_syscall.so

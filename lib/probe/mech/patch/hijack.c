@@ -50,13 +50,15 @@ static int thread_syscall(pid_t pid, pid_t tid, unsigned long *arg0)
 	return nr;
 }
 
-/* Whether descriptor fd of pid is a socket. */
-static bool is_socket(pid_t pid, unsigned long fd)
+/* Whether descriptor fd of thread tid of pid is a socket: read through
+ * the thread, whose descriptors are the process's, where /proc/PID/fd is
+ * empty once the main thread has exited (pthread_exit). */
+static bool is_socket(pid_t pid, pid_t tid, unsigned long fd)
 {
-	char path[64], link[32];
+	char path[96], link[32];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd/%lu", pid, fd);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd/%lu", pid, tid, fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	return n > 7 && !memcmp(link, "socket:", 7);
 }
@@ -87,7 +89,7 @@ static int quietness(pid_t pid, pid_t tid)
 		if (sockets[i] == nr)
 			return 1;
 	if (nr == SYS_read || nr == SYS_write)
-		return is_socket(pid, fd) ? 1 : 2;
+		return is_socket(pid, tid, fd) ? 1 : 2;
 	return 0;
 }
 
