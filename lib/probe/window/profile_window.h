@@ -47,7 +47,7 @@ struct cp_window {
 	struct cp_late_stacks late; /* --stacks: every function's rules */
 	struct cp_counters *ctr;    /* -e events (NULL: none) */
 	/* The target's main thread exited while others ran on, seen at a
-	 * look (cp_proc_live_tid): its libraries are looked for on the
+	 * look (cp_proc_leaderless): its libraries are looked for on the
 	 * timer whatever the mechanism, and its uprobes are said. */
 	bool leader_gone;
 };
