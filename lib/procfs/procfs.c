@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,39 @@ pid_t cp_proc_live_tid(pid_t pid)
 	    (tid = cp_proc_thread_find(pid, live_thread, NULL)) > 0)
 		return (pid_t)tid;
 	return pid;
+}
+
+/* Whether thread tid runs on: alive, not exiting (PF_EXITING) and not
+ * killed (SIGKILL pending: its process's exit_group or a fatal signal
+ * reached it, as one blocked in D state at the exit, an fsync's writeback,
+ * has until it wakes). */
+static long thread_runs_on(pid_t pid, pid_t tid, void *unused)
+{
+	char path[96], buf[4096], *at;
+	unsigned long long pending;
+	unsigned long flags;
+
+	(void)unused;
+	if (tid == pid)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0 || !(at = strrchr(buf, ')')) ||
+	    sscanf(at + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1 || at[2] == 'Z' ||
+	    at[2] == 'X' || (flags & 0x4)) /* PF_EXITING */
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0 || !(at = strstr(buf, "\nSigPnd:")) ||
+	    sscanf(at + 8, "%llx", &pending) != 1)
+		return 0;
+	return pending & (1ULL << (SIGKILL - 1)) ? 0 : tid;
+}
+
+bool cp_proc_leaderless(pid_t pid)
+{
+	struct cp_proc_stat st;
+
+	return cp_proc_stat_read(pid, &st) == 0 && st.state == 'Z' &&
+	       cp_proc_thread_find(pid, thread_runs_on, NULL) > 0;
 }
 
 bool cp_proc_alive(pid_t pid)

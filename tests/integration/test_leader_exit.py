@@ -240,3 +240,20 @@ def test_the_switch_back_holds_no_thread_a_stop_would_interrupt(ctx):
     finally:
         target.kill()
         target.wait(timeout=30)
+
+
+def test_a_process_on_its_way_out_is_not_said_leaderless(ctx):
+    """A process that ends while a thread of its waits in fsync: its main
+    thread is a zombie while that one, killed, waits for the writeback
+    (a tenth of a second for 256 MB here). The process is exiting, not serving
+    on without its main thread: nothing is said. Before, a look in that
+    while took it for leaderless and said its uprobes may have gone."""
+    data = os.path.join(ctx.tmp, "fsync.dat")
+    for mechanism in ("uprobe", "patch"):
+        out = os.path.join(ctx.tmp, f"fsync-{mechanism}.json")
+        proc = ctx.run("run", "-q", "-e", "none", "--mechanism", mechanism, "-o", out, "--",
+                       ctx.target("exit_fsync_target"), data, 256, stdin=subprocess.DEVNULL)
+        os.unlink(data)
+        assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+        run = ctx.load_json(out)
+        assert not leaderless_said(run), (mechanism, run["warnings"])

@@ -177,6 +177,13 @@ $(T)/targets/leader_exit_reader: tests/targets/leader_exit_reader.c
 	@mkdir -p $(@D)
 	$(CC) $(TARGET_CFLAGS) -o $@ $<
 
+# ... and a process that ends while a thread of its waits in fsync (its
+# main thread a zombie meanwhile, the process on its way out).
+test-targets: $(T)/targets/exit_fsync_target
+$(T)/targets/exit_fsync_target: tests/targets/exit_fsync_target.c
+	@mkdir -p $(@D)
+	$(CC) $(TARGET_CFLAGS) -o $@ $<
+
 # ... and one whose own syscall() takes no uprobe (an int3 first).
 test-targets: $(T)/targets/libunprobed_syscall.so
 $(T)/targets/libunprobed_syscall.so: tests/targets/unprobed_syscall.c

@@ -169,7 +169,7 @@ int cp_target_inspect(pid_t pid, struct cp_target *t, struct cp_error *err)
 	n = readlink(path, t->exe, sizeof(t->exe) - 1);
 	if (n < 0 && (errno == EACCES || errno == EPERM))
 		return access_denied(pid, err);
-	if (n < 0 && cp_proc_live_tid(pid) != pid)
+	if (n < 0 && cp_proc_leaderless(pid))
 		return cp_fail(
 			err, CP_EXIT_PROFILE,
 			"process %d's main thread has exited (pthread_exit) while others run on: clockprof attaches to a process only while its main thread lives (run it under clockprof run, or attach before)",

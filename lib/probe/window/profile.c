@@ -505,51 +505,6 @@ static void read_counters(struct run *r, struct cp_profile *p)
 		p->counter_window_s = p->clock_window_s;
 }
 
-/* An exec mid-window ends the counting (the probes were placed in the old
- * image); processes the target started are not the target. Both are said,
- * so that a count lower than expected is explained. */
-static void warn_lifecycle(struct cp_profile *p, const struct cp_session *s)
-{
-	unsigned forks, followed_execed, traced;
-	bool execed;
-
-	cp_session_lifecycle(s, &execed, &forks, &followed_execed, &traced);
-	if (execed)
-		cp_profile_warn(
-			p,
-			"the target exec()ed a new program during the window: its clock "
-			"reads from the exec on are not counted (the probes were in the old image)");
-	if (forks && p->followed)
-		cp_profile_warn(p,
-				"%u process%s the target started during the window %s not "
-				"followed (too many at once): %s clock reads are not counted",
-				forks, forks == 1 ? "" : "es", forks == 1 ? "was" : "were",
-				forks == 1 ? "its" : "their");
-	else if (forks)
-		cp_profile_warn(
-			p,
-			"the target started %u process%s during the window: %s clock reads "
-			"are not counted (only the target's own threads are%s)",
-			forks, forks == 1 ? "" : "es", forks == 1 ? "its" : "their",
-			p->mechanism == CP_MECHANISM_PATCH || !p->launched ?
-				"" :
-				"; run follows the processes it forks with the vDSO patch only");
-	if (traced)
-		cp_profile_warn(p,
-				"%u process%s the target started %s traced by another process "
-				"(a debugger, strace) at %s exec: not held there to be patched, %s "
-				"clock reads from the exec on are not counted",
-				traced, traced == 1 ? "" : "es", traced == 1 ? "was" : "were",
-				traced == 1 ? "its" : "their", traced == 1 ? "its" : "their");
-	followed_execed -= traced < followed_execed ? traced : followed_execed;
-	if (followed_execed)
-		cp_profile_warn(p,
-				"%u process%s the target started exec()ed another program: "
-				"%s clock reads from the exec on are not counted",
-				followed_execed, followed_execed == 1 ? "" : "es",
-				followed_execed == 1 ? "its" : "their");
-}
-
 /* Closing the mechanism and the session (the patch's switch back: a
  * thread of the target held, the stub's round trip) is the target's
  * business, naming the call sites clockprof's (libdw): on two CPUs they
@@ -583,25 +538,6 @@ static void close_job_run(void *ctx, size_t i, size_t worker)
 	p->naming_s = cp_monotonic_s() - t0;
 }
 
-/* The kernel limits a uprobe to a process by its main thread's memory:
- * once that thread has exited, another program's removal of a uprobe on
- * the same file (another clockprof, bpftrace, perf) takes the target's out
- * too, unsaid. Said when the run relied on any. */
-static void warn_leaderless(const struct run *r, struct cp_profile *p)
-{
-	bool patch = p->mechanism == CP_MECHANISM_PATCH;
-
-	if (!r->w.leader_gone || !(cp_session_holds_uprobes(r->s) ||
-				   (r->cfg.boundary_func && !r->cfg.boundary_in_target)))
-		return;
-	cp_profile_warn(
-		p,
-		"process %d's main thread exited during the window while others ran on: the kernel then keeps clockprof's uprobes in it only until another program removes one on the same file (another clockprof, bpftrace, perf), so what they count after that may be short%s",
-		(int)p->target.pid,
-		patch ? " (syscall()'s reads, a boundary's requests); counted alone (attach PID, run --no-inherit), the patch places none" :
-			"; the patch (--mechanism patch) counts such a process alone with none");
-}
-
 /* Everything released, the call sites named (the probes are gone), and a
  * launched command ended. */
 static void close_window(struct run *r, struct cp_profile *p)
@@ -610,8 +546,8 @@ static void close_window(struct run *r, struct cp_profile *p)
 
 	read_counters(r, p);
 	p->duration_s = cp_monotonic_s() - r->start;
-	warn_lifecycle(p, r->s);
-	warn_leaderless(r, p);
+	cp_window_warn_lifecycle(p, r->s);
+	cp_window_warn_leaderless(&r->w, r->s, &r->cfg, p);
 	cp_counters_close(r->ctr);
 	cp_target_cpu_close(&r->cpu);
 	cp_parallel_for(2, cp_parallel_workers(2), close_job_run, &job);

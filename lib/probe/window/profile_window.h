@@ -47,7 +47,7 @@ struct cp_window {
 	struct cp_late_stacks late; /* --stacks: every function's rules */
 	struct cp_counters *ctr;    /* -e events (NULL: none) */
 	/* The target's main thread exited while others ran on, seen at a
-	 * look (cp_proc_live_tid): its libraries are looked for on the
+	 * look (cp_proc_leaderless): its libraries are looked for on the
 	 * timer whatever the mechanism, and its uprobes are said. */
 	bool leader_gone;
 };
@@ -87,6 +87,20 @@ void cp_window_close(struct cp_window *w);
  * how many were new, or -1 with err set. */
 int cp_window_probe_files(struct cp_window *w, struct cp_profile *p, struct cp_session *s,
 			  pid_t pid, struct cp_error *err);
+
+/* An exec mid-window ends the counting (the probes were placed in the old
+ * image), and processes the target started are not the target: both are
+ * said in p's warnings, so that a count lower than expected is explained. */
+void cp_window_warn_lifecycle(struct cp_profile *p, const struct cp_session *s);
+
+/* The kernel limits a uprobe to a process by its main thread's memory:
+ * once that thread has exited while others run on (w->leader_gone),
+ * another program's removal of a uprobe on the same file (another
+ * clockprof, bpftrace, perf) takes the target's out too, unsaid. Said in
+ * p's warnings when the run relied on any (s's, or cfg's boundary). */
+struct cp_session_config;
+void cp_window_warn_leaderless(const struct cp_window *w, const struct cp_session *s,
+			       const struct cp_session_config *cfg, struct cp_profile *p);
 
 /* New libraries the target maps probed, their wrappers' rules given to
  * the mechanism (nothing in the counter window, nor once the target

@@ -225,7 +225,7 @@ static void look_timer(struct timers *t, struct cp_profile *p, struct cp_session
 	double took = 0;
 
 	if (!w->leader_gone)
-		w->leader_gone = cp_proc_live_tid(p->target.pid) != p->target.pid;
+		w->leader_gone = cp_proc_leaderless(p->target.pid);
 	if (t->look || w->leader_gone) {
 		cp_window_look_for_libraries(w, p, s);
 		took = w->modules.read_s; /* not a new file's probing, once */
