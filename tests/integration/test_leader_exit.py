@@ -30,13 +30,14 @@ def run_it(ctx, mechanism):
     return ctx.load_json(out)
 
 
-def attach_it(ctx, mechanism, after=AFTER, *opts, then=None):
+def attach_it(ctx, mechanism, after=AFTER, *opts, then=None, command=None):
     """Attached while the main thread lives; it exits once the window is
     open, and every read comes after. then(target), once clockprof is done,
-    before the target is waited for."""
+    before the target is waited for (killed after). command: another
+    target's, whose main thread exits at a line on stdin as this one's."""
     out = os.path.join(ctx.tmp, f"attach-{mechanism}.json")
-    target = subprocess.Popen([str(a) for a in argv(ctx)[:3] + [after]], stdin=subprocess.PIPE,
-                              stdout=subprocess.DEVNULL)
+    target = subprocess.Popen(command or [str(a) for a in argv(ctx)[:3] + [after]],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         wait_for(lambda: "/libc.so.6" in open(f"/proc/{target.pid}/maps").read(),
                  "the target's loader")
@@ -222,24 +223,12 @@ def test_the_switch_back_holds_no_thread_a_stop_would_interrupt(ctx):
     read from /proc/PID/fd, empty once the main thread has exited. Its
     read failed with EINTR at the switch back, where the pipe's reader
     beside it restarts unseen."""
-    target = subprocess.Popen([ctx.target("leader_exit_reader")], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE)
-    try:
-        wait_for(lambda: len(os.listdir(f"/proc/{target.pid}/task")) == 3, "its threads")
-        out = os.path.join(ctx.tmp, "reader.json")
-        proc = subprocess.Popen([ctx.clockprof, "attach", "-q", "-e", "none", "--mechanism",
-                                 "patch", "-d", "1", "-o", out, str(target.pid)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wait_attached(proc)
-        target.stdin.write(b"\n")
-        target.stdin.close()
-        _, stderr = proc.communicate(timeout=60)
-        assert proc.returncode == 0, f"exit {proc.returncode}: {stderr}"
-        assert ctx.load_json(out)["clock_reads"]["mechanism"] == "patch"
+    def alive(target):
         assert target.poll() is None, (target.returncode, target.stdout.read())
-    finally:
-        target.kill()
-        target.wait(timeout=30)
+
+    run = attach_it(ctx, "patch", AFTER, "-d", "1", then=alive,
+                    command=[ctx.target("leader_exit_reader")])
+    assert run["clock_reads"]["mechanism"] == "patch", run["clock_reads"]
 
 
 def test_a_process_on_its_way_out_is_not_said_leaderless(ctx):
