@@ -274,7 +274,7 @@ void cp_session_detach_clock_probes(struct cp_session *s)
 
 bool cp_session_holds_uprobes(const struct cp_session *s)
 {
-	bool any = s->nfile_links > 0 || ulink_set(&s->dl_hook);
+	bool any = s->nfile_links > 0;
 
 	for (int i = 0; i < CP_MAX_PROBES && !any; i++)
 		any = ulink_set(&s->probes[i]);

@@ -189,9 +189,9 @@ int cp_session_read_sites(struct cp_session *s, struct cp_site_count **sites, si
  * keeping only the request boundary: the counter window (a mechanism's
  * own go first: cp_mech_detach). */
 void cp_session_detach_clock_probes(struct cp_session *s);
-/* Whether it holds uprobes limited to the target: its files' clock points
- * or syscall(), the dynamic linker's hook, --probe functions (a boundary
- * is its caller's to tell). */
+/* Whether it counts through uprobes limited to the target: its files'
+ * clock points or syscall(), --probe functions (a boundary is its
+ * caller's to tell; the dynamic linker's hook counts nothing). */
 bool cp_session_holds_uprobes(const struct cp_session *s);
 
 /* Moves the BPF program to phase (enum cp_phase in clockreads.h): what it
