@@ -133,7 +133,8 @@ static ssize_t io_at(const char *dir, uint64_t addr, void *buf, size_t len, bool
 }
 
 /* One access through a fresh open of /proc/PID/mem, or of a live
- * thread's when the main thread's reaches no memory (it exited). */
+ * thread's when the main thread's has no memory (it exited: its mem will
+ * not open, ESRCH). A bad address (EIO) asks nothing more. */
 static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
 	char dir[64], live[64];
@@ -141,7 +142,7 @@ static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool wr
 
 	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
 	n = io_at(dir, addr, buf, len, write);
-	if (n == (ssize_t)len)
+	if (n > 0 || len == 0 || (n < 0 && errno != ESRCH))
 		return n;
 	cp_proc_live_dir(pid, live, sizeof(live));
 	return strcmp(live, dir) ? io_at(live, addr, buf, len, write) : n;
