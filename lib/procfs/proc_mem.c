@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -137,15 +136,16 @@ static ssize_t io_at(const char *dir, uint64_t addr, void *buf, size_t len, bool
  * not open, ESRCH). A bad address (EIO) asks nothing more. */
 static ssize_t io_fresh(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
-	char dir[64], live[64];
+	char dir[64];
 	ssize_t n;
+	pid_t tid;
 
 	snprintf(dir, sizeof(dir), "/proc/%d", (int)pid);
 	n = io_at(dir, addr, buf, len, write);
-	if (n > 0 || len == 0 || (n < 0 && errno != ESRCH))
+	if (n > 0 || len == 0 || (n < 0 && errno != ESRCH) || (tid = cp_proc_live_tid(pid)) == pid)
 		return n;
-	cp_proc_live_dir(pid, live, sizeof(live));
-	return strcmp(live, dir) ? io_at(live, addr, buf, len, write) : n;
+	snprintf(dir, sizeof(dir), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return io_at(dir, addr, buf, len, write);
 }
 
 typedef ssize_t vm_io_fn(pid_t, const struct iovec *, unsigned long, const struct iovec *,

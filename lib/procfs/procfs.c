@@ -83,11 +83,11 @@ ssize_t cp_proc_execfn(pid_t pid, char *buf, size_t size)
 	return (ssize_t)strlen(buf);
 }
 
-int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
+/* A stat file's fields (a process's or a thread's); -1 when it is gone. */
+static int stat_read_at(const char *path, struct cp_proc_stat *st)
 {
-	char path[64], buf[4096], *p;
+	char buf[4096], *p;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0)
 		return -1;
 	/* comm may hold spaces and parentheses: fields resume after the
@@ -100,6 +100,36 @@ int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
 		   &st->state, &st->ppid, &st->flags, &st->utime, &st->stime, &st->start_time) != 6)
 		return -1;
 	return 0;
+}
+
+int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return stat_read_at(path, st);
+}
+
+bool cp_proc_status_field(pid_t pid, pid_t tid, const char *key, char *val, size_t size)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	bool found = false;
+	FILE *f;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			snprintf(val, size, "%s", line + klen + 1);
+			found = true;
+		}
+	fclose(f);
+	return found;
 }
 
 int cp_proc_auxv(pid_t pid, uint64_t type, uint64_t *value)
@@ -190,23 +220,16 @@ pid_t cp_proc_live_tid(pid_t pid)
  * has until it wakes). */
 static long thread_runs_on(pid_t pid, pid_t tid, void *unused)
 {
-	char path[96], buf[4096], *at;
-	unsigned long long pending;
-	unsigned long flags;
+	struct cp_proc_stat st;
+	char path[96], pending[32];
 
 	(void)unused;
-	if (tid == pid)
-		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0 || !(at = strrchr(buf, ')')) ||
-	    sscanf(at + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) != 1 || at[2] == 'Z' ||
-	    at[2] == 'X' || (flags & 0x4)) /* PF_EXITING */
+	if (tid == pid || stat_read_at(path, &st) || st.state == 'Z' || st.state == 'X' ||
+	    (st.flags & 0x4) || /* PF_EXITING */
+	    !cp_proc_status_field(pid, tid, "SigPnd", pending, sizeof(pending)))
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (cp_proc_read_text(path, buf, sizeof(buf)) <= 0 || !(at = strstr(buf, "\nSigPnd:")) ||
-	    sscanf(at + 8, "%llx", &pending) != 1)
-		return 0;
-	return pending & (1ULL << (SIGKILL - 1)) ? 0 : tid;
+	return strtoull(pending, NULL, 16) & (1ULL << (SIGKILL - 1)) ? 0 : tid;
 }
 
 bool cp_proc_leaderless(pid_t pid)

@@ -151,7 +151,7 @@ static int probe_module(struct cp_module_probes *mp, struct cp_mech *mech, struc
 		    m->file, why.msg);
 		return 0;
 	}
-	if (placed_by_uprobes(mech, &pts) && cp_proc_live_tid(pid) != pid) {
+	if (placed_by_uprobes(mech, &pts) && cp_proc_leaderless(pid)) {
 		if (!mp->leaderless_said)
 			say(mp,
 			    "%s was mapped after process %d's main thread exited: the kernel places no uprobe limited to a process whose main thread is gone (it checks that thread's memory), so reads the file makes itself are not counted; the patch (--mechanism patch) counts them",

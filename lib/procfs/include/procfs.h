@@ -39,6 +39,12 @@ ssize_t cp_proc_execfn(pid_t pid, char *buf, size_t size);
 /* Reads /proc/PID/stat; -1 when the process does not exist. */
 int cp_proc_stat_read(pid_t pid, struct cp_proc_stat *st);
 
+/* The value of a line "Key:\tvalue" of /proc/PID/status, copied into
+ * val: the process's (tid 0: its main thread's), or thread tid's own
+ * (per-thread state, such as a seccomp filter a thread installed on
+ * itself or its pending signals, is only in its own). */
+bool cp_proc_status_field(pid_t pid, pid_t tid, const char *key, char *val, size_t size);
+
 /* process_vm_readv(2) and process_vm_writev(2) of pid's memory, made
  * again through a live thread (cp_proc_live_tid) when pid's own fails:
  * its main thread may have exited. */

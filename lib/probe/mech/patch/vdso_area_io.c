@@ -42,37 +42,6 @@
 #include "vdso_patch_internal.h"
 #include "vdso_plan.h"
 
-/* The value of a line "Key:\tvalue" of /proc/PID/status, copied into
- * val: the process's (tid 0: its leader's), or thread tid's own
- * (per-thread state such as a seccomp filter a thread installed on
- * itself is only in its own). */
-bool cp_vdso_status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	bool found = false;
-	FILE *f;
-
-	if (tid)
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	else
-		snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			snprintf(val, size, "%s", line + klen + 1);
-			found = true;
-		}
-	fclose(f);
-	return found;
-}
-
-bool cp_vdso_status_field(pid_t pid, const char *key, char *val, size_t size)
-{
-	return cp_vdso_status_field_of(pid, 0, key, val, size);
-}
-
 /* Whether the process runs nothing until someone continues it: a thread
  * stopped by a signal, or its cgroup frozen (its threads then read S). */
 bool cp_vdso_patch_runs_nothing(pid_t pid)
@@ -85,7 +54,7 @@ pid_t cp_vdso_patch_tracer(pid_t pid)
 	pid_t live = cp_proc_live_tid(pid); /* a zombie main thread has none */
 	char val[32];
 
-	return cp_vdso_status_field_of(pid, live == pid ? 0 : live, "TracerPid", val, sizeof(val)) ?
+	return cp_proc_status_field(pid, live == pid ? 0 : live, "TracerPid", val, sizeof(val)) ?
 		       (pid_t)atoi(val) :
 		       0;
 }

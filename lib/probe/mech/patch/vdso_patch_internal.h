@@ -57,8 +57,6 @@ struct cp_vdso_patch {
 };
 
 /* vdso_area_io.c */
-bool cp_vdso_status_field_of(pid_t pid, pid_t tid, const char *key, char *val, size_t size);
-bool cp_vdso_status_field(pid_t pid, const char *key, char *val, size_t size);
 bool cp_vdso_request_done(pid_t pid, const struct cp_vdso_area_header *h,
 			  struct cp_vdso_stub_result *r);
 void cp_vdso_adopt_table(pid_t pid, struct cp_vdso_area_header *h);

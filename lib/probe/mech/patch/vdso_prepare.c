@@ -90,7 +90,7 @@ const char *cp_vdso_capped_memory(pid_t pid, unsigned long long *mib)
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		if (prlimit(pid, caps[i].resource, NULL, &r) || r.rlim_cur == RLIM_INFINITY)
 			continue;
-		used = cp_vdso_status_field(pid, caps[i].used, val, sizeof(val)) ?
+		used = cp_proc_status_field(pid, 0, caps[i].used, val, sizeof(val)) ?
 			       strtoull(val, NULL, 10) << 10 :
 			       0;
 		room = r.rlim_cur > used ? r.rlim_cur - used : 0;
@@ -193,11 +193,11 @@ static int refuse_early(pid_t pid, bool held, struct cp_error *err)
 			err, CP_EXIT_PROFILE,
 			"the kernel charges all private memory to commit (vm.overcommit_memory=2): the patch's %zu MiB counter table would be charged to process %d and to every process it forks",
 			(size_t)CP_VDSO_MAP_SIZE >> 20, pid);
-	if (cp_vdso_status_field(pid, "Seccomp", val, sizeof(val)) &&
+	if (cp_proc_status_field(pid, 0, "Seccomp", val, sizeof(val)) &&
 	    atoi(val) == SECCOMP_MODE_STRICT)
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d runs in seccomp's strict mode",
 			       pid);
-	if (cp_vdso_status_field(pid, "x86_Thread_features", val, sizeof(val)) &&
+	if (cp_proc_status_field(pid, 0, "x86_Thread_features", val, sizeof(val)) &&
 	    strstr(val, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d uses shadow stacks", pid);
 	/* Not for a launched command: clockprof itself holds it. */

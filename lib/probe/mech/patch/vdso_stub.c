@@ -235,7 +235,7 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 			p->pid);
 	/* Shadow stacks are enabled thread by thread: the stub's `ret` runs
 	 * on this one. */
-	if (cp_vdso_status_field_of(p->pid, tid, "x86_Thread_features", why, sizeof(why)) &&
+	if (cp_proc_status_field(p->pid, tid, "x86_Thread_features", why, sizeof(why)) &&
 	    strstr(why, "shstk"))
 		return cp_fail(err, CP_EXIT_PROFILE, "process %d: its thread %d uses shadow stacks",
 			       p->pid, tid);
@@ -247,7 +247,7 @@ int cp_vdso_check_held(void *ctx, pid_t tid, struct cp_error *err)
 			p->pid, tid);
 	/* The held thread's own filters: a thread may have installed some
 	 * on itself alone (no TSYNC), and the stub runs on this one. */
-	if (!cp_vdso_status_field_of(p->pid, tid, "Seccomp", mode, sizeof(mode)))
+	if (!cp_proc_status_field(p->pid, tid, "Seccomp", mode, sizeof(mode)))
 		return 0;
 	if (atoi(mode) == SECCOMP_MODE_STRICT)
 		return cp_fail(err, CP_EXIT_PROFILE,
