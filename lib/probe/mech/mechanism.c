@@ -84,6 +84,14 @@ int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg, str
 	return ops->configure ? ops->configure(cfg, err) : 0;
 }
 
+void cp_mech_await_early(enum cp_mechanism kind)
+{
+	const struct cp_mechanism_ops *ops = ops_of(kind);
+
+	if (ops->await_early)
+		ops->await_early();
+}
+
 int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
 		 const struct cp_session_config *cfg, struct cp_error *err)
 {

@@ -684,6 +684,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 	.caps = CP_MECH_SEES_UNSTUBBED | CP_MECH_FOLLOWS_FORKS | CP_MECH_LOOKS_FOR_LIBRARIES |
 		CP_MECH_COUNTS_THE_VDSO,
 	.configure = patch_configure,
+	.await_early = cp_patch_early_await_selftest,
 	.open = patch_open,
 	.attach_file = patch_attach_file, /* the vDSO entries count */
 	.set_unwind = patch_set_unwind,

@@ -9,13 +9,25 @@
 static struct {
 	pthread_t thread;
 	bool started, taken;
+	/* the self-test over (passed or not), for cp_patch_early_await_selftest */
+	pthread_mutex_t lock;
+	pthread_cond_t tested;
+	bool selftest_over;
 	pid_t pids[CP_PATCH_RESTORER_PIDS];
 	size_t npids;
 	bool launched, apply;
 	int rc;
 	struct cp_patch_early out;
 	struct cp_error err;
-} early = { .taken = true };
+} early = { .taken = true, .lock = PTHREAD_MUTEX_INITIALIZER, .tested = PTHREAD_COND_INITIALIZER };
+
+static void selftest_over(void)
+{
+	pthread_mutex_lock(&early.lock);
+	early.selftest_over = true;
+	pthread_cond_broadcast(&early.tested);
+	pthread_mutex_unlock(&early.lock);
+}
 
 static void run_steps(void)
 {
@@ -25,6 +37,7 @@ static void run_steps(void)
 	memset(&early.out, 0, sizeof(early.out));
 	memset(&early.err, 0, sizeof(early.err));
 	early.rc = cp_vdso_patch_selftest(&c, &helper, &early.err);
+	selftest_over();
 	if (early.rc) {
 		early.out.selftest_failed = true;
 		return;
@@ -77,7 +90,16 @@ void cp_patch_early_start(const struct cp_session_config *cfg)
 	early.launched = cfg->launched;
 	early.apply = !cfg->launched && !cfg->boundary_in_target;
 	early.taken = false;
+	early.selftest_over = false;
 	early.started = pthread_create(&early.thread, NULL, run_thread, NULL) == 0;
+}
+
+void cp_patch_early_await_selftest(void)
+{
+	pthread_mutex_lock(&early.lock);
+	while (early.started && !early.selftest_over)
+		pthread_cond_wait(&early.tested, &early.lock);
+	pthread_mutex_unlock(&early.lock);
 }
 
 int cp_patch_early_finish(struct cp_patch_early *out, struct cp_error *err)

@@ -1,6 +1,6 @@
 /* patch_early.h - the vDSO patch's steps that need no session, run on a
- * thread of their own while the session's BPF programs load (the
- * verifier's work, ~50 ms here, on one CPU): the self-test on a child of
+ * thread of their own while the session opens (its BPF programs load, the
+ * target's modules are named): the self-test on a child of
  * clockprof's own (vdso_selftest.c), then, only if it passed, the
  * target's patch prepared (its code written into the unused end of the
  * target's vDSO, unreached), its restorer started (the self-test's
@@ -29,6 +29,12 @@ struct cp_patch_early {
  * change meanwhile). One at a time: a second start first waits for the
  * first, whose patch is then detached (its result never taken). */
 void cp_patch_early_start(const struct cp_session_config *cfg);
+
+/* Waits until the self-test, the first step, is over (at once when no
+ * steps run on their thread): for the session's load, where it would
+ * otherwise share the host's CPUs with the self-test and naming
+ * (cp_mech_await_early). */
+void cp_patch_early_await_selftest(void);
 
 /* Waits for the steps (or runs them now, if they could not be started)
  * and gives what they made: the caller owns out->patch and the restorer,
