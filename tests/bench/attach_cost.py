@@ -9,6 +9,16 @@ peak RSS (the kernel's own figure, wait4's ru_maxrss: tests/bench/peak_rss.c). A
 target (tests/targets/reads_target) and redis-server where installed.
 Goals: the patch's overhead <= uprobe's; its peak RSS <= 10 MB.
 
+Each attach starts 200 ms after the one before (--settle-ms), as a
+user's does, on a host no longer busy with it. Back to back, an attach
+ran while the kernel still finished the last one's work (a uprobe's
+removal waits out grace periods after clockprof has exited), and its
+time depended on which mechanism ran before it. Medians of 12 to 36:
+against reads_target, uprobes took 22.6 ms after uprobes, 25.7 ms after
+the patch and 28.2-30.9 ms with 20-500 ms between runs, the patch 21-25
+ms in every order; against redis-server, uprobes took 46.7 ms after
+uprobes and 40.8 ms after the patch.
+
 What the patch commits in the target: the sum of the sizes of its
 mappings the kernel charges to the commit limit (/proc/PID/smaps, VmFlags
 "ac": per process, not moved by the rest of the host as Committed_AS is)
@@ -43,6 +53,7 @@ COMMIT_PER_THREAD_KIB = 16
 def attach_once(a, pid, mechanism, tmp):
     """(wall time less the window in ms, peak RSS in MB, mechanism counted)."""
     out = os.path.join(tmp, f"run-{mechanism}.json")
+    time.sleep(a.settle_ms / 1e3)
     run = subprocess.run([a.peak_rss, a.clockprof, "attach", "-q", "-o", out, "-d", "100ms",
                           "-e", "none", "--mechanism", mechanism, str(pid)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -171,6 +182,8 @@ def main():
     ap.add_argument("--peak-rss", required=True, help="tests/bench/peak_rss.c, built")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=4)
+    ap.add_argument("--settle-ms", type=int, default=200,
+                    help="pause before each attach (see the module's docstring)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="clockprof-attach-cost-") as tmp:
         target = subprocess.Popen([os.path.join(a.targets, "reads_target"), "clock_gettime", "2",
