@@ -10,7 +10,9 @@
  *  - a perf event bound to a task (the target's task-clock, -e counters,
  *    breakpoints): the first one on the host turns the scheduler's perf
  *    hooks on and waits for a grace period; they stay on for a second
- *    after the last one is closed.
+ *    after the last one is closed (a second after an earlier clockprof's
+ *    last one, perhaps in the middle of this start-up, unless one is held
+ *    open meanwhile).
  * Both came after the programs had loaded, one after the other: the first
  * uprobe placed in the target, then the task-clock counter. Registered as
  * soon as profiling starts, on clockprof's own code, a uprobe of a program
@@ -22,16 +24,18 @@
 #define CP_WARMUP_H
 
 /* Starts the perf event's registration from a detached thread, which
- * closes it right away, and asks the kernel meanwhile whether it makes
- * uprobe_multi links (for the session). Best effort: where it cannot be
- * made, start-up is only slower. The uprobe's is the registrar's
+ * keeps it open until cp_warmup_stop, and asks the kernel meanwhile, from
+ * another, whether it makes uprobe_multi links (for the session). Best
+ * effort: where it cannot be made, start-up is only slower. The uprobe's is the registrar's
  * (cp_registrar_start), only where uprobe_multi links exist (the
  * perf-event path of older kernels would hold the trace events' mutex for
  * a whole grace period when removed). */
 void cp_warmup_start(void);
 
-/* The registrar's warm-up places its uprobe again every few ms, and
- * hands it back at once, from its start until this (or a second): a
+/* Closes the warm-up's perf event (start-up's task-bound events are open
+ * by then), and ends the registrar's warm-up, which places its uprobe
+ * again every few ms and hands it back at once, from its start until
+ * this (or a second): a
  * placement within ~16 ms of the last writer took 0.02-0.15 ms here, one
  * 24-50 ms after it 9-15 ms (the grace period), and the vDSO patch's
  * programs take ~20 ms to load, so its first uprobe in the target waited
