@@ -378,6 +378,51 @@ TEST(anatomy_share_at_and_below_the_limit)
 	cp_anatomy_free(&a);
 }
 
+/* n requests reading two sites apart ns apart; in the last preempted of
+ * them the thread was preempted between the reads, and the second came
+ * 50 us after the first. */
+static void preempted_pairs(struct cp_anatomy *a, int n, int preempted, uint64_t apart)
+{
+	struct cp_anatomy_samples s;
+	uint32_t x, y;
+
+	samples_init(&s);
+	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
+	y = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
+	for (int i = 0; i < n; i++) {
+		struct cp_anatomy_request *r = add_request(&s, 7);
+		uint64_t t = 100000 * (uint64_t)i;
+		bool cut = i >= n - preempted;
+
+		rd(r, t, x);
+		if (cut)
+			ev(r, t + 100, CP_ANATOMY_SWITCH, 0);
+		rd(r, t + (cut ? 50000 : apart), y);
+	}
+	(void)judge(&s, a);
+}
+
+/* The time a preemption took is the kernel's, not the program's: 2 of 20
+ * requests with one between two reads 200 ns apart keep the pair (judged
+ * by those gaps, 18 of 20 fell short of the share), and the gaps'
+ * percentiles are the program's. A start and a stop 5 us apart stay
+ * apart, preempted or not. */
+TEST(anatomy_preempted_gap_not_judged)
+{
+	struct cp_anatomy a;
+	const uint32_t want[][2] = { { 1, 0 } };
+
+	preempted_pairs(&a, 20, 2, 200);
+	CHECK(reusable_is(&a, want, 1));
+	CHECK_INT(a.reusable[0].held, 20);
+	CHECK_INT(a.reusable[0].times, 20);
+	CHECK_INT(a.reusable[0].gap_p99_ns, 200);
+	cp_anatomy_free(&a);
+	preempted_pairs(&a, 20, 2, 5000);
+	CHECK_INT(a.nreusable, 0);
+	cp_anatomy_free(&a);
+}
+
 /* A truncated request (its syscall between the reads) is left out of the
  * rule and of the shapes. */
 TEST(anatomy_truncated_requests_excluded)

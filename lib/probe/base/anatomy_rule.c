@@ -3,7 +3,10 @@
  * on the request's thread, when no syscall and no voluntary switch lies
  * between them (a preemption does not count: the program did nothing) and
  * R - E < reuse_gap_ns, in at least reuse_share of the sampled requests
- * holding the pair (E, R), at every time it came in them. */
+ * holding the pair (E, R), at every time it came in them. Where the
+ * thread was preempted between them, R - E is mostly the kernel's time,
+ * not the program's: that time is not judged by its gap, nor counted in
+ * the gaps' percentiles. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +23,7 @@ bool cp_anatomy_clock_timed(int32_t clock)
 /* One (E, R) pair over the sample. */
 struct pair {
 	uint32_t e, r;
-	uint64_t requests, broken, times;
+	uint64_t requests, broken, times, ngaps;
 	size_t last;	 /* the request it was last met in, + 1 */
 	bool broken_now; /* the rule failed in that request */
 	uint64_t *gaps;
@@ -32,7 +35,7 @@ struct pair {
 struct latest {
 	int32_t clock;
 	uint32_t id;
-	uint64_t t, barrier;
+	uint64_t t, barrier, preempted;
 };
 
 struct walk {
@@ -62,8 +65,9 @@ static struct pair *find_pair(struct walk *w, uint32_t e, uint32_t r)
 	return &w->pairs[w->npairs - 1];
 }
 
-/* One time the pair came, in request number req: held or not. */
-static int met(struct pair *p, size_t req, uint64_t gap, bool held)
+/* One time the pair came, in request number req: held or not; its gap
+ * the program's (no preemption between), or not. */
+static int met(struct pair *p, size_t req, uint64_t gap, bool gap_known, bool held)
 {
 	if (p->last != req + 1) {
 		p->last = req + 1;
@@ -74,9 +78,12 @@ static int met(struct pair *p, size_t req, uint64_t gap, bool held)
 		p->broken_now = true;
 		p->broken++;
 	}
-	if (cp_grow(&p->gaps, &p->cap, p->times + 1, sizeof(*p->gaps)))
+	p->times++;
+	if (!gap_known)
+		return 0;
+	if (cp_grow(&p->gaps, &p->cap, p->ngaps + 1, sizeof(*p->gaps)))
 		return -1;
-	p->gaps[p->times++] = gap;
+	p->gaps[p->ngaps++] = gap;
 	return 0;
 }
 
@@ -91,13 +98,20 @@ static struct latest *latest_of(struct walk *w, int32_t clock)
 	return &w->latest[w->nlatest++];
 }
 
-/* A read at ev, with barrier syscalls and voluntary switches before it
- * in request req: paired with the clock's latest read, then the latest. */
-static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev, uint64_t barrier)
+/* The syscalls and switches met so far in a request's walk. */
+struct between {
+	uint64_t barrier;   /* syscalls and voluntary switches */
+	uint64_t preempted; /* involuntary switches */
+};
+
+/* A read at ev, with what came before it in request req: paired with the
+ * clock's latest read, then the latest. */
+static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev, struct between b)
 {
 	struct latest *l;
 	struct pair *p;
 	uint64_t gap;
+	bool known;
 
 	/* an untimed read (its clock's vDSO path takes no rdtsc, nor does
 	 * the log) has no gap to judge: it neither reuses nor is reused */
@@ -107,26 +121,31 @@ static int read_at(struct walk *w, size_t req, const struct cp_anatomy_event *ev
 		return -1;
 	if (l->id != UINT32_MAX) {
 		gap = ev->t_ns >= l->t ? ev->t_ns - l->t : 0;
+		known = l->preempted == b.preempted;
 		p = find_pair(w, l->id, ev->what);
-		if (!p || met(p, req, gap, l->barrier == barrier && gap < w->gap_ns))
+		if (!p ||
+		    met(p, req, gap, known, l->barrier == b.barrier && (!known || gap < w->gap_ns)))
 			return -1;
 	}
-	*l = (struct latest){ w->in->reads[ev->what].clock, ev->what, ev->t_ns, barrier };
+	*l = (struct latest){ w->in->reads[ev->what].clock, ev->what, ev->t_ns, b.barrier,
+			      b.preempted };
 	return 0;
 }
 
 static int walk_request(struct walk *w, size_t req, const struct cp_anatomy_request *r)
 {
-	uint64_t barrier = 0;
+	struct between b = { 0, 0 };
 
 	w->nlatest = 0;
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct cp_anatomy_event *ev = &r->events[i];
 
-		if (cp_anatomy_is_read(w->in, ev) && read_at(w, req, ev, barrier))
+		if (cp_anatomy_is_read(w->in, ev) && read_at(w, req, ev, b))
 			return -1;
 		if (ev->kind == CP_ANATOMY_SYSCALL || (ev->kind == CP_ANATOMY_SWITCH && ev->what))
-			barrier++;
+			b.barrier++;
+		else if (ev->kind == CP_ANATOMY_SWITCH)
+			b.preempted++;
 	}
 	return 0;
 }
@@ -169,8 +188,8 @@ static void keep_reusable(struct walk *w, size_t sampled, struct cp_anatomy *out
 			.share = (double)held / (double)p->requests,
 			.per_op = (double)p->times / (double)sampled,
 		};
-		u->gap_p50_ns = cp_anatomy_rank(p->gaps, p->times, 0.5);
-		u->gap_p99_ns = cp_anatomy_rank(p->gaps, p->times, 0.99);
+		u->gap_p50_ns = cp_anatomy_rank(p->gaps, p->ngaps, 0.5);
+		u->gap_p99_ns = cp_anatomy_rank(p->gaps, p->ngaps, 0.99);
 	}
 	qsort(out->reusable, out->nreusable, sizeof(*out->reusable), by_saving);
 	for (size_t i = 0; i < out->nreusable; i++)
