@@ -152,9 +152,11 @@ TEST(anatomy_reads_through_one_helper_reusable)
 	cp_anatomy_free(&a);
 }
 
-/* n requests reading two sites 200 ns apart; those from the held-th on
- * with an event (kind, what) between; judged with the defaults. */
-static void judged_pairs(struct cp_anatomy *a, int held, int n, uint32_t kind, uint32_t what)
+/* n requests reading two sites apart[0] ns apart; those from the from-th
+ * on with an event (kind, what) 100 ns after the first read and the
+ * second apart[1] ns after it; judged with the defaults. */
+static void pairs_with(struct cp_anatomy *a, int n, int from, uint32_t kind, uint32_t what,
+		       const uint64_t apart[2])
 {
 	struct cp_anatomy_samples s;
 	uint32_t x, y;
@@ -164,13 +166,23 @@ static void judged_pairs(struct cp_anatomy *a, int held, int n, uint32_t kind, u
 	y = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
 	for (int i = 0; i < n; i++) {
 		struct cp_anatomy_request *r = add_request(&s, 7);
+		uint64_t t = 100000 * (uint64_t)i;
 
-		rd(r, 10000 * (uint64_t)i, x);
-		if (i >= held)
-			ev(r, 10000 * (uint64_t)i + 100, kind, what);
-		rd(r, 10000 * (uint64_t)i + 200, y);
+		rd(r, t, x);
+		if (i >= from)
+			ev(r, t + 100, kind, what);
+		rd(r, t + apart[i >= from], y);
 	}
 	(void)judge(&s, a);
+}
+
+/* n requests reading two sites 200 ns apart; those from the held-th on
+ * with an event (kind, what) between. */
+static void judged_pairs(struct cp_anatomy *a, int held, int n, uint32_t kind, uint32_t what)
+{
+	const uint64_t apart[2] = { 200, 200 };
+
+	pairs_with(a, n, held, kind, what, apart);
 }
 
 /* The same two reads with something between them in every request. */
@@ -383,23 +395,9 @@ TEST(anatomy_share_at_and_below_the_limit)
  * 50 us after the first. */
 static void preempted_pairs(struct cp_anatomy *a, int n, int preempted, uint64_t apart)
 {
-	struct cp_anatomy_samples s;
-	uint32_t x, y;
+	const uint64_t gaps[2] = { apart, 50000 };
 
-	samples_init(&s);
-	x = add_read(&s, 0x1000, CLOCK_MONOTONIC, 0);
-	y = add_read(&s, 0x1100, CLOCK_MONOTONIC, 0);
-	for (int i = 0; i < n; i++) {
-		struct cp_anatomy_request *r = add_request(&s, 7);
-		uint64_t t = 100000 * (uint64_t)i;
-		bool cut = i >= n - preempted;
-
-		rd(r, t, x);
-		if (cut)
-			ev(r, t + 100, CP_ANATOMY_SWITCH, 0);
-		rd(r, t + (cut ? 50000 : apart), y);
-	}
-	(void)judge(&s, a);
+	pairs_with(a, n, n - preempted, CP_ANATOMY_SWITCH, 0, gaps);
 }
 
 /* The time a preemption took is the kernel's, not the program's: 2 of 20
