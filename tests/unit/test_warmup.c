@@ -1,5 +1,5 @@
 /* test_warmup.c - the warm-up's perf event (warmup.h) is held from
- * cp_warmup_start until cp_warmup_stop: closed at once, it let the
+ * cp_warmup_start until cp_warmup_events_open: closed at once, it let the
  * kernel's scheduler hooks go off in the middle of a start-up, and the
  * target's task-clock then waited for a grace period of its own. */
 #include <dirent.h>
@@ -64,6 +64,8 @@ TEST(warmup_holds_its_perf_event_until_stopped)
 	CHECK_INT(perf_events_held(), before + 1);
 	usleep(20 * 1000);
 	CHECK_INT(perf_events_held(), before + 1); /* still held */
-	cp_warmup_stop();
+	cp_warmup_events_open();
+	CHECK_INT(perf_events_held(), before);
+	cp_warmup_stop(); /* again: nothing more to close */
 	CHECK_INT(perf_events_held(), before);
 }

@@ -82,13 +82,18 @@ void cp_warmup_start(void)
 	start_detached(ask_uprobe_multi, NULL);
 }
 
-void cp_warmup_stop(void)
+void cp_warmup_events_open(void)
 {
-	cp_registrar_warm_stop();
 	pthread_mutex_lock(&held.lock);
 	held.stopped = true;
 	if (held.fd >= 0)
 		close(held.fd);
 	held.fd = -1;
 	pthread_mutex_unlock(&held.lock);
+}
+
+void cp_warmup_stop(void)
+{
+	cp_warmup_events_open();
+	cp_registrar_warm_stop();
 }

@@ -23,25 +23,30 @@
 #ifndef CP_WARMUP_H
 #define CP_WARMUP_H
 
-/* Starts the perf event's registration from a detached thread, which
- * keeps it open until cp_warmup_stop, and asks the kernel meanwhile, from
- * another, whether it makes uprobe_multi links (for the session). Best
- * effort: where it cannot be made, start-up is only slower. The uprobe's is the registrar's
- * (cp_registrar_start), only where uprobe_multi links exist (the
- * perf-event path of older kernels would hold the trace events' mutex for
- * a whole grace period when removed). */
+/* Starts the perf event's registration from a detached thread (the
+ * event is kept open until cp_warmup_events_open) and asks the kernel
+ * meanwhile, from another, whether it makes uprobe_multi links (for the
+ * session). Best effort: where it cannot be made, start-up is only
+ * slower. The uprobe's is the registrar's (cp_registrar_start), only where
+ * uprobe_multi links exist (the perf-event path of older kernels would
+ * hold the trace events' mutex for a whole grace period when removed). */
 void cp_warmup_start(void);
 
-/* Closes the warm-up's perf event (start-up's task-bound events are open
- * by then), and ends the registrar's warm-up, which places its uprobe
- * again every few ms and hands it back at once, from its start until
- * this (or a second): a
- * placement within ~16 ms of the last writer took 0.02-0.15 ms here, one
- * 24-50 ms after it 9-15 ms (the grace period), and the vDSO patch's
- * programs take ~20 ms to load, so its first uprobe in the target waited
- * for one on the main thread where the uprobe mechanism's did not.
- * Called once start-up's last uprobe is placed: a writer every few ms
- * keeps every fork on the host on dup_mmap_sem's slow path. */
+/* Start-up's perf events bound to tasks are open: the warm-up's is closed
+ * (the kernel keeps its hooks on a second more), before clockprof says it
+ * is live, so that nothing of start-up's is seen among its events then. */
+void cp_warmup_events_open(void);
+
+/* The warm-up's event closed if it is not yet, and the registrar's
+ * warm-up ended: it places its uprobe again every few ms, and hands it
+ * back at once, from its start until this (or a second): a placement
+ * within ~16 ms of the last writer took 0.02-0.15 ms here, one 24-50 ms
+ * after it 9-15 ms (the grace period), and the vDSO patch's programs take
+ * ~20 ms to load, so its first uprobe in the target waited for one on the
+ * main thread where the uprobe mechanism's did not. Called once
+ * start-up's last uprobe is placed, or when start-up is given up: a
+ * writer every few ms keeps every fork on the host on dup_mmap_sem's slow
+ * path. */
 void cp_warmup_stop(void);
 
 #endif

@@ -389,6 +389,7 @@ static int open_clock_window(struct run *r, const struct cp_profile_options *o,
 	cp_target_cpu_start(&r->cpu);
 	if (start_mechanism(r, p, err))
 		return -1;
+	cp_warmup_events_open();
 	cp_session_set_phase(r->s, CP_PHASE_CLOCK);
 	r->start = cp_monotonic_s();
 	anatomy_open(r, o, p);
@@ -739,6 +740,7 @@ int cp_profile_collect(const struct cp_profile_options *o, struct cp_profile *p,
 	 * registrar, in attach()). */
 	cp_warmup_start();
 	rc = collect(o, p, err);
+	cp_warmup_events_open(); /* closed already, unless collect failed early */
 	cp_registrar_stop();
 	return rc;
 }
