@@ -92,6 +92,14 @@ void cp_mech_await_early(enum cp_mechanism kind)
 		ops->await_early();
 }
 
+void cp_mech_drop_early(enum cp_mechanism kind)
+{
+	const struct cp_mechanism_ops *ops = ops_of(kind);
+
+	if (ops->drop_early)
+		ops->drop_early();
+}
+
 int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
 		 const struct cp_session_config *cfg, struct cp_error *err)
 {

@@ -72,6 +72,9 @@ struct cp_mechanism_ops {
 	 * load, for what suffers most from sharing them (the patch's
 	 * self-test). NULL: nothing. */
 	void (*await_early)(void);
+	/* Set-up given up: what configure started and open did not take is
+	 * undone (the patch's early steps). NULL: nothing. */
+	void (*drop_early)(void);
 	/* Once the session is open, before any file is probed: what is placed
 	 * on the target as a whole (breakpoints on every thread). NULL: none. */
 	int (*open)(struct cp_mech *m, const struct cp_session_config *cfg, struct cp_error *err);
@@ -171,6 +174,7 @@ bool cp_mechanism_has(enum cp_mechanism kind, enum cp_mech_cap cap);
 /* The window's calls, in the order of a window. */
 int cp_mech_configure(enum cp_mechanism kind, struct cp_session_config *cfg, struct cp_error *err);
 void cp_mech_await_early(enum cp_mechanism kind);
+void cp_mech_drop_early(enum cp_mechanism kind);
 int cp_mech_open(struct cp_mech **out, enum cp_mechanism kind, struct cp_session *s,
 		 const struct cp_session_config *cfg, struct cp_error *err);
 bool cp_mech_has(const struct cp_mech *m, enum cp_mech_cap cap);

@@ -146,9 +146,9 @@ static int open_counters(const struct cp_profile_options *o, struct cp_profile *
 
 /* Loading the BPF programs is the kernel's work (the verifier), naming a
  * running target's modules and reading its build-id are ours (libdw,
- * libelf): on two CPUs they overlap. The mechanism's own probes follow the
- * session's. load_waits: the load first waits for the mechanism's early
- * steps (cp_mech_await_early). */
+ * libelf): they overlap, but for load_waits (open_session), where the
+ * load first waits for the mechanism's early steps (cp_mech_await_early).
+ * The mechanism's own probes follow the session's. */
 struct session_job {
 	struct cp_session **s;
 	struct cp_mech **m;
@@ -681,6 +681,7 @@ static void abandon(struct run *r, struct cp_profile *p)
 		cp_anatomy_collect_stop(r->anatomy, 0, NULL);
 	r->anatomy = NULL;
 	cp_warmup_stop();
+	cp_mech_drop_early(p->mechanism);
 	cp_window_close(&r->w);
 	cp_window_restore_signals(p);
 	drop_counters(p);

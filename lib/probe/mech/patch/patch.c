@@ -68,7 +68,7 @@ static void warn_unmended(struct cp_mech *m, bool closing);
  * session's program sums them at the C library's execve first; a
  * followed process is held at its exec for patch_execs. A func: boundary
  * that can be is closed in the target (no uprobe). The steps that need
- * no session start now, to run while it loads (patch_early.h). */
+ * no session start now, to run while it opens (patch_early.h). */
 static int patch_configure(struct cp_session_config *cfg, struct cp_error *err)
 {
 	(void)err;
@@ -91,7 +91,7 @@ static int selftest_failed(struct cp_error *err)
 		       "the vDSO patch's self-test on a child of clockprof's own failed: %s", msg);
 }
 
-/* The steps that ran while the session loaded (patch_early.h), taken:
+/* The steps that ran while the session opened (patch_early.h), taken:
  * the patch prepared and its restorer started, from the moment this
  * clockprof holds the patch, before the stub first runs. */
 static int take_early(struct cp_mech *m, const struct cp_session_config *cfg, bool *applied,
@@ -685,6 +685,7 @@ const struct cp_mechanism_ops cp_patch_mechanism = {
 		CP_MECH_COUNTS_THE_VDSO,
 	.configure = patch_configure,
 	.await_early = cp_patch_early_await_selftest,
+	.drop_early = cp_patch_early_drop,
 	.open = patch_open,
 	.attach_file = patch_attach_file, /* the vDSO entries count */
 	.set_unwind = patch_set_unwind,

@@ -64,9 +64,7 @@ static void *run_thread(void *unused)
 	return NULL;
 }
 
-/* A result never taken (the session failed to open): its patch switched
- * nothing yet; detached, its restorer ended. */
-static void drop_untaken(void)
+void cp_patch_early_drop(void)
 {
 	struct cp_error ignored;
 
@@ -82,7 +80,7 @@ static void drop_untaken(void)
 
 void cp_patch_early_start(const struct cp_session_config *cfg)
 {
-	drop_untaken();
+	cp_patch_early_drop();
 	early.npids = 0;
 	early.pids[early.npids++] = cfg->pid;
 	for (size_t i = 0; i < cfg->nmembers && early.npids < CP_PATCH_RESTORER_PIDS; i++)

@@ -36,6 +36,11 @@ void cp_patch_early_start(const struct cp_session_config *cfg);
  * (cp_mech_await_early). */
 void cp_patch_early_await_selftest(void);
 
+/* A result never taken (the session failed to open, set-up was given
+ * up): the steps waited for, their patch (which switched nothing yet)
+ * detached, its restorer ended. Nothing when none is untaken. */
+void cp_patch_early_drop(void);
+
 /* Waits for the steps (or runs them now, if they could not be started)
  * and gives what they made: the caller owns out->patch and the restorer,
  * on failure too. 0, or CP_EXIT_PROFILE with err. */
