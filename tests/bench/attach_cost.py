@@ -2,22 +2,24 @@
 """make bench: what an attach costs, side by side (issue 43).
 
 The attach's own cost: `clockprof attach -d 100ms -e none` run against a
-target with the patch and with uprobes in turn (A B A B ..., after one
-warm-up each): its wall time less the 100 ms window, the median of 5
+target with the patch and with uprobes in turn (A B, B A, A B ..., after
+one warm-up each): its wall time less the 100 ms window, the median of 5
 pairs for each mechanism and the median of the pairs' ratios, and its
 peak RSS (the kernel's own figure, wait4's ru_maxrss: tests/bench/peak_rss.c). Against a bundled
 target (tests/targets/reads_target) and redis-server where installed.
 Goals: the patch's overhead <= uprobe's; its peak RSS <= 10 MB.
 
-Each attach starts 200 ms after the one before (--settle-ms), as a
-user's does, on a host no longer busy with it. Back to back, an attach
-ran while the kernel still finished the last one's work (a uprobe's
-removal waits out grace periods after clockprof has exited), and its
-time depended on which mechanism ran before it. Medians of 12 to 36:
-against reads_target, uprobes took 22.6 ms after uprobes, 25.7 ms after
-the patch and 28.2-30.9 ms with 20-500 ms between runs, the patch 21-25
-ms in every order; against redis-server, uprobes took 46.7 ms after
-uprobes and 40.8 ms after the patch.
+Each attach starts 1.2 s after the one before (--settle-ms), as a user's
+does, on a host the last one no longer shapes: past the grace periods of
+its uprobes' removal, and past the second the kernel keeps its scheduler
+hooks for perf events on after the last one closed. Back to back, an
+attach ran while the kernel still finished the last one's work, and its
+time depended on which mechanism ran before it (medians of 12 to 36,
+pairs always patch first: against reads_target, uprobes took 22.6 ms
+after uprobes, 25.7 ms after the patch and 28.2-30.9 ms with 20-500 ms
+between runs, the patch 21-25 ms in every order; against redis-server,
+uprobes took 46.7 ms after uprobes and 40.8 ms after the patch); every
+other pair runs uprobes first.
 
 What the patch commits in the target: the sum of the sizes of its
 mappings the kernel charges to the commit limit (/proc/PID/smaps, VmFlags
@@ -71,8 +73,8 @@ def overhead(a, pid, label, tmp):
     rss = {m: [] for m in mechs}
     for m in mechs:
         attach_once(a, pid, m, tmp)  # warm-up: page cache, BTF
-    for _ in range(a.pairs):
-        for m in mechs:
+    for i in range(a.pairs):
+        for m in (mechs if i % 2 == 0 else mechs[::-1]):  # A B, B A, ...
             t, r, counted = attach_once(a, pid, m, tmp)
             if counted != m:
                 raise SystemExit(f"attach cost: --mechanism {m} counted with {counted}")
@@ -182,7 +184,7 @@ def main():
     ap.add_argument("--peak-rss", required=True, help="tests/bench/peak_rss.c, built")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--settle-ms", type=int, default=200,
+    ap.add_argument("--settle-ms", type=int, default=1200,
                     help="pause before each attach (see the module's docstring)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="clockprof-attach-cost-") as tmp:
