@@ -10,11 +10,18 @@
  *   vfork         vfork() then execve(): the child runs in the parent's
  *                 memory, with its thread pointer, until the exec
  *   fork          fork() then execve(), for contrast
+ *   clone_vm      clone(CLONE_VM) without CLONE_VFORK: a child in the
+ *                 parent's memory for 3 ms that execs nothing (raw
+ *                 syscalls only), while the parent waits for it
  *
  * By construction: 2 reads a request, REQUESTS - 1 requests between the
  * boundaries. The started programs read no clock. */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -30,13 +37,29 @@ __attribute__((noinline)) void serve_one(long i)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* The clone_vm child: it shares the parent's memory and thread pointer,
+ * so it calls nothing of the C library's that keeps state. */
+static int sleep_3_ms(void *unused)
+{
+	struct timespec ms = { 0, 3000000 };
+
+	(void)unused;
+	syscall(SYS_nanosleep, &ms, NULL);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
 static pid_t start_true(const char *how)
 {
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+
 	char *argv[] = { "true", NULL };
 	pid_t pid = -1;
 
 	if (!strcmp(how, "posix_spawn"))
 		return posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ) ? -1 : pid;
+	if (!strcmp(how, "clone_vm"))
+		return clone(sleep_3_ms, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
 	if (!strcmp(how, "vfork"))
 		pid = vfork();
 	else if (!strcmp(how, "fork"))

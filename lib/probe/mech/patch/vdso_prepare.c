@@ -164,10 +164,38 @@ static pid_t memory_sharer(pid_t pid, bool *vfork)
 	return (pid_t)cp_proc_thread_find(pid, sharing_child, NULL);
 }
 
+/* How a sharer must last to be believed: seen, the same process, at
+ * SHARER_LOOKS looks in a row SHARER_LOOK_US apart, within at most
+ * SHARER_LOOKS_MAX looks. A vfork() child is told by its parent's wait,
+ * which a parent preempted right after the clone has not reached yet: a
+ * loaded host refused a program that spawns /bin/true (posix_spawn) so.
+ * A child that shares the memory for a moment only (it execs or exits)
+ * is no sharer either: the reads of one made in the window go to its
+ * parent's slot all the same (docs/patch.md). */
+#define SHARER_LOOKS 10
+#define SHARER_LOOK_US 2000
+#define SHARER_LOOKS_MAX 50
+
+/* memory_sharer's answer, where it lasts; 0: none lasted. */
+static pid_t lasting_sharer(pid_t pid, bool *vfork)
+{
+	pid_t other = memory_sharer(pid, vfork), again;
+	int same = 0;
+
+	for (int looks = 1; other && same < SHARER_LOOKS; looks++, other = again) {
+		if (looks == SHARER_LOOKS_MAX)
+			return 0;
+		usleep(SHARER_LOOK_US);
+		again = memory_sharer(pid, vfork);
+		same = again == other ? same + 1 : 0;
+	}
+	return other;
+}
+
 int cp_vdso_refuse_shared_memory(pid_t pid, struct cp_error *err)
 {
 	bool vfork;
-	pid_t other = memory_sharer(pid, &vfork);
+	pid_t other = lasting_sharer(pid, &vfork);
 
 	if (other && vfork)
 		return cp_fail(
