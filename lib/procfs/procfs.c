@@ -232,12 +232,31 @@ static long thread_runs_on(pid_t pid, pid_t tid, void *unused)
 	return strtoull(pending, NULL, 16) & (1ULL << (SIGKILL - 1)) ? 0 : tid;
 }
 
-bool cp_proc_leaderless(pid_t pid)
+/* A killed thread takes its SIGKILL off its pending set a moment before
+ * it marks itself exiting: preempted in between (a loaded host), it
+ * looked as if it ran on, and a process on its way out was said
+ * leaderless. It must run on at LEADERLESS_LOOKS looks, LEADERLESS_LOOK_US
+ * apart. */
+#define LEADERLESS_LOOKS 4
+#define LEADERLESS_LOOK_US 5000
+
+static bool leaderless_now(pid_t pid)
 {
 	struct cp_proc_stat st;
 
 	return cp_proc_stat_read(pid, &st) == 0 && st.state == 'Z' &&
 	       cp_proc_thread_find(pid, thread_runs_on, NULL) > 0;
+}
+
+bool cp_proc_leaderless(pid_t pid)
+{
+	bool yes = leaderless_now(pid);
+
+	for (int look = 1; yes && look < LEADERLESS_LOOKS; look++) {
+		usleep(LEADERLESS_LOOK_US);
+		yes = leaderless_now(pid);
+	}
+	return yes;
 }
 
 bool cp_proc_alive(pid_t pid)

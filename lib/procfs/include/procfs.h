@@ -129,9 +129,10 @@ void cp_proc_live_dir(pid_t pid, char *buf, size_t size);
  * exited (a zombie), another thread (cp_proc_live_tid). */
 bool cp_proc_alive(pid_t pid);
 /* Whether its main thread has exited while another thread runs on: one
- * alive, not exiting and not killed. Not a process on its way out, whose
- * main thread went first while a thread blocked at the exit (an fsync's
- * writeback) has yet to follow: cp_proc_live_tid still finds that one. */
+ * alive, not exiting and not killed, for 15 ms of looking (where it
+ * seems so). Not a process on its way out, whose main thread went first
+ * while a thread blocked at the exit (an fsync's writeback) has yet to
+ * follow: cp_proc_live_tid still finds that one. */
 bool cp_proc_leaderless(pid_t pid);
 
 /* The first of the process's threads stopped by a signal (SIGSTOP,
