@@ -11,15 +11,15 @@
 #include "uprobe_multi.h"
 #include "warmup.h"
 
-/* The warm-up's perf event, held open until cp_warmup_stop: closed at
- * once, it let the hooks go off again mid-start-up where an earlier
+/* The warm-up's perf event, held open until cp_warmup_events_open:
+ * closed at once, it let the hooks go off again mid-start-up where an earlier
  * clockprof's last event had been closed about a second before (the
  * kernel turns them off a second after the last one goes), and the
  * target's task-clock waited 8-14 ms for a grace period of its own. */
 static struct {
 	pthread_mutex_t lock;
 	int fd;
-	bool stopped;
+	bool stopped; /* cp_warmup_events_open came: one opened later goes */
 } held = { PTHREAD_MUTEX_INITIALIZER, -1, false };
 
 /* Opens a disabled software event on this thread (the kernel turns the
