@@ -34,6 +34,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Skip  # noqa: E402
+from hang_report import hang_report  # noqa: E402
 
 
 class Context:
@@ -59,8 +60,17 @@ class Context:
     def run(self, *args, timeout=120, check=False, **kw):
         """Runs clockprof with args; returns the CompletedProcess (text)."""
         cmd = [self.clockprof, *map(str, args)]
-        proc = subprocess.run(cmd, capture_output=True, text=True,
-                              timeout=timeout, **kw)
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, **kw) as p:
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                report = hang_report(p.pid)
+                p.kill()
+                p.communicate()
+                raise AssertionError(f"{' '.join(cmd)} did not end in {timeout} s:\n"
+                                     f"{report}") from None
+        proc = subprocess.CompletedProcess(cmd, p.returncode, out, err)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"
                                  f"{proc.stderr}")

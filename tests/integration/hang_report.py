@@ -1,0 +1,59 @@
+"""What a clockprof that did not end was doing, taken before it is killed.
+
+A hang seen once in a loaded CI run cannot be studied after the harness
+has killed it: by then nothing says where it waited. This takes, for the
+process and each one descended from it, every thread's state, wait channel
+and kernel stack, and for clockprof itself each thread's user stack (gdb,
+where the machine has it), so the failure's own text says where it hung."""
+import os
+import shutil
+import subprocess
+
+from common import tree
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        return f"({e.strerror})"
+
+
+def _threads(pid):
+    """One block per thread of pid: its name, state, wait channel and
+    kernel stack."""
+    try:
+        tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
+    except OSError:
+        return [f"  (process {pid} has gone)"]
+    out = []
+    for tid in tids:
+        task = f"/proc/{pid}/task/{tid}"
+        state = next((line.split(":", 1)[1].strip() for line in _read(f"{task}/status").splitlines()
+                      if line.startswith("State:")), "?")
+        out.append(f"  thread {tid} {_read(f'{task}/comm')} {state} wchan {_read(f'{task}/wchan')}")
+        out += ["    " + line for line in _read(f"{task}/stack").splitlines()]
+    return out
+
+
+def _user_stacks(pid):
+    if not shutil.which("gdb"):
+        return ["  (no gdb here: no user stacks)"]
+    try:
+        proc = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex",
+                               "thread apply all bt"], capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return ["  (gdb did not end in 60 s)"]
+    return ["  " + line for line in proc.stdout.splitlines() if line.startswith(("Thread", "#"))]
+
+
+def hang_report(pid):
+    """The text: each process of pid's tree, its threads, then pid's user
+    stacks."""
+    out = []
+    for p in tree(pid):
+        out.append(f"process {p} ({_read(f'/proc/{p}/cmdline').replace(chr(0), ' ')})")
+        out += _threads(p)
+    out.append(f"user stacks of {pid}:")
+    return "\n".join(out + _user_stacks(pid))
