@@ -10,7 +10,11 @@ the mean of its two bare ones, and the bench prints the median of the
 pairs' costs against the goal of issue 43 (+1.5 ns a read at most), with
 its noise floor beside it: the same median taken of the bare-vs-bare
 control (each pair's second bare time less its first) and the spread of
-the pairs' costs. On one thread the target is pinned to one CPU, its bare
+the pairs' costs. Beside them, pairs of the same reads with an inline
+count before each (the reference target's: the least a count by thread
+and call site does, with no jump): what any such count costs on this
+host, whose share of the patch's cost no layout of its path removes. On
+one thread the target is pinned to one CPU, its bare
 and patched rounds alike (os.sched_setaffinity, no tool); on more, its
 threads share the host's CPUs as they would. With --clockprof, beside
 what the uprobe mechanism adds to the same reads. A request boundary (-r) adds nothing
@@ -108,18 +112,39 @@ def quartiles(xs):
     return q[0], q[2]
 
 
-def timed_pairs(ctx, a, target):
-    """Per pair, in ns of CPU per read: bare, patched, bare again."""
+def inline_counts(target, on):
+    """The target's reads preceded by an inline count (patch_target.c's
+    inline_count: what the least count by thread and call site does), or
+    no more."""
+    target.p.stdin.write(f"inline {int(on)}\n")
+    target.p.stdin.flush()
+    assert target.p.stdout.readline().strip() == "inline"
+
+
+def timed_pairs(a, target, start, stop):
+    """Per pair, in ns of CPU per read: bare, counted (between start() and
+    stop(its result)), bare again."""
     reads = a.rounds * 5 * a.threads
     per_read = lambda: timed_go(target, a.rounds) / reads * 1e9  # noqa: E731
     pairs = []
     for _ in range(a.pairs):
         b0 = per_read()
-        tool = Tool(ctx, target.pid)
+        counting = start()
         p = per_read()
-        tool.detach()
+        stop(counting)
         pairs.append((b0, p, per_read()))
     return pairs
+
+
+def added(pairs):
+    """Each pair's cost: its counted time less the mean of its two bare
+    ones."""
+    return [p - (b0 + b1) / 2 for b0, p, b1 in pairs]
+
+
+def spread(xs):
+    lo, hi = quartiles(xs)
+    return f"{statistics.median(xs):+.2f} ns (quartiles {lo:+.2f} {hi:+.2f})"
 
 
 def measure(ctx, a, entry):
@@ -129,21 +154,20 @@ def measure(ctx, a, entry):
         if a.threads == 1:
             pin(target.pid, max(os.sched_getaffinity(0)))
         target.go(a.rounds // 10)
-        pairs = timed_pairs(ctx, a, target)
+        pairs = timed_pairs(a, target, lambda: Tool(ctx, target.pid), lambda t: t.detach())
+        inline = timed_pairs(a, target, lambda: inline_counts(target, True),
+                             lambda _: inline_counts(target, False))
         b = statistics.median(x for x, _, y in pairs for x in (x, y))
-        cost = [p - (b0 + b1) / 2 for b0, p, b1 in pairs]
-        control = [b1 - b0 for b0, _, b1 in pairs]
         u = uprobe_cost(a, target, b) if a.clockprof else False
     finally:
         target.quit()
     beside = ("" if u is False else "; the uprobe mechanism sees none of these reads" if u is None
               else f"; the uprobe mechanism +{u / 1000:.1f} us")
-    c, (lo, hi), f, (flo, fhi) = (statistics.median(cost), quartiles(cost),
-                                  statistics.median(control), quartiles(control))
     print(f"vdso patch, {entry} reads, {a.threads} thread(s), {a.pairs} pairs (bare, patched, bare): "
-          f"{b:.2f} ns of CPU per read bare, +{c:.2f} ns patched (quartiles {lo:+.2f} {hi:+.2f}; "
-          f"goal +{GOAL_NS} at most); noise floor, bare vs bare: {f:+.2f} ns "
-          f"(quartiles {flo:+.2f} {fhi:+.2f}){beside}")
+          f"{b:.2f} ns of CPU per read bare; patched {spread(added(pairs))} "
+          f"(goal +{GOAL_NS} at most); an inline count by thread and call site "
+          f"{spread(added(inline))}; noise floor, bare vs bare: "
+          f"{spread([b1 - b0 for b0, _, b1 in pairs])}{beside}")
 
 
 def main():

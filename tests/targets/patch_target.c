@@ -57,6 +57,11 @@
  * On "seccomp KIND" (stdin) it installs PATCH_TARGET_SECCOMP's filter
  * KIND on every thread then, and says "seccomp".
  *
+ * On "inline 1" (stdin) every read of the fast modes is preceded by an
+ * inline count, on "inline 0" no more; "inline" is said: what the least
+ * count of a read by thread and call site adds here, for the benchmark
+ * (tests/bench/vdso_patch_cost.py) to print beside the patch's cost.
+ *
  * On "vdso r" (stdin) the process makes its own vDSO readable only (not
  * executable: as a sandbox may, its reads then made by syscall), on "vdso
  * rx" executable again; "vdso ..." is said when done. No "go" meanwhile.
@@ -103,6 +108,44 @@ static int (*gtod)(struct timeval *, void *);
 static int fast;
 static const char *fast_entry;	/* fast-ENTRY: "clock_gettime", ... */
 
+/* The least a count of a read by thread and call site does, inline, with
+ * no jump: the thread pointer hashed to its slot in a table, the slot's
+ * key compared and its counter incremented; the caller's return address,
+ * loaded by the stack pointer, hashed to its home in the slot's block,
+ * compared and incremented. vdso_count.S's common path does this and
+ * more (its jumps, a wrapper's step), at a patch site before the vDSO's
+ * rdtscp, which waits for every load before it. */
+static atomic_int inline_counts;
+/* 4096 slots of 128 bytes, then a 512-byte block of sites for each */
+static unsigned long count_table[4096 * 16 + 4096 * 64] __attribute__((aligned(64)));
+
+static inline void inline_count(void)
+{
+	__asm__ volatile("mov %%fs:0, %%rax\n\t"
+			 "movabs $0x9E3779B97F4A7C15, %%rdx\n\t"
+			 "imul %%rax, %%rdx\n\t"
+			 "shr $45, %%rdx\n\t"
+			 "and $(4095 * 128), %%edx\n\t"	/* the slot */
+			 "cmp %%rax, (%0, %%rdx)\n\t"
+			 "incq 8(%0, %%rdx)\n\t"
+			 "lea 524288(%0, %%rdx, 4), %%rdx\n\t"	/* its block */
+			 "mov (%%rsp), %%rcx\n\t"
+			 "lea (%%rcx, %%rcx), %%ecx\n\t"
+			 "and $62, %%ecx\n\t"		/* the site's home */
+			 "cmp %%rax, (%%rdx, %%rcx, 8)\n\t"
+			 "incq 8(%%rdx, %%rcx, 8)"
+			 :
+			 : "r"(count_table)
+			 : "rax", "rcx", "rdx", "cc", "memory");
+}
+
+#define COUNTED(read)                                                  \
+	do {                                                           \
+		if (atomic_load_explicit(&inline_counts, memory_order_relaxed)) \
+			inline_count();                                \
+		read;                                                  \
+	} while (0)
+
 /* Five reads of one entry, from five call sites as a real program's are. */
 static void one_entry_round(void)
 {
@@ -110,23 +153,23 @@ static void one_entry_round(void)
 	struct timeval tv;
 
 	if (!strcmp(fast_entry, "clock_gettime")) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+		COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
+		COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
+		COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
+		COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
+		COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
 	} else if (!strcmp(fast_entry, "gettimeofday")) {
-		gtod(&tv, NULL);
-		gtod(&tv, NULL);
-		gtod(&tv, NULL);
-		gtod(&tv, NULL);
-		gtod(&tv, NULL);
+		COUNTED(gtod(&tv, NULL));
+		COUNTED(gtod(&tv, NULL));
+		COUNTED(gtod(&tv, NULL));
+		COUNTED(gtod(&tv, NULL));
+		COUNTED(gtod(&tv, NULL));
 	} else {
-		(void)time(NULL);
-		(void)time(NULL);
-		(void)time(NULL);
-		(void)time(NULL);
-		(void)time(NULL);
+		COUNTED((void)time(NULL));
+		COUNTED((void)time(NULL));
+		COUNTED((void)time(NULL));
+		COUNTED((void)time(NULL));
+		COUNTED((void)time(NULL));
 	}
 }
 
@@ -141,11 +184,11 @@ __attribute__((noinline)) void one_round(void)
 		one_entry_round();
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	clock_gettime(fast ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts);
-	gtod(&tv, NULL);
-	(void)time(NULL);
+	COUNTED(clock_gettime(CLOCK_MONOTONIC, &ts));
+	COUNTED(clock_gettime(CLOCK_REALTIME, &ts));
+	COUNTED(clock_gettime(fast ? CLOCK_MONOTONIC : CLOCK_PROCESS_CPUTIME_ID, &ts));
+	COUNTED(gtod(&tv, NULL));
+	COUNTED((void)time(NULL));
 }
 
 static void *rounds_thread(void *arg)
@@ -531,6 +574,12 @@ static void command_loop(void)
 			line[strcspn(line, "\n")] = '\0';
 			install_filter(line + 8, SECCOMP_FILTER_FLAG_TSYNC);
 			printf("seccomp\n");
+			fflush(stdout);
+			continue;
+		}
+		if (!strncmp(line, "inline ", 7)) {
+			atomic_store(&inline_counts, line[7] == '1');
+			printf("inline\n");
 			fflush(stdout);
 			continue;
 		}
