@@ -53,7 +53,8 @@ def hang_report(pid):
     stacks."""
     out = []
     for p in tree(pid):
-        out.append(f"process {p} ({_read(f'/proc/{p}/cmdline').replace(chr(0), ' ')})")
+        argv = _read(f"/proc/{p}/cmdline").replace("\0", " ").split()
+        out.append(f"process {p} ({' '.join(argv)})")
         out += _threads(p)
     out.append(f"user stacks of {pid}:")
     return "\n".join(out + _user_stacks(pid))
