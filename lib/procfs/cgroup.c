@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_mount.h"
 #include "grow.h"
 
 #define UNIT_DEPTH 4 /* system.slice/x.service, user.slice/user-0.slice/... */
@@ -46,26 +47,11 @@ static bool find_below(const char *dir, const char *name, int depth, char *path,
 	return found;
 }
 
-/* Where cgroup v2 is mounted: /sys/fs/cgroup, or (hybrid hierarchies)
- * /sys/fs/cgroup/unified, as /proc/self/mounts says. */
-static bool cgroup2_mount(char *mount, size_t size)
-{
-	char dev[256], dir[PATH_MAX], type[64];
-	bool found = false;
-	FILE *f = fopen("/proc/self/mounts", "re");
-
-	while (f && !found && fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir, type) == 3)
-		found = !strcmp(type, "cgroup2") && snprintf(mount, size, "%s", dir) < (int)size;
-	if (f)
-		fclose(f);
-	return found;
-}
-
 int cp_cgroup_resolve(const char *spec, char *path, size_t size)
 {
 	char full[PATH_MAX], mount[PATH_MAX];
 
-	if (!cgroup2_mount(mount, sizeof(mount))) {
+	if (!cp_cgroup_mount(NULL, mount, sizeof(mount))) {
 		errno = ENOTSUP;
 		return -1;
 	}
@@ -153,7 +139,7 @@ bool cp_cgroup_frozen(pid_t pid)
 		return false;
 	while (!frozen && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "0::", 3) && cgroup2_mount(mount, sizeof(mount)))
+		if (!strncmp(line, "0::", 3) && cp_cgroup_mount(NULL, mount, sizeof(mount)))
 			frozen = snprintf(dir, sizeof(dir), "%s%s", mount, line + 3) <
 					 (int)sizeof(dir) &&
 				 has_line(dir, "cgroup.events", "frozen 1");

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "cpu_quota.h"
 #include "parallel.h"
 
 struct parallel_job {
@@ -45,6 +46,9 @@ size_t cp_parallel_workers(size_t n)
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0)
 		workers = (size_t)CPU_COUNT(&allowed);
 
+	/* nor more than its cgroup's CPU limit lets it run at once */
+	if (cp_cpu_quota_cpus() && cp_cpu_quota_cpus() < workers)
+		workers = cp_cpu_quota_cpus();
 	if (workers > CP_PARALLEL_MAX_WORKERS)
 		workers = CP_PARALLEL_MAX_WORKERS;
 	if (workers > n)

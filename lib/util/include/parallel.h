@@ -16,7 +16,8 @@
 typedef void (*cp_parallel_fn)(void *ctx, size_t i, size_t worker);
 
 /* How many threads are worth using for n items: the CPUs this process may
- * run on, at most CP_PARALLEL_MAX_WORKERS and at most n (at least 1). */
+ * run on (its affinity, and its cgroup's CPU limit: cpu_quota.h), at most
+ * CP_PARALLEL_MAX_WORKERS and at most n (at least 1). */
 size_t cp_parallel_workers(size_t n);
 
 /* Runs fn over [0, n) on `workers` threads (a value cp_parallel_workers()
