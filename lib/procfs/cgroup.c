@@ -128,27 +128,34 @@ static bool has_line(const char *dir, const char *name, const char *what)
 	return found;
 }
 
+/* Whether line (of /proc/PID/cgroup) names a cgroup of controller's
+ * hierarchy (NULL: v2's) whose file has a line that starts with state or
+ * with also (where not NULL). */
+static bool in_state(const char *line, const char *controller, const char *file, const char *state,
+		     const char *also)
+{
+	char copy[PATH_MAX], at[PATH_MAX], mount[PATH_MAX], dir[2 * PATH_MAX];
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	if (!cp_cgroup_line_path(copy, controller, at, sizeof(at)) ||
+	    !cp_cgroup_mount(controller, mount, sizeof(mount)) ||
+	    snprintf(dir, sizeof(dir), "%s%s", mount, at) >= (int)sizeof(dir))
+		return false;
+	return has_line(dir, file, state) || (also && has_line(dir, file, also));
+}
+
 bool cp_cgroup_frozen(pid_t pid)
 {
-	char path[64], line[PATH_MAX], mount[PATH_MAX], dir[2 * PATH_MAX];
+	char path[64], line[PATH_MAX];
 	bool frozen = false;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
 	if (!(f = fopen(path, "re")))
 		return false;
-	while (!frozen && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "0::", 3) && cp_cgroup_mount(NULL, mount, sizeof(mount)))
-			frozen = snprintf(dir, sizeof(dir), "%s%s", mount, line + 3) <
-					 (int)sizeof(dir) &&
-				 has_line(dir, "cgroup.events", "frozen 1");
-		else if (strstr(line, ":freezer:"))
-			frozen = snprintf(dir, sizeof(dir), "/sys/fs/cgroup/freezer%s",
-					  strstr(line, ":freezer:") + 9) < (int)sizeof(dir) &&
-				 (has_line(dir, "freezer.state", "FROZEN") ||
-				  has_line(dir, "freezer.state", "FREEZING"));
-	}
+	while (!frozen && fgets(line, sizeof(line), f))
+		frozen = in_state(line, NULL, "cgroup.events", "frozen 1", NULL) ||
+			 in_state(line, "freezer", "freezer.state", "FROZEN", "FREEZING");
 	fclose(f);
 	return frozen;
 }

@@ -32,21 +32,32 @@ bool cp_cgroup_mount(const char *controller, char *mount, size_t size)
 	return found;
 }
 
+bool cp_cgroup_line_path(char *line, const char *controller, char *path, size_t size)
+{
+	char *list = strchr(line, ':'), *at;
+
+	/* "0::PATH" (v2), "N:CONTROLLERS:PATH" (v1) */
+	line[strcspn(line, "\n")] = '\0';
+	if (!list || !(at = strchr(list + 1, ':')))
+		return false;
+	*list++ = '\0';
+	*at++ = '\0';
+	/* a cgroup outside this process's cgroup namespace ("/../x") is not
+	 * below the hierarchy's mount */
+	if (at[0] != '/' || !strncmp(at, "/..", 3))
+		return false;
+	return (controller ? listed(list, controller) : !strcmp(line, "0") && !*list) &&
+	       snprintf(path, size, "%s", at) < (int)size;
+}
+
 bool cp_cgroup_own_path(const char *controller, char *path, size_t size)
 {
-	char line[PATH_MAX + 256], *list, *at;
+	char line[PATH_MAX + 256];
 	bool found = false;
 	FILE *f = fopen("/proc/self/cgroup", "re");
 
-	/* "0::PATH" (v2), "N:CONTROLLERS:PATH" (v1) */
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!(list = strchr(line, ':')) || !(at = strchr(++list, ':')))
-			continue;
-		*at++ = '\0';
-		found = (controller ? listed(list, controller) : !strcmp(line, "0") && !*list) &&
-			snprintf(path, size, "%s", at) < (int)size;
-	}
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = cp_cgroup_line_path(line, controller, path, size);
 	if (f)
 		fclose(f);
 	return found;

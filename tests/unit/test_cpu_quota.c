@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup_mount.h"
 #include "cpu_quota.h"
 #include "unit.h"
 
@@ -77,4 +78,28 @@ TEST(cpu_quota_reads_cgroup_v1s_files)
 	put(dir, "cpu.cfs_period_us", "100000\n");
 	CHECK_INT((int)cp_cpu_quota_below(root, "/docker"), 3);
 	clean(root, dirs, 2);
+}
+
+/* The path of line, as cp_cgroup_line_path gives it, or "-" for none. */
+static const char *path_of(const char *line, const char *controller)
+{
+	static char path[256];
+	char copy[256];
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	return cp_cgroup_line_path(copy, controller, path, sizeof(path)) ? path : "-";
+}
+
+TEST(cgroup_lines_give_their_hierarchys_path)
+{
+	CHECK_STR(path_of("0::/\n", NULL), "/");
+	CHECK_STR(path_of("0::/system.slice/x.service\n", NULL), "/system.slice/x.service");
+	CHECK_STR(path_of("1:cpu:/cp-try\n", NULL), "-");
+	CHECK_STR(path_of("1:cpu:/cp-try\n", "cpu"), "/cp-try");
+	CHECK_STR(path_of("2:cpu,cpuacct:/docker/abc\n", "cpu"), "/docker/abc");
+	CHECK_STR(path_of("3:cpuacct:/\n", "cpu"), "-");
+	CHECK_STR(path_of("4:cpuset:/\n", "cpu"), "-");
+	CHECK_STR(path_of("9:name=systemd:/\n", "cpu"), "-");
+	CHECK_STR(path_of("0::/../elsewhere\n", NULL), "-"); /* outside its namespace */
+	CHECK_STR(path_of("garbage\n", NULL), "-");
 }

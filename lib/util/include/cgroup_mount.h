@@ -17,4 +17,8 @@ bool cp_cgroup_mount(const char *controller, char *mount, size_t size);
  * /proc/self/cgroup says; false where it says none. */
 bool cp_cgroup_own_path(const char *controller, char *path, size_t size);
 
+/* The same, of one line of /proc/PID/cgroup (changed in place): its path
+ * where the line is the hierarchy's. */
+bool cp_cgroup_line_path(char *line, const char *controller, char *path, size_t size);
+
 #endif
