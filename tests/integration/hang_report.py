@@ -7,6 +7,7 @@ and kernel stack, and for clockprof itself each thread's user stack (gdb,
 where the machine has it), so the failure's own text says where it hung."""
 import os
 import shutil
+import signal
 import subprocess
 
 from common import tree
@@ -14,7 +15,7 @@ from common import tree
 
 def _read(path):
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             return f.read().strip()
     except OSError as e:
         return f"({e.strerror})"
@@ -42,7 +43,8 @@ def _user_stacks(pid):
         return ["  (no gdb here: no user stacks)"]
     try:
         proc = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex",
-                               "thread apply all bt"], capture_output=True, text=True, timeout=60)
+                               "thread apply all bt"], capture_output=True, text=True,
+                              errors="replace", timeout=60)
     except subprocess.TimeoutExpired:
         return ["  (gdb did not end in 60 s)"]
     return ["  " + line for line in proc.stdout.splitlines() if line.startswith(("Thread", "#"))]
@@ -58,3 +60,32 @@ def hang_report(pid):
         out += _threads(p)
     out.append(f"user stacks of {pid}:")
     return "\n".join(out + _user_stacks(pid))
+
+
+class Hung(subprocess.TimeoutExpired):
+    """A timeout whose text carries the hang report (its output)."""
+
+    def __str__(self):
+        return f"{super().__str__()}\n{self.output}"
+
+
+def report_and_end(proc):
+    """The hang report of a Popen that did not end; then it and every
+    process below it killed (a command `run` launched holds its pipes
+    open) and it reaped."""
+    try:
+        report = hang_report(proc.pid)
+    except Exception as e:  # the kill must come whatever the report did
+        report = f"(no report: {e!r})"
+    end(proc)
+    return report
+
+
+def end(proc):
+    """proc and every process below it killed, proc reaped."""
+    for p in reversed(tree(proc.pid)):
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    proc.wait()

@@ -34,7 +34,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Skip  # noqa: E402
-from hang_report import hang_report  # noqa: E402
+from hang_report import Hung, end, report_and_end  # noqa: E402
 
 
 class Context:
@@ -60,16 +60,17 @@ class Context:
     def run(self, *args, timeout=120, check=False, **kw):
         """Runs clockprof with args; returns the CompletedProcess (text)."""
         cmd = [self.clockprof, *map(str, args)]
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, **kw) as p:
-            try:
-                out, err = p.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                report = hang_report(p.pid)
-                p.kill()
-                p.communicate()
-                raise AssertionError(f"{' '.join(cmd)} did not end in {timeout} s:\n"
-                                     f"{report}") from None
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             **kw)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Hung(cmd, timeout, output=f"its stacks:\n{report_and_end(p)}") from None
+        finally:
+            if p.poll() is None:  # interrupted: nothing left running
+                end(p)
+            p.stdout.close()
+            p.stderr.close()
         proc = subprocess.CompletedProcess(cmd, p.returncode, out, err)
         if check and proc.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} exited {proc.returncode}:\n"

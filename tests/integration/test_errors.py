@@ -147,9 +147,9 @@ def test_run_ends_the_command_with_sigterm(ctx):
     try:
         proc = ctx.run("run", "-q", "-e", "none", "-d", "500ms", "-o", out, "--",
                        ctx.target("reads_target"), "time", 1, 0, timeout=60)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as e:
         raise AssertionError("clockprof run -d 500ms still running after 60 s: "
-                             "the command was not ended") from None
+                             f"the command was not ended\n{e}") from None
     assert proc.returncode == 0, proc.stderr
     assert ctx.load_json(out)["target"]["exit_status"] == {"signal": "SIGTERM"}
 
