@@ -151,6 +151,8 @@ static char *plumbing_name(const char *versioned, bool in_vdso, bool *switches)
 	size_t len = versioned[0] == '@' ? strlen(versioned) : strcspn(versioned, "@");
 
 	*switches = false;
+	if (len > sizeof(name) - 1) /* a name is judged by its first 511 bytes */
+		len = sizeof(name) - 1;
 	/* Go 1.17+ names its assembly functions NAME.abi0 */
 	if (len > 5 && strncmp(versioned + len - 5, ".abi0", 5) == 0)
 		len -= 5;
