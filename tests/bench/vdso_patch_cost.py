@@ -114,7 +114,7 @@ def quartiles(xs):
 
 def inline_counts(target, on):
     """The target's reads preceded by an inline count (patch_target.c's
-    inline_count: what the least count by thread and call site does), or
+    INLINE_COUNT: what the least count by thread and call site does), or
     no more."""
     target.p.stdin.write(f"inline {int(on)}\n")
     target.p.stdin.flush()

@@ -110,39 +110,40 @@ static const char *fast_entry;	/* fast-ENTRY: "clock_gettime", ... */
 
 /* The least a count of a read by thread and call site does, inline, with
  * no jump: the thread pointer hashed to its slot in a table, the slot's
- * key compared and its counter incremented; the caller's return address,
- * loaded by the stack pointer, hashed to its home in the slot's block,
- * compared and incremented. vdso_count.S's common path does this and
- * more (its jumps, a wrapper's step), at a patch site before the vDSO's
- * rdtscp, which waits for every load before it. */
+ * key compared and its counter incremented; a word loaded by the stack
+ * pointer (the patch loads the caller's return address so, which the
+ * call has just stored), with the site's own number added, hashed to its
+ * home in the slot's block, compared and incremented. vdso_count.S's
+ * common path does this and more (its jumps, a wrapper's step), at a
+ * patch site before the vDSO's rdtscp, which waits for every load before
+ * it. */
 static atomic_int inline_counts;
 /* 4096 slots of 128 bytes, then a 512-byte block of sites for each */
 static unsigned long count_table[4096 * 16 + 4096 * 64] __attribute__((aligned(64)));
 
-static inline void inline_count(void)
-{
-	__asm__ volatile("mov %%fs:0, %%rax\n\t"
-			 "movabs $0x9E3779B97F4A7C15, %%rdx\n\t"
-			 "imul %%rax, %%rdx\n\t"
-			 "shr $45, %%rdx\n\t"
-			 "and $(4095 * 128), %%edx\n\t"	/* the slot */
-			 "cmp %%rax, (%0, %%rdx)\n\t"
-			 "incq 8(%0, %%rdx)\n\t"
-			 "lea 524288(%0, %%rdx, 4), %%rdx\n\t"	/* its block */
-			 "mov (%%rsp), %%rcx\n\t"
-			 "lea (%%rcx, %%rcx), %%ecx\n\t"
-			 "and $62, %%ecx\n\t"		/* the site's home */
-			 "cmp %%rax, (%%rdx, %%rcx, 8)\n\t"
-			 "incq 8(%%rdx, %%rcx, 8)"
-			 :
-			 : "r"(count_table)
-			 : "rax", "rcx", "rdx", "cc", "memory");
-}
+#define INLINE_COUNT(site)                                                      \
+	__asm__ volatile("mov %%fs:0, %%rax\n\t"                                \
+			 "movabs $0x9E3779B97F4A7C15, %%rdx\n\t"                \
+			 "imul %%rax, %%rdx\n\t"                                 \
+			 "shr $45, %%rdx\n\t"                                    \
+			 "and $(4095 * 128), %%edx\n\t" /* the slot */           \
+			 "cmp %%rax, (%0, %%rdx)\n\t"                            \
+			 "incq 8(%0, %%rdx)\n\t"                                 \
+			 "lea 524288(%0, %%rdx, 4), %%rdx\n\t" /* its block */   \
+			 "mov (%%rsp), %%rcx\n\t"                                \
+			 "add %1, %%rcx\n\t"                                     \
+			 "lea (%%rcx, %%rcx), %%ecx\n\t"                         \
+			 "and $62, %%ecx\n\t" /* the site's home */              \
+			 "cmp %%rax, (%%rdx, %%rcx, 8)\n\t"                      \
+			 "incq 8(%%rdx, %%rcx, 8)"                                \
+			 :                                                        \
+			 : "r"(count_table), "i"(site)                            \
+			 : "rax", "rcx", "rdx", "cc", "memory")
 
 #define COUNTED(read)                                                  \
 	do {                                                           \
 		if (atomic_load_explicit(&inline_counts, memory_order_relaxed)) \
-			inline_count();                                \
+			INLINE_COUNT(__LINE__);                        \
 		read;                                                  \
 	} while (0)
 
