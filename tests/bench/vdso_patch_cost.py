@@ -10,9 +10,10 @@ the mean of its two bare ones, and the bench prints the median of the
 pairs' costs against the goal of issue 43 (+1.5 ns a read at most), with
 its noise floor beside it: the same median taken of the bare-vs-bare
 control (each pair's second bare time less its first) and the spread of
-the pairs' costs. Beside them, pairs of the same reads with an inline
+the pairs' costs. Beside them, pairs of the same reads with a minimal
 count before each (the reference target's: the least a count by thread
-and call site does, with no jump): what any such count costs on this
+and call site does, entered and left as the patch's path is, with no
+wrapper's step): what any such count costs on this
 host, whose share of the patch's cost no layout of its path removes. On
 one thread the target is pinned to one CPU, its bare
 and patched rounds alike (os.sched_setaffinity, no tool); on more, its
@@ -112,13 +113,13 @@ def quartiles(xs):
     return q[0], q[2]
 
 
-def inline_counts(target, on):
-    """The target's reads preceded by an inline count (patch_target.c's
-    INLINE_COUNT: what the least count by thread and call site does), or
+def minimal_counts(target, on):
+    """The target's reads preceded by a minimal count (patch_target.c's
+    minimal_count: what the least count by thread and call site does), or
     no more."""
-    target.p.stdin.write(f"inline {int(on)}\n")
+    target.p.stdin.write(f"minimal {int(on)}\n")
     target.p.stdin.flush()
-    assert target.p.stdout.readline().strip() == "inline"
+    assert target.p.stdout.readline().strip() == "minimal"
 
 
 def timed_pairs(a, target, start, stop):
@@ -155,8 +156,8 @@ def measure(ctx, a, entry):
             pin(target.pid, max(os.sched_getaffinity(0)))
         target.go(a.rounds // 10)
         pairs = timed_pairs(a, target, lambda: Tool(ctx, target.pid), lambda t: t.detach())
-        inline = timed_pairs(a, target, lambda: inline_counts(target, True),
-                             lambda _: inline_counts(target, False))
+        minimal = timed_pairs(a, target, lambda: minimal_counts(target, True),
+                              lambda _: minimal_counts(target, False))
         b = statistics.median(x for x, _, y in pairs for x in (x, y))
         u = uprobe_cost(a, target, b) if a.clockprof else False
     finally:
@@ -165,8 +166,8 @@ def measure(ctx, a, entry):
               else f"; the uprobe mechanism +{u / 1000:.1f} us")
     print(f"vdso patch, {entry} reads, {a.threads} thread(s), {a.pairs} pairs (bare, patched, bare): "
           f"{b:.2f} ns of CPU per read bare; patched {spread(added(pairs))} "
-          f"(goal +{GOAL_NS} at most); an inline count by thread and call site "
-          f"{spread(added(inline))}; noise floor, bare vs bare: "
+          f"(goal +{GOAL_NS} at most); a minimal count by thread and call site "
+          f"{spread(added(minimal))}; noise floor, bare vs bare: "
           f"{spread([b1 - b0 for b0, _, b1 in pairs])}{beside}")
 
 

@@ -57,10 +57,11 @@
  * On "seccomp KIND" (stdin) it installs PATCH_TARGET_SECCOMP's filter
  * KIND on every thread then, and says "seccomp".
  *
- * On "inline 1" (stdin) every read of the fast modes is preceded by an
- * inline count, on "inline 0" no more; "inline" is said: what the least
- * count of a read by thread and call site adds here, for the benchmark
- * (tests/bench/vdso_patch_cost.py) to print beside the patch's cost.
+ * On "minimal 1" (stdin) every read of the fast modes is preceded by a
+ * minimal count, on "minimal 0" no more; "minimal" is said: what the
+ * least count of a read by thread and call site adds here, for the
+ * benchmark (tests/bench/vdso_patch_cost.py) to print beside the
+ * patch's cost.
  *
  * On "vdso r" (stdin) the process makes its own vDSO readable only (not
  * executable: as a sandbox may, its reads then made by syscall), on "vdso
@@ -108,43 +109,48 @@ static int (*gtod)(struct timeval *, void *);
 static int fast;
 static const char *fast_entry;	/* fast-ENTRY: "clock_gettime", ... */
 
-/* The least a count of a read by thread and call site does, inline, with
- * no jump: the thread pointer hashed to its slot in a table, the slot's
- * key compared and its counter incremented; a word loaded by the stack
- * pointer (the patch loads the caller's return address so, which the
- * call has just stored), with the site's own number added, hashed to its
- * home in the slot's block, compared and incremented. vdso_count.S's
- * common path does this and more (its jumps, a wrapper's step), at a
- * patch site before the vDSO's rdtscp, which waits for every load before
- * it. */
-static atomic_int inline_counts;
+/* The least a count of a read by thread and call site does, entered and
+ * left as the patch's path is, by two predicted control transfers (here
+ * a call and its return), and with no wrapper's step: the thread pointer
+ * hashed to its slot in a table, the slot's key compared and its counter
+ * incremented; the caller's return address, loaded by the stack pointer
+ * as the patch loads it, hashed to its home in the slot's block,
+ * compared and incremented. vdso_count.S's common path does this and
+ * more, at a patch site before the vDSO's rdtscp, which waits for every
+ * load before it. A function, not code at each read: 20 copies of it
+ * left the executable segment no room in its last page for a request
+ * boundary's trampoline (redirect_place.c). */
+static atomic_int minimal_counts;
 /* 4096 slots of 128 bytes, then a 512-byte block of sites for each */
-static unsigned long count_table[4096 * 16 + 4096 * 64] __attribute__((aligned(64)));
+unsigned long patch_target_count_table[4096 * 16 + 4096 * 64] __attribute__((aligned(64)));
 
-#define INLINE_COUNT(site)                                                      \
-	__asm__ volatile("mov %%fs:0, %%rax\n\t"                                \
-			 "movabs $0x9E3779B97F4A7C15, %%rdx\n\t"                \
-			 "imul %%rax, %%rdx\n\t"                                 \
-			 "shr $45, %%rdx\n\t"                                    \
-			 "and $(4095 * 128), %%edx\n\t" /* the slot */           \
-			 "cmp %%rax, (%0, %%rdx)\n\t"                            \
-			 "incq 8(%0, %%rdx)\n\t"                                 \
-			 "lea 524288(%0, %%rdx, 4), %%rdx\n\t" /* its block */   \
-			 "mov (%%rsp), %%rcx\n\t"                                \
-			 "add %1, %%rcx\n\t"                                     \
-			 "lea (%%rcx, %%rcx), %%ecx\n\t"                         \
-			 "and $62, %%ecx\n\t" /* the site's home */              \
-			 "cmp %%rax, (%%rdx, %%rcx, 8)\n\t"                      \
-			 "incq 8(%%rdx, %%rcx, 8)"                                \
-			 :                                                        \
-			 : "r"(count_table), "i"(site)                            \
-			 : "rax", "rcx", "rdx", "cc", "memory")
+__asm__(".text\n"
+	".p2align 4\n"
+	"minimal_count:\n\t"
+	"lea patch_target_count_table(%rip), %r11\n\t"
+	"mov %fs:0, %rax\n\t"
+	"movabs $0x9E3779B97F4A7C15, %rdx\n\t"
+	"imul %rax, %rdx\n\t"
+	"shr $45, %rdx\n\t"
+	"and $(4095 * 128), %edx\n\t" /* the slot */
+	"cmp %rax, (%r11, %rdx)\n\t"
+	"incq 8(%r11, %rdx)\n\t"
+	"lea 524288(%r11, %rdx, 4), %rdx\n\t" /* its block */
+	"mov (%rsp), %rcx\n\t"		/* the caller's return address */
+	"lea (%rcx, %rcx), %ecx\n\t"
+	"and $62, %ecx\n\t" /* the site's home */
+	"cmp %rax, (%rdx, %rcx, 8)\n\t"
+	"incq 8(%rdx, %rcx, 8)\n\t"
+	"ret\n");
 
-#define COUNTED(read)                                                  \
-	do {                                                           \
-		if (atomic_load_explicit(&inline_counts, memory_order_relaxed)) \
-			INLINE_COUNT(__LINE__);                        \
-		read;                                                  \
+/* (these functions make calls: no red zone of theirs for the call to
+ * overwrite) */
+#define COUNTED(read)                                                                      \
+	do {                                                                               \
+		if (atomic_load_explicit(&minimal_counts, memory_order_relaxed))             \
+			__asm__ volatile("call minimal_count" ::: "rax", "rcx", "rdx", "r11", "cc", \
+					 "memory");                                        \
+		read;                                                                      \
 	} while (0)
 
 /* Five reads of one entry, from five call sites as a real program's are. */
@@ -578,9 +584,9 @@ static void command_loop(void)
 			fflush(stdout);
 			continue;
 		}
-		if (!strncmp(line, "inline ", 7)) {
-			atomic_store(&inline_counts, line[7] == '1');
-			printf("inline\n");
+		if (!strncmp(line, "minimal ", 8)) {
+			atomic_store(&minimal_counts, line[8] == '1');
+			printf("minimal\n");
 			fflush(stdout);
 			continue;
 		}
