@@ -86,8 +86,10 @@ def attached(args, server, n, tmp, extra=(), env=None):
     out = os.path.join(tmp, f"{server.name}.json")
     spec = server.function or server.request
     opts = ["-r", spec] if spec else ["--ops", str(n)]
-    proc = subprocess.Popen([args.clockprof, "attach", "-q", "-e", "none", *opts, *extra,
-                             "-o", out, str(server.pid)], stdout=subprocess.DEVNULL,
+    # named: the default became the patch, whose reads trap nothing, and
+    # this measures the trap's cost and clockprof's estimate of it
+    proc = subprocess.Popen([args.clockprof, "attach", "-q", "-e", "none", "--mechanism",
+                             "uprobe", *opts, *extra, "-o", out, str(server.pid)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **(env or {})))
     try:
