@@ -13,6 +13,12 @@ static size_t cpus_of(long long quota, long long period)
 	return quota > 0 && period > 0 ? (size_t)((quota + period - 1) / period) : 0;
 }
 
+/* The smaller of two limits, 0 being none. */
+static size_t least(size_t a, size_t b)
+{
+	return a && (!b || a < b) ? a : b;
+}
+
 /* The first line of dir/name, or false. */
 static bool first_line(const char *dir, const char *name, char *line, size_t size)
 {
@@ -47,20 +53,18 @@ static size_t limit_at(const char *dir)
 size_t cp_cpu_quota_below(const char *root, const char *path)
 {
 	char dir[2 * PATH_MAX];
-	size_t least = 0, root_len = strlen(root);
+	size_t lowest = 0, root_len = strlen(root);
 
 	if (snprintf(dir, sizeof(dir), "%s%s", root, strcmp(path, "/") ? path : "") >=
 	    (int)sizeof(dir))
 		return 0;
 	for (;;) {
-		size_t here = limit_at(dir);
 		char *slash;
 
-		if (here && (!least || here < least))
-			least = here;
+		lowest = least(limit_at(dir), lowest);
 		if (strlen(dir) <= root_len || !(slash = strrchr(dir, '/')) ||
 		    (size_t)(slash - dir) < root_len)
-			return least;
+			return lowest;
 		*slash = '\0';
 	}
 }
@@ -69,13 +73,11 @@ size_t cp_cpu_quota_below(const char *root, const char *path)
 static size_t least_of(size_t before, const char *controller)
 {
 	char root[PATH_MAX], path[PATH_MAX];
-	size_t here;
 
 	if (!cp_cgroup_mount(controller, root, sizeof(root)) ||
 	    !cp_cgroup_own_path(controller, path, sizeof(path)))
 		return before;
-	here = cp_cpu_quota_below(root, path);
-	return here && (!before || here < before) ? here : before;
+	return least(cp_cpu_quota_below(root, path), before);
 }
 
 static size_t quota;

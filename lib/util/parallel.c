@@ -39,7 +39,7 @@ size_t cp_parallel_workers(size_t n)
 {
 	cpu_set_t allowed;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t workers = online > 0 ? (size_t)online : 1;
+	size_t workers = online > 0 ? (size_t)online : 1, quota = cp_cpu_quota_cpus();
 
 	/* A CI container pinned to fewer CPUs than the host has must not
 	 * get more threads than it can run. */
@@ -47,8 +47,8 @@ size_t cp_parallel_workers(size_t n)
 		workers = (size_t)CPU_COUNT(&allowed);
 
 	/* nor more than its cgroup's CPU limit lets it run at once */
-	if (cp_cpu_quota_cpus() && cp_cpu_quota_cpus() < workers)
-		workers = cp_cpu_quota_cpus();
+	if (quota && quota < workers)
+		workers = quota;
 	if (workers > CP_PARALLEL_MAX_WORKERS)
 		workers = CP_PARALLEL_MAX_WORKERS;
 	if (workers > n)

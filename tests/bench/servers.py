@@ -89,8 +89,8 @@ def attached(args, server, n, tmp, extra=(), env=None):
     # named: the default became the patch, whose reads trap nothing, and
     # this measures the trap's cost and clockprof's estimate of it
     proc = subprocess.Popen([args.clockprof, "attach", "-q", "-e", "none", "--mechanism",
-                             "uprobe", *opts, *extra, "-o", out, str(server.pid)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True,
+                             "uprobe", *opts, *extra, "-o", out, str(server.pid)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, **(env or {})))
     try:
         wait_attached(proc)

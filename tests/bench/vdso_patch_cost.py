@@ -13,10 +13,9 @@ control (each pair's second bare time less its first) and the spread of
 the pairs' costs. Beside them, pairs of the same reads with a minimal
 count before each (the reference target's: the least a count by thread
 and call site does, entered and left as the patch's path is, with no
-wrapper's step): what any such count costs on this
-host, whose share of the patch's cost no layout of its path removes. On
-one thread the target is pinned to one CPU, its bare
-and patched rounds alike (os.sched_setaffinity, no tool); on more, its
+wrapper's step): what any such count costs on this host, whose share of
+the patch's cost no layout of its path removes. On one thread the target
+is pinned to one CPU, its bare and patched rounds alike (os.sched_setaffinity, no tool); on more, its
 threads share the host's CPUs as they would. With --clockprof, beside
 what the uprobe mechanism adds to the same reads. A request boundary (-r) adds nothing
 to a read: it is its own probe, per request. Prints figures only: a

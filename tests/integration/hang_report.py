@@ -31,9 +31,11 @@ def _threads(pid):
     out = []
     for tid in tids:
         task = f"/proc/{pid}/task/{tid}"
-        state = next((line.split(":", 1)[1].strip() for line in _read(f"{task}/status").splitlines()
+        status = _read(f"{task}/status").splitlines()
+        state = next((line.split(":", 1)[1].strip() for line in status
                       if line.startswith("State:")), "?")
-        out.append(f"  thread {tid} {_read(f'{task}/comm')} {state} wchan {_read(f'{task}/wchan')}")
+        out.append(f"  thread {tid} {_read(f'{task}/comm')} {state} "
+                   f"wchan {_read(f'{task}/wchan')}")
         out += ["    " + line for line in _read(f"{task}/stack").splitlines()]
     return out
 
